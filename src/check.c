@@ -1,0 +1,109 @@
+/*
+ * check.c - decide whether a ticket server, and each of its tickets, can be trusted.
+ */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+
+static bool	check_uint(const char *s, uint64_t *out);
+
+/* Strict decimal parse of a whole string. */
+static bool
+check_uint(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	*out = strtoull(s, &end, 10);
+	return *end == '\0';
+}
+
+/* MariaDB >= 10.2.4 or MySQL >= 8.0 keep the auto-increment counter across restarts. */
+bool
+check_version(const char *version)
+{
+	unsigned major = 0, minor = 0, patch = 0;
+
+	if (version == NULL || sscanf(version, "%u.%u.%u", &major, &minor, &patch) < 2)
+		return false;
+	if (strstr(version, "MariaDB") != NULL) {
+		if (major != 10)
+			return major > 10;
+		if (minor != 2)
+			return minor > 2;
+		return patch >= 4;
+	}
+	return major >= 8;
+}
+
+/* Every setting uniqueness depends on, with a message that names it. */
+bool
+check_server(const struct check_server_info *in, unsigned parity, uint64_t *block_size,
+    char *why, size_t whylen)
+{
+	const char *role = parity ? "odd" : "even";
+	uint64_t v;
+
+	if (!check_version(in->version)) {
+		snprintf(why, whylen, "server version '%s' lacks a persistent auto-increment "
+		    "counter (need MariaDB >= 10.2.4 or MySQL >= 8.0)",
+		    in->version ? in->version : "?");
+		return false;
+	}
+	if (!check_uint(in->increment, &v) || v != 2) {
+		snprintf(why, whylen, "auto_increment_increment is %s, must be 2",
+		    in->increment ? in->increment : "NULL");
+		return false;
+	}
+	if (!check_uint(in->offset, &v) || v != (parity ? 1u : 2u)) {
+		snprintf(why, whylen, "auto_increment_offset is %s, the %s server needs %u",
+		    in->offset ? in->offset : "NULL", role, parity ? 1 : 2);
+		return false;
+	}
+	if (!check_uint(in->flush_at_commit, &v) || v != 1) {
+		snprintf(why, whylen, "innodb_flush_log_at_trx_commit is %s, must be 1",
+		    in->flush_at_commit ? in->flush_at_commit : "NULL");
+		return false;
+	}
+	if (in->engine == NULL || strcmp(in->engine, "InnoDB") != 0) {
+		snprintf(why, whylen, "ticket table tickets64 uses engine %s, must be InnoDB",
+		    in->engine ? in->engine : "(missing table)");
+		return false;
+	}
+	if (!check_uint(in->layout_version, &v) || v != LAYOUT_VERSION) {
+		snprintf(why, whylen, "idgen_meta.layout_version is %s, this build uses %d",
+		    in->layout_version ? in->layout_version : "NULL", LAYOUT_VERSION);
+		return false;
+	}
+	if (in->parity == NULL || strcmp(in->parity, role) != 0) {
+		snprintf(why, whylen, "idgen_meta.parity is '%s' but it is configured as the "
+		    "%s server (check odd_port/even_port)", in->parity ? in->parity : "NULL", role);
+		return false;
+	}
+	if (!check_uint(in->block_size, &v) || v < LAYOUT_BLOCK_MIN || v > LAYOUT_BLOCK_MAX) {
+		snprintf(why, whylen, "idgen_meta.block_size is %s, must be %llu..%llu",
+		    in->block_size ? in->block_size : "NULL",
+		    (unsigned long long)LAYOUT_BLOCK_MIN, (unsigned long long)LAYOUT_BLOCK_MAX);
+		return false;
+	}
+	*block_size = v;
+	return true;
+}
+
+/* A ticket must have its server's parity, exceed the last one, and fit below 2^53. */
+enum check_ticket
+check_ticket(uint64_t ticket, uint64_t last, unsigned parity, uint64_t block_size)
+{
+	if (ticket % 2 != parity)
+		return CHECK_TICKET_PARITY;
+	if (ticket <= last)
+		return CHECK_TICKET_REGRESSED;
+	if (!layout_ticket_ok(ticket, block_size))
+		return CHECK_TICKET_LIMIT;
+	return CHECK_TICKET_OK;
+}

@@ -1,0 +1,302 @@
+/*
+ * config.c - the settings table, INI file loading and flag parsing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum config_type {
+	CONFIG_STR,
+	CONFIG_UINT,
+};
+
+struct config_key {
+	const char		*name;
+	enum config_type	 type;
+	size_t			 offset;
+	const char		*def;
+	unsigned		 min;
+	unsigned		 max;
+	const char		*help;
+};
+
+#define S(f)	CONFIG_STR, offsetof(struct config, f)
+#define U(f)	CONFIG_UINT, offsetof(struct config, f)
+
+static const struct config_key config_keys[] = {
+	{ "listen_host", S(listen_host), "127.0.0.1", 0, 0,
+	    "address to serve the text protocol on" },
+	{ "listen_port", U(listen_port), "4242", 1, 65535, "TCP port of the text protocol" },
+	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
+	    "IP address of the odd ticket server (no host names: they block)" },
+	{ "odd_port", U(odd_port), "3307", 1, 65535, "port of the odd ticket server" },
+	{ "even_host", S(even_host), "127.0.0.1", 0, 0, "IP address of the even ticket server" },
+	{ "even_port", U(even_port), "3308", 1, 65535, "port of the even ticket server" },
+	{ "db_user", S(db_user), "idgen", 0, 0, "database user on both servers" },
+	{ "db_name", S(db_name), "idgen", 0, 0, "database holding the ticket and meta tables" },
+	{ "db_password_file", S(db_password_file), "", 0, 0,
+	    "file whose first line is the password (else env IDGEN_DB_PASSWORD)" },
+	{ "connect_timeout_ms", U(connect_timeout_ms), "500", 10, 60000,
+	    "bound on a connect + handshake to a ticket server" },
+	{ "query_timeout_ms", U(query_timeout_ms), "1000", 10, 60000,
+	    "bound on one query; a slower server is marked down" },
+	{ "reprobe_min_ms", U(reprobe_min_ms), "100", 1, 600000,
+	    "first retry delay for a down server (doubles each failure)" },
+	{ "reprobe_max_ms", U(reprobe_max_ms), "2000", 1, 600000, "largest retry delay" },
+	{ "prefetch_blocks", U(prefetch_blocks), "2", 1, 16,
+	    "fetch a ticket when fewer than this many blocks are buffered or in flight" },
+	{ "refill_wait_ms", U(refill_wait_ms), "50", 0, 10000,
+	    "how long a request waits for a refill before the fallback serves it" },
+	{ "block_size", U(block_size), "0", 0, UINT32_MAX,
+	    "expected block size B; 0 accepts the pair's own (it must still agree)" },
+	{ "max_clients", U(max_clients), "10000", 1, 1000000, "client connections served at once" },
+	{ "max_output_bytes", U(max_output_bytes), "1048576", 65536, 1073741824,
+	    "replies buffered per client before its reading pauses" },
+	{ "max_requests_per_event", U(max_requests_per_event), "256", 1, 1000000,
+	    "requests handled per client before others get a turn" },
+	{ "drain_timeout_ms", U(drain_timeout_ms), "5000", 0, 600000,
+	    "on SIGTERM, how long clients get to collect their replies" },
+	{ "lease_window_ms", U(lease_window_ms), "300000", 1000, 86400000,
+	    "Snowflake lease window: an outage this long is served without a database" },
+	{ "lease_extend_ms", U(lease_extend_ms), "5000", 100, 3600000,
+	    "how often the lease window is pushed forward while the tier is up" },
+	{ "max_clock_skew_ms", U(max_clock_skew_ms), "1000", 0, 3600000,
+	    "refuse a lease when the local clock differs from the database's by more" },
+	{ "backstep_tolerance_ms", U(backstep_tolerance_ms), "50", 0, 60000,
+	    "a backward clock step up to this is absorbed; larger needs a new lease" },
+};
+
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+struct config_ctx {
+	struct config	*cfg;
+	char		*err;
+	size_t		 errlen;
+};
+
+static const struct config_key *config_find(const char *name);
+static bool	config_set(struct config *cfg, const char *name, const char *value,
+		    char *err, size_t errlen);
+static int	config_ini_cb(void *user, const char *section, const char *name,
+		    const char *value);
+static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
+
+/* Finds a key by name; dashes count as underscores so flags read naturally. */
+static const struct config_key *
+config_find(const char *name)
+{
+	char norm[64];
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i < sizeof(norm) - 1; i++)
+		norm[i] = name[i] == '-' ? '_' : name[i];
+	norm[i] = '\0';
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(config_keys[i].name, norm) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+/* Parses and stores one value, checking its type and bounds. */
+static bool
+config_set(struct config *cfg, const char *name, const char *value, char *err,
+    size_t errlen)
+{
+	const struct config_key *k = config_find(name);
+	char *end, **sp;
+	unsigned long v;
+
+	if (k == NULL) {
+		snprintf(err, errlen, "unknown setting '%s' (see --help)", name);
+		return false;
+	}
+	if (k->type == CONFIG_STR) {
+		sp = (char **)((char *)cfg + k->offset);
+		free(*sp);
+		*sp = strdup(value);
+		return *sp != NULL;
+	}
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (value[0] == '\0' || value[0] == '-' || *end != '\0' || errno != 0 ||
+	    v < k->min || v > k->max) {
+		snprintf(err, errlen, "%s: '%s' is not a whole number in %u..%u",
+		    k->name, value, k->min, k->max);
+		return false;
+	}
+	*(unsigned *)((char *)cfg + k->offset) = (unsigned)v;
+	return true;
+}
+
+/* inih handler: every key of every section is a setting. */
+static int
+config_ini_cb(void *user, const char *section, const char *name, const char *value)
+{
+	struct config_ctx *ctx = user;
+
+	(void)section;
+	return config_set(ctx->cfg, name, value, ctx->err, ctx->errlen) ? 1 : 0;
+}
+
+/* Loads the password from IDGEN_DB_PASSWORD or db_password_file (which wins). */
+static bool
+config_read_password(struct config *cfg, char *err, size_t errlen)
+{
+	const char *env = getenv("IDGEN_DB_PASSWORD");
+	char line[512];
+	FILE *f;
+
+	free(cfg->db_password);
+	cfg->db_password = NULL;
+	if (cfg->db_password_file[0] == '\0') {
+		cfg->db_password = strdup(env != NULL ? env : "");
+		return cfg->db_password != NULL;
+	}
+	f = fopen(cfg->db_password_file, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
+		    cfg->db_password_file, strerror(errno));
+		return false;
+	}
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\r\n")] = '\0';
+	cfg->db_password = strdup(line);
+	return cfg->db_password != NULL;
+}
+
+/* Defaults, then the file named by --config, then the other flags. */
+bool
+config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err,
+    size_t errlen)
+{
+	struct config_ctx ctx = { cfg, err, errlen };
+	const char *file = NULL;
+	size_t i;
+	int a, line;
+
+	memset(cfg, 0, sizeof(*cfg));
+	*exit_now = false;
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (!config_set(cfg, config_keys[i].name, config_keys[i].def, err, errlen))
+			return false;
+	for (a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+			config_usage(argv[0]);
+			*exit_now = true;
+			return true;
+		}
+		if (strcmp(argv[a], "--config") == 0 || strcmp(argv[a], "-c") == 0) {
+			if (a + 1 >= argc) {
+				snprintf(err, errlen, "%s needs a file name", argv[a]);
+				return false;
+			}
+			file = argv[++a];
+		} else if (strncmp(argv[a], "--config=", 9) == 0)
+			file = argv[a] + 9;
+	}
+	if (file != NULL) {
+		line = ini_parse(file, config_ini_cb, &ctx);
+		if (line < 0) {
+			snprintf(err, errlen, "cannot read config file '%s': %s", file,
+			    strerror(errno));
+			return false;
+		}
+		if (line > 0) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", err[0] ? err : "syntax error");
+			snprintf(err, errlen, "%s:%d: %s", file, line, why);
+			return false;
+		}
+	}
+	for (a = 1; a < argc; a++) {
+		char name[64];
+		const char *arg = argv[a], *eq, *value;
+
+		if (strcmp(arg, "--config") == 0 || strcmp(arg, "-c") == 0) {
+			a++;
+			continue;
+		}
+		if (strncmp(arg, "--config=", 9) == 0)
+			continue;
+		if (strncmp(arg, "--", 2) != 0) {
+			snprintf(err, errlen, "unexpected argument '%s' (see --help)", arg);
+			return false;
+		}
+		arg += 2;
+		eq = strchr(arg, '=');
+		if (eq != NULL) {
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+			value = eq + 1;
+		} else {
+			snprintf(name, sizeof(name), "%s", arg);
+			if (config_find(name) == NULL) {
+				snprintf(err, errlen, "unknown option '--%s' (see --help)", name);
+				return false;
+			}
+			if (a + 1 >= argc) {
+				snprintf(err, errlen, "option '--%s' needs a value", name);
+				return false;
+			}
+			value = argv[++a];
+		}
+		if (!config_set(cfg, name, value, err, errlen))
+			return false;
+	}
+	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
+		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
+		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);
+		return false;
+	}
+	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {
+		snprintf(err, errlen, "lease_extend_ms (%u) must be at most half of "
+		    "lease_window_ms (%u)", cfg->lease_extend_ms, cfg->lease_window_ms);
+		return false;
+	}
+	return config_read_password(cfg, err, errlen);
+}
+
+/* Prints usage and every setting with its default. */
+void
+config_usage(const char *prog)
+{
+	size_t i;
+
+	printf("usage: %s [--config FILE] [--SETTING VALUE | --SETTING=VALUE ...]\n\n"
+	    "idserver hands out unique 64-bit IDs: dense blocks from an odd/even pair of\n"
+	    "MariaDB ticket servers, and a leased Snowflake generator when both are down.\n"
+	    "Settings come from the INI file (key = value), then from flags, which win.\n"
+	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
+	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease.\n\n"
+	    "  --config FILE                INI file of the settings below\n"
+	    "  --help                       this text\n", prog);
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+		char flag[64];
+
+		snprintf(flag, sizeof(flag), "--%s %s", k->name,
+		    k->type == CONFIG_UINT ? "N" : "STR");
+		printf("  %-28s %s (default: %s)\n", flag, k->help,
+		    k->def[0] ? k->def : "none");
+	}
+}
+
+/* Frees the strings a config owns. */
+void
+config_free(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (config_keys[i].type == CONFIG_STR)
+			free(*(char **)((char *)cfg + config_keys[i].offset));
+	free(cfg->db_password);
+	memset(cfg, 0, sizeof(*cfg));
+}

@@ -1,0 +1,53 @@
+/*
+ * config.h - settings from an INI file and command-line flags (flags win).
+ *
+ * One declarative table of keys with type, bounds, default and help; --help is
+ * generated from it. Passwords come only from the environment or a file.
+ */
+#ifndef IDGEN_CONFIG_H
+#define IDGEN_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct config {
+	char		*listen_host;
+	unsigned	 listen_port;
+	char		*odd_host;
+	unsigned	 odd_port;
+	char		*even_host;
+	unsigned	 even_port;
+	char		*db_user;
+	char		*db_name;
+	char		*db_password_file;
+	char		*db_password;		/* from IDGEN_DB_PASSWORD or the file */
+	unsigned	 connect_timeout_ms;
+	unsigned	 query_timeout_ms;
+	unsigned	 reprobe_min_ms;
+	unsigned	 reprobe_max_ms;
+	unsigned	 prefetch_blocks;
+	unsigned	 refill_wait_ms;
+	unsigned	 block_size;
+	unsigned	 max_clients;
+	unsigned	 max_output_bytes;
+	unsigned	 max_requests_per_event;
+	unsigned	 drain_timeout_ms;
+	unsigned	 lease_window_ms;
+	unsigned	 lease_extend_ms;
+	unsigned	 max_clock_skew_ms;
+	unsigned	 backstep_tolerance_ms;
+};
+
+/*
+ * Fills cfg from defaults, the --config file and flags. Returns false with a
+ * one-line reason in err; *exit_now is set for --help/--version (exit 0).
+ */
+bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
+	    char *err, size_t errlen) __attribute__((warn_unused_result));
+
+/* Prints --help, generated from the key table. */
+void	config_usage(const char *prog);
+
+void	config_free(struct config *cfg);
+
+#endif

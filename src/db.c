@@ -1,0 +1,324 @@
+/*
+ * db.c - drive MariaDB Connector/C's non-blocking start/cont calls from libevent.
+ *
+ * The pattern of MariaDB's tests/async_queries.c: one non-persistent event,
+ * re-armed from the wait mask each call returns, plus our own deadline timer.
+ */
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum db_op {
+	DB_IDLE,
+	DB_CONNECT,
+	DB_QUERY,
+	DB_STORE,
+};
+
+struct db_conn {
+	struct event_base	*base;
+	struct db_params	 params;
+	char			 name[16];
+	MYSQL			*mysql;
+	bool			 connected;
+	enum db_op		 op;
+	struct event		*io;		/* socket readiness or driver timeout */
+	struct event		*deadline;	/* our bound on the whole operation */
+	db_cb			 cb;
+	void			*cb_arg;
+	int			 iret;		/* result of real_query */
+	MYSQL			*cret;		/* result of real_connect */
+	MYSQL_RES		*rret;		/* result of store_result */
+};
+
+static void	db_io_cb(evutil_socket_t fd, short what, void *arg);
+static void	db_deadline_cb(evutil_socket_t fd, short what, void *arg);
+static void	db_wait(struct db_conn *c, int status);
+static void	db_step(struct db_conn *c, int status);
+static void	db_finish(struct db_conn *c, unsigned err, const char *msg);
+static void	db_arm_deadline(struct db_conn *c, unsigned ms);
+
+/* Allocates a handle; nothing connects until db_connect(). */
+struct db_conn *
+db_new(struct event_base *base, const struct db_params *params, const char *name)
+{
+	struct db_conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->base = base;
+	c->params = *params;
+	strncpy(c->name, name, sizeof(c->name) - 1);
+	c->deadline = evtimer_new(base, db_deadline_cb, c);
+	c->io = event_new(base, -1, 0, db_io_cb, c);
+	if (c->deadline == NULL || c->io == NULL) {
+		db_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Closes and frees a handle. */
+void
+db_free(struct db_conn *c)
+{
+	if (c == NULL)
+		return;
+	db_close(c);
+	if (c->io != NULL)
+		event_free(c->io);
+	if (c->deadline != NULL)
+		event_free(c->deadline);
+	free(c);
+}
+
+/* Drops the connection and any operation in flight, without a callback. */
+void
+db_close(struct db_conn *c)
+{
+	if (c->io != NULL)
+		event_del(c->io);
+	if (c->deadline != NULL)
+		event_del(c->deadline);
+	if (c->rret != NULL) {
+		mysql_free_result(c->rret);
+		c->rret = NULL;
+	}
+	if (c->mysql != NULL) {
+		/* Returns at once even mid-operation (MARIADB-NOTES). */
+		mysql_close(c->mysql);
+		c->mysql = NULL;
+	}
+	c->connected = false;
+	c->op = DB_IDLE;
+	c->cb = NULL;
+}
+
+/* Bounds the current operation. */
+static void
+db_arm_deadline(struct db_conn *c, unsigned ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_add(c->deadline, &tv);
+}
+
+/* Starts the non-blocking handshake. */
+bool
+db_connect(struct db_conn *c, db_cb cb, void *arg)
+{
+	unsigned secs;
+	int status;
+
+	if (c->op != DB_IDLE)
+		return false;
+	db_close(c);
+	c->mysql = mysql_init(NULL);
+	if (c->mysql == NULL)
+		return false;
+	mysql_options(c->mysql, MYSQL_OPT_NONBLOCK, 0);
+	/* The driver's own timeouts are whole seconds: a backstop behind our timer. */
+	secs = (c->params.connect_timeout_ms + 999) / 1000;
+	mysql_options(c->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &secs);
+	secs = (c->params.query_timeout_ms + 999) / 1000;
+	mysql_options(c->mysql, MYSQL_OPT_READ_TIMEOUT, &secs);
+	mysql_options(c->mysql, MYSQL_OPT_WRITE_TIMEOUT, &secs);
+	c->cb = cb;
+	c->cb_arg = arg;
+	c->op = DB_CONNECT;
+	db_arm_deadline(c, c->params.connect_timeout_ms);
+	status = mysql_real_connect_start(&c->cret, c->mysql, c->params.host,
+	    c->params.user, c->params.password, c->params.database,
+	    c->params.port, NULL, 0);
+	db_step(c, status);
+	return true;
+}
+
+/* Starts a query. */
+bool
+db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
+{
+	int status;
+
+	if (c->op != DB_IDLE || !c->connected)
+		return false;
+	c->cb = cb;
+	c->cb_arg = arg;
+	c->op = DB_QUERY;
+	db_arm_deadline(c, c->params.query_timeout_ms);
+	status = mysql_real_query_start(&c->iret, c->mysql, sql, (unsigned long)strlen(sql));
+	db_step(c, status);
+	return true;
+}
+
+/* Waits for what the driver asked for: readable, writable, or its own timeout. */
+static void
+db_wait(struct db_conn *c, int status)
+{
+	short what = 0;
+	struct timeval tv, *tvp = NULL;
+
+	if (status & MYSQL_WAIT_READ)
+		what |= EV_READ;
+	if (status & MYSQL_WAIT_WRITE)
+		what |= EV_WRITE;
+	if (status & MYSQL_WAIT_TIMEOUT) {
+		unsigned ms = mysql_get_timeout_value_ms(c->mysql);
+
+		tv.tv_sec = ms / 1000;
+		tv.tv_usec = (ms % 1000) * 1000;
+		tvp = &tv;
+	}
+	event_del(c->io);
+	event_assign(c->io, c->base, mysql_get_socket(c->mysql), what, db_io_cb, c);
+	event_add(c->io, tvp);
+}
+
+/* Readiness or driver timeout: continue the operation. */
+static void
+db_io_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct db_conn *c = arg;
+	int status = 0;
+
+	(void)fd;
+	if (what & EV_READ)
+		status |= MYSQL_WAIT_READ;
+	if (what & EV_WRITE)
+		status |= MYSQL_WAIT_WRITE;
+	if (what & EV_TIMEOUT)
+		status |= MYSQL_WAIT_TIMEOUT;
+	switch (c->op) {
+	case DB_CONNECT:
+		status = mysql_real_connect_cont(&c->cret, c->mysql, status);
+		break;
+	case DB_QUERY:
+		status = mysql_real_query_cont(&c->iret, c->mysql, status);
+		break;
+	case DB_STORE:
+		status = mysql_store_result_cont(&c->rret, c->mysql, status);
+		break;
+	case DB_IDLE:
+		return;
+	}
+	db_step(c, status);
+}
+
+/* Our deadline passed: the server is down or hung; close and report. */
+static void
+db_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct db_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	db_finish(c, DB_ERR_TIMEOUT, c->op == DB_CONNECT ?
+	    "connect timed out (connect_timeout_ms)" : "query timed out (query_timeout_ms)");
+}
+
+/* Either waits again or moves the operation on when the driver call completed. */
+static void
+db_step(struct db_conn *c, int status)
+{
+	if (status != 0) {
+		db_wait(c, status);
+		return;
+	}
+	switch (c->op) {
+	case DB_CONNECT:
+		if (c->cret == NULL) {
+			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
+			return;
+		}
+		c->connected = true;
+		db_finish(c, 0, NULL);
+		return;
+	case DB_QUERY:
+		if (c->iret != 0) {
+			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
+			return;
+		}
+		if (mysql_field_count(c->mysql) == 0) {
+			db_finish(c, 0, NULL);
+			return;
+		}
+		c->op = DB_STORE;
+		status = mysql_store_result_start(&c->rret, c->mysql);
+		db_step(c, status);
+		return;
+	case DB_STORE:
+		if (c->rret == NULL) {
+			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
+			return;
+		}
+		db_finish(c, 0, NULL);
+		return;
+	case DB_IDLE:
+		return;
+	}
+}
+
+/* Ends the operation and calls back; on error the connection is closed first. */
+static void
+db_finish(struct db_conn *c, unsigned err, const char *msg)
+{
+	struct db_result r;
+	char msgbuf[256];
+	db_cb cb = c->cb;
+	void *arg = c->cb_arg;
+
+	memset(&r, 0, sizeof(r));
+	event_del(c->io);
+	event_del(c->deadline);
+	r.err = err;
+	if (err == 0 && c->mysql != NULL) {
+		r.insert_id = mysql_insert_id(c->mysql);
+		r.affected = mysql_affected_rows(c->mysql);
+	}
+	r.res = c->rret;
+	c->rret = NULL;
+	c->op = DB_IDLE;
+	c->cb = NULL;
+	if (err != 0) {
+		/* Copy the text: closing the handle frees it. */
+		snprintf(msgbuf, sizeof(msgbuf), "%s", msg != NULL ? msg : "unknown error");
+		r.msg = msgbuf;
+		if (err != 1213 && err != 1205) {
+			if (c->mysql != NULL)
+				mysql_close(c->mysql);
+			c->mysql = NULL;
+			c->connected = false;
+		}
+	}
+	if (cb != NULL)
+		cb(c, &r, arg);
+	if (r.res != NULL)
+		mysql_free_result(r.res);
+}
+
+bool
+db_connected(const struct db_conn *c)
+{
+	return c->connected;
+}
+
+bool
+db_busy(const struct db_conn *c)
+{
+	return c->op != DB_IDLE;
+}
+
+const char *
+db_name(const struct db_conn *c)
+{
+	return c->name;
+}
+
+/* A column's text; NULL for SQL NULL or a missing column. */
+const char *
+db_field(MYSQL_ROW row, unsigned i)
+{
+	return row != NULL ? row[i] : NULL;
+}

@@ -1,0 +1,62 @@
+/*
+ * db.h - one MariaDB connection driven by the event loop (non-blocking API).
+ *
+ * One operation in flight per connection. Every operation is bounded by its own
+ * timer; on timeout or error the connection is closed and the callback reports it.
+ */
+#ifndef IDGEN_DB_H
+#define IDGEN_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <mysql.h>
+
+#define DB_ERR_TIMEOUT	2013	/* reported like "lost connection" */
+
+struct db_params {
+	const char	*host;		/* an IP address: names and sockets do not go non-blocking */
+	unsigned	 port;
+	const char	*user;
+	const char	*password;
+	const char	*database;
+	unsigned	 connect_timeout_ms;
+	unsigned	 query_timeout_ms;
+};
+
+struct db_result {
+	unsigned	 err;		/* 0 on success, else a MariaDB/client error number */
+	const char	*msg;		/* error text, valid during the callback */
+	uint64_t	 insert_id;
+	uint64_t	 affected;
+	MYSQL_RES	*res;		/* rows of a SELECT; freed after the callback */
+};
+
+struct db_conn;
+typedef void	(*db_cb)(struct db_conn *, const struct db_result *, void *);
+
+/* A new, unconnected handle; name labels log lines ("odd", "even"). */
+struct db_conn	*db_new(struct event_base *base, const struct db_params *params,
+		    const char *name);
+void		 db_free(struct db_conn *c);
+
+/* Starts connecting; cb reports the outcome. False when an operation is in flight. */
+bool		 db_connect(struct db_conn *c, db_cb cb, void *arg)
+		    __attribute__((warn_unused_result));
+
+/* Starts a query on a connected handle; cb gets insert id, affected rows or rows. */
+bool		 db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
+		    __attribute__((warn_unused_result));
+
+/* Closes the connection now, cancelling any operation (its callback is not called). */
+void		 db_close(struct db_conn *c);
+
+bool		 db_connected(const struct db_conn *c);
+bool		 db_busy(const struct db_conn *c);
+const char	*db_name(const struct db_conn *c);
+
+/* The text of the row's column i, or NULL. */
+const char	*db_field(MYSQL_ROW row, unsigned i);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * main.c - idserver: configuration, start-up checks, signals and the event loop.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <mysql.h>
+
+#include "config.h"
+#include "log.h"
+#include "server.h"
+#include "source.h"
+#include "tier.h"
+
+struct main_ctx {
+	struct event_base	*base;
+	struct config		 cfg;
+	struct tier		 tier;
+	struct source		 source;
+	struct server		 server;
+	struct event		*sigterm;
+	struct event		*sigint;
+	struct event		*drain_tick;
+	struct timeval		 drain_deadline;
+	bool			 listening;
+	int			 signals;
+};
+
+static void	main_tier_change(void *arg);
+static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
+static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
+static bool	main_startup(struct main_ctx *m);
+
+/* Health or buffered IDs changed: update the mode, wake waiting clients. */
+static void
+main_tier_change(void *arg)
+{
+	struct main_ctx *m = arg;
+
+	source_update_mode(&m->source);
+	if (m->listening)
+		server_wake(&m->server);
+}
+
+/* First SIGTERM/SIGINT drains; a second one exits at once. */
+static void
+main_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct main_ctx *m = arg;
+	struct timeval tick = { 0, 10000 };
+
+	(void)what;
+	if (++m->signals > 1 || !m->listening) {
+		log_warn("signal %d again: exiting now", (int)sig);
+		event_base_loopbreak(m->base);
+		return;
+	}
+	log_info("signal %d: draining %u clients (drain_timeout_ms=%u)", (int)sig,
+	    m->server.nclients, m->cfg.drain_timeout_ms);
+	server_drain(&m->server);
+	evutil_gettimeofday(&m->drain_deadline, NULL);
+	m->drain_deadline.tv_sec += m->cfg.drain_timeout_ms / 1000;
+	m->drain_deadline.tv_usec += (m->cfg.drain_timeout_ms % 1000) * 1000;
+	event_add(m->drain_tick, &tick);
+}
+
+/* Exits the loop once every client is gone or the drain time is up. */
+static void
+main_drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct main_ctx *m = arg;
+	struct timeval now, tick = { 0, 10000 };
+
+	(void)fd;
+	(void)what;
+	evutil_gettimeofday(&now, NULL);
+	if (m->server.nclients == 0 || evutil_timercmp(&now, &m->drain_deadline, >=)) {
+		event_base_loopexit(m->base, NULL);
+		return;
+	}
+	event_add(m->drain_tick, &tick);
+}
+
+/*
+ * Probes both ticket servers before listening. A server that fails a check
+ * (parity, settings, B disagreement) is a misconfiguration: refuse to start.
+ * A server that is merely down is retried in the background.
+ */
+static bool
+main_startup(struct main_ctx *m)
+{
+	int i, rounds = 0;
+	bool ok = true;
+
+	tier_start(&m->tier);
+	while (!tier_settled(&m->tier) && rounds++ < 100000)
+		event_base_loop(m->base, EVLOOP_ONCE);
+	for (i = 0; i < 2; i++) {
+		struct ticket_server *s = &m->tier.srv[i];
+
+		if (s->state == TICKET_REFUSED || s->state == TICKET_RETIRED) {
+			log_error("refusing to start: %s ticket server: %s", s->role,
+			    s->last_error);
+			ok = false;
+		} else if (s->state == TICKET_DOWN)
+			log_warn("%s ticket server unreachable at start (%s); retrying in the "
+			    "background", s->role, s->last_error);
+	}
+	return ok;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct main_ctx m;
+	char err[512];
+	bool exit_now;
+	int rc = 1;
+
+	memset(&m, 0, sizeof(m));
+	if (!config_load(&m.cfg, argc, argv, &exit_now, err, sizeof(err))) {
+		fprintf(stderr, "idserver: %s\n", err);
+		return 2;
+	}
+	if (exit_now) {
+		config_free(&m.cfg);
+		return 0;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (mysql_library_init(0, NULL, NULL) != 0) {
+		fprintf(stderr, "idserver: cannot initialise the MariaDB client library\n");
+		return 1;
+	}
+	m.base = event_base_new();
+	if (m.base == NULL || !tier_init(&m.tier, m.base, &m.cfg, main_tier_change, &m)) {
+		fprintf(stderr, "idserver: out of memory at start\n");
+		return 1;
+	}
+	source_init(&m.source, &m.tier, m.cfg.refill_wait_ms);
+	m.sigterm = evsignal_new(m.base, SIGTERM, main_signal_cb, &m);
+	m.sigint = evsignal_new(m.base, SIGINT, main_signal_cb, &m);
+	m.drain_tick = evtimer_new(m.base, main_drain_cb, &m);
+	event_add(m.sigterm, NULL);
+	event_add(m.sigint, NULL);
+	log_info("idserver starting: odd %s:%u, even %s:%u", m.cfg.odd_host, m.cfg.odd_port,
+	    m.cfg.even_host, m.cfg.even_port);
+	if (!main_startup(&m))
+		goto out;
+	if (m.signals > 0)
+		goto out;
+	if (!server_init(&m.server, m.base, &m.cfg, &m.source, err, sizeof(err))) {
+		log_error("%s", err);
+		goto out;
+	}
+	m.listening = true;
+	source_update_mode(&m.source);
+	event_base_dispatch(m.base);
+	log_info("idserver stopped");
+	rc = 0;
+out:
+	if (m.listening)
+		server_free(&m.server);
+	tier_free(&m.tier);
+	event_free(m.sigterm);
+	event_free(m.sigint);
+	event_free(m.drain_tick);
+	event_base_free(m.base);
+	config_free(&m.cfg);
+	mysql_library_end();
+	return rc;
+}

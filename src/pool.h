@@ -1,0 +1,48 @@
+/*
+ * pool.h - buffered ticket blocks, carved into ID, IDS and BLOCK replies.
+ *
+ * A FIFO of ranges [next, end). Tickets arrive as whole blocks; replies take from
+ * the front. BLOCK n takes n dense IDs from the first range that holds n, so a
+ * BLOCK reply never crosses a ticket block. Pure logic, no I/O.
+ */
+#ifndef IDGEN_POOL_H
+#define IDGEN_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define POOL_RANGES_MAX	64	/* buffered ranges; the prefetch bound keeps far fewer */
+
+struct pool_range {
+	uint64_t	next;
+	uint64_t	end;	/* exclusive */
+};
+
+struct pool {
+	struct pool_range	r[POOL_RANGES_MAX];
+	unsigned		head;	/* index of the first range */
+	unsigned		count;	/* ranges in use */
+	uint64_t		available;
+};
+
+void		pool_init(struct pool *p);
+
+/* Adds the range [first, first+n); false (and nothing added) when the pool is full. */
+bool		pool_add(struct pool *p, uint64_t first, uint64_t n)
+		    __attribute__((warn_unused_result));
+
+/* IDs buffered. */
+uint64_t	pool_available(const struct pool *p);
+
+/* Takes n IDs (ascending) into out; false and nothing taken when fewer are buffered. */
+bool		pool_take_ids(struct pool *p, unsigned n, uint64_t *out)
+		    __attribute__((warn_unused_result));
+
+/* Takes n dense IDs from one range; false and nothing taken when no range holds n. */
+bool		pool_take_block(struct pool *p, uint64_t n, uint64_t *first)
+		    __attribute__((warn_unused_result));
+
+/* Drops every buffered ID (never to be issued); returns how many were dropped. */
+uint64_t	pool_clear(struct pool *p);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * tier.h - the odd/even pair of ticket servers and the buffered blocks they fill.
+ *
+ * Keeps the pool topped up ahead of demand (prefetch), alternates servers, and
+ * enforces that both servers agree on B and the layout.
+ */
+#ifndef IDGEN_TIER_H
+#define IDGEN_TIER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "pool.h"
+#include "ticket.h"
+
+#define TIER_ODD	0
+#define TIER_EVEN	1
+
+struct tier {
+	struct ticket_server	 srv[2];
+	struct pool		 pool;
+	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
+	uint64_t		 expect_block;	/* block_size setting, 0 = any */
+	unsigned		 prefetch_blocks;
+	unsigned		 last_used;	/* server of the last fetch, for alternation */
+	bool			 demand;	/* a request waits for a block that is not here */
+	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
+	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
+	void			*arg;
+};
+
+bool		tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
+		    void (*on_change)(void *), void *arg) __attribute__((warn_unused_result));
+void		tier_free(struct tier *t);
+
+/* Probes both servers now. */
+void		tier_start(struct tier *t);
+
+/* Takes n IDs (ascending) / a dense block of n from the buffered tickets. */
+bool		tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
+		    __attribute__((warn_unused_result));
+bool		tier_take_block(struct tier *t, unsigned n, uint64_t *first)
+		    __attribute__((warn_unused_result));
+
+/* Starts fetches so enough IDs are buffered or on their way. */
+void		tier_prefetch(struct tier *t);
+
+/* True when a server is up (idle or fetching): a short wait may bring IDs. */
+bool		tier_any_up(const struct tier *t);
+
+/* True when every server has settled (up, refused, or failed once). */
+bool		tier_settled(const struct tier *t);
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Every line of nasty.txt on a live service: the expected reply, then PONG.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+idserver_start svc "$SVC_PORT"
+
+n=0
+while IFS=$'\t' read -r req want; do
+	case "$req" in '#'*) continue ;; esac
+	got=$(q "$SVC_PORT" "$req\nPING\n")
+	first=$(printf '%s\n' "$got" | sed -n 1p)
+	[[ "$first" =~ $want ]] || fail "request '$req': got '$first', want /$want/"
+	[ "$(printf '%s\n' "$got" | sed -n 2p)" = PONG ] || fail "request '$req' closed the connection"
+	n=$((n + 1))
+done <"$(dirname "$0")/nasty.txt"
+
+# 10,000 garbage requests pipelined in one write: one reply each, in order.
+out=$(head -c 200000 /dev/urandom | tr -dc 'A-Za-z0-9 \n' | head -n 10000 |
+	awk '{ print "X" $0 } END { print "PING" }' | timeout 20 nc -N 127.0.0.1 "$SVC_PORT" | tail -n 1)
+[ "$out" = PONG ] || fail "garbage flood: last reply '$out'"
+
+# A line longer than 1024 bytes without LF: error, then the connection closes.
+out=$(head -c 5000 /dev/zero | tr '\0' 'x' | timeout 10 nc -N 127.0.0.1 "$SVC_PORT")
+[ "$out" = "ERR BADREQ line too long" ] || fail "unterminated long line: '$out'"
+# Exactly 1024 bytes is still a (bad) request, not a long line.
+out=$(q "$SVC_PORT" "$(head -c 1024 /dev/zero | tr '\0' 'y')\nPING\n" | tail -n 1)
+[ "$out" = PONG ] || fail "1024-byte line closed the connection"
+
+# The service survived all of it.
+[ "$(q "$SVC_PORT" 'PING\n')" = PONG ] || fail "service stopped answering"
+log "ok: $n nasty requests"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The thin slice: a real MariaDB ticket through the event loop to the real netcat.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+idserver_start svc "$SVC_PORT"
+
+# The README's example: echo ID | nc -N prints one ID and exits.
+out=$(echo ID | timeout 10 nc -N 127.0.0.1 "$SVC_PORT")
+[[ "$out" =~ ^[0-9]+$ ]] || fail "echo ID | nc printed '$out'"
+[ "$out" -gt 0 ] && [ "$out" -lt 9007199254740992 ] || fail "ticket ID $out outside [1, 2^53)"
+log "echo ID | nc -N -> $out"
+
+# DECODE names the block and the server, consistent with B from the meta row.
+b=$(stat "$SVC_PORT" block_size)
+[ "$b" = 65536 ] || fail "block_size $b, schema says 65536"
+dec=$(q "$SVC_PORT" 'DECODE %s\n' "$out")
+t=$((out / b))
+par=$([ $((t % 2)) = 1 ] && echo odd || echo even)
+[ "$dec" = "ticket block=$t server=$par" ] || fail "DECODE $out -> '$dec'"
+
+# Pipelined, CRLF and LF, case-insensitive, replies in order, flushed before close.
+out=$(q "$SVC_PORT" 'ping\r\nId\nIDS 3\r\nblock 5\nPING\n')
+lines=$(printf '%s\n' "$out" | wc -l)
+[ "$lines" = 5 ] || fail "5 pipelined requests gave $lines lines: $out"
+[ "$(printf '%s\n' "$out" | sed -n 1p)" = PONG ] || fail "first reply not PONG"
+[ "$(printf '%s\n' "$out" | sed -n 5p)" = PONG ] || fail "last reply not PONG"
+read -r a b2 c <<<"$(printf '%s\n' "$out" | sed -n 3p)"
+[ "$a" -lt "$b2" ] && [ "$b2" -lt "$c" ] || fail "IDS 3 not ascending: $a $b2 $c"
+read -r first n <<<"$(printf '%s\n' "$out" | sed -n 4p)"
+[ "$n" = 5 ] || fail "BLOCK 5 replied count $n"
+
+# A last line without LF is still answered at EOF.
+[ "$(printf 'PING' | timeout 5 nc -N 127.0.0.1 "$SVC_PORT")" = PONG ] || fail "unterminated last line"
+
+# QUIT closes after earlier replies.
+out=$(q "$SVC_PORT" 'PING\nQUIT\nPING\n')
+[ "$out" = PONG ] || fail "QUIT: got '$out'"
+
+# Errors keep the connection open; an overlong line closes it.
+out=$(q "$SVC_PORT" 'NOPE\nIDS 1001\nBLOCK 0\nDECODE 0\nPING\n')
+[ "$(printf '%s\n' "$out" | grep -c '^ERR BADREQ')" = 1 ] || fail "unknown command: $out"
+[ "$(printf '%s\n' "$out" | grep -c '^ERR RANGE')" = 3 ] || fail "range errors: $out"
+[ "$(printf '%s\n' "$out" | tail -n 1)" = PONG ] || fail "connection closed after an error"
+long=$(head -c 1100 /dev/zero | tr '\0' 'A')
+out=$(q "$SVC_PORT" "$long\nPING\n")
+[ "$out" = "ERR BADREQ line too long" ] || fail "overlong line: '$out'"
+
+# HELP lists every command.
+for w in ID IDS BLOCK DECODE STATS PING HELP QUIT; do
+	q "$SVC_PORT" 'HELP\n' | grep -q "^$w " || fail "HELP lacks $w"
+done
+log "ok"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# run-all.sh - what `make test` runs: build, unit tests, a sanitizer build with
+# the unit tests and the protocol tests, the integration tests; then a summary.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+results=()
+failed=0
+
+step() {
+	local name=$1 start rc
+	shift
+	echo "==== $name"
+	start=$(date +%s)
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		results+=("PASS $name ($(($(date +%s) - start))s)")
+	else
+		results+=("FAIL $name ($(($(date +%s) - start))s)")
+		failed=$((failed + 1))
+	fi
+	return 0
+}
+
+step "build (warnings are errors)" make -s all
+step "unit tests (cmocka)" make -s unit
+step "sanitizer build + unit tests (ASan/UBSan)" make -s sanitize
+step "protocol tests on the sanitizer build" tests/integration/run.sh build/asan \
+	tests/integration/test_netcat.sh tests/integration/test_nasty.sh
+step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
+
+echo
+echo "==== summary"
+printf '%s\n' "${results[@]}"
+if [ $failed -eq 0 ]; then
+	echo "make test: ALL PASSED"
+else
+	echo "make test: $failed STEP(S) FAILED"
+fi
+exit $((failed > 0))

@@ -1,0 +1,130 @@
+/*
+ * test_check.c - the connect-time server checks and the per-ticket checks.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "check.h"
+#include "layout.h"
+
+static struct check_server_info
+good(const char *parity, const char *offset)
+{
+	struct check_server_info in = {
+		.version = "10.11.19-MariaDB-0+deb12u1", .increment = "2", .offset = offset,
+		.flush_at_commit = "1", .engine = "InnoDB", .layout_version = "1",
+		.block_size = "65536", .parity = parity,
+	};
+
+	return in;
+}
+
+static void
+expect_refused(const struct check_server_info *in, unsigned parity, const char *needle)
+{
+	char why[256] = "";
+	uint64_t b = 0;
+
+	assert_false(check_server(in, parity, &b, why, sizeof(why)));
+	assert_non_null(strstr(why, needle));
+}
+
+static void
+test_server_ok(void **state)
+{
+	struct check_server_info odd = good("odd", "1"), even = good("even", "2");
+	char why[256];
+	uint64_t b = 0;
+
+	(void)state;
+	assert_true(check_server(&odd, 1, &b, why, sizeof(why)));
+	assert_int_equal(b, 65536);
+	assert_true(check_server(&even, 0, &b, why, sizeof(why)));
+}
+
+static void
+test_server_refusals(void **state)
+{
+	struct check_server_info in;
+
+	(void)state;
+	in = good("odd", "1");
+	in.increment = "1";
+	expect_refused(&in, 1, "auto_increment_increment");
+	in = good("odd", "2");
+	expect_refused(&in, 1, "auto_increment_offset");
+	in = good("even", "2");
+	expect_refused(&in, 1, "auto_increment_offset");	/* even server in the odd slot */
+	in = good("even", "1");
+	expect_refused(&in, 1, "parity");
+	in = good("odd", "1");
+	in.flush_at_commit = "2";
+	expect_refused(&in, 1, "innodb_flush_log_at_trx_commit");
+	in = good("odd", "1");
+	in.engine = "MyISAM";
+	expect_refused(&in, 1, "InnoDB");
+	in.engine = NULL;
+	expect_refused(&in, 1, "missing table");
+	in = good("odd", "1");
+	in.layout_version = "2";
+	expect_refused(&in, 1, "layout_version");
+	in = good("odd", "1");
+	in.block_size = "100";
+	expect_refused(&in, 1, "block_size");
+	in.block_size = NULL;
+	expect_refused(&in, 1, "block_size");
+	in = good("odd", "1");
+	in.version = "10.1.48-MariaDB";
+	expect_refused(&in, 1, "persistent auto-increment");
+	in.version = "5.7.40";
+	expect_refused(&in, 1, "persistent auto-increment");
+}
+
+static void
+test_versions(void **state)
+{
+	(void)state;
+	assert_true(check_version("10.2.4-MariaDB"));
+	assert_false(check_version("10.2.3-MariaDB"));
+	assert_true(check_version("10.11.19-MariaDB-0+deb12u1"));
+	assert_true(check_version("11.4.2-MariaDB"));
+	assert_false(check_version("10.1.99-MariaDB"));
+	assert_true(check_version("8.0.36"));
+	assert_false(check_version("5.7.44-log"));
+	assert_false(check_version(NULL));
+	assert_false(check_version("garbage"));
+}
+
+static void
+test_tickets(void **state)
+{
+	uint64_t b = 65536, last_ok = LAYOUT_TICKET_LIMIT / b - 1;
+
+	(void)state;
+	assert_int_equal(check_ticket(7, 5, 1, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(8, 6, 0, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(8, 5, 1, b), CHECK_TICKET_PARITY);
+	assert_int_equal(check_ticket(7, 6, 0, b), CHECK_TICKET_PARITY);
+	assert_int_equal(check_ticket(5, 5, 1, b), CHECK_TICKET_REGRESSED);
+	assert_int_equal(check_ticket(3, 5, 1, b), CHECK_TICKET_REGRESSED);
+	/* last_ok is odd (2^37 - 1): its block ends exactly at 2^53. */
+	assert_int_equal(check_ticket(last_ok, 1, 1, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(last_ok + 1, 2, 0, b), CHECK_TICKET_LIMIT);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_server_ok),
+		cmocka_unit_test(test_server_refusals),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_tickets),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
