@@ -23,9 +23,16 @@ sql() {
 		-u root --connect-timeout=2 -N -B "$@"
 }
 
+# Alive and not a zombie (a killed server may never be reaped in a container).
+alive() {
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
 running() {
 	local pidf="$1/$2/mariadbd.pid"
-	[ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null
+	[ -f "$pidf" ] && alive "$(cat "$pidf")"
 }
 
 # One initialised datadir, copied for each server (about 4x faster than install-db).
@@ -88,17 +95,13 @@ start() {
 	die "$role server did not answer on port $(port_of "$dir" "$role") within 30 s; see $d/error.log"
 }
 
+# The same files, in the same order, as docker-compose's initdb (schema/).
 load_schema() {
 	local dir=$1 role=$2 pw
 	pw=$(cat "$dir/db_password")
-	{
-		cat "$schema/10-tables.sql" "$schema/20-$role.sql"
-		sed "s/@IDGEN_DB_PASSWORD@/$pw/" "$schema/30-grant.sql.in"
-		for f in "$schema"/40-*.sql; do [ -f "$f" ] && cat "$f"; done
-		for f in "$schema"/40-*.sql.in; do [ -f "$f" ] && sed "s/@IDGEN_DB_PASSWORD@/$pw/" "$f"; done
-		for f in "$schema"/50-"$role"*.sql; do [ -f "$f" ] && cat "$f"; done
-		echo "ALTER USER 'idgen'@'%' IDENTIFIED BY '$pw';"
-	} | sql "$dir" "$role"
+	cat "$schema/10-tables.sql" "$schema/20-$role.sql" "$schema/40-leases.sql" \
+		"$schema/50-$role-workers.sql" | sql "$dir" "$role"
+	sed "s/@IDGEN_DB_PASSWORD@/$pw/" "$schema/60-grant.sql.in" | sql "$dir" "$role"
 }
 
 stop() {
@@ -107,7 +110,7 @@ stop() {
 	pid=$(cat "$dir/$role/mariadbd.pid")
 	kill -TERM "$pid" 2>/dev/null || true
 	for i in $(seq 1 300); do
-		kill -0 "$pid" 2>/dev/null || return 0
+		alive "$pid" || return 0
 		sleep 0.1
 	done
 	kill -KILL "$pid" 2>/dev/null || true

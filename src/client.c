@@ -405,7 +405,7 @@ client_process(struct client *c)
 		return;
 	}
 	if (yielded)
-		event_active(c->wev, EV_WRITE, 0);
+		event_add(c->wev, NULL);	/* after the next poll: the DB gets its turn */
 	else if (!c->eof && !c->parked)
 		client_set_reading(c, c->in_len - c->in_off < sizeof(c->in));
 }
@@ -605,6 +605,11 @@ client_stats(struct client *c)
 		client_stat_u64(c, name, s->stats.refusals);
 		snprintf(name, sizeof(name), "%s_connects", s->role);
 		client_stat_u64(c, name, s->stats.connects);
+		snprintf(name, sizeof(name), "%s_fetch_us_avg", s->role);
+		client_stat_u64(c, name, s->stats.tickets ?
+		    s->stats.fetch_us_total / s->stats.tickets : 0);
+		snprintf(name, sizeof(name), "%s_fetch_us_max", s->role);
+		client_stat_u64(c, name, s->stats.fetch_us_max);
 	}
 	client_put(c, "END\n", 4);
 }

@@ -28,6 +28,8 @@ struct db_conn {
 	struct event		*deadline;	/* our bound on the whole operation */
 	db_cb			 cb;
 	void			*cb_arg;
+	db_cb			 lost_cb;	/* the server closed an idle connection */
+	void			*lost_arg;
 	int			 iret;		/* result of real_query */
 	MYSQL			*cret;		/* result of real_connect */
 	MYSQL_RES		*rret;		/* result of store_result */
@@ -39,6 +41,8 @@ static void	db_wait(struct db_conn *c, int status);
 static void	db_step(struct db_conn *c, int status);
 static void	db_finish(struct db_conn *c, unsigned err, const char *msg);
 static void	db_arm_deadline(struct db_conn *c, unsigned ms);
+static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
+static void	db_watch_idle(struct db_conn *c);
 
 /* Allocates a handle; nothing connects until db_connect(). */
 struct db_conn *
@@ -144,6 +148,7 @@ db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
 
 	if (c->op != DB_IDLE || !c->connected)
 		return false;
+	event_del(c->io);
 	c->cb = cb;
 	c->cb_arg = arg;
 	c->op = DB_QUERY;
@@ -292,10 +297,52 @@ db_finish(struct db_conn *c, unsigned err, const char *msg)
 			c->connected = false;
 		}
 	}
+	if (c->connected)
+		db_watch_idle(c);
 	if (cb != NULL)
 		cb(c, &r, arg);
 	if (r.res != NULL)
 		mysql_free_result(r.res);
+}
+
+/* Sets who is told when the server drops an idle connection (crash, restart). */
+void
+db_on_lost(struct db_conn *c, db_cb cb, void *arg)
+{
+	c->lost_cb = cb;
+	c->lost_arg = arg;
+}
+
+/*
+ * A server sends nothing unprompted: an idle socket turning readable means it
+ * closed the connection. Noticing now, not at the next query, keeps health in
+ * STATS true and starts the re-probe early.
+ */
+static void
+db_watch_idle(struct db_conn *c)
+{
+	event_del(c->io);
+	event_assign(c->io, c->base, mysql_get_socket(c->mysql), EV_READ, db_idle_cb, c);
+	event_add(c->io, NULL);
+}
+
+/* The idle connection was closed by the server. */
+static void
+db_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct db_conn *c = arg;
+	struct db_result r;
+
+	(void)fd;
+	(void)what;
+	if (c->op != DB_IDLE)
+		return;
+	db_close(c);
+	memset(&r, 0, sizeof(r));
+	r.err = DB_ERR_TIMEOUT;
+	r.msg = "server closed the idle connection";
+	if (c->lost_cb != NULL)
+		c->lost_cb(c, &r, c->lost_arg);
 }
 
 bool

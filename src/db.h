@@ -52,6 +52,9 @@ bool		 db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
 /* Closes the connection now, cancelling any operation (its callback is not called). */
 void		 db_close(struct db_conn *c);
 
+/* Sets the callback for a server closing an idle connection. */
+void		 db_on_lost(struct db_conn *c, db_cb cb, void *arg);
+
 bool		 db_connected(const struct db_conn *c);
 bool		 db_busy(const struct db_conn *c);
 const char	*db_name(const struct db_conn *c);

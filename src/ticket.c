@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "log.h"
@@ -21,9 +22,21 @@ static const char ticket_replace_sql[] = "REPLACE INTO tickets64 (stub) VALUES (
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_replaced(struct db_conn *db, const struct db_result *r, void *arg);
+static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_schedule(struct ticket_server *s, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
+static uint64_t	ticket_now_us(void);
+
+/* Monotonic microseconds, for fetch latency. */
+static uint64_t
+ticket_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
@@ -42,7 +55,10 @@ ticket_init(struct ticket_server *s, struct event_base *base, const struct db_pa
 	s->state = TICKET_DOWN;
 	s->db = db_new(base, params, s->role);
 	s->retry = evtimer_new(base, ticket_retry_cb, s);
-	return s->db != NULL && s->retry != NULL;
+	if (s->db == NULL || s->retry == NULL)
+		return false;
+	db_on_lost(s->db, ticket_lost, s);
+	return true;
 }
 
 /* Closes the connection and frees what the handle owns. */
@@ -124,6 +140,17 @@ ticket_failed(struct ticket_server *s, const char *what, const char *msg)
 	s->backoff_ms = s->backoff_ms * 2 > s->backoff_max_ms ? s->backoff_max_ms :
 	    s->backoff_ms * 2;
 	s->notify(s, TICKET_EV_DOWN, 0, s->notify_arg);
+}
+
+/* The server dropped our idle connection: it crashed or restarted. */
+static void
+ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+
+	(void)db;
+	if (s->state == TICKET_READY)
+		ticket_failed(s, "idle", r->msg);
 }
 
 /* Marks the server down from outside (e.g. too slow). */
@@ -218,9 +245,13 @@ ticket_fetch(struct ticket_server *s)
 {
 	if (s->state != TICKET_READY)
 		return false;
-	if (!db_query(s->db, ticket_replace_sql, ticket_replaced, s))
-		return false;
+	/* Before the call: a fast server can answer within it, callback included. */
 	s->state = TICKET_FETCHING;
+	s->fetch_started_us = ticket_now_us();
+	if (!db_query(s->db, ticket_replace_sql, ticket_replaced, s)) {
+		s->state = TICKET_READY;
+		return false;
+	}
 	return true;
 }
 
@@ -274,5 +305,12 @@ ticket_replaced(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	s->last_ticket = t;
 	s->stats.tickets++;
+	{
+		uint64_t us = ticket_now_us() - s->fetch_started_us;
+
+		s->stats.fetch_us_total += us;
+		if (us > s->stats.fetch_us_max)
+			s->stats.fetch_us_max = us;
+	}
 	s->notify(s, TICKET_EV_TICKET, t, s->notify_arg);
 }

@@ -43,6 +43,8 @@ struct ticket_counters {
 	uint64_t	failures;	/* connect or query errors, timeouts */
 	uint64_t	refusals;
 	uint64_t	connects;
+	uint64_t	fetch_us_total;	/* time from REPLACE sent to ticket banked */
+	uint64_t	fetch_us_max;
 };
 
 struct ticket_server {
@@ -59,6 +61,7 @@ struct ticket_server {
 	ticket_notify		 notify;
 	void			*notify_arg;
 	struct ticket_counters	 stats;
+	uint64_t		 fetch_started_us;
 	char			 last_error[256];
 };
 

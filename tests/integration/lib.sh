@@ -22,6 +22,13 @@ PIDS=()
 rm -rf "$T_DIR"
 mkdir -p "$T_DIR" "$DBPAIR_TEMPLATE"
 
+# alive PID: running and not a zombie (nothing may reap a killed server here).
+alive() {
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
 log() { printf '[%s] %s\n' "$TEST_NAME" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 
@@ -29,7 +36,7 @@ cleanup() {
 	local rc=$? p
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do
-		for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	pair_down
@@ -64,7 +71,7 @@ idserver_start() {
 	eval "${name}_PID=$pid"
 	for i in $(seq 1 100); do
 		if [ "$(q "$port" 'PING\n' 2>/dev/null)" = PONG ]; then return 0; fi
-		kill -0 "$pid" 2>/dev/null || fail "$name exited at start: $(tail -n 3 "$T_DIR/$name.log")"
+		alive "$pid" || fail "$name exited at start: $(tail -n 3 "$T_DIR/$name.log")"
 		sleep 0.1
 	done
 	fail "$name did not answer PING on port $port within 10 s"

@@ -1,0 +1,19 @@
+# idserver image: built with the same Makefile as everywhere, on Debian 12.
+FROM debian:12 AS build
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        gcc make pkg-config libc6-dev libmariadb-dev libevent-dev libinih-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Makefile ./
+COPY src ./src
+RUN make build/idserver
+
+FROM debian:12-slim
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        libmariadb3 libevent-2.1-7 libinih1 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --no-create-home idgen
+COPY --from=build /src/build/idserver /usr/local/bin/idserver
+USER idgen
+EXPOSE 4242
+ENTRYPOINT ["/usr/local/bin/idserver"]

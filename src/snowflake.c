@@ -1,0 +1,210 @@
+/*
+ * snowflake.c - mint Snowflake IDs inside a leased window of ID time.
+ *
+ * The caller supplies the clock and the lease; this file only decides which
+ * (ts, seq) pairs are safe to hand out. See snowflake.h for the rules.
+ */
+#include "snowflake.h"
+
+#include <assert.h>
+#include <string.h>
+
+static uint64_t	snowflake_floor(const struct snowflake *);
+static bool	snowflake_clock_ok(struct snowflake *, uint64_t, uint64_t);
+static enum snowflake_status snowflake_refuse(struct snowflake *,
+		    enum snowflake_status);
+
+/* The lowest ts the next take may use: window_start or the last ts minted. */
+static uint64_t
+snowflake_floor(const struct snowflake *g)
+{
+	if (g->minted && g->last_ts > g->window_start)
+		return g->last_ts;
+	return g->window_start;
+}
+
+/* Classifies now against the floor, counting each backward-step episode once. */
+static bool
+snowflake_clock_ok(struct snowflake *g, uint64_t now, uint64_t base)
+{
+	uint64_t	behind;
+
+	if (now >= base) {
+		g->step = SNOWFLAKE_STEP_NONE;
+		return true;
+	}
+	behind = base - now;
+	if (behind > g->counters.largest_backstep_ms)
+		g->counters.largest_backstep_ms = behind;
+
+	if (behind <= g->cfg.backstep_tolerance_ms) {
+		if (g->step == SNOWFLAKE_STEP_NONE) {
+			g->counters.absorbed_backsteps++;
+			g->step = SNOWFLAKE_STEP_SMALL;
+		}
+		return true;
+	}
+	if (g->step != SNOWFLAKE_STEP_LARGE) {
+		g->counters.large_backsteps++;
+		g->step = SNOWFLAKE_STEP_LARGE;
+	}
+	return false;
+}
+
+/* Counts a refusal under its status and returns that status. */
+static enum snowflake_status
+snowflake_refuse(struct snowflake *g, enum snowflake_status status)
+{
+	switch (status) {
+	case SNOWFLAKE_WAIT:
+		g->counters.seq_exhausted++;
+		break;
+	case SNOWFLAKE_CLOCK:
+		g->counters.clock_refusals++;
+		break;
+	case SNOWFLAKE_UNAVAILABLE:
+		g->counters.window_refusals++;
+		break;
+	case SNOWFLAKE_OK:
+		break;
+	}
+	return status;
+}
+
+/* Sets up a generator with no window and no worker history. */
+void
+snowflake_init(struct snowflake *g, const struct snowflake_config *cfg)
+{
+	memset(g, 0, sizeof *g);
+	g->cfg = *cfg;
+	g->step = SNOWFLAKE_STEP_NONE;
+}
+
+/* Starts a new claim; only a change of worker forgets the last ts minted. */
+void
+snowflake_set_window(struct snowflake *g, unsigned worker, uint64_t start,
+    uint64_t end)
+{
+	assert(worker <= LAYOUT_WORKER_MAX);
+
+	if (worker != g->worker) {
+		g->worker = worker;
+		g->minted = false;
+		g->last_ts = 0;
+		g->next_seq = 0;
+		g->step = SNOWFLAKE_STEP_NONE;
+	}
+	/* Nothing below 2^53, nothing the 41-bit field cannot hold. */
+	g->window_start = start < LAYOUT_TS_MIN ? LAYOUT_TS_MIN : start;
+	g->window_end = end > LAYOUT_TS_MAX ? LAYOUT_TS_MAX : end;
+	g->has_window = true;
+}
+
+/* Moves the end of the current window forward; a lower end is ignored. */
+void
+snowflake_extend(struct snowflake *g, uint64_t end)
+{
+	if (!g->has_window)
+		return;
+	if (end > LAYOUT_TS_MAX)
+		end = LAYOUT_TS_MAX;
+	if (end > g->window_end)
+		g->window_end = end;
+}
+
+/* Forgets the window but keeps the worker's history for a re-claim. */
+void
+snowflake_clear_window(struct snowflake *g)
+{
+	g->has_window = false;
+	g->window_start = 0;
+	g->window_end = 0;
+}
+
+/* Clears the window and reports the window_end a clean release writes back. */
+bool
+snowflake_release(struct snowflake *g, uint64_t *end)
+{
+	uint64_t	e;
+
+	if (!g->has_window)
+		return false;
+	/* window_start >= LAYOUT_TS_MIN, so this cannot wrap. */
+	e = g->window_start - 1;
+	if (g->minted && g->last_ts > e)
+		e = g->last_ts;
+	*end = e;
+	snowflake_clear_window(g);
+	return true;
+}
+
+/* Hands out up to want IDs of one millisecond, or says why it cannot. */
+enum snowflake_status
+snowflake_take(struct snowflake *g, uint64_t now_ms, unsigned want,
+    bool all_or_nothing, struct snowflake_range *out)
+{
+	uint64_t	base, ts;
+	unsigned	seq, room, count;
+
+	assert(want >= 1 && want <= SNOWFLAKE_TAKE_MAX);
+	out->first = 0;
+	out->count = 0;
+
+	if (!g->has_window)
+		return snowflake_refuse(g, SNOWFLAKE_UNAVAILABLE);
+	/* A clock before 2026-01-25 is broken; never mint below 2^53. */
+	if (now_ms < LAYOUT_TS_MIN)
+		return snowflake_refuse(g, SNOWFLAKE_CLOCK);
+
+	base = snowflake_floor(g);
+	if (!snowflake_clock_ok(g, now_ms, base))
+		return snowflake_refuse(g, SNOWFLAKE_CLOCK);
+	ts = now_ms > base ? now_ms : base;
+	if (ts > g->window_end)
+		return snowflake_refuse(g, SNOWFLAKE_UNAVAILABLE);
+
+	if (g->minted && ts == g->last_ts)
+		seq = g->next_seq;
+	else
+		seq = 0;
+	room = LAYOUT_SEQ_COUNT - seq;
+	if (room == 0 || (all_or_nothing && room < want)) {
+		/* The next millisecond would be past the window: waiting is futile. */
+		if (ts == g->window_end)
+			return snowflake_refuse(g, SNOWFLAKE_UNAVAILABLE);
+		return snowflake_refuse(g, SNOWFLAKE_WAIT);
+	}
+	count = want < room ? want : room;
+
+	out->first = layout_snowflake_compose(ts, g->worker, seq);
+	out->count = count;
+	g->minted = true;
+	g->last_ts = ts;
+	g->next_seq = seq + count;
+	g->counters.ids += count;
+	return SNOWFLAKE_OK;
+}
+
+/* The last ts minted by the current worker, 0 when none. */
+uint64_t
+snowflake_last_ts(const struct snowflake *g)
+{
+	return g->minted ? g->last_ts : 0;
+}
+
+/* A status as a short lower-case word for logs. */
+const char *
+snowflake_status_name(enum snowflake_status status)
+{
+	switch (status) {
+	case SNOWFLAKE_OK:
+		return "ok";
+	case SNOWFLAKE_WAIT:
+		return "wait";
+	case SNOWFLAKE_CLOCK:
+		return "clock";
+	case SNOWFLAKE_UNAVAILABLE:
+		return "unavailable";
+	}
+	return "unknown";
+}

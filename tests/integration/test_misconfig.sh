@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A misconfigured pair is refused at start with a message naming the setting;
+# the service does not listen and exits non-zero.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+pw=$(cat "$T_DIR/db/db_password")
+
+# expect_refusal WHAT NEEDLE [flags]: idserver must exit 1 and log NEEDLE.
+expect_refusal() {
+	local what=$1 needle=$2 rc=0
+	shift 2
+	IDGEN_DB_PASSWORD=$pw timeout 20 "$IDSERVER" --odd_port "$ODD_PORT" \
+		--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" "$@" \
+		>"$T_DIR/refuse.log" 2>&1 || rc=$?
+	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1: $(tail -n 2 "$T_DIR/refuse.log")"
+	grep -q "refusing to start" "$T_DIR/refuse.log" || fail "$what: no 'refusing to start'"
+	grep -q -- "$needle" "$T_DIR/refuse.log" || fail "$what: log lacks '$needle': $(cat "$T_DIR/refuse.log")"
+	! grep -q "listening on" "$T_DIR/refuse.log" || fail "$what: it listened anyway"
+	log "$what: refused ($(grep -m1 'REFUSED' "$T_DIR/refuse.log" | sed 's/.*REFUSED: //'))"
+}
+
+# Different B on the two servers.
+db_sql even "UPDATE idgen.idgen_meta SET block_size = 4096"
+expect_refusal "different B" "both servers must use the same B"
+db_sql even "UPDATE idgen.idgen_meta SET block_size = 65536"
+
+# A block_size setting that disagrees with the pair.
+expect_refusal "block_size setting" "block_size is set to 131072" --block_size 131072
+
+# Same parity: the even server reconfigured as a second odd one.
+db_sql even "SET GLOBAL auto_increment_offset = 1"
+expect_refusal "same parity (offset)" "auto_increment_offset is 1, the even server needs 2"
+db_sql even "SET GLOBAL auto_increment_offset = 2"
+
+# Same parity: the even server's meta row says odd.
+db_sql even "UPDATE idgen.idgen_meta SET parity = 'odd'"
+expect_refusal "same parity (meta row)" "idgen_meta.parity is 'odd'"
+db_sql even "UPDATE idgen.idgen_meta SET parity = 'even'"
+
+# The two servers swapped in the config.
+expect_refusal "swapped ports" "auto_increment_offset" --odd_port "$EVEN_PORT" --even_port "$ODD_PORT"
+
+# Not durable, and not auto_increment_increment = 2.
+db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
+expect_refusal "flush_log_at_trx_commit" "innodb_flush_log_at_trx_commit is 2"
+db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+db_sql odd "SET GLOBAL auto_increment_increment = 1"
+expect_refusal "increment 1" "auto_increment_increment is 1"
+db_sql odd "SET GLOBAL auto_increment_increment = 2"
+
+# Fixed again: it starts and serves.
+idserver_start svc "$SVC_PORT"
+[[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "no ID after fixing the pair"
+
+# A partner that turns bad while running is refused; the other keeps serving.
+db_sql even "UPDATE idgen.idgen_meta SET block_size = 8192"
+kill -9 "$(db_pid even)"
+sleep 0.5
+db_start even
+wait_for "even refused" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"even_state\"{print \$3}')\" = refused ]"
+out=$(q "$SVC_PORT" 'IDS 1000\n')
+[ "$(wc -w <<<"$out")" = 1000 ] || fail "odd server did not keep serving"
+grep -q "both servers must use the same B" "$T_DIR/svc.log" || fail "refusal not logged"
+log "ok"
