@@ -86,7 +86,8 @@ start() {
 	# setsid: the server outlives the make or test process that started it.
 	setsid mariadbd --defaults-file="$d/my.cnf" --user=root </dev/null >>"$d/error.log" 2>&1 &
 	for i in $(seq 1 300); do
-		if sql "$dir" "$role" -e 'SELECT 1' >/dev/null 2>&1; then
+		# Ours answering, not some other server already on the port.
+		if running "$dir" "$role" && [ "$(sql "$dir" "$role" -e 'SELECT @@datadir' 2>/dev/null)" = "$d/data/" ]; then
 			return 0
 		fi
 		running "$dir" "$role" || [ "$i" -lt 20 ] || die "$role server exited; see $d/error.log"

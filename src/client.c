@@ -43,6 +43,7 @@ static void	client_err_status(struct client *c, enum source_status st, const cha
 static enum client_exec client_exec(struct client *c, const char *line, size_t len);
 static void	client_decode(struct client *c, uint64_t id);
 static void	client_stats(struct client *c);
+static void	client_stats_lease(struct client *c);
 static void	client_stat_u64(struct client *c, const char *name, uint64_t v);
 static void	client_stat_str(struct client *c, const char *name, const char *v);
 static void	client_set_reading(struct client *c, bool on);
@@ -557,6 +558,39 @@ client_stat_str(struct client *c, const char *name, const char *v)
 	client_put(c, line, (size_t)n);
 }
 
+/* The fallback: lease window, worker, generator and clock counters. */
+static void
+client_stats_lease(struct client *c)
+{
+	const struct lease *l = c->srv->source->lease;
+	const struct snowflake *g = c->srv->source->gen;
+	char iso[LAYOUT_ISO_LEN];
+
+	client_stat_str(c, "lease_state", lease_state_name(l->state));
+	client_stat_u64(c, "lease_worker", l->worker);
+	client_stat_str(c, "lease_server", l->state == LEASE_HELD ?
+	    (l->server == 0 ? "odd" : "even") : "none");
+	client_stat_u64(c, "lease_window_start", l->window_start);
+	client_stat_u64(c, "lease_window_end", l->window_end);
+	layout_format_iso(layout_ts_to_unix_ms(l->window_end), iso, sizeof(iso));
+	client_stat_str(c, "lease_window_end_time", l->state == LEASE_HELD ? iso : "none");
+	client_stat_u64(c, "lease_claims", l->stats.claims);
+	client_stat_u64(c, "lease_claim_failures", l->stats.claim_failures);
+	client_stat_u64(c, "lease_extends", l->stats.extends);
+	client_stat_u64(c, "lease_extend_failures", l->stats.extend_failures);
+	client_stat_u64(c, "lease_skew_refusals", l->stats.skew_refusals);
+	client_stat_u64(c, "lease_lost", l->stats.lost);
+	client_stat_u64(c, "lease_clock_skew_ms", (uint64_t)(l->skew_ms < 0 ? -l->skew_ms :
+	    l->skew_ms));
+	client_stat_u64(c, "fallback_last_ts", snowflake_last_ts(g));
+	client_stat_u64(c, "clock_absorbed_backsteps", g->counters.absorbed_backsteps);
+	client_stat_u64(c, "clock_large_backsteps", g->counters.large_backsteps);
+	client_stat_u64(c, "clock_largest_backstep_ms", g->counters.largest_backstep_ms);
+	client_stat_u64(c, "fallback_seq_exhausted", g->counters.seq_exhausted);
+	client_stat_u64(c, "fallback_clock_refusals", g->counters.clock_refusals);
+	client_stat_u64(c, "fallback_window_refusals", g->counters.window_refusals);
+}
+
 /* Every counter as "STAT name value", then END. */
 static void
 client_stats(struct client *c)
@@ -569,6 +603,7 @@ client_stats(struct client *c)
 
 	client_stat_u64(c, "pid", (uint64_t)getpid());
 	client_stat_u64(c, "uptime", (uint64_t)(time(NULL) - srv->started));
+	source_update_mode(src);
 	client_stat_str(c, "mode", source_mode_name(src->mode));
 	client_stat_u64(c, "block_size", t->block_size);
 	client_stat_u64(c, "curr_connections", srv->nclients);
@@ -586,6 +621,7 @@ client_stats(struct client *c)
 	client_stat_u64(c, "err_range", srv->stats.err_range);
 	client_stat_u64(c, "err_unavailable", srv->stats.err_unavailable);
 	client_stat_u64(c, "err_clock", srv->stats.err_clock);
+	client_stats_lease(c);
 	for (i = 0; i < 2; i++) {
 		const struct ticket_server *s = &t->srv[i];
 

@@ -135,7 +135,7 @@ db_connect(struct db_conn *c, db_cb cb, void *arg)
 	db_arm_deadline(c, c->params.connect_timeout_ms);
 	status = mysql_real_connect_start(&c->cret, c->mysql, c->params.host,
 	    c->params.user, c->params.password, c->params.database,
-	    c->params.port, NULL, 0);
+	    c->params.port, NULL, c->params.client_flag);
 	db_step(c, status);
 	return true;
 }

@@ -23,6 +23,7 @@ struct db_params {
 	const char	*database;
 	unsigned	 connect_timeout_ms;
 	unsigned	 query_timeout_ms;
+	unsigned long	 client_flag;	/* e.g. CLIENT_FOUND_ROWS */
 };
 
 struct db_result {

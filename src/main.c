@@ -10,6 +10,7 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "lease.h"
 #include "log.h"
 #include "server.h"
 #include "source.h"
@@ -19,6 +20,8 @@ struct main_ctx {
 	struct event_base	*base;
 	struct config		 cfg;
 	struct tier		 tier;
+	struct snowflake	 gen;
+	struct lease		 lease;
 	struct source		 source;
 	struct server		 server;
 	struct event		*sigterm;
@@ -32,9 +35,10 @@ struct main_ctx {
 static void	main_tier_change(void *arg);
 static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
+static void	main_released(void *arg);
 static bool	main_startup(struct main_ctx *m);
 
-/* Health or buffered IDs changed: update the mode, wake waiting clients. */
+/* Health, buffered IDs or the lease changed: update the mode, wake waiting clients. */
 static void
 main_tier_change(void *arg)
 {
@@ -78,10 +82,22 @@ main_drain_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	evutil_gettimeofday(&now, NULL);
 	if (m->server.nclients == 0 || evutil_timercmp(&now, &m->drain_deadline, >=)) {
-		event_base_loopexit(m->base, NULL);
+		/* No client is left to mint for: give the window back, then exit. */
+		server_free(&m->server);
+		m->listening = false;
+		lease_release(&m->lease, main_released, m);
 		return;
 	}
 	event_add(m->drain_tick, &tick);
+}
+
+/* The lease is released (or could not be): the last step of a clean exit. */
+static void
+main_released(void *arg)
+{
+	struct main_ctx *m = arg;
+
+	event_base_loopexit(m->base, NULL);
 }
 
 /*
@@ -139,7 +155,18 @@ main(int argc, char **argv)
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
-	source_init(&m.source, &m.tier, m.cfg.refill_wait_ms);
+	{
+		struct snowflake_config sc = { m.cfg.backstep_tolerance_ms };
+
+		snowflake_init(&m.gen, &sc);
+	}
+	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, lease_clock_real, main_tier_change,
+	    &m)) {
+		fprintf(stderr, "idserver: out of memory at start\n");
+		return 1;
+	}
+	source_init(&m.source, &m.tier, &m.gen, &m.lease, lease_clock_real,
+	    m.cfg.refill_wait_ms);
 	m.sigterm = evsignal_new(m.base, SIGTERM, main_signal_cb, &m);
 	m.sigint = evsignal_new(m.base, SIGINT, main_signal_cb, &m);
 	m.drain_tick = evtimer_new(m.base, main_drain_cb, &m);
@@ -156,6 +183,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	m.listening = true;
+	lease_start(&m.lease);
 	source_update_mode(&m.source);
 	event_base_dispatch(m.base);
 	log_info("idserver stopped");
@@ -164,6 +192,7 @@ out:
 	if (m.listening)
 		server_free(&m.server);
 	tier_free(&m.tier);
+	lease_free(&m.lease);
 	event_free(m.sigterm);
 	event_free(m.sigint);
 	event_free(m.drain_tick);

@@ -1,17 +1,27 @@
 /*
  * source.c - pick the ID source for each request and track the service mode.
+ *
+ * Tickets first. A request finding too few buffered ticket IDs waits up to
+ * refill_wait_ms while a ticket server is up, then the Snowflake fallback serves
+ * it from the leased window; with no server up it goes to the fallback at once.
  */
 #include "source.h"
 
+#include "layout.h"
 #include "log.h"
 
-static enum source_status source_miss(struct source *s, bool may_fallback,
+static enum source_status source_fallback(struct source *s, unsigned n, uint64_t *first,
 		    unsigned *wait_ms, const char **why);
+static bool	source_must_wait(struct source *s, bool may_fallback);
 
 void
-source_init(struct source *s, struct tier *tier, unsigned refill_wait_ms)
+source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct lease *lease,
+    int64_t (*clock_ms)(void), unsigned refill_wait_ms)
 {
 	s->tier = tier;
+	s->gen = gen;
+	s->lease = lease;
+	s->clock_ms = clock_ms;
 	s->refill_wait_ms = refill_wait_ms;
 	s->mode = SOURCE_MODE_DOWN;
 	s->stats.ids_ticket = 0;
@@ -33,28 +43,80 @@ source_mode_name(enum source_mode m)
 	return "?";
 }
 
-/* Ticket mode while a server is up; otherwise down (the fallback is not armed). */
+/* Ticket while a server is up; fallback while a lease window covers now; else down. */
 void
 source_update_mode(struct source *s)
 {
-	enum source_mode m = tier_any_up(s->tier) ? SOURCE_MODE_TICKET : SOURCE_MODE_DOWN;
+	enum source_mode m = SOURCE_MODE_DOWN;
+	uint64_t now;
 
+	if (tier_any_up(s->tier))
+		m = SOURCE_MODE_TICKET;
+	else if (layout_ts_from_unix_ms(s->clock_ms(), &now) && lease_valid(s->lease, now))
+		m = SOURCE_MODE_FALLBACK;
 	if (m == s->mode)
 		return;
-	log_info("mode %s -> %s", source_mode_name(s->mode), source_mode_name(m));
+	log_info("mode %s -> %s (odd %s, even %s, lease %s, worker %u)",
+	    source_mode_name(s->mode), source_mode_name(m),
+	    ticket_state_name(s->tier->srv[TIER_ODD].state),
+	    ticket_state_name(s->tier->srv[TIER_EVEN].state),
+	    lease_state_name(s->lease->state), s->lease->worker);
 	s->mode = m;
 	s->stats.mode_changes++;
 }
 
-/* No buffered ticket IDs: wait briefly while a server is up, else refuse. */
-static enum source_status
-source_miss(struct source *s, bool may_fallback, unsigned *wait_ms, const char **why)
+/*
+ * Whether a request short of ticket IDs should wait for a refill. Once one
+ * request's wait has run out, the refill is late for everyone: the following
+ * requests go straight to the fallback until a ticket is banked again, instead
+ * of each waiting refill_wait_ms in turn behind it.
+ */
+static bool
+source_must_wait(struct source *s, bool may_fallback)
 {
-	if (!may_fallback && tier_any_up(s->tier)) {
-		*wait_ms = s->refill_wait_ms;
-		return SOURCE_WAIT;
+	if (may_fallback) {
+		s->stalled = true;
+		s->stall_mark = s->tier->banked;
+		return false;
 	}
-	*why = "no ticket server reachable and no fallback lease";
+	if (s->stalled && s->stall_mark == s->tier->banked)
+		return false;
+	s->stalled = false;
+	return tier_any_up(s->tier);
+}
+
+/* n consecutive Snowflake IDs of one millisecond, or why not. */
+static enum source_status
+source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_ms,
+    const char **why)
+{
+	struct snowflake_range r;
+	uint64_t now = 0;
+	enum snowflake_status st;
+
+	if (!layout_ts_from_unix_ms(s->clock_ms(), &now))
+		now = 0;	/* before the epoch: the generator refuses with CLOCK */
+	st = snowflake_take(s->gen, now, n, true, &r);
+	source_update_mode(s);
+	switch (st) {
+	case SNOWFLAKE_OK:
+		*first = r.first;
+		s->stats.ids_fallback += n;
+		return SOURCE_OK;
+	case SNOWFLAKE_WAIT:
+		*wait_ms = 1;	/* this millisecond's sequence is used up */
+		return SOURCE_WAIT;
+	case SNOWFLAKE_CLOCK:
+		lease_clock_stepped(s->lease);
+		*why = "clock stepped back past backstep_tolerance_ms; waiting for it to catch "
+		    "up or for a fresh worker number";
+		return SOURCE_CLOCK;
+	case SNOWFLAKE_UNAVAILABLE:
+		break;
+	}
+	*why = s->lease->state == LEASE_REFUSED ?
+	    "no ticket server reachable; Snowflake lease refused (clock skew, see log)" :
+	    "no ticket server reachable and no valid Snowflake lease window";
 	return SOURCE_UNAVAILABLE;
 }
 
@@ -62,11 +124,24 @@ enum source_status
 source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsigned *wait_ms,
     const char **why)
 {
+	enum source_status st;
+	uint64_t first;
+	unsigned i;
+
 	if (tier_take_ids(s->tier, n, out)) {
 		s->stats.ids_ticket += n;
 		return SOURCE_OK;
 	}
-	return source_miss(s, may_fallback, wait_ms, why);
+	if (source_must_wait(s, may_fallback)) {
+		*wait_ms = s->refill_wait_ms;
+		return SOURCE_WAIT;
+	}
+	/* One millisecond holds 4096 >= IDS_MAX: an IDS reply is one ascending run. */
+	st = source_fallback(s, n, &first, wait_ms, why);
+	if (st == SOURCE_OK)
+		for (i = 0; i < n; i++)
+			out[i] = first + i;
+	return st;
 }
 
 enum source_status
@@ -77,5 +152,9 @@ source_block(struct source *s, unsigned n, uint64_t *first, bool may_fallback,
 		s->stats.ids_ticket += n;
 		return SOURCE_OK;
 	}
-	return source_miss(s, may_fallback, wait_ms, why);
+	if (source_must_wait(s, may_fallback)) {
+		*wait_ms = s->refill_wait_ms;
+		return SOURCE_WAIT;
+	}
+	return source_fallback(s, n, first, wait_ms, why);
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lease.h"
+#include "snowflake.h"
 #include "tier.h"
 
 enum source_status {
@@ -32,12 +34,18 @@ struct source_counters {
 
 struct source {
 	struct tier		*tier;
+	struct snowflake	*gen;
+	struct lease		*lease;
+	int64_t			(*clock_ms)(void);	/* unix ms; injectable */
 	unsigned		 refill_wait_ms;
 	enum source_mode	 mode;
+	bool			 stalled;	/* a refill wait expired ... */
+	uint64_t		 stall_mark;	/* ... and tier->banked has not moved since */
 	struct source_counters	 stats;
 };
 
-void		source_init(struct source *s, struct tier *tier, unsigned refill_wait_ms);
+void		source_init(struct source *s, struct tier *tier, struct snowflake *gen,
+		    struct lease *lease, int64_t (*clock_ms)(void), unsigned refill_wait_ms);
 
 /*
  * n IDs ascending into out, or a dense block of n. may_fallback is set once the

@@ -21,6 +21,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	struct db_params p;
 
 	memset(t, 0, sizeof(*t));
+	memset(&p, 0, sizeof(p));
 	pool_init(&t->pool);
 	t->expect_block = cfg->block_size;
 	t->prefetch_blocks = cfg->prefetch_blocks;
@@ -178,6 +179,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			    (unsigned long long)ticket);
 		}
 		t->demand = false;
+		t->banked++;
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:

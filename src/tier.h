@@ -28,6 +28,7 @@ struct tier {
 	unsigned		 last_used;	/* server of the last fetch, for alternation */
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
+	uint64_t		 banked;	/* tickets added to the pool, ever */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
 };

@@ -92,11 +92,27 @@ wait_for() {
 }
 
 # check_unique FILE...: dump files of "first count" ranges; fails on any overlap.
-# Prints the number of IDs checked.
+# Prints the number of IDs checked. Python integers: awk's doubles cannot hold
+# Snowflake IDs exactly.
 check_unique() {
-	sort -n -k1,1 "$@" | awk '
-		{ first = $1 + 0; n = $2 + 0
-		  if (NR > 1 && first <= last) { printf "overlap: %s+%s after %s\n", $1, $2, last > "/dev/stderr"; bad = 1 }
-		  end = first + n - 1; if (NR == 1 || end > last) last = end; total += n }
-		END { print total; exit bad }'
+	python3 - "$@" <<'PY'
+import sys
+ranges = []
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            a, n = line.split()
+            ranges.append((int(a), int(n)))
+ranges.sort()
+total, last, bad = 0, -1, 0
+for first, n in ranges:
+    if n < 1 or first <= last:
+        bad += 1
+        if bad <= 5:
+            print("overlap: %d+%d after %d" % (first, n, last), file=sys.stderr)
+    last = max(last, first + n - 1)
+    total += n
+print(total)
+sys.exit(1 if bad else 0)
+PY
 }

@@ -1,0 +1,516 @@
+/*
+ * lease.c - claim, extend and release the Snowflake worker-number lease.
+ */
+#include "lease.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "layout.h"
+#include "log.h"
+
+enum lease_step {
+	LEASE_STEP_CONNECT,
+	LEASE_STEP_CLOCK,
+	LEASE_STEP_BEGIN,
+	LEASE_STEP_PICK,
+	LEASE_STEP_TAKE,
+	LEASE_STEP_COMMIT,
+	LEASE_STEP_EXTEND_CONNECT,
+	LEASE_STEP_EXTEND,
+	LEASE_STEP_RELEASE_CONNECT,
+	LEASE_STEP_RELEASE,
+};
+
+static const char *const lease_role[2] = { "odd", "even" };
+
+static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
+static void	lease_schedule(struct lease *l, unsigned ms);
+static void	lease_claim(struct lease *l, int server);
+static void	lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
+static void	lease_extend(struct lease *l);
+static void	lease_extend_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_do_release(struct lease *l);
+static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_idle(struct lease *l);
+static bool	lease_now(struct lease *l, uint64_t *now);
+static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+
+/* Unix ms from the wall clock. */
+int64_t
+lease_clock_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sets up both lease connections and a holder name unique to this incarnation. */
+bool
+lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
+    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *), void *arg)
+{
+	struct db_params p;
+	char host[64] = "localhost";
+	uint64_t nonce = 0;
+
+	memset(l, 0, sizeof(*l));
+	memset(&p, 0, sizeof(p));
+	l->base = base;
+	l->cfg = cfg;
+	l->gen = gen;
+	l->clock_ms = clock_ms;
+	l->on_change = on_change;
+	l->arg = arg;
+	l->state = LEASE_NONE;
+	gethostname(host, sizeof(host) - 1);
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		nonce = (uint64_t)lease_clock_real() ^ ((uint64_t)getpid() << 32);
+	/* Host, pid and a random nonce: unique per process incarnation. */
+	snprintf(l->holder, sizeof(l->holder), "%.60s:%d:%016" PRIx64, host, (int)getpid(),
+	    nonce);
+	/* Only safe characters reach the SQL text. */
+	for (char *h = l->holder; *h; h++)
+		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
+		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
+			*h = '_';
+	p.user = cfg->db_user;
+	p.password = cfg->db_password;
+	p.database = cfg->db_name;
+	p.connect_timeout_ms = cfg->connect_timeout_ms;
+	p.query_timeout_ms = cfg->query_timeout_ms;
+	p.client_flag = CLIENT_FOUND_ROWS;	/* an extend that changes nothing still matches */
+	p.host = cfg->odd_host;
+	p.port = cfg->odd_port;
+	l->db[0] = db_new(base, &p, "lease-odd");
+	p.host = cfg->even_host;
+	p.port = cfg->even_port;
+	l->db[1] = db_new(base, &p, "lease-even");
+	l->tick = evtimer_new(base, lease_tick_cb, l);
+	return l->db[0] != NULL && l->db[1] != NULL && l->tick != NULL;
+}
+
+void
+lease_free(struct lease *l)
+{
+	if (l->tick != NULL)
+		event_free(l->tick);
+	db_free(l->db[0]);
+	db_free(l->db[1]);
+	l->tick = NULL;
+	l->db[0] = l->db[1] = NULL;
+}
+
+const char *
+lease_state_name(enum lease_state st)
+{
+	switch (st) {
+	case LEASE_NONE:
+		return "none";
+	case LEASE_HELD:
+		return "held";
+	case LEASE_REFUSED:
+		return "refused";
+	}
+	return "?";
+}
+
+/* Our layout ms; false when the clock is before the layout's epoch. */
+static bool
+lease_now(struct lease *l, uint64_t *now)
+{
+	return layout_ts_from_unix_ms(l->clock_ms(), now);
+}
+
+/* True while a window is held and covers now. */
+bool
+lease_valid(const struct lease *l, uint64_t now)
+{
+	return l->state == LEASE_HELD && now >= l->window_start && now <= l->window_end;
+}
+
+/* Formats and starts one query on a lease connection. */
+static bool
+lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
+{
+	char sql[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	return db_query(db, sql, cb, l);
+}
+
+/* Claims at once; from then on the tick keeps the window ahead. */
+void
+lease_start(struct lease *l)
+{
+	lease_schedule(l, 0);
+}
+
+static void
+lease_schedule(struct lease *l, unsigned ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	evtimer_add(l->tick, &tv);
+}
+
+/* Extend a held window, or claim one; claims start on our pid's parity to spread load. */
+static void
+lease_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)fd;
+	(void)what;
+	if (l->releasing)
+		return;
+	if (l->busy) {
+		lease_schedule(l, l->cfg->lease_extend_ms);
+		return;
+	}
+	if (l->state == LEASE_HELD && !l->fresh)
+		lease_extend(l);
+	else
+		lease_claim(l, l->state == LEASE_HELD ? 1 - l->server : getpid() % 2);
+}
+
+/* Starts a claim on one server (0 odd, 1 even); the other is tried on failure. */
+static void
+lease_claim(struct lease *l, int server)
+{
+	struct db_conn *db = l->db[server];
+
+	l->busy = true;
+	l->c_server = server;
+	l->c_tries++;
+	if (db_connected(db)) {
+		l->c_step = LEASE_STEP_CLOCK;
+		l->c_t0 = l->clock_ms();
+		if (!lease_send(l, db, lease_claim_cb,
+		    "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"))
+			lease_claim_failed(l, "could not start the clock query", true);
+		return;
+	}
+	l->c_step = LEASE_STEP_CONNECT;
+	if (!db_connect(db, lease_claim_cb, l))
+		lease_claim_failed(l, "could not start a connection", true);
+}
+
+/* A claim failed on c_server: try the other server once, else wait for the next tick. */
+static void
+lease_claim_failed(struct lease *l, const char *why, bool try_other)
+{
+	int server = l->c_server;
+
+	db_close(l->db[server]);		/* rolls back anything half done */
+	l->stats.claim_failures++;
+	if (strcmp(l->last_error, why) != 0)
+		log_warn("lease: claim on the %s server failed: %s", lease_role[server], why);
+	snprintf(l->last_error, sizeof(l->last_error), "%s", why);
+	if (try_other && l->c_tries < 2 && !l->releasing) {
+		lease_claim(l, 1 - server);
+		return;
+	}
+	l->c_tries = 0;
+	l->busy = false;
+	lease_idle(l);
+}
+
+/* Each step of a claim: connect, compare clocks, lock a free row, take it, commit. */
+static void
+lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+	const char *role = lease_role[l->c_server];
+	MYSQL_ROW row;
+	char why[256];
+	int64_t t1, db_ms, skew, slack;
+
+	if (r->err != 0) {
+		lease_claim_failed(l, r->msg, true);
+		return;
+	}
+	switch (l->c_step) {
+	case LEASE_STEP_CONNECT:
+		l->c_tries--;		/* connected: the same server, now for real */
+		lease_claim(l, l->c_server);
+		return;
+	case LEASE_STEP_CLOCK:
+		t1 = l->clock_ms();
+		row = r->res ? mysql_fetch_row(r->res) : NULL;
+		if (row == NULL || row[0] == NULL) {
+			lease_claim_failed(l, "the clock query returned nothing", true);
+			return;
+		}
+		db_ms = strtoll(row[0], NULL, 10);
+		/* The server read its clock somewhere within our round trip. */
+		skew = db_ms - (l->c_t0 + t1) / 2;
+		slack = (t1 - l->c_t0) / 2 + 1;
+		l->skew_ms = skew;
+		if (llabs(skew) > (long long)l->cfg->max_clock_skew_ms + slack) {
+			snprintf(why, sizeof(why), "local clock is %+lld ms off the %s server's "
+			    "(max_clock_skew_ms=%u): no Snowflake lease until the clocks agree",
+			    (long long)-skew, role, l->cfg->max_clock_skew_ms);
+			l->stats.skew_refusals++;
+			if (l->state != LEASE_HELD)
+				l->state = LEASE_REFUSED;
+			if (strcmp(l->last_error, why) != 0)
+				log_error("lease REFUSED: %s", why);
+			snprintf(l->last_error, sizeof(l->last_error), "%s", why);
+			l->c_tries = 0;
+			l->busy = false;
+			l->on_change(l->arg);
+			lease_idle(l);
+			return;
+		}
+		l->c_step = LEASE_STEP_BEGIN;
+		if (!lease_send(l, db, lease_claim_cb, "START TRANSACTION"))
+			lease_claim_failed(l, "could not start the transaction", true);
+		return;
+	case LEASE_STEP_BEGIN:
+		if (!lease_now(l, &l->c_now) || l->c_now < LAYOUT_TS_MIN) {
+			lease_claim_failed(l, "local clock is before 2026-01-25: no Snowflake "
+			    "IDs can be minted", false);
+			return;
+		}
+		l->c_step = LEASE_STEP_PICK;
+		/* Only a row whose window ended before our now: disjoint ID time. */
+		if (!lease_send(l, db, lease_claim_cb, "SELECT worker FROM idgen_leases "
+		    "WHERE window_end < %" PRIu64 " ORDER BY window_end, worker LIMIT 1 "
+		    "FOR UPDATE SKIP LOCKED", l->c_now))
+			lease_claim_failed(l, "could not start the claim query", true);
+		return;
+	case LEASE_STEP_PICK:
+		row = r->res ? mysql_fetch_row(r->res) : NULL;
+		if (row == NULL || row[0] == NULL) {
+			snprintf(why, sizeof(why), "no free worker number on the %s server "
+			    "(every window still open)", role);
+			lease_claim_failed(l, why, true);
+			return;
+		}
+		l->c_worker = (unsigned)strtoul(row[0], NULL, 10);
+		if (l->c_worker > LAYOUT_WORKER_MAX || l->c_worker % 2 != (unsigned)(l->c_server == 0)) {
+			snprintf(why, sizeof(why), "the %s server's idgen_leases holds worker %u, "
+			    "which it does not own (load schema/50-%s-workers.sql only)", role,
+			    l->c_worker, role);
+			log_error("lease REFUSED: %s", why);
+			lease_claim_failed(l, why, true);
+			return;
+		}
+		l->c_end = l->c_now + l->cfg->lease_window_ms;
+		l->c_step = LEASE_STEP_TAKE;
+		if (!lease_send(l, db, lease_claim_cb, "UPDATE idgen_leases SET holder = '%s', "
+		    "window_start = %" PRIu64 ", window_end = %" PRIu64 ", claims = claims + 1, "
+		    "updated_at = NOW(3) WHERE worker = %u", l->holder, l->c_now, l->c_end,
+		    l->c_worker))
+			lease_claim_failed(l, "could not start the claim update", true);
+		return;
+	case LEASE_STEP_TAKE:
+		if (r->affected != 1) {
+			lease_claim_failed(l, "the claim update matched no row", true);
+			return;
+		}
+		l->c_step = LEASE_STEP_COMMIT;
+		if (!lease_send(l, db, lease_claim_cb, "COMMIT"))
+			lease_claim_failed(l, "could not start the commit", true);
+		return;
+	case LEASE_STEP_COMMIT:
+		/* Committed: the window is ours. Only now may the generator use it. */
+		l->state = LEASE_HELD;
+		l->fresh = false;
+		l->worker = l->c_worker;
+		l->server = l->c_server;
+		l->window_start = l->c_now;
+		l->window_end = l->c_end;
+		l->last_error[0] = '\0';
+		l->stats.claims++;
+		l->c_tries = 0;
+		l->busy = false;
+		snowflake_set_window(l->gen, l->worker, l->window_start, l->window_end);
+		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
+		    " (%u ms), clock skew %+lld ms", l->worker, role, l->window_start,
+		    l->window_end, l->cfg->lease_window_ms, (long long)-l->skew_ms);
+		l->on_change(l->arg);
+		lease_idle(l);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Pushes window_end to now + lease_window_ms if we still hold the row. */
+static void
+lease_extend(struct lease *l)
+{
+	struct db_conn *db = l->db[l->server];
+	uint64_t now;
+
+	if (!lease_now(l, &now)) {
+		lease_idle(l);
+		return;
+	}
+	l->busy = true;
+	l->c_end = now + l->cfg->lease_window_ms;
+	if (!db_connected(db)) {
+		l->c_step = LEASE_STEP_EXTEND_CONNECT;
+		if (!db_connect(db, lease_extend_cb, l)) {
+			l->busy = false;
+			lease_idle(l);
+		}
+		return;
+	}
+	l->c_step = LEASE_STEP_EXTEND;
+	if (!lease_send(l, db, lease_extend_cb, "UPDATE idgen_leases SET window_end = "
+	    "GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE worker = %u AND "
+	    "holder = '%s'", l->c_end, l->worker, l->holder)) {
+		l->busy = false;
+		lease_idle(l);
+	}
+}
+
+/* The extend's outcome: pushed, lost to another holder, or the server is away. */
+static void
+lease_extend_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+	uint64_t now = 0;
+
+	(void)db;
+	l->busy = false;
+	if (r->err == 0 && l->c_step == LEASE_STEP_EXTEND_CONNECT) {
+		lease_extend(l);
+		return;
+	}
+	if (r->err != 0) {
+		l->stats.extend_failures++;
+		db_close(l->db[l->server]);
+		if (strcmp(l->last_error, r->msg) != 0)
+			log_warn("lease: extend on the %s server failed: %s (window ends at %"
+			    PRIu64 ")", lease_role[l->server], r->msg, l->window_end);
+		snprintf(l->last_error, sizeof(l->last_error), "%s", r->msg);
+		/* Half the window gone and its owner away: take a number from the other. */
+		if (lease_now(l, &now) && now + l->cfg->lease_window_ms / 2 > l->window_end)
+			l->fresh = true;
+		lease_idle(l);
+		return;
+	}
+	if (r->affected == 0) {
+		log_error("lease: worker %u on the %s server has another holder now; "
+		    "claiming a new number", l->worker, lease_role[l->server]);
+		l->stats.lost++;
+		snowflake_clear_window(l->gen);
+		l->state = LEASE_NONE;
+		l->on_change(l->arg);
+		lease_idle(l);
+		return;
+	}
+	if (l->c_end > l->window_end)
+		l->window_end = l->c_end;
+	snowflake_extend(l->gen, l->window_end);
+	l->stats.extends++;
+	l->last_error[0] = '\0';
+	l->on_change(l->arg);
+	lease_idle(l);
+}
+
+/* Between operations: finish a pending release, or wait for the next tick. */
+static void
+lease_idle(struct lease *l)
+{
+	if (l->releasing) {
+		lease_do_release(l);
+		return;
+	}
+	if (l->fresh || l->state != LEASE_HELD)
+		lease_schedule(l, l->cfg->reprobe_max_ms < l->cfg->lease_extend_ms ?
+		    l->cfg->reprobe_max_ms : l->cfg->lease_extend_ms);
+	else
+		lease_schedule(l, l->cfg->lease_extend_ms);
+}
+
+/* A large backward clock step: a fresh number mints at the earlier time safely. */
+void
+lease_clock_stepped(struct lease *l)
+{
+	if (l->fresh || l->releasing)
+		return;
+	l->fresh = true;
+	if (!l->busy)
+		lease_schedule(l, 0);
+}
+
+/* Asks for the release; it runs once any operation in flight is done. */
+void
+lease_release(struct lease *l, void (*done)(void *), void *arg)
+{
+	l->releasing = true;
+	l->on_done = done;
+	l->done_arg = arg;
+	evtimer_del(l->tick);
+	if (!l->busy)
+		lease_do_release(l);
+}
+
+/* Writes back window_end = the last ts minted, so the number is free after it. */
+static void
+lease_do_release(struct lease *l)
+{
+	struct db_conn *db = l->db[l->server];
+
+	if (l->state != LEASE_HELD) {
+		l->on_done(l->done_arg);
+		return;
+	}
+	l->busy = true;
+	if (!db_connected(db)) {
+		l->c_step = LEASE_STEP_RELEASE_CONNECT;
+		if (!db_connect(db, lease_release_cb, l))
+			lease_release_cb(db, NULL, l);
+		return;
+	}
+	/* From here on nothing is minted: the generator's window is gone. */
+	if (!snowflake_release(l->gen, &l->c_end))
+		l->c_end = l->window_end;
+	l->c_step = LEASE_STEP_RELEASE;
+	if (!lease_send(l, db, lease_release_cb, "UPDATE idgen_leases SET window_end = %"
+	    PRIu64 ", updated_at = NOW(3) WHERE worker = %u AND holder = '%s'", l->c_end,
+	    l->worker, l->holder))
+		lease_release_cb(db, NULL, l);
+}
+
+/* The release's outcome; done() is called either way (shutdown goes on). */
+static void
+lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	l->busy = false;
+	if (r != NULL && r->err == 0 && l->c_step == LEASE_STEP_RELEASE_CONNECT &&
+	    db_connected(db)) {
+		lease_do_release(l);
+		return;
+	}
+	if (r != NULL && r->err == 0 && r->affected == 1) {
+		l->stats.releases++;
+		log_info("lease released: worker %u, window_end %" PRIu64 " (the last ms minted)",
+		    l->worker, l->c_end);
+	} else
+		log_warn("lease: worker %u not released (%s); it is free again after %" PRIu64,
+		    l->worker, r == NULL ? "could not send" : r->err ? r->msg : "another holder",
+		    l->window_end);
+	snowflake_clear_window(l->gen);
+	l->state = LEASE_NONE;
+	l->on_done(l->done_arg);
+}

@@ -1,0 +1,96 @@
+/*
+ * lease.h - the Snowflake worker-number lease: a window of ID time, claimed from
+ * and extended on the ticket servers (DESIGN.md section 3).
+ *
+ * Odd worker numbers live on the odd server, even ones on the even server. A
+ * claim takes a row whose window_end is below our now (FOR UPDATE SKIP LOCKED)
+ * after checking our clock against the server's; the window is then ours to
+ * mint in. It is extended (compare-and-set on holder) every lease_extend_ms
+ * while a server answers, so an outage of about lease_window_ms is served
+ * without any database; on clean shutdown it is released. Uses its own
+ * connections, so a lease operation never delays a ticket fetch.
+ */
+#ifndef IDGEN_LEASE_H
+#define IDGEN_LEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "db.h"
+#include "snowflake.h"
+
+enum lease_state {
+	LEASE_NONE,		/* no window: claiming when a server answers */
+	LEASE_HELD,		/* a window is ours (it may still run out) */
+	LEASE_REFUSED,		/* our clock is too far from the database's */
+};
+
+struct lease_counters {
+	uint64_t	claims;
+	uint64_t	claim_failures;
+	uint64_t	extends;
+	uint64_t	extend_failures;
+	uint64_t	skew_refusals;
+	uint64_t	lost;		/* an extend found another holder */
+	uint64_t	releases;
+};
+
+struct lease {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct snowflake	*gen;
+	struct db_conn		*db[2];		/* 0 = odd, 1 = even */
+	int64_t			(*clock_ms)(void);	/* unix ms; injectable */
+	char			 holder[160];
+	enum lease_state	 state;
+	unsigned		 worker;
+	int			 server;	/* owner of worker: 0 odd, 1 even */
+	uint64_t		 window_start;	/* layout ms, as stored */
+	uint64_t		 window_end;
+	int64_t			 skew_ms;	/* database minus local, at the last claim */
+	struct event		*tick;
+	bool			 busy;		/* one operation at a time */
+	bool			 fresh;		/* claim a new number (large clock step) */
+	bool			 releasing;
+	void			(*on_done)(void *);	/* release finished */
+	void			*done_arg;
+	void			(*on_change)(void *);
+	void			*arg;
+	/* The claim in progress. */
+	int			 c_server;
+	int			 c_tries;
+	int			 c_step;
+	unsigned		 c_worker;
+	uint64_t		 c_now;
+	int64_t			 c_t0;
+	uint64_t		 c_end;
+	struct lease_counters	 stats;
+	char			 last_error[256];
+};
+
+bool	lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
+	    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *),
+	    void *arg) __attribute__((warn_unused_result));
+void	lease_free(struct lease *l);
+
+/* Claims now and keeps the window ahead from then on. */
+void	lease_start(struct lease *l);
+
+/* The clock stepped back too far: claim a fresh worker number when possible. */
+void	lease_clock_stepped(struct lease *l);
+
+/* Releases the window (after the last ID is minted); done() is called either way. */
+void	lease_release(struct lease *l, void (*done)(void *), void *arg);
+
+/* True when a window is held and now (layout ms) is inside it. */
+bool	lease_valid(const struct lease *l, uint64_t now);
+
+const char *lease_state_name(enum lease_state st);
+
+/* The real clock: unix ms from CLOCK_REALTIME. */
+int64_t	lease_clock_real(void);
+
+#endif
