@@ -266,8 +266,9 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 			l->stats.skew_refusals++;
 			if (l->state != LEASE_HELD)
 				l->state = LEASE_REFUSED;
-			if (strcmp(l->last_error, why) != 0)
+			if (!l->skew_logged)
 				log_error("lease REFUSED: %s", why);
+			l->skew_logged = true;
 			snprintf(l->last_error, sizeof(l->last_error), "%s", why);
 			l->c_tries = 0;
 			l->busy = false;
@@ -335,6 +336,7 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		l->window_start = l->c_now;
 		l->window_end = l->c_end;
 		l->last_error[0] = '\0';
+		l->skew_logged = false;
 		l->stats.claims++;
 		l->c_tries = 0;
 		l->busy = false;

@@ -55,6 +55,7 @@ struct lease {
 	bool			 busy;		/* one operation at a time */
 	bool			 fresh;		/* claim a new number (large clock step) */
 	bool			 releasing;
+	bool			 skew_logged;	/* one log line per refusal episode */
 	void			(*on_done)(void *);	/* release finished */
 	void			*done_arg;
 	void			(*on_change)(void *);

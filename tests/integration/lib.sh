@@ -63,7 +63,8 @@ q() { local port=$1; shift; printf "$@" | timeout 10 nc -N 127.0.0.1 "$port"; }
 idserver_start() {
 	local name=$1 port=$2 pid i
 	shift 2
-	IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") "$IDSERVER" \
+	# IDSERVER_WRAP: a command prefix, e.g. env with libfaketime for clock tests.
+	IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") ${IDSERVER_WRAP:-} "$IDSERVER" \
 		--odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --listen_port "$port" \
 		"$@" >"$T_DIR/$name.log" 2>&1 &
 	pid=$!
