@@ -19,6 +19,7 @@
 #include "log.h"
 #include "proto.h"
 #include "server.h"
+#include "stats.h"
 
 #define CLIENT_OUT_MIN	4096
 #define CLIENT_LINGER_MS 2000	/* wait for the peer's EOF after we close */
@@ -42,10 +43,7 @@ static void	client_err(struct client *c, const char *code, const char *why);
 static void	client_err_status(struct client *c, enum source_status st, const char *why);
 static enum client_exec client_exec(struct client *c, const char *line, size_t len);
 static void	client_decode(struct client *c, uint64_t id);
-static void	client_stats(struct client *c);
-static void	client_stats_lease(struct client *c);
-static void	client_stat_u64(struct client *c, const char *name, uint64_t v);
-static void	client_stat_str(struct client *c, const char *name, const char *v);
+static void	client_stat_line(const char *name, const char *value, void *arg);
 static void	client_set_reading(struct client *c, bool on);
 static void	client_linger(struct client *c);
 static void	client_linger_cb(evutil_socket_t fd, short what, void *arg);
@@ -471,7 +469,8 @@ client_exec(struct client *c, const char *line, size_t len)
 		client_decode(c, req.arg);
 		break;
 	case PROTO_STATS:
-		client_stats(c);
+		stats_emit(srv, client_stat_line, c);
+		client_put(c, "END\n", 4);
 		break;
 	case PROTO_PING:
 		client_put(c, "PONG\n", 5);
@@ -540,112 +539,13 @@ client_decode(struct client *c, uint64_t id)
 	client_put(c, line, (size_t)n);
 }
 
+/* One "STAT name value" line of the STATS reply. */
 static void
-client_stat_u64(struct client *c, const char *name, uint64_t v)
+client_stat_line(const char *name, const char *value, void *arg)
 {
-	char line[128];
-	int n = snprintf(line, sizeof(line), "STAT %s %llu\n", name, (unsigned long long)v);
+	struct client *c = arg;
+	char line[256];
+	int n = snprintf(line, sizeof(line), "STAT %s %s\n", name, value);
 
-	client_put(c, line, (size_t)n);
-}
-
-static void
-client_stat_str(struct client *c, const char *name, const char *v)
-{
-	char line[160];
-	int n = snprintf(line, sizeof(line), "STAT %s %s\n", name, v);
-
-	client_put(c, line, (size_t)n);
-}
-
-/* The fallback: lease window, worker, generator and clock counters. */
-static void
-client_stats_lease(struct client *c)
-{
-	const struct lease *l = c->srv->source->lease;
-	const struct snowflake *g = c->srv->source->gen;
-	char iso[LAYOUT_ISO_LEN];
-
-	client_stat_str(c, "lease_state", lease_state_name(l->state));
-	client_stat_u64(c, "lease_worker", l->worker);
-	client_stat_str(c, "lease_server", l->state == LEASE_HELD ?
-	    (l->server == 0 ? "odd" : "even") : "none");
-	client_stat_u64(c, "lease_window_start", l->window_start);
-	client_stat_u64(c, "lease_window_end", l->window_end);
-	layout_format_iso(layout_ts_to_unix_ms(l->window_end), iso, sizeof(iso));
-	client_stat_str(c, "lease_window_end_time", l->state == LEASE_HELD ? iso : "none");
-	client_stat_u64(c, "lease_claims", l->stats.claims);
-	client_stat_u64(c, "lease_claim_failures", l->stats.claim_failures);
-	client_stat_u64(c, "lease_extends", l->stats.extends);
-	client_stat_u64(c, "lease_extend_failures", l->stats.extend_failures);
-	client_stat_u64(c, "lease_skew_refusals", l->stats.skew_refusals);
-	client_stat_u64(c, "lease_lost", l->stats.lost);
-	client_stat_u64(c, "lease_clock_skew_ms", (uint64_t)(l->skew_ms < 0 ? -l->skew_ms :
-	    l->skew_ms));
-	client_stat_u64(c, "fallback_last_ts", snowflake_last_ts(g));
-	client_stat_u64(c, "clock_absorbed_backsteps", g->counters.absorbed_backsteps);
-	client_stat_u64(c, "clock_large_backsteps", g->counters.large_backsteps);
-	client_stat_u64(c, "clock_largest_backstep_ms", g->counters.largest_backstep_ms);
-	client_stat_u64(c, "fallback_seq_exhausted", g->counters.seq_exhausted);
-	client_stat_u64(c, "fallback_clock_refusals", g->counters.clock_refusals);
-	client_stat_u64(c, "fallback_window_refusals", g->counters.window_refusals);
-}
-
-/* Every counter as "STAT name value", then END. */
-static void
-client_stats(struct client *c)
-{
-	struct server *srv = c->srv;
-	struct source *src = srv->source;
-	struct tier *t = src->tier;
-	char name[64];
-	int i;
-
-	client_stat_u64(c, "pid", (uint64_t)getpid());
-	client_stat_u64(c, "uptime", (uint64_t)(time(NULL) - srv->started));
-	source_update_mode(src);
-	client_stat_str(c, "mode", source_mode_name(src->mode));
-	client_stat_u64(c, "block_size", t->block_size);
-	client_stat_u64(c, "curr_connections", srv->nclients);
-	client_stat_u64(c, "total_connections", srv->stats.conns_total);
-	client_stat_u64(c, "rejected_connections", srv->stats.conns_rejected);
-	client_stat_u64(c, "requests", srv->stats.requests);
-	client_stat_u64(c, "ids_ticket", src->stats.ids_ticket);
-	client_stat_u64(c, "ids_fallback", src->stats.ids_fallback);
-	client_stat_u64(c, "ids_buffered", pool_available(&t->pool));
-	client_stat_u64(c, "ids_dropped", t->ids_dropped);
-	client_stat_u64(c, "refill_waits", srv->stats.waits);
-	client_stat_u64(c, "refill_wait_fallbacks", srv->stats.wait_fallbacks);
-	client_stat_u64(c, "mode_changes", src->stats.mode_changes);
-	client_stat_u64(c, "err_badreq", srv->stats.err_badreq);
-	client_stat_u64(c, "err_range", srv->stats.err_range);
-	client_stat_u64(c, "err_unavailable", srv->stats.err_unavailable);
-	client_stat_u64(c, "err_clock", srv->stats.err_clock);
-	client_stats_lease(c);
-	for (i = 0; i < 2; i++) {
-		const struct ticket_server *s = &t->srv[i];
-
-		snprintf(name, sizeof(name), "%s_state", s->role);
-		client_stat_str(c, name, ticket_state_name(s->state));
-		snprintf(name, sizeof(name), "%s_tickets", s->role);
-		client_stat_u64(c, name, s->stats.tickets);
-		snprintf(name, sizeof(name), "%s_last_ticket", s->role);
-		client_stat_u64(c, name, s->last_ticket);
-		snprintf(name, sizeof(name), "%s_deadlocks", s->role);
-		client_stat_u64(c, name, s->stats.deadlocks);
-		snprintf(name, sizeof(name), "%s_lock_timeouts", s->role);
-		client_stat_u64(c, name, s->stats.lock_timeouts);
-		snprintf(name, sizeof(name), "%s_failures", s->role);
-		client_stat_u64(c, name, s->stats.failures);
-		snprintf(name, sizeof(name), "%s_refusals", s->role);
-		client_stat_u64(c, name, s->stats.refusals);
-		snprintf(name, sizeof(name), "%s_connects", s->role);
-		client_stat_u64(c, name, s->stats.connects);
-		snprintf(name, sizeof(name), "%s_fetch_us_avg", s->role);
-		client_stat_u64(c, name, s->stats.tickets ?
-		    s->stats.fetch_us_total / s->stats.tickets : 0);
-		snprintf(name, sizeof(name), "%s_fetch_us_max", s->role);
-		client_stat_u64(c, name, s->stats.fetch_us_max);
-	}
-	client_put(c, "END\n", 4);
+	client_put(c, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }

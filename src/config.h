@@ -13,6 +13,8 @@
 struct config {
 	char		*listen_host;
 	unsigned	 listen_port;
+	char		*http_host;
+	unsigned	 http_port;
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;

@@ -10,6 +10,7 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "http.h"
 #include "lease.h"
 #include "log.h"
 #include "server.h"
@@ -24,6 +25,7 @@ struct main_ctx {
 	struct lease		 lease;
 	struct source		 source;
 	struct server		 server;
+	struct evhttp		*http;
 	struct event		*sigterm;
 	struct event		*sigint;
 	struct event		*drain_tick;
@@ -183,12 +185,19 @@ main(int argc, char **argv)
 		goto out;
 	}
 	m.listening = true;
+	if (!http_init(&m.http, m.base, &m.server, m.cfg.http_host, m.cfg.http_port, err,
+	    sizeof(err))) {
+		log_error("%s", err);
+		rc = 1;
+		goto out;
+	}
 	lease_start(&m.lease);
 	source_update_mode(&m.source);
 	event_base_dispatch(m.base);
 	log_info("idserver stopped");
 	rc = 0;
 out:
+	http_free(m.http);
 	if (m.listening)
 		server_free(&m.server);
 	tier_free(&m.tier);

@@ -3,7 +3,8 @@
 . "$(dirname "$0")/lib.sh"
 
 pair_up
-idserver_start svc "$SVC_PORT"
+HTTP_PORT=$((SVC_PORT + 100))
+idserver_start svc "$SVC_PORT" --http_port "$HTTP_PORT"
 
 # The README's example: echo ID | nc -N prints one ID and exits.
 out=$(echo ID | timeout 10 nc -N 127.0.0.1 "$SVC_PORT")
@@ -50,4 +51,19 @@ out=$(q "$SVC_PORT" "$long\nPING\n")
 for w in ID IDS BLOCK DECODE STATS PING HELP QUIT; do
 	q "$SVC_PORT" 'HELP\n' | grep -q "^$w " || fail "HELP lacks $w"
 done
+# The same numbers over HTTP: /stats is JSON holding every STATS name; /health is 200.
+http() { printf 'GET %s HTTP/1.0\r\n\r\n' "$1" | timeout 5 nc -N 127.0.0.1 "$HTTP_PORT"; }
+[[ "$(http /health | head -n 1)" == "HTTP/1."?" 200"* ]] || fail "/health: $(http /health | head -n 1)"
+http /health | grep -q '"mode": "ticket"' || fail "/health body"
+http /stats | sed '1,/^\r$/d' >"$T_DIR/stats.json"
+q "$SVC_PORT" 'STATS\n' | awk '$1 == "STAT" { print $2 }' >"$T_DIR/stat-names.txt"
+python3 - "$T_DIR/stats.json" "$T_DIR/stat-names.txt" <<'PY' || fail "/stats JSON does not match STATS"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = open(sys.argv[2]).read().split()
+missing = [n for n in names if n not in d]
+assert not missing and len(d) == len(names), missing
+assert d["mode"] == "ticket" and d["block_size"] == 65536, d
+PY
+[[ "$(http /nope | head -n 1)" == "HTTP/1."?" 404"* ]] || fail "unknown path not 404"
 log "ok"

@@ -5,7 +5,9 @@
 . "$(dirname "$0")/lib.sh"
 
 pair_up
-idserver_start svc "$SVC_PORT" --lease_window_ms 3000 --lease_extend_ms 500
+HTTP_PORT=$((SVC_PORT + 100))
+idserver_start svc "$SVC_PORT" --lease_window_ms 3000 --lease_extend_ms 500 --http_port "$HTTP_PORT"
+health() { printf 'GET /health HTTP/1.0\r\n\r\n' | timeout 5 nc -N 127.0.0.1 "$HTTP_PORT" | head -n 1 | cut -d' ' -f2; }
 st() { stat "$SVC_PORT" "$1"; }
 wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
 worker=$(st lease_worker)
@@ -19,6 +21,7 @@ sleep 0.6
 end=$(st lease_window_end)
 wait_for "ERR UNAVAILABLE once the window is over" 8 bash -c "[ \"\$(printf 'ID\n' | nc -N 127.0.0.1 $SVC_PORT | cut -d' ' -f1-2)\" = 'ERR UNAVAILABLE' ]"
 [ "$(st mode)" = down ] || fail "mode $(st mode) after the window ran out, want down"
+[ "$(health)" = 503 ] || fail "/health says $(health) while down"
 msg=$(q "$SVC_PORT" 'BLOCK 10\n')
 [[ "$msg" == "ERR UNAVAILABLE no ticket server reachable and no valid Snowflake lease window" ]] ||
 	fail "past the window: '$msg'"
@@ -50,6 +53,7 @@ PY
 # A server returns: tickets again, and a window again.
 db_start even
 wait_for "ticket mode" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"mode\"{print \$3}')\" = ticket ]"
+[ "$(health)" = 200 ] || fail "/health says $(health) after recovery"
 id=$(q "$SVC_PORT" 'ID\n')
 [[ "$id" =~ ^[0-9]+$ ]] && [ "$id" -lt 9007199254740992 ] || fail "after recovery: '$id'"
 wait_for "lease window again" 10 bash -c "[ \$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"lease_window_end\"{print \$3}') -gt $end ]"
