@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run-all.sh - what `make test` runs: build, unit tests, a sanitizer build with
-# the unit tests and the protocol tests, the integration tests; then a summary.
+# the unit tests and several integration tests, all integration tests; a summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 results=()
@@ -25,8 +25,10 @@ step() {
 step "build (warnings are errors)" make -s all
 step "unit tests (cmocka)" make -s unit
 step "sanitizer build + unit tests (ASan/UBSan)" make -s sanitize
-step "protocol tests on the sanitizer build" tests/integration/run.sh build/asan \
-	tests/integration/test_netcat.sh tests/integration/test_nasty.sh
+step "integration tests on the sanitizer build" tests/integration/run.sh build/asan \
+	tests/integration/test_netcat.sh tests/integration/test_nasty.sh \
+	tests/integration/test_failover.sh tests/integration/test_fallback.sh \
+	tests/integration/test_lease.sh tests/integration/test_window.sh
 step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
 
 echo

@@ -40,6 +40,11 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	pair_down
+	# A sanitizer build reports into the service logs: any report fails the test.
+	if grep -l -E 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$T_DIR"/*.log >/dev/null 2>&1; then
+		log "FAIL: sanitizer report in $(grep -l -E 'Sanitizer|runtime error:' "$T_DIR"/*.log | tr '\n' ' ')"
+		rc=1
+	fi
 	if [ $rc -ne 0 ]; then
 		log "logs in $T_DIR"
 		for f in "$T_DIR"/*.log; do
