@@ -495,8 +495,6 @@ client_exec(struct client *c, const char *line, size_t len)
 		TAILQ_INSERT_TAIL(&srv->parked, c, park_entry);
 		return CLIENT_WAIT;
 	}
-	if (c->waited && st == SOURCE_OK && srv->source->mode != SOURCE_MODE_TICKET)
-		srv->stats.wait_fallbacks++;
 	c->waited = false;
 	evtimer_del(c->park);
 	srv->stats.requests++;

@@ -53,7 +53,11 @@ static const struct config_key config_keys[] = {
 	    "first retry delay for a down server (doubles each failure)" },
 	{ "reprobe_max_ms", U(reprobe_max_ms), "2000", 1, 600000, "largest retry delay" },
 	{ "prefetch_blocks", U(prefetch_blocks), "2", 1, 16,
-	    "fetch a ticket when fewer than this many blocks are buffered or in flight" },
+	    "keep at least this many blocks buffered or in flight" },
+	{ "prefetch_lead_ms", U(prefetch_lead_ms), "250", 0, 60000,
+	    "... and enough for this long at the recent request rate" },
+	{ "prefetch_max_blocks", U(prefetch_max_blocks), "16", 1, 48,
+	    "upper bound of the rate-driven prefetch (what a crash may waste)" },
 	{ "refill_wait_ms", U(refill_wait_ms), "50", 0, 10000,
 	    "how long a request waits for a refill before the fallback serves it" },
 	{ "block_size", U(block_size), "0", 0, UINT32_MAX,
@@ -257,6 +261,11 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
 		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
 		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);
+		return false;
+	}
+	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks) {
+		snprintf(err, errlen, "prefetch_max_blocks (%u) is below prefetch_blocks (%u)",
+		    cfg->prefetch_max_blocks, cfg->prefetch_blocks);
 		return false;
 	}
 	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {

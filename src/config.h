@@ -28,6 +28,8 @@ struct config {
 	unsigned	 reprobe_min_ms;
 	unsigned	 reprobe_max_ms;
 	unsigned	 prefetch_blocks;
+	unsigned	 prefetch_max_blocks;
+	unsigned	 prefetch_lead_ms;
 	unsigned	 refill_wait_ms;
 	unsigned	 block_size;
 	unsigned	 max_clients;

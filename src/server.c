@@ -63,6 +63,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *
     int salen, void *arg)
 {
 	static const char full[] = "ERR UNAVAILABLE too many connections (max_clients)\n";
+	static const char bye[] = "ERR UNAVAILABLE shutting down\n";
 	struct server *srv = arg;
 	int one = 1;
 
@@ -70,8 +71,10 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *
 	(void)sa;
 	(void)salen;
 	if (srv->draining || srv->nclients >= srv->cfg->max_clients) {
+		const char *msg = srv->draining ? bye : full;
+
 		srv->stats.conns_rejected++;
-		if (write(fd, full, sizeof(full) - 1) < 0) {
+		if (write(fd, msg, strlen(msg)) < 0) {
 			/* Nothing more to tell a peer we are rejecting anyway. */
 		}
 		evutil_closesocket(fd);

@@ -27,7 +27,6 @@ struct server_counters {
 	uint64_t	err_unavailable;
 	uint64_t	err_clock;
 	uint64_t	waits;		/* requests that waited for a refill */
-	uint64_t	wait_fallbacks;	/* ... and then went to the fallback */
 };
 
 struct server {

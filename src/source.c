@@ -26,6 +26,7 @@ source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct l
 	s->mode = SOURCE_MODE_DOWN;
 	s->stats.ids_ticket = 0;
 	s->stats.ids_fallback = 0;
+	s->stats.late_refills = 0;
 	s->stats.mode_changes = 0;
 }
 
@@ -102,6 +103,8 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_ms
 	case SNOWFLAKE_OK:
 		*first = r.first;
 		s->stats.ids_fallback += n;
+		if (tier_any_up(s->tier))
+			s->stats.late_refills++;
 		return SOURCE_OK;
 	case SNOWFLAKE_WAIT:
 		*wait_ms = 1;	/* this millisecond's sequence is used up */

@@ -29,6 +29,7 @@ enum source_mode {
 struct source_counters {
 	uint64_t	ids_ticket;
 	uint64_t	ids_fallback;
+	uint64_t	late_refills;	/* fallback answers while a ticket server was up */
 	uint64_t	mode_changes;
 };
 

@@ -126,9 +126,10 @@ stats_emit(struct server *srv, stats_fn fn, void *arg)
 	stats_u64(&o, "ids_ticket", src->stats.ids_ticket);
 	stats_u64(&o, "ids_fallback", src->stats.ids_fallback);
 	stats_u64(&o, "ids_buffered", pool_available(&t->pool));
+	stats_u64(&o, "prefetch_target", t->target);
 	stats_u64(&o, "ids_dropped", t->ids_dropped);
 	stats_u64(&o, "refill_waits", srv->stats.waits);
-	stats_u64(&o, "refill_wait_fallbacks", srv->stats.wait_fallbacks);
+	stats_u64(&o, "refill_late_fallbacks", src->stats.late_refills);
 	stats_u64(&o, "mode_changes", src->stats.mode_changes);
 	stats_u64(&o, "err_badreq", srv->stats.err_badreq);
 	stats_u64(&o, "err_range", srv->stats.err_range);

@@ -12,6 +12,10 @@
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
 static unsigned	tier_in_flight(const struct tier *t);
+static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
+static void	tier_retarget(struct tier *t);
+
+#define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
 /* Sets up both servers from the config; nothing connects until tier_start(). */
 bool
@@ -25,6 +29,11 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	pool_init(&t->pool);
 	t->expect_block = cfg->block_size;
 	t->prefetch_blocks = cfg->prefetch_blocks;
+	t->prefetch_max_blocks = cfg->prefetch_max_blocks;
+	t->prefetch_lead_ms = cfg->prefetch_lead_ms;
+	t->rate_tick = event_new(base, -1, EV_PERSIST, tier_rate_cb, t);
+	if (t->rate_tick == NULL)
+		return false;
 	t->on_change = on_change;
 	t->arg = arg;
 	t->last_used = TIER_EVEN;
@@ -47,6 +56,8 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 void
 tier_free(struct tier *t)
 {
+	if (t->rate_tick != NULL)
+		event_free(t->rate_tick);
 	ticket_free(&t->srv[TIER_ODD]);
 	ticket_free(&t->srv[TIER_EVEN]);
 }
@@ -54,8 +65,41 @@ tier_free(struct tier *t)
 void
 tier_start(struct tier *t)
 {
+	struct timeval tv = { 0, TIER_RATE_MS * 1000 };
+
+	event_add(t->rate_tick, &tv);
 	ticket_start(&t->srv[TIER_ODD]);
 	ticket_start(&t->srv[TIER_EVEN]);
+}
+
+/*
+ * The prefetch target: prefetch_blocks blocks at least, or prefetch_lead_ms of
+ * IDs at the recent rate, at most prefetch_max_blocks blocks. The rate is a
+ * decaying peak, so a burst raises the target at once and it relaxes slowly.
+ */
+static void
+tier_retarget(struct tier *t)
+{
+	double want = t->rate * t->prefetch_lead_ms / 1000.0;
+	uint64_t lo = t->prefetch_blocks * t->block_size;
+	uint64_t hi = t->prefetch_max_blocks * t->block_size;
+
+	t->target = want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
+}
+
+/* Samples the rate of IDs handed out from the pool. */
+static void
+tier_rate_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct tier *t = arg;
+	double now = (double)(t->taken - t->taken_mark) * (1000.0 / TIER_RATE_MS);
+
+	(void)fd;
+	(void)what;
+	t->taken_mark = t->taken;
+	t->rate = now > t->rate * 0.9 ? now : t->rate * 0.9;
+	tier_retarget(t);
+	tier_prefetch(t);
 }
 
 /* Tickets requested and not yet answered. */
@@ -105,8 +149,7 @@ tier_prefetch(struct tier *t)
 		unsigned next = t->last_used ^ 1;
 		struct ticket_server *s;
 
-		if (have >= t->prefetch_blocks * t->block_size &&
-		    !(t->demand && tier_in_flight(t) == 0))
+		if (have >= t->target && !(t->demand && tier_in_flight(t) == 0))
 			return;
 		if (t->pool.count >= POOL_RANGES_MAX - 2)
 			return;
@@ -127,6 +170,8 @@ tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
 {
 	bool ok = pool_take_ids(&t->pool, n, out);
 
+	if (ok)
+		t->taken += n;
 	tier_prefetch(t);
 	return ok;
 }
@@ -137,7 +182,9 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 {
 	bool ok = pool_take_block(&t->pool, n, first);
 
-	if (!ok)
+	if (ok)
+		t->taken += n;
+	else
 		t->demand = true;
 	tier_prefetch(t);
 	return ok;
@@ -169,6 +216,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			return false;
 		}
 		t->block_size = s->block_size;
+		tier_retarget(t);
 		break;
 	case TICKET_EV_TICKET:
 		if (!pool_add(&t->pool, layout_ticket_first(ticket, t->block_size),

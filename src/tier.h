@@ -24,7 +24,14 @@ struct tier {
 	struct pool		 pool;
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
-	unsigned		 prefetch_blocks;
+	unsigned		 prefetch_blocks;	/* the floor of the target */
+	unsigned		 prefetch_max_blocks;	/* its ceiling */
+	unsigned		 prefetch_lead_ms;
+	uint64_t		 target;	/* IDs to keep buffered or in flight */
+	uint64_t		 taken;		/* IDs handed out, ever */
+	uint64_t		 taken_mark;	/* ... at the last rate sample */
+	double			 rate;		/* IDs/s, decaying peak */
+	struct event		*rate_tick;
 	unsigned		 last_used;	/* server of the last fetch, for alternation */
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
