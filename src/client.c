@@ -8,7 +8,6 @@
 #include "client.h"
 
 #include <sys/socket.h>
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +20,8 @@
 #include "server.h"
 #include "stats.h"
 
-#define CLIENT_OUT_MIN	4096
+#define CLIENT_OUT_MIN	4096	/* first output buffer; freed again when idle and big */
 #define CLIENT_LINGER_MS 2000	/* wait for the peer's EOF after we close */
-#define CLIENT_REPLY_MAX (PROTO_IDS_MAX * (PROTO_U64_LEN + 1) + 64)
-
 
 enum client_exec {
 	CLIENT_DONE,
@@ -342,9 +339,13 @@ client_process(struct client *c)
 		size_t avail = c->in_len - c->in_off, len;
 		enum client_exec r;
 
-		if (c->out_len - c->out_off >= cfg->max_output_bytes)
-			break;
-		if (handled >= cfg->max_requests_per_event) {
+		/*
+		 * Replies over their bound, or our share of this turn used up: come
+		 * back after the next poll. The rest of the input may already be
+		 * here, with no read event to come for it.
+		 */
+		if (c->out_len - c->out_off >= cfg->max_output_bytes ||
+		    handled >= cfg->max_requests_per_event) {
 			yielded = true;
 			break;
 		}

@@ -3,7 +3,8 @@
 . "$(dirname "$0")/lib.sh"
 
 pair_up
-idserver_start svc "$SVC_PORT"
+# The smallest output bound, so pipelined big replies hit it.
+idserver_start svc "$SVC_PORT" --max_output_bytes 65536 --max_requests_per_event 16
 
 n=0
 while IFS=$'\t' read -r req want; do
@@ -26,6 +27,18 @@ out=$(head -c 5000 /dev/zero | tr '\0' 'x' | timeout 10 nc -N 127.0.0.1 "$SVC_PO
 # Exactly 1024 bytes is still a (bad) request, not a long line.
 out=$(q "$SVC_PORT" "$(head -c 1024 /dev/zero | tr '\0' 'y')\nPING\n" | tail -n 1)
 [ "$out" = PONG ] || fail "1024-byte line closed the connection"
+
+# 3,000 pipelined IDS 1000 (52 MB of replies, input already all buffered): the
+# output bound pauses the client, never loses a request; every reply complete.
+for _ in $(seq 3000); do echo 'IDS 1000'; done | timeout 60 nc -N 127.0.0.1 "$SVC_PORT" |
+	python3 -c '
+import sys
+n = 0
+for line in sys.stdin:
+    ids = list(map(int, line.split()))
+    assert len(ids) == 1000 and ids == sorted(set(ids)), "bad reply %d" % n
+    n += 1
+sys.exit(0 if n == 3000 else "%d replies to 3000 requests" % n)' || fail "pipelined big replies"
 
 # The service survived all of it.
 [ "$(q "$SVC_PORT" 'PING\n')" = PONG ] || fail "service stopped answering"
