@@ -10,14 +10,15 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev \
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
 	    -Wformat=2 -Wundef -Wvla -Wwrite-strings -Wnull-dereference
-CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP
+# OPT is the optimisation; the flags below apply even when CFLAGS is given.
+OPT      ?= -O2 -g
+override CFLAGS += $(OPT) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SAN      ?=
 ifneq ($(SAN),)
-CFLAGS   += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS  += -fsanitize=$(SAN)
+override CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+override LDFLAGS += -fsanitize=$(SAN)
 endif
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
@@ -70,7 +71,7 @@ unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
 sanitize:
-	$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined CFLAGS="-O1 -g" all unit
+	$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined OPT="-O1 -g" all unit
 
 integration: all
 	tests/integration/run.sh $(BUILD)
