@@ -86,6 +86,17 @@ idserver_start() {
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 
+# drain_pool PORT: takes buffered ticket IDs (BLOCK 4096 at a time) until fewer
+# than 1000 are left, so the next IDS 1000 comes from the fallback.
+drain_pool() {
+	local i
+	for i in $(seq 1 40); do
+		[ "$(stat "$1" ids_buffered)" -ge 1000 ] || return 0
+		for _ in $(seq 500); do echo 'BLOCK 4096'; done | timeout 30 nc -N 127.0.0.1 "$1" >/dev/null
+	done
+	fail "port $1 still has $(stat "$1" ids_buffered) ticket IDs buffered"
+}
+
 # wait_for DESCRIPTION SECONDS COMMAND...: polls until COMMAND succeeds.
 wait_for() {
 	local what=$1 secs=$2 i

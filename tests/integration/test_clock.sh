@@ -62,6 +62,7 @@ st() { stat "$B" "$1"; }
 mint() { for _ in $(seq "$1"); do echo 'IDS 1000'; done | timeout 30 nc -N 127.0.0.1 "$B"; }
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 wait_for "fallback" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $B | awk '\$2==\"mode\"{print \$3}')\" = fallback ]"
+drain_pool "$B"
 mint 300 | to_ranges "$T_DIR/ids.txt"
 
 # A small backward step (1 s, tolerance 2 s): absorbed, IDs keep coming.
@@ -73,8 +74,8 @@ printf '%s\n' "$out" | to_ranges "$T_DIR/ids.txt"
 log "1 s backward step absorbed"
 
 # 3. A large step (the 10 s-fast clock corrected) while no server answers:
-# ERR CLOCK, nothing minted. (IDS 1000: more than the few ticket IDs still
-# buffered, so the fallback answers.)
+# ERR CLOCK, nothing minted. (IDS 1000: more than the ticket IDs still
+# buffered after drain_pool, so the fallback answers.)
 set_clock "+0"
 out=$(q "$B" 'IDS 1000\nIDS 1000\n')
 [ "$(grep -c '^ERR CLOCK ' <<<"$out")" = 2 ] || fail "large step: '$out'"
@@ -89,6 +90,7 @@ w2=$(st lease_worker)
 log "fresh worker $w2 (was $w1)"
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 wait_for "fallback again" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $B | awk '\$2==\"mode\"{print \$3}')\" = fallback ]"
+drain_pool "$B"
 out=$(mint 300)
 ! grep -q '^ERR' <<<"$out" || fail "after the fresh claim: $(grep -m1 '^ERR' <<<"$out")"
 printf '%s\n' "$out" | to_ranges "$T_DIR/ids.txt"

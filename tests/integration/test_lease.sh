@@ -26,8 +26,9 @@ grep -q ":${svc2_PID}:" <<<"$(row "$w2")" || fail "worker $w2's holder is not sv
 # svc2 mints in fallback while both servers are down, then shuts down cleanly.
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 wait_for "svc2 in fallback" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $P2 | awk '\$2==\"mode\"{print \$3}')\" = fallback ]"
-# Past the buffered ticket IDs (at most a few blocks) into Snowflake ones.
-last=$(for _ in $(seq 400); do echo 'IDS 1000'; done | timeout 20 nc -N 127.0.0.1 "$P2" | tail -n 1 | awk '{ print $NF }')
+# Past the buffered ticket IDs into Snowflake ones.
+drain_pool "$P2"
+last=$(q "$P2" 'IDS 1000\n' | awk '{ print $NF }')
 [ "$last" -ge 9007199254740992 ] || fail "svc2 minted no Snowflake ID ($last)"
 last_ts=$(python3 -c "print($last >> 22)")
 db_start odd

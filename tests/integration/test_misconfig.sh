@@ -23,10 +23,10 @@ expect_refusal() {
 # Different B on the two servers.
 db_sql even "UPDATE idgen.idgen_meta SET block_size = 4096"
 expect_refusal "different B" "both servers must use the same B"
-db_sql even "UPDATE idgen.idgen_meta SET block_size = 65536"
+db_sql even "UPDATE idgen.idgen_meta SET block_size = 1048576"
 
 # A block_size setting that disagrees with the pair.
-expect_refusal "block_size setting" "block_size is set to 131072" --block_size 131072
+expect_refusal "block_size setting" "block_size is set to 2097152" --block_size 2097152
 
 # Same parity: the even server reconfigured as a second odd one.
 db_sql even "SET GLOBAL auto_increment_offset = 1"

@@ -14,7 +14,8 @@ log "echo ID | nc -N -> $out"
 
 # DECODE names the block and the server, consistent with B from the meta row.
 b=$(stat "$SVC_PORT" block_size)
-[ "$b" = 65536 ] || fail "block_size $b, schema says 65536"
+want=$(grep -oE 'VALUES \(1, 1, [0-9]+' "$ROOT/schema/20-odd.sql" | awk '{ print $4 }')
+[ "$b" = "$want" ] || fail "block_size $b, schema says $want"
 dec=$(q "$SVC_PORT" 'DECODE %s\n' "$out")
 t=$((out / b))
 par=$([ $((t % 2)) = 1 ] && echo odd || echo even)
@@ -63,7 +64,7 @@ d = json.load(open(sys.argv[1]))
 names = open(sys.argv[2]).read().split()
 missing = [n for n in names if n not in d]
 assert not missing and len(d) == len(names), missing
-assert d["mode"] == "ticket" and d["block_size"] == 65536, d
+assert d["mode"] == "ticket" and d["block_size"] == 1048576, d
 PY
 [[ "$(http /nope | head -n 1)" == "HTTP/1."?" 404"* ]] || fail "unknown path not 404"
 log "ok"
