@@ -133,9 +133,9 @@ tier_settled(const struct tier *t)
 }
 
 /*
- * Keeps prefetch_blocks blocks buffered or in flight, one request per server,
- * alternating so both carry load. A waiting BLOCK that no buffered range can
- * hold (demand) gets a fetch even when the count looks sufficient.
+ * Keeps the target (tier_retarget) buffered or in flight, one request per
+ * server, alternating so both carry load. A waiting BLOCK that no buffered
+ * range can hold (demand) gets a fetch even when the count looks sufficient.
  */
 void
 tier_prefetch(struct tier *t)
