@@ -20,7 +20,6 @@
 #include "server.h"
 #include "stats.h"
 
-#define CLIENT_OUT_MIN	4096	/* first output buffer; freed again when idle and big */
 #define CLIENT_LINGER_MS 2000	/* wait for the peer's EOF after we close */
 
 enum client_exec {
@@ -57,6 +56,8 @@ client_new(struct server *srv, evutil_socket_t fd)
 	}
 	c->srv = srv;
 	c->fd = fd;
+	c->out = c->out_inline;
+	c->out_cap = sizeof(c->out_inline);
 	c->rev = event_new(srv->base, fd, EV_READ | EV_PERSIST, client_read_cb, c);
 	c->wev = event_new(srv->base, fd, EV_WRITE, client_write_cb, c);
 	c->park = evtimer_new(srv->base, client_park_cb, c);
@@ -94,7 +95,8 @@ client_free(struct client *c)
 	if (c->park != NULL)
 		event_free(c->park);
 	evutil_closesocket(c->fd);
-	free(c->out);
+	if (c->out != c->out_inline)
+		free(c->out);
 	free(c);
 }
 
@@ -111,31 +113,40 @@ client_set_reading(struct client *c, bool on)
 		event_del(c->rev);
 }
 
-/* Makes room for n more output bytes; returns where to write them. */
+/*
+ * Makes room for n more output bytes; returns where to write them. Replies
+ * start in the inline buffer; a burst moves to the heap until it is flushed.
+ */
 static char *
 client_reserve(struct client *c, size_t n)
 {
+	size_t pending, cap;
+	char *p;
+
 	if (c->out_off > 0 && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
-	if (c->out_len + n > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : CLIENT_OUT_MIN;
-		char *p;
-
-		if (c->out_off > 0) {
-			memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-			c->out_len -= c->out_off;
-			c->out_off = 0;
-		}
-		while (c->out_len + n > cap)
-			cap *= 2;
-		if (cap != c->out_cap) {
-			p = realloc(c->out, cap);
-			if (p == NULL)
-				return NULL;
-			c->out = p;
-			c->out_cap = cap;
-		}
+	if (c->out_len + n <= c->out_cap)
+		return c->out + c->out_len;
+	pending = c->out_len - c->out_off;
+	if (c->out_off > 0) {
+		memmove(c->out, c->out + c->out_off, pending);
+		c->out_len = pending;
+		c->out_off = 0;
+		if (c->out_len + n <= c->out_cap)
+			return c->out + c->out_len;
 	}
+	for (cap = c->out_cap * 2; c->out_len + n > cap; cap *= 2)
+		;
+	if (c->out == c->out_inline) {
+		p = malloc(cap);
+		if (p != NULL)
+			memcpy(p, c->out, c->out_len);
+	} else
+		p = realloc(c->out, cap);
+	if (p == NULL)
+		return NULL;
+	c->out = p;
+	c->out_cap = cap;
 	return c->out + c->out_len;
 }
 
@@ -314,11 +325,11 @@ client_flush(struct client *c)
 		return false;
 	}
 	c->out_off = c->out_len = 0;
-	/* A burst left a big buffer behind: give it back while idle. */
-	if (c->out_cap > 16 * CLIENT_OUT_MIN) {
+	/* All flushed: a burst's heap buffer goes back, idle clients stay small. */
+	if (c->out != c->out_inline) {
 		free(c->out);
-		c->out = NULL;
-		c->out_cap = 0;
+		c->out = c->out_inline;
+		c->out_cap = sizeof(c->out_inline);
 	}
 	return true;
 }
@@ -419,7 +430,7 @@ client_exec(struct client *c, const char *line, size_t len)
 	enum source_status st = SOURCE_OK;
 	uint64_t ids[PROTO_IDS_MAX], first;
 	const char *why = "";
-	unsigned wait_ms = 0, i;
+	unsigned wait_us = 0, i;
 	char *p, *q;
 
 	switch (proto_parse(line, len, &req, &why)) {
@@ -438,7 +449,7 @@ client_exec(struct client *c, const char *line, size_t len)
 	case PROTO_ID:
 	case PROTO_IDS:
 		i = req.cmd == PROTO_ID ? 1 : (unsigned)req.arg;
-		st = source_ids(srv->source, i, ids, c->waited, &wait_ms, &why);
+		st = source_ids(srv->source, i, ids, c->waited, &wait_us, &why);
 		if (st != SOURCE_OK)
 			break;
 		p = q = client_reserve(c, (size_t)i * (PROTO_U64_LEN + 1) + 1);
@@ -453,7 +464,7 @@ client_exec(struct client *c, const char *line, size_t len)
 		c->out_len += (size_t)(q - p);
 		break;
 	case PROTO_BLOCK:
-		st = source_block(srv->source, (unsigned)req.arg, &first, c->waited, &wait_ms,
+		st = source_block(srv->source, (unsigned)req.arg, &first, c->waited, &wait_us,
 		    &why);
 		if (st != SOURCE_OK)
 			break;
@@ -486,7 +497,7 @@ client_exec(struct client *c, const char *line, size_t len)
 	if (st == SOURCE_WAIT) {
 		/* A wake-up that brought nothing keeps the original deadline. */
 		if (!evtimer_pending(c->park, NULL)) {
-			struct timeval tv = { wait_ms / 1000, (wait_ms % 1000) * 1000 };
+			struct timeval tv = { wait_us / 1000000, wait_us % 1000000 };
 
 			if (!c->waited)
 				srv->stats.waits++;

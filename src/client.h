@@ -13,6 +13,7 @@
 #include "proto.h"
 
 #define CLIENT_IN_SIZE	(4 * PROTO_LINE_MAX)	/* holds at least one maximal line */
+#define CLIENT_OUT_INLINE 2048			/* small replies need no allocation */
 
 struct server;
 
@@ -24,7 +25,7 @@ struct client {
 	struct event		*rev;
 	struct event		*wev;
 	struct event		*park;		/* bounded wait for IDs */
-	char			*out;
+	char			*out;		/* out_inline, or a heap buffer for bursts */
 	size_t			 out_len;
 	size_t			 out_off;
 	size_t			 out_cap;
@@ -36,6 +37,7 @@ struct client {
 	bool			 waited;	/* the parked request's refill wait expired */
 	bool			 reading;
 	char			 in[CLIENT_IN_SIZE];
+	char			 out_inline[CLIENT_OUT_INLINE];
 };
 
 

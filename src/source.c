@@ -7,27 +7,38 @@
  */
 #include "source.h"
 
+#include <time.h>
+
 #include "layout.h"
 #include "log.h"
 
 static enum source_status source_fallback(struct source *s, unsigned n, uint64_t *first,
-		    unsigned *wait_ms, const char **why);
+		    unsigned *wait_us, const char **why);
 static bool	source_must_wait(struct source *s, bool may_fallback);
 
 void
 source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct lease *lease,
-    int64_t (*clock_ms)(void), unsigned refill_wait_ms)
+    int64_t (*clock_us)(void), unsigned refill_wait_ms)
 {
 	s->tier = tier;
 	s->gen = gen;
 	s->lease = lease;
-	s->clock_ms = clock_ms;
+	s->clock_us = clock_us;
 	s->refill_wait_ms = refill_wait_ms;
 	s->mode = SOURCE_MODE_DOWN;
 	s->stats.ids_ticket = 0;
 	s->stats.ids_fallback = 0;
 	s->stats.late_refills = 0;
 	s->stats.mode_changes = 0;
+}
+
+int64_t
+source_clock_real_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 const char *
@@ -53,7 +64,7 @@ source_update_mode(struct source *s)
 
 	if (tier_any_up(s->tier))
 		m = SOURCE_MODE_TICKET;
-	else if (layout_ts_from_unix_ms(s->clock_ms(), &now) && lease_valid(s->lease, now))
+	else if (layout_ts_from_unix_ms(s->clock_us() / 1000, &now) && lease_valid(s->lease, now))
 		m = SOURCE_MODE_FALLBACK;
 	if (m == s->mode)
 		return;
@@ -88,14 +99,15 @@ source_must_wait(struct source *s, bool may_fallback)
 
 /* n consecutive Snowflake IDs of one millisecond, or why not. */
 static enum source_status
-source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_ms,
+source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us,
     const char **why)
 {
 	struct snowflake_range r;
+	int64_t us = s->clock_us(), next_us;
 	uint64_t now = 0;
 	enum snowflake_status st;
 
-	if (!layout_ts_from_unix_ms(s->clock_ms(), &now))
+	if (!layout_ts_from_unix_ms(us / 1000, &now))
 		now = 0;	/* before the epoch: the generator refuses with CLOCK */
 	st = snowflake_take(s->gen, now, n, true, &r);
 	source_update_mode(s);
@@ -107,7 +119,10 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_ms
 			s->stats.late_refills++;
 		return SOURCE_OK;
 	case SNOWFLAKE_WAIT:
-		*wait_ms = 1;	/* this millisecond's sequence is used up */
+		/* This millisecond's sequence is used up: wake exactly at the next one. */
+		next_us = layout_ts_to_unix_ms(snowflake_last_ts(s->gen) + 1) * 1000;
+		*wait_us = next_us - us < 10 ? 10 : next_us - us > 1000000 ? 1000000 :
+		    (unsigned)(next_us - us);
 		return SOURCE_WAIT;
 	case SNOWFLAKE_CLOCK:
 		lease_clock_stepped(s->lease);
@@ -124,7 +139,7 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_ms
 }
 
 enum source_status
-source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsigned *wait_ms,
+source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsigned *wait_us,
     const char **why)
 {
 	enum source_status st;
@@ -136,11 +151,11 @@ source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsig
 		return SOURCE_OK;
 	}
 	if (source_must_wait(s, may_fallback)) {
-		*wait_ms = s->refill_wait_ms;
+		*wait_us = s->refill_wait_ms * 1000;
 		return SOURCE_WAIT;
 	}
 	/* One millisecond holds 4096 >= IDS_MAX: an IDS reply is one ascending run. */
-	st = source_fallback(s, n, &first, wait_ms, why);
+	st = source_fallback(s, n, &first, wait_us, why);
 	if (st == SOURCE_OK)
 		for (i = 0; i < n; i++)
 			out[i] = first + i;
@@ -149,15 +164,15 @@ source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsig
 
 enum source_status
 source_block(struct source *s, unsigned n, uint64_t *first, bool may_fallback,
-    unsigned *wait_ms, const char **why)
+    unsigned *wait_us, const char **why)
 {
 	if (tier_take_block(s->tier, n, first)) {
 		s->stats.ids_ticket += n;
 		return SOURCE_OK;
 	}
 	if (source_must_wait(s, may_fallback)) {
-		*wait_ms = s->refill_wait_ms;
+		*wait_us = s->refill_wait_ms * 1000;
 		return SOURCE_WAIT;
 	}
-	return source_fallback(s, n, first, wait_ms, why);
+	return source_fallback(s, n, first, wait_us, why);
 }

@@ -15,7 +15,7 @@
 
 enum source_status {
 	SOURCE_OK,
-	SOURCE_WAIT,		/* retry after *wait_ms (a refill or the next ms is coming) */
+	SOURCE_WAIT,		/* retry after *wait_us (a refill or the next ms is coming) */
 	SOURCE_UNAVAILABLE,	/* ERR UNAVAILABLE */
 	SOURCE_CLOCK,		/* ERR CLOCK */
 };
@@ -37,7 +37,7 @@ struct source {
 	struct tier		*tier;
 	struct snowflake	*gen;
 	struct lease		*lease;
-	int64_t			(*clock_ms)(void);	/* unix ms; injectable */
+	int64_t			(*clock_us)(void);	/* unix us; injectable */
 	unsigned		 refill_wait_ms;
 	enum source_mode	 mode;
 	bool			 stalled;	/* a refill wait expired ... */
@@ -46,20 +46,23 @@ struct source {
 };
 
 void		source_init(struct source *s, struct tier *tier, struct snowflake *gen,
-		    struct lease *lease, int64_t (*clock_ms)(void), unsigned refill_wait_ms);
+		    struct lease *lease, int64_t (*clock_us)(void), unsigned refill_wait_ms);
 
 /*
  * n IDs ascending into out, or a dense block of n. may_fallback is set once the
  * request has waited refill_wait_ms for the tier. why explains a refusal.
  */
 enum source_status source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback,
-		    unsigned *wait_ms, const char **why);
+		    unsigned *wait_us, const char **why);
 enum source_status source_block(struct source *s, unsigned n, uint64_t *first,
-		    bool may_fallback, unsigned *wait_ms, const char **why);
+		    bool may_fallback, unsigned *wait_us, const char **why);
 
 /* Recomputes the mode after a health change; logs a transition. */
 void		source_update_mode(struct source *s);
 
 const char	*source_mode_name(enum source_mode m);
+
+/* The real clock: unix us from CLOCK_REALTIME. */
+int64_t		source_clock_real_us(void);
 
 #endif

@@ -76,7 +76,11 @@ idserver_start() {
 	PIDS+=("$pid")
 	eval "${name}_PID=$pid"
 	for i in $(seq 1 100); do
-		if [ "$(q "$port" 'PING\n' 2>/dev/null)" = PONG ]; then return 0; fi
+		if [ "$(q "$port" 'PING\n' 2>/dev/null)" = PONG ]; then
+			# Ours answering, not a stray process already on the port.
+			[ "$(stat "$port" pid)" = "$pid" ] || fail "port $port is served by another process"
+			return 0
+		fi
 		alive "$pid" || fail "$name exited at start: $(tail -n 3 "$T_DIR/$name.log")"
 		sleep 0.1
 	done
