@@ -455,11 +455,7 @@ client_exec(struct client *c, const char *line, size_t len)
 		p = q = client_reserve(c, (size_t)i * (PROTO_U64_LEN + 1) + 1);
 		if (p == NULL)
 			return CLIENT_CLOSE;
-		for (unsigned k = 0; k < i; k++) {
-			if (k > 0)
-				*q++ = ' ';
-			q += proto_u64(q, ids[k]);
-		}
+		q += proto_ids(q, ids, i);
 		*q++ = '\n';
 		c->out_len += (size_t)(q - p);
 		break;
@@ -493,6 +489,13 @@ client_exec(struct client *c, const char *line, size_t len)
 	case PROTO_QUIT:
 		srv->stats.requests++;
 		return CLIENT_CLOSE;
+	}
+	if (st == SOURCE_NEXT_MS) {
+		/* In line behind the clients already waiting for the next millisecond. */
+		c->parked = true;
+		TAILQ_INSERT_TAIL(&srv->parked, c, park_entry);
+		server_wake_after(srv, wait_us);
+		return CLIENT_WAIT;
 	}
 	if (st == SOURCE_WAIT) {
 		/* A wake-up that brought nothing keeps the original deadline. */

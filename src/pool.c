@@ -3,11 +3,9 @@
  */
 #include "pool.h"
 
-#include <stdlib.h>
-
 static struct pool_range *pool_at(struct pool *p, unsigned i);
-static void	pool_drop_empty(struct pool *p);
-static int	pool_cmp_u64(const void *a, const void *b);
+static void	pool_drop_head(struct pool *p);
+static void	pool_drop_at(struct pool *p, unsigned i);
 
 /* Empties the pool. */
 void
@@ -25,23 +23,23 @@ pool_at(struct pool *p, unsigned i)
 	return &p->r[(p->head + i) % POOL_RANGES_MAX];
 }
 
-/* Removes exhausted ranges at the head, and compacts exhausted ones elsewhere. */
+/* Removes exhausted ranges at the head: where ID and IDS consume. */
 static void
-pool_drop_empty(struct pool *p)
+pool_drop_head(struct pool *p)
 {
-	unsigned i, kept = 0;
-
 	while (p->count > 0 && pool_at(p, 0)->next == pool_at(p, 0)->end) {
 		p->head = (p->head + 1) % POOL_RANGES_MAX;
 		p->count--;
 	}
-	for (i = 0; i < p->count; i++) {
-		struct pool_range *r = pool_at(p, i);
+}
 
-		if (r->next != r->end)
-			*pool_at(p, kept++) = *r;
-	}
-	p->count = kept;
+/* Removes the exhausted range at index i (a BLOCK may empty one mid-queue). */
+static void
+pool_drop_at(struct pool *p, unsigned i)
+{
+	for (; i + 1 < p->count; i++)
+		*pool_at(p, i) = *pool_at(p, i + 1);
+	p->count--;
 }
 
 /* Appends a range at the tail. */
@@ -67,42 +65,41 @@ pool_available(const struct pool *p)
 	return p->available;
 }
 
-/* Orders uint64_t values for qsort. */
-static int
-pool_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Takes n IDs from the front, spanning ranges if needed, and returns them ascending. */
+/*
+ * Takes n IDs from the front, spanning ranges if needed, and returns them
+ * ascending. Ranges are disjoint blocks, so ordering the pieces taken by their
+ * start orders the IDs: no sort of the IDs themselves, no allocation.
+ */
 bool
 pool_take_ids(struct pool *p, unsigned n, uint64_t *out)
 {
-	unsigned got = 0, i = 0;
-	bool sorted = true;
+	struct pool_range piece[POOL_RANGES_MAX];
+	unsigned got = 0, i, k, npieces = 0;
 
 	if (n == 0 || p->available < n)
 		return false;
-	while (got < n) {
+	for (i = 0; got < n; i++) {
 		struct pool_range *r = pool_at(p, i);
+		uint64_t take = r->end - r->next;
 
-		if (r->next == r->end) {
-			i++;
+		if (take > n - got)
+			take = n - got;
+		if (take == 0)
 			continue;
-		}
-		if (got > 0 && r->next < out[got - 1])
-			sorted = false;
-		while (got < n && r->next < r->end)
-			out[got++] = r->next++;
-		i++;
+		/* Odd and even blocks interleave: keep the pieces ordered by start. */
+		for (k = npieces; k > 0 && piece[k - 1].next > r->next; k--)
+			piece[k] = piece[k - 1];
+		piece[k].next = r->next;
+		piece[k].end = r->next + take;
+		npieces++;
+		r->next += take;
+		got += (unsigned)take;
 	}
 	p->available -= n;
-	pool_drop_empty(p);
-	/* Ranges from the odd and even servers interleave; a reply is always ascending. */
-	if (!sorted)
-		qsort(out, n, sizeof(*out), pool_cmp_u64);
+	pool_drop_head(p);
+	for (got = 0, k = 0; k < npieces; k++)
+		for (uint64_t id = piece[k].next; id < piece[k].end; id++)
+			out[got++] = id;
 	return true;
 }
 
@@ -121,7 +118,8 @@ pool_take_block(struct pool *p, uint64_t n, uint64_t *first)
 			*first = r->next;
 			r->next += n;
 			p->available -= n;
-			pool_drop_empty(p);
+			if (r->next == r->end)
+				pool_drop_at(p, i);
 			return true;
 		}
 	}

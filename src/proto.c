@@ -153,3 +153,30 @@ proto_u64(char *buf, uint64_t v)
 		buf[i] = tmp[n - 1 - i];
 	return n;
 }
+
+/* Decimal IDs separated by spaces; consecutive ones by incrementing digits. */
+size_t
+proto_ids(char *buf, const uint64_t *ids, unsigned n)
+{
+	char *q = buf, *prev = NULL, *d;
+	size_t len = 0;
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		if (k > 0)
+			*q++ = ' ';
+		if (prev != NULL && ids[k] == ids[k - 1] + 1 && ids[k] != 0) {
+			memcpy(q, prev, len);
+			for (d = q + len - 1; d >= q && *d == '9'; d--)
+				*d = '0';
+			if (d >= q)
+				(*d)++;
+			else
+				len = proto_u64(q, ids[k]);	/* 999 -> 1000: one digit more */
+		} else
+			len = proto_u64(q, ids[k]);
+		prev = q;
+		q += len;
+	}
+	return (size_t)(q - buf);
+}

@@ -47,6 +47,13 @@ enum proto_status proto_parse(const char *line, size_t len, struct proto_req *re
 /* Writes v in decimal to buf (at least PROTO_U64_LEN bytes); returns the length. */
 size_t proto_u64(char *buf, uint64_t v);
 
+/*
+ * Writes n IDs separated by spaces (at most n * (PROTO_U64_LEN + 1) bytes);
+ * returns the length. A run of consecutive IDs is formatted by incrementing
+ * the previous one's digits, the common case of an IDS reply.
+ */
+size_t proto_ids(char *buf, const uint64_t *ids, unsigned n);
+
 /* The HELP reply: one line per command, then END. */
 extern const char proto_help[];
 

@@ -102,6 +102,20 @@ server_wake(struct server *srv)
 		event_active(srv->wake, EV_TIMEOUT, 0);
 }
 
+/*
+ * A shared wake-up at the next millisecond for clients waiting on the
+ * Snowflake sequence: they retry in the order they parked, which is fair,
+ * where one timer each would fire in no particular order.
+ */
+void
+server_wake_after(struct server *srv, unsigned us)
+{
+	struct timeval tv = { us / 1000000, us % 1000000 };
+
+	if (!evtimer_pending(srv->wake, NULL))
+		evtimer_add(srv->wake, &tv);
+}
+
 /* Resumes parked clients in order; each either finishes or parks again. */
 static void
 server_wake_cb(evutil_socket_t fd, short what, void *arg)

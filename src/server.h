@@ -49,6 +49,9 @@ bool	server_init(struct server *srv, struct event_base *base, const struct confi
 /* IDs arrived or health changed: parked clients retry on the next loop turn. */
 void	server_wake(struct server *srv);
 
+/* Parked clients retry, in the order they parked, after us microseconds. */
+void	server_wake_after(struct server *srv, unsigned us);
+
 /* Stops accepting; closes clients once their replies are flushed. */
 void	server_drain(struct server *srv);
 

@@ -123,7 +123,7 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us
 		next_us = layout_ts_to_unix_ms(snowflake_last_ts(s->gen) + 1) * 1000;
 		*wait_us = next_us - us < 10 ? 10 : next_us - us > 1000000 ? 1000000 :
 		    (unsigned)(next_us - us);
-		return SOURCE_WAIT;
+		return SOURCE_NEXT_MS;
 	case SNOWFLAKE_CLOCK:
 		lease_clock_stepped(s->lease);
 		*why = "clock stepped back past backstep_tolerance_ms; waiting for it to catch "

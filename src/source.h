@@ -15,7 +15,8 @@
 
 enum source_status {
 	SOURCE_OK,
-	SOURCE_WAIT,		/* retry after *wait_us (a refill or the next ms is coming) */
+	SOURCE_WAIT,		/* wait up to *wait_us for a refill */
+	SOURCE_NEXT_MS,		/* this ms's sequence is used up: retry in *wait_us */
 	SOURCE_UNAVAILABLE,	/* ERR UNAVAILABLE */
 	SOURCE_CLOCK,		/* ERR CLOCK */
 };

@@ -33,11 +33,17 @@ log() { printf '[%s] %s\n' "$TEST_NAME" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 
 cleanup() {
-	local rc=$? p
-	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	local rc=$? p live=()
+	# Only our own processes still alive: a PID killed earlier may be reused.
 	for p in "${PIDS[@]}"; do
+		if alive "$p" && grep -qa -- "$ROOT" "/proc/$p/cmdline" 2>/dev/null; then
+			live+=("$p")
+			kill -TERM "$p" 2>/dev/null || true
+		fi
+	done
+	for p in "${live[@]}"; do
 		for _ in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null || true
+		alive "$p" && kill -KILL "$p" 2>/dev/null || true
 	done
 	pair_down
 	# A sanitizer build reports into the service logs: any report fails the test.

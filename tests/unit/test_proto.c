@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -123,6 +124,33 @@ test_u64(void **state)
 	assert_string_equal(buf, "9007199254740992");
 }
 
+/* proto_ids against snprintf, across digit carries and gaps. */
+static void
+test_ids_format(void **state)
+{
+	static const uint64_t starts[] = { 0, 1, 7, 95, 998, 99995, 1048570, 9999999999999995ULL,
+	    9007199254740990ULL, 18446744073709551610ULL };
+	char got[PROTO_IDS_MAX * (PROTO_U64_LEN + 1)], want[sizeof(got)];
+	uint64_t ids[12];
+	size_t i, k, glen, wlen;
+
+	(void)state;
+	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		for (k = 0; k < 12; k++)
+			/* A gap after the 6th: a new run starts from scratch. */
+			ids[k] = starts[i] + k + (k >= 6 && starts[i] < UINT64_MAX - 100 ? 3 : 0);
+		wlen = 0;
+		for (k = 0; k < 12; k++)
+			wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%s%llu",
+			    k ? " " : "", (unsigned long long)ids[k]);
+		glen = proto_ids(got, ids, 12);
+		got[glen] = '\0';
+		assert_int_equal(glen, wlen);
+		assert_string_equal(got, want);
+	}
+	assert_int_equal(proto_ids(got, ids, 0), 0);
+}
+
 int
 main(void)
 {
@@ -132,6 +160,7 @@ main(void)
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_embedded_nul),
 		cmocka_unit_test(test_u64),
+		cmocka_unit_test(test_ids_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
