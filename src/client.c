@@ -238,6 +238,7 @@ client_park_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	c->waited = true;
+	c->timed = false;
 	client_resume(c);
 }
 
@@ -499,19 +500,23 @@ client_exec(struct client *c, const char *line, size_t len)
 	}
 	if (st == SOURCE_WAIT) {
 		/* A wake-up that brought nothing keeps the original deadline. */
-		if (!evtimer_pending(c->park, NULL)) {
+		if (!c->timed) {
 			struct timeval tv = { wait_us / 1000000, wait_us % 1000000 };
 
 			if (!c->waited)
 				srv->stats.waits++;
 			evtimer_add(c->park, &tv);
+			c->timed = true;
 		}
 		c->parked = true;
 		TAILQ_INSERT_TAIL(&srv->parked, c, park_entry);
 		return CLIENT_WAIT;
 	}
 	c->waited = false;
-	evtimer_del(c->park);
+	if (c->timed) {
+		evtimer_del(c->park);
+		c->timed = false;
+	}
 	srv->stats.requests++;
 	if (st != SOURCE_OK)
 		client_err_status(c, st, why);

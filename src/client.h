@@ -35,6 +35,7 @@ struct client {
 	bool			 closing;	/* close once the output is flushed */
 	bool			 parked;
 	bool			 waited;	/* the parked request's refill wait expired */
+	bool			 timed;		/* the refill-wait timer (park) is armed */
 	bool			 reading;
 	char			 in[CLIENT_IN_SIZE];
 	char			 out_inline[CLIENT_OUT_INLINE];

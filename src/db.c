@@ -43,6 +43,8 @@ static void	db_finish(struct db_conn *c, unsigned err, const char *msg);
 static void	db_arm_deadline(struct db_conn *c, unsigned ms);
 static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_watch_idle(struct db_conn *c);
+static void	db_arm(struct db_conn *c, short what, event_callback_fn cb,
+		    const struct timeval *tv);
 
 /* Allocates a handle; nothing connects until db_connect(). */
 struct db_conn *
@@ -176,9 +178,16 @@ db_wait(struct db_conn *c, int status)
 		tv.tv_usec = (ms % 1000) * 1000;
 		tvp = &tv;
 	}
+	db_arm(c, what, db_io_cb, tvp);
+}
+
+/* Points the handle's one event at its socket with the given interest. */
+static void
+db_arm(struct db_conn *c, short what, event_callback_fn cb, const struct timeval *tv)
+{
 	event_del(c->io);
-	event_assign(c->io, c->base, mysql_get_socket(c->mysql), what, db_io_cb, c);
-	event_add(c->io, tvp);
+	event_assign(c->io, c->base, mysql_get_socket(c->mysql), what, cb, c);
+	event_add(c->io, tv);
 }
 
 /* Readiness or driver timeout: continue the operation. */
@@ -321,9 +330,7 @@ db_on_lost(struct db_conn *c, db_cb cb, void *arg)
 static void
 db_watch_idle(struct db_conn *c)
 {
-	event_del(c->io);
-	event_assign(c->io, c->base, mysql_get_socket(c->mysql), EV_READ, db_idle_cb, c);
-	event_add(c->io, NULL);
+	db_arm(c, EV_READ, db_idle_cb, NULL);
 }
 
 /* The idle connection was closed by the server. */

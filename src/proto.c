@@ -78,6 +78,12 @@ proto_parse(const char *line, size_t len, struct proto_req *req, const char **wh
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
+	/* The most common request by far, without the general word split. */
+	if (len == 2 && (line[0] | 0x20) == 'i' && (line[1] | 0x20) == 'd') {
+		req->cmd = PROTO_ID;
+		req->arg = 0;
+		return PROTO_OK;
+	}
 	if (memchr(line, '\0', len) != NULL) {
 		*why = "NUL byte in request";
 		return PROTO_BADREQ;
