@@ -225,7 +225,11 @@ client_write_cb(evutil_socket_t fd, short what, void *arg)
 	struct client *c = arg;
 
 	(void)fd;
-	(void)what;
+	if (what & EV_TIMEOUT) {
+		c->srv->stats.write_timeouts++;
+		client_free(c);
+		return;
+	}
 	client_process(c);
 }
 
@@ -320,7 +324,11 @@ client_flush(struct client *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			event_add(c->wev, NULL);
+			struct timeval tv = { c->srv->cfg->write_timeout_ms / 1000,
+			    (c->srv->cfg->write_timeout_ms % 1000) * 1000 };
+
+			/* A peer that stops reading is dropped after write_timeout_ms. */
+			event_add(c->wev, &tv);
 			return true;
 		}
 		return false;
@@ -387,7 +395,8 @@ client_process(struct client *c)
 		client_free(c);
 		return;
 	}
-	if (c->parked)
+	/* Parked or closing: input waits (or is discarded by the linger). */
+	if (c->parked || c->closing)
 		client_set_reading(c, false);
 	if (c->out_off < c->out_len) {
 		/* Over the bound: stop reading until the peer drains its replies. */
@@ -402,8 +411,11 @@ client_process(struct client *c)
 	if (c->eof && !c->parked && !yielded) {
 		/* The peer is done sending: an unterminated last line is still a request. */
 		if (c->in_len > c->in_off) {
-			if (client_exec(c, c->in + c->in_off, c->in_len - c->in_off) ==
-			    CLIENT_WAIT)
+			size_t len = c->in_len - c->in_off;
+
+			if (len > PROTO_LINE_MAX + (size_t)(c->in[c->in_len - 1] == '\r'))
+				client_err(c, "BADREQ", "line too long");
+			else if (client_exec(c, c->in + c->in_off, len) == CLIENT_WAIT)
 				return;
 			c->in_off = c->in_len;
 			if (!client_flush(c)) {

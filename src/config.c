@@ -65,6 +65,8 @@ static const struct config_key config_keys[] = {
 	{ "max_clients", U(max_clients), "10000", 1, 1000000, "client connections served at once" },
 	{ "max_output_bytes", U(max_output_bytes), "1048576", 65536, 1073741824,
 	    "replies buffered per client before its reading pauses" },
+	{ "write_timeout_ms", U(write_timeout_ms), "30000", 100, 3600000,
+	    "a client that reads none of its replies for this long is dropped" },
 	{ "max_requests_per_event", U(max_requests_per_event), "256", 1, 1000000,
 	    "requests handled per client before others get a turn" },
 	{ "drain_timeout_ms", U(drain_timeout_ms), "5000", 0, 600000,

@@ -34,6 +34,7 @@ struct config {
 	unsigned	 block_size;
 	unsigned	 max_clients;
 	unsigned	 max_output_bytes;
+	unsigned	 write_timeout_ms;
 	unsigned	 max_requests_per_event;
 	unsigned	 drain_timeout_ms;
 	unsigned	 lease_window_ms;

@@ -57,7 +57,8 @@ lease_clock_real(void)
 /* Sets up both lease connections and a holder name unique to this incarnation. */
 bool
 lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
-    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *), void *arg)
+    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *),
+    enum lease_trust (*trust)(void *, int), void *arg)
 {
 	struct db_params p;
 	char host[64] = "localhost";
@@ -70,6 +71,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	l->gen = gen;
 	l->clock_ms = clock_ms;
 	l->on_change = on_change;
+	l->trust = trust;
 	l->arg = arg;
 	l->state = LEASE_NONE;
 	gethostname(host, sizeof(host) - 1);
@@ -180,6 +182,9 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 		lease_schedule(l, l->cfg->lease_extend_ms);
 		return;
 	}
+	/* The owner of our number was refused or retired: move to the partner. */
+	if (l->state == LEASE_HELD && l->trust(l->arg, l->server) == LEASE_DISTRUSTED)
+		l->fresh = true;
 	if (l->state == LEASE_HELD && !l->fresh)
 		lease_extend(l);
 	else
@@ -195,6 +200,10 @@ lease_claim(struct lease *l, int server)
 	l->busy = true;
 	l->c_server = server;
 	l->c_tries++;
+	if (l->trust(l->arg, server) != LEASE_TRUSTED) {
+		lease_claim_failed(l, "not up as a checked ticket server", true);
+		return;
+	}
 	if (db_connected(db)) {
 		l->c_step = LEASE_STEP_CLOCK;
 		l->c_t0 = l->clock_ms();
@@ -314,8 +323,8 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		l->c_step = LEASE_STEP_TAKE;
 		if (!lease_send(l, db, lease_claim_cb, "UPDATE idgen_leases SET holder = '%s', "
 		    "window_start = %" PRIu64 ", window_end = %" PRIu64 ", claims = claims + 1, "
-		    "updated_at = NOW(3) WHERE worker = %u", l->holder, l->c_now, l->c_end,
-		    l->c_worker))
+		    "updated_at = NOW(3) WHERE worker = %u AND window_end < %" PRIu64, l->holder,
+		    l->c_now, l->c_end, l->c_worker, l->c_now))
 			lease_claim_failed(l, "could not start the claim update", true);
 		return;
 	case LEASE_STEP_TAKE:
@@ -360,6 +369,14 @@ lease_extend(struct lease *l)
 	uint64_t now;
 
 	if (!lease_now(l, &now)) {
+		lease_idle(l);
+		return;
+	}
+	if (l->trust(l->arg, l->server) != LEASE_TRUSTED) {
+		/* Away: the window runs on; half of it gone, take a number elsewhere. */
+		l->stats.extend_failures++;
+		if (now + l->cfg->lease_window_ms / 2 > l->window_end)
+			l->fresh = true;
 		lease_idle(l);
 		return;
 	}
@@ -435,6 +452,11 @@ lease_idle(struct lease *l)
 		lease_do_release(l);
 		return;
 	}
+	if (l->asap) {
+		l->asap = false;
+		lease_schedule(l, 0);
+		return;
+	}
 	if (l->fresh || l->state != LEASE_HELD)
 		lease_schedule(l, l->cfg->reprobe_max_ms < l->cfg->lease_extend_ms ?
 		    l->cfg->reprobe_max_ms : l->cfg->lease_extend_ms);
@@ -451,6 +473,8 @@ lease_clock_stepped(struct lease *l)
 	l->fresh = true;
 	if (!l->busy)
 		lease_schedule(l, 0);
+	else
+		l->asap = true;		/* right after the operation in flight */
 }
 
 /* Asks for the release; it runs once any operation in flight is done. */

@@ -22,6 +22,13 @@
 #include "db.h"
 #include "snowflake.h"
 
+/* What the ticket tier knows of a server; the lease trusts only what it trusts. */
+enum lease_trust {
+	LEASE_TRUSTED,		/* passed the connect-time checks, up */
+	LEASE_AWAY,		/* down or reconnecting */
+	LEASE_DISTRUSTED,	/* refused or retired (bad settings, regressed counter) */
+};
+
 enum lease_state {
 	LEASE_NONE,		/* no window: claiming when a server answers */
 	LEASE_HELD,		/* a window is ours (it may still run out) */
@@ -54,11 +61,13 @@ struct lease {
 	struct event		*tick;
 	bool			 busy;		/* one operation at a time */
 	bool			 fresh;		/* claim a new number (large clock step) */
+	bool			 asap;		/* ... as soon as the operation in flight ends */
 	bool			 releasing;
 	bool			 skew_logged;	/* one log line per refusal episode */
 	void			(*on_done)(void *);	/* release finished */
 	void			*done_arg;
 	void			(*on_change)(void *);
+	enum lease_trust	(*trust)(void *, int server);	/* 0 odd, 1 even */
 	void			*arg;
 	/* The claim in progress. */
 	int			 c_server;
@@ -72,9 +81,16 @@ struct lease {
 	char			 last_error[256];
 };
 
+/*
+ * on_change is told of every lease change; trust says whether the ticket tier
+ * vouches for a server: a lease is claimed or extended only on a server that
+ * passed the uniqueness checks (a refused, non-durable or restored server's
+ * lease rows are as suspect as its tickets).
+ */
 bool	lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *),
-	    void *arg) __attribute__((warn_unused_result));
+	    enum lease_trust (*trust)(void *, int), void *arg)
+	    __attribute__((warn_unused_result));
 void	lease_free(struct lease *l);
 
 /* Claims now and keeps the window ahead from then on. */

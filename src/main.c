@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <event2/event.h>
 #include <mysql.h>
@@ -35,10 +36,12 @@ struct main_ctx {
 };
 
 static void	main_tier_change(void *arg);
+static enum lease_trust main_trust(void *arg, int server);
 static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_released(void *arg);
 static bool	main_startup(struct main_ctx *m);
+static void	main_fd_limit(const struct config *cfg);
 
 /* Health, buffered IDs or the lease changed: update the mode, wake waiting clients. */
 static void
@@ -49,6 +52,26 @@ main_tier_change(void *arg)
 	source_update_mode(&m->source);
 	if (m->listening)
 		server_wake(&m->server);
+}
+
+/* The lease uses a server only while the ticket tier vouches for it. */
+static enum lease_trust
+main_trust(void *arg, int server)
+{
+	struct main_ctx *m = arg;
+
+	switch (m->tier.srv[server == 0 ? TIER_ODD : TIER_EVEN].state) {
+	case TICKET_READY:
+	case TICKET_FETCHING:
+		return LEASE_TRUSTED;
+	case TICKET_REFUSED:
+	case TICKET_RETIRED:
+		return LEASE_DISTRUSTED;
+	case TICKET_DOWN:
+	case TICKET_CONNECTING:
+		break;
+	}
+	return LEASE_AWAY;
 }
 
 /* First SIGTERM/SIGINT drains; a second one exits at once. */
@@ -67,9 +90,13 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("signal %d: draining %u clients (drain_timeout_ms=%u)", (int)sig,
 	    m->server.nclients, m->cfg.drain_timeout_ms);
 	server_drain(&m->server);
-	evutil_gettimeofday(&m->drain_deadline, NULL);
-	m->drain_deadline.tv_sec += m->cfg.drain_timeout_ms / 1000;
-	m->drain_deadline.tv_usec += (m->cfg.drain_timeout_ms % 1000) * 1000;
+	{
+		struct timeval now, d = { m->cfg.drain_timeout_ms / 1000,
+		    (m->cfg.drain_timeout_ms % 1000) * 1000 };
+
+		evutil_gettimeofday(&now, NULL);
+		evutil_timeradd(&now, &d, &m->drain_deadline);
+	}
 	event_add(m->drain_tick, &tick);
 }
 
@@ -130,6 +157,23 @@ main_startup(struct main_ctx *m)
 	return ok;
 }
 
+/* Raises the descriptor limit to what max_clients needs, or says what it can do. */
+static void
+main_fd_limit(const struct config *cfg)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)cfg->max_clients + 64;	/* listeners, databases, logs */
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < need)
+		log_warn("max_clients %u needs %llu descriptors, the limit is %llu: about %llu "
+		    "clients can connect (raise ulimit -n)", cfg->max_clients,
+		    (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+		    (unsigned long long)(rl.rlim_cur > 64 ? rl.rlim_cur - 64 : 0));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -148,6 +192,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	main_fd_limit(&m.cfg);
 	if (mysql_library_init(0, NULL, NULL) != 0) {
 		fprintf(stderr, "idserver: cannot initialise the MariaDB client library\n");
 		return 1;
@@ -172,7 +217,7 @@ main(int argc, char **argv)
 		snowflake_init(&m.gen, &sc);
 	}
 	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, lease_clock_real, main_tier_change,
-	    &m)) {
+	    main_trust, &m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}

@@ -126,6 +126,26 @@ pool_take_block(struct pool *p, uint64_t n, uint64_t *first)
 	return false;
 }
 
+/* Sheds the smallest ranges, fragments first, down to POOL_RANGES_ROOM. */
+uint64_t
+pool_make_room(struct pool *p)
+{
+	uint64_t dropped = 0;
+
+	while (p->count > POOL_RANGES_ROOM) {
+		unsigned i, min = 0;
+
+		for (i = 1; i < p->count; i++)
+			if (pool_at(p, i)->end - pool_at(p, i)->next <
+			    pool_at(p, min)->end - pool_at(p, min)->next)
+				min = i;
+		dropped += pool_at(p, min)->end - pool_at(p, min)->next;
+		p->available -= pool_at(p, min)->end - pool_at(p, min)->next;
+		pool_drop_at(p, min);
+	}
+	return dropped;
+}
+
 /* Forgets every buffered range. */
 uint64_t
 pool_clear(struct pool *p)

@@ -42,6 +42,15 @@ bool		pool_take_ids(struct pool *p, unsigned n, uint64_t *out)
 bool		pool_take_block(struct pool *p, uint64_t n, uint64_t *first)
 		    __attribute__((warn_unused_result));
 
+/*
+ * Makes room for more ranges when the queue is nearly full: BLOCK requests
+ * skip ranges too small for them, so such fragments can pile up. Drops the
+ * smallest ranges (never issued: a gap) until at most POOL_RANGES_ROOM are
+ * left; returns how many IDs were dropped.
+ */
+#define POOL_RANGES_ROOM	(POOL_RANGES_MAX - 8)
+uint64_t	pool_make_room(struct pool *p);
+
 /* Drops every buffered ID (never to be issued); returns how many were dropped. */
 uint64_t	pool_clear(struct pool *p);
 

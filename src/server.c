@@ -19,6 +19,7 @@ static void	server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		    struct sockaddr *sa, int salen, void *arg);
 static void	server_accept_error_cb(struct evconnlistener *l, void *arg);
 static void	server_wake_cb(evutil_socket_t fd, short what, void *arg);
+static void	server_accept_retry_cb(evutil_socket_t fd, short what, void *arg);
 
 /* Binds the listener (an IP address, v4 or v6) and sets up the client lists. */
 bool
@@ -44,10 +45,11 @@ server_init(struct server *srv, struct event_base *base, const struct config *cf
 		return false;
 	}
 	srv->wake = event_new(base, -1, 0, server_wake_cb, srv);
+	srv->accept_retry = evtimer_new(base, server_accept_retry_cb, srv);
 	srv->listener = evconnlistener_new_bind(base, server_accept_cb, srv,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 1024,
 	    (struct sockaddr *)&ss, sslen);
-	if (srv->listener == NULL || srv->wake == NULL) {
+	if (srv->listener == NULL || srv->wake == NULL || srv->accept_retry == NULL) {
 		snprintf(err, errlen, "cannot listen on %s: %s (listen_host/listen_port)", addr,
 		    strerror(errno));
 		return false;
@@ -85,13 +87,34 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *
 	client_new(srv, fd);
 }
 
-/* accept() failed (e.g. out of descriptors): log, keep serving the others. */
+/*
+ * accept() failed, e.g. out of descriptors: pause accepting for a moment
+ * instead of spinning on a listener that stays readable; log once per pause.
+ */
 static void
 server_accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	(void)l;
-	(void)arg;
-	log_warn("accept failed: %s", strerror(errno));
+	struct server *srv = arg;
+	struct timeval tv = { 0, 100000 };
+	int err = EVUTIL_SOCKET_ERROR();
+
+	srv->stats.accept_errors++;
+	log_warn("accept failed: %s (clients: %u, max_clients %u); pausing accepts 100 ms",
+	    evutil_socket_error_to_string(err), srv->nclients, srv->cfg->max_clients);
+	evconnlistener_disable(l);
+	evtimer_add(srv->accept_retry, &tv);
+}
+
+/* The accept pause is over. */
+static void
+server_accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	if (!srv->draining)
+		evconnlistener_enable(srv->listener);
 }
 
 /* Defers resuming parked clients to a clean turn of the loop. */
@@ -110,10 +133,14 @@ server_wake(struct server *srv)
 void
 server_wake_after(struct server *srv, unsigned us)
 {
-	struct timeval tv = { us / 1000000, us % 1000000 };
+	struct timeval tv = { us / 1000000, us % 1000000 }, now, at, pending;
 
-	if (!evtimer_pending(srv->wake, NULL))
-		evtimer_add(srv->wake, &tv);
+	/* Keep the earliest of the wake-ups asked for. */
+	evutil_gettimeofday(&now, NULL);
+	evutil_timeradd(&now, &tv, &at);
+	if (evtimer_pending(srv->wake, &pending) && evutil_timercmp(&pending, &at, <=))
+		return;
+	evtimer_add(srv->wake, &tv);
 }
 
 /* Resumes parked clients in order; each either finishes or parks again. */
@@ -160,6 +187,9 @@ server_free(struct server *srv)
 		evconnlistener_free(srv->listener);
 	if (srv->wake != NULL)
 		event_free(srv->wake);
+	if (srv->accept_retry != NULL)
+		event_free(srv->accept_retry);
 	srv->listener = NULL;
 	srv->wake = NULL;
+	srv->accept_retry = NULL;
 }

@@ -27,6 +27,8 @@ struct server_counters {
 	uint64_t	err_unavailable;
 	uint64_t	err_clock;
 	uint64_t	waits;		/* requests that waited for a refill */
+	uint64_t	write_timeouts;	/* peers dropped for not reading (write_timeout_ms) */
+	uint64_t	accept_errors;
 };
 
 struct server {
@@ -38,6 +40,7 @@ struct server {
 	struct client_list	 parked;	/* waiting for IDs */
 	unsigned		 nclients;
 	struct event		*wake;		/* resumes parked clients from the loop */
+	struct event		*accept_retry;	/* re-enables accepting after EMFILE */
 	time_t			 started;
 	bool			 draining;
 	struct server_counters	 stats;

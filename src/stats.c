@@ -122,6 +122,8 @@ stats_emit(struct server *srv, stats_fn fn, void *arg)
 	stats_u64(&o, "curr_connections", srv->nclients);
 	stats_u64(&o, "total_connections", srv->stats.conns_total);
 	stats_u64(&o, "rejected_connections", srv->stats.conns_rejected);
+	stats_u64(&o, "write_timeouts", srv->stats.write_timeouts);
+	stats_u64(&o, "accept_errors", srv->stats.accept_errors);
 	stats_u64(&o, "requests", srv->stats.requests);
 	stats_u64(&o, "ids_ticket", src->stats.ids_ticket);
 	stats_u64(&o, "ids_fallback", src->stats.ids_fallback);

@@ -153,15 +153,6 @@ ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_failed(s, "idle", r->msg);
 }
 
-/* Marks the server down from outside (e.g. too slow). */
-void
-ticket_mark_down(struct ticket_server *s, const char *why)
-{
-	if (s->state == TICKET_RETIRED || s->state == TICKET_REFUSED)
-		return;
-	ticket_failed(s, "marked down", why);
-}
-
 /* Refuses the server; re-probed at the slowest rate, in case an operator fixes it. */
 void
 ticket_refuse(struct ticket_server *s, const char *why)

@@ -77,9 +77,6 @@ void		ticket_start(struct ticket_server *s);
 /* Asks for one ticket; only in TICKET_READY. */
 bool		ticket_fetch(struct ticket_server *s) __attribute__((warn_unused_result));
 
-/* Marks the server down (a failure seen elsewhere) and schedules a probe. */
-void		ticket_mark_down(struct ticket_server *s, const char *why);
-
 /* Refuses the server: its checks or its partner's disagree. */
 void		ticket_refuse(struct ticket_server *s, const char *why);
 

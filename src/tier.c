@@ -151,8 +151,9 @@ tier_prefetch(struct tier *t)
 
 		if (have >= t->target && !(t->demand && tier_in_flight(t) == 0))
 			return;
-		if (t->pool.count >= POOL_RANGES_MAX - 2)
-			return;
+		/* Fragments that BLOCKs skipped must not stop the refills. */
+		if (t->pool.count >= POOL_RANGES_ROOM)
+			t->ids_dropped += pool_make_room(&t->pool);
 		s = &t->srv[next];
 		if (s->state != TICKET_READY) {
 			next ^= 1;

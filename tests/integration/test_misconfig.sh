@@ -50,7 +50,7 @@ expect_refusal "increment 1" "auto_increment_increment is 1"
 db_sql odd "SET GLOBAL auto_increment_increment = 2"
 
 # Fixed again: it starts and serves.
-idserver_start svc "$SVC_PORT"
+idserver_start svc "$SVC_PORT" --lease_extend_ms 500 --reprobe_max_ms 500
 [[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "no ID after fixing the pair"
 
 # A partner that turns bad while running is refused; the other keeps serving.
@@ -62,4 +62,8 @@ wait_for "even refused" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $S
 out=$(q "$SVC_PORT" 'IDS 1000\n')
 [ "$(wc -w <<<"$out")" = 1000 ] || fail "odd server did not keep serving"
 grep -q "both servers must use the same B" "$T_DIR/svc.log" || fail "refusal not logged"
+# The lease lives on trusted servers only: a number held on the refused even
+# server is given up for one from the odd server.
+wait_for "lease on the odd server" 20 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_server odd'"
+[ $(( $(stat "$SVC_PORT" lease_worker) % 2 )) = 1 ] || fail "lease worker not odd"
 log "ok"

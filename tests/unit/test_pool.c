@@ -174,6 +174,37 @@ test_mixed_no_duplicates(void **state)
 	free(all);
 }
 
+/*
+ * BLOCK 1000 only, from blocks of 4096: each block leaves a 96-ID fragment
+ * that no BLOCK can use. With the tier's policy (make room before adding when
+ * nearly full) the queue never fills up and every BLOCK is served.
+ */
+static void
+test_fragments_never_block_refills(void **state)
+{
+	struct pool p;
+	uint64_t first, prev_end = 0, dropped = 0, served = 0;
+	unsigned t = 1, round;
+
+	(void)state;
+	pool_init(&p);
+	for (round = 0; round < 400; round++) {
+		while (!pool_take_block(&p, 1000, &first)) {
+			if (p.count >= POOL_RANGES_ROOM)
+				dropped += pool_make_room(&p);
+			assert_true(p.count < POOL_RANGES_MAX);
+			assert_true(pool_add(&p, (uint64_t)t++ * B, B));
+		}
+		/* Blocks come in ascending order here: BLOCK replies never overlap. */
+		assert_true(first >= prev_end);
+		prev_end = first + 1000;
+		served += 1000;
+	}
+	assert_true(dropped > 0);		/* fragments were shed ... */
+	assert_true(dropped % 96 == 0);		/* ... and only fragments */
+	assert_int_equal(served + dropped + pool_available(&p), (uint64_t)(t - 1) * B);
+}
+
 int
 main(void)
 {
@@ -183,6 +214,7 @@ main(void)
 		cmocka_unit_test(test_block_never_crosses),
 		cmocka_unit_test(test_empty_and_full),
 		cmocka_unit_test(test_mixed_no_duplicates),
+		cmocka_unit_test(test_fragments_never_block_refills),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
