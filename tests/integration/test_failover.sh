@@ -30,6 +30,8 @@ done
 wait $bench || fail "requests failed during failover: $(grep '^RESULT' "$T_DIR/bench.out")"
 grep '^RESULT' "$T_DIR/bench.out" | cut -d' ' -f1-10 >&2
 total=$(check_unique "$T_DIR/ids.txt") || fail "duplicate IDs"
-u=$(st err_unavailable); [ "$u" = 0 ] || fail "ERR UNAVAILABLE during failover: err_unavailable=$u"
+u=$(st err_unavailable)
+[ "$u" = 0 ] || fail "ERR UNAVAILABLE during failover: err_unavailable=$u; $(q "$SVC_PORT" 'STATS\n' |
+	grep -E ' (mode|err_|lease_(state|worker|server|claims|claim_failures)|refill|ids_fallback|ids_buffered)' | cut -d' ' -f2- | tr '\n' ' ')"
 [ "$(st odd_failures)" -ge 1 ] && [ "$(st even_failures)" -ge 1 ] || fail "kills not counted"
 log "ok: $total IDs, none failed, none duplicated"
