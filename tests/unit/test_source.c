@@ -1,0 +1,186 @@
+/*
+ * test_source.c - which path serves a request, and the service mode, driven
+ * with a fake clock, a hand-filled pool and hand-set server states (no I/O).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "layout.h"
+#include "lease.h"
+#include "snowflake.h"
+#include "source.h"
+#include "tier.h"
+
+#define B	UINT64_C(4096)
+#define WAIT_MS	50
+
+static int64_t fake_us;		/* the injected clock, unix us */
+
+static int64_t
+fake_clock_us(void)
+{
+	return fake_us;
+}
+
+struct rig {
+	struct tier		tier;
+	struct snowflake	gen;
+	struct lease		lease;
+	struct source		src;
+};
+
+/* A tier with no DB handles (block_size 0 keeps prefetch from fetching), a held lease. */
+static void
+rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
+{
+	struct snowflake_config sc = { 50 };
+	uint64_t now;
+
+	memset(r, 0, sizeof(*r));
+	fake_us = layout_ts_to_unix_ms(UINT64_C(28000000000)) * 1000;	/* in 2026 */
+	pool_init(&r->tier.pool);
+	r->tier.srv[TIER_ODD].state = odd;
+	r->tier.srv[TIER_EVEN].state = even;
+	r->tier.srv[TIER_ODD].role = "odd";
+	r->tier.srv[TIER_EVEN].role = "even";
+	snowflake_init(&r->gen, &sc);
+	now = (uint64_t)(fake_us / 1000) - (uint64_t)LAYOUT_EPOCH_UNIX_MS;
+	r->lease.state = LEASE_HELD;
+	r->lease.worker = 7;
+	r->lease.window_start = now;
+	r->lease.window_end = now + 1000;
+	r->lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
+	snowflake_set_window(&r->gen, 7, now, now + 1000);
+	source_init(&r->src, &r->tier, &r->gen, &r->lease, fake_clock_us, WAIT_MS);
+}
+
+static void
+test_tickets_first(void **state)
+{
+	struct rig r;
+	uint64_t out[10], first;
+	unsigned wait = 0;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_READY, TICKET_READY);
+	assert_true(pool_add(&r.tier.pool, 3 * B, B));
+	assert_int_equal(source_ids(&r.src, 10, out, false, &wait, &why), SOURCE_OK);
+	assert_true(out[0] == 3 * B && out[9] == 3 * B + 9);
+	assert_int_equal(source_block(&r.src, 100, &first, false, &wait, &why), SOURCE_OK);
+	assert_true(first == 3 * B + 10);
+	assert_int_equal(r.src.stats.ids_ticket, 110);
+	assert_int_equal(r.src.stats.ids_fallback, 0);
+}
+
+/* Short of ticket IDs with a server up: wait; once the wait ran out, fallback. */
+static void
+test_wait_then_fallback_then_no_wait_chain(void **state)
+{
+	struct rig r;
+	uint64_t out[5];
+	unsigned wait = 0;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_FETCHING, TICKET_READY);
+	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_WAIT);
+	assert_int_equal(wait, WAIT_MS * 1000);
+	assert_int_equal(source_ids(&r.src, 5, out, true, &wait, &why), SOURCE_OK);
+	assert_true(out[0] >= LAYOUT_TICKET_LIMIT);
+	assert_int_equal(layout_snowflake_split(out[0]).worker, 7);
+	assert_int_equal(r.src.stats.late_refills, 1);
+	/* The refill is late for everyone: the next request does not wait again. */
+	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_OK);
+	assert_true(out[0] >= LAYOUT_TICKET_LIMIT);
+	/* A ticket is banked: tickets again, and an empty pool means waiting again. */
+	assert_true(pool_add(&r.tier.pool, 5 * B, 5));
+	r.tier.banked++;
+	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_OK);
+	assert_true(out[0] == 5 * B);
+	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_WAIT);
+	assert_int_equal(r.src.stats.ids_fallback, 10);
+}
+
+/* No server up: the fallback answers at once; IDs ascend, one ms holds 4096. */
+static void
+test_no_server_fallback_at_once(void **state)
+{
+	struct rig r;
+	uint64_t out[1000], first;
+	unsigned wait = 0, i;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_DOWN, TICKET_REFUSED);
+	assert_int_equal(source_ids(&r.src, 1000, out, false, &wait, &why), SOURCE_OK);
+	for (i = 1; i < 1000; i++)
+		assert_true(out[i] == out[i - 1] + 1);
+	assert_int_equal(source_block(&r.src, 3100, &first, false, &wait, &why),
+	    SOURCE_NEXT_MS);	/* 3096 left in this ms: a BLOCK 3100 waits for the next */
+	assert_true(wait > 0 && wait <= 1000);
+	fake_us += 1000;
+	assert_int_equal(source_block(&r.src, 3100, &first, false, &wait, &why), SOURCE_OK);
+	assert_true(first > out[999]);
+	assert_int_equal(layout_snowflake_split(first).seq, 0);
+	source_update_mode(&r.src);
+	assert_int_equal(r.src.mode, SOURCE_MODE_FALLBACK);
+}
+
+/* Past the window: refused, never minted; the mode says down. */
+static void
+test_window_over_unavailable(void **state)
+{
+	struct rig r;
+	uint64_t out[1];
+	unsigned wait = 0;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
+	fake_us += 1001 * 1000;
+	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_UNAVAILABLE);
+	assert_non_null(strstr(why, "no valid Snowflake lease window"));
+	assert_int_equal(r.src.stats.ids_fallback, 0);
+	source_update_mode(&r.src);
+	assert_int_equal(r.src.mode, SOURCE_MODE_DOWN);
+	r.tier.srv[TIER_EVEN].state = TICKET_READY;
+	source_update_mode(&r.src);
+	assert_int_equal(r.src.mode, SOURCE_MODE_TICKET);
+}
+
+/* A clock far behind the last ms minted: ERR CLOCK, nothing minted. */
+static void
+test_large_step_clock(void **state)
+{
+	struct rig r;
+	uint64_t out[1];
+	unsigned wait = 0;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
+	fake_us += 500 * 1000;
+	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_OK);
+	fake_us -= 400 * 1000;
+	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
+	assert_int_equal(r.src.stats.ids_fallback, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tickets_first),
+		cmocka_unit_test(test_wait_then_fallback_then_no_wait_chain),
+		cmocka_unit_test(test_no_server_fallback_at_once),
+		cmocka_unit_test(test_window_over_unavailable),
+		cmocka_unit_test(test_large_step_clock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
