@@ -357,22 +357,3 @@ db_connected(const struct db_conn *c)
 {
 	return c->connected;
 }
-
-bool
-db_busy(const struct db_conn *c)
-{
-	return c->op != DB_IDLE;
-}
-
-const char *
-db_name(const struct db_conn *c)
-{
-	return c->name;
-}
-
-/* A column's text; NULL for SQL NULL or a missing column. */
-const char *
-db_field(MYSQL_ROW row, unsigned i)
-{
-	return row != NULL ? row[i] : NULL;
-}

@@ -57,10 +57,5 @@ void		 db_close(struct db_conn *c);
 void		 db_on_lost(struct db_conn *c, db_cb cb, void *arg);
 
 bool		 db_connected(const struct db_conn *c);
-bool		 db_busy(const struct db_conn *c);
-const char	*db_name(const struct db_conn *c);
-
-/* The text of the row's column i, or NULL. */
-const char	*db_field(MYSQL_ROW row, unsigned i);
 
 #endif

@@ -55,27 +55,3 @@ log_error(const char *fmt, ...)
 	log_line("error", fmt, ap);
 	va_end(ap);
 }
-
-/* Escapes control and non-ASCII bytes so a client cannot forge log lines. */
-const char *
-log_escape(const char *in, size_t len, char *out, size_t outlen)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < len && o + 5 < outlen; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			out[o++] = (char)c;
-		else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		}
-	}
-	if (outlen > 0)
-		out[o < outlen ? o : outlen - 1] = '\0';
-	return out;
-}
