@@ -4,7 +4,7 @@
  * [1, 2^53)     ticket region:    id = ticket * B + k, 0 <= k < B
  * [2^53, 2^63)  Snowflake region: id = ts << 22 | worker << 12 | seq
  *
- * Pure functions, no I/O. See DESIGN.md section 1.
+ * Pure functions, no I/O. See docs/design.md section 1.
  */
 #ifndef IDGEN_LAYOUT_H
 #define IDGEN_LAYOUT_H

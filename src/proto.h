@@ -1,7 +1,7 @@
 /*
  * proto.h - the line-based text protocol: request parsing and reply formatting.
  *
- * Pure functions, no I/O. See DESIGN.md section 5.
+ * Pure functions, no I/O. See docs/design.md section 5.
  */
 #ifndef IDGEN_PROTO_H
 #define IDGEN_PROTO_H

@@ -99,7 +99,7 @@ test_time(void **state)
 	assert_false(layout_ts_from_unix_ms(LAYOUT_EPOCH_UNIX_MS - 1, &ts));
 	assert_true(layout_ts_from_unix_ms(LAYOUT_EPOCH_UNIX_MS, &ts));
 	assert_int_equal(ts, 0);
-	/* 2026-01-25T20:31:23.648Z is the first Snowflake-region ms (DESIGN.md). */
+	/* 2026-01-25T20:31:23.648Z is the first Snowflake-region ms (docs/design.md section 1). */
 	layout_format_iso(layout_ts_to_unix_ms(LAYOUT_TS_MIN), buf, sizeof(buf));
 	assert_string_equal(buf, "2026-01-25T20:31:23.648Z");
 	layout_format_iso(layout_ts_to_unix_ms(LAYOUT_TS_MAX), buf, sizeof(buf));
