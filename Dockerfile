@@ -12,8 +12,11 @@ FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libmariadb3 libevent-2.1-7 libinih1 \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --no-create-home idgen
+    && useradd --system --no-create-home idgen \
+    && mkdir -p /var/lib/idgen && chown idgen: /var/lib/idgen
 COPY --from=build /src/build/idserver /usr/local/bin/idserver
+# The state file (high-water marks, the lease) lives here: keep it on a volume.
+VOLUME /var/lib/idgen
 USER idgen
-EXPOSE 4242
+EXPOSE 4242 4243
 ENTRYPOINT ["/usr/local/bin/idserver"]

@@ -17,10 +17,26 @@ CREATE TABLE IF NOT EXISTS tickets64 (
 -- agree on layout_version and block_size; parity must match the server's role.
 -- block_size (B) is part of the data: changing it on a live pair would create
 -- duplicates, so the service refuses a server whose B differs from its partner's.
+-- server_uuid names this server (set once at load, 20-*.sql): a server restored
+-- from a backup keeps it, a rebuilt one gets a new one; logs tell them apart.
 CREATE TABLE IF NOT EXISTS idgen_meta (
   one            TINYINT NOT NULL PRIMARY KEY,
   layout_version INT NOT NULL,
   block_size     BIGINT UNSIGNED NOT NULL,
   parity         ENUM('odd', 'even') NOT NULL,
+  server_uuid    CHAR(36) NOT NULL DEFAULT '',
   CONSTRAINT one_row CHECK (one = 1)
 ) ENGINE=InnoDB;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS server_uuid CHAR(36) NOT NULL DEFAULT '';
+
+-- High-water marks, outside the ticket table so that TRUNCATE, DROP or ALTER of
+-- tickets64 cannot erase them: the highest ticket ever used per role. The row
+-- of the server's own role is raised in the same transaction as each ticket
+-- (a ticket not above it is refused: the counter moved back); the other row is
+-- this server's copy of its partner's mark, which catches a partner restored
+-- from an old backup. Never lower these values (docs/design.md section 6).
+CREATE TABLE IF NOT EXISTS idgen_marks (
+  role       ENUM('odd', 'even') NOT NULL PRIMARY KEY,
+  high_water BIGINT UNSIGNED NOT NULL DEFAULT 0
+) ENGINE=InnoDB;
+INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');

@@ -1,3 +1,4 @@
 -- Meta row of the odd ticket server (auto_increment_offset = 1): B = 1048576 (2^20).
 INSERT IGNORE INTO idgen.idgen_meta (one, layout_version, block_size, parity)
 VALUES (1, 1, 1048576, 'odd');
+UPDATE idgen.idgen_meta SET server_uuid = UUID() WHERE server_uuid = '';

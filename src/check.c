@@ -95,13 +95,33 @@ check_server(const struct check_server_info *in, unsigned parity, uint64_t *bloc
 	return true;
 }
 
-/* A ticket must have its server's parity, exceed the last one, and fit below 2^53. */
+/* The next ticket is at least the counter's value: it must exceed the mark. */
+bool
+check_counter(uint64_t next, uint64_t mark)
+{
+	return next > mark;
+}
+
+/* Names the numbers and the one statement that puts the counter above the mark. */
+void
+check_regressed_msg(char *buf, size_t len, const char *role, const char *db, uint64_t next,
+    uint64_t mark, const char *where)
+{
+	snprintf(buf, len, "counter regressed: next ticket %llu is not above the high-water "
+	    "mark %llu %s; tickets up to %llu were already used (TRUNCATE, re-created table, "
+	    "restored backup or replica?); repair: on the %s server run ALTER TABLE "
+	    "%s.tickets64 AUTO_INCREMENT = %llu", (unsigned long long)next,
+	    (unsigned long long)mark, where, (unsigned long long)mark, role, db,
+	    (unsigned long long)mark + 1);
+}
+
+/* A ticket must have its server's parity, exceed the mark, and fit below 2^53. */
 enum check_ticket
-check_ticket(uint64_t ticket, uint64_t last, unsigned parity, uint64_t block_size)
+check_ticket(uint64_t ticket, uint64_t mark, unsigned parity, uint64_t block_size)
 {
 	if (ticket % 2 != parity)
 		return CHECK_TICKET_PARITY;
-	if (ticket <= last)
+	if (!check_counter(ticket, mark))
 		return CHECK_TICKET_REGRESSED;
 	if (!layout_ticket_ok(ticket, block_size))
 		return CHECK_TICKET_LIMIT;

@@ -1,5 +1,5 @@
 /*
- * check.h - the uniqueness checks of DESIGN.md section 2, as pure functions.
+ * check.h - the uniqueness checks of docs/design.md sections 2 and 6, as pure functions.
  *
  * What a ticket server reports at connect, and every ticket it hands out, is
  * checked here; the I/O around it lives in ticket.c.
@@ -37,12 +37,22 @@ bool	check_version(const char *version);
 enum check_ticket {
 	CHECK_TICKET_OK,
 	CHECK_TICKET_PARITY,	/* wrong parity for the server's role */
-	CHECK_TICKET_REGRESSED,	/* not greater than the last one: restored database? */
+	CHECK_TICKET_REGRESSED,	/* not above the high-water mark: the counter moved back */
 	CHECK_TICKET_LIMIT,	/* its block would reach 2^53 */
 };
 
-/* Checks one ticket from a server of the given parity whose last ticket was last. */
-enum check_ticket check_ticket(uint64_t ticket, uint64_t last, unsigned parity,
+/*
+ * The refusal of a counter that moved back: the numbers, where the mark was
+ * found, and the statement that repairs it.
+ */
+void	check_regressed_msg(char *buf, size_t len, const char *role, const char *db,
+	    uint64_t next, uint64_t mark, const char *where);
+
+/* True when a counter whose next ticket is >= next is above the mark. */
+bool	check_counter(uint64_t next, uint64_t mark);
+
+/* Checks one ticket from a server of the given parity; it must exceed mark. */
+enum check_ticket check_ticket(uint64_t ticket, uint64_t mark, unsigned parity,
 	    uint64_t block_size);
 
 #endif

@@ -3,6 +3,9 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdint.h>
@@ -30,10 +33,10 @@ struct config_key {
 
 static const struct config_key config_keys[] = {
 	{ "listen_host", S(listen_host), "127.0.0.1", 0, 0,
-	    "address to serve the text protocol on" },
+	    "IP address to serve the text protocol on (v4 or v6)" },
 	{ "listen_port", U(listen_port), "4242", 1, 65535, "TCP port of the text protocol" },
 	{ "http_host", S(http_host), "127.0.0.1", 0, 0,
-	    "address of the HTTP /health and /stats endpoints" },
+	    "IP address of the HTTP /health and /stats endpoints" },
 	{ "http_port", U(http_port), "0", 0, 65535,
 	    "port of the HTTP endpoints; 0 turns them off" },
 	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
@@ -45,6 +48,9 @@ static const struct config_key config_keys[] = {
 	{ "db_name", S(db_name), "idgen", 0, 0, "database holding the ticket, meta and lease tables" },
 	{ "db_password_file", S(db_password_file), "", 0, 0,
 	    "file whose first line is the password (else env IDGEN_DB_PASSWORD)" },
+	{ "state_file", S(state_file), "/var/lib/idgen/idserver.state", 0, 0,
+	    "local state file: ticket high-water marks and the Snowflake lease, "
+	    "fsync'd and locked (empty turns it off)" },
 	{ "connect_timeout_ms", U(connect_timeout_ms), "500", 10, 60000,
 	    "bound on a connect + handshake to a ticket server" },
 	{ "query_timeout_ms", U(query_timeout_ms), "1000", 10, 60000,
@@ -52,6 +58,11 @@ static const struct config_key config_keys[] = {
 	{ "reprobe_min_ms", U(reprobe_min_ms), "100", 1, 600000,
 	    "first retry delay for a down server (doubles each failure)" },
 	{ "reprobe_max_ms", U(reprobe_max_ms), "2000", 1, 600000, "largest retry delay" },
+	{ "recheck_ms", U(recheck_ms), "5000", 100, 3600000,
+	    "how often a live ticket server's settings and high-water marks are checked again" },
+	{ "refused_retry_ms", U(refused_retry_ms), "30000", 100, 3600000,
+	    "retry delay for a refused ticket server (misconfigured, missing rights, "
+	    "regressed counter)" },
 	{ "prefetch_blocks", U(prefetch_blocks), "2", 1, 16,
 	    "keep at least this many blocks buffered or in flight" },
 	{ "prefetch_lead_ms", U(prefetch_lead_ms), "250", 0, 60000,
@@ -79,6 +90,9 @@ static const struct config_key config_keys[] = {
 	    "refuse a lease when the local clock differs from the database's by more" },
 	{ "backstep_tolerance_ms", U(backstep_tolerance_ms), "50", 0, 60000,
 	    "a backward clock step up to this is absorbed; larger needs a new lease" },
+	{ "fallback_reserve_ms", U(fallback_reserve_ms), "100", 1, 60000,
+	    "Snowflake ID time reserved in the state file ahead of minting "
+	    "(one fsync per stretch)" },
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -94,6 +108,9 @@ static bool	config_set(struct config *cfg, const char *name, const char *value,
 		    char *err, size_t errlen);
 static int	config_ini_cb(void *user, const char *section, const char *name,
 		    const char *value);
+static bool	config_check_host(const char *key, const char *value, const char *why,
+		    char *err, size_t errlen);
+static bool	config_check(const struct config *cfg, char *err, size_t errlen);
 static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
 
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
@@ -153,12 +170,80 @@ config_ini_cb(void *user, const char *section, const char *name, const char *val
 	return config_set(ctx->cfg, name, value, ctx->err, ctx->errlen) ? 1 : 0;
 }
 
-/* Loads the password from IDGEN_DB_PASSWORD or db_password_file (which wins). */
+/* Refuses a host setting that is not a numeric IPv4 or IPv6 address. */
+static bool
+config_check_host(const char *key, const char *value, const char *why, char *err,
+    size_t errlen)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, value, &a4) == 1 || inet_pton(AF_INET6, value, &a6) == 1)
+		return true;
+	snprintf(err, errlen, "%s: '%s' is not an IP address (%s)", key, value, why);
+	return false;
+}
+
+/* Checks what a single key's bounds cannot: addresses, files, relations. */
+static bool
+config_check(const struct config *cfg, char *err, size_t errlen)
+{
+	static const char ticket_why[] = "host names block the event loop and "
+	    "'localhost' makes the MariaDB client use a unix socket, ignoring the port";
+	struct stat st;
+
+	if (!config_check_host("listen_host", cfg->listen_host,
+	    "the text protocol binds one numeric address, v4 or v6", err, errlen) ||
+	    !config_check_host("http_host", cfg->http_host,
+	    "the HTTP endpoints bind one numeric address, v4 or v6", err, errlen) ||
+	    !config_check_host("odd_host", cfg->odd_host, ticket_why, err, errlen) ||
+	    !config_check_host("even_host", cfg->even_host, ticket_why, err, errlen))
+		return false;
+	if (cfg->db_user[0] == '\0') {
+		snprintf(err, errlen, "db_user is empty (the MariaDB client would connect "
+		    "as the OS user)");
+		return false;
+	}
+	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
+		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
+		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);
+		return false;
+	}
+	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks) {
+		snprintf(err, errlen, "prefetch_max_blocks (%u) is below prefetch_blocks (%u)",
+		    cfg->prefetch_max_blocks, cfg->prefetch_blocks);
+		return false;
+	}
+	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {
+		snprintf(err, errlen, "lease_extend_ms (%u) must be at most half of "
+		    "lease_window_ms (%u)", cfg->lease_extend_ms, cfg->lease_window_ms);
+		return false;
+	}
+	if (cfg->fallback_reserve_ms >= cfg->lease_window_ms) {
+		snprintf(err, errlen, "fallback_reserve_ms (%u) must be below "
+		    "lease_window_ms (%u)", cfg->fallback_reserve_ms, cfg->lease_window_ms);
+		return false;
+	}
+	/* A missing file (or directory) is fine: the service creates the file. */
+	if (cfg->state_file[0] != '\0' && stat(cfg->state_file, &st) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "state_file: '%s' is not a regular file",
+		    cfg->state_file);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Loads the password from IDGEN_DB_PASSWORD or db_password_file (which wins,
+ * even when empty), a regular file: a directory or FIFO is refused, not read.
+ */
 static bool
 config_read_password(struct config *cfg, char *err, size_t errlen)
 {
 	const char *env = getenv("IDGEN_DB_PASSWORD");
 	char line[512];
+	struct stat st;
 	FILE *f;
 
 	free(cfg->db_password);
@@ -167,14 +252,31 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 		cfg->db_password = strdup(env != NULL ? env : "");
 		return cfg->db_password != NULL;
 	}
+	if (stat(cfg->db_password_file, &st) != 0) {
+		snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
+		    cfg->db_password_file, strerror(errno));
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "db_password_file: '%s' is not a regular file",
+		    cfg->db_password_file);
+		return false;
+	}
 	f = fopen(cfg->db_password_file, "r");
 	if (f == NULL) {
 		snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
 		    cfg->db_password_file, strerror(errno));
 		return false;
 	}
-	if (fgets(line, sizeof(line), f) == NULL)
+	if (fgets(line, sizeof(line), f) == NULL) {
+		if (ferror(f)) {
+			snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
+			    cfg->db_password_file, strerror(errno));
+			fclose(f);
+			return false;
+		}
 		line[0] = '\0';
+	}
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
 	cfg->db_password = strdup(line);
@@ -260,21 +362,8 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		if (!config_set(cfg, name, value, err, errlen))
 			return false;
 	}
-	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
-		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
-		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);
+	if (!config_check(cfg, err, errlen))
 		return false;
-	}
-	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks) {
-		snprintf(err, errlen, "prefetch_max_blocks (%u) is below prefetch_blocks (%u)",
-		    cfg->prefetch_max_blocks, cfg->prefetch_blocks);
-		return false;
-	}
-	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {
-		snprintf(err, errlen, "lease_extend_ms (%u) must be at most half of "
-		    "lease_window_ms (%u)", cfg->lease_extend_ms, cfg->lease_window_ms);
-		return false;
-	}
 	return config_read_password(cfg, err, errlen);
 }
 

@@ -23,10 +23,13 @@ struct config {
 	char		*db_name;
 	char		*db_password_file;
 	char		*db_password;		/* from IDGEN_DB_PASSWORD or the file */
+	char		*state_file;		/* "" turns the local state off */
 	unsigned	 connect_timeout_ms;
 	unsigned	 query_timeout_ms;
 	unsigned	 reprobe_min_ms;
 	unsigned	 reprobe_max_ms;
+	unsigned	 recheck_ms;
+	unsigned	 refused_retry_ms;
 	unsigned	 prefetch_blocks;
 	unsigned	 prefetch_max_blocks;
 	unsigned	 prefetch_lead_ms;
@@ -41,11 +44,13 @@ struct config {
 	unsigned	 lease_extend_ms;
 	unsigned	 max_clock_skew_ms;
 	unsigned	 backstep_tolerance_ms;
+	unsigned	 fallback_reserve_ms;
 };
 
 /*
- * Fills cfg from defaults, the --config file and flags. Returns false with a
- * one-line reason in err; *exit_now is set for --help/--version (exit 0).
+ * Fills cfg from defaults, the --config file and flags, then checks it (numeric
+ * host addresses, a user, file types, relations between settings). Returns false
+ * with a one-line reason in err; *exit_now is set for --help (exit 0).
  */
 bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));

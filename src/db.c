@@ -15,6 +15,7 @@ enum db_op {
 	DB_CONNECT,
 	DB_QUERY,
 	DB_STORE,
+	DB_NEXT,	/* the next result of a multi-statement query */
 };
 
 struct db_conn {
@@ -33,6 +34,8 @@ struct db_conn {
 	int			 iret;		/* result of real_query */
 	MYSQL			*cret;		/* result of real_connect */
 	MYSQL_RES		*rret;		/* result of store_result */
+	MYSQL_RES		*first_res;	/* the first result set, kept for the caller */
+	struct db_result	 acc;		/* per-statement results so far */
 };
 
 static void	db_io_cb(evutil_socket_t fd, short what, void *arg);
@@ -40,6 +43,7 @@ static void	db_deadline_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_wait(struct db_conn *c, int status);
 static void	db_step(struct db_conn *c, int status);
 static void	db_finish(struct db_conn *c, unsigned err, const char *msg);
+static void	db_statement_done(struct db_conn *c);
 static void	db_arm_deadline(struct db_conn *c, unsigned ms);
 static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_watch_idle(struct db_conn *c);
@@ -91,6 +95,10 @@ db_close(struct db_conn *c)
 	if (c->rret != NULL) {
 		mysql_free_result(c->rret);
 		c->rret = NULL;
+	}
+	if (c->first_res != NULL) {
+		mysql_free_result(c->first_res);
+		c->first_res = NULL;
 	}
 	if (c->mysql != NULL) {
 		/* Returns at once even mid-operation (MARIADB-NOTES). */
@@ -154,6 +162,7 @@ db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
 	c->cb = cb;
 	c->cb_arg = arg;
 	c->op = DB_QUERY;
+	memset(&c->acc, 0, sizeof(c->acc));
 	db_arm_deadline(c, c->params.query_timeout_ms);
 	status = mysql_real_query_start(&c->iret, c->mysql, sql, (unsigned long)strlen(sql));
 	db_step(c, status);
@@ -214,6 +223,9 @@ db_io_cb(evutil_socket_t fd, short what, void *arg)
 	case DB_STORE:
 		status = mysql_store_result_cont(&c->rret, c->mysql, status);
 		break;
+	case DB_NEXT:
+		status = mysql_next_result_cont(&c->iret, c->mysql, status);
+		break;
 	case DB_IDLE:
 		return;
 	}
@@ -250,12 +262,13 @@ db_step(struct db_conn *c, int status)
 		db_finish(c, 0, NULL);
 		return;
 	case DB_QUERY:
+	case DB_NEXT:
 		if (c->iret != 0) {
 			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
 			return;
 		}
 		if (mysql_field_count(c->mysql) == 0) {
-			db_finish(c, 0, NULL);
+			db_statement_done(c);
 			return;
 		}
 		c->op = DB_STORE;
@@ -267,11 +280,39 @@ db_step(struct db_conn *c, int status)
 			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
 			return;
 		}
-		db_finish(c, 0, NULL);
+		db_statement_done(c);
 		return;
 	case DB_IDLE:
 		return;
 	}
+}
+
+/* One statement's result is in: note it, then read the next one or finish. */
+static void
+db_statement_done(struct db_conn *c)
+{
+	unsigned i = c->acc.nstmts;
+	int status;
+
+	if (i < DB_MAX_STMTS) {
+		c->acc.stmt_insert_id[i] = mysql_insert_id(c->mysql);
+		c->acc.stmt_affected[i] = c->rret != NULL ? 0 : mysql_affected_rows(c->mysql);
+	}
+	c->acc.nstmts++;
+	if (c->rret != NULL) {
+		if (c->first_res == NULL)
+			c->first_res = c->rret;
+		else
+			mysql_free_result(c->rret);
+		c->rret = NULL;
+	}
+	if (!mysql_more_results(c->mysql)) {
+		db_finish(c, 0, NULL);
+		return;
+	}
+	c->op = DB_NEXT;
+	status = mysql_next_result_start(&c->iret, c->mysql);
+	db_step(c, status);
 }
 
 /* Ends the operation and calls back; on error the connection is closed first. */
@@ -283,16 +324,21 @@ db_finish(struct db_conn *c, unsigned err, const char *msg)
 	db_cb cb = c->cb;
 	void *arg = c->cb_arg;
 
-	memset(&r, 0, sizeof(r));
+	r = c->acc;
+	memset(&c->acc, 0, sizeof(c->acc));
 	event_del(c->io);
 	event_del(c->deadline);
 	r.err = err;
 	if (err == 0 && c->mysql != NULL) {
 		r.insert_id = mysql_insert_id(c->mysql);
-		r.affected = mysql_affected_rows(c->mysql);
+		r.affected = r.nstmts > 0 && r.nstmts <= DB_MAX_STMTS ?
+		    r.stmt_affected[r.nstmts - 1] : mysql_affected_rows(c->mysql);
 	}
-	r.res = c->rret;
+	if (c->rret != NULL)
+		mysql_free_result(c->rret);
 	c->rret = NULL;
+	r.res = c->first_res;
+	c->first_res = NULL;
 	c->op = DB_IDLE;
 	c->cb = NULL;
 	if (err != 0) {

@@ -26,12 +26,18 @@ struct db_params {
 	unsigned long	 client_flag;	/* e.g. CLIENT_FOUND_ROWS */
 };
 
+#define DB_MAX_STMTS	8	/* statements of one multi-statement query we report on */
+
 struct db_result {
 	unsigned	 err;		/* 0 on success, else a MariaDB/client error number */
 	const char	*msg;		/* error text, valid during the callback */
-	uint64_t	 insert_id;
+	uint64_t	 insert_id;	/* of the last statement */
 	uint64_t	 affected;
-	MYSQL_RES	*res;		/* rows of a SELECT; freed after the callback */
+	MYSQL_RES	*res;		/* rows of the first SELECT; freed after the callback */
+	/* Per statement, with CLIENT_MULTI_STATEMENTS: how many ran and what each did. */
+	unsigned	 nstmts;
+	uint64_t	 stmt_insert_id[DB_MAX_STMTS];
+	uint64_t	 stmt_affected[DB_MAX_STMTS];
 };
 
 struct db_conn;

@@ -3,6 +3,7 @@
  */
 #include "http.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,7 +108,7 @@ http_stats_cb(struct evhttp_request *req, void *arg)
 	evbuffer_free(j.buf);
 }
 
-/* GET /health: 200 while IDs can be served (ticket or fallback), else 503. */
+/* GET /health: 200 while IDs can be served (buffered, ticket or fallback), else 503. */
 static void
 http_health_cb(struct evhttp_request *req, void *arg)
 {
@@ -123,8 +124,11 @@ http_health_cb(struct evhttp_request *req, void *arg)
 	}
 	source_update_mode(srv->source);
 	ok = srv->source->mode != SOURCE_MODE_DOWN;
-	evbuffer_add_printf(buf, "{\"ok\": %s, \"mode\": \"%s\"}\n", ok ? "true" : "false",
-	    source_mode_name(srv->source->mode));
+	/* Buffered ticket IDs count: an instance with IDs to hand out is healthy. */
+	evbuffer_add_printf(buf, "{\"ok\": %s, \"mode\": \"%s\", \"ids_buffered\": %" PRIu64
+	    ", \"lease\": \"%s\", \"lease_window_end\": %" PRIu64 "}\n", ok ? "true" : "false",
+	    source_mode_name(srv->source->mode), pool_available(&srv->source->tier->pool),
+	    lease_state_name(srv->source->lease->state), srv->source->lease->window_end);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 	    "application/json");
 	evhttp_send_reply(req, ok ? HTTP_OK : HTTP_SERVUNAVAIL, ok ? "OK" :

@@ -26,6 +26,8 @@ enum lease_step {
 	LEASE_STEP_EXTEND,
 	LEASE_STEP_RELEASE_CONNECT,
 	LEASE_STEP_RELEASE,
+	LEASE_STEP_ADOPT_CONNECT,
+	LEASE_STEP_ADOPT,
 };
 
 static const char *const lease_role[2] = { "odd", "even" };
@@ -40,6 +42,10 @@ static void	lease_extend_cb(struct db_conn *db, const struct db_result *r, void 
 static void	lease_do_release(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_idle(struct lease *l);
+static void	lease_adopt(struct lease *l);
+static void	lease_adopt_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_lost(struct lease *l, const char *how);
+static bool	lease_save(struct lease *l, const char *what);
 static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
@@ -57,8 +63,8 @@ lease_clock_real(void)
 /* Sets up both lease connections and a holder name unique to this incarnation. */
 bool
 lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
-    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *),
-    enum lease_trust (*trust)(void *, int), void *arg)
+    struct snowflake *gen, struct statefile *sf, int64_t (*clock_ms)(void),
+    void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
 {
 	struct db_params p;
 	char host[64] = "localhost";
@@ -69,6 +75,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	l->base = base;
 	l->cfg = cfg;
 	l->gen = gen;
+	l->sf = sf;
 	l->clock_ms = clock_ms;
 	l->on_change = on_change;
 	l->trust = trust;
@@ -185,7 +192,9 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 	/* The owner of our number was refused or retired: move to the partner. */
 	if (l->state == LEASE_HELD && l->trust(l->arg, l->server) == LEASE_DISTRUSTED)
 		l->fresh = true;
-	if (l->state == LEASE_HELD && !l->fresh)
+	if (l->state == LEASE_HELD && !l->fresh && l->adopt)
+		lease_adopt(l);
+	else if (l->state == LEASE_HELD && !l->fresh)
 		lease_extend(l);
 	else
 		lease_claim(l, l->state == LEASE_HELD ? 1 - l->server : getpid() % 2);
@@ -349,7 +358,23 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		l->stats.claims++;
 		l->c_tries = 0;
 		l->busy = false;
+		l->adopt = false;
 		snowflake_set_window(l->gen, l->worker, l->window_start, l->window_end);
+		{
+			/* Nothing minted in it yet: the first take reserves (write-ahead). */
+			struct state_lease *sl = &l->sf->rec.lease;
+
+			sl->held = true;
+			sl->worker = l->worker;
+			sl->server = l->server;
+			snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
+			sl->window_start = l->window_start;
+			sl->window_end = l->window_end;
+			sl->reserved = l->window_start - 1;
+			snowflake_set_reserved(l->gen, statefile_on(l->sf) ? sl->reserved :
+			    LAYOUT_TS_MAX);
+			(void)lease_save(l, "the new lease");
+		}
 		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
 		    " (%u ms), clock skew %+lld ms", l->worker, role, l->window_start,
 		    l->window_end, l->cfg->lease_window_ms, (long long)-l->skew_ms);
@@ -426,19 +451,16 @@ lease_extend_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	if (r->affected == 0) {
-		log_error("lease: worker %u on the %s server has another holder now; "
-		    "claiming a new number", l->worker, lease_role[l->server]);
-		l->stats.lost++;
-		snowflake_clear_window(l->gen);
-		l->state = LEASE_NONE;
-		l->on_change(l->arg);
-		lease_idle(l);
+		lease_lost(l, "has another holder now");
 		return;
 	}
 	if (l->c_end > l->window_end)
 		l->window_end = l->c_end;
 	snowflake_extend(l->gen, l->window_end);
 	l->stats.extends++;
+	/* Never ahead of the database: written after the extend committed. */
+	l->sf->rec.lease.window_end = l->window_end;
+	(void)lease_save(l, "the extended window");
 	l->last_error[0] = '\0';
 	l->on_change(l->arg);
 	lease_idle(l);
@@ -509,10 +531,21 @@ lease_do_release(struct lease *l)
 	/* From here on nothing is minted: the generator's window is gone. */
 	if (!snowflake_release(l->gen, &l->c_end))
 		l->c_end = l->window_end;
+	/* Out of the state file first: a restart must not resume a released window. */
+	l->sf->rec.lease.held = false;
+	if (!lease_save(l, "the release")) {
+		l->sf->rec.lease.held = true;
+		l->busy = false;
+		log_warn("lease: worker %u not released (the state file cannot record it); it "
+		    "is free again after %" PRIu64, l->worker, l->window_end);
+		l->state = LEASE_NONE;
+		l->on_done(l->done_arg);
+		return;
+	}
 	l->c_step = LEASE_STEP_RELEASE;
 	if (!lease_send(l, db, lease_release_cb, "UPDATE idgen_leases SET window_end = %"
 	    PRIu64 ", updated_at = NOW(3) WHERE worker = %u AND holder = '%s'", l->c_end,
-	    l->worker, l->holder))
+	    l->worker, l->adopt ? l->adopt_from : l->holder))
 		lease_release_cb(db, NULL, l);
 }
 
@@ -539,4 +572,180 @@ lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	snowflake_clear_window(l->gen);
 	l->state = LEASE_NONE;
 	l->on_done(l->done_arg);
+}
+
+/* Writes the state file; a failure is logged once per episode. */
+static bool
+lease_save(struct lease *l, const char *what)
+{
+	if (statefile_save(l->sf))
+		return true;
+	if (strcmp(l->last_error, l->sf->last_error) != 0)
+		log_error("lease: state file: %s (writing %s; state_file)", l->sf->last_error,
+		    what);
+	snprintf(l->last_error, sizeof(l->last_error), "%s", l->sf->last_error);
+	return false;
+}
+
+/* Our row has another holder: stop minting in it, forget it, claim afresh. */
+static void
+lease_lost(struct lease *l, const char *how)
+{
+	log_error("lease: worker %u on the %s server %s; claiming a new number", l->worker,
+	    lease_role[l->server], how);
+	l->stats.lost++;
+	l->adopt = false;
+	snowflake_clear_window(l->gen);
+	l->state = LEASE_NONE;
+	l->sf->rec.lease.held = false;
+	(void)lease_save(l, "the lost lease");
+	l->on_change(l->arg);
+	lease_idle(l);
+}
+
+/* Resumes the state file's lease: same host, same servers, window not over. */
+bool
+lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
+{
+	const struct state_rec *rec = &l->sf->rec;
+	const struct state_lease *sl = &rec->lease;
+	char host[64] = "";
+	uint64_t now;
+
+	gethostname(host, sizeof(host) - 1);
+	if (!statefile_on(l->sf) || l->sf->origin != STATEFILE_LOADED) {
+		snprintf(why, whylen, "%s", !statefile_on(l->sf) ? "no state_file" :
+		    l->sf->why);
+		return false;
+	}
+	if (!sl->held) {
+		snprintf(why, whylen, "the state file holds no lease");
+		return false;
+	}
+	if (strcmp(rec->host, host) != 0 || strcmp(rec->servers, servers) != 0) {
+		snprintf(why, whylen, "foreign state file (written on host '%s' for servers "
+		    "'%s'; this is '%s' for '%s')", rec->host, rec->servers, host, servers);
+		return false;
+	}
+	if (!lease_now(l, &now) || now > sl->window_end || sl->reserved >= sl->window_end) {
+		snprintf(why, whylen, "its lease window (worker %u, ending at %" PRIu64 ") is "
+		    "over", sl->worker, sl->window_end);
+		return false;
+	}
+	l->state = LEASE_HELD;
+	l->worker = sl->worker;
+	l->server = sl->server;
+	l->window_start = sl->window_start;
+	l->window_end = sl->window_end;
+	l->adopt = true;
+	snprintf(l->adopt_from, sizeof(l->adopt_from), "%s", sl->holder);
+	/* Strictly above everything minted before the restart. */
+	snowflake_resume(l->gen, l->worker, sl->reserved + 1, l->window_end);
+	snowflake_set_reserved(l->gen, sl->reserved);
+	l->stats.resumed++;
+	log_info("lease resumed from the state file: worker %u (%s server), window "
+	    "%" PRIu64 "..%" PRIu64 ", minting above %" PRIu64 "; re-adopted when the %s "
+	    "server answers", l->worker, lease_role[l->server], l->window_start,
+	    l->window_end, sl->reserved, lease_role[l->server]);
+	return true;
+}
+
+/* The row still names our previous incarnation: take it over by compare-and-set. */
+static void
+lease_adopt(struct lease *l)
+{
+	struct db_conn *db = l->db[l->server];
+	uint64_t now;
+
+	if (!lease_now(l, &now)) {
+		lease_idle(l);
+		return;
+	}
+	if (l->trust(l->arg, l->server) != LEASE_TRUSTED) {
+		/* Away: the window runs on; half of it gone, take a number elsewhere. */
+		if (now + l->cfg->lease_window_ms / 2 > l->window_end)
+			l->fresh = true;
+		lease_idle(l);
+		return;
+	}
+	l->busy = true;
+	l->c_end = now + l->cfg->lease_window_ms;
+	if (!db_connected(db)) {
+		l->c_step = LEASE_STEP_ADOPT_CONNECT;
+		if (!db_connect(db, lease_adopt_cb, l)) {
+			l->busy = false;
+			lease_idle(l);
+		}
+		return;
+	}
+	l->c_step = LEASE_STEP_ADOPT;
+	if (!lease_send(l, db, lease_adopt_cb, "UPDATE idgen_leases SET holder = '%s', "
+	    "window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "
+	    "worker = %u AND holder = '%s'", l->holder, l->c_end, l->worker, l->adopt_from)) {
+		l->busy = false;
+		lease_idle(l);
+	}
+}
+
+/* The adoption's outcome: ours under the new name, lost, or the server is away. */
+static void
+lease_adopt_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)db;
+	l->busy = false;
+	if (r->err == 0 && l->c_step == LEASE_STEP_ADOPT_CONNECT) {
+		lease_adopt(l);
+		return;
+	}
+	if (r->err != 0) {
+		db_close(l->db[l->server]);
+		if (strcmp(l->last_error, r->msg) != 0)
+			log_warn("lease: re-adopting worker %u on the %s server failed: %s",
+			    l->worker, lease_role[l->server], r->msg);
+		snprintf(l->last_error, sizeof(l->last_error), "%s", r->msg);
+		lease_idle(l);
+		return;
+	}
+	if (r->affected == 0) {
+		lease_lost(l, "no longer names our previous incarnation");
+		return;
+	}
+	l->adopt = false;
+	if (l->c_end > l->window_end)
+		l->window_end = l->c_end;
+	snowflake_extend(l->gen, l->window_end);
+	l->stats.adopted++;
+	snprintf(l->sf->rec.lease.holder, sizeof(l->sf->rec.lease.holder), "%s", l->holder);
+	l->sf->rec.lease.window_end = l->window_end;
+	(void)lease_save(l, "the adopted lease");
+	log_info("lease re-adopted: worker %u on the %s server, window now ends at %" PRIu64,
+	    l->worker, lease_role[l->server], l->window_end);
+	l->last_error[0] = '\0';
+	l->on_change(l->arg);
+	lease_idle(l);
+}
+
+/* Write-ahead: Snowflake time up to ts + fallback_reserve_ms on disk before minting. */
+bool
+lease_reserve(struct lease *l, uint64_t ts)
+{
+	struct state_lease *sl = &l->sf->rec.lease;
+	uint64_t want = ts + l->cfg->fallback_reserve_ms;
+
+	if (!statefile_on(l->sf)) {
+		snowflake_set_reserved(l->gen, LAYOUT_TS_MAX);
+		return true;
+	}
+	if (want > l->gen->window_end)
+		want = l->gen->window_end;
+	if (want < ts)
+		return false;
+	sl->reserved = want;
+	if (!lease_save(l, "a Snowflake reservation"))
+		return false;
+	l->stats.reservations++;
+	snowflake_set_reserved(l->gen, want);
+	return true;
 }

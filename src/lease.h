@@ -1,6 +1,6 @@
 /*
  * lease.h - the Snowflake worker-number lease: a window of ID time, claimed from
- * and extended on the ticket servers (DESIGN.md section 3).
+ * and extended on the ticket servers (docs/design.md section 3).
  *
  * Odd worker numbers live on the odd server, even ones on the even server. A
  * claim takes a row whose window_end is below our now (FOR UPDATE SKIP LOCKED)
@@ -9,6 +9,11 @@
  * while a server answers, so an outage of about lease_window_ms is served
  * without any database; on clean shutdown it is released. Uses its own
  * connections, so a lease operation never delays a ticket fetch.
+ *
+ * The lease and a write-ahead reservation of Snowflake time are kept in the
+ * state file, so a restarted process resumes its window even with no database
+ * reachable, and re-adopts the row (compare-and-set from the old holder name)
+ * when a server answers (docs/design.md section 6).
  */
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H
@@ -21,6 +26,7 @@
 #include "config.h"
 #include "db.h"
 #include "snowflake.h"
+#include "statefile.h"
 
 /* What the ticket tier knows of a server; the lease trusts only what it trusts. */
 enum lease_trust {
@@ -43,12 +49,16 @@ struct lease_counters {
 	uint64_t	skew_refusals;
 	uint64_t	lost;		/* an extend found another holder */
 	uint64_t	releases;
+	uint64_t	resumed;	/* windows resumed from the state file */
+	uint64_t	adopted;	/* ... and re-adopted in the database */
+	uint64_t	reservations;	/* write-ahead reservations of Snowflake time */
 };
 
 struct lease {
 	struct event_base	*base;
 	const struct config	*cfg;
 	struct snowflake	*gen;
+	struct statefile	*sf;		/* the lease's copy lives in sf->rec.lease */
 	struct db_conn		*db[2];		/* 0 = odd, 1 = even */
 	int64_t			(*clock_ms)(void);	/* unix ms; injectable */
 	char			 holder[160];
@@ -64,6 +74,8 @@ struct lease {
 	bool			 asap;		/* ... as soon as the operation in flight ends */
 	bool			 releasing;
 	bool			 skew_logged;	/* one log line per refusal episode */
+	bool			 adopt;		/* resumed: the row still names adopt_from */
+	char			 adopt_from[160];
 	void			(*on_done)(void *);	/* release finished */
 	void			*done_arg;
 	void			(*on_change)(void *);
@@ -88,9 +100,22 @@ struct lease {
  * lease rows are as suspect as its tickets).
  */
 bool	lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
-	    struct snowflake *gen, int64_t (*clock_ms)(void), void (*on_change)(void *),
-	    enum lease_trust (*trust)(void *, int), void *arg)
+	    struct snowflake *gen, struct statefile *sf, int64_t (*clock_ms)(void),
+	    void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
 	    __attribute__((warn_unused_result));
+
+/*
+ * Resumes the lease of the state file when it is still valid and ours (same
+ * host, same servers): minting goes on above its reservation at once. False
+ * with the reason in why when it is not resumed.
+ */
+bool	lease_resume(struct lease *l, const char *servers, char *why, size_t whylen);
+
+/*
+ * Persists a reservation of Snowflake time covering ts (write-ahead of
+ * minting). False when the state file cannot be written: nothing is minted.
+ */
+bool	lease_reserve(struct lease *l, uint64_t ts) __attribute__((warn_unused_result));
 void	lease_free(struct lease *l);
 
 /* Claims now and keeps the window ahead from then on. */

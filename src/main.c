@@ -16,11 +16,13 @@
 #include "log.h"
 #include "server.h"
 #include "source.h"
+#include "statefile.h"
 #include "tier.h"
 
 struct main_ctx {
 	struct event_base	*base;
 	struct config		 cfg;
+	struct statefile	 sf;
 	struct tier		 tier;
 	struct snowflake	 gen;
 	struct lease		 lease;
@@ -29,6 +31,10 @@ struct main_ctx {
 	struct evhttp		*http;
 	struct event		*sigterm;
 	struct event		*sigint;
+	struct event		*sigquit;
+	struct event		*sighup;
+	struct event		*sigusr1;
+	struct event		*sigusr2;
 	struct event		*drain_tick;
 	struct timeval		 drain_deadline;
 	bool			 listening;
@@ -38,6 +44,8 @@ struct main_ctx {
 static void	main_tier_change(void *arg);
 static enum lease_trust main_trust(void *arg, int server);
 static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
+static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
+static bool	main_state(struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_released(void *arg);
 static bool	main_startup(struct main_ctx *m);
@@ -63,9 +71,10 @@ main_trust(void *arg, int server)
 	switch (m->tier.srv[server == 0 ? TIER_ODD : TIER_EVEN].state) {
 	case TICKET_READY:
 	case TICKET_FETCHING:
+	case TICKET_RECHECKING:
 		return LEASE_TRUSTED;
 	case TICKET_REFUSED:
-	case TICKET_RETIRED:
+	case TICKET_REGRESSED:
 		return LEASE_DISTRUSTED;
 	case TICKET_DOWN:
 	case TICKET_CONNECTING:
@@ -74,7 +83,18 @@ main_trust(void *arg, int server)
 	return LEASE_AWAY;
 }
 
-/* First SIGTERM/SIGINT drains; a second one exits at once. */
+/* SIGHUP, SIGUSR1, SIGUSR2: logged, never fatal (settings are read at start only). */
+static void
+main_ignore_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	log_info("signal %d (%s) ignored: idserver reads its settings only at start; restart "
+	    "it (SIGTERM) to change them", (int)sig, sig == SIGHUP ? "SIGHUP" :
+	    sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+}
+
+/* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
 static void
 main_signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -131,8 +151,10 @@ main_released(void *arg)
 
 /*
  * Probes both ticket servers before listening. A server that fails a check
- * (parity, settings, B disagreement) is a misconfiguration: refuse to start.
- * A server that is merely down is retried in the background.
+ * (parity, settings, rights, authentication, B disagreement) is a
+ * misconfiguration: refuse to start. A server whose counter moved back is not:
+ * it stays refused until repaired while the other path serves. A server that
+ * is merely down is retried in the background.
  */
 static bool
 main_startup(struct main_ctx *m)
@@ -146,15 +168,72 @@ main_startup(struct main_ctx *m)
 	for (i = 0; i < 2; i++) {
 		struct ticket_server *s = &m->tier.srv[i];
 
-		if (s->state == TICKET_REFUSED || s->state == TICKET_RETIRED) {
+		if (s->state == TICKET_REFUSED) {
 			log_error("refusing to start: %s ticket server: %s", s->role,
 			    s->last_error);
 			ok = false;
-		} else if (s->state == TICKET_DOWN)
+		} else if (s->state == TICKET_REGRESSED)
+			/* Not a misconfiguration of this process: the other path serves. */
+			log_error("%s ticket server not used until repaired (see above); serving "
+			    "from the other server or the fallback", s->role);
+		else if (s->state == TICKET_DOWN)
 			log_warn("%s ticket server unreachable at start (%s); retrying in the "
 			    "background", s->role, s->last_error);
 	}
 	return ok;
+}
+
+/*
+ * Opens and locks the state file, resumes its lease when it is still ours,
+ * then stamps it with this host and pair and proves it can be written.
+ */
+static bool
+main_state(struct main_ctx *m)
+{
+	char servers[192], why[512], host[64] = "";
+
+	snprintf(servers, sizeof(servers), "odd=%s:%u even=%s:%u db=%s", m->cfg.odd_host,
+	    m->cfg.odd_port, m->cfg.even_host, m->cfg.even_port, m->cfg.db_name);
+	switch (m->sf.origin) {
+	case STATEFILE_OFF:
+		log_warn("state_file is off: a counter that moves back is caught only by the "
+		    "marks on the servers, and a restart cannot resume the lease");
+		break;
+	case STATEFILE_NEW:
+		log_info("state file %s: %s; starting fresh", m->cfg.state_file, m->sf.why);
+		break;
+	case STATEFILE_CORRUPT:
+		log_error("state file %s is corrupt (%s): moved to %s.corrupt; no resumption, "
+		    "starting fresh", m->cfg.state_file, m->sf.why, m->cfg.state_file);
+		break;
+	case STATEFILE_LOADED:
+		log_info("state file %s: high-water marks odd %llu, even %llu", m->cfg.state_file,
+		    (unsigned long long)m->sf.rec.mark[STATE_ODD].high_water,
+		    (unsigned long long)m->sf.rec.mark[STATE_EVEN].high_water);
+		break;
+	}
+	if (!lease_resume(&m->lease, servers, why, sizeof(why))) {
+		if (m->sf.origin == STATEFILE_LOADED && m->sf.rec.lease.held)
+			log_warn("state file: lease of worker %u not resumed: %s",
+			    m->sf.rec.lease.worker, why);
+		/* Not ours to resume: it must not look like ours once stamped below. */
+		m->sf.rec.lease.held = false;
+	}
+	if (m->sf.origin == STATEFILE_LOADED && m->lease.state != LEASE_HELD &&
+	    strcmp(m->sf.rec.servers, servers) != 0)
+		log_warn("state file: written for '%s', now '%s': its marks still apply (they "
+		    "belong to the odd and even roles)", m->sf.rec.servers, servers);
+	gethostname(host, sizeof(host) - 1);
+	snprintf(m->sf.rec.host, sizeof(m->sf.rec.host), "%s", host[0] ? host : "localhost");
+	for (char *h = m->sf.rec.host; *h; h++)
+		if ((unsigned char)*h <= ' ' || (unsigned char)*h >= 0x7f)
+			*h = '_';
+	snprintf(m->sf.rec.servers, sizeof(m->sf.rec.servers), "%s", servers);
+	if (!statefile_save(&m->sf)) {
+		log_error("refusing to start: state file: %s (state_file)", m->sf.last_error);
+		return false;
+	}
+	return true;
 }
 
 /* Raises the descriptor limit to what max_clients needs, or says what it can do. */
@@ -207,7 +286,15 @@ main(int argc, char **argv)
 		if (ec != NULL)
 			event_config_free(ec);
 	}
-	if (m.base == NULL || !tier_init(&m.tier, m.base, &m.cfg, main_tier_change, &m)) {
+	if (!statefile_open(&m.sf, m.cfg.state_file, err, sizeof(err))) {
+		fprintf(stderr, "idserver: refusing to start: %s\n", err);
+		if (m.base != NULL)
+			event_base_free(m.base);
+		mysql_library_end();
+		config_free(&m.cfg);
+		return 1;
+	}
+	if (m.base == NULL || !tier_init(&m.tier, m.base, &m.cfg, &m.sf, main_tier_change, &m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
@@ -216,8 +303,8 @@ main(int argc, char **argv)
 
 		snowflake_init(&m.gen, &sc);
 	}
-	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, lease_clock_real, main_tier_change,
-	    main_trust, &m)) {
+	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, &m.sf, lease_clock_real,
+	    main_tier_change, main_trust, &m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
@@ -225,11 +312,21 @@ main(int argc, char **argv)
 	    m.cfg.refill_wait_ms);
 	m.sigterm = evsignal_new(m.base, SIGTERM, main_signal_cb, &m);
 	m.sigint = evsignal_new(m.base, SIGINT, main_signal_cb, &m);
+	m.sigquit = evsignal_new(m.base, SIGQUIT, main_signal_cb, &m);
+	m.sighup = evsignal_new(m.base, SIGHUP, main_ignore_cb, &m);
+	m.sigusr1 = evsignal_new(m.base, SIGUSR1, main_ignore_cb, &m);
+	m.sigusr2 = evsignal_new(m.base, SIGUSR2, main_ignore_cb, &m);
 	m.drain_tick = evtimer_new(m.base, main_drain_cb, &m);
 	event_add(m.sigterm, NULL);
 	event_add(m.sigint, NULL);
+	event_add(m.sigquit, NULL);
+	event_add(m.sighup, NULL);
+	event_add(m.sigusr1, NULL);
+	event_add(m.sigusr2, NULL);
 	log_info("idserver starting: odd %s:%u, even %s:%u", m.cfg.odd_host, m.cfg.odd_port,
 	    m.cfg.even_host, m.cfg.even_port);
+	if (!main_state(&m))
+		goto out;
 	if (!main_startup(&m))
 		goto out;
 	if (m.signals > 0)
@@ -258,8 +355,13 @@ out:
 	lease_free(&m.lease);
 	event_free(m.sigterm);
 	event_free(m.sigint);
+	event_free(m.sigquit);
+	event_free(m.sighup);
+	event_free(m.sigusr1);
+	event_free(m.sigusr2);
 	event_free(m.drain_tick);
 	event_base_free(m.base);
+	statefile_close(&m.sf);
 	config_free(&m.cfg);
 	mysql_library_end();
 	return rc;

@@ -11,6 +11,7 @@
 
 static uint64_t	snowflake_floor(const struct snowflake *);
 static bool	snowflake_clock_ok(struct snowflake *, uint64_t, uint64_t);
+static void	snowflake_forget(struct snowflake *, unsigned);
 static enum snowflake_status snowflake_refuse(struct snowflake *,
 		    enum snowflake_status);
 
@@ -66,6 +67,7 @@ snowflake_refuse(struct snowflake *g, enum snowflake_status status)
 		g->counters.window_refusals++;
 		break;
 	case SNOWFLAKE_OK:
+	case SNOWFLAKE_RESERVE:
 		break;
 	}
 	return status;
@@ -78,6 +80,19 @@ snowflake_init(struct snowflake *g, const struct snowflake_config *cfg)
 	memset(g, 0, sizeof *g);
 	g->cfg = *cfg;
 	g->step = SNOWFLAKE_STEP_NONE;
+	g->reserved = LAYOUT_TS_MAX;	/* no state file: no write-ahead limit */
+}
+
+/* Takes worker as the current number with no history. */
+static void
+snowflake_forget(struct snowflake *g, unsigned worker)
+{
+	g->worker = worker;
+	g->minted = false;
+	g->last_ts = 0;
+	g->next_seq = 0;
+	g->clock_max = 0;
+	g->step = SNOWFLAKE_STEP_NONE;
 }
 
 /* Starts a new claim; only a change of worker forgets the last ts minted. */
@@ -87,17 +102,43 @@ snowflake_set_window(struct snowflake *g, unsigned worker, uint64_t start,
 {
 	assert(worker <= LAYOUT_WORKER_MAX);
 
-	if (worker != g->worker) {
-		g->worker = worker;
-		g->minted = false;
-		g->last_ts = 0;
-		g->next_seq = 0;
-		g->step = SNOWFLAKE_STEP_NONE;
-	}
+	if (worker != g->worker)
+		snowflake_forget(g, worker);
 	/* Nothing below 2^53, nothing the 41-bit field cannot hold. */
 	g->window_start = start < LAYOUT_TS_MIN ? LAYOUT_TS_MIN : start;
 	g->window_end = end > LAYOUT_TS_MAX ? LAYOUT_TS_MAX : end;
 	g->has_window = true;
+	/* The claim read the clock at start: steps back are measured from there. */
+	if (g->window_start > g->clock_max)
+		g->clock_max = g->window_start;
+}
+
+/* A window from the state file: mint above floor, no clock reading known yet. */
+void
+snowflake_resume(struct snowflake *g, unsigned worker, uint64_t floor, uint64_t end)
+{
+	assert(worker <= LAYOUT_WORKER_MAX);
+
+	snowflake_forget(g, worker);
+	g->window_start = floor < LAYOUT_TS_MIN ? LAYOUT_TS_MIN : floor;
+	g->window_end = end > LAYOUT_TS_MAX ? LAYOUT_TS_MAX : end;
+	g->has_window = true;
+}
+
+/* The write-ahead limit: no ts above reserved until the caller persists more. */
+void
+snowflake_set_reserved(struct snowflake *g, uint64_t reserved)
+{
+	g->reserved = reserved > LAYOUT_TS_MAX ? LAYOUT_TS_MAX : reserved;
+}
+
+/* The ts a take at now would use, before the window and reservation checks. */
+uint64_t
+snowflake_next_ts(const struct snowflake *g, uint64_t now_ms)
+{
+	uint64_t base = snowflake_floor(g);
+
+	return now_ms > base ? now_ms : base;
 }
 
 /* Moves the end of the current window forward; a lower end is ignored. */
@@ -157,11 +198,16 @@ snowflake_take(struct snowflake *g, uint64_t now_ms, unsigned want,
 		return snowflake_refuse(g, SNOWFLAKE_CLOCK);
 
 	base = snowflake_floor(g);
-	if (!snowflake_clock_ok(g, now_ms, base))
+	/* Steps back count from the latest clock seen, never from a resumed floor. */
+	if (!snowflake_clock_ok(g, now_ms, base < g->clock_max ? base : g->clock_max))
 		return snowflake_refuse(g, SNOWFLAKE_CLOCK);
+	if (now_ms > g->clock_max)
+		g->clock_max = now_ms;
 	ts = now_ms > base ? now_ms : base;
 	if (ts > g->window_end)
 		return snowflake_refuse(g, SNOWFLAKE_UNAVAILABLE);
+	if (ts > g->reserved)
+		return SNOWFLAKE_RESERVE;
 
 	if (g->minted && ts == g->last_ts)
 		seq = g->next_seq;
@@ -205,6 +251,8 @@ snowflake_status_name(enum snowflake_status status)
 		return "clock";
 	case SNOWFLAKE_UNAVAILABLE:
 		return "unavailable";
+	case SNOWFLAKE_RESERVE:
+		return "reserve";
 	}
 	return "unknown";
 }

@@ -1,5 +1,5 @@
 /*
- * snowflake.h - the Snowflake fallback generator (DESIGN.md section 3).
+ * snowflake.h - the Snowflake fallback generator (docs/design.md section 3).
  *
  * Pure logic: no I/O, no clock reads, no allocation. The caller owns the
  * struct, passes "now" in layout ms (see layout.h) and drives the lease.
@@ -15,12 +15,22 @@
  *    Uniqueness still holds because the worker field differs.
  *
  * Clock rules. The "floor" is the larger of window_start and the last ts minted
- * by this worker. A take uses ts = max(now, floor). When now is behind the floor
- * by at most backstep_tolerance_ms the step is absorbed (minting on the floor
- * while its sequence lasts); by more, the take returns SNOWFLAKE_CLOCK and mints
- * nothing. This includes now < window_start with nothing minted yet: the window
- * is ours, so minting at window_start is safe, and a clock far behind the claim
- * is a backward step like any other.
+ * by this worker. A take uses ts = max(now, floor). A backward step is measured
+ * against the lower of the floor and the latest clock reading this generator
+ * has seen (seeded with window_start by a claim): when now is behind it by at
+ * most backstep_tolerance_ms the step is absorbed (minting on the floor while
+ * its sequence lasts); by more, the take returns SNOWFLAKE_CLOCK and mints
+ * nothing. For a claimed window this is the floor itself, so now < window_start
+ * with nothing minted yet is a backward step like any other. A window resumed
+ * from the state file (snowflake_resume) starts above everything minted before
+ * the restart, possibly ahead of this process's clock: minting there is safe
+ * (the window is ours), and it is not a backward step, since this process never
+ * read a later clock.
+ *
+ * Write-ahead. With a state file, a take never mints a ts above "reserved": it
+ * answers SNOWFLAKE_RESERVE instead, the caller persists a higher reservation
+ * (snowflake_set_reserved) and takes again. So after a crash, everything minted
+ * is at or below the reservation on disk (docs/design.md section 6).
  */
 #ifndef IDGEN_SNOWFLAKE_H
 #define IDGEN_SNOWFLAKE_H
@@ -69,6 +79,8 @@ struct snowflake {
 	bool				minted;		/* last_ts valid for worker */
 	uint64_t			last_ts;
 	unsigned			next_seq;	/* 0..LAYOUT_SEQ_COUNT at last_ts */
+	uint64_t			clock_max;	/* latest clock reading seen */
+	uint64_t			reserved;	/* no ts above this without a reservation */
 	enum snowflake_step		step;
 	struct snowflake_counters	counters;
 };
@@ -78,6 +90,7 @@ enum snowflake_status {
 	SNOWFLAKE_WAIT,		/* this ms has no room; retry once now > last_ts */
 	SNOWFLAKE_CLOCK,	/* clock behind by more than the tolerance, or < 2^31 */
 	SNOWFLAKE_UNAVAILABLE,	/* no window, or the next ts would pass window_end */
+	SNOWFLAKE_RESERVE,	/* the ts is above "reserved": persist more, take again */
 };
 
 /* IDs first .. first + count - 1, consecutive and all of one millisecond. */
@@ -97,6 +110,19 @@ void snowflake_init(struct snowflake *g, const struct snowflake_config *cfg);
  */
 void snowflake_set_window(struct snowflake *g, unsigned worker, uint64_t start,
     uint64_t end);
+
+/*
+ * Resumes a window after a restart: worker may mint ts in [floor, end], where
+ * floor is above everything minted before (the persisted reservation + 1). No
+ * clock reading is known yet, so a clock behind floor is not a backward step.
+ */
+void snowflake_resume(struct snowflake *g, unsigned worker, uint64_t floor, uint64_t end);
+
+/* Sets the highest ts that may be minted without a new reservation. */
+void snowflake_set_reserved(struct snowflake *g, uint64_t reserved);
+
+/* The ts the next take at now would use (for the reservation it needs). */
+uint64_t snowflake_next_ts(const struct snowflake *g, uint64_t now_ms);
 
 /* Extends the current claim to end; never moves the end backward. */
 void snowflake_extend(struct snowflake *g, uint64_t end);

@@ -55,14 +55,18 @@ source_mode_name(enum source_mode m)
 	return "?";
 }
 
-/* Ticket while a server is up; fallback while a lease window covers now; else down. */
+/*
+ * Ticket while a server is up or ticket IDs remain buffered (the service is
+ * healthy while it has IDs to hand out); fallback while a lease window covers
+ * now; else down.
+ */
 void
 source_update_mode(struct source *s)
 {
 	enum source_mode m = SOURCE_MODE_DOWN;
 	uint64_t now;
 
-	if (tier_any_up(s->tier))
+	if (tier_any_up(s->tier) || pool_available(&s->tier->pool) > 0)
 		m = SOURCE_MODE_TICKET;
 	else if (layout_ts_from_unix_ms(s->clock_us() / 1000, &now) && lease_valid(s->lease, now))
 		m = SOURCE_MODE_FALLBACK;
@@ -110,6 +114,15 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us
 	if (!layout_ts_from_unix_ms(us / 1000, &now))
 		now = 0;	/* before the epoch: the generator refuses with CLOCK */
 	st = snowflake_take(s->gen, now, n, true, &r);
+	if (st == SNOWFLAKE_RESERVE) {
+		/* Write-ahead: the reservation is on disk before the ID is minted. */
+		if (!lease_reserve(s->lease, snowflake_next_ts(s->gen, now))) {
+			*why = "cannot write the state file (state_file; see log): no Snowflake "
+			    "ID is minted without its reservation on disk";
+			return SOURCE_UNAVAILABLE;
+		}
+		st = snowflake_take(s->gen, now, n, true, &r);
+	}
 	source_update_mode(s);
 	switch (st) {
 	case SNOWFLAKE_OK:
@@ -130,6 +143,7 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us
 		    "up or for a fresh worker number";
 		return SOURCE_CLOCK;
 	case SNOWFLAKE_UNAVAILABLE:
+	case SNOWFLAKE_RESERVE:
 		break;
 	}
 	*why = s->lease->state == LEASE_REFUSED ?

@@ -13,6 +13,7 @@
 #include "server.h"
 #include "snowflake.h"
 #include "source.h"
+#include "statefile.h"
 #include "tier.h"
 
 struct stats_out {
@@ -64,6 +65,9 @@ stats_server(struct stats_out *o, const struct ticket_server *s)
 	stats_str(o, name, ticket_state_name(s->state));
 	stats_srv_u64(o, s, "tickets", s->stats.tickets);
 	stats_srv_u64(o, s, "last_ticket", s->last_ticket);
+	stats_srv_u64(o, s, "mark", s->mark);
+	stats_srv_u64(o, s, "next_ticket", s->seen.counter);
+	stats_srv_u64(o, s, "rechecks", s->stats.rechecks);
 	stats_srv_u64(o, s, "deadlocks", s->stats.deadlocks);
 	stats_srv_u64(o, s, "lock_timeouts", s->stats.lock_timeouts);
 	stats_srv_u64(o, s, "failures", s->stats.failures);
@@ -94,6 +98,10 @@ stats_lease(struct stats_out *o, const struct lease *l, const struct snowflake *
 	stats_u64(o, "lease_extend_failures", l->stats.extend_failures);
 	stats_u64(o, "lease_skew_refusals", l->stats.skew_refusals);
 	stats_u64(o, "lease_lost", l->stats.lost);
+	stats_u64(o, "lease_resumed", l->stats.resumed);
+	stats_u64(o, "lease_adopted", l->stats.adopted);
+	stats_u64(o, "lease_reservations", l->stats.reservations);
+	stats_u64(o, "fallback_reserved_ts", l->sf->rec.lease.held ? l->sf->rec.lease.reserved : 0);
 	stats_u64(o, "lease_clock_skew_ms", (uint64_t)(l->skew_ms < 0 ? -l->skew_ms :
 	    l->skew_ms));
 	stats_u64(o, "fallback_last_ts", snowflake_last_ts(g));
@@ -137,6 +145,12 @@ stats_emit(struct server *srv, stats_fn fn, void *arg)
 	stats_u64(&o, "err_range", srv->stats.err_range);
 	stats_u64(&o, "err_unavailable", srv->stats.err_unavailable);
 	stats_u64(&o, "err_clock", srv->stats.err_clock);
+	stats_str(&o, "state_file", statefile_on(t->sf) ? t->sf->path : "off");
+	stats_u64(&o, "state_writes", t->sf->stats.writes);
+	stats_u64(&o, "state_write_failures", t->sf->stats.failures);
+	stats_u64(&o, "state_write_us_avg", t->sf->stats.writes ?
+	    t->sf->stats.write_us_total / t->sf->stats.writes : 0);
+	stats_u64(&o, "state_write_us_max", t->sf->stats.write_us_max);
 	stats_server(&o, &t->srv[TIER_ODD]);
 	stats_server(&o, &t->srv[TIER_EVEN]);
 	stats_lease(&o, src->lease, src->gen);

@@ -3,6 +3,8 @@
  */
 #include "ticket.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +13,89 @@
 #include "check.h"
 #include "log.h"
 
+/* Steps of the connect-time sequence and of one ticket transaction. */
+enum ticket_step {
+	TICKET_STEP_CHECK,
+	TICKET_STEP_RIGHTS_TICKETS,
+	TICKET_STEP_RIGHTS_MARKS,
+	TICKET_STEP_RIGHTS_LEASES,
+	TICKET_STEP_TX,
+	TICKET_STEP_ROLLBACK,
+};
+
+/* Everything uniqueness depends on, read in one round trip (check.c judges it). */
 static const char ticket_check_sql[] =
-    "SELECT @@version, @@auto_increment_increment, @@auto_increment_offset, "
-    "@@innodb_flush_log_at_trx_commit, "
+    "SELECT @@version, @@GLOBAL.auto_increment_increment, "
+    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, "
     "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity "
+    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, "
+    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'tickets64'), "
+    "(SELECT high_water FROM idgen_marks WHERE role = 'odd'), "
+    "(SELECT high_water FROM idgen_marks WHERE role = 'even') "
     "FROM idgen_meta WHERE one = 1";
-static const char ticket_replace_sql[] = "REPLACE INTO tickets64 (stub) VALUES ('a')";
+#define TICKET_CHECK_FIELDS	12
+
+/*
+ * One ticket, one round trip, one transaction (docs/design.md section 6):
+ *
+ *	START TRANSACTION;
+ *	SELECT ... FROM idgen_marks ... FOR UPDATE;	(1) serialises ticket takers
+ *	REPLACE INTO tickets64 ...;			(2) the ticket, from the OK packet
+ *	UPDATE idgen_marks SET high_water = t WHERE own role AND high_water < t;  (3)
+ *	UPDATE idgen_marks SET high_water = GREATEST(...) WHERE partner role;     (4)
+ *	COMMIT;
+ *
+ * The row lock of (1) is taken before (2) allocates, so tickets commit in the
+ * order they are allocated, across every idserver; (3) then matches no row
+ * exactly when the counter is not above the server's own mark: it moved back.
+ * Sent as one multi-statement query, the locks are never held across a
+ * client round trip, so a frozen idserver cannot hold up the others.
+ */
+#define TICKET_TX_SQL \
+    "START TRANSACTION;" \
+    "SELECT high_water FROM idgen_marks WHERE role = '%s' FOR UPDATE;" \
+    "REPLACE INTO tickets64 (stub) VALUES ('a');" \
+    "UPDATE idgen_marks SET high_water = LAST_INSERT_ID() WHERE role = '%s' " \
+    "AND high_water < LAST_INSERT_ID();" \
+    "UPDATE idgen_marks SET high_water = GREATEST(high_water, %" PRIu64 ") " \
+    "WHERE role = '%s';" \
+    "COMMIT"
+#define TICKET_TX_STMTS		6
+#define TICKET_TX_REPLACE	2	/* index of the REPLACE among the statements */
+#define TICKET_TX_MARK		3
+
+/* The service user's rights, proven without running anything (EXPLAIN checks them). */
+static const struct {
+	const char	*sql;
+	const char	*privileges;
+	const char	*table;
+} ticket_rights[] = {
+	{ "EXPLAIN REPLACE INTO tickets64 (stub) VALUES ('a')", "SELECT, INSERT, DELETE",
+	    "tickets64" },
+	{ "EXPLAIN UPDATE idgen_marks SET high_water = high_water WHERE role = 'odd'",
+	    "SELECT, UPDATE", "idgen_marks" },
+	{ "EXPLAIN UPDATE idgen_leases SET window_end = window_end WHERE worker = 0",
+	    "SELECT, UPDATE", "idgen_leases" },
+};
 
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
-static void	ticket_replaced(struct db_conn *db, const struct db_result *r, void *arg);
+static void	ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
-static void	ticket_schedule(struct ticket_server *s, unsigned ms);
+static void	ticket_recheck_cb(evutil_socket_t fd, short what, void *arg);
+static void	ticket_schedule(struct event *ev, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
+static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why);
+static bool	ticket_query_error(struct ticket_server *s, const struct db_result *r,
+		    const char *what);
+static void	ticket_up_done(struct ticket_server *s);
+static void	ticket_start_recheck(struct ticket_server *s);
+static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+static bool	ticket_u64(const char *v, uint64_t *out);
 static uint64_t	ticket_now_us(void);
 
 /* Monotonic microseconds, for fetch latency. */
@@ -38,24 +108,37 @@ ticket_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* A decimal column; SQL NULL or junk is false. */
+static bool
+ticket_u64(const char *v, uint64_t *out)
+{
+	char *end;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return false;
+	*out = strtoull(v, &end, 10);
+	return *end == '\0';
+}
+
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
 ticket_init(struct ticket_server *s, struct event_base *base, const struct db_params *params,
-    unsigned parity, unsigned backoff_min_ms, unsigned backoff_max_ms, ticket_notify notify,
-    void *arg)
+    unsigned parity, const struct ticket_params *p, ticket_notify notify, void *arg)
 {
 	memset(s, 0, sizeof(*s));
 	s->parity = parity;
 	s->role = parity ? "odd" : "even";
-	s->backoff_min_ms = backoff_min_ms;
-	s->backoff_max_ms = backoff_max_ms;
-	s->backoff_ms = backoff_min_ms;
+	s->partner_role = parity ? "even" : "odd";
+	snprintf(s->dbname, sizeof(s->dbname), "%s", params->database);
+	s->p = *p;
+	s->backoff_ms = p->backoff_min_ms;
 	s->notify = notify;
 	s->notify_arg = arg;
 	s->state = TICKET_DOWN;
 	s->db = db_new(base, params, s->role);
 	s->retry = evtimer_new(base, ticket_retry_cb, s);
-	if (s->db == NULL || s->retry == NULL)
+	s->recheck = evtimer_new(base, ticket_recheck_cb, s);
+	if (s->db == NULL || s->retry == NULL || s->recheck == NULL)
 		return false;
 	db_on_lost(s->db, ticket_lost, s);
 	return true;
@@ -67,8 +150,11 @@ ticket_free(struct ticket_server *s)
 {
 	if (s->retry != NULL)
 		event_free(s->retry);
+	if (s->recheck != NULL)
+		event_free(s->recheck);
 	db_free(s->db);
 	s->retry = NULL;
+	s->recheck = NULL;
 	s->db = NULL;
 }
 
@@ -82,25 +168,33 @@ ticket_state_name(enum ticket_state st)
 	case TICKET_CONNECTING:
 		return "connecting";
 	case TICKET_READY:
-		return "up";
 	case TICKET_FETCHING:
+	case TICKET_RECHECKING:
 		return "up";
 	case TICKET_REFUSED:
 		return "refused";
-	case TICKET_RETIRED:
-		return "retired";
+	case TICKET_REGRESSED:
+		return "regressed";
 	}
 	return "?";
+}
+
+bool
+ticket_up(const struct ticket_server *s)
+{
+	return s->state == TICKET_READY || s->state == TICKET_FETCHING ||
+	    s->state == TICKET_RECHECKING;
 }
 
 /* Probes now. */
 void
 ticket_start(struct ticket_server *s)
 {
-	if (s->state == TICKET_RETIRED)
-		return;
+	evtimer_del(s->recheck);
 	s->state = TICKET_CONNECTING;
 	s->stats.connects++;
+	s->checked_once = false;
+	s->recheck_due = false;
 	if (!db_connect(s->db, ticket_connected, s))
 		ticket_failed(s, "connect", "could not start a connection");
 }
@@ -114,30 +208,47 @@ ticket_retry_cb(evutil_socket_t fd, short what, void *arg)
 	ticket_start(arg);
 }
 
-/* Schedules the next probe. */
 static void
-ticket_schedule(struct ticket_server *s, unsigned ms)
+ticket_schedule(struct event *ev, unsigned ms)
 {
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
-	evtimer_add(s->retry, &tv);
+	evtimer_add(ev, &tv);
+}
+
+/* Formats and starts one statement of a sequence. */
+static bool
+ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(sql))
+		return false;
+	s->step = step;
+	return db_query(s->db, sql, cb, s);
 }
 
 /* Records a failure, logs the transition once, and backs off. */
 static void
 ticket_failed(struct ticket_server *s, const char *what, const char *msg)
 {
-	bool was_up = s->state == TICKET_READY || s->state == TICKET_FETCHING;
+	bool was_up = ticket_up(s);
 
 	s->stats.failures++;
 	db_close(s->db);
+	evtimer_del(s->recheck);
 	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", what, msg);
-	if (was_up || s->backoff_ms == s->backoff_min_ms)
+	if (was_up || s->backoff_ms == s->p.backoff_min_ms)
 		log_warn("%s ticket server down: %s (retry in %u ms)", s->role,
 		    s->last_error, s->backoff_ms);
 	s->state = TICKET_DOWN;
-	ticket_schedule(s, s->backoff_ms);
-	s->backoff_ms = s->backoff_ms * 2 > s->backoff_max_ms ? s->backoff_max_ms :
+	ticket_schedule(s->retry, s->backoff_ms);
+	s->backoff_ms = s->backoff_ms * 2 > s->p.backoff_max_ms ? s->p.backoff_max_ms :
 	    s->backoff_ms * 2;
 	s->notify(s, TICKET_EV_DOWN, 0, s->notify_arg);
 }
@@ -153,20 +264,75 @@ ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_failed(s, "idle", r->msg);
 }
 
-/* Refuses the server; re-probed at the slowest rate, in case an operator fixes it. */
-void
-ticket_refuse(struct ticket_server *s, const char *why)
+/*
+ * Refuses the server and retries only every refused_retry_ms, in case an
+ * operator fixes it; the same reason is logged once, not at every retry.
+ */
+static void
+ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 {
 	s->stats.refusals++;
 	db_close(s->db);
-	if (strcmp(s->last_error, why) != 0)
-		log_error("%s ticket server REFUSED: %s", s->role, why);
+	evtimer_del(s->recheck);
+	if (strcmp(s->logged_refusal, why) != 0)
+		log_error("%s ticket server REFUSED: %s (retried every %u ms: refused_retry_ms)",
+		    s->role, why, s->p.refused_retry_ms);
+	snprintf(s->logged_refusal, sizeof(s->logged_refusal), "%s", why);
 	snprintf(s->last_error, sizeof(s->last_error), "%s", why);
-	if (s->state != TICKET_RETIRED) {
-		s->state = TICKET_REFUSED;
-		ticket_schedule(s, s->backoff_max_ms);
-	}
+	s->state = st;
+	s->backoff_ms = s->p.backoff_min_ms;
+	ticket_schedule(s->retry, s->p.refused_retry_ms);
 	s->notify(s, TICKET_EV_REFUSED, 0, s->notify_arg);
+}
+
+void
+ticket_refuse(struct ticket_server *s, const char *why)
+{
+	ticket_reject(s, TICKET_REFUSED, why);
+}
+
+void
+ticket_regress(struct ticket_server *s, const char *why)
+{
+	ticket_reject(s, TICKET_REGRESSED, why);
+}
+
+/*
+ * A query failed: misconfiguration (rights, schema, authentication) refuses
+ * the server, anything else is an outage. Returns true when it was handled.
+ */
+static bool
+ticket_query_error(struct ticket_server *s, const struct db_result *r, const char *what)
+{
+	char why[512];
+
+	if (r->err == 0)
+		return false;
+	switch (r->err) {
+	case 1045:	/* access denied (user or password) */
+	case 1698:	/* access denied without a password */
+	case 1044:	/* no rights on the database */
+	case 1049:	/* unknown database */
+		snprintf(why, sizeof(why), "authentication failed: %s (check db_user, "
+		    "IDGEN_DB_PASSWORD or db_password_file, db_name)", r->msg);
+		ticket_refuse(s, why);
+		return true;
+	case 1142:	/* command denied on a table */
+	case 1143:	/* ... on a column */
+		snprintf(why, sizeof(why), "missing rights: %s (load schema/60-grant.sql.in)",
+		    r->msg);
+		ticket_refuse(s, why);
+		return true;
+	case 1146:	/* no such table */
+	case 1054:	/* no such column */
+		snprintf(why, sizeof(why), "schema check failed: %s (load schema/ for this "
+		    "server)", r->msg);
+		ticket_refuse(s, why);
+		return true;
+	default:
+		ticket_failed(s, what, r->msg);
+		return true;
+	}
 }
 
 /* Handshake done: read what uniqueness depends on. */
@@ -175,36 +341,60 @@ ticket_connected(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 
-	if (r->err != 0) {
-		ticket_failed(s, "connect", r->msg);
+	(void)db;
+	if (ticket_query_error(s, r, "connect"))
 		return;
-	}
-	if (!db_query(db, ticket_check_sql, ticket_checked, s))
+	s->seen.recheck = false;
+	if (!ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", ticket_check_sql))
 		ticket_failed(s, "check", "could not start the check query");
 }
 
-/* Checks the server's settings and meta row, then asks the tier (pair agreement). */
+/* Every recheck_ms on a live connection: settings, counter and marks again. */
+static void
+ticket_recheck_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ticket_server *s = arg;
+
+	(void)fd;
+	(void)what;
+	ticket_recheck_soon(s);
+}
+
+void
+ticket_recheck_soon(struct ticket_server *s)
+{
+	if (s->state == TICKET_READY)
+		ticket_start_recheck(s);
+	else if (s->state == TICKET_FETCHING)
+		s->recheck_due = true;
+}
+
+static void
+ticket_start_recheck(struct ticket_server *s)
+{
+	s->recheck_due = false;
+	s->state = TICKET_RECHECKING;
+	s->seen.recheck = true;
+	s->stats.rechecks++;
+	if (!ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", ticket_check_sql))
+		ticket_failed(s, "recheck", "could not start the check query");
+}
+
+/* Checks the server's settings, meta row, counter and marks. */
 static void
 ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct check_server_info in;
 	MYSQL_ROW row;
-	char why[256];
+	char why[512];
 	uint64_t b;
 
 	(void)db;
-	if (r->err != 0) {
-		/* A missing table is a misconfiguration, not an outage. */
-		if (r->err == 1146 || r->err == 1142 || r->err == 1054) {
-			snprintf(why, sizeof(why), "schema check failed: %s (load schema/)", r->msg);
-			ticket_refuse(s, why);
-		} else
-			ticket_failed(s, "check", r->msg);
+	if (ticket_query_error(s, r, s->seen.recheck ? "recheck" : "check"))
 		return;
-	}
 	row = r->res != NULL ? mysql_fetch_row(r->res) : NULL;
-	if (row == NULL || mysql_num_fields(r->res) != 8) {
+	if (row == NULL || mysql_num_fields(r->res) != TICKET_CHECK_FIELDS) {
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
@@ -220,17 +410,82 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, why);
 		return;
 	}
-	log_info("%s ticket server checked (version %s, B=%llu, last ticket %llu)", s->role,
-	    in.version, (unsigned long long)b, (unsigned long long)s->last_ticket);
+	if (s->seen.recheck && b != s->block_size) {
+		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
+		    " to %" PRIu64 " on a live server", s->block_size, b);
+		ticket_refuse(s, why);
+		return;
+	}
+	snprintf(s->seen.uuid, sizeof(s->seen.uuid), "%s", row[8] != NULL ? row[8] : "");
+	if (!ticket_u64(row[9], &s->seen.counter)) {
+		ticket_refuse(s, "tickets64 has no AUTO_INCREMENT counter (load schema/)");
+		return;
+	}
+	if (!ticket_u64(row[s->parity ? 10 : 11], &s->seen.own_mark) ||
+	    !ticket_u64(row[s->parity ? 11 : 10], &s->seen.partner_copy)) {
+		ticket_refuse(s, "idgen_marks lacks its odd or even row (load "
+		    "schema/10-tables.sql)");
+		return;
+	}
 	s->block_size = b;
+	if (s->copy_written < s->seen.partner_copy)
+		s->copy_written = s->seen.partner_copy;
+	if (s->seen.recheck) {
+		ticket_up_done(s);
+		return;
+	}
+	snprintf(s->seen.version, sizeof(s->seen.version), "%s", in.version);
+	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, "%s",
+	    ticket_rights[0].sql))
+		ticket_failed(s, "check", "could not start the rights check");
+}
+
+/* One EXPLAIN per statement we will run: a missing right names its GRANT. */
+static void
+ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	int i = s->step - TICKET_STEP_RIGHTS_TICKETS;
+	char why[512];
+
+	(void)db;
+	if (r->err == 1142 || r->err == 1143) {
+		snprintf(why, sizeof(why), "missing rights: %s; run GRANT %s ON %s.%s TO the "
+		    "service user (schema/60-grant.sql.in)", r->msg, ticket_rights[i].privileges,
+		    s->dbname, ticket_rights[i].table);
+		ticket_refuse(s, why);
+		return;
+	}
+	if (ticket_query_error(s, r, "check"))
+		return;
+	if (++i < (int)(sizeof(ticket_rights) / sizeof(ticket_rights[0]))) {
+		if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS + i, ticket_rights_cb, "%s",
+		    ticket_rights[i].sql))
+			ticket_failed(s, "check", "could not start the rights check");
+		return;
+	}
+	ticket_up_done(s);
+}
+
+/* Checks passed: the tier judges the counter against the marks and B. */
+static void
+ticket_up_done(struct ticket_server *s)
+{
 	s->state = TICKET_READY;
 	if (!s->notify(s, TICKET_EV_UP, 0, s->notify_arg))
 		return;		/* the tier refused it */
-	s->backoff_ms = s->backoff_min_ms;
+	if (!s->seen.recheck)
+		log_info("%s ticket server checked%s (version %s, B=%" PRIu64 ", next ticket >= %"
+		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ")", s->role,
+		    s->logged_refusal[0] ? " and used again" : "", s->seen.version, s->block_size,
+		    s->seen.counter, s->seen.own_mark, s->partner_role, s->seen.partner_copy);
+	s->logged_refusal[0] = '\0';
+	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';
+	ticket_schedule(s->recheck, s->p.recheck_ms);
 }
 
-/* Starts one REPLACE INTO. */
+/* Starts one ticket transaction. */
 bool
 ticket_fetch(struct ticket_server *s)
 {
@@ -239,61 +494,88 @@ ticket_fetch(struct ticket_server *s)
 	/* Before the call: a fast server can answer within it, callback included. */
 	s->state = TICKET_FETCHING;
 	s->fetch_started_us = ticket_now_us();
-	if (!db_query(s->db, ticket_replace_sql, ticket_replaced, s)) {
+	s->copy_sending = s->copy_want;
+	if (!ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, s->role,
+	    s->copy_sending, s->partner_role)) {
 		s->state = TICKET_READY;
 		return false;
 	}
 	return true;
 }
 
-/* A ticket arrived (or an error): check it before anyone sees it. */
+/* The transaction's outcome: only a committed ticket that passed every check is used. */
 static void
-ticket_replaced(struct db_conn *db, const struct db_result *r, void *arg)
+ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
-	char why[256];
-	uint64_t t = r->insert_id;
+	MYSQL_ROW row;
+	char why[512];
+	uint64_t t, own = 0;
 
+	(void)db;
 	if (r->err == 1213 || r->err == 1205) {
-		/* Rolled back, no ticket consumed: retry on the same connection. */
+		/* Rolled back (1213) or only the statement (1205): roll back, start over. */
 		if (r->err == 1213)
 			s->stats.deadlocks++;
 		else
 			s->stats.lock_timeouts++;
-		if (!db_query(db, ticket_replace_sql, ticket_replaced, s))
+		if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
+			ticket_failed(s, "ticket", "could not roll back after a deadlock");
+		return;
+	}
+	/* A failed statement may still have run on the server: a gap, never a duplicate. */
+	if (ticket_query_error(s, r, "ticket"))
+		return;
+	if (s->step == TICKET_STEP_ROLLBACK) {
+		if (!ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, s->role,
+		    s->copy_sending, s->partner_role))
 			ticket_failed(s, "ticket", "could not restart after a deadlock");
 		return;
 	}
-	if (r->err != 0) {
-		/* It may still have run on the server: a gap, never a duplicate. */
-		ticket_failed(s, "ticket", r->msg);
+	if (r->nstmts != TICKET_TX_STMTS) {
+		ticket_failed(s, "ticket", "the ticket transaction did not run to its end");
 		return;
 	}
-	s->state = TICKET_READY;
-	switch (check_ticket(t, s->last_ticket, s->parity, s->block_size)) {
+	row = r->res != NULL ? mysql_fetch_row(r->res) : NULL;
+	if (row == NULL || !ticket_u64(row[0], &own)) {
+		ticket_refuse(s, "idgen_marks lacks its row for this server's role (load "
+		    "schema/10-tables.sql)");
+		return;
+	}
+	/* Committed: the ticket and the server's own mark moved together, or not at all. */
+	t = r->stmt_insert_id[TICKET_TX_REPLACE];
+	if (r->stmt_affected[TICKET_TX_MARK] != 1) {
+		check_regressed_msg(why, sizeof(why), s->role, s->dbname, t, own,
+		    "in the server's own idgen_marks");
+		ticket_regress(s, why);
+		return;
+	}
+	switch (check_ticket(t, s->mark, s->parity, s->block_size)) {
 	case CHECK_TICKET_OK:
 		break;
 	case CHECK_TICKET_PARITY:
-		snprintf(why, sizeof(why), "ticket %llu has the wrong parity for the %s server "
-		    "(auto_increment_offset changed?)", (unsigned long long)t, s->role);
+		snprintf(why, sizeof(why), "ticket %" PRIu64 " has the wrong parity for the %s "
+		    "server (auto_increment_offset changed?)", t, s->role);
 		ticket_refuse(s, why);
 		return;
 	case CHECK_TICKET_REGRESSED:
-		snprintf(why, sizeof(why), "ticket %llu is not above the last one, %llu: the "
-		    "counter REGRESSED (restored or replaced database?); this server is not used "
-		    "again until idserver restarts and an operator has checked it",
-		    (unsigned long long)t, (unsigned long long)s->last_ticket);
-		s->state = TICKET_RETIRED;
-		ticket_refuse(s, why);
+		check_regressed_msg(why, sizeof(why), s->role, s->dbname, t, s->mark,
+		    "known to this idserver (state file or the partner's copy)");
+		ticket_regress(s, why);
 		return;
 	case CHECK_TICKET_LIMIT:
-		snprintf(why, sizeof(why), "ticket %llu with B=%llu would reach 2^53: the ticket "
-		    "region is exhausted", (unsigned long long)t,
-		    (unsigned long long)s->block_size);
-		s->state = TICKET_RETIRED;
+		snprintf(why, sizeof(why), "ticket %" PRIu64 " with B=%" PRIu64 " would reach "
+		    "2^53: the ticket region is exhausted", t, s->block_size);
 		ticket_refuse(s, why);
 		return;
 	}
+	if (s->copy_sending > s->copy_written)
+		s->copy_written = s->copy_sending;
+	s->state = TICKET_READY;
+	if (s->recheck_due)
+		ticket_start_recheck(s);
+	if (!s->notify(s, TICKET_EV_TICKET, t, s->notify_arg))
+		return;		/* not used (the state file could not record it) */
 	s->last_ticket = t;
 	s->stats.tickets++;
 	{
@@ -303,5 +585,4 @@ ticket_replaced(struct db_conn *db, const struct db_result *r, void *arg)
 		if (us > s->stats.fetch_us_max)
 			s->stats.fetch_us_max = us;
 	}
-	s->notify(s, TICKET_EV_TICKET, t, s->notify_arg);
 }

@@ -1,8 +1,11 @@
 /*
  * ticket.h - one Flickr-style ticket server: connect, check, fetch tickets.
  *
- * A ticket server is probed with backoff while down, checked at every connect
- * (check.c), and hands out one ticket per REPLACE INTO, read from the OK packet.
+ * A ticket server is probed with backoff while down and checked at every
+ * connect and every recheck_ms (settings, rights, counter, high-water marks).
+ * Each ticket is one transaction: REPLACE INTO, then raising the server's own
+ * high-water mark (which refuses a counter that moved back), then the copy of
+ * the partner's mark, then COMMIT (docs/design.md sections 2 and 6).
  */
 #ifndef IDGEN_TICKET_H
 #define IDGEN_TICKET_H
@@ -18,21 +21,26 @@ enum ticket_state {
 	TICKET_DOWN,		/* waiting for the next probe */
 	TICKET_CONNECTING,	/* connect or connect-time checks in flight */
 	TICKET_READY,		/* checked, idle */
-	TICKET_FETCHING,	/* a REPLACE INTO in flight */
-	TICKET_REFUSED,		/* failed a check; re-probed slowly */
-	TICKET_RETIRED,		/* counter regressed: never used again by this process */
+	TICKET_FETCHING,	/* a ticket transaction in flight */
+	TICKET_RECHECKING,	/* the periodic check in flight on a live connection */
+	TICKET_REFUSED,		/* misconfigured (settings, rights, schema); retried slowly */
+	TICKET_REGRESSED,	/* counter not above a high-water mark; retried slowly */
 };
 
 enum ticket_event {
-	TICKET_EV_UP,		/* passed the connect-time checks */
-	TICKET_EV_TICKET,	/* a ticket passed its checks */
+	TICKET_EV_UP,		/* passed the checks (at connect, or a recheck) */
+	TICKET_EV_TICKET,	/* a ticket committed and passed its checks */
 	TICKET_EV_DOWN,		/* connect or query failed */
 	TICKET_EV_REFUSED,	/* a check failed (why in last_error) */
 };
 
 struct ticket_server;
 
-/* Told of every event; for TICKET_EV_UP it returns false to refuse the server. */
+/*
+ * Told of every event. For TICKET_EV_UP it returns false to refuse the server
+ * (it has called ticket_refuse/ticket_regress); for TICKET_EV_TICKET false means
+ * the ticket was not used.
+ */
 typedef bool	(*ticket_notify)(struct ticket_server *, enum ticket_event, uint64_t ticket,
 		    void *arg);
 
@@ -43,42 +51,80 @@ struct ticket_counters {
 	uint64_t	failures;	/* connect or query errors, timeouts */
 	uint64_t	refusals;
 	uint64_t	connects;
-	uint64_t	fetch_us_total;	/* time from REPLACE sent to ticket banked */
+	uint64_t	rechecks;
+	uint64_t	fetch_us_total;	/* time from START TRANSACTION to ticket banked */
 	uint64_t	fetch_us_max;
+};
+
+/* What the last check read from the server. */
+struct ticket_seen {
+	uint64_t	counter;	/* AUTO_INCREMENT of tickets64: the next ticket is >= it */
+	uint64_t	own_mark;	/* idgen_marks row of its own role */
+	uint64_t	partner_copy;	/* its copy of the partner's mark */
+	char		uuid[40];	/* idgen_meta.server_uuid */
+	char		version[64];	/* @@version */
+	bool		recheck;	/* a recheck, not a new connection */
+};
+
+struct ticket_params {
+	unsigned	backoff_min_ms;
+	unsigned	backoff_max_ms;
+	unsigned	refused_retry_ms;
+	unsigned	recheck_ms;
 };
 
 struct ticket_server {
 	const char		*role;		/* "odd" or "even" */
+	const char		*partner_role;
 	unsigned		 parity;	/* 1 odd, 0 even */
 	struct db_conn		*db;
+	char			 dbname[64];
 	enum ticket_state	 state;
+	int			 step;		/* where the connect or ticket sequence is */
 	uint64_t		 block_size;	/* from its meta row */
-	uint64_t		 last_ticket;
+	uint64_t		 last_ticket;	/* the last one this process used */
+	uint64_t		 mark;		/* set by the tier: tickets must be above it */
+	uint64_t		 copy_want;	/* set by the tier: the partner's mark to copy */
+	uint64_t		 copy_written;	/* what this server's copy is known to hold */
+	uint64_t		 pending;	/* the ticket of the transaction in flight */
+	uint64_t		 copy_sending;
+	struct ticket_seen	 seen;
+	struct ticket_params	 p;
 	unsigned		 backoff_ms;
-	unsigned		 backoff_min_ms;
-	unsigned		 backoff_max_ms;
+	bool			 checked_once;	/* log the first check of a connection */
+	bool			 recheck_due;
 	struct event		*retry;
+	struct event		*recheck;
 	ticket_notify		 notify;
 	void			*notify_arg;
 	struct ticket_counters	 stats;
 	uint64_t		 fetch_started_us;
-	char			 last_error[256];
+	char			 last_error[512];
+	char			 logged_refusal[512];	/* logged once until the server passes */
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,
-		    const struct db_params *params, unsigned parity, unsigned backoff_min_ms,
-		    unsigned backoff_max_ms, ticket_notify notify, void *arg)
-		    __attribute__((warn_unused_result));
+		    const struct db_params *params, unsigned parity, const struct ticket_params *p,
+		    ticket_notify notify, void *arg) __attribute__((warn_unused_result));
 void		ticket_free(struct ticket_server *s);
 
 /* Connects now (the first probe). */
 void		ticket_start(struct ticket_server *s);
 
-/* Asks for one ticket; only in TICKET_READY. */
+/* Starts one ticket transaction; only in TICKET_READY. */
 bool		ticket_fetch(struct ticket_server *s) __attribute__((warn_unused_result));
 
-/* Refuses the server: its checks or its partner's disagree. */
+/* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);
+
+/* Refuses a server whose counter is not above a high-water mark. */
+void		ticket_regress(struct ticket_server *s, const char *why);
+
+/* Rechecks now, or right after the ticket in flight. */
+void		ticket_recheck_soon(struct ticket_server *s);
+
+/* True while the server is checked and connected (idle, fetching, rechecking). */
+bool		ticket_up(const struct ticket_server *s);
 
 const char	*ticket_state_name(enum ticket_state st);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "layout.h"
 #include "log.h"
 
@@ -14,15 +15,21 @@ static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t 
 static unsigned	tier_in_flight(const struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static void	tier_retarget(struct tier *t);
+static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
+static void	tier_publish_marks(struct tier *t);
+static bool	tier_save(struct tier *t);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
 /* Sets up both servers from the config; nothing connects until tier_start(). */
 bool
 tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
-    void (*on_change)(void *), void *arg)
+    struct statefile *sf, void (*on_change)(void *), void *arg)
 {
+	struct ticket_params tp = { cfg->reprobe_min_ms, cfg->reprobe_max_ms,
+	    cfg->refused_retry_ms, cfg->recheck_ms };
 	struct db_params p;
+	int i;
 
 	memset(t, 0, sizeof(*t));
 	memset(&p, 0, sizeof(p));
@@ -36,21 +43,28 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 		return false;
 	t->on_change = on_change;
 	t->arg = arg;
+	t->sf = sf;
 	t->last_used = TIER_EVEN;
 	p.user = cfg->db_user;
 	p.password = cfg->db_password;
 	p.database = cfg->db_name;
 	p.connect_timeout_ms = cfg->connect_timeout_ms;
 	p.query_timeout_ms = cfg->query_timeout_ms;
+	p.client_flag = CLIENT_MULTI_STATEMENTS;	/* one round trip per ticket */
 	p.host = cfg->odd_host;
 	p.port = cfg->odd_port;
-	if (!ticket_init(&t->srv[TIER_ODD], base, &p, 1, cfg->reprobe_min_ms,
-	    cfg->reprobe_max_ms, tier_notify, t))
+	if (!ticket_init(&t->srv[TIER_ODD], base, &p, 1, &tp, tier_notify, t))
 		return false;
 	p.host = cfg->even_host;
 	p.port = cfg->even_port;
-	return ticket_init(&t->srv[TIER_EVEN], base, &p, 0, cfg->reprobe_min_ms,
-	    cfg->reprobe_max_ms, tier_notify, t);
+	if (!ticket_init(&t->srv[TIER_EVEN], base, &p, 0, &tp, tier_notify, t))
+		return false;
+	/* The marks of the state file bind from the first ticket on. */
+	for (i = 0; i < 2; i++) {
+		t->srv[i].mark = sf->rec.mark[i].high_water;
+		t->srv[i].copy_want = sf->rec.mark[i ^ 1].high_water;
+	}
+	return true;
 }
 
 void
@@ -113,12 +127,7 @@ tier_in_flight(const struct tier *t)
 bool
 tier_any_up(const struct tier *t)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (t->srv[i].state == TICKET_READY || t->srv[i].state == TICKET_FETCHING)
-			return true;
-	return false;
+	return ticket_up(&t->srv[TIER_ODD]) || ticket_up(&t->srv[TIER_EVEN]);
 }
 
 bool
@@ -155,11 +164,11 @@ tier_prefetch(struct tier *t)
 		if (t->pool.count >= POOL_RANGES_ROOM)
 			t->ids_dropped += pool_make_room(&t->pool);
 		s = &t->srv[next];
-		if (s->state != TICKET_READY) {
+		if (s->state != TICKET_READY || !t->fresh[next]) {
 			next ^= 1;
 			s = &t->srv[next];
 		}
-		if (s->state != TICKET_READY || !ticket_fetch(s))
+		if (s->state != TICKET_READY || !t->fresh[next] || !ticket_fetch(s))
 			return;
 		t->last_used = next;
 	}
@@ -191,13 +200,86 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 	return ok;
 }
 
-/* Server events: agree on B, bank tickets, wake waiting clients. */
+/* Hands each server the marks it must stay above and the copy it should keep. */
+static void
+tier_publish_marks(struct tier *t)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		t->srv[i].mark = t->sf->rec.mark[i].high_water;
+		t->srv[i].copy_want = t->sf->rec.mark[i ^ 1].high_water;
+	}
+}
+
+/* Writes the marks; a failure is logged once per episode. */
+static bool
+tier_save(struct tier *t)
+{
+	if (statefile_save(t->sf)) {
+		if (t->sf_failed)
+			log_info("state file written again");
+		t->sf_failed = false;
+		return true;
+	}
+	if (!t->sf_failed)
+		log_error("state file: %s: tickets are not used until it can be written "
+		    "(state_file)", t->sf->last_error);
+	t->sf_failed = true;
+	return false;
+}
+
+/*
+ * A server passed its checks: merge what it holds (its own mark, its copy of
+ * the partner's) into the known marks, then refuse it unless its counter is
+ * above every mark known for its role (docs/design.md section 6).
+ */
+static bool
+tier_merge_marks(struct tier *t, struct ticket_server *s)
+{
+	int r = s->parity ? TIER_ODD : TIER_EVEN, o = r ^ 1;
+	struct state_mark *m = &t->sf->rec.mark[r];
+	uint64_t before = m->high_water;
+	char where[256], why[768], was[40];
+	bool changed;
+
+	snprintf(was, sizeof(was), "%s", m->uuid);
+	t->copy_seen[o] = s->seen.partner_copy;
+	t->copy_read[o] = true;
+	changed = state_raise_mark(&t->sf->rec, o, s->seen.partner_copy, NULL);
+	changed |= state_raise_mark(&t->sf->rec, r, s->seen.own_mark, s->seen.uuid);
+	if (was[0] != '\0' && s->seen.uuid[0] != '\0' && strcmp(was, s->seen.uuid) != 0)
+		log_warn("%s ticket server has a new identity (server_uuid %s, was %s): a "
+		    "rebuilt or replaced server; it must still start above mark %llu", s->role,
+		    s->seen.uuid, was, (unsigned long long)m->high_water);
+	if (changed)
+		(void)tier_save(t);
+	tier_publish_marks(t);
+	if (check_counter(s->seen.counter, m->high_water))
+		return true;
+	if (t->copy_read[r])
+		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
+		    "the server's own idgen_marks: %llu; the %s server's copy: %llu)",
+		    (unsigned long long)before, (unsigned long long)s->seen.own_mark,
+		    s->partner_role, (unsigned long long)t->copy_seen[r]);
+	else
+		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
+		    "the server's own idgen_marks: %llu; the %s server's copy: not read yet)",
+		    (unsigned long long)before, (unsigned long long)s->seen.own_mark,
+		    s->partner_role);
+	check_regressed_msg(why, sizeof(why), s->role, s->dbname, s->seen.counter,
+	    m->high_water, where);
+	ticket_regress(s, why);
+	return false;
+}
+
+/* Server events: agree on B and the marks, bank tickets, wake waiting clients. */
 static bool
 tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void *arg)
 {
 	struct tier *t = arg;
 	struct ticket_server *partner = &t->srv[s->parity ? TIER_EVEN : TIER_ODD];
-	char why[256];
+	char why[512];
 
 	switch (ev) {
 	case TICKET_EV_UP:
@@ -216,10 +298,32 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			ticket_refuse(s, why);
 			return false;
 		}
+		if (!tier_merge_marks(t, s))
+			return false;
 		t->block_size = s->block_size;
 		tier_retarget(t);
+		/* s just read its copy of the partner's mark: the partner may fetch. */
+		t->fresh[s->parity ? TIER_EVEN : TIER_ODD] = true;
+		if (!s->seen.recheck) {
+			/*
+			 * A new connection (perhaps to a restored server): use it only once
+			 * the partner's copy of its mark has been read, unless the partner
+			 * cannot be asked (docs/design.md section 6).
+			 */
+			t->fresh[s->parity ? TIER_ODD : TIER_EVEN] =
+			    !ticket_up(partner) && partner->state != TICKET_CONNECTING;
+			ticket_recheck_soon(partner);
+		}
 		break;
 	case TICKET_EV_TICKET:
+		/* Write-ahead: on disk before any of its IDs is handed out. */
+		state_raise_mark(&t->sf->rec, s->parity ? TIER_ODD : TIER_EVEN, ticket, NULL);
+		tier_publish_marks(t);
+		if (!tier_save(t)) {
+			snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
+			ticket_refuse(s, why);
+			return false;
+		}
 		if (!pool_add(&t->pool, layout_ticket_first(ticket, t->block_size),
 		    t->block_size)) {
 			/* Cannot happen with the prefetch bound; losing a block is only a gap. */
@@ -232,6 +336,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
+		/* Its copy of the partner's mark cannot be read now: do not wait for it. */
+		t->fresh[s->parity ? TIER_EVEN : TIER_ODD] = true;
 		break;
 	}
 	tier_prefetch(t);

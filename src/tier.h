@@ -1,8 +1,11 @@
 /*
  * tier.h - the odd/even pair of ticket servers and the buffered blocks they fill.
  *
- * Keeps the pool topped up ahead of demand (prefetch), alternates servers, and
- * enforces that both servers agree on B and the layout.
+ * Keeps the pool topped up ahead of demand (prefetch), alternates servers,
+ * enforces that both servers agree on B and the layout, and keeps the
+ * high-water mark of each role: merged from every layer at each check,
+ * recorded in the state file before a ticket's IDs are handed out
+ * (docs/design.md section 6).
  */
 #ifndef IDGEN_TIER_H
 #define IDGEN_TIER_H
@@ -14,6 +17,7 @@
 
 #include "config.h"
 #include "pool.h"
+#include "statefile.h"
 #include "ticket.h"
 
 #define TIER_ODD	0
@@ -36,12 +40,18 @@ struct tier {
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
 	uint64_t		 banked;	/* tickets added to the pool, ever */
+	struct statefile	*sf;		/* the marks live in sf->rec */
+	uint64_t		 copy_seen[2];	/* each role's mark as its partner's copy held it */
+	bool			 copy_read[2];	/* ... which has been read at least once */
+	bool			 fresh[2];	/* the partner's copy was read since this connect */
+	bool			 sf_failed;	/* one log line per failure episode */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
 };
 
 bool		tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
-		    void (*on_change)(void *), void *arg) __attribute__((warn_unused_result));
+		    struct statefile *sf, void (*on_change)(void *), void *arg)
+		    __attribute__((warn_unused_result));
 void		tier_free(struct tier *t);
 
 /* Probes both servers now. */

@@ -28,7 +28,9 @@ step "sanitizer build + unit tests (ASan/UBSan)" make -s sanitize
 step "integration tests on the sanitizer build" tests/integration/run.sh build/asan \
 	tests/integration/test_netcat.sh tests/integration/test_nasty.sh \
 	tests/integration/test_failover.sh tests/integration/test_fallback.sh \
-	tests/integration/test_lease.sh tests/integration/test_window.sh
+	tests/integration/test_lease.sh tests/integration/test_window.sh \
+	tests/integration/test_regress.sh tests/integration/test_restart.sh \
+	tests/integration/test_live.sh
 step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
 
 echo

@@ -11,7 +11,7 @@ BUILD=${BUILD:-$ROOT/build}
 IDSERVER=$BUILD/idserver
 IDBENCH=$BUILD/idbench
 TEST_NAME=$(basename "$0" .sh)
-T_DIR=$ROOT/build/test-var/$TEST_NAME
+T_DIR=${TEST_VAR:-$ROOT/build/test-var}/$TEST_NAME
 export DBPAIR_TEMPLATE=$ROOT/build/test-var/template
 # Ports of this test run: distinct from `make run` (3307/3308/4242).
 ODD_PORT=${ODD_PORT:-23307}
@@ -71,13 +71,14 @@ db_start() { "$ROOT/scripts/dbpair.sh" start "$T_DIR/db" "$1"; }
 q() { local port=$1; shift; printf "$@" | timeout 10 nc -N 127.0.0.1 "$port"; }
 
 # idserver_start NAME PORT [flags...]: starts a service, waits until it answers PING.
+# Its state file is $T_DIR/NAME.state: a restart under the same NAME resumes it.
 idserver_start() {
 	local name=$1 port=$2 pid i
 	shift 2
 	# IDSERVER_WRAP: a command prefix, e.g. env with libfaketime for clock tests.
 	IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") ${IDSERVER_WRAP:-} "$IDSERVER" \
 		--odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --listen_port "$port" \
-		"$@" >"$T_DIR/$name.log" 2>&1 &
+		--state_file "$T_DIR/$name.state" "$@" >"$T_DIR/$name.log" 2>&1 &
 	pid=$!
 	PIDS+=("$pid")
 	eval "${name}_PID=$pid"
@@ -96,6 +97,14 @@ idserver_start() {
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 
+# tier_down PORT: true once neither ticket server is up (the buffered ticket IDs
+# may still be served: mode stays "ticket" until they are gone).
+tier_down() {
+	local out
+	out=$(q "$1" 'STATS\n')
+	! grep -qE '^STAT (odd|even)_state up' <<<"$out" && grep -q '^STAT odd_state' <<<"$out"
+}
+
 # drain_pool PORT: takes buffered ticket IDs (BLOCK 4096 at a time) until fewer
 # than 1000 are left, so the next IDS 1000 comes from the fallback.
 drain_pool() {
@@ -105,6 +114,24 @@ drain_pool() {
 		for _ in $(seq 500); do echo 'BLOCK 4096'; done | timeout 30 nc -N 127.0.0.1 "$1" >/dev/null
 	done
 	fail "port $1 still has $(stat "$1" ids_buffered) ticket IDs buffered"
+}
+
+# drain_all PORT: takes every buffered ticket ID (BLOCK 4096 while they fit,
+# then single IDs for the tail of a partly used block); fails on any ERR.
+drain_all() {
+	local i b n
+	for i in $(seq 1 30); do
+		b=$(stat "$1" ids_buffered)
+		[ "$b" -gt 0 ] || return 0
+		if [ "$b" -ge 4096 ]; then
+			n=$((b / 4096)); [ $n -le 500 ] || n=500
+			for _ in $(seq $n); do echo 'BLOCK 4096'; done
+		else
+			for _ in $(seq "$b"); do echo ID; done
+		fi | timeout 30 nc -N 127.0.0.1 "$1" >"$T_DIR/drain.out"
+		! grep -q '^ERR' "$T_DIR/drain.out" || fail "ERR while draining: $(grep -m1 '^ERR' "$T_DIR/drain.out")"
+	done
+	fail "port $1 still has $(stat "$1" ids_buffered) ticket IDs buffered after draining"
 }
 
 # wait_for DESCRIPTION SECONDS COMMAND...: polls until COMMAND succeeds.

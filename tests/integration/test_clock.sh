@@ -61,7 +61,7 @@ w1=$(stat "$B" lease_worker)
 st() { stat "$B" "$1"; }
 mint() { for _ in $(seq "$1"); do echo 'IDS 1000'; done | timeout 30 nc -N 127.0.0.1 "$B"; }
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
-wait_for "fallback" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $B | awk '\$2==\"mode\"{print \$3}')\" = fallback ]"
+wait_for "both servers down" 10 tier_down "$B"
 drain_pool "$B"
 mint 300 | to_ranges "$T_DIR/ids.txt"
 
@@ -89,7 +89,7 @@ wait_for "fresh worker" 15 bash -c "[ \$(printf 'STATS\n' | nc -N 127.0.0.1 $B |
 w2=$(st lease_worker)
 log "fresh worker $w2 (was $w1)"
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
-wait_for "fallback again" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $B | awk '\$2==\"mode\"{print \$3}')\" = fallback ]"
+wait_for "both servers down again" 10 tier_down "$B"
 drain_pool "$B"
 out=$(mint 300)
 ! grep -q '^ERR' <<<"$out" || fail "after the fresh claim: $(grep -m1 '^ERR' <<<"$out")"

@@ -2,14 +2,17 @@
 # Flags and config file: clear one-line errors, --help matches the sample config.
 . "$(dirname "$0")/lib.sh"
 
-# expect_error WHAT NEEDLE ARGS...: exit 2 with one line naming the problem.
+# expect_error WHAT NEEDLE ARGS...: exit 2 with one line naming the problem (NEEDLE
+# is a fixed string). Ports and state file are this test's unless ARGS name others
+# (the last flag wins), so a check that fails to refuse starts nothing shared.
 expect_error() {
 	local what=$1 needle=$2 rc=0 out
 	shift 2
-	out=$("$IDSERVER" "$@" 2>&1) || rc=$?
-	[ $rc -eq 2 ] || fail "$what: exit $rc, want 2"
+	out=$(timeout 5 "$IDSERVER" --listen_port "$SVC_PORT" --odd_port "$ODD_PORT" \
+	    --even_port "$EVEN_PORT" --state_file "$T_DIR/config.state" "$@" 2>&1) || rc=$?
+	[ $rc -eq 2 ] || fail "$what: exit $rc, want 2: $out"
 	[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "$what: not one line: $out"
-	grep -q -- "$needle" <<<"$out" || fail "$what: '$out' lacks '$needle'"
+	grep -qF -- "$needle" <<<"$out" || fail "$what: '$out' lacks '$needle'"
 }
 
 expect_error "unknown flag" "unknown option '--bogus'" --bogus 1
@@ -21,8 +24,55 @@ expect_error "stray arg" "unexpected argument 'foo'" foo
 expect_error "missing file" "cannot read config file '/nonexistent.conf'" --config /nonexistent.conf
 printf 'listen_port = 4242\nno_such_key = 1\n' >"$T_DIR/bad.conf"
 expect_error "bad key in file" "bad.conf:2: unknown setting 'no_such_key'" --config "$T_DIR/bad.conf"
-expect_error "password file" "db_password_file: cannot read" --db_password_file /nonexistent
+expect_error "password file" "db_password_file: cannot read '/nonexistent': No such file or directory" \
+	--db_password_file /nonexistent
+expect_error "password file missing" "db_password_file: cannot read '$T_DIR/nope': No such file or directory" \
+	--db_password_file "$T_DIR/nope"
+expect_error "password file a directory" "db_password_file: '$T_DIR' is not a regular file" \
+	--db_password_file "$T_DIR"
+mkfifo "$T_DIR/pw.fifo"
+expect_error "password file a FIFO (not opened: that would block)" \
+	"db_password_file: '$T_DIR/pw.fifo' is not a regular file" --db_password_file "$T_DIR/pw.fifo"
+if [ "$(id -u)" != 0 ]; then
+	: >"$T_DIR/pw.unreadable"
+	chmod 000 "$T_DIR/pw.unreadable"
+	expect_error "password file unreadable" \
+		"db_password_file: cannot read '$T_DIR/pw.unreadable': Permission denied" \
+		--db_password_file "$T_DIR/pw.unreadable"
+fi
 expect_error "bounds relation" "reprobe_max_ms" --reprobe_min_ms 500 --reprobe_max_ms 100
+expect_error "reserve vs window" "fallback_reserve_ms (1000) must be below lease_window_ms (1000)" \
+	--lease_window_ms 1000 --lease_extend_ms 500 --fallback_reserve_ms 1000
+
+# Hosts are numeric IP addresses, v4 or v6: no resolver, no unix socket.
+why="host names block the event loop and 'localhost' makes the MariaDB client use a unix socket, ignoring the port"
+expect_error "odd_host name" "odd_host: 'localhost' is not an IP address ($why)" --odd_host localhost
+expect_error "even_host name" "even_host: 'db.example' is not an IP address ($why)" --even_host db.example
+expect_error "listen_host name" "listen_host: 'localhost' is not an IP address (the text protocol binds" \
+	--listen_host localhost
+expect_error "http_host name" "http_host: 'localhost' is not an IP address (the HTTP endpoints bind" \
+	--http_host localhost
+expect_error "empty host" "odd_host: '' is not an IP address" --odd_host ''
+# The password file is read after every other check: reaching its error means the
+# settings before it passed.
+expect_error "IPv6 and IPv4 hosts accepted" "db_password_file: cannot read '$T_DIR/nope'" \
+	--odd_host ::1 --even_host 10.0.0.1 --listen_host ::1 --http_host 0.0.0.0 \
+	--db_password_file "$T_DIR/nope"
+
+# An empty db_user would connect as the OS user: refused from a flag and from a file.
+expect_error "empty db_user flag" "db_user is empty (the MariaDB client would connect as the OS user)" \
+	--db_user ''
+printf 'db_user =\n' >"$T_DIR/nouser.conf"
+expect_error "empty db_user in file" "db_user is empty (the MariaDB client would connect as the OS user)" \
+	--config "$T_DIR/nouser.conf"
+
+# The state file need not exist (nor its directory), but must not be a directory.
+expect_error "state_file a directory" "state_file: '$T_DIR' is not a regular file" --state_file "$T_DIR"
+expect_error "state_file in a missing directory accepted" "db_password_file: cannot read '$T_DIR/nope'" \
+	--state_file "$T_DIR/no/such/dir/x.state" --db_password_file "$T_DIR/nope"
+expect_error "fallback_reserve_ms just below the window accepted" \
+	"db_password_file: cannot read '$T_DIR/nope'" --lease_window_ms 1000 --lease_extend_ms 500 \
+	--fallback_reserve_ms 999 --db_password_file "$T_DIR/nope"
 
 # --help documents every setting, and the sample config uses exactly those keys.
 help=$("$IDSERVER" --help)
@@ -39,7 +89,7 @@ pair_up
 cp "$ROOT/idserver.conf" "$T_DIR/svc.conf"
 sed -i "s|^db_password_file.*|db_password_file = $T_DIR/db/db_password|; s/^listen_port.*/listen_port = 1/" "$T_DIR/svc.conf"
 "$IDSERVER" --config "$T_DIR/svc.conf" --listen_port "$SVC_PORT" --odd_port "$ODD_PORT" \
-	--even_port "$EVEN_PORT" >"$T_DIR/svc.log" 2>&1 &
+	--even_port "$EVEN_PORT" --state_file "$T_DIR/svc.state" >"$T_DIR/svc.log" 2>&1 &
 PIDS+=($!)
 wait_for "service on the flag's port" 10 bash -c "[ \"\$(printf 'PING\n' | nc -N 127.0.0.1 $SVC_PORT 2>/dev/null)\" = PONG ]"
 pw=$(cat "$T_DIR/db/db_password")

@@ -25,7 +25,7 @@ grep -q ":${svc2_PID}:" <<<"$(row "$w2")" || fail "worker $w2's holder is not sv
 
 # svc2 mints in fallback while both servers are down, then shuts down cleanly.
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
-wait_for "svc2 in fallback" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $P2 | awk '\$2==\"mode\"{print \$3}')\" = fallback ]"
+wait_for "svc2: both servers down" 10 tier_down "$P2"
 # Past the buffered ticket IDs into Snowflake ones.
 drain_pool "$P2"
 last=$(q "$P2" 'IDS 1000\n' | awk '{ print $NF }')

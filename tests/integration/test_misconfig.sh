@@ -10,7 +10,7 @@ pw=$(cat "$T_DIR/db/db_password")
 expect_refusal() {
 	local what=$1 needle=$2 rc=0
 	shift 2
-	IDGEN_DB_PASSWORD=$pw timeout 20 "$IDSERVER" --odd_port "$ODD_PORT" \
+	IDGEN_DB_PASSWORD=$pw timeout 20 "$IDSERVER" --state_file "$T_DIR/refuse.state" --odd_port "$ODD_PORT" \
 		--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" "$@" \
 		>"$T_DIR/refuse.log" 2>&1 || rc=$?
 	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1: $(tail -n 2 "$T_DIR/refuse.log")"

@@ -21,6 +21,16 @@ sleep 0.6
 end=$(st lease_window_end)
 # (IDS 1000: more than the load leaves of the buffered ticket IDs.)
 wait_for "ERR UNAVAILABLE once the window is over" 8 bash -c "[ \"\$(printf 'IDS 1000\n' | nc -N 127.0.0.1 $SVC_PORT | cut -d' ' -f1-2)\" = 'ERR UNAVAILABLE' ]"
+# What the load left buffered is still served (mode ticket, /health 200 meanwhile);
+# once it is used up, the service is down.
+used_up() {
+	local b
+	b=$(st ids_buffered)
+	[ "$b" = 0 ] && return 0
+	for _ in $(seq "$b"); do echo ID; done | timeout 10 nc -N 127.0.0.1 "$SVC_PORT" >/dev/null
+	return 1
+}
+wait_for "the buffered ticket IDs used up" 10 used_up
 [ "$(st mode)" = down ] || fail "mode $(st mode) after the window ran out, want down"
 [ "$(health)" = 503 ] || fail "/health says $(health) while down"
 msg=$(q "$SVC_PORT" 'IDS 1000\n')
