@@ -5,7 +5,8 @@ PKGS     := libmariadb libevent inih
 BUILD    ?= build
 DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
-	    redis-tools faketime gnuplot-nox python3 procps iproute2
+	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
+	    python3-redis libhiredis-dev curl bsdutils
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \

@@ -129,6 +129,10 @@ ratio() {
 	fi
 }
 
+# target_ge RATIO MIN / target_le RATIO MAX: "met" or "missed" (n/a passes through).
+target_ge() { isnum "${1:-}" || { echo n/a; return; }; [ "$(calc "$1 >= $2" 0)" = 1 ] && echo met || echo missed; }
+target_le() { isnum "${1:-}" || { echo n/a; return; }; [ "$(calc "$1 <= $2" 0)" = 1 ] && echo met || echo missed; }
+
 # ---- results store -------------------------------------------------------
 # R[label.key] = value from idbench's RESULT line; R[label.state] = ok |
 # errors | failed-verify | failed-run | unavailable; R[label.cmd] = command.
@@ -377,7 +381,7 @@ done
 # 1,000 idle connections + the load runs need more than the usual 1024 fds.
 ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-rm -rf "$DB/odd" "$DB/even" "$LAT" "$RUNS"
+rm -rf "$DB/odd" "$DB/even" "$LAT" "$RUNS" "$VAR/idserver.state"
 mkdir -p "$VAR" "$DB" "$LAT" "$RUNS"
 
 say "starting the MariaDB pair on 127.0.0.1:$ODD_PORT/$EVEN_PORT"
@@ -389,10 +393,11 @@ EVEN_PID=$(cat "$DB/even/mariadbd.pid")
 say "starting idserver on 127.0.0.1:$SVC_PORT"
 IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
 	--listen_port "$SVC_PORT" --odd_host 127.0.0.1 --odd_port "$ODD_PORT" \
-	--even_host 127.0.0.1 --even_port "$EVEN_PORT" >"$VAR/idserver.log" 2>&1 &
+	--even_host 127.0.0.1 --even_port "$EVEN_PORT" --state_file "$VAR/idserver.state" \
+	>"$VAR/idserver.log" 2>&1 &
 SVC_PID=$!
 PIDS+=("$SVC_PID")
-IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT"
+IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state"
 
 say "starting redis-server on 127.0.0.1:$REDIS_PORT"
 "${PIN_SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no \
@@ -454,6 +459,47 @@ run_bench r3-redis "$REDIS_PID" "${RED[@]}" --command "INCRBY 1000" "${BATCH[@]}
 say "row 4: BLOCK 4096 vs Redis INCRBY 4096"
 run_bench r4-idserver "$SVC_PID" "${SVC[@]}" --command "BLOCK 4096" "${BATCH[@]}" "${T[@]}"; rss_mark r4
 run_bench r4-redis "$REDIS_PID" "${RED[@]}" --command "INCRBY 4096" "${BATCH[@]}" "${T[@]}"
+
+# ---- rows 8-9: the Redis protocol (issue 8) -------------------------------
+RSV=(--port "$SVC_PORT" --proto resp)
+say "row 8: ID over RESP (idbench), 50 connections x pipeline 32 vs Redis INCR ($REPS runs each)"
+for r in $(seq 1 "$REPS"); do
+	run_bench "r8-idserver-run$r" "$SVC_PID" "${RSV[@]}" --command ID "${FAN[@]}" "${T[@]}"
+	run_bench "r8-redis-run$r" "$REDIS_PID" "${RED[@]}" --command INCR "${FAN[@]}" "${T[@]}"
+done
+median_of r8-idserver r8-redis
+
+# rb_run LABEL PID PORT CMD PIPELINE: one redis-benchmark run (50 clients), the
+# server's CPU from /proc around it; R[LABEL.*] as for idbench.
+RB_N=${BENCH_RB_N:-2000000}
+rb_run() {
+	local label=$1 pid=$2 port=$3 cmd=$4 pipe=$5 c0 c1 rps n hz
+	hz=$(getconf CLK_TCK)
+	n=$RB_N
+	[ "$pipe" = 1 ] && n=$((RB_N / 8))
+	LABELS+=("$label")
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }redis-benchmark -p $port -c 50 -n $n -P $pipe --csv $cmd"
+	say "run $label: redis-benchmark -c 50 -n $n -P $pipe $cmd"
+	c0=$(cpu_ticks "$pid")
+	if ! timeout -k 5 300 "${PIN_CLI[@]}" redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" \
+	    --csv $cmd >"$RUNS/$label.out" 2>&1; then
+		R[$label.state]=errors
+		say "  $label: redis-benchmark failed: $(tail -n 2 "$RUNS/$label.out" | tr '\n' ' ')"
+		return 1
+	fi
+	c1=$(cpu_ticks "$pid")
+	rps=$(awk -F'","' 'NR == 2 { print $2 }' "$RUNS/$label.out")
+	R[$label.req_per_s]=$rps
+	R[$label.requests]=$n
+	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
+	R[$label.state]=ok
+	say "  $label: $rps req/s, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+}
+say "row 9: redis-benchmark on both sides: idserver ID vs redis-server INCR"
+rb_run r9-idserver-p1 "$SVC_PID" "$SVC_PORT" ID 1
+rb_run r9-redis-p1 "$REDIS_PID" "$REDIS_PORT" INCR 1
+rb_run r9-idserver-p16 "$SVC_PID" "$SVC_PORT" ID 16
+rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" INCR 16
 
 # ---- row 7: open loop at 100k req/s --------------------------------------
 OPEN=(--connections 50 --pipeline 32 --rate 100000)
@@ -853,6 +899,12 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 5 | fallback, IDS 1000: IDs/s | $(val r5-ids ids_per_s) | $(fmt_int $CEILING) (ceiling) | $(ratio "$R5_IDS" "$CEILING") |
 | 6 | raw ticket servers (odd+even, 4 clients): IDs/s | $(val r4-idserver ids_per_s) (BLOCK 4096) | $(val r6-raw4 ids_per_s) | $(ratio "$(fig r4-idserver ids_per_s)" "$(fig r6-raw4 ids_per_s)" 0) |
 | 7 | open loop 100k req/s: P99 / P99.9 µs | $(val r7-idserver p99_us) / $(val r7-idserver p999_us) | $(val r7-redis p99_us) / $(val r7-redis p999_us) (Redis) | $(ratio "$R7_P99" "$(fig r7-redis p99_us)") / $(ratio "$R7_P999" "$(fig r7-redis p999_us)") |
+| 8 | ID over RESP (idbench), 50 conns x pipeline 32: req/s | $(val r8-idserver req_per_s) | $(val r8-redis req_per_s) (Redis INCR) | $(ratio "$(fig r8-idserver req_per_s)" "$(fig r8-redis req_per_s)") |
+| 8 | same: server CPU µs/req | $(val r8-idserver server_cpu_us_per_req) | $(val r8-redis server_cpu_us_per_req) | $(ratio "$(fig r8-idserver server_cpu_us_per_req)" "$(fig r8-redis server_cpu_us_per_req)") |
+| 9 | redis-benchmark -c 50, no pipelining: req/s | $(val r9-idserver-p1 req_per_s) (ID) | $(val r9-redis-p1 req_per_s) (INCR) | $(ratio "$(fig r9-idserver-p1 req_per_s)" "$(fig r9-redis-p1 req_per_s)") |
+| 9 | same: server CPU µs/req | $(val r9-idserver-p1 server_cpu_us_per_req) | $(val r9-redis-p1 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p1 server_cpu_us_per_req)" "$(fig r9-redis-p1 server_cpu_us_per_req)") |
+| 9 | redis-benchmark -c 50 -P 16: req/s | $(val r9-idserver-p16 req_per_s) (ID) | $(val r9-redis-p16 req_per_s) (INCR) | $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") |
+| 9 | same: server CPU µs/req | $(val r9-idserver-p16 server_cpu_us_per_req) | $(val r9-redis-p16 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") |
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)
@@ -870,6 +922,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 | RSS under 20 MB with $IDLE_CONNS idle connections (fresh service) | $(kb_mb "$RSS_IDLE_PING") MB | $T_MEM |
 | RSS under 20 MB with $IDLE_CONNS idle connections (after the 1,000-connection load rounds) | $(kb_mb "$RSS_IDLE_LOADED") MB | $T_MEM2 |
 | Memory does not grow over runs | RSS after $MEM_ROUNDS identical load rounds: ${MEM_RUNS[*]:-n/a} kB | $T_GROW |
+| Row 9 (issue 8): pipelined RESP requests/s at least Redis's (redis-benchmark -P 16) | ours/Redis = $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") | $(target_ge "$(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)")" 1) |
+| Row 9 (issue 8): pipelined RESP server CPU/request at most 0.6x Redis's | ours/Redis = $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") | $(target_le "$(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)")" 0.6) |
 
 ## Row 1: single IDs, 1 connection, no pipelining (vs Redis INCR)
 

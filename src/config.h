@@ -39,6 +39,8 @@ struct config {
 	unsigned	 max_output_bytes;
 	unsigned	 write_timeout_ms;
 	unsigned	 max_requests_per_event;
+	unsigned	 resp_max_args;
+	unsigned	 resp_max_bulk_bytes;
 	unsigned	 drain_timeout_ms;
 	unsigned	 lease_window_ms;
 	unsigned	 lease_extend_ms;

@@ -11,9 +11,9 @@
 #include <event2/http.h>
 
 #include "log.h"
-#include "server.h"
+#include "metrics.h"
 #include "source.h"
-#include "stats.h"
+#include "tier.h"
 
 struct http_json {
 	struct evbuffer	*buf;
@@ -23,13 +23,14 @@ struct http_json {
 static void	http_stats_cb(struct evhttp_request *req, void *arg);
 static void	http_health_cb(struct evhttp_request *req, void *arg);
 static void	http_other_cb(struct evhttp_request *req, void *arg);
-static void	http_json_pair(const char *name, const char *value, void *arg);
+static void	http_json_pair(const struct metric_def *def, const char *name, int server,
+		    const struct metric_value *v, void *arg);
 static bool	http_get_only(struct evhttp_request *req);
 
 /* Binds the endpoints; a port of 0 means no HTTP at all. */
 bool
-http_init(struct evhttp **out, struct event_base *base, struct server *srv, const char *host,
-    unsigned port, char *err, size_t errlen)
+http_init(struct evhttp **out, struct event_base *base, const struct metrics_src *m,
+    const char *host, unsigned port, char *err, size_t errlen)
 {
 	struct evhttp *h;
 
@@ -48,9 +49,9 @@ http_init(struct evhttp **out, struct event_base *base, struct server *srv, cons
 	evhttp_set_max_headers_size(h, 8192);
 	evhttp_set_max_body_size(h, 0);
 	evhttp_set_timeout(h, 10);
-	evhttp_set_cb(h, "/stats", http_stats_cb, srv);
-	evhttp_set_cb(h, "/health", http_health_cb, srv);
-	evhttp_set_gencb(h, http_other_cb, srv);
+	evhttp_set_cb(h, "/stats", http_stats_cb, (void *)m);
+	evhttp_set_cb(h, "/health", http_health_cb, (void *)m);
+	evhttp_set_gencb(h, http_other_cb, (void *)m);
 	log_info("HTTP /health and /stats on %s:%u", host, port);
 	*out = h;
 	return true;
@@ -72,18 +73,27 @@ http_get_only(struct evhttp_request *req)
 }
 
 /*
- * One "name": value member. Numbers below 2^53 stay JSON numbers (exact in a
- * double); anything else is a string.
+ * One "name": value member, typed by the metrics table: numbers below 2^53
+ * are JSON numbers (exact in a double), anything else is a string.
  */
 static void
-http_json_pair(const char *name, const char *value, void *arg)
+http_json_pair(const struct metric_def *def, const char *name, int server,
+    const struct metric_value *v, void *arg)
 {
 	struct http_json *j = arg;
-	size_t len = strlen(value);
-	bool number = len > 0 && len <= 15 && strspn(value, "0123456789") == len;
 
-	evbuffer_add_printf(j->buf, number ? "%s\n  \"%s\": %s" : "%s\n  \"%s\": \"%s\"",
-	    j->first ? "" : ",", name, value);
+	(void)def;
+	(void)server;
+	if (!v->is_text && v->num < (UINT64_C(1) << 53))
+		evbuffer_add_printf(j->buf, "%s\n  \"%s\": %" PRIu64, j->first ? "" : ",", name,
+		    v->num);
+	else if (!v->is_text)
+		evbuffer_add_printf(j->buf, "%s\n  \"%s\": \"%" PRIu64 "\"", j->first ? "" : ",",
+		    name, v->num);
+	else
+		/* Words from the table: states, modes, paths (no quotes or controls). */
+		evbuffer_add_printf(j->buf, "%s\n  \"%s\": \"%s\"", j->first ? "" : ",", name,
+		    v->text);
 	j->first = false;
 }
 
@@ -100,7 +110,7 @@ http_stats_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	evbuffer_add(j.buf, "{", 1);
-	stats_emit(arg, http_json_pair, &j);
+	metrics_walk(arg, http_json_pair, &j);
 	evbuffer_add(j.buf, "\n}\n", 3);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 	    "application/json");
@@ -112,7 +122,8 @@ http_stats_cb(struct evhttp_request *req, void *arg)
 static void
 http_health_cb(struct evhttp_request *req, void *arg)
 {
-	struct server *srv = arg;
+	const struct metrics_src *m = arg;
+	struct source *src = m->source;
 	struct evbuffer *buf = evbuffer_new();
 	bool ok;
 
@@ -122,13 +133,13 @@ http_health_cb(struct evhttp_request *req, void *arg)
 			evbuffer_free(buf);
 		return;
 	}
-	source_update_mode(srv->source);
-	ok = srv->source->mode != SOURCE_MODE_DOWN;
+	source_update_mode(src);
+	ok = src->mode != SOURCE_MODE_DOWN;
 	/* Buffered ticket IDs count: an instance with IDs to hand out is healthy. */
 	evbuffer_add_printf(buf, "{\"ok\": %s, \"mode\": \"%s\", \"ids_buffered\": %" PRIu64
 	    ", \"lease\": \"%s\", \"lease_window_end\": %" PRIu64 "}\n", ok ? "true" : "false",
-	    source_mode_name(srv->source->mode), pool_available(&srv->source->tier->pool),
-	    lease_state_name(srv->source->lease->state), srv->source->lease->window_end);
+	    source_mode_name(src->mode), pool_available(&src->tier->pool),
+	    lease_state_name(src->lease->state), src->lease->window_end);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 	    "application/json");
 	evhttp_send_reply(req, ok ? HTTP_OK : HTTP_SERVUNAVAIL, ok ? "OK" :

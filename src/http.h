@@ -11,11 +11,11 @@
 
 #include <event2/event.h>
 
-struct server;
+struct metrics_src;
 struct evhttp;
 
 /* Binds http_host:http_port; false with a reason naming the setting. */
-bool	http_init(struct evhttp **out, struct event_base *base, struct server *srv,
+bool	http_init(struct evhttp **out, struct event_base *base, const struct metrics_src *m,
 	    const char *host, unsigned port, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));
 void	http_free(struct evhttp *h);

@@ -6,15 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <mysql.h>
 
 #include "config.h"
+#include "conn.h"
+#include "core.h"
 #include "http.h"
 #include "lease.h"
+#include "listener.h"
 #include "log.h"
-#include "server.h"
+#include "metrics.h"
 #include "source.h"
 #include "statefile.h"
 #include "tier.h"
@@ -27,7 +31,10 @@ struct main_ctx {
 	struct snowflake	 gen;
 	struct lease		 lease;
 	struct source		 source;
-	struct server		 server;
+	struct core		 core;
+	struct conn_set		 conns;
+	struct listener		 listener;
+	struct metrics_src	 metrics;
 	struct evhttp		*http;
 	struct event		*sigterm;
 	struct event		*sigint;
@@ -58,8 +65,7 @@ main_tier_change(void *arg)
 	struct main_ctx *m = arg;
 
 	source_update_mode(&m->source);
-	if (m->listening)
-		server_wake(&m->server);
+	core_wake(&m->core);
 }
 
 /* The lease uses a server only while the ticket tier vouches for it. */
@@ -107,9 +113,9 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 		event_base_loopbreak(m->base);
 		return;
 	}
-	log_info("signal %d: draining %u clients (drain_timeout_ms=%u)", (int)sig,
-	    m->server.nclients, m->cfg.drain_timeout_ms);
-	server_drain(&m->server);
+	log_info("signal %d: draining %llu clients (drain_timeout_ms=%u)", (int)sig,
+	    (unsigned long long)m->conns.stats.open, m->cfg.drain_timeout_ms);
+	listener_drain(&m->listener);
 	{
 		struct timeval now, d = { m->cfg.drain_timeout_ms / 1000,
 		    (m->cfg.drain_timeout_ms % 1000) * 1000 };
@@ -130,9 +136,10 @@ main_drain_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	evutil_gettimeofday(&now, NULL);
-	if (m->server.nclients == 0 || evutil_timercmp(&now, &m->drain_deadline, >=)) {
+	if (m->conns.stats.open == 0 || evutil_timercmp(&now, &m->drain_deadline, >=)) {
 		/* No client is left to mint for: give the window back, then exit. */
-		server_free(&m->server);
+		conn_set_free(&m->conns);
+		listener_free(&m->listener);
 		m->listening = false;
 		lease_release(&m->lease, main_released, m);
 		return;
@@ -310,6 +317,17 @@ main(int argc, char **argv)
 	}
 	source_init(&m.source, &m.tier, &m.gen, &m.lease, source_clock_real_us,
 	    m.cfg.refill_wait_ms);
+	if (!core_init(&m.core, m.base, &m.source)) {
+		fprintf(stderr, "idserver: out of memory at start\n");
+		return 1;
+	}
+	m.metrics.listener = &m.listener.stats;
+	m.metrics.conns = &m.conns.stats;
+	m.metrics.core = &m.core;
+	m.metrics.source = &m.source;
+	m.metrics.sf = &m.sf;
+	m.metrics.started = time(NULL);
+	conn_set_init(&m.conns, m.base, &m.cfg, &m.core, &m.metrics);
 	m.sigterm = evsignal_new(m.base, SIGTERM, main_signal_cb, &m);
 	m.sigint = evsignal_new(m.base, SIGINT, main_signal_cb, &m);
 	m.sigquit = evsignal_new(m.base, SIGQUIT, main_signal_cb, &m);
@@ -331,12 +349,13 @@ main(int argc, char **argv)
 		goto out;
 	if (m.signals > 0)
 		goto out;
-	if (!server_init(&m.server, m.base, &m.cfg, &m.source, err, sizeof(err))) {
+	if (!listener_init(&m.listener, m.base, &m.cfg, &m.conns, err, sizeof(err))) {
 		log_error("%s", err);
+		listener_free(&m.listener);
 		goto out;
 	}
 	m.listening = true;
-	if (!http_init(&m.http, m.base, &m.server, m.cfg.http_host, m.cfg.http_port, err,
+	if (!http_init(&m.http, m.base, &m.metrics, m.cfg.http_host, m.cfg.http_port, err,
 	    sizeof(err))) {
 		log_error("%s", err);
 		rc = 1;
@@ -349,8 +368,11 @@ main(int argc, char **argv)
 	rc = 0;
 out:
 	http_free(m.http);
-	if (m.listening)
-		server_free(&m.server);
+	if (m.listening) {
+		conn_set_free(&m.conns);
+		listener_free(&m.listener);
+	}
+	core_free(&m.core);
 	tier_free(&m.tier);
 	lease_free(&m.lease);
 	event_free(m.sigterm);

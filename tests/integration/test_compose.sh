@@ -43,8 +43,9 @@ grep -q -- "--odd_host=$ip_odd" "$compose" || fail "idserver not wired to the od
 grep -q -- "--even_host=$ip_even" "$compose" || fail "idserver not wired to the even server ($ip_even)"
 [ "$ip_odd" != "$ip_even" ] || fail "both servers on one address"
 # Every flag idserver gets in compose is a real option.
+help=$("$IDSERVER" --help)	# once: grep -q on a pipe would cut the output short (SIGPIPE)
 for flag in $(grep -oE -- '--[a-z_]+=' "$compose" | tr -d '=' | sort -u); do
-	"$IDSERVER" --help | grep -q -- "^  $flag " || fail "compose passes unknown flag $flag"
+	grep -q -- "^  $flag " <<<"$help" || fail "compose passes unknown flag $flag"
 done
 grep -q 'make build/idserver' "$ROOT/Dockerfile" || fail "Dockerfile does not build with the Makefile"
 # The state file outlives the container, on a host name that stays the same.

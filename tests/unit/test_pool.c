@@ -12,7 +12,7 @@
 
 #include "layout.h"
 #include "pool.h"
-#include "proto.h"
+#include "core.h"
 
 #define B	4096u
 
@@ -28,7 +28,7 @@ static void
 test_ids_across_blocks(void **state)
 {
 	struct pool p;
-	uint64_t out[PROTO_IDS_MAX];
+	uint64_t out[CORE_IDS_MAX];
 	unsigned i;
 
 	(void)state;
@@ -120,7 +120,7 @@ test_mixed_no_duplicates(void **state)
 {
 	enum { NBLOCKS = 48 };
 	struct pool p;
-	uint64_t *all = malloc(sizeof(uint64_t) * NBLOCKS * B), out[PROTO_IDS_MAX], first;
+	uint64_t *all = malloc(sizeof(uint64_t) * NBLOCKS * B), out[CORE_IDS_MAX], first;
 	size_t got = 0, i;
 	unsigned added = 0, seed = 12345;
 
@@ -139,7 +139,7 @@ test_mixed_no_duplicates(void **state)
 		}
 		seed = seed * 1103515245u + 12345u;
 		kind = (seed >> 16) % 3;
-		n = 1 + (seed >> 4) % (kind == 2 ? PROTO_BLOCK_MAX : PROTO_IDS_MAX);
+		n = 1 + (seed >> 4) % (kind == 2 ? CORE_BLOCK_MAX : CORE_IDS_MAX);
 		if (kind == 0)
 			n = 1;
 		if (kind == 2) {

@@ -1,0 +1,398 @@
+/*
+ * conn.c - read pipelined requests, hand them to the connection's protocol
+ * adapter, write replies in order.
+ *
+ * Requests are parsed in place from a fixed input buffer; replies are
+ * formatted straight into one output buffer that is written once per batch.
+ * A request the ID source cannot serve yet parks the connection's waiter in
+ * the core (a bounded wait), keeping order.
+ */
+#include "conn.h"
+
+#include <sys/socket.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto_resp.h"
+#include "proto_text.h"
+
+#define CONN_LINGER_MS 2000	/* wait for the peer's EOF after we close */
+
+static void	conn_read_cb(evutil_socket_t fd, short what, void *arg);
+static void	conn_write_cb(evutil_socket_t fd, short what, void *arg);
+static void	conn_resume(void *arg);
+static void	conn_process(struct conn *c);
+static bool	conn_flush(struct conn *c);
+static void	conn_free(struct conn *c);
+static void	conn_shutdown(struct conn *c);
+static void	conn_set_reading(struct conn *c, bool on);
+static void	conn_linger(struct conn *c);
+static void	conn_linger_cb(evutil_socket_t fd, short what, void *arg);
+
+void
+conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
+    struct core *core, const struct metrics_src *metrics)
+{
+	memset(set, 0, sizeof(*set));
+	set->base = base;
+	set->cfg = cfg;
+	set->core = core;
+	set->metrics = metrics;
+	TAILQ_INIT(&set->all);
+}
+
+/* Registers a connection and starts reading. */
+bool
+conn_new(struct conn_set *set, evutil_socket_t fd)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		evutil_closesocket(fd);
+		return false;
+	}
+	c->set = set;
+	c->fd = fd;
+	c->out = c->out_inline;
+	c->out_cap = sizeof(c->out_inline);
+	c->rev = event_new(set->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+	c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
+	if (c->rev == NULL || c->wev == NULL ||
+	    !core_waiter_init(&c->waiter, set->core, conn_resume, c)) {
+		if (c->rev)
+			event_free(c->rev);
+		if (c->wev)
+			event_free(c->wev);
+		core_waiter_free(&c->waiter);
+		evutil_closesocket(fd);
+		free(c);
+		return false;
+	}
+	TAILQ_INSERT_TAIL(&set->all, c, entry);
+	set->stats.open++;
+	set->stats.total++;
+	conn_set_reading(c, true);
+	return true;
+}
+
+/* Unlinks and frees a connection; the last thing any path does with it. */
+static void
+conn_free(struct conn *c)
+{
+	struct conn_set *set = c->set;
+
+	core_waiter_free(&c->waiter);
+	TAILQ_REMOVE(&set->all, c, entry);
+	set->stats.open--;
+	if (c->rev != NULL)
+		event_free(c->rev);
+	event_free(c->wev);
+	if (c->linger != NULL)
+		event_free(c->linger);
+	evutil_closesocket(c->fd);
+	if (c->out != c->out_inline)
+		free(c->out);
+	free(c);
+}
+
+/* Turns reading on or off (off while the output is over its bound). */
+static void
+conn_set_reading(struct conn *c, bool on)
+{
+	if (on == c->reading)
+		return;
+	c->reading = on;
+	if (on)
+		event_add(c->rev, NULL);
+	else
+		event_del(c->rev);
+}
+
+/*
+ * Makes room for n more output bytes; returns where to write them. Replies
+ * start in the inline buffer; a burst moves to the heap until it is flushed.
+ */
+char *
+conn_reserve(struct conn *c, size_t n)
+{
+	size_t pending, cap;
+	char *p;
+
+	if (c->out_off > 0 && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	if (c->out_len + n <= c->out_cap)
+		return c->out + c->out_len;
+	pending = c->out_len - c->out_off;
+	if (c->out_off > 0) {
+		memmove(c->out, c->out + c->out_off, pending);
+		c->out_len = pending;
+		c->out_off = 0;
+		if (c->out_len + n <= c->out_cap)
+			return c->out + c->out_len;
+	}
+	for (cap = c->out_cap * 2; c->out_len + n > cap; cap *= 2)
+		;
+	if (c->out == c->out_inline) {
+		p = malloc(cap);
+		if (p != NULL)
+			memcpy(p, c->out, c->out_len);
+	} else
+		p = realloc(c->out, cap);
+	if (p == NULL) {
+		c->closing = true;
+		return NULL;
+	}
+	c->out = p;
+	c->out_cap = cap;
+	return c->out + c->out_len;
+}
+
+void
+conn_commit(struct conn *c, size_t n)
+{
+	c->out_len += n;
+}
+
+/* Appends bytes to the output; on allocation failure the connection closes. */
+void
+conn_put(struct conn *c, const char *s, size_t n)
+{
+	char *p = conn_reserve(c, n);
+
+	if (p == NULL)
+		return;
+	memcpy(p, s, n);
+	c->out_len += n;
+}
+
+/* Socket readable: take what is there, then process. */
+static void
+conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	ssize_t n;
+
+	(void)what;
+	if (c->in_off > 0) {
+		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_len -= c->in_off;
+		c->in_off = 0;
+	}
+	if (c->in_len < sizeof(c->in) && !c->eof) {
+		n = read(fd, c->in + c->in_len, sizeof(c->in) - c->in_len);
+		if (n > 0)
+			c->in_len += (size_t)n;
+		else if (n == 0)
+			c->eof = true;
+		else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			conn_free(c);
+			return;
+		}
+	}
+	if (c->eof)
+		conn_set_reading(c, false);
+	conn_process(c);
+}
+
+/* Socket writable again: flush, then continue with any pending input. */
+static void
+conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	if (what & EV_TIMEOUT) {
+		c->set->stats.write_timeouts++;
+		conn_free(c);
+		return;
+	}
+	conn_process(c);
+}
+
+/* The core resumes a parked request (IDs arrived, the wait ran out). */
+static void
+conn_resume(void *arg)
+{
+	conn_process(arg);
+}
+
+/*
+ * Closes after our replies: half-close, then discard what the peer still sends
+ * until its EOF (bounded), so unread input does not turn our FIN into a RST that
+ * would destroy the replies in flight (e.g. "ERR BADREQ line too long").
+ */
+static void
+conn_linger(struct conn *c)
+{
+	struct timeval tv = { CONN_LINGER_MS / 1000, (CONN_LINGER_MS % 1000) * 1000 };
+
+	if (c->eof) {
+		conn_free(c);
+		return;
+	}
+	shutdown(c->fd, SHUT_WR);
+	conn_set_reading(c, false);
+	event_free(c->rev);
+	c->rev = event_new(c->set->base, c->fd, EV_READ | EV_PERSIST, conn_linger_cb, c);
+	c->linger = evtimer_new(c->set->base, conn_linger_cb, c);
+	if (c->rev == NULL || c->linger == NULL || event_add(c->rev, NULL) != 0 ||
+	    evtimer_add(c->linger, &tv) != 0) {
+		conn_free(c);
+		return;
+	}
+	c->reading = true;
+}
+
+/* Discards input while lingering; frees on EOF, error or the linger deadline. */
+static void
+conn_linger_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char sink[4096];
+	ssize_t n;
+
+	if (what & EV_READ) {
+		n = read(fd, sink, sizeof(sink));
+		if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+			return;
+	}
+	conn_free(c);
+}
+
+/* Stop reading; close once buffered requests are answered and flushed. */
+static void
+conn_shutdown(struct conn *c)
+{
+	c->eof = true;
+	conn_set_reading(c, false);
+	conn_process(c);
+}
+
+void
+conn_set_drain(struct conn_set *set)
+{
+	struct conn *c, *tmp;
+
+	for (c = TAILQ_FIRST(&set->all); c != NULL; c = tmp) {
+		tmp = TAILQ_NEXT(c, entry);
+		conn_shutdown(c);
+	}
+}
+
+void
+conn_set_free(struct conn_set *set)
+{
+	struct conn *c;
+
+	while ((c = TAILQ_FIRST(&set->all)) != NULL)
+		conn_free(c);
+}
+
+/* Writes what is buffered; false when the connection broke. */
+static bool
+conn_flush(struct conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct timeval tv = { c->set->cfg->write_timeout_ms / 1000,
+			    (c->set->cfg->write_timeout_ms % 1000) * 1000 };
+
+			/* A peer that stops reading is dropped after write_timeout_ms. */
+			event_add(c->wev, &tv);
+			return true;
+		}
+		return false;
+	}
+	c->out_off = c->out_len = 0;
+	/* All flushed: a burst's heap buffer goes back, idle connections stay small. */
+	if (c->out != c->out_inline) {
+		free(c->out);
+		c->out = c->out_inline;
+		c->out_cap = sizeof(c->out_inline);
+	}
+	return true;
+}
+
+/*
+ * Hands complete requests to the adapter (up to max_requests_per_event),
+ * writes the replies, and decides whether to keep reading, wait, or close.
+ */
+static void
+conn_process(struct conn *c)
+{
+	const struct config *cfg = c->set->cfg;
+	unsigned handled = 0;
+	bool yielded = false;
+
+	/* The first byte decides, as memcached tells its binary protocol apart. */
+	if (c->proto == NULL && c->in_len > c->in_off)
+		c->proto = c->in[c->in_off] == '*' ? &proto_resp_ops : &proto_text_ops;
+	while (c->proto != NULL && !c->closing && !c->waiter.parked) {
+		enum proto_step r;
+
+		/*
+		 * Replies over their bound, or our share of this turn used up: come
+		 * back after the next poll. The rest of the input may already be
+		 * here, with no read event to come for it.
+		 */
+		if (c->out_len - c->out_off >= cfg->max_output_bytes ||
+		    handled >= cfg->max_requests_per_event) {
+			yielded = true;
+			break;
+		}
+		r = c->proto->one(c, false);
+		if (r == PROTO_NEED_MORE || r == PROTO_WAIT)
+			break;
+		handled++;
+		if (r == PROTO_CLOSE)
+			c->closing = true;
+	}
+	if (!conn_flush(c)) {
+		conn_free(c);
+		return;
+	}
+	/* Parked or closing: input waits (or is discarded by the linger). */
+	if (c->waiter.parked || c->closing)
+		conn_set_reading(c, false);
+	if (c->out_off < c->out_len) {
+		/* Over the bound: stop reading until the peer drains its replies. */
+		if (c->out_len - c->out_off >= cfg->max_output_bytes)
+			conn_set_reading(c, false);
+		return;
+	}
+	if (c->closing) {
+		conn_linger(c);
+		return;
+	}
+	if (c->eof && !c->waiter.parked && !yielded) {
+		/* The peer is done sending: the adapter decides about a partial request. */
+		if (c->proto != NULL && c->in_len > c->in_off) {
+			if (c->proto->one(c, true) == PROTO_WAIT)
+				return;
+			c->in_off = c->in_len;
+			if (!conn_flush(c)) {
+				conn_free(c);
+				return;
+			}
+			if (c->out_off < c->out_len)
+				return;
+		}
+		conn_free(c);
+		return;
+	}
+	if (yielded)
+		event_add(c->wev, NULL);	/* after the next poll: the DB gets its turn */
+	else if (!c->eof && !c->waiter.parked)
+		conn_set_reading(c, c->in_len - c->in_off < sizeof(c->in));
+}

@@ -1,0 +1,102 @@
+/*
+ * conn.h - client connections: buffered reads, pipelined requests, replies in
+ * order, bounded buffers; the protocol is picked by the first byte ('*' is a
+ * Redis client, anything else the text protocol) and each protocol adapter
+ * (proto_text.c, proto_resp.c) turns requests into core calls.
+ *
+ * The set of connections is owned here: the listener hands over accepted
+ * sockets and asks how many are open, nothing more.
+ */
+#ifndef IDGEN_CONN_H
+#define IDGEN_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "core.h"
+
+#define CONN_IN_SIZE		4096	/* holds at least one maximal request line */
+#define CONN_OUT_INLINE		2048	/* small replies need no allocation */
+
+struct conn;
+
+/* What an adapter did with the input. */
+enum proto_step {
+	PROTO_NEED_MORE,	/* no complete request buffered */
+	PROTO_HANDLED,		/* one request consumed and answered */
+	PROTO_WAIT,		/* the request waits (the core parked the waiter) */
+	PROTO_CLOSE,		/* close once the replies are flushed */
+};
+
+/* A protocol adapter: takes one request from the input (eof: the peer is done). */
+struct proto_ops {
+	const char	*name;
+	enum proto_step	(*one)(struct conn *c, bool eof);
+};
+
+struct conn_counters {
+	uint64_t	open;
+	uint64_t	total;
+	uint64_t	write_timeouts;	/* peers dropped for not reading (write_timeout_ms) */
+};
+
+TAILQ_HEAD(conn_list, conn);
+
+struct conn_set {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct core		*core;
+	struct conn_list	 all;
+	struct conn_counters	 stats;
+	const struct metrics_src *metrics;	/* for the STATS and INFO views */
+};
+
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;
+	struct conn_set		*set;
+	const struct proto_ops	*proto;		/* NULL until the first byte */
+	evutil_socket_t		 fd;
+	struct event		*rev;
+	struct event		*wev;
+	struct event		*linger;
+	struct core_waiter	 waiter;
+	char			*out;		/* out_inline, or a heap buffer for bursts */
+	size_t			 out_len;
+	size_t			 out_off;
+	size_t			 out_cap;
+	size_t			 in_off;	/* first unprocessed byte */
+	size_t			 in_len;
+	bool			 eof;		/* the peer sent FIN */
+	bool			 closing;	/* close once the output is flushed */
+	bool			 reading;
+	char			 in[CONN_IN_SIZE];
+	char			 out_inline[CONN_OUT_INLINE];
+};
+
+struct metrics_src;
+
+void	conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
+	    struct core *core, const struct metrics_src *metrics);
+
+/* Takes over an accepted socket; false (socket closed) when out of memory. */
+bool	conn_new(struct conn_set *set, evutil_socket_t fd);
+
+/* Every connection closes after flushing what it has buffered; for draining. */
+void	conn_set_drain(struct conn_set *set);
+
+/* Closes every connection now. */
+void	conn_set_free(struct conn_set *set);
+
+/* For adapters: room for n more output bytes (NULL: out of memory, closing). */
+char	*conn_reserve(struct conn *c, size_t n);
+/* ... and n bytes written there. */
+void	conn_commit(struct conn *c, size_t n);
+/* Appends bytes to the output. */
+void	conn_put(struct conn *c, const char *s, size_t n);
+
+#endif

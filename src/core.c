@@ -1,0 +1,385 @@
+/*
+ * core.c - run commands for every protocol: arguments, bounds, ID sources,
+ * waiting, the typed errors and their counters.
+ */
+#include "core.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "tier.h"
+
+/* The one mapping of errors to each protocol's form. */
+static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
+	[CORE_OK] =		{ "OK", 200, "OK", 0, 0 },
+	[CORE_ERR_BADREQ] =	{ "BADREQ", 400, "Bad Request", 3, 0 },	/* INVALID_ARGUMENT */
+	[CORE_ERR_RANGE] =	{ "RANGE", 400, "Bad Request", 11, 0 },	/* OUT_OF_RANGE */
+	[CORE_ERR_UNAVAILABLE] = { "UNAVAILABLE", 503, "Service Unavailable", 14, 1 },
+	[CORE_ERR_CLOCK] =	{ "CLOCK", 503, "Service Unavailable", 14, 1 },	/* UNAVAILABLE */
+};
+
+static const struct core_word core_words[] = {
+	{ "ID",		CORE_CMD_ID,		0 },
+	{ "IDS",	CORE_CMD_IDS,		1 },
+	{ "BLOCK",	CORE_CMD_BLOCK,		1 },
+	{ "DECODE",	CORE_CMD_DECODE,	1 },
+	{ "B58",	CORE_CMD_B58,		1 },
+	{ "STATS",	CORE_CMD_STATS,		0 },
+	{ "PING",	CORE_CMD_PING,		0 },
+};
+
+static void		core_wake_cb(evutil_socket_t fd, short what, void *arg);
+static void		core_timer_cb(evutil_socket_t fd, short what, void *arg);
+static void		core_park(struct core *c, struct core_waiter *w);
+static void		core_wake_after(struct core *c, unsigned us);
+static enum core_err	core_number(const struct core_req *req, uint64_t *v, const char **why);
+static enum core_err	core_count_arg(const struct core_req *req, uint64_t max,
+			    uint64_t *n, const char **why);
+static enum core_err	core_decode(struct core *c, const struct core_req *req,
+			    struct core_decode *d, const char **why);
+static enum core_status	core_take(struct core *c, struct core_waiter *w,
+			    const struct core_req *req, struct core_result *res);
+static void		core_fail(struct core *c, struct core_result *res, enum core_err err,
+			    const char *why);
+
+const struct core_err_info *
+core_err_info(enum core_err err)
+{
+	return &core_errs[(unsigned)err < CORE_ERR_COUNT ? err : CORE_ERR_BADREQ];
+}
+
+const struct core_word *
+core_lookup(const char *name, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(core_words) / sizeof(core_words[0]); k++)
+		if (strlen(core_words[k].name) == len &&
+		    strncasecmp(core_words[k].name, name, len) == 0)
+			return &core_words[k];
+	return NULL;
+}
+
+bool
+core_init(struct core *c, struct event_base *base, struct source *source)
+{
+	memset(c, 0, sizeof(*c));
+	c->base = base;
+	c->source = source;
+	TAILQ_INIT(&c->parked);
+	c->wake = event_new(base, -1, 0, core_wake_cb, c);
+	return c->wake != NULL;
+}
+
+void
+core_free(struct core *c)
+{
+	if (c->wake != NULL)
+		event_free(c->wake);
+	c->wake = NULL;
+}
+
+bool
+core_waiter_init(struct core_waiter *w, struct core *c, void (*resume)(void *), void *arg)
+{
+	memset(w, 0, sizeof(*w));
+	w->core = c;
+	w->resume = resume;
+	w->arg = arg;
+	w->timer = evtimer_new(c->base, core_timer_cb, w);
+	return w->timer != NULL;
+}
+
+void
+core_waiter_free(struct core_waiter *w)
+{
+	if (w->parked)
+		TAILQ_REMOVE(&w->core->parked, w, entry);
+	w->parked = false;
+	if (w->timer != NULL)
+		event_free(w->timer);
+	w->timer = NULL;
+}
+
+/* Joins the queue of waiters; they retry in the order they parked. */
+static void
+core_park(struct core *c, struct core_waiter *w)
+{
+	if (w->parked)
+		return;
+	w->parked = true;
+	TAILQ_INSERT_TAIL(&c->parked, w, entry);
+}
+
+/* Defers resuming parked waiters to a clean turn of the loop. */
+void
+core_wake(struct core *c)
+{
+	if (!TAILQ_EMPTY(&c->parked))
+		event_active(c->wake, EV_TIMEOUT, 0);
+}
+
+/*
+ * A shared wake-up at the next millisecond for waiters on the Snowflake
+ * sequence: they retry in the order they parked, which is fair, where one
+ * timer each would fire in no particular order.
+ */
+static void
+core_wake_after(struct core *c, unsigned us)
+{
+	struct timeval tv = { us / 1000000, us % 1000000 }, now, at, pending;
+
+	/* Keep the earliest of the wake-ups asked for. */
+	evutil_gettimeofday(&now, NULL);
+	evutil_timeradd(&now, &tv, &at);
+	if (evtimer_pending(c->wake, &pending) && evutil_timercmp(&pending, &at, <=))
+		return;
+	evtimer_add(c->wake, &tv);
+}
+
+/* Resumes parked waiters in order; each either finishes or parks again. */
+static void
+core_wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct core *c = arg;
+	struct core_waiter *w;
+	unsigned n = 0, i;
+
+	(void)fd;
+	(void)what;
+	/* Count first: a waiter that parks again goes to the tail and must not loop. */
+	TAILQ_FOREACH(w, &c->parked, entry)
+		n++;
+	for (i = 0; i < n && (w = TAILQ_FIRST(&c->parked)) != NULL; i++) {
+		TAILQ_REMOVE(&c->parked, w, entry);
+		w->parked = false;
+		w->resume(w->arg);
+	}
+}
+
+/* The refill wait expired: the waiting request may now use the fallback. */
+static void
+core_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct core_waiter *w = arg;
+
+	(void)fd;
+	(void)what;
+	w->waited = true;
+	w->timed = false;
+	if (w->parked)
+		TAILQ_REMOVE(&w->core->parked, w, entry);
+	w->parked = false;
+	w->resume(w->arg);
+}
+
+void
+core_count(struct core *c, enum core_err err)
+{
+	c->stats.requests++;
+	if (err != CORE_OK)
+		c->stats.errors[err]++;
+}
+
+/* Fills an error result and counts it under its class. */
+static void
+core_fail(struct core *c, struct core_result *res, enum core_err err, const char *why)
+{
+	res->err = err;
+	res->why = why;
+	c->stats.errors[err]++;
+}
+
+void
+core_reject(struct core *c, enum core_err err, const char *why, struct core_result *res)
+{
+	c->stats.requests++;
+	core_fail(c, res, err, why);
+}
+
+/* A strict unsigned decimal of at most 20 digits. */
+static enum core_err
+core_number(const struct core_req *req, uint64_t *v, const char **why)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	if (req->arg == NULL || req->arglen == 0) {
+		*why = "missing or extra argument";
+		return CORE_ERR_BADREQ;
+	}
+	for (i = 0; i < req->arglen; i++)
+		if (req->arg[i] < '0' || req->arg[i] > '9') {
+			*why = "argument is not a decimal number";
+			return CORE_ERR_BADREQ;
+		}
+	if (req->arglen > 20) {
+		*why = "number too large";
+		return CORE_ERR_RANGE;
+	}
+	for (i = 0; i < req->arglen; i++) {
+		unsigned d = (unsigned)(req->arg[i] - '0');
+
+		if (x > (UINT64_MAX - d) / 10) {
+			*why = "number too large";
+			return CORE_ERR_RANGE;
+		}
+		x = x * 10 + d;
+	}
+	*v = x;
+	return CORE_OK;
+}
+
+/* The n of IDS or BLOCK: a number in 1..max. */
+static enum core_err
+core_count_arg(const struct core_req *req, uint64_t max, uint64_t *n, const char **why)
+{
+	enum core_err e = core_number(req, n, why);
+
+	if (e != CORE_OK)
+		return e;
+	if (*n < 1 || *n > max) {
+		*why = max == CORE_IDS_MAX ? "n must be 1..1000" : "n must be 1..4096";
+		return CORE_ERR_RANGE;
+	}
+	return CORE_OK;
+}
+
+/* Which path made an ID, from its decimal or base58 form. */
+static enum core_err
+core_decode(struct core *c, const struct core_req *req, struct core_decode *d,
+    const char **why)
+{
+	uint64_t b = c->source->tier->block_size, id = 0;
+	struct layout_snowflake sf;
+	enum core_err e;
+
+	memset(d, 0, sizeof(*d));
+	if (req->arg != NULL && b58_is_form(req->arg, req->arglen)) {
+		if (!b58_decode(req->arg, req->arglen, &id, why))
+			return strstr(*why, "above") != NULL ? CORE_ERR_RANGE : CORE_ERR_BADREQ;
+		d->from_b58 = true;
+	} else if ((e = core_number(req, &id, why)) != CORE_OK)
+		return e;
+	d->id = id;
+	d->region = layout_region(id);
+	b58_encode(id, d->b58);
+	switch (d->region) {
+	case LAYOUT_INVALID:
+		*why = "an ID is 1..9223372036854775807";
+		return CORE_ERR_RANGE;
+	case LAYOUT_TICKET:
+		if (b == 0) {
+			*why = "block size unknown until a ticket server has answered";
+			return CORE_ERR_UNAVAILABLE;
+		}
+		d->ticket = layout_ticket_of(id, b);
+		d->server = d->ticket % 2 ? "odd" : "even";
+		return CORE_OK;
+	case LAYOUT_SNOWFLAKE:
+		sf = layout_snowflake_split(id);
+		d->unix_ms = layout_ts_to_unix_ms(sf.ts);
+		layout_format_iso(d->unix_ms, d->iso, sizeof(d->iso));
+		d->worker = sf.worker;
+		d->seq = sf.seq;
+		return CORE_OK;
+	}
+	return CORE_OK;
+}
+
+/* ID, IDS, BLOCK: from the source, or park the waiter (refill, next millisecond). */
+static enum core_status
+core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
+    struct core_result *res)
+{
+	enum source_status st;
+	const char *why = "";
+	unsigned wait_us = 0;
+	uint64_t n = 1;
+	enum core_err e;
+
+	if (req->cmd != CORE_CMD_ID &&
+	    (e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX,
+	    &n, &why)) != CORE_OK) {
+		core_reject(c, e, why, res);
+		return CORE_DONE;
+	}
+	if (req->cmd == CORE_CMD_BLOCK)
+		st = source_block(c->source, (unsigned)n, &res->first, w->waited, &wait_us, &why);
+	else
+		st = source_ids(c->source, (unsigned)n, res->ids, w->waited, &wait_us, &why);
+	if (st == SOURCE_NEXT_MS) {
+		/* In line behind the waiters already waiting for the next millisecond. */
+		core_park(c, w);
+		core_wake_after(c, wait_us);
+		return CORE_PENDING;
+	}
+	if (st == SOURCE_WAIT) {
+		/* A wake-up that brought nothing keeps the original deadline. */
+		if (!w->timed) {
+			struct timeval tv = { wait_us / 1000000, wait_us % 1000000 };
+
+			if (!w->waited)
+				c->stats.waits++;
+			evtimer_add(w->timer, &tv);
+			w->timed = true;
+		}
+		core_park(c, w);
+		return CORE_PENDING;
+	}
+	w->waited = false;
+	if (w->timed) {
+		evtimer_del(w->timer);
+		w->timed = false;
+	}
+	c->stats.requests++;
+	res->count = (unsigned)n;
+	if (st != SOURCE_OK)
+		core_fail(c, res, st == SOURCE_CLOCK ? CORE_ERR_CLOCK : CORE_ERR_UNAVAILABLE, why);
+	return CORE_DONE;
+}
+
+enum core_status
+core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
+    struct core_result *res)
+{
+	const char *why = "";
+	enum core_err e;
+
+	res->err = CORE_OK;
+	res->why = NULL;
+	res->count = 0;
+	switch (req->cmd) {
+	case CORE_CMD_ID:
+	case CORE_CMD_IDS:
+	case CORE_CMD_BLOCK:
+		return core_take(c, w, req, res);
+	case CORE_CMD_DECODE:
+		e = core_decode(c, req, &res->dec, &why);
+		if (e != CORE_OK) {
+			core_reject(c, e, why, res);
+			return CORE_DONE;
+		}
+		break;
+	case CORE_CMD_B58:
+		if ((e = core_number(req, &res->dec.id, &why)) == CORE_OK &&
+		    layout_region(res->dec.id) == LAYOUT_INVALID) {
+			why = "an ID is 1..9223372036854775807";
+			e = CORE_ERR_RANGE;
+		}
+		if (e != CORE_OK) {
+			core_reject(c, e, why, res);
+			return CORE_DONE;
+		}
+		b58_encode(res->dec.id, res->dec.b58);
+		break;
+	case CORE_CMD_STATS:
+		/* The window may have run out since the last event: the views read it fresh. */
+		source_update_mode(c->source);
+		break;
+	case CORE_CMD_PING:
+		break;
+	}
+	c->stats.requests++;
+	return CORE_DONE;
+}

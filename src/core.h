@@ -1,0 +1,158 @@
+/*
+ * core.h - the command core: every protocol is an adapter over it
+ * (docs/design.md section 7).
+ *
+ * An adapter turns bytes into a core_req (a command and its argument as
+ * text), core_exec() runs it and fills a core_result, and the adapter turns
+ * that back into bytes. Arguments are parsed and bounded here, errors are one
+ * typed set mapped once to every protocol's form (core_err_info), and waiting
+ * (for a refill, or for the Snowflake's next millisecond) is the core's: a
+ * request that must wait parks the caller's core_waiter, which is resumed
+ * later, whatever the protocol. Counters of commands live here too.
+ */
+#ifndef IDGEN_CORE_H
+#define IDGEN_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <event2/event.h>
+
+#include "b58.h"
+#include "layout.h"
+#include "source.h"
+
+#define CORE_IDS_MAX	1000	/* IDS n: 1..1000 (contract) */
+#define CORE_BLOCK_MAX	4096	/* BLOCK n: 1..4096, one ms of Snowflake sequence */
+
+enum core_cmd {
+	CORE_CMD_ID,
+	CORE_CMD_IDS,
+	CORE_CMD_BLOCK,
+	CORE_CMD_DECODE,
+	CORE_CMD_B58,
+	CORE_CMD_STATS,
+	CORE_CMD_PING,
+};
+
+/* The one typed set of errors; CORE_OK is not an error. */
+enum core_err {
+	CORE_OK = 0,
+	CORE_ERR_BADREQ,	/* malformed request */
+	CORE_ERR_RANGE,		/* a number out of its bounds */
+	CORE_ERR_UNAVAILABLE,	/* no ID can be served now */
+	CORE_ERR_CLOCK,		/* the clock stepped back too far */
+};
+#define CORE_ERR_COUNT	5
+
+/* How each error looks in every protocol: the one mapping. */
+struct core_err_info {
+	const char	*code;		/* text "ERR <code>", RESP "-<code>", JSON "code" */
+	unsigned	 http_status;
+	const char	*http_reason;
+	unsigned	 grpc_status;	/* google.rpc.Code */
+	unsigned	 retry_after;	/* seconds for HTTP Retry-After, 0 = none */
+};
+
+const struct core_err_info *core_err_info(enum core_err err);
+
+/* A request: the command and its argument exactly as the client sent it. */
+struct core_req {
+	enum core_cmd	 cmd;
+	const char	*arg;	/* NULL when the command takes none */
+	size_t		 arglen;
+};
+
+/* Command words shared by every protocol. */
+struct core_word {
+	const char	*name;
+	enum core_cmd	 cmd;
+	int		 nargs;		/* 0 or 1 */
+};
+
+/* Finds a command by name, any case; NULL when unknown. */
+const struct core_word *core_lookup(const char *name, size_t len);
+
+struct core_decode {
+	enum layout_region	 region;
+	uint64_t		 id;
+	char			 b58[B58_LEN + 1];
+	bool			 from_b58;	/* the request gave the base58 form */
+	uint64_t		 ticket;	/* ticket region */
+	const char		*server;	/* "odd" or "even" */
+	int64_t			 unix_ms;	/* Snowflake region */
+	char			 iso[LAYOUT_ISO_LEN];
+	unsigned		 worker;
+	unsigned		 seq;
+};
+
+struct core_result {
+	enum core_err		 err;
+	const char		*why;		/* the message of an error */
+	unsigned		 count;		/* IDs in ids (ID, IDS); n of a BLOCK */
+	uint64_t		 first;		/* BLOCK */
+	uint64_t		 ids[CORE_IDS_MAX];
+	struct core_decode	 dec;		/* DECODE, B58 */
+};
+
+enum core_status {
+	CORE_DONE,		/* res is filled */
+	CORE_PENDING,		/* parked: run the same request again when resumed */
+};
+
+struct core;
+
+/* Embedded by every connection or request that may wait; owned by the caller. */
+struct core_waiter {
+	TAILQ_ENTRY(core_waiter) entry;
+	struct core		*core;
+	struct event		*timer;		/* the bounded refill wait */
+	bool			 parked;
+	bool			 waited;	/* the refill wait expired: fallback may serve */
+	bool			 timed;		/* timer armed */
+	void			(*resume)(void *arg);
+	void			*arg;
+};
+TAILQ_HEAD(core_waiters, core_waiter);
+
+struct core_counters {
+	uint64_t	requests;
+	uint64_t	errors[CORE_ERR_COUNT];
+	uint64_t	waits;		/* requests that waited for a refill */
+};
+
+struct core {
+	struct event_base	*base;
+	struct source		*source;
+	struct core_waiters	 parked;
+	struct event		*wake;
+	struct core_counters	 stats;
+};
+
+bool		core_init(struct core *c, struct event_base *base, struct source *source)
+		    __attribute__((warn_unused_result));
+void		core_free(struct core *c);
+
+/* Runs one request for the caller owning w. */
+enum core_status core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
+		    struct core_result *res);
+
+/* A request an adapter refused before the core saw it: counted, res filled. */
+void		core_reject(struct core *c, enum core_err err, const char *why,
+		    struct core_result *res);
+
+/* Counts a request an adapter answered itself (PING, HELP, QUIT, handshakes, its
+ * own errors such as an unknown command: err is then its class). */
+void		core_count(struct core *c, enum core_err err);
+
+/* IDs arrived or health changed: parked waiters retry on the next loop turn. */
+void		core_wake(struct core *c);
+
+bool		core_waiter_init(struct core_waiter *w, struct core *c, void (*resume)(void *),
+		    void *arg) __attribute__((warn_unused_result));
+/* Unparks without resuming and frees the timer; for a caller going away. */
+void		core_waiter_free(struct core_waiter *w);
+
+#endif

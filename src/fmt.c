@@ -1,0 +1,49 @@
+/*
+ * fmt.c - decimal IDs, fast: a run of consecutive IDs is the common reply.
+ */
+#include "fmt.h"
+
+#include <string.h>
+
+/* Decimal digits, written right to left into a small scratch buffer. */
+size_t
+fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[FMT_U64_LEN];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* Decimal IDs separated by spaces; consecutive ones by incrementing digits. */
+size_t
+fmt_ids(char *buf, const uint64_t *ids, unsigned n)
+{
+	char *q = buf, *prev = NULL, *d;
+	size_t len = 0;
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		if (k > 0)
+			*q++ = ' ';
+		if (prev != NULL && ids[k] == ids[k - 1] + 1 && ids[k] != 0) {
+			memcpy(q, prev, len);
+			for (d = q + len - 1; d >= q && *d == '9'; d--)
+				*d = '0';
+			if (d >= q)
+				(*d)++;
+			else
+				len = fmt_u64(q, ids[k]);	/* 999 -> 1000: one digit more */
+		} else
+			len = fmt_u64(q, ids[k]);
+		prev = q;
+		q += len;
+	}
+	return (size_t)(q - buf);
+}

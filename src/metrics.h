@@ -1,0 +1,71 @@
+/*
+ * metrics.h - every counter and state of the service as one typed table
+ * (docs/design.md section 7).
+ *
+ * Each row has a name, a type (counter, gauge, info), help text and a scope:
+ * service-wide, or one value per ticket server (label server="odd"/"even").
+ * STATS, RESP INFO and the HTTP /stats JSON are views of the same table, in
+ * the same order.
+ */
+#ifndef IDGEN_METRICS_H
+#define IDGEN_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+enum metric_type {
+	METRIC_COUNTER,		/* only goes up */
+	METRIC_GAUGE,		/* a number that moves both ways */
+	METRIC_INFO,		/* a word: a state or a name */
+};
+
+enum metric_scope {
+	METRIC_SERVICE,
+	METRIC_PER_SERVER,	/* odd and even: "<role>_<name>" in STATS and INFO */
+};
+
+struct metric_def {
+	const char		*name;
+	enum metric_type	 type;
+	enum metric_scope	 scope;
+	const char		*section;	/* INFO section */
+	const char		*help;
+};
+
+/* Where the values live; every pointer is read only. */
+struct metrics_src {
+	const struct listener_counters	*listener;
+	const struct conn_counters	*conns;
+	struct core			*core;
+	struct source			*source;
+	const struct statefile		*sf;
+	time_t				 started;
+};
+
+struct metric_value {
+	bool		 is_text;
+	uint64_t	 num;
+	const char	*text;
+	char		 buf[32];	/* backing store for a formatted text value */
+};
+
+/* The table, in STATS order. */
+extern const struct metric_def metrics_table[];
+extern const size_t metrics_count;
+
+/* One row's value; server is 0 (odd) or 1 (even) for per-server rows. */
+void	metrics_value(const struct metrics_src *m, size_t row, int server,
+	    struct metric_value *v);
+
+/*
+ * Walks every value in order: per-server rows come as a run, all of the odd
+ * server's, then all of the even server's. name is the flat name
+ * ("odd_tickets"), section the INFO section.
+ */
+typedef void	(*metrics_fn)(const struct metric_def *def, const char *name, int server,
+		    const struct metric_value *v, void *arg);
+void	metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,543 @@
+/*
+ * proto_resp.c - RESP2: parse multibulk (and inline) requests, run them in the
+ * core, reply as Redis does.
+ */
+#include "proto_resp.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fmt.h"
+#include "metrics.h"
+
+#define PROTO_RESP_HEADER_MAX	32	/* "*<count>\r\n" or "$<len>\r\n" */
+#define PROTO_RESP_INFO_MAX	16384	/* the INFO reply */
+#define PROTO_RESP_LIT(c, s)	conn_put((c), (s), sizeof(s) - 1)	/* a literal reply */
+
+struct proto_resp_info {
+	char		*buf;
+	size_t		 len;
+	size_t		 cap;
+	const char	*want;		/* a section, or NULL for all */
+	size_t		 wantlen;
+	const char	*section;	/* the last header written */
+};
+
+static enum proto_step	proto_resp_one(struct conn *c, bool eof);
+static enum proto_step	proto_resp_run(struct conn *c, const struct proto_resp_frame *f);
+static bool		proto_resp_is(const struct proto_resp_frame *f, unsigned i,
+			    const char *word);
+static bool		proto_resp_header(const char *p, const char *end, char kind,
+			    long long *v, const char **next, const char **why);
+static void		proto_resp_int(struct conn *c, uint64_t v);
+static void		proto_resp_bulk(struct conn *c, const char *s, size_t n);
+static void		proto_resp_simple(struct conn *c, const char *s);
+static void		proto_resp_error(struct conn *c, const char *code, const char *why);
+static void		proto_resp_arity(struct conn *c, const struct proto_resp_frame *f);
+static void		proto_resp_unknown(struct conn *c, const struct proto_resp_frame *f);
+static void		proto_resp_reply(struct conn *c, const struct core_req *req,
+			    const struct core_result *res);
+static void		proto_resp_decode(struct conn *c, const struct core_decode *d);
+static void		proto_resp_info(struct conn *c, const char *want, size_t wantlen);
+static void		proto_resp_info_line(const struct metric_def *def, const char *name,
+			    int server, const struct metric_value *v, void *arg);
+static void		proto_resp_sanitize(char *out, size_t outlen, const char *s, size_t n);
+
+const struct proto_ops proto_resp_ops = { "resp", proto_resp_one };
+
+/*
+ * Reads "<kind><number>\r\n" at p. True with *next after it; false with
+ * *why NULL when more input is needed, else a protocol error.
+ */
+static bool
+proto_resp_header(const char *p, const char *end, char kind, long long *v,
+    const char **next, const char **why)
+{
+	const char *cr;
+	char num[PROTO_RESP_HEADER_MAX], *e;
+	size_t n;
+
+	*why = NULL;
+	if (p >= end)
+		return false;
+	if (*p != kind) {
+		*why = kind == '$' ? "expected '$'" : "expected '*'";
+		return false;
+	}
+	cr = memchr(p, '\r', (size_t)(end - p));
+	if (cr == NULL) {
+		if ((size_t)(end - p) > PROTO_RESP_HEADER_MAX)
+			*why = kind == '$' ? "too big bulk count string" :
+			    "too big mbulk count string";
+		return false;
+	}
+	if (cr + 1 >= end)
+		return false;
+	if (cr[1] != '\n') {
+		*why = "expected CRLF";
+		return false;
+	}
+	n = (size_t)(cr - p - 1);
+	if (n == 0 || n >= sizeof(num)) {
+		*why = kind == '$' ? "invalid bulk length" : "invalid multibulk length";
+		return false;
+	}
+	memcpy(num, p + 1, n);
+	num[n] = '\0';
+	*v = strtoll(num, &e, 10);
+	if (*e != '\0' || (num[0] != '-' && (num[0] < '0' || num[0] > '9'))) {
+		*why = kind == '$' ? "invalid bulk length" : "invalid multibulk length";
+		return false;
+	}
+	*next = cr + 2;
+	return true;
+}
+
+/* One request: a multibulk, or an inline line of words. */
+enum proto_resp_parse
+proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, const char **why)
+{
+	const char *p = buf, *end = buf + len, *next;
+	long long count, blen;
+	unsigned i;
+
+	memset(f, 0, sizeof(*f));
+	if (len == 0)
+		return PROTO_RESP_INCOMPLETE;
+	if (*p != '*') {
+		/* Inline: words separated by spaces up to LF, as Redis accepts. */
+		const char *nl = memchr(p, '\n', len), *q, *stop;
+
+		if (nl == NULL) {
+			if (len > lim->max_frame / 2) {
+				*why = "too big inline request";
+				return PROTO_RESP_ERROR;
+			}
+			return PROTO_RESP_INCOMPLETE;
+		}
+		stop = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+		for (q = p; q < stop;) {
+			while (q < stop && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q == stop)
+				break;
+			if (f->argc == lim->max_args) {
+				*why = "too many arguments (resp_max_args)";
+				return PROTO_RESP_ERROR;
+			}
+			f->argv[f->argc] = q;
+			while (q < stop && *q != ' ' && *q != '\t')
+				q++;
+			f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
+			f->argc++;
+		}
+		f->inline_cmd = true;
+		f->used = (size_t)(nl + 1 - buf);
+		return PROTO_RESP_FRAME;
+	}
+	if (!proto_resp_header(p, end, '*', &count, &next, why))
+		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
+	if (count > (long long)lim->max_args) {
+		*why = "invalid multibulk length (resp_max_args)";
+		return PROTO_RESP_ERROR;
+	}
+	p = next;
+	/* *0 and *-1 are empty requests: nothing to run, as Redis does. */
+	for (i = 0; count > 0 && i < (unsigned)count; i++) {
+		if (!proto_resp_header(p, end, '$', &blen, &next, why)) {
+			if (*why == NULL && (size_t)(end - buf) >= lim->max_frame) {
+				*why = "request larger than the input buffer";
+				return PROTO_RESP_ERROR;
+			}
+			return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
+		}
+		if (blen < 0 || (unsigned long long)blen > lim->max_bulk) {
+			*why = "invalid bulk length (resp_max_bulk_bytes)";
+			return PROTO_RESP_ERROR;
+		}
+		if ((size_t)(end - next) < (size_t)blen + 2) {
+			if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame) {
+				*why = "request larger than the input buffer";
+				return PROTO_RESP_ERROR;
+			}
+			return PROTO_RESP_INCOMPLETE;
+		}
+		if (next[blen] != '\r' || next[blen + 1] != '\n') {
+			*why = "expected CRLF after the bulk";
+			return PROTO_RESP_ERROR;
+		}
+		f->argv[i] = next;
+		f->argl[i] = (size_t)blen;
+		p = next + blen + 2;
+	}
+	f->argc = count > 0 ? (unsigned)count : 0;
+	f->used = (size_t)(p - buf);
+	return PROTO_RESP_FRAME;
+}
+
+/* Takes one request; a protocol error answers once and closes, as Redis does. */
+static enum proto_step
+proto_resp_one(struct conn *c, bool eof)
+{
+	const struct config *cfg = c->set->cfg;
+	struct proto_resp_limits lim = { cfg->resp_max_args, cfg->resp_max_bulk_bytes,
+	    sizeof(c->in) };
+	struct proto_resp_frame f;
+	const char *why = NULL;
+	enum proto_step r;
+	char msg[128];
+
+	switch (proto_resp_parse(c->in + c->in_off, c->in_len - c->in_off, &lim, &f, &why)) {
+	case PROTO_RESP_INCOMPLETE:
+		/* At EOF a partial frame is dropped: there is no request to answer. */
+		return PROTO_NEED_MORE;
+	case PROTO_RESP_ERROR:
+		snprintf(msg, sizeof(msg), "Protocol error: %s", why);
+		core_count(c->set->core, CORE_ERR_BADREQ);
+		proto_resp_error(c, "ERR", msg);
+		return PROTO_CLOSE;
+	case PROTO_RESP_FRAME:
+		break;
+	}
+	(void)eof;
+	if (f.argc == 0) {
+		c->in_off += f.used;
+		return PROTO_HANDLED;
+	}
+	r = proto_resp_run(c, &f);
+	if (r != PROTO_WAIT)
+		c->in_off += f.used;
+	return r;
+}
+
+/* True when argument i is word, in any case. */
+static bool
+proto_resp_is(const struct proto_resp_frame *f, unsigned i, const char *word)
+{
+	return i < f->argc && f->argl[i] == strlen(word) &&
+	    strncasecmp(f->argv[i], word, f->argl[i]) == 0;
+}
+
+/* Runs one request: the core's commands, and the pieces real clients send. */
+static enum proto_step
+proto_resp_run(struct conn *c, const struct proto_resp_frame *f)
+{
+	struct core *core = c->set->core;
+	const struct core_word *w = core_lookup(f->argv[0], f->argl[0]);
+	struct core_result res;
+	struct core_req req;
+
+	if (w != NULL && w->cmd == CORE_CMD_PING && f->argc <= 2) {
+		core_count(core, CORE_OK);
+		if (f->argc == 2)
+			proto_resp_bulk(c, f->argv[1], f->argl[1]);
+		else
+			proto_resp_simple(c, "PONG");
+		return PROTO_HANDLED;
+	}
+	if (w != NULL && w->cmd == CORE_CMD_STATS && f->argc == 1) {
+		core_count(core, CORE_OK);
+		proto_resp_info(c, NULL, 0);
+		return PROTO_HANDLED;
+	}
+	if (w != NULL && w->cmd != CORE_CMD_PING) {
+		if (f->argc != (unsigned)w->nargs + 1) {
+			core_count(core, CORE_ERR_BADREQ);
+			proto_resp_arity(c, f);
+			return PROTO_HANDLED;
+		}
+		req.cmd = w->cmd;
+		req.arg = w->nargs ? f->argv[1] : NULL;
+		req.arglen = w->nargs ? f->argl[1] : 0;
+		if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
+			return PROTO_WAIT;
+		if (res.err != CORE_OK)
+			proto_resp_error(c, core_err_info(res.err)->code, res.why);
+		else
+			proto_resp_reply(c, &req, &res);
+		return PROTO_HANDLED;
+	}
+	core_count(core, CORE_OK);
+	if (proto_resp_is(f, 0, "PING")) {
+		proto_resp_arity(c, f);
+	} else if (proto_resp_is(f, 0, "QUIT")) {
+		proto_resp_simple(c, "OK");
+		return PROTO_CLOSE;
+	} else if (proto_resp_is(f, 0, "ECHO")) {
+		if (f->argc != 2)
+			proto_resp_arity(c, f);
+		else
+			proto_resp_bulk(c, f->argv[1], f->argl[1]);
+	} else if (proto_resp_is(f, 0, "INFO")) {
+		if (f->argc > 2)
+			proto_resp_arity(c, f);
+		else
+			proto_resp_info(c, f->argc == 2 ? f->argv[1] : NULL,
+			    f->argc == 2 ? f->argl[1] : 0);
+	} else if (proto_resp_is(f, 0, "SELECT")) {
+		if (f->argc != 2)
+			proto_resp_arity(c, f);
+		else if (f->argl[1] == 1 && f->argv[1][0] == '0')
+			proto_resp_simple(c, "OK");
+		else
+			proto_resp_error(c, "ERR", "DB index is out of range");
+	} else if (proto_resp_is(f, 0, "HELLO")) {
+		/* RESP3 clients fall back to RESP2 on this answer. */
+		proto_resp_error(c, "NOPROTO", "sorry, this protocol version is not supported");
+	} else if (proto_resp_is(f, 0, "CLIENT")) {
+		if (proto_resp_is(f, 1, "SETNAME") || proto_resp_is(f, 1, "SETINFO"))
+			proto_resp_simple(c, "OK");
+		else if (proto_resp_is(f, 1, "GETNAME"))
+			PROTO_RESP_LIT(c, "$-1\r\n");
+		else if (proto_resp_is(f, 1, "ID"))
+			proto_resp_int(c, (uint64_t)c->fd);
+		else
+			proto_resp_error(c, "ERR", "unknown subcommand or wrong number of "
+			    "arguments for 'client' command");
+	} else if (proto_resp_is(f, 0, "COMMAND")) {
+		if (proto_resp_is(f, 1, "COUNT"))
+			proto_resp_int(c, 0);
+		else
+			PROTO_RESP_LIT(c, "*0\r\n");	/* no command table: clients go on */
+	} else if (proto_resp_is(f, 0, "CONFIG")) {
+		if (f->argc == 3 && proto_resp_is(f, 1, "GET") && proto_resp_is(f, 2, "save"))
+			PROTO_RESP_LIT(c, "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+		else if (f->argc == 3 && proto_resp_is(f, 1, "GET") &&
+		    proto_resp_is(f, 2, "appendonly"))
+			PROTO_RESP_LIT(c, "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+		else if (f->argc == 3 && proto_resp_is(f, 1, "GET"))
+			PROTO_RESP_LIT(c, "*0\r\n");
+		else
+			proto_resp_error(c, "ERR", "only CONFIG GET save|appendonly is served");
+	} else {
+		core->stats.errors[CORE_ERR_BADREQ]++;	/* counted as a request above */
+		proto_resp_unknown(c, f);
+	}
+	return PROTO_HANDLED;
+}
+
+static void
+proto_resp_int(struct conn *c, uint64_t v)
+{
+	char *p = conn_reserve(c, FMT_U64_LEN + 3), *q = p;
+
+	if (p == NULL)
+		return;
+	*q++ = ':';
+	q += fmt_u64(q, v);
+	*q++ = '\r';
+	*q++ = '\n';
+	conn_commit(c, (size_t)(q - p));
+}
+
+static void
+proto_resp_bulk(struct conn *c, const char *s, size_t n)
+{
+	char head[32];
+	int h = snprintf(head, sizeof(head), "$%zu\r\n", n);
+
+	conn_put(c, head, (size_t)h);
+	conn_put(c, s, n);
+	PROTO_RESP_LIT(c, "\r\n");
+}
+
+static void
+proto_resp_simple(struct conn *c, const char *s)
+{
+	PROTO_RESP_LIT(c, "+");
+	conn_put(c, s, strlen(s));
+	PROTO_RESP_LIT(c, "\r\n");
+}
+
+/* "-<CODE> <why>": our codes are the error prefix a Redis client shows. */
+static void
+proto_resp_error(struct conn *c, const char *code, const char *why)
+{
+	char line[300];
+	int n = snprintf(line, sizeof(line), "-%s %s\r\n", code, why);
+
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	conn_put(c, line, (size_t)n);
+}
+
+/* Client bytes in a reply: printable, bounded, no CR/LF to break the frame. */
+static void
+proto_resp_sanitize(char *out, size_t outlen, const char *s, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n && k + 1 < outlen; i++)
+		out[k++] = isprint((unsigned char)s[i]) && s[i] != '\'' ? s[i] : '?';
+	out[k] = '\0';
+}
+
+/* Redis's own wording. */
+static void
+proto_resp_arity(struct conn *c, const struct proto_resp_frame *f)
+{
+	char name[40], why[120];
+	size_t i;
+
+	proto_resp_sanitize(name, sizeof(name), f->argv[0], f->argl[0]);
+	for (i = 0; name[i] != '\0'; i++)
+		name[i] = (char)tolower((unsigned char)name[i]);
+	snprintf(why, sizeof(why), "wrong number of arguments for '%s' command", name);
+	proto_resp_error(c, "ERR", why);
+}
+
+static void
+proto_resp_unknown(struct conn *c, const struct proto_resp_frame *f)
+{
+	char why[260], arg[40];
+	unsigned i;
+	int n;
+
+	proto_resp_sanitize(arg, sizeof(arg), f->argv[0], f->argl[0]);
+	n = snprintf(why, sizeof(why), "unknown command '%s', with args beginning with: ", arg);
+	for (i = 1; i < f->argc && i <= 3 && n > 0 && (size_t)n < sizeof(why); i++) {
+		proto_resp_sanitize(arg, sizeof(arg), f->argv[i], f->argl[i]);
+		n += snprintf(why + n, sizeof(why) - (size_t)n, "'%s' ", arg);
+	}
+	proto_resp_error(c, "ERR", why);
+}
+
+/* A field/value array, as HGETALL replies. */
+static void
+proto_resp_decode(struct conn *c, const struct core_decode *d)
+{
+	char num[8][24];
+	const char *kv[20];
+	unsigned n = 0, i;
+
+#define KV(k, v)	do { kv[n++] = (k); kv[n++] = (v); } while (0)
+	snprintf(num[0], sizeof(num[0]), "%" PRIu64, d->id);
+	if (d->region == LAYOUT_TICKET) {
+		snprintf(num[1], sizeof(num[1]), "%" PRIu64, d->ticket);
+		KV("source", "ticket");
+		KV("block", num[1]);
+		KV("server", d->server);
+	} else {
+		snprintf(num[1], sizeof(num[1]), "%" PRId64, d->unix_ms);
+		snprintf(num[2], sizeof(num[2]), "%u", d->worker);
+		snprintf(num[3], sizeof(num[3]), "%u", d->worker >> 5);
+		snprintf(num[4], sizeof(num[4]), "%u", d->worker & 31);
+		snprintf(num[5], sizeof(num[5]), "%u", d->seq);
+		KV("source", "snowflake");
+		KV("time", d->iso);
+		KV("timestamp_ms", num[1]);
+		KV("worker", num[2]);
+		KV("datacenter_id", num[3]);
+		KV("worker_id", num[4]);
+		KV("seq", num[5]);
+	}
+	KV("id", num[0]);
+	KV("b58", d->b58);
+#undef KV
+	{
+		char head[16];
+		int h = snprintf(head, sizeof(head), "*%u\r\n", n);
+
+		conn_put(c, head, (size_t)h);
+	}
+	for (i = 0; i < n; i++)
+		proto_resp_bulk(c, kv[i], strlen(kv[i]));
+}
+
+/* The reply of a core command that succeeded. */
+static void
+proto_resp_reply(struct conn *c, const struct core_req *req, const struct core_result *res)
+{
+	char head[16], *p, *q;
+	unsigned i;
+	int h;
+
+	switch (req->cmd) {
+	case CORE_CMD_ID:
+		proto_resp_int(c, res->ids[0]);
+		return;
+	case CORE_CMD_IDS:
+		h = snprintf(head, sizeof(head), "*%u\r\n", res->count);
+		p = q = conn_reserve(c, (size_t)h + (size_t)res->count * (FMT_U64_LEN + 3));
+		if (p == NULL)
+			return;
+		memcpy(q, head, (size_t)h);
+		q += h;
+		for (i = 0; i < res->count; i++) {
+			*q++ = ':';
+			q += fmt_u64(q, res->ids[i]);
+			*q++ = '\r';
+			*q++ = '\n';
+		}
+		conn_commit(c, (size_t)(q - p));
+		return;
+	case CORE_CMD_BLOCK:
+		PROTO_RESP_LIT(c, "*2\r\n");
+		proto_resp_int(c, res->first);
+		proto_resp_int(c, res->count);
+		return;
+	case CORE_CMD_DECODE:
+		proto_resp_decode(c, &res->dec);
+		return;
+	case CORE_CMD_B58:
+		proto_resp_bulk(c, res->dec.b58, B58_LEN);
+		return;
+	case CORE_CMD_STATS:
+	case CORE_CMD_PING:
+		return;		/* answered before the core */
+	}
+}
+
+/* One "name:value" line under its "# Section" header. */
+static void
+proto_resp_info_line(const struct metric_def *def, const char *name, int server,
+    const struct metric_value *v, void *arg)
+{
+	struct proto_resp_info *in = arg;
+	int n;
+
+	(void)server;
+	if (in->want != NULL && (strlen(def->section) != in->wantlen ||
+	    strncasecmp(def->section, in->want, in->wantlen) != 0))
+		return;
+	if (in->section == NULL || strcmp(in->section, def->section) != 0) {
+		n = snprintf(in->buf + in->len, in->cap - in->len, "%s# %c%s\r\n",
+		    in->section == NULL ? "" : "\r\n", toupper((unsigned char)def->section[0]),
+		    def->section + 1);
+		if (n > 0 && (size_t)n < in->cap - in->len)
+			in->len += (size_t)n;
+		in->section = def->section;
+	}
+	if (v->is_text)
+		n = snprintf(in->buf + in->len, in->cap - in->len, "%s:%s\r\n", name, v->text);
+	else
+		n = snprintf(in->buf + in->len, in->cap - in->len, "%s:%" PRIu64 "\r\n", name,
+		    v->num);
+	if (n > 0 && (size_t)n < in->cap - in->len)
+		in->len += (size_t)n;
+}
+
+/* INFO [section]: Redis INFO text built from the metrics table. */
+static void
+proto_resp_info(struct conn *c, const char *want, size_t wantlen)
+{
+	struct proto_resp_info in = { NULL, 0, PROTO_RESP_INFO_MAX, want, wantlen, NULL };
+
+	if (want != NULL && ((wantlen == 3 && strncasecmp(want, "all", 3) == 0) ||
+	    (wantlen == 7 && strncasecmp(want, "default", 7) == 0) ||
+	    (wantlen == 10 && strncasecmp(want, "everything", 10) == 0)))
+		in.want = NULL;
+	in.buf = malloc(in.cap);
+	if (in.buf == NULL) {
+		proto_resp_error(c, "ERR", "out of memory");
+		return;
+	}
+	metrics_walk(c->set->metrics, proto_resp_info_line, &in);
+	proto_resp_bulk(c, in.buf, in.len);
+	free(in.buf);
+}

@@ -1,0 +1,259 @@
+/*
+ * proto_text.c - the text protocol: split request lines, run them in the
+ * core, format the replies.
+ */
+#include "proto_text.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fmt.h"
+#include "metrics.h"
+
+const char proto_text_help[] =
+    "ID - one ID\n"
+    "IDS <n> - n unique IDs ascending on one line (1..1000)\n"
+    "BLOCK <n> - first ID and n: every ID in first..first+n-1 is yours (1..4096)\n"
+    "DECODE <id> - which path made an ID (decimal or 11-character base58): ticket "
+    "block/server or snowflake time/worker/seq\n"
+    "B58 <id> - the ID's sortable 11-character base58 form\n"
+    "STATS - STAT <name> <value> lines, then END\n"
+    "PING - PONG\n"
+    "HELP - this list\n"
+    "QUIT - close the connection\n"
+    "END\n";
+
+static enum proto_step	proto_text_one(struct conn *c, bool eof);
+static enum proto_step	proto_text_line(struct conn *c, const char *line, size_t len);
+static void		proto_text_reply(struct conn *c, const struct core_req *req,
+			    const struct core_result *res);
+static void		proto_text_err(struct conn *c, const struct core_result *res);
+static void		proto_text_stat(const struct metric_def *def, const char *name,
+			    int server, const struct metric_value *v, void *arg);
+static bool		proto_text_space(char c);
+
+const struct proto_ops proto_text_ops = { "text", proto_text_one };
+
+/* Space or tab separate words. */
+static bool
+proto_text_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Splits a line into a command word and at most one argument. */
+enum proto_text_kind
+proto_text_parse(const char *line, size_t len, struct core_req *req, const char **why)
+{
+	const char *word[3];
+	size_t wlen[3], nwords = 0, i = 0;
+	const struct core_word *w;
+
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	req->arg = NULL;
+	req->arglen = 0;
+	/* The most common request by far, without the general word split. */
+	if (len == 2 && (line[0] | 0x20) == 'i' && (line[1] | 0x20) == 'd') {
+		req->cmd = CORE_CMD_ID;
+		return PROTO_TEXT_CORE;
+	}
+	if (memchr(line, '\0', len) != NULL) {
+		*why = "NUL byte in request";
+		return PROTO_TEXT_BAD;
+	}
+	while (i < len) {
+		size_t start;
+
+		while (i < len && proto_text_space(line[i]))
+			i++;
+		if (i == len)
+			break;
+		if (nwords == 3) {
+			*why = "too many arguments";
+			return PROTO_TEXT_BAD;
+		}
+		start = i;
+		while (i < len && !proto_text_space(line[i]))
+			i++;
+		word[nwords] = line + start;
+		wlen[nwords++] = i - start;
+	}
+	if (nwords == 0) {
+		*why = "empty request";
+		return PROTO_TEXT_BAD;
+	}
+	if ((wlen[0] == 4 && strncasecmp(word[0], "HELP", 4) == 0) ||
+	    (wlen[0] == 4 && strncasecmp(word[0], "QUIT", 4) == 0)) {
+		if (nwords != 1) {
+			*why = "unexpected argument";
+			return PROTO_TEXT_BAD;
+		}
+		return (word[0][0] | 0x20) == 'h' ? PROTO_TEXT_HELP : PROTO_TEXT_QUIT;
+	}
+	w = core_lookup(word[0], wlen[0]);
+	if (w == NULL) {
+		*why = "unknown command (try HELP)";
+		return PROTO_TEXT_BAD;
+	}
+	if ((int)nwords - 1 != w->nargs) {
+		*why = w->nargs ? "missing or extra argument" : "unexpected argument";
+		return PROTO_TEXT_BAD;
+	}
+	req->cmd = w->cmd;
+	if (w->nargs == 1) {
+		req->arg = word[1];
+		req->arglen = wlen[1];
+	}
+	return PROTO_TEXT_CORE;
+}
+
+/*
+ * Takes one line: a complete one, or at EOF the unterminated rest (the peer
+ * is done sending: it is still a request).
+ */
+static enum proto_step
+proto_text_one(struct conn *c, bool eof)
+{
+	char *start = c->in + c->in_off, *nl;
+	size_t avail = c->in_len - c->in_off, len;
+	struct core_result res;
+	enum proto_step r;
+
+	nl = memchr(start, '\n', avail);
+	if (nl == NULL && !eof) {
+		if (avail > PROTO_LINE_MAX + 1) {
+			core_reject(c->set->core, CORE_ERR_BADREQ, "line too long", &res);
+			proto_text_err(c, &res);
+			return PROTO_CLOSE;
+		}
+		return PROTO_NEED_MORE;
+	}
+	len = nl != NULL ? (size_t)(nl - start) : avail;
+	if (len > PROTO_LINE_MAX + (size_t)(len > 0 && start[len - 1] == '\r')) {
+		core_reject(c->set->core, CORE_ERR_BADREQ, "line too long", &res);
+		proto_text_err(c, &res);
+		return PROTO_CLOSE;
+	}
+	r = proto_text_line(c, start, len);
+	if (r != PROTO_WAIT)
+		c->in_off += nl != NULL ? len + 1 : len;
+	return r;
+}
+
+/* Runs one request line, appending its reply. */
+static enum proto_step
+proto_text_line(struct conn *c, const char *line, size_t len)
+{
+	struct core *core = c->set->core;
+	struct core_result res;
+	struct core_req req;
+	const char *why = "";
+
+	switch (proto_text_parse(line, len, &req, &why)) {
+	case PROTO_TEXT_BAD:
+		core_reject(core, CORE_ERR_BADREQ, why, &res);
+		proto_text_err(c, &res);
+		return PROTO_HANDLED;
+	case PROTO_TEXT_HELP:
+		core_count(core, CORE_OK);
+		conn_put(c, proto_text_help, strlen(proto_text_help));
+		return PROTO_HANDLED;
+	case PROTO_TEXT_QUIT:
+		core_count(core, CORE_OK);
+		return PROTO_CLOSE;
+	case PROTO_TEXT_CORE:
+		break;
+	}
+	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
+		return PROTO_WAIT;
+	if (res.err != CORE_OK)
+		proto_text_err(c, &res);
+	else
+		proto_text_reply(c, &req, &res);
+	return c->closing ? PROTO_CLOSE : PROTO_HANDLED;
+}
+
+/* "ERR <CODE> <why>" */
+static void
+proto_text_err(struct conn *c, const struct core_result *res)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "ERR %s %s\n", core_err_info(res->err)->code,
+	    res->why);
+
+	conn_put(c, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* One "STAT name value" line of the STATS reply. */
+static void
+proto_text_stat(const struct metric_def *def, const char *name, int server,
+    const struct metric_value *v, void *arg)
+{
+	char line[256];
+	int n;
+
+	(void)def;
+	(void)server;
+	if (v->is_text)
+		n = snprintf(line, sizeof(line), "STAT %s %s\n", name, v->text);
+	else
+		n = snprintf(line, sizeof(line), "STAT %s %" PRIu64 "\n", name, v->num);
+	conn_put(arg, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* The reply of a request that succeeded. */
+static void
+proto_text_reply(struct conn *c, const struct core_req *req, const struct core_result *res)
+{
+	const struct core_decode *d = &res->dec;
+	char line[200], *p, *q;
+	int n = 0;
+
+	switch (req->cmd) {
+	case CORE_CMD_ID:
+	case CORE_CMD_IDS:
+		p = q = conn_reserve(c, (size_t)res->count * (FMT_U64_LEN + 1) + 1);
+		if (p == NULL)
+			return;
+		q += fmt_ids(q, res->ids, res->count);
+		*q++ = '\n';
+		conn_commit(c, (size_t)(q - p));
+		return;
+	case CORE_CMD_BLOCK:
+		p = q = conn_reserve(c, 2 * FMT_U64_LEN + 2);
+		if (p == NULL)
+			return;
+		q += fmt_u64(q, res->first);
+		*q++ = ' ';
+		q += fmt_u64(q, res->count);
+		*q++ = '\n';
+		conn_commit(c, (size_t)(q - p));
+		return;
+	case CORE_CMD_DECODE:
+		if (d->region == LAYOUT_TICKET)
+			n = snprintf(line, sizeof(line), "ticket block=%" PRIu64 " server=%s",
+			    d->ticket, d->server);
+		else
+			n = snprintf(line, sizeof(line), "snowflake time=%s worker=%u seq=%u",
+			    d->iso, d->worker, d->seq);
+		/* Given the base58 form, the reply names the number too. */
+		if (d->from_b58)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " id=%" PRIu64, d->id);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "\n");
+		break;
+	case CORE_CMD_B58:
+		n = snprintf(line, sizeof(line), "%s\n", d->b58);
+		break;
+	case CORE_CMD_STATS:
+		metrics_walk(c->set->metrics, proto_text_stat, c);
+		conn_put(c, "END\n", 4);
+		return;
+	case CORE_CMD_PING:
+		conn_put(c, "PONG\n", 5);
+		return;
+	}
+	conn_put(c, line, (size_t)n);
+}

@@ -1,0 +1,38 @@
+/*
+ * proto_text.h - the line-based text protocol (docs/design.md section 5): an
+ * adapter over the command core.
+ *
+ * One request per line, LF or CRLF, any case, pipelined; replies in order,
+ * errors as "ERR <CODE> <message>". The grammar (proto_text_parse) is pure.
+ */
+#ifndef IDGEN_PROTO_TEXT_H
+#define IDGEN_PROTO_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conn.h"
+#include "core.h"
+
+#define PROTO_LINE_MAX	1024	/* bytes in a request line, CR/LF excluded (contract) */
+
+enum proto_text_kind {
+	PROTO_TEXT_CORE,	/* a core command in req */
+	PROTO_TEXT_HELP,
+	PROTO_TEXT_QUIT,
+	PROTO_TEXT_BAD,		/* malformed: why */
+};
+
+/*
+ * Splits one request line (without its LF; a trailing CR is ignored) into a
+ * command and its argument. The argument is checked by the core.
+ */
+enum proto_text_kind proto_text_parse(const char *line, size_t len, struct core_req *req,
+    const char **why);
+
+/* The HELP reply: one line per command, then END. */
+extern const char proto_text_help[];
+
+extern const struct proto_ops proto_text_ops;
+
+#endif
