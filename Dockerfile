@@ -1,7 +1,7 @@
 # idserver image: built with the same Makefile as everywhere, on Debian 12.
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        gcc make pkg-config libc6-dev libmariadb-dev libevent-dev libinih-dev \
+        gcc make pkg-config libc6-dev libmariadb-dev libevent-dev libinih-dev libjansson-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -10,7 +10,7 @@ RUN make build/idserver
 
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmariadb3 libevent-2.1-7 libinih1 \
+        libmariadb3 libevent-2.1-7 libinih1 libjansson4 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --no-create-home idgen \
     && mkdir -p /var/lib/idgen && chown idgen: /var/lib/idgen

@@ -1,12 +1,13 @@
 # idgen - build, run and test.  `make` builds; `make run` serves; `make test` tests.
 
 CC       ?= gcc
-PKGS     := libmariadb libevent inih
+PKGS     := libmariadb libevent inih jansson
 BUILD    ?= build
 DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
-	    python3-redis libhiredis-dev curl bsdutils
+	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
+	    nghttp2-client
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \

@@ -86,6 +86,7 @@ enum idb_cmd {
 	CMD_NULL,
 	CMD_INCR,
 	CMD_INCRBY,
+	CMD_RESP_ID,
 };
 
 /* What one outstanding request expects back. */
@@ -326,6 +327,7 @@ static const struct idb_cmdinfo idb_cmds[] = {
 	{ "NULL",	CMD_NULL,	PROTO_TEXT,	0, 0 },
 	{ "INCR",	CMD_INCR,	PROTO_RESP,	0, 0 },
 	{ "INCRBY",	CMD_INCRBY,	PROTO_RESP,	1, 1000000000 },
+	{ "ID",		CMD_RESP_ID,	PROTO_RESP,	0, 0 },	/* idserver over RESP */
 };
 
 static struct idb_config	 cfg = {
@@ -1579,6 +1581,7 @@ opt_usage(FILE *f)
 "  --command CMD        what to send (default ID for text, INCR for resp):\n"
 "                         text: ID | 'IDS n' | 'BLOCK n' | MIX | NULL\n"
 "                         resp: INCR | 'INCRBY n'   (key " IDB_RESP_KEY ")\n"
+"                               | ID (idserver's ID over RESP)\n"
 "                       MIX: a seeded random mix of ID, IDS 1..1000 and\n"
 "                       BLOCK 1..4096.  NULL: sends ID, checks each reply is a\n"
 "                       number but not for duplicates (implies --no-verify).\n"
@@ -1647,8 +1650,10 @@ opt_command(const char *s)
 	arg = s + i;
 	while (*arg == ' ' || *arg == ':' || *arg == '=')
 		arg++;
+	/* A name in both protocols (ID) takes the entry of the chosen one. */
 	for (k = 0; k < sizeof idb_cmds / sizeof idb_cmds[0]; k++)
-		if (strcmp(idb_cmds[k].name, word) == 0)
+		if (strcmp(idb_cmds[k].name, word) == 0 &&
+		    (ci == NULL || idb_cmds[k].proto == cfg.proto))
 			ci = &idb_cmds[k];
 	if (ci == NULL)
 		goto unknown;
@@ -1694,6 +1699,12 @@ opt_command(const char *s)
 		len = (size_t)snprintf(cfg.req, sizeof cfg.req,
 		    "*2\r\n$4\r\nINCR\r\n$%zu\r\n%s\r\n", strlen(IDB_RESP_KEY),
 		    IDB_RESP_KEY);
+		break;
+	case CMD_RESP_ID:
+		/* One integer reply, the ID itself: checked like a counter of 1. */
+		cfg.kind = KIND_INCR;
+		cfg.n = 1;
+		len = (size_t)snprintf(cfg.req, sizeof cfg.req, "*1\r\n$2\r\nID\r\n");
 		break;
 	case CMD_INCRBY:
 		cfg.kind = KIND_INCRBY;

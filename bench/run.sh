@@ -16,8 +16,8 @@
 # Environment (all optional):
 #   BENCH_DURATION   seconds per idbench run (default 5)
 #   BENCH_THREADS    idbench client threads (default 1: see RESULTS.md)
-#   BENCH_ODD_PORT BENCH_EVEN_PORT BENCH_SVC_PORT BENCH_REDIS_PORT BENCH_NULL_PORT
-#                    ports (default 13307 13308 14242 16379 14299: below the
+#   BENCH_ODD_PORT BENCH_EVEN_PORT BENCH_SVC_PORT BENCH_REDIS_PORT BENCH_NULL_PORT BENCH_HTTP_PORT
+#                    ports (default 13307 13308 14242 16379 14299 14243: below the
 #                    kernel's ephemeral range, distinct from make run and tests)
 #   BENCH_RAW_N      REPLACE INTO statements per raw ticket-server run (default 2000)
 #   BENCH_REPS       runs of each server in rows 1, 2 and 7, alternating; every
@@ -51,6 +51,7 @@ EVEN_PORT=${BENCH_EVEN_PORT:-13308}
 SVC_PORT=${BENCH_SVC_PORT:-14242}
 REDIS_PORT=${BENCH_REDIS_PORT:-16379}
 NULL_PORT=${BENCH_NULL_PORT:-14299}
+HTTP_PORT=${BENCH_HTTP_PORT:-14243}
 RAW_N=${BENCH_RAW_N:-2000}
 REPS=${BENCH_REPS:-3}
 if command -v perf >/dev/null 2>&1; then PROFILE=${BENCH_PROFILE:-1}; else PROFILE=0; fi
@@ -394,10 +395,10 @@ say "starting idserver on 127.0.0.1:$SVC_PORT"
 IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
 	--listen_port "$SVC_PORT" --odd_host 127.0.0.1 --odd_port "$ODD_PORT" \
 	--even_host 127.0.0.1 --even_port "$EVEN_PORT" --state_file "$VAR/idserver.state" \
-	>"$VAR/idserver.log" 2>&1 &
+	--http_port "$HTTP_PORT" >"$VAR/idserver.log" 2>&1 &
 SVC_PID=$!
 PIDS+=("$SVC_PID")
-IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state"
+IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state --http_port $HTTP_PORT"
 
 say "starting redis-server on 127.0.0.1:$REDIS_PORT"
 "${PIN_SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no \
@@ -497,9 +498,37 @@ rb_run() {
 }
 say "row 9: redis-benchmark on both sides: idserver ID vs redis-server INCR"
 rb_run r9-idserver-p1 "$SVC_PID" "$SVC_PORT" ID 1
-rb_run r9-redis-p1 "$REDIS_PID" "$REDIS_PORT" INCR 1
+rb_run r9-redis-p1 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 1
 rb_run r9-idserver-p16 "$SVC_PID" "$SVC_PORT" ID 16
-rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" INCR 16
+rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 16
+
+# ---- row 10: the HTTP/JSON API (issue 9) ---------------------------------
+# h2_run LABEL PATH N: h2load over HTTP/1.1 keep-alive, 50 connections; req/s
+# from its summary, P99 from its per-request log, server CPU from /proc.
+h2_run() {
+	local label=$1 path=$2 n=$3 c0 c1 hz
+	hz=$(getconf CLK_TCK)
+	LABELS+=("$label")
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load --h1 -c 50 -t 1 -n $n http://127.0.0.1:$HTTP_PORT$path"
+	say "run $label: h2load --h1 -c 50 -n $n $path"
+	c0=$(cpu_ticks "$SVC_PID")
+	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load --h1 -c 50 -t 1 -n "$n" \
+	    --log-file="$RUNS/$label.log" "http://127.0.0.1:$HTTP_PORT$path" >"$RUNS/$label.out" 2>&1 ||
+	    ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
+		R[$label.state]=errors
+		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
+		return 1
+	fi
+	c1=$(cpu_ticks "$SVC_PID")
+	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
+	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
+	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
+	R[$label.state]=ok
+	say "  $label: ${R[$label.req_per_s]} req/s, p99 ${R[$label.p99_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+}
+say "row 10: HTTP/JSON API over keep-alive connections (h2load --h1)"
+h2_run r10-http-id /v1/id 200000
+h2_run r10-http-ids '/v1/ids?count=1000' 20000
 
 # ---- row 7: open loop at 100k req/s --------------------------------------
 OPEN=(--connections 50 --pipeline 32 --rate 100000)
@@ -905,6 +934,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 9 | same: server CPU µs/req | $(val r9-idserver-p1 server_cpu_us_per_req) | $(val r9-redis-p1 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p1 server_cpu_us_per_req)" "$(fig r9-redis-p1 server_cpu_us_per_req)") |
 | 9 | redis-benchmark -c 50 -P 16: req/s | $(val r9-idserver-p16 req_per_s) (ID) | $(val r9-redis-p16 req_per_s) (INCR) | $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") |
 | 9 | same: server CPU µs/req | $(val r9-idserver-p16 server_cpu_us_per_req) | $(val r9-redis-p16 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") |
+| 10 | HTTP \`/v1/id\`, 50 keep-alive conns (h2load): req/s, P99 µs | $(val r10-http-id req_per_s), P99 $(val r10-http-id p99_us) | | |
+| 10 | HTTP \`/v1/ids?count=1000\`: req/s, P99 µs | $(val r10-http-ids req_per_s), P99 $(val r10-http-ids p99_us) | | |
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)

@@ -15,6 +15,9 @@ struct config {
 	unsigned	 listen_port;
 	char		*http_host;
 	unsigned	 http_port;
+	unsigned	 http_timeout_ms;
+	unsigned	 http_max_header_bytes;
+	unsigned	 http_max_body_bytes;
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysql.h>
+
 enum db_op {
 	DB_IDLE,
 	DB_CONNECT,
@@ -145,7 +147,9 @@ db_connect(struct db_conn *c, db_cb cb, void *arg)
 	db_arm_deadline(c, c->params.connect_timeout_ms);
 	status = mysql_real_connect_start(&c->cret, c->mysql, c->params.host,
 	    c->params.user, c->params.password, c->params.database,
-	    c->params.port, NULL, c->params.client_flag);
+	    c->params.port, NULL,
+	    ((c->params.flags & DB_FOUND_ROWS) ? CLIENT_FOUND_ROWS : 0) |
+	    ((c->params.flags & DB_MULTI_STATEMENTS) ? CLIENT_MULTI_STATEMENTS : 0));
 	db_step(c, status);
 	return true;
 }
@@ -402,4 +406,29 @@ bool
 db_connected(const struct db_conn *c)
 {
 	return c->connected;
+}
+
+char **
+db_first_row(const struct db_result *r, unsigned *nfields)
+{
+	MYSQL_ROW row;
+
+	if (r->res == NULL)
+		return NULL;
+	mysql_data_seek(r->res, 0);
+	row = mysql_fetch_row(r->res);
+	*nfields = row != NULL ? mysql_num_fields(r->res) : 0;
+	return row;
+}
+
+bool
+db_library_init(void)
+{
+	return mysql_library_init(0, NULL, NULL) == 0;
+}
+
+void
+db_library_end(void)
+{
+	mysql_library_end();
 }

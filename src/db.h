@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #include <event2/event.h>
-#include <mysql.h>
+
+/* MariaDB's own header stays in db.c: callers see these types only. */
+struct st_mysql_res;
 
 #define DB_ERR_TIMEOUT	2013	/* reported like "lost connection" */
 
@@ -23,8 +25,11 @@ struct db_params {
 	const char	*database;
 	unsigned	 connect_timeout_ms;
 	unsigned	 query_timeout_ms;
-	unsigned long	 client_flag;	/* e.g. CLIENT_FOUND_ROWS */
+	unsigned	 flags;		/* DB_FOUND_ROWS, DB_MULTI_STATEMENTS */
 };
+
+#define DB_FOUND_ROWS		1u	/* affected rows count matched rows, changed or not */
+#define DB_MULTI_STATEMENTS	2u	/* several statements in one query (one round trip) */
 
 #define DB_MAX_STMTS	8	/* statements of one multi-statement query we report on */
 
@@ -33,8 +38,8 @@ struct db_result {
 	const char	*msg;		/* error text, valid during the callback */
 	uint64_t	 insert_id;	/* of the last statement */
 	uint64_t	 affected;
-	MYSQL_RES	*res;		/* rows of the first SELECT; freed after the callback */
-	/* Per statement, with CLIENT_MULTI_STATEMENTS: how many ran and what each did. */
+	struct st_mysql_res *res;	/* rows of the first SELECT; freed after the callback */
+	/* Per statement, with DB_MULTI_STATEMENTS: how many ran and what each did. */
 	unsigned	 nstmts;
 	uint64_t	 stmt_insert_id[DB_MAX_STMTS];
 	uint64_t	 stmt_affected[DB_MAX_STMTS];
@@ -63,5 +68,15 @@ void		 db_close(struct db_conn *c);
 void		 db_on_lost(struct db_conn *c, db_cb cb, void *arg);
 
 bool		 db_connected(const struct db_conn *c);
+
+/*
+ * The first row of a result's rows: its fields (NULL for SQL NULL) and their
+ * number; NULL when there is no row.
+ */
+char		**db_first_row(const struct db_result *r, unsigned *nfields);
+
+/* Once per process, before any connection / at exit. */
+bool		 db_library_init(void) __attribute__((warn_unused_result));
+void		 db_library_end(void);
 
 #endif

@@ -97,7 +97,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	p.database = cfg->db_name;
 	p.connect_timeout_ms = cfg->connect_timeout_ms;
 	p.query_timeout_ms = cfg->query_timeout_ms;
-	p.client_flag = CLIENT_FOUND_ROWS;	/* an extend that changes nothing still matches */
+	p.flags = DB_FOUND_ROWS;	/* an extend that changes nothing still matches */
 	p.host = cfg->odd_host;
 	p.port = cfg->odd_port;
 	l->db[0] = db_new(base, &p, "lease-odd");
@@ -252,7 +252,8 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
 	const char *role = lease_role[l->c_server];
-	MYSQL_ROW row;
+	char **row;
+	unsigned nf;
 	char why[256];
 	int64_t t1, db_ms, skew, slack;
 
@@ -267,7 +268,7 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	case LEASE_STEP_CLOCK:
 		t1 = l->clock_ms();
-		row = r->res ? mysql_fetch_row(r->res) : NULL;
+		row = db_first_row(r, &nf);
 		if (row == NULL || row[0] == NULL) {
 			lease_claim_failed(l, "the clock query returned nothing", true);
 			return;
@@ -312,7 +313,7 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 			lease_claim_failed(l, "could not start the claim query", true);
 		return;
 	case LEASE_STEP_PICK:
-		row = r->res ? mysql_fetch_row(r->res) : NULL;
+		row = db_first_row(r, &nf);
 		if (row == NULL || row[0] == NULL) {
 			snprintf(why, sizeof(why), "no free worker number on the %s server "
 			    "(every window still open)", role);

@@ -9,12 +9,12 @@
 #include <time.h>
 
 #include <event2/event.h>
-#include <mysql.h>
 
 #include "config.h"
 #include "conn.h"
 #include "core.h"
-#include "http.h"
+#include "db.h"
+#include "proto_http.h"
 #include "lease.h"
 #include "listener.h"
 #include "log.h"
@@ -35,7 +35,7 @@ struct main_ctx {
 	struct conn_set		 conns;
 	struct listener		 listener;
 	struct metrics_src	 metrics;
-	struct evhttp		*http;
+	struct proto_http	*http;
 	struct event		*sigterm;
 	struct event		*sigint;
 	struct event		*sigquit;
@@ -279,7 +279,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	main_fd_limit(&m.cfg);
-	if (mysql_library_init(0, NULL, NULL) != 0) {
+	if (!db_library_init()) {
 		fprintf(stderr, "idserver: cannot initialise the MariaDB client library\n");
 		return 1;
 	}
@@ -297,7 +297,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "idserver: refusing to start: %s\n", err);
 		if (m.base != NULL)
 			event_base_free(m.base);
-		mysql_library_end();
+		db_library_end();
 		config_free(&m.cfg);
 		return 1;
 	}
@@ -355,8 +355,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	m.listening = true;
-	if (!http_init(&m.http, m.base, &m.metrics, m.cfg.http_host, m.cfg.http_port, err,
-	    sizeof(err))) {
+	if (!proto_http_init(&m.http, m.base, &m.cfg, &m.core, &m.metrics, err, sizeof(err))) {
 		log_error("%s", err);
 		rc = 1;
 		goto out;
@@ -367,7 +366,7 @@ main(int argc, char **argv)
 	log_info("idserver stopped");
 	rc = 0;
 out:
-	http_free(m.http);
+	proto_http_free(m.http);
 	if (m.listening) {
 		conn_set_free(&m.conns);
 		listener_free(&m.listener);
@@ -385,6 +384,6 @@ out:
 	event_base_free(m.base);
 	statefile_close(&m.sf);
 	config_free(&m.cfg);
-	mysql_library_end();
+	db_library_end();
 	return rc;
 }

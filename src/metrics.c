@@ -4,7 +4,9 @@
 #include "metrics.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,71 +28,146 @@
 
 /* The order is the STATS order; per-server rows form one run. */
 const struct metric_def metrics_table[] = {
-	{ "pid", G, SVC, "server", "process id" },
-	{ "uptime", G, SVC, "server", "seconds since start" },
-	{ "mode", I, SVC, "server", "ticket, fallback or down" },
-	{ "block_size", G, SVC, "server", "B, IDs per ticket (0 until a server is checked)" },
-	{ "curr_connections", G, SVC, "clients", "client connections open" },
-	{ "total_connections", C, SVC, "clients", "client connections accepted" },
-	{ "rejected_connections", C, SVC, "clients", "connections refused (max_clients, draining)" },
-	{ "write_timeouts", C, SVC, "clients", "clients dropped for not reading (write_timeout_ms)" },
-	{ "accept_errors", C, SVC, "clients", "failed accepts (e.g. out of descriptors)" },
-	{ "requests", C, SVC, "stats", "requests answered" },
-	{ "ids_ticket", C, SVC, "stats", "IDs handed out from ticket blocks" },
-	{ "ids_fallback", C, SVC, "stats", "Snowflake IDs handed out" },
-	{ "ids_buffered", G, SVC, "stats", "ticket IDs prefetched, not yet issued" },
-	{ "prefetch_target", G, SVC, "stats", "IDs the prefetch keeps buffered or in flight" },
-	{ "ids_dropped", C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)" },
-	{ "refill_waits", C, SVC, "stats", "requests that found no buffered ID and waited" },
+	{ "pid", G, SVC, "server", "process id",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "uptime", G, SVC, "server", "seconds since start",
+	    "uptime_seconds", METRIC_AS_IS, NULL },
+	{ "mode", I, SVC, "server", "ticket, fallback or down",
+	    "mode", METRIC_AS_IS, "ticket fallback down" },
+	{ "block_size", G, SVC, "server", "B, IDs per ticket (0 until a server is checked)",
+	    "block_size", METRIC_AS_IS, NULL },
+	{ "curr_connections", G, SVC, "clients", "client connections open",
+	    "connections", METRIC_AS_IS, NULL },
+	{ "total_connections", C, SVC, "clients", "client connections accepted",
+	    "connections_accepted", METRIC_AS_IS, NULL },
+	{ "rejected_connections", C, SVC, "clients",
+	    "connections refused (max_clients, draining)",
+	    "connections_rejected", METRIC_AS_IS, NULL },
+	{ "write_timeouts", C, SVC, "clients",
+	    "clients dropped for not reading (write_timeout_ms)",
+	    "write_timeouts", METRIC_AS_IS, NULL },
+	{ "accept_errors", C, SVC, "clients", "failed accepts (e.g. out of descriptors)",
+	    "accept_errors", METRIC_AS_IS, NULL },
+	{ "requests", C, SVC, "stats", "requests answered",
+	    "requests", METRIC_AS_IS, NULL },
+	{ "ids_ticket", C, SVC, "stats", "IDs handed out from ticket blocks",
+	    "ids_ticket", METRIC_AS_IS, NULL },
+	{ "ids_fallback", C, SVC, "stats", "Snowflake IDs handed out",
+	    "ids_fallback", METRIC_AS_IS, NULL },
+	{ "ids_buffered", G, SVC, "stats", "ticket IDs prefetched, not yet issued",
+	    "ids_buffered", METRIC_AS_IS, NULL },
+	{ "prefetch_target", G, SVC, "stats",
+	    "IDs the prefetch keeps buffered or in flight",
+	    "prefetch_target_ids", METRIC_AS_IS, NULL },
+	{ "ids_dropped", C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)",
+	    "ids_dropped", METRIC_AS_IS, NULL },
+	{ "refill_waits", C, SVC, "stats", "requests that found no buffered ID and waited",
+	    "refill_waits", METRIC_AS_IS, NULL },
 	{ "refill_late_fallbacks", C, SVC, "stats",
-	    "requests the fallback answered because a refill was late" },
-	{ "mode_changes", C, SVC, "stats", "transitions between modes" },
-	{ "err_badreq", C, SVC, "stats", "requests refused: malformed" },
-	{ "err_range", C, SVC, "stats", "requests refused: a number out of bounds" },
-	{ "err_unavailable", C, SVC, "stats", "requests refused: no ID could be served" },
-	{ "err_clock", C, SVC, "stats", "requests refused: the clock stepped back" },
-	{ "state_file", I, SVC, "state", "the local state file, or off" },
-	{ "state_writes", C, SVC, "state", "durable writes of the state file" },
-	{ "state_write_failures", C, SVC, "state", "state file writes that failed" },
-	{ "state_write_us_avg", G, SVC, "state", "mean time of one state file write, us" },
-	{ "state_write_us_max", G, SVC, "state", "longest state file write, us" },
-	{ "state", I, SRV, "tickets", "up, down, connecting, refused or regressed" },
-	{ "tickets", C, SRV, "tickets", "tickets used" },
-	{ "last_ticket", G, SRV, "tickets", "the last ticket this process used" },
-	{ "mark", G, SRV, "tickets", "the high-water mark its tickets must exceed" },
-	{ "next_ticket", G, SRV, "tickets", "its counter at the last check" },
-	{ "rechecks", C, SRV, "tickets", "checks of a live connection" },
-	{ "deadlocks", C, SRV, "tickets", "deadlocks (1213), retried" },
-	{ "lock_timeouts", C, SRV, "tickets", "lock wait timeouts (1205), retried" },
-	{ "failures", C, SRV, "tickets", "connect or query failures" },
-	{ "refusals", C, SRV, "tickets", "refusals (settings, rights, regressed counter)" },
-	{ "connects", C, SRV, "tickets", "connection attempts" },
-	{ "fetch_us_avg", G, SRV, "tickets", "mean time to take a ticket, us" },
-	{ "fetch_us_max", G, SRV, "tickets", "longest time to take a ticket, us" },
-	{ "lease_state", I, SVC, "fallback", "none, held or refused" },
-	{ "lease_worker", G, SVC, "fallback", "the leased worker number" },
-	{ "lease_server", I, SVC, "fallback", "the server owning the lease row" },
-	{ "lease_window_start", G, SVC, "fallback", "start of the lease window, layout ms" },
-	{ "lease_window_end", G, SVC, "fallback", "end of the lease window, layout ms" },
-	{ "lease_window_end_time", I, SVC, "fallback", "end of the lease window, ISO-8601" },
-	{ "lease_claims", C, SVC, "fallback", "lease claims" },
-	{ "lease_claim_failures", C, SVC, "fallback", "failed lease claims" },
-	{ "lease_extends", C, SVC, "fallback", "lease extensions" },
-	{ "lease_extend_failures", C, SVC, "fallback", "failed lease extensions" },
-	{ "lease_skew_refusals", C, SVC, "fallback", "claims refused for clock skew" },
-	{ "lease_lost", C, SVC, "fallback", "leases found held by another" },
-	{ "lease_resumed", C, SVC, "fallback", "leases resumed from the state file" },
-	{ "lease_adopted", C, SVC, "fallback", "resumed leases re-adopted in the database" },
-	{ "lease_reservations", C, SVC, "fallback", "write-ahead reservations of Snowflake time" },
-	{ "fallback_reserved_ts", G, SVC, "fallback", "highest ms that may be minted, layout ms" },
-	{ "lease_clock_skew_ms", G, SVC, "fallback", "clock skew against the database at the claim" },
-	{ "fallback_last_ts", G, SVC, "fallback", "last ms minted, layout ms" },
-	{ "clock_absorbed_backsteps", C, SVC, "fallback", "small backward clock steps absorbed" },
-	{ "clock_large_backsteps", C, SVC, "fallback", "large backward clock steps" },
-	{ "clock_largest_backstep_ms", G, SVC, "fallback", "largest backward step seen, ms" },
-	{ "fallback_seq_exhausted", C, SVC, "fallback", "waits for the next millisecond" },
-	{ "fallback_clock_refusals", C, SVC, "fallback", "takes refused for the clock" },
-	{ "fallback_window_refusals", C, SVC, "fallback", "takes refused outside the window" },
+	    "requests the fallback answered because a refill was late",
+	    "refill_late_fallbacks", METRIC_AS_IS, NULL },
+	{ "mode_changes", C, SVC, "stats", "transitions between modes",
+	    "mode_changes", METRIC_AS_IS, NULL },
+	{ "err_badreq", C, SVC, "stats", "requests refused: malformed",
+	    "errors_badreq", METRIC_AS_IS, NULL },
+	{ "err_range", C, SVC, "stats", "requests refused: a number out of bounds",
+	    "errors_range", METRIC_AS_IS, NULL },
+	{ "err_unavailable", C, SVC, "stats", "requests refused: no ID could be served",
+	    "errors_unavailable", METRIC_AS_IS, NULL },
+	{ "err_clock", C, SVC, "stats", "requests refused: the clock stepped back",
+	    "errors_clock", METRIC_AS_IS, NULL },
+	{ "state_file", I, SVC, "state", "the local state file, or off",
+	    "state_file_info", METRIC_AS_IS, NULL },
+	{ "state_writes", C, SVC, "state", "durable writes of the state file",
+	    "state_writes", METRIC_AS_IS, NULL },
+	{ "state_write_failures", C, SVC, "state", "state file writes that failed",
+	    "state_write_failures", METRIC_AS_IS, NULL },
+	{ "state_write_us_avg", G, SVC, "state", "mean time of one state file write, us",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "state_write_us_max", G, SVC, "state", "longest state file write, us",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "state", I, SRV, "tickets", "up, down, connecting, refused or regressed",
+	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed" },
+	{ "tickets", C, SRV, "tickets", "tickets used",
+	    "tickets", METRIC_AS_IS, NULL },
+	{ "last_ticket", G, SRV, "tickets", "the last ticket this process used",
+	    "last_ticket", METRIC_AS_IS, NULL },
+	{ "mark", G, SRV, "tickets", "the high-water mark its tickets must exceed",
+	    "high_water_mark", METRIC_AS_IS, NULL },
+	{ "next_ticket", G, SRV, "tickets", "its counter at the last check",
+	    "next_ticket", METRIC_AS_IS, NULL },
+	{ "workers_leased", G, SRV, "tickets",
+	    "its worker numbers whose lease window is open",
+	    "workers_leased", METRIC_AS_IS, NULL },
+	{ "rechecks", C, SRV, "tickets", "checks of a live connection",
+	    "rechecks", METRIC_AS_IS, NULL },
+	{ "deadlocks", C, SRV, "tickets", "deadlocks (1213), retried",
+	    "deadlocks", METRIC_AS_IS, NULL },
+	{ "lock_timeouts", C, SRV, "tickets", "lock wait timeouts (1205), retried",
+	    "lock_timeouts", METRIC_AS_IS, NULL },
+	{ "failures", C, SRV, "tickets", "connect or query failures",
+	    "ticket_server_failures", METRIC_AS_IS, NULL },
+	{ "refusals", C, SRV, "tickets", "refusals (settings, rights, regressed counter)",
+	    "ticket_server_refusals", METRIC_AS_IS, NULL },
+	{ "connects", C, SRV, "tickets", "connection attempts",
+	    "ticket_server_connects", METRIC_AS_IS, NULL },
+	{ "fetch_us_avg", G, SRV, "tickets", "mean time to take a ticket, us",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "fetch_us_max", G, SRV, "tickets", "longest time to take a ticket, us",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "lease_state", I, SVC, "fallback", "none, held or refused",
+	    "lease_state", METRIC_AS_IS, "none held refused" },
+	{ "lease_worker", G, SVC, "fallback", "the leased worker number",
+	    "lease_worker", METRIC_AS_IS, NULL },
+	{ "lease_server", I, SVC, "fallback", "the server owning the lease row",
+	    "lease_server", METRIC_AS_IS, "odd even none" },
+	{ "lease_window_start", G, SVC, "fallback", "start of the lease window, layout ms",
+	    "lease_window_start_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
+	{ "lease_window_end", G, SVC, "fallback", "end of the lease window, layout ms",
+	    "lease_window_end_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
+	{ "lease_window_end_time", I, SVC, "fallback", "end of the lease window, ISO-8601",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "lease_claims", C, SVC, "fallback", "lease claims",
+	    "lease_claims", METRIC_AS_IS, NULL },
+	{ "lease_claim_failures", C, SVC, "fallback", "failed lease claims",
+	    "lease_claim_failures", METRIC_AS_IS, NULL },
+	{ "lease_extends", C, SVC, "fallback", "lease extensions",
+	    "lease_extends", METRIC_AS_IS, NULL },
+	{ "lease_extend_failures", C, SVC, "fallback", "failed lease extensions",
+	    "lease_extend_failures", METRIC_AS_IS, NULL },
+	{ "lease_skew_refusals", C, SVC, "fallback", "claims refused for clock skew",
+	    "lease_skew_refusals", METRIC_AS_IS, NULL },
+	{ "lease_lost", C, SVC, "fallback", "leases found held by another",
+	    "lease_lost", METRIC_AS_IS, NULL },
+	{ "lease_resumed", C, SVC, "fallback", "leases resumed from the state file",
+	    "lease_resumed", METRIC_AS_IS, NULL },
+	{ "lease_adopted", C, SVC, "fallback", "resumed leases re-adopted in the database",
+	    "lease_adopted", METRIC_AS_IS, NULL },
+	{ "lease_reservations", C, SVC, "fallback",
+	    "write-ahead reservations of Snowflake time",
+	    "lease_reservations", METRIC_AS_IS, NULL },
+	{ "fallback_reserved_ts", G, SVC, "fallback",
+	    "highest ms that may be minted, layout ms",
+	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
+	{ "lease_clock_skew_ms", G, SVC, "fallback",
+	    "clock skew against the database at the claim",
+	    "lease_clock_skew_seconds", METRIC_MS, NULL },
+	{ "fallback_last_ts", G, SVC, "fallback", "last ms minted, layout ms",
+	    "fallback_last_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
+	{ "clock_absorbed_backsteps", C, SVC, "fallback",
+	    "small backward clock steps absorbed",
+	    "clock_absorbed_backsteps", METRIC_AS_IS, NULL },
+	{ "clock_large_backsteps", C, SVC, "fallback", "large backward clock steps",
+	    "clock_large_backsteps", METRIC_AS_IS, NULL },
+	{ "clock_largest_backstep_ms", G, SVC, "fallback", "largest backward step seen, ms",
+	    "clock_largest_backstep_seconds", METRIC_MS, NULL },
+	{ "fallback_seq_exhausted", C, SVC, "fallback", "waits for the next millisecond",
+	    "fallback_seq_exhausted", METRIC_AS_IS, NULL },
+	{ "fallback_clock_refusals", C, SVC, "fallback", "takes refused for the clock",
+	    "fallback_clock_refusals", METRIC_AS_IS, NULL },
+	{ "fallback_window_refusals", C, SVC, "fallback",
+	    "takes refused outside the window",
+	    "fallback_window_refusals", METRIC_AS_IS, NULL },
 };
 const size_t metrics_count = sizeof(metrics_table) / sizeof(metrics_table[0]);
 
@@ -129,6 +206,8 @@ metrics_server(const struct ticket_server *s, const char *name, struct metric_va
 		v->num = s->mark;
 	else if (strcmp(name, "next_ticket") == 0)
 		v->num = s->seen.counter;
+	else if (strcmp(name, "workers_leased") == 0)
+		v->num = s->seen.workers_leased;
 	else if (strcmp(name, "rechecks") == 0)
 		v->num = c->rechecks;
 	else if (strcmp(name, "deadlocks") == 0)
@@ -308,4 +387,197 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 				fn(&metrics_table[j], name, s, &v, arg);
 			}
 	}
+}
+
+/* A growing string for the exposition. */
+struct metrics_buf {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+	bool	 failed;
+};
+
+static void	metrics_printf(struct metrics_buf *b, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+static void	metrics_family(struct metrics_buf *b, const char *name, const char *type,
+		    const char *help);
+static void	metrics_sample(struct metrics_buf *b, const struct metric_def *d,
+		    const char *family, const char *labels, const struct metric_value *v);
+static void	metrics_capacity(struct metrics_buf *b, const struct metrics_src *m);
+
+static void
+metrics_printf(struct metrics_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		if (b->failed)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = b->cap * 2 + (n > 0 ? (size_t)n : 0);
+			char *q = realloc(b->p, cap);
+
+			if (q == NULL) {
+				b->failed = true;
+				return;
+			}
+			b->p = q;
+			b->cap = cap;
+		}
+	}
+}
+
+static void
+metrics_family(struct metrics_buf *b, const char *name, const char *type, const char *help)
+{
+	metrics_printf(b, "# HELP idgen_%s %s\n# TYPE idgen_%s %s\n", name, help, name, type);
+}
+
+/* One sample; a label value is a word of the table (no quotes to escape). */
+static void
+metrics_sample(struct metrics_buf *b, const struct metric_def *d, const char *family,
+    const char *labels, const struct metric_value *v)
+{
+	const char *st, *end, *key;
+	char lab[128];
+
+	if (d->type == METRIC_INFO && d->states == NULL) {
+		metrics_printf(b, "idgen_%s{%s%svalue=\"%s\"} 1\n", family, labels,
+		    labels[0] ? "," : "", v->text);
+		return;
+	}
+	if (d->type == METRIC_INFO) {
+		/* A state set: every possible value, 1 for the current one; the label
+		 * is the family's last word (mode, state, server). */
+		key = strrchr(d->prom, '_') != NULL ? strrchr(d->prom, '_') + 1 : d->prom;
+		for (st = d->states; *st != '\0'; st = *end ? end + 1 : end) {
+			end = strchr(st, ' ');
+			if (end == NULL)
+				end = st + strlen(st);
+			snprintf(lab, sizeof(lab), "%.*s", (int)(end - st), st);
+			metrics_printf(b, "idgen_%s{%s%s%s=\"%s\"} %d\n", family, labels,
+			    labels[0] ? "," : "", key, lab, strcmp(lab, v->text) == 0);
+		}
+		return;
+	}
+	switch (d->conv) {
+	case METRIC_AS_IS:
+		metrics_printf(b, "idgen_%s%s%s%s %" PRIu64 "\n", family, labels[0] ? "{" : "",
+		    labels, labels[0] ? "}" : "", v->num);
+		return;
+	case METRIC_MS:
+		metrics_printf(b, "idgen_%s%s%s%s %.3f\n", family, labels[0] ? "{" : "", labels,
+		    labels[0] ? "}" : "", (double)v->num / 1000.0);
+		return;
+	case METRIC_LAYOUT_MS:
+		metrics_printf(b, "idgen_%s%s%s%s %.3f\n", family, labels[0] ? "{" : "", labels,
+		    labels[0] ? "}" : "", v->num == 0 ? 0.0 :
+		    (double)layout_ts_to_unix_ms(v->num) / 1000.0);
+		return;
+	}
+}
+
+/*
+ * How much is left: of the layout's life, of the ticket region per server, of
+ * the lease window, and of the worker numbers (counted at each server check).
+ */
+static void
+metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
+{
+	static const char *const role[2] = { "odd", "even" };
+	const struct tier *t = m->source->tier;
+	const struct lease *l = m->source->lease;
+	uint64_t now = 0, last, used;
+	int s;
+
+	(void)layout_ts_from_unix_ms(m->source->clock_us() / 1000, &now);
+	metrics_family(b, "layout_seconds_left", "gauge",
+	    "seconds until the 41-bit Snowflake time runs out (2095-09-07)");
+	metrics_printf(b, "idgen_layout_seconds_left %.3f\n",
+	    now < LAYOUT_TS_MAX ? (double)(LAYOUT_TS_MAX - now) / 1000.0 : 0.0);
+	metrics_family(b, "lease_window_seconds_left", "gauge",
+	    "seconds of the Snowflake lease window left (an outage this long is served)");
+	metrics_printf(b, "idgen_lease_window_seconds_left %.3f\n",
+	    l->state == LEASE_HELD && l->window_end > now ?
+	    (double)(l->window_end - now) / 1000.0 : 0.0);
+	if (t->block_size != 0) {
+		metrics_family(b, "ticket_region_tickets_left", "gauge",
+		    "tickets this server can still issue before its blocks reach 2^53");
+		last = (LAYOUT_TICKET_LIMIT - 1) / t->block_size;
+		for (s = 0; s < 2; s++) {
+			const struct ticket_server *srv = &t->srv[s];
+
+			used = srv->seen.counter > srv->mark ? srv->seen.counter : srv->mark;
+			metrics_printf(b, "idgen_ticket_region_tickets_left{server=\"%s\"} %" PRIu64
+			    "\n", role[s], used < last ? (last - used) / 2 : 0);
+		}
+	}
+	metrics_family(b, "ticket_fetch_seconds", "histogram",
+	    "time to take one ticket (its transaction, and the state file write)");
+	for (s = 0; s < 2; s++) {
+		const struct ticket_counters *c = &t->srv[s].stats;
+		uint64_t cum = 0;
+		unsigned k;
+
+		for (k = 0; k < TICKET_FETCH_BUCKETS; k++) {
+			cum += c->fetch_hist[k];
+			metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"%g\"} %"
+			    PRIu64 "\n", role[s], ticket_fetch_bounds_us[k] / 1e6, cum);
+		}
+		cum += c->fetch_hist[TICKET_FETCH_BUCKETS];
+		metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"+Inf\"} %"
+		    PRIu64 "\n", role[s], cum);
+		metrics_printf(b, "idgen_ticket_fetch_seconds_sum{server=\"%s\"} %.6f\n", role[s],
+		    (double)c->fetch_us_total / 1e6);
+		metrics_printf(b, "idgen_ticket_fetch_seconds_count{server=\"%s\"} %" PRIu64 "\n",
+		    role[s], cum);
+	}
+}
+
+char *
+metrics_prometheus(const struct metrics_src *m, size_t *len)
+{
+	static const char *const role[2] = { "odd", "even" };
+	struct metrics_buf b = { malloc(8192), 0, 8192, false };
+	struct metric_value v;
+	char family[96], labels[32];
+	size_t i;
+	int s;
+
+	if (b.p == NULL)
+		return NULL;
+	source_update_mode(m->source);
+	for (i = 0; i < metrics_count; i++) {
+		const struct metric_def *d = &metrics_table[i];
+
+		if (d->prom == NULL)
+			continue;
+		snprintf(family, sizeof(family), "%s%s", d->prom,
+		    d->type == METRIC_COUNTER ? "_total" : "");
+		metrics_family(&b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
+		    d->help);
+		for (s = 0; s < (d->scope == METRIC_PER_SERVER ? 2 : 1); s++) {
+			metrics_value(m, i, s, &v);
+			if (d->scope == METRIC_PER_SERVER)
+				snprintf(labels, sizeof(labels), "server=\"%s\"", role[s]);
+			else
+				labels[0] = '\0';
+			metrics_sample(&b, d, family, labels, &v);
+		}
+	}
+	metrics_capacity(&b, m);
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
 }

@@ -26,12 +26,24 @@ enum metric_scope {
 	METRIC_PER_SERVER,	/* odd and even: "<role>_<name>" in STATS and INFO */
 };
 
+/* How a value is shown in Prometheus: base units (seconds, unix time). */
+enum metric_conv {
+	METRIC_AS_IS,
+	METRIC_MS,		/* milliseconds -> seconds */
+	METRIC_LAYOUT_MS,	/* layout ms -> unix seconds (0 stays 0) */
+};
+
 struct metric_def {
 	const char		*name;
 	enum metric_type	 type;
 	enum metric_scope	 scope;
 	const char		*section;	/* INFO section */
 	const char		*help;
+	const char		*prom;		/* family in /metrics (idgen_ prefix, _total
+						 * for counters); NULL: not exported */
+	enum metric_conv	 conv;
+	const char		*states;	/* an info row's values (a state set), or NULL:
+						 * exported as <prom>{value="..."} 1 */
 };
 
 /* Where the values live; every pointer is read only. */
@@ -67,5 +79,12 @@ void	metrics_value(const struct metrics_src *m, size_t row, int server,
 typedef void	(*metrics_fn)(const struct metric_def *def, const char *name, int server,
 		    const struct metric_value *v, void *arg);
 void	metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg);
+
+/*
+ * The Prometheus text exposition (0.0.4) of the table, plus the capacity
+ * gauges and the ticket fetch-time histogram, into a malloc'd string (the
+ * caller frees it); NULL when out of memory.
+ */
+char	*metrics_prometheus(const struct metrics_src *m, size_t *len);
 
 #endif

@@ -32,9 +32,16 @@ static const char ticket_check_sql[] =
     "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
     "AND TABLE_NAME = 'tickets64'), "
     "(SELECT high_water FROM idgen_marks WHERE role = 'odd'), "
-    "(SELECT high_water FROM idgen_marks WHERE role = 'even') "
+    "(SELECT high_water FROM idgen_marks WHERE role = 'even'), "
+    /* Capacity telemetry, at no extra round trip: numbers leased now. */
+    "(SELECT COUNT(*) FROM idgen_leases WHERE window_end >= "
+    "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000) "
     "FROM idgen_meta WHERE one = 1";
-#define TICKET_CHECK_FIELDS	12
+#define TICKET_CHECK_FIELDS	13
+
+const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
+	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
+};
 
 /*
  * One ticket, one round trip, one transaction (docs/design.md section 6):
@@ -386,15 +393,16 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct check_server_info in;
-	MYSQL_ROW row;
+	char **row;
+	unsigned nf = 0;
 	char why[512];
 	uint64_t b;
 
 	(void)db;
 	if (ticket_query_error(s, r, s->seen.recheck ? "recheck" : "check"))
 		return;
-	row = r->res != NULL ? mysql_fetch_row(r->res) : NULL;
-	if (row == NULL || mysql_num_fields(r->res) != TICKET_CHECK_FIELDS) {
+	row = db_first_row(r, &nf);
+	if (row == NULL || nf != TICKET_CHECK_FIELDS) {
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
@@ -427,6 +435,8 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		    "schema/10-tables.sql)");
 		return;
 	}
+	if (!ticket_u64(row[12], &s->seen.workers_leased))
+		s->seen.workers_leased = 0;
 	s->block_size = b;
 	if (s->copy_written < s->seen.partner_copy)
 		s->copy_written = s->seen.partner_copy;
@@ -508,7 +518,8 @@ static void
 ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
-	MYSQL_ROW row;
+	char **row;
+	unsigned nf = 0;
 	char why[512];
 	uint64_t t, own = 0;
 
@@ -536,7 +547,7 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_failed(s, "ticket", "the ticket transaction did not run to its end");
 		return;
 	}
-	row = r->res != NULL ? mysql_fetch_row(r->res) : NULL;
+	row = db_first_row(r, &nf);
 	if (row == NULL || !ticket_u64(row[0], &own)) {
 		ticket_refuse(s, "idgen_marks lacks its row for this server's role (load "
 		    "schema/10-tables.sql)");
@@ -580,9 +591,13 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	s->stats.tickets++;
 	{
 		uint64_t us = ticket_now_us() - s->fetch_started_us;
+		unsigned k;
 
 		s->stats.fetch_us_total += us;
 		if (us > s->stats.fetch_us_max)
 			s->stats.fetch_us_max = us;
+		for (k = 0; k < TICKET_FETCH_BUCKETS && us > ticket_fetch_bounds_us[k]; k++)
+			;
+		s->stats.fetch_hist[k]++;
 	}
 }

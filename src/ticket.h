@@ -44,6 +44,10 @@ struct ticket_server;
 typedef bool	(*ticket_notify)(struct ticket_server *, enum ticket_event, uint64_t ticket,
 		    void *arg);
 
+/* Upper bounds (us) of the ticket fetch-time histogram; one more bucket is +Inf. */
+#define TICKET_FETCH_BUCKETS	11
+extern const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS];
+
 struct ticket_counters {
 	uint64_t	tickets;
 	uint64_t	deadlocks;	/* 1213, retried */
@@ -54,6 +58,7 @@ struct ticket_counters {
 	uint64_t	rechecks;
 	uint64_t	fetch_us_total;	/* time from START TRANSACTION to ticket banked */
 	uint64_t	fetch_us_max;
+	uint64_t	fetch_hist[TICKET_FETCH_BUCKETS + 1];	/* per bucket, not cumulative */
 };
 
 /* What the last check read from the server. */
@@ -63,6 +68,7 @@ struct ticket_seen {
 	uint64_t	partner_copy;	/* its copy of the partner's mark */
 	char		uuid[40];	/* idgen_meta.server_uuid */
 	char		version[64];	/* @@version */
+	uint64_t	workers_leased;	/* lease rows whose window has not ended */
 	bool		recheck;	/* a recheck, not a new connection */
 };
 

@@ -50,7 +50,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	p.database = cfg->db_name;
 	p.connect_timeout_ms = cfg->connect_timeout_ms;
 	p.query_timeout_ms = cfg->query_timeout_ms;
-	p.client_flag = CLIENT_MULTI_STATEMENTS;	/* one round trip per ticket */
+	p.flags = DB_MULTI_STATEMENTS;	/* one round trip per ticket */
 	p.host = cfg->odd_host;
 	p.port = cfg->odd_port;
 	if (!ticket_init(&t->srv[TIER_ODD], base, &p, 1, &tp, tier_notify, t))

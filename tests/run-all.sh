@@ -30,7 +30,8 @@ step "integration tests on the sanitizer build" tests/integration/run.sh build/a
 	tests/integration/test_failover.sh tests/integration/test_fallback.sh \
 	tests/integration/test_lease.sh tests/integration/test_window.sh \
 	tests/integration/test_regress.sh tests/integration/test_restart.sh \
-	tests/integration/test_live.sh tests/integration/test_resp.sh
+	tests/integration/test_live.sh tests/integration/test_resp.sh \
+	tests/integration/test_http.sh
 step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
 
 echo

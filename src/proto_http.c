@@ -1,0 +1,462 @@
+/*
+ * proto_http.c - the HTTP/JSON adapter: route, run in the core, reply JSON.
+ */
+#include "proto_http.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "source.h"
+#include "tier.h"
+
+enum http_route {
+	HTTP_ID,
+	HTTP_IDS,
+	HTTP_BLOCK,
+	HTTP_DECODE,
+	HTTP_B58,
+	HTTP_HEALTH,
+	HTTP_STATS,
+	HTTP_METRICS,
+};
+
+struct proto_http {
+	struct evhttp		*ev;
+	struct core		*core;
+	const struct metrics_src *m;
+};
+
+/* A request in the core: kept until it is answered (it may wait). */
+struct http_call {
+	struct core_waiter		 w;
+	struct proto_http		*h;
+	struct evhttp_request		*req;
+	struct evhttp_connection	*evcon;
+	enum http_route			 route;
+	struct core_req			 creq;
+	char				 arg[64];
+};
+
+static void	http_gen_cb(struct evhttp_request *req, void *arg);
+static void	http_run(void *arg);
+static void	http_gone(struct evhttp_connection *evcon, void *arg);
+static void	http_done(struct http_call *c);
+static void	http_send_json(struct evhttp_request *req, int status, const char *reason,
+		    json_t *body);
+static void	http_send_error(struct evhttp_request *req, enum core_err err,
+		    const char *why);
+static void	http_send_status(struct evhttp_request *req, int status, const char *reason,
+		    const char *code, const char *why);
+static json_t	*http_result(const struct http_call *c, const struct core_result *res);
+static json_t	*http_decode(const struct core_decode *d);
+static void	http_health(struct proto_http *h, struct evhttp_request *req);
+static void	http_stats(struct proto_http *h, struct evhttp_request *req);
+static void	http_metrics(struct proto_http *h, struct evhttp_request *req);
+static void	http_stat_member(const struct metric_def *def, const char *name, int server,
+		    const struct metric_value *v, void *arg);
+static json_t	*http_id(uint64_t id);
+
+bool
+proto_http_init(struct proto_http **out, struct event_base *base, const struct config *cfg,
+    struct core *core, const struct metrics_src *m, char *err, size_t errlen)
+{
+	struct proto_http *h;
+	struct timeval tv = { cfg->http_timeout_ms / 1000, (cfg->http_timeout_ms % 1000) * 1000 };
+
+	*out = NULL;
+	if (cfg->http_port == 0)
+		return true;
+	h = calloc(1, sizeof(*h));
+	if (h == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	h->core = core;
+	h->m = m;
+	h->ev = evhttp_new(base);
+	if (h->ev == NULL || evhttp_bind_socket(h->ev, cfg->http_host,
+	    (ev_uint16_t)cfg->http_port) != 0) {
+		snprintf(err, errlen, "cannot listen for HTTP on %s:%u (http_host/http_port)",
+		    cfg->http_host, cfg->http_port);
+		proto_http_free(h);
+		return false;
+	}
+	/* Every method reaches us, so a wrong one gets 405 with Allow. */
+	evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH |
+	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
+	evhttp_set_max_headers_size(h->ev, cfg->http_max_header_bytes);
+	evhttp_set_max_body_size(h->ev, cfg->http_max_body_bytes);
+	evhttp_set_timeout_tv(h->ev, &tv);
+	evhttp_set_default_content_type(h->ev, "application/json");
+	evhttp_set_gencb(h->ev, http_gen_cb, h);
+	log_info("HTTP on %s:%u: /v1/id, /v1/ids, /v1/block, /v1/decode, /v1/b58, /health, "
+	    "/stats, /metrics", cfg->http_host, cfg->http_port);
+	*out = h;
+	return true;
+}
+
+void
+proto_http_free(struct proto_http *h)
+{
+	if (h == NULL)
+		return;
+	if (h->ev != NULL)
+		evhttp_free(h->ev);
+	free(h);
+}
+
+/* {"id": 123, ...} members: the number, and its string (exact in JavaScript). */
+static json_t *
+http_id(uint64_t id)
+{
+	return json_integer((json_int_t)id);
+}
+
+/* The reply body of a core result. */
+static json_t *
+http_result(const struct http_call *c, const struct core_result *res)
+{
+	json_t *o = json_object(), *ids, *strs;
+	char num[24];
+	unsigned i;
+
+	if (o == NULL)
+		return NULL;
+	switch (c->route) {
+	case HTTP_ID:
+		snprintf(num, sizeof(num), "%" PRIu64, res->ids[0]);
+		json_object_set_new(o, "id", http_id(res->ids[0]));
+		json_object_set_new(o, "id_str", json_string(num));
+		break;
+	case HTTP_IDS:
+		ids = json_array();
+		strs = json_array();
+		for (i = 0; i < res->count; i++) {
+			snprintf(num, sizeof(num), "%" PRIu64, res->ids[i]);
+			json_array_append_new(ids, http_id(res->ids[i]));
+			json_array_append_new(strs, json_string(num));
+		}
+		json_object_set_new(o, "ids", ids);
+		json_object_set_new(o, "ids_str", strs);
+		break;
+	case HTTP_BLOCK:
+		snprintf(num, sizeof(num), "%" PRIu64, res->first);
+		json_object_set_new(o, "first", http_id(res->first));
+		json_object_set_new(o, "first_str", json_string(num));
+		json_object_set_new(o, "count", json_integer(res->count));
+		break;
+	case HTTP_DECODE:
+		json_decref(o);
+		return http_decode(&res->dec);
+	case HTTP_B58:
+		snprintf(num, sizeof(num), "%" PRIu64, res->dec.id);
+		json_object_set_new(o, "id", http_id(res->dec.id));
+		json_object_set_new(o, "id_str", json_string(num));
+		json_object_set_new(o, "b58", json_string(res->dec.b58));
+		break;
+	case HTTP_HEALTH:
+	case HTTP_STATS:
+	case HTTP_METRICS:
+		break;
+	}
+	return o;
+}
+
+/* DECODE as JSON fields; datacenter_id/worker_id are the 5+5 split of the worker. */
+static json_t *
+http_decode(const struct core_decode *d)
+{
+	json_t *o = json_object();
+	char num[24];
+
+	if (o == NULL)
+		return NULL;
+	snprintf(num, sizeof(num), "%" PRIu64, d->id);
+	json_object_set_new(o, "id", http_id(d->id));
+	json_object_set_new(o, "id_str", json_string(num));
+	json_object_set_new(o, "b58", json_string(d->b58));
+	if (d->region == LAYOUT_TICKET) {
+		json_object_set_new(o, "source", json_string("ticket"));
+		json_object_set_new(o, "block", json_integer((json_int_t)d->ticket));
+		json_object_set_new(o, "server", json_string(d->server));
+	} else {
+		json_object_set_new(o, "source", json_string("snowflake"));
+		json_object_set_new(o, "timestamp_ms", json_integer(d->unix_ms));
+		json_object_set_new(o, "time", json_string(d->iso));
+		json_object_set_new(o, "worker", json_integer(d->worker));
+		json_object_set_new(o, "datacenter_id", json_integer(d->worker >> 5));
+		json_object_set_new(o, "worker_id", json_integer(d->worker & 31));
+		json_object_set_new(o, "seq", json_integer(d->seq));
+	}
+	return o;
+}
+
+/* Sends body (consumed) with the headers every reply carries. */
+static void
+http_send_json(struct evhttp_request *req, int status, const char *reason, json_t *body)
+{
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+	struct evbuffer *buf = evbuffer_new();
+	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+
+	json_decref(body);
+	if (buf == NULL || text == NULL) {
+		free(text);
+		if (buf != NULL)
+			evbuffer_free(buf);
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	evhttp_add_header(hd, "Content-Type", "application/json");
+	evhttp_add_header(hd, "Cache-Control", "no-store");
+	evbuffer_add(buf, text, strlen(text));
+	evbuffer_add(buf, "\n", 1);
+	free(text);
+	evhttp_send_reply(req, status, reason, buf);
+	evbuffer_free(buf);
+}
+
+/* {"error": {"code": ..., "message": ...}} with a status. */
+static void
+http_send_status(struct evhttp_request *req, int status, const char *reason, const char *code,
+    const char *why)
+{
+	json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", why);
+
+	http_send_json(req, status, reason, o);
+}
+
+/* A core error, mapped by the core's one table. */
+static void
+http_send_error(struct evhttp_request *req, enum core_err err, const char *why)
+{
+	const struct core_err_info *e = core_err_info(err);
+	char secs[12];
+
+	if (e->retry_after > 0) {
+		snprintf(secs, sizeof(secs), "%u", e->retry_after);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
+	}
+	http_send_status(req, (int)e->http_status, e->http_reason, e->code, why);
+}
+
+/* The connection closed while its request waited: forget the request. */
+static void
+http_gone(struct evhttp_connection *evcon, void *arg)
+{
+	struct http_call *c = arg;
+
+	(void)evcon;
+	core_waiter_free(&c->w);
+	free(c);
+}
+
+static void
+http_done(struct http_call *c)
+{
+	if (c->evcon != NULL)
+		evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+	core_waiter_free(&c->w);
+	free(c);
+}
+
+/* Runs (or re-runs, when resumed) a request in the core. */
+static void
+http_run(void *arg)
+{
+	struct http_call *c = arg;
+	struct core_result *res = malloc(sizeof(*res));
+
+	if (res == NULL) {
+		evhttp_send_error(c->req, 500, "out of memory");
+		http_done(c);
+		return;
+	}
+	if (core_exec(c->h->core, &c->w, &c->creq, res) == CORE_PENDING) {
+		/* Answered later; if the client goes away first, forget it. */
+		if (c->evcon != NULL)
+			evhttp_connection_set_closecb(c->evcon, http_gone, c);
+		free(res);
+		return;
+	}
+	if (res->err != CORE_OK)
+		http_send_error(c->req, res->err, res->why);
+	else
+		http_send_json(c->req, 200, "OK", http_result(c, res));
+	free(res);
+	http_done(c);
+}
+
+/* One "name": value member of /stats, typed by the metrics table. */
+static void
+http_stat_member(const struct metric_def *def, const char *name, int server,
+    const struct metric_value *v, void *arg)
+{
+	(void)def;
+	(void)server;
+	json_object_set_new(arg, name, v->is_text ? json_string(v->text) :
+	    v->num < (UINT64_C(1) << 53) ? json_integer((json_int_t)v->num) :
+	    json_sprintf("%" PRIu64, v->num));
+}
+
+static void
+http_stats(struct proto_http *h, struct evhttp_request *req)
+{
+	json_t *o = json_object();
+
+	metrics_walk(h->m, http_stat_member, o);
+	http_send_json(req, 200, "OK", o);
+}
+
+/* 200 while IDs can be served (buffered, ticket or fallback), else 503. */
+static void
+http_health(struct proto_http *h, struct evhttp_request *req)
+{
+	struct source *src = h->m->source;
+	bool ok;
+
+	source_update_mode(src);
+	ok = src->mode != SOURCE_MODE_DOWN;
+	http_send_json(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable",
+	    json_pack("{s:b,s:s,s:I,s:s,s:I}", "ok", ok, "mode", source_mode_name(src->mode),
+	    "ids_buffered", (json_int_t)pool_available(&src->tier->pool), "lease",
+	    lease_state_name(src->lease->state), "lease_window_end",
+	    (json_int_t)src->lease->window_end));
+}
+
+/* The Prometheus text exposition, version 0.0.4. */
+static void
+http_metrics(struct proto_http *h, struct evhttp_request *req)
+{
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+	struct evbuffer *buf = evbuffer_new();
+	size_t len = 0;
+	char *text = metrics_prometheus(h->m, &len);
+
+	if (buf == NULL || text == NULL) {
+		free(text);
+		if (buf != NULL)
+			evbuffer_free(buf);
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	evhttp_add_header(hd, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_add_header(hd, "Cache-Control", "no-store");
+	evbuffer_add(buf, text, len);
+	free(text);
+	evhttp_send_reply(req, 200, "OK", buf);
+	evbuffer_free(buf);
+}
+
+/* Routes one request: path, method, query; the ID API goes to the core. */
+static void
+http_gen_cb(struct evhttp_request *req, void *arg)
+{
+	static const struct {
+		const char	*path;
+		bool		 prefix;	/* the rest of the path is the argument */
+		enum http_route	 route;
+		enum core_cmd	 cmd;
+		bool		 count;		/* takes ?count= */
+	} routes[] = {
+		{ "/v1/id", false, HTTP_ID, CORE_CMD_ID, false },
+		{ "/v1/ids", false, HTTP_IDS, CORE_CMD_IDS, true },
+		{ "/v1/block", false, HTTP_BLOCK, CORE_CMD_BLOCK, true },
+		{ "/v1/decode/", true, HTTP_DECODE, CORE_CMD_DECODE, false },
+		{ "/v1/b58/", true, HTTP_B58, CORE_CMD_B58, false },
+		{ "/health", false, HTTP_HEALTH, CORE_CMD_PING, false },
+		{ "/stats", false, HTTP_STATS, CORE_CMD_STATS, false },
+		{ "/metrics", false, HTTP_METRICS, CORE_CMD_STATS, false },
+	};
+	struct proto_http *h = arg;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	const char *query = uri != NULL ? evhttp_uri_get_query(uri) : NULL, *rest = NULL;
+	enum evhttp_cmd_type method = evhttp_request_get_command(req);
+	struct evkeyvalq params;
+	struct http_call *c;
+	const char *count;
+	size_t i, n;
+	bool api;
+
+	if (path == NULL)
+		path = "";
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		n = strlen(routes[i].path);
+		if (routes[i].prefix ? strncmp(path, routes[i].path, n) == 0 && path[n] != '\0' :
+		    strcmp(path, routes[i].path) == 0) {
+			rest = path + n;
+			break;
+		}
+	}
+	if (i == sizeof(routes) / sizeof(routes[0])) {
+		core_count(h->core, CORE_ERR_BADREQ);
+		http_send_status(req, 404, "Not Found", "NOTFOUND", "no such path: the API is "
+		    "/v1/id, /v1/ids?count=N, /v1/block?count=N, /v1/decode/<id>, /v1/b58/<id>; "
+		    "also /health, /stats, /metrics");
+		return;
+	}
+	api = routes[i].route < HTTP_HEALTH;
+	if (api ? method != EVHTTP_REQ_GET && method != EVHTTP_REQ_POST :
+	    method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+		    api ? "GET, POST" : "GET, HEAD");
+		core_count(h->core, CORE_ERR_BADREQ);
+		http_send_status(req, 405, "Method Not Allowed", "BADREQ", api ?
+		    "use GET or POST" : "use GET or HEAD");
+		return;
+	}
+	switch (routes[i].route) {
+	case HTTP_HEALTH:
+		http_health(h, req);
+		return;
+	case HTTP_STATS:
+		http_stats(h, req);
+		return;
+	case HTTP_METRICS:
+		http_metrics(h, req);
+		return;
+	default:
+		break;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL || !core_waiter_init(&c->w, h->core, http_run, c)) {
+		free(c);
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	c->h = h;
+	c->req = req;
+	c->evcon = evhttp_request_get_connection(req);
+	c->route = routes[i].route;
+	c->creq.cmd = routes[i].cmd;
+	if (routes[i].count) {
+		TAILQ_INIT(&params);
+		if (query == NULL || evhttp_parse_query_str(query, &params) != 0 ||
+		    (count = evhttp_find_header(&params, "count")) == NULL) {
+			evhttp_clear_headers(&params);
+			core_count(h->core, CORE_ERR_BADREQ);
+			http_send_status(req, 400, "Bad Request", "BADREQ", "count=N is required");
+			http_done(c);
+			return;
+		}
+		snprintf(c->arg, sizeof(c->arg), "%s", count);
+		evhttp_clear_headers(&params);
+	} else if (rest != NULL && *rest != '\0')
+		snprintf(c->arg, sizeof(c->arg), "%s", rest);
+	if (routes[i].count || routes[i].prefix) {
+		c->creq.arg = c->arg;
+		c->creq.arglen = strlen(c->arg);
+	}
+	http_run(c);
+}

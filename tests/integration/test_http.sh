@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The HTTP/JSON API and /metrics with real tools: curl (every endpoint and
+# error status, keep-alive), raw sockets (pipelined requests, an oversized
+# header and body, a request trickled a byte at a time, garbage), h2load with
+# 1,000 concurrent connections, promtool on /metrics, a real Prometheus
+# scraping it, and the API in fallback (IDs above 2^53, exact id_str). IDs
+# collected across HTTP, the text protocol and RESP never repeat.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+HP=$((SVC_PORT + 1))
+idserver_start svc "$SVC_PORT" --http_port "$HP" --http_timeout_ms 3000
+URL=http://127.0.0.1:$HP
+IDS=$T_DIR/ids.txt
+: >"$IDS"
+
+# get PATH [curl args]: prints "STATUS BODY"; the body is also in $T_DIR/body.
+get() {
+	local p=$1
+	shift
+	curl -s -o "$T_DIR/body" -D "$T_DIR/headers" -w '%{http_code}' "$@" "$URL$p"
+}
+header() { tr -d '\r' <"$T_DIR/headers" | awk -v h="$1" 'tolower($1) == tolower(h) ":" { $1 = ""; sub(/^ /, ""); print }'; }
+# check_json KIND: the body's IDs as numbers equal their strings; ranges to $IDS.
+check_json() {
+	python3 - "$1" "$T_DIR/body" "$IDS" <<'PY'
+import json, sys
+kind, body, out = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3], "a")
+d = json.loads(body)
+if kind == "id":
+    assert d["id"] == int(d["id_str"]) and str(d["id"]) == d["id_str"], d
+    out.write("%d 1\n" % d["id"])
+elif kind == "ids":
+    assert len(d["ids"]) == len(d["ids_str"]) and d["ids"] == sorted(set(d["ids"])), d
+    for i, s in zip(d["ids"], d["ids_str"]):
+        assert i == int(s) and str(i) == s
+        out.write("%d 1\n" % i)
+elif kind == "block":
+    assert d["first"] == int(d["first_str"]) and d["count"] > 0, d
+    out.write("%d %d\n" % (d["first"], d["count"]))
+PY
+}
+
+# 1. Every endpoint, GET and POST.
+[ "$(get /v1/id)" = 200 ] && check_json id || fail "/v1/id: $(cat "$T_DIR/body")"
+[ "$(header Content-Type)" = application/json ] || fail "Content-Type: $(header Content-Type)"
+[ "$(header Cache-Control)" = no-store ] || fail "Cache-Control: $(header Cache-Control)"
+[ "$(get /v1/id -X POST)" = 200 ] && check_json id || fail "POST /v1/id"
+[ "$(get '/v1/ids?count=1000')" = 200 ] && check_json ids || fail "/v1/ids: $(head -c 200 "$T_DIR/body")"
+[ "$(get '/v1/block?count=4096' -X POST)" = 200 ] && check_json block || fail "/v1/block"
+id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["first"])' "$T_DIR/body")
+[ "$(get "/v1/decode/$id")" = 200 ] || fail "/v1/decode/$id"
+grep -q '"source":"ticket"' "$T_DIR/body" && grep -q "\"id_str\":\"$id\"" "$T_DIR/body" || fail "decode: $(cat "$T_DIR/body")"
+b58=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["b58"])' "$T_DIR/body")
+[ "$(get "/v1/decode/$b58")" = 200 ] && grep -q "\"id\":$id," "$T_DIR/body" || fail "decode $b58: $(cat "$T_DIR/body")"
+[ "$(get "/v1/b58/$id")" = 200 ] && grep -q "\"b58\":\"$b58\"" "$T_DIR/body" || fail "/v1/b58"
+[ "$(get /health)" = 200 ] && grep -q '"ok":true' "$T_DIR/body" || fail "/health"
+[ "$(get /stats)" = 200 ] || fail "/stats"
+python3 - "$T_DIR/body" <<'PY' || fail "/stats is not typed JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d["requests"], int) and isinstance(d["mode"], str) and d["odd_state"] == "up", d
+PY
+log "endpoints: ok"
+
+# 2. Every error status.
+[ "$(get '/v1/ids?count=5000')" = 400 ] && grep -q '"code":"RANGE"' "$T_DIR/body" || fail "RANGE: $(cat "$T_DIR/body")"
+[ "$(get '/v1/ids?count=abc')" = 400 ] && grep -q '"code":"BADREQ"' "$T_DIR/body" || fail "BADREQ"
+[ "$(get '/v1/ids')" = 400 ] || fail "no count"
+[ "$(get '/v1/decode/0')" = 400 ] && grep -q '"code":"RANGE"' "$T_DIR/body" || fail "decode 0"
+[ "$(get /v1/nope)" = 404 ] || fail "404"
+[ "$(get /v1/id -X DELETE)" = 405 ] && [ "$(header Allow)" = "GET, POST" ] || fail "405 /v1/id: Allow '$(header Allow)'"
+[ "$(get /metrics -X POST)" = 405 ] && [ "$(header Allow)" = "GET, HEAD" ] || fail "405 /metrics"
+# 503 with Retry-After: a second service whose servers do not exist.
+idserver_start dead $((SVC_PORT + 2)) --http_port $((SVC_PORT + 3)) --odd_port 1 --even_port 2
+code=$(curl -s -o "$T_DIR/body" -D "$T_DIR/headers" -w '%{http_code}' "http://127.0.0.1:$((SVC_PORT + 3))/v1/id")
+[ "$code" = 503 ] && [ -n "$(header Retry-After)" ] && grep -q '"code":"UNAVAILABLE"' "$T_DIR/body" ||
+	fail "503: $code $(cat "$T_DIR/body") Retry-After '$(header Retry-After)'"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((SVC_PORT + 3))/health")" = 503 ] || fail "/health of a down service"
+log "errors: 400 RANGE/BADREQ, 404, 405 with Allow, 503 with Retry-After"
+
+# 3. Keep-alive: three requests, one connection.
+conns=$(curl -s -w '%{num_connects} ' -o /dev/null "$URL/v1/id" -o /dev/null "$URL/v1/id" -o /dev/null "$URL/health")
+[ "$conns" = "1 0 0 " ] || fail "keep-alive: connects per request '$conns'"
+
+# 4. Raw sockets: pipelining, bounds, a trickle, garbage.
+python3 - "$HP" "$IDS" <<'PY' || fail "raw HTTP"
+import json, re, socket, sys, time
+port, out = int(sys.argv[1]), open(sys.argv[2], "a")
+def conn():
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
+def read_all(s):
+    buf = b""
+    while True:
+        try:
+            b = s.recv(65536)
+        except socket.timeout:
+            break
+        if not b:
+            break
+        buf += b
+    return buf
+# Three pipelined requests in one write: three replies, in order.
+s = conn()
+s.sendall(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n" * 2 + b"GET /v1/ids?count=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+buf = read_all(s)
+assert buf.count(b"HTTP/1.1 200") == 3, buf[:300]
+for body in re.findall(rb"\r\n\r\n(\{[^\n]*\})\n", buf):
+    d = json.loads(body)
+    for i in ([d["id"]] if "id" in d else d["ids"]):
+        out.write("%d 1\n" % i)
+# An oversized header, then an oversized body: refused, nothing served.
+for req in (b"GET /v1/id HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n",
+            b"POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"b" * 100000):
+    s = conn()
+    try:
+        s.sendall(req)
+    except OSError:
+        pass
+    buf = read_all(s)
+    assert b"200 OK" not in buf, buf[:200]
+    assert buf == b"" or re.match(rb"HTTP/1\.[01] (4\d\d)", buf), buf[:200]
+# A request trickled one byte at a time (well within http_timeout_ms).
+s = conn()
+for b in b"GET /v1/id HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n":
+    s.sendall(bytes([b]))
+    time.sleep(0.005)
+buf = read_all(s)
+assert buf.startswith(b"HTTP/1.1 200"), buf[:200]
+out.write("%d 1\n" % json.loads(buf.split(b"\r\n\r\n", 1)[1])["id"])
+# Garbage that is not HTTP: refused or closed, never an ID.
+for junk in (b"\x00\x01\x02garbage\r\n\r\n", b"ID\n", b"*1\r\n$2\r\nID\r\n", b"GET\r\n\r\n"):
+    s = conn()
+    s.sendall(junk)
+    buf = read_all(s)
+    assert b"200 OK" not in buf, (junk, buf[:200])
+# ... and the service still answers.
+s = conn()
+s.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+assert re.match(rb"HTTP/1\.[01] 200", read_all(s))
+print("raw: pipelined, oversized header and body, trickle, garbage", file=sys.stderr)
+PY
+
+# 5. 1,000 concurrent keep-alive connections (h2load, HTTP/1.1).
+h2load --h1 -c 1000 -n 20000 -t 2 "$URL/v1/id" >"$T_DIR/h2load.txt" 2>&1 || fail "h2load: $(tail -n 3 "$T_DIR/h2load.txt")"
+grep -q 'status codes: 20000 2xx' "$T_DIR/h2load.txt" || fail "h2load: $(grep -E 'status codes|requests:' "$T_DIR/h2load.txt")"
+log "h2load: $(grep -E '^finished in' "$T_DIR/h2load.txt")"
+
+# 6. /metrics: clean for promtool, with the capacity gauges.
+curl -s "$URL/metrics" >"$T_DIR/metrics.txt"
+lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) || fail "promtool: $lint"
+[ -z "$lint" ] || fail "promtool lint: $lint"
+for m in idgen_ids_ticket_total idgen_layout_seconds_left idgen_lease_window_seconds_left \
+	'idgen_ticket_region_tickets_left{server="odd"}' 'idgen_workers_leased{server="even"}' \
+	'idgen_ticket_fetch_seconds_count{server="odd"}' 'idgen_mode{mode="ticket"} 1' \
+	'idgen_ticket_server_state{server="odd",state="up"} 1'; do
+	grep -qF "$m" "$T_DIR/metrics.txt" || fail "/metrics lacks $m"
+done
+# The README's metrics table names every family.
+for fam in $(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$T_DIR/metrics.txt"); do
+	grep -qF "\`$fam\`" "$ROOT/README.md" || fail "README does not document metric $fam"
+done
+log "promtool check metrics: clean; every family in the README"
+
+# 7. A real Prometheus scrapes it every second; its query API sees the IDs grow.
+PP=$((SVC_PORT + 4))
+cat >"$T_DIR/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: idgen
+    static_configs:
+      - targets: ['127.0.0.1:$HP']
+YML
+prometheus --config.file="$T_DIR/prometheus.yml" --storage.tsdb.path="$T_DIR/prom" \
+	--web.listen-address="127.0.0.1:$PP" >"$T_DIR/prometheus.log" 2>&1 &
+PIDS+=($!)
+query() {
+	curl -s "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
+}
+wait_for "Prometheus to scrape idserver" 30 bash -c "[ -n \"\$(curl -s 'http://127.0.0.1:$PP/api/v1/query?query=idgen_ids_ticket_total' | grep -o '\"value\"')\" ]"
+v1=$(query idgen_ids_ticket_total)
+for _ in $(seq 200); do echo 'IDS 1000'; done | timeout 20 nc -N 127.0.0.1 "$SVC_PORT" | awk '{ for (i = 1; i <= NF; i++) print $i, 1 }' >>"$IDS"
+wait_for "the scraped counter to grow" 15 bash -c "v=\$(curl -s 'http://127.0.0.1:$PP/api/v1/query?query=idgen_ids_ticket_total' | grep -oE '\"[0-9]+\"\]' | tr -dc 0-9); [ -n \"\$v\" ] && [ \"\$v\" -ge $((v1 + 200000)) ]"
+log "Prometheus: idgen_ids_ticket_total $v1 -> $(query idgen_ids_ticket_total)"
+
+# 8. RESP on the same service, then the fallback over HTTP.
+redis-cli -p "$SVC_PORT" IDS 100 | awk '{ print $1, 1 }' >>"$IDS"
+kill -KILL "$(db_pid odd)" "$(db_pid even)"
+wait_for "both servers down" 10 tier_down "$SVC_PORT"
+drain_all "$SVC_PORT"
+[ "$(get '/v1/ids?count=1000')" = 200 ] && check_json ids || fail "fallback /v1/ids: $(head -c 200 "$T_DIR/body")"
+python3 - "$T_DIR/body" <<'PY' || fail "fallback IDs are not Snowflake IDs with exact strings"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(i >= 2**53 and str(i) == s for i, s in zip(d["ids"], d["ids_str"])), d["ids"][:3]
+PY
+[ "$(get /v1/id)" = 200 ] && check_json id || fail "fallback /v1/id"
+[ "$(get /health)" = 200 ] && grep -q '"mode":"fallback"' "$T_DIR/body" || fail "fallback /health: $(cat "$T_DIR/body")"
+log "fallback: Snowflake IDs over HTTP, id_str exact"
+
+n=$(check_unique "$IDS") || fail "DUPLICATE IDs across HTTP, text and RESP"
+log "ok: $n IDs over HTTP, text and RESP, no duplicate"
