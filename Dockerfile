@@ -2,15 +2,17 @@
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         gcc make pkg-config libc6-dev libmariadb-dev libevent-dev libinih-dev libjansson-dev \
+        libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
 COPY src ./src
+COPY proto ./proto
 RUN make build/idserver
 
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmariadb3 libevent-2.1-7 libinih1 libjansson4 \
+        libmariadb3 libevent-2.1-7 libinih1 libjansson4 libnghttp2-14 libprotobuf-c1 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --no-create-home idgen \
     && mkdir -p /var/lib/idgen && chown idgen: /var/lib/idgen
@@ -18,5 +20,5 @@ COPY --from=build /src/build/idserver /usr/local/bin/idserver
 # The state file (high-water marks, the lease) lives here: keep it on a volume.
 VOLUME /var/lib/idgen
 USER idgen
-EXPOSE 4242 4243
+EXPOSE 4242 4243 4244
 ENTRYPOINT ["/usr/local/bin/idserver"]

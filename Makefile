@@ -1,13 +1,14 @@
 # idgen - build, run and test.  `make` builds; `make run` serves; `make test` tests.
 
 CC       ?= gcc
-PKGS     := libmariadb libevent inih jansson
+PKGS     := libmariadb libevent inih jansson libnghttp2 libprotobuf-c
 BUILD    ?= build
 DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
-	    nghttp2-client
+	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
+	    python3-grpcio python3-grpc-tools clang
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
@@ -18,24 +19,42 @@ override CFLAGS += $(OPT) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SAN      ?=
+SAN_FLAGS :=
 ifneq ($(SAN),)
-override CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_FLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+override CFLAGS  += $(SAN_FLAGS)
 override LDFLAGS += -fsanitize=$(SAN)
 endif
+# protoc-c output (proto/*.proto): build products, compiled without our warning list.
+GEN       := $(BUILD)/gen
+PROTO_SRC := $(wildcard proto/*.proto)
+GEN_C     := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c)
+GEN_H     := $(GEN_C:.c=.h)
+GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
+override CFLAGS += -I$(GEN)
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
-LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o) $(GEN_OBJ)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 TOOL_SRC  := $(wildcard bench/*.c)
 TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 
-.PHONY: all deps run db-up db-down test unit integration sanitize bench clean
+.PHONY: all deps run db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
+	fuzz-bins
 all: $(BUILD)/idserver $(TOOL_BIN)
 
-$(BUILD)/obj/%.o: src/%.c
+$(BUILD)/obj/%.o: src/%.c | $(GEN_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=proto --c_out=$(GEN) $<
+
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -std=c11 -w -MMD -MP $(SAN_FLAGS) $(PKG_CFLAGS) -I$(GEN) -c $< -o $@
 
 $(BUILD)/idserver: $(BUILD)/obj/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -84,7 +103,29 @@ test: deps
 bench: deps all
 	bench/run.sh
 
+# libFuzzer harnesses (fuzz/fuzz_*.c), built with clang against every object.
+FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
+FUZZ_SAN  := fuzzer-no-link,address,undefined
+FUZZ_TIME ?= 600	# seconds per harness for `make fuzz`
+FUZZ_SHORT ?= 8		# ... for the bounded run in `make test`
+fuzz-bins: $(FUZZ_SRC:fuzz/%.c=$(BUILD)/%)
+
+$(BUILD)/fuzz_%: fuzz/fuzz_%.c $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ \
+	    $(PKG_LIBS)
+
+fuzz: deps
+	$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang SAN=$(FUZZ_SAN) OPT="-O1 -g" fuzz-bins
+	fuzz/run.sh build/fuzz $(FUZZ_TIME)
+
+fuzz-short:
+	$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang SAN=$(FUZZ_SAN) OPT="-O1 -g" fuzz-bins
+	fuzz/run.sh build/fuzz $(FUZZ_SHORT)
+
 clean:
 	rm -rf build
+
+# Generated sources stay (they are not intermediates to delete).
+.SECONDARY: $(GEN_C) $(GEN_H)
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d

@@ -701,7 +701,7 @@ if [ "$PROFILE" = 1 ]; then
 fi
 
 # ---- row 5: fallback (ticket tier stopped) -------------------------------
-say "row 5: stopping both ticket servers (SIGSTOP) and waiting for STAT mode fallback"
+say "row 5: stopping both ticket servers (SIGSTOP) and waiting for both to be judged down"
 FB_OK=0
 IDS_TICKET_0=$(svc_stat ids_ticket)
 IDS_FB_0=$(svc_stat ids_fallback)
@@ -712,8 +712,9 @@ FB_T0=$(date +%s%N)
 fb_wait() {
 	local i m
 	for i in $(seq 1 $((FALLBACK_WAIT * 4))); do
-		m=$(svc_stat mode)
-		[ "$m" = fallback ] && return 0
+		# Buffered ticket IDs keep the mode "ticket" (they are still served):
+		# the servers being judged down is what counts here.
+		[ "$(svc_stat odd_state)" != up ] && [ "$(svc_stat even_state)" != up ] && return 0
 		printf 'BLOCK 4096\n%.0s' $(seq 1 1000) | timeout 3 nc -N 127.0.0.1 "$SVC_PORT" >/dev/null 2>&1
 		sleep 0.2
 	done
@@ -722,9 +723,13 @@ fb_wait() {
 if fb_wait; then
 	FB_OK=1
 	FB_AFTER=$(calc "($(date +%s%N) - $FB_T0) / 1e9" 1)
-	say "  mode fallback after $FB_AFTER s"
+	say "  both servers down after $FB_AFTER s"
 	# Drain any buffered ticket IDs so the measured runs are Snowflake only.
 	run_bench r5-drain "$SVC_PID" "${SVC[@]}" --command "IDS 1000" "${BATCH[@]}" --threads "$THREADS" --duration 1
+	# ... and the tail of a block that no IDS 1000 fits, one ID at a time.
+	left=$(svc_stat ids_buffered)
+	[ "${left:-0}" -gt 0 ] && printf 'ID\n%.0s' $(seq 1 "$left") | timeout 10 nc -N 127.0.0.1 "$SVC_PORT" >/dev/null 2>&1
+	wait_mode fallback 5 || say "  mode $(svc_stat mode) after draining (ids_buffered $(svc_stat ids_buffered))"
 	IDS_TICKET_1=$(svc_stat ids_ticket)
 	IDS_FB_1=$(svc_stat ids_fallback)
 	run_bench r5-id1 "$SVC_PID" "${SVC[@]}" --command ID --connections 1 --pipeline 1 "${T[@]}"

@@ -45,6 +45,17 @@ static const struct config_key config_keys[] = {
 	    "HTTP: largest request line and headers; more is refused" },
 	{ "http_max_body_bytes", U(http_max_body_bytes), "4096", 0, 1048576,
 	    "HTTP: largest request body (the API reads none); more is refused" },
+	{ "grpc_host", S(grpc_host), "127.0.0.1", 0, 0,
+	    "IP address of the gRPC service (HTTP/2 cleartext)" },
+	{ "grpc_port", U(grpc_port), "0", 0, 65535, "port of the gRPC service; 0 turns it off" },
+	{ "grpc_max_streams", U(grpc_max_streams), "100", 1, 100000,
+	    "gRPC: concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS)" },
+	{ "grpc_max_message_bytes", U(grpc_max_message_bytes), "4096", 16, 1048576,
+	    "gRPC: largest request message; more is RESOURCE_EXHAUSTED" },
+	{ "grpc_max_connections", U(grpc_max_connections), "1000", 1, 1000000,
+	    "gRPC: connections served at once; more are closed at accept" },
+	{ "grpc_idle_timeout_ms", U(grpc_idle_timeout_ms), "60000", 100, 3600000,
+	    "gRPC: a connection with no traffic and no call in flight this long is closed" },
 	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
 	    "IP address of the odd ticket server (no host names: they block)" },
 	{ "odd_port", U(odd_port), "3307", 1, 65535, "port of the odd ticket server" },
@@ -153,7 +164,7 @@ config_set(struct config *cfg, const char *name, const char *value, char *err,
 		return false;
 	}
 	if (k->type == CONFIG_STR) {
-		sp = (char **)((char *)cfg + k->offset);
+		sp = (char **)(void *)((char *)cfg + k->offset);
 		free(*sp);
 		*sp = strdup(value);
 		return *sp != NULL;
@@ -166,7 +177,7 @@ config_set(struct config *cfg, const char *name, const char *value, char *err,
 		    k->name, value, k->min, k->max);
 		return false;
 	}
-	*(unsigned *)((char *)cfg + k->offset) = (unsigned)v;
+	*(unsigned *)(void *)((char *)cfg + k->offset) = (unsigned)v;
 	return true;
 }
 
@@ -204,6 +215,8 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 
 	if (!config_check_host("listen_host", cfg->listen_host,
 	    "the text protocol binds one numeric address, v4 or v6", err, errlen) ||
+	    !config_check_host("grpc_host", cfg->grpc_host,
+	    "the gRPC service binds one numeric address, v4 or v6", err, errlen) ||
 	    !config_check_host("http_host", cfg->http_host,
 	    "the HTTP endpoints bind one numeric address, v4 or v6", err, errlen) ||
 	    !config_check_host("odd_host", cfg->odd_host, ticket_why, err, errlen) ||
@@ -410,7 +423,7 @@ config_free(struct config *cfg)
 
 	for (i = 0; i < CONFIG_NKEYS; i++)
 		if (config_keys[i].type == CONFIG_STR)
-			free(*(char **)((char *)cfg + config_keys[i].offset));
+			free(*(char **)(void *)((char *)cfg + config_keys[i].offset));
 	free(cfg->db_password);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -18,6 +18,12 @@ struct config {
 	unsigned	 http_timeout_ms;
 	unsigned	 http_max_header_bytes;
 	unsigned	 http_max_body_bytes;
+	char		*grpc_host;
+	unsigned	 grpc_port;
+	unsigned	 grpc_max_streams;
+	unsigned	 grpc_max_message_bytes;
+	unsigned	 grpc_max_connections;
+	unsigned	 grpc_idle_timeout_ms;
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;

@@ -13,7 +13,7 @@
 static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
 	[CORE_OK] =		{ "OK", 200, "OK", 0, 0 },
 	[CORE_ERR_BADREQ] =	{ "BADREQ", 400, "Bad Request", 3, 0 },	/* INVALID_ARGUMENT */
-	[CORE_ERR_RANGE] =	{ "RANGE", 400, "Bad Request", 11, 0 },	/* OUT_OF_RANGE */
+	[CORE_ERR_RANGE] =	{ "RANGE", 400, "Bad Request", 3, 0 },	/* INVALID_ARGUMENT */
 	[CORE_ERR_UNAVAILABLE] = { "UNAVAILABLE", 503, "Service Unavailable", 14, 1 },
 	[CORE_ERR_CLOCK] =	{ "CLOCK", 503, "Service Unavailable", 14, 1 },	/* UNAVAILABLE */
 };

@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "core.h"
 #include "db.h"
+#include "proto_grpc.h"
 #include "proto_http.h"
 #include "lease.h"
 #include "listener.h"
@@ -36,6 +37,7 @@ struct main_ctx {
 	struct listener		 listener;
 	struct metrics_src	 metrics;
 	struct proto_http	*http;
+	struct proto_grpc	*grpc;
 	struct event		*sigterm;
 	struct event		*sigint;
 	struct event		*sigquit;
@@ -360,6 +362,11 @@ main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (!proto_grpc_init(&m.grpc, m.base, &m.cfg, &m.core, err, sizeof(err))) {
+		log_error("%s", err);
+		rc = 1;
+		goto out;
+	}
 	lease_start(&m.lease);
 	source_update_mode(&m.source);
 	event_base_dispatch(m.base);
@@ -367,6 +374,7 @@ main(int argc, char **argv)
 	rc = 0;
 out:
 	proto_http_free(m.http);
+	proto_grpc_free(m.grpc);
 	if (m.listening) {
 		conn_set_free(&m.conns);
 		listener_free(&m.listener);

@@ -48,6 +48,7 @@ for flag in $(grep -oE -- '--[a-z_]+=' "$compose" | tr -d '=' | sort -u); do
 	grep -q -- "^  $flag " <<<"$help" || fail "compose passes unknown flag $flag"
 done
 grep -q 'make build/idserver' "$ROOT/Dockerfile" || fail "Dockerfile does not build with the Makefile"
+grep -q '^COPY proto ' "$ROOT/Dockerfile" || fail "Dockerfile does not copy proto/ (the build compiles it)"
 # The state file outlives the container, on a host name that stays the same.
 state=$(grep -oE -- '--state_file=[^ ]+' "$compose" | cut -d= -f2)
 [ -n "$state" ] || fail "compose sets no state_file"
@@ -55,7 +56,7 @@ grep -qE "^      - idserver-state:$(dirname "$state")\$" "$compose" || fail "sta
 grep -q "^VOLUME $(dirname "$state")\$" "$ROOT/Dockerfile" || fail "Dockerfile has no VOLUME for $(dirname "$state")"
 grep -q '^    hostname: ' "$compose" || fail "idserver has no fixed hostname (the lease resumes on the same host only)"
 # Every port idserver listens on in compose is published and exposed.
-for port in $(awk '/^[a-z_]*port *=/ && $1 ~ /^(listen|http)_port/ { print $3 }' "$ROOT/idserver.conf"); do
+for port in $(awk '/^[a-z_]*port *=/ && $1 ~ /^(listen|http|grpc)_port/ { print $3 }' "$ROOT/idserver.conf"); do
 	grep -q "127.0.0.1:$port:$port" "$compose" || fail "port $port not published in compose"
 	grep -q "^EXPOSE .*\b$port\b" "$ROOT/Dockerfile" || fail "port $port not in the Dockerfile's EXPOSE"
 done

@@ -134,7 +134,7 @@ test_error_mapping(void **state)
 	assert_int_equal(core_err_info(CORE_ERR_BADREQ)->grpc_status, 3);
 	assert_string_equal(core_err_info(CORE_ERR_RANGE)->code, "RANGE");
 	assert_int_equal(core_err_info(CORE_ERR_RANGE)->http_status, 400);
-	assert_int_equal(core_err_info(CORE_ERR_RANGE)->grpc_status, 11);
+	assert_int_equal(core_err_info(CORE_ERR_RANGE)->grpc_status, 3);
 	assert_string_equal(core_err_info(CORE_ERR_UNAVAILABLE)->code, "UNAVAILABLE");
 	assert_int_equal(core_err_info(CORE_ERR_UNAVAILABLE)->http_status, 503);
 	assert_int_equal(core_err_info(CORE_ERR_UNAVAILABLE)->grpc_status, 14);

@@ -1,0 +1,792 @@
+/*
+ * proto_grpc.c - the gRPC adapter: HTTP/2 sessions (nghttp2) on bufferevents,
+ * gRPC message framing, protobuf-c messages, statuses in trailers.
+ */
+#include "proto_grpc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <nghttp2/nghttp2.h>
+
+#include "health.pb-c.h"
+#include "idgen.pb-c.h"
+#include "layout.h"
+#include "log.h"
+#include "source.h"
+
+#define GRPC_PATH_ID		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId"
+#define GRPC_PATH_BATCH		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateIdBatch"
+#define GRPC_PATH_HEALTH	"/grpc.health.v1.Health/Check"
+#define GRPC_PATH_WATCH		"/grpc.health.v1.Health/Watch"
+
+/* google.rpc.Code values used here. */
+#define GRPC_OK			0
+#define GRPC_INVALID_ARGUMENT	3
+#define GRPC_DEADLINE_EXCEEDED	4
+#define GRPC_NOT_FOUND		5
+#define GRPC_RESOURCE_EXHAUSTED	8
+#define GRPC_UNIMPLEMENTED	12
+#define GRPC_INTERNAL		13
+
+enum grpc_method {
+	GRPC_M_UNKNOWN,
+	GRPC_M_ID,
+	GRPC_M_BATCH,
+	GRPC_M_HEALTH,
+	GRPC_M_WATCH,
+};
+
+struct grpc_conn;
+
+/* One request stream: its headers, its message, and its reply. */
+struct grpc_stream {
+	TAILQ_ENTRY(grpc_stream) entry;
+	struct grpc_conn	*conn;
+	int32_t			 id;
+	enum grpc_method	 method;
+	bool			 grpc_ct;	/* content-type application/grpc[+proto] */
+	bool			 too_big;	/* message over grpc_max_message_bytes */
+	bool			 answered;
+	bool			 waiting;
+	int64_t			 timeout_us;	/* grpc-timeout, 0 = none */
+	struct core_waiter	 w;
+	struct event		*deadline;
+	struct core_req		 creq;
+	char			 arg[16];
+	uint8_t			*in;
+	size_t			 in_len;
+	uint8_t			*out;		/* the framed reply message */
+	size_t			 out_len;
+	size_t			 out_off;
+	int			 status;	/* grpc-status of the trailers */
+	char			 message[160];
+};
+
+struct grpc_conn {
+	TAILQ_ENTRY(grpc_conn)	 entry;
+	struct proto_grpc	*g;
+	struct bufferevent	*bev;
+	nghttp2_session		*session;
+	struct event		*idle;
+	TAILQ_HEAD(, grpc_stream) streams;
+};
+
+struct proto_grpc {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct core		*core;
+	struct evconnlistener	*listener;
+	TAILQ_HEAD(, grpc_conn)	 conns;
+	unsigned		 nconns;
+	uint64_t		 rejected;
+};
+
+static void	grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+		    int salen, void *arg);
+static void	grpc_read_cb(struct bufferevent *bev, void *arg);
+static void	grpc_write_cb(struct bufferevent *bev, void *arg);
+static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
+static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
+static void	grpc_conn_free(struct grpc_conn *c);
+static bool	grpc_flush(struct grpc_conn *c);
+static void	grpc_touch(struct grpc_conn *c);
+static void	grpc_dispatch(struct grpc_stream *st);
+static void	grpc_run(void *arg);
+static void	grpc_exec(struct grpc_stream *st);
+static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
+static void	grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg);
+static void	grpc_fail(struct grpc_stream *st, int status, const char *message);
+static void	grpc_stream_free(struct grpc_stream *st);
+static int64_t	grpc_timeout(const uint8_t *v, size_t len);
+
+/* nghttp2 callbacks. */
+static ssize_t	grpc_send_cb(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
+		    void *arg);
+static int	grpc_begin_headers_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg);
+static int	grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+		    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+		    void *arg);
+static int	grpc_data_cb(nghttp2_session *s, uint8_t flags, int32_t stream_id,
+		    const uint8_t *data, size_t len, void *arg);
+static int	grpc_frame_recv_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg);
+static int	grpc_stream_close_cb(nghttp2_session *s, int32_t stream_id, uint32_t code,
+		    void *arg);
+static ssize_t	grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
+		    uint32_t *flags, nghttp2_data_source *src, void *arg);
+
+bool
+proto_grpc_init(struct proto_grpc **out, struct event_base *base, const struct config *cfg,
+    struct core *core, char *err, size_t errlen)
+{
+	struct proto_grpc *g;
+	struct sockaddr_storage ss;
+	int sslen = sizeof(ss);
+	char addr[300];
+
+	*out = NULL;
+	if (cfg->grpc_port == 0)
+		return true;
+	g = calloc(1, sizeof(*g));
+	if (g == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	g->base = base;
+	g->cfg = cfg;
+	g->core = core;
+	TAILQ_INIT(&g->conns);
+	snprintf(addr, sizeof(addr), strchr(cfg->grpc_host, ':') ? "[%s]:%u" : "%s:%u",
+	    cfg->grpc_host, cfg->grpc_port);
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sslen) != 0 ||
+	    (g->listener = evconnlistener_new_bind(base, grpc_accept_cb, g,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 256,
+	    (struct sockaddr *)&ss, sslen)) == NULL) {
+		snprintf(err, errlen, "cannot listen for gRPC on %s: %s (grpc_host/grpc_port)",
+		    addr, strerror(errno));
+		free(g);
+		return false;
+	}
+	log_info("gRPC on %s: hispeeddesign.idgen.v1.IdGeneratorService, grpc.health.v1.Health",
+	    addr);
+	*out = g;
+	return true;
+}
+
+void
+proto_grpc_free(struct proto_grpc *g)
+{
+	struct grpc_conn *c;
+
+	if (g == NULL)
+		return;
+	while ((c = TAILQ_FIRST(&g->conns)) != NULL)
+		grpc_conn_free(c);
+	if (g->listener != NULL)
+		evconnlistener_free(g->listener);
+	free(g);
+}
+
+/* A new connection: an HTTP/2 server session with our SETTINGS. */
+static void
+grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+    void *arg)
+{
+	struct proto_grpc *g = arg;
+	nghttp2_session_callbacks *cbs = NULL;
+	nghttp2_settings_entry iv[2];
+	struct grpc_conn *c;
+	int one = 1;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (g->nconns >= g->cfg->grpc_max_connections) {
+		g->rejected++;
+		evutil_closesocket(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->g = g;
+	TAILQ_INIT(&c->streams);
+	c->bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->idle = evtimer_new(g->base, grpc_idle_cb, c);
+	if (c->bev == NULL || c->idle == NULL || nghttp2_session_callbacks_new(&cbs) != 0) {
+		if (c->bev == NULL)
+			evutil_closesocket(fd);
+		TAILQ_INSERT_TAIL(&g->conns, c, entry);
+		g->nconns++;
+		grpc_conn_free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&g->conns, c, entry);
+	g->nconns++;
+	nghttp2_session_callbacks_set_send_callback(cbs, grpc_send_cb);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, grpc_begin_headers_cb);
+	nghttp2_session_callbacks_set_on_header_callback(cbs, grpc_header_cb);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, grpc_data_cb);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, grpc_frame_recv_cb);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, grpc_stream_close_cb);
+	if (nghttp2_session_server_new(&c->session, cbs, c) != 0) {
+		nghttp2_session_callbacks_del(cbs);
+		grpc_conn_free(c);
+		return;
+	}
+	nghttp2_session_callbacks_del(cbs);
+	iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
+	iv[0].value = g->cfg->grpc_max_streams;
+	iv[1].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
+	iv[1].value = 16384;
+	nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 2);
+	bufferevent_setcb(c->bev, grpc_read_cb, grpc_write_cb, grpc_event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	grpc_touch(c);
+	if (!grpc_flush(c))
+		grpc_conn_free(c);
+}
+
+/* Any traffic restarts the idle timer (grpc_idle_timeout_ms). */
+static void
+grpc_touch(struct grpc_conn *c)
+{
+	struct timeval tv = { c->g->cfg->grpc_idle_timeout_ms / 1000,
+	    (c->g->cfg->grpc_idle_timeout_ms % 1000) * 1000 };
+
+	evtimer_add(c->idle, &tv);
+}
+
+static void
+grpc_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct grpc_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!TAILQ_EMPTY(&c->streams)) {
+		grpc_touch(c);		/* a request still waits: not idle */
+		return;
+	}
+	nghttp2_session_terminate_session(c->session, NGHTTP2_NO_ERROR);
+	if (!grpc_flush(c))
+		grpc_conn_free(c);
+}
+
+static void
+grpc_conn_free(struct grpc_conn *c)
+{
+	struct grpc_stream *st;
+
+	while ((st = TAILQ_FIRST(&c->streams)) != NULL)
+		grpc_stream_free(st);
+	if (c->session != NULL)
+		nghttp2_session_del(c->session);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
+	if (c->idle != NULL)
+		event_free(c->idle);
+	TAILQ_REMOVE(&c->g->conns, c, entry);
+	c->g->nconns--;
+	free(c);
+}
+
+/* Sends what nghttp2 has; false when the connection is done or broken. */
+static bool
+grpc_flush(struct grpc_conn *c)
+{
+	if (nghttp2_session_send(c->session) != 0)
+		return false;
+	if (!nghttp2_session_want_read(c->session) && !nghttp2_session_want_write(c->session) &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		return false;
+	return true;
+}
+
+static ssize_t
+grpc_send_cb(nghttp2_session *s, const uint8_t *data, size_t len, int flags, void *arg)
+{
+	struct grpc_conn *c = arg;
+
+	(void)s;
+	(void)flags;
+	/* Bounded: a peer that reads nothing stops us producing. */
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 1024 * 1024)
+		return NGHTTP2_ERR_WOULDBLOCK;
+	if (bufferevent_write(c->bev, data, len) != 0)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	return (ssize_t)len;
+}
+
+static void
+grpc_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct grpc_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len = evbuffer_get_length(in);
+	unsigned char *data = evbuffer_pullup(in, -1);
+	ssize_t n;
+
+	grpc_touch(c);
+	n = nghttp2_session_mem_recv(c->session, data, len);
+	if (n < 0) {
+		/* Not HTTP/2 (a bad preface), or a protocol error: GOAWAY went out. */
+		(void)nghttp2_session_send(c->session);
+		grpc_conn_free(c);
+		return;
+	}
+	evbuffer_drain(in, (size_t)n);
+	if (!grpc_flush(c))
+		grpc_conn_free(c);
+}
+
+static void
+grpc_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct grpc_conn *c = arg;
+
+	(void)bev;
+	if (!grpc_flush(c))
+		grpc_conn_free(c);
+}
+
+static void
+grpc_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+		grpc_conn_free(arg);
+}
+
+/* A new request stream. */
+static int
+grpc_begin_headers_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
+{
+	struct grpc_conn *c = arg;
+	struct grpc_stream *st;
+
+	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	st->conn = c;
+	st->id = f->hd.stream_id;
+	TAILQ_INSERT_TAIL(&c->streams, st, entry);
+	nghttp2_session_set_stream_user_data(s, st->id, st);
+	return 0;
+}
+
+/* grpc-timeout: up to 8 digits and a unit (H M S m u n); microseconds, 0 if bad. */
+static int64_t
+grpc_timeout(const uint8_t *v, size_t len)
+{
+	int64_t n = 0;
+	size_t i;
+
+	if (len < 2 || len > 9)
+		return 0;
+	for (i = 0; i + 1 < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+		n = n * 10 + (v[i] - '0');
+	}
+	switch (v[len - 1]) {
+	case 'H': return n * 3600 * 1000000;
+	case 'M': return n * 60 * 1000000;
+	case 'S': return n * 1000000;
+	case 'm': return n * 1000;
+	case 'u': return n;
+	case 'n': return n / 1000 > 0 ? n / 1000 : 1;
+	default: return 0;
+	}
+}
+
+static int
+grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *arg)
+{
+	struct grpc_stream *st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
+
+	(void)flags;
+	(void)arg;
+	if (st == NULL)
+		return 0;
+	if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
+		if (valuelen == strlen(GRPC_PATH_ID) && memcmp(value, GRPC_PATH_ID, valuelen) == 0)
+			st->method = GRPC_M_ID;
+		else if (valuelen == strlen(GRPC_PATH_BATCH) &&
+		    memcmp(value, GRPC_PATH_BATCH, valuelen) == 0)
+			st->method = GRPC_M_BATCH;
+		else if (valuelen == strlen(GRPC_PATH_HEALTH) &&
+		    memcmp(value, GRPC_PATH_HEALTH, valuelen) == 0)
+			st->method = GRPC_M_HEALTH;
+		else if (valuelen == strlen(GRPC_PATH_WATCH) &&
+		    memcmp(value, GRPC_PATH_WATCH, valuelen) == 0)
+			st->method = GRPC_M_WATCH;
+	} else if (namelen == 12 && memcmp(name, "content-type", 12) == 0)
+		st->grpc_ct = valuelen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
+		    (valuelen == 16 || value[16] == '+' || value[16] == ';');
+	else if (namelen == 12 && memcmp(name, "grpc-timeout", 12) == 0)
+		st->timeout_us = grpc_timeout(value, valuelen);
+	return 0;
+}
+
+/* Request message bytes, bounded by grpc_max_message_bytes (+ the 5-byte prefix). */
+static int
+grpc_data_cb(nghttp2_session *s, uint8_t flags, int32_t stream_id, const uint8_t *data,
+    size_t len, void *arg)
+{
+	struct grpc_stream *st = nghttp2_session_get_stream_user_data(s, stream_id);
+	size_t max;
+	uint8_t *p;
+
+	(void)flags;
+	if (st == NULL || st->too_big)
+		return 0;
+	max = ((struct grpc_conn *)arg)->g->cfg->grpc_max_message_bytes + 5;
+	if (st->in_len + len > max) {
+		st->too_big = true;
+		return 0;
+	}
+	p = realloc(st->in, st->in_len + len);
+	if (p == NULL)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	memcpy(p + st->in_len, data, len);
+	st->in = p;
+	st->in_len += len;
+	return 0;
+}
+
+/* The request is complete (END_STREAM): run it. */
+static int
+grpc_frame_recv_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
+{
+	struct grpc_stream *st;
+
+	(void)arg;
+	if ((f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS) ||
+	    !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		return 0;
+	st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
+	if (st != NULL && !st->answered && !st->waiting)
+		grpc_dispatch(st);
+	return 0;
+}
+
+static int
+grpc_stream_close_cb(nghttp2_session *s, int32_t stream_id, uint32_t code, void *arg)
+{
+	struct grpc_stream *st = nghttp2_session_get_stream_user_data(s, stream_id);
+
+	(void)code;
+	(void)arg;
+	if (st != NULL) {
+		nghttp2_session_set_stream_user_data(s, stream_id, NULL);
+		grpc_stream_free(st);
+	}
+	return 0;
+}
+
+static void
+grpc_stream_free(struct grpc_stream *st)
+{
+	if (st->waiting || st->w.core != NULL)
+		core_waiter_free(&st->w);
+	if (st->deadline != NULL)
+		event_free(st->deadline);
+	TAILQ_REMOVE(&st->conn->streams, st, entry);
+	free(st->in);
+	free(st->out);
+	free(st);
+}
+
+/* The reply body: the framed message, then trailers with the status. */
+static ssize_t
+grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
+    uint32_t *flags, nghttp2_data_source *src, void *arg)
+{
+	struct grpc_stream *st = src->ptr;
+	size_t n = st->out_len - st->out_off;
+	char status[8];
+	nghttp2_nv tr[2] = {
+		{ (uint8_t *)"grpc-status", (uint8_t *)status, 11, 0, NGHTTP2_NV_FLAG_NONE },
+		{ (uint8_t *)"grpc-message", (uint8_t *)st->message, 12, 0, NGHTTP2_NV_FLAG_NONE },
+	};
+
+	(void)arg;
+	if (n > len)
+		n = len;
+	memcpy(buf, st->out + st->out_off, n);
+	st->out_off += n;
+	if (st->out_off == st->out_len) {
+		snprintf(status, sizeof(status), "%d", st->status);
+		tr[0].valuelen = strlen(status);
+		tr[1].valuelen = strlen(st->message);
+		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		if (nghttp2_submit_trailer(s, stream_id, tr, st->message[0] ? 2 : 1) != 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+	}
+	return (ssize_t)n;
+}
+
+/* Packs msg behind the 5-byte gRPC prefix and submits it with grpc-status 0. */
+static void
+grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	nghttp2_nv hd[2] = {
+		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
+		{ (uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
+		    NGHTTP2_NV_FLAG_NONE },
+	};
+	nghttp2_data_provider prd;
+
+	st->out = malloc(n + 5);
+	if (st->out == NULL) {
+		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	st->out[0] = 0;
+	st->out[1] = (uint8_t)(n >> 24);
+	st->out[2] = (uint8_t)(n >> 16);
+	st->out[3] = (uint8_t)(n >> 8);
+	st->out[4] = (uint8_t)n;
+	protobuf_c_message_pack(msg, st->out + 5);
+	st->out_len = n + 5;
+	st->status = GRPC_OK;
+	st->answered = true;
+	prd.source.ptr = st;
+	prd.read_callback = grpc_body_cb;
+	nghttp2_submit_response(st->conn->session, st->id, hd, 2, &prd);
+}
+
+/* A trailers-only reply: the status and its message, no body. */
+static void
+grpc_fail(struct grpc_stream *st, int status, const char *message)
+{
+	char code[8];
+	nghttp2_nv hd[4] = {
+		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
+		{ (uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
+		    NGHTTP2_NV_FLAG_NONE },
+		{ (uint8_t *)"grpc-status", (uint8_t *)code, 11, 0, NGHTTP2_NV_FLAG_NONE },
+		{ (uint8_t *)"grpc-message", (uint8_t *)st->message, 12, 0, NGHTTP2_NV_FLAG_NONE },
+	};
+	size_t i, k = 0;
+
+	/* grpc-message is percent-encoded outside printable ASCII. */
+	for (i = 0; message[i] != '\0' && k + 4 < sizeof(st->message); i++) {
+		unsigned char ch = (unsigned char)message[i];
+
+		if (ch < 0x20 || ch > 0x7e || ch == '%')
+			k += (size_t)snprintf(st->message + k, sizeof(st->message) - k, "%%%02X", ch);
+		else
+			st->message[k++] = (char)ch;
+	}
+	st->message[k] = '\0';
+	snprintf(code, sizeof(code), "%d", status);
+	hd[2].valuelen = strlen(code);
+	hd[3].valuelen = k;
+	st->status = status;
+	st->answered = true;
+	nghttp2_submit_response(st->conn->session, st->id, hd, 4, NULL);
+}
+
+/* A complete request: frame, message, method; then the core. */
+static void
+grpc_dispatch(struct grpc_stream *st)
+{
+	struct grpc_conn *c = st->conn;
+	uint32_t len;
+
+	if (!st->grpc_ct) {
+		nghttp2_nv hd[1] = { { (uint8_t *)":status", (uint8_t *)"415", 7, 3,
+		    NGHTTP2_NV_FLAG_NONE } };
+
+		st->answered = true;
+		nghttp2_submit_response(c->session, st->id, hd, 1, NULL);
+		return;
+	}
+	if (st->method == GRPC_M_UNKNOWN || st->method == GRPC_M_WATCH) {
+		grpc_fail(st, GRPC_UNIMPLEMENTED, "unknown method: this server implements "
+		    "hispeeddesign.idgen.v1.IdGeneratorService and grpc.health.v1.Health/Check");
+		return;
+	}
+	if (st->too_big) {
+		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "message larger than grpc_max_message_bytes");
+		return;
+	}
+	if (st->in_len < 5) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message (a 5-byte prefix is needed)");
+		return;
+	}
+	len = (uint32_t)st->in[1] << 24 | (uint32_t)st->in[2] << 16 | (uint32_t)st->in[3] << 8 |
+	    st->in[4];
+	if (st->in[0] != 0) {
+		grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages are not supported");
+		return;
+	}
+	if ((size_t)len != st->in_len - 5) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "the message length prefix does not match "
+		    "the message");
+		return;
+	}
+	if (!core_waiter_init(&st->w, c->g->core, grpc_run, st)) {
+		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	if (st->method == GRPC_M_ID) {
+		Hispeeddesign__Idgen__V1__GenerateIdRequest *m =
+		    hispeeddesign__idgen__v1__generate_id_request__unpack(NULL, len, st->in + 5);
+
+		if (m == NULL) {
+			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
+			return;
+		}
+		hispeeddesign__idgen__v1__generate_id_request__free_unpacked(m, NULL);
+		st->creq.cmd = CORE_CMD_ID;
+	} else if (st->method == GRPC_M_BATCH) {
+		Hispeeddesign__Idgen__V1__GenerateIdBatchRequest *m =
+		    hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len,
+		    st->in + 5);
+
+		if (m == NULL) {
+			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdBatchRequest message");
+			return;
+		}
+		/* The core bounds it: a negative count is out of range like 0. */
+		snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
+		hispeeddesign__idgen__v1__generate_id_batch_request__free_unpacked(m, NULL);
+		st->creq.cmd = CORE_CMD_IDS;
+		st->creq.arg = st->arg;
+		st->creq.arglen = strlen(st->arg);
+	} else {
+		Grpc__Health__V1__HealthCheckRequest *m =
+		    grpc__health__v1__health_check_request__unpack(NULL, len, st->in + 5);
+		Grpc__Health__V1__HealthCheckResponse r = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+		struct source *src = c->g->core->source;
+		bool known;
+
+		if (m == NULL) {
+			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
+			return;
+		}
+		known = m->service[0] == '\0' ||
+		    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
+		grpc__health__v1__health_check_request__free_unpacked(m, NULL);
+		core_count(c->g->core, CORE_OK);
+		if (!known) {
+			grpc_fail(st, GRPC_NOT_FOUND, "unknown service");
+			return;
+		}
+		source_update_mode(src);
+		r.status = src->mode != SOURCE_MODE_DOWN ?
+		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
+		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+		grpc_reply(st, &r.base);
+		return;
+	}
+	grpc_exec(st);		/* inside nghttp2's callbacks: the caller sends */
+}
+
+/* The deadline passed while the request waited. */
+static void
+grpc_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct grpc_stream *st = arg;
+
+	(void)fd;
+	(void)what;
+	struct grpc_conn *c = st->conn;
+
+	if (st->answered)
+		return;
+	core_waiter_free(&st->w);
+	st->waiting = false;
+	grpc_fail(st, GRPC_DEADLINE_EXCEEDED, "deadline exceeded while waiting for IDs");
+	if (!grpc_flush(c))		/* may close and free st */
+		grpc_conn_free(c);
+}
+
+/* The core resumed a waiting request (from the loop): run it and send. */
+static void
+grpc_run(void *arg)
+{
+	struct grpc_stream *st = arg;
+	struct grpc_conn *c = st->conn;
+
+	grpc_exec(st);
+	if (!grpc_flush(c))		/* may close and free st */
+		grpc_conn_free(c);
+}
+
+/* Runs (or re-runs, when resumed) the request in the core; submits, never sends. */
+static void
+grpc_exec(struct grpc_stream *st)
+{
+	struct grpc_conn *c = st->conn;
+	struct core_result *res = malloc(sizeof(*res));
+	char num[24];
+	unsigned i;
+
+	if (res == NULL) {
+		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	if (core_exec(c->g->core, &st->w, &st->creq, res) == CORE_PENDING) {
+		if (!st->waiting && st->timeout_us > 0) {
+			struct timeval tv = { st->timeout_us / 1000000, st->timeout_us % 1000000 };
+
+			st->deadline = evtimer_new(c->g->base, grpc_deadline_cb, st);
+			if (st->deadline != NULL)
+				evtimer_add(st->deadline, &tv);
+		}
+		st->waiting = true;
+		free(res);
+		return;
+	}
+	st->waiting = false;
+	if (st->deadline != NULL)
+		evtimer_del(st->deadline);
+	if (res->err != CORE_OK) {
+		grpc_fail(st, (int)core_err_info(res->err)->grpc_status, res->why);
+	} else if (st->creq.cmd == CORE_CMD_ID) {
+		Hispeeddesign__Idgen__V1__GenerateIdResponse r =
+		    HISPEEDDESIGN__IDGEN__V1__GENERATE_ID_RESPONSE__INIT;
+		uint64_t id = res->ids[0];
+
+		snprintf(num, sizeof(num), "%" PRIu64, id);
+		r.id = (int64_t)id;
+		r.id_str = num;
+		/* Snowflake: the design's 41/5/5/12 fields. A ticket ID carries no time. */
+		if (layout_region(id) == LAYOUT_SNOWFLAKE) {
+			struct layout_snowflake sf = layout_snowflake_split(id);
+
+			r.timestamp_ms = layout_ts_to_unix_ms(sf.ts);
+			r.datacenter_id = (int32_t)(sf.worker >> 5);
+			r.worker_id = (int32_t)(sf.worker & 31);
+		}
+		grpc_reply(st, &r.base);
+	} else {
+		Hispeeddesign__Idgen__V1__GenerateIdBatchResponse r =
+		    HISPEEDDESIGN__IDGEN__V1__GENERATE_ID_BATCH_RESPONSE__INIT;
+		int64_t *ids = calloc(res->count, sizeof(*ids));
+		char **strs = calloc(res->count, sizeof(*strs));
+		char *text = malloc((size_t)res->count * 21);
+
+		if (ids == NULL || strs == NULL || text == NULL) {
+			grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
+		} else {
+			for (i = 0; i < res->count; i++) {
+				ids[i] = (int64_t)res->ids[i];
+				strs[i] = text + (size_t)i * 21;
+				snprintf(strs[i], 21, "%" PRIu64, res->ids[i]);
+			}
+			r.n_ids = res->count;
+			r.ids = ids;
+			r.n_ids_str = res->count;
+			r.ids_str = strs;
+			r.epoch_offset_ms = LAYOUT_EPOCH_UNIX_MS;
+			grpc_reply(st, &r.base);
+		}
+		free(ids);
+		free(strs);
+		free(text);
+	}
+	free(res);
+}

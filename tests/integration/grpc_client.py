@@ -1,0 +1,133 @@
+"""grpc_client.py - test_grpc.sh's client: Debian's grpcio with stubs that
+test_grpc.sh generates from the repo's proto/ (grpc_tools.protoc) into a
+directory on sys.path. Each mode prints what the test checks, or exits 1.
+
+  grpc_client.py DIR PORT calls IDS_OUT     both RPCs, thousands of calls
+  grpc_client.py DIR PORT statuses          every status code
+  grpc_client.py DIR PORT deadline          DEADLINE_EXCEEDED while waiting
+  grpc_client.py DIR PORT fallback IDS_OUT  Snowflake IDs, exact id_str
+"""
+import sys
+import threading
+
+sys.path.insert(0, sys.argv[1])
+import grpc                      # noqa: E402
+import health_pb2                # noqa: E402
+import health_pb2_grpc           # noqa: E402
+import idgen_pb2                 # noqa: E402
+import idgen_pb2_grpc            # noqa: E402
+
+port, mode = int(sys.argv[2]), sys.argv[3]
+target = "127.0.0.1:%d" % port
+EPOCH = 1767225600000
+
+
+def stub(ch=None):
+    return idgen_pb2_grpc.IdGeneratorServiceStub(ch or grpc.insecure_channel(target))
+
+
+def code_of(fn):
+    try:
+        fn()
+    except grpc.RpcError as e:
+        return e.code(), e.details()
+    return grpc.StatusCode.OK, ""
+
+
+def check_one(r):
+    assert r.id > 0 and str(r.id) == r.id_str, r
+    if r.id >= 2**53:
+        ts = (r.id >> 22) + EPOCH
+        assert r.timestamp_ms == ts, (r.timestamp_ms, ts)
+        w = (r.id >> 12) & 1023
+        assert r.datacenter_id == w >> 5 and r.worker_id == w & 31, r
+    else:
+        assert r.timestamp_ms == 0 and r.datacenter_id == 0 and r.worker_id == 0, r
+    return r.id
+
+
+def check_batch(r, n):
+    assert len(r.ids) == n and len(r.ids_str) == n, (len(r.ids), n)
+    assert list(r.ids) == sorted(set(r.ids)), "not ascending and unique"
+    assert all(str(i) == s for i, s in zip(r.ids, r.ids_str))
+    assert r.epoch_offset_ms == EPOCH, r.epoch_offset_ms
+    return list(r.ids)
+
+
+if mode in ("calls", "fallback"):
+    out = open(sys.argv[4], "a")
+    got, lock, errors = [], threading.Lock(), []
+
+    def work(ch, n):
+        s = stub(ch)
+        mine = []
+        try:
+            futs = [s.GenerateId.future(idgen_pb2.GenerateIdRequest(caller_service="t"))
+                    for _ in range(n)]
+            mine += [check_one(f.result(timeout=30)) for f in futs]
+            futs = [s.GenerateIdBatch.future(idgen_pb2.GenerateIdBatchRequest(count=100))
+                    for _ in range(n // 10)]
+            for f in futs:
+                mine += check_batch(f.result(timeout=30), 100)
+        except Exception as e:          # reported below, fails the run
+            errors.append(repr(e))
+        with lock:
+            got.extend(mine)
+
+    shared = grpc.insecure_channel(target)
+    n = 2000 if mode == "calls" else 300
+    threads = [threading.Thread(target=work, args=(shared, n)) for _ in range(4)]
+    threads += [threading.Thread(target=work, args=(None, n)) for _ in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    if errors:
+        sys.exit("errors: %s" % errors[:3])
+    assert len(got) == 8 * (n + n // 10 * 100), len(got)
+    if mode == "fallback":
+        assert all(i >= 2**53 for i in got), "ticket IDs while both servers are down"
+    for i in got:
+        out.write("%d 1\n" % i)
+    h = health_pb2_grpc.HealthStub(shared).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    assert h.status == health_pb2.HealthCheckResponse.SERVING, h
+    print("%s: %d IDs on 1 shared and 4 own channels, health SERVING" % (mode, len(got)))
+elif mode == "statuses":
+    s = stub()
+    C = grpc.StatusCode
+    cases = [
+        ("count 0", lambda: s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=0)),
+         C.INVALID_ARGUMENT),
+        ("count 1001", lambda: s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=1001)),
+         C.INVALID_ARGUMENT),
+        ("count -5", lambda: s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=-5)),
+         C.INVALID_ARGUMENT),
+        ("unknown method", lambda: grpc.insecure_channel(target).unary_unary(
+            "/hispeeddesign.idgen.v1.IdGeneratorService/Nope")(b""), C.UNIMPLEMENTED),
+        ("bad message", lambda: grpc.insecure_channel(target).unary_unary(
+            "/hispeeddesign.idgen.v1.IdGeneratorService/GenerateIdBatch")(b"\xff\xff\xff"),
+         C.INVALID_ARGUMENT),
+        ("oversized message", lambda: s.GenerateId(
+            idgen_pb2.GenerateIdRequest(caller_service="x" * 10000)), C.RESOURCE_EXHAUSTED),
+        ("unknown health service", lambda: health_pb2_grpc.HealthStub(
+            grpc.insecure_channel(target)).Check(health_pb2.HealthCheckRequest(service="x")),
+         C.NOT_FOUND),
+    ]
+    for name, fn, want in cases:
+        got, details = code_of(fn)
+        assert got == want, (name, got, details)
+        print("%s: %s (%s)" % (name, got.name, details))
+    r = s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=1000))
+    check_batch(r, 1000)
+    print("count 1000: OK")
+elif mode == "deadline":
+    got, details = code_of(lambda: stub().GenerateId(idgen_pb2.GenerateIdRequest(), timeout=0.2))
+    assert got == grpc.StatusCode.DEADLINE_EXCEEDED, (got, details)
+    print("deadline: %s" % got.name)
+elif mode == "unavailable":
+    got, details = code_of(lambda: stub().GenerateId(idgen_pb2.GenerateIdRequest(), timeout=5))
+    assert got == grpc.StatusCode.UNAVAILABLE and "lease" in details, (got, details)
+    h = health_pb2_grpc.HealthStub(grpc.insecure_channel(target)).Check(
+        health_pb2.HealthCheckRequest(), timeout=5)
+    assert h.status == health_pb2.HealthCheckResponse.NOT_SERVING, h
+    print("unavailable: %s (%s); health NOT_SERVING" % (got.name, details))
+else:
+    sys.exit("unknown mode %s" % mode)
