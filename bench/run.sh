@@ -16,8 +16,9 @@
 # Environment (all optional):
 #   BENCH_DURATION   seconds per idbench run (default 5)
 #   BENCH_THREADS    idbench client threads (default 1: see RESULTS.md)
-#   BENCH_ODD_PORT BENCH_EVEN_PORT BENCH_SVC_PORT BENCH_REDIS_PORT BENCH_NULL_PORT BENCH_HTTP_PORT
-#                    ports (default 13307 13308 14242 16379 14299 14243: below the
+#   BENCH_ODD_PORT BENCH_EVEN_PORT BENCH_SVC_PORT BENCH_REDIS_PORT BENCH_NULL_PORT
+#   BENCH_HTTP_PORT BENCH_GRPC_PORT BENCH_PEER_GRPC_PORT
+#                    ports (default 13307 13308 14242 16379 14299 14243 14244 14245: below the
 #                    kernel's ephemeral range, distinct from make run and tests)
 #   BENCH_RAW_N      REPLACE INTO statements per raw ticket-server run (default 2000)
 #   BENCH_REPS       runs of each server in rows 1, 2 and 7, alternating; every
@@ -52,6 +53,8 @@ SVC_PORT=${BENCH_SVC_PORT:-14242}
 REDIS_PORT=${BENCH_REDIS_PORT:-16379}
 NULL_PORT=${BENCH_NULL_PORT:-14299}
 HTTP_PORT=${BENCH_HTTP_PORT:-14243}
+GRPC_PORT=${BENCH_GRPC_PORT:-14244}
+PEER_GRPC_PORT=${BENCH_PEER_GRPC_PORT:-14245}
 RAW_N=${BENCH_RAW_N:-2000}
 REPS=${BENCH_REPS:-3}
 if command -v perf >/dev/null 2>&1; then PROFILE=${BENCH_PROFILE:-1}; else PROFILE=0; fi
@@ -395,10 +398,10 @@ say "starting idserver on 127.0.0.1:$SVC_PORT"
 IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
 	--listen_port "$SVC_PORT" --odd_host 127.0.0.1 --odd_port "$ODD_PORT" \
 	--even_host 127.0.0.1 --even_port "$EVEN_PORT" --state_file "$VAR/idserver.state" \
-	--http_port "$HTTP_PORT" >"$VAR/idserver.log" 2>&1 &
+	--http_port "$HTTP_PORT" --grpc_port "$GRPC_PORT" >"$VAR/idserver.log" 2>&1 &
 SVC_PID=$!
 PIDS+=("$SVC_PID")
-IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state --http_port $HTTP_PORT"
+IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state --http_port $HTTP_PORT --grpc_port $GRPC_PORT"
 
 say "starting redis-server on 127.0.0.1:$REDIS_PORT"
 "${PIN_SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no \
@@ -529,6 +532,72 @@ h2_run() {
 say "row 10: HTTP/JSON API over keep-alive connections (h2load --h1)"
 h2_run r10-http-id /v1/id 200000
 h2_run r10-http-ids '/v1/ids?count=1000' 20000
+
+# ---- row 11: gRPC (issue 10) ----------------------------------------------
+# A peer: a minimal counter service on Debian's grpcio server, from the same
+# .proto, driven the same way (h2load with a fixed gRPC request body).
+PY_GEN=$VAR/py
+mkdir -p "$PY_GEN"
+/usr/bin/python3 -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$PY_GEN" \
+	--grpc_python_out="$PY_GEN" "$ROOT/proto/idgen.proto" >"$VAR/protoc.log" 2>&1
+cat >"$VAR/peer_grpc.py" <<'PY'
+import itertools, sys, threading
+from concurrent import futures
+sys.path.insert(0, sys.argv[1])
+import grpc, idgen_pb2, idgen_pb2_grpc
+counter, lock = itertools.count(1), threading.Lock()
+class Svc(idgen_pb2_grpc.IdGeneratorServiceServicer):
+    def GenerateId(self, req, ctx):
+        with lock:
+            i = next(counter)
+        return idgen_pb2.GenerateIdResponse(id=i, id_str=str(i))
+    def GenerateIdBatch(self, req, ctx):
+        with lock:
+            ids = [next(counter) for _ in range(req.count)]
+        return idgen_pb2.GenerateIdBatchResponse(ids=ids, ids_str=[str(i) for i in ids],
+                                                 epoch_offset_ms=1767225600000)
+s = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+idgen_pb2_grpc.add_IdGeneratorServiceServicer_to_server(Svc(), s)
+s.add_insecure_port("127.0.0.1:%s" % sys.argv[2])
+s.start()
+s.wait_for_termination()
+PY
+"${PIN_SRV[@]}" /usr/bin/python3 "$VAR/peer_grpc.py" "$PY_GEN" "$PEER_GRPC_PORT" >"$VAR/peer_grpc.log" 2>&1 &
+PEER_PID=$!
+PIDS+=("$PEER_PID")
+printf '\x00\x00\x00\x00\x00' >"$VAR/grpc-id.bin"			# GenerateIdRequest{}
+printf '\x00\x00\x00\x00\x03\x08\xe8\x07' >"$VAR/grpc-batch.bin"	# count = 1000
+# g_run LABEL PID PORT RPC BODY N: h2load, 50 connections x 10 streams; req/s,
+# P99 from its log, the server's CPU; every reply must be HTTP 200.
+g_run() {
+	local label=$1 pid=$2 port=$3 rpc=$4 body=$5 n=$6 c0 c1 hz
+	hz=$(getconf CLK_TCK)
+	LABELS+=("$label")
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -c 50 -m 10 -t 1 -n $n -d $(basename "$body") -H 'content-type: application/grpc' -H 'te: trailers' http://127.0.0.1:$port/hispeeddesign.idgen.v1.IdGeneratorService/$rpc"
+	say "run $label: h2load -c 50 -m 10 -n $n $rpc"
+	c0=$(cpu_ticks "$pid")
+	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load -c 50 -m 10 -t 1 -n "$n" -d "$body" \
+	    -H 'content-type: application/grpc' -H 'te: trailers' --log-file="$RUNS/$label.log" \
+	    "http://127.0.0.1:$port/hispeeddesign.idgen.v1.IdGeneratorService/$rpc" >"$RUNS/$label.out" 2>&1 ||
+	    ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
+		R[$label.state]=errors
+		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
+		return 1
+	fi
+	c1=$(cpu_ticks "$pid")
+	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
+	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
+	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
+	R[$label.state]=ok
+	say "  $label: ${R[$label.req_per_s]} req/s, p99 ${R[$label.p99_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+}
+say "row 11: gRPC unary calls (h2load) vs a grpcio counter service"
+wait_port "$PEER_GRPC_PORT" "$PEER_PID" peer_grpc
+g_run r11-idserver-id "$SVC_PID" "$GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 200000
+g_run r11-peer-id "$PEER_PID" "$PEER_GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 20000
+g_run r11-idserver-batch "$SVC_PID" "$GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 20000
+g_run r11-peer-batch "$PEER_PID" "$PEER_GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 2000
+kill "$PEER_PID" 2>/dev/null
 
 # ---- row 7: open loop at 100k req/s --------------------------------------
 OPEN=(--connections 50 --pipeline 32 --rate 100000)
@@ -941,6 +1010,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 9 | same: server CPU µs/req | $(val r9-idserver-p16 server_cpu_us_per_req) | $(val r9-redis-p16 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") |
 | 10 | HTTP \`/v1/id\`, 50 keep-alive conns (h2load): req/s, P99 µs | $(val r10-http-id req_per_s), P99 $(val r10-http-id p99_us) | | |
 | 10 | HTTP \`/v1/ids?count=1000\`: req/s, P99 µs | $(val r10-http-ids req_per_s), P99 $(val r10-http-ids p99_us) | | |
+| 11 | gRPC \`GenerateId\` (h2load, 50 conns x 10 streams): req/s, P99 µs | $(val r11-idserver-id req_per_s), P99 $(val r11-idserver-id p99_us) | $(val r11-peer-id req_per_s), P99 $(val r11-peer-id p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-id req_per_s)" "$(fig r11-peer-id req_per_s)") |
+| 11 | gRPC \`GenerateIdBatch(1000)\`: req/s, P99 µs | $(val r11-idserver-batch req_per_s), P99 $(val r11-idserver-batch p99_us) | $(val r11-peer-batch req_per_s), P99 $(val r11-peer-batch p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-batch req_per_s)" "$(fig r11-peer-batch req_per_s)") |
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)

@@ -24,6 +24,7 @@ struct config {
 	unsigned	 grpc_max_message_bytes;
 	unsigned	 grpc_max_connections;
 	unsigned	 grpc_idle_timeout_ms;
+	unsigned	 max_callers;
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;
@@ -47,6 +48,9 @@ struct config {
 	unsigned	 max_clients;
 	unsigned	 max_output_bytes;
 	unsigned	 write_timeout_ms;
+	unsigned	 idle_timeout_ms;
+	unsigned	 partial_timeout_ms;
+	unsigned	 max_clients_per_ip;
 	unsigned	 max_requests_per_event;
 	unsigned	 resp_max_args;
 	unsigned	 resp_max_bulk_bytes;

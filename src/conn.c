@@ -10,10 +10,12 @@
 #include "conn.h"
 
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto_resp.h"
@@ -31,6 +33,20 @@ static void	conn_shutdown(struct conn *c);
 static void	conn_set_reading(struct conn *c, bool on);
 static void	conn_linger(struct conn *c);
 static void	conn_linger_cb(evutil_socket_t fd, short what, void *arg);
+static void	conn_idle_cb(evutil_socket_t fd, short what, void *arg);
+static void	conn_watch_input(struct conn *c, bool progressed);
+static void	conn_abort(struct conn *c);
+static struct conn_addr *conn_addr_get(struct conn_set *set, const struct sockaddr *sa);
+static uint64_t	conn_now_us(void);
+
+static uint64_t
+conn_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 void
 conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
@@ -42,14 +58,68 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	set->core = core;
 	set->metrics = metrics;
 	TAILQ_INIT(&set->all);
+	/* Without the table nothing is limited per address; everything else works. */
+	set->addrs = calloc(CONN_ADDR_SLOTS, sizeof(*set->addrs));
+}
+
+/*
+ * The slot of a peer address (created with count 0), or NULL when the table is
+ * full or absent: slots with count 0 are reused, so it holds the open peers.
+ */
+static struct conn_addr *
+conn_addr_get(struct conn_set *set, const struct sockaddr *sa)
+{
+	unsigned char key[16] = { 0 };
+	uint64_t h = UINT64_C(14695981039346656037);
+	struct conn_addr *free_slot = NULL;
+	unsigned i, k;
+
+	if (set->addrs == NULL || sa == NULL)
+		return NULL;
+	if (sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	else
+		return NULL;
+	for (i = 0; i < 16; i++)
+		h = (h ^ key[i]) * UINT64_C(1099511628211);
+	for (i = 0; i < CONN_ADDR_SLOTS; i++) {
+		struct conn_addr *a = &set->addrs[(h + i) % CONN_ADDR_SLOTS];
+
+		if (a->count > 0 && memcmp(a->key, key, 16) == 0)
+			return a;
+		if (a->count == 0 && free_slot == NULL)
+			free_slot = a;
+		if (a->count == 0 && memcmp(a->key, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16) == 0)
+			break;		/* never used: the address is not further on */
+	}
+	if (free_slot != NULL) {
+		for (k = 0; k < 16; k++)
+			free_slot->key[k] = key[k];
+	}
+	return free_slot;
 }
 
 /* Registers a connection and starts reading. */
 bool
-conn_new(struct conn_set *set, evutil_socket_t fd)
+conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 {
-	struct conn *c = calloc(1, sizeof(*c));
+	static const char many[] =
+	    "ERR UNAVAILABLE too many connections from your address (max_clients_per_ip)\n";
+	struct conn_addr *a = conn_addr_get(set, sa);
+	struct conn *c;
 
+	if (a != NULL && a->count >= set->cfg->max_clients_per_ip) {
+		set->stats.rejected_per_ip++;
+		if (write(fd, many, sizeof(many) - 1) < 0) {
+			/* Nothing more to tell a peer we are rejecting anyway. */
+		}
+		evutil_closesocket(fd);
+		return false;
+	}
+	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		evutil_closesocket(fd);
 		return false;
@@ -60,12 +130,15 @@ conn_new(struct conn_set *set, evutil_socket_t fd)
 	c->out_cap = sizeof(c->out_inline);
 	c->rev = event_new(set->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
 	c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
-	if (c->rev == NULL || c->wev == NULL ||
+	c->idle = evtimer_new(set->base, conn_idle_cb, c);
+	if (c->rev == NULL || c->wev == NULL || c->idle == NULL ||
 	    !core_waiter_init(&c->waiter, set->core, conn_resume, c)) {
 		if (c->rev)
 			event_free(c->rev);
 		if (c->wev)
 			event_free(c->wev);
+		if (c->idle)
+			event_free(c->idle);
 		core_waiter_free(&c->waiter);
 		evutil_closesocket(fd);
 		free(c);
@@ -74,7 +147,12 @@ conn_new(struct conn_set *set, evutil_socket_t fd)
 	TAILQ_INSERT_TAIL(&set->all, c, entry);
 	set->stats.open++;
 	set->stats.total++;
+	if (a != NULL) {
+		a->count++;
+		c->addr = a;
+	}
 	conn_set_reading(c, true);
+	conn_watch_input(c, true);
 	return true;
 }
 
@@ -87,6 +165,10 @@ conn_free(struct conn *c)
 	core_waiter_free(&c->waiter);
 	TAILQ_REMOVE(&set->all, c, entry);
 	set->stats.open--;
+	if (c->addr != NULL)
+		c->addr->count--;
+	if (c->idle != NULL)
+		event_free(c->idle);
 	if (c->rev != NULL)
 		event_free(c->rev);
 	event_free(c->wev);
@@ -96,6 +178,19 @@ conn_free(struct conn *c)
 	if (c->out != c->out_inline)
 		free(c->out);
 	free(c);
+}
+
+/*
+ * Drops a peer that does not take its replies: a reset, so the kernel discards
+ * what it still buffers for it instead of trickling it out after our close.
+ */
+static void
+conn_abort(struct conn *c)
+{
+	struct linger lg = { 1, 0 };
+
+	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	conn_free(c);
 }
 
 /* Turns reading on or off (off while the output is over its bound). */
@@ -206,7 +301,7 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	if (what & EV_TIMEOUT) {
 		c->set->stats.write_timeouts++;
-		conn_free(c);
+		conn_abort(c);
 		return;
 	}
 	conn_process(c);
@@ -262,6 +357,59 @@ conn_linger_cb(evutil_socket_t fd, short what, void *arg)
 	conn_free(c);
 }
 
+/*
+ * Bounds on a peer that sends too little: idle_timeout_ms without a request,
+ * partial_timeout_ms with a request begun but not finished (slowloris).
+ * Counted from the last request, and from the first byte of the partial one.
+ */
+static void
+conn_watch_input(struct conn *c, bool progressed)
+{
+	const struct config *cfg = c->set->cfg;
+	struct timeval tv;
+	unsigned ms;
+
+	if (c->waiter.parked || c->closing || c->eof || c->out_off < c->out_len) {
+		/* Not waiting for the peer to send: other bounds apply. */
+		evtimer_del(c->idle);
+		c->partial = false;
+		return;
+	}
+	if (c->in_len > c->in_off) {
+		if (c->partial && !progressed)
+			return;		/* the clock runs from the first byte */
+		c->partial = true;
+		ms = cfg->partial_timeout_ms;
+	} else {
+		if (!progressed && !c->partial && evtimer_pending(c->idle, NULL))
+			return;
+		c->partial = false;
+		ms = cfg->idle_timeout_ms;
+	}
+	if (ms == 0) {
+		evtimer_del(c->idle);
+		return;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(c->idle, &tv);
+}
+
+/* The peer sent no request (or no end of one) in time: close. */
+static void
+conn_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->partial)
+		c->set->stats.partial_timeouts++;
+	else
+		c->set->stats.idle_timeouts++;
+	conn_free(c);
+}
+
 /* Stop reading; close once buffered requests are answered and flushed. */
 static void
 conn_shutdown(struct conn *c)
@@ -289,6 +437,8 @@ conn_set_free(struct conn_set *set)
 
 	while ((c = TAILQ_FIRST(&set->all)) != NULL)
 		conn_free(c);
+	free(set->addrs);
+	set->addrs = NULL;
 }
 
 /* Writes what is buffered; false when the connection broke. */
@@ -305,15 +455,31 @@ conn_flush(struct conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct timeval tv = { c->set->cfg->write_timeout_ms / 1000,
-			    (c->set->cfg->write_timeout_ms % 1000) * 1000 };
+			uint64_t now = conn_now_us(), limit = (uint64_t)c->set->cfg->write_timeout_ms *
+			    1000, stuck;
+			struct timeval tv;
 
-			/* A peer that stops reading is dropped after write_timeout_ms. */
+			/*
+			 * write_timeout_ms counts from the last time the replies were all
+			 * taken, not from the last partial write: a peer reading a byte a
+			 * second is as stuck as one reading nothing.
+			 */
+			if (c->stuck_since_us == 0)
+				c->stuck_since_us = now;
+			stuck = now - c->stuck_since_us;
+			if (stuck >= limit) {
+				c->set->stats.write_timeouts++;
+				c->stuck_since_us = UINT64_MAX;	/* tells the caller: abort it */
+				return false;
+			}
+			tv.tv_sec = (time_t)((limit - stuck) / 1000000);
+			tv.tv_usec = (suseconds_t)((limit - stuck) % 1000000);
 			event_add(c->wev, &tv);
 			return true;
 		}
 		return false;
 	}
+	c->stuck_since_us = 0;
 	c->out_off = c->out_len = 0;
 	/* All flushed: a burst's heap buffer goes back, idle connections stay small. */
 	if (c->out != c->out_inline) {
@@ -359,7 +525,10 @@ conn_process(struct conn *c)
 			c->closing = true;
 	}
 	if (!conn_flush(c)) {
-		conn_free(c);
+		if (c->stuck_since_us == UINT64_MAX)
+			conn_abort(c);
+		else
+			conn_free(c);
 		return;
 	}
 	/* Parked or closing: input waits (or is discarded by the linger). */
@@ -369,9 +538,11 @@ conn_process(struct conn *c)
 		/* Over the bound: stop reading until the peer drains its replies. */
 		if (c->out_len - c->out_off >= cfg->max_output_bytes)
 			conn_set_reading(c, false);
+		conn_watch_input(c, handled > 0);
 		return;
 	}
 	if (c->closing) {
+		evtimer_del(c->idle);
 		conn_linger(c);
 		return;
 	}
@@ -395,4 +566,5 @@ conn_process(struct conn *c)
 		event_add(c->wev, NULL);	/* after the next poll: the DB gets its turn */
 	else if (!c->eof && !c->waiter.parked)
 		conn_set_reading(c, c->in_len - c->in_off < sizeof(c->in));
+	conn_watch_input(c, handled > 0);
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include <event2/event.h>
 
@@ -43,6 +44,17 @@ struct conn_counters {
 	uint64_t	open;
 	uint64_t	total;
 	uint64_t	write_timeouts;	/* peers dropped for not reading (write_timeout_ms) */
+	uint64_t	idle_timeouts;	/* no request for idle_timeout_ms */
+	uint64_t	partial_timeouts; /* a request left incomplete for partial_timeout_ms */
+	uint64_t	rejected_per_ip; /* over max_clients_per_ip */
+};
+
+/* Open connections per peer address (open addressing; a slot per address). */
+#define CONN_ADDR_SLOTS	8192
+
+struct conn_addr {
+	unsigned char	key[16];	/* IPv6, or IPv4-mapped */
+	unsigned	count;
 };
 
 TAILQ_HEAD(conn_list, conn);
@@ -54,6 +66,7 @@ struct conn_set {
 	struct conn_list	 all;
 	struct conn_counters	 stats;
 	const struct metrics_src *metrics;	/* for the STATS and INFO views */
+	struct conn_addr	*addrs;		/* CONN_ADDR_SLOTS, NULL if out of memory */
 };
 
 struct conn {
@@ -64,7 +77,10 @@ struct conn {
 	struct event		*rev;
 	struct event		*wev;
 	struct event		*linger;
+	struct event		*idle;		/* idle_timeout_ms / partial_timeout_ms */
 	struct core_waiter	 waiter;
+	struct conn_addr	*addr;		/* its slot in set->addrs, NULL if none */
+	uint64_t		 stuck_since_us; /* output pending since, 0 when drained */
 	char			*out;		/* out_inline, or a heap buffer for bursts */
 	size_t			 out_len;
 	size_t			 out_off;
@@ -74,6 +90,7 @@ struct conn {
 	bool			 eof;		/* the peer sent FIN */
 	bool			 closing;	/* close once the output is flushed */
 	bool			 reading;
+	bool			 partial;	/* the partial-request timer runs */
 	char			 in[CONN_IN_SIZE];
 	char			 out_inline[CONN_OUT_INLINE];
 };
@@ -83,8 +100,11 @@ struct metrics_src;
 void	conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
 	    struct core *core, const struct metrics_src *metrics);
 
-/* Takes over an accepted socket; false (socket closed) when out of memory. */
-bool	conn_new(struct conn_set *set, evutil_socket_t fd);
+/*
+ * Takes over an accepted socket from peer sa; false (socket closed, with one
+ * line saying why) when its address is over max_clients_per_ip or out of memory.
+ */
+bool	conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa);
 
 /* Every connection closes after flushing what it has buffered; for draining. */
 void	conn_set_drain(struct conn_set *set);

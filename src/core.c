@@ -173,6 +173,42 @@ core_timer_cb(evutil_socket_t fd, short what, void *arg)
 	w->resume(w->arg);
 }
 
+/* A name is counted as given when it is a plain word and the set has room. */
+void
+core_count_caller(struct core *c, const char *name, size_t len)
+{
+	struct core_callers *k = &c->callers;
+	unsigned i;
+	size_t j;
+
+	if (len == 0) {
+		k->none++;
+		return;
+	}
+	for (j = 0; j < len; j++)
+		if (!((name[j] >= 'a' && name[j] <= 'z') || (name[j] >= 'A' && name[j] <= 'Z') ||
+		    (name[j] >= '0' && name[j] <= '9') || name[j] == '.' || name[j] == '_' ||
+		    name[j] == '-'))
+			break;
+	if (j < len || len >= CORE_CALLER_LEN) {
+		k->other++;
+		return;
+	}
+	for (i = 0; i < k->n; i++)
+		if (strlen(k->named[i].name) == len && memcmp(k->named[i].name, name, len) == 0) {
+			k->named[i].calls++;
+			return;
+		}
+	if (k->n >= k->max || k->n >= CORE_CALLERS_MAX) {
+		k->other++;
+		return;
+	}
+	memcpy(k->named[k->n].name, name, len);
+	k->named[k->n].name[len] = '\0';
+	k->named[k->n].calls = 1;
+	k->n++;
+}
+
 void
 core_count(struct core *c, enum core_err err)
 {

@@ -123,12 +123,30 @@ struct core_counters {
 	uint64_t	waits;		/* requests that waited for a refill */
 };
 
+/* Calls per caller name (gRPC's caller_service), a bounded set. */
+#define CORE_CALLERS_MAX	256	/* ceiling of the max_callers setting */
+#define CORE_CALLER_LEN		48
+
+struct core_caller {
+	char		name[CORE_CALLER_LEN];
+	uint64_t	calls;
+};
+
+struct core_callers {
+	unsigned		max;		/* max_callers: names counted one by one */
+	unsigned		n;
+	struct core_caller	named[CORE_CALLERS_MAX];
+	uint64_t		none;		/* no name given */
+	uint64_t		other;		/* past max, or not [A-Za-z0-9._-] */
+};
+
 struct core {
 	struct event_base	*base;
 	struct source		*source;
 	struct core_waiters	 parked;
 	struct event		*wake;
 	struct core_counters	 stats;
+	struct core_callers	 callers;
 };
 
 bool		core_init(struct core *c, struct event_base *base, struct source *source)
@@ -146,6 +164,9 @@ void		core_reject(struct core *c, enum core_err err, const char *why,
 /* Counts a request an adapter answered itself (PING, HELP, QUIT, handshakes, its
  * own errors such as an unknown command: err is then its class). */
 void		core_count(struct core *c, enum core_err err);
+
+/* Counts one call of the named caller (bounded: see struct core_callers). */
+void		core_count_caller(struct core *c, const char *name, size_t len);
 
 /* IDs arrived or health changed: parked waiters retry on the next loop turn. */
 void		core_wake(struct core *c);

@@ -64,7 +64,6 @@ listener_accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockadd
 	int one = 1;
 
 	(void)ev;
-	(void)sa;
 	(void)salen;
 	if (l->draining || l->conns->stats.open >= l->cfg->max_clients) {
 		const char *msg = l->draining ? bye : full;
@@ -78,7 +77,7 @@ listener_accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockadd
 	}
 	evutil_make_socket_nonblocking(fd);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	conn_new(l->conns, fd);
+	conn_new(l->conns, fd, sa);
 }
 
 /*

@@ -323,6 +323,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
+	m.core.callers.max = m.cfg.max_callers;
 	m.metrics.listener = &m.listener.stats;
 	m.metrics.conns = &m.conns.stats;
 	m.metrics.core = &m.core;

@@ -46,6 +46,13 @@ const struct metric_def metrics_table[] = {
 	{ "write_timeouts", C, SVC, "clients",
 	    "clients dropped for not reading (write_timeout_ms)",
 	    "write_timeouts", METRIC_AS_IS, NULL },
+	{ "idle_timeouts", C, SVC, "clients", "clients closed after idle_timeout_ms without a request",
+	    "idle_timeouts", METRIC_AS_IS, NULL },
+	{ "partial_timeouts", C, SVC, "clients",
+	    "clients closed with a request unfinished for partial_timeout_ms",
+	    "partial_timeouts", METRIC_AS_IS, NULL },
+	{ "rejected_per_ip", C, SVC, "clients", "connections refused over max_clients_per_ip",
+	    "connections_rejected_per_ip", METRIC_AS_IS, NULL },
 	{ "accept_errors", C, SVC, "clients", "failed accepts (e.g. out of descriptors)",
 	    "accept_errors", METRIC_AS_IS, NULL },
 	{ "requests", C, SVC, "stats", "requests answered",
@@ -316,6 +323,12 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 		v->num = m->listener->rejected;
 	else if (strcmp(n, "write_timeouts") == 0)
 		v->num = m->conns->write_timeouts;
+	else if (strcmp(n, "idle_timeouts") == 0)
+		v->num = m->conns->idle_timeouts;
+	else if (strcmp(n, "partial_timeouts") == 0)
+		v->num = m->conns->partial_timeouts;
+	else if (strcmp(n, "rejected_per_ip") == 0)
+		v->num = m->conns->rejected_per_ip;
 	else if (strcmp(n, "accept_errors") == 0)
 		v->num = m->listener->accept_errors;
 	else if (strcmp(n, "requests") == 0)
@@ -519,6 +532,19 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 			metrics_printf(b, "idgen_ticket_region_tickets_left{server=\"%s\"} %" PRIu64
 			    "\n", role[s], used < last ? (last - used) / 2 : 0);
 		}
+	}
+	{
+		const struct core_callers *k = &m->core->callers;
+		unsigned i;
+
+		metrics_family(b, "grpc_calls_total", "counter",
+		    "gRPC ID calls by caller_service (max_callers names; the rest in _other)");
+		for (i = 0; i < k->n; i++)
+			metrics_printf(b, "idgen_grpc_calls_total{caller=\"%s\"} %" PRIu64 "\n",
+			    k->named[i].name, k->named[i].calls);
+		metrics_printf(b, "idgen_grpc_calls_total{caller=\"_none\"} %" PRIu64 "\n", k->none);
+		metrics_printf(b, "idgen_grpc_calls_total{caller=\"_other\"} %" PRIu64 "\n",
+		    k->other);
 	}
 	metrics_family(b, "ticket_fetch_seconds", "histogram",
 	    "time to take one ticket (its transaction, and the state file write)");

@@ -638,6 +638,7 @@ grpc_dispatch(struct grpc_stream *st)
 			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
 			return;
 		}
+		core_count_caller(c->g->core, m->caller_service, strlen(m->caller_service));
 		hispeeddesign__idgen__v1__generate_id_request__free_unpacked(m, NULL);
 		st->creq.cmd = CORE_CMD_ID;
 	} else if (st->method == GRPC_M_BATCH) {
@@ -651,6 +652,7 @@ grpc_dispatch(struct grpc_stream *st)
 		}
 		/* The core bounds it: a negative count is out of range like 0. */
 		snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
+		core_count_caller(c->g->core, m->caller_service, strlen(m->caller_service));
 		hispeeddesign__idgen__v1__generate_id_batch_request__free_unpacked(m, NULL);
 		st->creq.cmd = CORE_CMD_IDS;
 		st->creq.arg = st->arg;

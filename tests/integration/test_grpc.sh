@@ -24,6 +24,11 @@ client() { "$PY" "$CLIENT" "$GEN" "$@"; }
 
 # 1. Both RPCs, thousands of concurrent calls, health SERVING.
 client "$GP" calls "$IDS" || fail "gRPC calls"
+# caller_service is counted per caller (the client names itself "t").
+curl -s "http://127.0.0.1:$HP/metrics" >"$T_DIR/metrics.txt"
+grep -qE '^idgen_grpc_calls_total\{caller="t"\} [1-9][0-9]*$' "$T_DIR/metrics.txt" ||
+	fail "no per-caller count: $(grep grpc_calls "$T_DIR/metrics.txt")"
+lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) && [ -z "$lint" ] || fail "promtool: $lint"
 # 2. Every status.
 client "$GP" statuses || fail "gRPC statuses"
 
