@@ -506,29 +506,32 @@ rb_run r9-idserver-p16 "$SVC_PID" "$SVC_PORT" ID 16
 rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 16
 
 # ---- row 10: the HTTP/JSON API (issue 9) ---------------------------------
-# h2_run LABEL PATH N: h2load over HTTP/1.1 keep-alive, 50 connections; req/s
-# from its summary, P99 from its per-request log, server CPU from /proc.
-h2_run() {
-	local label=$1 path=$2 n=$3 c0 c1 hz
+# h2_bench LABEL PID URL N [h2load args...]: one h2load run; req/s from its
+# summary, P99 from its per-request log, the server's CPU from /proc; every
+# reply must be HTTP 2xx.
+h2_bench() {
+	local label=$1 pid=$2 url=$3 n=$4 c0 c1 hz
+	shift 4
 	hz=$(getconf CLK_TCK)
 	LABELS+=("$label")
-	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load --h1 -c 50 -t 1 -n $n http://127.0.0.1:$HTTP_PORT$path"
-	say "run $label: h2load --h1 -c 50 -n $n $path"
-	c0=$(cpu_ticks "$SVC_PID")
-	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load --h1 -c 50 -t 1 -n "$n" \
-	    --log-file="$RUNS/$label.log" "http://127.0.0.1:$HTTP_PORT$path" >"$RUNS/$label.out" 2>&1 ||
-	    ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -n $n $* $url"
+	say "run $label: h2load -n $n $* $url"
+	c0=$(cpu_ticks "$pid")
+	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load -n "$n" "$@" --log-file="$RUNS/$label.log" \
+	    "$url" >"$RUNS/$label.out" 2>&1 || ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
 		R[$label.state]=errors
 		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
 		return 1
 	fi
-	c1=$(cpu_ticks "$SVC_PID")
+	c1=$(cpu_ticks "$pid")
 	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
 	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
 	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
 	R[$label.state]=ok
 	say "  $label: ${R[$label.req_per_s]} req/s, p99 ${R[$label.p99_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
 }
+# HTTP/1.1 keep-alive, 50 connections.
+h2_run() { h2_bench "$1" "$SVC_PID" "http://127.0.0.1:$HTTP_PORT$2" "$3" --h1 -c 50 -t 1; }
 say "row 10: HTTP/JSON API over keep-alive connections (h2load --h1)"
 h2_run r10-http-id /v1/id 200000
 h2_run r10-http-ids '/v1/ids?count=1000' 20000
@@ -567,29 +570,10 @@ PEER_PID=$!
 PIDS+=("$PEER_PID")
 printf '\x00\x00\x00\x00\x00' >"$VAR/grpc-id.bin"			# GenerateIdRequest{}
 printf '\x00\x00\x00\x00\x03\x08\xe8\x07' >"$VAR/grpc-batch.bin"	# count = 1000
-# g_run LABEL PID PORT RPC BODY N: h2load, 50 connections x 10 streams; req/s,
-# P99 from its log, the server's CPU; every reply must be HTTP 200.
+# g_run LABEL PID PORT RPC BODY N: gRPC unary calls, 50 connections x 10 streams.
 g_run() {
-	local label=$1 pid=$2 port=$3 rpc=$4 body=$5 n=$6 c0 c1 hz
-	hz=$(getconf CLK_TCK)
-	LABELS+=("$label")
-	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -c 50 -m 10 -t 1 -n $n -d $(basename "$body") -H 'content-type: application/grpc' -H 'te: trailers' http://127.0.0.1:$port/hispeeddesign.idgen.v1.IdGeneratorService/$rpc"
-	say "run $label: h2load -c 50 -m 10 -n $n $rpc"
-	c0=$(cpu_ticks "$pid")
-	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load -c 50 -m 10 -t 1 -n "$n" -d "$body" \
-	    -H 'content-type: application/grpc' -H 'te: trailers' --log-file="$RUNS/$label.log" \
-	    "http://127.0.0.1:$port/hispeeddesign.idgen.v1.IdGeneratorService/$rpc" >"$RUNS/$label.out" 2>&1 ||
-	    ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
-		R[$label.state]=errors
-		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
-		return 1
-	fi
-	c1=$(cpu_ticks "$pid")
-	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
-	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
-	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
-	R[$label.state]=ok
-	say "  $label: ${R[$label.req_per_s]} req/s, p99 ${R[$label.p99_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+	h2_bench "$1" "$2" "http://127.0.0.1:$3/hispeeddesign.idgen.v1.IdGeneratorService/$4" "$6" \
+	    -c 50 -m 10 -t 1 -d "$5" -H 'content-type: application/grpc' -H 'te: trailers'
 }
 say "row 11: gRPC unary calls (h2load) vs a grpcio counter service"
 wait_port "$PEER_GRPC_PORT" "$PEER_PID" peer_grpc

@@ -43,6 +43,7 @@ static void	lease_do_release(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_idle(struct lease *l);
 static void	lease_adopt(struct lease *l);
+static bool	lease_prepare(struct lease *l, int connect_step, db_cb cb);
 static void	lease_adopt_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_lost(struct lease *l, const char *how);
 static bool	lease_save(struct lease *l, const char *what);
@@ -387,39 +388,52 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 }
 
-/* Pushes window_end to now + lease_window_ms if we still hold the row. */
-static void
-lease_extend(struct lease *l)
+/*
+ * What an extend and an adoption share: the owner must be trusted (away, the
+ * window runs on, and with half of it gone a number is taken elsewhere), and
+ * connected (else connect first: cb comes back with connect_step). True when
+ * the statement can be sent now; c_end is then the new window end.
+ */
+static bool
+lease_prepare(struct lease *l, int connect_step, db_cb cb)
 {
 	struct db_conn *db = l->db[l->server];
 	uint64_t now;
 
 	if (!lease_now(l, &now)) {
 		lease_idle(l);
-		return;
+		return false;
 	}
 	if (l->trust(l->arg, l->server) != LEASE_TRUSTED) {
-		/* Away: the window runs on; half of it gone, take a number elsewhere. */
 		l->stats.extend_failures++;
 		if (now + l->cfg->lease_window_ms / 2 > l->window_end)
 			l->fresh = true;
 		lease_idle(l);
-		return;
+		return false;
 	}
 	l->busy = true;
 	l->c_end = now + l->cfg->lease_window_ms;
 	if (!db_connected(db)) {
-		l->c_step = LEASE_STEP_EXTEND_CONNECT;
-		if (!db_connect(db, lease_extend_cb, l)) {
+		l->c_step = connect_step;
+		if (!db_connect(db, cb, l)) {
 			l->busy = false;
 			lease_idle(l);
 		}
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* Pushes window_end to now + lease_window_ms if we still hold the row. */
+static void
+lease_extend(struct lease *l)
+{
+	if (!lease_prepare(l, LEASE_STEP_EXTEND_CONNECT, lease_extend_cb))
+		return;
 	l->c_step = LEASE_STEP_EXTEND;
-	if (!lease_send(l, db, lease_extend_cb, "UPDATE idgen_leases SET window_end = "
-	    "GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE worker = %u AND "
-	    "holder = '%s'", l->c_end, l->worker, l->holder)) {
+	if (!lease_send(l, l->db[l->server], lease_extend_cb, "UPDATE idgen_leases SET "
+	    "window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE worker = "
+	    "%u AND holder = '%s'", l->c_end, l->worker, l->holder)) {
 		l->busy = false;
 		lease_idle(l);
 	}
@@ -655,33 +669,11 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 static void
 lease_adopt(struct lease *l)
 {
-	struct db_conn *db = l->db[l->server];
-	uint64_t now;
-
-	if (!lease_now(l, &now)) {
-		lease_idle(l);
+	if (!lease_prepare(l, LEASE_STEP_ADOPT_CONNECT, lease_adopt_cb))
 		return;
-	}
-	if (l->trust(l->arg, l->server) != LEASE_TRUSTED) {
-		/* Away: the window runs on; half of it gone, take a number elsewhere. */
-		if (now + l->cfg->lease_window_ms / 2 > l->window_end)
-			l->fresh = true;
-		lease_idle(l);
-		return;
-	}
-	l->busy = true;
-	l->c_end = now + l->cfg->lease_window_ms;
-	if (!db_connected(db)) {
-		l->c_step = LEASE_STEP_ADOPT_CONNECT;
-		if (!db_connect(db, lease_adopt_cb, l)) {
-			l->busy = false;
-			lease_idle(l);
-		}
-		return;
-	}
 	l->c_step = LEASE_STEP_ADOPT;
-	if (!lease_send(l, db, lease_adopt_cb, "UPDATE idgen_leases SET holder = '%s', "
-	    "window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "
+	if (!lease_send(l, l->db[l->server], lease_adopt_cb, "UPDATE idgen_leases SET holder = "
+	    "'%s', window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "
 	    "worker = %u AND holder = '%s'", l->holder, l->c_end, l->worker, l->adopt_from)) {
 		l->busy = false;
 		lease_idle(l);

@@ -50,6 +50,8 @@ static void	http_gen_cb(struct evhttp_request *req, void *arg);
 static void	http_run(void *arg);
 static void	http_gone(struct evhttp_connection *evcon, void *arg);
 static void	http_done(struct http_call *c);
+static void	http_send_text(struct evhttp_request *req, int status, const char *reason,
+		    const char *content_type, char *text, size_t len);
 static void	http_send_json(struct evhttp_request *req, int status, const char *reason,
 		    json_t *body);
 static void	http_send_error(struct evhttp_request *req, enum core_err err,
@@ -201,15 +203,14 @@ http_decode(const struct core_decode *d)
 	return o;
 }
 
-/* Sends body (consumed) with the headers every reply carries. */
+/* Sends text (freed here) with the headers every reply carries. */
 static void
-http_send_json(struct evhttp_request *req, int status, const char *reason, json_t *body)
+http_send_text(struct evhttp_request *req, int status, const char *reason,
+    const char *content_type, char *text, size_t len)
 {
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
 	struct evbuffer *buf = evbuffer_new();
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
 
-	json_decref(body);
 	if (buf == NULL || text == NULL) {
 		free(text);
 		if (buf != NULL)
@@ -217,13 +218,30 @@ http_send_json(struct evhttp_request *req, int status, const char *reason, json_
 		evhttp_send_error(req, 500, "out of memory");
 		return;
 	}
-	evhttp_add_header(hd, "Content-Type", "application/json");
+	evhttp_add_header(hd, "Content-Type", content_type);
 	evhttp_add_header(hd, "Cache-Control", "no-store");
-	evbuffer_add(buf, text, strlen(text));
-	evbuffer_add(buf, "\n", 1);
+	evbuffer_add(buf, text, len);
 	free(text);
 	evhttp_send_reply(req, status, reason, buf);
 	evbuffer_free(buf);
+}
+
+/* Sends body (consumed) as one line of JSON. */
+static void
+http_send_json(struct evhttp_request *req, int status, const char *reason, json_t *body)
+{
+	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+	size_t len = text != NULL ? strlen(text) : 0;
+	char *line = text != NULL ? realloc(text, len + 2) : NULL;
+
+	json_decref(body);
+	if (line == NULL)
+		free(text);
+	else {
+		line[len++] = '\n';
+		line[len] = '\0';
+	}
+	http_send_text(req, status, reason, "application/json", line, len);
 }
 
 /* {"error": {"code": ..., "message": ...}} with a status. */
@@ -338,24 +356,10 @@ http_health(struct proto_http *h, struct evhttp_request *req)
 static void
 http_metrics(struct proto_http *h, struct evhttp_request *req)
 {
-	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
-	struct evbuffer *buf = evbuffer_new();
 	size_t len = 0;
 	char *text = metrics_prometheus(h->m, &len);
 
-	if (buf == NULL || text == NULL) {
-		free(text);
-		if (buf != NULL)
-			evbuffer_free(buf);
-		evhttp_send_error(req, 500, "out of memory");
-		return;
-	}
-	evhttp_add_header(hd, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-	evhttp_add_header(hd, "Cache-Control", "no-store");
-	evbuffer_add(buf, text, len);
-	free(text);
-	evhttp_send_reply(req, 200, "OK", buf);
-	evbuffer_free(buf);
+	http_send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
 /* Routes one request: path, method, query; the ID API goes to the core. */
