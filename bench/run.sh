@@ -581,6 +581,14 @@ g_run r11-idserver-id "$SVC_PID" "$GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 2000
 g_run r11-peer-id "$PEER_PID" "$PEER_GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 20000
 g_run r11-idserver-batch "$SVC_PID" "$GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 20000
 g_run r11-peer-batch "$PEER_PID" "$PEER_GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 2000
+# The target's shape: unary calls at a fixed 10,000 req/s (10 clients x 1,000), P99.
+for who in idserver:$SVC_PID:$GRPC_PORT peer:$PEER_PID:$PEER_GRPC_PORT; do
+	IFS=: read -r name pid port <<<"$who"
+	h2_bench "r11-$name-10k" "$pid" \
+	    "http://127.0.0.1:$port/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId" 50000 \
+	    -c 10 -m 1 -t 1 --rps 1000 -d "$VAR/grpc-id.bin" -H 'content-type: application/grpc' \
+	    -H 'te: trailers'
+done
 kill "$PEER_PID" 2>/dev/null
 
 # ---- row 7: open loop at 100k req/s --------------------------------------
@@ -996,6 +1004,7 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 10 | HTTP \`/v1/ids?count=1000\`: req/s, P99 µs | $(val r10-http-ids req_per_s), P99 $(val r10-http-ids p99_us) | | |
 | 11 | gRPC \`GenerateId\` (h2load, 50 conns x 10 streams): req/s, P99 µs | $(val r11-idserver-id req_per_s), P99 $(val r11-idserver-id p99_us) | $(val r11-peer-id req_per_s), P99 $(val r11-peer-id p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-id req_per_s)" "$(fig r11-peer-id req_per_s)") |
 | 11 | gRPC \`GenerateIdBatch(1000)\`: req/s, P99 µs | $(val r11-idserver-batch req_per_s), P99 $(val r11-idserver-batch p99_us) | $(val r11-peer-batch req_per_s), P99 $(val r11-peer-batch p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-batch req_per_s)" "$(fig r11-peer-batch req_per_s)") |
+| 11 | gRPC \`GenerateId\` at a fixed 10,000 req/s (10 clients x 1,000): req/s, P99 µs | $(val r11-idserver-10k req_per_s), P99 $(val r11-idserver-10k p99_us) | $(val r11-peer-10k req_per_s), P99 $(val r11-peer-10k p99_us) (grpcio counter) | |
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)
