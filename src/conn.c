@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "proto_text.h"
 
 #define CONN_LINGER_MS 2000	/* wait for the peer's EOF after we close */
+#define CONN_TRIM_EVERY	1024	/* closed connections between two malloc_trim() calls */
 
 static void	conn_read_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_write_cb(evutil_socket_t fd, short what, void *arg);
@@ -36,6 +38,7 @@ static void	conn_linger_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_watch_input(struct conn *c, bool progressed);
 static void	conn_abort(struct conn *c);
+static void	conn_trim_cb(evutil_socket_t fd, short what, void *arg);
 static struct conn_addr *conn_addr_get(struct conn_set *set, const struct sockaddr *sa);
 static uint64_t	conn_now_us(void);
 
@@ -60,6 +63,23 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	TAILQ_INIT(&set->all);
 	/* Without the table nothing is limited per address; everything else works. */
 	set->addrs = calloc(CONN_ADDR_SLOTS, sizeof(*set->addrs));
+	set->trim = event_new(base, -1, 0, conn_trim_cb, set);
+}
+
+/*
+ * After a flood of connections closes, malloc keeps their buffers: give the
+ * free pages back to the system, once per CONN_TRIM_EVERY closes, on a turn
+ * of the loop of its own.
+ */
+static void
+conn_trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn_set *set = arg;
+
+	(void)fd;
+	(void)what;
+	set->freed = 0;
+	malloc_trim(0);
 }
 
 /*
@@ -178,6 +198,9 @@ conn_free(struct conn *c)
 	if (c->out != c->out_inline)
 		free(c->out);
 	free(c);
+	if (++set->freed >= CONN_TRIM_EVERY && set->trim != NULL &&
+	    !event_pending(set->trim, EV_TIMEOUT, NULL))
+		event_active(set->trim, EV_TIMEOUT, 0);
 }
 
 /*
@@ -439,6 +462,9 @@ conn_set_free(struct conn_set *set)
 		conn_free(c);
 	free(set->addrs);
 	set->addrs = NULL;
+	if (set->trim != NULL)
+		event_free(set->trim);
+	set->trim = NULL;
 }
 
 /* Writes what is buffered; false when the connection broke. */

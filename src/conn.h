@@ -67,6 +67,8 @@ struct conn_set {
 	struct conn_counters	 stats;
 	const struct metrics_src *metrics;	/* for the STATS and INFO views */
 	struct conn_addr	*addrs;		/* CONN_ADDR_SLOTS, NULL if out of memory */
+	unsigned		 freed;		/* connections closed since the last trim */
+	struct event		*trim;		/* gives freed memory back, off the hot path */
 };
 
 struct conn {
