@@ -8,7 +8,7 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev \
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
 	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-	    python3-grpcio python3-grpc-tools clang
+	    python3-grpcio python3-grpc-tools clang nftables systemd
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
@@ -40,9 +40,18 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 TOOL_SRC  := $(wildcard bench/*.c)
 TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 
+# libidgen (lib/, include/idgen.h): position-independent, only idgen_* exported;
+# it carries the pure layout and base58 code of src/.
+LIBIDGEN_SRC := $(wildcard lib/*.c)
+LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) $(BUILD)/obj/lib/layout.o \
+		$(BUILD)/obj/lib/b58.o
+LIBIDGEN_SO  := $(BUILD)/libidgen.so.1.0.0
+LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen_load
+LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Isrc -Ilib
+
 .PHONY: all deps run db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
-	fuzz-bins
-all: $(BUILD)/idserver $(TOOL_BIN)
+	fuzz-bins tsan
+all: $(BUILD)/idserver $(TOOL_BIN) $(LIBIDGEN)
 
 $(BUILD)/obj/%.o: src/%.c | $(GEN_H)
 	@mkdir -p $(@D)
@@ -65,6 +74,40 @@ $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)
 $(BUILD)/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ $< $(LDFLAGS) -lm
+
+# idbench parses replies with libidgen's parser.
+$(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o
+	$(CC) $(CFLAGS) -Isrc -Ilib -o $@ $^ $(LDFLAGS) -lm
+
+$(BUILD)/obj/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/lib/layout.o $(BUILD)/obj/lib/b58.o: $(BUILD)/obj/lib/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/libidgen.a: $(LIBIDGEN_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(LIBIDGEN_SO): $(LIBIDGEN_OBJ)
+	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,libidgen.so.1 $(if $(SAN),,-Wl,--no-undefined) \
+	    -o $@ $^
+	ln -sf libidgen.so.1.0.0 $(BUILD)/libidgen.so.1
+	ln -sf libidgen.so.1 $(BUILD)/libidgen.so
+
+# The idgen command (linked with the static library: one file to copy).
+$(BUILD)/idgen: cli/idgen.c $(BUILD)/libidgen.a
+	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $< $(BUILD)/libidgen.a -pthread $(LDFLAGS)
+
+# Load and uniqueness tool of the library's integration tests and bench row.
+$(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
+	$(CC) $(CFLAGS) -Iinclude -o $@ $< $(BUILD)/libidgen.a -pthread $(LDFLAGS)
+
+# The library's unit test: its own objects only, and a fake reply source.
+$(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
+	$(CC) $(CFLAGS) -Iinclude -Ilib -Isrc -pthread -o $@ $^ $(LDFLAGS) -lcmocka
 
 # Installs the Debian packages the build, `make run`, the tests and the bench need.
 deps:
@@ -93,6 +136,11 @@ unit: $(UNIT_BIN)
 
 sanitize:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined OPT="-O1 -g" all unit
+
+# ThreadSanitizer: the library's threaded unit test.
+tsan:
+	$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread OPT="-O1 -g" build/tsan/test_libidgen
+	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_libidgen
 
 integration: all
 	tests/integration/run.sh $(BUILD)
@@ -128,4 +176,7 @@ clean:
 # Generated sources stay (they are not intermediates to delete).
 .SECONDARY: $(GEN_C) $(GEN_H)
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d
+-include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d $(LIBIDGEN_OBJ:.o=.d)
+
+# make install / make uninstall (PREFIX, DESTDIR).
+-include install.mk

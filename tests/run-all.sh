@@ -25,6 +25,7 @@ step() {
 step "build (warnings are errors)" make -s all
 step "unit tests (cmocka)" make -s unit
 step "sanitizer build + unit tests (ASan/UBSan)" make -s sanitize
+step "ThreadSanitizer build of libidgen's threaded test" make -s tsan
 step "integration tests on the sanitizer build" tests/integration/run.sh build/asan \
 	tests/integration/test_netcat.sh tests/integration/test_nasty.sh \
 	tests/integration/test_failover.sh tests/integration/test_fallback.sh \
@@ -32,7 +33,7 @@ step "integration tests on the sanitizer build" tests/integration/run.sh build/a
 	tests/integration/test_regress.sh tests/integration/test_restart.sh \
 	tests/integration/test_live.sh tests/integration/test_resp.sh \
 	tests/integration/test_http.sh tests/integration/test_grpc.sh \
-	tests/integration/test_slow.sh
+	tests/integration/test_slow.sh tests/integration/test_libidgen.sh
 step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
 step "fuzzing, bounded (libFuzzer + ASan/UBSan, every parser)" make -s fuzz-short
 

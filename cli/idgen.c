@@ -1,0 +1,389 @@
+/*
+ * idgen.c - the idgen command: IDs, dense blocks and local decoding on top of
+ * libidgen, for shells and scripts (see idgen(1) and docs/design.md
+ * section 11).
+ *
+ * Exit status: 0 success, 1 service error, 2 usage error.
+ */
+#include "idgen.h"
+#include "reply.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CLI_DEFAULT_SERVER	"127.0.0.1:4242"
+#define CLI_DEFAULT_TIMEOUT_MS	2000
+#define CLI_TIMEOUT_MAX_MS	600000
+#define CLI_EXIT_SERVICE	1
+#define CLI_EXIT_USAGE		2
+
+struct cli {
+	const char	*servers;
+	bool		 json;
+	unsigned	 timeout_ms;
+	uint64_t	 block_size;
+};
+
+/* One STATS or PING exchange: lines printed, the reply's end noticed. */
+struct cli_exchange {
+	bool		 print;
+	bool		 err;
+	bool		 pong;
+	char		 errline[IDGEN_ERR_LEN];
+};
+
+static void	cli_usage(FILE *);
+static int	cli_count(const char *, unsigned, unsigned, unsigned *);
+static idgen_client *cli_open(const struct cli *, unsigned);
+static int	cli_ids(const struct cli *, const char *, unsigned);
+static int	cli_decode(const struct cli *, int, char **);
+static bool	cli_stats_line(void *, const char *, const char *);
+static int	cli_stats(const struct cli *);
+static int	cli_ping(const struct cli *);
+
+static void
+cli_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: idgen [--server LIST] [--json] [--timeout MS] [--block-size B] "
+	    "COMMAND [ARG...]\n"
+	    "\n"
+	    "commands:\n"
+	    "  id             print one new ID\n"
+	    "  ids N          print N new IDs (1..%d), ascending, one per line\n"
+	    "  block N        take a dense block of N IDs (1..%d); prints \"FIRST N\"\n"
+	    "  decode ID...   decode IDs locally (no server needed); an ID may be\n"
+	    "                 decimal or its 11-character base58 form\n"
+	    "  stats          print the first reachable idserver's STATS lines\n"
+	    "  ping           check each idserver: \"PONG host:port N us\" or "
+	    "\"DOWN host:port reason\"\n"
+	    "\n"
+	    "options:\n"
+	    "  -s, --server LIST    idservers, host:port[,host:port...] (default "
+	    "$IDGEN_SERVER,\n"
+	    "                       else %s)\n"
+	    "  -j, --json           JSON output (every ID also as a string)\n"
+	    "  -t, --timeout MS     how long a command waits for a server (default %d)\n"
+	    "  -b, --block-size B   the pair's ticket block size, for decode (default "
+	    "%" PRIu64 ")\n"
+	    "  -h, --help           this text\n"
+	    "  -V, --version        the version\n"
+	    "\n"
+	    "exit status: 0 success, 1 service error, 2 usage error\n",
+	    IDGEN_IDS_MAX, IDGEN_BLOCK_MAX, CLI_DEFAULT_SERVER,
+	    CLI_DEFAULT_TIMEOUT_MS, IDGEN_DEFAULT_BLOCK_SIZE);
+}
+
+/* Parses a count in [lo, hi]; CLI_EXIT_USAGE with a message otherwise. */
+static int
+cli_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	const char	*e;
+	uint64_t	 v;
+
+	if (s == NULL || (e = reply_u64(s, s + strlen(s), &v)) == NULL || *e != '\0' ||
+	    v < lo || v > hi) {
+		fprintf(stderr, "idgen: \"%s\": expected a number %u..%u\n",
+		    s ? s : "", lo, hi);
+		return CLI_EXIT_USAGE;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* A client that takes exactly n IDs per request and keeps none in reserve. */
+static idgen_client *
+cli_open(const struct cli *cli, unsigned n)
+{
+	struct idgen_options	 o;
+	idgen_client		*c;
+	char			 err[IDGEN_ERR_LEN];
+
+	idgen_options_init(&o);
+	o.timeout_ms = cli->timeout_ms;
+	o.connect_timeout_ms = cli->timeout_ms;
+	o.fetch_ids = n;
+	o.chunk = n;
+	o.max_batch = 1;
+	o.min_held = 0;
+	o.max_held = n;
+	o.lead_ms = 0;
+	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL)
+		fprintf(stderr, "idgen: %s\n", err);
+	return c;
+}
+
+/* id, ids N, block N. */
+static int
+cli_ids(const struct cli *cli, const char *cmd, unsigned n)
+{
+	uint64_t	 ids[IDGEN_IDS_MAX], first = 0;
+	idgen_client	*c;
+	unsigned	 i;
+	int		 rc;
+
+	if ((c = cli_open(cli, n)) == NULL)
+		return CLI_EXIT_USAGE;
+	if (strcmp(cmd, "block") == 0)
+		rc = idgen_block(c, n, &first);
+	else if (strcmp(cmd, "ids") == 0)
+		rc = idgen_ids(c, n, ids);
+	else
+		rc = idgen_next(c, &ids[0]);
+	if (rc != IDGEN_OK) {
+		fprintf(stderr, "idgen: %s: %s\n", cmd, idgen_last_error());
+		idgen_close(c);
+		return CLI_EXIT_SERVICE;
+	}
+	idgen_close(c);
+	if (strcmp(cmd, "block") == 0) {
+		if (cli->json)
+			printf("{\"first\":%" PRIu64 ",\"first_str\":\"%" PRIu64 "\","
+			    "\"count\":%u}\n", first, first, n);
+		else
+			printf("%" PRIu64 " %u\n", first, n);
+	} else if (strcmp(cmd, "id") == 0) {
+		if (cli->json)
+			printf("{\"id\":%" PRIu64 ",\"id_str\":\"%" PRIu64 "\"}\n",
+			    ids[0], ids[0]);
+		else
+			printf("%" PRIu64 "\n", ids[0]);
+	} else if (cli->json) {
+		printf("{\"ids\":[");
+		for (i = 0; i < n; i++)
+			printf("%s%" PRIu64, i ? "," : "", ids[i]);
+		printf("],\"ids_str\":[");
+		for (i = 0; i < n; i++)
+			printf("%s\"%" PRIu64 "\"", i ? "," : "", ids[i]);
+		printf("]}\n");
+	} else
+		for (i = 0; i < n; i++)
+			printf("%" PRIu64 "\n", ids[i]);
+	return fflush(stdout) == 0 ? 0 : CLI_EXIT_SERVICE;
+}
+
+/* decode ID...: local, offline. */
+static int
+cli_decode(const struct cli *cli, int argc, char **argv)
+{
+	struct idgen_decoded	 d;
+	int			 i, rc = 0;
+
+	if (argc == 0) {
+		fprintf(stderr, "idgen: decode: give at least one ID\n");
+		return CLI_EXIT_USAGE;
+	}
+	for (i = 0; i < argc; i++) {
+		if (idgen_decode_text(argv[i], cli->block_size, &d) != IDGEN_OK) {
+			fprintf(stderr, "idgen: decode: %s\n", idgen_last_error());
+			rc = CLI_EXIT_USAGE;
+			continue;
+		}
+		if (d.kind == IDGEN_TICKET && cli->json)
+			printf("{\"id\":%" PRIu64 ",\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\","
+			    "\"kind\":\"ticket\",\"block\":%" PRIu64 ",\"server\":\"%s\"}\n",
+			    d.id, d.id, d.b58, d.ticket, d.odd ? "odd" : "even");
+		else if (d.kind == IDGEN_TICKET)
+			printf("%" PRIu64 " ticket block=%" PRIu64 " server=%s\n", d.id,
+			    d.ticket, d.odd ? "odd" : "even");
+		else if (cli->json)
+			printf("{\"id\":%" PRIu64 ",\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\","
+			    "\"kind\":\"snowflake\",\"time\":\"%s\",\"unix_ms\":%" PRId64 ","
+			    "\"worker\":%u,\"seq\":%u}\n", d.id, d.id, d.b58, d.time,
+			    d.unix_ms, d.worker, d.seq);
+		else
+			printf("%" PRIu64 " snowflake time=%s worker=%u seq=%u\n", d.id,
+			    d.time, d.worker, d.seq);
+	}
+	return rc;
+}
+
+/* A STATS or PING reply line: printed, or noticed as the end of the reply. */
+static bool
+cli_stats_line(void *arg, const char *p, const char *e)
+{
+	struct cli_exchange	*x = arg;
+	const char		*code, *msg;
+	size_t			 cl, ml;
+
+	if (reply_err(p, e, &code, &cl, &msg, &ml)) {
+		x->err = true;
+		snprintf(x->errline, sizeof(x->errline), "%.*s", (int)(e - p), p);
+		return true;
+	}
+	if (e - p == 4 && memcmp(p, "PONG", 4) == 0) {
+		x->pong = true;
+		return true;
+	}
+	if (e - p == 3 && memcmp(p, "END", 3) == 0)
+		return true;
+	if (x->print)
+		printf("%.*s\n", (int)(e - p), p);
+	return false;
+}
+
+/* stats: the first idserver that answers. */
+static int
+cli_stats(const struct cli *cli)
+{
+	struct cli_exchange	 x;
+	struct wire		 w;
+	const char		*p, *e;
+	char			 err[IDGEN_ERR_LEN];
+	int			 rc = CLI_EXIT_SERVICE;
+
+	for (p = cli->servers; ; p = e + 1) {
+		if ((e = strchr(p, ',')) == NULL)
+			e = p + strlen(p);
+		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err))) {
+			fprintf(stderr, "idgen: %s\n", err);
+			return CLI_EXIT_USAGE;
+		}
+		memset(&x, 0, sizeof(x));
+		x.print = true;
+		if (wire_exchange(&w, "STATS\n", 6, 1, cli->timeout_ms, cli->timeout_ms,
+		    cli_stats_line, &x, err, sizeof(err)) == 1 && !x.err) {
+			wire_free(&w);
+			return fflush(stdout) == 0 ? 0 : CLI_EXIT_SERVICE;
+		}
+		fprintf(stderr, "idgen: stats: %s\n", x.err ? x.errline : err);
+		wire_free(&w);
+		if (*e == '\0')
+			break;
+	}
+	return rc;
+}
+
+/* ping: every idserver, with its round-trip time. */
+static int
+cli_ping(const struct cli *cli)
+{
+	struct cli_exchange	 x;
+	struct timespec		 t0, t1;
+	struct wire		 w;
+	const char		*p, *e;
+	char			 err[IDGEN_ERR_LEN];
+	int			 rc = 0;
+	long			 us;
+
+	for (p = cli->servers; ; p = e + 1) {
+		if ((e = strchr(p, ',')) == NULL)
+			e = p + strlen(p);
+		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err))) {
+			fprintf(stderr, "idgen: %s\n", err);
+			return CLI_EXIT_USAGE;
+		}
+		memset(&x, 0, sizeof(x));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		err[0] = '\0';
+		if (wire_exchange(&w, "PING\n", 5, 1, cli->timeout_ms, cli->timeout_ms,
+		    cli_stats_line, &x, err, sizeof(err)) == 1 && x.pong) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			us = (t1.tv_sec - t0.tv_sec) * 1000000L +
+			    (t1.tv_nsec - t0.tv_nsec) / 1000;
+			printf("PONG %s %ld us\n", w.name, us);
+		} else {
+			printf("DOWN %s %s\n", w.name, x.err ? x.errline : err[0] ? err :
+			    "unexpected reply");
+			rc = CLI_EXIT_SERVICE;
+		}
+		wire_free(&w);
+		if (*e == '\0')
+			break;
+	}
+	return fflush(stdout) == 0 ? rc : CLI_EXIT_SERVICE;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "server", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "block-size", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS };
+	const char	*cmd, *e;
+	unsigned	 n;
+	uint64_t	 v;
+	int		 ch, rc;
+
+	cli.servers = getenv("IDGEN_SERVER");
+	if (cli.servers == NULL || *cli.servers == '\0')
+		cli.servers = CLI_DEFAULT_SERVER;
+	while ((ch = getopt_long(argc, argv, "+s:jt:b:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			cli.servers = optarg;
+			break;
+		case 'j':
+			cli.json = true;
+			break;
+		case 't':
+			if ((rc = cli_count(optarg, 1, CLI_TIMEOUT_MAX_MS, &n)) != 0)
+				return rc;
+			cli.timeout_ms = n;
+			break;
+		case 'b':
+			if ((e = reply_u64(optarg, optarg + strlen(optarg), &v)) == NULL ||
+			    *e != '\0' || v < 4096 || v > (UINT64_C(1) << 32)) {
+				fprintf(stderr, "idgen: --block-size: expected 4096..%"
+				    PRIu64 "\n", UINT64_C(1) << 32);
+				return CLI_EXIT_USAGE;
+			}
+			cli.block_size = v;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			return 0;
+		case 'V':
+			printf("idgen %s\n", IDGEN_VERSION);
+			return 0;
+		default:
+			cli_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	cmd = argv[optind++];
+	argc -= optind;
+	argv += optind;
+	if (strcmp(cmd, "decode") == 0)
+		return cli_decode(&cli, argc, argv);
+	if (strcmp(cmd, "id") == 0 || strcmp(cmd, "stats") == 0 ||
+	    strcmp(cmd, "ping") == 0) {
+		if (argc != 0) {
+			fprintf(stderr, "idgen: %s takes no argument\n", cmd);
+			return CLI_EXIT_USAGE;
+		}
+		if (strcmp(cmd, "id") == 0)
+			return cli_ids(&cli, cmd, 1);
+		return strcmp(cmd, "stats") == 0 ? cli_stats(&cli) : cli_ping(&cli);
+	}
+	if (strcmp(cmd, "ids") == 0 || strcmp(cmd, "block") == 0) {
+		if (argc != 1) {
+			fprintf(stderr, "idgen: %s takes one argument, N\n", cmd);
+			return CLI_EXIT_USAGE;
+		}
+		if ((rc = cli_count(argv[0], 1, strcmp(cmd, "ids") == 0 ?
+		    IDGEN_IDS_MAX : IDGEN_BLOCK_MAX, &n)) != 0)
+			return rc;
+		return cli_ids(&cli, cmd, n);
+	}
+	fprintf(stderr, "idgen: unknown command \"%s\" (see idgen --help)\n", cmd);
+	return CLI_EXIT_USAGE;
+}

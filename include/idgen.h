@@ -1,0 +1,139 @@
+/*
+ * idgen.h - libidgen, the client library of idgen: unique 64-bit IDs handed
+ * out in-process from dense blocks taken from idserver, with no round trip
+ * per ID in steady state.
+ *
+ *	idgen_client *c = idgen_open("10.0.0.1:4242,10.0.0.2:4242", NULL, err, sizeof err);
+ *	uint64_t id;
+ *	if (idgen_next(c, &id) != IDGEN_OK)
+ *		fprintf(stderr, "%s\n", idgen_last_error());
+ *	idgen_close(c);
+ *
+ * A client owns one background thread, started by the first call that needs
+ * IDs, which fetches blocks (pipelined `BLOCK n` requests of the text
+ * protocol) before the held ones run out. Every call is thread-safe; a thread
+ * serves `idgen_next` from its own small share without a lock. A forked child
+ * never hands out an ID its parent holds: the held IDs are dropped in the child
+ * and it fetches its own. See docs/design.md section 11.
+ *
+ * The library writes nothing to stdout or stderr.
+ */
+#ifndef IDGEN_H
+#define IDGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IDGEN_VERSION		"1.0.0"
+#define IDGEN_IDS_MAX		1000	/* most IDs one idgen_ids() call returns */
+#define IDGEN_BLOCK_MAX		4096	/* largest dense block (the server's limit) */
+#define IDGEN_SERVERS_MAX	16	/* endpoints in one client */
+#define IDGEN_ERR_LEN		256	/* room for any message, with its NUL */
+#define IDGEN_DEFAULT_BLOCK_SIZE UINT64_C(1048576)	/* the pair's B (schema) */
+
+/* Result of every call that can fail. */
+enum idgen_err {
+	IDGEN_OK = 0,
+	IDGEN_EINVAL,		/* bad argument (a count out of range, a bad endpoint) */
+	IDGEN_EUNAVAILABLE,	/* no IDs held and no idserver could give any */
+	IDGEN_ETIMEOUT,		/* no IDs held and none arrived within timeout_ms */
+	IDGEN_ENOMEM,		/* out of memory, or a thread could not be started */
+};
+
+typedef struct idgen_client idgen_client;
+
+/* Options of a client; idgen_options_init() sets every default. */
+struct idgen_options {
+	unsigned connect_timeout_ms;	/* connecting to one idserver (500) */
+	unsigned timeout_ms;		/* one round trip; and how long a call
+					   waits for IDs when none are held (2000) */
+	unsigned retry_min_ms;		/* first delay before a failed idserver
+					   is tried again; doubles (100) */
+	unsigned retry_max_ms;		/* ... up to this (5000) */
+	unsigned fetch_ids;		/* IDs per BLOCK request, 1..4096 (4096) */
+	unsigned max_batch;		/* BLOCK requests per round trip (64) */
+	unsigned lead_ms;		/* hold IDs for this long at the recent
+					   rate (100) */
+	uint64_t min_held;		/* refill below this many IDs held (8192) */
+	uint64_t max_held;		/* never hold more than this (16777216) */
+	unsigned chunk;			/* IDs a thread takes at once for
+					   idgen_next, 1..fetch_ids (1024) */
+};
+
+/* What a client has done; a snapshot. */
+struct idgen_stats {
+	uint64_t round_trips;		/* exchanges with an idserver that
+					   returned at least one block */
+	uint64_t requests;		/* BLOCK requests answered with a block */
+	uint64_t ids_fetched;		/* IDs received from idservers */
+	uint64_t ids_held;		/* IDs held now, not yet handed out
+					   (threads' shares not counted) */
+	uint64_t failures;		/* exchanges that failed (connect, I/O,
+					   timeout, ERR, bad reply) */
+	uint64_t failovers;		/* times the next idserver was used */
+	uint64_t forks;			/* forks detected (held IDs dropped) */
+	unsigned server;		/* index of the idserver in use */
+};
+
+/* Which path made an ID (local, no server). */
+struct idgen_decoded {
+	enum { IDGEN_INVALID = 0, IDGEN_TICKET, IDGEN_SNOWFLAKE } kind;
+	uint64_t id;
+	uint64_t ticket;		/* IDGEN_TICKET: the ticket (block) */
+	int	 odd;			/* IDGEN_TICKET: from the odd server */
+	int64_t	 unix_ms;		/* IDGEN_SNOWFLAKE: time, Unix ms */
+	unsigned worker;		/* IDGEN_SNOWFLAKE */
+	unsigned seq;			/* IDGEN_SNOWFLAKE */
+	char	 time[32];		/* IDGEN_SNOWFLAKE: ISO-8601 UTC, ms */
+	char	 b58[12];		/* the 11-character sortable form */
+};
+
+void		 idgen_options_init(struct idgen_options *o);
+
+/*
+ * Opens a client on "host:port[,host:port...]" (an IPv6 address in brackets);
+ * o NULL takes the defaults. No connection is made yet. NULL on error, with a
+ * message in err (errlen bytes).
+ */
+idgen_client	*idgen_open(const char *servers, const struct idgen_options *o,
+		    char *err, size_t errlen);
+
+/* Stops the client's thread and frees it; held IDs are dropped (never reused). */
+void		 idgen_close(idgen_client *c);
+
+/* One new ID. */
+int		 idgen_next(idgen_client *c, uint64_t *id);
+
+/* n (1..IDGEN_IDS_MAX) new IDs, ascending, into out. */
+int		 idgen_ids(idgen_client *c, unsigned n, uint64_t *out);
+
+/* A dense block: every ID in [*first, *first + n) is new (n 1..fetch_ids). */
+int		 idgen_block(idgen_client *c, unsigned n, uint64_t *first);
+
+/* Fills st with the client's counters. */
+void		 idgen_stats(idgen_client *c, struct idgen_stats *st);
+
+/*
+ * Decodes an ID locally; block_size 0 means IDGEN_DEFAULT_BLOCK_SIZE. The
+ * text may also be the 11-character base58 form. IDGEN_EINVAL for an ID
+ * outside 1..2^63-1 or text that is neither form.
+ */
+int		 idgen_decode(uint64_t id, uint64_t block_size, struct idgen_decoded *d);
+int		 idgen_decode_text(const char *s, uint64_t block_size,
+		    struct idgen_decoded *d);
+
+/* The message of this thread's last failed call (like errno, per thread). */
+const char	*idgen_last_error(void);
+
+/* A fixed description of a code. */
+const char	*idgen_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,242 @@
+/*
+ * wire.c - talk to one idserver: connect, write a batch, read its replies.
+ */
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t	wire_now_ms(void);
+static int	wire_wait(int, short, uint64_t);
+static bool	wire_connect(struct wire *, unsigned, char *, size_t);
+
+bool
+wire_init(struct wire *w, const char *s, size_t len, char *err, size_t errlen)
+{
+	const char	*e = s + len, *colon, *h = s, *he;
+	char		*end;
+	long		 port;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	if (len > 0 && *s == '[') {
+		h = s + 1;
+		if ((he = memchr(h, ']', (size_t)(e - h))) == NULL || he + 1 >= e ||
+		    he[1] != ':')
+			goto bad;
+		colon = he + 1;
+	} else {
+		/* The last colon: a bare IPv6 address needs brackets. */
+		colon = NULL;
+		for (he = s; he < e; he++)
+			if (*he == ':')
+				colon = he;
+		if (colon == NULL || memchr(s, ':', (size_t)(colon - s)) != NULL)
+			goto bad;
+		he = colon;
+	}
+	if (he == h || (size_t)(he - h) >= sizeof(w->host) ||
+	    (size_t)(e - colon - 1) >= sizeof(w->port) || e - colon - 1 < 1)
+		goto bad;
+	memcpy(w->host, h, (size_t)(he - h));
+	memcpy(w->port, colon + 1, (size_t)(e - colon - 1));
+	errno = 0;
+	port = strtol(w->port, &end, 10);
+	if (*end != '\0' || errno != 0 || port < 1 || port > 65535 ||
+	    w->port[0] < '1' || w->port[0] > '9')
+		goto bad;
+	snprintf(w->name, sizeof(w->name), "%.*s", (int)len, s);
+	return true;
+bad:
+	snprintf(err, errlen, "bad idserver endpoint \"%.*s\": expected "
+	    "host:port or [ipv6]:port, port 1..65535", (int)(len > 64 ? 64 : len), s);
+	return false;
+}
+
+void
+wire_free(struct wire *w)
+{
+	wire_reset(w);
+	free(w->in);
+	w->in = NULL;
+}
+
+void
+wire_reset(struct wire *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	w->inlen = 0;
+}
+
+/* Monotonic milliseconds. */
+static uint64_t
+wire_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits for events on fd until the deadline: 1 ready, 0 timed out, -1 error. */
+static int
+wire_wait(int fd, short events, uint64_t deadline)
+{
+	struct pollfd	 pfd = { .fd = fd, .events = events };
+	uint64_t	 now;
+	int		 n;
+
+	for (;;) {
+		now = wire_now_ms();
+		if (now >= deadline)
+			return 0;
+		n = poll(&pfd, 1, (int)(deadline - now));
+		if (n > 0)
+			return 1;
+		if (n == 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+/* Connects to the first address of host:port that answers within connect_ms. */
+static bool
+wire_connect(struct wire *w, unsigned connect_ms, char *err, size_t errlen)
+{
+	struct addrinfo	 hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
+	uint64_t	 deadline = wire_now_ms() + connect_ms;
+	socklen_t	 sl;
+	int		 fd = -1, rc, soerr = 0, one = 1;
+
+	if ((rc = getaddrinfo(w->host, w->port, &hints, &ai)) != 0) {
+		snprintf(err, errlen, "%s: %s", w->name, gai_strerror(rc));
+		return false;
+	}
+	snprintf(err, errlen, "%s: no address", w->name);
+	for (a = ai; a != NULL; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    a->ai_protocol);
+		if (fd < 0) {
+			snprintf(err, errlen, "%s: socket: %s", w->name, strerror(errno));
+			continue;
+		}
+		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+			break;
+		if (errno == EINPROGRESS) {
+			rc = wire_wait(fd, POLLOUT, deadline);
+			sl = sizeof(soerr);
+			if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
+			    soerr == 0)
+				break;
+			if (rc == 0)
+				snprintf(err, errlen, "%s: connect timed out after %u ms "
+				    "(connect_timeout_ms)", w->name, connect_ms);
+			else
+				snprintf(err, errlen, "%s: connect: %s", w->name,
+				    strerror(soerr ? soerr : errno));
+		} else
+			snprintf(err, errlen, "%s: connect: %s", w->name, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		return false;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	w->fd = fd;
+	w->inlen = 0;
+	return true;
+}
+
+unsigned
+wire_exchange(struct wire *w, const char *req, size_t len, unsigned nreq,
+    unsigned connect_ms, unsigned timeout_ms, wire_line_fn fn, void *arg,
+    char *err, size_t errlen)
+{
+	uint64_t	 deadline;
+	size_t		 off = 0, used;
+	unsigned	 got = 0;
+	ssize_t		 n;
+	char		*p, *nl, *e;
+	int		 rc;
+
+	if (w->in == NULL && (w->in = malloc(WIRE_IN_MAX)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", w->name);
+		return 0;
+	}
+	if (w->fd < 0 && !wire_connect(w, connect_ms, err, errlen))
+		return 0;
+	deadline = wire_now_ms() + timeout_ms;
+	while (off < len) {
+		n = send(w->fd, req + off, len - off, MSG_NOSIGNAL);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && (rc = wire_wait(w->fd, POLLOUT, deadline)) == 1)
+			continue;
+		snprintf(err, errlen, "%s: send: %s", w->name, n < 0 && errno != EAGAIN ?
+		    strerror(errno) : "timed out (timeout_ms)");
+		goto fail;
+	}
+	while (got < nreq) {
+		/* Every complete line buffered first. */
+		p = w->in;
+		e = w->in + w->inlen;
+		while (got < nreq && (nl = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+			if (fn(arg, p, nl > p && nl[-1] == '\r' ? nl - 1 : nl))
+				got++;
+			p = nl + 1;
+		}
+		used = (size_t)(p - w->in);
+		memmove(w->in, p, w->inlen - used);
+		w->inlen -= used;
+		if (got == nreq)
+			break;
+		if (w->inlen == WIRE_IN_MAX) {
+			snprintf(err, errlen, "%s: reply line longer than %d bytes",
+			    w->name, WIRE_IN_MAX);
+			goto fail;
+		}
+		n = recv(w->fd, w->in + w->inlen, WIRE_IN_MAX - w->inlen, 0);
+		if (n > 0) {
+			w->inlen += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			snprintf(err, errlen, "%s: closed the connection", w->name);
+			goto fail;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN && (rc = wire_wait(w->fd, POLLIN, deadline)) == 1)
+			continue;
+		snprintf(err, errlen, "%s: %s", w->name, errno != EAGAIN ?
+		    strerror(errno) : "no reply within timeout_ms");
+		goto fail;
+	}
+	if (w->inlen > 0) {
+		snprintf(err, errlen, "%s: reply without a request", w->name);
+		wire_reset(w);
+	}
+	return got;
+fail:
+	wire_reset(w);
+	return got;
+}
