@@ -13,6 +13,8 @@
  * doubles; at the end the threads' arrays are unioned once more.
  * duplicates = IDs received - distinct IDs.
  *
+ * Replies are parsed with libidgen's parser (lib/reply.h).
+ *
  * Output: one human line and one "RESULT key=value ..." line.  Exit 0 only
  * for a run with no duplicate, no protocol violation and no error (unless
  * --allow-errors).
@@ -41,6 +43,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "reply.h"
 
 #define IDB_ID_MAX		UINT64_C(0x7fffffffffffffff)	/* 2^63 - 1 */
 #define IDB_NS			UINT64_C(1000000000)
@@ -250,7 +254,6 @@ struct idb_cmdinfo {
 
 static uint64_t	clock_ns(void);
 static size_t	idb_fmt_u64(char *, uint64_t);
-static const char *idb_parse_u64(const char *, uint64_t *);
 static uint64_t	idb_rand(uint64_t *);
 static void	idb_sanitize(char *, size_t, const char *, size_t);
 static void	idb_fatal(const char *, ...)
@@ -381,25 +384,6 @@ idb_fmt_u64(char *dst, uint64_t v)
 	for (i = 0; i < n; i++)
 		dst[i] = tmp[n - 1 - i];
 	return n;
-}
-
-/* Parses 1..19 digits, no leading zero; returns the byte after them or NULL. */
-static inline const char *
-idb_parse_u64(const char *p, uint64_t *out)
-{
-	const char	*s = p;
-	uint64_t	 v = 0;
-	unsigned	 d;
-
-	/* No bounds check: every caller's line ends in '\n', a non-digit. */
-	while ((d = (unsigned)(unsigned char)*p - '0') < 10) {
-		v = v * 10 + d;
-		p++;
-	}
-	if (p == s || p - s > 19 || (*s == '0' && p - s > 1))
-		return NULL;
-	*out = v;
-	return p;
 }
 
 /* splitmix64: a small, seedable, reproducible generator. */
@@ -1101,7 +1085,7 @@ conn_ids(struct idb_conn *c, const struct idb_slot *s, const char *p,
 
 	/* The hot loop: the running range lives in locals until the end. */
 	for (;;) {
-		if ((q = idb_parse_u64(p, &v)) == NULL) {
+		if ((q = reply_u64(p, e, &v)) == NULL) {
 			why = "not a list of IDs";
 			goto bad;
 		}
@@ -1154,17 +1138,17 @@ conn_text_reply(struct idb_conn *c, const struct idb_slot *s, const char *p,
     const char *nl, uint64_t now)
 {
 	struct idb_worker	*w = c->w;
-	const char		*e = nl, *q;
+	const char		*e = nl, *q, *code, *msg;
 	uint64_t		 v, n = 0;
+	size_t			 codelen, msglen;
 
 	if (e > p && e[-1] == '\r')
 		e--;
-	if (e - p >= 3 && p[0] == 'E' && p[1] == 'R' && p[2] == 'R' &&
-	    (e - p == 3 || p[3] == ' '))
-		return conn_err_reply(c, p + 4, e, p);
+	if (reply_err(p, e, &code, &codelen, &msg, &msglen))
+		return conn_err_reply(c, code, e, p);
 	switch (s->kind) {
 	case KIND_ID:
-		if ((q = idb_parse_u64(p, &v)) == NULL || q != e)
+		if ((q = reply_u64(p, e, &v)) == NULL || q != e)
 			return conn_bad(c, EC_PROTO, s, "not an ID", p, e);
 		if (v == 0 || v > IDB_ID_MAX)
 			return conn_bad(c, EC_BADID, s, "ID outside [1, 2^63)",
@@ -1178,8 +1162,8 @@ conn_text_reply(struct idb_conn *c, const struct idb_slot *s, const char *p,
 			return false;
 		break;
 	case KIND_BLOCK:
-		if ((q = idb_parse_u64(p, &v)) == NULL || *q != ' ' ||
-		    (q = idb_parse_u64(q + 1, &n)) == NULL || q != e)
+		if ((q = reply_u64(p, e, &v)) == NULL || q == e || *q != ' ' ||
+		    (q = reply_u64(q + 1, e, &n)) == NULL || q != e)
 			return conn_bad(c, EC_PROTO, s, "not \"<first> <n>\"",
 			    p, e);
 		if (n != s->n)
@@ -1214,7 +1198,7 @@ conn_resp_reply(struct idb_conn *c, const struct idb_slot *s, const char *p,
 		return conn_err_reply(c, p + 1, e, p);
 	if (*p != ':')
 		return conn_bad(c, EC_PROTO, s, "not an integer reply", p, e);
-	if ((q = idb_parse_u64(p + 1, &v)) == NULL || q != e)
+	if ((q = reply_u64(p + 1, e, &v)) == NULL || q != e)
 		return conn_bad(c, p[1] == '-' ? EC_BADID : EC_PROTO, s,
 		    p[1] == '-' ? "negative counter" : "not an integer", p, e);
 	n = s->kind == KIND_INCRBY ? s->n : 1;

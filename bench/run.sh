@@ -591,6 +591,26 @@ for who in idserver:$SVC_PID:$GRPC_PORT peer:$PEER_PID:$PEER_GRPC_PORT; do
 done
 kill "$PEER_PID" 2>/dev/null
 
+# ---- row 12: libidgen in-process (issue 11) --------------------------------
+# idgen_next from a client held by the process (tests/integration/idgen_load.c
+# --bench): 1 and 2 threads, unpinned (the library's refill thread runs too);
+# round trips to idserver per million IDs from the client's own counters.
+IDGEN_LOAD=$BUILD/idgen_load
+say "row 12: libidgen idgen_next in-process, 1 and 2 threads"
+for t in 1 2; do
+	l=r12-t$t
+	LABELS+=("$l")
+	R[$l.cmd]="build/idgen_load -s 127.0.0.1:$SVC_PORT -t $t -d 3 --bench"
+	if "$IDGEN_LOAD" -s "127.0.0.1:$SVC_PORT" -t "$t" -d 3 --bench >"$VAR/$l.out" 2>&1; then
+		R[$l.state]=ok
+		R[$l.ids_per_s]=$(sed -n 's/^RESULT.* ids_per_s=\([0-9]*\).*/\1/p' "$VAR/$l.out")
+		R[$l.rt_per_million]=$(sed -n 's/^RESULT.* rt_per_million=\([0-9.]*\).*/\1/p' "$VAR/$l.out")
+	else
+		R[$l.state]=failed-run
+		say "row 12 ($t threads) failed: $(tail -n 2 "$VAR/$l.out")"
+	fi
+done
+
 # ---- row 7: open loop at 100k req/s --------------------------------------
 OPEN=(--connections 50 --pipeline 32 --rate 100000)
 say "row 7: open loop, 100,000 req/s, 50 connections ($REPS runs each)"
@@ -1005,6 +1025,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 11 | gRPC \`GenerateId\` (h2load, 50 conns x 10 streams): req/s, P99 µs | $(val r11-idserver-id req_per_s), P99 $(val r11-idserver-id p99_us) | $(val r11-peer-id req_per_s), P99 $(val r11-peer-id p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-id req_per_s)" "$(fig r11-peer-id req_per_s)") |
 | 11 | gRPC \`GenerateIdBatch(1000)\`: req/s, P99 µs | $(val r11-idserver-batch req_per_s), P99 $(val r11-idserver-batch p99_us) | $(val r11-peer-batch req_per_s), P99 $(val r11-peer-batch p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-batch req_per_s)" "$(fig r11-peer-batch req_per_s)") |
 | 11 | gRPC \`GenerateId\` at a fixed 10,000 req/s (10 clients x 1,000): req/s, P99 µs | $(val r11-idserver-10k req_per_s), P99 $(val r11-idserver-10k p99_us) | $(val r11-peer-10k req_per_s), P99 $(val r11-peer-10k p99_us) (grpcio counter) | |
+| 12 | libidgen \`idgen_next\` in-process, 1 thread: IDs/s; round trips per million IDs | $(val r12-t1 ids_per_s); $(val r12-t1 rt_per_million) | 10,000,000 (tinyid's client, published) | $(ratio "$(fig r12-t1 ids_per_s)" 10000000) |
+| 12 | same, 2 threads: IDs/s; round trips per million IDs | $(val r12-t2 ids_per_s); $(val r12-t2 rt_per_million) | $(val r12-t1 ids_per_s) (1 thread) | $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") |
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)
@@ -1024,6 +1046,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 | Memory does not grow over runs | RSS after $MEM_ROUNDS identical load rounds: ${MEM_RUNS[*]:-n/a} kB | $T_GROW |
 | Row 9 (issue 8): pipelined RESP requests/s at least Redis's (redis-benchmark -P 16) | ours/Redis = $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") | $(target_ge "$(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)")" 1) |
 | Row 9 (issue 8): pipelined RESP server CPU/request at most 0.6x Redis's | ours/Redis = $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") | $(target_le "$(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)")" 0.6) |
+| Row 12 (issue 11): libidgen at least 100,000,000 IDs/s on one thread | $(val r12-t1 ids_per_s) IDs/s | $(target_ge "$(fig r12-t1 ids_per_s)" 100000000) |
+| Row 12 (issue 11): 2 threads faster than 1 | 2 threads / 1 = $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") | $(target_ge "$(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)")" 1.0001) |
 
 ## Row 1: single IDs, 1 connection, no pipelining (vs Redis INCR)
 

@@ -503,8 +503,11 @@ client_rate(struct idgen_client *c, uint64_t now)
 	t = c->rate * c->o.lead_ms / 1000.0;
 	if (t < (double)c->o.min_held)
 		t = (double)c->o.min_held;
-	if (t > (double)c->o.max_held)
-		t = (double)c->o.max_held;
+	/* Room above the target for half again (see client_main). */
+	if (t > (double)c->o.max_held * 2 / 3)
+		t = (double)c->o.max_held * 2 / 3;
+	if (t < (double)c->o.min_held)
+		t = (double)c->o.min_held;
 	c->target = (uint64_t)t;
 }
 
@@ -514,7 +517,7 @@ client_main(void *arg)
 {
 	struct idgen_client	*c = arg;
 	struct timespec		 ts;
-	uint64_t		 now, need, wait_ms;
+	uint64_t		 now, need, high, wait_ms;
 	unsigned		 nblocks, got, i;
 
 	pthread_mutex_lock(&c->mu);
@@ -526,7 +529,11 @@ client_main(void *arg)
 			pthread_cond_timedwait(&c->wake, &c->mu, &ts);
 			continue;
 		}
-		need = c->held.ids < c->target ? c->target - c->held.ids : 1;
+		/* Up to half again the target: batches stay large at high rates. */
+		high = c->target + c->target / 2;
+		if (high > c->o.max_held)
+			high = c->o.max_held;
+		need = c->held.ids < high ? high - c->held.ids : 1;
 		need = (need + c->o.fetch_ids - 1) / c->o.fetch_ids;
 		nblocks = need > c->o.max_batch ? c->o.max_batch : (unsigned)need;
 		pthread_mutex_unlock(&c->mu);
