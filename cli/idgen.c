@@ -322,7 +322,7 @@ main(int argc, char **argv)
 	cli.servers = getenv("IDGEN_SERVER");
 	if (cli.servers == NULL || *cli.servers == '\0')
 		cli.servers = CLI_DEFAULT_SERVER;
-	while ((ch = getopt_long(argc, argv, "+s:jt:b:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:jt:b:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cli.servers = optarg;
