@@ -3,7 +3,7 @@
 CC       ?= gcc
 PKGS     := libmariadb libevent inih jansson libnghttp2 libprotobuf-c
 BUILD    ?= build
-DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev \
+DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man-db \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \

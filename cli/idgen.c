@@ -268,8 +268,9 @@ cli_ping(const struct cli *cli)
 	struct cli_exchange	 x;
 	struct timespec		 t0, t1;
 	struct wire		 w;
-	const char		*p, *e;
+	const char		*p, *e, *why;
 	char			 err[IDGEN_ERR_LEN];
+	size_t			 n;
 	int			 rc = 0;
 	long			 us;
 
@@ -290,8 +291,12 @@ cli_ping(const struct cli *cli)
 			    (t1.tv_nsec - t0.tv_nsec) / 1000;
 			printf("PONG %s %ld us\n", w.name, us);
 		} else {
-			printf("DOWN %s %s\n", w.name, x.err ? x.errline : err[0] ? err :
-			    "unexpected reply");
+			/* The wire's messages start with the endpoint's name: once is enough. */
+			why = x.err ? x.errline : err[0] ? err : "unexpected reply";
+			n = strlen(w.name);
+			if (strncmp(why, w.name, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+				why += n + 2;
+			printf("DOWN %s %s\n", w.name, why);
 			rc = CLI_EXIT_SERVICE;
 		}
 		wire_free(&w);

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# make install into a DESTDIR tree, then use only what it installed: every file
+# with its mode, the library's SONAME and symlinks, a C program outside the
+# source tree built with `pkg-config idgen` (shared and static) taking IDs from
+# a real idserver, the installed `idgen`, the man pages, `systemd-analyze
+# verify` and `security` on the unit; make uninstall leaves no file behind.
+. "$(dirname "$0")/lib.sh"
+
+DEST=$T_DIR/root
+PREFIX=/usr/local
+P=$DEST$PREFIX
+B=1048576	# the pair's block size (schema/20-*.sql)
+
+# inst TARGET DESTDIR PREFIX: make install/uninstall of this BUILD, quietly.
+inst() {
+	make -s -C "$ROOT" BUILD="$BUILD" "$1" DESTDIR="$2" PREFIX="$3" \
+		>"$T_DIR/make-$1.log" 2>&1 || fail "make $1 PREFIX=$3: $(tail -n 5 "$T_DIR/make-$1.log")"
+}
+
+# Path (under PREFIX) and mode of every regular file install puts there.
+FILES=(
+	"sbin/idserver 755"
+	"bin/idgen 755"
+	"lib/libidgen.so.1.0.0 644"
+	"lib/libidgen.a 644"
+	"include/idgen.h 644"
+	"lib/pkgconfig/idgen.pc 644"
+	"etc/idgen/idserver.conf.sample 644"
+	"share/man/man8/idserver.8 644"
+	"share/man/man1/idgen.1 644"
+	"lib/systemd/system/idserver.service 644"
+)
+# Symlinks and their targets.
+LINKS=(
+	"lib/libidgen.so.1 libidgen.so.1.0.0"
+	"lib/libidgen.so libidgen.so.1"
+)
+
+inst install "$DEST" "$PREFIX"
+inst install "$DEST" "$PREFIX"	# again, over the first: must succeed the same way
+
+# Exactly these files and links, with these modes.
+want=$(for f in "${FILES[@]}" "${LINKS[@]}"; do echo "$P/${f%% *}"; done | sort)
+got=$(find "$DEST" \( -type f -o -type l \) | sort)
+[ "$got" = "$want" ] || fail "installed files differ: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+for f in "${FILES[@]}"; do
+	read -r path mode <<<"$f"
+	[ -f "$P/$path" ] && [ ! -L "$P/$path" ] || fail "$path is not a regular file"
+	[ "$(command stat -c %a "$P/$path")" = "$mode" ] || fail "$path has mode $(command stat -c %a "$P/$path"), want $mode"
+done
+for l in "${LINKS[@]}"; do
+	read -r path target <<<"$l"
+	[ -L "$P/$path" ] || fail "$path is not a symlink"
+	[ "$(readlink "$P/$path")" = "$target" ] || fail "$path -> $(readlink "$P/$path"), want $target"
+	[ "$(readlink -f "$P/$path")" = "$P/lib/libidgen.so.1.0.0" ] || fail "$path does not resolve to the library"
+done
+# Copies of the build products and sources, unchanged.
+for pair in "$BUILD/idserver sbin/idserver" "$BUILD/idgen bin/idgen" \
+	"$BUILD/libidgen.so.1.0.0 lib/libidgen.so.1.0.0" "$BUILD/libidgen.a lib/libidgen.a" \
+	"$ROOT/include/idgen.h include/idgen.h" "$ROOT/idserver.conf etc/idgen/idserver.conf.sample" \
+	"$ROOT/man/idserver.8 share/man/man8/idserver.8" "$ROOT/man/idgen.1 share/man/man1/idgen.1"; do
+	read -r src path <<<"$pair"
+	cmp -s "$src" "$P/$path" || fail "$path differs from $src"
+done
+log "make install: ${#FILES[@]} files and ${#LINKS[@]} links under DESTDIR, modes right"
+
+# The shared library: SONAME libidgen.so.1, the API exported; the archive has objects.
+readelf -d "$P/lib/libidgen.so.1.0.0" | grep -F '(SONAME)' | grep -qF '[libidgen.so.1]' ||
+	fail "SONAME: $(readelf -d "$P/lib/libidgen.so.1.0.0" | grep -F '(SONAME)' || echo none)"
+for s in idgen_options_init idgen_open idgen_next idgen_close; do
+	nm -D --defined-only "$P/lib/libidgen.so.1.0.0" | awk '{ print $NF }' | grep -qx "$s" ||
+		fail "libidgen.so does not export $s"
+done
+[ -n "$(ar t "$P/lib/libidgen.a")" ] || fail "libidgen.a is empty"
+
+# No placeholder left; the paths of this PREFIX filled in.
+! grep -n '@[A-Z_]*@' "$P/lib/pkgconfig/idgen.pc" "$P/lib/systemd/system/idserver.service" ||
+	fail "placeholder left in a generated file"
+grep -qx "prefix=$PREFIX" "$P/lib/pkgconfig/idgen.pc" || fail "idgen.pc: prefix is not $PREFIX"
+grep -q "^ExecStart=$PREFIX/sbin/idserver --config $PREFIX/etc/idgen/idserver.conf " \
+	"$P/lib/systemd/system/idserver.service" || fail "unit: ExecStart"
+grep -qx "LoadCredential=db_password:$PREFIX/etc/idgen/db_password" \
+	"$P/lib/systemd/system/idserver.service" || fail "unit: LoadCredential"
+
+# pkg-config finds only the installed idgen.pc, its paths inside DESTDIR (not
+# exported: a rebuild by a later make must see the system's .pc files).
+pc() {
+	PKG_CONFIG_LIBDIR=$P/lib/pkgconfig PKG_CONFIG_PATH=$P/lib/pkgconfig \
+		PKG_CONFIG_SYSROOT_DIR=$DEST pkg-config "$@"
+}
+flags=$(pc --cflags --libs idgen) || fail "pkg-config --cflags --libs idgen failed"
+for w in "-I$P/include" "-L$P/lib" -lidgen; do
+	[[ " $flags " == *" $w "* ]] || fail "pkg-config --cflags --libs idgen: '$flags' lacks $w"
+done
+sflags=$(pc --static --libs idgen) || fail "pkg-config --static failed"
+[[ " $sflags " == *" -lpthread "* ]] || fail "pkg-config --static --libs idgen: '$sflags' lacks -lpthread"
+
+# A program outside the source tree: 1000 IDs through idgen_next, distinct, nonzero.
+cat >"$T_DIR/prog.c" <<'C'
+#include <idgen.h>	/* first: the header stands on its own */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N 1000
+
+static int
+cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	static uint64_t ids[N];
+	struct idgen_options o;
+	idgen_client *c;
+	char err[256] = "";
+	int i, rc;
+
+	if (argc != 2)
+		return 2;
+	idgen_options_init(&o);
+	c = idgen_open(argv[1], &o, err, sizeof(err));
+	if (c == NULL) {
+		fprintf(stderr, "idgen_open: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < N; i++) {
+		if ((rc = idgen_next(c, &ids[i])) != IDGEN_OK) {
+			fprintf(stderr, "idgen_next: error %d after %d IDs\n", rc, i);
+			return 1;
+		}
+		if (ids[i] == 0) {
+			fprintf(stderr, "idgen_next gave 0\n");
+			return 1;
+		}
+	}
+	idgen_close(c);
+	qsort(ids, N, sizeof(ids[0]), cmp);
+	for (i = 1; i < N; i++)
+		if (ids[i] == ids[i - 1]) {
+			fprintf(stderr, "duplicate %" PRIu64 "\n", ids[i]);
+			return 1;
+		}
+	printf("%d %" PRIu64 " %" PRIu64 "\n", N, ids[0], ids[N - 1]);
+	return 0;
+}
+C
+cd_prog() { (cd "$T_DIR" && "$@"); }	# compiled and inspected where the tree is not
+# shellcheck disable=SC2086 # pkg-config output is a list of words
+cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog prog.c $flags 2>"$T_DIR/cc.log" ||
+	fail "cc with pkg-config idgen: $(head -n 5 "$T_DIR/cc.log")"
+readelf -d "$T_DIR/prog" | grep -F '(NEEDED)' | grep -qF '[libidgen.so.1]' || fail "prog does not need libidgen.so.1"
+LD_LIBRARY_PATH=$P/lib ldd "$T_DIR/prog" | grep -q "libidgen.so.1 => $P/lib/libidgen.so.1 " ||
+	fail "prog does not load the installed library: $(LD_LIBRARY_PATH=$P/lib ldd "$T_DIR/prog" | grep idgen)"
+# The archive alone: -l:libidgen.a instead of -lidgen, with the --static flags.
+# shellcheck disable=SC2046,SC2086
+cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog-static prog.c $(pc --cflags idgen) \
+	${sflags//-lidgen/-l:libidgen.a} 2>"$T_DIR/cc.log" ||
+	fail "cc with libidgen.a: $(head -n 5 "$T_DIR/cc.log")"
+! readelf -d "$T_DIR/prog-static" | grep -qF 'libidgen' || fail "prog-static still needs libidgen.so"
+# The header in C++ too (extern "C"); clang++ comes with Debian's clang.
+cxx=$(command -v c++ || command -v clang++) || fail "no C++ compiler (c++ or clang++)"
+printf '#include <idgen.h>\nint main() { idgen_options o; idgen_options_init(&o); return 0; }\n' >"$T_DIR/cxx.cc"
+# shellcheck disable=SC2046,SC2086
+cd_prog "$cxx" -Wall -Wextra -Werror -fsyntax-only $(pc --cflags idgen) cxx.cc 2>"$T_DIR/cxx.log" ||
+	fail "idgen.h in C++: $(head -n 5 "$T_DIR/cxx.log")"
+
+pair_up
+idserver_start svc "$SVC_PORT"
+for p in prog prog-static; do
+	out=$(LD_LIBRARY_PATH=$P/lib timeout 20 "$T_DIR/$p" "127.0.0.1:$SVC_PORT" 2>"$T_DIR/$p.log") ||
+		fail "$p: $(cat "$T_DIR/$p.log")"
+	read -r n lo hi <<<"$out"
+	[ "$n" = 1000 ] && [ "$lo" -gt 0 ] && [ "$hi" -lt 9007199254740992 ] || fail "$p printed '$out'"
+	log "$p (pkg-config idgen): 1000 distinct IDs, $lo..$hi"
+done
+
+# The installed idgen: one positive integer; decode agrees, offline.
+idgen() { LD_LIBRARY_PATH=$P/lib timeout 20 "$P/bin/idgen" "$@"; }
+out=$(idgen --server "127.0.0.1:$SVC_PORT" id) || fail "idgen id exited $?"
+[[ "$out" =~ ^[0-9]+$ ]] && [ "$out" -gt 0 ] || fail "idgen id printed '$out'"
+out2=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT idgen id) || fail "IDGEN_SERVER=... idgen id exited $?"
+[[ "$out2" =~ ^[0-9]+$ ]] && [ "$out2" != "$out" ] || fail "idgen id printed '$out2' after '$out'"
+t=$((out / B))
+want="$out ticket block=$t server=$([ $((t % 2)) = 1 ] && echo odd || echo even)"
+[ "$(idgen --server 127.0.0.1:1 decode "$out")" = "$want" ] || fail "idgen decode $out: '$(idgen decode "$out")'"
+idgen --help >"$T_DIR/idgen-help.txt" || fail "idgen --help exited $?"
+log "installed idgen id -> $out; decode offline -> ${want#* }"
+
+# The man pages: found by man in the installed tree, no groff warning, and
+# every option of --help documented (idserver.8 with its default too).
+for page in idserver.8 idgen.1; do
+	f=$P/share/man/man${page##*.}/$page
+	[ "$(MANPATH=$P/share/man man -w "${page%.*}" 2>&1)" = "$f" ] || fail "man -w ${page%.*}"
+	w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$f" 2>&1 >/dev/null)
+	[ -z "$w" ] || fail "$page: $w"
+done
+"$P/sbin/idserver" --help >"$T_DIR/idserver-help.txt" || fail "installed idserver --help exited $?"
+python3 - "$T_DIR/idserver-help.txt" "$P/share/man/man8/idserver.8" <<'PY' || fail "idserver.8 does not match idserver --help"
+import re, sys
+page = open(sys.argv[2]).read()
+bad = []
+for line in open(sys.argv[1]):
+    m = re.match(r"  --(\w+) (N|STR)\s+.*\(default: (.*)\)$", line.rstrip("\n"))
+    if not m:
+        continue
+    name, arg, dflt = m.groups()
+    dflt = "none" if dflt == "none" else "\\fB" + dflt.replace("-", "\\-") + "\\fR"
+    entry = '.BI \\-\\-%s " %s"\n' % (name, arg)
+    i = page.find(entry)
+    if i < 0 or ("Default: %s." % dflt) not in page[i:page.find(".TP", i + 1)]:
+        bad.append(name)
+if bad:
+    sys.exit("missing or different: " + " ".join(bad))
+PY
+for o in $(grep -oE -- '--[a-z][a-z-]+' "$T_DIR/idgen-help.txt" | sort -u); do
+	grep -qF -- "${o//-/\\-}" "$P/share/man/man1/idgen.1" || fail "idgen.1 lacks $o"
+done
+
+# systemd-analyze verify wants ExecStart to exist: a copy of the installed unit
+# pointing into DESTDIR, and MANPATH for Documentation=man:idserver(8). It
+# prints problems but exits 0 for most, so any output fails.
+mkdir -p "$T_DIR/verify"
+sed "s|^ExecStart=$PREFIX/sbin/|ExecStart=$P/sbin/|" "$P/lib/systemd/system/idserver.service" \
+	>"$T_DIR/verify/idserver.service"
+grep -q "^ExecStart=$P/sbin/idserver " "$T_DIR/verify/idserver.service" || fail "verify copy: ExecStart"
+out=$(cd "$T_DIR/verify" && MANPATH=$P/share/man systemd-analyze verify idserver.service 2>&1) ||
+	fail "systemd-analyze verify exited $?: $out"
+[ -z "$out" ] || fail "systemd-analyze verify: $out"
+# The sandbox stays tight: exposure at most 2.0 of 10 (1.1 when written).
+out=$(cd "$T_DIR/verify" && systemd-analyze security --offline=yes --threshold=20 idserver.service 2>&1) ||
+	fail "systemd-analyze security: $(echo "$out" | tail -n 1)"
+log "systemd-analyze verify: clean; $(echo "$out" | tail -n 1 | sed 's/ for .*:/:/')"
+
+# PREFIX=/usr: configuration under /etc/idgen.
+inst install "$T_DIR/usr" /usr
+[ -f "$T_DIR/usr/etc/idgen/idserver.conf.sample" ] || fail "PREFIX=/usr: no /etc/idgen/idserver.conf.sample"
+grep -q '^ExecStart=/usr/sbin/idserver --config /etc/idgen/idserver.conf ' \
+	"$T_DIR/usr/usr/lib/systemd/system/idserver.service" || fail "PREFIX=/usr: unit ExecStart"
+grep -qx 'LoadCredential=db_password:/etc/idgen/db_password' \
+	"$T_DIR/usr/usr/lib/systemd/system/idserver.service" || fail "PREFIX=/usr: unit LoadCredential"
+inst uninstall "$T_DIR/usr" /usr
+[ -z "$(find "$T_DIR/usr" \( -type f -o -type l \))" ] || fail "PREFIX=/usr: uninstall left files"
+
+# make uninstall removes every file and link (empty directories may stay).
+inst uninstall "$DEST" "$PREFIX"
+left=$(find "$DEST" \( -type f -o -type l \))
+[ -z "$left" ] || fail "make uninstall left: $(echo "$left" | tr '\n' ' ')"
+log "make uninstall: nothing left"
+log "ok"
