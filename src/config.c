@@ -105,6 +105,8 @@ static const struct config_key config_keys[] = {
 	    "connections from one address at once (so one peer cannot take every slot)" },
 	{ "max_requests_per_event", U(max_requests_per_event), "256", 1, 1000000,
 	    "requests handled per client before others get a turn" },
+	{ "max_output_per_turn", U(max_output_per_turn), "262144", 4096, 1073741824,
+	    "reply bytes formatted in one loop turn, all clients together (each gets one request)" },
 	{ "resp_max_args", U(resp_max_args), "32", 1, 64,
 	    "Redis protocol: most arguments in one request (more is a protocol error)" },
 	{ "resp_max_bulk_bytes", U(resp_max_bulk_bytes), "1024", 1, 2048,

@@ -52,6 +52,7 @@ struct config {
 	unsigned	 partial_timeout_ms;
 	unsigned	 max_clients_per_ip;
 	unsigned	 max_requests_per_event;
+	unsigned	 max_output_per_turn;
 	unsigned	 resp_max_args;
 	unsigned	 resp_max_bulk_bytes;
 	unsigned	 drain_timeout_ms;
