@@ -76,7 +76,8 @@ struct grpc_stream {
 struct grpc_conn {
 	TAILQ_ENTRY(grpc_conn)	 entry;
 	struct proto_grpc	*g;
-	struct bufferevent	*bev;
+	struct bufferevent	*bev;		/* NULL over memory (proto_grpc_mem_open) */
+	struct evbuffer		*out;		/* the bytes to send: bev's output, or our own */
 	nghttp2_session		*session;
 	struct event		*idle;
 	TAILQ_HEAD(, grpc_stream) streams;
@@ -90,6 +91,7 @@ struct proto_grpc {
 	TAILQ_HEAD(, grpc_conn)	 conns;
 	unsigned		 nconns;
 	uint64_t		 rejected;
+	struct grpc_conn	*mem;		/* the connection over memory, if open */
 };
 
 static void	grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
@@ -98,7 +100,9 @@ static void	grpc_read_cb(struct bufferevent *bev, void *arg);
 static void	grpc_write_cb(struct bufferevent *bev, void *arg);
 static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
 static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
+static struct grpc_conn *grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev);
 static void	grpc_conn_free(struct grpc_conn *c);
+static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used);
 static bool	grpc_flush(struct grpc_conn *c);
 static void	grpc_touch(struct grpc_conn *c);
 static void	grpc_dispatch(struct grpc_stream *st);
@@ -126,6 +130,22 @@ static ssize_t	grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf,
 		    uint32_t *flags, nghttp2_data_source *src, void *arg);
 
 bool
+proto_grpc_new(struct proto_grpc **out, struct event_base *base, const struct config *cfg,
+    struct core *core)
+{
+	struct proto_grpc *g = calloc(1, sizeof(*g));
+
+	*out = g;
+	if (g == NULL)
+		return false;
+	g->base = base;
+	g->cfg = cfg;
+	g->core = core;
+	TAILQ_INIT(&g->conns);
+	return true;
+}
+
+bool
 proto_grpc_init(struct proto_grpc **out, struct event_base *base, const struct config *cfg,
     struct core *core, char *err, size_t errlen)
 {
@@ -137,15 +157,10 @@ proto_grpc_init(struct proto_grpc **out, struct event_base *base, const struct c
 	*out = NULL;
 	if (cfg->grpc_port == 0)
 		return true;
-	g = calloc(1, sizeof(*g));
-	if (g == NULL) {
+	if (!proto_grpc_new(&g, base, cfg, core)) {
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}
-	g->base = base;
-	g->cfg = cfg;
-	g->core = core;
-	TAILQ_INIT(&g->conns);
 	snprintf(addr, sizeof(addr), strchr(cfg->grpc_host, ':') ? "[%s]:%u" : "%s:%u",
 	    cfg->grpc_host, cfg->grpc_port);
 	memset(&ss, 0, sizeof(ss));
@@ -178,14 +193,13 @@ proto_grpc_free(struct proto_grpc *g)
 	free(g);
 }
 
-/* A new connection: an HTTP/2 server session with our SETTINGS. */
+/* A new connection from the listener, within grpc_max_connections. */
 static void
 grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
     void *arg)
 {
 	struct proto_grpc *g = arg;
-	nghttp2_session_callbacks *cbs = NULL;
-	nghttp2_settings_entry iv[2];
+	struct bufferevent *bev;
 	struct grpc_conn *c;
 	int one = 1;
 
@@ -197,26 +211,47 @@ grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 		evutil_closesocket(fd);
 		return;
 	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
 		evutil_closesocket(fd);
 		return;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((c = grpc_conn_new(g, bev)) == NULL)
+		return;
+	bufferevent_setcb(c->bev, grpc_read_cb, grpc_write_cb, grpc_event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (!grpc_flush(c))
+		grpc_conn_free(c);
+}
+
+/*
+ * An HTTP/2 server session with our SETTINGS over bev, or over memory when bev
+ * is NULL; NULL (bev freed) when out of memory.
+ */
+static struct grpc_conn *
+grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
+{
+	nghttp2_session_callbacks *cbs = NULL;
+	nghttp2_settings_entry iv[2];
+	struct grpc_conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		if (bev != NULL)
+			bufferevent_free(bev);
+		return NULL;
+	}
 	c->g = g;
 	TAILQ_INIT(&c->streams);
-	c->bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->bev = bev;
+	c->out = bev != NULL ? bufferevent_get_output(bev) : evbuffer_new();
 	c->idle = evtimer_new(g->base, grpc_idle_cb, c);
-	if (c->bev == NULL || c->idle == NULL || nghttp2_session_callbacks_new(&cbs) != 0) {
-		if (c->bev == NULL)
-			evutil_closesocket(fd);
-		TAILQ_INSERT_TAIL(&g->conns, c, entry);
-		g->nconns++;
-		grpc_conn_free(c);
-		return;
-	}
 	TAILQ_INSERT_TAIL(&g->conns, c, entry);
 	g->nconns++;
+	if (c->out == NULL || c->idle == NULL || nghttp2_session_callbacks_new(&cbs) != 0) {
+		grpc_conn_free(c);
+		return NULL;
+	}
 	nghttp2_session_callbacks_set_send_callback(cbs, grpc_send_cb);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, grpc_begin_headers_cb);
 	nghttp2_session_callbacks_set_on_header_callback(cbs, grpc_header_cb);
@@ -226,7 +261,7 @@ grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 	if (nghttp2_session_server_new(&c->session, cbs, c) != 0) {
 		nghttp2_session_callbacks_del(cbs);
 		grpc_conn_free(c);
-		return;
+		return NULL;
 	}
 	nghttp2_session_callbacks_del(cbs);
 	iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
@@ -234,11 +269,8 @@ grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 	iv[1].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
 	iv[1].value = 16384;
 	nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 2);
-	bufferevent_setcb(c->bev, grpc_read_cb, grpc_write_cb, grpc_event_cb, c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	grpc_touch(c);
-	if (!grpc_flush(c))
-		grpc_conn_free(c);
+	return c;
 }
 
 /* Any traffic restarts the idle timer (grpc_idle_timeout_ms). */
@@ -278,8 +310,12 @@ grpc_conn_free(struct grpc_conn *c)
 		nghttp2_session_del(c->session);
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
+	else if (c->out != NULL)
+		evbuffer_free(c->out);
 	if (c->idle != NULL)
 		event_free(c->idle);
+	if (c->g->mem == c)
+		c->g->mem = NULL;
 	TAILQ_REMOVE(&c->g->conns, c, entry);
 	c->g->nconns--;
 	free(c);
@@ -292,7 +328,7 @@ grpc_flush(struct grpc_conn *c)
 	if (nghttp2_session_send(c->session) != 0)
 		return false;
 	if (!nghttp2_session_want_read(c->session) && !nghttp2_session_want_write(c->session) &&
-	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+	    evbuffer_get_length(c->out) == 0)
 		return false;
 	return true;
 }
@@ -305,20 +341,17 @@ grpc_send_cb(nghttp2_session *s, const uint8_t *data, size_t len, int flags, voi
 	(void)s;
 	(void)flags;
 	/* Bounded: a peer that reads nothing stops us producing. */
-	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 1024 * 1024)
+	if (evbuffer_get_length(c->out) > 1024 * 1024)
 		return NGHTTP2_ERR_WOULDBLOCK;
-	if (bufferevent_write(c->bev, data, len) != 0)
+	if (evbuffer_add(c->out, data, len) != 0)
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	return (ssize_t)len;
 }
 
-static void
-grpc_read_cb(struct bufferevent *bev, void *arg)
+/* The peer's bytes into the session; false when the connection must close. */
+static bool
+grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used)
 {
-	struct grpc_conn *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t len = evbuffer_get_length(in);
-	unsigned char *data = evbuffer_pullup(in, -1);
 	ssize_t n;
 
 	grpc_touch(c);
@@ -326,12 +359,62 @@ grpc_read_cb(struct bufferevent *bev, void *arg)
 	if (n < 0) {
 		/* Not HTTP/2 (a bad preface), or a protocol error: GOAWAY went out. */
 		(void)nghttp2_session_send(c->session);
+		return false;
+	}
+	*used = (size_t)n;
+	return true;
+}
+
+static void
+grpc_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct grpc_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len = evbuffer_get_length(in), n;
+	unsigned char *data = evbuffer_pullup(in, -1);
+
+	if (!grpc_recv(c, data, len, &n)) {
 		grpc_conn_free(c);
 		return;
 	}
-	evbuffer_drain(in, (size_t)n);
+	evbuffer_drain(in, n);
 	if (!grpc_flush(c))
 		grpc_conn_free(c);
+}
+
+bool
+proto_grpc_mem_open(struct proto_grpc *g)
+{
+	if (g->mem != NULL)
+		return true;
+	g->mem = grpc_conn_new(g, NULL);
+	if (g->mem != NULL && !grpc_flush(g->mem))
+		grpc_conn_free(g->mem);
+	return g->mem != NULL;
+}
+
+bool
+proto_grpc_mem_recv(struct proto_grpc *g, const uint8_t *data, size_t len,
+    struct evbuffer *sent)
+{
+	struct grpc_conn *c = g->mem;
+	size_t n;
+
+	if (c == NULL)
+		return false;
+	if (!grpc_recv(c, data, len, &n) || !grpc_flush(c))
+		goto closed;
+	/* A peer that reads at once: each drained output is a grpc_write_cb. */
+	while (evbuffer_get_length(c->out) > 0) {
+		evbuffer_add_buffer(sent, c->out);
+		if (!grpc_flush(c))
+			goto closed;
+	}
+	return true;
+closed:
+	evbuffer_add_buffer(sent, c->out);
+	grpc_conn_free(c);
+	return false;
 }
 
 static void

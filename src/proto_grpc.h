@@ -14,7 +14,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "config.h"
@@ -26,5 +28,20 @@ bool	proto_grpc_init(struct proto_grpc **out, struct event_base *base,
 	    const struct config *cfg, struct core *core, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));
 void	proto_grpc_free(struct proto_grpc *g);
+
+/* The adapter without a listener; false when out of memory (*out is then NULL). */
+bool	proto_grpc_new(struct proto_grpc **out, struct event_base *base,
+	    const struct config *cfg, struct core *core) __attribute__((warn_unused_result));
+
+/*
+ * One connection over memory instead of a socket (fuzz/fuzz_h2.c): the same
+ * session, callbacks and replies. proto_grpc_mem_open starts it (our SETTINGS
+ * are then queued); proto_grpc_mem_recv feeds it the client's bytes and moves
+ * everything the server sends to sent, as a peer reading at once would. Both
+ * return false once the connection is closed (and freed), as a socket's would be.
+ */
+bool	proto_grpc_mem_open(struct proto_grpc *g) __attribute__((warn_unused_result));
+bool	proto_grpc_mem_recv(struct proto_grpc *g, const uint8_t *data, size_t len,
+	    struct evbuffer *sent) __attribute__((warn_unused_result));
 
 #endif

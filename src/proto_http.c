@@ -18,17 +18,6 @@
 #include "source.h"
 #include "tier.h"
 
-enum http_route {
-	HTTP_ID,
-	HTTP_IDS,
-	HTTP_BLOCK,
-	HTTP_DECODE,
-	HTTP_B58,
-	HTTP_HEALTH,
-	HTTP_STATS,
-	HTTP_METRICS,
-};
-
 struct proto_http {
 	struct evhttp		*ev;
 	struct core		*core;
@@ -41,7 +30,7 @@ struct http_call {
 	struct proto_http		*h;
 	struct evhttp_request		*req;
 	struct evhttp_connection	*evcon;
-	enum http_route			 route;
+	enum proto_http_page		 route;
 	struct core_req			 creq;
 	char				 arg[64];
 };
@@ -135,12 +124,12 @@ http_result(const struct http_call *c, const struct core_result *res)
 	if (o == NULL)
 		return NULL;
 	switch (c->route) {
-	case HTTP_ID:
+	case PROTO_HTTP_ID:
 		snprintf(num, sizeof(num), "%" PRIu64, res->ids[0]);
 		json_object_set_new(o, "id", http_id(res->ids[0]));
 		json_object_set_new(o, "id_str", json_string(num));
 		break;
-	case HTTP_IDS:
+	case PROTO_HTTP_IDS:
 		ids = json_array();
 		strs = json_array();
 		for (i = 0; i < res->count; i++) {
@@ -151,24 +140,24 @@ http_result(const struct http_call *c, const struct core_result *res)
 		json_object_set_new(o, "ids", ids);
 		json_object_set_new(o, "ids_str", strs);
 		break;
-	case HTTP_BLOCK:
+	case PROTO_HTTP_BLOCK:
 		snprintf(num, sizeof(num), "%" PRIu64, res->first);
 		json_object_set_new(o, "first", http_id(res->first));
 		json_object_set_new(o, "first_str", json_string(num));
 		json_object_set_new(o, "count", json_integer(res->count));
 		break;
-	case HTTP_DECODE:
+	case PROTO_HTTP_DECODE:
 		json_decref(o);
 		return http_decode(&res->dec);
-	case HTTP_B58:
+	case PROTO_HTTP_B58:
 		snprintf(num, sizeof(num), "%" PRIu64, res->dec.id);
 		json_object_set_new(o, "id", http_id(res->dec.id));
 		json_object_set_new(o, "id_str", json_string(num));
 		json_object_set_new(o, "b58", json_string(res->dec.b58));
 		break;
-	case HTTP_HEALTH:
-	case HTTP_STATS:
-	case HTTP_METRICS:
+	case PROTO_HTTP_HEALTH:
+	case PROTO_HTTP_STATS:
+	case PROTO_HTTP_METRICS:
 		break;
 	}
 	return o;
@@ -362,72 +351,104 @@ http_metrics(struct proto_http *h, struct evhttp_request *req)
 	http_send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
-/* Routes one request: path, method, query; the ID API goes to the core. */
-static void
-http_gen_cb(struct evhttp_request *req, void *arg)
+void
+proto_http_route(enum evhttp_cmd_type method, const char *path, const char *query,
+    struct proto_http_route *r)
 {
 	static const struct {
-		const char	*path;
-		bool		 prefix;	/* the rest of the path is the argument */
-		enum http_route	 route;
-		enum core_cmd	 cmd;
-		bool		 count;		/* takes ?count= */
+		const char		*path;
+		bool			 prefix;	/* the rest of the path is the argument */
+		enum proto_http_page	 page;
+		enum core_cmd		 cmd;
+		bool			 count;		/* takes ?count= */
 	} routes[] = {
-		{ "/v1/id", false, HTTP_ID, CORE_CMD_ID, false },
-		{ "/v1/ids", false, HTTP_IDS, CORE_CMD_IDS, true },
-		{ "/v1/block", false, HTTP_BLOCK, CORE_CMD_BLOCK, true },
-		{ "/v1/decode/", true, HTTP_DECODE, CORE_CMD_DECODE, false },
-		{ "/v1/b58/", true, HTTP_B58, CORE_CMD_B58, false },
-		{ "/health", false, HTTP_HEALTH, CORE_CMD_PING, false },
-		{ "/stats", false, HTTP_STATS, CORE_CMD_STATS, false },
-		{ "/metrics", false, HTTP_METRICS, CORE_CMD_STATS, false },
+		{ "/v1/id", false, PROTO_HTTP_ID, CORE_CMD_ID, false },
+		{ "/v1/ids", false, PROTO_HTTP_IDS, CORE_CMD_IDS, true },
+		{ "/v1/block", false, PROTO_HTTP_BLOCK, CORE_CMD_BLOCK, true },
+		{ "/v1/decode/", true, PROTO_HTTP_DECODE, CORE_CMD_DECODE, false },
+		{ "/v1/b58/", true, PROTO_HTTP_B58, CORE_CMD_B58, false },
+		{ "/health", false, PROTO_HTTP_HEALTH, CORE_CMD_PING, false },
+		{ "/stats", false, PROTO_HTTP_STATS, CORE_CMD_STATS, false },
+		{ "/metrics", false, PROTO_HTTP_METRICS, CORE_CMD_STATS, false },
 	};
-	struct proto_http *h = arg;
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	const char *query = uri != NULL ? evhttp_uri_get_query(uri) : NULL, *rest = NULL;
-	enum evhttp_cmd_type method = evhttp_request_get_command(req);
 	struct evkeyvalq params;
-	struct http_call *c;
 	const char *count;
 	size_t i, n;
 	bool api;
 
+	memset(r, 0, sizeof(*r));
 	if (path == NULL)
 		path = "";
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		n = strlen(routes[i].path);
 		if (routes[i].prefix ? strncmp(path, routes[i].path, n) == 0 && path[n] != '\0' :
-		    strcmp(path, routes[i].path) == 0) {
-			rest = path + n;
+		    strcmp(path, routes[i].path) == 0)
 			break;
-		}
 	}
 	if (i == sizeof(routes) / sizeof(routes[0])) {
-		core_count(h->core, CORE_ERR_BADREQ);
-		http_send_status(req, 404, "Not Found", "NOTFOUND", "no such path: the API is "
-		    "/v1/id, /v1/ids?count=N, /v1/block?count=N, /v1/decode/<id>, /v1/b58/<id>; "
-		    "also /health, /stats, /metrics");
+		r->status = 404;
+		r->reason = "Not Found";
+		r->code = "NOTFOUND";
+		r->why = "no such path: the API is /v1/id, /v1/ids?count=N, /v1/block?count=N, "
+		    "/v1/decode/<id>, /v1/b58/<id>; also /health, /stats, /metrics";
 		return;
 	}
-	api = routes[i].route < HTTP_HEALTH;
+	r->page = routes[i].page;
+	r->cmd = routes[i].cmd;
+	api = routes[i].page < PROTO_HTTP_HEALTH;
 	if (api ? method != EVHTTP_REQ_GET && method != EVHTTP_REQ_POST :
 	    method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-		    api ? "GET, POST" : "GET, HEAD");
-		core_count(h->core, CORE_ERR_BADREQ);
-		http_send_status(req, 405, "Method Not Allowed", "BADREQ", api ?
-		    "use GET or POST" : "use GET or HEAD");
+		r->status = 405;
+		r->reason = "Method Not Allowed";
+		r->code = "BADREQ";
+		r->why = api ? "use GET or POST" : "use GET or HEAD";
+		r->allow = api ? "GET, POST" : "GET, HEAD";
 		return;
 	}
-	switch (routes[i].route) {
-	case HTTP_HEALTH:
+	if (routes[i].count) {
+		TAILQ_INIT(&params);
+		if (query == NULL || evhttp_parse_query_str(query, &params) != 0 ||
+		    (count = evhttp_find_header(&params, "count")) == NULL) {
+			evhttp_clear_headers(&params);
+			r->status = 400;
+			r->reason = "Bad Request";
+			r->code = "BADREQ";
+			r->why = "count=N is required";
+			return;
+		}
+		snprintf(r->arg, sizeof(r->arg), "%s", count);
+		evhttp_clear_headers(&params);
+	} else if (routes[i].prefix)
+		snprintf(r->arg, sizeof(r->arg), "%s", path + n);
+	r->has_arg = routes[i].count || routes[i].prefix;
+}
+
+/* Answers one request: a refusal, a page of ours, or the ID API through the core. */
+static void
+http_gen_cb(struct evhttp_request *req, void *arg)
+{
+	struct proto_http *h = arg;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	struct proto_http_route rt;
+	struct http_call *c;
+
+	proto_http_route(evhttp_request_get_command(req), uri != NULL ?
+	    evhttp_uri_get_path(uri) : NULL, uri != NULL ? evhttp_uri_get_query(uri) : NULL, &rt);
+	if (rt.status != 0) {
+		if (rt.allow != NULL)
+			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", rt.allow);
+		core_count(h->core, CORE_ERR_BADREQ);
+		http_send_status(req, rt.status, rt.reason, rt.code, rt.why);
+		return;
+	}
+	switch (rt.page) {
+	case PROTO_HTTP_HEALTH:
 		http_health(h, req);
 		return;
-	case HTTP_STATS:
+	case PROTO_HTTP_STATS:
 		http_stats(h, req);
 		return;
-	case HTTP_METRICS:
+	case PROTO_HTTP_METRICS:
 		http_metrics(h, req);
 		return;
 	default:
@@ -442,23 +463,10 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 	c->h = h;
 	c->req = req;
 	c->evcon = evhttp_request_get_connection(req);
-	c->route = routes[i].route;
-	c->creq.cmd = routes[i].cmd;
-	if (routes[i].count) {
-		TAILQ_INIT(&params);
-		if (query == NULL || evhttp_parse_query_str(query, &params) != 0 ||
-		    (count = evhttp_find_header(&params, "count")) == NULL) {
-			evhttp_clear_headers(&params);
-			core_count(h->core, CORE_ERR_BADREQ);
-			http_send_status(req, 400, "Bad Request", "BADREQ", "count=N is required");
-			http_done(c);
-			return;
-		}
-		snprintf(c->arg, sizeof(c->arg), "%s", count);
-		evhttp_clear_headers(&params);
-	} else if (rest != NULL && *rest != '\0')
-		snprintf(c->arg, sizeof(c->arg), "%s", rest);
-	if (routes[i].count || routes[i].prefix) {
+	c->route = rt.page;
+	c->creq.cmd = rt.cmd;
+	if (rt.has_arg) {
+		memcpy(c->arg, rt.arg, sizeof(c->arg));
 		c->creq.arg = c->arg;
 		c->creq.arglen = strlen(c->arg);
 	}

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include <event2/event.h>
+#include <event2/http.h>
 
 #include "config.h"
 #include "core.h"
@@ -22,10 +23,42 @@
 struct metrics_src;
 struct proto_http;
 
+/* The endpoints; the ID API comes first, the rest are answered here. */
+enum proto_http_page {
+	PROTO_HTTP_ID,
+	PROTO_HTTP_IDS,
+	PROTO_HTTP_BLOCK,
+	PROTO_HTTP_DECODE,
+	PROTO_HTTP_B58,
+	PROTO_HTTP_HEALTH,
+	PROTO_HTTP_STATS,
+	PROTO_HTTP_METRICS,
+};
+
+/* Where a request goes: a page and its core command, or a refusal to send. */
+struct proto_http_route {
+	int			 status;	/* 0 when routed, else 400, 404 or 405 */
+	const char		*reason;	/* the refusal: status line, JSON code, message */
+	const char		*code;
+	const char		*why;
+	const char		*allow;		/* the Allow header of a 405 */
+	enum proto_http_page	 page;
+	enum core_cmd		 cmd;
+	bool			 has_arg;	/* arg is the command's argument */
+	char			 arg[64];	/* ?count= or the rest of the path, truncated */
+};
+
 /* Binds http_host:http_port; false with a reason naming the setting. */
 bool	proto_http_init(struct proto_http **out, struct event_base *base,
 	    const struct config *cfg, struct core *core, const struct metrics_src *m,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));
 void	proto_http_free(struct proto_http *h);
+
+/*
+ * Routes a request by method, path and query as evhttp parsed them (NULL when
+ * absent): no I/O, the same answer for the same request (fuzz/fuzz_http.c).
+ */
+void	proto_http_route(enum evhttp_cmd_type method, const char *path, const char *query,
+	    struct proto_http_route *r);
 
 #endif
