@@ -41,6 +41,11 @@ static void	conn_abort(struct conn *c);
 static void	conn_trim_cb(evutil_socket_t fd, short what, void *arg);
 static struct conn_addr *conn_addr_get(struct conn_set *set, const struct sockaddr *sa);
 static uint64_t	conn_now_us(void);
+static char	*conn_buf_get(struct conn_set *set, bool in);
+static void	conn_buf_put(struct conn_set *set, bool in, char *p);
+static void	conn_shrink(struct conn *c);
+static void	conn_defer(struct conn *c);
+static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
 
 static uint64_t
 conn_now_us(void)
@@ -64,6 +69,60 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	/* Without the table nothing is limited per address; everything else works. */
 	set->addrs = calloc(CONN_ADDR_SLOTS, sizeof(*set->addrs));
 	set->trim = event_new(base, -1, 0, conn_trim_cb, set);
+	TAILQ_INIT(&set->deferred);
+	set->resume = evtimer_new(base, conn_resume_cb, set);
+}
+
+/*
+ * Puts a connection that used up the turn's max_output_per_turn at the end of
+ * the queue served on the next turns, and stops its own reading meanwhile:
+ * clients with a backlog take turns in order, and a client with one request
+ * waiting is not stuck behind all of them (docs/design.md section 5).
+ */
+static void
+conn_defer(struct conn *c)
+{
+	struct conn_set *set = c->set;
+	static const struct timeval now = { 0, 0 };
+
+	if (!c->deferred) {
+		TAILQ_INSERT_TAIL(&set->deferred, c, defer_entry);
+		c->deferred = true;
+	}
+	conn_set_reading(c, false);
+	if (set->resume != NULL && !evtimer_pending(set->resume, NULL))
+		evtimer_add(set->resume, &now);
+}
+
+/*
+ * A new turn: the deferred connections, oldest first, while the budget lasts
+ * (at least one, so the queue always moves).
+ */
+static void
+conn_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn_set *set = arg;
+	static const struct timeval now = { 0, 0 };
+	struct conn *c;
+	bool first = true;
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	event_base_gettimeofday_cached(set->base, &tv);
+	if (tv.tv_sec != set->turn.tv_sec || tv.tv_usec != set->turn.tv_usec) {
+		set->turn = tv;
+		set->turn_bytes = 0;
+	}
+	while ((c = TAILQ_FIRST(&set->deferred)) != NULL &&
+	    (first || set->turn_bytes < set->cfg->max_output_per_turn)) {
+		TAILQ_REMOVE(&set->deferred, c, defer_entry);
+		c->deferred = false;
+		first = false;
+		conn_process(c);
+	}
+	if (!TAILQ_EMPTY(&set->deferred))
+		evtimer_add(set->resume, &now);
 }
 
 /*
@@ -80,6 +139,40 @@ conn_trim_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	set->freed = 0;
 	malloc_trim(0);
+}
+
+/* A buffer for input (CONN_IN_SIZE) or output (CONN_OUT_SIZE): a spare if any. */
+static char *
+conn_buf_get(struct conn_set *set, bool in)
+{
+	if (in && set->nspare_in > 0)
+		return set->spare_in[--set->nspare_in];
+	if (!in && set->nspare_out > 0)
+		return set->spare_out[--set->nspare_out];
+	return malloc(in ? CONN_IN_SIZE : CONN_OUT_SIZE);
+}
+
+/* Gives a buffer of conn_buf_get() back: kept as a spare, or freed. */
+static void
+conn_buf_put(struct conn_set *set, bool in, char *p)
+{
+	if (in && set->nspare_in < CONN_SPARES)
+		set->spare_in[set->nspare_in++] = p;
+	else if (!in && set->nspare_out < CONN_SPARES)
+		set->spare_out[set->nspare_out++] = p;
+	else
+		free(p);
+}
+
+/* Drops the input buffer once every byte in it is processed. */
+static void
+conn_shrink(struct conn *c)
+{
+	if (c->in != NULL && c->in_off == c->in_len) {
+		conn_buf_put(c->set, true, c->in);
+		c->in = NULL;
+		c->in_off = c->in_len = 0;
+	}
 }
 
 /*
@@ -146,8 +239,6 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 	}
 	c->set = set;
 	c->fd = fd;
-	c->out = c->out_inline;
-	c->out_cap = sizeof(c->out_inline);
 	c->rev = event_new(set->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
 	c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
 	c->idle = evtimer_new(set->base, conn_idle_cb, c);
@@ -184,6 +275,8 @@ conn_free(struct conn *c)
 
 	core_waiter_free(&c->waiter);
 	TAILQ_REMOVE(&set->all, c, entry);
+	if (c->deferred)
+		TAILQ_REMOVE(&set->deferred, c, defer_entry);
 	set->stats.open--;
 	if (c->addr != NULL)
 		c->addr->count--;
@@ -195,7 +288,11 @@ conn_free(struct conn *c)
 	if (c->linger != NULL)
 		event_free(c->linger);
 	evutil_closesocket(c->fd);
-	if (c->out != c->out_inline)
+	if (c->in != NULL)
+		conn_buf_put(set, true, c->in);
+	if (c->out != NULL && c->out_cap == CONN_OUT_SIZE)
+		conn_buf_put(set, false, c->out);
+	else
 		free(c->out);
 	free(c);
 	if (++set->freed >= CONN_TRIM_EVERY && set->trim != NULL &&
@@ -231,7 +328,7 @@ conn_set_reading(struct conn *c, bool on)
 
 /*
  * Makes room for n more output bytes; returns where to write them. Replies
- * start in the inline buffer; a burst moves to the heap until it is flushed.
+ * start in a CONN_OUT_SIZE buffer; a burst grows it until it is flushed.
  */
 char *
 conn_reserve(struct conn *c, size_t n)
@@ -239,12 +336,25 @@ conn_reserve(struct conn *c, size_t n)
 	size_t pending, cap;
 	char *p;
 
+	if (c->out == NULL) {
+		if ((c->out = conn_buf_get(c->set, false)) == NULL) {
+			c->closing = true;
+			return NULL;
+		}
+		c->out_cap = CONN_OUT_SIZE;
+		c->out_off = c->out_len = 0;
+	}
 	if (c->out_off > 0 && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
 	if (c->out_len + n <= c->out_cap)
 		return c->out + c->out_len;
 	pending = c->out_len - c->out_off;
-	if (c->out_off > 0) {
+	/*
+	 * Compact only when the bytes moved are at most the bytes freed: a slow
+	 * reader with a large backlog would otherwise have it all moved for every
+	 * reply appended.
+	 */
+	if (c->out_off > 0 && c->out_off >= pending) {
 		memmove(c->out, c->out + c->out_off, pending);
 		c->out_len = pending;
 		c->out_off = 0;
@@ -253,12 +363,7 @@ conn_reserve(struct conn *c, size_t n)
 	}
 	for (cap = c->out_cap * 2; c->out_len + n > cap; cap *= 2)
 		;
-	if (c->out == c->out_inline) {
-		p = malloc(cap);
-		if (p != NULL)
-			memcpy(p, c->out, c->out_len);
-	} else
-		p = realloc(c->out, cap);
+	p = realloc(c->out, cap);
 	if (p == NULL) {
 		c->closing = true;
 		return NULL;
@@ -272,6 +377,7 @@ void
 conn_commit(struct conn *c, size_t n)
 {
 	c->out_len += n;
+	c->set->turn_bytes += n;
 }
 
 /* Appends bytes to the output; on allocation failure the connection closes. */
@@ -284,6 +390,7 @@ conn_put(struct conn *c, const char *s, size_t n)
 		return;
 	memcpy(p, s, n);
 	c->out_len += n;
+	c->set->turn_bytes += n;
 }
 
 /* Socket readable: take what is there, then process. */
@@ -294,13 +401,17 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
+	if (c->in == NULL && (c->in = conn_buf_get(c->set, true)) == NULL) {
+		conn_free(c);
+		return;
+	}
 	if (c->in_off > 0) {
 		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
 		c->in_len -= c->in_off;
 		c->in_off = 0;
 	}
-	if (c->in_len < sizeof(c->in) && !c->eof) {
-		n = read(fd, c->in + c->in_len, sizeof(c->in) - c->in_len);
+	if (c->in_len < CONN_IN_SIZE && !c->eof) {
+		n = read(fd, c->in + c->in_len, CONN_IN_SIZE - c->in_len);
 		if (n > 0)
 			c->in_len += (size_t)n;
 		else if (n == 0)
@@ -462,9 +573,16 @@ conn_set_free(struct conn_set *set)
 		conn_free(c);
 	free(set->addrs);
 	set->addrs = NULL;
+	while (set->nspare_in > 0)
+		free(set->spare_in[--set->nspare_in]);
+	while (set->nspare_out > 0)
+		free(set->spare_out[--set->nspare_out]);
 	if (set->trim != NULL)
 		event_free(set->trim);
 	set->trim = NULL;
+	if (set->resume != NULL)
+		event_free(set->resume);
+	set->resume = NULL;
 }
 
 /* Writes what is buffered; false when the connection broke. */
@@ -507,30 +625,46 @@ conn_flush(struct conn *c)
 	}
 	c->stuck_since_us = 0;
 	c->out_off = c->out_len = 0;
-	/* All flushed: a burst's heap buffer goes back, idle connections stay small. */
-	if (c->out != c->out_inline) {
-		free(c->out);
-		c->out = c->out_inline;
-		c->out_cap = sizeof(c->out_inline);
+	/* All flushed: the buffer goes back, idle connections hold none. */
+	if (c->out != NULL) {
+		if (c->out_cap == CONN_OUT_SIZE)
+			conn_buf_put(c->set, false, c->out);
+		else
+			free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
 	}
 	return true;
 }
 
 /*
- * Hands complete requests to the adapter (up to max_requests_per_event),
+ * Hands complete requests to the adapter (up to max_requests_per_event, and
+ * one past the turn's max_output_per_turn: every client progresses each turn),
  * writes the replies, and decides whether to keep reading, wait, or close.
  */
 static void
 conn_process(struct conn *c)
 {
 	const struct config *cfg = c->set->cfg;
+	struct conn_set *set = c->set;
 	unsigned handled = 0;
-	bool yielded = false;
+	bool yielded = false, over_turn = false;
+	struct timeval now;
+
+	/*
+	 * The loop's cached time changes once per turn: a new turn starts a new
+	 * budget of max_output_per_turn bytes for all clients together.
+	 */
+	event_base_gettimeofday_cached(set->base, &now);
+	if (now.tv_sec != set->turn.tv_sec || now.tv_usec != set->turn.tv_usec) {
+		set->turn = now;
+		set->turn_bytes = 0;
+	}
 
 	/* The first byte decides, as memcached tells its binary protocol apart. */
 	if (c->proto == NULL && c->in_len > c->in_off)
 		c->proto = c->in[c->in_off] == '*' ? &proto_resp_ops : &proto_text_ops;
-	while (c->proto != NULL && !c->closing && !c->waiter.parked) {
+	while (c->proto != NULL && c->in != NULL && !c->closing && !c->waiter.parked) {
 		enum proto_step r;
 
 		/*
@@ -538,8 +672,9 @@ conn_process(struct conn *c)
 		 * back after the next poll. The rest of the input may already be
 		 * here, with no read event to come for it.
 		 */
+		over_turn = handled > 0 && set->turn_bytes >= cfg->max_output_per_turn;
 		if (c->out_len - c->out_off >= cfg->max_output_bytes ||
-		    handled >= cfg->max_requests_per_event) {
+		    handled >= cfg->max_requests_per_event || over_turn) {
 			yielded = true;
 			break;
 		}
@@ -588,9 +723,12 @@ conn_process(struct conn *c)
 		conn_free(c);
 		return;
 	}
-	if (yielded)
+	if (yielded && over_turn)
+		conn_defer(c);			/* after the others with a backlog */
+	else if (yielded)
 		event_add(c->wev, NULL);	/* after the next poll: the DB gets its turn */
 	else if (!c->eof && !c->waiter.parked)
-		conn_set_reading(c, c->in_len - c->in_off < sizeof(c->in));
+		conn_set_reading(c, c->in_len - c->in_off < CONN_IN_SIZE);
 	conn_watch_input(c, handled > 0);
+	conn_shrink(c);
 }

@@ -22,7 +22,8 @@
 #include "core.h"
 
 #define CONN_IN_SIZE		4096	/* holds at least one maximal request line */
-#define CONN_OUT_INLINE		2048	/* small replies need no allocation */
+#define CONN_OUT_SIZE		2048	/* first output buffer; bursts grow it */
+#define CONN_SPARES		64	/* freed buffers of each kind kept for reuse */
 
 struct conn;
 
@@ -68,11 +69,19 @@ struct conn_set {
 	const struct metrics_src *metrics;	/* for the STATS and INFO views */
 	struct conn_addr	*addrs;		/* CONN_ADDR_SLOTS, NULL if out of memory */
 	unsigned		 freed;		/* connections closed since the last trim */
+	char			*spare_in[CONN_SPARES];	/* CONN_IN_SIZE buffers */
+	char			*spare_out[CONN_SPARES];	/* CONN_OUT_SIZE buffers */
+	unsigned		 nspare_in, nspare_out;
+	struct timeval		 turn;		/* the loop turn turn_bytes counts in */
+	size_t			 turn_bytes;	/* reply bytes formatted in this turn */
+	struct conn_list	 deferred;	/* over the turn's budget: served in order */
+	struct event		*resume;	/* serves them on the next turn */
 	struct event		*trim;		/* gives freed memory back, off the hot path */
 };
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 defer_entry;	/* in set->deferred when deferred */
 	struct conn_set		*set;
 	const struct proto_ops	*proto;		/* NULL until the first byte */
 	evutil_socket_t		 fd;
@@ -83,7 +92,7 @@ struct conn {
 	struct core_waiter	 waiter;
 	struct conn_addr	*addr;		/* its slot in set->addrs, NULL if none */
 	uint64_t		 stuck_since_us; /* output pending since, 0 when drained */
-	char			*out;		/* out_inline, or a heap buffer for bursts */
+	char			*out;		/* NULL while no reply is pending */
 	size_t			 out_len;
 	size_t			 out_off;
 	size_t			 out_cap;
@@ -93,8 +102,12 @@ struct conn {
 	bool			 closing;	/* close once the output is flushed */
 	bool			 reading;
 	bool			 partial;	/* the partial-request timer runs */
-	char			 in[CONN_IN_SIZE];
-	char			 out_inline[CONN_OUT_INLINE];
+	bool			 deferred;	/* waits in set->deferred */
+	/*
+	 * Input, CONN_IN_SIZE bytes, only while some is unprocessed: an idle
+	 * connection holds no buffer (docs/design.md section 5).
+	 */
+	char			*in;
 };
 
 struct metrics_src;

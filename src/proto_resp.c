@@ -186,7 +186,7 @@ proto_resp_one(struct conn *c, bool eof)
 {
 	const struct config *cfg = c->set->cfg;
 	struct proto_resp_limits lim = { cfg->resp_max_args, cfg->resp_max_bulk_bytes,
-	    sizeof(c->in) };
+	    CONN_IN_SIZE };
 	struct proto_resp_frame f;
 	const char *why = NULL;
 	enum proto_step r;

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Floods from one hostile local client while a well-behaved probe (idbench, open
+# loop, 1,000 ID/s on one connection) measures its latency: 1,000 and then 10,000
+# idle connections (a raised descriptor limit), 1,000 slowloris connections, and
+# 50 clients pipelining IDS 1000 without reading (each turn's formatting is bounded
+# by max_output_per_turn; clients with a backlog take turns in order, behind
+# clients with one request). The probe's P99 must stay under PROBE_P99_MAX_US
+# (1,000 us) during the idle and slowloris floods, and under
+# PROBE_NONREADER_P99_MAX_US (20,000 us) while the 50 non-readers' backlog is
+# formatted (what the kernel takes for them: several MB each). RSS at 0, 1,000 and
+# 10,000 idle connections and after they close. Every ID the probe gets is checked
+# for duplicates by idbench.
+. "$(dirname "$0")/lib.sh"
+P99_MAX=${PROBE_P99_MAX_US:-1000}
+NR_P99_MAX=${PROBE_NONREADER_P99_MAX_US:-20000}
+# The descriptor limit raised to the hard limit: 10,000 clients need it.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+[ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 10200 ] ||
+	fail "the descriptor limit is $(ulimit -n) (hard $(ulimit -Hn)); 10,000 connections need 10,200"
+pair_up
+idserver_start svc "$SVC_PORT" --max_clients 12000 --max_clients_per_ip 12000 \
+	--write_timeout_ms 600000 --partial_timeout_ms 600000
+rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$svc_PID/status"; }
+
+# probe NAME SECONDS: the P99 (us) of 1,000 ID/s on one connection.
+probe() {
+	"$IDBENCH" --port "$SVC_PORT" --connections 1 --pipeline 1 --rate 1000 \
+		--duration "$2" --command ID >"$T_DIR/probe-$1.out" 2>&1 || fail "probe $1: $(tail -n 3 "$T_DIR/probe-$1.out")"
+	sed -n 's/^RESULT.* p99_us=\([0-9.]*\).*/\1/p' "$T_DIR/probe-$1.out"
+}
+# flood NAME MODE COUNT: starts the clients, waits for READY.
+flood() {
+	: >"$T_DIR/flood-$1.out"
+	python3 "$ROOT/tests/integration/flood.py" "$2" "$3" "$SVC_PORT" 30 >"$T_DIR/flood-$1.out" 2>&1 &
+	FLOOD_PID=$!
+	PIDS+=("$FLOOD_PID")
+	wait_for "$1 clients" 60 grep -q READY "$T_DIR/flood-$1.out"
+}
+unflood() { kill "$FLOOD_PID" 2>/dev/null; wait "$FLOOD_PID" 2>/dev/null || true; }
+# check_p99 WHAT P99 [LIMIT]
+check_p99() {
+	local lim=${3:-$P99_MAX}
+	[ -n "$2" ] || fail "no P99 from the probe during $1"
+	log "probe P99 during $1: $2 us"
+	awk -v p="$2" -v m="$lim" 'BEGIN { exit !(p < m) }' || fail "probe P99 $2 us during $1 (limit $lim us)"
+}
+
+base=$(probe quiet 3)
+check_p99 "no flood" "$base"
+rss0=$(rss)
+flood idle1k idle 1000
+sleep 1
+rss1k=$(rss)
+check_p99 "1,000 idle connections" "$(probe idle1k 3)"
+unflood
+flood idle10k idle 10000
+wait_for "10,000 connections open" 30 bash -c "[ \$(awk '\$1 == \"VmRSS:\"' /proc/$svc_PID/status | wc -l) = 1 ] && [ \$(ls /proc/$svc_PID/fd | wc -l) -gt 10000 ]"
+rss10k=$(rss)
+check_p99 "10,000 idle connections" "$(probe idle10k 3)"
+unflood
+wait_for "the idle connections closed" 30 bash -c "[ \$(ls /proc/$svc_PID/fd | wc -l) -lt 100 ]"
+sleep 1
+rssafter=$(rss)
+log "RSS: ${rss0} kB at 0, ${rss1k} kB at 1,000 idle, ${rss10k} kB at 10,000 idle, ${rssafter} kB after they closed"
+
+flood slowloris slowloris 1000
+check_p99 "1,000 slowloris connections" "$(probe slowloris 3)"
+unflood
+
+flood nonreader nonreader 50
+check_p99 "50 clients pipelining IDS 1000 without reading" "$(probe nonreader 3)" "$NR_P99_MAX"
+unflood
+[ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode after the floods"
+log "PASS: probe P99 under $P99_MAX us in the idle and slowloris floods, under $NR_P99_MAX us with the non-readers"
