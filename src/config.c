@@ -85,7 +85,7 @@ static const struct config_key config_keys[] = {
 	{ "prefetch_blocks", U(prefetch_blocks), "2", 1, 16,
 	    "keep at least this many blocks buffered or in flight" },
 	{ "prefetch_lead_ms", U(prefetch_lead_ms), "250", 0, 60000,
-	    "also keep enough for this long at the recent request rate" },
+	    "also keep enough for this long, plus two ticket fetch times, at the recent rate" },
 	{ "prefetch_max_blocks", U(prefetch_max_blocks), "16", 1, 48,
 	    "upper bound of the rate-driven prefetch (what a crash may waste)" },
 	{ "refill_wait_ms", U(refill_wait_ms), "50", 0, 10000,

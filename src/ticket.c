@@ -521,7 +521,7 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	char **row;
 	unsigned nf = 0;
 	char why[512];
-	uint64_t t, own = 0;
+	uint64_t t, own = 0, us;
 
 	(void)db;
 	if (r->err == 1213 || r->err == 1205) {
@@ -585,12 +585,16 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	s->state = TICKET_READY;
 	if (s->recheck_due)
 		ticket_start_recheck(s);
+	/*
+	 * Timed before the notice: the tier may start the next fetch from it,
+	 * which restarts fetch_started_us.
+	 */
+	us = ticket_now_us() - s->fetch_started_us;
 	if (!s->notify(s, TICKET_EV_TICKET, t, s->notify_arg))
 		return;		/* not used (the state file could not record it) */
 	s->last_ticket = t;
 	s->stats.tickets++;
 	{
-		uint64_t us = ticket_now_us() - s->fetch_started_us;
 		unsigned k;
 
 		s->stats.fetch_us_total += us;

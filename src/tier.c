@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "layout.h"
@@ -14,6 +15,7 @@ static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t 
 		    void *arg);
 static unsigned	tier_in_flight(const struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
+static double	tier_fetch_ms(const struct tier *t);
 static void	tier_retarget(struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
@@ -87,14 +89,58 @@ tier_start(struct tier *t)
 }
 
 /*
- * The prefetch target: prefetch_blocks blocks at least, or prefetch_lead_ms of
- * IDs at the recent rate, at most prefetch_max_blocks blocks. The rate is a
- * decaying peak, so a burst raises the target at once and it relaxes slowly.
+ * How long a ticket takes to arrive (ms), as this process sees it: the longest
+ * of the up servers' average fetch times, or of the age of a fetch still in
+ * flight when that is longer (a server that became slow counts at once, not
+ * only once its average has caught up).
+ */
+static double
+tier_fetch_ms(const struct tier *t)
+{
+	struct timespec ts;
+	uint64_t now;
+	double ms = 0;
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the clock of fetch_started_us */
+	now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	for (i = 0; i < 2; i++) {
+		const struct ticket_server *s = &t->srv[i];
+		double f = 0;
+
+		if (!ticket_up(s))
+			continue;
+		if (s->stats.tickets > 0)
+			f = (double)s->stats.fetch_us_total / (double)s->stats.tickets / 1000.0;
+		if (s->state == TICKET_FETCHING && now > s->fetch_started_us &&
+		    (double)(now - s->fetch_started_us) / 1000.0 > f)
+			f = (double)(now - s->fetch_started_us) / 1000.0;
+		if (f > ms)
+			ms = f;
+	}
+	return ms;
+}
+
+/*
+ * The prefetch target: prefetch_blocks blocks at least, or enough IDs for
+ * prefetch_lead_ms plus two fetch times at the recent rate, at most
+ * prefetch_max_blocks blocks. The rate is a decaying peak, so a burst raises
+ * the target at once and it relaxes slowly.
+ *
+ * Why two fetch times: the target counts IDs in flight, at most one block per
+ * server, and a block in flight arrives up to one fetch time F from now. Right
+ * after both servers were asked, the pool holds target - 2B and must last F:
+ * target >= 2B + rate * F. Near the pair's capacity (rate ~ 2B / F) that is
+ * rate * 2F; further below it, prefetch_lead_ms and the floor cover it. With a
+ * local pair F is 1-2 ms, so the target is nearly rate * prefetch_lead_ms as
+ * before; with the pair 200 ms away (F ~ 430 ms) a lead of prefetch_lead_ms
+ * alone let requests wait on refills at 3.5 million IDs/s, three quarters of
+ * what two fetches in flight carry (2B / F ~ 4.9 million IDs/s).
  */
 static void
 tier_retarget(struct tier *t)
 {
-	double want = t->rate * t->prefetch_lead_ms / 1000.0;
+	double want = t->rate * (t->prefetch_lead_ms + 2 * tier_fetch_ms(t)) / 1000.0;
 	uint64_t lo = t->prefetch_blocks * t->block_size;
 	uint64_t hi = t->prefetch_max_blocks * t->block_size;
 
