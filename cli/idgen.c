@@ -31,20 +31,25 @@ struct cli {
 	uint64_t	 block_size;
 };
 
-/* One STATS or PING exchange: lines printed, the reply's end noticed. */
+#define CLI_STATS_MAX	(256 * 1024)	/* STATS text kept until its END */
+
+/* One STATS or PING exchange: lines kept, the reply's end noticed. */
 struct cli_exchange {
-	bool		 print;
+	bool		 keep;
 	bool		 err;
 	bool		 pong;
 	char		 errline[IDGEN_ERR_LEN];
+	char		*text;		/* "name value\n" lines of STATS */
+	size_t		 len;
 };
 
 static void	cli_usage(FILE *);
 static int	cli_count(const char *, unsigned, unsigned, unsigned *);
-static idgen_client *cli_open(const struct cli *, unsigned);
+static idgen_client *cli_open(const struct cli *, unsigned, int *);
 static int	cli_ids(const struct cli *, const char *, unsigned);
 static int	cli_decode(const struct cli *, int, char **);
 static bool	cli_stats_line(void *, const char *, const char *);
+static void	cli_stats_print(const struct cli *, const char *, size_t);
 static int	cli_stats(const struct cli *);
 static int	cli_ping(const struct cli *);
 
@@ -98,9 +103,12 @@ cli_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	return 0;
 }
 
-/* A client that takes exactly n IDs per request and keeps none in reserve. */
+/*
+ * A client that takes exactly n IDs per request and keeps none in reserve;
+ * NULL with *rc set (a bad --server is a usage error, the rest service errors).
+ */
 static idgen_client *
-cli_open(const struct cli *cli, unsigned n)
+cli_open(const struct cli *cli, unsigned n, int *rc)
 {
 	struct idgen_options	 o;
 	idgen_client		*c;
@@ -115,8 +123,12 @@ cli_open(const struct cli *cli, unsigned n)
 	o.min_held = 0;
 	o.max_held = n;
 	o.lead_ms = 0;
-	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL)
+	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "idgen: %s\n", err);
+		*rc = strncmp(err, "bad idserver endpoint", 21) == 0 ||
+		    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ?
+		    CLI_EXIT_USAGE : CLI_EXIT_SERVICE;
+	}
 	return c;
 }
 
@@ -129,8 +141,8 @@ cli_ids(const struct cli *cli, const char *cmd, unsigned n)
 	unsigned	 i;
 	int		 rc;
 
-	if ((c = cli_open(cli, n)) == NULL)
-		return CLI_EXIT_USAGE;
+	if ((c = cli_open(cli, n, &rc)) == NULL)
+		return rc;
 	if (strcmp(cmd, "block") == 0)
 		rc = idgen_block(c, n, &first);
 	else if (strcmp(cmd, "ids") == 0)
@@ -224,9 +236,42 @@ cli_stats_line(void *arg, const char *p, const char *e)
 	}
 	if (e - p == 3 && memcmp(p, "END", 3) == 0)
 		return true;
-	if (x->print)
-		printf("%.*s\n", (int)(e - p), p);
+	/* Kept until END: a server failing half-way prints nothing of its own. */
+	if (x->keep && x->text != NULL && x->len + (size_t)(e - p) + 1 < CLI_STATS_MAX) {
+		memcpy(x->text + x->len, p, (size_t)(e - p));
+		x->len += (size_t)(e - p);
+		x->text[x->len++] = '\n';
+	}
 	return false;
+}
+
+/* Prints STATS lines as text, or as one JSON object of strings. */
+static void
+cli_stats_print(const struct cli *cli, const char *t, size_t len)
+{
+	const char	*p = t, *e = t + len, *nl, *sp, *v;
+	bool		 first = true;
+
+	if (!cli->json) {
+		fwrite(t, 1, len, stdout);
+		return;
+	}
+	putchar('{');
+	for (; p < e && (nl = memchr(p, '\n', (size_t)(e - p))) != NULL; p = nl + 1) {
+		/* "STAT name value": names and values hold no quote or backslash. */
+		if (nl - p < 5 || memcmp(p, "STAT ", 5) != 0 ||
+		    (sp = memchr(p + 5, ' ', (size_t)(nl - p - 5))) == NULL)
+			continue;
+		printf("%s\"%.*s\":\"", first ? "" : ",", (int)(sp - p - 5), p + 5);
+		for (v = sp + 1; v < nl; v++)
+			if (*v == '"' || *v == '\\')
+				printf("\\%c", *v);
+			else if ((unsigned char)*v >= 0x20)
+				putchar(*v);
+		putchar('"');
+		first = false;
+	}
+	printf("}\n");
 }
 
 /* stats: the first idserver that answers. */
@@ -247,13 +292,22 @@ cli_stats(const struct cli *cli)
 			return CLI_EXIT_USAGE;
 		}
 		memset(&x, 0, sizeof(x));
-		x.print = true;
+		x.keep = true;
+		if ((x.text = malloc(CLI_STATS_MAX)) == NULL) {
+			fprintf(stderr, "idgen: out of memory\n");
+			wire_free(&w);
+			return CLI_EXIT_SERVICE;
+		}
+		err[0] = '\0';
 		if (wire_exchange(&w, "STATS\n", 6, 1, cli->timeout_ms, cli->timeout_ms,
 		    cli_stats_line, &x, err, sizeof(err)) == 1 && !x.err) {
+			cli_stats_print(cli, x.text, x.len);
+			free(x.text);
 			wire_free(&w);
 			return fflush(stdout) == 0 ? 0 : CLI_EXIT_SERVICE;
 		}
 		fprintf(stderr, "idgen: stats: %s\n", x.err ? x.errline : err);
+		free(x.text);
 		wire_free(&w);
 		if (*e == '\0')
 			break;
@@ -289,14 +343,28 @@ cli_ping(const struct cli *cli)
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			us = (t1.tv_sec - t0.tv_sec) * 1000000L +
 			    (t1.tv_nsec - t0.tv_nsec) / 1000;
-			printf("PONG %s %ld us\n", w.name, us);
+			if (cli->json)
+				printf("{\"server\":\"%s\",\"up\":true,\"us\":%ld}\n",
+				    w.name, us);
+			else
+				printf("PONG %s %ld us\n", w.name, us);
 		} else {
 			/* The wire's messages start with the endpoint's name: once is enough. */
 			why = x.err ? x.errline : err[0] ? err : "unexpected reply";
 			n = strlen(w.name);
 			if (strncmp(why, w.name, n) == 0 && strncmp(why + n, ": ", 2) == 0)
 				why += n + 2;
-			printf("DOWN %s %s\n", w.name, why);
+			if (cli->json) {
+				printf("{\"server\":\"%s\",\"up\":false,\"error\":\"",
+				    w.name);
+				for (; *why; why++)
+					if (*why == '"' || *why == '\\')
+						printf("\\%c", *why);
+					else if ((unsigned char)*why >= 0x20)
+						putchar(*why);
+				printf("\"}\n");
+			} else
+				printf("DOWN %s %s\n", w.name, why);
 			rc = CLI_EXIT_SERVICE;
 		}
 		wire_free(&w);

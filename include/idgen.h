@@ -46,20 +46,27 @@ enum idgen_err {
 
 typedef struct idgen_client idgen_client;
 
-/* Options of a client; idgen_options_init() sets every default. */
+/*
+ * Options of a client; idgen_options_init() sets every default (and size, so
+ * a program built against this header keeps working with a later library
+ * that has more options).
+ */
 struct idgen_options {
+	size_t	 size;			/* sizeof(struct idgen_options), set by init */
 	unsigned connect_timeout_ms;	/* connecting to one idserver (500) */
-	unsigned timeout_ms;		/* one round trip; and how long a call
-					   waits for IDs when none are held (2000) */
+	unsigned timeout_ms;		/* how long a call waits for IDs when none
+					   are held (2000); a refill round gives
+					   each idserver its share of it */
 	unsigned retry_min_ms;		/* first delay before a failed idserver
 					   is tried again; doubles (100) */
 	unsigned retry_max_ms;		/* ... up to this (5000) */
 	unsigned fetch_ids;		/* IDs per BLOCK request, 1..4096 (4096) */
 	unsigned max_batch;		/* BLOCK requests per round trip (64) */
 	unsigned lead_ms;		/* hold IDs for this long at the recent
-					   rate (100) */
+					   rate (1000) */
 	uint64_t min_held;		/* refill below this many IDs held (8192) */
-	uint64_t max_held;		/* never hold more than this (16777216) */
+	uint64_t max_held;		/* hold at most this many, plus one
+					   batch in arrival (16777216) */
 	unsigned chunk;			/* IDs a thread takes at once for
 					   idgen_next, 1..fetch_ids (1024) */
 };
@@ -76,12 +83,22 @@ struct idgen_stats {
 					   timeout, ERR, bad reply) */
 	uint64_t failovers;		/* times the next idserver was used */
 	uint64_t forks;			/* forks detected (held IDs dropped) */
+	uint64_t ids_dropped;		/* held IDs given up: pieces too small for
+					   a block, the oldest when full (gaps) */
 	unsigned server;		/* index of the idserver in use */
+	uint64_t reserved[8];		/* room for later counters */
+};
+
+/* Which path made an ID. */
+enum idgen_kind {
+	IDGEN_INVALID = 0,
+	IDGEN_TICKET,
+	IDGEN_SNOWFLAKE,
 };
 
 /* Which path made an ID (local, no server). */
 struct idgen_decoded {
-	enum { IDGEN_INVALID = 0, IDGEN_TICKET, IDGEN_SNOWFLAKE } kind;
+	enum idgen_kind kind;
 	uint64_t id;
 	uint64_t ticket;		/* IDGEN_TICKET: the ticket (block) */
 	int	 odd;			/* IDGEN_TICKET: from the odd server */
@@ -90,14 +107,15 @@ struct idgen_decoded {
 	unsigned seq;			/* IDGEN_SNOWFLAKE */
 	char	 time[32];		/* IDGEN_SNOWFLAKE: ISO-8601 UTC, ms */
 	char	 b58[12];		/* the 11-character sortable form */
+	uint64_t reserved[4];		/* room for later fields */
 };
 
 void		 idgen_options_init(struct idgen_options *o);
 
 /*
  * Opens a client on "host:port[,host:port...]" (an IPv6 address in brackets);
- * o NULL takes the defaults. No connection is made yet. NULL on error, with a
- * message in err (errlen bytes).
+ * o NULL takes the defaults, else o must come from idgen_options_init(). No
+ * connection is made yet. NULL on error, with a message in err (errlen bytes).
  */
 idgen_client	*idgen_open(const char *servers, const struct idgen_options *o,
 		    char *err, size_t errlen);

@@ -37,11 +37,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CLIENT_TL_SLOTS		4	/* clients a thread keeps a share of */
+#define CLIENT_TL_SLOTS		8	/* clients a thread keeps a share of */
 #define CLIENT_IDLE_MS		50	/* refill thread re-reads the rate this often */
 #define CLIENT_RATE_MIN_MS	20	/* shortest interval a rate is measured over */
 #define CLIENT_REQ_MAX		24	/* "BLOCK 4096\n" */
 #define CLIENT_BATCH_MAX	1024	/* bound of max_batch */
+#define CLIENT_TIMEOUT_MAX_MS	86400000	/* bound of every timeout option */
+#define CLIENT_RING_MAX		(1u << 20)	/* held ranges (max_held / fetch_ids) */
 
 #define LIKELY(x)		__builtin_expect(!!(x), 1)
 
@@ -70,11 +72,13 @@ struct idgen_client {
 	bool			 thread_on;
 	bool			 stopping;
 	pthread_t		 thread;
-	unsigned		 wanted;	/* callers waiting for a refill */
+	uint64_t		 want_round;	/* a caller waits for rounds to reach this */
 	uint64_t		 rounds;	/* refill rounds ended */
 	bool			 all_down;	/* the last round found no idserver */
 	uint64_t		 retry_at;	/* ... and none is due before this */
 	char			 lasterr[IDGEN_ERR_LEN];
+	unsigned		 trying;	/* endpoint of the exchange in flight */
+	uint64_t		 trying_since;	/* its start (ms); 0: none in flight */
 	uint64_t		 taken;		/* IDs taken since rate_t */
 	uint64_t		 rate_t;
 	double			 rate;		/* IDs/s, smoothed */
@@ -140,13 +144,14 @@ IDGEN_EXPORT void
 idgen_options_init(struct idgen_options *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
 	o->connect_timeout_ms = 500;
 	o->timeout_ms = 2000;
 	o->retry_min_ms = 100;
 	o->retry_max_ms = 5000;
 	o->fetch_ids = IDGEN_BLOCK_MAX;
 	o->max_batch = 64;
-	o->lead_ms = 100;
+	o->lead_ms = 1000;
 	o->min_held = 8192;
 	o->max_held = 16777216;
 	o->chunk = 1024;
@@ -273,8 +278,10 @@ client_forked(struct idgen_client *c, uint64_t epoch)
 	/* The refill thread and any waiter stayed in the parent. */
 	c->thread_on = false;
 	c->stopping = false;
-	c->wanted = 0;
+	c->want_round = 0;
+	c->rounds = 0;
 	c->all_down = false;
+	c->trying_since = 0;
 	c->taken = 0;
 	c->rate = 0;
 	c->target = c->o.min_held;
@@ -350,10 +357,17 @@ client_open(const char *servers, const struct idgen_options *opt,
 		errlen = sizeof(dummy);
 	}
 	pthread_once(&client_once, client_init_once);
-	if (opt == NULL)
-		idgen_options_init(&o);
-	else
-		o = *opt;
+	idgen_options_init(&o);
+	if (opt != NULL) {
+		/* A caller built against an older header passes a shorter struct. */
+		if (opt->size < offsetof(struct idgen_options, chunk) + sizeof(opt->chunk)) {
+			snprintf(err, errlen, "options not initialised (call idgen_options_init "
+			    "first)");
+			return NULL;
+		}
+		memcpy(&o, opt, opt->size < sizeof(o) ? opt->size : sizeof(o));
+		o.size = sizeof(o);
+	}
 	if (servers == NULL || *servers == '\0') {
 		snprintf(err, errlen, "no idserver given (host:port[,host:port...])");
 		return NULL;
@@ -361,12 +375,15 @@ client_open(const char *servers, const struct idgen_options *opt,
 	if (o.fetch_ids < 1 || o.fetch_ids > IDGEN_BLOCK_MAX || o.max_batch < 1 ||
 	    o.max_batch > CLIENT_BATCH_MAX || o.chunk < 1 || o.chunk > o.fetch_ids ||
 	    o.timeout_ms < 1 || o.connect_timeout_ms < 1 || o.retry_min_ms < 1 ||
+	    o.timeout_ms > CLIENT_TIMEOUT_MAX_MS || o.connect_timeout_ms > CLIENT_TIMEOUT_MAX_MS ||
+	    o.retry_max_ms > CLIENT_TIMEOUT_MAX_MS || o.lead_ms > CLIENT_TIMEOUT_MAX_MS ||
 	    o.retry_max_ms < o.retry_min_ms || o.max_held < o.min_held ||
-	    o.max_held < o.fetch_ids || o.max_held > (UINT64_C(1) << 40)) {
+	    o.max_held < o.fetch_ids || o.max_held / o.fetch_ids > CLIENT_RING_MAX) {
 		snprintf(err, errlen, "bad options: need fetch_ids 1..%d, max_batch "
-		    "1..%d, chunk 1..fetch_ids, timeouts >= 1, retry_max_ms >= "
-		    "retry_min_ms, fetch_ids <= max_held >= min_held",
-		    IDGEN_BLOCK_MAX, CLIENT_BATCH_MAX);
+		    "1..%d, chunk 1..fetch_ids, timeouts 1..%d ms, retry_max_ms >= "
+		    "retry_min_ms, min_held <= max_held, fetch_ids <= max_held <= "
+		    "%u * fetch_ids", IDGEN_BLOCK_MAX, CLIENT_BATCH_MAX,
+		    CLIENT_TIMEOUT_MAX_MS, CLIENT_RING_MAX);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
@@ -524,7 +541,7 @@ client_main(void *arg)
 	while (!c->stopping) {
 		now = client_now_ms();
 		client_rate(c, now);
-		if (c->held.ids >= c->target && c->wanted == 0) {
+		if (c->held.ids >= c->target && c->rounds >= c->want_round) {
 			client_deadline(&ts, CLIENT_IDLE_MS);
 			pthread_cond_timedwait(&c->wake, &c->mu, &ts);
 			continue;
@@ -539,9 +556,10 @@ client_main(void *arg)
 		pthread_mutex_unlock(&c->mu);
 		got = client_fetch(c, nblocks);
 		pthread_mutex_lock(&c->mu);
+		/* A full ring drops its oldest range: lost IDs, never reused ones. */
 		for (i = 0; i < got; i++)
-			if (!held_add(&c->held, c->got[i].first, c->got[i].count))
-				break;	/* over max_held: those IDs are dropped, never reused */
+			c->st.ids_dropped += held_add(&c->held, c->got[i].first,
+			    c->got[i].count);
 		c->rounds++;
 		pthread_cond_broadcast(&c->filled);
 		if (c->all_down && !c->stopping) {
@@ -586,7 +604,9 @@ client_line(void *arg, const char *p, const char *e)
 
 /*
  * One refill round, without the mutex: nblocks BLOCK requests to the first
- * usable endpoint, then the next ones on failure. Returns the blocks in
+ * usable endpoint, then the next ones on failure. Each attempt gets its share
+ * of timeout_ms (timeout_ms / endpoints), so one that hangs cannot use up the
+ * whole wait of a caller before the others are tried. Returns the blocks in
  * c->got; records failures and the all-down state.
  */
 static unsigned
@@ -596,10 +616,13 @@ client_fetch(struct idgen_client *c, unsigned nblocks)
 	struct client_ep	*ep;
 	char			 msg[IDGEN_ERR_LEN], all[IDGEN_ERR_LEN];
 	uint64_t		 now, retry = UINT64_MAX;
-	unsigned		 i, k, lines, failures = 0, failovers = 0;
+	unsigned		 i, k, lines, failures = 0, failovers = 0, share, conn_ms;
 	size_t			 alen = 0;
+	bool			 stop;
 
 	all[0] = '\0';
+	share = c->o.timeout_ms / c->neps > 0 ? c->o.timeout_ms / c->neps : 1;
+	conn_ms = c->o.connect_timeout_ms < share ? c->o.connect_timeout_ms : share;
 	for (i = 0; i < c->neps; i++) {
 		k = (c->cur + i) % c->neps;
 		ep = &c->eps[k];
@@ -607,14 +630,24 @@ client_fetch(struct idgen_client *c, unsigned nblocks)
 		if (ep->down_until > now) {
 			if (ep->down_until < retry)
 				retry = ep->down_until;
+			if (alen < sizeof(all) - 1)
+				alen += (size_t)snprintf(all + alen, sizeof(all) - alen,
+				    "%s%s: waiting out its retry delay", alen ? "; " : "",
+				    ep->w.name);
 			continue;
 		}
+		pthread_mutex_lock(&c->mu);
+		stop = c->stopping;
+		c->trying = k;
+		c->trying_since = now;
+		pthread_mutex_unlock(&c->mu);
+		if (stop)
+			break;
 		memset(&r, 0, sizeof(r));
 		r.c = c;
 		msg[0] = '\0';
 		lines = c->tr.exchange(c->tr.ctx, k, c->req, nblocks * c->reqline,
-		    nblocks, c->o.connect_timeout_ms, c->o.timeout_ms, client_line,
-		    &r, msg, sizeof(msg));
+		    nblocks, conn_ms, share, client_line, &r, msg, sizeof(msg));
 		if (r.bad)
 			c->tr.reset(c->tr.ctx, k);
 		if (r.blocks > 0) {
@@ -626,6 +659,8 @@ client_fetch(struct idgen_client *c, unsigned nblocks)
 			c->st.failovers += failovers;
 			c->st.server = k;
 			c->all_down = false;
+			c->lasterr[0] = '\0';
+			c->trying_since = 0;
 			c->cur = k;
 			pthread_mutex_unlock(&c->mu);
 			ep->backoff_ms = 0;
@@ -654,15 +689,13 @@ client_fetch(struct idgen_client *c, unsigned nblocks)
 			    " from %s", ep->w.name);
 	}
 	pthread_mutex_lock(&c->mu);
+	c->trying_since = 0;
 	c->st.failures += failures;
 	c->st.failovers += failovers;
 	c->all_down = true;
 	c->retry_at = retry == UINT64_MAX ? client_now_ms() + c->o.retry_min_ms : retry;
-	if (failures > 0)
+	if (alen > 0)
 		snprintf(c->lasterr, sizeof(c->lasterr), "%s", all);
-	else if (c->lasterr[0] == '\0')
-		snprintf(c->lasterr, sizeof(c->lasterr), "every idserver is "
-		    "waiting out its retry delay");
 	pthread_mutex_unlock(&c->mu);
 	return 0;
 }
@@ -693,19 +726,26 @@ client_wait(struct idgen_client *c, uint64_t *deadline)
 	if (c->all_down && now < c->retry_at)
 		return client_fail(IDGEN_EUNAVAILABLE, "no IDs held and no idserver "
 		    "could give any: %s", c->lasterr);
-	if (now >= *deadline)
+	if (now >= *deadline) {
+		if (c->trying_since != 0)
+			return client_fail(IDGEN_ETIMEOUT, "no IDs arrived within %u ms "
+			    "(timeout_ms): %s has not answered for %llu ms%s%s",
+			    c->o.timeout_ms, c->eps[c->trying].w.name,
+			    (unsigned long long)(now - c->trying_since),
+			    c->lasterr[0] ? "; before: " : "", c->lasterr);
 		return client_fail(IDGEN_ETIMEOUT, "no IDs arrived within %u ms "
 		    "(timeout_ms)%s%s", c->o.timeout_ms, c->lasterr[0] ? "; last "
 		    "failure: " : "", c->lasterr);
+	}
 	/* A round that ends after this point: IDs, or news of a failure. */
 	seen = c->rounds;
-	c->wanted++;
+	if (c->want_round < seen + 1)
+		c->want_round = seen + 1;
 	pthread_cond_signal(&c->wake);
-	while (c->rounds == seen && client_now_ms() < *deadline && c->thread_on) {
-		client_deadline(&ts, *deadline - client_now_ms());
+	while (c->rounds == seen && c->thread_on && (now = client_now_ms()) < *deadline) {
+		client_deadline(&ts, *deadline - now);
 		pthread_cond_timedwait(&c->filled, &c->mu, &ts);
 	}
-	c->wanted--;
 	return IDGEN_OK;
 }
 
@@ -807,7 +847,8 @@ IDGEN_EXPORT int
 idgen_block(idgen_client *c, unsigned n, uint64_t *first)
 {
 	struct client_tl	*t;
-	uint64_t		 deadline = 0;
+	uint64_t		 deadline = 0, dropped;
+	bool			 ok;
 	int			 rc;
 
 	if (n < 1 || n > c->o.fetch_ids || first == NULL)
@@ -822,7 +863,9 @@ idgen_block(idgen_client *c, unsigned n, uint64_t *first)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		client_check_fork(c);
-		if (held_take_block(&c->held, n, first))
+		ok = held_take_block(&c->held, n, first, &dropped);
+		c->st.ids_dropped += dropped;
+		if (ok)
 			break;
 		/* IDs may be held in pieces smaller than n: wait for a new range. */
 		if ((rc = client_wait(c, &deadline)) != IDGEN_OK) {

@@ -33,28 +33,32 @@ held_clear(struct held *h)
 	h->ids = 0;
 }
 
-bool
+uint64_t
 held_add(struct held *h, uint64_t first, uint64_t count)
 {
 	struct held_range	*last;
+	uint64_t		 dropped = 0;
 
 	if (count == 0)
-		return true;
+		return 0;
 	if (h->n > 0) {
 		/* Contiguous with the newest range: extend it. */
 		last = &h->r[(h->head + h->n - 1) % h->cap];
 		if (last->first + last->count == first) {
 			last->count += count;
 			h->ids += count;
-			return true;
+			return 0;
 		}
 	}
-	if (h->n == h->cap)
-		return false;
+	if (h->n == h->cap) {
+		dropped = h->r[h->head].count;
+		h->ids -= dropped;
+		held_drop_head(h);
+	}
 	h->r[(h->head + h->n) % h->cap] = (struct held_range){ first, count };
 	h->n++;
 	h->ids += count;
-	return true;
+	return dropped;
 }
 
 /* Forgets the oldest range, which is empty. */
@@ -115,26 +119,25 @@ held_take_list(struct held *h, unsigned n, uint64_t *out)
 }
 
 bool
-held_take_block(struct held *h, uint64_t n, uint64_t *first)
+held_take_block(struct held *h, uint64_t n, uint64_t *first, uint64_t *dropped)
 {
 	struct held_range	*r;
-	unsigned		 i;
 
-	for (i = 0; i < h->n; i++) {
-		r = &h->r[(h->head + i) % h->cap];
-		if (r->count < n)
+	*dropped = 0;
+	while (h->n > 0) {
+		r = &h->r[h->head];
+		if (r->count < n) {
+			*dropped += r->count;
+			h->ids -= r->count;
+			held_drop_head(h);
 			continue;
+		}
 		*first = r->first;
 		r->first += n;
 		r->count -= n;
 		h->ids -= n;
-		if (r->count == 0) {
-			/* An emptied range in the middle: close the gap. */
-			for (; i > 0; i--)
-				h->r[(h->head + i) % h->cap] =
-				    h->r[(h->head + i - 1) % h->cap];
+		if (r->count == 0)
 			held_drop_head(h);
-		}
 		return true;
 	}
 	return false;

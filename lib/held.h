@@ -29,9 +29,11 @@ void	held_free(struct held *h);
 /* Drops every range (after a fork: those IDs belong to the parent). */
 void	held_clear(struct held *h);
 
-/* Appends [first, first + count); false when the ring is full. */
-bool	held_add(struct held *h, uint64_t first, uint64_t count)
-	    __attribute__((warn_unused_result));
+/*
+ * Appends [first, first + count). A full ring drops its oldest range to make
+ * room: those IDs are lost, never reused. Returns the IDs dropped.
+ */
+uint64_t held_add(struct held *h, uint64_t first, uint64_t count);
 
 /* Takes up to max IDs, dense, from the oldest range; 0 when empty. */
 uint64_t held_take(struct held *h, uint64_t max, uint64_t *first);
@@ -43,8 +45,13 @@ uint64_t held_take(struct held *h, uint64_t max, uint64_t *first);
 bool	held_take_list(struct held *h, unsigned n, uint64_t *out)
 	    __attribute__((warn_unused_result));
 
-/* Takes a dense block of n from the oldest range that has n; false if none. */
-bool	held_take_block(struct held *h, uint64_t n, uint64_t *first)
+/*
+ * Takes a dense block of n from the oldest range, first dropping the oldest
+ * ranges smaller than n (the pieces blocks leave behind; lost, never reused,
+ * so they neither pile up nor count as held). False, dropping them all, when
+ * no range has n. *dropped counts the IDs dropped.
+ */
+bool	held_take_block(struct held *h, uint64_t n, uint64_t *first, uint64_t *dropped)
 	    __attribute__((warn_unused_result));
 
 #endif

@@ -45,7 +45,7 @@ reply_block(const char *p, const char *e, uint64_t *first, uint64_t *n)
 	if ((q = reply_u64(p, e, &f)) == NULL || q == e || *q != ' ' ||
 	    (q = reply_u64(q + 1, e, &k)) == NULL || q != e)
 		return false;
-	if (f == 0 || k == 0 || f > REPLY_ID_MAX - k + 1)
+	if (f == 0 || k == 0 || k > REPLY_ID_MAX || f > REPLY_ID_MAX - (k - 1))
 		return false;
 	*first = f;
 	*n = k;

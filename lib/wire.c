@@ -20,6 +20,9 @@
 static uint64_t	wire_now_ms(void);
 static int	wire_wait(int, short, uint64_t);
 static bool	wire_connect(struct wire *, unsigned, char *, size_t);
+static bool	wire_stale(const struct wire *);
+static unsigned	wire_once(struct wire *, const char *, size_t, unsigned, unsigned,
+		    unsigned, wire_line_fn, void *, bool *, char *, size_t);
 
 bool
 wire_init(struct wire *w, const char *s, size_t len, char *err, size_t errlen)
@@ -75,10 +78,14 @@ wire_free(struct wire *w)
 void
 wire_reset(struct wire *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
+	int	 fd = w->fd;
+
+	/* Forgotten before it is closed: a fork in between leaks it, never
+	 * closes a descriptor number reused meanwhile. */
 	w->fd = -1;
 	w->inlen = 0;
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Monotonic milliseconds. */
@@ -162,18 +169,61 @@ wire_connect(struct wire *w, unsigned connect_ms, char *err, size_t errlen)
 	return true;
 }
 
+/*
+ * True when a kept connection has something to read before we asked: the
+ * server closed it (idle_timeout_ms, a restart) or sent what no request asked.
+ */
+static bool
+wire_stale(const struct wire *w)
+{
+	struct pollfd	 pfd = { .fd = w->fd, .events = POLLIN | POLLRDHUP };
+
+	return poll(&pfd, 1, 0) != 0;
+}
+
 unsigned
 wire_exchange(struct wire *w, const char *req, size_t len, unsigned nreq,
     unsigned connect_ms, unsigned timeout_ms, wire_line_fn fn, void *arg,
     char *err, size_t errlen)
+{
+	bool		 reused, closed = false;
+	unsigned	 got;
+
+	if (w->fd >= 0 && wire_stale(w))
+		wire_reset(w);
+	reused = w->fd >= 0;
+	got = wire_once(w, req, len, nreq, connect_ms, timeout_ms, fn, arg, &closed,
+	    err, errlen);
+	/*
+	 * A kept connection the server closed or reset before any reply (as we
+	 * sent): once more on a new one, at once. Not after a timeout, which
+	 * would spend the attempt's share twice. Requests the server took
+	 * before the close leave gaps, never repeats.
+	 */
+	if (got == 0 && reused && closed)
+		got = wire_once(w, req, len, nreq, connect_ms, timeout_ms, fn, arg,
+		    &closed, err, errlen);
+	return got;
+}
+
+/*
+ * One attempt of wire_exchange(); *closed when it failed because the peer
+ * closed or reset the connection before sending any reply byte.
+ */
+static unsigned
+wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
+    unsigned connect_ms, unsigned timeout_ms, wire_line_fn fn, void *arg,
+    bool *closed, char *err, size_t errlen)
 {
 	uint64_t	 deadline;
 	size_t		 off = 0, used;
 	unsigned	 got = 0;
 	ssize_t		 n;
 	char		*p, *nl, *e;
+	bool		 replied = false;
 	int		 rc;
 
+	*closed = false;
 	if (w->in == NULL && (w->in = malloc(WIRE_IN_MAX)) == NULL) {
 		snprintf(err, errlen, "%s: out of memory", w->name);
 		return 0;
@@ -191,6 +241,7 @@ wire_exchange(struct wire *w, const char *req, size_t len, unsigned nreq,
 			continue;
 		if (n < 0 && errno == EAGAIN && (rc = wire_wait(w->fd, POLLOUT, deadline)) == 1)
 			continue;
+		*closed = n < 0 && (errno == EPIPE || errno == ECONNRESET);
 		snprintf(err, errlen, "%s: send: %s", w->name, n < 0 && errno != EAGAIN ?
 		    strerror(errno) : "timed out (timeout_ms)");
 		goto fail;
@@ -217,9 +268,11 @@ wire_exchange(struct wire *w, const char *req, size_t len, unsigned nreq,
 		n = recv(w->fd, w->in + w->inlen, WIRE_IN_MAX - w->inlen, 0);
 		if (n > 0) {
 			w->inlen += (size_t)n;
+			replied = true;
 			continue;
 		}
 		if (n == 0) {
+			*closed = !replied;
 			snprintf(err, errlen, "%s: closed the connection", w->name);
 			goto fail;
 		}
@@ -227,6 +280,7 @@ wire_exchange(struct wire *w, const char *req, size_t len, unsigned nreq,
 			continue;
 		if (errno == EAGAIN && (rc = wire_wait(w->fd, POLLIN, deadline)) == 1)
 			continue;
+		*closed = !replied && errno == ECONNRESET;
 		snprintf(err, errlen, "%s: %s", w->name, errno != EAGAIN ?
 		    strerror(errno) : "no reply within timeout_ms");
 		goto fail;

@@ -3,6 +3,7 @@
  *
  *   idgen_load -s LIST [-t THREADS] [-n IDS | -d SECONDS] [--mix] [--dump FILE]
  *              [--fork] [--outage DIR] [--bench] [--allow-errors] [--pace US]
+ *              [--lead-ms MS] [--min-held N] [--fetch-ids N]
  *
  * Every thread takes IDs (idgen_next, or a seeded mix of next, ids and block),
  * checks each reply (ascending lists, nonzero), and records what it got as
@@ -60,6 +61,7 @@ static struct {
 	uint64_t	 ids;		/* per thread; 0: by duration */
 	double		 duration;
 	unsigned	 pace_us;	/* sleep after every 1,024 calls */
+	struct idgen_options o;
 	bool		 mix, fork, bench, allow_errors;
 	const char	*dump;
 	const char	*outage;
@@ -370,7 +372,7 @@ load_usage(void)
 {
 	fprintf(stderr, "usage: idgen_load -s LIST [-t THREADS] [-n IDS | -d SECONDS] "
 	    "[--mix] [--dump FILE] [--fork] [--outage DIR] [--bench] [--allow-errors] "
-	    "[--pace US]\n");
+	    "[--pace US] [--lead-ms MS] [--min-held N] [--fetch-ids N]\n");
 	exit(2);
 }
 
@@ -389,6 +391,9 @@ main(int argc, char **argv)
 		{ "bench", no_argument, NULL, 'b' },
 		{ "allow-errors", no_argument, NULL, 'a' },
 		{ "pace", required_argument, NULL, 'p' },
+		{ "lead-ms", required_argument, NULL, 'L' },
+		{ "min-held", required_argument, NULL, 'H' },
+		{ "fetch-ids", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char		 err[IDGEN_ERR_LEN], path[4096];
@@ -396,6 +401,7 @@ main(int argc, char **argv)
 	pid_t		 pid;
 	int		 ch, rc, st, i;
 
+	idgen_options_init(&opt.o);
 	while ((ch = getopt_long(argc, argv, "s:t:n:d:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's': opt.servers = optarg; break;
@@ -409,13 +415,20 @@ main(int argc, char **argv)
 		case 'b': opt.bench = true; break;
 		case 'a': opt.allow_errors = true; break;
 		case 'p': opt.pace_us = (unsigned)atoi(optarg); break;
+		case 'L': opt.o.lead_ms = (unsigned)atoi(optarg); break;
+		case 'H': opt.o.min_held = strtoull(optarg, NULL, 10); break;
+		case 'F':
+			opt.o.fetch_ids = (unsigned)atoi(optarg);
+			if (opt.o.chunk > opt.o.fetch_ids)
+				opt.o.chunk = opt.o.fetch_ids;
+			break;
 		default: load_usage();
 		}
 	}
 	if (opt.servers == NULL || opt.threads < 1 || opt.threads > LOAD_THREADS_MAX ||
 	    (opt.ids == 0 && opt.duration <= 0 && opt.outage == NULL))
 		load_usage();
-	if ((load_client = idgen_open(opt.servers, NULL, err, sizeof(err))) == NULL) {
+	if ((load_client = idgen_open(opt.servers, &opt.o, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "idgen_load: %s\n", err);
 		return 2;
 	}

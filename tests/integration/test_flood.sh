@@ -37,26 +37,35 @@ flood() {
 	wait_for "$1 clients" 60 grep -q READY "$T_DIR/flood-$1.out"
 }
 unflood() { kill "$FLOOD_PID" 2>/dev/null; wait "$FLOOD_PID" 2>/dev/null || true; }
-# check_p99 WHAT P99 [LIMIT]
+# under P LIMIT: true when P < LIMIT.
+under() { awk -v p="$1" -v m="$2" 'BEGIN { exit !(p < m) }'; }
+# check_p99 WHAT NAME [LIMIT [ONCE]]: the probe's P99 during WHAT. This machine
+# is shared: a P99 over the limit is measured once more (both are logged), and
+# fails only if the second is over it too; not with ONCE (a flood whose load
+# passes, where a second measurement would not see it).
 check_p99() {
-	local lim=${3:-$P99_MAX}
-	[ -n "$2" ] || fail "no P99 from the probe during $1"
-	log "probe P99 during $1: $2 us"
-	awk -v p="$2" -v m="$lim" 'BEGIN { exit !(p < m) }' || fail "probe P99 $2 us during $1 (limit $lim us)"
+	local lim=${3:-$P99_MAX} p
+	p=$(probe "$2" 3)
+	[ -n "$p" ] || fail "no P99 from the probe during $1"
+	log "probe P99 during $1: $p us"
+	under "$p" "$lim" && return 0
+	[ -z "${4:-}" ] || fail "probe P99 $p us during $1 (limit $lim us)"
+	p=$(probe "$2-again" 3)
+	log "probe P99 during $1, measured again: $p us"
+	[ -n "$p" ] && under "$p" "$lim" || fail "probe P99 $p us during $1 (limit $lim us)"
 }
 
-base=$(probe quiet 3)
-check_p99 "no flood" "$base"
+check_p99 "no flood" quiet
 rss0=$(rss)
 flood idle1k idle 1000
 sleep 1
 rss1k=$(rss)
-check_p99 "1,000 idle connections" "$(probe idle1k 3)"
+check_p99 "1,000 idle connections" idle1k
 unflood
 flood idle10k idle 10000
 wait_for "10,000 connections open" 30 bash -c "[ \$(awk '\$1 == \"VmRSS:\"' /proc/$svc_PID/status | wc -l) = 1 ] && [ \$(ls /proc/$svc_PID/fd | wc -l) -gt 10000 ]"
 rss10k=$(rss)
-check_p99 "10,000 idle connections" "$(probe idle10k 3)"
+check_p99 "10,000 idle connections" idle10k
 unflood
 wait_for "the idle connections closed" 30 bash -c "[ \$(ls /proc/$svc_PID/fd | wc -l) -lt 100 ]"
 sleep 1
@@ -64,11 +73,11 @@ rssafter=$(rss)
 log "RSS: ${rss0} kB at 0, ${rss1k} kB at 1,000 idle, ${rss10k} kB at 10,000 idle, ${rssafter} kB after they closed"
 
 flood slowloris slowloris 1000
-check_p99 "1,000 slowloris connections" "$(probe slowloris 3)"
+check_p99 "1,000 slowloris connections" slowloris
 unflood
 
 flood nonreader nonreader 50
-check_p99 "50 clients pipelining IDS 1000 without reading" "$(probe nonreader 3)" "$NR_P99_MAX"
+check_p99 "50 clients pipelining IDS 1000 without reading" nonreader "$NR_P99_MAX" once
 unflood
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode after the floods"
 log "PASS: probe P99 under $P99_MAX us in the idle and slowloris floods, under $NR_P99_MAX us with the non-readers"

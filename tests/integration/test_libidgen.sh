@@ -63,6 +63,16 @@ touch "$O/restarted"
 wait $LP || fail "service did not resume: $(cat "$T_DIR/outage.out")"
 grep -q 'OUTAGE resumed' "$T_DIR/outage.out" || fail "no resume line"
 
+log "an idserver that closes idle connections: the kept one is replaced, not counted as a failure"
+idserver_start idle "$((SVC_PORT + 2))" --idle_timeout_ms 300
+"$LOAD" -s "127.0.0.1:$((SVC_PORT + 2))" -t 1 -d 3 --pace 600000 --lead-ms 0 --min-held 1 --fetch-ids 1024 --dump "$D/idle" >"$T_DIR/idle.out" ||
+	fail "idle-closed connections: $(cat "$T_DIR/idle.out")"
+cat "$T_DIR/idle.out" >&2
+rt=$(sed -n 's/.* round_trips=\([0-9]*\) .*/\1/p' "$T_DIR/idle.out")
+[ "${rt:-0}" -ge 4 ] || fail "expected a refill after each idle gap, got ${rt:-no} round trips"
+grep -q ' failures=0 ' "$T_DIR/idle.out" || fail "a connection closed by the server counted as a failure"
+[ "$(stat "$((SVC_PORT + 2))" idle_timeouts)" -ge 3 ] || fail "idserver closed fewer idle connections than expected"
+
 log "the idgen command"
 id=$("$IDGEN" -s "127.0.0.1:$S2" id)
 [[ $id =~ ^[1-9][0-9]*$ ]] || fail "idgen id printed '$id'"

@@ -18,9 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-enum fake_mode { FAKE_OK, FAKE_DOWN, FAKE_ERR, FAKE_GARBAGE };
+enum fake_mode { FAKE_OK, FAKE_DOWN, FAKE_ERR, FAKE_GARBAGE, FAKE_HANG, FAKE_GAPS };
 
 /* A fake idserver per endpoint: blocks from one shared counter. */
 struct fake {
@@ -41,7 +42,6 @@ fake_exchange(void *ctx, unsigned ep, const char *req, size_t len, unsigned nreq
 	uint64_t	 first;
 
 	(void)connect_ms;
-	(void)timeout_ms;
 	atomic_fetch_add(&f->exchanges[ep], 1);
 	assert_true(sscanf(req, "BLOCK %u\n", &n) == 1);
 	assert_int_equal(len % nreq, 0);
@@ -58,6 +58,19 @@ fake_exchange(void *ctx, unsigned ep, const char *req, size_t len, unsigned nreq
 	case FAKE_GARBAGE:
 		snprintf(line, sizeof(line), "PONG");
 		done += fn(arg, line, line + strlen(line));
+		return done;
+	case FAKE_HANG:
+		/* Accepts, then never answers: the attempt's whole share passes. */
+		usleep(timeout_ms * 1000);
+		snprintf(err, errlen, "fake%u: no reply within timeout_ms", ep);
+		return 0;
+	case FAKE_GAPS:
+		/* Blocks that never touch: every one stays a range of its own. */
+		for (i = 0; i < nreq; i++) {
+			first = atomic_fetch_add(&f->next, n + 1);
+			snprintf(line, sizeof(line), "%llu %u", (unsigned long long)first, n);
+			done += fn(arg, line, line + strlen(line));
+		}
 		return done;
 	}
 	for (i = 0; i < nreq; i++) {
@@ -127,6 +140,9 @@ test_reply(void **state)
 	assert_false(reply_block("9223372036854775807 2", "9223372036854775807 2" + 21, &a, &b));
 	assert_true(reply_block("9223372036854775807 1", "9223372036854775807 1" + 21, &a, &b));
 	assert_false(reply_block("99999999999999999999 1", "99999999999999999999 1" + 22, &a, &b));
+	assert_false(reply_block("1 9999999999999999999", "1 9999999999999999999" + 21, &a, &b));
+	assert_false(reply_block("2 9223372036854775807", "2 9223372036854775807" + 21, &a, &b));
+	assert_true(reply_block("1 9223372036854775807", "1 9223372036854775807" + 21, &a, &b));
 	assert_false(reply_block("5 5 ", "5 5 " + 4, &a, &b));
 	assert_true(reply_err(l2, l2 + strlen(l2), &code, &cl, &msg, &ml));
 	assert_true(cl == 5 && memcmp(code, "RANGE", 5) == 0);
@@ -142,41 +158,42 @@ static void
 test_held(void **state)
 {
 	struct held	 h;
-	uint64_t	 first, out[10];
+	uint64_t	 first, out[10], dropped;
 
 	(void)state;
 	assert_true(held_init(&h, 3));
-	assert_true(held_add(&h, 100, 10));
-	assert_true(held_add(&h, 110, 10));	/* contiguous: merged */
+	assert_int_equal(held_add(&h, 100, 10), 0);
+	assert_int_equal(held_add(&h, 110, 10), 0);	/* contiguous: merged */
 	assert_int_equal(h.n, 1);
-	assert_true(held_add(&h, 50, 5));
-	assert_true(held_add(&h, 10, 3));
-	assert_false(held_add(&h, 1, 1));	/* ring full */
-	assert_int_equal(h.ids, 28);
+	assert_int_equal(held_add(&h, 50, 5), 0);
+	assert_int_equal(held_add(&h, 10, 3), 0);
+	/* Ring full: the oldest range (100..119) goes to make room. */
+	assert_int_equal(held_add(&h, 1, 1), 20);
+	assert_int_equal(h.ids, 9);
+	assert_int_equal(held_take(&h, 100, &first), 5);
+	assert_true(first == 50);
 	/* A list across ranges that arrived out of order comes out ascending. */
 	held_clear(&h);
-	assert_true(held_add(&h, 100, 3));
-	assert_true(held_add(&h, 50, 5));
+	assert_int_equal(held_add(&h, 100, 3), 0);
+	assert_int_equal(held_add(&h, 50, 5), 0);
 	assert_true(held_take_list(&h, 6, out));
 	assert_true(out[0] == 50 && out[1] == 51 && out[2] == 52 && out[3] == 100 &&
 	    out[4] == 101 && out[5] == 102);
 	assert_int_equal(h.ids, 2);
 	assert_false(held_take_list(&h, 3, out));
 	assert_int_equal(h.ids, 2);
-	/* A dense block skips ranges too small, and the emptied one goes. */
+	/* A dense block drops the older pieces too small for it. */
 	held_clear(&h);
-	assert_true(held_add(&h, 100, 2));
-	assert_true(held_add(&h, 200, 8));
-	assert_true(held_add(&h, 300, 1));
-	assert_true(held_take_block(&h, 8, &first));
-	assert_true(first == 200);
-	assert_int_equal(h.n, 2);
-	assert_int_equal(held_take(&h, 10, &first), 2);
-	assert_true(first == 100);
-	assert_int_equal(held_take(&h, 10, &first), 1);
-	assert_true(first == 300);
+	assert_int_equal(held_add(&h, 100, 2), 0);
+	assert_int_equal(held_add(&h, 200, 8), 0);
+	assert_int_equal(held_add(&h, 300, 1), 0);
+	assert_true(held_take_block(&h, 8, &first, &dropped));
+	assert_true(first == 200 && dropped == 2);
+	assert_int_equal(h.n, 1);
+	assert_int_equal(h.ids, 1);
+	assert_false(held_take_block(&h, 2, &first, &dropped));
+	assert_true(dropped == 1 && h.n == 0 && h.ids == 0);
 	assert_int_equal(held_take(&h, 10, &first), 0);
-	assert_false(held_take_block(&h, 1, &first));
 	held_free(&h);
 }
 
@@ -282,6 +299,75 @@ test_failover(void **state)
 	assert_true(atomic_load(&f.resets[1]) >= 1);
 	assert_int_equal(st.server, 0);
 	idgen_close(c);
+}
+
+/* An idserver that accepts and never answers costs its share, not the call. */
+static void
+test_hang(void **state)
+{
+	struct fake		 f = { 0 };
+	struct idgen_options	 o;
+	struct timespec		 t0, t1;
+	idgen_client		*c;
+	uint64_t		 id;
+	double			 ms;
+
+	(void)state;
+	atomic_store(&f.mode[0], FAKE_HANG);
+	atomic_store(&f.mode[1], FAKE_HANG);
+	idgen_options_init(&o);
+	o.timeout_ms = 400;
+	o.retry_min_ms = 5000;
+	c = fake_open(&f, &o);
+	atomic_store(&f.mode[1], FAKE_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Whichever is tried first, the call is served within timeout_ms. */
+	assert_int_equal(idgen_next(c, &id), IDGEN_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	assert_true(ms < 400);
+	idgen_close(c);
+	/* Both hanging: the error says which one did not answer. */
+	atomic_store(&f.mode[1], FAKE_HANG);
+	c = fake_open(&f, &o);
+	assert_int_not_equal(idgen_next(c, &id), IDGEN_OK);
+	assert_non_null(strstr(idgen_last_error(), "fake"));
+	idgen_close(c);
+}
+
+/*
+ * Blocks that never touch, taken by dense blocks smaller than them: the
+ * pieces left over are dropped, not piled up until the held ring is full.
+ */
+static void
+test_block_pieces(void **state)
+{
+	struct fake		 f = { 0 };
+	struct idgen_stats	 st;
+	idgen_client		*c;
+	uint64_t		 first, prev = 0;
+	int			 i;
+
+	(void)state;
+	atomic_store(&f.mode[0], FAKE_GAPS);
+	atomic_store(&f.mode[1], FAKE_GAPS);
+	c = fake_open(&f, NULL);
+	for (i = 0; i < 20000; i++) {
+		assert_int_equal(idgen_block(c, 4000, &first), IDGEN_OK);
+		assert_true(first > prev || prev == 0 || first + 4000 <= prev);
+		prev = first;
+	}
+	idgen_stats(c, &st);
+	idgen_close(c);
+	/*
+	 * Every ID fetched is handed out, held, or dropped as a piece (up to one
+	 * batch may be counted as fetched and not yet held), and each block taken
+	 * left its piece of 96.
+	 */
+	assert_true(st.ids_fetched >= UINT64_C(20000) * 4000 + st.ids_dropped + st.ids_held);
+	assert_true(st.ids_fetched - (UINT64_C(20000) * 4000 + st.ids_dropped + st.ids_held) <=
+	    UINT64_C(64) * 4096);
+	assert_true(st.ids_dropped >= UINT64_C(19999) * 96);
 }
 
 /* Held IDs are served while every idserver is down, then the error. */
@@ -440,6 +526,8 @@ main(void)
 		cmocka_unit_test(test_handout),
 		cmocka_unit_test(test_failover),
 		cmocka_unit_test(test_outage),
+		cmocka_unit_test(test_hang),
+		cmocka_unit_test(test_block_pieces),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_threads),
 	};
