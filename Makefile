@@ -50,7 +50,7 @@ LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen
 LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Isrc -Ilib
 
 .PHONY: all deps run db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
-	fuzz-bins tsan
+	fuzz-bins tsan soak
 all: $(BUILD)/idserver $(TOOL_BIN) $(LIBIDGEN)
 
 $(BUILD)/obj/%.o: src/%.c | $(GEN_H)
@@ -150,6 +150,10 @@ test: deps
 
 bench: deps all
 	bench/run.sh
+
+# A seeded mix of every fault for SOAK_SECONDS (default 1800); one verdict line.
+soak: deps all
+	tests/soak.sh
 
 # libFuzzer harnesses (fuzz/fuzz_*.c), built with clang against every object.
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)

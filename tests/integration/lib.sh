@@ -34,9 +34,11 @@ fail() { log "FAIL: $*"; exit 1; }
 
 cleanup() {
 	local rc=$? p live=()
-	# Only our own processes still alive: a PID killed earlier may be reused.
+	# Only our own processes still alive: a PID killed earlier may be reused, so
+	# its command line must name this tree, this test's directory or the build
+	# directory (BUILD and TEST_VAR may live outside the tree, e.g. under /tmp).
 	for p in "${PIDS[@]}"; do
-		if alive "$p" && grep -qa -- "$ROOT" "/proc/$p/cmdline" 2>/dev/null; then
+		if alive "$p" && grep -qaF -e "$ROOT" -e "$T_DIR/" -e "$BUILD/" "/proc/$p/cmdline" 2>/dev/null; then
 			live+=("$p")
 			kill -TERM "$p" 2>/dev/null || true
 		fi

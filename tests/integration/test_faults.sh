@@ -11,13 +11,31 @@
 #             worker number (the old window stays reserved, lease_window_ms 300 s)
 #   term_svc  one idserver stopped cleanly (SIGTERM), restarted: the lease is released
 #
+# FAULT_KINDS (default: "default", the six above) selects the kinds of the plan, as
+# a comma- or space-separated list of kinds, "default" or "all" (make soak: all).
+# Four more kinds go through the network between the idservers and the pair:
+#
+#   partition_db   one server silently partitioned (delayproxy.py drops the bytes both
+#                  ways, connections left open: SIGUSR1), healed (SIGUSR2)
+#   partition_dbs  both partitioned, healed: the services must switch to the fallback
+#   slow_db        one or both servers 50 ms (+-10) or 200 ms (+-50) away each way for
+#                  a few seconds (the proxy's control file and SIGHUP), then 0 again:
+#                  both stay up, the prefetch absorbs it
+#   flood          hostile clients against one idserver for a few seconds: 1,000 idle
+#                  connections, 500 slowloris, 20 pipelining non-readers (flood.py)
+#
+# When a partition or slow_db kind is selected, each idserver reaches each server
+# through a delayproxy.py of its own role (ports ODD_PORT+100, EVEN_PORT+100, or
+# FAULT_PROXY_ODD_PORT / FAULT_PROXY_EVEN_PORT), 0 ms while no fault is on, with
+# longer database timeouts (a handshake 200 ms away takes several round trips).
+#
 # Every ID received by any client, over all idbench runs against both services and
 # all their restarts, lands in a dump file; at the end all of them are checked
 # together: no duplicate, and every Snowflake ID carries a worker number claimed by
 # the process that served it, at a timestamp inside that holder's window (checked
 # against snapshots of idgen_leases taken after every claim). Ends with one line:
 #
-#   FAULT RUN VERDICT: seconds= faults= ids= duplicates= errors: CONN= TIMEOUT= ...
+#   FAULT RUN VERDICT: seconds= faults= kinds: kill_db= ... ids= duplicates= errors: CONN= TIMEOUT= ...
 #
 # Connection errors are expected (a killed or stopped idserver drops its clients);
 # any other error, a duplicate, a violation, or fewer than FAULT_MIN_IDS IDs fails.
@@ -35,8 +53,38 @@ for v in FAULT_SECONDS FAULT_SEED FAULT_MIN_IDS CHUNK CONNS PIPE RATE; do
 done
 [ "$FAULT_SECONDS" -ge 20 ] || fail "FAULT_SECONDS must be at least 20"
 
+# The kinds of the plan, in this order (the plan draws from this list: the default
+# list and weights replay the plans of earlier runs seed for seed).
+ALL_KINDS=(kill_db kill_dbs hang_db hang_dbs kill_svc term_svc partition_db partition_dbs slow_db flood)
+DEFAULT_KINDS=(kill_db kill_dbs hang_db hang_dbs kill_svc term_svc)
+FAULT_KINDS=${FAULT_KINDS:-default}
+want=" "
+for k in ${FAULT_KINDS//,/ }; do
+	case $k in
+	default) want+="${DEFAULT_KINDS[*]} " ;;
+	all) want+="${ALL_KINDS[*]} " ;;
+	*) [[ " ${ALL_KINDS[*]} " == *" $k "* ]] || fail "FAULT_KINDS: unknown kind '$k' (kinds: ${ALL_KINDS[*]}, default, all)"
+	   want+="$k " ;;
+	esac
+done
+KINDS=()
+for k in "${ALL_KINDS[@]}"; do [[ $want == *" $k "* ]] && KINDS+=("$k"); done
+[ ${#KINDS[@]} -gt 0 ] || fail "FAULT_KINDS selects no kind"
+USE_PROXY=0
+for k in "${KINDS[@]}"; do
+	case $k in partition_db | partition_dbs | slow_db) USE_PROXY=1 ;; esac
+done
+has_kind() { [[ " ${KINDS[*]} " == *" $1 "* ]]; }
+
 PORTS=("$SVC_PORT" "$((SVC_PORT + 1))")
 SVC_FLAGS=(--lease_extend_ms 1000)
+# Through the proxies: a round trip is up to 500 ms during slow_db, a handshake and
+# the connect-time check several of them (test_far.sh: 200 ms away needs seconds).
+[ $USE_PROXY = 0 ] || SVC_FLAGS+=(--connect_timeout_ms 3000 --query_timeout_ms 2000)
+PROXY_PORT_odd=${FAULT_PROXY_ODD_PORT:-$((ODD_PORT + 100))}
+PROXY_PORT_even=${FAULT_PROXY_EVEN_PORT:-$((EVEN_PORT + 100))}
+PROXY_PID_odd=0
+PROXY_PID_even=0
 SVC_PID=(0 0)
 INC=(0 0)		# incarnations per service
 LOADERS=()
@@ -93,7 +141,12 @@ svc_start() {
 	local i=$1 name pidvar w
 	INC[i]=$((INC[i] + 1))
 	name=svc${i}_r${INC[i]}
-	idserver_start "$name" "${PORTS[$i]}" "${SVC_FLAGS[@]}"
+	if [ $USE_PROXY = 1 ]; then
+		ODD_PORT=$PROXY_PORT_odd EVEN_PORT=$PROXY_PORT_even \
+			idserver_start "$name" "${PORTS[$i]}" "${SVC_FLAGS[@]}"
+	else
+		idserver_start "$name" "${PORTS[$i]}" "${SVC_FLAGS[@]}"
+	fi
 	pidvar=${name}_PID
 	SVC_PID[i]=${!pidvar}
 	wait_for "$name holds a lease" 15 lease_held "$i"
@@ -207,26 +260,163 @@ f_term_svc() {	# I: SIGTERM (drain, release), restart
 		fail "svc$i and svc$((1 - i)) hold the same worker"
 }
 
+# proxy_start ROLE: a delayproxy.py in front of ROLE's server, 0 ms, with a control
+# file; waits until it listens.
+proxy_start() {
+	local r=$1 lp up pid seed
+	lp=PROXY_PORT_$r
+	lp=${!lp}
+	if [ "$r" = odd ]; then up=$ODD_PORT seed=$((FAULT_SEED * 2)); else up=$EVEN_PORT seed=$((FAULT_SEED * 2 + 1)); fi
+	! ss -Hltn "( sport = :$lp )" | grep -q . || fail "proxy port $lp ($r) is in use"
+	: >"$T_DIR/proxy-$r.ctl"
+	python3 "$ROOT/tests/integration/delayproxy.py" "$lp" "$up" 0 --control "$T_DIR/proxy-$r.ctl" \
+		--seed "$seed" >"$T_DIR/proxy-$r.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	eval "PROXY_PID_$r=$pid"
+	wait_for "the $r proxy on port $lp" 10 bash -c "ss -Hltn '( sport = :$lp )' | grep -q ."
+	alive "$pid" || fail "the $r proxy exited: $(tail -n 3 "$T_DIR/proxy-$r.log")"
+	log "proxy $r: 127.0.0.1:$lp -> $up (pid $pid)"
+}
+proxy_pid() { local v=PROXY_PID_$1; echo "${!v}"; }
+
+# proxy_set ROLE WORDS...: writes the control file, SIGHUP, waits for the proxy's
+# acknowledgement of exactly this change.
+PROXY_CTL_odd=0
+PROXY_CTL_even=0
+proxy_set() {
+	local r=$1 v n pid
+	shift
+	v=PROXY_CTL_$r
+	n=$((${!v} + 1))
+	eval "PROXY_CTL_$r=$n"
+	pid=$(proxy_pid "$r")
+	echo "$*" >"$T_DIR/proxy-$r.ctl"
+	kill -HUP "$pid"
+	wait_for "the $r proxy applies '$*'" 10 grep -q "^control $n: " "$T_DIR/proxy-$r.log"
+	! grep -q "^control $n: error" "$T_DIR/proxy-$r.log" ||
+		fail "the $r proxy refused '$*': $(grep "^control $n: " "$T_DIR/proxy-$r.log")"
+}
+
+# greeting_ms ROLE: how long the server's greeting takes through ROLE's proxy (one
+# way, the proxy's delay), in ms.
+greeting_ms() {
+	local lp=PROXY_PORT_$1
+	python3 - "${!lp}" <<'PY'
+import socket, sys, time
+t = time.monotonic()
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.settimeout(5)
+s.recv(1)
+print(int((time.monotonic() - t) * 1000))
+s.close()
+PY
+}
+
+f_partition_db() {	# ROLE...: the proxy drops every byte both ways (SIGUSR1), heals (SIGUSR2)
+	local down=$1 r
+	shift
+	for r in "$@"; do kill -USR1 "$(proxy_pid "$r")"; done
+	log "fault $FAULTS: partition MariaDB $* (silent, ${down}s after judged down)"
+	if [ $# -eq 2 ]; then
+		wait_for "both services in fallback with both servers partitioned" 20 both_mode fallback
+	else
+		wait_for "partitioned $1 marked down by both services" 20 not_up "$1"
+	fi
+	sleep "$down"
+	for r in "$@"; do kill -USR2 "$(proxy_pid "$r")"; done
+	wait_for "both services on tickets from both servers after healing $*" 30 all_up
+}
+
+f_slow_db() {	# HOLD DELAY JITTER ROLE...: DELAY +- JITTER ms each way for HOLD s, then 0
+	local hold=$1 delay=$2 jitter=$3 r g w0 f0
+	shift 3
+	for r in "$@"; do proxy_set "$r" "delay=$delay" "jitter=$jitter"; done
+	for r in "$@"; do
+		g=$(greeting_ms "$r") || fail "no greeting from $r through its proxy (${delay} ms)"
+		[ "$g" -ge $((delay - jitter - 2)) ] || fail "$r greeting in $g ms through a ${delay} ms proxy: the delay did not apply"
+	done
+	log "fault $FAULTS: MariaDB $* ${delay} +- ${jitter} ms away each way for ${hold}s (greeting ${g} ms)"
+	w0=("$(st 0 refill_waits)" "$(st 1 refill_waits)") f0=("$(st 0 ids_fallback)" "$(st 1 ids_fallback)")
+	sleep "$hold"
+	log "fault $FAULTS: while ${delay} ms away: refill_waits +$(($(st 0 refill_waits) - ${w0[0]:-0}))" \
+		"/ +$(($(st 1 refill_waits) - ${w0[1]:-0})), ids_fallback +$(($(st 0 ids_fallback) - ${f0[0]:-0}))" \
+		"/ +$(($(st 1 ids_fallback) - ${f0[1]:-0})) (svc0 / svc1)"
+	# A distant server is slow, not down: within its timeouts both stay up.
+	wait_for "both services on tickets from both servers with $* ${delay} ms away" 10 all_up
+	for r in "$@"; do proxy_set "$r" delay=0 jitter=0; done
+	wait_for "both services on tickets from both servers after $* came back near" 30 all_up
+}
+
+conns_at_least() { local c; c=$(st "$1" curr_connections); [ "${c:-0}" -ge "$2" ]; }
+conns_below() { local c; c=$(st "$1" curr_connections); [ -n "$c" ] && [ "$c" -lt "$2" ]; }
+
+f_flood() {	# SECONDS I: idle, slowloris and non-reading clients against service I
+	local secs=$1 i=$2 port=${PORTS[$2]} m c n pids=() out conns
+	for m in idle:1000 slowloris:500 nonreader:20; do
+		c=${m#*:} m=${m%:*}
+		out=$T_DIR/flood-$FAULTS-$m.out
+		python3 "$ROOT/tests/integration/flood.py" "$m" "$c" "$port" "$secs" >"$out" 2>&1 &
+		pids+=($!)
+		PIDS+=($!)
+	done
+	for m in idle slowloris nonreader; do
+		wait_for "$m flood clients against svc$i" 30 grep -q '^READY' "$T_DIR/flood-$FAULTS-$m.out"
+	done
+	wait_for "svc$i holds the flood's 1,520 connections" 10 conns_at_least "$i" 1520
+	log "fault $FAULTS: flood svc$i for ${secs}s: 1000 idle, 500 slowloris, 20 non-readers" \
+		"(curr_connections $(st "$i" curr_connections))"
+	for n in "${pids[@]}"; do
+		wait_for "flood client $n exits" $((${secs%.*} + 40)) dead "$n"
+		wait "$n" 2>/dev/null || fail "flood client $n failed: $(tail -n 2 "$T_DIR"/flood-$FAULTS-*.out)"
+	done
+	wait_for "svc$i closes the flood's connections" 30 conns_below "$i" 100
+	wait_for "both services on tickets from both servers after the flood" 30 all_up
+}
+
 # ---------------------------------------------------------------- the run
 start_s=$(date +%s)
-log "seed $FAULT_SEED (replay: FAULT_SEED=$FAULT_SEED FAULT_SECONDS=$FAULT_SECONDS), $FAULT_SECONDS s," \
-	"$CONNS connections x pipeline $PIPE per service, rate ${RATE}/s per service"
+log "seed $FAULT_SEED (replay: FAULT_SEED=$FAULT_SEED FAULT_SECONDS=$FAULT_SECONDS FAULT_KINDS=${FAULT_KINDS// /,}), $FAULT_SECONDS s," \
+	"$CONNS connections x pipeline $PIPE per service, rate ${RATE}/s per service, kinds: ${KINDS[*]}"
+# flood: 1,520 more descriptors in flood.py and in the idserver.
+if has_kind flood; then
+	ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+	[ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 4096 ] ||
+		fail "the descriptor limit is $(ulimit -n) (hard $(ulimit -Hn)); the flood needs 4,096"
+fi
 pair_up
+if [ $USE_PROXY = 1 ]; then
+	proxy_start odd
+	proxy_start even
+fi
 svc_start 0
 svc_start 1
 
 # The plan: "kind target down_seconds cycle_seconds", one per line, from the seed alone.
-mapfile -t PLAN < <(python3 - "$FAULT_SEED" $((FAULT_SECONDS / 5 + 1)) <<'PY'
+# slow_db adds "delay jitter" (ms); its down_seconds and flood's are stretched below.
+mapfile -t PLAN < <(python3 - "$FAULT_SEED" $((FAULT_SECONDS / 5 + 1)) "${KINDS[@]}" <<'PY'
 import random, sys
 r = random.Random(int(sys.argv[1]))
-kinds = ["kill_db", "kill_dbs", "hang_db", "hang_dbs", "kill_svc", "term_svc"]
-weights = [2, 2, 1, 2, 2, 2]
+weight = {"kill_db": 2, "kill_dbs": 2, "hang_db": 1, "hang_dbs": 2, "kill_svc": 2,
+          "term_svc": 2, "partition_db": 2, "partition_dbs": 2, "slow_db": 2, "flood": 2}
+kinds = sys.argv[3:]
+weights = [weight[k] for k in kinds]
 for _ in range(int(sys.argv[2])):
     k = r.choices(kinds, weights)[0]
-    target = r.choice(["odd", "even"]) if k in ("kill_db", "hang_db") else \
-        r.choice(["0", "1"]) if k.endswith("_svc") else "both"
+    if k in ("kill_db", "hang_db", "partition_db"):
+        target = r.choice(["odd", "even"])
+    elif k.endswith("_svc") or k == "flood":
+        target = r.choice(["0", "1"])
+    elif k == "slow_db":
+        target = r.choice(["odd", "even", "both"])
+    else:
+        target = "both"
     down = r.choice(["0.5", "1", "1.5", "2", "3"])
-    print(k, target, down, r.randint(5, 8))
+    line = [k, target, down, str(r.randint(5, 8))]
+    if k == "slow_db":
+        delay = r.choice([50, 200])
+        line += [str(delay), "10" if delay == 50 else "50"]
+    print(" ".join(line))
 PY
 )
 
@@ -239,7 +429,7 @@ done
 sleep 2
 
 for line in "${PLAN[@]}"; do
-	read -r kind target down cycle <<<"$line"
+	read -r kind target down cycle delay jitter <<<"$line"
 	c0=$(date +%s)
 	# Leave room for the fault, its healing and some clean load before the end.
 	[ $((c0 + cycle + 6)) -le "$DEADLINE" ] || break
@@ -251,6 +441,12 @@ for line in "${PLAN[@]}"; do
 	hang_dbs) f_hang_db "$down" odd even ;;
 	kill_svc) f_kill_svc "$down" "$target"; SVC_FAULTS=$((SVC_FAULTS + 1)) ;;
 	term_svc) f_term_svc "$down" "$target"; SVC_FAULTS=$((SVC_FAULTS + 1)) ;;
+	partition_db) f_partition_db "$down" "$target" ;;
+	partition_dbs) f_partition_db "$down" odd even ;;
+	slow_db)	# held 2..8 s: long enough for many fetches at that distance
+		if [ "$target" = both ]; then set -- odd even; else set -- "$target"; fi
+		f_slow_db "$(awk -v d="$down" 'BEGIN { print d * 2 + 2 }')" "$delay" "$jitter" "$@" ;;
+	flood) f_flood "$(awk -v d="$down" 'BEGIN { print d + 3 }')" "$target" ;;
 	esac
 	echo "$FAULTS $kind $target $down" >>"$T_DIR/faults.txt"
 	log "fault $FAULTS ($kind $target) healed after $(($(date +%s) - c0))s"
@@ -273,10 +469,11 @@ log "checking every ID of the run ($(cat "$T_DIR"/ids-*.txt | wc -l) ranges in $
 uniq_total=$(check_unique "$T_DIR"/ids-*.txt) && uniq_ok=1 || uniq_ok=0
 log "check_unique: ${uniq_total:-?} IDs, $([ $uniq_ok = 1 ] && echo 'no overlap' || echo 'OVERLAPS')"
 python3 - "$T_DIR" "$FAULT_SECONDS" "$FAULTS" "$SVC_FAULTS" "$FAULT_MIN_IDS" "$uniq_ok" \
-	"$FAULT_SEED" <<'PY' || fail "verdict: FAIL (see the lines above; logs in $T_DIR)"
+	"$FAULT_SEED" "${KINDS[@]}" <<'PY' || fail "verdict: FAIL (see the lines above; logs in $T_DIR)"
 import bisect, glob, os, re, sys
 
 tdir, seconds, faults, svc_faults, min_ids, uniq_ok, seed = sys.argv[1:8]
+kinds = sys.argv[8:]
 faults, svc_faults, min_ids = int(faults), int(svc_faults), int(min_ids)
 TWO53 = 1 << 53
 problems = []
@@ -385,10 +582,17 @@ for out in sorted(glob.glob(os.path.join(tdir, "bench-svc*-*.out"))):
     bench_dups += int(kv["duplicates"])
 
 violations = viol + lease_bad
+# Faults injected by kind: faults.txt "n kind target down", one line per healed fault.
+by_kind = dict.fromkeys(kinds, 0)
+if os.path.exists(os.path.join(tdir, "faults.txt")):
+    for line in open(os.path.join(tdir, "faults.txt")):
+        k = line.split()[1]
+        by_kind[k] = by_kind.get(k, 0) + 1
 say("%d idbench runs; %d ticket IDs, %d Snowflake IDs; workers used (svc, worker): %s"
     % (runs, ticket, snow, ", ".join("svc%d:%d" % k for k in sorted(workers_used))))
-verdict = ("FAULT RUN VERDICT: seconds=%s faults=%d ids=%d duplicates=%d errors: %s "
-           "violations=%d seed=%s" % (seconds, faults, total, dups + bench_dups,
+verdict = ("FAULT RUN VERDICT: seconds=%s faults=%d kinds: %s ids=%d duplicates=%d errors: %s "
+           "violations=%d seed=%s" % (seconds, faults,
+           " ".join("%s=%d" % (k, by_kind[k]) for k in by_kind), total, dups + bench_dups,
            " ".join("%s=%d" % (c, err[c]) for c in codes), violations, seed))
 if dups or bench_dups or uniq_ok != "1":
     problems.append("duplicate IDs")
