@@ -8,7 +8,10 @@ WORKDIR /src
 COPY Makefile ./
 COPY src ./src
 COPY proto ./proto
-RUN make build/idserver
+COPY lib ./lib
+COPY include ./include
+COPY cli ./cli
+RUN make build/idserver build/idgen
 
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
@@ -17,6 +20,8 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-ins
     && useradd --system --no-create-home idgen \
     && mkdir -p /var/lib/idgen && chown idgen: /var/lib/idgen
 COPY --from=build /src/build/idserver /usr/local/bin/idserver
+# The idgen command (libidgen linked in): docker compose exec idserver idgen id
+COPY --from=build /src/build/idgen /usr/local/bin/idgen
 # The state file (high-water marks, the lease) lives here: keep it on a volume.
 VOLUME /var/lib/idgen
 USER idgen
