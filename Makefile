@@ -87,9 +87,14 @@ $(BUILD)/obj/lib/layout.o $(BUILD)/obj/lib/b58.o: $(BUILD)/obj/lib/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
+# One relocatable object with every hidden symbol made local: an application
+# linking the archive sees only idgen_* (our wire_*, held_*, layout_*... cannot
+# clash with its own names).
 $(BUILD)/libidgen.a: $(LIBIDGEN_OBJ)
+	ld -r -o $(BUILD)/obj/lib/libidgen-all.o $^
+	objcopy --localize-hidden $(BUILD)/obj/lib/libidgen-all.o
 	rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(BUILD)/obj/lib/libidgen-all.o
 
 $(LIBIDGEN_SO): $(LIBIDGEN_OBJ)
 	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,libidgen.so.1 $(if $(SAN),,-Wl,--no-undefined) \
@@ -97,9 +102,10 @@ $(LIBIDGEN_SO): $(LIBIDGEN_OBJ)
 	ln -sf libidgen.so.1.0.0 $(BUILD)/libidgen.so.1
 	ln -sf libidgen.so.1 $(BUILD)/libidgen.so
 
-# The idgen command (linked with the static library: one file to copy).
-$(BUILD)/idgen: cli/idgen.c $(BUILD)/libidgen.a
-	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $< $(BUILD)/libidgen.a -pthread $(LDFLAGS)
+# The idgen command (the library's objects linked in: one file to copy; it also
+# uses the wire module for stats and ping).
+$(BUILD)/idgen: cli/idgen.c $(LIBIDGEN_OBJ)
+	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $^ -pthread $(LDFLAGS)
 
 # Load and uniqueness tool of the library's integration tests and bench row.
 $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a

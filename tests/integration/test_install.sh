@@ -72,6 +72,11 @@ for s in idgen_options_init idgen_open idgen_next idgen_close; do
 		fail "libidgen.so does not export $s"
 done
 [ -n "$(ar t "$P/lib/libidgen.a")" ] || fail "libidgen.a is empty"
+# Both export only idgen_*: the internals cannot clash with an application's names.
+for lib in "$P/lib/libidgen.a" "$P/lib/libidgen.so.1.0.0"; do
+	other=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF >= 3 { print $NF }' | grep -v '^idgen_' || true)
+	[ -z "$other" ] || fail "$(basename "$lib") exports more than idgen_*: $(echo $other | head -c 200)"
+done
 
 # No placeholder left; the paths of this PREFIX filled in.
 ! grep -n '@[A-Z_]*@' "$P/lib/pkgconfig/idgen.pc" "$P/lib/systemd/system/idserver.service" ||
