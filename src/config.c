@@ -107,6 +107,8 @@ static const struct config_key config_keys[] = {
 	    "requests handled per client before others get a turn" },
 	{ "max_output_per_turn", U(max_output_per_turn), "262144", 4096, 1073741824,
 	    "reply bytes formatted in one loop turn, all clients together (each gets one request)" },
+	{ "client_sndbuf_bytes", U(client_sndbuf_bytes), "131072", 0, 67108864,
+	    "kernel send buffer of each text/RESP client (SO_SNDBUF; 0: the kernel's autotuning)" },
 	{ "resp_max_args", U(resp_max_args), "32", 1, 64,
 	    "Redis protocol: most arguments in one request (more is a protocol error)" },
 	{ "resp_max_bulk_bytes", U(resp_max_bulk_bytes), "1024", 1, 2048,

@@ -53,6 +53,7 @@ struct config {
 	unsigned	 max_clients_per_ip;
 	unsigned	 max_requests_per_event;
 	unsigned	 max_output_per_turn;
+	unsigned	 client_sndbuf_bytes;
 	unsigned	 resp_max_args;
 	unsigned	 resp_max_bulk_bytes;
 	unsigned	 drain_timeout_ms;

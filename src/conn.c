@@ -239,6 +239,16 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 	}
 	c->set = set;
 	c->fd = fd;
+	/*
+	 * A bounded kernel buffer: a client that never reads can make us format
+	 * only this much (plus max_output_bytes), not the megabytes autotuning
+	 * grants on loopback (docs/design.md section 5).
+	 */
+	if (set->cfg->client_sndbuf_bytes > 0) {
+		int sb = (int)set->cfg->client_sndbuf_bytes;
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
+	}
 	c->rev = event_new(set->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
 	c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
 	c->idle = evtimer_new(set->base, conn_idle_cb, c);
