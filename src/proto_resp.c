@@ -134,6 +134,11 @@ proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *li
 			while (q < stop && *q != ' ' && *q != '\t')
 				q++;
 			f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
+			/* The bound of a bulk string holds for an inline word too. */
+			if (f->argl[f->argc] > lim->max_bulk) {
+				*why = "too long inline argument (resp_max_bulk_bytes)";
+				return PROTO_RESP_ERROR;
+			}
 			f->argc++;
 		}
 		f->inline_cmd = true;

@@ -62,6 +62,13 @@ test_inline(void **state)
 	assert_int_equal(parse("\r\n", &f, &why), PROTO_RESP_FRAME);
 	assert_int_equal(f.argc, 0);
 	assert_int_equal(parse("a b c d e f g h i\n", &f, &why), PROTO_RESP_ERROR);
+	/* An inline word over max_bulk (64 here), as found by fuzz_resp. */
+	why = NULL;
+	assert_int_equal(parse("DECODE 12345678901234567890123456789012345678901234567890"
+	    "12345678901234567890\n", &f, &why), PROTO_RESP_ERROR);
+	assert_non_null(strstr(why, "resp_max_bulk_bytes"));
+	assert_int_equal(parse("DECODE 1234567890123456789012345678901234567890123456789012"
+	    "345678901234\n", &f, &why), PROTO_RESP_FRAME);
 }
 
 /* Each bound and malformation is a protocol error with a reason. */
