@@ -282,7 +282,6 @@ cli_stats(const struct cli *cli)
 	struct wire		 w;
 	const char		*p, *e;
 	char			 err[IDGEN_ERR_LEN];
-	int			 rc = CLI_EXIT_SERVICE;
 
 	for (p = cli->servers; ; p = e + 1) {
 		if ((e = strchr(p, ',')) == NULL)
@@ -312,7 +311,7 @@ cli_stats(const struct cli *cli)
 		if (*e == '\0')
 			break;
 	}
-	return rc;
+	return CLI_EXIT_SERVICE;
 }
 
 /* ping: every idserver, with its round-trip time. */

@@ -136,6 +136,8 @@ static void	client_took(struct idgen_client *, uint64_t);
 static int	client_wait(struct idgen_client *, uint64_t *);
 static struct client_tl *client_share(struct idgen_client *);
 static int	client_next_slow(struct idgen_client *, uint64_t *);
+static bool	client_share_take(struct idgen_client *, unsigned, uint64_t *);
+static int	client_take_held(struct idgen_client *, unsigned, uint64_t *, bool);
 static unsigned	client_tcp_exchange(void *, unsigned, const char *, size_t,
 		    unsigned, unsigned, unsigned, wire_line_fn, void *, char *, size_t);
 static void	client_tcp_reset(void *, unsigned);
@@ -812,27 +814,41 @@ idgen_next(idgen_client *c, uint64_t *id)
 	return client_next_slow(c, id);
 }
 
-IDGEN_EXPORT int
-idgen_ids(idgen_client *c, unsigned n, uint64_t *out)
+/* Takes n dense IDs from this thread's share of c, if it holds that many now. */
+static bool
+client_share_take(struct idgen_client *c, unsigned n, uint64_t *first)
 {
-	struct client_tl	*t;
-	uint64_t		 deadline = 0;
-	unsigned		 i;
-	int			 rc;
+	struct client_tl	*t = client_share(c);
 
-	if (n < 1 || n > IDGEN_IDS_MAX || out == NULL)
-		return client_fail(IDGEN_EINVAL, "ids: n is 1..%d", IDGEN_IDS_MAX);
-	t = client_share(c);
-	if (t->end - t->next >= n && t->epoch == client_epoch()) {
-		for (i = 0; i < n; i++)
-			out[i] = t->next++;
-		return IDGEN_OK;
-	}
+	if (t->end - t->next < n || t->epoch != client_epoch())
+		return false;
+	*first = t->next;
+	t->next += n;
+	return true;
+}
+
+/*
+ * Takes n IDs from the held ranges, waiting for refills: a dense block at
+ * *out (block), or an ascending list in out[0..n).
+ */
+static int
+client_take_held(struct idgen_client *c, unsigned n, uint64_t *out, bool block)
+{
+	uint64_t	 deadline = 0, dropped = 0;
+	bool		 ok;
+	int		 rc;
+
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		client_check_fork(c);
-		if (held_take_list(&c->held, n, out))
+		if (block) {
+			ok = held_take_block(&c->held, n, out, &dropped);
+			c->st.ids_dropped += dropped;
+		} else
+			ok = held_take_list(&c->held, n, out);
+		if (ok)
 			break;
+		/* For a block, IDs may be held in pieces smaller than n. */
 		if ((rc = client_wait(c, &deadline)) != IDGEN_OK) {
 			pthread_mutex_unlock(&c->mu);
 			return rc;
@@ -844,38 +860,30 @@ idgen_ids(idgen_client *c, unsigned n, uint64_t *out)
 }
 
 IDGEN_EXPORT int
+idgen_ids(idgen_client *c, unsigned n, uint64_t *out)
+{
+	uint64_t	 first;
+	unsigned	 i;
+
+	if (n < 1 || n > IDGEN_IDS_MAX || out == NULL)
+		return client_fail(IDGEN_EINVAL, "ids: n is 1..%d", IDGEN_IDS_MAX);
+	if (client_share_take(c, n, &first)) {
+		for (i = 0; i < n; i++)
+			out[i] = first + i;
+		return IDGEN_OK;
+	}
+	return client_take_held(c, n, out, false);
+}
+
+IDGEN_EXPORT int
 idgen_block(idgen_client *c, unsigned n, uint64_t *first)
 {
-	struct client_tl	*t;
-	uint64_t		 deadline = 0, dropped;
-	bool			 ok;
-	int			 rc;
-
 	if (n < 1 || n > c->o.fetch_ids || first == NULL)
 		return client_fail(IDGEN_EINVAL, "block: n is 1..%u (fetch_ids)",
 		    c->o.fetch_ids);
-	t = client_share(c);
-	if (t->end - t->next >= n && t->epoch == client_epoch()) {
-		*first = t->next;
-		t->next += n;
+	if (client_share_take(c, n, first))
 		return IDGEN_OK;
-	}
-	pthread_mutex_lock(&c->mu);
-	for (;;) {
-		client_check_fork(c);
-		ok = held_take_block(&c->held, n, first, &dropped);
-		c->st.ids_dropped += dropped;
-		if (ok)
-			break;
-		/* IDs may be held in pieces smaller than n: wait for a new range. */
-		if ((rc = client_wait(c, &deadline)) != IDGEN_OK) {
-			pthread_mutex_unlock(&c->mu);
-			return rc;
-		}
-	}
-	client_took(c, n);
-	pthread_mutex_unlock(&c->mu);
-	return IDGEN_OK;
+	return client_take_held(c, n, first, true);
 }
 
 IDGEN_EXPORT void
