@@ -30,13 +30,19 @@ CREATE TABLE IF NOT EXISTS idgen_meta (
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS server_uuid CHAR(36) NOT NULL DEFAULT '';
 
 -- High-water marks, outside the ticket table so that TRUNCATE, DROP or ALTER of
--- tickets64 cannot erase them: the highest ticket ever used per role. The row
--- of the server's own role is raised in the same transaction as each ticket
--- (a ticket not above it is refused: the counter moved back); the other row is
+-- tickets64 cannot erase them: the highest ticket ever used per role, and the
+-- block size B it was used under (a mark covers every ID below
+-- (high_water + 1) * block_size, so a changed B cannot reuse IDs). The row of
+-- the server's own role is raised in the same transaction as each ticket (a
+-- ticket not above it is refused: the counter moved back); the other row is
 -- this server's copy of its partner's mark, which catches a partner restored
 -- from an old backup. Never lower these values (docs/design.md section 6).
 CREATE TABLE IF NOT EXISTS idgen_marks (
   role       ENUM('odd', 'even') NOT NULL PRIMARY KEY,
-  high_water BIGINT UNSIGNED NOT NULL DEFAULT 0
+  high_water BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  block_size BIGINT UNSIGNED NOT NULL DEFAULT 0
 ) ENGINE=InnoDB;
+-- Upgrade of a schema from before block_size (0 = "the server's B"; 20-*.sql
+-- records the B of marks already raised).
+ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS block_size BIGINT UNSIGNED NOT NULL DEFAULT 0;
 INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');

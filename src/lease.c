@@ -618,16 +618,19 @@ lease_lost(struct lease *l, const char *how)
 	lease_idle(l);
 }
 
-/* Resumes the state file's lease: same host, same servers, window not over. */
+/*
+ * Resumes the state file's lease: its owner provably dead (the same machine's
+ * previous incarnation), the same servers, the window not over
+ * (docs/design.md section 6.8).
+ */
 bool
 lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 {
 	const struct state_rec *rec = &l->sf->rec;
 	const struct state_lease *sl = &rec->lease;
-	char host[64] = "";
+	char dead[256];
 	uint64_t now;
 
-	gethostname(host, sizeof(host) - 1);
 	if (!statefile_on(l->sf) || l->sf->origin != STATEFILE_LOADED) {
 		snprintf(why, whylen, "%s", !statefile_on(l->sf) ? "no state_file" :
 		    l->sf->why);
@@ -637,9 +640,13 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 		snprintf(why, whylen, "the state file holds no lease");
 		return false;
 	}
-	if (strcmp(rec->host, host) != 0 || strcmp(rec->servers, servers) != 0) {
-		snprintf(why, whylen, "foreign state file (written on host '%s' for servers "
-		    "'%s'; this is '%s' for '%s')", rec->host, rec->servers, host, servers);
+	if (!statefile_owner_dead(l->sf, dead, sizeof(dead))) {
+		snprintf(why, whylen, "its writer may still be alive: %s", dead);
+		return false;
+	}
+	if (strcmp(rec->servers, servers) != 0) {
+		snprintf(why, whylen, "foreign state file (written for servers '%s'; this is "
+		    "'%s')", rec->servers, servers);
 		return false;
 	}
 	if (!lease_now(l, &now) || now > sl->window_end || sl->reserved >= sl->window_end) {

@@ -216,9 +216,14 @@ main_state(struct main_ctx *m)
 		    "starting fresh", m->cfg.state_file, m->sf.why, m->cfg.state_file);
 		break;
 	case STATEFILE_LOADED:
-		log_info("state file %s: high-water marks odd %llu, even %llu", m->cfg.state_file,
+		log_info("state file %s: high-water marks odd %llu (B=%llu), even %llu (B=%llu)%s",
+		    m->cfg.state_file,
 		    (unsigned long long)m->sf.rec.mark[STATE_ODD].high_water,
-		    (unsigned long long)m->sf.rec.mark[STATE_EVEN].high_water);
+		    (unsigned long long)m->sf.rec.mark[STATE_ODD].block_size,
+		    (unsigned long long)m->sf.rec.mark[STATE_EVEN].high_water,
+		    (unsigned long long)m->sf.rec.mark[STATE_EVEN].block_size,
+		    m->sf.loaded_version == 1 ? "; a version 1 file: its marks are read under "
+		    "the servers' B, and its lease is not resumed" : "");
 		break;
 	}
 	if (!lease_resume(&m->lease, servers, why, sizeof(why))) {
@@ -238,6 +243,8 @@ main_state(struct main_ctx *m)
 		if ((unsigned char)*h <= ' ' || (unsigned char)*h >= 0x7f)
 			*h = '_';
 	snprintf(m->sf.rec.servers, sizeof(m->sf.rec.servers), "%s", servers);
+	/* From now on the file is this process's: a copy of it resumes nothing while we run. */
+	m->sf.rec.owner = m->sf.me;
 	if (!statefile_save(&m->sf)) {
 		log_error("refusing to start: state file: %s (state_file)", m->sf.last_error);
 		return false;

@@ -1,15 +1,20 @@
 /*
  * state.c - format and parse the local state record, checksummed.
  *
- * A text file a person can read:
+ * A text record a person can read:
  *
- *	idgen-state 1
+ *	idgen-state 2
+ *	gen <saves>
  *	host <name>
+ *	owner <machine-id or -> <boot_id or -> <pid namespace> <pid> <start time>
  *	servers <odd ip:port> <even ip:port> <db>
- *	mark odd <high_water> <uuid or ->
- *	mark even <high_water> <uuid or ->
+ *	mark odd <high_water> <B> <uuid or ->
+ *	mark even <high_water> <B> <uuid or ->
  *	lease none | lease <worker> odd|even <holder> <start> <end> <reserved>
  *	check <FNV-1a 64 of every byte above, hex>
+ *
+ * Version 1 (no gen, no owner, marks without B) is still read, so an upgrade
+ * keeps its marks; it never proves an owner dead.
  */
 #include "state.h"
 
@@ -25,6 +30,7 @@ static bool	state_word(const char **p, const char *end, char *out, size_t outlen
 static bool	state_u64(const char **p, const char *end, uint64_t *v);
 static bool	state_line_end(const char **p, const char *end);
 static bool	state_safe(const char *s);
+static bool	state_word_or_none(const char **p, const char *end, char *out, size_t outlen);
 
 /* FNV-1a, 64 bits: catches torn and hand-edited files. */
 static uint64_t
@@ -55,17 +61,21 @@ size_t
 state_format(const struct state_rec *r, char *buf, size_t len)
 {
 	const struct state_lease *l = &r->lease;
+	const struct state_owner *o = &r->owner;
 	int n, m, i;
 
-	if (!state_safe(r->host) || !state_safe(l->holder) || r->host[0] == '\0')
+	if (!state_safe(r->host) || !state_safe(l->holder) || r->host[0] == '\0' ||
+	    !state_safe(o->machine) || !state_safe(o->boot))
 		return 0;
-	n = snprintf(buf, len, "idgen-state %d\nhost %s\nservers %s\n", STATE_VERSION,
-	    r->host, r->servers);
+	n = snprintf(buf, len, "idgen-state %d\ngen %" PRIu64 "\nhost %s\nowner %s %s %" PRIu64
+	    " %" PRIu64 " %" PRIu64 "\nservers %s\n", STATE_VERSION, r->gen, r->host,
+	    o->machine[0] ? o->machine : "-", o->boot[0] ? o->boot : "-", o->pidns, o->pid,
+	    o->start, r->servers);
 	for (i = 0; i < 2 && n >= 0 && (size_t)n < len; i++) {
 		if (!state_safe(r->mark[i].uuid))
 			return 0;
-		n += snprintf(buf + n, len - (size_t)n, "mark %s %" PRIu64 " %s\n",
-		    state_role[i], r->mark[i].high_water,
+		n += snprintf(buf + n, len - (size_t)n, "mark %s %" PRIu64 " %" PRIu64 " %s\n",
+		    state_role[i], r->mark[i].high_water, r->mark[i].block_size,
 		    r->mark[i].uuid[0] ? r->mark[i].uuid : "-");
 	}
 	if (n < 0 || (size_t)n >= len)
@@ -102,6 +112,17 @@ state_word(const char **p, const char *end, char *out, size_t outlen)
 	return n > 0;
 }
 
+/* Reads one word; "-" stands for the empty string. */
+static bool
+state_word_or_none(const char **p, const char *end, char *out, size_t outlen)
+{
+	if (!state_word(p, end, out, outlen))
+		return false;
+	if (strcmp(out, "-") == 0)
+		out[0] = '\0';
+	return true;
+}
+
 /* Reads one decimal word, strictly. */
 static bool
 state_u64(const char **p, const char *end, uint64_t *v)
@@ -130,7 +151,7 @@ state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t 
 {
 	const char *p = buf, *end = buf + len, *check;
 	char w[192];
-	uint64_t v, sum;
+	uint64_t v, sum, version;
 	int i;
 
 	memset(r, 0, sizeof(*r));
@@ -160,14 +181,28 @@ state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t 
 		snprintf(why, whylen, "not an idgen state file");
 		return false;
 	}
-	if (v != STATE_VERSION) {
-		snprintf(why, whylen, "state file version %" PRIu64 ", this build reads %d", v,
-		    STATE_VERSION);
+	if (v != 1 && v != STATE_VERSION) {
+		snprintf(why, whylen, "state file version %" PRIu64 ", this build reads 1 and %d",
+		    v, STATE_VERSION);
 		return false;
 	}
+	version = v;
+	if (version >= 2 && (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "gen") != 0 ||
+	    !state_u64(&p, end, &r->gen) || !state_line_end(&p, end)))
+		goto bad;
 	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "host") != 0 ||
 	    !state_word(&p, end, r->host, sizeof(r->host)) || !state_line_end(&p, end))
 		goto bad;
+	if (version >= 2) {
+		struct state_owner *o = &r->owner;
+
+		if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "owner") != 0 ||
+		    !state_word_or_none(&p, end, o->machine, sizeof(o->machine)) ||
+		    !state_word_or_none(&p, end, o->boot, sizeof(o->boot)) ||
+		    !state_u64(&p, end, &o->pidns) || !state_u64(&p, end, &o->pid) ||
+		    !state_u64(&p, end, &o->start) || !state_line_end(&p, end))
+			goto bad;
+	}
 	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "servers") != 0)
 		goto bad;
 	while (p < end && *p == ' ')
@@ -185,11 +220,10 @@ state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t 
 		if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "mark") != 0 ||
 		    !state_word(&p, end, w, sizeof(w)) || strcmp(w, state_role[i]) != 0 ||
 		    !state_u64(&p, end, &r->mark[i].high_water) ||
-		    !state_word(&p, end, r->mark[i].uuid, sizeof(r->mark[i].uuid)) ||
+		    (version >= 2 && !state_u64(&p, end, &r->mark[i].block_size)) ||
+		    !state_word_or_none(&p, end, r->mark[i].uuid, sizeof(r->mark[i].uuid)) ||
 		    !state_line_end(&p, end))
 			goto bad;
-		if (strcmp(r->mark[i].uuid, "-") == 0)
-			r->mark[i].uuid[0] = '\0';
 	}
 	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "lease") != 0 ||
 	    !state_word(&p, end, w, sizeof(w)))
@@ -229,11 +263,34 @@ bad:
 	return false;
 }
 
-/* Raises a role's high-water mark (never lowers it); true when the record changed. */
+uint64_t
+state_mark_end(const struct state_mark *m, uint64_t b)
+{
+	uint64_t unit = m->block_size != 0 ? m->block_size : b;
+
+	if (unit != 0 && m->high_water >= UINT64_MAX / unit)
+		return UINT64_MAX;
+	return (m->high_water + 1) * unit;
+}
+
+uint64_t
+state_mark_ticket(const struct state_mark *m, uint64_t b)
+{
+	uint64_t end = state_mark_end(m, b);
+
+	if (b == 0)
+		return m->high_water;
+	/* The ticket whose block holds ID end - 1: every ticket above it starts at or past end. */
+	return end == 0 ? 0 : (end - 1) / b;
+}
+
+/* Raises a role's mark in ID space (never lowers it); true when the record changed. */
 bool
-state_raise_mark(struct state_rec *r, int role, uint64_t high_water, const char *uuid)
+state_raise_mark(struct state_rec *r, int role, uint64_t high_water, uint64_t block_size,
+    uint64_t b, const char *uuid)
 {
 	struct state_mark *m = &r->mark[role];
+	struct state_mark want = { high_water, block_size != 0 ? block_size : b, "" };
 	bool changed = false;
 
 	if (uuid != NULL && uuid[0] != '\0' && state_safe(uuid) &&
@@ -241,9 +298,50 @@ state_raise_mark(struct state_rec *r, int role, uint64_t high_water, const char 
 		snprintf(m->uuid, sizeof(m->uuid), "%s", uuid);
 		changed = true;
 	}
-	if (high_water > m->high_water) {
-		m->high_water = high_water;
+	if (state_mark_end(&want, b) > state_mark_end(m, b) ||
+	    (m->block_size == 0 && want.block_size != 0 &&
+	    state_mark_end(&want, b) == state_mark_end(m, b))) {
+		/* The second case only records the B of a mark read from an older file. */
+		m->high_water = want.high_water;
+		m->block_size = want.block_size;
 		changed = true;
 	}
 	return changed;
+}
+
+/* True only when the record's owner is provably dead (see state.h). */
+bool
+state_owner_dead(const struct state_owner *was, const struct state_owner *me,
+    state_running_fn running, char *why, size_t whylen)
+{
+	if (was->machine[0] == '\0' || was->boot[0] == '\0' || was->pid == 0) {
+		snprintf(why, whylen, "the file does not say which process wrote it (an older "
+		    "version's file)");
+		return false;
+	}
+	if (me->machine[0] == '\0' || me->boot[0] == '\0') {
+		snprintf(why, whylen, "this machine has no /etc/machine-id or boot_id: nothing "
+		    "can prove the previous owner dead");
+		return false;
+	}
+	if (strcmp(was->machine, me->machine) != 0) {
+		snprintf(why, whylen, "written on another machine (machine-id %s): a copied "
+		    "file or volume, whose owner may still run", was->machine);
+		return false;
+	}
+	if (strcmp(was->boot, me->boot) != 0)
+		return true;	/* every process of an earlier boot is gone */
+	if (was->pidns != me->pidns) {
+		snprintf(why, whylen, "written in another pid namespace (a container?) during "
+		    "this boot: its owner, pid %" PRIu64 " there, may still run", was->pid);
+		return false;
+	}
+	if (was->pid == me->pid)
+		return true;	/* that pid is ours now: its previous process is gone */
+	if (running(was->pid, was->start)) {
+		snprintf(why, whylen, "its owner, pid %" PRIu64 ", is still running (a copy of "
+		    "a live idserver's state file?)", was->pid);
+		return false;
+	}
+	return true;
 }

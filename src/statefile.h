@@ -1,11 +1,14 @@
 /*
- * statefile.h - the local state file: locked for one process, written atomically.
+ * statefile.h - the local state file: one owner, written in place, never torn.
  *
- * Holds a state_rec (state.h). Every save writes a temporary file, fsyncs it,
- * renames it over the file and fsyncs the directory, so a crash leaves either
- * the old or the new record, never a mix. A lock on "<path>.lock" (flock) keeps
- * a second process off the same file. With no path the record lives in memory
- * only and saves succeed without writing (docs/design.md section 6).
+ * Holds a state_rec (state.h) in one of two fixed slots. Every save writes the
+ * slot not holding the newest record and fdatasyncs it, so a crash leaves the
+ * old record or the new one, never a mix, and the file keeps its inode: the
+ * process holds flock on the file itself for its lifetime, so neither deleting
+ * a side file nor a second process can share it. A copy of the file is not
+ * locked; it is told apart by the owner the record names (state_owner_dead).
+ * With no path the record lives in memory only and saves succeed without
+ * writing (docs/design.md section 6).
  */
 #ifndef IDGEN_STATEFILE_H
 #define IDGEN_STATEFILE_H
@@ -18,9 +21,9 @@
 
 enum statefile_origin {
 	STATEFILE_OFF,		/* no path: nothing is written */
-	STATEFILE_NEW,		/* no file yet */
+	STATEFILE_NEW,		/* no file yet, or an empty one */
 	STATEFILE_LOADED,	/* read and verified */
-	STATEFILE_CORRUPT,	/* unreadable record, moved aside to <path>.corrupt */
+	STATEFILE_CORRUPT,	/* unreadable record, copied aside to <path>.corrupt */
 };
 
 struct statefile_counters {
@@ -32,9 +35,12 @@ struct statefile_counters {
 
 struct statefile {
 	char				*path;		/* NULL when off */
-	int				 lock_fd;
+	int				 fd;		/* the file, locked; -1 when off */
+	int				 slot;		/* the slot holding the newest record */
 	enum statefile_origin		 origin;
+	unsigned			 loaded_version;	/* of the record read at open */
 	struct state_rec		 rec;		/* the record; callers edit, then save */
+	struct state_owner		 me;		/* this process, stamped on the record */
 	struct statefile_counters	 stats;
 	char				 why[256];	/* why a file was not loaded */
 	char				 last_error[256];
@@ -43,7 +49,7 @@ struct statefile {
 /*
  * Opens and locks path (NULL or "" = off) and loads the record. False with a
  * reason when the file cannot be locked (another process has it), created or
- * written: the service must not start then.
+ * read: the service must not start then.
  */
 bool	statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));
@@ -53,5 +59,15 @@ void	statefile_close(struct statefile *f);
 bool	statefile_save(struct statefile *f) __attribute__((warn_unused_result));
 
 bool	statefile_on(const struct statefile *f);
+
+/*
+ * True when the loaded record's owner is provably dead, so its lease may be
+ * resumed; false with the reason otherwise (docs/design.md section 6.8).
+ */
+bool	statefile_owner_dead(const struct statefile *f, char *why, size_t whylen)
+	    __attribute__((warn_unused_result));
+
+/* This process's identity as the record stores it (machine, boot, pid namespace, pid). */
+void	statefile_whoami(struct state_owner *me);
 
 #endif

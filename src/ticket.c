@@ -35,9 +35,12 @@ static const char ticket_check_sql[] =
     "(SELECT high_water FROM idgen_marks WHERE role = 'even'), "
     /* Capacity telemetry, at no extra round trip: numbers leased now. */
     "(SELECT COUNT(*) FROM idgen_leases WHERE window_end >= "
-    "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000) "
+    "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000), "
+    /* The B each mark was written under (0: before marks recorded it). */
+    "(SELECT block_size FROM idgen_marks WHERE role = 'odd'), "
+    "(SELECT block_size FROM idgen_marks WHERE role = 'even') "
     "FROM idgen_meta WHERE one = 1";
-#define TICKET_CHECK_FIELDS	13
+#define TICKET_CHECK_FIELDS	15
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
@@ -49,10 +52,13 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
  *	START TRANSACTION;
  *	SELECT ... FROM idgen_marks ... FOR UPDATE;	(1) serialises ticket takers
  *	REPLACE INTO tickets64 ...;			(2) the ticket, from the OK packet
- *	UPDATE idgen_marks SET high_water = t WHERE own role AND high_water < t;  (3)
- *	UPDATE idgen_marks SET high_water = GREATEST(...) WHERE partner role;     (4)
+ *	UPDATE idgen_marks SET high_water = t ... WHERE own role AND mark below t;  (3)
+ *	UPDATE idgen_marks SET high_water = copy ... WHERE partner role AND below;  (4)
  *	COMMIT;
  *
+ * Marks are compared in ID space: a mark (h, b) covers every ID below
+ * (h + 1) * b, and ticket t of B starts at t * B, so a mark written under
+ * another B still binds exactly (a row of unknown b, 0, is read with B).
  * The row lock of (1) is taken before (2) allocates, so tickets commit in the
  * order they are allocated, across every idserver; (3) then matches no row
  * exactly when the counter is not above the server's own mark: it moved back.
@@ -63,10 +69,12 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
     "START TRANSACTION;" \
     "SELECT high_water FROM idgen_marks WHERE role = '%s' FOR UPDATE;" \
     "REPLACE INTO tickets64 (stub) VALUES ('a');" \
-    "UPDATE idgen_marks SET high_water = LAST_INSERT_ID() WHERE role = '%s' " \
-    "AND high_water < LAST_INSERT_ID();" \
-    "UPDATE idgen_marks SET high_water = GREATEST(high_water, %" PRIu64 ") " \
-    "WHERE role = '%s';" \
+    "UPDATE idgen_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 " " \
+    "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
+    "<= LAST_INSERT_ID() * %" PRIu64 ";" \
+    "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
+    "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
+    "< %" PRIu64 ";" \
     "COMMIT"
 #define TICKET_TX_STMTS		6
 #define TICKET_TX_REPLACE	2	/* index of the REPLACE among the statements */
@@ -104,6 +112,7 @@ static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char 
 		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_u64(const char *v, uint64_t *out);
 static uint64_t	ticket_now_us(void);
+static bool	ticket_send_tx(struct ticket_server *s);
 
 /* Monotonic microseconds, for fetch latency. */
 static uint64_t
@@ -437,9 +446,13 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	if (!ticket_u64(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
+	if (!ticket_u64(row[s->parity ? 13 : 14], &s->seen.own_mark_b) ||
+	    !ticket_u64(row[s->parity ? 14 : 13], &s->seen.partner_copy_b)) {
+		ticket_refuse(s, "idgen_marks has no block_size (load schema/10-tables.sql: it "
+		    "adds the column)");
+		return;
+	}
 	s->block_size = b;
-	if (s->copy_written < s->seen.partner_copy)
-		s->copy_written = s->seen.partner_copy;
 	if (s->seen.recheck) {
 		ticket_up_done(s);
 		return;
@@ -505,12 +518,25 @@ ticket_fetch(struct ticket_server *s)
 	s->state = TICKET_FETCHING;
 	s->fetch_started_us = ticket_now_us();
 	s->copy_sending = s->copy_want;
-	if (!ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, s->role,
-	    s->copy_sending, s->partner_role)) {
+	s->copy_sending_b = s->copy_want_b != 0 ? s->copy_want_b : s->block_size;
+	if (!ticket_send_tx(s)) {
 		s->state = TICKET_READY;
 		return false;
 	}
 	return true;
+}
+
+/* Sends the ticket transaction with this server's B and the copy of the partner's mark. */
+static bool
+ticket_send_tx(struct ticket_server *s)
+{
+	uint64_t b = s->block_size, end;
+
+	/* The first ID above the copy; written only where the row covers less. */
+	end = s->copy_sending_b != 0 && s->copy_sending >= UINT64_MAX / s->copy_sending_b ?
+	    UINT64_MAX : (s->copy_sending + 1) * s->copy_sending_b;
+	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, b, s->role,
+	    b, b, s->copy_sending, s->copy_sending_b, s->partner_role, b, end);
 }
 
 /* The transaction's outcome: only a committed ticket that passed every check is used. */
@@ -538,8 +564,7 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	if (ticket_query_error(s, r, "ticket"))
 		return;
 	if (s->step == TICKET_STEP_ROLLBACK) {
-		if (!ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, s->role,
-		    s->copy_sending, s->partner_role))
+		if (!ticket_send_tx(s))
 			ticket_failed(s, "ticket", "could not restart after a deadlock");
 		return;
 	}
@@ -580,8 +605,6 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, why);
 		return;
 	}
-	if (s->copy_sending > s->copy_written)
-		s->copy_written = s->copy_sending;
 	s->state = TICKET_READY;
 	if (s->recheck_due)
 		ticket_start_recheck(s);

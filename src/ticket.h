@@ -65,7 +65,9 @@ struct ticket_counters {
 struct ticket_seen {
 	uint64_t	counter;	/* AUTO_INCREMENT of tickets64: the next ticket is >= it */
 	uint64_t	own_mark;	/* idgen_marks row of its own role */
+	uint64_t	own_mark_b;	/* ... the B it was written under (0: unknown) */
 	uint64_t	partner_copy;	/* its copy of the partner's mark */
+	uint64_t	partner_copy_b;
 	char		uuid[40];	/* idgen_meta.server_uuid */
 	char		version[64];	/* @@version */
 	uint64_t	workers_leased;	/* lease rows whose window has not ended */
@@ -91,9 +93,9 @@ struct ticket_server {
 	uint64_t		 last_ticket;	/* the last one this process used */
 	uint64_t		 mark;		/* set by the tier: tickets must be above it */
 	uint64_t		 copy_want;	/* set by the tier: the partner's mark to copy */
-	uint64_t		 copy_written;	/* what this server's copy is known to hold */
-	uint64_t		 pending;	/* the ticket of the transaction in flight */
-	uint64_t		 copy_sending;
+	uint64_t		 copy_want_b;	/* ... and the B it was written under */
+	uint64_t		 copy_sending;	/* the copy in the transaction in flight */
+	uint64_t		 copy_sending_b;
 	struct ticket_seen	 seen;
 	struct ticket_params	 p;
 	unsigned		 backoff_ms;

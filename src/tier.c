@@ -31,7 +31,6 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	struct ticket_params tp = { cfg->reprobe_min_ms, cfg->reprobe_max_ms,
 	    cfg->refused_retry_ms, cfg->recheck_ms };
 	struct db_params p;
-	int i;
 
 	memset(t, 0, sizeof(*t));
 	memset(&p, 0, sizeof(p));
@@ -62,10 +61,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	if (!ticket_init(&t->srv[TIER_EVEN], base, &p, 0, &tp, tier_notify, t))
 		return false;
 	/* The marks of the state file bind from the first ticket on. */
-	for (i = 0; i < 2; i++) {
-		t->srv[i].mark = sf->rec.mark[i].high_water;
-		t->srv[i].copy_want = sf->rec.mark[i ^ 1].high_water;
-	}
+	tier_publish_marks(t);
 	return true;
 }
 
@@ -246,15 +242,23 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 	return ok;
 }
 
-/* Hands each server the marks it must stay above and the copy it should keep. */
+/*
+ * Hands each server the mark it must stay above, in tickets of its own B
+ * (converted exactly from the B each mark was written under), and the copy of
+ * its partner's mark it should keep, with that mark's B.
+ */
 static void
 tier_publish_marks(struct tier *t)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		t->srv[i].mark = t->sf->rec.mark[i].high_water;
-		t->srv[i].copy_want = t->sf->rec.mark[i ^ 1].high_water;
+		struct ticket_server *s = &t->srv[i];
+		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
+
+		s->mark = state_mark_ticket(&t->sf->rec.mark[i], b);
+		s->copy_want = t->sf->rec.mark[i ^ 1].high_water;
+		s->copy_want_b = t->sf->rec.mark[i ^ 1].block_size;
 	}
 }
 
@@ -285,36 +289,46 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 {
 	int r = s->parity ? TIER_ODD : TIER_EVEN, o = r ^ 1;
 	struct state_mark *m = &t->sf->rec.mark[r];
-	uint64_t before = m->high_water;
+	struct state_mark copy = { s->seen.partner_copy, s->seen.partner_copy_b, "" };
+	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
+	uint64_t b = s->block_size, before = state_mark_ticket(m, b), mark;
 	char where[256], why[768], was[40];
 	bool changed;
 
 	snprintf(was, sizeof(was), "%s", m->uuid);
-	t->copy_seen[o] = s->seen.partner_copy;
+	t->copy_seen[o] = state_mark_ticket(&copy, b);
 	t->copy_read[o] = true;
-	changed = state_raise_mark(&t->sf->rec, o, s->seen.partner_copy, NULL);
-	changed |= state_raise_mark(&t->sf->rec, r, s->seen.own_mark, s->seen.uuid);
+	changed = state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b, NULL);
+	changed |= state_raise_mark(&t->sf->rec, r, own.high_water, own.block_size, b,
+	    s->seen.uuid);
 	if (was[0] != '\0' && s->seen.uuid[0] != '\0' && strcmp(was, s->seen.uuid) != 0)
 		log_warn("%s ticket server has a new identity (server_uuid %s, was %s): a "
 		    "rebuilt or replaced server; it must still start above mark %llu", s->role,
-		    s->seen.uuid, was, (unsigned long long)m->high_water);
+		    s->seen.uuid, was, (unsigned long long)state_mark_ticket(m, b));
+	if (m->block_size != 0 && m->block_size != b && t->b_warned[r] != m->block_size) {
+		t->b_warned[r] = m->block_size;
+		log_warn("%s ticket server: B is %llu, but its high-water mark %llu was written "
+		    "under B=%llu; the mark binds in ID space: tickets must be above %llu",
+		    s->role, (unsigned long long)b, (unsigned long long)m->high_water,
+		    (unsigned long long)m->block_size, (unsigned long long)state_mark_ticket(m, b));
+	}
 	if (changed)
 		(void)tier_save(t);
 	tier_publish_marks(t);
-	if (check_counter(s->seen.counter, m->high_water))
+	mark = state_mark_ticket(m, b);
+	if (check_counter(s->seen.counter, mark))
 		return true;
 	if (t->copy_read[r])
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
 		    "the server's own idgen_marks: %llu; the %s server's copy: %llu)",
-		    (unsigned long long)before, (unsigned long long)s->seen.own_mark,
+		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
 		    s->partner_role, (unsigned long long)t->copy_seen[r]);
 	else
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
 		    "the server's own idgen_marks: %llu; the %s server's copy: not read yet)",
-		    (unsigned long long)before, (unsigned long long)s->seen.own_mark,
+		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
 		    s->partner_role);
-	check_regressed_msg(why, sizeof(why), s->role, s->dbname, s->seen.counter,
-	    m->high_water, where);
+	check_regressed_msg(why, sizeof(why), s->role, s->dbname, s->seen.counter, mark, where);
 	ticket_regress(s, why);
 	return false;
 }
@@ -363,7 +377,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		break;
 	case TICKET_EV_TICKET:
 		/* Write-ahead: on disk before any of its IDs is handed out. */
-		state_raise_mark(&t->sf->rec, s->parity ? TIER_ODD : TIER_EVEN, ticket, NULL);
+		state_raise_mark(&t->sf->rec, s->parity ? TIER_ODD : TIER_EVEN, ticket,
+		    t->block_size, t->block_size, NULL);
 		tier_publish_marks(t);
 		if (!tier_save(t)) {
 			snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);

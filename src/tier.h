@@ -45,6 +45,7 @@ struct tier {
 	bool			 copy_read[2];	/* ... which has been read at least once */
 	bool			 fresh[2];	/* the partner's copy was read since this connect */
 	bool			 sf_failed;	/* one log line per failure episode */
+	uint64_t		 b_warned[2];	/* a mark's old B, once logged per role */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
 };

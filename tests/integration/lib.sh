@@ -172,3 +172,30 @@ print(total)
 sys.exit(1 if bad else 0)
 PY
 }
+
+# mint_ids PORT N FILE: N x IDS 1000 from PORT, appended to FILE as "first count"
+# ranges (for check_unique); prints "errors max_id". Every reply line is checked
+# ascending and distinct.
+mint_ids() {
+	for _ in $(seq "$2"); do echo 'IDS 1000'; done | timeout 60 nc -N 127.0.0.1 "$1" |
+		python3 -c '
+import sys
+out, errs, top = open(sys.argv[1], "a"), 0, 0
+for line in sys.stdin:
+    w = line.split()
+    if not w or w[0] == "ERR":
+        errs += 1
+        continue
+    ids = list(map(int, w))
+    assert ids == sorted(ids) and len(set(ids)) == len(ids), "not ascending"
+    start = prev = ids[0]
+    for i in ids[1:] + [None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        out.write("%d %d\n" % (start, prev - start + 1))
+        if i is not None:
+            start = prev = i
+    top = max(top, ids[-1])
+print(errs, top)' "$3"
+}

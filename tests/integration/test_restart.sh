@@ -3,7 +3,7 @@
 # with SIGKILL and restarted; it resumes its lease window from the state file and
 # serves Snowflake IDs at once, strictly above everything it minted before, also
 # with its clock set back 400 ms (libfaketime); once a server answers it
-# re-adopts the lease row. A corrupt or foreign state file is not resumed (one
+# re-adopts the lease row. A corrupt or foreign (another machine's) state file is not resumed (one
 # log line, ERR UNAVAILABLE, never a guess). Every ID collected: no duplicate.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,30 +15,8 @@ IDS=$T_DIR/ids.txt
 FLAGS=(--lease_window_ms 60000 --lease_extend_ms 500 --reprobe_max_ms 300 --fallback_reserve_ms 100)
 STATE=$T_DIR/svc.state
 
-# mint N: N x IDS 1000 from svc; ranges into $IDS; prints "errors max_id".
-mint() {
-	for _ in $(seq "$1"); do echo 'IDS 1000'; done | timeout 60 nc -N 127.0.0.1 "$SVC_PORT" |
-		python3 -c '
-import sys
-out, errs, top = open(sys.argv[1], "a"), 0, 0
-for line in sys.stdin:
-    w = line.split()
-    if not w or w[0] == "ERR":
-        errs += 1
-        continue
-    ids = list(map(int, w))
-    assert ids == sorted(ids) and len(set(ids)) == len(ids), "not ascending"
-    start = prev = ids[0]
-    for i in ids[1:] + [None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        out.write("%d %d\n" % (start, prev - start + 1))
-        if i is not None:
-            start = prev = i
-    top = max(top, ids[-1])
-print(errs, top)' "$IDS"
-}
+# mint N: N x IDS 1000 from svc into $IDS; prints "errors max_id".
+mint() { mint_ids "$SVC_PORT" "$1" "$IDS"; }
 held() { [ "$(stat "$SVC_PORT" lease_state)" = held ]; }
 kill_svc() {
 	kill -KILL "$svc_PID"
@@ -98,7 +76,7 @@ log "re-adopted worker $w ($holder)"
 # servers are down (nothing is guessed).
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 kill_svc
-sed -i 's/^mark odd \([0-9]*\)/mark odd 9\1/' "$STATE"
+python3 "$ROOT/tests/integration/statefile.py" corrupt "$STATE"
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
 grep -q "state file $STATE is corrupt (checksum mismatch" "$T_DIR/svc.log" ||
 	fail "corrupt file not reported: $(grep -m1 'state file' "$T_DIR/svc.log")"
@@ -108,25 +86,15 @@ out=$(q "$SVC_PORT" 'ID\n')
 [[ "$out" == "ERR UNAVAILABLE"* ]] || fail "corrupt file: '$out', want ERR UNAVAILABLE"
 log "corrupt state file: not resumed ($out)"
 
-# 5. A foreign state file (written on another host): not resumed either.
+# 5. A foreign state file (written on another machine): not resumed either.
 db_start odd
 db_start even
 wait_for "a new lease" 15 held
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 kill_svc
-python3 - "$STATE" <<'PY'
-import sys
-path = sys.argv[1]
-lines = open(path).read().split("\n")
-lines = [("host elsewhere" if l.startswith("host ") else l) for l in lines if not l.startswith("check ")]
-body = "\n".join(l for l in lines if l) + "\n"
-h = 14695981039346656037
-for b in body.encode():
-    h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-open(path, "w").write(body + "check %016x\n" % h)
-PY
+python3 "$ROOT/tests/integration/statefile.py" edit "$STATE" '^owner [0-9a-zA-Z-]+' 'owner 00000000000000000000000000e15e0e'
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
-grep -q "not resumed: foreign state file (written on host 'elsewhere'" "$T_DIR/svc.log" ||
+grep -q "not resumed: its writer may still be alive: written on another machine (machine-id 00000000000000000000000000e15e0e)" "$T_DIR/svc.log" ||
 	fail "foreign file not reported: $(grep 'state file' "$T_DIR/svc.log")"
 out=$(q "$SVC_PORT" 'ID\n')
 [[ "$out" == "ERR UNAVAILABLE"* ]] || fail "foreign file: '$out', want ERR UNAVAILABLE"
