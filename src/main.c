@@ -383,10 +383,9 @@ main(int argc, char **argv)
 out:
 	proto_http_free(m.http);
 	proto_grpc_free(m.grpc);
-	if (m.listening) {
-		conn_set_free(&m.conns);
+	conn_set_free(&m.conns);	/* set up before any exit to out */
+	if (m.listening)
 		listener_free(&m.listener);
-	}
 	core_free(&m.core);
 	tier_free(&m.tier);
 	lease_free(&m.lease);
