@@ -108,6 +108,9 @@ const struct metric_def metrics_table[] = {
 	    "workers_leased", METRIC_AS_IS, NULL },
 	{ "rechecks", C, SRV, "tickets", "checks of a live connection",
 	    "rechecks", METRIC_AS_IS, NULL },
+	{ "witnessed", C, SRV, "tickets",
+	    "connects that brought its copy of the partner's mark up to date",
+	    "partner_marks_witnessed", METRIC_AS_IS, NULL },
 	{ "deadlocks", C, SRV, "tickets", "deadlocks (1213), retried",
 	    "deadlocks", METRIC_AS_IS, NULL },
 	{ "lock_timeouts", C, SRV, "tickets", "lock wait timeouts (1205), retried",
@@ -217,6 +220,8 @@ metrics_server(const struct ticket_server *s, const char *name, struct metric_va
 		v->num = s->seen.workers_leased;
 	else if (strcmp(name, "rechecks") == 0)
 		v->num = c->rechecks;
+	else if (strcmp(name, "witnessed") == 0)
+		v->num = c->witnessed;
 	else if (strcmp(name, "deadlocks") == 0)
 		v->num = c->deadlocks;
 	else if (strcmp(name, "lock_timeouts") == 0)

@@ -151,6 +151,11 @@ proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *li
 		*why = "invalid multibulk length (resp_max_args)";
 		return PROTO_RESP_ERROR;
 	}
+	/* *-1 is the null array; a count below it means the client is lost. */
+	if (count < -1) {
+		*why = "invalid multibulk length";
+		return PROTO_RESP_ERROR;
+	}
 	p = next;
 	/* *0 and *-1 are empty requests: nothing to run, as Redis does. */
 	for (i = 0; count > 0 && i < (unsigned)count; i++) {
@@ -215,8 +220,11 @@ proto_resp_one(struct conn *c, bool eof)
 	}
 	switch (proto_resp_parse(c->in + c->in_off, c->in_len - c->in_off, &lim, &f, &why)) {
 	case PROTO_RESP_INCOMPLETE:
-		/* At EOF a partial frame is dropped: there is no request to answer. */
-		return PROTO_NEED_MORE;
+		if (!eof)
+			return PROTO_NEED_MORE;
+		/* The peer stopped sending mid-request: say so, it may still read. */
+		why = "unexpected end of input inside a request";
+		/* FALLTHROUGH */
 	case PROTO_RESP_ERROR:
 		snprintf(msg, sizeof(msg), "Protocol error: %s", why);
 		core_count(c->set->core, CORE_ERR_BADREQ);
@@ -225,7 +233,6 @@ proto_resp_one(struct conn *c, bool eof)
 	case PROTO_RESP_FRAME:
 		break;
 	}
-	(void)eof;
 	if (f.argc == 0) {
 		c->in_off += f.used;
 		return PROTO_HANDLED;

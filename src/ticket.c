@@ -19,6 +19,7 @@ enum ticket_step {
 	TICKET_STEP_RIGHTS_TICKETS,
 	TICKET_STEP_RIGHTS_MARKS,
 	TICKET_STEP_RIGHTS_LEASES,
+	TICKET_STEP_WITNESS,
 	TICKET_STEP_TX,
 	TICKET_STEP_ROLLBACK,
 };
@@ -77,6 +78,17 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
     "< %" PRIu64 ";" \
     "COMMIT"
 #define TICKET_TX_STMTS		6
+
+/*
+ * At connect, the copy of the partner's mark brought up to what this process
+ * knows, before the server serves: a server that was down while its partner
+ * took tickets learns of them at once, not at its next ticket (docs/design.md
+ * section 6.5).
+ */
+#define TICKET_WITNESS_SQL \
+    "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
+    "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
+    "< %" PRIu64
 #define TICKET_TX_REPLACE	2	/* index of the REPLACE among the statements */
 #define TICKET_TX_MARK		3
 
@@ -97,6 +109,8 @@ static const struct {
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static uint64_t	ticket_copy_end(uint64_t high_water, uint64_t block_size);
 static void	ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
@@ -487,6 +501,39 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 			ticket_failed(s, "check", "could not start the rights check");
 		return;
 	}
+	s->copy_sending = s->copy_want;
+	s->copy_sending_b = s->copy_want_b != 0 ? s->copy_want_b : s->block_size;
+	if (ticket_copy_end(s->copy_sending, s->copy_sending_b) <=
+	    ticket_copy_end(s->seen.partner_copy, s->seen.partner_copy_b != 0 ?
+	    s->seen.partner_copy_b : s->block_size)) {
+		ticket_up_done(s);
+		return;
+	}
+	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, TICKET_WITNESS_SQL,
+	    s->copy_sending, s->copy_sending_b, s->partner_role, s->block_size,
+	    ticket_copy_end(s->copy_sending, s->copy_sending_b)))
+		ticket_failed(s, "check", "could not start the copy of the partner's mark");
+}
+
+/* The first ID above a mark (high_water, block_size); saturates. */
+static uint64_t
+ticket_copy_end(uint64_t high_water, uint64_t block_size)
+{
+	if (block_size != 0 && high_water >= UINT64_MAX / block_size)
+		return UINT64_MAX;
+	return (high_water + 1) * block_size;
+}
+
+/* The partner's mark is witnessed here: the server may serve. */
+static void
+ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+
+	(void)db;
+	if (ticket_query_error(s, r, "check"))
+		return;
+	s->stats.witnessed++;
 	ticket_up_done(s);
 }
 
@@ -533,8 +580,7 @@ ticket_send_tx(struct ticket_server *s)
 	uint64_t b = s->block_size, end;
 
 	/* The first ID above the copy; written only where the row covers less. */
-	end = s->copy_sending_b != 0 && s->copy_sending >= UINT64_MAX / s->copy_sending_b ?
-	    UINT64_MAX : (s->copy_sending + 1) * s->copy_sending_b;
+	end = ticket_copy_end(s->copy_sending, s->copy_sending_b);
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, b, s->role,
 	    b, b, s->copy_sending, s->copy_sending_b, s->partner_role, b, end);
 }

@@ -56,6 +56,7 @@ struct ticket_counters {
 	uint64_t	refusals;
 	uint64_t	connects;
 	uint64_t	rechecks;
+	uint64_t	witnessed;	/* partner's marks copied to it at connect */
 	uint64_t	fetch_us_total;	/* time from START TRANSACTION to ticket banked */
 	uint64_t	fetch_us_max;
 	uint64_t	fetch_hist[TICKET_FETCH_BUCKETS + 1];	/* per bucket, not cumulative */

@@ -46,6 +46,9 @@ test_multibulk(void **state)
 	assert_true(f.argc == 0 && f.used == 4);
 	assert_int_equal(parse("*-1\r\n", &f, &why), PROTO_RESP_FRAME);
 	assert_true(f.argc == 0);
+	/* Below -1 is no array at all: an error, never a request that follows. */
+	assert_int_equal(parse("*-5\r\nID\r\n", &f, &why), PROTO_RESP_ERROR);
+	assert_string_equal(why, "invalid multibulk length");
 }
 
 static void

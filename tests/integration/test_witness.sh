@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The partner-down sequence (issue 16, finding 3). Even is killed; odd serves
+# alone; a dump of odd is taken meanwhile; odd serves on. Even comes back and,
+# with no request in between, the idserver copies odd's mark to it at connect.
+# Then the idserver's host is lost (SIGKILL, state file deleted) and odd is
+# restored from the dump: a fresh idserver must refuse odd (even's copy knows
+# the later tickets), and what it serves (from even) repeats nothing.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+IDS=$T_DIR/ids.txt
+: >"$IDS"
+for r in odd even; do db_sql "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"; done
+FLAGS=(--block_size 65536 --reprobe_max_ms 300 --refused_retry_ms 500 --recheck_ms 1000)
+P2=$((SVC_PORT + 1))
+mark_of() { db_sql "$1" "SELECT high_water FROM idgen.idgen_marks WHERE role = '$2'"; }
+state_of() { stat "$1" "$2_state"; }
+
+idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
+read -r errs _ <<<"$(mint_ids "$SVC_PORT" 300 "$IDS")"
+[ "$errs" = 0 ] || fail "healthy pair: $errs errors"
+
+kill -KILL "$(db_pid even)"
+wait_for "even down" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"even_state\"{print \$3}')\" != up ]"
+read -r errs _ <<<"$(mint_ids "$SVC_PORT" 300 "$IDS")"
+[ "$errs" = 0 ] || fail "odd alone: $errs errors"
+mariadb-dump --no-defaults --protocol=tcp -h 127.0.0.1 -P "$ODD_PORT" -u root --databases idgen >"$T_DIR/odd-copy.sql"
+dumped=$(mark_of odd odd)
+read -r errs _ <<<"$(mint_ids "$SVC_PORT" 600 "$IDS")"
+[ "$errs" = 0 ] || fail "odd alone after the dump: $errs errors"
+odd_now=$(mark_of odd odd)
+log "even down: odd's mark $dumped at the dump, $odd_now now"
+[ "$odd_now" -gt "$dumped" ] || fail "odd took no ticket after the dump"
+
+# Even back; no request at all from here on.
+before=$(stat "$SVC_PORT" even_witnessed)
+db_start even
+wait_for "even up" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"even_state\"{print \$3}')\" = up ]"
+copy=$(mark_of even odd)
+[ "$copy" -ge "$odd_now" ] || fail "even's copy of odd's mark is $copy after it came back, odd's is $odd_now"
+[ "$(stat "$SVC_PORT" even_witnessed)" -gt "$before" ] || fail "even_witnessed not counted"
+log "even back: its copy of odd's mark is $copy (>= $odd_now) before any ticket"
+
+# The host is lost; odd is restored from the copy taken while even was down.
+kill -KILL "$svc_PID"
+wait "$svc_PID" 2>/dev/null || true
+rm -f "$T_DIR/svc.state"
+db_sql odd "DROP DATABASE idgen"
+mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$ODD_PORT" -u root <"$T_DIR/odd-copy.sql"
+log "odd restored: its counter $(db_sql odd 'SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_NAME = "tickets64"'), its own mark $(mark_of odd odd)"
+
+idserver_start fresh "$P2" "${FLAGS[@]}"
+wait_for "fresh: odd regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $P2 | awk '\$2==\"odd_state\"{print \$3}')\" = regressed ]"
+grep -q "odd ticket server REFUSED: counter regressed.*the even server's copy: $copy" "$T_DIR/fresh.log" ||
+	fail "the refusal does not name even's copy: $(grep -m1 REFUSED "$T_DIR/fresh.log")"
+read -r errs _ <<<"$(mint_ids "$P2" 300 "$IDS")"
+[ "$errs" = 0 ] || fail "fresh: $errs errors while even serves"
+n=$(check_unique "$IDS") || fail "duplicate IDs after the restore"
+log "ok: the restored odd refused by a fresh idserver; $n IDs, no duplicate"
