@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +22,6 @@
 #include "proto_text.h"
 
 #define CONN_LINGER_MS 2000	/* wait for the peer's EOF after we close */
-#define CONN_TRIM_EVERY	1024	/* closed connections between two malloc_trim() calls */
 
 static void	conn_read_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_write_cb(evutil_socket_t fd, short what, void *arg);
@@ -38,7 +36,6 @@ static void	conn_linger_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_watch_input(struct conn *c, bool progressed);
 static void	conn_abort(struct conn *c);
-static void	conn_trim_cb(evutil_socket_t fd, short what, void *arg);
 static struct conn_addr *conn_addr_get(struct conn_set *set, const struct sockaddr *sa);
 static uint64_t	conn_now_us(void);
 static char	*conn_buf_get(struct conn_set *set, bool in);
@@ -68,7 +65,6 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	TAILQ_INIT(&set->all);
 	/* Without the table nothing is limited per address; everything else works. */
 	set->addrs = calloc(CONN_ADDR_SLOTS, sizeof(*set->addrs));
-	set->trim = event_new(base, -1, 0, conn_trim_cb, set);
 	TAILQ_INIT(&set->deferred);
 	set->resume = evtimer_new(base, conn_resume_cb, set);
 }
@@ -123,22 +119,6 @@ conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (!TAILQ_EMPTY(&set->deferred))
 		evtimer_add(set->resume, &now);
-}
-
-/*
- * After a flood of connections closes, malloc keeps their buffers: give the
- * free pages back to the system, once per CONN_TRIM_EVERY closes, on a turn
- * of the loop of its own.
- */
-static void
-conn_trim_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct conn_set *set = arg;
-
-	(void)fd;
-	(void)what;
-	set->freed = 0;
-	malloc_trim(0);
 }
 
 /* A buffer for input (CONN_IN_SIZE) or output (CONN_OUT_SIZE): a spare if any. */
@@ -305,9 +285,6 @@ conn_free(struct conn *c)
 	else
 		free(c->out);
 	free(c);
-	if (++set->freed >= CONN_TRIM_EVERY && set->trim != NULL &&
-	    !event_pending(set->trim, EV_TIMEOUT, NULL))
-		event_active(set->trim, EV_TIMEOUT, 0);
 }
 
 /*
@@ -587,9 +564,6 @@ conn_set_free(struct conn_set *set)
 		free(set->spare_in[--set->nspare_in]);
 	while (set->nspare_out > 0)
 		free(set->spare_out[--set->nspare_out]);
-	if (set->trim != NULL)
-		event_free(set->trim);
-	set->trim = NULL;
 	if (set->resume != NULL)
 		event_free(set->resume);
 	set->resume = NULL;

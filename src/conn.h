@@ -68,7 +68,6 @@ struct conn_set {
 	struct conn_counters	 stats;
 	const struct metrics_src *metrics;	/* for the STATS and INFO views */
 	struct conn_addr	*addrs;		/* CONN_ADDR_SLOTS, NULL if out of memory */
-	unsigned		 freed;		/* connections closed since the last trim */
 	char			*spare_in[CONN_SPARES];	/* CONN_IN_SIZE buffers */
 	char			*spare_out[CONN_SPARES];	/* CONN_OUT_SIZE buffers */
 	unsigned		 nspare_in, nspare_out;
@@ -76,7 +75,6 @@ struct conn_set {
 	size_t			 turn_bytes;	/* reply bytes formatted in this turn */
 	struct conn_list	 deferred;	/* over the turn's budget: served in order */
 	struct event		*resume;	/* serves them on the next turn */
-	struct event		*trim;		/* gives freed memory back, off the hot path */
 };
 
 struct conn {

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "source.h"
 #include "statefile.h"
+#include "trim.h"
 #include "tier.h"
 
 struct main_ctx {
@@ -38,6 +39,7 @@ struct main_ctx {
 	struct metrics_src	 metrics;
 	struct proto_http	*http;
 	struct proto_grpc	*grpc;
+	struct trim		 trim;
 	struct event		*sigterm;
 	struct event		*sigint;
 	struct event		*sigquit;
@@ -336,6 +338,7 @@ main(int argc, char **argv)
 	m.metrics.core = &m.core;
 	m.metrics.source = &m.source;
 	m.metrics.sf = &m.sf;
+	m.metrics.trim = &m.trim;
 	m.metrics.started = time(NULL);
 	conn_set_init(&m.conns, m.base, &m.cfg, &m.core, &m.metrics);
 	m.sigterm = evsignal_new(m.base, SIGTERM, main_signal_cb, &m);
@@ -375,6 +378,26 @@ main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	{
+		struct rlimit rl;
+		unsigned n = m.cfg.max_clients + m.cfg.grpc_max_connections + 64;
+
+		struct timespec t0, t1;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n)
+			n = (unsigned)rl.rlim_cur;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		n = trim_reserve_fds(m.base, n);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		log_info("descriptor slots made for %u connections in %ld ms (max_clients, "
+		    "grpc_max_connections): memory of a flood can be given back", n,
+		    (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+	}
+	if (!trim_init(&m.trim, m.base, m.cfg.trim_interval_ms, m.cfg.trim_free_bytes)) {
+		log_error("out of memory at start");
+		rc = 1;
+		goto out;
+	}
 	lease_start(&m.lease);
 	source_update_mode(&m.source);
 	event_base_dispatch(m.base);
@@ -383,6 +406,7 @@ main(int argc, char **argv)
 out:
 	proto_http_free(m.http);
 	proto_grpc_free(m.grpc);
+	trim_free(&m.trim);
 	conn_set_free(&m.conns);	/* set up before any exit to out */
 	if (m.listening)
 		listener_free(&m.listener);

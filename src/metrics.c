@@ -19,6 +19,7 @@
 #include "source.h"
 #include "statefile.h"
 #include "tier.h"
+#include "trim.h"
 
 #define C	METRIC_COUNTER
 #define G	METRIC_GAUGE
@@ -92,6 +93,10 @@ const struct metric_def metrics_table[] = {
 	{ "state_write_us_avg", G, SVC, "state", "mean time of one state file write, us",
 	    NULL, METRIC_AS_IS, NULL },
 	{ "state_write_us_max", G, SVC, "state", "longest state file write, us",
+	    NULL, METRIC_AS_IS, NULL },
+	{ "memory_trims", C, SVC, "memory", "freed memory given back after a flood (trim_free_bytes)",
+	    "memory_trims", METRIC_AS_IS, NULL },
+	{ "memory_trim_us_max", G, SVC, "memory", "the longest of those, us",
 	    NULL, METRIC_AS_IS, NULL },
 	{ "state", I, SRV, "tickets", "up, down, connecting, refused or regressed",
 	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed" },
@@ -364,6 +369,10 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 		v->num = cc->errors[CORE_ERR_CLOCK];
 	else if (strcmp(n, "state_file") == 0)
 		metrics_text(v, statefile_on(m->sf) ? m->sf->path : "off");
+	else if (strcmp(n, "memory_trims") == 0)
+		v->num = m->trim != NULL ? m->trim->trims : 0;
+	else if (strcmp(n, "memory_trim_us_max") == 0)
+		v->num = m->trim != NULL ? m->trim->trim_us_max : 0;
 	else if (strcmp(n, "state_writes") == 0)
 		v->num = m->sf->stats.writes;
 	else if (strcmp(n, "state_write_failures") == 0)

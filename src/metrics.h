@@ -53,6 +53,7 @@ struct metrics_src {
 	struct core			*core;
 	struct source			*source;
 	const struct statefile		*sf;
+	const struct trim		*trim;
 	time_t				 started;
 };
 

@@ -1,0 +1,123 @@
+/*
+ * trim.c - a timer that returns freed heap pages after a flood.
+ */
+#include "trim.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <time.h>
+#include <unistd.h>
+
+static void	trim_cb(evutil_socket_t fd, short what, void *arg);
+static void	trim_nop(evutil_socket_t fd, short what, void *arg);
+static void	trim_arm(struct trim *t);
+static uint64_t	trim_now_us(void);
+
+static uint64_t
+trim_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void
+trim_arm(struct trim *t)
+{
+	struct timeval tv = { t->interval_ms / 1000, (t->interval_ms % 1000) * 1000 };
+
+	evtimer_add(t->tick, &tv);
+}
+
+bool
+trim_init(struct trim *t, struct event_base *base, unsigned interval_ms, size_t free_bytes)
+{
+	t->tick = NULL;
+	t->interval_ms = interval_ms;
+	t->free_bytes = free_bytes;
+	t->kept = mallinfo2().fordblks;
+	t->trims = 0;
+	t->trim_us_max = 0;
+	if (interval_ms == 0)
+		return true;
+	t->tick = evtimer_new(base, trim_cb, t);
+	if (t->tick == NULL)
+		return false;
+	trim_arm(t);
+	return true;
+}
+
+void
+trim_free(struct trim *t)
+{
+	if (t->tick != NULL)
+		event_free(t->tick);
+	t->tick = NULL;
+}
+
+/*
+ * Trims when the free heap grew by free_bytes since the last trim. Pages a
+ * trim gave back still count as free to malloc, so "grew since" (not "is
+ * large") keeps a quiet service from trimming again and again.
+ */
+static void
+trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct trim *t = arg;
+	size_t now = mallinfo2().fordblks;	/* free bytes malloc holds */
+	uint64_t t0, us;
+
+	(void)fd;
+	(void)what;
+	if (now > t->kept + t->free_bytes) {
+		t0 = trim_now_us();
+		malloc_trim(0);
+		us = trim_now_us() - t0;
+		t->trims++;
+		if (us > t->trim_us_max)
+			t->trim_us_max = us;
+		t->kept = mallinfo2().fordblks;
+	} else if (now < t->kept) {
+		/* Reuse lowers the free heap: the next flood is measured from there. */
+		t->kept = now;
+	}
+	trim_arm(t);
+}
+
+/* Never runs: the events of trim_reserve_fds() are deleted before the loop runs. */
+static void
+trim_nop(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+unsigned
+trim_reserve_fds(struct event_base *base, unsigned upto)
+{
+	struct event *ev;
+	unsigned made = 0;
+	int p[2], fd;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return 0;
+	ev = event_new(base, -1, 0, trim_nop, NULL);
+	for (fd = 0; ev != NULL && (unsigned)fd < upto; fd++) {
+		/* Only free numbers: a pipe end lent under each, then given back. */
+		if (fcntl(fd, F_GETFD) != -1 || dup3(p[0], fd, O_CLOEXEC) != fd)
+			continue;
+		if (event_assign(ev, base, fd, EV_READ, trim_nop, NULL) == 0 &&
+		    event_add(ev, NULL) == 0) {
+			event_del(ev);
+			made++;
+		}
+		close(fd);
+	}
+	if (ev != NULL)
+		event_free(ev);
+	close(p[0]);
+	close(p[1]);
+	return made;
+}
