@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "log.h"
+#include "state.h"
 
 /* Steps of the connect-time sequence and of one ticket transaction. */
 enum ticket_step {
@@ -110,7 +111,8 @@ static void	ticket_connected(struct db_conn *db, const struct db_result *r, void
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg);
-static uint64_t	ticket_copy_end(uint64_t high_water, uint64_t block_size);
+static uint64_t	ticket_copy_end(const struct ticket_server *s, uint64_t high_water,
+		    uint64_t block_size);
 static void	ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
@@ -503,25 +505,24 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	s->copy_sending = s->copy_want;
 	s->copy_sending_b = s->copy_want_b != 0 ? s->copy_want_b : s->block_size;
-	if (ticket_copy_end(s->copy_sending, s->copy_sending_b) <=
-	    ticket_copy_end(s->seen.partner_copy, s->seen.partner_copy_b != 0 ?
-	    s->seen.partner_copy_b : s->block_size)) {
+	if (ticket_copy_end(s, s->copy_sending, s->copy_sending_b) <=
+	    ticket_copy_end(s, s->seen.partner_copy, s->seen.partner_copy_b)) {
 		ticket_up_done(s);
 		return;
 	}
 	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, TICKET_WITNESS_SQL,
 	    s->copy_sending, s->copy_sending_b, s->partner_role, s->block_size,
-	    ticket_copy_end(s->copy_sending, s->copy_sending_b)))
+	    ticket_copy_end(s, s->copy_sending, s->copy_sending_b)))
 		ticket_failed(s, "check", "could not start the copy of the partner's mark");
 }
 
-/* The first ID above a mark (high_water, block_size); saturates. */
+/* The first ID above a mark (a block_size of 0 is the server's B); saturates. */
 static uint64_t
-ticket_copy_end(uint64_t high_water, uint64_t block_size)
+ticket_copy_end(const struct ticket_server *s, uint64_t high_water, uint64_t block_size)
 {
-	if (block_size != 0 && high_water >= UINT64_MAX / block_size)
-		return UINT64_MAX;
-	return (high_water + 1) * block_size;
+	struct state_mark m = { high_water, block_size, "" };
+
+	return state_mark_end(&m, s->block_size);
 }
 
 /* The partner's mark is witnessed here: the server may serve. */
@@ -580,7 +581,7 @@ ticket_send_tx(struct ticket_server *s)
 	uint64_t b = s->block_size, end;
 
 	/* The first ID above the copy; written only where the row covers less. */
-	end = ticket_copy_end(s->copy_sending, s->copy_sending_b);
+	end = ticket_copy_end(s, s->copy_sending, s->copy_sending_b);
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, b, s->role,
 	    b, b, s->copy_sending, s->copy_sending_b, s->partner_role, b, end);
 }
