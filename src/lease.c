@@ -134,18 +134,20 @@ lease_state_name(enum lease_state st)
 	return "?";
 }
 
+/* "expired" once now has passed a held window's end: held no longer serves. */
+const char *
+lease_state_at(const struct lease *l, uint64_t now)
+{
+	if (l->state == LEASE_HELD && now > l->window_end)
+		return "expired";
+	return lease_state_name(l->state);
+}
+
 /* Our layout ms; false when the clock is before the layout's epoch. */
 static bool
 lease_now(struct lease *l, uint64_t *now)
 {
 	return layout_ts_from_unix_ms(l->clock_ms(), now);
-}
-
-/* True while a window is held and covers now. */
-bool
-lease_valid(const struct lease *l, uint64_t now)
-{
-	return l->state == LEASE_HELD && now >= l->window_start && now <= l->window_end;
 }
 
 /* Formats and starts one query on a lease connection. */

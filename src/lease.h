@@ -127,10 +127,10 @@ void	lease_clock_stepped(struct lease *l);
 /* Releases the window (after the last ID is minted); done() is called either way. */
 void	lease_release(struct lease *l, void (*done)(void *), void *arg);
 
-/* True when a window is held and now (layout ms) is inside it. */
-bool	lease_valid(const struct lease *l, uint64_t now);
-
 const char *lease_state_name(enum lease_state st);
+
+/* The state for views at now (layout ms): "expired" for a held window now has passed. */
+const char *lease_state_at(const struct lease *l, uint64_t now);
 
 /* The real clock: unix ms from CLOCK_REALTIME. */
 int64_t	lease_clock_real(void);

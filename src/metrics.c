@@ -34,6 +34,9 @@ const struct metric_def metrics_table[] = {
 	    "uptime_seconds", METRIC_AS_IS, NULL },
 	{ "mode", I, SVC, "server", "ticket, fallback or down",
 	    "mode", METRIC_AS_IS, "ticket fallback down" },
+	/* Not in /metrics: its numbers change by the millisecond (one series each). */
+	{ "mode_reason", I, SVC, "server", "why the mode is what it is, one line of text",
+	    NULL, METRIC_AS_IS, NULL },
 	{ "block_size", G, SVC, "server", "B, IDs per ticket (0 until a server is checked)",
 	    "block_size", METRIC_AS_IS, NULL },
 	{ "curr_connections", G, SVC, "clients", "client connections open",
@@ -125,8 +128,8 @@ const struct metric_def metrics_table[] = {
 	    NULL, METRIC_AS_IS, NULL },
 	{ "fetch_us_max", G, SRV, "tickets", "longest time to take a ticket, us",
 	    NULL, METRIC_AS_IS, NULL },
-	{ "lease_state", I, SVC, "fallback", "none, held or refused",
-	    "lease_state", METRIC_AS_IS, "none held refused" },
+	{ "lease_state", I, SVC, "fallback", "none, held, expired (held, past its end) or refused",
+	    "lease_state", METRIC_AS_IS, "none held expired refused" },
 	{ "lease_worker", G, SVC, "fallback", "the leased worker number",
 	    "lease_worker", METRIC_AS_IS, NULL },
 	{ "lease_server", I, SVC, "fallback", "the server owning the lease row",
@@ -247,7 +250,7 @@ metrics_lease(const struct metrics_src *m, const char *name, struct metric_value
 	const struct lease_counters *c = &l->stats;
 
 	if (strcmp(name, "lease_state") == 0)
-		metrics_text(v, lease_state_name(l->state));
+		metrics_text(v, source_lease_state(m->source));
 	else if (strcmp(name, "lease_worker") == 0)
 		v->num = l->worker;
 	else if (strcmp(name, "lease_server") == 0)
@@ -318,7 +321,10 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 		v->num = (uint64_t)(time(NULL) - m->started);
 	else if (strcmp(n, "mode") == 0)
 		metrics_text(v, source_mode_name(src->mode));
-	else if (strcmp(n, "block_size") == 0)
+	else if (strcmp(n, "mode_reason") == 0) {
+		source_mode_reason(src, v->reason, sizeof(v->reason));
+		metrics_text(v, v->reason);
+	} else if (strcmp(n, "block_size") == 0)
 		v->num = t->block_size;
 	else if (strcmp(n, "curr_connections") == 0)
 		v->num = m->conns->open;
