@@ -150,6 +150,9 @@ const struct metric_def metrics_table[] = {
 	    "lease_extend_failures", METRIC_AS_IS, NULL },
 	{ "lease_skew_refusals", C, SVC, "fallback", "claims refused for clock skew",
 	    "lease_skew_refusals", METRIC_AS_IS, NULL },
+	{ "lease_extend_skew_refusals", C, SVC, "fallback",
+	    "extends and re-adoptions refused for clock skew (the window runs on to its end)",
+	    "lease_extend_skew_refusals", METRIC_AS_IS, NULL },
 	{ "lease_lost", C, SVC, "fallback", "leases found held by another",
 	    "lease_lost", METRIC_AS_IS, NULL },
 	{ "lease_resumed", C, SVC, "fallback", "leases resumed from the state file",
@@ -163,7 +166,7 @@ const struct metric_def metrics_table[] = {
 	    "highest ms that may be minted, layout ms",
 	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
 	{ "lease_clock_skew_ms", G, SVC, "fallback",
-	    "clock skew against the database at the claim",
+	    "clock skew against the database at the last claim, extend or re-adoption",
 	    "lease_clock_skew_seconds", METRIC_MS, NULL },
 	{ "fallback_last_ts", G, SVC, "fallback", "last ms minted, layout ms",
 	    "fallback_last_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
@@ -272,6 +275,8 @@ metrics_lease(const struct metrics_src *m, const char *name, struct metric_value
 		v->num = c->extend_failures;
 	else if (strcmp(name, "lease_skew_refusals") == 0)
 		v->num = c->skew_refusals;
+	else if (strcmp(name, "lease_extend_skew_refusals") == 0)
+		v->num = c->extend_skew_refusals;
 	else if (strcmp(name, "lease_lost") == 0)
 		v->num = c->lost;
 	else if (strcmp(name, "lease_resumed") == 0)
