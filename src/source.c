@@ -51,6 +51,7 @@ source_clock_real_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Monotonic us: how long a wait has lasted, whatever the wall clock does. */
 int64_t
 source_clock_mono_us(void)
 {
