@@ -62,7 +62,7 @@ static struct {
 static bool
 fuzz_setup(void)
 {
-	struct snowflake_config sc = { 50 };
+	struct snowflake_config sc = { 50, 1000 };
 	char *argv[] = { (char *)"idserver", NULL };
 	char err[256];
 	bool exit_now;

@@ -56,7 +56,7 @@ fuzz_resume(void *arg)
 static bool
 fuzz_setup(void)
 {
-	struct snowflake_config sc = { 50 };
+	struct snowflake_config sc = { 50, 1000 };
 
 	rig.base = event_base_new();
 	if (rig.base == NULL)

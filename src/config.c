@@ -127,6 +127,9 @@ static const struct config_key config_keys[] = {
 	    "refuse a lease when the local clock differs from the database's by more" },
 	{ "backstep_tolerance_ms", U(backstep_tolerance_ms), "50", 0, 60000,
 	    "a backward clock step up to this is absorbed; larger needs a new lease" },
+	{ "clock_wait_ms", U(clock_wait_ms), "1000", 100, 3600000,
+	    "longest a request waits for the clock (behind a resumed lease's floor, or "
+	    "stopped); then ERR CLOCK" },
 	{ "fallback_reserve_ms", U(fallback_reserve_ms), "100", 1, 60000,
 	    "Snowflake ID time reserved in the state file ahead of minting "
 	    "(one fsync per stretch)" },

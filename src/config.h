@@ -63,6 +63,7 @@ struct config {
 	unsigned	 lease_extend_ms;
 	unsigned	 max_clock_skew_ms;
 	unsigned	 backstep_tolerance_ms;
+	unsigned	 clock_wait_ms;
 	unsigned	 fallback_reserve_ms;
 };
 

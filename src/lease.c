@@ -38,6 +38,13 @@ static void	lease_claim(struct lease *l, int server);
 static void	lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
 static void	lease_extend(struct lease *l);
+static void	lease_extend_send(struct lease *l);
+static bool	lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0,
+		    char *why, size_t whylen);
+static void	lease_check_clock(struct lease *l, void (*next)(struct lease *), db_cb cb,
+		    int step);
+static void	lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_adopt_send(struct lease *l);
 static void	lease_extend_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_do_release(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
@@ -134,18 +141,20 @@ lease_state_name(enum lease_state st)
 	return "?";
 }
 
+/* "expired" once now has passed a held window's end: held no longer serves. */
+const char *
+lease_state_at(const struct lease *l, uint64_t now)
+{
+	if (l->state == LEASE_HELD && now > l->window_end)
+		return "expired";
+	return lease_state_name(l->state);
+}
+
 /* Our layout ms; false when the clock is before the layout's epoch. */
 static bool
 lease_now(struct lease *l, uint64_t *now)
 {
 	return layout_ts_from_unix_ms(l->clock_ms(), now);
-}
-
-/* True while a window is held and covers now. */
-bool
-lease_valid(const struct lease *l, uint64_t now)
-{
-	return l->state == LEASE_HELD && now >= l->window_start && now <= l->window_end;
 }
 
 /* Formats and starts one query on a lease connection. */
@@ -256,7 +265,6 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	char **row;
 	unsigned nf;
 	char why[256];
-	int64_t t1, db_ms, skew, slack;
 
 	if (r->err != 0) {
 		lease_claim_failed(l, r->msg, true);
@@ -268,21 +276,14 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		lease_claim(l, l->c_server);
 		return;
 	case LEASE_STEP_CLOCK:
-		t1 = l->clock_ms();
 		row = db_first_row(r, &nf);
 		if (row == NULL || row[0] == NULL) {
 			lease_claim_failed(l, "the clock query returned nothing", true);
 			return;
 		}
-		db_ms = strtoll(row[0], NULL, 10);
-		/* The server read its clock somewhere within our round trip. */
-		skew = db_ms - (l->c_t0 + t1) / 2;
-		slack = (t1 - l->c_t0) / 2 + 1;
-		l->skew_ms = skew;
-		if (llabs(skew) > (long long)l->cfg->max_clock_skew_ms + slack) {
-			snprintf(why, sizeof(why), "local clock is %+lld ms off the %s server's "
-			    "(max_clock_skew_ms=%u): no Snowflake lease until the clocks agree",
-			    (long long)-skew, role, l->cfg->max_clock_skew_ms);
+		if (!lease_skew_ok(l, l->c_server, row[0], l->c_t0, why, sizeof(why))) {
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": no Snowflake "
+			    "lease until the clocks agree");
 			l->stats.skew_refusals++;
 			if (l->state != LEASE_HELD)
 				l->state = LEASE_REFUSED;
@@ -424,12 +425,110 @@ lease_prepare(struct lease *l, int connect_step, db_cb cb)
 	return true;
 }
 
+/*
+ * The skew rule of a claim, shared by every extend and re-adoption: server
+ * (0 odd, 1 even) read db_now (ms) somewhere within our round trip from t0,
+ * so the skew is db_now minus its midpoint, refused beyond max_clock_skew_ms
+ * plus half the round trip. False with the words in why.
+ */
+static bool
+lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char *why,
+    size_t whylen)
+{
+	int64_t t1 = l->clock_ms(), skew, slack;
+
+	skew = strtoll(db_now, NULL, 10) - (t0 + t1) / 2;
+	slack = (t1 - t0) / 2 + 1;
+	l->skew_ms = skew;
+	if (llabs(skew) <= (long long)l->cfg->max_clock_skew_ms + slack)
+		return true;
+	snprintf(why, whylen, "local clock is %+lld ms off the %s server's "
+	    "(max_clock_skew_ms=%u)", (long long)-skew, lease_role[server],
+	    l->cfg->max_clock_skew_ms);
+	return false;
+}
+
+/*
+ * Compares clocks with the owner server before an extend or re-adoption
+ * (step), then sends it (next): a fast clock must not push window_end into
+ * the future in the database, where it would reserve the number past the
+ * time anyone minted. A failure of the query is the step's failure (cb).
+ */
+static void
+lease_check_clock(struct lease *l, void (*next)(struct lease *), db_cb cb, int step)
+{
+	l->c_next = next;
+	l->c_cb = cb;
+	l->c_step = step;
+	l->c_t0 = l->clock_ms();
+	if (!lease_send(l, l->db[l->server], lease_clock_cb,
+	    "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)")) {
+		l->busy = false;
+		lease_idle(l);
+	}
+}
+
+/* The clocks agree: send the step; they do not: the window runs on to its end. */
+static void
+lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+	struct db_result none;
+	char why[256];
+	char **row;
+	unsigned nf;
+
+	if (r->err != 0) {
+		l->c_cb(db, r, l);
+		return;
+	}
+	row = db_first_row(r, &nf);
+	if (row == NULL || row[0] == NULL) {
+		memset(&none, 0, sizeof(none));
+		none.err = 1;
+		none.msg = "the clock query returned nothing";
+		l->c_cb(db, &none, l);
+		return;
+	}
+	if (!lease_skew_ok(l, l->server, row[0], l->c_t0, why, sizeof(why))) {
+		l->stats.extend_skew_refusals++;
+		if (!l->extend_skew_logged)
+			log_error("lease: %s REFUSED: %s: window_end is not moved; worker %u "
+			    "runs on to its end at %" PRIu64, l->c_step == LEASE_STEP_ADOPT ?
+			    "re-adoption" : "extend", why, l->worker, l->window_end);
+		l->extend_skew_logged = true;
+		snprintf(l->last_error, sizeof(l->last_error), "%s", why);
+		l->busy = false;
+		l->on_change(l->arg);
+		lease_idle(l);
+		return;
+	}
+	if (l->extend_skew_logged)
+		log_info("lease: the clocks agree again (%+lld ms off the %s server's)",
+		    (long long)-l->skew_ms, lease_role[l->server]);
+	l->extend_skew_logged = false;
+	if (l->releasing) {
+		/* Shutting down: the release goes next, not one more extend. */
+		l->busy = false;
+		lease_idle(l);
+		return;
+	}
+	l->c_next(l);
+}
+
 /* Pushes window_end to now + lease_window_ms if we still hold the row. */
 static void
 lease_extend(struct lease *l)
 {
 	if (!lease_prepare(l, LEASE_STEP_EXTEND_CONNECT, lease_extend_cb))
 		return;
+	lease_check_clock(l, lease_extend_send, lease_extend_cb, LEASE_STEP_EXTEND);
+}
+
+/* The extend itself, once the clocks agree: a compare-and-set on the holder. */
+static void
+lease_extend_send(struct lease *l)
+{
 	l->c_step = LEASE_STEP_EXTEND;
 	if (!lease_send(l, l->db[l->server], lease_extend_cb, "UPDATE idgen_leases SET "
 	    "window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE worker = "
@@ -678,6 +777,13 @@ lease_adopt(struct lease *l)
 {
 	if (!lease_prepare(l, LEASE_STEP_ADOPT_CONNECT, lease_adopt_cb))
 		return;
+	lease_check_clock(l, lease_adopt_send, lease_adopt_cb, LEASE_STEP_ADOPT);
+}
+
+/* The adoption itself, once the clocks agree. */
+static void
+lease_adopt_send(struct lease *l)
+{
 	l->c_step = LEASE_STEP_ADOPT;
 	if (!lease_send(l, l->db[l->server], lease_adopt_cb, "UPDATE idgen_leases SET holder = "
 	    "'%s', window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "

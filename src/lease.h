@@ -47,6 +47,7 @@ struct lease_counters {
 	uint64_t	extends;
 	uint64_t	extend_failures;
 	uint64_t	skew_refusals;
+	uint64_t	extend_skew_refusals;	/* extends refused for clock skew */
 	uint64_t	lost;		/* an extend found another holder */
 	uint64_t	releases;
 	uint64_t	resumed;	/* windows resumed from the state file */
@@ -67,13 +68,16 @@ struct lease {
 	int			 server;	/* owner of worker: 0 odd, 1 even */
 	uint64_t		 window_start;	/* layout ms, as stored */
 	uint64_t		 window_end;
-	int64_t			 skew_ms;	/* database minus local, at the last claim */
+	int64_t			 skew_ms;	/* database minus local, at the last check */
 	struct event		*tick;
 	bool			 busy;		/* one operation at a time */
 	bool			 fresh;		/* claim a new number (large clock step) */
 	bool			 asap;		/* ... as soon as the operation in flight ends */
 	bool			 releasing;
 	bool			 skew_logged;	/* one log line per refusal episode */
+	bool			 extend_skew_logged;	/* ... and per extend refusal episode */
+	void			(*c_next)(struct lease *);	/* sent after the clock check */
+	db_cb			 c_cb;		/* ... and its callback, told of failures */
 	bool			 adopt;		/* resumed: the row still names adopt_from */
 	char			 adopt_from[160];
 	void			(*on_done)(void *);	/* release finished */
@@ -127,10 +131,10 @@ void	lease_clock_stepped(struct lease *l);
 /* Releases the window (after the last ID is minted); done() is called either way. */
 void	lease_release(struct lease *l, void (*done)(void *), void *arg);
 
-/* True when a window is held and now (layout ms) is inside it. */
-bool	lease_valid(const struct lease *l, uint64_t now);
-
 const char *lease_state_name(enum lease_state st);
+
+/* The state for views at now (layout ms): "expired" for a held window now has passed. */
+const char *lease_state_at(const struct lease *l, uint64_t now);
 
 /* The real clock: unix ms from CLOCK_REALTIME. */
 int64_t	lease_clock_real(void);

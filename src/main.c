@@ -317,7 +317,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct snowflake_config sc = { m.cfg.backstep_tolerance_ms };
+		struct snowflake_config sc = { m.cfg.backstep_tolerance_ms, m.cfg.clock_wait_ms };
 
 		snowflake_init(&m.gen, &sc);
 	}

@@ -35,6 +35,9 @@ const struct metric_def metrics_table[] = {
 	    "uptime_seconds", METRIC_AS_IS, NULL },
 	{ "mode", I, SVC, "server", "ticket, fallback or down",
 	    "mode", METRIC_AS_IS, "ticket fallback down" },
+	/* Not in /metrics: its numbers change by the millisecond (one series each). */
+	{ "mode_reason", I, SVC, "server", "why the mode is what it is, one line of text",
+	    NULL, METRIC_AS_IS, NULL },
 	{ "block_size", G, SVC, "server", "B, IDs per ticket (0 until a server is checked)",
 	    "block_size", METRIC_AS_IS, NULL },
 	{ "curr_connections", G, SVC, "clients", "client connections open",
@@ -82,7 +85,8 @@ const struct metric_def metrics_table[] = {
 	    "errors_range", METRIC_AS_IS, NULL },
 	{ "err_unavailable", C, SVC, "stats", "requests refused: no ID could be served",
 	    "errors_unavailable", METRIC_AS_IS, NULL },
-	{ "err_clock", C, SVC, "stats", "requests refused: the clock stepped back",
+	{ "err_clock", C, SVC, "stats",
+	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)",
 	    "errors_clock", METRIC_AS_IS, NULL },
 	{ "state_file", I, SVC, "state", "the local state file, or off",
 	    "state_file_info", METRIC_AS_IS, NULL },
@@ -130,8 +134,8 @@ const struct metric_def metrics_table[] = {
 	    NULL, METRIC_AS_IS, NULL },
 	{ "fetch_us_max", G, SRV, "tickets", "longest time to take a ticket, us",
 	    NULL, METRIC_AS_IS, NULL },
-	{ "lease_state", I, SVC, "fallback", "none, held or refused",
-	    "lease_state", METRIC_AS_IS, "none held refused" },
+	{ "lease_state", I, SVC, "fallback", "none, held, expired (held, past its end) or refused",
+	    "lease_state", METRIC_AS_IS, "none held expired refused" },
 	{ "lease_worker", G, SVC, "fallback", "the leased worker number",
 	    "lease_worker", METRIC_AS_IS, NULL },
 	{ "lease_server", I, SVC, "fallback", "the server owning the lease row",
@@ -152,6 +156,9 @@ const struct metric_def metrics_table[] = {
 	    "lease_extend_failures", METRIC_AS_IS, NULL },
 	{ "lease_skew_refusals", C, SVC, "fallback", "claims refused for clock skew",
 	    "lease_skew_refusals", METRIC_AS_IS, NULL },
+	{ "lease_extend_skew_refusals", C, SVC, "fallback",
+	    "extends and re-adoptions refused for clock skew (the window runs on to its end)",
+	    "lease_extend_skew_refusals", METRIC_AS_IS, NULL },
 	{ "lease_lost", C, SVC, "fallback", "leases found held by another",
 	    "lease_lost", METRIC_AS_IS, NULL },
 	{ "lease_resumed", C, SVC, "fallback", "leases resumed from the state file",
@@ -165,7 +172,7 @@ const struct metric_def metrics_table[] = {
 	    "highest ms that may be minted, layout ms",
 	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
 	{ "lease_clock_skew_ms", G, SVC, "fallback",
-	    "clock skew against the database at the claim",
+	    "clock skew against the database at the last claim, extend or re-adoption",
 	    "lease_clock_skew_seconds", METRIC_MS, NULL },
 	{ "fallback_last_ts", G, SVC, "fallback", "last ms minted, layout ms",
 	    "fallback_last_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
@@ -252,7 +259,7 @@ metrics_lease(const struct metrics_src *m, const char *name, struct metric_value
 	const struct lease_counters *c = &l->stats;
 
 	if (strcmp(name, "lease_state") == 0)
-		metrics_text(v, lease_state_name(l->state));
+		metrics_text(v, source_lease_state(m->source));
 	else if (strcmp(name, "lease_worker") == 0)
 		v->num = l->worker;
 	else if (strcmp(name, "lease_server") == 0)
@@ -274,6 +281,8 @@ metrics_lease(const struct metrics_src *m, const char *name, struct metric_value
 		v->num = c->extend_failures;
 	else if (strcmp(name, "lease_skew_refusals") == 0)
 		v->num = c->skew_refusals;
+	else if (strcmp(name, "lease_extend_skew_refusals") == 0)
+		v->num = c->extend_skew_refusals;
 	else if (strcmp(name, "lease_lost") == 0)
 		v->num = c->lost;
 	else if (strcmp(name, "lease_resumed") == 0)
@@ -323,7 +332,10 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 		v->num = (uint64_t)(time(NULL) - m->started);
 	else if (strcmp(n, "mode") == 0)
 		metrics_text(v, source_mode_name(src->mode));
-	else if (strcmp(n, "block_size") == 0)
+	else if (strcmp(n, "mode_reason") == 0) {
+		source_mode_reason(src, v->reason, sizeof(v->reason));
+		metrics_text(v, v->reason);
+	} else if (strcmp(n, "block_size") == 0)
 		v->num = t->block_size;
 	else if (strcmp(n, "curr_connections") == 0)
 		v->num = m->conns->open;

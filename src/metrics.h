@@ -62,6 +62,7 @@ struct metric_value {
 	uint64_t	 num;
 	const char	*text;
 	char		 buf[32];	/* backing store for a formatted text value */
+	char		 reason[192];	/* ... and for the mode's reason */
 };
 
 /* The table, in STATS order. */

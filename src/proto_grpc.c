@@ -111,6 +111,7 @@ static void	grpc_exec(struct grpc_stream *st);
 static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg);
 static void	grpc_fail(struct grpc_stream *st, int status, const char *message);
+static size_t	grpc_set_message(struct grpc_stream *st, const char *message);
 static void	grpc_stream_free(struct grpc_stream *st);
 static int64_t	grpc_timeout(const uint8_t *v, size_t len);
 
@@ -638,6 +639,24 @@ grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg)
 	nghttp2_submit_response(st->conn->session, st->id, hd, 2, &prd);
 }
 
+/* Stores the grpc-message of a reply, percent-encoded outside printable ASCII. */
+static size_t
+grpc_set_message(struct grpc_stream *st, const char *message)
+{
+	size_t i, k = 0;
+
+	for (i = 0; message[i] != '\0' && k + 4 < sizeof(st->message); i++) {
+		unsigned char ch = (unsigned char)message[i];
+
+		if (ch < 0x20 || ch > 0x7e || ch == '%')
+			k += (size_t)snprintf(st->message + k, sizeof(st->message) - k, "%%%02X", ch);
+		else
+			st->message[k++] = (char)ch;
+	}
+	st->message[k] = '\0';
+	return k;
+}
+
 /* A trailers-only reply: the status and its message, no body. */
 static void
 grpc_fail(struct grpc_stream *st, int status, const char *message)
@@ -650,18 +669,8 @@ grpc_fail(struct grpc_stream *st, int status, const char *message)
 		{ (uint8_t *)"grpc-status", (uint8_t *)code, 11, 0, NGHTTP2_NV_FLAG_NONE },
 		{ (uint8_t *)"grpc-message", (uint8_t *)st->message, 12, 0, NGHTTP2_NV_FLAG_NONE },
 	};
-	size_t i, k = 0;
+	size_t k = grpc_set_message(st, message);
 
-	/* grpc-message is percent-encoded outside printable ASCII. */
-	for (i = 0; message[i] != '\0' && k + 4 < sizeof(st->message); i++) {
-		unsigned char ch = (unsigned char)message[i];
-
-		if (ch < 0x20 || ch > 0x7e || ch == '%')
-			k += (size_t)snprintf(st->message + k, sizeof(st->message) - k, "%%%02X", ch);
-		else
-			st->message[k++] = (char)ch;
-	}
-	st->message[k] = '\0';
 	snprintf(code, sizeof(code), "%d", status);
 	hd[2].valuelen = strlen(code);
 	hd[3].valuelen = k;
@@ -763,6 +772,13 @@ grpc_dispatch(struct grpc_stream *st)
 		r.status = src->mode != SOURCE_MODE_DOWN ?
 		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
 		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+		if (src->mode == SOURCE_MODE_DOWN) {
+			char reason[192];
+
+			/* The response has no text field: why rides in grpc-message. */
+			source_mode_reason(src, reason, sizeof(reason));
+			grpc_set_message(st, reason);
+		}
 		grpc_reply(st, &r.base);
 		return;
 	}

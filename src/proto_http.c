@@ -325,19 +325,21 @@ http_stats(struct proto_http *h, struct evhttp_request *req)
 	http_send_json(req, 200, "OK", o);
 }
 
-/* 200 while IDs can be served (buffered, ticket or fallback), else 503. */
+/* 200 while IDs can be served (buffered, ticket or fallback), else 503; and why. */
 static void
 http_health(struct proto_http *h, struct evhttp_request *req)
 {
 	struct source *src = h->m->source;
+	char reason[192];
 	bool ok;
 
 	source_update_mode(src);
+	source_mode_reason(src, reason, sizeof(reason));
 	ok = src->mode != SOURCE_MODE_DOWN;
 	http_send_json(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable",
-	    json_pack("{s:b,s:s,s:I,s:s,s:I}", "ok", ok, "mode", source_mode_name(src->mode),
-	    "ids_buffered", (json_int_t)pool_available(&src->tier->pool), "lease",
-	    lease_state_name(src->lease->state), "lease_window_end",
+	    json_pack("{s:b,s:s,s:s,s:I,s:s,s:I}", "ok", ok, "mode", source_mode_name(src->mode),
+	    "mode_reason", reason, "ids_buffered", (json_int_t)pool_available(&src->tier->pool),
+	    "lease", source_lease_state(src), "lease_window_end",
 	    (json_int_t)src->lease->window_end));
 }
 

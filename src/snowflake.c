@@ -10,6 +10,8 @@
 #include <string.h>
 
 static uint64_t	snowflake_floor(const struct snowflake *);
+static uint64_t	snowflake_step_base(const struct snowflake *, uint64_t);
+static bool	snowflake_too_far_ahead(const struct snowflake *, uint64_t, uint64_t);
 static bool	snowflake_clock_ok(struct snowflake *, uint64_t, uint64_t);
 static void	snowflake_forget(struct snowflake *, unsigned);
 static enum snowflake_status snowflake_refuse(struct snowflake *,
@@ -22,6 +24,29 @@ snowflake_floor(const struct snowflake *g)
 	if (g->minted && g->last_ts > g->window_start)
 		return g->last_ts;
 	return g->window_start;
+}
+
+/* What backward steps are measured from: the floor, or an earlier clock reading. */
+static uint64_t
+snowflake_step_base(const struct snowflake *g, uint64_t base)
+{
+	/* Never from a resumed floor: this process never read a clock that late. */
+	return base < g->clock_max ? base : g->clock_max;
+}
+
+/*
+ * Whether the floor is further ahead of now than a take may wait for. A
+ * claimed window's floor is never more than backstep_tolerance_ms ahead once
+ * the step check passed; only a window resumed from the state file can be:
+ * minting there is safe, but waiting an hour for the clock is not service.
+ */
+static bool
+snowflake_too_far_ahead(const struct snowflake *g, uint64_t now, uint64_t base)
+{
+	uint64_t limit = g->cfg.clock_wait_ms > g->cfg.backstep_tolerance_ms ?
+	    g->cfg.clock_wait_ms : g->cfg.backstep_tolerance_ms;
+
+	return base > now && base - now > limit;
 }
 
 /* Classifies now against the floor, counting each backward-step episode once. */
@@ -61,6 +86,7 @@ snowflake_refuse(struct snowflake *g, enum snowflake_status status)
 		g->counters.seq_exhausted++;
 		break;
 	case SNOWFLAKE_CLOCK:
+	case SNOWFLAKE_BEHIND:
 		g->counters.clock_refusals++;
 		break;
 	case SNOWFLAKE_UNAVAILABLE:
@@ -199,8 +225,10 @@ snowflake_take(struct snowflake *g, uint64_t now_ms, unsigned want,
 
 	base = snowflake_floor(g);
 	/* Steps back count from the latest clock seen, never from a resumed floor. */
-	if (!snowflake_clock_ok(g, now_ms, base < g->clock_max ? base : g->clock_max))
+	if (!snowflake_clock_ok(g, now_ms, snowflake_step_base(g, base)))
 		return snowflake_refuse(g, SNOWFLAKE_CLOCK);
+	if (snowflake_too_far_ahead(g, now_ms, base))
+		return snowflake_refuse(g, SNOWFLAKE_BEHIND);
 	if (now_ms > g->clock_max)
 		g->clock_max = now_ms;
 	ts = now_ms > base ? now_ms : base;
@@ -231,6 +259,32 @@ snowflake_take(struct snowflake *g, uint64_t now_ms, unsigned want,
 	return SNOWFLAKE_OK;
 }
 
+/* A take's answer at now, read only: the window and the clock rules, no sequence. */
+enum snowflake_status
+snowflake_probe(const struct snowflake *g, uint64_t now_ms, uint64_t *behind_ms)
+{
+	uint64_t base, step;
+
+	*behind_ms = 0;
+	if (!g->has_window)
+		return SNOWFLAKE_UNAVAILABLE;
+	if (now_ms < LAYOUT_TS_MIN)
+		return SNOWFLAKE_CLOCK;
+	base = snowflake_floor(g);
+	step = snowflake_step_base(g, base);
+	if (now_ms < step && step - now_ms > g->cfg.backstep_tolerance_ms) {
+		*behind_ms = step - now_ms;
+		return SNOWFLAKE_CLOCK;
+	}
+	if (snowflake_too_far_ahead(g, now_ms, base)) {
+		*behind_ms = base - now_ms;
+		return SNOWFLAKE_BEHIND;
+	}
+	if ((now_ms > base ? now_ms : base) > g->window_end)
+		return SNOWFLAKE_UNAVAILABLE;
+	return SNOWFLAKE_OK;
+}
+
 /* The last ts minted by the current worker, 0 when none. */
 uint64_t
 snowflake_last_ts(const struct snowflake *g)
@@ -253,6 +307,8 @@ snowflake_status_name(enum snowflake_status status)
 		return "unavailable";
 	case SNOWFLAKE_RESERVE:
 		return "reserve";
+	case SNOWFLAKE_BEHIND:
+		return "behind";
 	}
 	return "unknown";
 }

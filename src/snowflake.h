@@ -25,7 +25,10 @@
  * from the state file (snowflake_resume) starts above everything minted before
  * the restart, possibly ahead of this process's clock: minting there is safe
  * (the window is ours), and it is not a backward step, since this process never
- * read a later clock.
+ * read a later clock. But a take waits for the clock, once the floor's sequence
+ * is used up, only while the floor is at most clock_wait_ms ahead of now: by
+ * more, it returns SNOWFLAKE_BEHIND at once and mints nothing, so no request
+ * waits an unbounded time for a clock set back across a restart.
  *
  * Write-ahead. With a state file, a take never mints a ts above "reserved": it
  * answers SNOWFLAKE_RESERVE instead, the caller persists a higher reservation
@@ -45,6 +48,7 @@
 
 struct snowflake_config {
 	uint64_t backstep_tolerance_ms;	/* backward steps up to this are absorbed */
+	uint64_t clock_wait_ms;		/* a resumed floor this far ahead of now is waited for */
 };
 
 /*
@@ -58,7 +62,7 @@ struct snowflake_counters {
 	uint64_t large_backsteps;	/* episodes beyond the tolerance */
 	uint64_t largest_backstep_ms;	/* largest now-behind-floor distance seen */
 	uint64_t seq_exhausted;		/* takes answered SNOWFLAKE_WAIT */
-	uint64_t clock_refusals;	/* takes answered SNOWFLAKE_CLOCK */
+	uint64_t clock_refusals;	/* takes answered SNOWFLAKE_CLOCK or _BEHIND */
 	uint64_t window_refusals;	/* takes answered SNOWFLAKE_UNAVAILABLE */
 };
 
@@ -91,6 +95,7 @@ enum snowflake_status {
 	SNOWFLAKE_CLOCK,	/* clock behind by more than the tolerance, or < 2^31 */
 	SNOWFLAKE_UNAVAILABLE,	/* no window, or the next ts would pass window_end */
 	SNOWFLAKE_RESERVE,	/* the ts is above "reserved": persist more, take again */
+	SNOWFLAKE_BEHIND,	/* a resumed floor more than clock_wait_ms ahead of now */
 };
 
 /* IDs first .. first + count - 1, consecutive and all of one millisecond. */
@@ -148,6 +153,15 @@ bool snowflake_release(struct snowflake *g, uint64_t *end)
 enum snowflake_status snowflake_take(struct snowflake *g, uint64_t now_ms,
     unsigned want, bool all_or_nothing, struct snowflake_range *out)
     __attribute__((__warn_unused_result__));
+
+/*
+ * What a take at now would answer, without taking: SNOWFLAKE_OK, _CLOCK or
+ * _BEHIND (with *behind_ms, how far now is behind the time the take needs),
+ * or _UNAVAILABLE (no window, or now past its end). The sequence and the
+ * reservation are not considered. For the service mode and its reason.
+ */
+enum snowflake_status snowflake_probe(const struct snowflake *g, uint64_t now_ms,
+    uint64_t *behind_ms) __attribute__((__warn_unused_result__));
 
 /* The last ts minted by the current worker, 0 when none. */
 uint64_t snowflake_last_ts(const struct snowflake *g);

@@ -7,6 +7,8 @@
  */
 #include "source.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "layout.h"
@@ -15,6 +17,8 @@
 static enum source_status source_fallback(struct source *s, unsigned n, uint64_t *first,
 		    unsigned *wait_us, const char **why);
 static bool	source_must_wait(struct source *s, bool may_fallback);
+static enum source_mode source_mode_now(struct source *s);
+static const char *source_clock_why(struct source *s, enum snowflake_status st, uint64_t now);
 
 void
 source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct lease *lease,
@@ -24,8 +28,14 @@ source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct l
 	s->gen = gen;
 	s->lease = lease;
 	s->clock_us = clock_us;
+	s->mono_us = source_clock_mono_us;
 	s->refill_wait_ms = refill_wait_ms;
 	s->mode = SOURCE_MODE_DOWN;
+	s->why = SOURCE_WHY_NO_LEASE;
+	s->why_ms = 0;
+	s->wait_ts = 0;
+	s->wait_since = 0;
+	s->why_buf[0] = '\0';
 	s->stats.ids_ticket = 0;
 	s->stats.ids_fallback = 0;
 	s->stats.late_refills = 0;
@@ -38,6 +48,16 @@ source_clock_real_us(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Monotonic us: how long a wait has lasted, whatever the wall clock does. */
+int64_t
+source_clock_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
@@ -56,29 +76,127 @@ source_mode_name(enum source_mode m)
 }
 
 /*
- * Ticket while a server is up or ticket IDs remain buffered (the service is
- * healthy while it has IDs to hand out); fallback while a lease window covers
- * now; else down.
+ * The mode and its reason: ticket while a server is up or ticket IDs remain
+ * buffered (the service is healthy while it has IDs to hand out); fallback
+ * while the lease window would serve a take now (the generator's own rules:
+ * the window, the clock against its floor); else down, saying why.
  */
+static enum source_mode
+source_mode_now(struct source *s)
+{
+	uint64_t now;
+
+	s->why_ms = 0;
+	if (tier_any_up(s->tier)) {
+		s->why = SOURCE_WHY_TICKET_UP;
+		return SOURCE_MODE_TICKET;
+	}
+	if (pool_available(&s->tier->pool) > 0) {
+		s->why = SOURCE_WHY_BUFFERED;
+		return SOURCE_MODE_TICKET;
+	}
+	if (!layout_ts_from_unix_ms(s->clock_us() / 1000, &now) || now < LAYOUT_TS_MIN) {
+		s->why = SOURCE_WHY_CLOCK_EARLY;
+		return SOURCE_MODE_DOWN;
+	}
+	if (s->lease->state != LEASE_HELD) {
+		s->why = s->lease->state == LEASE_REFUSED ? SOURCE_WHY_LEASE_REFUSED :
+		    SOURCE_WHY_NO_LEASE;
+		return SOURCE_MODE_DOWN;
+	}
+	switch (snowflake_probe(s->gen, now, &s->why_ms)) {
+	case SNOWFLAKE_OK:
+	case SNOWFLAKE_WAIT:
+	case SNOWFLAKE_RESERVE:
+		s->why = SOURCE_WHY_LEASE;
+		return SOURCE_MODE_FALLBACK;
+	case SNOWFLAKE_CLOCK:
+		s->why = SOURCE_WHY_CLOCK_STEPPED;
+		return SOURCE_MODE_DOWN;
+	case SNOWFLAKE_BEHIND:
+		s->why = SOURCE_WHY_CLOCK_BEHIND;
+		return SOURCE_MODE_DOWN;
+	case SNOWFLAKE_UNAVAILABLE:
+		break;
+	}
+	s->why = now > s->lease->window_end ? SOURCE_WHY_EXPIRED : SOURCE_WHY_NO_LEASE;
+	return SOURCE_MODE_DOWN;
+}
+
+/* Recomputes the mode; a transition is one log line naming the reason. */
 void
 source_update_mode(struct source *s)
 {
-	enum source_mode m = SOURCE_MODE_DOWN;
-	uint64_t now;
+	enum source_mode m = source_mode_now(s);
+	char why[192];
 
-	if (tier_any_up(s->tier) || pool_available(&s->tier->pool) > 0)
-		m = SOURCE_MODE_TICKET;
-	else if (layout_ts_from_unix_ms(s->clock_us() / 1000, &now) && lease_valid(s->lease, now))
-		m = SOURCE_MODE_FALLBACK;
 	if (m == s->mode)
 		return;
-	log_info("mode %s -> %s (odd %s, even %s, lease %s, worker %u)",
-	    source_mode_name(s->mode), source_mode_name(m),
+	source_mode_reason(s, why, sizeof(why));
+	log_info("mode %s -> %s: %s (odd %s, even %s, lease %s, worker %u)",
+	    source_mode_name(s->mode), source_mode_name(m), why,
 	    ticket_state_name(s->tier->srv[TIER_ODD].state),
 	    ticket_state_name(s->tier->srv[TIER_EVEN].state),
-	    lease_state_name(s->lease->state), s->lease->worker);
+	    source_lease_state(s), s->lease->worker);
 	s->mode = m;
 	s->stats.mode_changes++;
+}
+
+/* The lease state as views show it, read at this source's clock. */
+const char *
+source_lease_state(const struct source *s)
+{
+	uint64_t now = 0;
+
+	(void)layout_ts_from_unix_ms(s->clock_us() / 1000, &now);
+	return lease_state_at(s->lease, now);
+}
+
+/* Words the reason of the current mode, with the numbers an operator needs. */
+void
+source_mode_reason(const struct source *s, char *buf, size_t len)
+{
+	const struct lease *l = s->lease;
+	char end[LAYOUT_ISO_LEN];
+
+	layout_format_iso(layout_ts_to_unix_ms(l->window_end), end, sizeof(end));
+	switch (s->why) {
+	case SOURCE_WHY_TICKET_UP:
+		snprintf(buf, len, "a ticket server is up");
+		return;
+	case SOURCE_WHY_BUFFERED:
+		snprintf(buf, len, "no ticket server up; buffered ticket IDs remain");
+		return;
+	case SOURCE_WHY_LEASE:
+		snprintf(buf, len, "no ticket server up; Snowflake worker %u leased until %s",
+		    l->worker, end);
+		return;
+	case SOURCE_WHY_NO_LEASE:
+		snprintf(buf, len, "no ticket server up and no Snowflake lease");
+		return;
+	case SOURCE_WHY_LEASE_REFUSED:
+		snprintf(buf, len, "no ticket server up; Snowflake lease refused: clock skew "
+		    "against the database (max_clock_skew_ms, see log)");
+		return;
+	case SOURCE_WHY_EXPIRED:
+		snprintf(buf, len, "no ticket server up; the Snowflake lease window ended at %s",
+		    end);
+		return;
+	case SOURCE_WHY_CLOCK_STEPPED:
+		snprintf(buf, len, "no ticket server up; clock stepped back %" PRIu64 " ms "
+		    "(backstep_tolerance_ms=%" PRIu64 ")", s->why_ms,
+		    s->gen->cfg.backstep_tolerance_ms);
+		return;
+	case SOURCE_WHY_CLOCK_BEHIND:
+		snprintf(buf, len, "no ticket server up; clock behind the Snowflake lease's floor "
+		    "by %" PRIu64 " ms (clock_wait_ms=%" PRIu64 ")", s->why_ms,
+		    s->gen->cfg.clock_wait_ms);
+		return;
+	case SOURCE_WHY_CLOCK_EARLY:
+		snprintf(buf, len, "no ticket server up; clock before 2026-01-25");
+		return;
+	}
+	snprintf(buf, len, "?");
 }
 
 /*
@@ -132,15 +250,28 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us
 			s->stats.late_refills++;
 		return SOURCE_OK;
 	case SNOWFLAKE_WAIT:
+		/*
+		 * A wall clock that stopped would make this wait endless: after
+		 * clock_wait_ms of monotonic time on one millisecond, refuse.
+		 */
+		if (now != s->wait_ts) {
+			s->wait_ts = now;
+			s->wait_since = s->mono_us();
+		} else if (s->mono_us() - s->wait_since >
+		    (int64_t)s->gen->cfg.clock_wait_ms * 1000) {
+			*why = source_clock_why(s, st, now);
+			return SOURCE_CLOCK;
+		}
 		/* This millisecond's sequence is used up: wake exactly at the next one. */
 		next_us = layout_ts_to_unix_ms(snowflake_last_ts(s->gen) + 1) * 1000;
 		*wait_us = next_us - us < 10 ? 10 : next_us - us > 1000000 ? 1000000 :
 		    (unsigned)(next_us - us);
 		return SOURCE_NEXT_MS;
 	case SNOWFLAKE_CLOCK:
+	case SNOWFLAKE_BEHIND:
+		/* A fresh number may mint at the clock's time: its window is its own. */
 		lease_clock_stepped(s->lease);
-		*why = "clock stepped back past backstep_tolerance_ms; waiting for it to catch "
-		    "up or for a fresh worker number";
+		*why = source_clock_why(s, st, now);
 		return SOURCE_CLOCK;
 	case SNOWFLAKE_UNAVAILABLE:
 	case SNOWFLAKE_RESERVE:
@@ -150,6 +281,32 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us
 	    "no ticket server reachable; Snowflake lease refused (clock skew, see log)" :
 	    "no ticket server reachable and no valid Snowflake lease window";
 	return SOURCE_UNAVAILABLE;
+}
+
+/* The message of a clock refusal, with how far the clock is off. */
+static const char *
+source_clock_why(struct source *s, enum snowflake_status st, uint64_t now)
+{
+	const struct snowflake_config *c = &s->gen->cfg;
+	uint64_t behind = 0;
+
+	if (st == SNOWFLAKE_WAIT)
+		snprintf(s->why_buf, sizeof(s->why_buf), "clock stopped: it has not moved for "
+		    "clock_wait_ms=%" PRIu64 " ms while the Snowflake sequence of its millisecond "
+		    "is used up", c->clock_wait_ms);
+	else if (snowflake_probe(s->gen, now, &behind) == SNOWFLAKE_BEHIND)
+		snprintf(s->why_buf, sizeof(s->why_buf), "clock behind the Snowflake lease's "
+		    "floor by %" PRIu64 " ms (a window resumed from the state file; more than "
+		    "clock_wait_ms=%" PRIu64 "): no ID until the clock catches up or a fresh "
+		    "worker number is leased", behind, c->clock_wait_ms);
+	else if (now < LAYOUT_TS_MIN)
+		snprintf(s->why_buf, sizeof(s->why_buf), "clock before 2026-01-25: no Snowflake "
+		    "ID can be minted");
+	else
+		snprintf(s->why_buf, sizeof(s->why_buf), "clock stepped back %" PRIu64 " ms, "
+		    "past backstep_tolerance_ms=%" PRIu64 "; waiting for it to catch up or for "
+		    "a fresh worker number", behind, c->backstep_tolerance_ms);
+	return s->why_buf;
 }
 
 enum source_status

@@ -1,12 +1,14 @@
 /*
  * source.h - where IDs come from: the ticket tier, else the Snowflake fallback.
  *
- * Also owns the service mode (ticket / fallback / down), logged once per change.
+ * Also owns the service mode (ticket / fallback / down) and the reason for it,
+ * logged once per change.
  */
 #ifndef IDGEN_SOURCE_H
 #define IDGEN_SOURCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lease.h"
@@ -27,6 +29,19 @@ enum source_mode {
 	SOURCE_MODE_DOWN,
 };
 
+/* Why the mode is what it is; source_mode_reason() words it. */
+enum source_why {
+	SOURCE_WHY_TICKET_UP,		/* a ticket server is up */
+	SOURCE_WHY_BUFFERED,		/* none up, buffered ticket IDs remain */
+	SOURCE_WHY_LEASE,		/* none up, the lease window serves */
+	SOURCE_WHY_NO_LEASE,		/* none up, no window held */
+	SOURCE_WHY_LEASE_REFUSED,	/* none up, the claim refused for clock skew */
+	SOURCE_WHY_EXPIRED,		/* none up, the window has ended */
+	SOURCE_WHY_CLOCK_STEPPED,	/* none up, the clock stepped back past the tolerance */
+	SOURCE_WHY_CLOCK_BEHIND,	/* none up, a resumed floor too far ahead of the clock */
+	SOURCE_WHY_CLOCK_EARLY,		/* none up, the clock reads before 2026-01-25 */
+};
+
 struct source_counters {
 	uint64_t	ids_ticket;
 	uint64_t	ids_fallback;
@@ -39,8 +54,14 @@ struct source {
 	struct snowflake	*gen;
 	struct lease		*lease;
 	int64_t			(*clock_us)(void);	/* unix us; injectable */
+	int64_t			(*mono_us)(void);	/* monotonic us; injectable */
 	unsigned		 refill_wait_ms;
 	enum source_mode	 mode;
+	enum source_why		 why;		/* of the mode */
+	uint64_t		 why_ms;	/* how far behind, for the clock reasons */
+	uint64_t		 wait_ts;	/* layout ms of the last next-ms wait ... */
+	int64_t			 wait_since;	/* ... and the monotonic us it was first seen */
+	char			 why_buf[256];	/* the message of the last clock refusal */
 	bool			 stalled;	/* a refill wait expired ... */
 	uint64_t		 stall_mark;	/* ... and tier->banked has not moved since */
 	struct source_counters	 stats;
@@ -63,7 +84,16 @@ void		source_update_mode(struct source *s);
 
 const char	*source_mode_name(enum source_mode m);
 
+/* The lease's state word at the source's clock ("expired" past its window). */
+const char	*source_lease_state(const struct source *s);
+
+/* The reason for the current mode, one line of text into buf. */
+void		source_mode_reason(const struct source *s, char *buf, size_t len);
+
 /* The real clock: unix us from CLOCK_REALTIME. */
 int64_t		source_clock_real_us(void);
+
+/* Monotonic us (CLOCK_MONOTONIC): notices a wall clock that stopped. */
+int64_t		source_clock_mono_us(void);
 
 #endif

@@ -31,6 +31,7 @@ step "integration tests on the sanitizer build" tests/integration/run.sh build/a
 	tests/integration/test_failover.sh tests/integration/test_fallback.sh \
 	tests/integration/test_lease.sh tests/integration/test_window.sh \
 	tests/integration/test_regress.sh tests/integration/test_restart.sh \
+	tests/integration/test_clock_restart.sh \
 	tests/integration/test_live.sh tests/integration/test_resp.sh \
 	tests/integration/test_http.sh tests/integration/test_grpc.sh \
 	tests/integration/test_slow.sh tests/integration/test_libidgen.sh \

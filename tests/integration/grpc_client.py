@@ -125,9 +125,11 @@ elif mode == "deadline":
 elif mode == "unavailable":
     got, details = code_of(lambda: stub().GenerateId(idgen_pb2.GenerateIdRequest(), timeout=5))
     assert got == grpc.StatusCode.UNAVAILABLE and "lease" in details, (got, details)
-    h = health_pb2_grpc.HealthStub(grpc.insecure_channel(target)).Check(
+    h, call = health_pb2_grpc.HealthStub(grpc.insecure_channel(target)).Check.with_call(
         health_pb2.HealthCheckRequest(), timeout=5)
     assert h.status == health_pb2.HealthCheckResponse.NOT_SERVING, h
-    print("unavailable: %s (%s); health NOT_SERVING" % (got.name, details))
+    # The response has no text field: the mode's reason rides in grpc-message.
+    assert "no Snowflake lease" in (call.details() or ""), call.details()
+    print("unavailable: %s (%s); health NOT_SERVING (%s)" % (got.name, details, call.details()))
 else:
     sys.exit("unknown mode %s" % mode)

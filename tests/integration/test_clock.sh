@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The clock rules with a real clock fault (libfaketime, stepped through a file):
 # a clock skewed beyond max_clock_skew_ms is refused a lease with a clear
-# message; a small backward step is absorbed; a large one gives ERR CLOCK while
+# message, and an extend of a held lease likewise (a clock 1 h fast does not
+# push window_end into the future); a small backward step is absorbed; a large one gives ERR CLOCK while
 # no server answers, then a fresh worker number once one does; never a duplicate.
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +33,30 @@ set_clock "+0"
 wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
 w1=$(st lease_worker)
 log "clock fixed: worker $w1 leased"
+
+# 1b. The clock jumps 1 h ahead while the lease is held: no extend may push
+# window_end an hour into the future in the database (the claim's skew rule on
+# every extend). Refused, counted, logged once; the window runs on to its end,
+# and the lease shows expired once the (fast) clock is past it.
+srv1=$([ $((w1 % 2)) = 1 ] && echo odd || echo even)
+layout_now() { python3 -c 'import time; print(int(time.time() * 1000) - 1767225600000)'; }
+ext0=$(st lease_extends)
+set_clock "+3600s"
+sleep 2.5		# five lease_extend_ms ticks
+end=$(db_sql "$srv1" "SELECT window_end FROM idgen.idgen_leases WHERE worker = $w1")
+[ "$end" -le $(( $(layout_now) + 300000 + 2000 )) ] ||
+	fail "a clock 1 h fast pushed worker $w1's window_end $(( end - $(layout_now) )) ms ahead"
+[ "$(st lease_extends)" -le $((ext0 + 1)) ] || fail "extends went on with the clock 1 h fast"
+[ "$(st lease_extend_skew_refusals)" -ge 3 ] || fail "extend skew refusals: $(st lease_extend_skew_refusals)"
+[ "$(grep -c 'lease: extend REFUSED: local clock is +3[56][0-9]\{5\} ms off the' "$T_DIR/svc.log")" = 1 ] ||
+	fail "extend refusal not logged once: $(grep -c 'extend REFUSED' "$T_DIR/svc.log") lines"
+[ "$(st lease_state)" = expired ] || fail "lease_state $(st lease_state) with the clock past the window"
+[[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "tickets not served with the clock 1 h fast"
+set_clock "+0"
+wait_for "extends again" 10 bash -c "[ \$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"lease_extends\"{print \$3}') -gt $((ext0 + 1)) ]"
+grep -q 'lease: the clocks agree again' "$T_DIR/svc.log" || fail "no log line when the clocks agree again"
+[ "$(st lease_state)" = held ] || fail "lease_state $(st lease_state) after the clock was fixed"
+log "clock 1 h fast: $(st lease_extend_skew_refusals) extends refused, window_end kept (now +$(( end - $(layout_now) )) ms); extends resumed"
 
 # to_ranges OUT: reply lines of IDs on stdin -> "first count" lines (exact integers).
 to_ranges() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The lease window runs out during an outage (a short window for the test):
 # fallback IDs until window_end, then ERR UNAVAILABLE, never an ID past the
-# window and never a duplicate; with a server back the service resumes.
+# window and never a duplicate; STATS says the lease expired and why the mode is
+# down; with a server back the service resumes.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -33,6 +34,12 @@ used_up() {
 wait_for "the buffered ticket IDs used up" 10 used_up
 [ "$(st mode)" = down ] || fail "mode $(st mode) after the window ran out, want down"
 [ "$(health)" = 503 ] || fail "/health says $(health) while down"
+# The lease is still ours but over: expired, not held; the reason says so.
+[ "$(st lease_state)" = expired ] || fail "lease_state $(st lease_state) after the window ran out, want expired"
+reason=$(q "$SVC_PORT" 'STATS\n' | sed -n 's/^STAT mode_reason //p' | tr -d '\r')
+[[ "$reason" == "no ticket server up; the Snowflake lease window ended at 20"* ]] || fail "mode_reason '$reason'"
+printf 'GET /health HTTP/1.0\r\n\r\n' | timeout 5 nc -N 127.0.0.1 "$HTTP_PORT" | grep -q '"lease":"expired"' ||
+	fail "/health does not say the lease expired"
 msg=$(q "$SVC_PORT" 'IDS 1000\n')
 [[ "$msg" == "ERR UNAVAILABLE no ticket server reachable and no valid Snowflake lease window" ]] ||
 	fail "past the window: '$msg'"

@@ -51,7 +51,7 @@ static struct rig *
 rig_new(enum ticket_state odd)
 {
 	static struct rig r;
-	struct snowflake_config sc = { 50 };
+	struct snowflake_config sc = { 50, 1000 };
 
 	memset(&r, 0, sizeof(r));
 	fake_us = layout_ts_to_unix_ms(UINT64_C(28000000000)) * 1000;

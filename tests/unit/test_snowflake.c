@@ -17,6 +17,7 @@
 
 #define T0		(LAYOUT_TS_MIN + UINT64_C(1000000))	/* a sane "now" */
 #define TOLERANCE	5
+#define CLOCK_WAIT	1000
 #define WORKER		517
 #define MANY_MS		24
 #define MANY_IDS	(MANY_MS * LAYOUT_SEQ_COUNT)
@@ -32,7 +33,8 @@ static int	cmp_u64(const void *, const void *);
 static void
 gen_setup(struct snowflake *g, unsigned worker, uint64_t start, uint64_t end)
 {
-	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE };
+	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE,
+	    .clock_wait_ms = CLOCK_WAIT };
 
 	snowflake_init(g, &cfg);
 	snowflake_set_window(g, worker, start, end);
@@ -63,7 +65,8 @@ cmp_u64(const void *a, const void *b)
 static void
 test_no_window_unavailable(void **state)
 {
-	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE };
+	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE,
+	    .clock_wait_ms = CLOCK_WAIT };
 	struct snowflake g;
 	struct snowflake_range r = { 99, 99 };
 
@@ -453,7 +456,8 @@ test_now_before_window_start(void **state)
 static void
 test_extend_never_backward(void **state)
 {
-	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE };
+	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE,
+	    .clock_wait_ms = CLOCK_WAIT };
 	struct snowflake g;
 	struct snowflake_range r;
 
@@ -523,13 +527,15 @@ test_status_names(void **state)
 	assert_string_equal(snowflake_status_name(SNOWFLAKE_UNAVAILABLE),
 	    "unavailable");
 	assert_string_equal(snowflake_status_name(SNOWFLAKE_RESERVE), "reserve");
+	assert_string_equal(snowflake_status_name(SNOWFLAKE_BEHIND), "behind");
 }
 
 /* A resumed window mints above the old reservation at once, even with the clock behind. */
 static void
 test_resume_above_reservation(void **state)
 {
-	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE };
+	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE,
+	    .clock_wait_ms = CLOCK_WAIT };
 	struct snowflake g;
 	struct snowflake_range r;
 	uint64_t reserved = T0 + 400;
@@ -564,6 +570,59 @@ test_resume_above_reservation(void **state)
 	fake_now = reserved + 2;
 	r = take_ok(&g, 1, false);
 	assert_true(layout_snowflake_split(r.first).ts == reserved + 2);
+}
+
+/*
+ * A resumed floor more than clock_wait_ms ahead of the clock: refused at once,
+ * nothing minted, no reservation asked for; within it, minted at the floor and
+ * then a wait of at most clock_wait_ms. A claimed window never sees BEHIND.
+ */
+static void
+test_resume_far_ahead_behind(void **state)
+{
+	struct snowflake_config cfg = { .backstep_tolerance_ms = TOLERANCE,
+	    .clock_wait_ms = CLOCK_WAIT };
+	struct snowflake g;
+	struct snowflake_range r;
+	uint64_t floor = T0 + 3600000, behind = 0;
+
+	(void)state;
+	snowflake_init(&g, &cfg);
+	snowflake_resume(&g, WORKER, floor, floor + 60000);
+	snowflake_set_reserved(&g, floor - 1);
+	fake_now = T0;
+	assert_int_equal(snowflake_probe(&g, fake_now, &behind), SNOWFLAKE_BEHIND);
+	assert_true(behind == 3600000);
+	assert_int_equal(snowflake_take(&g, fake_now, 4096, true, &r), SNOWFLAKE_BEHIND);
+	assert_true(r.count == 0 && g.counters.ids == 0 && g.counters.clock_refusals == 1);
+	assert_true(g.counters.large_backsteps == 0);
+	/* Exactly clock_wait_ms behind: served at the floor. */
+	fake_now = floor - CLOCK_WAIT;
+	assert_int_equal(snowflake_probe(&g, fake_now, &behind), SNOWFLAKE_OK);
+	assert_int_equal(snowflake_take(&g, fake_now, 4096, true, &r), SNOWFLAKE_RESERVE);
+	snowflake_set_reserved(&g, floor + 100);
+	r = take_ok(&g, 4096, true);
+	assert_true(layout_snowflake_split(r.first).ts == floor);
+	/* The floor's ms used up: a wait, bounded by clock_wait_ms + 1 ms. */
+	assert_int_equal(snowflake_take(&g, fake_now, 1, true, &r), SNOWFLAKE_WAIT);
+	fake_now = floor + 1;
+	r = take_ok(&g, 1, true);
+	assert_true(layout_snowflake_split(r.first).ts == floor + 1);
+
+	/* A claimed window: far behind is a backward step (CLOCK), never BEHIND. */
+	gen_setup(&g, WORKER, T0, T0 + 60000);
+	fake_now = T0 + 10;
+	(void)take_ok(&g, 1, true);
+	fake_now = T0 - 500000;
+	assert_int_equal(snowflake_probe(&g, fake_now, &behind), SNOWFLAKE_CLOCK);
+	assert_true(behind == 500010);
+	assert_int_equal(snowflake_take(&g, fake_now, 1, true, &r), SNOWFLAKE_CLOCK);
+	/* Probing counts nothing and changes nothing. */
+	assert_true(g.counters.large_backsteps == 1 && g.counters.clock_refusals == 1);
+	fake_now = T0 + 60001;
+	assert_int_equal(snowflake_probe(&g, fake_now, &behind), SNOWFLAKE_UNAVAILABLE);
+	snowflake_clear_window(&g);
+	assert_int_equal(snowflake_probe(&g, T0, &behind), SNOWFLAKE_UNAVAILABLE);
 }
 
 /* Past the reservation a take asks for more, and mints nothing until it has it. */
@@ -615,6 +674,7 @@ main(void)
 		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_resume_above_reservation),
 		cmocka_unit_test(test_reservation_write_ahead),
+		cmocka_unit_test(test_resume_far_ahead_behind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

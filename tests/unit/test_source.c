@@ -19,11 +19,18 @@
 #define WAIT_MS	50
 
 static int64_t fake_us;		/* the injected clock, unix us */
+static int64_t fake_mono;	/* the injected monotonic clock, us */
 
 static int64_t
 fake_clock_us(void)
 {
 	return fake_us;
+}
+
+static int64_t
+fake_mono_us(void)
+{
+	return fake_mono;
 }
 
 struct rig {
@@ -37,7 +44,7 @@ struct rig {
 static void
 rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
 {
-	struct snowflake_config sc = { 50 };
+	struct snowflake_config sc = { 50, 1000 };
 	uint64_t now;
 
 	memset(r, 0, sizeof(*r));
@@ -56,6 +63,18 @@ rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
 	r->lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
 	snowflake_set_window(&r->gen, 7, now, now + 1000);
 	source_init(&r->src, &r->tier, &r->gen, &r->lease, fake_clock_us, WAIT_MS);
+	fake_mono = 1000000;
+	r->src.mono_us = fake_mono_us;
+}
+
+/* The mode's reason as text. */
+static const char *
+reason(struct rig *r)
+{
+	static char buf[192];
+
+	source_mode_reason(&r->src, buf, sizeof(buf));
+	return buf;
 }
 
 static void
@@ -148,9 +167,13 @@ test_window_over_unavailable(void **state)
 	assert_int_equal(r.src.stats.ids_fallback, 0);
 	source_update_mode(&r.src);
 	assert_int_equal(r.src.mode, SOURCE_MODE_DOWN);
+	/* Held, but over: the views say expired, and the reason says when it ended. */
+	assert_string_equal(source_lease_state(&r.src), "expired");
+	assert_non_null(strstr(reason(&r), "the Snowflake lease window ended at 2026-"));
 	r.tier.srv[TIER_EVEN].state = TICKET_READY;
 	source_update_mode(&r.src);
 	assert_int_equal(r.src.mode, SOURCE_MODE_TICKET);
+	assert_string_equal(reason(&r), "a ticket server is up");
 }
 
 /* A clock far behind the last ms minted: ERR CLOCK, nothing minted. */
@@ -168,7 +191,76 @@ test_large_step_clock(void **state)
 	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_OK);
 	fake_us -= 400 * 1000;
 	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
+	assert_non_null(strstr(why, "clock stepped back 400 ms, past backstep_tolerance_ms=50"));
 	assert_int_equal(r.src.stats.ids_fallback, 1);
+	/* The mode says down, and why: IDs cannot be served. */
+	source_update_mode(&r.src);
+	assert_int_equal(r.src.mode, SOURCE_MODE_DOWN);
+	assert_non_null(strstr(reason(&r), "clock stepped back 400 ms"));
+}
+
+/*
+ * A window resumed with its floor an hour ahead of the clock (a restart with
+ * the clock set back): ERR CLOCK at once, saying how far, never a wait for the
+ * next millisecond; within clock_wait_ms of the floor it is served.
+ */
+static void
+test_resumed_floor_far_ahead(void **state)
+{
+	struct rig r;
+	uint64_t out[1000], first, now;
+	unsigned wait = 0;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
+	now = (uint64_t)(fake_us / 1000) - (uint64_t)LAYOUT_EPOCH_UNIX_MS;
+	snowflake_resume(&r.gen, 7, now + 3600000, now + 3660000);
+	r.lease.window_start = now + 3500000;
+	r.lease.window_end = now + 3660000;
+	assert_int_equal(source_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_CLOCK);
+	assert_non_null(strstr(why, "clock behind the Snowflake lease's floor by 3600000 ms"));
+	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
+	assert_int_equal(r.src.stats.ids_fallback, 0);
+	source_update_mode(&r.src);
+	assert_int_equal(r.src.mode, SOURCE_MODE_DOWN);
+	assert_string_equal(reason(&r), "no ticket server up; clock behind the Snowflake "
+	    "lease's floor by 3600000 ms (clock_wait_ms=1000)");
+	assert_string_equal(source_lease_state(&r.src), "held");
+	/* The clock within clock_wait_ms of the floor: served at the floor, then a
+	 * bounded wait for the next millisecond. */
+	fake_us += (3600000 - 900) * INT64_C(1000);
+	assert_int_equal(source_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_OK);
+	assert_true(layout_snowflake_split(first).ts == now + 3600000);
+	assert_int_equal(source_ids(&r.src, 1000, out, false, &wait, &why), SOURCE_NEXT_MS);
+	assert_true(wait <= 1000000);
+	source_update_mode(&r.src);
+	assert_int_equal(r.src.mode, SOURCE_MODE_FALLBACK);
+}
+
+/* A wall clock that stopped: waits for the next ms end after clock_wait_ms. */
+static void
+test_stopped_clock_bounded(void **state)
+{
+	struct rig r;
+	uint64_t first;
+	unsigned wait = 0, i;
+	const char *why = NULL;
+
+	(void)state;
+	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
+	assert_int_equal(source_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_OK);
+	for (i = 0; i < 10; i++) {
+		assert_int_equal(source_block(&r.src, 1, &first, false, &wait, &why),
+		    SOURCE_NEXT_MS);
+		fake_mono += 100000;		/* 100 ms pass; the wall clock does not move */
+	}
+	fake_mono += 1000;			/* just past clock_wait_ms (1000 ms) */
+	assert_int_equal(source_block(&r.src, 1, &first, false, &wait, &why), SOURCE_CLOCK);
+	assert_non_null(strstr(why, "clock stopped"));
+	/* It moves again: served. */
+	fake_us += 1000;
+	assert_int_equal(source_block(&r.src, 1, &first, false, &wait, &why), SOURCE_OK);
 }
 
 int
@@ -180,6 +272,8 @@ main(void)
 		cmocka_unit_test(test_no_server_fallback_at_once),
 		cmocka_unit_test(test_window_over_unavailable),
 		cmocka_unit_test(test_large_step_clock),
+		cmocka_unit_test(test_resumed_floor_far_ahead),
+		cmocka_unit_test(test_stopped_clock_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
