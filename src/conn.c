@@ -36,7 +36,6 @@ static void	conn_linger_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_watch_input(struct conn *c, bool progressed);
 static void	conn_abort(struct conn *c);
-static struct conn_addr *conn_addr_get(struct conn_set *set, const struct sockaddr *sa);
 static uint64_t	conn_now_us(void);
 static char	*conn_buf_get(struct conn_set *set, bool in);
 static void	conn_buf_put(struct conn_set *set, bool in, char *p);
@@ -63,8 +62,7 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	set->core = core;
 	set->metrics = metrics;
 	TAILQ_INIT(&set->all);
-	/* Without the table nothing is limited per address; everything else works. */
-	set->addrs = calloc(CONN_ADDR_SLOTS, sizeof(*set->addrs));
+	peers_init(&set->peers);
 	TAILQ_INIT(&set->deferred);
 	set->resume = evtimer_new(base, conn_resume_cb, set);
 }
@@ -155,53 +153,13 @@ conn_shrink(struct conn *c)
 	}
 }
 
-/*
- * The slot of a peer address (created with count 0), or NULL when the table is
- * full or absent: slots with count 0 are reused, so it holds the open peers.
- */
-static struct conn_addr *
-conn_addr_get(struct conn_set *set, const struct sockaddr *sa)
-{
-	unsigned char key[16] = { 0 };
-	uint64_t h = UINT64_C(14695981039346656037);
-	struct conn_addr *free_slot = NULL;
-	unsigned i, k;
-
-	if (set->addrs == NULL || sa == NULL)
-		return NULL;
-	if (sa->sa_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-	} else if (sa->sa_family == AF_INET6)
-		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-	else
-		return NULL;
-	for (i = 0; i < 16; i++)
-		h = (h ^ key[i]) * UINT64_C(1099511628211);
-	for (i = 0; i < CONN_ADDR_SLOTS; i++) {
-		struct conn_addr *a = &set->addrs[(h + i) % CONN_ADDR_SLOTS];
-
-		if (a->count > 0 && memcmp(a->key, key, 16) == 0)
-			return a;
-		if (a->count == 0 && free_slot == NULL)
-			free_slot = a;
-		if (a->count == 0 && memcmp(a->key, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16) == 0)
-			break;		/* never used: the address is not further on */
-	}
-	if (free_slot != NULL) {
-		for (k = 0; k < 16; k++)
-			free_slot->key[k] = key[k];
-	}
-	return free_slot;
-}
-
 /* Registers a connection and starts reading. */
 bool
 conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 {
 	static const char many[] =
 	    "ERR UNAVAILABLE too many connections from your address (max_clients_per_ip)\n";
-	struct conn_addr *a = conn_addr_get(set, sa);
+	struct peer *a = peers_get(&set->peers, sa);
 	struct conn *c;
 
 	if (a != NULL && a->count >= set->cfg->max_clients_per_ip) {
@@ -250,7 +208,7 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 	set->stats.total++;
 	if (a != NULL) {
 		a->count++;
-		c->addr = a;
+		c->peer = a;
 	}
 	conn_set_reading(c, true);
 	conn_watch_input(c, true);
@@ -268,8 +226,8 @@ conn_free(struct conn *c)
 	if (c->deferred)
 		TAILQ_REMOVE(&set->deferred, c, defer_entry);
 	set->stats.open--;
-	if (c->addr != NULL)
-		c->addr->count--;
+	if (c->peer != NULL)
+		c->peer->count--;
 	if (c->idle != NULL)
 		event_free(c->idle);
 	if (c->rev != NULL)
@@ -558,8 +516,7 @@ conn_set_free(struct conn_set *set)
 
 	while ((c = TAILQ_FIRST(&set->all)) != NULL)
 		conn_free(c);
-	free(set->addrs);
-	set->addrs = NULL;
+	peers_free(&set->peers);
 	while (set->nspare_in > 0)
 		free(set->spare_in[--set->nspare_in]);
 	while (set->nspare_out > 0)

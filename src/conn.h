@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "core.h"
+#include "peers.h"
 
 #define CONN_IN_SIZE		4096	/* holds at least one maximal request line */
 #define CONN_OUT_SIZE		2048	/* first output buffer; bursts grow it */
@@ -50,14 +51,6 @@ struct conn_counters {
 	uint64_t	rejected_per_ip; /* over max_clients_per_ip */
 };
 
-/* Open connections per peer address (open addressing; a slot per address). */
-#define CONN_ADDR_SLOTS	8192
-
-struct conn_addr {
-	unsigned char	key[16];	/* IPv6, or IPv4-mapped */
-	unsigned	count;
-};
-
 TAILQ_HEAD(conn_list, conn);
 
 struct conn_set {
@@ -67,7 +60,7 @@ struct conn_set {
 	struct conn_list	 all;
 	struct conn_counters	 stats;
 	const struct metrics_src *metrics;	/* for the STATS and INFO views */
-	struct conn_addr	*addrs;		/* CONN_ADDR_SLOTS, NULL if out of memory */
+	struct peers		 peers;		/* open connections per address */
 	char			*spare_in[CONN_SPARES];	/* CONN_IN_SIZE buffers */
 	char			*spare_out[CONN_SPARES];	/* CONN_OUT_SIZE buffers */
 	unsigned		 nspare_in, nspare_out;
@@ -88,7 +81,7 @@ struct conn {
 	struct event		*linger;
 	struct event		*idle;		/* idle_timeout_ms / partial_timeout_ms */
 	struct core_waiter	 waiter;
-	struct conn_addr	*addr;		/* its slot in set->addrs, NULL if none */
+	struct peer		*peer;		/* its address's count in set->peers, or NULL */
 	uint64_t		 stuck_since_us; /* output pending since, 0 when drained */
 	char			*out;		/* NULL while no reply is pending */
 	size_t			 out_len;
