@@ -54,8 +54,15 @@ static const struct config_key config_keys[] = {
 	    "gRPC: largest request message; more is RESOURCE_EXHAUSTED" },
 	{ "grpc_max_connections", U(grpc_max_connections), "1000", 1, 1000000,
 	    "gRPC: connections served at once; more are closed at accept" },
+	{ "grpc_max_connections_per_ip", U(grpc_max_connections_per_ip), "100", 1, 1000000,
+	    "gRPC: connections from one address at once (each carries grpc_max_streams "
+	    "calls); more are closed at accept" },
+	{ "grpc_request_timeout_ms", U(grpc_request_timeout_ms), "10000", 100, 3600000,
+	    "gRPC: a request not complete this long after its headers is ended "
+	    "(DEADLINE_EXCEEDED)" },
 	{ "grpc_idle_timeout_ms", U(grpc_idle_timeout_ms), "60000", 100, 3600000,
-	    "gRPC: a connection with no traffic and no call in flight this long is closed" },
+	    "gRPC: a connection whose requests make no progress this long is closed "
+	    "(calls waiting for IDs excepted)" },
 	{ "max_callers", U(max_callers), "32", 0, 256,
 	    "distinct caller_service names counted in /metrics (the rest count as _other)" },
 	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
@@ -421,15 +428,15 @@ config_usage(const char *prog)
 	    "Settings come from the INI file (key = value), then from flags, which win.\n"
 	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
 	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease.\n\n"
-	    "  --config FILE                INI file of the settings below\n"
-	    "  --help                       this text\n", prog);
+	    "  --config FILE                     INI file of the settings below\n"
+	    "  --help                            this text\n", prog);
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		const struct config_key *k = &config_keys[i];
 		char flag[64];
 
 		snprintf(flag, sizeof(flag), "--%s %s", k->name,
 		    k->type == CONFIG_UINT ? "N" : "STR");
-		printf("  %-28s %s (default: %s)\n", flag, k->help,
+		printf("  %-33s %s (default: %s)\n", flag, k->help,
 		    k->def[0] ? k->def : "none");
 	}
 }

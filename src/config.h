@@ -24,6 +24,8 @@ struct config {
 	unsigned	 grpc_max_message_bytes;
 	unsigned	 grpc_max_connections;
 	unsigned	 grpc_idle_timeout_ms;
+	unsigned	 grpc_max_connections_per_ip;
+	unsigned	 grpc_request_timeout_ms;
 	unsigned	 max_callers;
 	char		*odd_host;
 	unsigned	 odd_port;

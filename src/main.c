@@ -378,6 +378,8 @@ main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (m.grpc != NULL)
+		m.metrics.grpc = proto_grpc_counters(m.grpc);
 	{
 		struct rlimit rl;
 		unsigned n = m.cfg.max_clients + m.cfg.grpc_max_connections + 64;

@@ -15,6 +15,7 @@
 #include "layout.h"
 #include "lease.h"
 #include "listener.h"
+#include "proto_grpc.h"
 #include "snowflake.h"
 #include "source.h"
 #include "statefile.h"
@@ -59,6 +60,19 @@ const struct metric_def metrics_table[] = {
 	    "connections_rejected_per_ip", METRIC_AS_IS, NULL },
 	{ "accept_errors", C, SVC, "clients", "failed accepts (e.g. out of descriptors)",
 	    "accept_errors", METRIC_AS_IS, NULL },
+	{ "grpc_connections", G, SVC, "grpc", "gRPC connections open",
+	    "grpc_connections", METRIC_AS_IS, NULL },
+	{ "grpc_rejected", C, SVC, "grpc", "gRPC connections refused over grpc_max_connections",
+	    "grpc_connections_rejected", METRIC_AS_IS, NULL },
+	{ "grpc_rejected_per_ip", C, SVC, "grpc",
+	    "gRPC connections refused over grpc_max_connections_per_ip",
+	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL },
+	{ "grpc_request_timeouts", C, SVC, "grpc",
+	    "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset",
+	    "grpc_request_timeouts", METRIC_AS_IS, NULL },
+	{ "grpc_idle_timeouts", C, SVC, "grpc",
+	    "gRPC connections closed after grpc_idle_timeout_ms without a request progressing",
+	    "grpc_idle_timeouts", METRIC_AS_IS, NULL },
 	{ "requests", C, SVC, "stats", "requests answered",
 	    "requests", METRIC_AS_IS, NULL },
 	{ "ids_ticket", C, SVC, "stats", "IDs handed out from ticket blocks",
@@ -204,12 +218,32 @@ static void	metrics_server(const struct ticket_server *s, const char *name,
 static void	metrics_lease(const struct metrics_src *m, const char *name,
 		    struct metric_value *v);
 static void	metrics_text(struct metric_value *v, const char *text);
+static void	metrics_grpc(const struct grpc_counters *g, const char *name,
+		    struct metric_value *v);
 
 static void
 metrics_text(struct metric_value *v, const char *text)
 {
 	v->is_text = true;
 	v->text = text;
+}
+
+/* The gRPC rows: all 0 while gRPC is off. */
+static void
+metrics_grpc(const struct grpc_counters *g, const char *name, struct metric_value *v)
+{
+	if (g == NULL)
+		return;
+	if (strcmp(name, "grpc_connections") == 0)
+		v->num = g->open;
+	else if (strcmp(name, "grpc_rejected") == 0)
+		v->num = g->rejected;
+	else if (strcmp(name, "grpc_rejected_per_ip") == 0)
+		v->num = g->rejected_per_ip;
+	else if (strcmp(name, "grpc_request_timeouts") == 0)
+		v->num = g->request_timeouts;
+	else if (strcmp(name, "grpc_idle_timeouts") == 0)
+		v->num = g->idle_timeouts;
 }
 
 /* A per-server row of one ticket server. */
@@ -353,6 +387,8 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 		v->num = m->conns->rejected_per_ip;
 	else if (strcmp(n, "accept_errors") == 0)
 		v->num = m->listener->accept_errors;
+	else if (strncmp(n, "grpc_", 5) == 0)
+		metrics_grpc(m->grpc, n, v);
 	else if (strcmp(n, "requests") == 0)
 		v->num = cc->requests;
 	else if (strcmp(n, "ids_ticket") == 0)

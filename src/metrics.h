@@ -50,6 +50,7 @@ struct metric_def {
 struct metrics_src {
 	const struct listener_counters	*listener;
 	const struct conn_counters	*conns;
+	const struct grpc_counters	*grpc;		/* NULL while gRPC is off */
 	struct core			*core;
 	struct source			*source;
 	const struct statefile		*sf;

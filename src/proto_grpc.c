@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -23,6 +25,7 @@
 #include "idgen.pb-c.h"
 #include "layout.h"
 #include "log.h"
+#include "peers.h"
 #include "source.h"
 
 #define GRPC_PATH_ID		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId"
@@ -59,6 +62,9 @@ struct grpc_stream {
 	bool			 too_big;	/* message over grpc_max_message_bytes */
 	bool			 answered;
 	bool			 waiting;
+	bool			 complete;	/* END_STREAM came: the request is all here */
+	bool			 timed_out;	/* ended by grpc_request_timeout_ms */
+	uint64_t		 begun_us;	/* its HEADERS came (monotonic) */
 	int64_t			 timeout_us;	/* grpc-timeout, 0 = none */
 	struct core_waiter	 w;
 	struct event		*deadline;
@@ -79,7 +85,11 @@ struct grpc_conn {
 	struct bufferevent	*bev;		/* NULL over memory (proto_grpc_mem_open) */
 	struct evbuffer		*out;		/* the bytes to send: bev's output, or our own */
 	nghttp2_session		*session;
-	struct event		*idle;
+	struct event		*idle;		/* grpc_idle_timeout_ms without progress */
+	struct event		*stall;		/* the oldest incomplete request's deadline */
+	struct peer		*peer;		/* its address's count in g->peers, or NULL */
+	uint64_t		 progress_us;	/* a request last progressed (monotonic) */
+	bool			 closing;	/* GOAWAY submitted by the idle timer */
 	TAILQ_HEAD(, grpc_stream) streams;
 };
 
@@ -89,8 +99,8 @@ struct proto_grpc {
 	struct core		*core;
 	struct evconnlistener	*listener;
 	TAILQ_HEAD(, grpc_conn)	 conns;
-	unsigned		 nconns;
-	uint64_t		 rejected;
+	struct grpc_counters	 stats;
+	struct peers		 peers;		/* open connections per address */
 	struct grpc_conn	*mem;		/* the connection over memory, if open */
 };
 
@@ -100,6 +110,9 @@ static void	grpc_read_cb(struct bufferevent *bev, void *arg);
 static void	grpc_write_cb(struct bufferevent *bev, void *arg);
 static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
 static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
+static void	grpc_stall_cb(evutil_socket_t fd, short what, void *arg);
+static void	grpc_refuse(evutil_socket_t fd);
+static uint64_t	grpc_now_us(void);
 static struct grpc_conn *grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev);
 static void	grpc_conn_free(struct grpc_conn *c);
 static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used);
@@ -125,6 +138,7 @@ static int	grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint
 static int	grpc_data_cb(nghttp2_session *s, uint8_t flags, int32_t stream_id,
 		    const uint8_t *data, size_t len, void *arg);
 static int	grpc_frame_recv_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg);
+static int	grpc_frame_send_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg);
 static int	grpc_stream_close_cb(nghttp2_session *s, int32_t stream_id, uint32_t code,
 		    void *arg);
 static ssize_t	grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
@@ -174,6 +188,8 @@ proto_grpc_init(struct proto_grpc **out, struct event_base *base, const struct c
 		free(g);
 		return false;
 	}
+	/* Only with a listener: a connection over memory has no address. */
+	peers_init(&g->peers);
 	log_info("gRPC on %s: hispeeddesign.idgen.v1.IdGeneratorService, grpc.health.v1.Health",
 	    addr);
 	*out = g;
@@ -191,25 +207,70 @@ proto_grpc_free(struct proto_grpc *g)
 		grpc_conn_free(c);
 	if (g->listener != NULL)
 		evconnlistener_free(g->listener);
+	peers_free(&g->peers);
 	free(g);
 }
 
-/* A new connection from the listener, within grpc_max_connections. */
+/* The counters live in g. */
+const struct grpc_counters *
+proto_grpc_counters(const struct proto_grpc *g)
+{
+	return &g->stats;
+}
+
+/* Monotonic microseconds: request deadlines and the idle clock. */
+static uint64_t
+grpc_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Refuses an accepted socket with a close, once what the client already sent
+ * is read (so the close is a FIN, not a reset). Not HTTP/2's GOAWAY: after our
+ * SETTINGS, grpcio takes it as a graceful end and reconnects at once, in a
+ * loop (6,600 refusals during one call's 5 s deadline); a connection that
+ * fails makes it back off and fail the call UNAVAILABLE.
+ */
+static void
+grpc_refuse(evutil_socket_t fd)
+{
+	char sink[1024];
+
+	if (read(fd, sink, sizeof(sink)) < 0) {
+		/* Nothing sent yet: nothing to discard. */
+	}
+	evutil_closesocket(fd);
+}
+
+/*
+ * A new connection from the listener: within grpc_max_connections and, from
+ * its address, grpc_max_connections_per_ip; else closed at once.
+ */
 static void
 grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
     void *arg)
 {
 	struct proto_grpc *g = arg;
+	struct peer *a;
 	struct bufferevent *bev;
 	struct grpc_conn *c;
 	int one = 1;
 
 	(void)l;
-	(void)sa;
 	(void)salen;
-	if (g->nconns >= g->cfg->grpc_max_connections) {
-		g->rejected++;
-		evutil_closesocket(fd);
+	if (g->stats.open >= g->cfg->grpc_max_connections) {
+		g->stats.rejected++;
+		grpc_refuse(fd);
+		return;
+	}
+	a = peers_get(&g->peers, sa);
+	if (a != NULL && a->count >= g->cfg->grpc_max_connections_per_ip) {
+		g->stats.rejected_per_ip++;
+		grpc_refuse(fd);
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -220,6 +281,10 @@ grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 	}
 	if ((c = grpc_conn_new(g, bev)) == NULL)
 		return;
+	if (a != NULL) {
+		a->count++;
+		c->peer = a;
+	}
 	bufferevent_setcb(c->bev, grpc_read_cb, grpc_write_cb, grpc_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (!grpc_flush(c))
@@ -235,6 +300,8 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 {
 	nghttp2_session_callbacks *cbs = NULL;
 	nghttp2_settings_entry iv[2];
+	struct timeval idle = { g->cfg->grpc_idle_timeout_ms / 1000,
+	    (g->cfg->grpc_idle_timeout_ms % 1000) * 1000 };
 	struct grpc_conn *c = calloc(1, sizeof(*c));
 
 	if (c == NULL) {
@@ -247,9 +314,11 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 	c->bev = bev;
 	c->out = bev != NULL ? bufferevent_get_output(bev) : evbuffer_new();
 	c->idle = evtimer_new(g->base, grpc_idle_cb, c);
+	c->stall = evtimer_new(g->base, grpc_stall_cb, c);
 	TAILQ_INSERT_TAIL(&g->conns, c, entry);
-	g->nconns++;
-	if (c->out == NULL || c->idle == NULL || nghttp2_session_callbacks_new(&cbs) != 0) {
+	g->stats.open++;
+	if (c->out == NULL || c->idle == NULL || c->stall == NULL ||
+	    nghttp2_session_callbacks_new(&cbs) != 0) {
 		grpc_conn_free(c);
 		return NULL;
 	}
@@ -258,6 +327,7 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 	nghttp2_session_callbacks_set_on_header_callback(cbs, grpc_header_cb);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, grpc_data_cb);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, grpc_frame_recv_cb);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cbs, grpc_frame_send_cb);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, grpc_stream_close_cb);
 	if (nghttp2_session_server_new(&c->session, cbs, c) != 0) {
 		nghttp2_session_callbacks_del(cbs);
@@ -271,31 +341,96 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 	iv[1].value = 16384;
 	nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, 2);
 	grpc_touch(c);
+	evtimer_add(c->idle, &idle);
 	return c;
 }
 
-/* Any traffic restarts the idle timer (grpc_idle_timeout_ms). */
+/*
+ * A request progressed (its headers or bytes came, or a reply went out): the
+ * idle clock restarts. Only a time stamp: the timer checks it when it fires,
+ * so the hot path adds no timer operation. PINGs, SETTINGS, WINDOW_UPDATEs
+ * and stalled streams do not count, so they cannot hold a connection open.
+ */
 static void
 grpc_touch(struct grpc_conn *c)
 {
-	struct timeval tv = { c->g->cfg->grpc_idle_timeout_ms / 1000,
-	    (c->g->cfg->grpc_idle_timeout_ms % 1000) * 1000 };
-
-	evtimer_add(c->idle, &tv);
+	c->progress_us = grpc_now_us();
 }
 
+/*
+ * grpc_idle_timeout_ms since the timer was set: closed (GOAWAY) if no request
+ * progressed since then and none waits in the core (the core bounds those
+ * waits); else the timer runs to the remaining time. A connection told GOAWAY
+ * that still has not taken it an idle period later is dropped.
+ */
 static void
 grpc_idle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct grpc_conn *c = arg;
+	uint64_t limit = (uint64_t)c->g->cfg->grpc_idle_timeout_ms * 1000;
+	uint64_t idle = grpc_now_us() - c->progress_us;
+	struct grpc_stream *st;
+	struct timeval tv;
 
 	(void)fd;
 	(void)what;
-	if (!TAILQ_EMPTY(&c->streams)) {
-		grpc_touch(c);		/* a request still waits: not idle */
+	if (c->closing) {
+		grpc_conn_free(c);
 		return;
 	}
+	TAILQ_FOREACH(st, &c->streams, entry)
+		if (st->waiting) {
+			idle = 0;
+			break;
+		}
+	if (idle < limit) {
+		tv.tv_sec = (time_t)((limit - idle) / 1000000);
+		tv.tv_usec = (suseconds_t)((limit - idle) % 1000000);
+		evtimer_add(c->idle, &tv);
+		return;
+	}
+	c->g->stats.idle_timeouts++;
+	c->closing = true;
+	tv.tv_sec = (time_t)(limit / 1000000);
+	tv.tv_usec = (suseconds_t)(limit % 1000000);
+	evtimer_add(c->idle, &tv);
 	nghttp2_session_terminate_session(c->session, NGHTTP2_NO_ERROR);
+	if (!grpc_flush(c))
+		grpc_conn_free(c);
+}
+
+/*
+ * The oldest incomplete request's grpc_request_timeout_ms passed: every
+ * request whose END_STREAM has not come in time is answered DEADLINE_EXCEEDED
+ * (then reset, grpc_frame_send_cb); the timer moves to the next one.
+ */
+static void
+grpc_stall_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct grpc_conn *c = arg;
+	uint64_t limit = (uint64_t)c->g->cfg->grpc_request_timeout_ms * 1000;
+	uint64_t now = grpc_now_us(), next = 0;
+	struct grpc_stream *st;
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	TAILQ_FOREACH(st, &c->streams, entry) {
+		if (st->complete || st->answered)
+			continue;
+		if (now - st->begun_us >= limit) {
+			st->timed_out = true;
+			c->g->stats.request_timeouts++;
+			grpc_fail(st, GRPC_DEADLINE_EXCEEDED, "the request was not complete "
+			    "within grpc_request_timeout_ms of its headers");
+		} else if (next == 0 || st->begun_us + limit - now < next)
+			next = st->begun_us + limit - now;
+	}
+	if (next > 0) {
+		tv.tv_sec = (time_t)(next / 1000000);
+		tv.tv_usec = (suseconds_t)(next % 1000000);
+		evtimer_add(c->stall, &tv);
+	}
 	if (!grpc_flush(c))
 		grpc_conn_free(c);
 }
@@ -315,10 +450,14 @@ grpc_conn_free(struct grpc_conn *c)
 		evbuffer_free(c->out);
 	if (c->idle != NULL)
 		event_free(c->idle);
+	if (c->stall != NULL)
+		event_free(c->stall);
+	if (c->peer != NULL)
+		c->peer->count--;
 	if (c->g->mem == c)
 		c->g->mem = NULL;
 	TAILQ_REMOVE(&c->g->conns, c, entry);
-	c->g->nconns--;
+	c->g->stats.open--;
 	free(c);
 }
 
@@ -355,7 +494,6 @@ grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used)
 {
 	ssize_t n;
 
-	grpc_touch(c);
 	n = nghttp2_session_mem_recv(c->session, data, len);
 	if (n < 0) {
 		/* Not HTTP/2 (a bad preface), or a protocol error: GOAWAY went out. */
@@ -452,6 +590,15 @@ grpc_begin_headers_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
 	st->id = f->hd.stream_id;
 	TAILQ_INSERT_TAIL(&c->streams, st, entry);
 	nghttp2_session_set_stream_user_data(s, st->id, st);
+	grpc_touch(c);
+	st->begun_us = c->progress_us;
+	/* Pending: an older incomplete request's deadline, which comes first. */
+	if (!evtimer_pending(c->stall, NULL)) {
+		struct timeval tv = { c->g->cfg->grpc_request_timeout_ms / 1000,
+		    (c->g->cfg->grpc_request_timeout_ms % 1000) * 1000 };
+
+		evtimer_add(c->stall, &tv);
+	}
 	return 0;
 }
 
@@ -520,7 +667,10 @@ grpc_data_cb(nghttp2_session *s, uint8_t flags, int32_t stream_id, const uint8_t
 	uint8_t *p;
 
 	(void)flags;
-	if (st == NULL || st->too_big)
+	if (st == NULL)
+		return 0;
+	grpc_touch(st->conn);
+	if (st->too_big)
 		return 0;
 	max = ((struct grpc_conn *)arg)->g->cfg->grpc_max_message_bytes + 5;
 	if (st->in_len + len > max) {
@@ -547,8 +697,34 @@ grpc_frame_recv_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
 	    !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
 		return 0;
 	st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
-	if (st != NULL && !st->answered && !st->waiting)
+	if (st == NULL)
+		return 0;
+	st->complete = true;
+	if (!st->answered && !st->waiting)
 		grpc_dispatch(st);
+	return 0;
+}
+
+/*
+ * A reply's HEADERS or DATA went out: progress, unless it ends a stalled
+ * request, which then gets RST_STREAM NO_ERROR (RFC 9113 8.1: the response is
+ * complete, the rest of the request is not wanted) so nghttp2 frees it now.
+ */
+static int
+grpc_frame_send_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
+{
+	struct grpc_stream *st;
+
+	(void)arg;
+	if (f->hd.stream_id == 0 || (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA))
+		return 0;
+	st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
+	if (st == NULL)
+		return 0;
+	if (!st->timed_out)
+		grpc_touch(st->conn);
+	else if ((f->hd.flags & NGHTTP2_FLAG_END_STREAM) && !st->complete)
+		(void)nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
 	return 0;
 }
 

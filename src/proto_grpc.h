@@ -7,7 +7,11 @@
  * exactly as proto/idgen.proto, and grpc.health.v1.Health/Check. Statuses come
  * from the core's error mapping; a request that must wait parks a waiter and
  * is answered later, or DEADLINE_EXCEEDED when its grpc-timeout passes first.
- * Off unless grpc_port is set.
+ * Bounds like the text port's: grpc_max_connections, grpc_max_connections_per_ip
+ * (closed at accept), grpc_request_timeout_ms (a request whose END_STREAM never
+ * comes is answered DEADLINE_EXCEEDED and reset), grpc_idle_timeout_ms (counted
+ * from the last progress of a request, so stalled streams do not hold a
+ * connection open). Off unless grpc_port is set.
  */
 #ifndef IDGEN_PROTO_GRPC_H
 #define IDGEN_PROTO_GRPC_H
@@ -24,10 +28,21 @@
 
 struct proto_grpc;
 
+struct grpc_counters {
+	uint64_t	open;			/* connections open */
+	uint64_t	rejected;		/* over grpc_max_connections */
+	uint64_t	rejected_per_ip;	/* over grpc_max_connections_per_ip */
+	uint64_t	request_timeouts;	/* streams ended by grpc_request_timeout_ms */
+	uint64_t	idle_timeouts;		/* connections closed by grpc_idle_timeout_ms */
+};
+
 bool	proto_grpc_init(struct proto_grpc **out, struct event_base *base,
 	    const struct config *cfg, struct core *core, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));
 void	proto_grpc_free(struct proto_grpc *g);
+
+/* The counters, for the metrics table (they live as long as g). */
+const struct grpc_counters *proto_grpc_counters(const struct proto_grpc *g);
 
 /* The adapter without a listener; false when out of memory (*out is then NULL). */
 bool	proto_grpc_new(struct proto_grpc **out, struct event_base *base,
