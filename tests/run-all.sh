@@ -34,6 +34,7 @@ step "integration tests on the sanitizer build" tests/integration/run.sh build/a
 	tests/integration/test_clock_restart.sh \
 	tests/integration/test_live.sh tests/integration/test_resp.sh \
 	tests/integration/test_http.sh tests/integration/test_grpc.sh \
+	tests/integration/test_grpc_flood.sh \
 	tests/integration/test_slow.sh tests/integration/test_libidgen.sh \
 	tests/integration/test_partition.sh tests/integration/test_owner.sh \
 	tests/integration/test_bchange.sh tests/integration/test_witness.sh

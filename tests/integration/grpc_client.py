@@ -6,9 +6,14 @@ directory on sys.path. Each mode prints what the test checks, or exits 1.
   grpc_client.py DIR PORT statuses          every status code
   grpc_client.py DIR PORT deadline          DEADLINE_EXCEEDED while waiting
   grpc_client.py DIR PORT fallback IDS_OUT  Snowflake IDs, exact id_str
+  grpc_client.py DIR PORT few IDS_OUT       a few calls on a new channel, each
+                                            bounded by 5 s (test_grpc_flood.sh)
+  grpc_client.py DIR PORT stall SECONDS     a request that never ends is ended by
+                                            the server within SECONDS
 """
 import sys
 import threading
+import time
 
 sys.path.insert(0, sys.argv[1])
 import grpc                      # noqa: E402
@@ -90,6 +95,38 @@ if mode in ("calls", "fallback"):
     h = health_pb2_grpc.HealthStub(shared).Check(health_pb2.HealthCheckRequest(), timeout=5)
     assert h.status == health_pb2.HealthCheckResponse.SERVING, h
     print("%s: %d IDs on 1 shared and 4 own channels, health SERVING" % (mode, len(got)))
+elif mode == "few":
+    s, got = stub(), []
+    for _ in range(200):
+        got.append(check_one(s.GenerateId(idgen_pb2.GenerateIdRequest(caller_service="f"),
+                                           timeout=5)))
+    for _ in range(20):
+        got += check_batch(s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=100),
+                                             timeout=5), 100)
+    with open(sys.argv[4], "a") as out:
+        for i in got:
+            out.write("%d 1\n" % i)
+    print("few: %d IDs" % len(got))
+elif mode == "stall":
+    # grpcio sends the HEADERS at once, then waits for a request message that
+    # never comes: only the server can end the call.
+    limit, release = float(sys.argv[4]), threading.Event()
+
+    def never():
+        release.wait(60)
+        return
+        yield
+
+    call = grpc.insecure_channel(target).stream_unary(
+        "/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId")
+    t0 = time.monotonic()
+    got, details = code_of(lambda: call(never(), timeout=limit + 20))
+    took = time.monotonic() - t0
+    release.set()
+    assert got == grpc.StatusCode.DEADLINE_EXCEEDED, (got, details)
+    assert "grpc_request_timeout_ms" in details, details
+    assert took < limit, (took, limit)
+    print("stall: %s after %.1f s (%s)" % (got.name, took, details))
 elif mode == "statuses":
     s = stub()
     C = grpc.StatusCode
