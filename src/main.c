@@ -259,14 +259,16 @@ static void
 main_fd_limit(const struct config *cfg)
 {
 	struct rlimit rl;
-	rlim_t need = (rlim_t)cfg->max_clients + 64;	/* listeners, databases, logs */
+	/* Text/RESP and gRPC clients, listeners, databases, logs; HTTP has no bound of its own. */
+	rlim_t need = (rlim_t)cfg->max_clients + cfg->grpc_max_connections + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
 		return;
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < need)
-		log_warn("max_clients %u needs %llu descriptors, the limit is %llu: about %llu "
-		    "clients can connect (raise ulimit -n)", cfg->max_clients,
+		log_warn("max_clients %u and grpc_max_connections %u need %llu descriptors, the "
+		    "limit is %llu: about %llu clients can connect (raise ulimit -n)",
+		    cfg->max_clients, cfg->grpc_max_connections,
 		    (unsigned long long)need, (unsigned long long)rl.rlim_cur,
 		    (unsigned long long)(rl.rlim_cur > 64 ? rl.rlim_cur - 64 : 0));
 }
