@@ -22,204 +22,263 @@
 #include "tier.h"
 #include "trim.h"
 
-#define C	METRIC_COUNTER
-#define G	METRIC_GAUGE
-#define I	METRIC_INFO
-#define SVC	METRIC_SERVICE
-#define SRV	METRIC_PER_SERVER
+/*
+ * Every row, in STATS order (per-server rows form one run): its name, type,
+ * scope, INFO section, help, Prometheus family (NULL: not exported),
+ * conversion and state set, then the statements that read its value into v.
+ * Each row's reader is generated from its name below, so a name is spelled
+ * once and a row cannot exist without its value. In a reader, m is the
+ * metrics_src and SRV the ticket server of a per-server row.
+ */
+#define METRICS_ROWS(X) \
+	X(pid, G, SVC, "server", "process id", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM((uint64_t)getpid())) \
+	X(uptime, G, SVC, "server", "seconds since start", \
+	    "uptime_seconds", METRIC_AS_IS, NULL, \
+	    NUM((uint64_t)(time(NULL) - m->started))) \
+	X(mode, I, SVC, "server", "ticket, fallback or down", \
+	    "mode", METRIC_AS_IS, "ticket fallback down", \
+	    TEXT(source_mode_name(m->source->mode))) \
+	/* mode_reason: not in /metrics, its numbers change by the millisecond. */ \
+	X(mode_reason, I, SVC, "server", "why the mode is what it is, one line of text", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    source_mode_reason(m->source, v->reason, sizeof(v->reason)); TEXT(v->reason)) \
+	X(block_size, G, SVC, "server", "B, IDs per ticket (0 until a server is checked)", \
+	    "block_size", METRIC_AS_IS, NULL, \
+	    NUM(TIER->block_size)) \
+	X(curr_connections, G, SVC, "clients", "client connections open", \
+	    "connections", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->open)) \
+	X(total_connections, C, SVC, "clients", "client connections accepted", \
+	    "connections_accepted", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->total)) \
+	X(rejected_connections, C, SVC, "clients", "connections refused (max_clients, draining)", \
+	    "connections_rejected", METRIC_AS_IS, NULL, \
+	    NUM(m->listener->rejected)) \
+	X(write_timeouts, C, SVC, "clients", "clients dropped for not reading (write_timeout_ms)", \
+	    "write_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->write_timeouts)) \
+	X(idle_timeouts, C, SVC, "clients", "clients closed after idle_timeout_ms without a request", \
+	    "idle_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->idle_timeouts)) \
+	X(partial_timeouts, C, SVC, "clients", "clients closed with a request unfinished for partial_timeout_ms", \
+	    "partial_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->partial_timeouts)) \
+	X(rejected_per_ip, C, SVC, "clients", "connections refused over max_clients_per_ip", \
+	    "connections_rejected_per_ip", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->rejected_per_ip)) \
+	X(accept_errors, C, SVC, "clients", "failed accepts (e.g. out of descriptors)", \
+	    "accept_errors", METRIC_AS_IS, NULL, \
+	    NUM(m->listener->accept_errors)) \
+	X(grpc_connections, G, SVC, "grpc", "gRPC connections open", \
+	    "grpc_connections", METRIC_AS_IS, NULL, \
+	    NUM(GRPC(open))) \
+	X(grpc_rejected, C, SVC, "grpc", "gRPC connections refused over grpc_max_connections", \
+	    "grpc_connections_rejected", METRIC_AS_IS, NULL, \
+	    NUM(GRPC(rejected))) \
+	X(grpc_rejected_per_ip, C, SVC, "grpc", "gRPC connections refused over grpc_max_connections_per_ip", \
+	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL, \
+	    NUM(GRPC(rejected_per_ip))) \
+	X(grpc_request_timeouts, C, SVC, "grpc", "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset", \
+	    "grpc_request_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(GRPC(request_timeouts))) \
+	X(grpc_idle_timeouts, C, SVC, "grpc", "gRPC connections closed after grpc_idle_timeout_ms without a request progressing", \
+	    "grpc_idle_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(GRPC(idle_timeouts))) \
+	X(requests, C, SVC, "stats", "requests answered", \
+	    "requests", METRIC_AS_IS, NULL, \
+	    NUM(CORE.requests)) \
+	X(ids_ticket, C, SVC, "stats", "IDs handed out from ticket blocks", \
+	    "ids_ticket", METRIC_AS_IS, NULL, \
+	    NUM(m->source->stats.ids_ticket)) \
+	X(ids_fallback, C, SVC, "stats", "Snowflake IDs handed out", \
+	    "ids_fallback", METRIC_AS_IS, NULL, \
+	    NUM(m->source->stats.ids_fallback)) \
+	X(ids_buffered, G, SVC, "stats", "ticket IDs prefetched, not yet issued", \
+	    "ids_buffered", METRIC_AS_IS, NULL, \
+	    NUM(pool_available(&TIER->pool))) \
+	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
+	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
+	    NUM(TIER->target)) \
+	X(ids_dropped, C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)", \
+	    "ids_dropped", METRIC_AS_IS, NULL, \
+	    NUM(TIER->ids_dropped)) \
+	X(refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
+	    "refill_waits", METRIC_AS_IS, NULL, \
+	    NUM(CORE.waits)) \
+	X(refill_late_fallbacks, C, SVC, "stats", "requests the fallback answered because a refill was late", \
+	    "refill_late_fallbacks", METRIC_AS_IS, NULL, \
+	    NUM(m->source->stats.late_refills)) \
+	X(mode_changes, C, SVC, "stats", "transitions between modes", \
+	    "mode_changes", METRIC_AS_IS, NULL, \
+	    NUM(m->source->stats.mode_changes)) \
+	X(err_badreq, C, SVC, "stats", "requests refused: malformed", \
+	    "errors_badreq", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_BADREQ])) \
+	X(err_range, C, SVC, "stats", "requests refused: a number out of bounds", \
+	    "errors_range", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_RANGE])) \
+	X(err_unavailable, C, SVC, "stats", "requests refused: no ID could be served", \
+	    "errors_unavailable", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_UNAVAILABLE])) \
+	X(err_clock, C, SVC, "stats", "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
+	    "errors_clock", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_CLOCK])) \
+	X(state_file, I, SVC, "state", "the local state file, or off", \
+	    "state_file_info", METRIC_AS_IS, NULL, \
+	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
+	X(state_writes, C, SVC, "state", "durable writes of the state file", \
+	    "state_writes", METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.writes)) \
+	X(state_write_failures, C, SVC, "state", "state file writes that failed", \
+	    "state_write_failures", METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.failures)) \
+	X(state_write_us_avg, G, SVC, "state", "mean time of one state file write, us", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(AVG(m->sf->stats.write_us_total, m->sf->stats.writes))) \
+	X(state_write_us_max, G, SVC, "state", "longest state file write, us", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.write_us_max)) \
+	X(memory_trims, C, SVC, "memory", "freed memory given back after a flood (trim_free_bytes)", \
+	    "memory_trims", METRIC_AS_IS, NULL, \
+	    NUM(m->trim != NULL ? m->trim->trims : 0)) \
+	X(memory_trim_us_max, G, SVC, "memory", "the longest of those, us", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(m->trim != NULL ? m->trim->trim_us_max : 0)) \
+	X(state, I, SRV, "tickets", "up, down, connecting, refused or regressed", \
+	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed", \
+	    TEXT(ticket_state_name(SRV->state))) \
+	X(tickets, C, SRV, "tickets", "tickets used", \
+	    "tickets", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.tickets)) \
+	X(last_ticket, G, SRV, "tickets", "the last ticket this process used", \
+	    "last_ticket", METRIC_AS_IS, NULL, \
+	    NUM(SRV->last_ticket)) \
+	X(mark, G, SRV, "tickets", "the high-water mark its tickets must exceed", \
+	    "high_water_mark", METRIC_AS_IS, NULL, \
+	    NUM(SRV->mark)) \
+	X(next_ticket, G, SRV, "tickets", "its counter at the last check", \
+	    "next_ticket", METRIC_AS_IS, NULL, \
+	    NUM(SRV->seen.counter)) \
+	X(workers_leased, G, SRV, "tickets", "its worker numbers whose lease window is open", \
+	    "workers_leased", METRIC_AS_IS, NULL, \
+	    NUM(SRV->seen.workers_leased)) \
+	X(rechecks, C, SRV, "tickets", "checks of a live connection", \
+	    "rechecks", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.rechecks)) \
+	X(witnessed, C, SRV, "tickets", "connects that brought its copy of the partner's mark up to date", \
+	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.witnessed)) \
+	X(deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
+	    "deadlocks", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.deadlocks)) \
+	X(lock_timeouts, C, SRV, "tickets", "lock wait timeouts (1205), retried", \
+	    "lock_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.lock_timeouts)) \
+	X(failures, C, SRV, "tickets", "connect or query failures", \
+	    "ticket_server_failures", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.failures)) \
+	X(refusals, C, SRV, "tickets", "refusals (settings, rights, regressed counter)", \
+	    "ticket_server_refusals", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.refusals)) \
+	X(connects, C, SRV, "tickets", "connection attempts", \
+	    "ticket_server_connects", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.connects)) \
+	X(fetch_us_avg, G, SRV, "tickets", "mean time to take a ticket, us", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(AVG(SRV->stats.fetch_us_total, SRV->stats.tickets))) \
+	X(fetch_us_max, G, SRV, "tickets", "longest time to take a ticket, us", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.fetch_us_max)) \
+	X(lease_state, I, SVC, "fallback", "none, held, expired (held, past its end) or refused", \
+	    "lease_state", METRIC_AS_IS, "none held expired refused", \
+	    TEXT(source_lease_state(m->source))) \
+	X(lease_worker, G, SVC, "fallback", "the leased worker number", \
+	    "lease_worker", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->worker)) \
+	X(lease_server, I, SVC, "fallback", "the server owning the lease row", \
+	    "lease_server", METRIC_AS_IS, "odd even none", \
+	    TEXT(LEASE->state == LEASE_HELD ? (LEASE->server == 0 ? "odd" : "even") : "none")) \
+	X(lease_window_start, G, SVC, "fallback", "start of the lease window, layout ms", \
+	    "lease_window_start_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
+	    NUM(LEASE->window_start)) \
+	X(lease_window_end, G, SVC, "fallback", "end of the lease window, layout ms", \
+	    "lease_window_end_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
+	    NUM(LEASE->window_end)) \
+	X(lease_window_end_time, I, SVC, "fallback", "end of the lease window, ISO-8601", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    layout_format_iso(layout_ts_to_unix_ms(LEASE->window_end), v->buf, sizeof(v->buf)); TEXT(LEASE->state == LEASE_HELD ? v->buf : "none")) \
+	X(lease_claims, C, SVC, "fallback", "lease claims", \
+	    "lease_claims", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.claims)) \
+	X(lease_claim_failures, C, SVC, "fallback", "failed lease claims", \
+	    "lease_claim_failures", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.claim_failures)) \
+	X(lease_extends, C, SVC, "fallback", "lease extensions", \
+	    "lease_extends", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.extends)) \
+	X(lease_extend_failures, C, SVC, "fallback", "failed lease extensions", \
+	    "lease_extend_failures", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.extend_failures)) \
+	X(lease_skew_refusals, C, SVC, "fallback", "claims refused for clock skew", \
+	    "lease_skew_refusals", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.skew_refusals)) \
+	X(lease_extend_skew_refusals, C, SVC, "fallback", "extends and re-adoptions refused for clock skew (the window runs on to its end)", \
+	    "lease_extend_skew_refusals", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.extend_skew_refusals)) \
+	X(lease_lost, C, SVC, "fallback", "leases found held by another", \
+	    "lease_lost", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.lost)) \
+	X(lease_releases, C, SVC, "fallback", "clean releases of the lease at shutdown", \
+	    "lease_releases", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.releases)) \
+	X(lease_resumed, C, SVC, "fallback", "leases resumed from the state file", \
+	    "lease_resumed", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.resumed)) \
+	X(lease_adopted, C, SVC, "fallback", "resumed leases re-adopted in the database", \
+	    "lease_adopted", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.adopted)) \
+	X(lease_reservations, C, SVC, "fallback", "write-ahead reservations of Snowflake time", \
+	    "lease_reservations", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.reservations)) \
+	X(fallback_reserved_ts, G, SVC, "fallback", "highest ms that may be minted, layout ms", \
+	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
+	    NUM(m->sf->rec.lease.held ? m->sf->rec.lease.reserved : 0)) \
+	X(lease_clock_skew_ms, G, SVC, "fallback", "clock skew against the database at the last claim, extend or re-adoption", \
+	    "lease_clock_skew_seconds", METRIC_MS, NULL, \
+	    NUM((uint64_t)(LEASE->skew_ms < 0 ? -LEASE->skew_ms : LEASE->skew_ms))) \
+	X(fallback_last_ts, G, SVC, "fallback", "last ms minted, layout ms", \
+	    "fallback_last_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
+	    NUM(snowflake_last_ts(GEN))) \
+	X(clock_absorbed_backsteps, C, SVC, "fallback", "small backward clock steps absorbed", \
+	    "clock_absorbed_backsteps", METRIC_AS_IS, NULL, \
+	    NUM(GEN->counters.absorbed_backsteps)) \
+	X(clock_large_backsteps, C, SVC, "fallback", "large backward clock steps", \
+	    "clock_large_backsteps", METRIC_AS_IS, NULL, \
+	    NUM(GEN->counters.large_backsteps)) \
+	X(clock_largest_backstep_ms, G, SVC, "fallback", "largest backward step seen, ms", \
+	    "clock_largest_backstep_seconds", METRIC_MS, NULL, \
+	    NUM(GEN->counters.largest_backstep_ms)) \
+	X(fallback_seq_exhausted, C, SVC, "fallback", "waits for the next millisecond", \
+	    "fallback_seq_exhausted", METRIC_AS_IS, NULL, \
+	    NUM(GEN->counters.seq_exhausted)) \
+	X(fallback_clock_refusals, C, SVC, "fallback", "takes refused for the clock", \
+	    "fallback_clock_refusals", METRIC_AS_IS, NULL, \
+	    NUM(GEN->counters.clock_refusals)) \
+	X(fallback_window_refusals, C, SVC, "fallback", "takes refused outside the window", \
+	    "fallback_window_refusals", METRIC_AS_IS, NULL, \
+	    NUM(GEN->counters.window_refusals))
 
-/* The order is the STATS order; per-server rows form one run. */
-const struct metric_def metrics_table[] = {
-	{ "pid", G, SVC, "server", "process id",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "uptime", G, SVC, "server", "seconds since start",
-	    "uptime_seconds", METRIC_AS_IS, NULL },
-	{ "mode", I, SVC, "server", "ticket, fallback or down",
-	    "mode", METRIC_AS_IS, "ticket fallback down" },
-	/* Not in /metrics: its numbers change by the millisecond (one series each). */
-	{ "mode_reason", I, SVC, "server", "why the mode is what it is, one line of text",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "block_size", G, SVC, "server", "B, IDs per ticket (0 until a server is checked)",
-	    "block_size", METRIC_AS_IS, NULL },
-	{ "curr_connections", G, SVC, "clients", "client connections open",
-	    "connections", METRIC_AS_IS, NULL },
-	{ "total_connections", C, SVC, "clients", "client connections accepted",
-	    "connections_accepted", METRIC_AS_IS, NULL },
-	{ "rejected_connections", C, SVC, "clients",
-	    "connections refused (max_clients, draining)",
-	    "connections_rejected", METRIC_AS_IS, NULL },
-	{ "write_timeouts", C, SVC, "clients",
-	    "clients dropped for not reading (write_timeout_ms)",
-	    "write_timeouts", METRIC_AS_IS, NULL },
-	{ "idle_timeouts", C, SVC, "clients", "clients closed after idle_timeout_ms without a request",
-	    "idle_timeouts", METRIC_AS_IS, NULL },
-	{ "partial_timeouts", C, SVC, "clients",
-	    "clients closed with a request unfinished for partial_timeout_ms",
-	    "partial_timeouts", METRIC_AS_IS, NULL },
-	{ "rejected_per_ip", C, SVC, "clients", "connections refused over max_clients_per_ip",
-	    "connections_rejected_per_ip", METRIC_AS_IS, NULL },
-	{ "accept_errors", C, SVC, "clients", "failed accepts (e.g. out of descriptors)",
-	    "accept_errors", METRIC_AS_IS, NULL },
-	{ "grpc_connections", G, SVC, "grpc", "gRPC connections open",
-	    "grpc_connections", METRIC_AS_IS, NULL },
-	{ "grpc_rejected", C, SVC, "grpc", "gRPC connections refused over grpc_max_connections",
-	    "grpc_connections_rejected", METRIC_AS_IS, NULL },
-	{ "grpc_rejected_per_ip", C, SVC, "grpc",
-	    "gRPC connections refused over grpc_max_connections_per_ip",
-	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL },
-	{ "grpc_request_timeouts", C, SVC, "grpc",
-	    "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset",
-	    "grpc_request_timeouts", METRIC_AS_IS, NULL },
-	{ "grpc_idle_timeouts", C, SVC, "grpc",
-	    "gRPC connections closed after grpc_idle_timeout_ms without a request progressing",
-	    "grpc_idle_timeouts", METRIC_AS_IS, NULL },
-	{ "requests", C, SVC, "stats", "requests answered",
-	    "requests", METRIC_AS_IS, NULL },
-	{ "ids_ticket", C, SVC, "stats", "IDs handed out from ticket blocks",
-	    "ids_ticket", METRIC_AS_IS, NULL },
-	{ "ids_fallback", C, SVC, "stats", "Snowflake IDs handed out",
-	    "ids_fallback", METRIC_AS_IS, NULL },
-	{ "ids_buffered", G, SVC, "stats", "ticket IDs prefetched, not yet issued",
-	    "ids_buffered", METRIC_AS_IS, NULL },
-	{ "prefetch_target", G, SVC, "stats",
-	    "IDs the prefetch keeps buffered or in flight",
-	    "prefetch_target_ids", METRIC_AS_IS, NULL },
-	{ "ids_dropped", C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)",
-	    "ids_dropped", METRIC_AS_IS, NULL },
-	{ "refill_waits", C, SVC, "stats", "requests that found no buffered ID and waited",
-	    "refill_waits", METRIC_AS_IS, NULL },
-	{ "refill_late_fallbacks", C, SVC, "stats",
-	    "requests the fallback answered because a refill was late",
-	    "refill_late_fallbacks", METRIC_AS_IS, NULL },
-	{ "mode_changes", C, SVC, "stats", "transitions between modes",
-	    "mode_changes", METRIC_AS_IS, NULL },
-	{ "err_badreq", C, SVC, "stats", "requests refused: malformed",
-	    "errors_badreq", METRIC_AS_IS, NULL },
-	{ "err_range", C, SVC, "stats", "requests refused: a number out of bounds",
-	    "errors_range", METRIC_AS_IS, NULL },
-	{ "err_unavailable", C, SVC, "stats", "requests refused: no ID could be served",
-	    "errors_unavailable", METRIC_AS_IS, NULL },
-	{ "err_clock", C, SVC, "stats",
-	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)",
-	    "errors_clock", METRIC_AS_IS, NULL },
-	{ "state_file", I, SVC, "state", "the local state file, or off",
-	    "state_file_info", METRIC_AS_IS, NULL },
-	{ "state_writes", C, SVC, "state", "durable writes of the state file",
-	    "state_writes", METRIC_AS_IS, NULL },
-	{ "state_write_failures", C, SVC, "state", "state file writes that failed",
-	    "state_write_failures", METRIC_AS_IS, NULL },
-	{ "state_write_us_avg", G, SVC, "state", "mean time of one state file write, us",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "state_write_us_max", G, SVC, "state", "longest state file write, us",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "memory_trims", C, SVC, "memory", "freed memory given back after a flood (trim_free_bytes)",
-	    "memory_trims", METRIC_AS_IS, NULL },
-	{ "memory_trim_us_max", G, SVC, "memory", "the longest of those, us",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "state", I, SRV, "tickets", "up, down, connecting, refused or regressed",
-	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed" },
-	{ "tickets", C, SRV, "tickets", "tickets used",
-	    "tickets", METRIC_AS_IS, NULL },
-	{ "last_ticket", G, SRV, "tickets", "the last ticket this process used",
-	    "last_ticket", METRIC_AS_IS, NULL },
-	{ "mark", G, SRV, "tickets", "the high-water mark its tickets must exceed",
-	    "high_water_mark", METRIC_AS_IS, NULL },
-	{ "next_ticket", G, SRV, "tickets", "its counter at the last check",
-	    "next_ticket", METRIC_AS_IS, NULL },
-	{ "workers_leased", G, SRV, "tickets",
-	    "its worker numbers whose lease window is open",
-	    "workers_leased", METRIC_AS_IS, NULL },
-	{ "rechecks", C, SRV, "tickets", "checks of a live connection",
-	    "rechecks", METRIC_AS_IS, NULL },
-	{ "witnessed", C, SRV, "tickets",
-	    "connects that brought its copy of the partner's mark up to date",
-	    "partner_marks_witnessed", METRIC_AS_IS, NULL },
-	{ "deadlocks", C, SRV, "tickets", "deadlocks (1213), retried",
-	    "deadlocks", METRIC_AS_IS, NULL },
-	{ "lock_timeouts", C, SRV, "tickets", "lock wait timeouts (1205), retried",
-	    "lock_timeouts", METRIC_AS_IS, NULL },
-	{ "failures", C, SRV, "tickets", "connect or query failures",
-	    "ticket_server_failures", METRIC_AS_IS, NULL },
-	{ "refusals", C, SRV, "tickets", "refusals (settings, rights, regressed counter)",
-	    "ticket_server_refusals", METRIC_AS_IS, NULL },
-	{ "connects", C, SRV, "tickets", "connection attempts",
-	    "ticket_server_connects", METRIC_AS_IS, NULL },
-	{ "fetch_us_avg", G, SRV, "tickets", "mean time to take a ticket, us",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "fetch_us_max", G, SRV, "tickets", "longest time to take a ticket, us",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "lease_state", I, SVC, "fallback", "none, held, expired (held, past its end) or refused",
-	    "lease_state", METRIC_AS_IS, "none held expired refused" },
-	{ "lease_worker", G, SVC, "fallback", "the leased worker number",
-	    "lease_worker", METRIC_AS_IS, NULL },
-	{ "lease_server", I, SVC, "fallback", "the server owning the lease row",
-	    "lease_server", METRIC_AS_IS, "odd even none" },
-	{ "lease_window_start", G, SVC, "fallback", "start of the lease window, layout ms",
-	    "lease_window_start_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
-	{ "lease_window_end", G, SVC, "fallback", "end of the lease window, layout ms",
-	    "lease_window_end_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
-	{ "lease_window_end_time", I, SVC, "fallback", "end of the lease window, ISO-8601",
-	    NULL, METRIC_AS_IS, NULL },
-	{ "lease_claims", C, SVC, "fallback", "lease claims",
-	    "lease_claims", METRIC_AS_IS, NULL },
-	{ "lease_claim_failures", C, SVC, "fallback", "failed lease claims",
-	    "lease_claim_failures", METRIC_AS_IS, NULL },
-	{ "lease_extends", C, SVC, "fallback", "lease extensions",
-	    "lease_extends", METRIC_AS_IS, NULL },
-	{ "lease_extend_failures", C, SVC, "fallback", "failed lease extensions",
-	    "lease_extend_failures", METRIC_AS_IS, NULL },
-	{ "lease_skew_refusals", C, SVC, "fallback", "claims refused for clock skew",
-	    "lease_skew_refusals", METRIC_AS_IS, NULL },
-	{ "lease_extend_skew_refusals", C, SVC, "fallback",
-	    "extends and re-adoptions refused for clock skew (the window runs on to its end)",
-	    "lease_extend_skew_refusals", METRIC_AS_IS, NULL },
-	{ "lease_lost", C, SVC, "fallback", "leases found held by another",
-	    "lease_lost", METRIC_AS_IS, NULL },
-	{ "lease_resumed", C, SVC, "fallback", "leases resumed from the state file",
-	    "lease_resumed", METRIC_AS_IS, NULL },
-	{ "lease_adopted", C, SVC, "fallback", "resumed leases re-adopted in the database",
-	    "lease_adopted", METRIC_AS_IS, NULL },
-	{ "lease_reservations", C, SVC, "fallback",
-	    "write-ahead reservations of Snowflake time",
-	    "lease_reservations", METRIC_AS_IS, NULL },
-	{ "fallback_reserved_ts", G, SVC, "fallback",
-	    "highest ms that may be minted, layout ms",
-	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
-	{ "lease_clock_skew_ms", G, SVC, "fallback",
-	    "clock skew against the database at the last claim, extend or re-adoption",
-	    "lease_clock_skew_seconds", METRIC_MS, NULL },
-	{ "fallback_last_ts", G, SVC, "fallback", "last ms minted, layout ms",
-	    "fallback_last_timestamp_seconds", METRIC_LAYOUT_MS, NULL },
-	{ "clock_absorbed_backsteps", C, SVC, "fallback",
-	    "small backward clock steps absorbed",
-	    "clock_absorbed_backsteps", METRIC_AS_IS, NULL },
-	{ "clock_large_backsteps", C, SVC, "fallback", "large backward clock steps",
-	    "clock_large_backsteps", METRIC_AS_IS, NULL },
-	{ "clock_largest_backstep_ms", G, SVC, "fallback", "largest backward step seen, ms",
-	    "clock_largest_backstep_seconds", METRIC_MS, NULL },
-	{ "fallback_seq_exhausted", C, SVC, "fallback", "waits for the next millisecond",
-	    "fallback_seq_exhausted", METRIC_AS_IS, NULL },
-	{ "fallback_clock_refusals", C, SVC, "fallback", "takes refused for the clock",
-	    "fallback_clock_refusals", METRIC_AS_IS, NULL },
-	{ "fallback_window_refusals", C, SVC, "fallback",
-	    "takes refused outside the window",
-	    "fallback_window_refusals", METRIC_AS_IS, NULL },
-};
-const size_t metrics_count = sizeof(metrics_table) / sizeof(metrics_table[0]);
-
-#undef C
-#undef G
-#undef I
-#undef SVC
-#undef SRV
-
-static void	metrics_server(const struct ticket_server *s, const char *name,
-		    struct metric_value *v);
-static void	metrics_lease(const struct metrics_src *m, const char *name,
-		    struct metric_value *v);
-static void	metrics_text(struct metric_value *v, const char *text);
-static void	metrics_grpc(const struct grpc_counters *g, const char *name,
-		    struct metric_value *v);
+#define NUM(x)		(v->num = (x))
+#define TEXT(x)		metrics_text(v, (x))
+#define AVG(sum, n)	((n) != 0 ? (sum) / (n) : 0)
+#define TIER		(m->source->tier)
+#define SRV		(&TIER->srv[server])
+#define LEASE		(m->source->lease)
+#define GEN		(m->source->gen)
+#define CORE		(m->core->stats)
+#define GRPC(f)		(m->grpc != NULL ? m->grpc->f : 0)	/* all 0 while gRPC is off */
 
 static void
 metrics_text(struct metric_value *v, const char *text)
@@ -228,209 +287,53 @@ metrics_text(struct metric_value *v, const char *text)
 	v->text = text;
 }
 
-/* The gRPC rows: all 0 while gRPC is off. */
-static void
-metrics_grpc(const struct grpc_counters *g, const char *name, struct metric_value *v)
-{
-	if (g == NULL)
-		return;
-	if (strcmp(name, "grpc_connections") == 0)
-		v->num = g->open;
-	else if (strcmp(name, "grpc_rejected") == 0)
-		v->num = g->rejected;
-	else if (strcmp(name, "grpc_rejected_per_ip") == 0)
-		v->num = g->rejected_per_ip;
-	else if (strcmp(name, "grpc_request_timeouts") == 0)
-		v->num = g->request_timeouts;
-	else if (strcmp(name, "grpc_idle_timeouts") == 0)
-		v->num = g->idle_timeouts;
+/* One reader per row: metrics_get_<name>. */
+#define METRICS_GETTER(name, type, scope, section, help, prom, conv, states, ...) \
+static void \
+metrics_get_##name(const struct metrics_src *m, int server, struct metric_value *v) \
+{ \
+	(void)m; \
+	(void)server; \
+	__VA_ARGS__; \
 }
+METRICS_ROWS(METRICS_GETTER)
+#undef METRICS_GETTER
 
-/* A per-server row of one ticket server. */
-static void
-metrics_server(const struct ticket_server *s, const char *name, struct metric_value *v)
-{
-	const struct ticket_counters *c = &s->stats;
+#undef NUM
+#undef TEXT
+#undef AVG
+#undef TIER
+#undef SRV
+#undef LEASE
+#undef GEN
+#undef CORE
+#undef GRPC
 
-	if (strcmp(name, "state") == 0)
-		metrics_text(v, ticket_state_name(s->state));
-	else if (strcmp(name, "tickets") == 0)
-		v->num = c->tickets;
-	else if (strcmp(name, "last_ticket") == 0)
-		v->num = s->last_ticket;
-	else if (strcmp(name, "mark") == 0)
-		v->num = s->mark;
-	else if (strcmp(name, "next_ticket") == 0)
-		v->num = s->seen.counter;
-	else if (strcmp(name, "workers_leased") == 0)
-		v->num = s->seen.workers_leased;
-	else if (strcmp(name, "rechecks") == 0)
-		v->num = c->rechecks;
-	else if (strcmp(name, "witnessed") == 0)
-		v->num = c->witnessed;
-	else if (strcmp(name, "deadlocks") == 0)
-		v->num = c->deadlocks;
-	else if (strcmp(name, "lock_timeouts") == 0)
-		v->num = c->lock_timeouts;
-	else if (strcmp(name, "failures") == 0)
-		v->num = c->failures;
-	else if (strcmp(name, "refusals") == 0)
-		v->num = c->refusals;
-	else if (strcmp(name, "connects") == 0)
-		v->num = c->connects;
-	else if (strcmp(name, "fetch_us_avg") == 0)
-		v->num = c->tickets ? c->fetch_us_total / c->tickets : 0;
-	else if (strcmp(name, "fetch_us_max") == 0)
-		v->num = c->fetch_us_max;
-}
+#define C	METRIC_COUNTER
+#define G	METRIC_GAUGE
+#define I	METRIC_INFO
+#define SVC	METRIC_SERVICE
+#define SRV	METRIC_PER_SERVER
+#define METRICS_DEF(name, type, scope, section, help, prom, conv, states, ...) \
+	{ #name, type, scope, section, help, prom, conv, states, metrics_get_##name },
+const struct metric_def metrics_table[] = {
+	METRICS_ROWS(METRICS_DEF)
+};
+#undef METRICS_DEF
+const size_t metrics_count = sizeof(metrics_table) / sizeof(metrics_table[0]);
 
-/* The lease and generator rows. */
-static void
-metrics_lease(const struct metrics_src *m, const char *name, struct metric_value *v)
-{
-	const struct lease *l = m->source->lease;
-	const struct snowflake *g = m->source->gen;
-	const struct lease_counters *c = &l->stats;
-
-	if (strcmp(name, "lease_state") == 0)
-		metrics_text(v, source_lease_state(m->source));
-	else if (strcmp(name, "lease_worker") == 0)
-		v->num = l->worker;
-	else if (strcmp(name, "lease_server") == 0)
-		metrics_text(v, l->state == LEASE_HELD ? (l->server == 0 ? "odd" : "even") : "none");
-	else if (strcmp(name, "lease_window_start") == 0)
-		v->num = l->window_start;
-	else if (strcmp(name, "lease_window_end") == 0)
-		v->num = l->window_end;
-	else if (strcmp(name, "lease_window_end_time") == 0) {
-		layout_format_iso(layout_ts_to_unix_ms(l->window_end), v->buf, sizeof(v->buf));
-		metrics_text(v, l->state == LEASE_HELD ? v->buf : "none");
-	} else if (strcmp(name, "lease_claims") == 0)
-		v->num = c->claims;
-	else if (strcmp(name, "lease_claim_failures") == 0)
-		v->num = c->claim_failures;
-	else if (strcmp(name, "lease_extends") == 0)
-		v->num = c->extends;
-	else if (strcmp(name, "lease_extend_failures") == 0)
-		v->num = c->extend_failures;
-	else if (strcmp(name, "lease_skew_refusals") == 0)
-		v->num = c->skew_refusals;
-	else if (strcmp(name, "lease_extend_skew_refusals") == 0)
-		v->num = c->extend_skew_refusals;
-	else if (strcmp(name, "lease_lost") == 0)
-		v->num = c->lost;
-	else if (strcmp(name, "lease_resumed") == 0)
-		v->num = c->resumed;
-	else if (strcmp(name, "lease_adopted") == 0)
-		v->num = c->adopted;
-	else if (strcmp(name, "lease_reservations") == 0)
-		v->num = c->reservations;
-	else if (strcmp(name, "fallback_reserved_ts") == 0)
-		v->num = m->sf->rec.lease.held ? m->sf->rec.lease.reserved : 0;
-	else if (strcmp(name, "lease_clock_skew_ms") == 0)
-		v->num = (uint64_t)(l->skew_ms < 0 ? -l->skew_ms : l->skew_ms);
-	else if (strcmp(name, "fallback_last_ts") == 0)
-		v->num = snowflake_last_ts(g);
-	else if (strcmp(name, "clock_absorbed_backsteps") == 0)
-		v->num = g->counters.absorbed_backsteps;
-	else if (strcmp(name, "clock_large_backsteps") == 0)
-		v->num = g->counters.large_backsteps;
-	else if (strcmp(name, "clock_largest_backstep_ms") == 0)
-		v->num = g->counters.largest_backstep_ms;
-	else if (strcmp(name, "fallback_seq_exhausted") == 0)
-		v->num = g->counters.seq_exhausted;
-	else if (strcmp(name, "fallback_clock_refusals") == 0)
-		v->num = g->counters.clock_refusals;
-	else if (strcmp(name, "fallback_window_refusals") == 0)
-		v->num = g->counters.window_refusals;
-}
+#undef C
+#undef G
+#undef I
+#undef SVC
+#undef SRV
 
 /* One row's value, read where it lives. */
 void
 metrics_value(const struct metrics_src *m, size_t row, int server, struct metric_value *v)
 {
-	const struct metric_def *d = &metrics_table[row];
-	const struct core_counters *cc = &m->core->stats;
-	const struct source *src = m->source;
-	const struct tier *t = src->tier;
-	const char *n = d->name;
-
 	memset(v, 0, sizeof(*v));
-	if (d->scope == METRIC_PER_SERVER) {
-		metrics_server(&t->srv[server == 0 ? TIER_ODD : TIER_EVEN], n, v);
-		return;
-	}
-	if (strcmp(n, "pid") == 0)
-		v->num = (uint64_t)getpid();
-	else if (strcmp(n, "uptime") == 0)
-		v->num = (uint64_t)(time(NULL) - m->started);
-	else if (strcmp(n, "mode") == 0)
-		metrics_text(v, source_mode_name(src->mode));
-	else if (strcmp(n, "mode_reason") == 0) {
-		source_mode_reason(src, v->reason, sizeof(v->reason));
-		metrics_text(v, v->reason);
-	} else if (strcmp(n, "block_size") == 0)
-		v->num = t->block_size;
-	else if (strcmp(n, "curr_connections") == 0)
-		v->num = m->conns->open;
-	else if (strcmp(n, "total_connections") == 0)
-		v->num = m->conns->total;
-	else if (strcmp(n, "rejected_connections") == 0)
-		v->num = m->listener->rejected;
-	else if (strcmp(n, "write_timeouts") == 0)
-		v->num = m->conns->write_timeouts;
-	else if (strcmp(n, "idle_timeouts") == 0)
-		v->num = m->conns->idle_timeouts;
-	else if (strcmp(n, "partial_timeouts") == 0)
-		v->num = m->conns->partial_timeouts;
-	else if (strcmp(n, "rejected_per_ip") == 0)
-		v->num = m->conns->rejected_per_ip;
-	else if (strcmp(n, "accept_errors") == 0)
-		v->num = m->listener->accept_errors;
-	else if (strncmp(n, "grpc_", 5) == 0)
-		metrics_grpc(m->grpc, n, v);
-	else if (strcmp(n, "requests") == 0)
-		v->num = cc->requests;
-	else if (strcmp(n, "ids_ticket") == 0)
-		v->num = src->stats.ids_ticket;
-	else if (strcmp(n, "ids_fallback") == 0)
-		v->num = src->stats.ids_fallback;
-	else if (strcmp(n, "ids_buffered") == 0)
-		v->num = pool_available(&t->pool);
-	else if (strcmp(n, "prefetch_target") == 0)
-		v->num = t->target;
-	else if (strcmp(n, "ids_dropped") == 0)
-		v->num = t->ids_dropped;
-	else if (strcmp(n, "refill_waits") == 0)
-		v->num = cc->waits;
-	else if (strcmp(n, "refill_late_fallbacks") == 0)
-		v->num = src->stats.late_refills;
-	else if (strcmp(n, "mode_changes") == 0)
-		v->num = src->stats.mode_changes;
-	else if (strcmp(n, "err_badreq") == 0)
-		v->num = cc->errors[CORE_ERR_BADREQ];
-	else if (strcmp(n, "err_range") == 0)
-		v->num = cc->errors[CORE_ERR_RANGE];
-	else if (strcmp(n, "err_unavailable") == 0)
-		v->num = cc->errors[CORE_ERR_UNAVAILABLE];
-	else if (strcmp(n, "err_clock") == 0)
-		v->num = cc->errors[CORE_ERR_CLOCK];
-	else if (strcmp(n, "state_file") == 0)
-		metrics_text(v, statefile_on(m->sf) ? m->sf->path : "off");
-	else if (strcmp(n, "memory_trims") == 0)
-		v->num = m->trim != NULL ? m->trim->trims : 0;
-	else if (strcmp(n, "memory_trim_us_max") == 0)
-		v->num = m->trim != NULL ? m->trim->trim_us_max : 0;
-	else if (strcmp(n, "state_writes") == 0)
-		v->num = m->sf->stats.writes;
-	else if (strcmp(n, "state_write_failures") == 0)
-		v->num = m->sf->stats.failures;
-	else if (strcmp(n, "state_write_us_avg") == 0)
-		v->num = m->sf->stats.writes ? m->sf->stats.write_us_total / m->sf->stats.writes : 0;
-	else if (strcmp(n, "state_write_us_max") == 0)
-		v->num = m->sf->stats.write_us_max;
-	else
-		metrics_lease(m, n, v);
+	metrics_table[row].get(m, server, v);
 }
 
 /* Every value in table order; a run of per-server rows for odd, then even. */

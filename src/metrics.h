@@ -33,6 +33,9 @@ enum metric_conv {
 	METRIC_LAYOUT_MS,	/* layout ms -> unix seconds (0 stays 0) */
 };
 
+struct metrics_src;
+struct metric_value;
+
 struct metric_def {
 	const char		*name;
 	enum metric_type	 type;
@@ -44,6 +47,8 @@ struct metric_def {
 	enum metric_conv	 conv;
 	const char		*states;	/* an info row's values (a state set), or NULL:
 						 * exported as <prom>{value="..."} 1 */
+	void			(*get)(const struct metrics_src *m, int server,
+				    struct metric_value *v);	/* reads the value */
 };
 
 /* Where the values live; every pointer is read only. */
