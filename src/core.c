@@ -410,8 +410,6 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 		b58_encode(res->dec.id, res->dec.b58);
 		break;
 	case CORE_CMD_STATS:
-		/* The window may have run out since the last event: the views read it fresh. */
-		source_update_mode(c->source);
 		break;
 	case CORE_CMD_PING:
 		break;

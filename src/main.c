@@ -47,6 +47,7 @@ struct main_ctx {
 	struct event		*sigusr1;
 	struct event		*sigusr2;
 	struct event		*drain_tick;
+	struct event		*mode_tick;	/* the mode's changes that only time makes */
 	struct timeval		 drain_deadline;
 	bool			 listening;
 	int			 signals;
@@ -58,6 +59,8 @@ static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
 static bool	main_state(struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
+static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
+static void	main_mode_arm(struct main_ctx *m);
 static void	main_released(void *arg);
 static bool	main_startup(struct main_ctx *m);
 static void	main_fd_limit(const struct config *cfg);
@@ -69,7 +72,40 @@ main_tier_change(void *arg)
 	struct main_ctx *m = arg;
 
 	source_update_mode(&m->source);
+	main_mode_arm(m);
 	core_wake(&m->core);
+}
+
+#define MAIN_MODE_TICK_MS	1000	/* the mode is looked at again at least this often */
+
+/*
+ * Arms the mode timer for the lease window's end, or a second from now at most
+ * (a wall clock that jumps is noticed within it): the mode moves on events and
+ * on time, never because someone reads STATS, /health or /metrics.
+ */
+static void
+main_mode_arm(struct main_ctx *m)
+{
+	unsigned ms = source_mode_due_ms(&m->source, MAIN_MODE_TICK_MS);
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	if (m->mode_tick != NULL)
+		evtimer_add(m->mode_tick, &tv);
+}
+
+/* Time alone may have changed the mode (a window ended): recompute, wake waiters. */
+static void
+main_mode_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct main_ctx *m = arg;
+	enum source_mode was = m->source.mode;
+
+	(void)fd;
+	(void)what;
+	source_update_mode(&m->source);
+	if (m->source.mode != was)
+		core_wake(&m->core);
+	main_mode_arm(m);
 }
 
 /* The lease uses a server only while the ticket tier vouches for it. */
@@ -350,6 +386,7 @@ main(int argc, char **argv)
 	m.sigusr1 = evsignal_new(m.base, SIGUSR1, main_ignore_cb, &m);
 	m.sigusr2 = evsignal_new(m.base, SIGUSR2, main_ignore_cb, &m);
 	m.drain_tick = evtimer_new(m.base, main_drain_cb, &m);
+	m.mode_tick = evtimer_new(m.base, main_mode_cb, &m);
 	event_add(m.sigterm, NULL);
 	event_add(m.sigint, NULL);
 	event_add(m.sigquit, NULL);
@@ -404,6 +441,7 @@ main(int argc, char **argv)
 	}
 	lease_start(&m.lease);
 	source_update_mode(&m.source);
+	main_mode_arm(&m);
 	event_base_dispatch(m.base);
 	log_info("idserver stopped");
 	rc = 0;
@@ -424,6 +462,8 @@ out:
 	event_free(m.sigusr1);
 	event_free(m.sigusr2);
 	event_free(m.drain_tick);
+	if (m.mode_tick != NULL)
+		event_free(m.mode_tick);
 	event_base_free(m.base);
 	statefile_close(&m.sf);
 	config_free(&m.cfg);

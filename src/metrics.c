@@ -346,8 +346,6 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 	size_t i, j, end;
 	int s;
 
-	/* The window may have run out since the last event: recompute. */
-	source_update_mode(m->source);
 	for (i = 0; i < metrics_count; i = end) {
 		if (metrics_table[i].scope == METRIC_SERVICE) {
 			metrics_value(m, i, 0, &v);
@@ -545,7 +543,6 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 
 	if (b.p == NULL)
 		return NULL;
-	source_update_mode(m->source);
 	for (i = 0; i < metrics_count; i++) {
 		const struct metric_def *d = &metrics_table[i];
 

@@ -944,7 +944,6 @@ grpc_dispatch(struct grpc_stream *st)
 			grpc_fail(st, GRPC_NOT_FOUND, "unknown service");
 			return;
 		}
-		source_update_mode(src);
 		r.status = src->mode != SOURCE_MODE_DOWN ?
 		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
 		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;

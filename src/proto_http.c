@@ -333,7 +333,6 @@ http_health(struct proto_http *h, struct evhttp_request *req)
 	char reason[192];
 	bool ok;
 
-	source_update_mode(src);
 	source_mode_reason(src, reason, sizeof(reason));
 	ok = src->mode != SOURCE_MODE_DOWN;
 	http_send_json(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable",

@@ -142,6 +142,19 @@ source_update_mode(struct source *s)
 	s->stats.mode_changes++;
 }
 
+unsigned
+source_mode_due_ms(const struct source *s, unsigned cap)
+{
+	uint64_t now;
+
+	if (s->lease->state != LEASE_HELD ||
+	    !layout_ts_from_unix_ms(s->clock_us() / 1000, &now) || now > s->lease->window_end)
+		return cap;
+	/* The first ms past the window: fallback turns down then. */
+	return s->lease->window_end + 1 - now < cap ? (unsigned)(s->lease->window_end + 1 - now) :
+	    cap;
+}
+
 /* The lease state as views show it, read at this source's clock. */
 const char *
 source_lease_state(const struct source *s)

@@ -79,8 +79,17 @@ enum source_status source_ids(struct source *s, unsigned n, uint64_t *out, bool 
 enum source_status source_block(struct source *s, unsigned n, uint64_t *first,
 		    bool may_fallback, unsigned *wait_us, const char **why);
 
-/* Recomputes the mode after a health change; logs a transition. */
+/*
+ * Recomputes the mode after a health change, or when source_mode_due_ms()
+ * said; logs a transition. Views never call it: reading changes nothing.
+ */
 void		source_update_mode(struct source *s);
+
+/*
+ * Milliseconds until the mode may change with no event but time passing (the
+ * lease window's end), at most cap: the caller's timer recomputes it then.
+ */
+unsigned	source_mode_due_ms(const struct source *s, unsigned cap);
 
 const char	*source_mode_name(enum source_mode m);
 

@@ -37,7 +37,8 @@ step "integration tests on the sanitizer build" tests/integration/run.sh build/a
 	tests/integration/test_grpc_flood.sh \
 	tests/integration/test_slow.sh tests/integration/test_libidgen.sh \
 	tests/integration/test_partition.sh tests/integration/test_owner.sh \
-	tests/integration/test_bchange.sh tests/integration/test_witness.sh
+	tests/integration/test_bchange.sh tests/integration/test_witness.sh \
+	tests/integration/test_views.sh
 step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
 step "fuzzing, bounded (libFuzzer + ASan/UBSan, every parser)" make -s fuzz-short
 
