@@ -287,7 +287,6 @@ core_decode(struct core *c, const struct core_req *req, struct core_decode *d,
     const char **why)
 {
 	uint64_t b = c->source->tier->block_size, id = 0;
-	struct layout_snowflake sf;
 	enum core_err e;
 
 	memset(d, 0, sizeof(*d));
@@ -313,14 +312,36 @@ core_decode(struct core *c, const struct core_req *req, struct core_decode *d,
 		d->server = d->ticket % 2 ? "odd" : "even";
 		return CORE_OK;
 	case LAYOUT_SNOWFLAKE:
-		sf = layout_snowflake_split(id);
-		d->unix_ms = layout_ts_to_unix_ms(sf.ts);
-		layout_format_iso(d->unix_ms, d->iso, sizeof(d->iso));
-		d->worker = sf.worker;
-		d->seq = sf.seq;
+		core_describe_snowflake(id, d);
 		return CORE_OK;
 	}
 	return CORE_OK;
+}
+
+void
+core_describe_snowflake(uint64_t id, struct core_decode *d)
+{
+	struct layout_snowflake sf = layout_snowflake_split(id);
+
+	d->unix_ms = layout_ts_to_unix_ms(sf.ts);
+	layout_format_iso(d->unix_ms, d->iso, sizeof(d->iso));
+	d->worker = sf.worker;
+	d->datacenter_id = layout_datacenter_of(sf.worker);
+	d->worker_id = layout_dc_worker_of(sf.worker);
+	d->seq = sf.seq;
+}
+
+void
+core_health(const struct core *c, struct core_health *h)
+{
+	const struct source *s = c->source;
+
+	h->ok = s->mode != SOURCE_MODE_DOWN;
+	h->mode = source_mode_name(s->mode);
+	source_mode_reason(s, h->reason, sizeof(h->reason));
+	h->ids_buffered = pool_available(&s->tier->pool);
+	h->lease = source_lease_state(s);
+	h->lease_window_end = s->lease->window_end;
 }
 
 /* ID, IDS, BLOCK: from the source, or park the waiter (refill, next millisecond). */

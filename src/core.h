@@ -85,7 +85,19 @@ struct core_decode {
 	int64_t			 unix_ms;	/* Snowflake region */
 	char			 iso[LAYOUT_ISO_LEN];
 	unsigned		 worker;
+	unsigned		 datacenter_id;	/* worker's split (layout_datacenter_of) */
+	unsigned		 worker_id;
 	unsigned		 seq;
+};
+
+/* What every health view says (HTTP /health, gRPC health, mode in STATS). */
+struct core_health {
+	bool		 ok;		/* the service can hand out IDs now */
+	const char	*mode;		/* ticket, fallback or down */
+	char		 reason[192];	/* why, with the numbers an operator needs */
+	uint64_t	 ids_buffered;
+	const char	*lease;		/* none, held, expired or refused */
+	uint64_t	 lease_window_end;	/* layout ms */
 };
 
 struct core_result {
@@ -164,6 +176,12 @@ void		core_reject(struct core *c, enum core_err err, const char *why,
 /* Counts a request an adapter answered itself (PING, HELP, QUIT, handshakes, its
  * own errors such as an unknown command: err is then its class). */
 void		core_count(struct core *c, enum core_err err);
+
+/* Reads the service's health; reading changes nothing. */
+void		core_health(const struct core *c, struct core_health *h);
+
+/* Fills the Snowflake fields of d from a Snowflake ID (no request needed). */
+void		core_describe_snowflake(uint64_t id, struct core_decode *d);
 
 /* Counts one call of the named caller (bounded: see struct core_callers). */
 void		core_count_caller(struct core *c, const char *name, size_t len);

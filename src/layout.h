@@ -61,6 +61,14 @@ uint64_t layout_snowflake_compose(uint64_t ts, unsigned worker, unsigned seq);
 /* Splits a Snowflake-region ID into its fields. */
 struct layout_snowflake layout_snowflake_split(uint64_t id);
 
+/*
+ * The design's 5/5 split of the 10 worker bits, as its gRPC contract names
+ * them: datacenter_id = worker >> 5, worker_id = worker & 31.
+ */
+#define LAYOUT_DC_SHIFT		5
+#define layout_datacenter_of(worker)	((unsigned)(worker) >> LAYOUT_DC_SHIFT)
+#define layout_dc_worker_of(worker)	((unsigned)(worker) & ((1u << LAYOUT_DC_SHIFT) - 1))
+
 /* Unix ms <-> layout ms. Returns false when the time is outside the layout's range. */
 bool layout_ts_from_unix_ms(int64_t unix_ms, uint64_t *ts);
 int64_t layout_ts_to_unix_ms(uint64_t ts);

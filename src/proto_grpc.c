@@ -26,7 +26,6 @@
 #include "layout.h"
 #include "log.h"
 #include "peers.h"
-#include "source.h"
 
 #define GRPC_PATH_ID		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId"
 #define GRPC_PATH_BATCH		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateIdBatch"
@@ -929,7 +928,7 @@ grpc_dispatch(struct grpc_stream *st)
 		Grpc__Health__V1__HealthCheckRequest *m =
 		    grpc__health__v1__health_check_request__unpack(NULL, len, st->in + 5);
 		Grpc__Health__V1__HealthCheckResponse r = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-		struct source *src = c->g->core->source;
+		struct core_health hl;
 		bool known;
 
 		if (m == NULL) {
@@ -944,16 +943,12 @@ grpc_dispatch(struct grpc_stream *st)
 			grpc_fail(st, GRPC_NOT_FOUND, "unknown service");
 			return;
 		}
-		r.status = src->mode != SOURCE_MODE_DOWN ?
-		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
+		core_health(c->g->core, &hl);
+		r.status = hl.ok ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
 		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
-		if (src->mode == SOURCE_MODE_DOWN) {
-			char reason[192];
-
-			/* The response has no text field: why rides in grpc-message. */
-			source_mode_reason(src, reason, sizeof(reason));
-			grpc_set_message(st, reason);
-		}
+		/* The response has no text field: why rides in grpc-message. */
+		if (!hl.ok)
+			grpc_set_message(st, hl.reason);
 		grpc_reply(st, &r.base);
 		return;
 	}
@@ -1031,11 +1026,12 @@ grpc_exec(struct grpc_stream *st)
 		r.id_str = num;
 		/* Snowflake: the design's 41/5/5/12 fields. A ticket ID carries no time. */
 		if (layout_region(id) == LAYOUT_SNOWFLAKE) {
-			struct layout_snowflake sf = layout_snowflake_split(id);
+			struct core_decode d;
 
-			r.timestamp_ms = layout_ts_to_unix_ms(sf.ts);
-			r.datacenter_id = (int32_t)(sf.worker >> 5);
-			r.worker_id = (int32_t)(sf.worker & 31);
+			core_describe_snowflake(id, &d);
+			r.timestamp_ms = d.unix_ms;
+			r.datacenter_id = (int32_t)d.datacenter_id;
+			r.worker_id = (int32_t)d.worker_id;
 		}
 		grpc_reply(st, &r.base);
 	} else {

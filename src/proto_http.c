@@ -15,8 +15,6 @@
 
 #include "log.h"
 #include "metrics.h"
-#include "source.h"
-#include "tier.h"
 
 struct proto_http {
 	struct evhttp		*ev;
@@ -185,8 +183,8 @@ http_decode(const struct core_decode *d)
 		json_object_set_new(o, "timestamp_ms", json_integer(d->unix_ms));
 		json_object_set_new(o, "time", json_string(d->iso));
 		json_object_set_new(o, "worker", json_integer(d->worker));
-		json_object_set_new(o, "datacenter_id", json_integer(d->worker >> 5));
-		json_object_set_new(o, "worker_id", json_integer(d->worker & 31));
+		json_object_set_new(o, "datacenter_id", json_integer(d->datacenter_id));
+		json_object_set_new(o, "worker_id", json_integer(d->worker_id));
 		json_object_set_new(o, "seq", json_integer(d->seq));
 	}
 	return o;
@@ -329,17 +327,13 @@ http_stats(struct proto_http *h, struct evhttp_request *req)
 static void
 http_health(struct proto_http *h, struct evhttp_request *req)
 {
-	struct source *src = h->m->source;
-	char reason[192];
-	bool ok;
+	struct core_health hl;
 
-	source_mode_reason(src, reason, sizeof(reason));
-	ok = src->mode != SOURCE_MODE_DOWN;
-	http_send_json(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable",
-	    json_pack("{s:b,s:s,s:s,s:I,s:s,s:I}", "ok", ok, "mode", source_mode_name(src->mode),
-	    "mode_reason", reason, "ids_buffered", (json_int_t)pool_available(&src->tier->pool),
-	    "lease", source_lease_state(src), "lease_window_end",
-	    (json_int_t)src->lease->window_end));
+	core_health(h->core, &hl);
+	http_send_json(req, hl.ok ? 200 : 503, hl.ok ? "OK" : "Service Unavailable",
+	    json_pack("{s:b,s:s,s:s,s:I,s:s,s:I}", "ok", hl.ok, "mode", hl.mode,
+	    "mode_reason", hl.reason, "ids_buffered", (json_int_t)hl.ids_buffered,
+	    "lease", hl.lease, "lease_window_end", (json_int_t)hl.lease_window_end));
 }
 
 /* The Prometheus text exposition, version 0.0.4. */

@@ -453,8 +453,8 @@ proto_resp_decode(struct conn *c, const struct core_decode *d)
 	} else {
 		snprintf(num[1], sizeof(num[1]), "%" PRId64, d->unix_ms);
 		snprintf(num[2], sizeof(num[2]), "%u", d->worker);
-		snprintf(num[3], sizeof(num[3]), "%u", d->worker >> 5);
-		snprintf(num[4], sizeof(num[4]), "%u", d->worker & 31);
+		snprintf(num[3], sizeof(num[3]), "%u", d->datacenter_id);
+		snprintf(num[4], sizeof(num[4]), "%u", d->worker_id);
 		snprintf(num[5], sizeof(num[5]), "%u", d->seq);
 		KV("source", "snowflake");
 		KV("time", d->iso);

@@ -188,6 +188,8 @@ test_decode_both_forms(void **state)
 	res = run(r, CORE_CMD_DECODE, dec, CORE_OK);
 	assert_int_equal(res->dec.region, LAYOUT_SNOWFLAKE);
 	assert_true(res->dec.worker == 37 && res->dec.seq == 5);
+	/* The design's 5/5 split, computed once for every adapter: 37 = 1 * 32 + 5. */
+	assert_true(res->dec.datacenter_id == 1 && res->dec.worker_id == 5);
 	assert_true(res->dec.unix_ms == layout_ts_to_unix_ms(UINT64_C(28000000000)));
 	res = run(r, CORE_CMD_B58, dec, CORE_OK);
 	b58_encode(sf, b58);
@@ -196,6 +198,30 @@ test_decode_both_forms(void **state)
 	run(r, CORE_CMD_DECODE, "zzzzzzzzzzz", CORE_ERR_RANGE);
 	r->tier.block_size = 0;
 	res = run(r, CORE_CMD_DECODE, "12289", CORE_ERR_UNAVAILABLE);
+	rig_free(r);
+}
+
+/* Health is read from the core, and reading it changes nothing. */
+static void
+test_health(void **state)
+{
+	struct rig *r = rig_new(TICKET_READY);
+	struct core_health h;
+	uint64_t changes;
+
+	(void)state;
+	r->tier.block_size = B;
+	assert_true(pool_add(&r->tier.pool, 5 * B, B));
+	source_update_mode(&r->src);
+	changes = r->src.stats.mode_changes;
+	core_health(&r->core, &h);
+	assert_true(h.ok);
+	assert_string_equal(h.mode, "ticket");
+	assert_true(h.ids_buffered == B);
+	assert_string_equal(h.reason, "a ticket server is up");
+	assert_string_equal(h.lease, "none");
+	core_health(&r->core, &h);
+	assert_true(r->src.stats.mode_changes == changes);
 	rig_free(r);
 }
 
@@ -249,6 +275,7 @@ main(void)
 		cmocka_unit_test(test_error_mapping),
 		cmocka_unit_test(test_ids_from_pool),
 		cmocka_unit_test(test_decode_both_forms),
+		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_wait_and_resume),
 		cmocka_unit_test(test_wait_expires_unavailable),
 	};
