@@ -53,6 +53,8 @@ struct config {
 	unsigned	 idle_timeout_ms;
 	unsigned	 partial_timeout_ms;
 	unsigned	 max_clients_per_ip;
+	unsigned	 refusal_wait_ms;
+	unsigned	 max_pending_refusals;
 	unsigned	 max_requests_per_event;
 	unsigned	 max_output_per_turn;
 	unsigned	 client_sndbuf_bytes;

@@ -42,6 +42,8 @@ static void	conn_buf_put(struct conn_set *set, bool in, char *p);
 static void	conn_shrink(struct conn *c);
 static void	conn_defer(struct conn *c);
 static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
+static void	conn_refusal_cb(evutil_socket_t fd, short what, void *arg);
+static void	conn_refusal_end(struct conn_refusal *r, bool resp);
 
 static uint64_t
 conn_now_us(void)
@@ -62,6 +64,7 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	set->core = core;
 	set->metrics = metrics;
 	TAILQ_INIT(&set->all);
+	TAILQ_INIT(&set->refusals);
 	peers_init(&set->peers);
 	TAILQ_INIT(&set->deferred);
 	set->resume = evtimer_new(base, conn_resume_cb, set);
@@ -153,21 +156,82 @@ conn_shrink(struct conn *c)
 	}
 }
 
+void
+conn_refuse(struct conn_set *set, evutil_socket_t fd, const char *why)
+{
+	struct timeval tv = { set->cfg->refusal_wait_ms / 1000,
+	    (set->cfg->refusal_wait_ms % 1000) * 1000 };
+	struct conn_refusal *r = NULL;
+
+	if (set->nrefusals < set->cfg->max_pending_refusals)
+		r = calloc(1, sizeof(*r));
+	if (r != NULL) {
+		r->set = set;
+		r->fd = fd;
+		r->why = why;
+		r->ev = event_new(set->base, fd, EV_READ, conn_refusal_cb, r);
+	}
+	if (r == NULL || r->ev == NULL || event_add(r->ev, &tv) != 0) {
+		/* No room to wait: the text protocol's line at once. */
+		if (r != NULL && r->ev != NULL)
+			event_free(r->ev);
+		free(r);
+		r = &(struct conn_refusal){ .set = set, .fd = fd, .why = why };
+		conn_refusal_end(r, false);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&set->refusals, r, entry);
+	set->nrefusals++;
+}
+
+/* The first bytes came, or refusal_wait_ms passed: answer in their protocol. */
+static void
+conn_refusal_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn_refusal *r = arg;
+	struct conn_set *set = r->set;
+	char first = 0;
+
+	(void)what;
+	if (recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+		first = 0;
+	TAILQ_REMOVE(&set->refusals, r, entry);
+	set->nrefusals--;
+	event_free(r->ev);
+	conn_refusal_end(r, first == '*');
+	free(r);
+}
+
+/*
+ * Writes the refusal and closes. What the client sent is read first: closing
+ * with unread input would send a reset, which can destroy the reply in flight.
+ */
+static void
+conn_refusal_end(struct conn_refusal *r, bool resp)
+{
+	const char *code = core_err_info(CORE_ERR_UNAVAILABLE)->code;
+	char line[256], junk[4096];
+	int n;
+
+	while (recv(r->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		;
+	n = snprintf(line, sizeof(line), resp ? "-%s %s\r\n" : "ERR %s %s\n", code, r->why);
+	if (n > 0 && write(r->fd, line, (size_t)n) < 0) {
+		/* Nothing more to tell a peer we are refusing anyway. */
+	}
+	evutil_closesocket(r->fd);
+}
+
 /* Registers a connection and starts reading. */
 bool
 conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 {
-	static const char many[] =
-	    "ERR UNAVAILABLE too many connections from your address (max_clients_per_ip)\n";
 	struct peer *a = peers_get(&set->peers, sa);
 	struct conn *c;
 
 	if (a != NULL && a->count >= set->cfg->max_clients_per_ip) {
 		set->stats.rejected_per_ip++;
-		if (write(fd, many, sizeof(many) - 1) < 0) {
-			/* Nothing more to tell a peer we are rejecting anyway. */
-		}
-		evutil_closesocket(fd);
+		conn_refuse(set, fd, "too many connections from your address (max_clients_per_ip)");
 		return false;
 	}
 	c = calloc(1, sizeof(*c));
@@ -514,8 +578,17 @@ conn_set_free(struct conn_set *set)
 {
 	struct conn *c;
 
+	struct conn_refusal *r;
+
 	while ((c = TAILQ_FIRST(&set->all)) != NULL)
 		conn_free(c);
+	while ((r = TAILQ_FIRST(&set->refusals)) != NULL) {
+		TAILQ_REMOVE(&set->refusals, r, entry);
+		event_free(r->ev);
+		evutil_closesocket(r->fd);
+		free(r);
+	}
+	set->nrefusals = 0;
 	peers_free(&set->peers);
 	while (set->nspare_in > 0)
 		free(set->spare_in[--set->nspare_in]);

@@ -53,6 +53,16 @@ struct conn_counters {
 
 TAILQ_HEAD(conn_list, conn);
 
+/* A connection refused at accept, waiting for its first bytes to pick its protocol. */
+struct conn_refusal {
+	TAILQ_ENTRY(conn_refusal) entry;
+	struct conn_set		*set;
+	evutil_socket_t		 fd;
+	const char		*why;
+	struct event		*ev;
+};
+TAILQ_HEAD(conn_refusal_list, conn_refusal);
+
 struct conn_set {
 	struct event_base	*base;
 	const struct config	*cfg;
@@ -68,6 +78,8 @@ struct conn_set {
 	size_t			 turn_bytes;	/* reply bytes formatted in this turn */
 	struct conn_list	 deferred;	/* over the turn's budget: served in order */
 	struct event		*resume;	/* serves them on the next turn */
+	struct conn_refusal_list refusals;	/* at most max_pending_refusals */
+	unsigned		 nrefusals;
 };
 
 struct conn {
@@ -111,6 +123,14 @@ void	conn_set_init(struct conn_set *set, struct event_base *base, const struct c
  * line saying why) when its address is over max_clients_per_ip or out of memory.
  */
 bool	conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa);
+
+/*
+ * Refuses an accepted socket with one error its client can parse: RESP
+ * ("-UNAVAILABLE why") when its first byte is '*', else the text protocol's
+ * line. The first bytes are awaited up to refusal_wait_ms, at most
+ * max_pending_refusals at once (beyond, the text line at once).
+ */
+void	conn_refuse(struct conn_set *set, evutil_socket_t fd, const char *why);
 
 /* Every connection closes after flushing what it has buffered; for draining. */
 void	conn_set_drain(struct conn_set *set);

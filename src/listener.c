@@ -58,21 +58,15 @@ static void
 listener_accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
-	static const char full[] = "ERR UNAVAILABLE too many connections (max_clients)\n";
-	static const char bye[] = "ERR UNAVAILABLE shutting down\n";
 	struct listener *l = arg;
 	int one = 1;
 
 	(void)ev;
 	(void)salen;
 	if (l->draining || l->conns->stats.open >= l->cfg->max_clients) {
-		const char *msg = l->draining ? bye : full;
-
 		l->stats.rejected++;
-		if (write(fd, msg, strlen(msg)) < 0) {
-			/* Nothing more to tell a peer we are rejecting anyway. */
-		}
-		evutil_closesocket(fd);
+		conn_refuse(l->conns, fd, l->draining ? "shutting down" :
+		    "too many connections (max_clients)");
 		return;
 	}
 	evutil_make_socket_nonblocking(fd);

@@ -38,7 +38,7 @@ step "integration tests on the sanitizer build" tests/integration/run.sh build/a
 	tests/integration/test_slow.sh tests/integration/test_libidgen.sh \
 	tests/integration/test_partition.sh tests/integration/test_owner.sh \
 	tests/integration/test_bchange.sh tests/integration/test_witness.sh \
-	tests/integration/test_views.sh
+	tests/integration/test_views.sh tests/integration/test_refusal.sh
 step "integration tests (real MariaDB pair, netcat)" tests/integration/run.sh build
 step "fuzzing, bounded (libFuzzer + ASan/UBSan, every parser)" make -s fuzz-short
 
