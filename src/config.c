@@ -109,7 +109,7 @@ static const struct config_key config_keys[] = {
 	{ "partial_timeout_ms", U(partial_timeout_ms), "10000", 0, 3600000,
 	    "a client that leaves a request unfinished this long is closed (0: never)" },
 	{ "refusal_wait_ms", U(refusal_wait_ms), "100", 0, 10000,
-	    "a client refused at accept is answered once its first bytes tell RESP from text, or after this" },
+	    "a refused client is answered once its first bytes tell RESP from text, or after this" },
 	{ "max_pending_refusals", U(max_pending_refusals), "256", 0, 100000,
 	    "refused clients waited on at once; beyond, the text protocol's line at once" },
 	{ "max_clients_per_ip", U(max_clients_per_ip), "5000", 1, 1000000,

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clk.h"
 #include "proto_resp.h"
 #include "proto_text.h"
 
@@ -36,7 +37,6 @@ static void	conn_linger_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_watch_input(struct conn *c, bool progressed);
 static void	conn_abort(struct conn *c);
-static uint64_t	conn_now_us(void);
 static char	*conn_buf_get(struct conn_set *set, bool in);
 static void	conn_buf_put(struct conn_set *set, bool in, char *p);
 static void	conn_shrink(struct conn *c);
@@ -44,15 +44,6 @@ static void	conn_defer(struct conn *c);
 static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_end(struct conn_refusal *r, bool resp);
-
-static uint64_t
-conn_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 void
 conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
@@ -159,8 +150,7 @@ conn_shrink(struct conn *c)
 void
 conn_refuse(struct conn_set *set, evutil_socket_t fd, const char *why)
 {
-	struct timeval tv = { set->cfg->refusal_wait_ms / 1000,
-	    (set->cfg->refusal_wait_ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(set->cfg->refusal_wait_ms);
 	struct conn_refusal *r = NULL;
 
 	if (set->nrefusals < set->cfg->max_pending_refusals)
@@ -465,7 +455,7 @@ conn_resume(void *arg)
 static void
 conn_linger(struct conn *c)
 {
-	struct timeval tv = { CONN_LINGER_MS / 1000, (CONN_LINGER_MS % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(CONN_LINGER_MS);
 
 	if (c->eof) {
 		conn_free(c);
@@ -533,8 +523,7 @@ conn_watch_input(struct conn *c, bool progressed)
 		evtimer_del(c->idle);
 		return;
 	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = clk_tv_ms(ms);
 	evtimer_add(c->idle, &tv);
 }
 
@@ -613,8 +602,8 @@ conn_flush(struct conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			uint64_t now = conn_now_us(), limit = (uint64_t)c->set->cfg->write_timeout_ms *
-			    1000, stuck;
+			uint64_t now = (uint64_t)clk_mono_us(), stuck,
+			    limit = (uint64_t)c->set->cfg->write_timeout_ms * 1000;
 			struct timeval tv;
 
 			/*

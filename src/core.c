@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "clk.h"
 #include "tier.h"
 
 /* The one mapping of errors to each protocol's form. */
@@ -127,7 +128,7 @@ core_wake(struct core *c)
 static void
 core_wake_after(struct core *c, unsigned us)
 {
-	struct timeval tv = { us / 1000000, us % 1000000 }, now, at, pending;
+	struct timeval tv = clk_tv_us(us), now, at, pending;
 
 	/* Keep the earliest of the wake-ups asked for. */
 	evutil_gettimeofday(&now, NULL);
@@ -374,7 +375,7 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 	if (st == SOURCE_WAIT) {
 		/* A wake-up that brought nothing keeps the original deadline. */
 		if (!w->timed) {
-			struct timeval tv = { wait_us / 1000000, wait_us % 1000000 };
+			struct timeval tv = clk_tv_us(wait_us);
 
 			if (!w->waited)
 				c->stats.waits++;

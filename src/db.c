@@ -12,6 +12,8 @@
 
 #include <mysql.h>
 
+#include "clk.h"
+
 enum db_op {
 	DB_IDLE,
 	DB_CONNECT,
@@ -116,7 +118,7 @@ db_close(struct db_conn *c)
 static void
 db_arm_deadline(struct db_conn *c, unsigned ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(ms);
 
 	event_add(c->deadline, &tv);
 }
@@ -187,8 +189,7 @@ db_wait(struct db_conn *c, int status)
 	if (status & MYSQL_WAIT_TIMEOUT) {
 		unsigned ms = mysql_get_timeout_value_ms(c->mysql);
 
-		tv.tv_sec = ms / 1000;
-		tv.tv_usec = (ms % 1000) * 1000;
+		tv = clk_tv_ms(ms);
 		tvp = &tv;
 	}
 	db_arm(c, what, db_io_cb, tvp);

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clk.h"
 #include "layout.h"
 #include "log.h"
 
@@ -58,16 +58,6 @@ static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 
-/* Unix ms from the wall clock. */
-int64_t
-lease_clock_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sets up both lease connections and a holder name unique to this incarnation. */
 bool
 lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
@@ -91,7 +81,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	l->state = LEASE_NONE;
 	gethostname(host, sizeof(host) - 1);
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
-		nonce = (uint64_t)lease_clock_real() ^ ((uint64_t)getpid() << 32);
+		nonce = (uint64_t)clk_real_ms() ^ ((uint64_t)getpid() << 32);
 	/* Host, pid and a random nonce: unique per process incarnation. */
 	snprintf(l->holder, sizeof(l->holder), "%.60s:%d:%016" PRIx64, host, (int)getpid(),
 	    nonce);
@@ -180,7 +170,7 @@ lease_start(struct lease *l)
 static void
 lease_schedule(struct lease *l, unsigned ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(ms);
 
 	evtimer_add(l->tick, &tv);
 }

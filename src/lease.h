@@ -136,7 +136,5 @@ const char *lease_state_name(enum lease_state st);
 /* The state for views at now (layout ms): "expired" for a held window now has passed. */
 const char *lease_state_at(const struct lease *l, uint64_t now);
 
-/* The real clock: unix ms from CLOCK_REALTIME. */
-int64_t	lease_clock_real(void);
 
 #endif

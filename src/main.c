@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "clk.h"
 #include "conn.h"
 #include "core.h"
 #include "db.h"
@@ -87,7 +88,7 @@ static void
 main_mode_arm(struct main_ctx *m)
 {
 	unsigned ms = source_mode_due_ms(&m->source, MAIN_MODE_TICK_MS);
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(ms);
 
 	if (m->mode_tick != NULL)
 		evtimer_add(m->mode_tick, &tv);
@@ -157,8 +158,7 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 	    (unsigned long long)m->conns.stats.open, m->cfg.drain_timeout_ms);
 	listener_drain(&m->listener);
 	{
-		struct timeval now, d = { m->cfg.drain_timeout_ms / 1000,
-		    (m->cfg.drain_timeout_ms % 1000) * 1000 };
+		struct timeval now, d = clk_tv_ms(m->cfg.drain_timeout_ms);
 
 		evutil_gettimeofday(&now, NULL);
 		evutil_timeradd(&now, &d, &m->drain_deadline);
@@ -359,12 +359,12 @@ main(int argc, char **argv)
 
 		snowflake_init(&m.gen, &sc);
 	}
-	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, &m.sf, lease_clock_real,
+	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, &m.sf, clk_real_ms,
 	    main_tier_change, main_trust, &m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
-	source_init(&m.source, &m.tier, &m.gen, &m.lease, source_clock_real_us,
+	source_init(&m.source, &m.tier, &m.gen, &m.lease, clk_real_us,
 	    m.cfg.refill_wait_ms);
 	if (!core_init(&m.core, m.base, &m.source)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
@@ -422,17 +422,15 @@ main(int argc, char **argv)
 	{
 		struct rlimit rl;
 		unsigned n = m.cfg.max_clients + m.cfg.grpc_max_connections + 64;
-
-		struct timespec t0, t1;
+		int64_t t0;
 
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n)
 			n = (unsigned)rl.rlim_cur;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = clk_mono_us();
 		n = trim_reserve_fds(m.base, n);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		log_info("descriptor slots made for %u connections in %ld ms (max_clients, "
+		log_info("descriptor slots made for %u connections in %lld ms (max_clients, "
 		    "grpc_max_connections): memory of a flood can be given back", n,
-		    (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+		    (long long)((clk_mono_us() - t0) / 1000));
 	}
 	if (!trim_init(&m.trim, m.base, m.cfg.trim_interval_ms, m.cfg.trim_free_bytes)) {
 		log_error("out of memory at start");

@@ -59,10 +59,12 @@
 	X(write_timeouts, C, SVC, "clients", "clients dropped for not reading (write_timeout_ms)", \
 	    "write_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->write_timeouts)) \
-	X(idle_timeouts, C, SVC, "clients", "clients closed after idle_timeout_ms without a request", \
+	X(idle_timeouts, C, SVC, "clients", \
+	    "clients closed after idle_timeout_ms without a request", \
 	    "idle_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->idle_timeouts)) \
-	X(partial_timeouts, C, SVC, "clients", "clients closed with a request unfinished for partial_timeout_ms", \
+	X(partial_timeouts, C, SVC, "clients", \
+	    "clients closed with a request unfinished for partial_timeout_ms", \
 	    "partial_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->partial_timeouts)) \
 	X(rejected_per_ip, C, SVC, "clients", "connections refused over max_clients_per_ip", \
@@ -77,13 +79,16 @@
 	X(grpc_rejected, C, SVC, "grpc", "gRPC connections refused over grpc_max_connections", \
 	    "grpc_connections_rejected", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(rejected))) \
-	X(grpc_rejected_per_ip, C, SVC, "grpc", "gRPC connections refused over grpc_max_connections_per_ip", \
+	X(grpc_rejected_per_ip, C, SVC, "grpc", \
+	    "gRPC connections refused over grpc_max_connections_per_ip", \
 	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(rejected_per_ip))) \
-	X(grpc_request_timeouts, C, SVC, "grpc", "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset", \
+	X(grpc_request_timeouts, C, SVC, "grpc", \
+	    "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset", \
 	    "grpc_request_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(request_timeouts))) \
-	X(grpc_idle_timeouts, C, SVC, "grpc", "gRPC connections closed after grpc_idle_timeout_ms without a request progressing", \
+	X(grpc_idle_timeouts, C, SVC, "grpc", \
+	    "gRPC connections closed after grpc_idle_timeout_ms without a request progressing", \
 	    "grpc_idle_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(idle_timeouts))) \
 	X(requests, C, SVC, "stats", "requests answered", \
@@ -107,7 +112,8 @@
 	X(refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
 	    "refill_waits", METRIC_AS_IS, NULL, \
 	    NUM(CORE.waits)) \
-	X(refill_late_fallbacks, C, SVC, "stats", "requests the fallback answered because a refill was late", \
+	X(refill_late_fallbacks, C, SVC, "stats", \
+	    "requests the fallback answered because a refill was late", \
 	    "refill_late_fallbacks", METRIC_AS_IS, NULL, \
 	    NUM(m->source->stats.late_refills)) \
 	X(mode_changes, C, SVC, "stats", "transitions between modes", \
@@ -122,7 +128,8 @@
 	X(err_unavailable, C, SVC, "stats", "requests refused: no ID could be served", \
 	    "errors_unavailable", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_UNAVAILABLE])) \
-	X(err_clock, C, SVC, "stats", "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
+	X(err_clock, C, SVC, "stats", \
+	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
 	    "errors_clock", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_CLOCK])) \
 	X(state_file, I, SVC, "state", "the local state file, or off", \
@@ -140,7 +147,8 @@
 	X(state_write_us_max, G, SVC, "state", "longest state file write, us", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.write_us_max)) \
-	X(memory_trims, C, SVC, "memory", "freed memory given back after a flood (trim_free_bytes)", \
+	X(memory_trims, C, SVC, "memory", \
+	    "freed memory given back after a flood (trim_free_bytes)", \
 	    "memory_trims", METRIC_AS_IS, NULL, \
 	    NUM(m->trim != NULL ? m->trim->trims : 0)) \
 	X(memory_trim_us_max, G, SVC, "memory", "the longest of those, us", \
@@ -167,7 +175,8 @@
 	X(rechecks, C, SRV, "tickets", "checks of a live connection", \
 	    "rechecks", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.rechecks)) \
-	X(witnessed, C, SRV, "tickets", "connects that brought its copy of the partner's mark up to date", \
+	X(witnessed, C, SRV, "tickets", \
+	    "connects that brought its copy of the partner's mark up to date", \
 	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.witnessed)) \
 	X(deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
@@ -208,7 +217,8 @@
 	    NUM(LEASE->window_end)) \
 	X(lease_window_end_time, I, SVC, "fallback", "end of the lease window, ISO-8601", \
 	    NULL, METRIC_AS_IS, NULL, \
-	    layout_format_iso(layout_ts_to_unix_ms(LEASE->window_end), v->buf, sizeof(v->buf)); TEXT(LEASE->state == LEASE_HELD ? v->buf : "none")) \
+	    layout_format_iso(layout_ts_to_unix_ms(LEASE->window_end), v->buf, sizeof(v->buf)); \
+	    TEXT(LEASE->state == LEASE_HELD ? v->buf : "none")) \
 	X(lease_claims, C, SVC, "fallback", "lease claims", \
 	    "lease_claims", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.claims)) \
@@ -224,7 +234,8 @@
 	X(lease_skew_refusals, C, SVC, "fallback", "claims refused for clock skew", \
 	    "lease_skew_refusals", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.skew_refusals)) \
-	X(lease_extend_skew_refusals, C, SVC, "fallback", "extends and re-adoptions refused for clock skew (the window runs on to its end)", \
+	X(lease_extend_skew_refusals, C, SVC, "fallback", \
+	    "extends and re-adoptions refused for clock skew (the window runs on to its end)", \
 	    "lease_extend_skew_refusals", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.extend_skew_refusals)) \
 	X(lease_lost, C, SVC, "fallback", "leases found held by another", \
@@ -245,7 +256,8 @@
 	X(fallback_reserved_ts, G, SVC, "fallback", "highest ms that may be minted, layout ms", \
 	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
 	    NUM(m->sf->rec.lease.held ? m->sf->rec.lease.reserved : 0)) \
-	X(lease_clock_skew_ms, G, SVC, "fallback", "clock skew against the database at the last claim, extend or re-adoption", \
+	X(lease_clock_skew_ms, G, SVC, "fallback", \
+	    "clock skew against the database at the last claim, extend or re-adoption", \
 	    "lease_clock_skew_seconds", METRIC_MS, NULL, \
 	    NUM((uint64_t)(LEASE->skew_ms < 0 ? -LEASE->skew_ms : LEASE->skew_ms))) \
 	X(fallback_last_ts, G, SVC, "fallback", "last ms minted, layout ms", \

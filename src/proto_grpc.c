@@ -21,6 +21,7 @@
 #include <event2/listener.h>
 #include <nghttp2/nghttp2.h>
 
+#include "clk.h"
 #include "health.pb-c.h"
 #include "idgen.pb-c.h"
 #include "layout.h"
@@ -111,7 +112,6 @@ static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
 static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_stall_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_refuse(evutil_socket_t fd);
-static uint64_t	grpc_now_us(void);
 static struct grpc_conn *grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev);
 static void	grpc_conn_free(struct grpc_conn *c);
 static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used);
@@ -217,16 +217,6 @@ proto_grpc_counters(const struct proto_grpc *g)
 	return &g->stats;
 }
 
-/* Monotonic microseconds: request deadlines and the idle clock. */
-static uint64_t
-grpc_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /*
  * Refuses an accepted socket with a close, once what the client already sent
  * is read (so the close is a FIN, not a reset). Not HTTP/2's GOAWAY: after our
@@ -299,8 +289,7 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 {
 	nghttp2_session_callbacks *cbs = NULL;
 	nghttp2_settings_entry iv[2];
-	struct timeval idle = { g->cfg->grpc_idle_timeout_ms / 1000,
-	    (g->cfg->grpc_idle_timeout_ms % 1000) * 1000 };
+	struct timeval idle = clk_tv_ms(g->cfg->grpc_idle_timeout_ms);
 	struct grpc_conn *c = calloc(1, sizeof(*c));
 
 	if (c == NULL) {
@@ -353,7 +342,7 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 static void
 grpc_touch(struct grpc_conn *c)
 {
-	c->progress_us = grpc_now_us();
+	c->progress_us = (uint64_t)clk_mono_us();
 }
 
 /*
@@ -367,7 +356,7 @@ grpc_idle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct grpc_conn *c = arg;
 	uint64_t limit = (uint64_t)c->g->cfg->grpc_idle_timeout_ms * 1000;
-	uint64_t idle = grpc_now_us() - c->progress_us;
+	uint64_t idle = (uint64_t)clk_mono_us() - c->progress_us;
 	struct grpc_stream *st;
 	struct timeval tv;
 
@@ -408,7 +397,7 @@ grpc_stall_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct grpc_conn *c = arg;
 	uint64_t limit = (uint64_t)c->g->cfg->grpc_request_timeout_ms * 1000;
-	uint64_t now = grpc_now_us(), next = 0;
+	uint64_t now = (uint64_t)clk_mono_us(), next = 0;
 	struct grpc_stream *st;
 	struct timeval tv;
 
@@ -593,8 +582,7 @@ grpc_begin_headers_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
 	st->begun_us = c->progress_us;
 	/* Pending: an older incomplete request's deadline, which comes first. */
 	if (!evtimer_pending(c->stall, NULL)) {
-		struct timeval tv = { c->g->cfg->grpc_request_timeout_ms / 1000,
-		    (c->g->cfg->grpc_request_timeout_ms % 1000) * 1000 };
+		struct timeval tv = clk_tv_ms(c->g->cfg->grpc_request_timeout_ms);
 
 		evtimer_add(c->stall, &tv);
 	}
@@ -1001,7 +989,7 @@ grpc_exec(struct grpc_stream *st)
 	}
 	if (core_exec(c->g->core, &st->w, &st->creq, res) == CORE_PENDING) {
 		if (!st->waiting && st->timeout_us > 0) {
-			struct timeval tv = { st->timeout_us / 1000000, st->timeout_us % 1000000 };
+			struct timeval tv = clk_tv_us(st->timeout_us);
 
 			st->deadline = evtimer_new(c->g->base, grpc_deadline_cb, st);
 			if (st->deadline != NULL)

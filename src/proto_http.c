@@ -13,6 +13,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
+#include "clk.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -59,7 +60,7 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
     struct core *core, const struct metrics_src *m, char *err, size_t errlen)
 {
 	struct proto_http *h;
-	struct timeval tv = { cfg->http_timeout_ms / 1000, (cfg->http_timeout_ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(cfg->http_timeout_ms);
 
 	*out = NULL;
 	if (cfg->http_port == 0)

@@ -9,8 +9,8 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "clk.h"
 #include "layout.h"
 #include "log.h"
 
@@ -28,7 +28,7 @@ source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct l
 	s->gen = gen;
 	s->lease = lease;
 	s->clock_us = clock_us;
-	s->mono_us = source_clock_mono_us;
+	s->mono_us = clk_mono_us;
 	s->refill_wait_ms = refill_wait_ms;
 	s->mode = SOURCE_MODE_DOWN;
 	s->why = SOURCE_WHY_NO_LEASE;
@@ -40,25 +40,6 @@ source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct l
 	s->stats.ids_fallback = 0;
 	s->stats.late_refills = 0;
 	s->stats.mode_changes = 0;
-}
-
-int64_t
-source_clock_real_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* Monotonic us: how long a wait has lasted, whatever the wall clock does. */
-int64_t
-source_clock_mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 const char *

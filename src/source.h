@@ -99,10 +99,4 @@ const char	*source_lease_state(const struct source *s);
 /* The reason for the current mode, one line of text into buf. */
 void		source_mode_reason(const struct source *s, char *buf, size_t len);
 
-/* The real clock: unix us from CLOCK_REALTIME. */
-int64_t		source_clock_real_us(void);
-
-/* Monotonic us (CLOCK_MONOTONIC): notices a wall clock that stopped. */
-int64_t		source_clock_mono_us(void);
-
 #endif

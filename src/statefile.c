@@ -12,8 +12,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clk.h"
 
 #define STATEFILE_SLOT	STATE_MAX_LEN		/* bytes per slot; the file holds two */
 
@@ -24,19 +25,9 @@ static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec, char
 		    size_t whylen);
 static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n);
 static bool	statefile_sync_dir(const char *path);
-static uint64_t	statefile_now_us(void);
 static void	statefile_id_file(const char *path, char *out, size_t outlen);
 static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
 static bool	statefile_running(uint64_t pid, uint64_t start);
-
-static uint64_t
-statefile_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 bool
 statefile_on(const struct statefile *f)
@@ -361,7 +352,7 @@ statefile_save(struct statefile *f)
 
 	if (f->path == NULL)
 		return true;
-	t0 = statefile_now_us();
+	t0 = (uint64_t)clk_mono_us();
 	gen = f->rec.gen;
 	f->rec.gen = gen + 1;
 	memset(buf, 0, sizeof(buf));
@@ -381,7 +372,7 @@ statefile_save(struct statefile *f)
 	if (f->stats.writes == 0 && !statefile_sync_dir(f->path))
 		goto fail;
 	f->slot = 1 - f->slot;
-	us = statefile_now_us() - t0;
+	us = (uint64_t)clk_mono_us() - t0;
 	f->stats.writes++;
 	f->stats.write_us_total += us;
 	if (us > f->stats.write_us_max)

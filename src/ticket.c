@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
+#include "clk.h"
 #include "log.h"
 #include "state.h"
 
@@ -127,18 +127,7 @@ static void	ticket_start_recheck(struct ticket_server *s);
 static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_u64(const char *v, uint64_t *out);
-static uint64_t	ticket_now_us(void);
 static bool	ticket_send_tx(struct ticket_server *s);
-
-/* Monotonic microseconds, for fetch latency. */
-static uint64_t
-ticket_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* A decimal column; SQL NULL or junk is false. */
 static bool
@@ -243,7 +232,7 @@ ticket_retry_cb(evutil_socket_t fd, short what, void *arg)
 static void
 ticket_schedule(struct event *ev, unsigned ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(ms);
 
 	evtimer_add(ev, &tv);
 }
@@ -564,7 +553,7 @@ ticket_fetch(struct ticket_server *s)
 		return false;
 	/* Before the call: a fast server can answer within it, callback included. */
 	s->state = TICKET_FETCHING;
-	s->fetch_started_us = ticket_now_us();
+	s->fetch_started_us = (uint64_t)clk_mono_us();
 	s->copy_sending = s->copy_want;
 	s->copy_sending_b = s->copy_want_b != 0 ? s->copy_want_b : s->block_size;
 	if (!ticket_send_tx(s)) {
@@ -659,7 +648,7 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	 * Timed before the notice: the tier may start the next fetch from it,
 	 * which restarts fetch_started_us.
 	 */
-	us = ticket_now_us() - s->fetch_started_us;
+	us = (uint64_t)clk_mono_us() - s->fetch_started_us;
 	if (!s->notify(s, TICKET_EV_TICKET, t, s->notify_arg))
 		return;		/* not used (the state file could not record it) */
 	s->last_ticket = t;

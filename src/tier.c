@@ -5,9 +5,9 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
+#include "clk.h"
 #include "layout.h"
 #include "log.h"
 
@@ -77,7 +77,7 @@ tier_free(struct tier *t)
 void
 tier_start(struct tier *t)
 {
-	struct timeval tv = { 0, TIER_RATE_MS * 1000 };
+	struct timeval tv = clk_tv_ms(TIER_RATE_MS);
 
 	event_add(t->rate_tick, &tv);
 	ticket_start(&t->srv[TIER_ODD]);
@@ -93,13 +93,10 @@ tier_start(struct tier *t)
 static double
 tier_fetch_ms(const struct tier *t)
 {
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = (uint64_t)clk_mono_us();	/* the clock of fetch_started_us */
 	double ms = 0;
 	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the clock of fetch_started_us */
-	now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	for (i = 0; i < 2; i++) {
 		const struct ticket_server *s = &t->srv[i];
 		double f = 0;

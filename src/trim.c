@@ -5,27 +5,18 @@
 
 #include <fcntl.h>
 #include <malloc.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clk.h"
 
 static void	trim_cb(evutil_socket_t fd, short what, void *arg);
 static void	trim_nop(evutil_socket_t fd, short what, void *arg);
 static void	trim_arm(struct trim *t);
-static uint64_t	trim_now_us(void);
-
-static uint64_t
-trim_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static void
 trim_arm(struct trim *t)
 {
-	struct timeval tv = { t->interval_ms / 1000, (t->interval_ms % 1000) * 1000 };
+	struct timeval tv = clk_tv_ms(t->interval_ms);
 
 	evtimer_add(t->tick, &tv);
 }
@@ -71,9 +62,9 @@ trim_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (now > t->kept + t->free_bytes) {
-		t0 = trim_now_us();
+		t0 = (uint64_t)clk_mono_us();
 		malloc_trim(0);
-		us = trim_now_us() - t0;
+		us = (uint64_t)clk_mono_us() - t0;
 		t->trims++;
 		if (us > t->trim_us_max)
 			t->trim_us_max = us;
