@@ -13,6 +13,7 @@
 #include <mysql.h>
 
 #include "clk.h"
+#include "config.h"
 
 enum db_op {
 	DB_IDLE,
@@ -22,7 +23,9 @@ enum db_op {
 	DB_NEXT,	/* the next result of a multi-statement query */
 };
 
-struct db_conn {
+/* MariaDB's handle; conn first, so a struct db_conn * is one of these. */
+struct db_maria {
+	struct db_conn		 conn;
 	struct event_base	*base;
 	struct db_params	 params;
 	char			 name[16];
@@ -42,45 +45,56 @@ struct db_conn {
 	struct db_result	 acc;		/* per-statement results so far */
 };
 
+static struct db_conn *db_maria_new(struct event_base *base, const struct db_params *params,
+		    const char *name);
+static void	db_maria_free(struct db_conn *conn);
+static void	db_maria_close(struct db_conn *conn);
+static bool	db_maria_connect(struct db_conn *conn, db_cb cb, void *arg);
+static bool	db_maria_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg);
+static void	db_maria_on_lost(struct db_conn *conn, db_cb cb, void *arg);
+static bool	db_maria_connected(const struct db_conn *conn);
 static void	db_io_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_deadline_cb(evutil_socket_t fd, short what, void *arg);
-static void	db_wait(struct db_conn *c, int status);
-static void	db_step(struct db_conn *c, int status);
-static void	db_finish(struct db_conn *c, unsigned err, const char *msg);
-static void	db_statement_done(struct db_conn *c);
-static void	db_arm_deadline(struct db_conn *c, unsigned ms);
+static void	db_wait(struct db_maria *c, int status);
+static void	db_step(struct db_maria *c, int status);
+static void	db_finish(struct db_maria *c, unsigned err, const char *msg);
+static void	db_statement_done(struct db_maria *c);
+static void	db_arm_deadline(struct db_maria *c, unsigned ms);
 static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
-static void	db_watch_idle(struct db_conn *c);
-static void	db_arm(struct db_conn *c, short what, event_callback_fn cb,
+static void	db_watch_idle(struct db_maria *c);
+static void	db_arm(struct db_maria *c, short what, event_callback_fn cb,
 		    const struct timeval *tv);
 
 /* Allocates a handle; nothing connects until db_connect(). */
-struct db_conn *
-db_new(struct event_base *base, const struct db_params *params, const char *name)
+static struct db_conn *
+db_maria_new(struct event_base *base, const struct db_params *params, const char *name)
 {
-	struct db_conn *c = calloc(1, sizeof(*c));
+	struct db_maria *c = calloc(1, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
+	c->conn.ops = &db_mariadb_ops;
 	c->base = base;
 	c->params = *params;
 	strncpy(c->name, name, sizeof(c->name) - 1);
 	c->deadline = evtimer_new(base, db_deadline_cb, c);
 	c->io = event_new(base, -1, 0, db_io_cb, c);
 	if (c->deadline == NULL || c->io == NULL) {
-		db_free(c);
+		db_maria_free(&c->conn);
 		return NULL;
 	}
-	return c;
+	return &c->conn;
 }
 
 /* Closes and frees a handle. */
-void
-db_free(struct db_conn *c)
+static void
+db_maria_free(struct db_conn *conn)
 {
+	struct db_maria *c = (struct db_maria *)conn;
+
 	if (c == NULL)
 		return;
-	db_close(c);
+	db_maria_close(&c->conn);
 	if (c->io != NULL)
 		event_free(c->io);
 	if (c->deadline != NULL)
@@ -89,9 +103,11 @@ db_free(struct db_conn *c)
 }
 
 /* Drops the connection and any operation in flight, without a callback. */
-void
-db_close(struct db_conn *c)
+static void
+db_maria_close(struct db_conn *conn)
 {
+	struct db_maria *c = (struct db_maria *)conn;
+
 	if (c->io != NULL)
 		event_del(c->io);
 	if (c->deadline != NULL)
@@ -116,7 +132,7 @@ db_close(struct db_conn *c)
 
 /* Bounds the current operation. */
 static void
-db_arm_deadline(struct db_conn *c, unsigned ms)
+db_arm_deadline(struct db_maria *c, unsigned ms)
 {
 	struct timeval tv = clk_tv_ms(ms);
 
@@ -124,15 +140,16 @@ db_arm_deadline(struct db_conn *c, unsigned ms)
 }
 
 /* Starts the non-blocking handshake. */
-bool
-db_connect(struct db_conn *c, db_cb cb, void *arg)
+static bool
+db_maria_connect(struct db_conn *conn, db_cb cb, void *arg)
 {
+	struct db_maria *c = (struct db_maria *)conn;
 	unsigned secs;
 	int status;
 
 	if (c->op != DB_IDLE)
 		return false;
-	db_close(c);
+	db_maria_close(&c->conn);
 	c->mysql = mysql_init(NULL);
 	if (c->mysql == NULL)
 		return false;
@@ -157,9 +174,10 @@ db_connect(struct db_conn *c, db_cb cb, void *arg)
 }
 
 /* Starts a query. */
-bool
-db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
+static bool
+db_maria_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg)
 {
+	struct db_maria *c = (struct db_maria *)conn;
 	int status;
 
 	if (c->op != DB_IDLE || !c->connected)
@@ -177,7 +195,7 @@ db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
 
 /* Waits for what the driver asked for: readable, writable, or its own timeout. */
 static void
-db_wait(struct db_conn *c, int status)
+db_wait(struct db_maria *c, int status)
 {
 	short what = 0;
 	struct timeval tv, *tvp = NULL;
@@ -197,7 +215,7 @@ db_wait(struct db_conn *c, int status)
 
 /* Points the handle's one event at its socket with the given interest. */
 static void
-db_arm(struct db_conn *c, short what, event_callback_fn cb, const struct timeval *tv)
+db_arm(struct db_maria *c, short what, event_callback_fn cb, const struct timeval *tv)
 {
 	event_del(c->io);
 	event_assign(c->io, c->base, mysql_get_socket(c->mysql), what, cb, c);
@@ -208,7 +226,7 @@ db_arm(struct db_conn *c, short what, event_callback_fn cb, const struct timeval
 static void
 db_io_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct db_conn *c = arg;
+	struct db_maria *c = arg;
 	int status = 0;
 
 	(void)fd;
@@ -241,7 +259,7 @@ db_io_cb(evutil_socket_t fd, short what, void *arg)
 static void
 db_deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct db_conn *c = arg;
+	struct db_maria *c = arg;
 
 	(void)fd;
 	(void)what;
@@ -251,7 +269,7 @@ db_deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Either waits again or moves the operation on when the driver call completed. */
 static void
-db_step(struct db_conn *c, int status)
+db_step(struct db_maria *c, int status)
 {
 	if (status != 0) {
 		db_wait(c, status);
@@ -294,7 +312,7 @@ db_step(struct db_conn *c, int status)
 
 /* One statement's result is in: note it, then read the next one or finish. */
 static void
-db_statement_done(struct db_conn *c)
+db_statement_done(struct db_maria *c)
 {
 	unsigned i = c->acc.nstmts;
 	int status;
@@ -322,9 +340,10 @@ db_statement_done(struct db_conn *c)
 
 /* Ends the operation and calls back; on error the connection is closed first. */
 static void
-db_finish(struct db_conn *c, unsigned err, const char *msg)
+db_finish(struct db_maria *c, unsigned err, const char *msg)
 {
 	struct db_result r;
+	MYSQL_RES *res;
 	char msgbuf[256];
 	db_cb cb = c->cb;
 	void *arg = c->cb_arg;
@@ -342,15 +361,18 @@ db_finish(struct db_conn *c, unsigned err, const char *msg)
 	if (c->rret != NULL)
 		mysql_free_result(c->rret);
 	c->rret = NULL;
-	r.res = c->first_res;
+	res = c->first_res;
 	c->first_res = NULL;
+	if (res != NULL && (r.row = mysql_fetch_row(res)) != NULL)
+		r.nfields = mysql_num_fields(res);
 	c->op = DB_IDLE;
 	c->cb = NULL;
 	if (err != 0) {
 		/* Copy the text: closing the handle frees it. */
 		snprintf(msgbuf, sizeof(msgbuf), "%s", msg != NULL ? msg : "unknown error");
 		r.msg = msgbuf;
-		if (err != 1213 && err != 1205) {
+		if (db_classify(err) != DB_ERRC_DEADLOCK &&
+		    db_classify(err) != DB_ERRC_LOCK_TIMEOUT) {
 			if (c->mysql != NULL)
 				mysql_close(c->mysql);
 			c->mysql = NULL;
@@ -360,15 +382,17 @@ db_finish(struct db_conn *c, unsigned err, const char *msg)
 	if (c->connected)
 		db_watch_idle(c);
 	if (cb != NULL)
-		cb(c, &r, arg);
-	if (r.res != NULL)
-		mysql_free_result(r.res);
+		cb(&c->conn, &r, arg);
+	if (res != NULL)
+		mysql_free_result(res);
 }
 
 /* Sets who is told when the server drops an idle connection (crash, restart). */
-void
-db_on_lost(struct db_conn *c, db_cb cb, void *arg)
+static void
+db_maria_on_lost(struct db_conn *conn, db_cb cb, void *arg)
 {
+	struct db_maria *c = (struct db_maria *)conn;
+
 	c->lost_cb = cb;
 	c->lost_arg = arg;
 }
@@ -379,7 +403,7 @@ db_on_lost(struct db_conn *c, db_cb cb, void *arg)
  * STATS true and starts the re-probe early.
  */
 static void
-db_watch_idle(struct db_conn *c)
+db_watch_idle(struct db_maria *c)
 {
 	db_arm(c, EV_READ, db_idle_cb, NULL);
 }
@@ -388,38 +412,125 @@ db_watch_idle(struct db_conn *c)
 static void
 db_idle_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct db_conn *c = arg;
+	struct db_maria *c = arg;
 	struct db_result r;
 
 	(void)fd;
 	(void)what;
 	if (c->op != DB_IDLE)
 		return;
-	db_close(c);
+	db_maria_close(&c->conn);
 	memset(&r, 0, sizeof(r));
 	r.err = DB_ERR_TIMEOUT;
 	r.msg = "server closed the idle connection";
 	if (c->lost_cb != NULL)
-		c->lost_cb(c, &r, c->lost_arg);
+		c->lost_cb(&c->conn, &r, c->lost_arg);
 }
 
-bool
-db_connected(const struct db_conn *c)
+static bool
+db_maria_connected(const struct db_conn *conn)
 {
+	const struct db_maria *c = (const struct db_maria *)conn;
+
 	return c->connected;
 }
 
 char **
 db_first_row(const struct db_result *r, unsigned *nfields)
 {
-	MYSQL_ROW row;
+	*nfields = r->row != NULL ? r->nfields : 0;
+	return r->row;
+}
 
-	if (r->res == NULL)
-		return NULL;
-	mysql_data_seek(r->res, 0);
-	row = mysql_fetch_row(r->res);
-	*nfields = row != NULL ? mysql_num_fields(r->res) : 0;
-	return row;
+const struct db_ops db_mariadb_ops = {
+	db_maria_new, db_maria_free, db_maria_connect, db_maria_query, db_maria_close,
+	db_maria_on_lost, db_maria_connected,
+};
+
+/* A handle of params->ops (MariaDB when NULL); nothing connects until db_connect(). */
+struct db_conn *
+db_new(struct event_base *base, const struct db_params *params, const char *name)
+{
+	return (params->ops != NULL ? params->ops : &db_mariadb_ops)->create(base, params, name);
+}
+
+void
+db_free(struct db_conn *c)
+{
+	if (c != NULL)
+		c->ops->destroy(c);
+}
+
+bool
+db_connect(struct db_conn *c, db_cb cb, void *arg)
+{
+	return c->ops->connect(c, cb, arg);
+}
+
+bool
+db_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
+{
+	return c->ops->query(c, sql, cb, arg);
+}
+
+void
+db_close(struct db_conn *c)
+{
+	c->ops->close(c);
+}
+
+void
+db_on_lost(struct db_conn *c, db_cb cb, void *arg)
+{
+	c->ops->on_lost(c, cb, arg);
+}
+
+bool
+db_connected(const struct db_conn *c)
+{
+	return c->ops->connected(c);
+}
+
+/* The meaning of MariaDB's error numbers, in one place. */
+enum db_errclass
+db_classify(unsigned err)
+{
+	switch (err) {
+	case 0:
+		return DB_ERRC_NONE;
+	case 1213:	/* deadlock: the transaction was rolled back */
+		return DB_ERRC_DEADLOCK;
+	case 1205:	/* lock wait timeout: the statement was rolled back */
+		return DB_ERRC_LOCK_TIMEOUT;
+	case 1045:	/* access denied (user or password) */
+	case 1698:	/* access denied without a password */
+	case 1044:	/* no rights on the database */
+	case 1049:	/* unknown database */
+		return DB_ERRC_AUTH;
+	case 1142:	/* command denied on a table */
+	case 1143:	/* ... on a column */
+		return DB_ERRC_RIGHTS;
+	case 1146:	/* no such table */
+	case 1054:	/* no such column */
+		return DB_ERRC_SCHEMA;
+	default:
+		return DB_ERRC_DOWN;
+	}
+}
+
+void
+db_params_init(struct db_params *p, const struct config *cfg, const char *host, unsigned port,
+    unsigned flags)
+{
+	memset(p, 0, sizeof(*p));
+	p->host = host;
+	p->port = port;
+	p->user = cfg->db_user;
+	p->password = cfg->db_password;
+	p->database = cfg->db_name;
+	p->connect_timeout_ms = cfg->connect_timeout_ms;
+	p->query_timeout_ms = cfg->query_timeout_ms;
+	p->flags = flags;
 }
 
 bool

@@ -1,8 +1,12 @@
 /*
- * db.h - one MariaDB connection driven by the event loop (non-blocking API).
+ * db.h - one database connection driven by the event loop: the seam between
+ * the ticket and lease logic and MariaDB.
  *
  * One operation in flight per connection. Every operation is bounded by its own
  * timer; on timeout or error the connection is closed and the callback reports it.
+ * The functions below dispatch through a table of operations (struct db_ops):
+ * MariaDB's non-blocking Connector/C by default (db.c), or a scripted fake in
+ * the unit tests (tests/unit/fakedb.c), chosen by db_params.ops.
  */
 #ifndef IDGEN_DB_H
 #define IDGEN_DB_H
@@ -12,10 +16,20 @@
 
 #include <event2/event.h>
 
-/* MariaDB's own header stays in db.c: callers see these types only. */
-struct st_mysql_res;
-
 #define DB_ERR_TIMEOUT	2013	/* reported like "lost connection" */
+
+struct db_ops;
+
+/* What an error means to a caller; only db.c reads the server's numbers. */
+enum db_errclass {
+	DB_ERRC_NONE,		/* no error */
+	DB_ERRC_DEADLOCK,	/* 1213: the transaction was rolled back; retry it */
+	DB_ERRC_LOCK_TIMEOUT,	/* 1205: the statement was rolled back; retry */
+	DB_ERRC_AUTH,		/* user, password or database refused */
+	DB_ERRC_RIGHTS,		/* a command denied on a table or column */
+	DB_ERRC_SCHEMA,		/* no such table or column */
+	DB_ERRC_DOWN,		/* anything else: connection, timeout, server */
+};
 
 struct db_params {
 	const char	*host;		/* an IP address: names and sockets do not go non-blocking */
@@ -26,6 +40,7 @@ struct db_params {
 	unsigned	 connect_timeout_ms;
 	unsigned	 query_timeout_ms;
 	unsigned	 flags;		/* DB_FOUND_ROWS, DB_MULTI_STATEMENTS */
+	const struct db_ops *ops;	/* NULL: MariaDB */
 };
 
 #define DB_FOUND_ROWS		1u	/* affected rows count matched rows, changed or not */
@@ -38,15 +53,38 @@ struct db_result {
 	const char	*msg;		/* error text, valid during the callback */
 	uint64_t	 insert_id;	/* of the last statement */
 	uint64_t	 affected;
-	struct st_mysql_res *res;	/* rows of the first SELECT; freed after the callback */
+	char		**row;		/* the first row of the first SELECT (NULL: none);
+					 * fields NULL for SQL NULL, valid during the callback */
+	unsigned	 nfields;
 	/* Per statement, with DB_MULTI_STATEMENTS: how many ran and what each did. */
 	unsigned	 nstmts;
 	uint64_t	 stmt_insert_id[DB_MAX_STMTS];
 	uint64_t	 stmt_affected[DB_MAX_STMTS];
 };
 
-struct db_conn;
+/* Every implementation's handle begins with this. */
+struct db_conn {
+	const struct db_ops	*ops;
+};
 typedef void	(*db_cb)(struct db_conn *, const struct db_result *, void *);
+
+/* One implementation: the functions below, each dispatched to it. */
+struct db_ops {
+	struct db_conn	*(*create)(struct event_base *base, const struct db_params *params,
+			    const char *name);
+	void		 (*destroy)(struct db_conn *c);
+	bool		 (*connect)(struct db_conn *c, db_cb cb, void *arg);
+	bool		 (*query)(struct db_conn *c, const char *sql, db_cb cb, void *arg);
+	void		 (*close)(struct db_conn *c);
+	void		 (*on_lost)(struct db_conn *c, db_cb cb, void *arg);
+	bool		 (*connected)(const struct db_conn *c);
+};
+
+/* MariaDB's, the default. */
+extern const struct db_ops db_mariadb_ops;
+
+/* What a MariaDB or client error number means (0: DB_ERRC_NONE). */
+enum db_errclass db_classify(unsigned err);
 
 /* A new, unconnected handle; name labels log lines ("odd", "even"). */
 struct db_conn	*db_new(struct event_base *base, const struct db_params *params,
@@ -74,6 +112,11 @@ bool		 db_connected(const struct db_conn *c);
  * number; NULL when there is no row.
  */
 char		**db_first_row(const struct db_result *r, unsigned *nfields);
+
+/* Connection settings from the config for a server at host:port. */
+struct config;
+void		 db_params_init(struct db_params *p, const struct config *cfg,
+		    const char *host, unsigned port, unsigned flags);
 
 /* Once per process, before any connection / at exit. */
 bool		 db_library_init(void) __attribute__((warn_unused_result));

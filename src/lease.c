@@ -69,7 +69,6 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	uint64_t nonce = 0;
 
 	memset(l, 0, sizeof(*l));
-	memset(&p, 0, sizeof(p));
 	l->base = base;
 	l->cfg = cfg;
 	l->gen = gen;
@@ -90,17 +89,10 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
 		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
 			*h = '_';
-	p.user = cfg->db_user;
-	p.password = cfg->db_password;
-	p.database = cfg->db_name;
-	p.connect_timeout_ms = cfg->connect_timeout_ms;
-	p.query_timeout_ms = cfg->query_timeout_ms;
-	p.flags = DB_FOUND_ROWS;	/* an extend that changes nothing still matches */
-	p.host = cfg->odd_host;
-	p.port = cfg->odd_port;
+	/* An extend that changes nothing still matches: DB_FOUND_ROWS. */
+	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_FOUND_ROWS);
 	l->db[0] = db_new(base, &p, "lease-odd");
-	p.host = cfg->even_host;
-	p.port = cfg->even_port;
+	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_FOUND_ROWS);
 	l->db[1] = db_new(base, &p, "lease-even");
 	l->tick = evtimer_new(base, lease_tick_cb, l);
 	return l->db[0] != NULL && l->db[1] != NULL && l->tick != NULL;

@@ -327,25 +327,20 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 {
 	char why[512];
 
-	if (r->err == 0)
+	switch (db_classify(r->err)) {
+	case DB_ERRC_NONE:
 		return false;
-	switch (r->err) {
-	case 1045:	/* access denied (user or password) */
-	case 1698:	/* access denied without a password */
-	case 1044:	/* no rights on the database */
-	case 1049:	/* unknown database */
+	case DB_ERRC_AUTH:
 		snprintf(why, sizeof(why), "authentication failed: %s (check db_user, "
 		    "IDGEN_DB_PASSWORD or db_password_file, db_name)", r->msg);
 		ticket_refuse(s, why);
 		return true;
-	case 1142:	/* command denied on a table */
-	case 1143:	/* ... on a column */
+	case DB_ERRC_RIGHTS:
 		snprintf(why, sizeof(why), "missing rights: %s (load schema/60-grant.sql.in)",
 		    r->msg);
 		ticket_refuse(s, why);
 		return true;
-	case 1146:	/* no such table */
-	case 1054:	/* no such column */
+	case DB_ERRC_SCHEMA:
 		snprintf(why, sizeof(why), "schema check failed: %s (load schema/ for this "
 		    "server)", r->msg);
 		ticket_refuse(s, why);
@@ -477,7 +472,7 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	char why[512];
 
 	(void)db;
-	if (r->err == 1142 || r->err == 1143) {
+	if (db_classify(r->err) == DB_ERRC_RIGHTS) {
 		snprintf(why, sizeof(why), "missing rights: %s; run GRANT %s ON %s.%s TO the "
 		    "service user (schema/60-grant.sql.in)", r->msg, ticket_rights[i].privileges,
 		    s->dbname, ticket_rights[i].table);
@@ -586,9 +581,10 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	uint64_t t, own = 0, us;
 
 	(void)db;
-	if (r->err == 1213 || r->err == 1205) {
-		/* Rolled back (1213) or only the statement (1205): roll back, start over. */
-		if (r->err == 1213)
+	if (db_classify(r->err) == DB_ERRC_DEADLOCK ||
+	    db_classify(r->err) == DB_ERRC_LOCK_TIMEOUT) {
+		/* Rolled back, or only the statement: roll back, start over. */
+		if (db_classify(r->err) == DB_ERRC_DEADLOCK)
 			s->stats.deadlocks++;
 		else
 			s->stats.lock_timeouts++;

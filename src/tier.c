@@ -33,7 +33,6 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	struct db_params p;
 
 	memset(t, 0, sizeof(*t));
-	memset(&p, 0, sizeof(p));
 	pool_init(&t->pool);
 	t->expect_block = cfg->block_size;
 	t->prefetch_blocks = cfg->prefetch_blocks;
@@ -46,18 +45,11 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->arg = arg;
 	t->sf = sf;
 	t->last_used = TIER_EVEN;
-	p.user = cfg->db_user;
-	p.password = cfg->db_password;
-	p.database = cfg->db_name;
-	p.connect_timeout_ms = cfg->connect_timeout_ms;
-	p.query_timeout_ms = cfg->query_timeout_ms;
-	p.flags = DB_MULTI_STATEMENTS;	/* one round trip per ticket */
-	p.host = cfg->odd_host;
-	p.port = cfg->odd_port;
+	/* One round trip per ticket. */
+	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_MULTI_STATEMENTS);
 	if (!ticket_init(&t->srv[TIER_ODD], base, &p, 1, &tp, tier_notify, t))
 		return false;
-	p.host = cfg->even_host;
-	p.port = cfg->even_port;
+	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_MULTI_STATEMENTS);
 	if (!ticket_init(&t->srv[TIER_EVEN], base, &p, 0, &tp, tier_notify, t))
 		return false;
 	/* The marks of the state file bind from the first ticket on. */
