@@ -520,7 +520,7 @@ db_classify(unsigned err)
 
 void
 db_params_init(struct db_params *p, const struct config *cfg, const char *host, unsigned port,
-    unsigned flags)
+    unsigned flags, const struct db_ops *ops)
 {
 	memset(p, 0, sizeof(*p));
 	p->host = host;
@@ -531,6 +531,7 @@ db_params_init(struct db_params *p, const struct config *cfg, const char *host, 
 	p->connect_timeout_ms = cfg->connect_timeout_ms;
 	p->query_timeout_ms = cfg->query_timeout_ms;
 	p->flags = flags;
+	p->ops = ops;
 }
 
 bool

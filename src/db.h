@@ -116,7 +116,7 @@ char		**db_first_row(const struct db_result *r, unsigned *nfields);
 /* Connection settings from the config for a server at host:port. */
 struct config;
 void		 db_params_init(struct db_params *p, const struct config *cfg,
-		    const char *host, unsigned port, unsigned flags);
+		    const char *host, unsigned port, unsigned flags, const struct db_ops *ops);
 
 /* Once per process, before any connection / at exit. */
 bool		 db_library_init(void) __attribute__((warn_unused_result));

@@ -61,7 +61,8 @@ static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char
 /* Sets up both lease connections and a holder name unique to this incarnation. */
 bool
 lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
-    struct snowflake *gen, struct statefile *sf, int64_t (*clock_ms)(void),
+    struct snowflake *gen, struct statefile *sf, const struct db_ops *ops,
+    int64_t (*clock_ms)(void),
     void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
 {
 	struct db_params p;
@@ -90,9 +91,9 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
 			*h = '_';
 	/* An extend that changes nothing still matches: DB_FOUND_ROWS. */
-	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_FOUND_ROWS);
+	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_FOUND_ROWS, ops);
 	l->db[0] = db_new(base, &p, "lease-odd");
-	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_FOUND_ROWS);
+	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_FOUND_ROWS, ops);
 	l->db[1] = db_new(base, &p, "lease-even");
 	l->tick = evtimer_new(base, lease_tick_cb, l);
 	return l->db[0] != NULL && l->db[1] != NULL && l->tick != NULL;

@@ -101,10 +101,12 @@ struct lease {
  * on_change is told of every lease change; trust says whether the ticket tier
  * vouches for a server: a lease is claimed or extended only on a server that
  * passed the uniqueness checks (a refused, non-durable or restored server's
- * lease rows are as suspect as its tickets).
+ * lease rows are as suspect as its tickets). ops is the database (NULL:
+ * MariaDB; a fake in unit tests).
  */
 bool	lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
-	    struct snowflake *gen, struct statefile *sf, int64_t (*clock_ms)(void),
+	    struct snowflake *gen, struct statefile *sf, const struct db_ops *ops,
+	    int64_t (*clock_ms)(void),
 	    void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
 	    __attribute__((warn_unused_result));
 

@@ -350,7 +350,7 @@ main(int argc, char **argv)
 		config_free(&m.cfg);
 		return 1;
 	}
-	if (m.base == NULL || !tier_init(&m.tier, m.base, &m.cfg, &m.sf, main_tier_change, &m)) {
+	if (m.base == NULL || !tier_init(&m.tier, m.base, &m.cfg, &m.sf, NULL, main_tier_change, &m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
@@ -359,7 +359,7 @@ main(int argc, char **argv)
 
 		snowflake_init(&m.gen, &sc);
 	}
-	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, &m.sf, clk_real_ms,
+	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, &m.sf, NULL, clk_real_ms,
 	    main_tier_change, main_trust, &m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;

@@ -26,7 +26,7 @@ static bool	tier_save(struct tier *t);
 /* Sets up both servers from the config; nothing connects until tier_start(). */
 bool
 tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
-    struct statefile *sf, void (*on_change)(void *), void *arg)
+    struct statefile *sf, const struct db_ops *ops, void (*on_change)(void *), void *arg)
 {
 	struct ticket_params tp = { cfg->reprobe_min_ms, cfg->reprobe_max_ms,
 	    cfg->refused_retry_ms, cfg->recheck_ms };
@@ -46,10 +46,10 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->sf = sf;
 	t->last_used = TIER_EVEN;
 	/* One round trip per ticket. */
-	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_MULTI_STATEMENTS);
+	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_MULTI_STATEMENTS, ops);
 	if (!ticket_init(&t->srv[TIER_ODD], base, &p, 1, &tp, tier_notify, t))
 		return false;
-	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_MULTI_STATEMENTS);
+	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_MULTI_STATEMENTS, ops);
 	if (!ticket_init(&t->srv[TIER_EVEN], base, &p, 0, &tp, tier_notify, t))
 		return false;
 	/* The marks of the state file bind from the first ticket on. */

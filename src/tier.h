@@ -50,8 +50,10 @@ struct tier {
 	void			*arg;
 };
 
+/* ops: the database (NULL: MariaDB; a fake in unit tests). */
 bool		tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
-		    struct statefile *sf, void (*on_change)(void *), void *arg)
+		    struct statefile *sf, const struct db_ops *ops, void (*on_change)(void *),
+		    void *arg)
 		    __attribute__((warn_unused_result));
 void		tier_free(struct tier *t);
 

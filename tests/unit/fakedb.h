@@ -1,0 +1,186 @@
+/*
+ * fakedb.h - a scripted database behind db.h's table of operations, for unit
+ * tests of the modules that talk to ticket servers (included by one test
+ * file each: every function is static). Each query takes the next scripted
+ * answer, which names a piece of SQL the query must contain; past the script
+ * the server answers as unreachable (counted in unscripted). Answers come on
+ * the next loop turn, as the real driver never calls back inside the call.
+ */
+#ifndef IDGEN_FAKEDB_H
+#define IDGEN_FAKEDB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "db.h"
+
+/* One scripted answer: the query must contain match. */
+struct fake_reply {
+	const char	*match;
+	unsigned	 err;
+	unsigned	 nstmts;
+	uint64_t	 insert_id[DB_MAX_STMTS];
+	uint64_t	 affected[DB_MAX_STMTS];
+	const char	*row[16];
+	unsigned	 nfields;
+};
+
+#define FAKE_MAX	32
+
+static struct fake_reply script[FAKE_MAX];
+static unsigned nscript, next_reply, unscripted;
+
+/* Forgets the script. */
+static void
+fake_reset(void)
+{
+	nscript = next_reply = unscripted = 0;
+}
+
+struct fake_conn {
+	struct db_conn		 conn;
+	struct event		*deliver;
+	db_cb			 cb;
+	void			*arg;
+	bool			 connected;
+	const struct fake_reply	*reply;
+};
+
+static void
+fake_expect(const struct fake_reply *r)
+{
+	assert_true(nscript < FAKE_MAX);
+	script[nscript++] = *r;
+}
+
+/* Calls back on the next loop turn, as the real driver never calls back inside the call. */
+static void
+fake_deliver_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fake_conn *f = arg;
+	const struct fake_reply *fr = f->reply;
+	struct db_result r;
+	char *row[16];
+	db_cb cb = f->cb;
+	unsigned i;
+
+	(void)fd;
+	(void)what;
+	memset(&r, 0, sizeof(r));
+	r.err = fr->err;
+	r.msg = fr->err == 2003 ? "no script: server unreachable" :
+	    fr->err ? "scripted error" : NULL;
+	r.nstmts = fr->nstmts;
+	for (i = 0; i < DB_MAX_STMTS; i++) {
+		r.stmt_insert_id[i] = fr->insert_id[i];
+		r.stmt_affected[i] = fr->affected[i];
+	}
+	/* As the driver reports them: of the last statement. */
+	r.insert_id = fr->insert_id[fr->nstmts > 0 ? fr->nstmts - 1 : 0];
+	r.affected = fr->affected[fr->nstmts > 0 ? fr->nstmts - 1 : 0];
+	for (i = 0; i < fr->nfields; i++)
+		row[i] = (char *)fr->row[i];
+	r.row = fr->nfields > 0 ? row : NULL;
+	r.nfields = fr->nfields;
+	if (fr->err != 0 && fr->err != 1213 && fr->err != 1205)
+		f->connected = false;
+	f->cb = NULL;
+	cb(&f->conn, &r, f->arg);
+}
+
+static bool
+fake_start(struct fake_conn *f, const char *sql, db_cb cb, void *arg)
+{
+	static const struct fake_reply down = { .match = "", .err = 2003 };
+	const struct fake_reply *fr;
+
+	if (next_reply >= nscript) {
+		/* Past the script the server is unreachable; tests count these. */
+		unscripted++;
+		f->cb = cb;
+		f->arg = arg;
+		f->reply = &down;
+		event_active(f->deliver, EV_TIMEOUT, 0);
+		return true;
+	}
+	fr = &script[next_reply++];
+	if (strstr(sql, fr->match) == NULL)
+		fail_msg("query '%.120s' does not contain '%s'", sql, fr->match);
+	f->cb = cb;
+	f->arg = arg;
+	f->reply = fr;
+	event_active(f->deliver, EV_TIMEOUT, 0);
+	return true;
+}
+
+static struct db_conn *
+fake_create(struct event_base *base, const struct db_params *p, const char *name)
+{
+	struct fake_conn *f = calloc(1, sizeof(*f));
+
+	(void)p;
+	(void)name;
+	assert_non_null(f);
+	f->conn.ops = p->ops;
+	f->deliver = event_new(base, -1, 0, fake_deliver_cb, f);
+	return &f->conn;
+}
+
+static void
+fake_destroy(struct db_conn *c)
+{
+	struct fake_conn *f = (struct fake_conn *)c;
+
+	event_free(f->deliver);
+	free(f);
+}
+
+static bool
+fake_connect(struct db_conn *c, db_cb cb, void *arg)
+{
+	struct fake_conn *f = (struct fake_conn *)c;
+
+	f->connected = true;
+	return fake_start(f, "CONNECT", cb, arg);
+}
+
+static bool
+fake_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
+{
+	return fake_start((struct fake_conn *)c, sql, cb, arg);
+}
+
+static void
+fake_close(struct db_conn *c)
+{
+	struct fake_conn *f = (struct fake_conn *)c;
+
+	event_del(f->deliver);
+	f->cb = NULL;
+	f->connected = false;
+}
+
+static void
+fake_on_lost(struct db_conn *c, db_cb cb, void *arg)
+{
+	(void)c;
+	(void)cb;
+	(void)arg;
+}
+
+static bool
+fake_connected(const struct db_conn *c)
+{
+	return ((const struct fake_conn *)c)->connected;
+}
+
+static const struct db_ops fake_ops = {
+	fake_create, fake_destroy, fake_connect, fake_query, fake_close, fake_on_lost,
+	fake_connected,
+};
+
+#endif
