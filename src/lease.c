@@ -15,13 +15,8 @@
 #include "layout.h"
 #include "log.h"
 
+/* Steps of an extend, a release and a re-adoption (a claim has a callback per step). */
 enum lease_step {
-	LEASE_STEP_CONNECT,
-	LEASE_STEP_CLOCK,
-	LEASE_STEP_BEGIN,
-	LEASE_STEP_PICK,
-	LEASE_STEP_TAKE,
-	LEASE_STEP_COMMIT,
 	LEASE_STEP_EXTEND_CONNECT,
 	LEASE_STEP_EXTEND,
 	LEASE_STEP_RELEASE_CONNECT,
@@ -35,7 +30,17 @@ static const char *const lease_role[2] = { "odd", "even" };
 static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
 static void	lease_schedule(struct lease *l, unsigned ms);
 static void	lease_claim(struct lease *l, int server);
-static void	lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_claim_connected_cb(struct db_conn *db, const struct db_result *r,
+		    void *arg);
+static void	lease_claim_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_claim_skewed(struct lease *l, char *why, size_t whylen);
+static void	lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_claim_taken_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_claim_committed_cb(struct db_conn *db, const struct db_result *r,
+		    void *arg);
+static void	lease_hold(struct lease *l, unsigned worker, int server, uint64_t start,
+		    uint64_t end);
 static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
 static void	lease_extend(struct lease *l);
 static void	lease_extend_send(struct lease *l);
@@ -207,15 +212,13 @@ lease_claim(struct lease *l, int server)
 		return;
 	}
 	if (db_connected(db)) {
-		l->c_step = LEASE_STEP_CLOCK;
 		l->c_t0 = l->clock_ms();
-		if (!lease_send(l, db, lease_claim_cb,
+		if (!lease_send(l, db, lease_claim_clock_cb,
 		    "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"))
 			lease_claim_failed(l, "could not start the clock query", true);
 		return;
 	}
-	l->c_step = LEASE_STEP_CONNECT;
-	if (!db_connect(db, lease_claim_cb, l))
+	if (!db_connect(db, lease_claim_connected_cb, l))
 		lease_claim_failed(l, "could not start a connection", true);
 }
 
@@ -239,9 +242,91 @@ lease_claim_failed(struct lease *l, const char *why, bool try_other)
 	lease_idle(l);
 }
 
-/* Each step of a claim: connect, compare clocks, lock a free row, take it, commit. */
+/* Claim step 1: connected; the same server again, now for real. */
 static void
-lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
+lease_claim_connected_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)db;
+	if (r->err != 0) {
+		lease_claim_failed(l, r->msg, true);
+		return;
+	}
+	l->c_tries--;
+	lease_claim(l, l->c_server);
+}
+
+/* Claim step 2: the clocks compared; beyond max_clock_skew_ms, no lease at all. */
+static void
+lease_claim_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+	char **row;
+	unsigned nf;
+	char why[256];
+
+	if (r->err != 0) {
+		lease_claim_failed(l, r->msg, true);
+		return;
+	}
+	row = db_first_row(r, &nf);
+	if (row == NULL || row[0] == NULL) {
+		lease_claim_failed(l, "the clock query returned nothing", true);
+		return;
+	}
+	if (!lease_skew_ok(l, l->c_server, row[0], l->c_t0, why, sizeof(why))) {
+		lease_claim_skewed(l, why, sizeof(why));
+		return;
+	}
+	if (!lease_send(l, db, lease_claim_begun_cb, "START TRANSACTION"))
+		lease_claim_failed(l, "could not start the transaction", true);
+}
+
+/* The clocks disagree: refused (unless a window is held), one log line per episode. */
+static void
+lease_claim_skewed(struct lease *l, char *why, size_t whylen)
+{
+	snprintf(why + strlen(why), whylen - strlen(why), ": no Snowflake lease until the "
+	    "clocks agree");
+	l->stats.skew_refusals++;
+	if (l->state != LEASE_HELD)
+		l->state = LEASE_REFUSED;
+	if (!l->skew_logged)
+		log_error("lease REFUSED: %s", why);
+	l->skew_logged = true;
+	snprintf(l->last_error, sizeof(l->last_error), "%s", why);
+	l->c_tries = 0;
+	l->busy = false;
+	l->on_change(l->arg);
+	lease_idle(l);
+}
+
+/* Claim step 3: in a transaction; lock a row whose window ended before our now. */
+static void
+lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	if (r->err != 0) {
+		lease_claim_failed(l, r->msg, true);
+		return;
+	}
+	if (!lease_now(l, &l->c_now) || l->c_now < LAYOUT_TS_MIN) {
+		lease_claim_failed(l, "local clock is before 2026-01-25: no Snowflake "
+		    "IDs can be minted", false);
+		return;
+	}
+	/* Only a row whose window ended before our now: disjoint ID time. */
+	if (!lease_send(l, db, lease_claim_picked_cb, "SELECT worker FROM idgen_leases "
+	    "WHERE window_end < %" PRIu64 " ORDER BY window_end, worker LIMIT 1 "
+	    "FOR UPDATE SKIP LOCKED", l->c_now))
+		lease_claim_failed(l, "could not start the claim query", true);
+}
+
+/* Claim step 4: a free number of the server's own parity; take it for our window. */
+static void
+lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
 	const char *role = lease_role[l->c_server];
@@ -253,123 +338,99 @@ lease_claim_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		lease_claim_failed(l, r->msg, true);
 		return;
 	}
-	switch (l->c_step) {
-	case LEASE_STEP_CONNECT:
-		l->c_tries--;		/* connected: the same server, now for real */
-		lease_claim(l, l->c_server);
-		return;
-	case LEASE_STEP_CLOCK:
-		row = db_first_row(r, &nf);
-		if (row == NULL || row[0] == NULL) {
-			lease_claim_failed(l, "the clock query returned nothing", true);
-			return;
-		}
-		if (!lease_skew_ok(l, l->c_server, row[0], l->c_t0, why, sizeof(why))) {
-			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": no Snowflake "
-			    "lease until the clocks agree");
-			l->stats.skew_refusals++;
-			if (l->state != LEASE_HELD)
-				l->state = LEASE_REFUSED;
-			if (!l->skew_logged)
-				log_error("lease REFUSED: %s", why);
-			l->skew_logged = true;
-			snprintf(l->last_error, sizeof(l->last_error), "%s", why);
-			l->c_tries = 0;
-			l->busy = false;
-			l->on_change(l->arg);
-			lease_idle(l);
-			return;
-		}
-		l->c_step = LEASE_STEP_BEGIN;
-		if (!lease_send(l, db, lease_claim_cb, "START TRANSACTION"))
-			lease_claim_failed(l, "could not start the transaction", true);
-		return;
-	case LEASE_STEP_BEGIN:
-		if (!lease_now(l, &l->c_now) || l->c_now < LAYOUT_TS_MIN) {
-			lease_claim_failed(l, "local clock is before 2026-01-25: no Snowflake "
-			    "IDs can be minted", false);
-			return;
-		}
-		l->c_step = LEASE_STEP_PICK;
-		/* Only a row whose window ended before our now: disjoint ID time. */
-		if (!lease_send(l, db, lease_claim_cb, "SELECT worker FROM idgen_leases "
-		    "WHERE window_end < %" PRIu64 " ORDER BY window_end, worker LIMIT 1 "
-		    "FOR UPDATE SKIP LOCKED", l->c_now))
-			lease_claim_failed(l, "could not start the claim query", true);
-		return;
-	case LEASE_STEP_PICK:
-		row = db_first_row(r, &nf);
-		if (row == NULL || row[0] == NULL) {
-			snprintf(why, sizeof(why), "no free worker number on the %s server "
-			    "(every window still open)", role);
-			lease_claim_failed(l, why, true);
-			return;
-		}
-		l->c_worker = (unsigned)strtoul(row[0], NULL, 10);
-		if (l->c_worker > LAYOUT_WORKER_MAX || l->c_worker % 2 != (unsigned)(l->c_server == 0)) {
-			snprintf(why, sizeof(why), "the %s server's idgen_leases holds worker %u, "
-			    "which it does not own (load schema/50-%s-workers.sql only)", role,
-			    l->c_worker, role);
-			log_error("lease REFUSED: %s", why);
-			lease_claim_failed(l, why, true);
-			return;
-		}
-		l->c_end = l->c_now + l->cfg->lease_window_ms;
-		l->c_step = LEASE_STEP_TAKE;
-		if (!lease_send(l, db, lease_claim_cb, "UPDATE idgen_leases SET holder = '%s', "
-		    "window_start = %" PRIu64 ", window_end = %" PRIu64 ", claims = claims + 1, "
-		    "updated_at = NOW(3) WHERE worker = %u AND window_end < %" PRIu64, l->holder,
-		    l->c_now, l->c_end, l->c_worker, l->c_now))
-			lease_claim_failed(l, "could not start the claim update", true);
-		return;
-	case LEASE_STEP_TAKE:
-		if (r->affected != 1) {
-			lease_claim_failed(l, "the claim update matched no row", true);
-			return;
-		}
-		l->c_step = LEASE_STEP_COMMIT;
-		if (!lease_send(l, db, lease_claim_cb, "COMMIT"))
-			lease_claim_failed(l, "could not start the commit", true);
-		return;
-	case LEASE_STEP_COMMIT:
-		/* Committed: the window is ours. Only now may the generator use it. */
-		l->state = LEASE_HELD;
-		l->fresh = false;
-		l->worker = l->c_worker;
-		l->server = l->c_server;
-		l->window_start = l->c_now;
-		l->window_end = l->c_end;
-		l->last_error[0] = '\0';
-		l->skew_logged = false;
-		l->stats.claims++;
-		l->c_tries = 0;
-		l->busy = false;
-		l->adopt = false;
-		snowflake_set_window(l->gen, l->worker, l->window_start, l->window_end);
-		{
-			/* Nothing minted in it yet: the first take reserves (write-ahead). */
-			struct state_lease *sl = &l->sf->rec.lease;
-
-			sl->held = true;
-			sl->worker = l->worker;
-			sl->server = l->server;
-			snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
-			sl->window_start = l->window_start;
-			sl->window_end = l->window_end;
-			sl->reserved = l->window_start - 1;
-			snowflake_set_reserved(l->gen, statefile_on(l->sf) ? sl->reserved :
-			    LAYOUT_TS_MAX);
-			(void)lease_save(l, "the new lease");
-		}
-		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
-		    " (%u ms), clock skew %+lld ms", l->worker, role, l->window_start,
-		    l->window_end, l->cfg->lease_window_ms, (long long)-l->skew_ms);
-		l->on_change(l->arg);
-		lease_idle(l);
-		return;
-	default:
+	row = db_first_row(r, &nf);
+	if (row == NULL || row[0] == NULL) {
+		snprintf(why, sizeof(why), "no free worker number on the %s server "
+		    "(every window still open)", role);
+		lease_claim_failed(l, why, true);
 		return;
 	}
+	l->c_worker = (unsigned)strtoul(row[0], NULL, 10);
+	if (l->c_worker > LAYOUT_WORKER_MAX || l->c_worker % 2 != (unsigned)(l->c_server == 0)) {
+		snprintf(why, sizeof(why), "the %s server's idgen_leases holds worker %u, "
+		    "which it does not own (load schema/50-%s-workers.sql only)", role,
+		    l->c_worker, role);
+		log_error("lease REFUSED: %s", why);
+		lease_claim_failed(l, why, true);
+		return;
+	}
+	l->c_end = l->c_now + l->cfg->lease_window_ms;
+	if (!lease_send(l, db, lease_claim_taken_cb, "UPDATE idgen_leases SET holder = '%s', "
+	    "window_start = %" PRIu64 ", window_end = %" PRIu64 ", claims = claims + 1, "
+	    "updated_at = NOW(3) WHERE worker = %u AND window_end < %" PRIu64, l->holder,
+	    l->c_now, l->c_end, l->c_worker, l->c_now))
+		lease_claim_failed(l, "could not start the claim update", true);
+}
+
+/* Claim step 5: the row was still free (exactly one matched); commit. */
+static void
+lease_claim_taken_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	if (r->err != 0) {
+		lease_claim_failed(l, r->msg, true);
+		return;
+	}
+	if (r->affected != 1) {
+		lease_claim_failed(l, "the claim update matched no row", true);
+		return;
+	}
+	if (!lease_send(l, db, lease_claim_committed_cb, "COMMIT"))
+		lease_claim_failed(l, "could not start the commit", true);
+}
+
+/* Claim step 6: committed, the window is ours. */
+static void
+lease_claim_committed_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)db;
+	if (r->err != 0) {
+		lease_claim_failed(l, r->msg, true);
+		return;
+	}
+	l->c_tries = 0;
+	l->busy = false;
+	lease_hold(l, l->c_worker, l->c_server, l->c_now, l->c_end);
+	l->on_change(l->arg);
+	lease_idle(l);
+}
+
+/*
+ * The one place a window becomes ours: only after its claim committed may the
+ * generator use it, and the state file records it (nothing minted in it yet:
+ * the first take reserves, write-ahead).
+ */
+static void
+lease_hold(struct lease *l, unsigned worker, int server, uint64_t start, uint64_t end)
+{
+	struct state_lease *sl = &l->sf->rec.lease;
+
+	l->state = LEASE_HELD;
+	l->fresh = false;
+	l->adopt = false;
+	l->worker = worker;
+	l->server = server;
+	l->window_start = start;
+	l->window_end = end;
+	l->last_error[0] = '\0';
+	l->skew_logged = false;
+	l->stats.claims++;
+	snowflake_set_window(l->gen, worker, start, end);
+	sl->held = true;
+	sl->worker = worker;
+	sl->server = server;
+	snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
+	sl->window_start = start;
+	sl->window_end = end;
+	sl->reserved = start - 1;
+	snowflake_set_reserved(l->gen, statefile_on(l->sf) ? sl->reserved : LAYOUT_TS_MAX);
+	(void)lease_save(l, "the new lease");
+	log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
+	    " (%u ms), clock skew %+lld ms", worker, lease_role[server], start, end,
+	    l->cfg->lease_window_ms, (long long)-l->skew_ms);
 }
 
 /*
