@@ -17,17 +17,19 @@
 
 /* Steps of an extend, a release and a re-adoption (a claim has a callback per step). */
 enum lease_step {
-	LEASE_STEP_EXTEND_CONNECT,
-	LEASE_STEP_EXTEND,
+	LEASE_STEP_CAS_CONNECT,		/* connecting for an extend or re-adoption */
+	LEASE_STEP_CAS,
 	LEASE_STEP_RELEASE_CONNECT,
 	LEASE_STEP_RELEASE,
-	LEASE_STEP_ADOPT_CONNECT,
-	LEASE_STEP_ADOPT,
 };
 
 static const char *const lease_role[2] = { "odd", "even" };
 
 static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
+static void	lease_cas(struct lease *l);
+static void	lease_cas_send(struct lease *l);
+static void	lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_cas_failed(struct lease *l, const char *msg);
 static void	lease_schedule(struct lease *l, unsigned ms);
 static void	lease_claim(struct lease *l, int server);
 static void	lease_claim_connected_cb(struct db_conn *db, const struct db_result *r,
@@ -42,21 +44,15 @@ static void	lease_claim_committed_cb(struct db_conn *db, const struct db_result 
 static void	lease_hold(struct lease *l, unsigned worker, int server, uint64_t start,
 		    uint64_t end);
 static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
-static void	lease_extend(struct lease *l);
-static void	lease_extend_send(struct lease *l);
 static bool	lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0,
 		    char *why, size_t whylen);
 static void	lease_check_clock(struct lease *l, void (*next)(struct lease *), db_cb cb,
 		    int step);
 static void	lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
-static void	lease_adopt_send(struct lease *l);
-static void	lease_extend_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_do_release(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_idle(struct lease *l);
-static void	lease_adopt(struct lease *l);
 static bool	lease_prepare(struct lease *l, int connect_step, db_cb cb);
-static void	lease_adopt_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_lost(struct lease *l, const char *how);
 static bool	lease_save(struct lease *l, const char *what);
 static bool	lease_now(struct lease *l, uint64_t *now);
@@ -190,10 +186,8 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 	/* The owner of our number was refused or retired: move to the partner. */
 	if (l->state == LEASE_HELD && l->trust(l->arg, l->server) == LEASE_DISTRUSTED)
 		l->fresh = true;
-	if (l->state == LEASE_HELD && !l->fresh && l->adopt)
-		lease_adopt(l);
-	else if (l->state == LEASE_HELD && !l->fresh)
-		lease_extend(l);
+	if (l->state == LEASE_HELD && !l->fresh)
+		lease_cas(l);
 	else
 		lease_claim(l, l->state == LEASE_HELD ? 1 - l->server : getpid() % 2);
 }
@@ -538,7 +532,7 @@ lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		l->stats.extend_skew_refusals++;
 		if (!l->extend_skew_logged)
 			log_error("lease: %s REFUSED: %s: window_end is not moved; worker %u "
-			    "runs on to its end at %" PRIu64, l->c_step == LEASE_STEP_ADOPT ?
+			    "runs on to its end at %" PRIu64, l->adopt ?
 			    "re-adoption" : "extend", why, l->worker, l->window_end);
 		l->extend_skew_logged = true;
 		snprintf(l->last_error, sizeof(l->last_error), "%s", why);
@@ -560,67 +554,97 @@ lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	l->c_next(l);
 }
 
-/* Pushes window_end to now + lease_window_ms if we still hold the row. */
+/*
+ * Extends the window, or re-adopts a resumed one: one compare-and-set on the
+ * holder (ours, or our previous incarnation's when adopting) that also names
+ * us as holder and pushes window_end to now + lease_window_ms, after the
+ * clocks were compared.
+ */
 static void
-lease_extend(struct lease *l)
+lease_cas(struct lease *l)
 {
-	if (!lease_prepare(l, LEASE_STEP_EXTEND_CONNECT, lease_extend_cb))
+	if (!lease_prepare(l, LEASE_STEP_CAS_CONNECT, lease_cas_cb))
 		return;
-	lease_check_clock(l, lease_extend_send, lease_extend_cb, LEASE_STEP_EXTEND);
+	lease_check_clock(l, lease_cas_send, lease_cas_cb, LEASE_STEP_CAS);
 }
 
-/* The extend itself, once the clocks agree: a compare-and-set on the holder. */
+/* The compare-and-set itself, once the clocks agree. */
 static void
-lease_extend_send(struct lease *l)
+lease_cas_send(struct lease *l)
 {
-	l->c_step = LEASE_STEP_EXTEND;
-	if (!lease_send(l, l->db[l->server], lease_extend_cb, "UPDATE idgen_leases SET "
-	    "window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE worker = "
-	    "%u AND holder = '%s'", l->c_end, l->worker, l->holder)) {
+	l->c_step = LEASE_STEP_CAS;
+	if (!lease_send(l, l->db[l->server], lease_cas_cb, "UPDATE idgen_leases SET holder = "
+	    "'%s', window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "
+	    "worker = %u AND holder = '%s'", l->holder, l->c_end, l->worker,
+	    l->adopt ? l->adopt_from : l->holder)) {
 		l->busy = false;
 		lease_idle(l);
 	}
 }
 
-/* The extend's outcome: pushed, lost to another holder, or the server is away. */
+/* The outcome: the window pushed on (adopted under our name), lost, or the server away. */
 static void
-lease_extend_cb(struct db_conn *db, const struct db_result *r, void *arg)
+lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
-	uint64_t now = 0;
 
 	(void)db;
 	l->busy = false;
-	if (r->err == 0 && l->c_step == LEASE_STEP_EXTEND_CONNECT) {
-		lease_extend(l);
+	if (r->err == 0 && l->c_step == LEASE_STEP_CAS_CONNECT) {
+		lease_cas(l);
 		return;
 	}
 	if (r->err != 0) {
-		l->stats.extend_failures++;
-		db_close(l->db[l->server]);
-		if (strcmp(l->last_error, r->msg) != 0)
-			log_warn("lease: extend on the %s server failed: %s (window ends at %"
-			    PRIu64 ")", lease_role[l->server], r->msg, l->window_end);
-		snprintf(l->last_error, sizeof(l->last_error), "%s", r->msg);
-		/* Half the window gone and its owner away: take a number from the other. */
-		if (lease_now(l, &now) && now + l->cfg->lease_window_ms / 2 > l->window_end)
-			l->fresh = true;
-		lease_idle(l);
+		lease_cas_failed(l, r->msg);
 		return;
 	}
 	if (r->affected == 0) {
-		lease_lost(l, "has another holder now");
+		lease_lost(l, l->adopt ? "no longer names our previous incarnation" :
+		    "has another holder now");
 		return;
 	}
 	if (l->c_end > l->window_end)
 		l->window_end = l->c_end;
 	snowflake_extend(l->gen, l->window_end);
-	l->stats.extends++;
-	/* Never ahead of the database: written after the extend committed. */
+	/* Never ahead of the database: written after the update committed. */
 	l->sf->rec.lease.window_end = l->window_end;
-	(void)lease_save(l, "the extended window");
+	if (l->adopt) {
+		l->adopt = false;
+		l->stats.adopted++;
+		snprintf(l->sf->rec.lease.holder, sizeof(l->sf->rec.lease.holder), "%s",
+		    l->holder);
+		(void)lease_save(l, "the adopted lease");
+		log_info("lease re-adopted: worker %u on the %s server, window now ends at %"
+		    PRIu64, l->worker, lease_role[l->server], l->window_end);
+	} else {
+		l->stats.extends++;
+		(void)lease_save(l, "the extended window");
+	}
 	l->last_error[0] = '\0';
 	l->on_change(l->arg);
+	lease_idle(l);
+}
+
+/*
+ * The owner server failed the update: the window runs on. An extend whose
+ * window is half gone takes a number from the other server next.
+ */
+static void
+lease_cas_failed(struct lease *l, const char *msg)
+{
+	uint64_t now = 0;
+
+	db_close(l->db[l->server]);
+	if (strcmp(l->last_error, msg) != 0)
+		log_warn("lease: %s worker %u on the %s server failed: %s (window ends at %"
+		    PRIu64 ")", l->adopt ? "re-adopting" : "extending", l->worker,
+		    lease_role[l->server], msg, l->window_end);
+	snprintf(l->last_error, sizeof(l->last_error), "%s", msg);
+	if (!l->adopt) {
+		l->stats.extend_failures++;
+		if (lease_now(l, &now) && now + l->cfg->lease_window_ms / 2 > l->window_end)
+			l->fresh = true;
+	}
 	lease_idle(l);
 }
 
@@ -813,68 +837,6 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 	    "server answers", l->worker, lease_role[l->server], l->window_start,
 	    l->window_end, sl->reserved, lease_role[l->server]);
 	return true;
-}
-
-/* The row still names our previous incarnation: take it over by compare-and-set. */
-static void
-lease_adopt(struct lease *l)
-{
-	if (!lease_prepare(l, LEASE_STEP_ADOPT_CONNECT, lease_adopt_cb))
-		return;
-	lease_check_clock(l, lease_adopt_send, lease_adopt_cb, LEASE_STEP_ADOPT);
-}
-
-/* The adoption itself, once the clocks agree. */
-static void
-lease_adopt_send(struct lease *l)
-{
-	l->c_step = LEASE_STEP_ADOPT;
-	if (!lease_send(l, l->db[l->server], lease_adopt_cb, "UPDATE idgen_leases SET holder = "
-	    "'%s', window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "
-	    "worker = %u AND holder = '%s'", l->holder, l->c_end, l->worker, l->adopt_from)) {
-		l->busy = false;
-		lease_idle(l);
-	}
-}
-
-/* The adoption's outcome: ours under the new name, lost, or the server is away. */
-static void
-lease_adopt_cb(struct db_conn *db, const struct db_result *r, void *arg)
-{
-	struct lease *l = arg;
-
-	(void)db;
-	l->busy = false;
-	if (r->err == 0 && l->c_step == LEASE_STEP_ADOPT_CONNECT) {
-		lease_adopt(l);
-		return;
-	}
-	if (r->err != 0) {
-		db_close(l->db[l->server]);
-		if (strcmp(l->last_error, r->msg) != 0)
-			log_warn("lease: re-adopting worker %u on the %s server failed: %s",
-			    l->worker, lease_role[l->server], r->msg);
-		snprintf(l->last_error, sizeof(l->last_error), "%s", r->msg);
-		lease_idle(l);
-		return;
-	}
-	if (r->affected == 0) {
-		lease_lost(l, "no longer names our previous incarnation");
-		return;
-	}
-	l->adopt = false;
-	if (l->c_end > l->window_end)
-		l->window_end = l->c_end;
-	snowflake_extend(l->gen, l->window_end);
-	l->stats.adopted++;
-	snprintf(l->sf->rec.lease.holder, sizeof(l->sf->rec.lease.holder), "%s", l->holder);
-	l->sf->rec.lease.window_end = l->window_end;
-	(void)lease_save(l, "the adopted lease");
-	log_info("lease re-adopted: worker %u on the %s server, window now ends at %" PRIu64,
-	    l->worker, lease_role[l->server], l->window_end);
-	l->last_error[0] = '\0';
-	l->on_change(l->arg);
-	lease_idle(l);
 }
 
 /* Write-ahead: Snowflake time up to ts + fallback_reserve_ms on disk before minting. */
