@@ -17,9 +17,9 @@
  */
 #include "client.h"
 
-#include "held.h"
-#include "layout.h"
 #include "b58.h"
+#include "decode.h"
+#include "held.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -896,33 +896,38 @@ idgen_stats(idgen_client *c, struct idgen_stats *st)
 	pthread_mutex_unlock(&c->mu);
 }
 
+_Static_assert(sizeof(((struct idgen_decoded *)0)->time) == LAYOUT_ISO_LEN &&
+    sizeof(((struct idgen_decoded *)0)->b58) == B58_LEN + 1,
+    "the public decoded fields hold the common decode's text");
+
 IDGEN_EXPORT int
 idgen_decode(uint64_t id, uint64_t block_size, struct idgen_decoded *d)
 {
-	struct layout_snowflake	 sf;
+	struct decode	 dec;
 
 	memset(d, 0, sizeof(*d));
 	d->id = id;
+	/* The library has no pair to ask: B is the caller's, or the default. */
 	if (block_size == 0)
 		block_size = IDGEN_DEFAULT_BLOCK_SIZE;
-	switch (layout_region(id)) {
+	switch (decode_id(id, block_size, &dec)) {
 	case LAYOUT_TICKET:
 		d->kind = IDGEN_TICKET;
-		d->ticket = layout_ticket_of(id, block_size);
-		d->odd = (int)(d->ticket % 2);
+		d->ticket = dec.ticket;
+		d->odd = dec.odd;
 		break;
 	case LAYOUT_SNOWFLAKE:
 		d->kind = IDGEN_SNOWFLAKE;
-		sf = layout_snowflake_split(id);
-		d->unix_ms = layout_ts_to_unix_ms(sf.ts);
-		d->worker = sf.worker;
-		d->seq = sf.seq;
-		layout_format_iso(d->unix_ms, d->time, sizeof(d->time));
+		d->unix_ms = dec.unix_ms;
+		d->worker = dec.worker;
+		d->seq = dec.seq;
+		memcpy(d->time, dec.iso, sizeof(d->time));
 		break;
+	case LAYOUT_INVALID:
 	default:
 		return client_fail(IDGEN_EINVAL, "an ID is 1..9223372036854775807");
 	}
-	b58_encode(id, d->b58);
+	memcpy(d->b58, dec.b58, sizeof(d->b58));
 	return IDGEN_OK;
 }
 
