@@ -7,6 +7,7 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-ins
 WORKDIR /src
 COPY Makefile ./
 COPY src ./src
+COPY common ./common
 COPY proto ./proto
 COPY lib ./lib
 COPY include ./include

@@ -33,21 +33,27 @@ GEN_H     := $(GEN_C:.c=.h)
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
 override CFLAGS += -I$(GEN)
 
+# The pure ID rules (common/: the layout, base58, decode) are compiled by both builds:
+# idserver's objects below, libidgen's position-independent ones further down.
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:common/%.c=$(BUILD)/obj/common/%.o)
+override CFLAGS += -Icommon
+
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
-LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o) $(GEN_OBJ)
+LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o) $(COMMON_OBJ) $(GEN_OBJ)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 TOOL_SRC  := $(wildcard bench/*.c)
 TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 
 # libidgen (lib/, include/idgen.h): position-independent, only idgen_* exported;
-# it carries the pure layout and base58 code of src/.
+# it carries its own build of common/, and includes nothing from src/.
 LIBIDGEN_SRC := $(wildcard lib/*.c)
-LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) $(BUILD)/obj/lib/layout.o \
-		$(BUILD)/obj/lib/b58.o
+LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) \
+		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o)
 LIBIDGEN_SO  := $(BUILD)/libidgen.so.1.0.0
 LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen_load
-LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Isrc -Ilib
+LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib
 
 .PHONY: all deps run db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak
@@ -56,6 +62,10 @@ all: $(BUILD)/idserver $(TOOL_BIN) $(LIBIDGEN)
 $(BUILD)/obj/%.o: src/%.c | $(GEN_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/common/%.o: common/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
@@ -77,13 +87,13 @@ $(BUILD)/%: bench/%.c
 
 # idbench parses replies with libidgen's parser.
 $(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o
-	$(CC) $(CFLAGS) -Isrc -Ilib -o $@ $^ $(LDFLAGS) -lm
+	$(CC) $(CFLAGS) -Ilib -o $@ $^ $(LDFLAGS) -lm
 
 $(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/lib/layout.o $(BUILD)/obj/lib/b58.o: $(BUILD)/obj/lib/%.o: src/%.c
+$(BUILD)/obj/lib/common/%.o: common/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
@@ -113,7 +123,7 @@ $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
 
 # The library's unit test: its own objects only, and a fake reply source.
 $(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
-	$(CC) $(CFLAGS) -Iinclude -Ilib -Isrc -pthread -o $@ $^ $(LDFLAGS) -lcmocka
+	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $^ $(LDFLAGS) -lcmocka
 
 # Installs the Debian packages the build, `make run`, the tests and the bench need.
 deps:

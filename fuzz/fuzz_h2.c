@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "clk.h"
 #include "config.h"
 #include "core.h"
 #include "layout.h"
@@ -73,7 +74,7 @@ fuzz_setup(void)
 	rig.base = event_base_new();
 	rig.sent = evbuffer_new();
 	if (rig.base == NULL || rig.sent == NULL ||
-	    !layout_ts_from_unix_ms(source_clock_real_us() / 1000, &now))
+	    !layout_ts_from_unix_ms(clk_real_us() / 1000, &now))
 		return false;
 	rig.guard = evtimer_new(rig.base, fuzz_guard_cb, NULL);
 	rig.tier.srv[TIER_ODD].role = "odd";
@@ -169,7 +170,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!pool_add(&rig.tier.pool, 3 * FUZZ_B, FUZZ_POOL))
 		__builtin_trap();
 	memset(&rig.src, 0, sizeof(rig.src));
-	source_init(&rig.src, &rig.tier, &rig.gen, &rig.lease, source_clock_real_us, 1);
+	source_init(&rig.src, &rig.tier, &rig.gen, &rig.lease, clk_real_us, 1);
 	rig.src.mode = SOURCE_MODE_TICKET;
 	memset(&rig.core.callers, 0, sizeof(rig.core.callers));
 	rig.core.callers.max = 4;

@@ -15,6 +15,7 @@
 #include <event2/http.h>
 
 #include "b58.h"
+#include "clk.h"
 #include "core.h"
 #include "layout.h"
 #include "lease.h"
@@ -70,7 +71,7 @@ fuzz_setup(void)
 	snowflake_init(&rig.gen, &sc);
 	rig.lease.state = LEASE_NONE;
 	rig.lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
-	source_init(&rig.src, &rig.tier, &rig.gen, &rig.lease, source_clock_real_us, 50);
+	source_init(&rig.src, &rig.tier, &rig.gen, &rig.lease, clk_real_us, 50);
 	return core_init(&rig.core, rig.base, &rig.src) &&
 	    core_waiter_init(&rig.w, &rig.core, fuzz_resume, NULL);
 }

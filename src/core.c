@@ -37,7 +37,7 @@ static enum core_err	core_number(const struct core_req *req, uint64_t *v, const 
 static enum core_err	core_count_arg(const struct core_req *req, uint64_t max,
 			    uint64_t *n, const char **why);
 static enum core_err	core_decode(struct core *c, const struct core_req *req,
-			    struct core_decode *d, const char **why);
+			    struct core_result *res, const char **why);
 static enum core_status	core_take(struct core *c, struct core_waiter *w,
 			    const struct core_req *req, struct core_result *res);
 static void		core_fail(struct core *c, struct core_result *res, enum core_err err,
@@ -284,23 +284,21 @@ core_count_arg(const struct core_req *req, uint64_t max, uint64_t *n, const char
 
 /* Which path made an ID, from its decimal or base58 form. */
 static enum core_err
-core_decode(struct core *c, const struct core_req *req, struct core_decode *d,
+core_decode(struct core *c, const struct core_req *req, struct core_result *res,
     const char **why)
 {
 	uint64_t b = c->source->tier->block_size, id = 0;
 	enum core_err e;
 
-	memset(d, 0, sizeof(*d));
+	memset(&res->dec, 0, sizeof(res->dec));
+	res->from_b58 = false;
 	if (req->arg != NULL && b58_is_form(req->arg, req->arglen)) {
 		if (!b58_decode(req->arg, req->arglen, &id, why))
 			return strstr(*why, "above") != NULL ? CORE_ERR_RANGE : CORE_ERR_BADREQ;
-		d->from_b58 = true;
+		res->from_b58 = true;
 	} else if ((e = core_number(req, &id, why)) != CORE_OK)
 		return e;
-	d->id = id;
-	d->region = layout_region(id);
-	b58_encode(id, d->b58);
-	switch (d->region) {
+	switch (decode_id(id, b, &res->dec)) {
 	case LAYOUT_INVALID:
 		*why = "an ID is 1..9223372036854775807";
 		return CORE_ERR_RANGE;
@@ -309,27 +307,11 @@ core_decode(struct core *c, const struct core_req *req, struct core_decode *d,
 			*why = "block size unknown until a ticket server has answered";
 			return CORE_ERR_UNAVAILABLE;
 		}
-		d->ticket = layout_ticket_of(id, b);
-		d->server = d->ticket % 2 ? "odd" : "even";
 		return CORE_OK;
 	case LAYOUT_SNOWFLAKE:
-		core_describe_snowflake(id, d);
 		return CORE_OK;
 	}
 	return CORE_OK;
-}
-
-void
-core_describe_snowflake(uint64_t id, struct core_decode *d)
-{
-	struct layout_snowflake sf = layout_snowflake_split(id);
-
-	d->unix_ms = layout_ts_to_unix_ms(sf.ts);
-	layout_format_iso(d->unix_ms, d->iso, sizeof(d->iso));
-	d->worker = sf.worker;
-	d->datacenter_id = layout_datacenter_of(sf.worker);
-	d->worker_id = layout_dc_worker_of(sf.worker);
-	d->seq = sf.seq;
 }
 
 void
@@ -413,7 +395,7 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 	case CORE_CMD_BLOCK:
 		return core_take(c, w, req, res);
 	case CORE_CMD_DECODE:
-		e = core_decode(c, req, &res->dec, &why);
+		e = core_decode(c, req, res, &why);
 		if (e != CORE_OK) {
 			core_reject(c, e, why, res);
 			return CORE_DONE;

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "b58.h"
+#include "decode.h"
 #include "layout.h"
 #include "source.h"
 
@@ -75,21 +76,6 @@ struct core_word {
 /* Finds a command by name, any case; NULL when unknown. */
 const struct core_word *core_lookup(const char *name, size_t len);
 
-struct core_decode {
-	enum layout_region	 region;
-	uint64_t		 id;
-	char			 b58[B58_LEN + 1];
-	bool			 from_b58;	/* the request gave the base58 form */
-	uint64_t		 ticket;	/* ticket region */
-	const char		*server;	/* "odd" or "even" */
-	int64_t			 unix_ms;	/* Snowflake region */
-	char			 iso[LAYOUT_ISO_LEN];
-	unsigned		 worker;
-	unsigned		 datacenter_id;	/* worker's split (layout_datacenter_of) */
-	unsigned		 worker_id;
-	unsigned		 seq;
-};
-
 /* What every health view says (HTTP /health, gRPC health, mode in STATS). */
 struct core_health {
 	bool		 ok;		/* the service can hand out IDs now */
@@ -106,7 +92,8 @@ struct core_result {
 	unsigned		 count;		/* IDs in ids (ID, IDS); n of a BLOCK */
 	uint64_t		 first;		/* BLOCK */
 	uint64_t		 ids[CORE_IDS_MAX];
-	struct core_decode	 dec;		/* DECODE, B58 */
+	struct decode		 dec;		/* DECODE, B58 */
+	bool			 from_b58;	/* DECODE was given the base58 form */
 };
 
 enum core_status {
@@ -179,9 +166,6 @@ void		core_count(struct core *c, enum core_err err);
 
 /* Reads the service's health; reading changes nothing. */
 void		core_health(const struct core *c, struct core_health *h);
-
-/* Fills the Snowflake fields of d from a Snowflake ID (no request needed). */
-void		core_describe_snowflake(uint64_t id, struct core_decode *d);
 
 /* Counts one call of the named caller (bounded: see struct core_callers). */
 void		core_count_caller(struct core *c, const char *name, size_t len);

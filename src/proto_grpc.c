@@ -1014,9 +1014,9 @@ grpc_exec(struct grpc_stream *st)
 		r.id_str = num;
 		/* Snowflake: the design's 41/5/5/12 fields. A ticket ID carries no time. */
 		if (layout_region(id) == LAYOUT_SNOWFLAKE) {
-			struct core_decode d;
+			struct decode d;
 
-			core_describe_snowflake(id, &d);
+			decode_snowflake(id, &d);
 			r.timestamp_ms = d.unix_ms;
 			r.datacenter_id = (int32_t)d.datacenter_id;
 			r.worker_id = (int32_t)d.worker_id;

@@ -47,7 +47,7 @@ static void	http_send_error(struct evhttp_request *req, enum core_err err,
 static void	http_send_status(struct evhttp_request *req, int status, const char *reason,
 		    const char *code, const char *why);
 static json_t	*http_result(const struct http_call *c, const struct core_result *res);
-static json_t	*http_decode(const struct core_decode *d);
+static json_t	*http_decode(const struct decode *d);
 static void	http_health(struct proto_http *h, struct evhttp_request *req);
 static void	http_stats(struct proto_http *h, struct evhttp_request *req);
 static void	http_metrics(struct proto_http *h, struct evhttp_request *req);
@@ -164,7 +164,7 @@ http_result(const struct http_call *c, const struct core_result *res)
 
 /* DECODE as JSON fields; datacenter_id/worker_id are the 5+5 split of the worker. */
 static json_t *
-http_decode(const struct core_decode *d)
+http_decode(const struct decode *d)
 {
 	json_t *o = json_object();
 	char num[24];

@@ -41,7 +41,7 @@ static void		proto_resp_arity(struct conn *c, const struct proto_resp_frame *f);
 static void		proto_resp_unknown(struct conn *c, const struct proto_resp_frame *f);
 static void		proto_resp_reply(struct conn *c, const struct core_req *req,
 			    const struct core_result *res);
-static void		proto_resp_decode(struct conn *c, const struct core_decode *d);
+static void		proto_resp_decode(struct conn *c, const struct decode *d);
 static void		proto_resp_info(struct conn *c, const char *want, size_t wantlen);
 static void		proto_resp_info_line(const struct metric_def *def, const char *name,
 			    int server, const struct metric_value *v, void *arg);
@@ -437,7 +437,7 @@ proto_resp_unknown(struct conn *c, const struct proto_resp_frame *f)
 
 /* A field/value array, as HGETALL replies. */
 static void
-proto_resp_decode(struct conn *c, const struct core_decode *d)
+proto_resp_decode(struct conn *c, const struct decode *d)
 {
 	char num[8][24];
 	const char *kv[20];

@@ -208,7 +208,7 @@ proto_text_stat(const struct metric_def *def, const char *name, int server,
 static void
 proto_text_reply(struct conn *c, const struct core_req *req, const struct core_result *res)
 {
-	const struct core_decode *d = &res->dec;
+	const struct decode *d = &res->dec;
 	char line[200], *p, *q;
 	int n = 0;
 
@@ -240,7 +240,7 @@ proto_text_reply(struct conn *c, const struct core_req *req, const struct core_r
 			n = snprintf(line, sizeof(line), "snowflake time=%s worker=%u seq=%u",
 			    d->iso, d->worker, d->seq);
 		/* Given the base58 form, the reply names the number too. */
-		if (d->from_b58)
+		if (res->from_b58)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " id=%" PRIu64, d->id);
 		n += snprintf(line + n, sizeof(line) - (size_t)n, "\n");
 		break;

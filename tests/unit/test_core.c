@@ -179,11 +179,11 @@ test_decode_both_forms(void **state)
 	assert_int_equal(res->dec.region, LAYOUT_TICKET);
 	assert_true(res->dec.ticket == 3);
 	assert_string_equal(res->dec.server, "odd");
-	assert_false(res->dec.from_b58);
+	assert_false(res->from_b58);
 	b58_encode(12289, b58);
 	assert_string_equal(res->dec.b58, b58);
 	res = run(r, CORE_CMD_DECODE, b58, CORE_OK);
-	assert_true(res->dec.from_b58 && res->dec.id == 12289 && res->dec.ticket == 3);
+	assert_true(res->from_b58 && res->dec.id == 12289 && res->dec.ticket == 3);
 	snprintf(dec, sizeof(dec), "%llu", (unsigned long long)sf);
 	res = run(r, CORE_CMD_DECODE, dec, CORE_OK);
 	assert_int_equal(res->dec.region, LAYOUT_SNOWFLAKE);

@@ -1,0 +1,149 @@
+/*
+ * round.c - one refill round of a client: a pipelined batch of BLOCK requests,
+ * failover from endpoint to endpoint, backoff, and the reply lines read.
+ */
+#include "round.h"
+
+#include "client_impl.h"
+#include "mono.h"
+#include "reply.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* What one round trip's reply lines added up to. */
+struct round {
+	struct idgen_client	*c;
+	unsigned		 blocks;
+	unsigned		 errs;
+	bool			 bad;		/* a line not understood: stop */
+	char			 why[IDGEN_ERR_LEN];
+};
+
+static bool	round_line(void *, const char *, const char *);
+
+/* One reply line of a round: a block, an ERR, or something not understood. */
+static bool
+round_line(void *arg, const char *p, const char *e)
+{
+	struct round		*r = arg;
+	struct idgen_client	*c = r->c;
+	const char		*code, *msg;
+	size_t			 codelen, msglen;
+	uint64_t		 first, n;
+
+	if (r->bad)
+		return true;
+	if (reply_block(p, e, &first, &n) && n == c->o.fetch_ids) {
+		c->got[r->blocks++] = (struct held_range){ first, n };
+		return true;
+	}
+	if (reply_err(p, e, &code, &codelen, &msg, &msglen)) {
+		if (r->errs++ == 0)
+			snprintf(r->why, sizeof(r->why), "ERR %.*s %.*s", (int)codelen,
+			    code, (int)(msglen > 160 ? 160 : msglen), msg);
+		return true;
+	}
+	/* Not a reply to BLOCK: nothing after it can be trusted either. */
+	r->bad = true;
+	snprintf(r->why, sizeof(r->why), "reply not understood (%zu bytes)",
+	    (size_t)(e - p));
+	return true;
+}
+
+/*
+ * Each attempt gets its share of timeout_ms (timeout_ms / endpoints), so one
+ * that hangs cannot use up the whole wait of a caller before the others are
+ * tried.
+ */
+unsigned
+round_fetch(struct idgen_client *c, unsigned nblocks)
+{
+	struct round		 r;
+	struct client_ep	*ep;
+	char			 msg[IDGEN_ERR_LEN], all[IDGEN_ERR_LEN];
+	uint64_t		 now, retry = UINT64_MAX;
+	unsigned		 i, k, lines, failures = 0, failovers = 0, share, conn_ms;
+	size_t			 alen = 0;
+	bool			 stop;
+
+	all[0] = '\0';
+	share = c->o.timeout_ms / c->neps > 0 ? c->o.timeout_ms / c->neps : 1;
+	conn_ms = c->o.connect_timeout_ms < share ? c->o.connect_timeout_ms : share;
+	for (i = 0; i < c->neps; i++) {
+		k = (c->cur + i) % c->neps;
+		ep = &c->eps[k];
+		now = mono_now_ms();
+		if (ep->down_until > now) {
+			if (ep->down_until < retry)
+				retry = ep->down_until;
+			if (alen < sizeof(all) - 1)
+				alen += (size_t)snprintf(all + alen, sizeof(all) - alen,
+				    "%s%s: waiting out its retry delay", alen ? "; " : "",
+				    ep->w.name);
+			continue;
+		}
+		pthread_mutex_lock(&c->mu);
+		stop = c->stopping;
+		c->trying = k;
+		c->trying_since = now;
+		pthread_mutex_unlock(&c->mu);
+		if (stop)
+			break;
+		memset(&r, 0, sizeof(r));
+		r.c = c;
+		msg[0] = '\0';
+		lines = c->tr.exchange(c->tr.ctx, k, c->req, nblocks * c->reqline,
+		    nblocks, conn_ms, share, round_line, &r, msg, sizeof(msg));
+		if (r.bad)
+			c->tr.reset(c->tr.ctx, k);
+		if (r.blocks > 0) {
+			pthread_mutex_lock(&c->mu);
+			c->st.round_trips++;
+			c->st.requests += r.blocks;
+			c->st.ids_fetched += (uint64_t)r.blocks * c->o.fetch_ids;
+			c->st.failures += failures + (lines < nblocks || r.bad);
+			c->st.failovers += failovers;
+			c->st.server = k;
+			c->all_down = false;
+			c->lasterr[0] = '\0';
+			c->trying_since = 0;
+			c->cur = k;
+			pthread_mutex_unlock(&c->mu);
+			ep->backoff_ms = 0;
+			ep->down_until = 0;
+			return r.blocks;
+		}
+		/* Nothing from this one: skip it for a while, try the next. */
+		failures++;
+		if (i + 1 < c->neps)
+			failovers++;
+		ep->backoff_ms = ep->backoff_ms == 0 ? c->o.retry_min_ms :
+		    ep->backoff_ms >= c->o.retry_max_ms / 2 ? c->o.retry_max_ms :
+		    ep->backoff_ms * 2;
+		ep->down_until = mono_now_ms() + ep->backoff_ms;
+		if (ep->down_until < retry)
+			retry = ep->down_until;
+		if (alen < sizeof(all) - 1)
+			alen += (size_t)snprintf(all + alen, sizeof(all) - alen, "%s%s",
+			    alen ? "; " : "", msg[0] ? msg : r.why[0] ? r.why :
+			    "no reply");
+		if (msg[0] && r.why[0] && alen < sizeof(all) - 1)
+			alen += (size_t)snprintf(all + alen, sizeof(all) - alen,
+			    " (%s: %s)", ep->w.name, r.why);
+		else if (!msg[0] && r.why[0] && alen < sizeof(all) - 1)
+			alen += (size_t)snprintf(all + alen, sizeof(all) - alen,
+			    " from %s", ep->w.name);
+	}
+	pthread_mutex_lock(&c->mu);
+	c->trying_since = 0;
+	c->st.failures += failures;
+	c->st.failovers += failovers;
+	c->all_down = true;
+	c->retry_at = retry == UINT64_MAX ? mono_now_ms() + c->o.retry_min_ms : retry;
+	if (alen > 0)
+		snprintf(c->lasterr, sizeof(c->lasterr), "%s", all);
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
