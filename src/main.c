@@ -65,6 +65,12 @@ static void	main_mode_arm(struct main_ctx *m);
 static void	main_released(void *arg);
 static bool	main_startup(struct main_ctx *m);
 static void	main_fd_limit(const struct config *cfg);
+static struct event_base *main_base(void);
+static bool	main_core(struct main_ctx *m);
+static void	main_signals(struct main_ctx *m);
+static bool	main_listen(struct main_ctx *m);
+static void	main_reserve_fds(struct main_ctx *m);
+static void	main_free(struct main_ctx *m);
 
 /* Health, buffered IDs or the lease changed: update the mode, wake waiting clients. */
 static void
@@ -309,6 +315,139 @@ main_fd_limit(const struct config *cfg)
 		    (unsigned long long)(rl.rlim_cur > 64 ? rl.rlim_cur - 64 : 0));
 }
 
+/*
+ * An event base with timerfd-precise timers: a fallback request waits to the
+ * next ms, not 1-2 ms.
+ */
+static struct event_base *
+main_base(void)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base;
+
+	if (ec == NULL)
+		return NULL;
+	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	return base;
+}
+
+/* The tier, the generator, the lease, the path choice, the core and the views' sources. */
+static bool
+main_core(struct main_ctx *m)
+{
+	struct snowflake_config sc = { m->cfg.backstep_tolerance_ms, m->cfg.clock_wait_ms };
+
+	if (!tier_init(&m->tier, m->base, &m->cfg, &m->sf, NULL, main_tier_change, m))
+		return false;
+	snowflake_init(&m->gen, &sc);
+	if (!lease_init(&m->lease, m->base, &m->cfg, &m->gen, &m->sf, NULL, clk_real_ms,
+	    main_tier_change, main_trust, m))
+		return false;
+	source_init(&m->source, &m->tier, &m->gen, &m->lease, clk_real_us, m->cfg.refill_wait_ms);
+	if (!core_init(&m->core, m->base, &m->source))
+		return false;
+	m->core.callers.max = m->cfg.max_callers;
+	m->metrics.listener = &m->listener.stats;
+	m->metrics.conns = &m->conns.stats;
+	m->metrics.core = &m->core;
+	m->metrics.source = &m->source;
+	m->metrics.sf = &m->sf;
+	m->metrics.trim = &m->trim;
+	m->metrics.started = time(NULL);
+	conn_set_init(&m->conns, m->base, &m->cfg, &m->core, &m->metrics);
+	return true;
+}
+
+/* Signals as loop events (SIGTERM/SIGINT/SIGQUIT drain, the rest ignored) and timers. */
+static void
+main_signals(struct main_ctx *m)
+{
+	m->sigterm = evsignal_new(m->base, SIGTERM, main_signal_cb, m);
+	m->sigint = evsignal_new(m->base, SIGINT, main_signal_cb, m);
+	m->sigquit = evsignal_new(m->base, SIGQUIT, main_signal_cb, m);
+	m->sighup = evsignal_new(m->base, SIGHUP, main_ignore_cb, m);
+	m->sigusr1 = evsignal_new(m->base, SIGUSR1, main_ignore_cb, m);
+	m->sigusr2 = evsignal_new(m->base, SIGUSR2, main_ignore_cb, m);
+	m->drain_tick = evtimer_new(m->base, main_drain_cb, m);
+	m->mode_tick = evtimer_new(m->base, main_mode_cb, m);
+	event_add(m->sigterm, NULL);
+	event_add(m->sigint, NULL);
+	event_add(m->sigquit, NULL);
+	event_add(m->sighup, NULL);
+	event_add(m->sigusr1, NULL);
+	event_add(m->sigusr2, NULL);
+}
+
+/* Every listener: text and RESP, HTTP, gRPC. False (logged) when one cannot listen. */
+static bool
+main_listen(struct main_ctx *m)
+{
+	char err[512];
+
+	if (!listener_init(&m->listener, m->base, &m->cfg, &m->conns, err, sizeof(err))) {
+		log_error("%s", err);
+		listener_free(&m->listener);
+		return false;
+	}
+	m->listening = true;
+	if (!proto_http_init(&m->http, m->base, &m->cfg, &m->core, &m->metrics, err,
+	    sizeof(err)) || !proto_grpc_init(&m->grpc, m->base, &m->cfg, &m->core, err,
+	    sizeof(err))) {
+		log_error("%s", err);
+		return false;
+	}
+	if (m->grpc != NULL)
+		m->metrics.grpc = proto_grpc_counters(m->grpc);
+	return true;
+}
+
+/* libevent's per-descriptor slots for every connection the limits allow, in one run. */
+static void
+main_reserve_fds(struct main_ctx *m)
+{
+	struct rlimit rl;
+	unsigned n = m->cfg.max_clients + m->cfg.grpc_max_connections + 64;
+	int64_t t0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n)
+		n = (unsigned)rl.rlim_cur;
+	t0 = clk_mono_us();
+	n = trim_reserve_fds(m->base, n);
+	log_info("descriptor slots made for %u connections in %lld ms (max_clients, "
+	    "grpc_max_connections): memory of a flood can be given back", n,
+	    (long long)((clk_mono_us() - t0) / 1000));
+}
+
+/* Frees everything main set up, whichever step it stopped at. */
+static void
+main_free(struct main_ctx *m)
+{
+	proto_http_free(m->http);
+	proto_grpc_free(m->grpc);
+	trim_free(&m->trim);
+	conn_set_free(&m->conns);
+	if (m->listening)
+		listener_free(&m->listener);
+	core_free(&m->core);
+	tier_free(&m->tier);
+	lease_free(&m->lease);
+	event_free(m->sigterm);
+	event_free(m->sigint);
+	event_free(m->sigquit);
+	event_free(m->sighup);
+	event_free(m->sigusr1);
+	event_free(m->sigusr2);
+	event_free(m->drain_tick);
+	if (m->mode_tick != NULL)
+		event_free(m->mode_tick);
+	event_base_free(m->base);
+	statefile_close(&m->sf);
+	config_free(&m->cfg);
+	db_library_end();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -332,16 +471,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "idserver: cannot initialise the MariaDB client library\n");
 		return 1;
 	}
-	{
-		/* timerfd-precise timers: a fallback request waits to the next ms, not 1-2 ms. */
-		struct event_config *ec = event_config_new();
-
-		if (ec != NULL)
-			event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-		m.base = ec != NULL ? event_base_new_with_config(ec) : NULL;
-		if (ec != NULL)
-			event_config_free(ec);
-	}
+	m.base = main_base();
 	if (!statefile_open(&m.sf, m.cfg.state_file, err, sizeof(err))) {
 		fprintf(stderr, "idserver: refusing to start: %s\n", err);
 		if (m.base != NULL)
@@ -350,121 +480,26 @@ main(int argc, char **argv)
 		config_free(&m.cfg);
 		return 1;
 	}
-	if (m.base == NULL || !tier_init(&m.tier, m.base, &m.cfg, &m.sf, NULL, main_tier_change, &m)) {
+	if (m.base == NULL || !main_core(&m)) {
 		fprintf(stderr, "idserver: out of memory at start\n");
 		return 1;
 	}
-	{
-		struct snowflake_config sc = { m.cfg.backstep_tolerance_ms, m.cfg.clock_wait_ms };
-
-		snowflake_init(&m.gen, &sc);
-	}
-	if (!lease_init(&m.lease, m.base, &m.cfg, &m.gen, &m.sf, NULL, clk_real_ms,
-	    main_tier_change, main_trust, &m)) {
-		fprintf(stderr, "idserver: out of memory at start\n");
-		return 1;
-	}
-	source_init(&m.source, &m.tier, &m.gen, &m.lease, clk_real_us,
-	    m.cfg.refill_wait_ms);
-	if (!core_init(&m.core, m.base, &m.source)) {
-		fprintf(stderr, "idserver: out of memory at start\n");
-		return 1;
-	}
-	m.core.callers.max = m.cfg.max_callers;
-	m.metrics.listener = &m.listener.stats;
-	m.metrics.conns = &m.conns.stats;
-	m.metrics.core = &m.core;
-	m.metrics.source = &m.source;
-	m.metrics.sf = &m.sf;
-	m.metrics.trim = &m.trim;
-	m.metrics.started = time(NULL);
-	conn_set_init(&m.conns, m.base, &m.cfg, &m.core, &m.metrics);
-	m.sigterm = evsignal_new(m.base, SIGTERM, main_signal_cb, &m);
-	m.sigint = evsignal_new(m.base, SIGINT, main_signal_cb, &m);
-	m.sigquit = evsignal_new(m.base, SIGQUIT, main_signal_cb, &m);
-	m.sighup = evsignal_new(m.base, SIGHUP, main_ignore_cb, &m);
-	m.sigusr1 = evsignal_new(m.base, SIGUSR1, main_ignore_cb, &m);
-	m.sigusr2 = evsignal_new(m.base, SIGUSR2, main_ignore_cb, &m);
-	m.drain_tick = evtimer_new(m.base, main_drain_cb, &m);
-	m.mode_tick = evtimer_new(m.base, main_mode_cb, &m);
-	event_add(m.sigterm, NULL);
-	event_add(m.sigint, NULL);
-	event_add(m.sigquit, NULL);
-	event_add(m.sighup, NULL);
-	event_add(m.sigusr1, NULL);
-	event_add(m.sigusr2, NULL);
+	main_signals(&m);
 	log_info("idserver starting: odd %s:%u, even %s:%u", m.cfg.odd_host, m.cfg.odd_port,
 	    m.cfg.even_host, m.cfg.even_port);
-	if (!main_state(&m))
-		goto out;
-	if (!main_startup(&m))
-		goto out;
-	if (m.signals > 0)
-		goto out;
-	if (!listener_init(&m.listener, m.base, &m.cfg, &m.conns, err, sizeof(err))) {
-		log_error("%s", err);
-		listener_free(&m.listener);
-		goto out;
+	if (main_state(&m) && main_startup(&m) && m.signals == 0 && main_listen(&m)) {
+		main_reserve_fds(&m);
+		if (trim_init(&m.trim, m.base, m.cfg.trim_interval_ms, m.cfg.trim_free_bytes)) {
+			lease_start(&m.lease);
+			source_update_mode(&m.source);
+			main_mode_arm(&m);
+			event_base_dispatch(m.base);
+			log_info("idserver stopped");
+			rc = 0;
+		} else {
+			log_error("out of memory at start");
+		}
 	}
-	m.listening = true;
-	if (!proto_http_init(&m.http, m.base, &m.cfg, &m.core, &m.metrics, err, sizeof(err))) {
-		log_error("%s", err);
-		rc = 1;
-		goto out;
-	}
-	if (!proto_grpc_init(&m.grpc, m.base, &m.cfg, &m.core, err, sizeof(err))) {
-		log_error("%s", err);
-		rc = 1;
-		goto out;
-	}
-	if (m.grpc != NULL)
-		m.metrics.grpc = proto_grpc_counters(m.grpc);
-	{
-		struct rlimit rl;
-		unsigned n = m.cfg.max_clients + m.cfg.grpc_max_connections + 64;
-		int64_t t0;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n)
-			n = (unsigned)rl.rlim_cur;
-		t0 = clk_mono_us();
-		n = trim_reserve_fds(m.base, n);
-		log_info("descriptor slots made for %u connections in %lld ms (max_clients, "
-		    "grpc_max_connections): memory of a flood can be given back", n,
-		    (long long)((clk_mono_us() - t0) / 1000));
-	}
-	if (!trim_init(&m.trim, m.base, m.cfg.trim_interval_ms, m.cfg.trim_free_bytes)) {
-		log_error("out of memory at start");
-		rc = 1;
-		goto out;
-	}
-	lease_start(&m.lease);
-	source_update_mode(&m.source);
-	main_mode_arm(&m);
-	event_base_dispatch(m.base);
-	log_info("idserver stopped");
-	rc = 0;
-out:
-	proto_http_free(m.http);
-	proto_grpc_free(m.grpc);
-	trim_free(&m.trim);
-	conn_set_free(&m.conns);	/* set up before any exit to out */
-	if (m.listening)
-		listener_free(&m.listener);
-	core_free(&m.core);
-	tier_free(&m.tier);
-	lease_free(&m.lease);
-	event_free(m.sigterm);
-	event_free(m.sigint);
-	event_free(m.sigquit);
-	event_free(m.sighup);
-	event_free(m.sigusr1);
-	event_free(m.sigusr2);
-	event_free(m.drain_tick);
-	if (m.mode_tick != NULL)
-		event_free(m.mode_tick);
-	event_base_free(m.base);
-	statefile_close(&m.sf);
-	config_free(&m.cfg);
-	db_library_end();
+	main_free(&m);
 	return rc;
 }

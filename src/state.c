@@ -31,6 +31,13 @@ static bool	state_u64(const char **p, const char *end, uint64_t *v);
 static bool	state_line_end(const char **p, const char *end);
 static bool	state_safe(const char *s);
 static bool	state_word_or_none(const char **p, const char *end, char *out, size_t outlen);
+static bool	state_parse_check(const char *buf, size_t len, const char **body_end, char *why,
+		    size_t whylen);
+static bool	state_parse_head(const char **p, const char *end, uint64_t version,
+		    struct state_rec *r);
+static bool	state_parse_marks(const char **p, const char *end, uint64_t version,
+		    struct state_rec *r);
+static bool	state_parse_lease(const char **p, const char *end, struct state_lease *l);
 
 /* FNV-1a, 64 bits: catches torn and hand-edited files. */
 static uint64_t
@@ -145,17 +152,13 @@ state_line_end(const char **p, const char *end)
 	return true;
 }
 
-/* Parses and verifies a record; any deviation is corruption, never a guess. */
-bool
-state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t whylen)
+/* The checksum line: true with *body_end at its start when it covers what is above. */
+static bool
+state_parse_check(const char *buf, size_t len, const char **body_end, char *why, size_t whylen)
 {
-	const char *p = buf, *end = buf + len, *check;
-	char w[192];
-	uint64_t v, sum, version;
-	int i;
+	const char *p, *end = buf + len, *check = NULL;
+	char w[24];
 
-	memset(r, 0, sizeof(*r));
-	check = NULL;
 	for (const char *q = buf; q + 6 <= end; q++)
 		if ((q == buf || q[-1] == '\n') && memcmp(q, "check ", 6) == 0)
 			check = q;
@@ -169,96 +172,127 @@ state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t 
 		snprintf(why, whylen, "bad checksum line");
 		return false;
 	}
-	sum = strtoull(w, NULL, 16);
-	if (sum != state_hash(buf, (size_t)(check - buf))) {
+	if (strtoull(w, NULL, 16) != state_hash(buf, (size_t)(check - buf))) {
 		snprintf(why, whylen, "checksum mismatch (torn or edited)");
 		return false;
 	}
-	end = check;
-	p = buf;
+	*body_end = check;
+	return true;
+}
+
+/* The gen, host and owner lines (version 1 has only host). */
+static bool
+state_parse_head(const char **p, const char *end, uint64_t version, struct state_rec *r)
+{
+	struct state_owner *o = &r->owner;
+	char w[16];
+
+	if (version >= 2 && (!state_word(p, end, w, sizeof(w)) || strcmp(w, "gen") != 0 ||
+	    !state_u64(p, end, &r->gen) || !state_line_end(p, end)))
+		return false;
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "host") != 0 ||
+	    !state_word(p, end, r->host, sizeof(r->host)) || !state_line_end(p, end))
+		return false;
+	if (version < 2)
+		return true;
+	return state_word(p, end, w, sizeof(w)) && strcmp(w, "owner") == 0 &&
+	    state_word_or_none(p, end, o->machine, sizeof(o->machine)) &&
+	    state_word_or_none(p, end, o->boot, sizeof(o->boot)) &&
+	    state_u64(p, end, &o->pidns) && state_u64(p, end, &o->pid) &&
+	    state_u64(p, end, &o->start) && state_line_end(p, end);
+}
+
+/* The servers line (the rest of the line, spaces included) and both mark lines. */
+static bool
+state_parse_marks(const char **p, const char *end, uint64_t version, struct state_rec *r)
+{
+	const char *nl;
+	char w[16];
+	int i;
+
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "servers") != 0)
+		return false;
+	while (*p < end && **p == ' ')
+		(*p)++;
+	nl = memchr(*p, '\n', (size_t)(end - *p));
+	if (nl == NULL || (size_t)(nl - *p) >= sizeof(r->servers))
+		return false;
+	memcpy(r->servers, *p, (size_t)(nl - *p));
+	r->servers[nl - *p] = '\0';
+	*p = nl + 1;
+	for (i = 0; i < 2; i++)
+		if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "mark") != 0 ||
+		    !state_word(p, end, w, sizeof(w)) || strcmp(w, state_role[i]) != 0 ||
+		    !state_u64(p, end, &r->mark[i].high_water) ||
+		    (version >= 2 && !state_u64(p, end, &r->mark[i].block_size)) ||
+		    !state_word_or_none(p, end, r->mark[i].uuid, sizeof(r->mark[i].uuid)) ||
+		    !state_line_end(p, end))
+			return false;
+	return true;
+}
+
+/* The lease line: none, or a window whose worker has its server's parity. */
+static bool
+state_parse_lease(const char **p, const char *end, struct state_lease *l)
+{
+	char w[24], role[8];
+	uint64_t v;
+
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "lease") != 0 ||
+	    !state_word(p, end, w, sizeof(w)))
+		return false;
+	if (strcmp(w, "none") == 0)
+		return state_line_end(p, end);
+	if (w[0] < '0' || w[0] > '9' || (v = strtoull(w, NULL, 10)) > 1023 ||
+	    !state_word(p, end, role, sizeof(role)) ||
+	    !state_word(p, end, l->holder, sizeof(l->holder)) ||
+	    !state_u64(p, end, &l->window_start) ||
+	    !state_u64(p, end, &l->window_end) || !state_u64(p, end, &l->reserved))
+		return false;
+	l->worker = (unsigned)v;
+	if (strcmp(role, "odd") == 0)
+		l->server = STATE_ODD;
+	else if (strcmp(role, "even") == 0)
+		l->server = STATE_EVEN;
+	else
+		return false;
+	/* Each worker number lives on the server of its parity. */
+	if ((l->worker % 2 == 1) != (l->server == STATE_ODD) ||
+	    l->window_end < l->window_start || l->reserved > l->window_end)
+		return false;
+	l->held = true;
+	return state_line_end(p, end);
+}
+
+/* Parses and verifies a record; any deviation is corruption, never a guess. */
+bool
+state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t whylen)
+{
+	const char *p = buf, *end;
+	char w[16];
+	uint64_t version;
+	int line;
+
+	memset(r, 0, sizeof(*r));
+	if (!state_parse_check(buf, len, &end, why, whylen))
+		return false;
 	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "idgen-state") != 0 ||
-	    !state_u64(&p, end, &v) || !state_line_end(&p, end)) {
+	    !state_u64(&p, end, &version) || !state_line_end(&p, end)) {
 		snprintf(why, whylen, "not an idgen state file");
 		return false;
 	}
-	if (v != 1 && v != STATE_VERSION) {
+	if (version != 1 && version != STATE_VERSION) {
 		snprintf(why, whylen, "state file version %" PRIu64 ", this build reads 1 and %d",
-		    v, STATE_VERSION);
+		    version, STATE_VERSION);
 		return false;
 	}
-	version = v;
-	if (version >= 2 && (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "gen") != 0 ||
-	    !state_u64(&p, end, &r->gen) || !state_line_end(&p, end)))
-		goto bad;
-	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "host") != 0 ||
-	    !state_word(&p, end, r->host, sizeof(r->host)) || !state_line_end(&p, end))
-		goto bad;
-	if (version >= 2) {
-		struct state_owner *o = &r->owner;
-
-		if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "owner") != 0 ||
-		    !state_word_or_none(&p, end, o->machine, sizeof(o->machine)) ||
-		    !state_word_or_none(&p, end, o->boot, sizeof(o->boot)) ||
-		    !state_u64(&p, end, &o->pidns) || !state_u64(&p, end, &o->pid) ||
-		    !state_u64(&p, end, &o->start) || !state_line_end(&p, end))
-			goto bad;
-	}
-	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "servers") != 0)
-		goto bad;
-	while (p < end && *p == ' ')
-		p++;
-	{
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		if (nl == NULL || (size_t)(nl - p) >= sizeof(r->servers))
-			goto bad;
-		memcpy(r->servers, p, (size_t)(nl - p));
-		r->servers[nl - p] = '\0';
-		p = nl + 1;
-	}
-	for (i = 0; i < 2; i++) {
-		if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "mark") != 0 ||
-		    !state_word(&p, end, w, sizeof(w)) || strcmp(w, state_role[i]) != 0 ||
-		    !state_u64(&p, end, &r->mark[i].high_water) ||
-		    (version >= 2 && !state_u64(&p, end, &r->mark[i].block_size)) ||
-		    !state_word_or_none(&p, end, r->mark[i].uuid, sizeof(r->mark[i].uuid)) ||
-		    !state_line_end(&p, end))
-			goto bad;
-	}
-	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "lease") != 0 ||
-	    !state_word(&p, end, w, sizeof(w)))
-		goto bad;
-	if (strcmp(w, "none") != 0) {
-		struct state_lease *l = &r->lease;
-		char role[8];
-
-		if (w[0] < '0' || w[0] > '9' || (v = strtoull(w, NULL, 10)) > 1023 ||
-		    !state_word(&p, end, role, sizeof(role)) ||
-		    !state_word(&p, end, l->holder, sizeof(l->holder)) ||
-		    !state_u64(&p, end, &l->window_start) ||
-		    !state_u64(&p, end, &l->window_end) || !state_u64(&p, end, &l->reserved))
-			goto bad;
-		l->worker = (unsigned)v;
-		if (strcmp(role, "odd") == 0)
-			l->server = STATE_ODD;
-		else if (strcmp(role, "even") == 0)
-			l->server = STATE_EVEN;
-		else
-			goto bad;
-		/* Each worker number lives on the server of its parity. */
-		if ((l->worker % 2 == 1) != (l->server == STATE_ODD) ||
-		    l->window_end < l->window_start || l->reserved > l->window_end)
-			goto bad;
-		l->held = true;
-	}
-	if (!state_line_end(&p, end) || p != end)
-		goto bad;
-	return true;
-bad:
-	for (i = 1, end = p; end > buf; end--)
+	if (state_parse_head(&p, end, version, r) && state_parse_marks(&p, end, version, r) &&
+	    state_parse_lease(&p, end, &r->lease) && p == end)
+		return true;
+	for (line = 1, end = p; end > buf; end--)
 		if (end[-1] == '\n')
-			i++;
-	snprintf(why, whylen, "malformed near line %d", i);
+			line++;
+	snprintf(why, whylen, "malformed near line %d", line);
 	memset(r, 0, sizeof(*r));
 	return false;
 }
