@@ -48,20 +48,24 @@ trim_free(struct trim *t)
 }
 
 /*
- * Trims when the free heap grew by free_bytes since the last trim. Pages a
- * trim gave back still count as free to malloc, so "grew since" (not "is
- * large") keeps a quiet service from trimming again and again.
+ * Trims when the free heap grew by free_bytes since the last trim and is more
+ * than twice what is in use: a flood is over. Pages a trim gave back still
+ * count as free to malloc, so "grew since" (not "is large") keeps a quiet
+ * service from trimming again and again; "twice what is in use" keeps it from
+ * trimming during a flood, where buffers churn and a trim (milliseconds on a
+ * large heap) would stall every client.
  */
 static void
 trim_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct trim *t = arg;
-	size_t now = mallinfo2().fordblks;	/* free bytes malloc holds */
+	struct mallinfo2 mi = mallinfo2();
+	size_t now = mi.fordblks;	/* free bytes malloc holds */
 	uint64_t t0, us;
 
 	(void)fd;
 	(void)what;
-	if (now > t->kept + t->free_bytes) {
+	if (now > t->kept + t->free_bytes && now / 2 > mi.uordblks) {
 		t0 = (uint64_t)clk_mono_us();
 		malloc_trim(0);
 		us = (uint64_t)clk_mono_us() - t0;

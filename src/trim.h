@@ -4,9 +4,10 @@
  * glibc keeps freed heap pages: after 15,000 HTTP connections close, idserver
  * stayed at 41 MB from 7 MB idle. A timer (trim_interval_ms) looks at the free
  * bytes malloc holds and calls malloc_trim() when they grew by trim_free_bytes
- * since the last trim: every listener's floods are covered, the request paths
- * pay nothing, and a steady state is never trimmed twice (docs/design.md
- * section 10).
+ * since the last trim and are more than twice the bytes in use (the flood is
+ * over: a trim during one stalls the loop for milliseconds): every listener's
+ * floods are covered, the request paths pay nothing, and a steady state is
+ * never trimmed twice (docs/design.md section 8).
  */
 #ifndef IDGEN_TRIM_H
 #define IDGEN_TRIM_H
