@@ -77,8 +77,8 @@ fuzz_setup(void)
 	    !layout_ts_from_unix_ms(clk_real_us() / 1000, &now))
 		return false;
 	rig.guard = evtimer_new(rig.base, fuzz_guard_cb, NULL);
-	rig.tier.srv[TIER_ODD].role = "odd";
-	rig.tier.srv[TIER_EVEN].role = "even";
+	rig.tier.srv[SERVER_ODD].name = "odd";
+	rig.tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&rig.gen, &sc);
 	/* A window of a day around now: the fallback mints without any database. */
 	snowflake_set_window(&rig.gen, 7, now - 1000, now + 86400000);
@@ -162,10 +162,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	/* Fresh per input: servers, buffered IDs, the stall rule, the callers. */
 	memset(&rig.tier, 0, sizeof(rig.tier));
-	rig.tier.srv[TIER_ODD].state = TICKET_READY;	/* up, never fetching */
-	rig.tier.srv[TIER_EVEN].state = TICKET_DOWN;
-	rig.tier.srv[TIER_ODD].role = "odd";
-	rig.tier.srv[TIER_EVEN].role = "even";
+	rig.tier.srv[SERVER_ODD].state = TICKET_READY;	/* up, never fetching */
+	rig.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
+	rig.tier.srv[SERVER_ODD].name = "odd";
+	rig.tier.srv[SERVER_EVEN].name = "even";
 	pool_init(&rig.tier.pool);
 	if (!pool_add(&rig.tier.pool, 3 * FUZZ_B, FUZZ_POOL))
 		__builtin_trap();

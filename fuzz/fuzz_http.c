@@ -63,10 +63,10 @@ fuzz_setup(void)
 	if (rig.base == NULL)
 		return false;
 	pool_init(&rig.tier.pool);
-	rig.tier.srv[TIER_ODD].state = TICKET_DOWN;
-	rig.tier.srv[TIER_EVEN].state = TICKET_DOWN;
-	rig.tier.srv[TIER_ODD].role = "odd";
-	rig.tier.srv[TIER_EVEN].role = "even";
+	rig.tier.srv[SERVER_ODD].state = TICKET_DOWN;
+	rig.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
+	rig.tier.srv[SERVER_ODD].name = "odd";
+	rig.tier.srv[SERVER_EVEN].name = "even";
 	rig.tier.block_size = FUZZ_B;
 	snowflake_init(&rig.gen, &sc);
 	rig.lease.state = LEASE_NONE;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "server.h"
 
 static bool	check_uint(const char *s, uint64_t *out);
 
@@ -43,10 +44,10 @@ check_version(const char *version)
 
 /* Every setting uniqueness depends on, with a message that names it. */
 bool
-check_server(const struct check_server_info *in, unsigned parity, uint64_t *block_size,
+check_server(const struct check_server_info *in, unsigned server, uint64_t *block_size,
     char *why, size_t whylen)
 {
-	const char *role = parity ? "odd" : "even";
+	const char *name = server_name(server);
 	uint64_t v;
 
 	if (!check_version(in->version)) {
@@ -55,14 +56,14 @@ check_server(const struct check_server_info *in, unsigned parity, uint64_t *bloc
 		    in->version ? in->version : "?");
 		return false;
 	}
-	if (!check_uint(in->increment, &v) || v != 2) {
-		snprintf(why, whylen, "auto_increment_increment is %s, must be 2",
-		    in->increment ? in->increment : "NULL");
+	if (!check_uint(in->increment, &v) || v != SERVER_INCREMENT) {
+		snprintf(why, whylen, "auto_increment_increment is %s, must be %u",
+		    in->increment ? in->increment : "NULL", SERVER_INCREMENT);
 		return false;
 	}
-	if (!check_uint(in->offset, &v) || v != (parity ? 1u : 2u)) {
+	if (!check_uint(in->offset, &v) || v != server_offset(server)) {
 		snprintf(why, whylen, "auto_increment_offset is %s, the %s server needs %u",
-		    in->offset ? in->offset : "NULL", role, parity ? 1 : 2);
+		    in->offset ? in->offset : "NULL", name, server_offset(server));
 		return false;
 	}
 	if (!check_uint(in->flush_at_commit, &v) || v != 1) {
@@ -80,9 +81,9 @@ check_server(const struct check_server_info *in, unsigned parity, uint64_t *bloc
 		    in->layout_version ? in->layout_version : "NULL", LAYOUT_VERSION);
 		return false;
 	}
-	if (in->parity == NULL || strcmp(in->parity, role) != 0) {
+	if (in->parity == NULL || strcmp(in->parity, name) != 0) {
 		snprintf(why, whylen, "idgen_meta.parity is '%s' but it is configured as the "
-		    "%s server (check odd_port/even_port)", in->parity ? in->parity : "NULL", role);
+		    "%s server (check odd_port/even_port)", in->parity ? in->parity : "NULL", name);
 		return false;
 	}
 	if (!check_uint(in->block_size, &v) || v < LAYOUT_BLOCK_MIN || v > LAYOUT_BLOCK_MAX) {
@@ -104,22 +105,22 @@ check_counter(uint64_t next, uint64_t mark)
 
 /* Names the numbers and the one statement that puts the counter above the mark. */
 void
-check_regressed_msg(char *buf, size_t len, const char *role, const char *db, uint64_t next,
+check_regressed_msg(char *buf, size_t len, const char *name, const char *db, uint64_t next,
     uint64_t mark, const char *where)
 {
 	snprintf(buf, len, "counter regressed: next ticket %llu is not above the high-water "
 	    "mark %llu %s; tickets up to %llu were already used (TRUNCATE, re-created table, "
 	    "restored backup or replica?); repair: on the %s server run ALTER TABLE "
 	    "%s.tickets64 AUTO_INCREMENT = %llu", (unsigned long long)next,
-	    (unsigned long long)mark, where, (unsigned long long)mark, role, db,
+	    (unsigned long long)mark, where, (unsigned long long)mark, name, db,
 	    (unsigned long long)mark + 1);
 }
 
-/* A ticket must have its server's parity, exceed the mark, and fit below 2^53. */
+/* A ticket must have its server's residue, exceed the mark, and fit below 2^53. */
 enum check_ticket
-check_ticket(uint64_t ticket, uint64_t mark, unsigned parity, uint64_t block_size)
+check_ticket(uint64_t ticket, uint64_t mark, unsigned server, uint64_t block_size)
 {
-	if (ticket % 2 != parity)
+	if (!server_owns(server, ticket))
 		return CHECK_TICKET_PARITY;
 	if (!check_counter(ticket, mark))
 		return CHECK_TICKET_REGRESSED;

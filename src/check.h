@@ -20,14 +20,14 @@ struct check_server_info {
 	const char	*engine;		/* ENGINE of the ticket table */
 	const char	*layout_version;	/* meta row */
 	const char	*block_size;
-	const char	*parity;		/* "odd" or "even" */
+	const char	*parity;		/* meta row: the server's name, "odd" or "even" */
 };
 
 /*
- * Checks one server against its role (parity 1 = odd, 0 = even). On success
- * *block_size holds its B; on failure why names the setting to fix.
+ * Checks one server against its index (server.h). On success *block_size
+ * holds its B; on failure why names the setting to fix.
  */
-bool	check_server(const struct check_server_info *in, unsigned parity,
+bool	check_server(const struct check_server_info *in, unsigned server,
 	    uint64_t *block_size, char *why, size_t whylen)
 	    __attribute__((warn_unused_result));
 
@@ -36,7 +36,7 @@ bool	check_version(const char *version);
 
 enum check_ticket {
 	CHECK_TICKET_OK,
-	CHECK_TICKET_PARITY,	/* wrong parity for the server's role */
+	CHECK_TICKET_PARITY,	/* not the server's residue (wrong parity for the pair) */
 	CHECK_TICKET_REGRESSED,	/* not above the high-water mark: the counter moved back */
 	CHECK_TICKET_LIMIT,	/* its block would reach 2^53 */
 };
@@ -45,14 +45,14 @@ enum check_ticket {
  * The refusal of a counter that moved back: the numbers, where the mark was
  * found, and the statement that repairs it.
  */
-void	check_regressed_msg(char *buf, size_t len, const char *role, const char *db,
+void	check_regressed_msg(char *buf, size_t len, const char *name, const char *db,
 	    uint64_t next, uint64_t mark, const char *where);
 
 /* True when a counter whose next ticket is >= next is above the mark. */
 bool	check_counter(uint64_t next, uint64_t mark);
 
-/* Checks one ticket from a server of the given parity; it must exceed mark. */
-enum check_ticket check_ticket(uint64_t ticket, uint64_t mark, unsigned parity,
+/* Checks one ticket from the given server (server.h); it must exceed mark. */
+enum check_ticket check_ticket(uint64_t ticket, uint64_t mark, unsigned server,
 	    uint64_t block_size);
 
 #endif

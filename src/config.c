@@ -445,6 +445,14 @@ config_usage(const char *prog)
 	}
 }
 
+void
+config_server_addr(const struct config *cfg, unsigned server, const char **host,
+    unsigned *port)
+{
+	*host = server == 0 ? cfg->odd_host : cfg->even_host;
+	*port = server == 0 ? cfg->odd_port : cfg->even_port;
+}
+
 /* Frees the strings a config owns. */
 void
 config_free(struct config *cfg)

@@ -82,6 +82,10 @@ bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 /* Prints --help, generated from the key table. */
 void	config_usage(const char *prog);
 
+/* The address of ticket server index (server.h): the odd_* or even_* settings. */
+void	config_server_addr(const struct config *cfg, unsigned server, const char **host,
+	    unsigned *port);
+
 void	config_free(struct config *cfg);
 
 #endif

@@ -519,12 +519,11 @@ db_classify(unsigned err)
 }
 
 void
-db_params_init(struct db_params *p, const struct config *cfg, const char *host, unsigned port,
+db_params_init(struct db_params *p, const struct config *cfg, unsigned server,
     unsigned flags, const struct db_ops *ops)
 {
 	memset(p, 0, sizeof(*p));
-	p->host = host;
-	p->port = port;
+	config_server_addr(cfg, server, &p->host, &p->port);
 	p->user = cfg->db_user;
 	p->password = cfg->db_password;
 	p->database = cfg->db_name;

@@ -92,9 +92,9 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
 			*h = '_';
 	/* An extend that changes nothing still matches: DB_FOUND_ROWS. */
-	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_FOUND_ROWS, ops);
+	db_params_init(&p, cfg, 0, DB_FOUND_ROWS, ops);
 	l->db[0] = db_new(base, &p, "lease-odd");
-	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_FOUND_ROWS, ops);
+	db_params_init(&p, cfg, 1, DB_FOUND_ROWS, ops);
 	l->db[1] = db_new(base, &p, "lease-even");
 	l->tick = evtimer_new(base, lease_tick_cb, l);
 	return l->db[0] != NULL && l->db[1] != NULL && l->tick != NULL;

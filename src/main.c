@@ -121,7 +121,9 @@ main_trust(void *arg, int server)
 {
 	struct main_ctx *m = arg;
 
-	switch (m->tier.srv[server == 0 ? TIER_ODD : TIER_EVEN].state) {
+	if (server < 0 || server >= SERVER_COUNT)
+		return LEASE_DISTRUSTED;
+	switch (m->tier.srv[server].state) {
 	case TICKET_READY:
 	case TICKET_FETCHING:
 	case TICKET_RECHECKING:
@@ -222,16 +224,16 @@ main_startup(struct main_ctx *m)
 		struct ticket_server *s = &m->tier.srv[i];
 
 		if (s->state == TICKET_REFUSED) {
-			log_error("refusing to start: %s ticket server: %s", s->role,
+			log_error("refusing to start: %s ticket server: %s", s->name,
 			    s->last_error);
 			ok = false;
 		} else if (s->state == TICKET_REGRESSED)
 			/* Not a misconfiguration of this process: the other path serves. */
 			log_error("%s ticket server not used until repaired (see above); serving "
-			    "from the other server or the fallback", s->role);
+			    "from the other server or the fallback", s->name);
 		else if (s->state == TICKET_DOWN)
 			log_warn("%s ticket server unreachable at start (%s); retrying in the "
-			    "background", s->role, s->last_error);
+			    "background", s->name, s->last_error);
 	}
 	return ok;
 }
@@ -262,10 +264,10 @@ main_state(struct main_ctx *m)
 	case STATEFILE_LOADED:
 		log_info("state file %s: high-water marks odd %llu (B=%llu), even %llu (B=%llu)%s",
 		    m->cfg.state_file,
-		    (unsigned long long)m->sf.rec.mark[STATE_ODD].high_water,
-		    (unsigned long long)m->sf.rec.mark[STATE_ODD].block_size,
-		    (unsigned long long)m->sf.rec.mark[STATE_EVEN].high_water,
-		    (unsigned long long)m->sf.rec.mark[STATE_EVEN].block_size,
+		    (unsigned long long)m->sf.rec.mark[SERVER_ODD].high_water,
+		    (unsigned long long)m->sf.rec.mark[SERVER_ODD].block_size,
+		    (unsigned long long)m->sf.rec.mark[SERVER_EVEN].high_water,
+		    (unsigned long long)m->sf.rec.mark[SERVER_EVEN].block_size,
 		    m->sf.loaded_version == 1 ? "; a version 1 file: its marks are read under "
 		    "the servers' B, and its lease is not resumed" : "");
 		break;
@@ -280,7 +282,7 @@ main_state(struct main_ctx *m)
 	if (m->sf.origin == STATEFILE_LOADED && m->lease.state != LEASE_HELD &&
 	    strcmp(m->sf.rec.servers, servers) != 0)
 		log_warn("state file: written for '%s', now '%s': its marks still apply (they "
-		    "belong to the odd and even roles)", m->sf.rec.servers, servers);
+		    "belong to the odd and even servers)", m->sf.rec.servers, servers);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(m->sf.rec.host, sizeof(m->sf.rec.host), "%s", host[0] ? host : "localhost");
 	for (char *h = m->sf.rec.host; *h; h++)

@@ -16,6 +16,7 @@
 #include "lease.h"
 #include "listener.h"
 #include "proto_grpc.h"
+#include "server.h"
 #include "snowflake.h"
 #include "source.h"
 #include "statefile.h"
@@ -208,7 +209,7 @@
 	    NUM(LEASE->worker)) \
 	X(lease_server, I, SVC, "fallback", "the server owning the lease row", \
 	    "lease_server", METRIC_AS_IS, "odd even none", \
-	    TEXT(LEASE->state == LEASE_HELD ? (LEASE->server == 0 ? "odd" : "even") : "none")) \
+	    TEXT(LEASE->state == LEASE_HELD ? server_name((unsigned)LEASE->server) : "none")) \
 	X(lease_window_start, G, SVC, "fallback", "start of the lease window, layout ms", \
 	    "lease_window_start_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
 	    NUM(LEASE->window_start)) \
@@ -352,11 +353,10 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 void
 metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 {
-	static const char *const role[2] = { "odd", "even" };
 	struct metric_value v;
 	char name[96];
 	size_t i, j, end;
-	int s;
+	unsigned s;
 
 	for (i = 0; i < metrics_count; i = end) {
 		if (metrics_table[i].scope == METRIC_SERVICE) {
@@ -368,10 +368,10 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 		for (end = i; end < metrics_count && metrics_table[end].scope == METRIC_PER_SERVER;
 		    end++)
 			;
-		for (s = 0; s < 2; s++)
+		for (s = 0; s < SERVER_COUNT; s++)
 			for (j = i; j < end; j++) {
 				metrics_value(m, j, s, &v);
-				snprintf(name, sizeof(name), "%s_%s", role[s], metrics_table[j].name);
+				snprintf(name, sizeof(name), "%s_%s", server_name(s), metrics_table[j].name);
 				fn(&metrics_table[j], name, s, &v, arg);
 			}
 	}
@@ -480,11 +480,10 @@ metrics_sample(struct metrics_buf *b, const struct metric_def *d, const char *fa
 static void
 metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 {
-	static const char *const role[2] = { "odd", "even" };
 	const struct tier *t = m->source->tier;
 	const struct lease *l = m->source->lease;
 	uint64_t now = 0, last, used;
-	int s;
+	unsigned s;
 
 	(void)layout_ts_from_unix_ms(m->source->clock_us() / 1000, &now);
 	metrics_family(b, "layout_seconds_left", "gauge",
@@ -500,12 +499,12 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 		metrics_family(b, "ticket_region_tickets_left", "gauge",
 		    "tickets this server can still issue before its blocks reach 2^53");
 		last = (LAYOUT_TICKET_LIMIT - 1) / t->block_size;
-		for (s = 0; s < 2; s++) {
+		for (s = 0; s < SERVER_COUNT; s++) {
 			const struct ticket_server *srv = &t->srv[s];
 
 			used = srv->seen.counter > srv->mark ? srv->seen.counter : srv->mark;
 			metrics_printf(b, "idgen_ticket_region_tickets_left{server=\"%s\"} %" PRIu64
-			    "\n", role[s], used < last ? (last - used) / 2 : 0);
+			    "\n", server_name(s), used < last ? (last - used) / 2 : 0);
 		}
 	}
 	{
@@ -523,7 +522,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 	}
 	metrics_family(b, "ticket_fetch_seconds", "histogram",
 	    "time to take one ticket (its transaction, and the state file write)");
-	for (s = 0; s < 2; s++) {
+	for (s = 0; s < SERVER_COUNT; s++) {
 		const struct ticket_counters *c = &t->srv[s].stats;
 		uint64_t cum = 0;
 		unsigned k;
@@ -531,27 +530,26 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 		for (k = 0; k < TICKET_FETCH_BUCKETS; k++) {
 			cum += c->fetch_hist[k];
 			metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"%g\"} %"
-			    PRIu64 "\n", role[s], ticket_fetch_bounds_us[k] / 1e6, cum);
+			    PRIu64 "\n", server_name(s), ticket_fetch_bounds_us[k] / 1e6, cum);
 		}
 		cum += c->fetch_hist[TICKET_FETCH_BUCKETS];
 		metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"+Inf\"} %"
-		    PRIu64 "\n", role[s], cum);
-		metrics_printf(b, "idgen_ticket_fetch_seconds_sum{server=\"%s\"} %.6f\n", role[s],
+		    PRIu64 "\n", server_name(s), cum);
+		metrics_printf(b, "idgen_ticket_fetch_seconds_sum{server=\"%s\"} %.6f\n", server_name(s),
 		    (double)c->fetch_us_total / 1e6);
 		metrics_printf(b, "idgen_ticket_fetch_seconds_count{server=\"%s\"} %" PRIu64 "\n",
-		    role[s], cum);
+		    server_name(s), cum);
 	}
 }
 
 char *
 metrics_prometheus(const struct metrics_src *m, size_t *len)
 {
-	static const char *const role[2] = { "odd", "even" };
 	struct metrics_buf b = { malloc(8192), 0, 8192, false };
 	struct metric_value v;
 	char family[96], labels[32];
 	size_t i;
-	int s;
+	unsigned s;
 
 	if (b.p == NULL)
 		return NULL;
@@ -564,10 +562,10 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 		    d->type == METRIC_COUNTER ? "_total" : "");
 		metrics_family(&b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
 		    d->help);
-		for (s = 0; s < (d->scope == METRIC_PER_SERVER ? 2 : 1); s++) {
+		for (s = 0; s < (d->scope == METRIC_PER_SERVER ? SERVER_COUNT : 1); s++) {
 			metrics_value(m, i, s, &v);
 			if (d->scope == METRIC_PER_SERVER)
-				snprintf(labels, sizeof(labels), "server=\"%s\"", role[s]);
+				snprintf(labels, sizeof(labels), "server=\"%s\"", server_name(s));
 			else
 				labels[0] = '\0';
 			metrics_sample(&b, d, family, labels, &v);

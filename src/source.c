@@ -109,16 +109,18 @@ void
 source_update_mode(struct source *s)
 {
 	enum source_mode m = source_mode_now(s);
-	char why[192];
+	char why[192], servers[160];
+	size_t n = 0;
 
 	if (m == s->mode)
 		return;
 	source_mode_reason(s, why, sizeof(why));
-	log_info("mode %s -> %s: %s (odd %s, even %s, lease %s, worker %u)",
-	    source_mode_name(s->mode), source_mode_name(m), why,
-	    ticket_state_name(s->tier->srv[TIER_ODD].state),
-	    ticket_state_name(s->tier->srv[TIER_EVEN].state),
-	    source_lease_state(s), s->lease->worker);
+	servers[0] = '\0';
+	for (unsigned i = 0; i < SERVER_COUNT && n < sizeof(servers); i++)
+		n += (size_t)snprintf(servers + n, sizeof(servers) - n, "%s %s, ", server_name(i),
+		    ticket_state_name(s->tier->srv[i].state));
+	log_info("mode %s -> %s: %s (%slease %s, worker %u)", source_mode_name(s->mode),
+	    source_mode_name(m), why, servers, source_lease_state(s), s->lease->worker);
 	s->mode = m;
 	s->stats.mode_changes++;
 }

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const state_role[2] = { "odd", "even" };
 
 static uint64_t	state_hash(const char *buf, size_t len);
 static bool	state_word(const char **p, const char *end, char *out, size_t outlen);
@@ -78,18 +77,18 @@ state_format(const struct state_rec *r, char *buf, size_t len)
 	    " %" PRIu64 " %" PRIu64 "\nservers %s\n", STATE_VERSION, r->gen, r->host,
 	    o->machine[0] ? o->machine : "-", o->boot[0] ? o->boot : "-", o->pidns, o->pid,
 	    o->start, r->servers);
-	for (i = 0; i < 2 && n >= 0 && (size_t)n < len; i++) {
+	for (i = 0; i < SERVER_COUNT && n >= 0 && (size_t)n < len; i++) {
 		if (!state_safe(r->mark[i].uuid))
 			return 0;
 		n += snprintf(buf + n, len - (size_t)n, "mark %s %" PRIu64 " %" PRIu64 " %s\n",
-		    state_role[i], r->mark[i].high_water, r->mark[i].block_size,
+		    server_name(i), r->mark[i].high_water, r->mark[i].block_size,
 		    r->mark[i].uuid[0] ? r->mark[i].uuid : "-");
 	}
 	if (n < 0 || (size_t)n >= len)
 		return 0;
-	if (l->held && l->holder[0] != '\0' && (l->server == STATE_ODD || l->server == STATE_EVEN))
+	if (l->held && l->holder[0] != '\0' && l->server < SERVER_COUNT)
 		n += snprintf(buf + n, len - (size_t)n, "lease %u %s %s %" PRIu64 " %" PRIu64
-		    " %" PRIu64 "\n", l->worker, state_role[l->server], l->holder,
+		    " %" PRIu64 "\n", l->worker, server_name(l->server), l->holder,
 		    l->window_start, l->window_end, l->reserved);
 	else
 		n += snprintf(buf + n, len - (size_t)n, "lease none\n");
@@ -220,9 +219,9 @@ state_parse_marks(const char **p, const char *end, uint64_t version, struct stat
 	memcpy(r->servers, *p, (size_t)(nl - *p));
 	r->servers[nl - *p] = '\0';
 	*p = nl + 1;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < SERVER_COUNT; i++)
 		if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "mark") != 0 ||
-		    !state_word(p, end, w, sizeof(w)) || strcmp(w, state_role[i]) != 0 ||
+		    !state_word(p, end, w, sizeof(w)) || strcmp(w, server_name(i)) != 0 ||
 		    !state_u64(p, end, &r->mark[i].high_water) ||
 		    (version >= 2 && !state_u64(p, end, &r->mark[i].block_size)) ||
 		    !state_word_or_none(p, end, r->mark[i].uuid, sizeof(r->mark[i].uuid)) ||
@@ -231,11 +230,11 @@ state_parse_marks(const char **p, const char *end, uint64_t version, struct stat
 	return true;
 }
 
-/* The lease line: none, or a window whose worker has its server's parity. */
+/* The lease line: none, or a window whose worker has its server's residue. */
 static bool
 state_parse_lease(const char **p, const char *end, struct state_lease *l)
 {
-	char w[24], role[8];
+	char w[24], name[8];
 	uint64_t v;
 
 	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "lease") != 0 ||
@@ -244,20 +243,16 @@ state_parse_lease(const char **p, const char *end, struct state_lease *l)
 	if (strcmp(w, "none") == 0)
 		return state_line_end(p, end);
 	if (w[0] < '0' || w[0] > '9' || (v = strtoull(w, NULL, 10)) > 1023 ||
-	    !state_word(p, end, role, sizeof(role)) ||
+	    !state_word(p, end, name, sizeof(name)) ||
 	    !state_word(p, end, l->holder, sizeof(l->holder)) ||
 	    !state_u64(p, end, &l->window_start) ||
 	    !state_u64(p, end, &l->window_end) || !state_u64(p, end, &l->reserved))
 		return false;
 	l->worker = (unsigned)v;
-	if (strcmp(role, "odd") == 0)
-		l->server = STATE_ODD;
-	else if (strcmp(role, "even") == 0)
-		l->server = STATE_EVEN;
-	else
+	if (!server_by_name(name, &l->server))
 		return false;
-	/* Each worker number lives on the server of its parity. */
-	if ((l->worker % 2 == 1) != (l->server == STATE_ODD) ||
+	/* Each worker number lives on the server of its residue. */
+	if (!server_owns(l->server, l->worker) ||
 	    l->window_end < l->window_start || l->reserved > l->window_end)
 		return false;
 	l->held = true;
@@ -318,12 +313,12 @@ state_mark_ticket(const struct state_mark *m, uint64_t b)
 	return end == 0 ? 0 : (end - 1) / b;
 }
 
-/* Raises a role's mark in ID space (never lowers it); true when the record changed. */
+/* Raises a server's mark in ID space (never lowers it); true when the record changed. */
 bool
-state_raise_mark(struct state_rec *r, int role, uint64_t high_water, uint64_t block_size,
+state_raise_mark(struct state_rec *r, unsigned server, uint64_t high_water, uint64_t block_size,
     uint64_t b, const char *uuid)
 {
-	struct state_mark *m = &r->mark[role];
+	struct state_mark *m = &r->mark[server];
 	struct state_mark want = { high_water, block_size != 0 ? block_size : b, "" };
 	bool changed = false;
 

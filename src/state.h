@@ -2,7 +2,7 @@
  * state.h - the record idserver keeps in its local state file, as pure code.
  *
  * What survives a restart (docs/design.md section 6): the highest ticket known
- * per role (odd/even) with the B it was written under, the Snowflake lease with
+ * per ticket server (server.h) with the B it was written under, the Snowflake lease with
  * its write-ahead reservation, and the identity of the process that owns the
  * file. This file formats and parses the record, with a checksum, and judges
  * whether a previous owner is provably dead; statefile.c owns the file itself.
@@ -14,13 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server.h"
+
 #define STATE_VERSION	2	/* version 1 files are read (marks only) */
-#define STATE_ODD	0
-#define STATE_EVEN	1
 #define STATE_MAX_LEN	2048	/* a formatted record always fits: one slot of the file */
 
 /*
- * The highest ticket known to be used for a role, the B it was written under
+ * The highest ticket known to be used on a server, the B it was written under
  * (0: unknown, a version 1 file or an old marks row; read as the server's B),
  * and who issued it. A mark stands for IDs, not tickets: every ID below
  * (high_water + 1) * block_size may have been handed out.
@@ -35,7 +35,7 @@ struct state_mark {
 struct state_lease {
 	bool		held;
 	unsigned	worker;
-	int		server;		/* STATE_ODD or STATE_EVEN: the lease row's owner */
+	unsigned	server;		/* the lease row's owner, by index (server.h) */
 	char		holder[160];
 	uint64_t	window_start;	/* layout ms */
 	uint64_t	window_end;
@@ -60,7 +60,7 @@ struct state_rec {
 	char			host[64];	/* who wrote it, for people */
 	struct state_owner	owner;
 	char			servers[192];	/* the configured pair: a foreign file is not resumed */
-	struct state_mark	mark[2];
+	struct state_mark	mark[SERVER_COUNT];	/* by server index */
 	struct state_lease	lease;
 };
 
@@ -81,11 +81,11 @@ uint64_t	state_mark_end(const struct state_mark *m, uint64_t b);
 uint64_t	state_mark_ticket(const struct state_mark *m, uint64_t b);
 
 /*
- * Raises a role's mark to (high_water, block_size) when that covers more IDs
+ * Raises a server's mark to (high_water, block_size) when that covers more IDs
  * (compared in ID space; a block_size of 0 is taken as b), never lowers it,
  * notes the uuid; true when r changed.
  */
-bool	state_raise_mark(struct state_rec *r, int role, uint64_t high_water,
+bool	state_raise_mark(struct state_rec *r, unsigned server, uint64_t high_water,
 	    uint64_t block_size, uint64_t b, const char *uuid);
 
 /* Is a process (pid, start time) of this machine, this boot and pid namespace running? */

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "clk.h"
 #include "log.h"
+#include "server.h"
 #include "state.h"
 
 /* Steps of the connect-time sequence and of one ticket transaction. */
@@ -25,23 +26,26 @@ enum ticket_step {
 	TICKET_STEP_ROLLBACK,
 };
 
-/* Everything uniqueness depends on, read in one round trip (check.c judges it). */
-static const char ticket_check_sql[] =
-    "SELECT @@version, @@GLOBAL.auto_increment_increment, "
-    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, "
-    "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, "
-    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'tickets64'), "
-    "(SELECT high_water FROM idgen_marks WHERE role = 'odd'), "
-    "(SELECT high_water FROM idgen_marks WHERE role = 'even'), "
-    /* Capacity telemetry, at no extra round trip: numbers leased now. */
-    "(SELECT COUNT(*) FROM idgen_leases WHERE window_end >= "
-    "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000), "
-    /* The B each mark was written under (0: before marks recorded it). */
-    "(SELECT block_size FROM idgen_marks WHERE role = 'odd'), "
-    "(SELECT block_size FROM idgen_marks WHERE role = 'even') "
-    "FROM idgen_meta WHERE one = 1";
+/*
+ * Everything uniqueness depends on, read in one round trip (check.c judges it);
+ * the marks are the server's own and its partner's copy (names: server.h).
+ */
+#define TICKET_CHECK_SQL \
+    "SELECT @@version, @@GLOBAL.auto_increment_increment, " \
+    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, " \
+    "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() " \
+    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, " \
+    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() " \
+    "AND TABLE_NAME = 'tickets64'), " \
+    "(SELECT high_water FROM idgen_marks WHERE role = '%s'), " \
+    "(SELECT high_water FROM idgen_marks WHERE role = '%s'), " \
+    /* Capacity telemetry, at no extra round trip: numbers leased now. */ \
+    "(SELECT COUNT(*) FROM idgen_leases WHERE window_end >= " \
+    "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000), " \
+    /* The B each mark was written under (0: before marks recorded it). */ \
+    "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
+    "(SELECT block_size FROM idgen_marks WHERE role = '%s') " \
+    "FROM idgen_meta WHERE one = 1"
 #define TICKET_CHECK_FIELDS	15
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
@@ -128,6 +132,7 @@ static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char 
 		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_u64(const char *v, uint64_t *out);
 static bool	ticket_send_tx(struct ticket_server *s);
+static bool	ticket_send_check(struct ticket_server *s);
 
 /* A decimal column; SQL NULL or junk is false. */
 static bool
@@ -144,19 +149,19 @@ ticket_u64(const char *v, uint64_t *out)
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
 ticket_init(struct ticket_server *s, struct event_base *base, const struct db_params *params,
-    unsigned parity, const struct ticket_params *p, ticket_notify notify, void *arg)
+    unsigned index, const struct ticket_params *p, ticket_notify notify, void *arg)
 {
 	memset(s, 0, sizeof(*s));
-	s->parity = parity;
-	s->role = parity ? "odd" : "even";
-	s->partner_role = parity ? "even" : "odd";
+	s->index = index;
+	s->name = server_name(index);
+	s->partner = server_partner(index);
 	snprintf(s->dbname, sizeof(s->dbname), "%s", params->database);
 	s->p = *p;
 	s->backoff_ms = p->backoff_min_ms;
 	s->notify = notify;
 	s->notify_arg = arg;
 	s->state = TICKET_DOWN;
-	s->db = db_new(base, params, s->role);
+	s->db = db_new(base, params, s->name);
 	s->retry = evtimer_new(base, ticket_retry_cb, s);
 	s->recheck = evtimer_new(base, ticket_recheck_cb, s);
 	if (s->db == NULL || s->retry == NULL || s->recheck == NULL)
@@ -265,7 +270,7 @@ ticket_failed(struct ticket_server *s, const char *what, const char *msg)
 	evtimer_del(s->recheck);
 	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", what, msg);
 	if (was_up || s->backoff_ms == s->p.backoff_min_ms)
-		log_warn("%s ticket server down: %s (retry in %u ms)", s->role,
+		log_warn("%s ticket server down: %s (retry in %u ms)", s->name,
 		    s->last_error, s->backoff_ms);
 	s->state = TICKET_DOWN;
 	ticket_schedule(s->retry, s->backoff_ms);
@@ -297,7 +302,7 @@ ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 	evtimer_del(s->recheck);
 	if (strcmp(s->logged_refusal, why) != 0)
 		log_error("%s ticket server REFUSED: %s (retried every %u ms: refused_retry_ms)",
-		    s->role, why, s->p.refused_retry_ms);
+		    s->name, why, s->p.refused_retry_ms);
 	snprintf(s->logged_refusal, sizeof(s->logged_refusal), "%s", why);
 	snprintf(s->last_error, sizeof(s->last_error), "%s", why);
 	s->state = st;
@@ -361,8 +366,18 @@ ticket_connected(struct db_conn *db, const struct db_result *r, void *arg)
 	if (ticket_query_error(s, r, "connect"))
 		return;
 	s->seen.recheck = false;
-	if (!ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", ticket_check_sql))
+	if (!ticket_send_check(s))
 		ticket_failed(s, "check", "could not start the check query");
+}
+
+/* Sends the check query: the marks asked for are its own and its partner's copy. */
+static bool
+ticket_send_check(struct ticket_server *s)
+{
+	const char *partner = server_name(s->partner);
+
+	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, TICKET_CHECK_SQL, s->name,
+	    partner, s->name, partner);
 }
 
 /* Every recheck_ms on a live connection: settings, counter and marks again. */
@@ -392,7 +407,7 @@ ticket_start_recheck(struct ticket_server *s)
 	s->state = TICKET_RECHECKING;
 	s->seen.recheck = true;
 	s->stats.rechecks++;
-	if (!ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", ticket_check_sql))
+	if (!ticket_send_check(s))
 		ticket_failed(s, "recheck", "could not start the check query");
 }
 
@@ -423,7 +438,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.layout_version = row[5];
 	in.block_size = row[6];
 	in.parity = row[7];
-	if (!check_server(&in, s->parity, &b, why, sizeof(why))) {
+	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		ticket_refuse(s, why);
 		return;
 	}
@@ -438,16 +453,16 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, "tickets64 has no AUTO_INCREMENT counter (load schema/)");
 		return;
 	}
-	if (!ticket_u64(row[s->parity ? 10 : 11], &s->seen.own_mark) ||
-	    !ticket_u64(row[s->parity ? 11 : 10], &s->seen.partner_copy)) {
+	if (!ticket_u64(row[10], &s->seen.own_mark) ||
+	    !ticket_u64(row[11], &s->seen.partner_copy)) {
 		ticket_refuse(s, "idgen_marks lacks its odd or even row (load "
 		    "schema/10-tables.sql)");
 		return;
 	}
 	if (!ticket_u64(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
-	if (!ticket_u64(row[s->parity ? 13 : 14], &s->seen.own_mark_b) ||
-	    !ticket_u64(row[s->parity ? 14 : 13], &s->seen.partner_copy_b)) {
+	if (!ticket_u64(row[13], &s->seen.own_mark_b) ||
+	    !ticket_u64(row[14], &s->seen.partner_copy_b)) {
 		ticket_refuse(s, "idgen_marks has no block_size (load schema/10-tables.sql: it "
 		    "adds the column)");
 		return;
@@ -495,7 +510,7 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, TICKET_WITNESS_SQL,
-	    s->copy_sending, s->copy_sending_b, s->partner_role, s->block_size,
+	    s->copy_sending, s->copy_sending_b, server_name(s->partner), s->block_size,
 	    ticket_copy_end(s, s->copy_sending, s->copy_sending_b)))
 		ticket_failed(s, "check", "could not start the copy of the partner's mark");
 }
@@ -531,9 +546,9 @@ ticket_up_done(struct ticket_server *s)
 		return;		/* the tier refused it */
 	if (!s->seen.recheck)
 		log_info("%s ticket server checked%s (version %s, B=%" PRIu64 ", next ticket >= %"
-		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ")", s->role,
+		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ")", s->name,
 		    s->logged_refusal[0] ? " and used again" : "", s->seen.version, s->block_size,
-		    s->seen.counter, s->seen.own_mark, s->partner_role, s->seen.partner_copy);
+		    s->seen.counter, s->seen.own_mark, server_name(s->partner), s->seen.partner_copy);
 	s->logged_refusal[0] = '\0';
 	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';
@@ -566,8 +581,8 @@ ticket_send_tx(struct ticket_server *s)
 
 	/* The first ID above the copy; written only where the row covers less. */
 	end = ticket_copy_end(s, s->copy_sending, s->copy_sending_b);
-	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->role, b, s->role,
-	    b, b, s->copy_sending, s->copy_sending_b, s->partner_role, b, end);
+	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->name, b, s->name,
+	    b, b, s->copy_sending, s->copy_sending_b, server_name(s->partner), b, end);
 }
 
 /* The transaction's outcome: only a committed ticket that passed every check is used. */
@@ -613,21 +628,21 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	/* Committed: the ticket and the server's own mark moved together, or not at all. */
 	t = r->stmt_insert_id[TICKET_TX_REPLACE];
 	if (r->stmt_affected[TICKET_TX_MARK] != 1) {
-		check_regressed_msg(why, sizeof(why), s->role, s->dbname, t, own,
+		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, own,
 		    "in the server's own idgen_marks");
 		ticket_regress(s, why);
 		return;
 	}
-	switch (check_ticket(t, s->mark, s->parity, s->block_size)) {
+	switch (check_ticket(t, s->mark, s->index, s->block_size)) {
 	case CHECK_TICKET_OK:
 		break;
 	case CHECK_TICKET_PARITY:
 		snprintf(why, sizeof(why), "ticket %" PRIu64 " has the wrong parity for the %s "
-		    "server (auto_increment_offset changed?)", t, s->role);
+		    "server (auto_increment_offset changed?)", t, s->name);
 		ticket_refuse(s, why);
 		return;
 	case CHECK_TICKET_REGRESSED:
-		check_regressed_msg(why, sizeof(why), s->role, s->dbname, t, s->mark,
+		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, s->mark,
 		    "known to this idserver (state file or the partner's copy)");
 		ticket_regress(s, why);
 		return;

@@ -65,7 +65,7 @@ struct ticket_counters {
 /* What the last check read from the server. */
 struct ticket_seen {
 	uint64_t	counter;	/* AUTO_INCREMENT of tickets64: the next ticket is >= it */
-	uint64_t	own_mark;	/* idgen_marks row of its own role */
+	uint64_t	own_mark;	/* its own idgen_marks row */
 	uint64_t	own_mark_b;	/* ... the B it was written under (0: unknown) */
 	uint64_t	partner_copy;	/* its copy of the partner's mark */
 	uint64_t	partner_copy_b;
@@ -83,9 +83,9 @@ struct ticket_params {
 };
 
 struct ticket_server {
-	const char		*role;		/* "odd" or "even" */
-	const char		*partner_role;
-	unsigned		 parity;	/* 1 odd, 0 even */
+	unsigned		 index;		/* its index in the tier (server.h) */
+	const char		*name;		/* ... as users see it: "odd", "even" */
+	unsigned		 partner;	/* the server whose mark it keeps a copy of */
 	struct db_conn		*db;
 	char			 dbname[64];
 	enum ticket_state	 state;
@@ -113,7 +113,7 @@ struct ticket_server {
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,
-		    const struct db_params *params, unsigned parity, const struct ticket_params *p,
+		    const struct db_params *params, unsigned index, const struct ticket_params *p,
 		    ticket_notify notify, void *arg) __attribute__((warn_unused_result));
 void		ticket_free(struct ticket_server *s);
 

@@ -23,7 +23,7 @@ static bool	tier_save(struct tier *t);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
-/* Sets up both servers from the config; nothing connects until tier_start(). */
+/* Sets up every server from the config; nothing connects until tier_start(). */
 bool
 tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
     struct statefile *sf, const struct db_ops *ops, void (*on_change)(void *), void *arg)
@@ -31,6 +31,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	struct ticket_params tp = { cfg->reprobe_min_ms, cfg->reprobe_max_ms,
 	    cfg->refused_retry_ms, cfg->recheck_ms };
 	struct db_params p;
+	unsigned i;
 
 	memset(t, 0, sizeof(*t));
 	pool_init(&t->pool);
@@ -44,14 +45,13 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->on_change = on_change;
 	t->arg = arg;
 	t->sf = sf;
-	t->last_used = TIER_EVEN;
-	/* One round trip per ticket. */
-	db_params_init(&p, cfg, cfg->odd_host, cfg->odd_port, DB_MULTI_STATEMENTS, ops);
-	if (!ticket_init(&t->srv[TIER_ODD], base, &p, 1, &tp, tier_notify, t))
-		return false;
-	db_params_init(&p, cfg, cfg->even_host, cfg->even_port, DB_MULTI_STATEMENTS, ops);
-	if (!ticket_init(&t->srv[TIER_EVEN], base, &p, 0, &tp, tier_notify, t))
-		return false;
+	t->last_used = SERVER_COUNT - 1;	/* the first fetch goes to server 0 */
+	for (i = 0; i < SERVER_COUNT; i++) {
+		/* One round trip per ticket. */
+		db_params_init(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
+		if (!ticket_init(&t->srv[i], base, &p, i, &tp, tier_notify, t))
+			return false;
+	}
 	/* The marks of the state file bind from the first ticket on. */
 	tier_publish_marks(t);
 	return true;
@@ -62,8 +62,8 @@ tier_free(struct tier *t)
 {
 	if (t->rate_tick != NULL)
 		event_free(t->rate_tick);
-	ticket_free(&t->srv[TIER_ODD]);
-	ticket_free(&t->srv[TIER_EVEN]);
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		ticket_free(&t->srv[i]);
 }
 
 void
@@ -72,8 +72,8 @@ tier_start(struct tier *t)
 	struct timeval tv = clk_tv_ms(TIER_RATE_MS);
 
 	event_add(t->rate_tick, &tv);
-	ticket_start(&t->srv[TIER_ODD]);
-	ticket_start(&t->srv[TIER_EVEN]);
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		ticket_start(&t->srv[i]);
 }
 
 /*
@@ -87,9 +87,8 @@ tier_fetch_ms(const struct tier *t)
 {
 	uint64_t now = (uint64_t)clk_mono_us();	/* the clock of fetch_started_us */
 	double ms = 0;
-	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
 		const struct ticket_server *s = &t->srv[i];
 		double f = 0;
 
@@ -151,57 +150,67 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 static unsigned
 tier_in_flight(const struct tier *t)
 {
-	return (t->srv[TIER_ODD].state == TICKET_FETCHING) +
-	    (t->srv[TIER_EVEN].state == TICKET_FETCHING);
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		n += t->srv[i].state == TICKET_FETCHING;
+	return n;
 }
 
 bool
 tier_any_up(const struct tier *t)
 {
-	return ticket_up(&t->srv[TIER_ODD]) || ticket_up(&t->srv[TIER_EVEN]);
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		if (ticket_up(&t->srv[i]))
+			return true;
+	return false;
 }
 
 bool
 tier_settled(const struct tier *t)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
 		if (t->srv[i].state == TICKET_CONNECTING)
 			return false;
 	return true;
 }
 
+/* The server after the last one used (round robin) that may fetch now; -1: none. */
+static int
+tier_next_server(const struct tier *t)
+{
+	for (unsigned k = 1; k <= SERVER_COUNT; k++) {
+		unsigned i = (t->last_used + k) % SERVER_COUNT;
+
+		if (t->srv[i].state == TICKET_READY && t->fresh[i])
+			return (int)i;
+	}
+	return -1;
+}
+
 /*
  * Keeps the target (tier_retarget) buffered or in flight, one request per
- * server, alternating so both carry load. A waiting BLOCK that no buffered
+ * server, taking turns so every server carries load. A waiting BLOCK that no buffered
  * range can hold (demand) gets a fetch even when the count looks sufficient.
  */
 void
 tier_prefetch(struct tier *t)
 {
-	int tries;
-
 	if (t->block_size == 0)
 		return;
-	for (tries = 0; tries < 2; tries++) {
+	for (unsigned tries = 0; tries < SERVER_COUNT; tries++) {
 		uint64_t have = pool_available(&t->pool) + tier_in_flight(t) * t->block_size;
-		unsigned next = t->last_used ^ 1;
-		struct ticket_server *s;
+		int next;
 
 		if (have >= t->target && !(t->demand && tier_in_flight(t) == 0))
 			return;
 		/* Fragments that BLOCKs skipped must not stop the refills. */
 		if (t->pool.count >= POOL_RANGES_ROOM)
 			t->ids_dropped += pool_make_room(&t->pool);
-		s = &t->srv[next];
-		if (s->state != TICKET_READY || !t->fresh[next]) {
-			next ^= 1;
-			s = &t->srv[next];
-		}
-		if (s->state != TICKET_READY || !t->fresh[next] || !ticket_fetch(s))
+		next = tier_next_server(t);
+		if (next < 0 || !ticket_fetch(&t->srv[next]))
 			return;
-		t->last_used = next;
+		t->last_used = (unsigned)next;
 	}
 }
 
@@ -239,15 +248,13 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 static void
 tier_publish_marks(struct tier *t)
 {
-	int i;
-
-	for (i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
 		struct ticket_server *s = &t->srv[i];
 		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
 
 		s->mark = state_mark_ticket(&t->sf->rec.mark[i], b);
-		s->copy_want = t->sf->rec.mark[i ^ 1].high_water;
-		s->copy_want_b = t->sf->rec.mark[i ^ 1].block_size;
+		s->copy_want = t->sf->rec.mark[s->partner].high_water;
+		s->copy_want_b = t->sf->rec.mark[s->partner].block_size;
 	}
 }
 
@@ -271,12 +278,12 @@ tier_save(struct tier *t)
 /*
  * A server passed its checks: merge what it holds (its own mark, its copy of
  * the partner's) into the known marks, then refuse it unless its counter is
- * above every mark known for its role (docs/design.md section 6).
+ * above every mark known for it (docs/design.md section 6).
  */
 static bool
 tier_merge_marks(struct tier *t, struct ticket_server *s)
 {
-	int r = s->parity ? TIER_ODD : TIER_EVEN, o = r ^ 1;
+	unsigned r = s->index, o = s->partner;
 	struct state_mark *m = &t->sf->rec.mark[r];
 	struct state_mark copy = { s->seen.partner_copy, s->seen.partner_copy_b, "" };
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
@@ -292,13 +299,13 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	    s->seen.uuid);
 	if (was[0] != '\0' && s->seen.uuid[0] != '\0' && strcmp(was, s->seen.uuid) != 0)
 		log_warn("%s ticket server has a new identity (server_uuid %s, was %s): a "
-		    "rebuilt or replaced server; it must still start above mark %llu", s->role,
+		    "rebuilt or replaced server; it must still start above mark %llu", s->name,
 		    s->seen.uuid, was, (unsigned long long)state_mark_ticket(m, b));
 	if (m->block_size != 0 && m->block_size != b && t->b_warned[r] != m->block_size) {
 		t->b_warned[r] = m->block_size;
 		log_warn("%s ticket server: B is %llu, but its high-water mark %llu was written "
 		    "under B=%llu; the mark binds in ID space: tickets must be above %llu",
-		    s->role, (unsigned long long)b, (unsigned long long)m->high_water,
+		    s->name, (unsigned long long)b, (unsigned long long)m->high_water,
 		    (unsigned long long)m->block_size, (unsigned long long)state_mark_ticket(m, b));
 	}
 	if (changed)
@@ -311,13 +318,13 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
 		    "the server's own idgen_marks: %llu; the %s server's copy: %llu)",
 		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    s->partner_role, (unsigned long long)t->copy_seen[r]);
+		    server_name(s->partner), (unsigned long long)t->copy_seen[r]);
 	else
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
 		    "the server's own idgen_marks: %llu; the %s server's copy: not read yet)",
 		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    s->partner_role);
-	check_regressed_msg(why, sizeof(why), s->role, s->dbname, s->seen.counter, mark, where);
+		    server_name(s->partner));
+	check_regressed_msg(why, sizeof(why), s->name, s->dbname, s->seen.counter, mark, where);
 	ticket_regress(s, why);
 	return false;
 }
@@ -327,7 +334,7 @@ static bool
 tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void *arg)
 {
 	struct tier *t = arg;
-	struct ticket_server *partner = &t->srv[s->parity ? TIER_EVEN : TIER_ODD];
+	struct ticket_server *partner = &t->srv[s->partner];
 	char why[512];
 
 	switch (ev) {
@@ -342,7 +349,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		if (t->block_size != 0 && s->block_size != t->block_size) {
 			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but the %s "
 			    "server's is %llu: both servers must use the same B",
-			    (unsigned long long)s->block_size, partner->role,
+			    (unsigned long long)s->block_size, partner->name,
 			    (unsigned long long)t->block_size);
 			ticket_refuse(s, why);
 			return false;
@@ -352,21 +359,21 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		t->block_size = s->block_size;
 		tier_retarget(t);
 		/* s just read its copy of the partner's mark: the partner may fetch. */
-		t->fresh[s->parity ? TIER_EVEN : TIER_ODD] = true;
+		t->fresh[s->partner] = true;
 		if (!s->seen.recheck) {
 			/*
 			 * A new connection (perhaps to a restored server): use it only once
 			 * the partner's copy of its mark has been read, unless the partner
 			 * cannot be asked (docs/design.md section 6).
 			 */
-			t->fresh[s->parity ? TIER_ODD : TIER_EVEN] =
+			t->fresh[s->index] =
 			    !ticket_up(partner) && partner->state != TICKET_CONNECTING;
 			ticket_recheck_soon(partner);
 		}
 		break;
 	case TICKET_EV_TICKET:
 		/* Write-ahead: on disk before any of its IDs is handed out. */
-		state_raise_mark(&t->sf->rec, s->parity ? TIER_ODD : TIER_EVEN, ticket,
+		state_raise_mark(&t->sf->rec, s->index, ticket,
 		    t->block_size, t->block_size, NULL);
 		tier_publish_marks(t);
 		if (!tier_save(t)) {
@@ -387,7 +394,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
 		/* Its copy of the partner's mark cannot be read now: do not wait for it. */
-		t->fresh[s->parity ? TIER_EVEN : TIER_ODD] = true;
+		t->fresh[s->partner] = true;
 		break;
 	}
 	tier_prefetch(t);

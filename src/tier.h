@@ -1,9 +1,9 @@
 /*
- * tier.h - the odd/even pair of ticket servers and the buffered blocks they fill.
+ * tier.h - the ticket servers (the odd/even pair) and the buffered blocks they fill.
  *
- * Keeps the pool topped up ahead of demand (prefetch), alternates servers,
+ * Keeps the pool topped up ahead of demand (prefetch), takes servers in turn,
  * enforces that both servers agree on B and the layout, and keeps the
- * high-water mark of each role: merged from every layer at each check,
+ * high-water mark of each server: merged from every layer at each check,
  * recorded in the state file before a ticket's IDs are handed out
  * (docs/design.md section 6).
  */
@@ -17,14 +17,12 @@
 
 #include "config.h"
 #include "pool.h"
+#include "server.h"
 #include "statefile.h"
 #include "ticket.h"
 
-#define TIER_ODD	0
-#define TIER_EVEN	1
-
 struct tier {
-	struct ticket_server	 srv[2];
+	struct ticket_server	 srv[SERVER_COUNT];	/* by index (server.h) */
 	struct pool		 pool;
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
@@ -36,16 +34,18 @@ struct tier {
 	uint64_t		 taken_mark;	/* ... at the last rate sample */
 	double			 rate;		/* IDs/s, decaying peak */
 	struct event		*rate_tick;
-	unsigned		 last_used;	/* server of the last fetch, for alternation */
+	unsigned		 last_used;	/* server of the last fetch, for taking turns */
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
 	uint64_t		 banked;	/* tickets added to the pool, ever */
 	struct statefile	*sf;		/* the marks live in sf->rec */
-	uint64_t		 copy_seen[2];	/* each role's mark as its partner's copy held it */
-	bool			 copy_read[2];	/* ... which has been read at least once */
-	bool			 fresh[2];	/* the partner's copy was read since this connect */
+	uint64_t		 copy_seen[SERVER_COUNT];	/* each server's mark as its
+							 * partner's copy held it */
+	bool			 copy_read[SERVER_COUNT];	/* ... read at least once */
+	bool			 fresh[SERVER_COUNT];	/* the partner's copy was read since
+							 * this connect */
 	bool			 sf_failed;	/* one log line per failure episode */
-	uint64_t		 b_warned[2];	/* a mark's old B, once logged per role */
+	uint64_t		 b_warned[SERVER_COUNT];	/* a mark's old B, logged once */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
 };
@@ -57,7 +57,7 @@ bool		tier_init(struct tier *t, struct event_base *base, const struct config *cf
 		    __attribute__((warn_unused_result));
 void		tier_free(struct tier *t);
 
-/* Probes both servers now. */
+/* Probes every server now. */
 void		tier_start(struct tier *t);
 
 /* Takes n IDs (ascending) / a dense block of n from the buffered tickets. */

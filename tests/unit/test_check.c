@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "layout.h"
+#include "server.h"
 
 static struct check_server_info
 good(const char *parity, const char *offset)
@@ -23,13 +24,15 @@ good(const char *parity, const char *offset)
 	return in;
 }
 
+enum { ODD = SERVER_ODD, EVEN = SERVER_EVEN };
+
 static void
-expect_refused(const struct check_server_info *in, unsigned parity, const char *needle)
+expect_refused(const struct check_server_info *in, unsigned server, const char *needle)
 {
 	char why[256] = "";
 	uint64_t b = 0;
 
-	assert_false(check_server(in, parity, &b, why, sizeof(why)));
+	assert_false(check_server(in, server, &b, why, sizeof(why)));
 	assert_non_null(strstr(why, needle));
 }
 
@@ -41,9 +44,9 @@ test_server_ok(void **state)
 	uint64_t b = 0;
 
 	(void)state;
-	assert_true(check_server(&odd, 1, &b, why, sizeof(why)));
+	assert_true(check_server(&odd, ODD, &b, why, sizeof(why)));
 	assert_int_equal(b, 65536);
-	assert_true(check_server(&even, 0, &b, why, sizeof(why)));
+	assert_true(check_server(&even, EVEN, &b, why, sizeof(why)));
 }
 
 static void
@@ -54,34 +57,63 @@ test_server_refusals(void **state)
 	(void)state;
 	in = good("odd", "1");
 	in.increment = "1";
-	expect_refused(&in, 1, "auto_increment_increment");
+	expect_refused(&in, ODD, "auto_increment_increment");
 	in = good("odd", "2");
-	expect_refused(&in, 1, "auto_increment_offset");
+	expect_refused(&in, ODD, "auto_increment_offset");
 	in = good("even", "2");
-	expect_refused(&in, 1, "auto_increment_offset");	/* even server in the odd slot */
+	expect_refused(&in, ODD, "auto_increment_offset");	/* even server in the odd slot */
 	in = good("even", "1");
-	expect_refused(&in, 1, "parity");
+	expect_refused(&in, ODD, "parity");
 	in = good("odd", "1");
 	in.flush_at_commit = "2";
-	expect_refused(&in, 1, "innodb_flush_log_at_trx_commit");
+	expect_refused(&in, ODD, "innodb_flush_log_at_trx_commit");
 	in = good("odd", "1");
 	in.engine = "MyISAM";
-	expect_refused(&in, 1, "InnoDB");
+	expect_refused(&in, ODD, "InnoDB");
 	in.engine = NULL;
-	expect_refused(&in, 1, "missing table");
+	expect_refused(&in, ODD, "missing table");
 	in = good("odd", "1");
 	in.layout_version = "2";
-	expect_refused(&in, 1, "layout_version");
+	expect_refused(&in, ODD, "layout_version");
 	in = good("odd", "1");
 	in.block_size = "100";
-	expect_refused(&in, 1, "block_size");
+	expect_refused(&in, ODD, "block_size");
 	in.block_size = NULL;
-	expect_refused(&in, 1, "block_size");
+	expect_refused(&in, ODD, "block_size");
 	in = good("odd", "1");
 	in.version = "10.1.48-MariaDB";
-	expect_refused(&in, 1, "persistent auto-increment");
+	expect_refused(&in, ODD, "persistent auto-increment");
 	in.version = "5.7.40";
-	expect_refused(&in, 1, "persistent auto-increment");
+	expect_refused(&in, ODD, "persistent auto-increment");
+}
+
+/* The pair's identities: names, offsets, residues, partners (server.h). */
+static void
+test_server_identity(void **state)
+{
+	unsigned i = 99;
+
+	(void)state;
+	assert_string_equal(server_name(ODD), "odd");
+	assert_string_equal(server_name(EVEN), "even");
+	assert_string_equal(server_name(SERVER_COUNT), "?");
+	assert_true(server_by_name("even", &i) && i == EVEN);
+	assert_true(server_by_name("odd", &i) && i == ODD);
+	assert_false(server_by_name("Odd", &i));
+	assert_false(server_by_name("", &i));
+	assert_int_equal(server_offset(ODD), 1);
+	assert_int_equal(server_offset(EVEN), 2);
+	assert_int_equal(server_partner(ODD), EVEN);
+	assert_int_equal(server_partner(EVEN), ODD);
+	/* Every value belongs to exactly one server: its residue. */
+	for (uint64_t v = 0; v < 64; v++) {
+		unsigned owners = 0;
+
+		for (unsigned s = 0; s < SERVER_COUNT; s++)
+			owners += server_owns(s, v);
+		assert_int_equal(owners, 1);
+		assert_true(server_owns(v % 2 ? ODD : EVEN, v));
+	}
 }
 
 static void
@@ -105,15 +137,15 @@ test_tickets(void **state)
 	uint64_t b = 65536, last_ok = LAYOUT_TICKET_LIMIT / b - 1;
 
 	(void)state;
-	assert_int_equal(check_ticket(7, 5, 1, b), CHECK_TICKET_OK);
-	assert_int_equal(check_ticket(8, 6, 0, b), CHECK_TICKET_OK);
-	assert_int_equal(check_ticket(8, 5, 1, b), CHECK_TICKET_PARITY);
-	assert_int_equal(check_ticket(7, 6, 0, b), CHECK_TICKET_PARITY);
-	assert_int_equal(check_ticket(5, 5, 1, b), CHECK_TICKET_REGRESSED);
-	assert_int_equal(check_ticket(3, 5, 1, b), CHECK_TICKET_REGRESSED);
+	assert_int_equal(check_ticket(7, 5, ODD, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(8, 6, EVEN, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(8, 5, ODD, b), CHECK_TICKET_PARITY);
+	assert_int_equal(check_ticket(7, 6, EVEN, b), CHECK_TICKET_PARITY);
+	assert_int_equal(check_ticket(5, 5, ODD, b), CHECK_TICKET_REGRESSED);
+	assert_int_equal(check_ticket(3, 5, ODD, b), CHECK_TICKET_REGRESSED);
 	/* last_ok is odd (2^37 - 1): its block ends exactly at 2^53. */
-	assert_int_equal(check_ticket(last_ok, 1, 1, b), CHECK_TICKET_OK);
-	assert_int_equal(check_ticket(last_ok + 1, 2, 0, b), CHECK_TICKET_LIMIT);
+	assert_int_equal(check_ticket(last_ok, 1, ODD, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(last_ok + 1, 2, EVEN, b), CHECK_TICKET_LIMIT);
 }
 
 int
@@ -122,6 +154,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_server_ok),
 		cmocka_unit_test(test_server_refusals),
+		cmocka_unit_test(test_server_identity),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_tickets),
 	};

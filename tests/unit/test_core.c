@@ -58,10 +58,10 @@ rig_new(enum ticket_state odd)
 	r.base = event_base_new();
 	assert_non_null(r.base);
 	pool_init(&r.tier.pool);
-	r.tier.srv[TIER_ODD].state = odd;
-	r.tier.srv[TIER_EVEN].state = TICKET_DOWN;
-	r.tier.srv[TIER_ODD].role = "odd";
-	r.tier.srv[TIER_EVEN].role = "even";
+	r.tier.srv[SERVER_ODD].state = odd;
+	r.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
+	r.tier.srv[SERVER_ODD].name = "odd";
+	r.tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&r.gen, &sc);
 	r.lease.state = LEASE_NONE;
 	r.lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */

@@ -104,8 +104,8 @@ rig_init(struct rig *r)
 
 	memset(r, 0, sizeof(*r));
 	pool_init(&r->tier.pool);
-	r->tier.srv[TIER_ODD].role = "odd";
-	r->tier.srv[TIER_EVEN].role = "even";
+	r->tier.srv[SERVER_ODD].name = "odd";
+	r->tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&r->gen, &sc);
 	source_init(&r->src, &r->tier, &r->gen, &r->lease, fake_clock_us, 50);
 	r->m.listener = &r->lc;
@@ -161,15 +161,15 @@ test_every_counter_shown(void **state)
 			SLAB("lease", r.lease.stats, 6000),
 			SLAB("snowflake", r.gen.counters, 7000),
 			SLAB("statefile", r.sf.stats, 8000),
-			SLAB("odd ticket server", r.tier.srv[TIER_ODD].stats, 9000),
-			SLAB("even ticket server", r.tier.srv[TIER_EVEN].stats, 10000),
+			SLAB("odd ticket server", r.tier.srv[SERVER_ODD].stats, 9000),
+			SLAB("even ticket server", r.tier.srv[SERVER_EVEN].stats, 10000),
 		};
 		const uint64_t *skip[] = {
 			&r.core.stats.errors[CORE_OK],
 			&r.gen.counters.ids,
 			&r.sf.stats.write_us_total,
-			&r.tier.srv[TIER_ODD].stats.fetch_us_total,
-			&r.tier.srv[TIER_EVEN].stats.fetch_us_total,
+			&r.tier.srv[SERVER_ODD].stats.fetch_us_total,
+			&r.tier.srv[SERVER_EVEN].stats.fetch_us_total,
 		};
 
 		for (k = 0; k < sizeof(slabs) / sizeof(slabs[0]); k++)
@@ -178,8 +178,8 @@ test_every_counter_shown(void **state)
 		for (k = 0; k < sizeof(slabs) / sizeof(slabs[0]); k++)
 			for (i = 0; i < slabs[k].n; i++) {
 				const uint64_t *p = &slabs[k].p[i];
-				const uint64_t *h0 = r.tier.srv[TIER_ODD].stats.fetch_hist;
-				const uint64_t *h1 = r.tier.srv[TIER_EVEN].stats.fetch_hist;
+				const uint64_t *h0 = r.tier.srv[SERVER_ODD].stats.fetch_hist;
+				const uint64_t *h1 = r.tier.srv[SERVER_EVEN].stats.fetch_hist;
 				bool excused = (p >= h0 && p < h0 + TICKET_FETCH_BUCKETS + 1) ||
 				    (p >= h1 && p < h1 + TICKET_FETCH_BUCKETS + 1);
 				size_t j;
@@ -203,8 +203,8 @@ test_per_server(void **state)
 
 	(void)state;
 	rig_init(&r);
-	r.tier.srv[TIER_ODD].stats.tickets = 11;
-	r.tier.srv[TIER_EVEN].stats.tickets = 22;
+	r.tier.srv[SERVER_ODD].stats.tickets = 11;
+	r.tier.srv[SERVER_EVEN].stats.tickets = 22;
 	for (i = 0; i < metrics_count && strcmp(metrics_table[i].name, "tickets") != 0; i++)
 		;
 	assert_true(i < metrics_count);

@@ -50,10 +50,10 @@ rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
 	memset(r, 0, sizeof(*r));
 	fake_us = layout_ts_to_unix_ms(UINT64_C(28000000000)) * 1000;	/* in 2026 */
 	pool_init(&r->tier.pool);
-	r->tier.srv[TIER_ODD].state = odd;
-	r->tier.srv[TIER_EVEN].state = even;
-	r->tier.srv[TIER_ODD].role = "odd";
-	r->tier.srv[TIER_EVEN].role = "even";
+	r->tier.srv[SERVER_ODD].state = odd;
+	r->tier.srv[SERVER_EVEN].state = even;
+	r->tier.srv[SERVER_ODD].name = "odd";
+	r->tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&r->gen, &sc);
 	now = (uint64_t)(fake_us / 1000) - (uint64_t)LAYOUT_EPOCH_UNIX_MS;
 	r->lease.state = LEASE_HELD;
@@ -170,7 +170,7 @@ test_window_over_unavailable(void **state)
 	/* Held, but over: the views say expired, and the reason says when it ended. */
 	assert_string_equal(source_lease_state(&r.src), "expired");
 	assert_non_null(strstr(reason(&r), "the Snowflake lease window ended at 2026-"));
-	r.tier.srv[TIER_EVEN].state = TICKET_READY;
+	r.tier.srv[SERVER_EVEN].state = TICKET_READY;
 	source_update_mode(&r.src);
 	assert_int_equal(r.src.mode, SOURCE_MODE_TICKET);
 	assert_string_equal(reason(&r), "a ticket server is up");

@@ -35,14 +35,14 @@ rec_fill(struct state_rec *r)
 	r->owner.pid = 4242;
 	r->owner.start = 987654;
 	snprintf(r->servers, sizeof(r->servers), "odd=10.0.0.1:3306 even=10.0.0.2:3306 db=idgen");
-	r->mark[STATE_ODD].high_water = 12345;
-	r->mark[STATE_ODD].block_size = 1048576;
-	snprintf(r->mark[STATE_ODD].uuid, sizeof(r->mark[0].uuid), "a1b2");
-	r->mark[STATE_EVEN].high_water = 12346;
-	r->mark[STATE_EVEN].block_size = 1048576;
+	r->mark[SERVER_ODD].high_water = 12345;
+	r->mark[SERVER_ODD].block_size = 1048576;
+	snprintf(r->mark[SERVER_ODD].uuid, sizeof(r->mark[0].uuid), "a1b2");
+	r->mark[SERVER_EVEN].high_water = 12346;
+	r->mark[SERVER_EVEN].block_size = 1048576;
 	r->lease.held = true;
 	r->lease.worker = 7;
-	r->lease.server = STATE_ODD;
+	r->lease.server = SERVER_ODD;
 	snprintf(r->lease.holder, sizeof(r->lease.holder), "host-1:42:00ff");
 	r->lease.window_start = UINT64_C(3000000000);
 	r->lease.window_end = UINT64_C(3000300000);
@@ -64,12 +64,12 @@ test_round_trip(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 	/* No lease, no uuid. */
 	a.lease.held = false;
-	a.mark[STATE_ODD].uuid[0] = '\0';
+	a.mark[SERVER_ODD].uuid[0] = '\0';
 	n = state_format(&a, buf, sizeof(buf));
 	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
 	assert_false(b.lease.held);
-	assert_string_equal(b.mark[STATE_ODD].uuid, "");
-	assert_true(b.mark[STATE_EVEN].high_water == 12346);
+	assert_string_equal(b.mark[SERVER_ODD].uuid, "");
+	assert_true(b.mark[SERVER_EVEN].high_water == 12346);
 }
 
 /* Every single-byte change and every truncation is caught, never half-read. */
@@ -87,7 +87,7 @@ test_corruption_caught(void **state)
 		memcpy(copy, buf, n);
 		copy[i] ^= 0x01;
 		assert_false(state_parse(copy, n, &b, why, sizeof(why)));
-		assert_true(b.mark[STATE_ODD].high_water == 0 && !b.lease.held);
+		assert_true(b.mark[SERVER_ODD].high_water == 0 && !b.lease.held);
 	}
 	for (i = 0; i < n; i++)
 		assert_false(state_parse(buf, i, &b, why, sizeof(why)));
@@ -126,14 +126,14 @@ test_marks_only_rise(void **state)
 
 	(void)state;
 	memset(&r, 0, sizeof(r));
-	assert_true(state_raise_mark(&r, STATE_ODD, 9, b, b, "u1"));
-	assert_false(state_raise_mark(&r, STATE_ODD, 3, b, b, "u1"));
-	assert_true(r.mark[STATE_ODD].high_water == 9 && r.mark[STATE_ODD].block_size == b);
-	assert_true(state_raise_mark(&r, STATE_ODD, 3, b, b, "u2"));
-	assert_true(r.mark[STATE_ODD].high_water == 9);
-	assert_string_equal(r.mark[STATE_ODD].uuid, "u2");
-	assert_true(state_raise_mark(&r, STATE_EVEN, 10, 0, b, NULL));
-	assert_true(r.mark[STATE_EVEN].high_water == 10 && r.mark[STATE_EVEN].block_size == b);
+	assert_true(state_raise_mark(&r, SERVER_ODD, 9, b, b, "u1"));
+	assert_false(state_raise_mark(&r, SERVER_ODD, 3, b, b, "u1"));
+	assert_true(r.mark[SERVER_ODD].high_water == 9 && r.mark[SERVER_ODD].block_size == b);
+	assert_true(state_raise_mark(&r, SERVER_ODD, 3, b, b, "u2"));
+	assert_true(r.mark[SERVER_ODD].high_water == 9);
+	assert_string_equal(r.mark[SERVER_ODD].uuid, "u2");
+	assert_true(state_raise_mark(&r, SERVER_EVEN, 10, 0, b, NULL));
+	assert_true(r.mark[SERVER_EVEN].high_water == 10 && r.mark[SERVER_EVEN].block_size == b);
 }
 
 /*
@@ -161,11 +161,11 @@ test_marks_in_id_space(void **state)
 	assert_true(state_mark_ticket(&m, 4096) == 0);
 	/* Raising compares covered IDs: 40 at 2^19 covers less than 29 at 2^20. */
 	memset(&r, 0, sizeof(r));
-	assert_true(state_raise_mark(&r, STATE_ODD, 29, 1u << 20, 1u << 19, NULL));
-	assert_false(state_raise_mark(&r, STATE_ODD, 40, 1u << 19, 1u << 19, NULL));
-	assert_true(r.mark[STATE_ODD].high_water == 29);
-	assert_true(state_raise_mark(&r, STATE_ODD, 60, 1u << 19, 1u << 19, NULL));
-	assert_true(r.mark[STATE_ODD].high_water == 60 && r.mark[STATE_ODD].block_size == 1u << 19);
+	assert_true(state_raise_mark(&r, SERVER_ODD, 29, 1u << 20, 1u << 19, NULL));
+	assert_false(state_raise_mark(&r, SERVER_ODD, 40, 1u << 19, 1u << 19, NULL));
+	assert_true(r.mark[SERVER_ODD].high_water == 29);
+	assert_true(state_raise_mark(&r, SERVER_ODD, 60, 1u << 19, 1u << 19, NULL));
+	assert_true(r.mark[SERVER_ODD].high_water == 60 && r.mark[SERVER_ODD].block_size == 1u << 19);
 	/* Huge values saturate instead of wrapping to a small mark. */
 	m.high_water = UINT64_MAX / 2;
 	m.block_size = 1u << 20;
@@ -252,8 +252,8 @@ test_version1_read(void **state)
 	}
 	n = (size_t)snprintf(buf, sizeof(buf), "%scheck %016llx\n", body, (unsigned long long)h);
 	assert_true(state_parse(buf, n, &r, why, sizeof(why)));
-	assert_true(r.mark[STATE_ODD].high_water == 77 && r.mark[STATE_ODD].block_size == 0);
-	assert_string_equal(r.mark[STATE_ODD].uuid, "u-1");
+	assert_true(r.mark[SERVER_ODD].high_water == 77 && r.mark[SERVER_ODD].block_size == 0);
+	assert_string_equal(r.mark[SERVER_ODD].uuid, "u-1");
 	assert_true(r.lease.held && r.owner.pid == 0 && r.gen == 0);
 }
 
@@ -276,8 +276,8 @@ test_file_lock_and_reload(void **state)
 	statefile_close(&f);
 	assert_true(statefile_open(&g, path, err, sizeof(err)));
 	assert_int_equal(g.origin, STATEFILE_LOADED);
-	assert_true(g.rec.mark[STATE_ODD].high_water == 12345 && g.rec.lease.held);
-	assert_true(g.rec.mark[STATE_ODD].block_size == 1048576 && g.rec.gen == 42);
+	assert_true(g.rec.mark[SERVER_ODD].high_water == 12345 && g.rec.lease.held);
+	assert_true(g.rec.mark[SERVER_ODD].block_size == 1048576 && g.rec.gen == 42);
 	statefile_close(&g);
 }
 
@@ -322,9 +322,9 @@ test_file_torn_slot(void **state)
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
 	rec_fill(&f.rec);
 	f.rec.gen = 0;
-	f.rec.mark[STATE_ODD].high_water = 100;
+	f.rec.mark[SERVER_ODD].high_water = 100;
 	assert_true(statefile_save(&f));	/* gen 1, slot 0 */
-	f.rec.mark[STATE_ODD].high_water = 200;
+	f.rec.mark[SERVER_ODD].high_water = 200;
 	assert_true(statefile_save(&f));	/* gen 2, slot 1 */
 	statefile_close(&f);
 	/* Tear slot 1 (the newest) in its middle. */
@@ -335,12 +335,12 @@ test_file_torn_slot(void **state)
 	close(fd);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
 	assert_int_equal(f.origin, STATEFILE_LOADED);
-	assert_true(f.rec.mark[STATE_ODD].high_water == 100 && f.rec.gen == 1);
-	f.rec.mark[STATE_ODD].high_water = 300;
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 100 && f.rec.gen == 1);
+	f.rec.mark[SERVER_ODD].high_water = 300;
 	assert_true(statefile_save(&f));	/* gen 2 again, over the torn slot */
 	statefile_close(&f);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
-	assert_true(f.rec.mark[STATE_ODD].high_water == 300 && f.rec.gen == 2);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 300 && f.rec.gen == 2);
 	statefile_close(&f);
 }
 
@@ -361,7 +361,7 @@ test_file_corrupt_moved(void **state)
 	fclose(fp);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
 	assert_int_equal(f.origin, STATEFILE_CORRUPT);
-	assert_true(f.rec.mark[STATE_ODD].high_water == 0);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 0);
 	snprintf(bad, sizeof(bad), "%s.corrupt", path);
 	assert_true(stat(bad, &st) == 0 && st.st_size > 0);
 	statefile_close(&f);

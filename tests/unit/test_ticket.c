@@ -17,6 +17,7 @@
 
 #include "db.h"
 #include "fakedb.h"
+#include "server.h"
 #include "ticket.h"
 
 /* What the tier was told. */
@@ -91,7 +92,7 @@ rig_up(void)
 	p.host = "127.0.0.1";
 	p.database = "idgen";
 	p.ops = &fake_ops;
-	assert_true(ticket_init(&r.s, r.base, &p, 1, &tp, notify, NULL));
+	assert_true(ticket_init(&r.s, r.base, &p, SERVER_ODD, &tp, notify, NULL));
 	r.s.mark = 5;
 	script_check("7");
 	ticket_start(&r.s);
@@ -227,7 +228,7 @@ test_missing_right(void **state)
 	r.base = event_base_new();
 	p.database = "idgen";
 	p.ops = &fake_ops;
-	assert_true(ticket_init(&r.s, r.base, &p, 1, &tp, notify, NULL));
+	assert_true(ticket_init(&r.s, r.base, &p, SERVER_ODD, &tp, notify, NULL));
 	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
 	fake_expect(&c);
 	fake_expect(&(struct fake_reply){ .match = "EXPLAIN REPLACE", .err = 1142 });
