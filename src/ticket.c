@@ -133,6 +133,10 @@ static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char 
 static bool	ticket_u64(const char *v, uint64_t *out);
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
+static bool	ticket_tx_retried(struct ticket_server *s, const struct db_result *r);
+static bool	ticket_tx_judge(struct ticket_server *s, const struct db_result *r,
+		    uint64_t *ticket);
+static void	ticket_tx_bank(struct ticket_server *s, uint64_t t);
 
 /* A decimal column; SQL NULL or junk is false. */
 static bool
@@ -590,23 +594,11 @@ static void
 ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
-	char **row;
-	unsigned nf = 0;
-	char why[512];
-	uint64_t t, own = 0, us;
+	uint64_t t;
 
 	(void)db;
-	if (db_classify(r->err) == DB_ERRC_DEADLOCK ||
-	    db_classify(r->err) == DB_ERRC_LOCK_TIMEOUT) {
-		/* Rolled back, or only the statement: roll back, start over. */
-		if (db_classify(r->err) == DB_ERRC_DEADLOCK)
-			s->stats.deadlocks++;
-		else
-			s->stats.lock_timeouts++;
-		if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
-			ticket_failed(s, "ticket", "could not roll back after a deadlock");
+	if (ticket_tx_retried(s, r))
 		return;
-	}
 	/* A failed statement may still have run on the server: a gap, never a duplicate. */
 	if (ticket_query_error(s, r, "ticket"))
 		return;
@@ -615,63 +607,103 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 			ticket_failed(s, "ticket", "could not restart after a deadlock");
 		return;
 	}
+	if (!ticket_tx_judge(s, r, &t))
+		return;
+	s->state = TICKET_READY;
+	if (s->recheck_due)
+		ticket_start_recheck(s);
+	ticket_tx_bank(s, t);
+}
+
+/* A deadlock or lock wait timeout: roll back and start over (no ticket was used). */
+static bool
+ticket_tx_retried(struct ticket_server *s, const struct db_result *r)
+{
+	enum db_errclass c = db_classify(r->err);
+
+	if (c != DB_ERRC_DEADLOCK && c != DB_ERRC_LOCK_TIMEOUT)
+		return false;
+	/* Rolled back, or only the statement: roll back, start over. */
+	if (c == DB_ERRC_DEADLOCK)
+		s->stats.deadlocks++;
+	else
+		s->stats.lock_timeouts++;
+	if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
+		ticket_failed(s, "ticket", "could not roll back after a deadlock");
+	return true;
+}
+
+/*
+ * A committed ticket transaction: the ticket and the server's own mark moved
+ * together, or not at all; the ticket must also pass check_ticket. False when
+ * the server was refused (the ticket is not used).
+ */
+static bool
+ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ticket)
+{
+	char **row, why[512];
+	unsigned nf = 0;
+	uint64_t t, own = 0;
+
 	if (r->nstmts != TICKET_TX_STMTS) {
 		ticket_failed(s, "ticket", "the ticket transaction did not run to its end");
-		return;
+		return false;
 	}
 	row = db_first_row(r, &nf);
 	if (row == NULL || !ticket_u64(row[0], &own)) {
 		ticket_refuse(s, "idgen_marks lacks its row for this server's role (load "
 		    "schema/10-tables.sql)");
-		return;
+		return false;
 	}
-	/* Committed: the ticket and the server's own mark moved together, or not at all. */
 	t = r->stmt_insert_id[TICKET_TX_REPLACE];
 	if (r->stmt_affected[TICKET_TX_MARK] != 1) {
 		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, own,
 		    "in the server's own idgen_marks");
 		ticket_regress(s, why);
-		return;
+		return false;
 	}
 	switch (check_ticket(t, s->mark, s->index, s->block_size)) {
 	case CHECK_TICKET_OK:
-		break;
+		*ticket = t;
+		return true;
 	case CHECK_TICKET_PARITY:
 		snprintf(why, sizeof(why), "ticket %" PRIu64 " has the wrong parity for the %s "
 		    "server (auto_increment_offset changed?)", t, s->name);
 		ticket_refuse(s, why);
-		return;
+		return false;
 	case CHECK_TICKET_REGRESSED:
 		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, s->mark,
 		    "known to this idserver (state file or the partner's copy)");
 		ticket_regress(s, why);
-		return;
+		return false;
 	case CHECK_TICKET_LIMIT:
 		snprintf(why, sizeof(why), "ticket %" PRIu64 " with B=%" PRIu64 " would reach "
 		    "2^53: the ticket region is exhausted", t, s->block_size);
 		ticket_refuse(s, why);
-		return;
+		return false;
 	}
-	s->state = TICKET_READY;
-	if (s->recheck_due)
-		ticket_start_recheck(s);
+	return false;
+}
+
+/* Hands a checked ticket to the tier, which records it before banking its block. */
+static void
+ticket_tx_bank(struct ticket_server *s, uint64_t t)
+{
 	/*
 	 * Timed before the notice: the tier may start the next fetch from it,
 	 * which restarts fetch_started_us.
 	 */
-	us = (uint64_t)clk_mono_us() - s->fetch_started_us;
+	uint64_t us = (uint64_t)clk_mono_us() - s->fetch_started_us;
+	unsigned k;
+
 	if (!s->notify(s, TICKET_EV_TICKET, t, s->notify_arg))
 		return;		/* not used (the state file could not record it) */
 	s->last_ticket = t;
 	s->stats.tickets++;
-	{
-		unsigned k;
-
-		s->stats.fetch_us_total += us;
-		if (us > s->stats.fetch_us_max)
-			s->stats.fetch_us_max = us;
-		for (k = 0; k < TICKET_FETCH_BUCKETS && us > ticket_fetch_bounds_us[k]; k++)
-			;
-		s->stats.fetch_hist[k]++;
-	}
+	s->stats.fetch_us_total += us;
+	if (us > s->stats.fetch_us_max)
+		s->stats.fetch_us_max = us;
+	for (k = 0; k < TICKET_FETCH_BUCKETS && us > ticket_fetch_bounds_us[k]; k++)
+		;
+	s->stats.fetch_hist[k]++;
 }
