@@ -33,8 +33,9 @@ GEN_H     := $(GEN_C:.c=.h)
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
 override CFLAGS += -I$(GEN)
 
-# The pure ID rules (common/: the layout, base58, decode) are compiled by both builds:
-# idserver's objects below, libidgen's position-independent ones further down.
+# The pure ID rules (common/: the layout, base58, decode) and the clocks (clk.c) are
+# compiled by both builds: idserver's objects below, libidgen's position-independent
+# ones further down.
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:common/%.c=$(BUILD)/obj/common/%.o)
 override CFLAGS += -Icommon
