@@ -86,8 +86,8 @@ $(BUILD)/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ $< $(LDFLAGS) -lm
 
-# idbench parses replies with libidgen's parser.
-$(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o
+# idbench parses replies with libidgen's parser and reads the common clocks.
+$(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o $(BUILD)/obj/common/clk.o
 	$(CC) $(CFLAGS) -Ilib -o $@ $^ $(LDFLAGS) -lm
 
 $(BUILD)/obj/lib/%.o: lib/%.c
