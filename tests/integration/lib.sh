@@ -96,6 +96,19 @@ idserver_start() {
 	fail "$name did not answer PING on port $port within 10 s"
 }
 
+# faketime_env SETTING...: prints a command prefix (for IDSERVER_WRAP) running a
+# program under libfaketime with the FAKETIME* settings given, the monotonic
+# clock left real (durations and deadlines are measured on it), and ASan's
+# link-order check off (the preload comes before its runtime). Fails the test
+# if libfaketime is missing (package faketime): call it as a plain assignment,
+# VAR=$(faketime_env ...), so that the failure stops the test.
+faketime_env() {
+	local lib
+	lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n 1)
+	[ -n "$lib" ] || fail "libfaketime not found (package faketime)"
+	echo "env ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$lib FAKETIME_DONT_FAKE_MONOTONIC=1 $*"
+}
+
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 
