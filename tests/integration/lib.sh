@@ -109,6 +109,19 @@ faketime_env() {
 	echo "env ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$lib FAKETIME_DONT_FAKE_MONOTONIC=1 $*"
 }
 
+# grpc_stubs: generates the Python gRPC stubs of proto/ into $T_DIR/py now
+# (python3-grpc-tools), for grpc_client.
+grpc_stubs() {
+	mkdir -p "$T_DIR/py"
+	/usr/bin/python3 -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$T_DIR/py" \
+		--grpc_python_out="$T_DIR/py" "$ROOT/proto/idgen.proto" "$ROOT/proto/health.proto" ||
+		fail "cannot generate the Python stubs"
+}
+
+# grpc_client PORT MODE [ARGS...]: grpc_client.py's MODE against PORT with those
+# stubs, on Debian's python3-grpcio (/usr/bin/python3, not a virtualenv's).
+grpc_client() { /usr/bin/python3 "$ROOT/tests/integration/grpc_client.py" "$T_DIR/py" "$@"; }
+
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 
