@@ -33,8 +33,9 @@ GEN_H     := $(GEN_C:.c=.h)
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
 override CFLAGS += -I$(GEN)
 
-# The pure ID rules (common/: the layout, base58, decode) are compiled by both builds:
-# idserver's objects below, libidgen's position-independent ones further down.
+# The pure ID rules (common/: the layout, base58, decode) and the clocks (clk.c) are
+# compiled by both builds: idserver's objects below, libidgen's position-independent
+# ones further down.
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:common/%.c=$(BUILD)/obj/common/%.o)
 override CFLAGS += -Icommon
@@ -85,8 +86,8 @@ $(BUILD)/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ $< $(LDFLAGS) -lm
 
-# idbench parses replies with libidgen's parser.
-$(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o
+# idbench parses replies with libidgen's parser and reads the common clocks.
+$(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o $(BUILD)/obj/common/clk.o
 	$(CC) $(CFLAGS) -Ilib -o $@ $^ $(LDFLAGS) -lm
 
 $(BUILD)/obj/lib/%.o: lib/%.c

@@ -13,7 +13,8 @@
  * doubles; at the end the threads' arrays are unioned once more.
  * duplicates = IDs received - distinct IDs.
  *
- * Replies are parsed with libidgen's parser (lib/reply.h).
+ * Replies are parsed with libidgen's parser (lib/reply.h); time is read with
+ * common/clk.h.
  *
  * Output: one human line and one "RESULT key=value ..." line.  Exit 0 only
  * for a run with no duplicate, no protocol violation and no error (unless
@@ -44,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clk.h"
 #include "reply.h"
 
 #define IDB_ID_MAX		UINT64_C(0x7fffffffffffffff)	/* 2^63 - 1 */
@@ -252,7 +254,6 @@ struct idb_cmdinfo {
 	long long	 nmax;
 };
 
-static uint64_t	clock_ns(void);
 static size_t	idb_fmt_u64(char *, uint64_t);
 static uint64_t	idb_rand(uint64_t *);
 static void	idb_sanitize(char *, size_t, const char *, size_t);
@@ -359,16 +360,6 @@ static char		 ec_names[EC_MAX][EC_NAME_MAX] = {
 };
 static unsigned		 ec_count = EC_FIXED;
 static pthread_mutex_t	 ec_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t
-clock_ns(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * IDB_NS + (uint64_t)ts.tv_nsec;
-}
 
 /* Writes v in decimal to dst (room for 20 bytes, no NUL); returns the length. */
 static size_t
@@ -827,7 +818,7 @@ conn_fail(struct idb_conn *c, unsigned ec, const char *fmt, ...)
 		c->backoff_ms = IDB_BACKOFF_MIN_MS;
 	else if ((c->backoff_ms *= 2) > IDB_BACKOFF_MAX_MS)
 		c->backoff_ms = IDB_BACKOFF_MAX_MS;
-	c->retry_at = clock_ns() + c->backoff_ms * IDB_MS;
+	c->retry_at = clk_mono_ns() + c->backoff_ms * IDB_MS;
 }
 
 /* Starts a nonblocking connect. */
@@ -846,7 +837,7 @@ conn_connect(struct idb_conn *c)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 	c->fd = fd;
-	c->since = clock_ns();
+	c->since = clk_mono_ns();
 	if (connect(fd, (struct sockaddr *)&idb_addr, idb_addrlen) == 0) {
 		c->state = CONN_UP;
 		ev.events = EPOLLIN;
@@ -865,7 +856,7 @@ conn_connect(struct idb_conn *c)
 	}
 	c->events = ev.events;
 	if (c->state == CONN_UP)
-		conn_fill(c, clock_ns());
+		conn_fill(c, clk_mono_ns());
 }
 
 /* Finishes a nonblocking connect and starts sending if the run is on. */
@@ -884,7 +875,7 @@ conn_connected(struct idb_conn *c)
 	}
 	c->state = CONN_UP;
 	conn_want(c, EPOLLIN);
-	conn_fill(c, clock_ns());
+	conn_fill(c, clk_mono_ns());
 }
 
 /* Adds [lo, hi] to the connection's running range, or starts a new one. */
@@ -1282,12 +1273,12 @@ conn_read(struct idb_conn *c)
 			return;
 		}
 		c->inlen += (size_t)n;
-		if (!conn_parse(c, clock_ns()))
+		if (!conn_parse(c, clk_mono_ns()))
 			return;
 		if ((size_t)n < room)
 			break;
 	}
-	conn_fill(c, clock_ns());
+	conn_fill(c, clk_mono_ns());
 }
 
 /* Dispatches one epoll event. */
@@ -1381,8 +1372,8 @@ worker_connect_all(struct idb_worker *w)
 
 	for (i = 0; i < w->nconns; i++)
 		conn_connect(&w->conns[i]);
-	deadline = clock_ns() + (uint64_t)(cfg.reply_timeout * (double)IDB_NS);
-	while (!atomic_load(&idb_abort) && (now = clock_ns()) < deadline) {
+	deadline = clk_mono_ns() + (uint64_t)(cfg.reply_timeout * (double)IDB_NS);
+	while (!atomic_load(&idb_abort) && (now = clk_mono_ns()) < deadline) {
 		for (pending = 0, i = 0; i < w->nconns; i++)
 			if (w->conns[i].state == CONN_CONNECTING)
 				pending++;
@@ -1408,7 +1399,7 @@ worker_loop(struct idb_worker *w)
 	int			 k, n;
 
 	for (;;) {
-		now = clock_ns();
+		now = clk_mono_ns();
 		if (atomic_load(&idb_abort))
 			break;
 		if (w->issuing && (now >= w->stop_at || w->st.sent >= w->budget ||
@@ -1452,7 +1443,7 @@ worker_loop(struct idb_worker *w)
 		for (k = 0; k < n; k++)
 			conn_event(ev[k].data.ptr, ev[k].events);
 	}
-	w->st.end_ns = clock_ns();
+	w->st.end_ns = clk_mono_ns();
 	if (w->issuing) {
 		w->issuing = false;
 		w->issue_end = w->st.end_ns;
@@ -1505,7 +1496,7 @@ worker_main(void *arg)
 		    (uint64_t)((cfg.reply_timeout + 1) * (double)IDB_NS);
 	w->next_tick = w->t0 + IDB_TICK_NS;
 	w->issuing = !atomic_load(&idb_abort);
-	worker_fill_all(w, clock_ns());
+	worker_fill_all(w, clk_mono_ns());
 	worker_loop(w);
 	worker_finish(w);
 	return NULL;
@@ -2053,7 +2044,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "idbench: cannot read /proc/%ld/stat\n",
 		    cfg.server_pid);
 	ccpu0 = idb_self_cpu();
-	idb_t0 = clock_ns();
+	idb_t0 = clk_mono_ns();
 	pthread_barrier_wait(&idb_barrier);
 	for (t = 0; t < cfg.threads; t++)
 		pthread_join(workers[t].thread, NULL);

@@ -5,6 +5,7 @@
  *
  * Exit status: 0 success, 1 service error, 2 usage error.
  */
+#include "clk.h"
 #include "idgen.h"
 #include "reply.h"
 #include "wire.h"
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CLI_DEFAULT_SERVER	"127.0.0.1:4242"
 #define CLI_DEFAULT_TIMEOUT_MS	2000
@@ -319,11 +319,11 @@ static int
 cli_ping(const struct cli *cli)
 {
 	struct cli_exchange	 x;
-	struct timespec		 t0, t1;
 	struct wire		 w;
 	const char		*p, *e, *why;
 	char			 err[IDGEN_ERR_LEN];
 	size_t			 n;
+	int64_t			 t0;
 	int			 rc = 0;
 	long			 us;
 
@@ -335,13 +335,11 @@ cli_ping(const struct cli *cli)
 			return CLI_EXIT_USAGE;
 		}
 		memset(&x, 0, sizeof(x));
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = clk_mono_ns();
 		err[0] = '\0';
 		if (wire_exchange(&w, "PING\n", 5, 1, cli->timeout_ms, cli->timeout_ms,
 		    cli_stats_line, &x, err, sizeof(err)) == 1 && x.pong) {
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			us = (t1.tv_sec - t0.tv_sec) * 1000000L +
-			    (t1.tv_nsec - t0.tv_nsec) / 1000;
+			us = (long)((clk_mono_ns() - t0) / 1000);
 			if (cli->json)
 				printf("{\"server\":\"%s\",\"up\":true,\"us\":%ld}\n",
 				    w.name, us);

@@ -10,6 +10,7 @@
  */
 #include "client_impl.h"
 
+#include "clk.h"
 #include "epoch.h"
 
 #include <stdatomic.h>
@@ -50,14 +51,14 @@ idgen_options_init(struct idgen_options *o)
 	o->chunk = 1024;
 }
 
-/* The condition variables, on the monotonic clock their deadlines use. */
+/* The condition variables, on the monotonic clock of clk_mono_deadline(). */
 void
 client_conds_init(struct idgen_client *c)
 {
 	pthread_condattr_t	 ca;
 
 	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_condattr_setclock(&ca, CLK_MONO_ID);
 	pthread_cond_init(&c->wake, &ca);
 	pthread_cond_init(&c->filled, &ca);
 	pthread_condattr_destroy(&ca);

@@ -5,7 +5,7 @@
 #include "refill.h"
 
 #include "client_impl.h"
-#include "mono.h"
+#include "clk.h"
 #include "round.h"
 
 #include <pthread.h>
@@ -74,10 +74,10 @@ refill_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stopping) {
-		now = mono_now_ms();
+		now = clk_mono_ms();
 		refill_rate(c, now);
 		if (c->held.ids >= c->target && c->rounds >= c->want_round) {
-			mono_deadline(&ts, REFILL_IDLE_MS);
+			ts = clk_mono_deadline(REFILL_IDLE_MS);
 			pthread_cond_timedwait(&c->wake, &c->mu, &ts);
 			continue;
 		}
@@ -98,9 +98,9 @@ refill_main(void *arg)
 		c->rounds++;
 		pthread_cond_broadcast(&c->filled);
 		if (c->all_down && !c->stopping) {
-			now = mono_now_ms();
+			now = clk_mono_ms();
 			wait_ms = c->retry_at > now ? c->retry_at - now : 1;
-			mono_deadline(&ts, wait_ms);
+			ts = clk_mono_deadline(wait_ms);
 			pthread_cond_timedwait(&c->wake, &c->mu, &ts);
 		}
 	}

@@ -5,7 +5,7 @@
 #include "round.h"
 
 #include "client_impl.h"
-#include "mono.h"
+#include "clk.h"
 #include "reply.h"
 
 #include <pthread.h>
@@ -74,7 +74,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 	for (i = 0; i < c->neps; i++) {
 		k = (c->cur + i) % c->neps;
 		ep = &c->eps[k];
-		now = mono_now_ms();
+		now = clk_mono_ms();
 		if (ep->down_until > now) {
 			if (ep->down_until < retry)
 				retry = ep->down_until;
@@ -122,7 +122,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 		ep->backoff_ms = ep->backoff_ms == 0 ? c->o.retry_min_ms :
 		    ep->backoff_ms >= c->o.retry_max_ms / 2 ? c->o.retry_max_ms :
 		    ep->backoff_ms * 2;
-		ep->down_until = mono_now_ms() + ep->backoff_ms;
+		ep->down_until = clk_mono_ms() + ep->backoff_ms;
 		if (ep->down_until < retry)
 			retry = ep->down_until;
 		if (alen < sizeof(all) - 1)
@@ -141,7 +141,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 	c->st.failures += failures;
 	c->st.failovers += failovers;
 	c->all_down = true;
-	c->retry_at = retry == UINT64_MAX ? mono_now_ms() + c->o.retry_min_ms : retry;
+	c->retry_at = retry == UINT64_MAX ? (uint64_t)clk_mono_ms() + c->o.retry_min_ms : retry;
 	if (alen > 0)
 		snprintf(c->lasterr, sizeof(c->lasterr), "%s", all);
 	pthread_mutex_unlock(&c->mu);

@@ -5,9 +5,9 @@
  * mutex, waiting for the refill thread when those run out.
  */
 #include "client_impl.h"
+#include "clk.h"
 #include "epoch.h"
 #include "errmsg.h"
-#include "mono.h"
 #include "refill.h"
 
 #include <pthread.h>
@@ -51,7 +51,7 @@ static int
 share_wait(struct idgen_client *c, uint64_t *deadline)
 {
 	struct timespec	 ts;
-	uint64_t	 now = mono_now_ms(), seen;
+	uint64_t	 now = clk_mono_ms(), seen;
 
 	if (*deadline == 0)
 		*deadline = now + c->o.timeout_ms;
@@ -76,8 +76,8 @@ share_wait(struct idgen_client *c, uint64_t *deadline)
 	if (c->want_round < seen + 1)
 		c->want_round = seen + 1;
 	pthread_cond_signal(&c->wake);
-	while (c->rounds == seen && c->thread_on && (now = mono_now_ms()) < *deadline) {
-		mono_deadline(&ts, *deadline - now);
+	while (c->rounds == seen && c->thread_on && (now = clk_mono_ms()) < *deadline) {
+		ts = clk_mono_deadline(*deadline - now);
 		pthread_cond_timedwait(&c->filled, &c->mu, &ts);
 	}
 	return IDGEN_OK;

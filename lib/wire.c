@@ -3,6 +3,8 @@
  */
 #include "wire.h"
 
+#include "clk.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -14,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-static uint64_t	wire_now_ms(void);
 static int	wire_wait(int, short, uint64_t);
 static bool	wire_connect(struct wire *, unsigned, char *, size_t);
 static bool	wire_stale(const struct wire *);
@@ -88,16 +88,6 @@ wire_reset(struct wire *w)
 		close(fd);
 }
 
-/* Monotonic milliseconds. */
-static uint64_t
-wire_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Waits for events on fd until the deadline: 1 ready, 0 timed out, -1 error. */
 static int
 wire_wait(int fd, short events, uint64_t deadline)
@@ -107,7 +97,7 @@ wire_wait(int fd, short events, uint64_t deadline)
 	int		 n;
 
 	for (;;) {
-		now = wire_now_ms();
+		now = clk_mono_ms();
 		if (now >= deadline)
 			return 0;
 		n = poll(&pfd, 1, (int)(deadline - now));
@@ -125,7 +115,7 @@ static bool
 wire_connect(struct wire *w, unsigned connect_ms, char *err, size_t errlen)
 {
 	struct addrinfo	 hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
-	uint64_t	 deadline = wire_now_ms() + connect_ms;
+	uint64_t	 deadline = clk_mono_ms() + connect_ms;
 	socklen_t	 sl;
 	int		 fd = -1, rc, soerr = 0, one = 1;
 
@@ -230,7 +220,7 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 	}
 	if (w->fd < 0 && !wire_connect(w, connect_ms, err, errlen))
 		return 0;
-	deadline = wire_now_ms() + timeout_ms;
+	deadline = clk_mono_ms() + timeout_ms;
 	while (off < len) {
 		n = send(w->fd, req + off, len - off, MSG_NOSIGNAL);
 		if (n > 0) {

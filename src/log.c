@@ -3,9 +3,10 @@
  */
 #include "log.h"
 
+#include "clk.h"
+
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/time.h>
 #include <time.h>
 
 static void	log_line(const char *level, const char *fmt, va_list ap)
@@ -16,14 +17,14 @@ static void
 log_line(const char *level, const char *fmt, va_list ap)
 {
 	char msg[1024], ts[32];
-	struct timeval tv;
+	int64_t us = clk_real_us();
+	time_t sec = (time_t)(us / 1000000);
 	struct tm tm;
 
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
+	gmtime_r(&sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "%s.%03dZ %s %s\n", ts, (int)(tv.tv_usec / 1000), level, msg);
+	fprintf(stderr, "%s.%03dZ %s %s\n", ts, (int)(us % 1000000 / 1000), level, msg);
 }
 
 void

@@ -96,6 +96,32 @@ idserver_start() {
 	fail "$name did not answer PING on port $port within 10 s"
 }
 
+# faketime_env SETTING...: prints a command prefix (for IDSERVER_WRAP) running a
+# program under libfaketime with the FAKETIME* settings given, the monotonic
+# clock left real (durations and deadlines are measured on it), and ASan's
+# link-order check off (the preload comes before its runtime). Fails the test
+# if libfaketime is missing (package faketime): call it as a plain assignment,
+# VAR=$(faketime_env ...), so that the failure stops the test.
+faketime_env() {
+	local lib
+	lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n 1)
+	[ -n "$lib" ] || fail "libfaketime not found (package faketime)"
+	echo "env ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$lib FAKETIME_DONT_FAKE_MONOTONIC=1 $*"
+}
+
+# grpc_stubs: generates the Python gRPC stubs of proto/ into $T_DIR/py now
+# (python3-grpc-tools), for grpc_client.
+grpc_stubs() {
+	mkdir -p "$T_DIR/py"
+	/usr/bin/python3 -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$T_DIR/py" \
+		--grpc_python_out="$T_DIR/py" "$ROOT/proto/idgen.proto" "$ROOT/proto/health.proto" ||
+		fail "cannot generate the Python stubs"
+}
+
+# grpc_client PORT MODE [ARGS...]: grpc_client.py's MODE against PORT with those
+# stubs, on Debian's python3-grpcio (/usr/bin/python3, not a virtualenv's).
+grpc_client() { /usr/bin/python3 "$ROOT/tests/integration/grpc_client.py" "$T_DIR/py" "$@"; }
+
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 

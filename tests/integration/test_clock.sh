@@ -6,12 +6,10 @@
 # no server answers, then a fresh worker number once one does; never a duplicate.
 . "$(dirname "$0")/lib.sh"
 
-FT_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n 1)
-[ -n "$FT_LIB" ] || fail "libfaketime not found (package faketime)"
 FT_FILE=$T_DIR/faketime
 set_clock() { echo "$1" >"$FT_FILE"; }
 set_clock "+10s"
-IDSERVER_WRAP="env LD_PRELOAD=$FT_LIB FAKETIME_TIMESTAMP_FILE=$FT_FILE FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+IDSERVER_WRAP=$(faketime_env FAKETIME_TIMESTAMP_FILE="$FT_FILE" FAKETIME_NO_CACHE=1)
 
 pair_up
 idserver_start svc "$SVC_PORT" --backstep_tolerance_ms 2000 --lease_extend_ms 500 --reprobe_max_ms 500
@@ -77,7 +75,7 @@ for line in sys.stdin:
 # max_clock_skew_ms, holds a lease; then the outage and the clock steps.
 FT_FILE=$T_DIR/faketime-b
 set_clock "+10s"
-IDSERVER_WRAP="env LD_PRELOAD=$FT_LIB FAKETIME_TIMESTAMP_FILE=$FT_FILE FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+IDSERVER_WRAP=$(faketime_env FAKETIME_TIMESTAMP_FILE="$FT_FILE" FAKETIME_NO_CACHE=1)
 B=$((SVC_PORT + 1))
 idserver_start svcb "$B" --backstep_tolerance_ms 2000 --max_clock_skew_ms 20000 \
 	--lease_extend_ms 500 --reprobe_max_ms 500

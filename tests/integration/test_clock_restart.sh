@@ -10,14 +10,12 @@
 # collected: no duplicate.
 . "$(dirname "$0")/lib.sh"
 
-FT_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n 1)
-[ -n "$FT_LIB" ] || fail "libfaketime not found (package faketime)"
 pair_up
 IDS=$T_DIR/ids.txt
 : >"$IDS"
 HTTP_PORT=$((SVC_PORT + 100))
 FLAGS=(--lease_window_ms 60000 --lease_extend_ms 500 --reprobe_max_ms 300 --http_port "$HTTP_PORT")
-BEHIND="env ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$FT_LIB FAKETIME=-3600s FAKETIME_DONT_FAKE_MONOTONIC=1"
+BEHIND=$(faketime_env FAKETIME=-3600s)
 st() { stat "$SVC_PORT" "$1"; }
 held() { [ "$(st lease_state)" = held ]; }
 ticket_mode() { [ "$(st mode)" = ticket ] && [ "$(st odd_state)" = up ] && [ "$(st even_state)" = up ]; }

@@ -8,11 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
-GEN=$T_DIR/py
-mkdir -p "$GEN"
-"$PY" -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$GEN" --grpc_python_out="$GEN" \
-	"$ROOT/proto/idgen.proto" "$ROOT/proto/health.proto" || fail "cannot generate the Python stubs"
-CLIENT=$(dirname "$0")/grpc_client.py
+grpc_stubs
 IDS=$T_DIR/ids.txt
 : >"$IDS"
 
@@ -20,17 +16,16 @@ pair_up
 GP=$((SVC_PORT + 1))
 HP=$((SVC_PORT + 2))
 idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP"
-client() { "$PY" "$CLIENT" "$GEN" "$@"; }
 
 # 1. Both RPCs, thousands of concurrent calls, health SERVING.
-client "$GP" calls "$IDS" || fail "gRPC calls"
+grpc_client "$GP" calls "$IDS" || fail "gRPC calls"
 # caller_service is counted per caller (the client names itself "t").
 curl -s "http://127.0.0.1:$HP/metrics" >"$T_DIR/metrics.txt"
 grep -qE '^idgen_grpc_calls_total\{caller="t"\} [1-9][0-9]*$' "$T_DIR/metrics.txt" ||
 	fail "no per-caller count: $(grep grpc_calls "$T_DIR/metrics.txt")"
 lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) && [ -z "$lint" ] || fail "promtool: $lint"
 # 2. Every status.
-client "$GP" statuses || fail "gRPC statuses"
+grpc_client "$GP" statuses || fail "gRPC statuses"
 
 # 3. Malformed traffic; the service keeps serving others meanwhile.
 printf '\x00\x00\x00\x00\x00' >"$T_DIR/empty-id.bin"	# GenerateIdRequest{}, empty
@@ -90,7 +85,7 @@ time.sleep(0.3)
 s.close()
 print("raw HTTP/2: garbage preface closed; 200 streams opened and abandoned, half reset")
 PY
-client "$GP" calls "$IDS" || fail "gRPC calls after the abuse"
+grpc_client "$GP" calls "$IDS" || fail "gRPC calls after the abuse"
 log "malformed: truncated/oversized prefix, compressed flag, wrong content-type, garbage, abandoned and reset streams"
 
 # 4. The other protocols in the same run.
@@ -108,18 +103,18 @@ idserver_start wait $((SVC_PORT + 3)) --grpc_port $((SVC_PORT + 4)) --refill_wai
 	--query_timeout_ms 20000 --prefetch_blocks 1 --prefetch_max_blocks 1
 kill -STOP "$(db_pid odd)" "$(db_pid even)"
 drain_all $((SVC_PORT + 3))
-client $((SVC_PORT + 4)) deadline || { kill -CONT "$(db_pid odd)" "$(db_pid even)"; fail "gRPC deadline"; }
+grpc_client $((SVC_PORT + 4)) deadline || { kill -CONT "$(db_pid odd)" "$(db_pid even)"; fail "gRPC deadline"; }
 kill -CONT "$(db_pid odd)" "$(db_pid even)"
 
 # 6. No server and no lease: UNAVAILABLE with a clear message, health NOT_SERVING.
 idserver_start dead $((SVC_PORT + 5)) --grpc_port $((SVC_PORT + 6)) --odd_port 1 --even_port 2
-client $((SVC_PORT + 6)) unavailable || fail "gRPC unavailable"
+grpc_client $((SVC_PORT + 6)) unavailable || fail "gRPC unavailable"
 
 # 7. Both MariaDB servers killed: calls keep succeeding, with Snowflake IDs.
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 wait_for "both servers down" 10 tier_down "$SVC_PORT"
 drain_all "$SVC_PORT"
-client "$GP" fallback "$IDS" || fail "gRPC in fallback"
+grpc_client "$GP" fallback "$IDS" || fail "gRPC in fallback"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across gRPC, text, RESP and HTTP"
 log "ok: $n IDs over gRPC, text, RESP and HTTP, no duplicate"

@@ -12,11 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
-GEN=$T_DIR/py
-mkdir -p "$GEN"
-"$PY" -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$GEN" --grpc_python_out="$GEN" \
-	"$ROOT/proto/idgen.proto" "$ROOT/proto/health.proto" || fail "cannot generate the Python stubs"
-CLIENT=$(dirname "$0")/grpc_client.py
+grpc_stubs
 FLOOD=$(dirname "$0")/grpc_flood.py
 IDS=$T_DIR/ids.txt
 : >"$IDS"
@@ -34,7 +30,6 @@ HP=$((SVC_PORT + 2))
 idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP" \
 	--grpc_max_connections_per_ip "$PER_IP" \
 	--grpc_request_timeout_ms "$REQ_MS" --grpc_idle_timeout_ms "$IDLE_MS"
-client() { "$PY" "$CLIENT" "$GEN" "$@"; }
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$svc_PID/status"; }
 nfds() { ls "/proc/$svc_PID/fd" | wc -l; }
 maxfd() { ls "/proc/$svc_PID/fd" | sort -n | tail -n 1; }
@@ -57,7 +52,7 @@ field() {
 under() { awk -v p="$1" -v m="$2" 'BEGIN { exit !(p < m) }'; }
 
 # Warm up (the first calls load what every later call uses), then the idle RSS.
-client "$GP" few "$IDS" >/dev/null || fail "gRPC calls before the flood"
+grpc_client "$GP" few "$IDS" >/dev/null || fail "gRPC calls before the flood"
 sleep 1
 rss0=$(rss)
 
@@ -65,7 +60,7 @@ rss0=$(rss)
 # (from 127.0.0.1) gets IDs.
 flood stall 1000 1 $((REQ_MS / 1000 + IDLE_MS / 1000 + 10)) 127.0.0.2
 held=$(stat "$SVC_PORT" grpc_connections)
-client "$GP" few "$IDS" || fail "gRPC calls while 1,000 stalled streams are held ($held connections)"
+grpc_client "$GP" few "$IDS" || fail "gRPC calls while 1,000 stalled streams are held ($held connections)"
 refused=$(stat "$SVC_PORT" grpc_rejected_per_ip)
 log "1,000 stalled connections from 127.0.0.2: $held open, $refused refused (grpc_max_connections_per_ip $PER_IP); grpcio got IDs meanwhile"
 [ "$refused" -ge $((1000 - PER_IP)) ] || fail "only $refused connections refused over grpc_max_connections_per_ip"
@@ -90,7 +85,7 @@ done
 lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) && [ -z "$lint" ] || fail "promtool: $lint"
 
 # 2. A real client whose request never ends gets DEADLINE_EXCEEDED, saying why.
-client "$GP" stall $((REQ_MS / 1000 + 2)) || fail "a grpcio call whose request never ends"
+grpc_client "$GP" stall $((REQ_MS / 1000 + 2)) || fail "a grpcio call whose request never ends"
 
 # 3. 1,000 connections x 100 silent streams from 127.0.0.10..19 (100 each): RSS.
 # They fill grpc_max_connections (1,000 by default, as in phase 1): one more
@@ -104,7 +99,7 @@ fdmax=$(maxfd)
 held=$(stat "$SVC_PORT" grpc_connections)
 [ "$held" -ge 1000 ] || fail "only $held of the 1,000 connections were accepted"
 # Full (grpc_max_connections): a new client is refused with a GOAWAY, and counted.
-client "$GP" few "$T_DIR/refused.txt" >/dev/null 2>&1 && fail "a call succeeded over grpc_max_connections"
+grpc_client "$GP" few "$T_DIR/refused.txt" >/dev/null 2>&1 && fail "a call succeeded over grpc_max_connections"
 [ "$(stat "$SVC_PORT" grpc_rejected)" -ge 1 ] || fail "no refusal counted over grpc_max_connections"
 kill -TERM "$FLOOD_PID"
 wait_for "the flood's report" 30 grep -q DONE "$T_DIR/flood-rss.out"

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include "clk.h"
 #include "config.h"
 #include "fakedb.h"
 #include "layout.h"
@@ -95,7 +96,7 @@ rig_free(struct rig *r)
 static void
 run_for(struct rig *r, unsigned ms)
 {
-	struct timeval tv = { 0, (suseconds_t)ms * 1000 };
+	struct timeval tv = clk_tv_ms(ms);
 
 	event_base_loopexit(r->base, &tv);
 	event_base_dispatch(r->base);
