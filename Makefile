@@ -58,7 +58,7 @@ LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib
 
 .PHONY: all deps run db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak
-all: $(BUILD)/idserver $(TOOL_BIN) $(LIBIDGEN)
+all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN)
 
 $(BUILD)/obj/%.o: src/%.c | $(GEN_H)
 	@mkdir -p $(@D)
@@ -78,6 +78,10 @@ $(BUILD)/obj/gen/%.o: $(GEN)/%.c
 
 $(BUILD)/idserver: $(BUILD)/obj/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The operator's command: idserver's config, checks and server names, its own queries.
+$(BUILD)/idgenctl: ctl/idgenctl.c $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $^ $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $^ $(LDFLAGS) $(PKG_LIBS) -lcmocka

@@ -30,6 +30,7 @@ IDGEN_SONAME := libidgen.so.$(IDGEN_SOMAJOR)
 # What install puts under $(DESTDIR); uninstall removes exactly these.
 INSTALLED_FILES = \
 	$(SBINDIR)/idserver \
+	$(SBINDIR)/idgenctl \
 	$(BINDIR)/idgen \
 	$(LIBDIR)/$(IDGEN_SO) \
 	$(LIBDIR)/$(IDGEN_SONAME) \
@@ -39,6 +40,7 @@ INSTALLED_FILES = \
 	$(PKGCONFIGDIR)/idgen.pc \
 	$(CONFDIR)/idserver.conf.sample \
 	$(MANDIR)/man8/idserver.8 \
+	$(MANDIR)/man8/idgenctl.8 \
 	$(MANDIR)/man1/idgen.1 \
 	$(UNITDIR)/idserver.service
 
@@ -50,8 +52,9 @@ pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 install-check-prefix:
 	@case "$(PREFIX)" in /*) ;; *) echo "install: PREFIX must be absolute: '$(PREFIX)'" >&2; exit 1;; esac
 
-install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgen $(BUILD)/$(IDGEN_SO) $(BUILD)/libidgen.a
+install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgenctl $(BUILD)/idgen $(BUILD)/$(IDGEN_SO) $(BUILD)/libidgen.a
 	$(INSTALL) -D -m 755 $(BUILD)/idserver $(DESTDIR)$(SBINDIR)/idserver
+	$(INSTALL) -D -m 755 $(BUILD)/idgenctl $(DESTDIR)$(SBINDIR)/idgenctl
 	$(INSTALL) -D -m 755 $(BUILD)/idgen $(DESTDIR)$(BINDIR)/idgen
 	$(INSTALL) -D -m 644 $(BUILD)/$(IDGEN_SO) $(DESTDIR)$(LIBDIR)/$(IDGEN_SO)
 	ln -sfn $(IDGEN_SO) $(DESTDIR)$(LIBDIR)/$(IDGEN_SONAME)
@@ -65,6 +68,7 @@ install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgen $(BUILD)/$(IDGEN_
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
 	$(INSTALL) -D -m 644 idserver.conf $(DESTDIR)$(CONFDIR)/idserver.conf.sample
 	$(INSTALL) -D -m 644 man/idserver.8 $(DESTDIR)$(MANDIR)/man8/idserver.8
+	$(INSTALL) -D -m 644 man/idgenctl.8 $(DESTDIR)$(MANDIR)/man8/idgenctl.8
 	$(INSTALL) -D -m 644 man/idgen.1 $(DESTDIR)$(MANDIR)/man1/idgen.1
 	$(INSTALL) -d -m 755 $(DESTDIR)$(UNITDIR)
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \

@@ -42,6 +42,16 @@ check_version(const char *version)
 	return major >= 8;
 }
 
+const struct check_right check_rights[] = {
+	{ "EXPLAIN REPLACE INTO tickets64 (stub) VALUES ('a')", "SELECT, INSERT, DELETE",
+	    "tickets64" },
+	{ "EXPLAIN UPDATE idgen_marks SET high_water = high_water WHERE role = 'odd'",
+	    "SELECT, UPDATE", "idgen_marks" },
+	{ "EXPLAIN UPDATE idgen_leases SET window_end = window_end WHERE worker = 0",
+	    "SELECT, UPDATE", "idgen_leases" },
+};
+const size_t check_rights_count = sizeof(check_rights) / sizeof(check_rights[0]);
+
 /* Every setting uniqueness depends on, with a message that names it. */
 bool
 check_server(const struct check_server_info *in, unsigned server, uint64_t *block_size,

@@ -31,6 +31,18 @@ bool	check_server(const struct check_server_info *in, unsigned server,
 	    uint64_t *block_size, char *why, size_t whylen)
 	    __attribute__((warn_unused_result));
 
+/*
+ * The service user's rights, proven without running anything: one EXPLAIN per
+ * statement idserver runs; a failure names the GRANT (schema/60-grant.sql.in).
+ */
+struct check_right {
+	const char	*sql;
+	const char	*privileges;
+	const char	*table;
+};
+extern const struct check_right check_rights[];
+extern const size_t check_rights_count;
+
 /* True when the version string has a persistent auto-increment counter. */
 bool	check_version(const char *version);
 

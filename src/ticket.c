@@ -97,19 +97,6 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 #define TICKET_TX_REPLACE	2	/* index of the REPLACE among the statements */
 #define TICKET_TX_MARK		3
 
-/* The service user's rights, proven without running anything (EXPLAIN checks them). */
-static const struct {
-	const char	*sql;
-	const char	*privileges;
-	const char	*table;
-} ticket_rights[] = {
-	{ "EXPLAIN REPLACE INTO tickets64 (stub) VALUES ('a')", "SELECT, INSERT, DELETE",
-	    "tickets64" },
-	{ "EXPLAIN UPDATE idgen_marks SET high_water = high_water WHERE role = 'odd'",
-	    "SELECT, UPDATE", "idgen_marks" },
-	{ "EXPLAIN UPDATE idgen_leases SET window_end = window_end WHERE worker = 0",
-	    "SELECT, UPDATE", "idgen_leases" },
-};
 
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
@@ -478,7 +465,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	snprintf(s->seen.version, sizeof(s->seen.version), "%s", in.version);
 	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, "%s",
-	    ticket_rights[0].sql))
+	    check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
 }
 
@@ -493,16 +480,16 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	(void)db;
 	if (db_classify(r->err) == DB_ERRC_RIGHTS) {
 		snprintf(why, sizeof(why), "missing rights: %s; run GRANT %s ON %s.%s TO the "
-		    "service user (schema/60-grant.sql.in)", r->msg, ticket_rights[i].privileges,
-		    s->dbname, ticket_rights[i].table);
+		    "service user (schema/60-grant.sql.in)", r->msg, check_rights[i].privileges,
+		    s->dbname, check_rights[i].table);
 		ticket_refuse(s, why);
 		return;
 	}
 	if (ticket_query_error(s, r, "check"))
 		return;
-	if (++i < (int)(sizeof(ticket_rights) / sizeof(ticket_rights[0]))) {
+	if (++i < (int)check_rights_count) {
 		if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS + i, ticket_rights_cb, "%s",
-		    ticket_rights[i].sql))
+		    check_rights[i].sql))
 			ticket_failed(s, "check", "could not start the rights check");
 		return;
 	}

@@ -20,6 +20,7 @@ inst() {
 # Path (under PREFIX) and mode of every regular file install puts there.
 FILES=(
 	"sbin/idserver 755"
+	"sbin/idgenctl 755"
 	"bin/idgen 755"
 	"lib/libidgen.so.1.0.0 644"
 	"lib/libidgen.a 644"
@@ -27,6 +28,7 @@ FILES=(
 	"lib/pkgconfig/idgen.pc 644"
 	"etc/idgen/idserver.conf.sample 644"
 	"share/man/man8/idserver.8 644"
+	"share/man/man8/idgenctl.8 644"
 	"share/man/man1/idgen.1 644"
 	"lib/systemd/system/idserver.service 644"
 )
@@ -55,10 +57,11 @@ for l in "${LINKS[@]}"; do
 	[ "$(readlink -f "$P/$path")" = "$P/lib/libidgen.so.1.0.0" ] || fail "$path does not resolve to the library"
 done
 # Copies of the build products and sources, unchanged.
-for pair in "$BUILD/idserver sbin/idserver" "$BUILD/idgen bin/idgen" \
+for pair in "$BUILD/idserver sbin/idserver" "$BUILD/idgenctl sbin/idgenctl" "$BUILD/idgen bin/idgen" \
 	"$BUILD/libidgen.so.1.0.0 lib/libidgen.so.1.0.0" "$BUILD/libidgen.a lib/libidgen.a" \
 	"$ROOT/include/idgen.h include/idgen.h" "$ROOT/idserver.conf etc/idgen/idserver.conf.sample" \
-	"$ROOT/man/idserver.8 share/man/man8/idserver.8" "$ROOT/man/idgen.1 share/man/man1/idgen.1"; do
+	"$ROOT/man/idserver.8 share/man/man8/idserver.8" "$ROOT/man/idgen.1 share/man/man1/idgen.1" \
+	"$ROOT/man/idgenctl.8 share/man/man8/idgenctl.8"; do
 	read -r src path <<<"$pair"
 	cmp -s "$src" "$P/$path" || fail "$path differs from $src"
 done
@@ -161,8 +164,10 @@ cd_prog() { (cd "$T_DIR" && "$@"); }	# compiled and inspected where the tree is 
 cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog prog.c $flags 2>"$T_DIR/cc.log" ||
 	fail "cc with pkg-config idgen: $(head -n 5 "$T_DIR/cc.log")"
 readelf -d "$T_DIR/prog" | grep -F '(NEEDED)' | grep -qF '[libidgen.so.1]' || fail "prog does not need libidgen.so.1"
-LD_LIBRARY_PATH=$P/lib ldd "$T_DIR/prog" | grep -q "libidgen.so.1 => $P/lib/libidgen.so.1 " ||
-	fail "prog does not load the installed library: $(LD_LIBRARY_PATH=$P/lib ldd "$T_DIR/prog" | grep idgen)"
+# Captured first: grep -q would stop reading early, and ldd's SIGPIPE fail the pipeline.
+libs=$(LD_LIBRARY_PATH=$P/lib ldd "$T_DIR/prog")
+grep -q "libidgen.so.1 => $P/lib/libidgen.so.1 " <<<"$libs" ||
+	fail "prog does not load the installed library: $(grep idgen <<<"$libs")"
 # The archive alone: -l:libidgen.a instead of -lidgen, with the --static flags.
 # shellcheck disable=SC2046,SC2086
 cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog-static prog.c $(pc --cflags idgen) \
@@ -200,7 +205,7 @@ log "installed idgen id -> $out; decode offline -> ${want#* }"
 
 # The man pages: found by man in the installed tree, no groff warning, and
 # every option of --help documented (idserver.8 with its default too).
-for page in idserver.8 idgen.1; do
+for page in idserver.8 idgen.1 idgenctl.8; do
 	f=$P/share/man/man${page##*.}/$page
 	[ "$(MANPATH=$P/share/man man -w "${page%.*}" 2>&1)" = "$f" ] || fail "man -w ${page%.*}"
 	w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$f" 2>&1 >/dev/null)
@@ -224,6 +229,10 @@ for line in open(sys.argv[1]):
 if bad:
     sys.exit("missing or different: " + " ".join(bad))
 PY
+"$P/sbin/idgenctl" --help >"$T_DIR/idgenctl-help.txt" || fail "installed idgenctl --help exited $?"
+for o in $(grep -oE -- '--[a-z][a-z-]+' "$T_DIR/idgenctl-help.txt" | sort -u) 'tier status' 'tier check'; do
+	grep -qF -- "${o//-/\\-}" "$P/share/man/man8/idgenctl.8" || fail "idgenctl.8 lacks $o"
+done
 for o in $(grep -oE -- '--[a-z][a-z-]+' "$T_DIR/idgen-help.txt" | sort -u); do
 	grep -qF -- "${o//-/\\-}" "$P/share/man/man1/idgen.1" || fail "idgen.1 lacks $o"
 done

@@ -1,0 +1,532 @@
+/*
+ * idgenctl - the operator's command: reads every ticket server of the tier and
+ * reports its state (tier status) or every invariant the uniqueness argument
+ * rests on (tier check), with the repair for each violation (docs/design.md
+ * section 12).
+ *
+ * It reads the same config file as idserver and connects with the same user,
+ * one blocking connection per server: an operator's tool, not the event loop.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysql.h>
+
+#include "check.h"
+#include "config.h"
+#include "layout.h"
+#include "server.h"
+#include "state.h"
+
+#define CTL_MAX_LEASES	1024	/* worker numbers: one row each at most */
+
+/* One lease row as a server holds it. */
+struct ctl_lease {
+	unsigned	worker;
+	char		holder[161];
+	uint64_t	window_start;
+	uint64_t	window_end;
+};
+
+/* What one server reports. Strings are "" for SQL NULL. */
+struct ctl_server {
+	unsigned		 index;
+	const char		*host;
+	unsigned		 port;
+	MYSQL			*db;
+	bool			 up;
+	char			 error[256];	/* why it could not be read */
+	char			 field[10][64];	/* the check query's answer, as text */
+	bool			 null[10];
+	uint64_t		 block_size;
+	uint64_t		 counter;	/* AUTO_INCREMENT: the next ticket is >= it */
+	struct state_mark	 mark[SERVER_COUNT];	/* its idgen_marks rows */
+	bool			 has_mark[SERVER_COUNT];
+	struct ctl_lease	*lease;
+	unsigned		 nlease;
+	char			 rights[256];	/* "" or the missing right */
+};
+
+struct ctl {
+	struct config		 cfg;
+	struct ctl_server	 srv[SERVER_COUNT];
+	unsigned		 violations;
+	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
+};
+
+static const char ctl_check_sql[] =
+    "SELECT @@version, @@GLOBAL.auto_increment_increment, "
+    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, "
+    "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, "
+    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'tickets64') FROM idgen_meta WHERE one = 1";
+
+enum { F_VERSION, F_INCREMENT, F_OFFSET, F_FLUSH, F_ENGINE, F_LAYOUT, F_BLOCK, F_PARITY,
+	F_UUID, F_COUNTER, F_COUNT };
+
+static void
+ctl_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: idgenctl [--config FILE] [idserver options] COMMAND\n"
+	    "\n"
+	    "Reads every ticket server of the tier named by the config (odd_host/odd_port,\n"
+	    "even_host/even_port, db_user, db_name, db_password_file or IDGEN_DB_PASSWORD).\n"
+	    "\n"
+	    "commands:\n"
+	    "  tier status   one line per server: address, settings, B, counter, marks,\n"
+	    "                leases held now\n"
+	    "  tier check    every invariant uniqueness rests on; one line per violation\n"
+	    "                with its repair\n"
+	    "\n"
+	    "exit status: 0 all well, 1 a violation (tier check), 2 a server could not be\n"
+	    "read or a usage error.\n");
+}
+
+static bool
+ctl_u64(const char *v, uint64_t *out)
+{
+	char *end;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* Runs a query; its result (or NULL with the error in s->error). */
+static MYSQL_RES *
+ctl_query(struct ctl_server *s, const char *sql)
+{
+	MYSQL_RES *res;
+
+	if (mysql_query(s->db, sql) != 0) {
+		snprintf(s->error, sizeof(s->error), "%s", mysql_error(s->db));
+		return NULL;
+	}
+	res = mysql_store_result(s->db);
+	if (res == NULL)
+		snprintf(s->error, sizeof(s->error), "%s", mysql_errno(s->db) ?
+		    mysql_error(s->db) : "no result");
+	return res;
+}
+
+static bool
+ctl_connect(const struct ctl *c, struct ctl_server *s)
+{
+	unsigned ct = (c->cfg.connect_timeout_ms + 999) / 1000;
+	unsigned qt = (c->cfg.query_timeout_ms + 999) / 1000 + 5;
+
+	s->db = mysql_init(NULL);
+	if (s->db == NULL) {
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return false;
+	}
+	mysql_options(s->db, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+	mysql_options(s->db, MYSQL_OPT_READ_TIMEOUT, &qt);
+	mysql_options(s->db, MYSQL_OPT_WRITE_TIMEOUT, &qt);
+	if (mysql_real_connect(s->db, s->host, c->cfg.db_user, c->cfg.db_password,
+	    c->cfg.db_name, s->port, NULL, 0) == NULL) {
+		snprintf(s->error, sizeof(s->error), "cannot connect: %s", mysql_error(s->db));
+		return false;
+	}
+	return true;
+}
+
+/* The check query: settings, meta row, counter. */
+static bool
+ctl_read_meta(struct ctl_server *s)
+{
+	MYSQL_RES *res = ctl_query(s, ctl_check_sql);
+	MYSQL_ROW row;
+
+	if (res == NULL)
+		return false;
+	row = mysql_fetch_row(res);
+	if (row == NULL || mysql_num_fields(res) != F_COUNT) {
+		snprintf(s->error, sizeof(s->error), "idgen_meta has no row (load schema/)");
+		mysql_free_result(res);
+		return false;
+	}
+	for (unsigned i = 0; i < F_COUNT; i++) {
+		s->null[i] = row[i] == NULL;
+		snprintf(s->field[i], sizeof(s->field[i]), "%s", row[i] ? row[i] : "");
+	}
+	mysql_free_result(res);
+	if (!ctl_u64(s->field[F_BLOCK], &s->block_size))
+		s->block_size = 0;
+	if (!ctl_u64(s->field[F_COUNTER], &s->counter))
+		s->counter = 0;
+	return true;
+}
+
+/* Its marks: its own row and its copies of the other servers' rows. */
+static bool
+ctl_read_marks(struct ctl_server *s)
+{
+	MYSQL_RES *res = ctl_query(s, "SELECT role, high_water, block_size FROM idgen_marks");
+	MYSQL_ROW row;
+	unsigned i;
+
+	if (res == NULL)
+		return false;
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		if (row[0] == NULL || !server_by_name(row[0], &i))
+			continue;
+		s->has_mark[i] = ctl_u64(row[1], &s->mark[i].high_water) &&
+		    ctl_u64(row[2], &s->mark[i].block_size);
+	}
+	mysql_free_result(res);
+	return true;
+}
+
+static bool
+ctl_read_leases(struct ctl_server *s)
+{
+	MYSQL_RES *res = ctl_query(s, "SELECT worker, holder, window_start, window_end "
+	    "FROM idgen_leases ORDER BY worker");
+	MYSQL_ROW row;
+	uint64_t w;
+
+	if (res == NULL)
+		return false;
+	s->lease = calloc(CTL_MAX_LEASES, sizeof(*s->lease));
+	if (s->lease == NULL) {
+		mysql_free_result(res);
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return false;
+	}
+	while ((row = mysql_fetch_row(res)) != NULL && s->nlease < CTL_MAX_LEASES) {
+		struct ctl_lease *l = &s->lease[s->nlease];
+
+		if (!ctl_u64(row[0], &w) || !ctl_u64(row[2], &l->window_start) ||
+		    !ctl_u64(row[3], &l->window_end))
+			continue;
+		l->worker = (unsigned)w;
+		snprintf(l->holder, sizeof(l->holder), "%s", row[1] ? row[1] : "");
+		s->nlease++;
+	}
+	mysql_free_result(res);
+	return true;
+}
+
+/* The rights idserver needs, by the same EXPLAINs it runs at connect. */
+static void
+ctl_read_rights(struct ctl_server *s)
+{
+	for (size_t i = 0; i < check_rights_count; i++) {
+		MYSQL_RES *res;
+
+		if (mysql_query(s->db, check_rights[i].sql) != 0) {
+			snprintf(s->rights, sizeof(s->rights), "%s: %s; run GRANT %s ON %s TO the "
+			    "service user (schema/60-grant.sql.in)", check_rights[i].table,
+			    mysql_error(s->db), check_rights[i].privileges, check_rights[i].table);
+			return;
+		}
+		res = mysql_store_result(s->db);
+		if (res != NULL)
+			mysql_free_result(res);
+	}
+}
+
+/* Layout ms now, by the server's clock (lease windows are in its terms). */
+static void
+ctl_read_now(struct ctl *c, struct ctl_server *s)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	uint64_t ms;
+
+	if (c->now_ms != 0)
+		return;
+	res = ctl_query(s, "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+	if (res == NULL)
+		return;
+	row = mysql_fetch_row(res);
+	if (row != NULL && ctl_u64(row[0], &ms))
+		c->now_ms = (int64_t)ms - LAYOUT_EPOCH_UNIX_MS;
+	mysql_free_result(res);
+}
+
+static void
+ctl_read(struct ctl *c, struct ctl_server *s)
+{
+	s->up = ctl_connect(c, s) && ctl_read_meta(s) && ctl_read_marks(s) &&
+	    ctl_read_leases(s);
+	if (s->up) {
+		ctl_read_rights(s);
+		ctl_read_now(c, s);
+	}
+}
+
+/* The highest mark known for server r anywhere in the tier, in tickets of B = b. */
+static uint64_t
+ctl_known_mark(const struct ctl *c, unsigned r, uint64_t b, unsigned *where)
+{
+	uint64_t best = 0;
+
+	*where = r;
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		const struct ctl_server *s = &c->srv[i];
+		uint64_t t;
+
+		if (!s->up || !s->has_mark[r])
+			continue;
+		t = state_mark_ticket(&s->mark[r], b);
+		if (t > best) {
+			best = t;
+			*where = i;
+		}
+	}
+	return best;
+}
+
+static unsigned
+ctl_leases_held(const struct ctl *c, const struct ctl_server *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->nlease; i++)
+		n += s->lease[i].holder[0] != '\0' && (int64_t)s->lease[i].window_end >= c->now_ms;
+	return n;
+}
+
+static int
+ctl_status(struct ctl *c)
+{
+	int rc = 0;
+
+	printf("%-5s %-21s %-4s %-26s %4s %4s %10s %12s %12s %-24s %s\n", "name", "address",
+	    "up", "version", "incr", "offs", "B", "counter", "own mark", "copies", "leases");
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		struct ctl_server *s = &c->srv[i];
+		char addr[64], copies[128] = "", own[32] = "-";
+		size_t n = 0;
+
+		snprintf(addr, sizeof(addr), "%s:%u", s->host, s->port);
+		if (!s->up) {
+			printf("%-5s %-21s %-4s %s\n", server_name(i), addr, "no", s->error);
+			rc = 2;
+			continue;
+		}
+		if (s->has_mark[i])
+			snprintf(own, sizeof(own), "%" PRIu64, s->mark[i].high_water);
+		for (unsigned j = 0; j < SERVER_COUNT; j++)
+			if (j != i && s->has_mark[j] && n < sizeof(copies))
+				n += (size_t)snprintf(copies + n, sizeof(copies) - n, "%s%s:%" PRIu64,
+				    n ? "," : "", server_name(j), s->mark[j].high_water);
+		printf("%-5s %-21s %-4s %-26.26s %4s %4s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
+		    "%u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
+		    s->field[F_INCREMENT], s->field[F_OFFSET], s->block_size, s->counter, own,
+		    copies[0] ? copies : "-", ctl_leases_held(c, s), s->nlease);
+	}
+	return rc;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+ctl_violation(struct ctl *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("VIOLATION ", stdout);
+	vprintf(fmt, ap);
+	fputc('\n', stdout);
+	va_end(ap);
+	c->violations++;
+}
+
+/* Settings, meta row and rights of each server (check.c, as idserver judges them). */
+static void
+ctl_check_servers(struct ctl *c)
+{
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		struct ctl_server *s = &c->srv[i];
+		struct check_server_info in;
+		char why[512];
+		uint64_t b;
+
+		if (!s->up)
+			continue;
+#define F(k)	(s->null[k] ? NULL : s->field[k])
+		in = (struct check_server_info){ F(F_VERSION), F(F_INCREMENT), F(F_OFFSET),
+		    F(F_FLUSH), F(F_ENGINE), F(F_LAYOUT), F(F_BLOCK), F(F_PARITY) };
+#undef F
+		if (!check_server(&in, i, &b, why, sizeof(why)))
+			ctl_violation(c, "%s: %s", server_name(i), why);
+		if (s->rights[0] != '\0')
+			ctl_violation(c, "%s: missing rights: %s", server_name(i), s->rights);
+		for (unsigned j = 0; j < SERVER_COUNT; j++)
+			if (!s->has_mark[j])
+				ctl_violation(c, "%s: idgen_marks has no %s row; repair: load "
+				    "schema/10-tables.sql on it", server_name(i), server_name(j));
+	}
+}
+
+/* Every server agrees on B, and no address is the same server twice. */
+static void
+ctl_check_agreement(struct ctl *c)
+{
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		for (unsigned j = i + 1; j < SERVER_COUNT; j++) {
+			struct ctl_server *a = &c->srv[i], *b = &c->srv[j];
+
+			if (!a->up || !b->up)
+				continue;
+			if (a->block_size != b->block_size)
+				ctl_violation(c, "%s has B=%" PRIu64 " but %s has B=%" PRIu64 ": "
+				    "every server must use the same B; repair: set "
+				    "idgen_meta.block_size back on the one that changed",
+				    server_name(i), a->block_size, server_name(j), b->block_size);
+			if (a->field[F_UUID][0] != '\0' &&
+			    strcmp(a->field[F_UUID], b->field[F_UUID]) == 0)
+				ctl_violation(c, "%s and %s are the same server (server_uuid %s); "
+				    "repair: point %s_host/%s_port at its own server",
+				    server_name(i), server_name(j), a->field[F_UUID],
+				    server_name(j), server_name(j));
+		}
+}
+
+/* Each counter is above every mark known for it anywhere in the tier. */
+static void
+ctl_check_counters(struct ctl *c)
+{
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		struct ctl_server *s = &c->srv[i];
+		char why[768], where[128];
+		unsigned at;
+		uint64_t mark;
+
+		if (!s->up || s->block_size == 0)
+			continue;
+		mark = ctl_known_mark(c, i, s->block_size, &at);
+		if (check_counter(s->counter, mark))
+			continue;
+		snprintf(where, sizeof(where), at == i ? "(its own idgen_marks)" :
+		    "(the %s server's copy)", server_name(at));
+		check_regressed_msg(why, sizeof(why), server_name(i), c->cfg.db_name, s->counter,
+		    mark, where);
+		ctl_violation(c, "%s: %s", server_name(i), why);
+	}
+}
+
+/* Every worker number has exactly one authority: rows only on their owner. */
+static void
+ctl_check_leases(struct ctl *c)
+{
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		struct ctl_server *s = &c->srv[i];
+
+		if (!s->up)
+			continue;
+		for (unsigned k = 0; k < s->nlease; k++) {
+			const struct ctl_lease *l = &s->lease[k];
+			unsigned owner = 0;
+
+			if (server_owns(i, l->worker))
+				continue;
+			for (unsigned j = 0; j < SERVER_COUNT; j++)
+				if (server_owns(j, l->worker))
+					owner = j;
+			ctl_violation(c, "%s: idgen_leases has worker %u, which belongs to the %s "
+			    "server: two authorities for one number; repair: once no idserver "
+			    "holds it (window_end %" PRIu64 " is past), DELETE FROM %s.idgen_leases "
+			    "WHERE worker = %u on the %s server", server_name(i), l->worker,
+			    server_name(owner), l->window_end, c->cfg.db_name, l->worker,
+			    server_name(i));
+		}
+	}
+}
+
+static int
+ctl_check(struct ctl *c)
+{
+	unsigned down = 0;
+
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		if (!c->srv[i].up) {
+			printf("UNCHECKED %s (%s:%u): %s\n", server_name(i), c->srv[i].host,
+			    c->srv[i].port, c->srv[i].error);
+			down++;
+		}
+	ctl_check_servers(c);
+	ctl_check_agreement(c);
+	ctl_check_counters(c);
+	ctl_check_leases(c);
+	if (c->violations > 0) {
+		printf("tier check: %u violation%s\n", c->violations, c->violations == 1 ? "" : "s");
+		return 1;
+	}
+	if (down > 0) {
+		printf("tier check: %u server%s not read: nothing proven about %s\n", down,
+		    down == 1 ? "" : "s", down == 1 ? "it" : "them");
+		return 2;
+	}
+	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", SERVER_COUNT,
+	    c->srv[0].block_size);
+	return 0;
+}
+
+/* The index of the first command word: options before it go to config_load. */
+static int
+ctl_command_start(int argc, char **argv)
+{
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		if (strncmp(argv[a], "--", 2) != 0)
+			return a;
+		if (strchr(argv[a], '=') == NULL && strcmp(argv[a], "--help") != 0)
+			a++;	/* its value */
+	}
+	return argc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct ctl c;
+	char err[512];
+	bool exit_now;
+	int cmd = ctl_command_start(argc, argv), rc;
+
+	for (int a = 1; a < cmd; a++)
+		if (strcmp(argv[a], "--help") == 0) {
+			ctl_usage(stdout);
+			return 0;
+		}
+	if (cmd + 2 != argc || strcmp(argv[cmd], "tier") != 0 ||
+	    (strcmp(argv[cmd + 1], "status") != 0 && strcmp(argv[cmd + 1], "check") != 0)) {
+		ctl_usage(stderr);
+		return 2;
+	}
+	if (!config_load(&c.cfg, cmd, argv, &exit_now, err, sizeof(err))) {
+		fprintf(stderr, "idgenctl: %s\n", err);
+		return 2;
+	}
+	if (mysql_library_init(0, NULL, NULL) != 0) {
+		fprintf(stderr, "idgenctl: cannot initialise the MariaDB client library\n");
+		return 2;
+	}
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		c.srv[i].index = i;
+		config_server_addr(&c.cfg, i, &c.srv[i].host, &c.srv[i].port);
+		ctl_read(&c, &c.srv[i]);
+	}
+	rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		if (c.srv[i].db != NULL)
+			mysql_close(c.srv[i].db);
+		free(c.srv[i].lease);
+	}
+	config_free(&c.cfg);
+	mysql_library_end();
+	return rc;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# idgenctl tier status / tier check against a real pair: a clean tier passes;
+# each way the uniqueness argument can fail is reported on one line with its
+# repair, and passes again once the repair is run: a counter set back, a lease
+# row on the server that does not own its worker number, a non-durable setting,
+# a missing right, servers disagreeing on B, one server named twice, a server
+# that cannot be read. IDs taken before and after are collected: no duplicate.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+CTL=$BUILD/idgenctl
+export IDGEN_DB_PASSWORD
+IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
+IDS=$T_DIR/ids.txt
+: >"$IDS"
+ctl() { "$CTL" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" "$@"; }
+take() {	# take PORT N: N x BLOCK 4096 into IDS; fails on an ERR
+	for _ in $(seq "$2"); do echo 'BLOCK 4096'; done | timeout 60 nc -N 127.0.0.1 "$1" |
+		awk -v out="$IDS" '$1 == "ERR" { e++; next } NF == 2 { print $1, $2 >> out } END { exit e > 0 }' ||
+		fail "ERR while taking IDs"
+}
+# expect_check RC PATTERN: tier check exits RC and prints a line matching PATTERN.
+expect_check() {
+	local rc=0
+	ctl tier check >"$T_DIR/check.out" 2>&1 || rc=$?
+	[ "$rc" = "$1" ] || { cat "$T_DIR/check.out" >&2; fail "tier check exited $rc, want $1"; }
+	grep -qE "$2" "$T_DIR/check.out" || { cat "$T_DIR/check.out" >&2; fail "tier check: no line matching '$2'"; }
+}
+# repair_from_check: the repair statement of the last regressed line, run on its server.
+check_ok() { expect_check 0 '^tier check: ok \(2 servers, B=[0-9]+\)$'; }
+
+# 0. Usage errors are exit 2 with the usage text.
+rc=0; "$CTL" tier >/dev/null 2>"$T_DIR/usage.err" || rc=$?
+[ $rc = 2 ] && grep -q '^usage: idgenctl' "$T_DIR/usage.err" || fail "bad usage: rc $rc"
+"$CTL" --help | grep -q 'tier check' || fail "--help does not list tier check"
+
+# 1. A serving tier: status names both servers, check is clean.
+idserver_start svc "$SVC_PORT"
+take "$SVC_PORT" 300
+ctl tier status >"$T_DIR/status.out" || fail "tier status failed: $(cat "$T_DIR/status.out")"
+for r in odd even; do
+	grep -qE "^$r +127\.0\.0\.1:[0-9]+ +yes .* [0-9]+ held of [0-9]+$" "$T_DIR/status.out" ||
+		{ cat "$T_DIR/status.out" >&2; fail "tier status: no line for $r"; }
+done
+[ "$(awk '$1 == "odd" { print $5 "/" $6 }' "$T_DIR/status.out")" = 2/1 ] || fail "odd: increment/offset not 2/1"
+[ "$(awk '$1 == "even" { print $5 "/" $6 }' "$T_DIR/status.out")" = 2/2 ] || fail "even: increment/offset not 2/2"
+held=$(awk '$1 == "odd" || $1 == "even" { n += $(NF-3) } END { print n }' "$T_DIR/status.out")
+[ "$held" = 1 ] || fail "tier status: $held leases held, the idserver holds 1"
+check_ok
+log "1. clean tier: status lists both, check ok"
+
+# 2. A counter set back (the idserver stopped first: it would refuse the server).
+kill -TERM "$svc_PID"; wait_for "svc to exit" 15 bash -c "! kill -0 $svc_PID 2>/dev/null"
+db_sql even "DELETE FROM idgen.tickets64; ALTER TABLE idgen.tickets64 AUTO_INCREMENT = 2"
+expect_check 1 '^VIOLATION even: counter regressed: next ticket [0-9]+ is not above the high-water mark [0-9]+ \(its own idgen_marks\).*repair: on the even server run ALTER TABLE idgen.tickets64 AUTO_INCREMENT = [0-9]+$'
+stmt=$(sed -n 's/^VIOLATION even: .*run \(ALTER TABLE idgen.tickets64 AUTO_INCREMENT = [0-9]*\)$/\1/p' "$T_DIR/check.out")
+db_sql even "$stmt"
+check_ok
+log "2. regressed counter reported with its repair; '$stmt' made it clean"
+
+# 3. A lease row for an odd worker number on the even server: two authorities.
+db_sql even "INSERT INTO idgen.idgen_leases (worker) VALUES (3)"
+expect_check 1 '^VIOLATION even: idgen_leases has worker 3, which belongs to the odd server.*DELETE FROM idgen.idgen_leases WHERE worker = 3 on the even server$'
+db_sql even "DELETE FROM idgen.idgen_leases WHERE worker = 3"
+check_ok
+
+# 4. A non-durable commit setting.
+db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
+expect_check 1 '^VIOLATION odd: innodb_flush_log_at_trx_commit is 2, must be 1$'
+db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+
+# 5. A missing right.
+db_sql odd "REVOKE UPDATE ON idgen.idgen_leases FROM 'idgen'@'%'"
+expect_check 1 '^VIOLATION odd: missing rights: idgen_leases: .*run GRANT SELECT, UPDATE ON idgen_leases'
+db_sql odd "GRANT SELECT, UPDATE ON idgen.idgen_leases TO 'idgen'@'%'"
+
+# 6. Servers disagreeing on B.
+b=$(db_sql even "SELECT block_size FROM idgen.idgen_meta")
+db_sql even "UPDATE idgen.idgen_meta SET block_size = $((b * 2))"
+expect_check 1 "^VIOLATION odd has B=$b but even has B=$((b * 2)): every server must use the same B"
+db_sql even "UPDATE idgen.idgen_meta SET block_size = $b"
+check_ok
+log "3-6. wrong-server lease row, durability, rights, B disagreement: each reported, each repaired"
+
+# 7. One server configured twice.
+rc=0; "$CTL" --odd_port "$ODD_PORT" --even_port "$ODD_PORT" tier check >"$T_DIR/check.out" || rc=$?
+[ $rc = 1 ] && grep -q '^VIOLATION odd and even are the same server' "$T_DIR/check.out" ||
+	{ cat "$T_DIR/check.out" >&2; fail "the same server twice: not reported (rc $rc)"; }
+
+# 8. Service again after the repairs: no duplicate anywhere.
+idserver_start svc "$SVC_PORT"
+take "$SVC_PORT" 300
+check_unique "$IDS"
+
+# 9. A server that cannot be read: nothing proven, exit 2.
+kill -KILL "$(db_pid even)"
+wait_for "even to stop" 10 bash -c "! nc -z 127.0.0.1 $EVEN_PORT"
+expect_check 2 '^UNCHECKED even \(127\.0\.0\.1:[0-9]+\): cannot connect'
+grep -q '^tier check: 1 server not read: nothing proven about it$' "$T_DIR/check.out" || fail "no summary line"
+log "7-9. a server named twice, service after repairs (no duplicate), a server down: ok"
+log ok
