@@ -183,4 +183,77 @@ static const struct db_ops fake_ops = {
 	fake_connected,
 };
 
+/*
+ * Live servers (test_tier.c). The script above is one queue shared by every
+ * connection, but a pair of servers interleaves its queries in an order a
+ * test should not have to spell out. A connection made with fake_live_ops
+ * asks fake_live_answer instead, passing the name it was created with
+ * ("odd", "even") and the SQL ("CONNECT" for a connect); the answer still
+ * comes on the next loop turn. Each connection alternates between two answer
+ * buffers, so a query started from inside a callback does not overwrite the
+ * answer that callback is still reading.
+ */
+struct fake_answer {
+	struct fake_reply	reply;
+	char			text[16][32];	/* room for the row's fields */
+};
+
+typedef void	(*fake_answer_fn)(const char *name, const char *sql, struct fake_answer *a);
+
+static fake_answer_fn fake_live_answer;
+
+struct fake_live_conn {
+	struct fake_conn	f;	/* first: the shared functions take it */
+	const char		*name;
+	struct fake_answer	a[2];
+	unsigned		turn;
+};
+
+static struct db_conn *
+fake_live_create(struct event_base *base, const struct db_params *p, const char *name)
+{
+	struct fake_live_conn *l = calloc(1, sizeof(*l));
+
+	assert_non_null(l);
+	l->f.conn.ops = p->ops;
+	l->f.deliver = event_new(base, -1, 0, fake_deliver_cb, &l->f);
+	l->name = name;
+	return &l->f.conn;
+}
+
+static bool
+fake_live_start(struct fake_live_conn *l, const char *sql, db_cb cb, void *arg)
+{
+	struct fake_answer *a = &l->a[l->turn++ % 2];
+
+	memset(a, 0, sizeof(*a));
+	assert_non_null(fake_live_answer);
+	fake_live_answer(l->name, sql, a);
+	l->f.cb = cb;
+	l->f.arg = arg;
+	l->f.reply = &a->reply;
+	event_active(l->f.deliver, EV_TIMEOUT, 0);
+	return true;
+}
+
+static bool
+fake_live_connect(struct db_conn *c, db_cb cb, void *arg)
+{
+	struct fake_live_conn *l = (struct fake_live_conn *)c;
+
+	l->f.connected = true;
+	return fake_live_start(l, "CONNECT", cb, arg);
+}
+
+static bool
+fake_live_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
+{
+	return fake_live_start((struct fake_live_conn *)c, sql, cb, arg);
+}
+
+static const struct db_ops fake_live_ops = {
+	fake_live_create, fake_destroy, fake_live_connect, fake_live_query, fake_close,
+	fake_on_lost, fake_connected,
+};
+
 #endif
