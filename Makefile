@@ -201,7 +201,8 @@ clean:
 # Generated sources stay (they are not intermediates to delete).
 .SECONDARY: $(GEN_C) $(GEN_H)
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d $(LIBIDGEN_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d $(LIBIDGEN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
+	$(BUILD)/idgenctl.d $(BUILD)/idgen.d $(BUILD)/idgen_load.d $(BUILD)/idbench.d
 
 # make install / make uninstall (PREFIX, DESTDIR).
 -include install.mk

@@ -115,8 +115,21 @@ sim_raise_copy(struct sim *s, const char *p)
 }
 
 /* The connect-time check row (ticket.c's ticket_check_sql). */
+/* The k-th "role = '...'" of the check query, as a server index (the SQL names them). */
+static int
+sim_role_at(const char *sql, unsigned k)
+{
+	const char *p = sql;
+
+	for (unsigned n = 0; (p = strstr(p, "role = '")) != NULL; n++, p++)
+		if (n == k)
+			return strncmp(p + 8, "odd'", 4) == 0 ? 0 : 1;
+	fail_msg("the check query names fewer than %u marks", k + 1);
+	return -1;
+}
+
 static void
-sim_check_row(int i, struct fake_answer *a)
+sim_check_row(int i, const char *sql, struct fake_answer *a)
 {
 	struct sim *s = &sim[i];
 	unsigned k;
@@ -131,11 +144,12 @@ sim_check_row(int i, struct fake_answer *a)
 	snprintf(a->text[7], 32, "%s", i == 0 ? "odd" : "even");
 	snprintf(a->text[8], 32, "uuid-%s", i == 0 ? "odd" : "even");
 	snprintf(a->text[9], 32, "%" PRIu64, s->counter);
-	snprintf(a->text[10], 32, "%" PRIu64, s->mark[0]);
-	snprintf(a->text[11], 32, "%" PRIu64, s->mark[1]);
+	/* The marks in the order the query asks for them (its own, then its partner's). */
+	snprintf(a->text[10], 32, "%" PRIu64, s->mark[sim_role_at(sql, 0)]);
+	snprintf(a->text[11], 32, "%" PRIu64, s->mark[sim_role_at(sql, 1)]);
 	snprintf(a->text[12], 32, "0");
-	snprintf(a->text[13], 32, "%" PRIu64, s->mark_b[0]);
-	snprintf(a->text[14], 32, "%" PRIu64, s->mark_b[1]);
+	snprintf(a->text[13], 32, "%" PRIu64, s->mark_b[sim_role_at(sql, 2)]);
+	snprintf(a->text[14], 32, "%" PRIu64, s->mark_b[sim_role_at(sql, 3)]);
 	for (k = 0; k < 15; k++)
 		a->reply.row[k] = a->text[k];
 	a->reply.nfields = 15;
@@ -189,7 +203,7 @@ sim_answer(const char *name, const char *sql, struct fake_answer *a)
 		log_ev(i, 'C', 0, 0);
 	} else if (strstr(sql, "SELECT @@version") != NULL) {
 		log_ev(i, 'K', s->counter, 0);
-		sim_check_row(i, a);
+		sim_check_row(i, sql, a);
 	} else if (strncmp(sql, "EXPLAIN ", 8) == 0) {
 		/* Every right granted. */
 	} else if (strncmp(sql, "START TRANSACTION", 17) == 0) {
