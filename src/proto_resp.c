@@ -63,6 +63,15 @@ static bool		proto_resp_is(const struct proto_resp_frame *f, unsigned i,
 			    const char *word);
 static bool		proto_resp_header(const char *p, const char *end, char kind,
 			    long long *v, const char **next, const char **why);
+static enum proto_resp_parse proto_resp_parse_inline(const char *buf, size_t len,
+			    const struct proto_resp_limits *lim, struct proto_resp_frame *f,
+			    const char **why);
+static enum proto_resp_parse proto_resp_parse_multibulk(const char *buf, size_t len,
+			    const struct proto_resp_limits *lim, struct proto_resp_frame *f,
+			    const char **why);
+static enum proto_resp_parse proto_resp_parse_bulk(const char *buf, const char *end,
+			    const struct proto_resp_limits *lim, struct proto_resp_frame *f,
+			    unsigned i, const char **p, const char **why);
 static void		proto_resp_int(struct conn *c, uint64_t v);
 static void		proto_resp_bulk(struct conn *c, const char *s, size_t n);
 static void		proto_resp_simple(struct conn *c, const char *s);
@@ -167,50 +176,65 @@ enum proto_resp_parse
 proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *lim,
     struct proto_resp_frame *f, const char **why)
 {
-	const char *p = buf, *end = buf + len, *next;
-	long long count, blen;
-	unsigned i;
-
 	memset(f, 0, sizeof(*f));
 	if (len == 0)
 		return PROTO_RESP_INCOMPLETE;
-	if (*p != '*') {
-		/* Inline: words separated by spaces up to LF, as Redis accepts. */
-		const char *nl = memchr(p, '\n', len), *q, *stop;
+	if (*buf != '*')
+		return proto_resp_parse_inline(buf, len, lim, f, why);
+	return proto_resp_parse_multibulk(buf, len, lim, f, why);
+}
 
-		if (nl == NULL) {
-			if (len > lim->max_frame / 2) {
-				*why = "too big inline request";
-				return PROTO_RESP_ERROR;
-			}
-			return PROTO_RESP_INCOMPLETE;
+/* Inline: words separated by spaces up to LF, as Redis accepts. */
+static enum proto_resp_parse
+proto_resp_parse_inline(const char *buf, size_t len, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, const char **why)
+{
+	const char *nl = memchr(buf, '\n', len), *q, *stop;
+
+	if (nl == NULL) {
+		if (len > lim->max_frame / 2) {
+			*why = "too big inline request";
+			return PROTO_RESP_ERROR;
 		}
-		stop = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
-		for (q = p; q < stop;) {
-			while (q < stop && (*q == ' ' || *q == '\t'))
-				q++;
-			if (q == stop)
-				break;
-			if (f->argc == lim->max_args) {
-				*why = "too many arguments (resp_max_args)";
-				return PROTO_RESP_ERROR;
-			}
-			f->argv[f->argc] = q;
-			while (q < stop && *q != ' ' && *q != '\t')
-				q++;
-			f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
-			/* The bound of a bulk string holds for an inline word too. */
-			if (f->argl[f->argc] > lim->max_bulk) {
-				*why = "too long inline argument (resp_max_bulk_bytes)";
-				return PROTO_RESP_ERROR;
-			}
-			f->argc++;
-		}
-		f->inline_cmd = true;
-		f->used = (size_t)(nl + 1 - buf);
-		return PROTO_RESP_FRAME;
+		return PROTO_RESP_INCOMPLETE;
 	}
-	if (!proto_resp_header(p, end, '*', &count, &next, why))
+	stop = nl > buf && nl[-1] == '\r' ? nl - 1 : nl;
+	for (q = buf; q < stop;) {
+		while (q < stop && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q == stop)
+			break;
+		if (f->argc == lim->max_args) {
+			*why = "too many arguments (resp_max_args)";
+			return PROTO_RESP_ERROR;
+		}
+		f->argv[f->argc] = q;
+		while (q < stop && *q != ' ' && *q != '\t')
+			q++;
+		f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
+		/* The bound of a bulk string holds for an inline word too. */
+		if (f->argl[f->argc] > lim->max_bulk) {
+			*why = "too long inline argument (resp_max_bulk_bytes)";
+			return PROTO_RESP_ERROR;
+		}
+		f->argc++;
+	}
+	f->inline_cmd = true;
+	f->used = (size_t)(nl + 1 - buf);
+	return PROTO_RESP_FRAME;
+}
+
+/* "*<count>\r\n" then count bulk strings "$<len>\r\n<bytes>\r\n". */
+static enum proto_resp_parse
+proto_resp_parse_multibulk(const char *buf, size_t len, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, const char **why)
+{
+	const char *p, *end = buf + len;
+	long long count;
+	enum proto_resp_parse r;
+	unsigned i;
+
+	if (!proto_resp_header(buf, end, '*', &count, &p, why))
 		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
 	if (count > (long long)lim->max_args) {
 		*why = "invalid multibulk length (resp_max_args)";
@@ -221,37 +245,52 @@ proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *li
 		*why = "invalid multibulk length";
 		return PROTO_RESP_ERROR;
 	}
-	p = next;
 	/* *0 and *-1 are empty requests: nothing to run, as Redis does. */
-	for (i = 0; count > 0 && i < (unsigned)count; i++) {
-		if (!proto_resp_header(p, end, '$', &blen, &next, why)) {
-			if (*why == NULL && (size_t)(end - buf) >= lim->max_frame) {
-				*why = "request larger than the input buffer";
-				return PROTO_RESP_ERROR;
-			}
-			return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
-		}
-		if (blen < 0 || (unsigned long long)blen > lim->max_bulk) {
-			*why = "invalid bulk length (resp_max_bulk_bytes)";
-			return PROTO_RESP_ERROR;
-		}
-		if ((size_t)(end - next) < (size_t)blen + 2) {
-			if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame) {
-				*why = "request larger than the input buffer";
-				return PROTO_RESP_ERROR;
-			}
-			return PROTO_RESP_INCOMPLETE;
-		}
-		if (next[blen] != '\r' || next[blen + 1] != '\n') {
-			*why = "expected CRLF after the bulk";
-			return PROTO_RESP_ERROR;
-		}
-		f->argv[i] = next;
-		f->argl[i] = (size_t)blen;
-		p = next + blen + 2;
-	}
+	for (i = 0; count > 0 && i < (unsigned)count; i++)
+		if ((r = proto_resp_parse_bulk(buf, end, lim, f, i, &p, why)) != PROTO_RESP_FRAME)
+			return r;
 	f->argc = count > 0 ? (unsigned)count : 0;
 	f->used = (size_t)(p - buf);
+	return PROTO_RESP_FRAME;
+}
+
+/*
+ * Bulk string i of a multibulk at *p, into f; *p moves past it. A request
+ * must fit in the input buffer (max_frame from buf), so one that cannot is an
+ * error now, not an endless wait.
+ */
+static enum proto_resp_parse
+proto_resp_parse_bulk(const char *buf, const char *end, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, unsigned i, const char **p, const char **why)
+{
+	const char *next;
+	long long blen;
+
+	if (!proto_resp_header(*p, end, '$', &blen, &next, why)) {
+		if (*why == NULL && (size_t)(end - buf) >= lim->max_frame) {
+			*why = "request larger than the input buffer";
+			return PROTO_RESP_ERROR;
+		}
+		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
+	}
+	if (blen < 0 || (unsigned long long)blen > lim->max_bulk) {
+		*why = "invalid bulk length (resp_max_bulk_bytes)";
+		return PROTO_RESP_ERROR;
+	}
+	if ((size_t)(end - next) < (size_t)blen + 2) {
+		if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame) {
+			*why = "request larger than the input buffer";
+			return PROTO_RESP_ERROR;
+		}
+		return PROTO_RESP_INCOMPLETE;
+	}
+	if (next[blen] != '\r' || next[blen + 1] != '\n') {
+		*why = "expected CRLF after the bulk";
+		return PROTO_RESP_ERROR;
+	}
+	f->argv[i] = next;
+	f->argl[i] = (size_t)blen;
+	*p = next + blen + 2;
 	return PROTO_RESP_FRAME;
 }
 
