@@ -121,7 +121,8 @@ static const struct {
 	{ "save",	"*2\r\n$4\r\nsave\r\n$0\r\n\r\n" },
 	{ "appendonly",	"*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n" },
 };
-#define PROTO_RESP_NCONFIG	(sizeof(proto_resp_config_get) / sizeof(proto_resp_config_get[0]))
+#define PROTO_RESP_NCONFIG \
+	(sizeof(proto_resp_config_get) / sizeof(proto_resp_config_get[0]))
 
 /*
  * Reads "<kind><number>\r\n" at p. True with *next after it; false with
@@ -246,9 +247,11 @@ proto_resp_parse_multibulk(const char *buf, size_t len, const struct proto_resp_
 		return PROTO_RESP_ERROR;
 	}
 	/* *0 and *-1 are empty requests: nothing to run, as Redis does. */
-	for (i = 0; count > 0 && i < (unsigned)count; i++)
-		if ((r = proto_resp_parse_bulk(buf, end, lim, f, i, &p, why)) != PROTO_RESP_FRAME)
+	for (i = 0; count > 0 && i < (unsigned)count; i++) {
+		r = proto_resp_parse_bulk(buf, end, lim, f, i, &p, why);
+		if (r != PROTO_RESP_FRAME)
 			return r;
+	}
 	f->argc = count > 0 ? (unsigned)count : 0;
 	f->used = (size_t)(p - buf);
 	return PROTO_RESP_FRAME;
