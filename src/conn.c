@@ -28,6 +28,9 @@ static void	conn_read_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_write_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_resume(void *arg);
 static void	conn_process(struct conn *c);
+static void	conn_turn(struct conn_set *set);
+static bool	conn_run(struct conn *c, unsigned *handled, bool *over_turn);
+static void	conn_eof(struct conn *c);
 static bool	conn_flush(struct conn *c);
 static void	conn_free(struct conn *c);
 static void	conn_shutdown(struct conn *c);
@@ -641,6 +644,78 @@ conn_flush(struct conn *c)
 }
 
 /*
+ * The loop's cached time changes once per turn: a new turn starts a new
+ * budget of max_output_per_turn bytes for all clients together.
+ */
+static void
+conn_turn(struct conn_set *set)
+{
+	struct timeval now;
+
+	event_base_gettimeofday_cached(set->base, &now);
+	if (now.tv_sec != set->turn.tv_sec || now.tv_usec != set->turn.tv_usec) {
+		set->turn = now;
+		set->turn_bytes = 0;
+	}
+}
+
+/*
+ * Hands complete requests to the adapter until one needs more input or waits,
+ * counting them in *handled. True when it stopped for the bounds instead
+ * (max_output_bytes, max_requests_per_event, or this turn's
+ * max_output_per_turn: then *over_turn).
+ */
+static bool
+conn_run(struct conn *c, unsigned *handled, bool *over_turn)
+{
+	const struct config *cfg = c->set->cfg;
+	enum proto_step r;
+
+	/* The first byte decides, as memcached tells its binary protocol apart. */
+	if (c->proto == NULL && c->in_len > c->in_off)
+		c->proto = c->in[c->in_off] == '*' ? &proto_resp_ops : &proto_text_ops;
+	while (c->proto != NULL && c->in != NULL && !c->closing && !c->waiter.parked) {
+		/*
+		 * Replies over their bound, or our share of this turn used up: come
+		 * back after the next poll. The rest of the input may already be
+		 * here, with no read event to come for it.
+		 */
+		*over_turn = *handled > 0 && c->set->turn_bytes >= cfg->max_output_per_turn;
+		if (c->out_len - c->out_off >= cfg->max_output_bytes ||
+		    *handled >= cfg->max_requests_per_event || *over_turn)
+			return true;
+		r = c->proto->one(c, false);
+		if (r == PROTO_NEED_MORE || r == PROTO_WAIT)
+			break;
+		(*handled)++;
+		if (r == PROTO_CLOSE)
+			c->closing = true;
+	}
+	return false;
+}
+
+/*
+ * The peer is done sending and every reply is out: the adapter decides about
+ * a partial request, then the connection goes once that reply is flushed.
+ */
+static void
+conn_eof(struct conn *c)
+{
+	if (c->proto != NULL && c->in_len > c->in_off) {
+		if (c->proto->one(c, true) == PROTO_WAIT)
+			return;
+		c->in_off = c->in_len;
+		if (!conn_flush(c)) {
+			conn_free(c);
+			return;
+		}
+		if (c->out_off < c->out_len)
+			return;
+	}
+	conn_free(c);
+}
+
+/*
  * Hands complete requests to the adapter (up to max_requests_per_event, and
  * one past the turn's max_output_per_turn: every client progresses each turn),
  * writes the replies, and decides whether to keep reading, wait, or close.
@@ -649,45 +724,11 @@ static void
 conn_process(struct conn *c)
 {
 	const struct config *cfg = c->set->cfg;
-	struct conn_set *set = c->set;
 	unsigned handled = 0;
-	bool yielded = false, over_turn = false;
-	struct timeval now;
+	bool yielded, over_turn = false;
 
-	/*
-	 * The loop's cached time changes once per turn: a new turn starts a new
-	 * budget of max_output_per_turn bytes for all clients together.
-	 */
-	event_base_gettimeofday_cached(set->base, &now);
-	if (now.tv_sec != set->turn.tv_sec || now.tv_usec != set->turn.tv_usec) {
-		set->turn = now;
-		set->turn_bytes = 0;
-	}
-
-	/* The first byte decides, as memcached tells its binary protocol apart. */
-	if (c->proto == NULL && c->in_len > c->in_off)
-		c->proto = c->in[c->in_off] == '*' ? &proto_resp_ops : &proto_text_ops;
-	while (c->proto != NULL && c->in != NULL && !c->closing && !c->waiter.parked) {
-		enum proto_step r;
-
-		/*
-		 * Replies over their bound, or our share of this turn used up: come
-		 * back after the next poll. The rest of the input may already be
-		 * here, with no read event to come for it.
-		 */
-		over_turn = handled > 0 && set->turn_bytes >= cfg->max_output_per_turn;
-		if (c->out_len - c->out_off >= cfg->max_output_bytes ||
-		    handled >= cfg->max_requests_per_event || over_turn) {
-			yielded = true;
-			break;
-		}
-		r = c->proto->one(c, false);
-		if (r == PROTO_NEED_MORE || r == PROTO_WAIT)
-			break;
-		handled++;
-		if (r == PROTO_CLOSE)
-			c->closing = true;
-	}
+	conn_turn(c->set);
+	yielded = conn_run(c, &handled, &over_turn);
 	if (!conn_flush(c)) {
 		if (c->stuck_since_us == UINT64_MAX)
 			conn_abort(c);
@@ -711,19 +752,7 @@ conn_process(struct conn *c)
 		return;
 	}
 	if (c->eof && !c->waiter.parked && !yielded) {
-		/* The peer is done sending: the adapter decides about a partial request. */
-		if (c->proto != NULL && c->in_len > c->in_off) {
-			if (c->proto->one(c, true) == PROTO_WAIT)
-				return;
-			c->in_off = c->in_len;
-			if (!conn_flush(c)) {
-				conn_free(c);
-				return;
-			}
-			if (c->out_off < c->out_len)
-				return;
-		}
-		conn_free(c);
+		conn_eof(c);
 		return;
 	}
 	if (yielded && over_turn)

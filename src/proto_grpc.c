@@ -118,6 +118,10 @@ static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size
 static bool	grpc_flush(struct grpc_conn *c);
 static void	grpc_touch(struct grpc_conn *c);
 static void	grpc_dispatch(struct grpc_stream *st);
+static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
+static bool	grpc_parse_id(struct grpc_stream *st, uint32_t len);
+static bool	grpc_parse_batch(struct grpc_stream *st, uint32_t len);
+static void	grpc_health(struct grpc_stream *st, uint32_t len);
 static void	grpc_run(void *arg);
 static void	grpc_exec(struct grpc_stream *st);
 static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
@@ -862,85 +866,127 @@ grpc_dispatch(struct grpc_stream *st)
 		    "hispeeddesign.idgen.v1.IdGeneratorService and grpc.health.v1.Health/Check");
 		return;
 	}
-	if (st->too_big) {
-		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "message larger than grpc_max_message_bytes");
+	if (!grpc_unframe(st, &len))
 		return;
-	}
-	if (st->in_len < 5) {
-		grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message (a 5-byte prefix is needed)");
-		return;
-	}
-	len = (uint32_t)st->in[1] << 24 | (uint32_t)st->in[2] << 16 | (uint32_t)st->in[3] << 8 |
-	    st->in[4];
-	if (st->in[0] != 0) {
-		grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages are not supported");
-		return;
-	}
-	if ((size_t)len != st->in_len - 5) {
-		grpc_fail(st, GRPC_INVALID_ARGUMENT, "the message length prefix does not match "
-		    "the message");
-		return;
-	}
 	if (!core_waiter_init(&st->w, c->g->core, grpc_run, st)) {
 		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		return;
 	}
-	if (st->method == GRPC_M_ID) {
-		Hispeeddesign__Idgen__V1__GenerateIdRequest *m =
-		    hispeeddesign__idgen__v1__generate_id_request__unpack(NULL, len, st->in + 5);
-
-		if (m == NULL) {
-			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
+	switch (st->method) {
+	case GRPC_M_ID:
+		if (!grpc_parse_id(st, len))
 			return;
-		}
-		core_count_caller(c->g->core, m->caller_service, strlen(m->caller_service));
-		hispeeddesign__idgen__v1__generate_id_request__free_unpacked(m, NULL);
-		st->creq.cmd = CORE_CMD_ID;
-	} else if (st->method == GRPC_M_BATCH) {
-		Hispeeddesign__Idgen__V1__GenerateIdBatchRequest *m =
-		    hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len,
-		    st->in + 5);
-
-		if (m == NULL) {
-			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdBatchRequest message");
+		break;
+	case GRPC_M_BATCH:
+		if (!grpc_parse_batch(st, len))
 			return;
-		}
-		/* The core bounds it: a negative count is out of range like 0. */
-		snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
-		core_count_caller(c->g->core, m->caller_service, strlen(m->caller_service));
-		hispeeddesign__idgen__v1__generate_id_batch_request__free_unpacked(m, NULL);
-		st->creq.cmd = CORE_CMD_IDS;
-		st->creq.arg = st->arg;
-		st->creq.arglen = strlen(st->arg);
-	} else {
-		Grpc__Health__V1__HealthCheckRequest *m =
-		    grpc__health__v1__health_check_request__unpack(NULL, len, st->in + 5);
-		Grpc__Health__V1__HealthCheckResponse r = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-		struct core_health hl;
-		bool known;
-
-		if (m == NULL) {
-			grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
-			return;
-		}
-		known = m->service[0] == '\0' ||
-		    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
-		grpc__health__v1__health_check_request__free_unpacked(m, NULL);
-		core_count(c->g->core, CORE_OK);
-		if (!known) {
-			grpc_fail(st, GRPC_NOT_FOUND, "unknown service");
-			return;
-		}
-		core_health(c->g->core, &hl);
-		r.status = hl.ok ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
-		    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
-		/* The response has no text field: why rides in grpc-message. */
-		if (!hl.ok)
-			grpc_set_message(st, hl.reason);
-		grpc_reply(st, &r.base);
+		break;
+	default:		/* GRPC_M_HEALTH: the others are refused above */
+		grpc_health(st, len);
 		return;
 	}
 	grpc_exec(st);		/* inside nghttp2's callbacks: the caller sends */
+}
+
+/*
+ * The one message of a request, behind its 5-byte prefix (flag, length): true
+ * with its length, else the stream is answered with why.
+ */
+static bool
+grpc_unframe(struct grpc_stream *st, uint32_t *len)
+{
+	if (st->too_big) {
+		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "message larger than grpc_max_message_bytes");
+		return false;
+	}
+	if (st->in_len < 5) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message (a 5-byte prefix is needed)");
+		return false;
+	}
+	*len = (uint32_t)st->in[1] << 24 | (uint32_t)st->in[2] << 16 |
+	    (uint32_t)st->in[3] << 8 | st->in[4];
+	if (st->in[0] != 0) {
+		grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages are not supported");
+		return false;
+	}
+	if ((size_t)*len != st->in_len - 5) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "the message length prefix does not match "
+		    "the message");
+		return false;
+	}
+	return true;
+}
+
+/* GenerateId: the core's ID; false when the message is refused (answered). */
+static bool
+grpc_parse_id(struct grpc_stream *st, uint32_t len)
+{
+	struct core *core = st->conn->g->core;
+	Hispeeddesign__Idgen__V1__GenerateIdRequest *m =
+	    hispeeddesign__idgen__v1__generate_id_request__unpack(NULL, len, st->in + 5);
+
+	if (m == NULL) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
+		return false;
+	}
+	core_count_caller(core, m->caller_service, strlen(m->caller_service));
+	hispeeddesign__idgen__v1__generate_id_request__free_unpacked(m, NULL);
+	st->creq.cmd = CORE_CMD_ID;
+	return true;
+}
+
+/* GenerateIdBatch: the core's IDS n; false when the message is refused (answered). */
+static bool
+grpc_parse_batch(struct grpc_stream *st, uint32_t len)
+{
+	struct core *core = st->conn->g->core;
+	Hispeeddesign__Idgen__V1__GenerateIdBatchRequest *m =
+	    hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len, st->in + 5);
+
+	if (m == NULL) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdBatchRequest message");
+		return false;
+	}
+	/* The core bounds it: a negative count is out of range like 0. */
+	snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
+	core_count_caller(core, m->caller_service, strlen(m->caller_service));
+	hispeeddesign__idgen__v1__generate_id_batch_request__free_unpacked(m, NULL);
+	st->creq.cmd = CORE_CMD_IDS;
+	st->creq.arg = st->arg;
+	st->creq.arglen = strlen(st->arg);
+	return true;
+}
+
+/* grpc.health.v1.Health/Check, answered at once from the core's health. */
+static void
+grpc_health(struct grpc_stream *st, uint32_t len)
+{
+	struct core *core = st->conn->g->core;
+	Grpc__Health__V1__HealthCheckRequest *m =
+	    grpc__health__v1__health_check_request__unpack(NULL, len, st->in + 5);
+	Grpc__Health__V1__HealthCheckResponse r = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+	struct core_health hl;
+	bool known;
+
+	if (m == NULL) {
+		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
+		return;
+	}
+	known = m->service[0] == '\0' ||
+	    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
+	grpc__health__v1__health_check_request__free_unpacked(m, NULL);
+	core_count(core, CORE_OK);
+	if (!known) {
+		grpc_fail(st, GRPC_NOT_FOUND, "unknown service");
+		return;
+	}
+	core_health(core, &hl);
+	r.status = hl.ok ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING :
+	    GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+	/* The response has no text field: why rides in grpc-message. */
+	if (!hl.ok)
+		grpc_set_message(st, hl.reason);
+	grpc_reply(st, &r.base);
 }
 
 /* The deadline passed while the request waited. */

@@ -18,6 +18,17 @@
 #define PROTO_RESP_INFO_MAX	16384	/* the INFO reply */
 #define PROTO_RESP_LIT(c, s)	conn_put((c), (s), sizeof(s) - 1)	/* a literal reply */
 
+#define PROTO_RESP_ANY		PROTO_RESP_ARGS_MAX	/* no bound but the frame's */
+
+/* A command RESP answers itself: its words, their count, what runs it. */
+struct proto_resp_cmd {
+	const char	*name;
+	const char	*sub;		/* the first argument, any case; NULL: any */
+	unsigned	 min_argc;	/* words, the name included */
+	unsigned	 max_argc;
+	enum proto_step	(*run)(struct conn *c, const struct proto_resp_frame *f);
+};
+
 struct proto_resp_info {
 	char		*buf;
 	size_t		 len;
@@ -29,10 +40,38 @@ struct proto_resp_info {
 
 static enum proto_step	proto_resp_one(struct conn *c, bool eof);
 static enum proto_step	proto_resp_run(struct conn *c, const struct proto_resp_frame *f);
+static const struct proto_resp_cmd *proto_resp_find(const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_core(struct conn *c, const struct proto_resp_frame *f,
+			    const struct core_word *w);
+static enum proto_step	proto_resp_ping(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_quit(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_echo(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_info_cmd(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_select(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_hello(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_client_set(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_client_getname(struct conn *c,
+			    const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_client_id(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_client_other(struct conn *c,
+			    const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_command_count(struct conn *c,
+			    const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_command(struct conn *c, const struct proto_resp_frame *f);
+static enum proto_step	proto_resp_config(struct conn *c, const struct proto_resp_frame *f);
 static bool		proto_resp_is(const struct proto_resp_frame *f, unsigned i,
 			    const char *word);
 static bool		proto_resp_header(const char *p, const char *end, char kind,
 			    long long *v, const char **next, const char **why);
+static enum proto_resp_parse proto_resp_parse_inline(const char *buf, size_t len,
+			    const struct proto_resp_limits *lim, struct proto_resp_frame *f,
+			    const char **why);
+static enum proto_resp_parse proto_resp_parse_multibulk(const char *buf, size_t len,
+			    const struct proto_resp_limits *lim, struct proto_resp_frame *f,
+			    const char **why);
+static enum proto_resp_parse proto_resp_parse_bulk(const char *buf, const char *end,
+			    const struct proto_resp_limits *lim, struct proto_resp_frame *f,
+			    unsigned i, const char **p, const char **why);
 static void		proto_resp_int(struct conn *c, uint64_t v);
 static void		proto_resp_bulk(struct conn *c, const char *s, size_t n);
 static void		proto_resp_simple(struct conn *c, const char *s);
@@ -48,6 +87,42 @@ static void		proto_resp_info_line(const struct metric_def *def, const char *name
 static void		proto_resp_sanitize(char *out, size_t outlen, const char *s, size_t n);
 
 const struct proto_ops proto_resp_ops = { "resp", proto_resp_one };
+
+/*
+ * What RESP answers itself, without the core: PING (which takes a message
+ * here) and what real clients send at connect. A row matches the command name
+ * and, when it has one, the first argument; the first row that matches is
+ * run, so a command's catch-all row comes after its subcommands. The word
+ * counts include the name, as Redis's arity does.
+ */
+static const struct proto_resp_cmd proto_resp_cmds[] = {
+	{ "PING",	NULL,		1, 2,			proto_resp_ping },
+	{ "QUIT",	NULL,		1, PROTO_RESP_ANY,	proto_resp_quit },
+	{ "ECHO",	NULL,		2, 2,			proto_resp_echo },
+	{ "INFO",	NULL,		1, 2,			proto_resp_info_cmd },
+	{ "SELECT",	NULL,		2, 2,			proto_resp_select },
+	{ "HELLO",	NULL,		1, PROTO_RESP_ANY,	proto_resp_hello },
+	{ "CLIENT",	"SETNAME",	2, PROTO_RESP_ANY,	proto_resp_client_set },
+	{ "CLIENT",	"SETINFO",	2, PROTO_RESP_ANY,	proto_resp_client_set },
+	{ "CLIENT",	"GETNAME",	2, PROTO_RESP_ANY,	proto_resp_client_getname },
+	{ "CLIENT",	"ID",		2, PROTO_RESP_ANY,	proto_resp_client_id },
+	{ "CLIENT",	NULL,		1, PROTO_RESP_ANY,	proto_resp_client_other },
+	{ "COMMAND",	"COUNT",	2, PROTO_RESP_ANY,	proto_resp_command_count },
+	{ "COMMAND",	NULL,		1, PROTO_RESP_ANY,	proto_resp_command },
+	{ "CONFIG",	NULL,		1, PROTO_RESP_ANY,	proto_resp_config },
+};
+#define PROTO_RESP_NCMDS	(sizeof(proto_resp_cmds) / sizeof(proto_resp_cmds[0]))
+
+/* CONFIG GET: the parameters clients ask for at connect, and our answer. */
+static const struct {
+	const char	*name;
+	const char	*reply;
+} proto_resp_config_get[] = {
+	{ "save",	"*2\r\n$4\r\nsave\r\n$0\r\n\r\n" },
+	{ "appendonly",	"*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n" },
+};
+#define PROTO_RESP_NCONFIG \
+	(sizeof(proto_resp_config_get) / sizeof(proto_resp_config_get[0]))
 
 /*
  * Reads "<kind><number>\r\n" at p. True with *next after it; false with
@@ -102,50 +177,65 @@ enum proto_resp_parse
 proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *lim,
     struct proto_resp_frame *f, const char **why)
 {
-	const char *p = buf, *end = buf + len, *next;
-	long long count, blen;
-	unsigned i;
-
 	memset(f, 0, sizeof(*f));
 	if (len == 0)
 		return PROTO_RESP_INCOMPLETE;
-	if (*p != '*') {
-		/* Inline: words separated by spaces up to LF, as Redis accepts. */
-		const char *nl = memchr(p, '\n', len), *q, *stop;
+	if (*buf != '*')
+		return proto_resp_parse_inline(buf, len, lim, f, why);
+	return proto_resp_parse_multibulk(buf, len, lim, f, why);
+}
 
-		if (nl == NULL) {
-			if (len > lim->max_frame / 2) {
-				*why = "too big inline request";
-				return PROTO_RESP_ERROR;
-			}
-			return PROTO_RESP_INCOMPLETE;
+/* Inline: words separated by spaces up to LF, as Redis accepts. */
+static enum proto_resp_parse
+proto_resp_parse_inline(const char *buf, size_t len, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, const char **why)
+{
+	const char *nl = memchr(buf, '\n', len), *q, *stop;
+
+	if (nl == NULL) {
+		if (len > lim->max_frame / 2) {
+			*why = "too big inline request";
+			return PROTO_RESP_ERROR;
 		}
-		stop = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
-		for (q = p; q < stop;) {
-			while (q < stop && (*q == ' ' || *q == '\t'))
-				q++;
-			if (q == stop)
-				break;
-			if (f->argc == lim->max_args) {
-				*why = "too many arguments (resp_max_args)";
-				return PROTO_RESP_ERROR;
-			}
-			f->argv[f->argc] = q;
-			while (q < stop && *q != ' ' && *q != '\t')
-				q++;
-			f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
-			/* The bound of a bulk string holds for an inline word too. */
-			if (f->argl[f->argc] > lim->max_bulk) {
-				*why = "too long inline argument (resp_max_bulk_bytes)";
-				return PROTO_RESP_ERROR;
-			}
-			f->argc++;
-		}
-		f->inline_cmd = true;
-		f->used = (size_t)(nl + 1 - buf);
-		return PROTO_RESP_FRAME;
+		return PROTO_RESP_INCOMPLETE;
 	}
-	if (!proto_resp_header(p, end, '*', &count, &next, why))
+	stop = nl > buf && nl[-1] == '\r' ? nl - 1 : nl;
+	for (q = buf; q < stop;) {
+		while (q < stop && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q == stop)
+			break;
+		if (f->argc == lim->max_args) {
+			*why = "too many arguments (resp_max_args)";
+			return PROTO_RESP_ERROR;
+		}
+		f->argv[f->argc] = q;
+		while (q < stop && *q != ' ' && *q != '\t')
+			q++;
+		f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
+		/* The bound of a bulk string holds for an inline word too. */
+		if (f->argl[f->argc] > lim->max_bulk) {
+			*why = "too long inline argument (resp_max_bulk_bytes)";
+			return PROTO_RESP_ERROR;
+		}
+		f->argc++;
+	}
+	f->inline_cmd = true;
+	f->used = (size_t)(nl + 1 - buf);
+	return PROTO_RESP_FRAME;
+}
+
+/* "*<count>\r\n" then count bulk strings "$<len>\r\n<bytes>\r\n". */
+static enum proto_resp_parse
+proto_resp_parse_multibulk(const char *buf, size_t len, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, const char **why)
+{
+	const char *p, *end = buf + len;
+	long long count;
+	enum proto_resp_parse r;
+	unsigned i;
+
+	if (!proto_resp_header(buf, end, '*', &count, &p, why))
 		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
 	if (count > (long long)lim->max_args) {
 		*why = "invalid multibulk length (resp_max_args)";
@@ -156,37 +246,54 @@ proto_resp_parse(const char *buf, size_t len, const struct proto_resp_limits *li
 		*why = "invalid multibulk length";
 		return PROTO_RESP_ERROR;
 	}
-	p = next;
 	/* *0 and *-1 are empty requests: nothing to run, as Redis does. */
 	for (i = 0; count > 0 && i < (unsigned)count; i++) {
-		if (!proto_resp_header(p, end, '$', &blen, &next, why)) {
-			if (*why == NULL && (size_t)(end - buf) >= lim->max_frame) {
-				*why = "request larger than the input buffer";
-				return PROTO_RESP_ERROR;
-			}
-			return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
-		}
-		if (blen < 0 || (unsigned long long)blen > lim->max_bulk) {
-			*why = "invalid bulk length (resp_max_bulk_bytes)";
-			return PROTO_RESP_ERROR;
-		}
-		if ((size_t)(end - next) < (size_t)blen + 2) {
-			if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame) {
-				*why = "request larger than the input buffer";
-				return PROTO_RESP_ERROR;
-			}
-			return PROTO_RESP_INCOMPLETE;
-		}
-		if (next[blen] != '\r' || next[blen + 1] != '\n') {
-			*why = "expected CRLF after the bulk";
-			return PROTO_RESP_ERROR;
-		}
-		f->argv[i] = next;
-		f->argl[i] = (size_t)blen;
-		p = next + blen + 2;
+		r = proto_resp_parse_bulk(buf, end, lim, f, i, &p, why);
+		if (r != PROTO_RESP_FRAME)
+			return r;
 	}
 	f->argc = count > 0 ? (unsigned)count : 0;
 	f->used = (size_t)(p - buf);
+	return PROTO_RESP_FRAME;
+}
+
+/*
+ * Bulk string i of a multibulk at *p, into f; *p moves past it. A request
+ * must fit in the input buffer (max_frame from buf), so one that cannot is an
+ * error now, not an endless wait.
+ */
+static enum proto_resp_parse
+proto_resp_parse_bulk(const char *buf, const char *end, const struct proto_resp_limits *lim,
+    struct proto_resp_frame *f, unsigned i, const char **p, const char **why)
+{
+	const char *next;
+	long long blen;
+
+	if (!proto_resp_header(*p, end, '$', &blen, &next, why)) {
+		if (*why == NULL && (size_t)(end - buf) >= lim->max_frame) {
+			*why = "request larger than the input buffer";
+			return PROTO_RESP_ERROR;
+		}
+		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
+	}
+	if (blen < 0 || (unsigned long long)blen > lim->max_bulk) {
+		*why = "invalid bulk length (resp_max_bulk_bytes)";
+		return PROTO_RESP_ERROR;
+	}
+	if ((size_t)(end - next) < (size_t)blen + 2) {
+		if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame) {
+			*why = "request larger than the input buffer";
+			return PROTO_RESP_ERROR;
+		}
+		return PROTO_RESP_INCOMPLETE;
+	}
+	if (next[blen] != '\r' || next[blen + 1] != '\n') {
+		*why = "expected CRLF after the bulk";
+		return PROTO_RESP_ERROR;
+	}
+	f->argv[i] = next;
+	f->argl[i] = (size_t)blen;
+	*p = next + blen + 2;
 	return PROTO_RESP_FRAME;
 }
 
@@ -251,101 +358,200 @@ proto_resp_is(const struct proto_resp_frame *f, unsigned i, const char *word)
 	    strncasecmp(f->argv[i], word, f->argl[i]) == 0;
 }
 
-/* Runs one request: the core's commands, and the pieces real clients send. */
+/* The row of what RESP answers itself, NULL when the request is not one of them. */
+static const struct proto_resp_cmd *
+proto_resp_find(const struct proto_resp_frame *f)
+{
+	const struct proto_resp_cmd *cmd;
+	size_t k;
+
+	for (k = 0; k < PROTO_RESP_NCMDS; k++) {
+		cmd = &proto_resp_cmds[k];
+		if (proto_resp_is(f, 0, cmd->name) &&
+		    (cmd->sub == NULL || proto_resp_is(f, 1, cmd->sub)))
+			return cmd;
+	}
+	return NULL;
+}
+
+/* Runs one request: what RESP answers itself, else a command of the core. */
 static enum proto_step
 proto_resp_run(struct conn *c, const struct proto_resp_frame *f)
 {
-	struct core *core = c->set->core;
-	const struct core_word *w = core_lookup(f->argv[0], f->argl[0]);
-	struct core_result res;
-	struct core_req req;
+	const struct proto_resp_cmd *cmd = proto_resp_find(f);
+	const struct core_word *w;
 
-	if (w != NULL && w->cmd == CORE_CMD_PING && f->argc <= 2) {
-		core_count(core, CORE_OK);
-		if (f->argc == 2)
-			proto_resp_bulk(c, f->argv[1], f->argl[1]);
-		else
-			proto_resp_simple(c, "PONG");
-		return PROTO_HANDLED;
-	}
-	if (w != NULL && w->cmd == CORE_CMD_STATS && f->argc == 1) {
-		core_count(core, CORE_OK);
-		proto_resp_info(c, NULL, 0);
-		return PROTO_HANDLED;
-	}
-	if (w != NULL && w->cmd != CORE_CMD_PING) {
-		if (f->argc != (unsigned)w->nargs + 1) {
-			core_count(core, CORE_ERR_BADREQ);
+	if (cmd != NULL) {
+		/* The core never sees these: counted here, a malformed one too. */
+		core_count(c->set->core, CORE_OK);
+		if (f->argc < cmd->min_argc || f->argc > cmd->max_argc) {
 			proto_resp_arity(c, f);
 			return PROTO_HANDLED;
 		}
-		req.cmd = w->cmd;
-		req.arg = w->nargs ? f->argv[1] : NULL;
-		req.arglen = w->nargs ? f->argl[1] : 0;
-		if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
-			return PROTO_WAIT;
-		if (res.err != CORE_OK)
-			proto_resp_error(c, core_err_info(res.err)->code, res.why);
-		else
-			proto_resp_reply(c, &req, &res);
+		return cmd->run(c, f);
+	}
+	w = core_lookup(f->argv[0], f->argl[0]);
+	if (w == NULL) {
+		core_count(c->set->core, CORE_ERR_BADREQ);
+		proto_resp_unknown(c, f);
 		return PROTO_HANDLED;
 	}
-	core_count(core, CORE_OK);
-	if (proto_resp_is(f, 0, "PING")) {
+	return proto_resp_core(c, f, w);
+}
+
+/* A command of the core: its arity here, its arguments and counting there. */
+static enum proto_step
+proto_resp_core(struct conn *c, const struct proto_resp_frame *f, const struct core_word *w)
+{
+	struct core *core = c->set->core;
+	struct core_result res;
+	struct core_req req;
+
+	if (f->argc != (unsigned)w->nargs + 1) {
+		core_count(core, CORE_ERR_BADREQ);
 		proto_resp_arity(c, f);
-	} else if (proto_resp_is(f, 0, "QUIT")) {
-		proto_resp_simple(c, "OK");
-		return PROTO_CLOSE;
-	} else if (proto_resp_is(f, 0, "ECHO")) {
-		if (f->argc != 2)
-			proto_resp_arity(c, f);
-		else
-			proto_resp_bulk(c, f->argv[1], f->argl[1]);
-	} else if (proto_resp_is(f, 0, "INFO")) {
-		if (f->argc > 2)
-			proto_resp_arity(c, f);
-		else
-			proto_resp_info(c, f->argc == 2 ? f->argv[1] : NULL,
-			    f->argc == 2 ? f->argl[1] : 0);
-	} else if (proto_resp_is(f, 0, "SELECT")) {
-		if (f->argc != 2)
-			proto_resp_arity(c, f);
-		else if (f->argl[1] == 1 && f->argv[1][0] == '0')
-			proto_resp_simple(c, "OK");
-		else
-			proto_resp_error(c, "ERR", "DB index is out of range");
-	} else if (proto_resp_is(f, 0, "HELLO")) {
-		/* RESP3 clients fall back to RESP2 on this answer. */
-		proto_resp_error(c, "NOPROTO", "sorry, this protocol version is not supported");
-	} else if (proto_resp_is(f, 0, "CLIENT")) {
-		if (proto_resp_is(f, 1, "SETNAME") || proto_resp_is(f, 1, "SETINFO"))
-			proto_resp_simple(c, "OK");
-		else if (proto_resp_is(f, 1, "GETNAME"))
-			PROTO_RESP_LIT(c, "$-1\r\n");
-		else if (proto_resp_is(f, 1, "ID"))
-			proto_resp_int(c, (uint64_t)c->fd);
-		else
-			proto_resp_error(c, "ERR", "unknown subcommand or wrong number of "
-			    "arguments for 'client' command");
-	} else if (proto_resp_is(f, 0, "COMMAND")) {
-		if (proto_resp_is(f, 1, "COUNT"))
-			proto_resp_int(c, 0);
-		else
-			PROTO_RESP_LIT(c, "*0\r\n");	/* no command table: clients go on */
-	} else if (proto_resp_is(f, 0, "CONFIG")) {
-		if (f->argc == 3 && proto_resp_is(f, 1, "GET") && proto_resp_is(f, 2, "save"))
-			PROTO_RESP_LIT(c, "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
-		else if (f->argc == 3 && proto_resp_is(f, 1, "GET") &&
-		    proto_resp_is(f, 2, "appendonly"))
-			PROTO_RESP_LIT(c, "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
-		else if (f->argc == 3 && proto_resp_is(f, 1, "GET"))
-			PROTO_RESP_LIT(c, "*0\r\n");
-		else
-			proto_resp_error(c, "ERR", "only CONFIG GET save|appendonly is served");
-	} else {
-		core->stats.errors[CORE_ERR_BADREQ]++;	/* counted as a request above */
-		proto_resp_unknown(c, f);
+		return PROTO_HANDLED;
 	}
+	req.cmd = w->cmd;
+	req.arg = w->nargs ? f->argv[1] : NULL;
+	req.arglen = w->nargs ? f->argl[1] : 0;
+	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
+		return PROTO_WAIT;
+	if (res.err != CORE_OK)
+		proto_resp_error(c, core_err_info(res.err)->code, res.why);
+	else
+		proto_resp_reply(c, &req, &res);
+	return PROTO_HANDLED;
+}
+
+/* PING [message]: PONG, or the message back. */
+static enum proto_step
+proto_resp_ping(struct conn *c, const struct proto_resp_frame *f)
+{
+	if (f->argc == 2)
+		proto_resp_bulk(c, f->argv[1], f->argl[1]);
+	else
+		proto_resp_simple(c, "PONG");
+	return PROTO_HANDLED;
+}
+
+/* QUIT: OK, then the connection closes once it is flushed. */
+static enum proto_step
+proto_resp_quit(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	proto_resp_simple(c, "OK");
+	return PROTO_CLOSE;
+}
+
+/* ECHO message */
+static enum proto_step
+proto_resp_echo(struct conn *c, const struct proto_resp_frame *f)
+{
+	proto_resp_bulk(c, f->argv[1], f->argl[1]);
+	return PROTO_HANDLED;
+}
+
+/* INFO [section] */
+static enum proto_step
+proto_resp_info_cmd(struct conn *c, const struct proto_resp_frame *f)
+{
+	proto_resp_info(c, f->argc == 2 ? f->argv[1] : NULL, f->argc == 2 ? f->argl[1] : 0);
+	return PROTO_HANDLED;
+}
+
+/* SELECT index: there is one database, 0. */
+static enum proto_step
+proto_resp_select(struct conn *c, const struct proto_resp_frame *f)
+{
+	if (f->argl[1] == 1 && f->argv[1][0] == '0')
+		proto_resp_simple(c, "OK");
+	else
+		proto_resp_error(c, "ERR", "DB index is out of range");
+	return PROTO_HANDLED;
+}
+
+/* HELLO: RESP3 clients fall back to RESP2 on this answer. */
+static enum proto_step
+proto_resp_hello(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	proto_resp_error(c, "NOPROTO", "sorry, this protocol version is not supported");
+	return PROTO_HANDLED;
+}
+
+/* CLIENT SETNAME / SETINFO: accepted, not kept. */
+static enum proto_step
+proto_resp_client_set(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	proto_resp_simple(c, "OK");
+	return PROTO_HANDLED;
+}
+
+/* CLIENT GETNAME: no name is kept, so the null bulk string. */
+static enum proto_step
+proto_resp_client_getname(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	PROTO_RESP_LIT(c, "$-1\r\n");
+	return PROTO_HANDLED;
+}
+
+/* CLIENT ID: the socket, unique among the open connections. */
+static enum proto_step
+proto_resp_client_id(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	proto_resp_int(c, (uint64_t)c->fd);
+	return PROTO_HANDLED;
+}
+
+/* Any other CLIENT subcommand, or none. */
+static enum proto_step
+proto_resp_client_other(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	proto_resp_error(c, "ERR", "unknown subcommand or wrong number of arguments for "
+	    "'client' command");
+	return PROTO_HANDLED;
+}
+
+/* COMMAND COUNT: no command table is published. */
+static enum proto_step
+proto_resp_command_count(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	proto_resp_int(c, 0);
+	return PROTO_HANDLED;
+}
+
+/* COMMAND [...]: an empty table; clients go on without one. */
+static enum proto_step
+proto_resp_command(struct conn *c, const struct proto_resp_frame *f)
+{
+	(void)f;
+	PROTO_RESP_LIT(c, "*0\r\n");
+	return PROTO_HANDLED;
+}
+
+/* CONFIG GET parameter: the two clients ask for, an empty array for the rest. */
+static enum proto_step
+proto_resp_config(struct conn *c, const struct proto_resp_frame *f)
+{
+	size_t k;
+
+	if (f->argc != 3 || !proto_resp_is(f, 1, "GET")) {
+		proto_resp_error(c, "ERR", "only CONFIG GET save|appendonly is served");
+		return PROTO_HANDLED;
+	}
+	for (k = 0; k < PROTO_RESP_NCONFIG; k++)
+		if (proto_resp_is(f, 2, proto_resp_config_get[k].name)) {
+			conn_put(c, proto_resp_config_get[k].reply,
+			    strlen(proto_resp_config_get[k].reply));
+			return PROTO_HANDLED;
+		}
+	PROTO_RESP_LIT(c, "*0\r\n");
 	return PROTO_HANDLED;
 }
 
@@ -516,8 +722,10 @@ proto_resp_reply(struct conn *c, const struct core_req *req, const struct core_r
 		proto_resp_bulk(c, res->dec.b58, B58_LEN);
 		return;
 	case CORE_CMD_STATS:
+		proto_resp_info(c, NULL, 0);
+		return;
 	case CORE_CMD_PING:
-		return;		/* answered before the core */
+		return;		/* proto_resp_ping answers, never the core */
 	}
 }
 

@@ -33,14 +33,41 @@ static void		proto_text_err(struct conn *c, const struct core_result *res);
 static void		proto_text_stat(const struct metric_def *def, const char *name,
 			    int server, const struct metric_value *v, void *arg);
 static bool		proto_text_space(char c);
+static enum proto_text_kind proto_text_word(const char *word, size_t len);
 
 const struct proto_ops proto_text_ops = { "text", proto_text_one };
+
+/*
+ * The words the text protocol answers itself, before the core's: neither
+ * takes an argument; proto_text_line runs them by kind.
+ */
+static const struct {
+	const char		*name;
+	enum proto_text_kind	 kind;
+} proto_text_words[] = {
+	{ "HELP",	PROTO_TEXT_HELP },
+	{ "QUIT",	PROTO_TEXT_QUIT },
+};
+#define PROTO_TEXT_NWORDS	(sizeof(proto_text_words) / sizeof(proto_text_words[0]))
 
 /* Space or tab separate words. */
 static bool
 proto_text_space(char c)
 {
 	return c == ' ' || c == '\t';
+}
+
+/* The kind of a word the text protocol answers itself; PROTO_TEXT_CORE if not one. */
+static enum proto_text_kind
+proto_text_word(const char *word, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < PROTO_TEXT_NWORDS; k++)
+		if (strlen(proto_text_words[k].name) == len &&
+		    strncasecmp(proto_text_words[k].name, word, len) == 0)
+			return proto_text_words[k].kind;
+	return PROTO_TEXT_CORE;
 }
 
 /* Splits a line into a command word and at most one argument. */
@@ -50,6 +77,7 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 	const char *word[3];
 	size_t wlen[3], nwords = 0, i = 0;
 	const struct core_word *w;
+	enum proto_text_kind kind;
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
@@ -85,13 +113,12 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 		*why = "empty request";
 		return PROTO_TEXT_BAD;
 	}
-	if ((wlen[0] == 4 && strncasecmp(word[0], "HELP", 4) == 0) ||
-	    (wlen[0] == 4 && strncasecmp(word[0], "QUIT", 4) == 0)) {
+	if ((kind = proto_text_word(word[0], wlen[0])) != PROTO_TEXT_CORE) {
 		if (nwords != 1) {
 			*why = "unexpected argument";
 			return PROTO_TEXT_BAD;
 		}
-		return (word[0][0] | 0x20) == 'h' ? PROTO_TEXT_HELP : PROTO_TEXT_QUIT;
+		return kind;
 	}
 	w = core_lookup(word[0], wlen[0]);
 	if (w == NULL) {
