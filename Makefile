@@ -33,6 +33,9 @@ GEN_H     := $(GEN_C:.c=.h)
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
 override CFLAGS += -I$(GEN)
 
+# A binary's own sources and objects: $^ also holds the headers its .d file names.
+SRCS = $(filter %.c %.o,$^)
+
 # The pure ID rules (common/: the layout, base58, decode) and the clocks (clk.c) are
 # compiled by both builds: idserver's objects below, libidgen's position-independent
 # ones further down.
@@ -81,10 +84,10 @@ $(BUILD)/idserver: $(BUILD)/obj/main.o $(LIB_OBJ)
 
 # The operator's command: idserver's config, checks and server names, its own queries.
 $(BUILD)/idgenctl: ctl/idgenctl.c $(LIB_OBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $^ $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $^ $(LDFLAGS) $(PKG_LIBS) -lcmocka
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
 
 $(BUILD)/%: bench/%.c
 	@mkdir -p $(@D)
@@ -92,7 +95,7 @@ $(BUILD)/%: bench/%.c
 
 # idbench parses replies with libidgen's parser and reads the common clocks.
 $(BUILD)/idbench: bench/idbench.c $(BUILD)/obj/lib/reply.o $(BUILD)/obj/common/clk.o
-	$(CC) $(CFLAGS) -Ilib -o $@ $^ $(LDFLAGS) -lm
+	$(CC) $(CFLAGS) -Ilib -o $@ $(SRCS) $(LDFLAGS) -lm
 
 $(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -120,7 +123,7 @@ $(LIBIDGEN_SO): $(LIBIDGEN_OBJ)
 # The idgen command (the library's objects linked in: one file to copy; it also
 # uses the wire module for stats and ping).
 $(BUILD)/idgen: cli/idgen.c $(LIBIDGEN_OBJ)
-	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $^ -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $(SRCS) -pthread $(LDFLAGS)
 
 # Load and uniqueness tool of the library's integration tests and bench row.
 $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
@@ -128,7 +131,7 @@ $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
 
 # The library's unit test: its own objects only, and a fake reply source.
 $(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
-	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $^ $(LDFLAGS) -lcmocka
+	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $(SRCS) $(LDFLAGS) -lcmocka
 
 # Installs the Debian packages the build, `make run`, the tests and the bench need.
 deps:
@@ -184,7 +187,7 @@ FUZZ_SHORT ?= 8		# ... for the bounded run in `make test`
 fuzz-bins: $(FUZZ_SRC:fuzz/%.c=$(BUILD)/%)
 
 $(BUILD)/fuzz_%: fuzz/fuzz_%.c $(LIB_OBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ \
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -fsanitize=fuzzer,address,undefined -o $@ $(SRCS) \
 	    $(PKG_LIBS)
 
 fuzz: deps
