@@ -90,7 +90,7 @@ fuzz_setup(void)
 	rig.lease.server = 1;
 	rig.lease.window_start = now - 1000;
 	rig.lease.window_end = now + 86400000;
-	rig.lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
+	rig.lease.want.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
 	return rig.guard != NULL && core_init(&rig.core, rig.base, &rig.src);
 }
 

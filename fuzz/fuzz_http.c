@@ -70,7 +70,7 @@ fuzz_setup(void)
 	rig.tier.block_size = FUZZ_B;
 	snowflake_init(&rig.gen, &sc);
 	rig.lease.state = LEASE_NONE;
-	rig.lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
+	rig.lease.want.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
 	source_init(&rig.src, &rig.tier, &rig.gen, &rig.lease, clk_real_us, 50);
 	return core_init(&rig.core, rig.base, &rig.src) &&
 	    core_waiter_init(&rig.w, &rig.core, fuzz_resume, NULL);

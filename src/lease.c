@@ -1,5 +1,9 @@
 /*
- * lease.c - claim, extend and release the Snowflake worker-number lease.
+ * lease.c - claim, extend and release the Snowflake worker-number lease: one
+ * operation in flight at a time (l->op, set by lease_begin and lease_end),
+ * and one function, lease_change, through which every event changes the
+ * lease's state, the generator's window and the state file's record
+ * (docs/design.md section 3.8).
  */
 #include "lease.h"
 
@@ -15,45 +19,50 @@
 #include "layout.h"
 #include "log.h"
 
-/* Steps of an extend, a release and a re-adoption (a claim has a callback per step). */
-enum lease_step {
-	LEASE_STEP_CAS_CONNECT,		/* connecting for an extend or re-adoption */
-	LEASE_STEP_CAS,
-	LEASE_STEP_RELEASE_CONNECT,
-	LEASE_STEP_RELEASE,
+/* What changes the lease; each has its state, counter and log line (lease_change). */
+enum lease_event {
+	LEASE_EV_CLAIMED,	/* a claim committed: held, the claimed window */
+	LEASE_EV_RESUMED,	/* the state file's window, at start-up: held */
+	LEASE_EV_EXTENDED,	/* the compare-and-set moved window_end on */
+	LEASE_EV_ADOPTED,	/* ... and the row names us, no longer our previous incarnation */
+	LEASE_EV_REFUSED,	/* a claim's clocks disagree: refused (a held window runs on) */
+	LEASE_EV_EXTEND_REFUSED,	/* an extend's or adoption's: the window runs on */
+	LEASE_EV_LOST,		/* our row names another holder: none */
+	LEASE_EV_RELEASED,	/* released at shutdown, or given up (why says why): none */
 };
 
 static const char *const lease_role[2] = { "odd", "even" };
 
 static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
-static void	lease_cas(struct lease *l);
+static void	lease_begin(struct lease *l, enum lease_op op);
+static void	lease_end(struct lease *l);
+static void	lease_change(struct lease *l, enum lease_event ev, const char *why);
+static void	lease_apply(struct lease *l, enum lease_event ev);
+static void	lease_record(struct lease *l);
+static void	lease_log_change(struct lease *l, enum lease_event ev, const char *why);
+static void	lease_failed(struct lease *l, const char *why);
+static void	lease_connected_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_send_clock(struct lease *l, int server);
+static void	lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	lease_cas(struct lease *l, enum lease_op op);
 static void	lease_cas_send(struct lease *l);
 static void	lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_cas_failed(struct lease *l, const char *msg);
+static const char *lease_row_holder(const struct lease *l);
 static void	lease_schedule(struct lease *l, unsigned ms);
 static void	lease_claim(struct lease *l, int server);
-static void	lease_claim_connected_cb(struct db_conn *db, const struct db_result *r,
-		    void *arg);
-static void	lease_claim_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
-static void	lease_claim_skewed(struct lease *l, char *why, size_t whylen);
+static void	lease_claim_begin(struct lease *l, struct db_conn *db);
 static void	lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_taken_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_committed_cb(struct db_conn *db, const struct db_result *r,
 		    void *arg);
-static void	lease_hold(struct lease *l, unsigned worker, int server, uint64_t start,
-		    uint64_t end);
 static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
 static bool	lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0,
 		    char *why, size_t whylen);
-static void	lease_check_clock(struct lease *l, void (*next)(struct lease *), db_cb cb,
-		    int step);
-static void	lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_do_release(struct lease *l);
+static void	lease_release_send(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
-static void	lease_idle(struct lease *l);
-static bool	lease_prepare(struct lease *l, int connect_step, db_cb cb);
-static void	lease_lost(struct lease *l, const char *how);
 static bool	lease_save(struct lease *l, const char *what);
 static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
@@ -79,7 +88,6 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	l->on_change = on_change;
 	l->trust = trust;
 	l->arg = arg;
-	l->state = LEASE_NONE;
 	gethostname(host, sizeof(host) - 1);
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
 		nonce = (uint64_t)clk_real_ms() ^ ((uint64_t)getpid() << 32);
@@ -177,19 +185,272 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (l->releasing)
+	if (l->want.release)
 		return;
-	if (l->busy) {
+	if (l->op != LEASE_OP_IDLE) {
 		lease_schedule(l, l->cfg->lease_extend_ms);
 		return;
 	}
 	/* The owner of our number was refused or retired: move to the partner. */
 	if (l->state == LEASE_HELD && l->trust(l->arg, l->server) == LEASE_DISTRUSTED)
-		l->fresh = true;
-	if (l->state == LEASE_HELD && !l->fresh)
-		lease_cas(l);
+		l->want.fresh = true;
+	if (l->state == LEASE_HELD && !l->want.fresh)
+		lease_cas(l, l->adopt_from[0] != '\0' ? LEASE_OP_ADOPT : LEASE_OP_EXTEND);
 	else
 		lease_claim(l, l->state == LEASE_HELD ? 1 - l->server : getpid() % 2);
+}
+
+/* An operation starts, or goes on (on the other server, or once connected). */
+static void
+lease_begin(struct lease *l, enum lease_op op)
+{
+	l->op = op;
+}
+
+/*
+ * The operation in flight is over, or none started: a release's end tells
+ * on_done; else a requested release goes next, or the tick is set for the
+ * next operation.
+ */
+static void
+lease_end(struct lease *l)
+{
+	enum lease_op was = l->op;
+
+	l->op = LEASE_OP_IDLE;
+	if (was == LEASE_OP_RELEASE) {
+		l->on_done(l->done_arg);
+		return;
+	}
+	if (l->want.release) {
+		lease_do_release(l);
+		return;
+	}
+	if (l->want.now) {
+		l->want.now = false;
+		lease_schedule(l, 0);
+		return;
+	}
+	if (l->want.fresh || l->state != LEASE_HELD)
+		lease_schedule(l, l->cfg->reprobe_max_ms < l->cfg->lease_extend_ms ?
+		    l->cfg->reprobe_max_ms : l->cfg->lease_extend_ms);
+	else
+		lease_schedule(l, l->cfg->lease_extend_ms);
+}
+
+/*
+ * The one place the lease changes (docs/design.md section 3.8): its state,
+ * the generator's window and the state file's record (lease_apply), the
+ * counter, the log line, last_error, and on_change. Not told: a resumption
+ * (before the loop runs) and a release (its end tells on_done).
+ */
+static void
+lease_change(struct lease *l, enum lease_event ev, const char *why)
+{
+	enum lease_state to = l->state;
+
+	switch (ev) {
+	case LEASE_EV_CLAIMED:
+		to = LEASE_HELD;
+		l->stats.claims++;
+		break;
+	case LEASE_EV_RESUMED:
+		to = LEASE_HELD;
+		l->stats.resumed++;
+		break;
+	case LEASE_EV_EXTENDED:
+		l->stats.extends++;
+		break;
+	case LEASE_EV_ADOPTED:
+		l->stats.adopted++;
+		break;
+	case LEASE_EV_REFUSED:
+		if (to != LEASE_HELD)
+			to = LEASE_REFUSED;
+		l->stats.skew_refusals++;
+		break;
+	case LEASE_EV_EXTEND_REFUSED:
+		l->stats.extend_skew_refusals++;
+		break;
+	case LEASE_EV_LOST:
+		to = LEASE_NONE;
+		l->stats.lost++;
+		break;
+	case LEASE_EV_RELEASED:
+		to = LEASE_NONE;
+		if (why == NULL)
+			l->stats.releases++;
+		break;
+	}
+	l->state = to;
+	lease_apply(l, ev);
+	lease_log_change(l, ev, why);
+	if (ev == LEASE_EV_REFUSED || ev == LEASE_EV_EXTEND_REFUSED)
+		snprintf(l->last_error, sizeof(l->last_error), "%s", why);
+	else if (ev != LEASE_EV_LOST && ev != LEASE_EV_RELEASED)
+		l->last_error[0] = '\0';
+	if (ev != LEASE_EV_RESUMED && ev != LEASE_EV_RELEASED)
+		l->on_change(l->arg);
+}
+
+/*
+ * What an event does to the generator and the state file. A window reaches
+ * the generator only once its claim committed (or it was resumed); the file
+ * never runs ahead of the database (written after the update committed); a
+ * release wrote the file itself, before its update (lease_release_send).
+ */
+static void
+lease_apply(struct lease *l, enum lease_event ev)
+{
+	struct state_lease *sl = &l->sf->rec.lease;
+
+	switch (ev) {
+	case LEASE_EV_CLAIMED:
+		snowflake_set_window(l->gen, l->worker, l->window_start, l->window_end);
+		lease_record(l);
+		snowflake_set_reserved(l->gen, statefile_on(l->sf) ? sl->reserved : LAYOUT_TS_MAX);
+		(void)lease_save(l, "the new lease");
+		break;
+	case LEASE_EV_RESUMED:
+		/* Strictly above everything minted before the restart. */
+		snowflake_resume(l->gen, l->worker, sl->reserved + 1, l->window_end);
+		snowflake_set_reserved(l->gen, sl->reserved);
+		break;
+	case LEASE_EV_EXTENDED:
+	case LEASE_EV_ADOPTED:
+		snowflake_extend(l->gen, l->window_end);
+		sl->window_end = l->window_end;
+		if (ev == LEASE_EV_ADOPTED)
+			snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
+		(void)lease_save(l, ev == LEASE_EV_ADOPTED ? "the adopted lease" :
+		    "the extended window");
+		break;
+	case LEASE_EV_REFUSED:
+	case LEASE_EV_EXTEND_REFUSED:
+		break;
+	case LEASE_EV_LOST:
+		snowflake_clear_window(l->gen);
+		sl->held = false;
+		(void)lease_save(l, "the lost lease");
+		break;
+	case LEASE_EV_RELEASED:
+		snowflake_clear_window(l->gen);
+		break;
+	}
+}
+
+/* The state file's copy of a new window: nothing minted in it yet (the first take reserves). */
+static void
+lease_record(struct lease *l)
+{
+	struct state_lease *sl = &l->sf->rec.lease;
+
+	sl->held = true;
+	sl->worker = l->worker;
+	sl->server = l->server;
+	snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
+	sl->window_start = l->window_start;
+	sl->window_end = l->window_end;
+	sl->reserved = l->window_start - 1;
+}
+
+/* An event's log line; refusals once per episode. */
+static void
+lease_log_change(struct lease *l, enum lease_event ev, const char *why)
+{
+	switch (ev) {
+	case LEASE_EV_CLAIMED:
+		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
+		    " (%u ms), clock skew %+lld ms", l->worker, lease_role[l->server],
+		    l->window_start, l->window_end, l->cfg->lease_window_ms,
+		    (long long)-l->skew_ms);
+		break;
+	case LEASE_EV_RESUMED:
+		log_info("lease resumed from the state file: worker %u (%s server), window "
+		    "%" PRIu64 "..%" PRIu64 ", minting above %" PRIu64 "; re-adopted when the %s "
+		    "server answers", l->worker, lease_role[l->server], l->window_start,
+		    l->window_end, l->sf->rec.lease.reserved, lease_role[l->server]);
+		break;
+	case LEASE_EV_EXTENDED:
+		break;
+	case LEASE_EV_ADOPTED:
+		log_info("lease re-adopted: worker %u on the %s server, window now ends at %"
+		    PRIu64, l->worker, lease_role[l->server], l->window_end);
+		break;
+	case LEASE_EV_REFUSED:
+		if (!l->logged.skew)
+			log_error("lease REFUSED: %s", why);
+		l->logged.skew = true;
+		break;
+	case LEASE_EV_EXTEND_REFUSED:
+		if (!l->logged.extend_skew)
+			log_error("lease: %s REFUSED: %s: window_end is not moved; worker %u "
+			    "runs on to its end at %" PRIu64, l->op == LEASE_OP_ADOPT ?
+			    "re-adoption" : "extend", why, l->worker, l->window_end);
+		l->logged.extend_skew = true;
+		break;
+	case LEASE_EV_LOST:
+		log_error("lease: worker %u on the %s server %s; claiming a new number", l->worker,
+		    lease_role[l->server], why);
+		break;
+	case LEASE_EV_RELEASED:
+		if (why == NULL)
+			log_info("lease released: worker %u, window_end %" PRIu64 " (the last ms "
+			    "minted)", l->worker, l->c_end);
+		else
+			log_warn("lease: worker %u not released (%s); it is free again after %"
+			    PRIu64, l->worker, why, l->window_end);
+		break;
+	}
+}
+
+/* The operation in flight failed on its server (why): each its own way. */
+static void
+lease_failed(struct lease *l, const char *why)
+{
+	switch (l->op) {
+	case LEASE_OP_CLAIM:
+		lease_claim_failed(l, why, true);
+		break;
+	case LEASE_OP_EXTEND:
+	case LEASE_OP_ADOPT:
+		lease_cas_failed(l, why);
+		break;
+	case LEASE_OP_RELEASE:
+		lease_change(l, LEASE_EV_RELEASED, why);
+		lease_end(l);
+		break;
+	case LEASE_OP_IDLE:
+		break;
+	}
+}
+
+/* Connected for the operation in flight: its first statement, or its failure. */
+static void
+lease_connected_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)db;
+	if (r->err != 0) {
+		lease_failed(l, r->msg);
+		return;
+	}
+	switch (l->op) {
+	case LEASE_OP_CLAIM:
+		l->c_tries--;
+		lease_claim(l, l->c_server);
+		break;
+	case LEASE_OP_EXTEND:
+	case LEASE_OP_ADOPT:
+		lease_cas(l, l->op);
+		break;
+	case LEASE_OP_RELEASE:
+		lease_release_send(l);
+		break;
+	case LEASE_OP_IDLE:
+		break;
+	}
 }
 
 /* Starts a claim on one server (0 odd, 1 even); the other is tried on failure. */
@@ -198,7 +459,7 @@ lease_claim(struct lease *l, int server)
 {
 	struct db_conn *db = l->db[server];
 
-	l->busy = true;
+	lease_begin(l, LEASE_OP_CLAIM);
 	l->c_server = server;
 	l->c_tries++;
 	if (l->trust(l->arg, server) != LEASE_TRUSTED) {
@@ -206,13 +467,10 @@ lease_claim(struct lease *l, int server)
 		return;
 	}
 	if (db_connected(db)) {
-		l->c_t0 = l->clock_ms();
-		if (!lease_send(l, db, lease_claim_clock_cb,
-		    "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"))
-			lease_claim_failed(l, "could not start the clock query", true);
+		lease_send_clock(l, server);
 		return;
 	}
-	if (!db_connect(db, lease_claim_connected_cb, l))
+	if (!db_connect(db, lease_connected_cb, l))
 		lease_claim_failed(l, "could not start a connection", true);
 }
 
@@ -227,73 +485,74 @@ lease_claim_failed(struct lease *l, const char *why, bool try_other)
 	if (strcmp(l->last_error, why) != 0)
 		log_warn("lease: claim on the %s server failed: %s", lease_role[server], why);
 	snprintf(l->last_error, sizeof(l->last_error), "%s", why);
-	if (try_other && l->c_tries < 2 && !l->releasing) {
+	if (try_other && l->c_tries < 2 && !l->want.release) {
 		lease_claim(l, 1 - server);
 		return;
 	}
 	l->c_tries = 0;
-	l->busy = false;
-	lease_idle(l);
+	lease_end(l);
 }
 
-/* Claim step 1: connected; the same server again, now for real. */
+/*
+ * Every claim, extend and re-adoption starts by comparing clocks with its
+ * server (lease_skew_ok): a fast clock must not push window_end into the
+ * future in the database, where it would reserve the number past the time
+ * anyone minted.
+ */
 static void
-lease_claim_connected_cb(struct db_conn *db, const struct db_result *r, void *arg)
+lease_send_clock(struct lease *l, int server)
 {
-	struct lease *l = arg;
-
-	(void)db;
-	if (r->err != 0) {
-		lease_claim_failed(l, r->msg, true);
-		return;
-	}
-	l->c_tries--;
-	lease_claim(l, l->c_server);
+	l->c_t0 = l->clock_ms();
+	if (!lease_send(l, l->db[server], lease_clock_cb,
+	    "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"))
+		lease_failed(l, "could not start the clock query");
 }
 
-/* Claim step 2: the clocks compared; beyond max_clock_skew_ms, no lease at all. */
+/*
+ * The clocks compared. They agree: the operation goes on. They do not: a
+ * claim is refused (no lease at all), an extend or re-adoption is not sent
+ * and the window runs on to its end.
+ */
 static void
-lease_claim_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
+lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
+	bool claim = l->op == LEASE_OP_CLAIM;
+	char why[256];
 	char **row;
 	unsigned nf;
-	char why[256];
 
 	if (r->err != 0) {
-		lease_claim_failed(l, r->msg, true);
+		lease_failed(l, r->msg);
 		return;
 	}
 	row = db_first_row(r, &nf);
 	if (row == NULL || row[0] == NULL) {
-		lease_claim_failed(l, "the clock query returned nothing", true);
+		lease_failed(l, "the clock query returned nothing");
 		return;
 	}
-	if (!lease_skew_ok(l, l->c_server, row[0], l->c_t0, why, sizeof(why))) {
-		lease_claim_skewed(l, why, sizeof(why));
+	if (!lease_skew_ok(l, claim ? l->c_server : l->server, row[0], l->c_t0, why,
+	    sizeof(why))) {
+		if (claim)
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": no Snowflake "
+			    "lease until the clocks agree");
+		l->c_tries = 0;
+		lease_change(l, claim ? LEASE_EV_REFUSED : LEASE_EV_EXTEND_REFUSED, why);
+		lease_end(l);
 		return;
 	}
-	if (!lease_send(l, db, lease_claim_begun_cb, "START TRANSACTION"))
-		lease_claim_failed(l, "could not start the transaction", true);
+	if (claim)
+		lease_claim_begin(l, db);
+	else
+		lease_cas_send(l);
 }
 
-/* The clocks disagree: refused (unless a window is held), one log line per episode. */
+/* Claim step 2 (after the clocks): a transaction. */
 static void
-lease_claim_skewed(struct lease *l, char *why, size_t whylen)
+lease_claim_begin(struct lease *l, struct db_conn *db)
 {
-	snprintf(why + strlen(why), whylen - strlen(why), ": no Snowflake lease until the "
-	    "clocks agree");
-	l->stats.skew_refusals++;
-	if (l->state != LEASE_HELD)
-		l->state = LEASE_REFUSED;
-	if (!l->skew_logged)
-		log_error("lease REFUSED: %s", why);
-	l->skew_logged = true;
-	snprintf(l->last_error, sizeof(l->last_error), "%s", why);
-	l->c_tries = 0;
-	l->busy = false;
-	l->on_change(l->arg);
-	lease_idle(l);
+	if (!lease_send(l, db, lease_claim_begun_cb, "START TRANSACTION"))
+		lease_claim_failed(l, "could not start the transaction", true);
 }
 
 /* Claim step 3: in a transaction; lock a row whose window ended before our now. */
@@ -386,81 +645,15 @@ lease_claim_committed_cb(struct db_conn *db, const struct db_result *r, void *ar
 		return;
 	}
 	l->c_tries = 0;
-	l->busy = false;
-	lease_hold(l, l->c_worker, l->c_server, l->c_now, l->c_end);
-	l->on_change(l->arg);
-	lease_idle(l);
-}
-
-/*
- * The one place a window becomes ours: only after its claim committed may the
- * generator use it, and the state file records it (nothing minted in it yet:
- * the first take reserves, write-ahead).
- */
-static void
-lease_hold(struct lease *l, unsigned worker, int server, uint64_t start, uint64_t end)
-{
-	struct state_lease *sl = &l->sf->rec.lease;
-
-	l->state = LEASE_HELD;
-	l->fresh = false;
-	l->adopt = false;
-	l->worker = worker;
-	l->server = server;
-	l->window_start = start;
-	l->window_end = end;
-	l->last_error[0] = '\0';
-	l->skew_logged = false;
-	l->stats.claims++;
-	snowflake_set_window(l->gen, worker, start, end);
-	sl->held = true;
-	sl->worker = worker;
-	sl->server = server;
-	snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
-	sl->window_start = start;
-	sl->window_end = end;
-	sl->reserved = start - 1;
-	snowflake_set_reserved(l->gen, statefile_on(l->sf) ? sl->reserved : LAYOUT_TS_MAX);
-	(void)lease_save(l, "the new lease");
-	log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
-	    " (%u ms), clock skew %+lld ms", worker, lease_role[server], start, end,
-	    l->cfg->lease_window_ms, (long long)-l->skew_ms);
-}
-
-/*
- * What an extend and an adoption share: the owner must be trusted (away, the
- * window runs on, and with half of it gone a number is taken elsewhere), and
- * connected (else connect first: cb comes back with connect_step). True when
- * the statement can be sent now; c_end is then the new window end.
- */
-static bool
-lease_prepare(struct lease *l, int connect_step, db_cb cb)
-{
-	struct db_conn *db = l->db[l->server];
-	uint64_t now;
-
-	if (!lease_now(l, &now)) {
-		lease_idle(l);
-		return false;
-	}
-	if (l->trust(l->arg, l->server) != LEASE_TRUSTED) {
-		l->stats.extend_failures++;
-		if (now + l->cfg->lease_window_ms / 2 > l->window_end)
-			l->fresh = true;
-		lease_idle(l);
-		return false;
-	}
-	l->busy = true;
-	l->c_end = now + l->cfg->lease_window_ms;
-	if (!db_connected(db)) {
-		l->c_step = connect_step;
-		if (!db_connect(db, cb, l)) {
-			l->busy = false;
-			lease_idle(l);
-		}
-		return false;
-	}
-	return true;
+	l->want.fresh = false;
+	l->logged.skew = false;
+	l->adopt_from[0] = '\0';
+	l->worker = l->c_worker;
+	l->server = l->c_server;
+	l->window_start = l->c_now;
+	l->window_end = l->c_end;
+	lease_change(l, LEASE_EV_CLAIMED, NULL);
+	lease_end(l);
 }
 
 /*
@@ -487,99 +680,55 @@ lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char 
 }
 
 /*
- * Compares clocks with the owner server before an extend or re-adoption
- * (step), then sends it (next): a fast clock must not push window_end into
- * the future in the database, where it would reserve the number past the
- * time anyone minted. A failure of the query is the step's failure (cb).
+ * Extends the window, or re-adopts a resumed one (op): one compare-and-set on
+ * the holder (ours, or our previous incarnation's when adopting) that also
+ * names us as holder and pushes window_end to now + lease_window_ms, after
+ * the clocks were compared. The owner must be trusted: away, the window runs
+ * on, and with half of it gone a number is taken elsewhere.
  */
 static void
-lease_check_clock(struct lease *l, void (*next)(struct lease *), db_cb cb, int step)
+lease_cas(struct lease *l, enum lease_op op)
 {
-	l->c_next = next;
-	l->c_cb = cb;
-	l->c_step = step;
-	l->c_t0 = l->clock_ms();
-	if (!lease_send(l, l->db[l->server], lease_clock_cb,
-	    "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)")) {
-		l->busy = false;
-		lease_idle(l);
+	struct db_conn *db = l->db[l->server];
+	uint64_t now;
+
+	if (!lease_now(l, &now)) {
+		lease_end(l);
+		return;
 	}
+	if (l->trust(l->arg, l->server) != LEASE_TRUSTED) {
+		l->stats.extend_failures++;
+		if (now + l->cfg->lease_window_ms / 2 > l->window_end)
+			l->want.fresh = true;
+		lease_end(l);
+		return;
+	}
+	lease_begin(l, op);
+	l->c_end = now + l->cfg->lease_window_ms;
+	if (db_connected(db))
+		lease_send_clock(l, l->server);
+	else if (!db_connect(db, lease_connected_cb, l))
+		lease_end(l);
 }
 
-/* The clocks agree: send the step; they do not: the window runs on to its end. */
-static void
-lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
-{
-	struct lease *l = arg;
-	struct db_result none;
-	char why[256];
-	char **row;
-	unsigned nf;
-
-	if (r->err != 0) {
-		l->c_cb(db, r, l);
-		return;
-	}
-	row = db_first_row(r, &nf);
-	if (row == NULL || row[0] == NULL) {
-		memset(&none, 0, sizeof(none));
-		none.err = 1;
-		none.msg = "the clock query returned nothing";
-		l->c_cb(db, &none, l);
-		return;
-	}
-	if (!lease_skew_ok(l, l->server, row[0], l->c_t0, why, sizeof(why))) {
-		l->stats.extend_skew_refusals++;
-		if (!l->extend_skew_logged)
-			log_error("lease: %s REFUSED: %s: window_end is not moved; worker %u "
-			    "runs on to its end at %" PRIu64, l->adopt ?
-			    "re-adoption" : "extend", why, l->worker, l->window_end);
-		l->extend_skew_logged = true;
-		snprintf(l->last_error, sizeof(l->last_error), "%s", why);
-		l->busy = false;
-		l->on_change(l->arg);
-		lease_idle(l);
-		return;
-	}
-	if (l->extend_skew_logged)
-		log_info("lease: the clocks agree again (%+lld ms off the %s server's)",
-		    (long long)-l->skew_ms, lease_role[l->server]);
-	l->extend_skew_logged = false;
-	if (l->releasing) {
-		/* Shutting down: the release goes next, not one more extend. */
-		l->busy = false;
-		lease_idle(l);
-		return;
-	}
-	l->c_next(l);
-}
-
-/*
- * Extends the window, or re-adopts a resumed one: one compare-and-set on the
- * holder (ours, or our previous incarnation's when adopting) that also names
- * us as holder and pushes window_end to now + lease_window_ms, after the
- * clocks were compared.
- */
-static void
-lease_cas(struct lease *l)
-{
-	if (!lease_prepare(l, LEASE_STEP_CAS_CONNECT, lease_cas_cb))
-		return;
-	lease_check_clock(l, lease_cas_send, lease_cas_cb, LEASE_STEP_CAS);
-}
-
-/* The compare-and-set itself, once the clocks agree. */
+/* The compare-and-set itself, once the clocks agree; not when a release waits. */
 static void
 lease_cas_send(struct lease *l)
 {
-	l->c_step = LEASE_STEP_CAS;
+	if (l->logged.extend_skew)
+		log_info("lease: the clocks agree again (%+lld ms off the %s server's)",
+		    (long long)-l->skew_ms, lease_role[l->server]);
+	l->logged.extend_skew = false;
+	if (l->want.release) {
+		/* Shutting down: the release goes next, not one more extend. */
+		lease_end(l);
+		return;
+	}
 	if (!lease_send(l, l->db[l->server], lease_cas_cb, "UPDATE idgen_leases SET holder = "
 	    "'%s', window_end = GREATEST(window_end, %" PRIu64 "), updated_at = NOW(3) WHERE "
 	    "worker = %u AND holder = '%s'", l->holder, l->c_end, l->worker,
-	    l->adopt ? l->adopt_from : l->holder)) {
-		l->busy = false;
-		lease_idle(l);
-	}
+	    lease_row_holder(l)))
+		lease_end(l);
 }
 
 /* The outcome: the window pushed on (adopted under our name), lost, or the server away. */
@@ -587,42 +736,27 @@ static void
 lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
+	bool adopt = l->op == LEASE_OP_ADOPT;
 
 	(void)db;
-	l->busy = false;
-	if (r->err == 0 && l->c_step == LEASE_STEP_CAS_CONNECT) {
-		lease_cas(l);
-		return;
-	}
 	if (r->err != 0) {
 		lease_cas_failed(l, r->msg);
 		return;
 	}
 	if (r->affected == 0) {
-		lease_lost(l, l->adopt ? "no longer names our previous incarnation" :
-		    "has another holder now");
+		l->adopt_from[0] = '\0';
+		lease_change(l, LEASE_EV_LOST, adopt ? "no longer names our previous "
+		    "incarnation" : "has another holder now");
+		lease_end(l);
 		return;
 	}
+	/* Never ahead of the database: raised after the update committed. */
 	if (l->c_end > l->window_end)
 		l->window_end = l->c_end;
-	snowflake_extend(l->gen, l->window_end);
-	/* Never ahead of the database: written after the update committed. */
-	l->sf->rec.lease.window_end = l->window_end;
-	if (l->adopt) {
-		l->adopt = false;
-		l->stats.adopted++;
-		snprintf(l->sf->rec.lease.holder, sizeof(l->sf->rec.lease.holder), "%s",
-		    l->holder);
-		(void)lease_save(l, "the adopted lease");
-		log_info("lease re-adopted: worker %u on the %s server, window now ends at %"
-		    PRIu64, l->worker, lease_role[l->server], l->window_end);
-	} else {
-		l->stats.extends++;
-		(void)lease_save(l, "the extended window");
-	}
-	l->last_error[0] = '\0';
-	l->on_change(l->arg);
-	lease_idle(l);
+	if (adopt)
+		l->adopt_from[0] = '\0';
+	lease_change(l, adopt ? LEASE_EV_ADOPTED : LEASE_EV_EXTENDED, NULL);
+	lease_end(l);
 }
 
 /*
@@ -632,84 +766,78 @@ lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 lease_cas_failed(struct lease *l, const char *msg)
 {
+	bool adopt = l->op == LEASE_OP_ADOPT;
 	uint64_t now = 0;
 
 	db_close(l->db[l->server]);
 	if (strcmp(l->last_error, msg) != 0)
 		log_warn("lease: %s worker %u on the %s server failed: %s (window ends at %"
-		    PRIu64 ")", l->adopt ? "re-adopting" : "extending", l->worker,
+		    PRIu64 ")", adopt ? "re-adopting" : "extending", l->worker,
 		    lease_role[l->server], msg, l->window_end);
 	snprintf(l->last_error, sizeof(l->last_error), "%s", msg);
-	if (!l->adopt) {
+	if (!adopt) {
 		l->stats.extend_failures++;
 		if (lease_now(l, &now) && now + l->cfg->lease_window_ms / 2 > l->window_end)
-			l->fresh = true;
+			l->want.fresh = true;
 	}
-	lease_idle(l);
+	lease_end(l);
 }
 
-/* Between operations: finish a pending release, or wait for the next tick. */
-static void
-lease_idle(struct lease *l)
+/* The holder our row names: ours, or our previous incarnation's until adopted. */
+static const char *
+lease_row_holder(const struct lease *l)
 {
-	if (l->releasing) {
-		lease_do_release(l);
-		return;
-	}
-	if (l->asap) {
-		l->asap = false;
-		lease_schedule(l, 0);
-		return;
-	}
-	if (l->fresh || l->state != LEASE_HELD)
-		lease_schedule(l, l->cfg->reprobe_max_ms < l->cfg->lease_extend_ms ?
-		    l->cfg->reprobe_max_ms : l->cfg->lease_extend_ms);
-	else
-		lease_schedule(l, l->cfg->lease_extend_ms);
+	return l->adopt_from[0] != '\0' ? l->adopt_from : l->holder;
 }
 
 /* A large backward clock step: a fresh number mints at the earlier time safely. */
 void
 lease_clock_stepped(struct lease *l)
 {
-	if (l->fresh || l->releasing)
+	if (l->want.fresh || l->want.release)
 		return;
-	l->fresh = true;
-	if (!l->busy)
+	l->want.fresh = true;
+	if (l->op == LEASE_OP_IDLE)
 		lease_schedule(l, 0);
 	else
-		l->asap = true;		/* right after the operation in flight */
+		l->want.now = true;	/* right after the operation in flight */
 }
 
 /* Asks for the release; it runs once any operation in flight is done. */
 void
 lease_release(struct lease *l, void (*done)(void *), void *arg)
 {
-	l->releasing = true;
+	l->want.release = true;
 	l->on_done = done;
 	l->done_arg = arg;
 	evtimer_del(l->tick);
-	if (!l->busy)
+	if (l->op == LEASE_OP_IDLE)
 		lease_do_release(l);
 }
 
-/* Writes back window_end = the last ts minted, so the number is free after it. */
+/* The release: nothing to do without a window; else connected, then sent. */
 static void
 lease_do_release(struct lease *l)
 {
 	struct db_conn *db = l->db[l->server];
 
+	lease_begin(l, LEASE_OP_RELEASE);
 	if (l->state != LEASE_HELD) {
-		l->on_done(l->done_arg);
+		lease_end(l);
 		return;
 	}
-	l->busy = true;
-	if (!db_connected(db)) {
-		l->c_step = LEASE_STEP_RELEASE_CONNECT;
-		if (!db_connect(db, lease_release_cb, l))
-			lease_release_cb(db, NULL, l);
-		return;
-	}
+	if (db_connected(db))
+		lease_release_send(l);
+	else if (!db_connect(db, lease_connected_cb, l))
+		lease_failed(l, "could not start a connection");
+}
+
+/* Writes back window_end = the last ts minted, so the number is free after it. */
+static void
+lease_release_send(struct lease *l)
+{
+	struct db_conn *db = l->db[l->server];
+
 	/* From here on nothing is minted: the generator's window is gone. */
 	if (!snowflake_release(l->gen, &l->c_end))
 		l->c_end = l->window_end;
@@ -717,43 +845,30 @@ lease_do_release(struct lease *l)
 	l->sf->rec.lease.held = false;
 	if (!lease_save(l, "the release")) {
 		l->sf->rec.lease.held = true;
-		l->busy = false;
-		log_warn("lease: worker %u not released (the state file cannot record it); it "
-		    "is free again after %" PRIu64, l->worker, l->window_end);
-		l->state = LEASE_NONE;
-		l->on_done(l->done_arg);
+		lease_failed(l, "the state file cannot record it");
 		return;
 	}
-	l->c_step = LEASE_STEP_RELEASE;
 	if (!lease_send(l, db, lease_release_cb, "UPDATE idgen_leases SET window_end = %"
 	    PRIu64 ", updated_at = NOW(3) WHERE worker = %u AND holder = '%s'", l->c_end,
-	    l->worker, l->adopt ? l->adopt_from : l->holder))
-		lease_release_cb(db, NULL, l);
+	    l->worker, lease_row_holder(l)))
+		lease_failed(l, "could not send");
 }
 
-/* The release's outcome; done() is called either way (shutdown goes on). */
+/* The release's outcome; on_done is called either way (shutdown goes on). */
 static void
 lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
 
-	l->busy = false;
-	if (r != NULL && r->err == 0 && l->c_step == LEASE_STEP_RELEASE_CONNECT &&
-	    db_connected(db)) {
-		lease_do_release(l);
-		return;
+	(void)db;
+	if (r->err != 0)
+		lease_failed(l, r->msg);
+	else if (r->affected != 1)
+		lease_failed(l, "another holder");
+	else {
+		lease_change(l, LEASE_EV_RELEASED, NULL);
+		lease_end(l);
 	}
-	if (r != NULL && r->err == 0 && r->affected == 1) {
-		l->stats.releases++;
-		log_info("lease released: worker %u, window_end %" PRIu64 " (the last ms minted)",
-		    l->worker, l->c_end);
-	} else
-		log_warn("lease: worker %u not released (%s); it is free again after %" PRIu64,
-		    l->worker, r == NULL ? "could not send" : r->err ? r->msg : "another holder",
-		    l->window_end);
-	snowflake_clear_window(l->gen);
-	l->state = LEASE_NONE;
-	l->on_done(l->done_arg);
 }
 
 /* Writes the state file; a failure is logged once per episode. */
@@ -767,22 +882,6 @@ lease_save(struct lease *l, const char *what)
 		    what);
 	snprintf(l->last_error, sizeof(l->last_error), "%s", l->sf->last_error);
 	return false;
-}
-
-/* Our row has another holder: stop minting in it, forget it, claim afresh. */
-static void
-lease_lost(struct lease *l, const char *how)
-{
-	log_error("lease: worker %u on the %s server %s; claiming a new number", l->worker,
-	    lease_role[l->server], how);
-	l->stats.lost++;
-	l->adopt = false;
-	snowflake_clear_window(l->gen);
-	l->state = LEASE_NONE;
-	l->sf->rec.lease.held = false;
-	(void)lease_save(l, "the lost lease");
-	l->on_change(l->arg);
-	lease_idle(l);
 }
 
 /*
@@ -821,21 +920,12 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 		    "over", sl->worker, sl->window_end);
 		return false;
 	}
-	l->state = LEASE_HELD;
 	l->worker = sl->worker;
 	l->server = sl->server;
 	l->window_start = sl->window_start;
 	l->window_end = sl->window_end;
-	l->adopt = true;
 	snprintf(l->adopt_from, sizeof(l->adopt_from), "%s", sl->holder);
-	/* Strictly above everything minted before the restart. */
-	snowflake_resume(l->gen, l->worker, sl->reserved + 1, l->window_end);
-	snowflake_set_reserved(l->gen, sl->reserved);
-	l->stats.resumed++;
-	log_info("lease resumed from the state file: worker %u (%s server), window "
-	    "%" PRIu64 "..%" PRIu64 ", minting above %" PRIu64 "; re-adopted when the %s "
-	    "server answers", l->worker, lease_role[l->server], l->window_start,
-	    l->window_end, sl->reserved, lease_role[l->server]);
+	lease_change(l, LEASE_EV_RESUMED, NULL);
 	return true;
 }
 

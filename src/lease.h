@@ -41,6 +41,15 @@ enum lease_state {
 	LEASE_REFUSED,		/* our clock is too far from the database's */
 };
 
+/* The operation in flight: one at a time, on one server (docs/design.md section 3.8). */
+enum lease_op {
+	LEASE_OP_IDLE,		/* none: waiting for the tick */
+	LEASE_OP_CLAIM,		/* taking a free number on c_server */
+	LEASE_OP_EXTEND,	/* compare-and-set on our holder name, window_end on */
+	LEASE_OP_ADOPT,		/* ... on our previous incarnation's (a resumed window) */
+	LEASE_OP_RELEASE,	/* writing back the last ts minted; then on_done */
+};
+
 struct lease_counters {
 	uint64_t	claims;
 	uint64_t	claim_failures;
@@ -70,25 +79,27 @@ struct lease {
 	uint64_t		 window_end;
 	int64_t			 skew_ms;	/* database minus local, at the last check */
 	struct event		*tick;
-	bool			 busy;		/* one operation at a time */
-	bool			 fresh;		/* claim a new number (large clock step) */
-	bool			 asap;		/* ... as soon as the operation in flight ends */
-	bool			 releasing;
-	bool			 skew_logged;	/* one log line per refusal episode */
-	bool			 extend_skew_logged;	/* ... and per extend refusal episode */
-	void			(*c_next)(struct lease *);	/* sent after the clock check */
-	db_cb			 c_cb;		/* ... and its callback, told of failures */
-	bool			 adopt;		/* resumed: the row still names adopt_from */
-	char			 adopt_from[160];
+	enum lease_op		 op;		/* in flight; set by lease_begin/lease_end */
+	/* Requests for the next operation, made while one may be in flight. */
+	struct {
+		bool		 fresh;		/* claim a new number (large clock step, owner lost) */
+		bool		 now;		/* ... as soon as the operation in flight ends */
+		bool		 release;	/* release, then nothing more (shutdown) */
+	} want;
+	/* One log line per episode. */
+	struct {
+		bool		 skew;		/* claims refused for clock skew */
+		bool		 extend_skew;	/* extends or adoptions refused for it */
+	} logged;
+	char			 adopt_from[160];	/* resumed: the row still names it ("": adopted) */
 	void			(*on_done)(void *);	/* release finished */
 	void			*done_arg;
 	void			(*on_change)(void *);
 	enum lease_trust	(*trust)(void *, int server);	/* 0 odd, 1 even */
 	void			*arg;
-	/* The claim in progress. */
+	/* The operation in flight: a claim's server, tries, number; the new window end. */
 	int			 c_server;
 	int			 c_tries;
-	int			 c_step;
 	unsigned		 c_worker;
 	uint64_t		 c_now;
 	int64_t			 c_t0;

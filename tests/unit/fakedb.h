@@ -18,9 +18,13 @@
 
 #include "db.h"
 
-/* One scripted answer: the query must contain match. */
+/*
+ * One scripted answer: the query must contain match. before, when set, runs
+ * just before the answer is delivered (a test acts while the query is in flight).
+ */
 struct fake_reply {
 	const char	*match;
+	void		(*before)(void);
 	unsigned	 err;
 	unsigned	 nstmts;
 	uint64_t	 insert_id[DB_MAX_STMTS];
@@ -89,6 +93,8 @@ fake_deliver_cb(evutil_socket_t fd, short what, void *arg)
 	if (fr->err != 0 && fr->err != 1213 && fr->err != 1205)
 		f->connected = false;
 	f->cb = NULL;
+	if (fr->before != NULL)
+		fr->before();
 	cb(&f->conn, &r, f->arg);
 }
 

@@ -64,7 +64,7 @@ rig_new(enum ticket_state odd)
 	r.tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&r.gen, &sc);
 	r.lease.state = LEASE_NONE;
-	r.lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
+	r.lease.want.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
 	source_init(&r.src, &r.tier, &r.gen, &r.lease, fake_clock_us, 50);
 	assert_true(core_init(&r.core, r.base, &r.src));
 	assert_true(core_waiter_init(&r.w, &r.core, rig_resume, &r));

@@ -2,7 +2,11 @@
  * test_lease.c - the worker-number lease (lease.c) against a scripted fake
  * database (fakedb.h): a claim step by step, a clock skew refused, no free
  * number, a claimant that lost the race for a row, an extend that finds
- * another holder, an extend whose clock is off. The clock is injected.
+ * another holder, an extend whose clock is off; and the machine's paths
+ * (docs/design.md section 3.8): a race lost then won on the other server,
+ * extends failing until the window runs out, re-adoption after a resume, a
+ * refusal episode, a release while a claim is in flight, connections lost
+ * mid-claim. The clock is injected.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +15,8 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "clk.h"
 #include "config.h"
@@ -24,7 +30,9 @@
 
 static int64_t now_ms = NOW_MS;
 static enum lease_trust trust_of[2];
-static unsigned changes;
+static unsigned changes, done_calls;
+struct rig;
+static struct rig *cur;		/* for the hooks run while a query is in flight */
 
 static int64_t
 fake_clock_ms(void)
@@ -54,6 +62,8 @@ struct rig {
 	struct lease		 l;
 };
 
+static const char *state_path = "";	/* the rig's state file ("": none) */
+
 /* The odd server trusted, the even one refused: every claim lands on odd. */
 static struct rig *
 rig_new(unsigned extend_ms)
@@ -65,7 +75,8 @@ rig_new(unsigned extend_ms)
 
 	memset(&r, 0, sizeof(r));
 	fake_reset();
-	changes = 0;
+	changes = done_calls = 0;
+	cur = &r;
 	now_ms = NOW_MS;
 	trust_of[0] = LEASE_TRUSTED;
 	trust_of[1] = LEASE_DISTRUSTED;
@@ -78,7 +89,7 @@ rig_new(unsigned extend_ms)
 	r.cfg.odd_host = host;
 	r.cfg.even_host = host;
 	snowflake_init(&r.gen, &sc);
-	assert_true(statefile_open(&r.sf, "", err, sizeof(err)));
+	assert_true(statefile_open(&r.sf, state_path, err, sizeof(err)));
 	assert_true(lease_init(&r.l, r.base, &r.cfg, &r.gen, &r.sf, &fake_ops, fake_clock_ms,
 	    on_change, fake_trust, NULL));
 	return &r;
@@ -255,7 +266,7 @@ test_extend_lost(void **state)
 static void
 test_extend_skew_refused(void **state)
 {
-	struct rig *r = rig_new(20);
+	struct rig *r = rig_new(100);	/* the clock is scripted well before the extend */
 	uint64_t end;
 
 	(void)state;
@@ -266,9 +277,426 @@ test_extend_skew_refused(void **state)
 	end = r->l.window_end;
 	now_ms = NOW_MS + 3600000;
 	script_clock(NOW_MS + 5);
-	run_for(r, 60);
+	run_for(r, 150);
 	assert_true(r->l.stats.extend_skew_refusals >= 1 && r->l.stats.extends == 0);
 	assert_true(r->l.window_end == end);
+	rig_free(r);
+}
+
+/* The injected clock in layout ms. */
+static uint64_t
+layout_now(void)
+{
+	return (uint64_t)(now_ms - LAYOUT_EPOCH_UNIX_MS);
+}
+
+/* Takes one ID at the injected now as source.c does (reserving first); its status. */
+static enum snowflake_status
+mint(struct rig *r, unsigned *worker, uint64_t *ts)
+{
+	struct snowflake_range out;
+	enum snowflake_status st;
+
+	st = snowflake_take(&r->gen, layout_now(), 1, true, &out);
+	if (st == SNOWFLAKE_RESERVE) {
+		assert_true(lease_reserve(&r->l, snowflake_next_ts(&r->gen, layout_now())));
+		st = snowflake_take(&r->gen, layout_now(), 1, true, &out);
+	}
+	if (st == SNOWFLAKE_OK && worker != NULL)
+		*worker = layout_snowflake_split(out.first).worker;
+	if (st == SNOWFLAKE_OK && ts != NULL)
+		*ts = layout_snowflake_split(out.first).ts;
+	return st;
+}
+
+/* A claim of worker w on whichever server is next, up to its pick. */
+static void
+script_claim_to_pick(const char *w)
+{
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(now_ms);
+	fake_expect(&(struct fake_reply){ .match = "START TRANSACTION" });
+	fake_expect(&(struct fake_reply){ .match = "FOR UPDATE SKIP LOCKED", .row = { w },
+	    .nfields = 1 });
+}
+
+/* Run while a query is in flight: the generator must not have the window yet. */
+static void
+hook_no_window_yet(void)
+{
+	assert_int_equal(mint(cur, NULL, NULL), SNOWFLAKE_UNAVAILABLE);
+	assert_int_equal(cur->l.op, LEASE_OP_CLAIM);
+}
+
+/*
+ * Two claimants race for one row: the other holder's update wins ours (no
+ * row matched). The row is not ours, the claim moves to the other server and
+ * takes a number there; no window reaches the generator before a COMMIT.
+ */
+static void
+test_claim_race_other_server(void **state)
+{
+	struct rig *r = rig_new(60000);
+	int first = getpid() % 2;	/* the claim starts on our pid's parity */
+	unsigned w = 0;
+
+	(void)state;
+	trust_of[0] = trust_of[1] = LEASE_TRUSTED;
+	script_claim_to_pick(first == 0 ? "5" : "6");
+	fake_expect(&(struct fake_reply){ .match = "UPDATE idgen_leases SET holder",
+	    .before = hook_no_window_yet });
+	script_claim_to_pick(first == 0 ? "8" : "7");
+	fake_expect(&(struct fake_reply){ .match = "UPDATE idgen_leases SET holder", .affected =
+	    { 1 } });
+	fake_expect(&(struct fake_reply){ .match = "COMMIT", .before = hook_no_window_yet });
+	lease_start(&r->l);
+	run_for(r, 50);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_int_equal(r->l.op, LEASE_OP_IDLE);
+	assert_int_equal(r->l.server, 1 - first);
+	assert_int_equal(r->l.worker, first == 0 ? 8 : 7);
+	assert_true(r->l.stats.claim_failures == 1 && r->l.stats.claims == 1);
+	assert_int_equal(mint(r, &w, NULL), SNOWFLAKE_OK);
+	assert_int_equal(w, first == 0 ? 8 : 7);
+	assert_true(next_reply == nscript && unscripted == 0);
+	rig_free(r);
+}
+
+/*
+ * Extends fail (the odd server unreachable): the window runs on; once half
+ * of it is gone a fresh number is asked for; past its end the generator
+ * mints nothing and the views say expired. When the even server is trusted
+ * the fresh claim lands there and minting goes on with the new number.
+ */
+static void
+test_extend_fails_window_runs_out(void **state)
+{
+	struct rig *r = rig_new(20);
+	unsigned w = 0;
+
+	(void)state;
+	script_claim("3");
+	lease_start(&r->l);
+	run_for(r, 10);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	run_for(r, 60);		/* past the script: every extend fails */
+	assert_true(r->l.stats.extend_failures >= 1 && r->l.stats.extends == 0);
+	assert_false(r->l.want.fresh);	/* most of the window left: no new number yet */
+	assert_int_equal(mint(r, &w, NULL), SNOWFLAKE_OK);
+	now_ms += 200000;		/* two thirds of the window gone */
+	run_for(r, 150);
+	assert_true(r->l.want.fresh && r->l.stats.claim_failures >= 1);
+	now_ms += 100001;		/* past window_end */
+	run_for(r, 60);
+	assert_int_equal(mint(r, NULL, NULL), SNOWFLAKE_UNAVAILABLE);
+	assert_string_equal(lease_state_at(&r->l, layout_now()), "expired");
+	/* The partner answers: the fresh claim takes a number there. */
+	trust_of[0] = LEASE_DISTRUSTED;
+	trust_of[1] = LEASE_TRUSTED;
+	script_claim_to_pick("4");
+	fake_expect(&(struct fake_reply){ .match = "UPDATE idgen_leases SET holder", .affected =
+	    { 1 } });
+	fake_expect(&(struct fake_reply){ .match = "COMMIT" });
+	run_for(r, 150);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_true(r->l.worker == 4 && r->l.server == 1 && !r->l.want.fresh);
+	assert_string_equal(lease_state_at(&r->l, layout_now()), "held");
+	assert_int_equal(mint(r, &w, NULL), SNOWFLAKE_OK);
+	assert_int_equal(w, 4);
+	assert_int_equal(next_reply, nscript);
+	rig_free(r);
+}
+
+/* A state file holding worker 5's window, written by a process that has exited. */
+static void
+write_dead_owner_file(const char *path, uint64_t reserved)
+{
+	struct statefile f;
+	char err[128];
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!statefile_open(&f, path, err, sizeof(err))) {
+			fprintf(stderr, "child: %s\n", err);
+			_exit(1);
+		}
+		f.rec.owner = f.me;	/* as main.c stamps it */
+		snprintf(f.rec.host, sizeof(f.rec.host), "oldhost");
+		snprintf(f.rec.servers, sizeof(f.rec.servers), "test-servers");
+		f.rec.lease.held = true;
+		f.rec.lease.worker = 5;
+		f.rec.lease.server = 0;
+		snprintf(f.rec.lease.holder, sizeof(f.rec.lease.holder), "oldhost:1:0123");
+		f.rec.lease.window_start = reserved - 1000;
+		f.rec.lease.window_end = reserved + 100000;
+		f.rec.lease.reserved = reserved;
+		if (!statefile_save(&f))
+			fprintf(stderr, "child: %s\n", f.last_error);
+		_exit(f.last_error[0] == '\0' ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A rig whose state file holds a resumable lease of worker 5 (the owner dead). */
+static struct rig *
+rig_resumed(char *dir, size_t dirlen)
+{
+	static char path[256];
+	struct rig *r;
+	char why[256];
+	unsigned w = 0;
+	uint64_t ts = 0;
+
+	snprintf(dir, dirlen, "/tmp/test_lease.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	write_dead_owner_file(path, (uint64_t)(NOW_MS - LAYOUT_EPOCH_UNIX_MS) + 50);
+	state_path = path;
+	r = rig_new(20);
+	state_path = "";
+	if (!lease_resume(&r->l, "test-servers", why, sizeof(why)))
+		fail_msg("not resumed: %s", why);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_true(r->l.worker == 5 && r->l.stats.resumed == 1);
+	assert_string_equal(r->l.adopt_from, "oldhost:1:0123");
+	/* Minting goes on at once, strictly above the reservation. */
+	assert_int_equal(mint(r, &w, &ts), SNOWFLAKE_OK);
+	assert_true(w == 5 && ts > layout_now() + 50);
+	return r;
+}
+
+static void
+rig_resumed_free(struct rig *r, const char *dir)
+{
+	char path[300];
+
+	rig_free(r);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * After a resume the first compare-and-set names the previous incarnation
+ * (never us: its row does not name us yet), and then ours: adopted, the
+ * state file records our name.
+ */
+static void
+test_adopt_after_resume(void **state)
+{
+	static char ours[200];
+	char dir[64];
+	struct rig *r = rig_resumed(dir, sizeof(dir));
+
+	(void)state;
+	snprintf(ours, sizeof(ours), "AND holder = '%s'", r->l.holder);
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = "AND holder = 'oldhost:1:0123'", .affected =
+	    { 1 } });
+	script_clock(NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = ours, .affected = { 1 } });
+	lease_start(&r->l);
+	run_for(r, 30);
+	assert_true(r->l.stats.adopted == 1 && r->l.stats.extends == 1);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_string_equal(r->l.adopt_from, "");
+	assert_string_equal(r->sf.rec.lease.holder, r->l.holder);
+	assert_true(r->l.window_end == layout_now() + 300000);
+	assert_true(r->sf.rec.lease.window_end == r->l.window_end);
+	assert_int_equal(next_reply, nscript);
+	rig_resumed_free(r, dir);
+}
+
+/* The resumed row names someone else now: lost, no minting, not resumable again. */
+static void
+test_adopt_lost(void **state)
+{
+	char dir[64];
+	struct rig *r = rig_resumed(dir, sizeof(dir));
+
+	(void)state;
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = "AND holder = 'oldhost:1:0123'" });
+	lease_start(&r->l);
+	run_for(r, 10);
+	assert_true(r->l.stats.lost == 1 && r->l.stats.adopted == 0);
+	assert_int_equal(r->l.state, LEASE_NONE);
+	assert_int_equal(mint(r, NULL, NULL), SNOWFLAKE_UNAVAILABLE);
+	assert_false(r->sf.rec.lease.held);
+	rig_resumed_free(r, dir);
+}
+
+/* Run while the claim that follows two refusals compares clocks. */
+static void
+hook_refused_twice(void)
+{
+	assert_int_equal(cur->l.state, LEASE_REFUSED);
+	assert_true(cur->l.stats.skew_refusals == 2 && cur->l.logged.skew);
+	assert_int_equal(mint(cur, NULL, NULL), SNOWFLAKE_UNAVAILABLE);
+}
+
+/*
+ * A refusal episode: claims refused while the clocks disagree (state
+ * refused, nothing minted), then a claim once they agree. A fresh claim
+ * refused while a window is held leaves it held: it runs on.
+ */
+static void
+test_skew_episode(void **state)
+{
+	struct rig *r = rig_new(60000);	/* no extend during the test */
+	static char agree[24];
+
+	(void)state;
+	r->cfg.reprobe_max_ms = 20;	/* claims retried every 20 ms */
+	snprintf(agree, sizeof(agree), "%lld", (long long)NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(NOW_MS + 5000);
+	script_clock(NOW_MS - 5000);
+	fake_expect(&(struct fake_reply){ .match = "UNIX_TIMESTAMP(NOW(3))", .row = { agree },
+	    .nfields = 1, .before = hook_refused_twice });
+	fake_expect(&(struct fake_reply){ .match = "START TRANSACTION" });
+	fake_expect(&(struct fake_reply){ .match = "FOR UPDATE SKIP LOCKED", .row = { "3" },
+	    .nfields = 1 });
+	fake_expect(&(struct fake_reply){ .match = "UPDATE idgen_leases SET holder", .affected =
+	    { 1 } });
+	fake_expect(&(struct fake_reply){ .match = "COMMIT" });
+	lease_start(&r->l);
+	run_for(r, 100);
+	assert_int_equal(next_reply, nscript);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_true(r->l.stats.skew_refusals == 2 && r->l.stats.claims == 1);
+	assert_false(r->l.logged.skew);
+	assert_int_equal(mint(r, NULL, NULL), SNOWFLAKE_OK);
+	/* A fresh number asked for; its claim is refused: the held window runs on. */
+	fake_reset();
+	script_clock(NOW_MS + 5000);
+	lease_clock_stepped(&r->l);
+	run_for(r, 10);
+	assert_int_equal(r->l.stats.skew_refusals, 3);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_true(r->l.want.fresh && r->l.worker == 3);
+	assert_int_equal(mint(r, NULL, NULL), SNOWFLAKE_OK);
+	rig_free(r);
+}
+
+static void
+on_done(void *arg)
+{
+	(void)arg;
+	done_calls++;
+}
+
+/* Run while a claim's pick is in flight: shutdown asks for the release. */
+static void
+hook_release(void)
+{
+	lease_release(&cur->l, on_done, NULL);
+	assert_int_equal(cur->l.op, LEASE_OP_CLAIM);
+}
+
+/*
+ * A release asked for while a claim is in flight waits for it: the claim
+ * commits, then the new window is released (holder ours), on_done once, and
+ * nothing runs after.
+ */
+static void
+test_release_during_claim(void **state)
+{
+	static char rel[200];
+	struct rig *r = rig_new(20);
+
+	(void)state;
+	snprintf(rel, sizeof(rel), "WHERE worker = 3 AND holder = '%s'", r->l.holder);
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = "START TRANSACTION" });
+	fake_expect(&(struct fake_reply){ .match = "FOR UPDATE SKIP LOCKED", .row = { "3" },
+	    .nfields = 1, .before = hook_release });
+	fake_expect(&(struct fake_reply){ .match = "UPDATE idgen_leases SET holder", .affected =
+	    { 1 } });
+	fake_expect(&(struct fake_reply){ .match = "COMMIT" });
+	fake_expect(&(struct fake_reply){ .match = rel, .affected = { 1 } });
+	lease_start(&r->l);
+	run_for(r, 80);
+	assert_int_equal(done_calls, 1);
+	assert_true(r->l.stats.claims == 1 && r->l.stats.releases == 1);
+	assert_int_equal(r->l.state, LEASE_NONE);
+	assert_int_equal(r->l.op, LEASE_OP_IDLE);
+	assert_int_equal(mint(r, NULL, NULL), SNOWFLAKE_UNAVAILABLE);
+	assert_true(next_reply == nscript && unscripted == 0);
+	rig_free(r);
+}
+
+/* The claim in flight fails during shutdown: no try on the other server, no release. */
+static void
+test_release_during_failed_claim(void **state)
+{
+	struct rig *r = rig_new(20);
+
+	(void)state;
+	trust_of[0] = trust_of[1] = LEASE_TRUSTED;
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = "START TRANSACTION" });
+	fake_expect(&(struct fake_reply){ .match = "FOR UPDATE SKIP LOCKED", .before =
+	    hook_release });
+	lease_start(&r->l);
+	run_for(r, 80);
+	assert_int_equal(done_calls, 1);
+	assert_true(r->l.stats.claims == 0 && r->l.stats.claim_failures == 1);
+	assert_int_equal(r->l.state, LEASE_NONE);
+	assert_true(next_reply == nscript && unscripted == 0);
+	rig_free(r);
+}
+
+/*
+ * The connection is lost mid-claim (2013 on START TRANSACTION): the claim
+ * fails, and the next one reconnects before it sends anything.
+ */
+static void
+test_lost_mid_claim(void **state)
+{
+	struct rig *r = rig_new(20);
+
+	(void)state;
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_clock(NOW_MS);
+	fake_expect(&(struct fake_reply){ .match = "START TRANSACTION", .err = 2013 });
+	script_claim("3");		/* beginning with a new connection */
+	lease_start(&r->l);
+	run_for(r, 80);
+	assert_int_equal(r->l.state, LEASE_HELD);
+	assert_true(r->l.stats.claims == 1 && r->l.stats.claim_failures >= 1);
+	assert_true(next_reply == nscript);
+	rig_free(r);
+}
+
+/*
+ * The COMMIT's answer is lost: the claim may or may not have committed, so
+ * the window is not used (the number stays reserved until its end: waste,
+ * never a duplicate).
+ */
+static void
+test_commit_lost(void **state)
+{
+	struct rig *r = rig_new(60000);
+
+	(void)state;
+	script_claim_to_pick("3");
+	fake_expect(&(struct fake_reply){ .match = "UPDATE idgen_leases SET holder", .affected =
+	    { 1 } });
+	fake_expect(&(struct fake_reply){ .match = "COMMIT", .err = 2013 });
+	lease_start(&r->l);
+	run_for(r, 50);
+	assert_int_equal(r->l.state, LEASE_NONE);
+	assert_true(r->l.stats.claims == 0 && r->l.stats.claim_failures >= 1);
+	assert_int_equal(mint(r, NULL, NULL), SNOWFLAKE_UNAVAILABLE);
+	assert_false(r->sf.rec.lease.held);
 	rig_free(r);
 }
 
@@ -283,6 +711,15 @@ main(void)
 		cmocka_unit_test(test_foreign_number_refused),
 		cmocka_unit_test(test_extend_lost),
 		cmocka_unit_test(test_extend_skew_refused),
+		cmocka_unit_test(test_claim_race_other_server),
+		cmocka_unit_test(test_extend_fails_window_runs_out),
+		cmocka_unit_test(test_adopt_after_resume),
+		cmocka_unit_test(test_adopt_lost),
+		cmocka_unit_test(test_skew_episode),
+		cmocka_unit_test(test_release_during_claim),
+		cmocka_unit_test(test_release_during_failed_claim),
+		cmocka_unit_test(test_lost_mid_claim),
+		cmocka_unit_test(test_commit_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,7 +60,7 @@ rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
 	r->lease.worker = 7;
 	r->lease.window_start = now;
 	r->lease.window_end = now + 1000;
-	r->lease.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
+	r->lease.want.fresh = true;		/* keeps lease_clock_stepped() off the event loop */
 	snowflake_set_window(&r->gen, 7, now, now + 1000);
 	source_init(&r->src, &r->tier, &r->gen, &r->lease, fake_clock_us, WAIT_MS);
 	fake_mono = 1000000;
