@@ -18,6 +18,7 @@
 #include "clk.h"
 #include "layout.h"
 #include "log.h"
+#include "server.h"
 
 /* What changes the lease; each has its state, counter and log line (lease_change). */
 enum lease_event {
@@ -31,7 +32,6 @@ enum lease_event {
 	LEASE_EV_RELEASED,	/* released at shutdown, or given up (why says why): none */
 };
 
-static const char *const lease_role[2] = { "odd", "even" };
 
 static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
 static void	lease_begin(struct lease *l, enum lease_op op);
@@ -100,12 +100,17 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
 			*h = '_';
 	/* An extend that changes nothing still matches: DB_FOUND_ROWS. */
-	db_params_init(&p, cfg, 0, DB_FOUND_ROWS, ops);
-	l->db[0] = db_new(base, &p, "lease-odd");
-	db_params_init(&p, cfg, 1, DB_FOUND_ROWS, ops);
-	l->db[1] = db_new(base, &p, "lease-even");
+	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "lease-%s", server_name(i));
+		db_params_init(&p, cfg, i, DB_FOUND_ROWS, ops);
+		l->db[i] = db_new(base, &p, name);
+		if (l->db[i] == NULL)
+			return false;
+	}
 	l->tick = evtimer_new(base, lease_tick_cb, l);
-	return l->db[0] != NULL && l->db[1] != NULL && l->tick != NULL;
+	return l->tick != NULL;
 }
 
 void
@@ -113,10 +118,10 @@ lease_free(struct lease *l)
 {
 	if (l->tick != NULL)
 		event_free(l->tick);
-	db_free(l->db[0]);
-	db_free(l->db[1]);
+	for (unsigned i = 0; i < SERVER_COUNT; i++)
+		db_free(l->db[i]);
 	l->tick = NULL;
-	l->db[0] = l->db[1] = NULL;
+	memset(l->db, 0, sizeof(l->db));
 }
 
 const char *
@@ -177,7 +182,7 @@ lease_schedule(struct lease *l, unsigned ms)
 	evtimer_add(l->tick, &tv);
 }
 
-/* Extend a held window, or claim one; claims start on our pid's parity to spread load. */
+/* Extend a held window, or claim one; claims start on the server our pid picks, to spread load. */
 static void
 lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -197,7 +202,8 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (l->state == LEASE_HELD && !l->want.fresh)
 		lease_cas(l, l->adopt_from[0] != '\0' ? LEASE_OP_ADOPT : LEASE_OP_EXTEND);
 	else
-		lease_claim(l, l->state == LEASE_HELD ? 1 - l->server : getpid() % 2);
+		lease_claim(l, l->state == LEASE_HELD ? (int)server_partner((unsigned)l->server) :
+		    getpid() % SERVER_COUNT);
 }
 
 /* An operation starts, or goes on (on the other server, or once connected). */
@@ -361,21 +367,21 @@ lease_log_change(struct lease *l, enum lease_event ev, const char *why)
 	switch (ev) {
 	case LEASE_EV_CLAIMED:
 		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
-		    " (%u ms), clock skew %+lld ms", l->worker, lease_role[l->server],
+		    " (%u ms), clock skew %+lld ms", l->worker, server_name(l->server),
 		    l->window_start, l->window_end, l->cfg->lease_window_ms,
 		    (long long)-l->skew_ms);
 		break;
 	case LEASE_EV_RESUMED:
 		log_info("lease resumed from the state file: worker %u (%s server), window "
 		    "%" PRIu64 "..%" PRIu64 ", minting above %" PRIu64 "; re-adopted when the %s "
-		    "server answers", l->worker, lease_role[l->server], l->window_start,
-		    l->window_end, l->sf->rec.lease.reserved, lease_role[l->server]);
+		    "server answers", l->worker, server_name(l->server), l->window_start,
+		    l->window_end, l->sf->rec.lease.reserved, server_name(l->server));
 		break;
 	case LEASE_EV_EXTENDED:
 		break;
 	case LEASE_EV_ADOPTED:
 		log_info("lease re-adopted: worker %u on the %s server, window now ends at %"
-		    PRIu64, l->worker, lease_role[l->server], l->window_end);
+		    PRIu64, l->worker, server_name(l->server), l->window_end);
 		break;
 	case LEASE_EV_REFUSED:
 		if (!l->logged.skew)
@@ -391,7 +397,7 @@ lease_log_change(struct lease *l, enum lease_event ev, const char *why)
 		break;
 	case LEASE_EV_LOST:
 		log_error("lease: worker %u on the %s server %s; claiming a new number", l->worker,
-		    lease_role[l->server], why);
+		    server_name(l->server), why);
 		break;
 	case LEASE_EV_RELEASED:
 		if (why == NULL)
@@ -453,7 +459,7 @@ lease_connected_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 }
 
-/* Starts a claim on one server (0 odd, 1 even); the other is tried on failure. */
+/* Starts a claim on one server (by index); the other is tried on failure. */
 static void
 lease_claim(struct lease *l, int server)
 {
@@ -483,10 +489,10 @@ lease_claim_failed(struct lease *l, const char *why, bool try_other)
 	db_close(l->db[server]);		/* rolls back anything half done */
 	l->stats.claim_failures++;
 	if (strcmp(l->last_error, why) != 0)
-		log_warn("lease: claim on the %s server failed: %s", lease_role[server], why);
+		log_warn("lease: claim on the %s server failed: %s", server_name(server), why);
 	snprintf(l->last_error, sizeof(l->last_error), "%s", why);
 	if (try_other && l->c_tries < 2 && !l->want.release) {
-		lease_claim(l, 1 - server);
+		lease_claim(l, (int)server_partner((unsigned)server));
 		return;
 	}
 	l->c_tries = 0;
@@ -577,12 +583,12 @@ lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		lease_claim_failed(l, "could not start the claim query", true);
 }
 
-/* Claim step 4: a free number of the server's own parity; take it for our window. */
+/* Claim step 4: a free number of the server's own residue; take it for our window. */
 static void
 lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
-	const char *role = lease_role[l->c_server];
+	const char *role = server_name(l->c_server);
 	char **row;
 	unsigned nf;
 	char why[256];
@@ -599,7 +605,7 @@ lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	l->c_worker = (unsigned)strtoul(row[0], NULL, 10);
-	if (l->c_worker > LAYOUT_WORKER_MAX || l->c_worker % 2 != (unsigned)(l->c_server == 0)) {
+	if (l->c_worker > LAYOUT_WORKER_MAX || !server_owns((unsigned)l->c_server, l->c_worker)) {
 		snprintf(why, sizeof(why), "the %s server's idgen_leases holds worker %u, "
 		    "which it does not own (load schema/50-%s-workers.sql only)", role,
 		    l->c_worker, role);
@@ -658,7 +664,7 @@ lease_claim_committed_cb(struct db_conn *db, const struct db_result *r, void *ar
 
 /*
  * The skew rule of a claim, shared by every extend and re-adoption: server
- * (0 odd, 1 even) read db_now (ms) somewhere within our round trip from t0,
+ * (by index) read db_now (ms) somewhere within our round trip from t0,
  * so the skew is db_now minus its midpoint, refused beyond max_clock_skew_ms
  * plus half the round trip. False with the words in why.
  */
@@ -674,7 +680,7 @@ lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char 
 	if (llabs(skew) <= (long long)l->cfg->max_clock_skew_ms + slack)
 		return true;
 	snprintf(why, whylen, "local clock is %+lld ms off the %s server's "
-	    "(max_clock_skew_ms=%u)", (long long)-skew, lease_role[server],
+	    "(max_clock_skew_ms=%u)", (long long)-skew, server_name(server),
 	    l->cfg->max_clock_skew_ms);
 	return false;
 }
@@ -717,7 +723,7 @@ lease_cas_send(struct lease *l)
 {
 	if (l->logged.extend_skew)
 		log_info("lease: the clocks agree again (%+lld ms off the %s server's)",
-		    (long long)-l->skew_ms, lease_role[l->server]);
+		    (long long)-l->skew_ms, server_name(l->server));
 	l->logged.extend_skew = false;
 	if (l->want.release) {
 		/* Shutting down: the release goes next, not one more extend. */
@@ -773,7 +779,7 @@ lease_cas_failed(struct lease *l, const char *msg)
 	if (strcmp(l->last_error, msg) != 0)
 		log_warn("lease: %s worker %u on the %s server failed: %s (window ends at %"
 		    PRIu64 ")", adopt ? "re-adopting" : "extending", l->worker,
-		    lease_role[l->server], msg, l->window_end);
+		    server_name(l->server), msg, l->window_end);
 	snprintf(l->last_error, sizeof(l->last_error), "%s", msg);
 	if (!adopt) {
 		l->stats.extend_failures++;

@@ -2,7 +2,8 @@
  * lease.h - the Snowflake worker-number lease: a window of ID time, claimed from
  * and extended on the ticket servers (docs/design.md section 3).
  *
- * Odd worker numbers live on the odd server, even ones on the even server. A
+ * Each worker number lives on the server of its residue (server.h: odd numbers
+ * on the odd server, even ones on the even server). A
  * claim takes a row whose window_end is below our now (FOR UPDATE SKIP LOCKED)
  * after checking our clock against the server's; the window is then ours to
  * mint in. It is extended (compare-and-set on holder) every lease_extend_ms
@@ -25,6 +26,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "server.h"
 #include "snowflake.h"
 #include "statefile.h"
 
@@ -69,12 +71,12 @@ struct lease {
 	const struct config	*cfg;
 	struct snowflake	*gen;
 	struct statefile	*sf;		/* the lease's copy lives in sf->rec.lease */
-	struct db_conn		*db[2];		/* 0 = odd, 1 = even */
+	struct db_conn		*db[SERVER_COUNT];	/* by server index (server.h) */
 	int64_t			(*clock_ms)(void);	/* unix ms; injectable */
 	char			 holder[160];
 	enum lease_state	 state;
 	unsigned		 worker;
-	int			 server;	/* owner of worker: 0 odd, 1 even */
+	int			 server;	/* owner of worker, by server index */
 	uint64_t		 window_start;	/* layout ms, as stored */
 	uint64_t		 window_end;
 	int64_t			 skew_ms;	/* database minus local, at the last check */
@@ -95,7 +97,7 @@ struct lease {
 	void			(*on_done)(void *);	/* release finished */
 	void			*done_arg;
 	void			(*on_change)(void *);
-	enum lease_trust	(*trust)(void *, int server);	/* 0 odd, 1 even */
+	enum lease_trust	(*trust)(void *, int server);	/* by server index */
 	void			*arg;
 	/* The operation in flight: a claim's server, tries, number; the new window end. */
 	int			 c_server;

@@ -9,7 +9,7 @@
  * collected and checked for duplicates. No MariaDB, no sockets.
  *
  * Servers are indexed as the tier's srv[]: 0 is the odd server, 1 the even
- * one (plain indexes, not TIER_ODD/TIER_EVEN, which another branch replaces).
+ * one (server indexes, src/server.h: 0 is odd, 1 is even).
  */
 #include <stdarg.h>
 #include <stddef.h>
