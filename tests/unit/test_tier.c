@@ -8,8 +8,8 @@
  * the witness step and the partner-first rule. Every ID handed out is
  * collected and checked for duplicates. No MariaDB, no sockets.
  *
- * Servers are indexed as the tier's srv[]: 0 is the odd server, 1 the even
- * one (server indexes, src/server.h: 0 is odd, 1 is even).
+ * Servers are indexed as the tier's srv[] (src/server.h): 0 is the odd
+ * server, 1 the even one.
  */
 #include <stdarg.h>
 #include <stddef.h>
