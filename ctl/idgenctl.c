@@ -25,6 +25,18 @@
 
 #define CTL_MAX_LEASES	1024	/* worker numbers: one row each at most */
 
+static const char ctl_check_sql[] =
+    "SELECT @@version, @@GLOBAL.auto_increment_increment, "
+    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, "
+    "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, "
+    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'tickets64'), tier_increment, server_offset, region, region_bits "
+    "FROM idgen_meta WHERE one = 1";
+
+enum { F_VERSION, F_INCREMENT, F_OFFSET, F_FLUSH, F_ENGINE, F_LAYOUT, F_BLOCK, F_PARITY,
+	F_UUID, F_COUNTER, F_TIER_INCREMENT, F_SERVER_OFFSET, F_REGION, F_REGION_BITS, F_COUNT };
+
 /* One lease row as a server holds it. */
 struct ctl_lease {
 	unsigned	worker;
@@ -41,8 +53,8 @@ struct ctl_server {
 	MYSQL			*db;
 	bool			 up;
 	char			 error[256];	/* why it could not be read */
-	char			 field[10][64];	/* the check query's answer, as text */
-	bool			 null[10];
+	char			 field[F_COUNT][64];	/* the check query's answer, as text */
+	bool			 null[F_COUNT];
 	uint64_t		 block_size;
 	uint64_t		 counter;	/* AUTO_INCREMENT: the next ticket is >= it */
 	struct state_mark	 mark[SERVER_COUNT];	/* its idgen_marks rows */
@@ -59,16 +71,6 @@ struct ctl {
 	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
 };
 
-static const char ctl_check_sql[] =
-    "SELECT @@version, @@GLOBAL.auto_increment_increment, "
-    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, "
-    "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, "
-    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'tickets64') FROM idgen_meta WHERE one = 1";
-
-enum { F_VERSION, F_INCREMENT, F_OFFSET, F_FLUSH, F_ENGINE, F_LAYOUT, F_BLOCK, F_PARITY,
-	F_UUID, F_COUNTER, F_COUNT };
 
 static void
 ctl_usage(FILE *f)
@@ -303,8 +305,9 @@ ctl_status(struct ctl *c)
 {
 	int rc = 0;
 
-	printf("%-5s %-21s %-4s %-26s %4s %4s %10s %12s %12s %-24s %s\n", "name", "address",
-	    "up", "version", "incr", "offs", "B", "counter", "own mark", "copies", "leases");
+	printf("%-5s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %s\n", "name", "address",
+	    "up", "version", "incr", "offs", "region", "B", "counter", "own mark", "copies",
+	    "leases");
 	for (unsigned i = 0; i < SERVER_COUNT; i++) {
 		struct ctl_server *s = &c->srv[i];
 		char addr[64], copies[128] = "", own[32] = "-";
@@ -322,9 +325,10 @@ ctl_status(struct ctl *c)
 			if (j != i && s->has_mark[j] && n < sizeof(copies))
 				n += (size_t)snprintf(copies + n, sizeof(copies) - n, "%s%s:%" PRIu64,
 				    n ? "," : "", server_name(j), s->mark[j].high_water);
-		printf("%-5s %-21s %-4s %-26.26s %4s %4s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
+		printf("%-5s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
 		    "%u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
-		    s->field[F_INCREMENT], s->field[F_OFFSET], s->block_size, s->counter, own,
+		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION], s->block_size,
+		    s->counter, own,
 		    copies[0] ? copies : "-", ctl_leases_held(c, s), s->nlease);
 	}
 	return rc;
@@ -357,7 +361,8 @@ ctl_check_servers(struct ctl *c)
 			continue;
 #define F(k)	(s->null[k] ? NULL : s->field[k])
 		in = (struct check_server_info){ F(F_VERSION), F(F_INCREMENT), F(F_OFFSET),
-		    F(F_FLUSH), F(F_ENGINE), F(F_LAYOUT), F(F_BLOCK), F(F_PARITY) };
+		    F(F_FLUSH), F(F_ENGINE), F(F_LAYOUT), F(F_BLOCK), F(F_PARITY),
+		    F(F_TIER_INCREMENT), F(F_SERVER_OFFSET), F(F_REGION), F(F_REGION_BITS) };
 #undef F
 		if (!check_server(&in, i, &b, why, sizeof(why)))
 			ctl_violation(c, "%s: %s", server_name(i), why);

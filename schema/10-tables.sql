@@ -28,6 +28,14 @@ CREATE TABLE IF NOT EXISTS idgen_meta (
   CONSTRAINT one_row CHECK (one = 1)
 ) ENGINE=InnoDB;
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS server_uuid CHAR(36) NOT NULL DEFAULT '';
+-- The tier's shape, checked like block_size (docs/design.md section 12):
+-- tier_increment is the tier's auto_increment_increment M (the pair: 2);
+-- server_offset this server's offset 1..M for life (0 until 20-*.sql sets it);
+-- region and region_bits place it among regions (0 and 0: one region, today).
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_increment INT UNSIGNED NOT NULL DEFAULT 2;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS server_offset INT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region INT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region_bits INT UNSIGNED NOT NULL DEFAULT 0;
 
 -- High-water marks, outside the ticket table so that TRUNCATE, DROP or ALTER of
 -- tickets64 cannot erase them: the highest ticket ever used per role, and the

@@ -52,6 +52,40 @@ const struct check_right check_rights[] = {
 };
 const size_t check_rights_count = sizeof(check_rights) / sizeof(check_rights[0]);
 
+/*
+ * The tier's shape in the meta row (docs/design.md section 12): this build
+ * serves the pair in one region, so M is 2, the offset that of the role, and
+ * no worker bits go to regions.
+ */
+static bool
+check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
+    size_t whylen)
+{
+	uint64_t v, bits;
+
+	if (!check_uint(in->tier_increment, &v) || v != SERVER_INCREMENT) {
+		snprintf(why, whylen, "idgen_meta.tier_increment is %s, this build serves a tier "
+		    "of %u servers (the pair)", in->tier_increment ? in->tier_increment : "NULL",
+		    SERVER_INCREMENT);
+		return false;
+	}
+	if (!check_uint(in->server_offset, &v) || v != server_offset(server)) {
+		snprintf(why, whylen, "idgen_meta.server_offset is %s but it is configured as the "
+		    "%s server (offset %u; load schema/20-%s.sql, or check odd_port/even_port)",
+		    in->server_offset ? in->server_offset : "NULL", server_name(server),
+		    server_offset(server), server_name(server));
+		return false;
+	}
+	if (!check_uint(in->region_bits, &bits) || !check_uint(in->region, &v) || bits != 0 ||
+	    v != 0) {
+		snprintf(why, whylen, "idgen_meta.region_bits is %s and region %s: this build "
+		    "serves one region (both 0)", in->region_bits ? in->region_bits : "NULL",
+		    in->region ? in->region : "NULL");
+		return false;
+	}
+	return true;
+}
+
 /* Every setting uniqueness depends on, with a message that names it. */
 bool
 check_server(const struct check_server_info *in, unsigned server, uint64_t *block_size,
@@ -96,6 +130,8 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    "%s server (check odd_port/even_port)", in->parity ? in->parity : "NULL", name);
 		return false;
 	}
+	if (!check_tier_shape(in, server, why, whylen))
+		return false;
 	if (!check_uint(in->block_size, &v) || v < LAYOUT_BLOCK_MIN || v > LAYOUT_BLOCK_MAX) {
 		snprintf(why, whylen, "idgen_meta.block_size is %s, must be %llu..%llu",
 		    in->block_size ? in->block_size : "NULL",

@@ -21,6 +21,10 @@ struct check_server_info {
 	const char	*layout_version;	/* meta row */
 	const char	*block_size;
 	const char	*parity;		/* meta row: the server's name, "odd" or "even" */
+	const char	*tier_increment;	/* meta row: the tier's M */
+	const char	*server_offset;		/* meta row: its offset 1..M */
+	const char	*region;		/* meta row: its region */
+	const char	*region_bits;		/* meta row: worker bits given to regions */
 };
 
 /*

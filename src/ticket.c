@@ -44,9 +44,10 @@ enum ticket_step {
     "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000), " \
     /* The B each mark was written under (0: before marks recorded it). */ \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
-    "(SELECT block_size FROM idgen_marks WHERE role = '%s') " \
+    "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
+    "tier_increment, server_offset, region, region_bits " \
     "FROM idgen_meta WHERE one = 1"
-#define TICKET_CHECK_FIELDS	15
+#define TICKET_CHECK_FIELDS	19
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
@@ -429,6 +430,10 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.layout_version = row[5];
 	in.block_size = row[6];
 	in.parity = row[7];
+	in.tier_increment = row[15];
+	in.server_offset = row[16];
+	in.region = row[17];
+	in.region_bits = row[18];
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		ticket_refuse(s, why);
 		return;

@@ -43,7 +43,7 @@ for r in odd even; do
 		{ cat "$T_DIR/status.out" >&2; fail "tier status: no line for $r"; }
 done
 [ "$(awk '$1 == "odd" { print $5 "/" $6 }' "$T_DIR/status.out")" = 2/1 ] || fail "odd: increment/offset not 2/1"
-[ "$(awk '$1 == "even" { print $5 "/" $6 }' "$T_DIR/status.out")" = 2/2 ] || fail "even: increment/offset not 2/2"
+[ "$(awk '$1 == "even" { print $5 "/" $6 "/" $7 }' "$T_DIR/status.out")" = 2/2/0 ] || fail "even: increment/offset/region not 2/2/0"
 held=$(awk '$1 == "odd" || $1 == "even" { n += $(NF-3) } END { print n }' "$T_DIR/status.out")
 [ "$held" = 1 ] || fail "tier status: $held leases held, the idserver holds 1"
 check_ok
@@ -80,7 +80,13 @@ db_sql even "UPDATE idgen.idgen_meta SET block_size = $((b * 2))"
 expect_check 1 "^VIOLATION odd has B=$b but even has B=$((b * 2)): every server must use the same B"
 db_sql even "UPDATE idgen.idgen_meta SET block_size = $b"
 check_ok
-log "3-6. wrong-server lease row, durability, rights, B disagreement: each reported, each repaired"
+
+# 6b. The tier's shape in the meta row: an offset that is not the role's.
+db_sql even "UPDATE idgen.idgen_meta SET server_offset = 1"
+expect_check 1 '^VIOLATION even: idgen_meta.server_offset is 1 but it is configured as the even server \(offset 2; load schema/20-even.sql'
+db_sql even "UPDATE idgen.idgen_meta SET server_offset = 2"
+check_ok
+log "3-6. wrong-server lease row, durability, rights, B disagreement, offset: each reported, each repaired"
 
 # 7. One server configured twice.
 rc=0; "$CTL" --odd_port "$ODD_PORT" --even_port "$ODD_PORT" tier check >"$T_DIR/check.out" || rc=$?

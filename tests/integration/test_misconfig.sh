@@ -49,6 +49,20 @@ db_sql odd "SET GLOBAL auto_increment_increment = 1"
 expect_refusal "increment 1" "auto_increment_increment is 1"
 db_sql odd "SET GLOBAL auto_increment_increment = 2"
 
+# The tier's shape in the meta row: an offset that is not the role's.
+db_sql even "UPDATE idgen.idgen_meta SET server_offset = 1"
+expect_refusal "meta offset" "idgen_meta.server_offset is 1 but it is configured as the even server"
+db_sql even "UPDATE idgen.idgen_meta SET server_offset = 2"
+
+# A schema from before the shape columns: refused until the schema files are
+# loaded again, which adds them and sets the offset (the upgrade path).
+db_sql even "ALTER TABLE idgen.idgen_meta DROP COLUMN tier_increment, DROP COLUMN server_offset, \
+DROP COLUMN region, DROP COLUMN region_bits"
+expect_refusal "old schema" "Unknown column 'tier_increment'.*load schema/"
+db_sql even "$(cat "$ROOT/schema/10-tables.sql" "$ROOT/schema/20-even.sql")"
+[ "$(db_sql even "SELECT CONCAT(tier_increment, '/', server_offset, '/', region, '/', region_bits) FROM idgen.idgen_meta")" = 2/2/0/0 ] ||
+	fail "the schema reload did not add the shape columns"
+
 # Fixed again: it starts and serves.
 idserver_start svc "$SVC_PORT" --lease_extend_ms 500 --reprobe_max_ms 500
 [[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "no ID after fixing the pair"

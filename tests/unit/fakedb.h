@@ -29,7 +29,7 @@ struct fake_reply {
 	unsigned	 nstmts;
 	uint64_t	 insert_id[DB_MAX_STMTS];
 	uint64_t	 affected[DB_MAX_STMTS];
-	const char	*row[16];
+	const char	*row[24];
 	unsigned	 nfields;
 };
 
@@ -68,7 +68,7 @@ fake_deliver_cb(evutil_socket_t fd, short what, void *arg)
 	struct fake_conn *f = arg;
 	const struct fake_reply *fr = f->reply;
 	struct db_result r;
-	char *row[16];
+	char *row[24];
 	db_cb cb = f->cb;
 	unsigned i;
 
@@ -201,7 +201,7 @@ static const struct db_ops fake_ops = {
  */
 struct fake_answer {
 	struct fake_reply	reply;
-	char			text[16][32];	/* room for the row's fields */
+	char			text[24][32];	/* room for the row's fields */
 };
 
 typedef void	(*fake_answer_fn)(const char *name, const char *sql, struct fake_answer *a);

@@ -18,7 +18,8 @@ good(const char *parity, const char *offset)
 	struct check_server_info in = {
 		.version = "10.11.19-MariaDB-0+deb12u1", .increment = "2", .offset = offset,
 		.flush_at_commit = "1", .engine = "InnoDB", .layout_version = "1",
-		.block_size = "65536", .parity = parity,
+		.block_size = "65536", .parity = parity, .tier_increment = "2",
+		.server_offset = offset, .region = "0", .region_bits = "0",
 	};
 
 	return in;
@@ -80,6 +81,20 @@ test_server_refusals(void **state)
 	expect_refused(&in, ODD, "block_size");
 	in.block_size = NULL;
 	expect_refused(&in, ODD, "block_size");
+	in = good("odd", "1");
+	in.tier_increment = "8";
+	expect_refused(&in, ODD, "tier_increment is 8");
+	in = good("odd", "1");
+	in.server_offset = "2";
+	expect_refused(&in, ODD, "server_offset is 2 but it is configured as the odd server");
+	in.server_offset = NULL;
+	expect_refused(&in, ODD, "server_offset is NULL");
+	in = good("odd", "1");
+	in.region_bits = "5";
+	expect_refused(&in, ODD, "region_bits is 5");
+	in = good("odd", "1");
+	in.region = "3";
+	expect_refused(&in, ODD, "one region");
 	in = good("odd", "1");
 	in.version = "10.1.48-MariaDB";
 	expect_refused(&in, ODD, "persistent auto-increment");

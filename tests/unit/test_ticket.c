@@ -56,9 +56,9 @@ run(struct rig *r)
 static void
 script_check(const char *counter)
 {
-	struct fake_reply c = { .match = "SELECT @@version", .nfields = 15, .row = {
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 19, .row = {
 	    "10.11.19-MariaDB", "2", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", counter,
-	    "5", "4", "0", "4096", "4096" } };
+	    "5", "4", "0", "4096", "4096", "2", "1", "0", "0" } };
 
 	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
 	fake_expect(&c);
@@ -215,9 +215,9 @@ test_missing_right(void **state)
 {
 	static struct rig r;
 	struct ticket_params tp = { 100, 1000, 30000, 5000 };
-	struct fake_reply c = { .match = "SELECT @@version", .nfields = 15, .row = {
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 19, .row = {
 	    "10.11.19-MariaDB", "2", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "7",
-	    "5", "4", "0", "4096", "4096" } };
+	    "5", "4", "0", "4096", "4096", "2", "1", "0", "0" } };
 	struct db_params p;
 
 	(void)state;

@@ -150,9 +150,13 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	snprintf(a->text[12], 32, "0");
 	snprintf(a->text[13], 32, "%" PRIu64, s->mark_b[sim_role_at(sql, 2)]);
 	snprintf(a->text[14], 32, "%" PRIu64, s->mark_b[sim_role_at(sql, 3)]);
-	for (k = 0; k < 15; k++)
+	snprintf(a->text[15], 32, "2");
+	snprintf(a->text[16], 32, "%d", i == 0 ? 1 : 2);
+	snprintf(a->text[17], 32, "0");
+	snprintf(a->text[18], 32, "0");
+	for (k = 0; k < 19; k++)
 		a->reply.row[k] = a->text[k];
-	a->reply.nfields = 15;
+	a->reply.nfields = 19;
 }
 
 /* One ticket transaction, as MariaDB runs ticket.c's TICKET_TX_SQL. */
