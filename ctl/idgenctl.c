@@ -268,21 +268,25 @@ ctl_read(struct ctl *c, struct ctl_server *s)
 	}
 }
 
-/* The highest mark known for server r anywhere in the tier, in tickets of B = b. */
+/*
+ * The highest mark known for server r anywhere in the tier, in tickets of B = b;
+ * where names the server holding it (r itself on a tie).
+ */
 static uint64_t
 ctl_known_mark(const struct ctl *c, unsigned r, uint64_t b, unsigned *where)
 {
 	uint64_t best = 0;
 
 	*where = r;
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned k = 0; k < SERVER_COUNT; k++) {
+		unsigned i = (r + k) % SERVER_COUNT;	/* its own row first */
 		const struct ctl_server *s = &c->srv[i];
 		uint64_t t;
 
 		if (!s->up || !s->has_mark[r])
 			continue;
 		t = state_mark_ticket(&s->mark[r], b);
-		if (t > best) {
+		if (t > best || (k == 0 && t == best)) {
 			best = t;
 			*where = i;
 		}
@@ -435,10 +439,20 @@ ctl_check_leases(struct ctl *c)
 			const struct ctl_lease *l = &s->lease[k];
 			unsigned owner = 0;
 
-			if (server_owns(i, l->worker))
+			if (server_owns_worker(i, l->worker))
 				continue;
+			if (server_region_of(l->worker) != server_region()) {
+				ctl_violation(c, "%s: idgen_leases has worker %u, which belongs to "
+				    "region %u (this is region %u, region_bits %u): two authorities "
+				    "for one number; repair: once no idserver holds it (window_end %"
+				    PRIu64 " is past), DELETE FROM %s.idgen_leases WHERE worker = %u "
+				    "on the %s server", server_name(i), l->worker,
+				    server_region_of(l->worker), server_region(), server_region_bits(),
+				    l->window_end, c->cfg.db_name, l->worker, server_name(i));
+				continue;
+			}
 			for (unsigned j = 0; j < SERVER_COUNT; j++)
-				if (server_owns(j, l->worker))
+				if (server_owns_worker(j, l->worker))
 					owner = j;
 			ctl_violation(c, "%s: idgen_leases has worker %u, which belongs to the %s "
 			    "server: two authorities for one number; repair: once no idserver "

@@ -1,4 +1,5 @@
--- The even server owns the even worker numbers 0, 2, ..., 1022.
+-- The even server owns the even worker numbers 0, 2, ..., 1022 of its region
+-- (all of them in a tier of one region: region_bits = 0).
 INSERT IGNORE INTO idgen.idgen_leases (worker)
 WITH RECURSIVE w (n) AS (SELECT 0 UNION ALL SELECT n + 2 FROM w WHERE n < 1022)
-SELECT n FROM w;
+SELECT n FROM w, idgen.idgen_meta m WHERE m.one = 1 AND n >> (10 - m.region_bits) = m.region;

@@ -7,10 +7,20 @@
 #   dbpair.sh sql DIR odd|even SQL        run SQL as root on one server
 #
 # Data, logs and the generated service password live under DIR (make run: var/).
+# A pair of region R of a larger tier: DBPAIR_INCREMENT=M DBPAIR_REGION=R
+# DBPAIR_REGION_BITS=N (offsets 2R+1 and 2R+2; schema/30-shape.sql.in).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 schema="$here/schema"
+M=${DBPAIR_INCREMENT:-2}
+REGION=${DBPAIR_REGION:-0}
+REGION_BITS=${DBPAIR_REGION_BITS:-0}
+for v in M REGION REGION_BITS; do
+	[[ ${!v} =~ ^[0-9]+$ ]] || { echo "dbpair: $v must be a number" >&2; exit 1; }
+done
+# offset_of odd|even: the role's auto_increment_offset in our region.
+offset_of() { if [ "$1" = odd ]; then echo $((2 * REGION + 1)); else echo $((2 * REGION + 2)); fi; }
 
 die() { echo "dbpair: $*" >&2; exit 1; }
 
@@ -73,6 +83,11 @@ innodb_use_native_aio = 0
 max_connections = 200
 !include $schema/$role.cnf
 CNF
+	# A region's pair in a larger tier: its increment and offsets win over the include.
+	if [ "$M" != 2 ] || [ "$REGION" != 0 ]; then
+		printf '[mariadbd]\nauto_increment_increment = %s\nauto_increment_offset = %s\n' \
+			"$M" "$(offset_of "$role")" >>"$d/my.cnf"
+	fi
 	if [ ! -d "$d/data" ]; then
 		cp -a "${DBPAIR_TEMPLATE:-$dir}/.template" "$d/data"
 		rm -f "$d/data/.done"
@@ -100,8 +115,13 @@ start() {
 load_schema() {
 	local dir=$1 role=$2 pw
 	pw=$(cat "$dir/db_password")
-	cat "$schema/10-tables.sql" "$schema/20-$role.sql" "$schema/40-leases.sql" \
-		"$schema/50-$role-workers.sql" | sql "$dir" "$role"
+	{
+		cat "$schema/10-tables.sql" "$schema/20-$role.sql"
+		sed -e "s/@TIER_INCREMENT@/$M/" -e "s/@SERVER_OFFSET@/$(offset_of "$role")/" \
+			-e "s/@REGION@/$REGION/" -e "s/@REGION_BITS@/$REGION_BITS/" \
+			"$schema/30-shape.sql.in"
+		cat "$schema/40-leases.sql" "$schema/50-$role-workers.sql"
+	} | sql "$dir" "$role"
 	sed "s/@IDGEN_DB_PASSWORD@/$pw/" "$schema/60-grant.sql.in" | sql "$dir" "$role"
 }
 

@@ -53,9 +53,9 @@ const struct check_right check_rights[] = {
 const size_t check_rights_count = sizeof(check_rights) / sizeof(check_rights[0]);
 
 /*
- * The tier's shape in the meta row (docs/design.md section 12): this build
- * serves the pair in one region, so M is 2, the offset that of the role, and
- * no worker bits go to regions.
+ * The tier's shape in the meta row agrees with the settings (docs/design.md
+ * section 12): M, the offset of the role in our region, the region and the
+ * worker bits given to regions.
  */
 static bool
 check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
@@ -63,10 +63,9 @@ check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
 {
 	uint64_t v, bits;
 
-	if (!check_uint(in->tier_increment, &v) || v != SERVER_INCREMENT) {
-		snprintf(why, whylen, "idgen_meta.tier_increment is %s, this build serves a tier "
-		    "of %u servers (the pair)", in->tier_increment ? in->tier_increment : "NULL",
-		    SERVER_INCREMENT);
+	if (!check_uint(in->tier_increment, &v) || v != server_increment()) {
+		snprintf(why, whylen, "idgen_meta.tier_increment is %s but tier_increment is set "
+		    "to %u", in->tier_increment ? in->tier_increment : "NULL", server_increment());
 		return false;
 	}
 	if (!check_uint(in->server_offset, &v) || v != server_offset(server)) {
@@ -76,11 +75,12 @@ check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
 		    server_offset(server), server_name(server));
 		return false;
 	}
-	if (!check_uint(in->region_bits, &bits) || !check_uint(in->region, &v) || bits != 0 ||
-	    v != 0) {
-		snprintf(why, whylen, "idgen_meta.region_bits is %s and region %s: this build "
-		    "serves one region (both 0)", in->region_bits ? in->region_bits : "NULL",
-		    in->region ? in->region : "NULL");
+	if (!check_uint(in->region_bits, &bits) || !check_uint(in->region, &v) ||
+	    bits != server_region_bits() || v != server_region()) {
+		snprintf(why, whylen, "idgen_meta.region is %s with region_bits %s, but this "
+		    "idserver is set to region %u with region_bits %u", in->region ? in->region :
+		    "NULL", in->region_bits ? in->region_bits : "NULL", server_region(),
+		    server_region_bits());
 		return false;
 	}
 	return true;
@@ -100,9 +100,9 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    in->version ? in->version : "?");
 		return false;
 	}
-	if (!check_uint(in->increment, &v) || v != SERVER_INCREMENT) {
+	if (!check_uint(in->increment, &v) || v != server_increment()) {
 		snprintf(why, whylen, "auto_increment_increment is %s, must be %u",
-		    in->increment ? in->increment : "NULL", SERVER_INCREMENT);
+		    in->increment ? in->increment : "NULL", server_increment());
 		return false;
 	}
 	if (!check_uint(in->offset, &v) || v != server_offset(server)) {
@@ -166,7 +166,7 @@ check_regressed_msg(char *buf, size_t len, const char *name, const char *db, uin
 enum check_ticket
 check_ticket(uint64_t ticket, uint64_t mark, unsigned server, uint64_t block_size)
 {
-	if (!server_owns(server, ticket))
+	if (!server_owns_ticket(server, ticket))
 		return CHECK_TICKET_PARITY;
 	if (!check_counter(ticket, mark))
 		return CHECK_TICKET_REGRESSED;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server.h"
+
 enum config_type {
 	CONFIG_STR,
 	CONFIG_UINT,
@@ -70,6 +72,15 @@ static const struct config_key config_keys[] = {
 	{ "odd_port", U(odd_port), "3307", 1, 65535, "port of the odd ticket server" },
 	{ "even_host", S(even_host), "127.0.0.1", 0, 0, "IP address of the even ticket server" },
 	{ "even_port", U(even_port), "3308", 1, 65535, "port of the even ticket server" },
+	{ "tier_increment", U(tier_increment), "2", 2, 64,
+	    "auto_increment_increment of every ticket server (the tier's M): region r's "
+	    "pair has offsets 2r+1 and 2r+2; checked against every meta row" },
+	{ "region", U(region), "0", 0, 31,
+	    "this idserver's region: the odd/even pair it uses, and the worker numbers it "
+	    "leases" },
+	{ "region_bits", U(region_bits), "0", 0, 5,
+	    "top worker bits that name the region (0: one region of 1024 workers; 5: 32 "
+	    "regions of 32); checked against every meta row" },
 	{ "db_user", S(db_user), "idgen", 0, 0, "database user on both servers" },
 	{ "db_name", S(db_name), "idgen", 0, 0, "database holding the ticket, meta and lease tables" },
 	{ "db_password_file", S(db_password_file), "", 0, 0,
@@ -252,6 +263,17 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	    !config_check_host("odd_host", cfg->odd_host, ticket_why, err, errlen) ||
 	    !config_check_host("even_host", cfg->even_host, ticket_why, err, errlen))
 		return false;
+	if (cfg->region >= (1u << cfg->region_bits)) {
+		snprintf(err, errlen, "region %u does not fit in region_bits %u (at most %u)",
+		    cfg->region, cfg->region_bits, (1u << cfg->region_bits) - 1);
+		return false;
+	}
+	if (2 * cfg->region + 2 > cfg->tier_increment) {
+		snprintf(err, errlen, "region %u's pair has offsets %u and %u: tier_increment "
+		    "(%u) must be at least %u", cfg->region, 2 * cfg->region + 1,
+		    2 * cfg->region + 2, cfg->tier_increment, 2 * cfg->region + 2);
+		return false;
+	}
 	if (cfg->db_user[0] == '\0') {
 		snprintf(err, errlen, "db_user is empty (the MariaDB client would connect "
 		    "as the OS user)");
@@ -417,6 +439,11 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	}
 	if (!config_check(cfg, err, errlen))
 		return false;
+	/* The tier's shape every check and lease claim follows (checked above). */
+	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits)) {
+		snprintf(err, errlen, "tier_increment, region and region_bits do not fit together");
+		return false;
+	}
 	return config_read_password(cfg, err, errlen);
 }
 

@@ -31,6 +31,9 @@ struct config {
 	unsigned	 odd_port;
 	char		*even_host;
 	unsigned	 even_port;
+	unsigned	 tier_increment;	/* M: auto_increment_increment */
+	unsigned	 region;
+	unsigned	 region_bits;
 	char		*db_user;
 	char		*db_name;
 	char		*db_password_file;

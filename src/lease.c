@@ -566,6 +566,7 @@ static void
 lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct lease *l = arg;
+	unsigned lo, hi;
 
 	if (r->err != 0) {
 		lease_claim_failed(l, r->msg, true);
@@ -576,10 +577,11 @@ lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		    "IDs can be minted", false);
 		return;
 	}
-	/* Only a row whose window ended before our now: disjoint ID time. */
+	/* Only a row whose window ended before our now (disjoint ID time), in our region. */
+	server_worker_range(&lo, &hi);
 	if (!lease_send(l, db, lease_claim_picked_cb, "SELECT worker FROM idgen_leases "
-	    "WHERE window_end < %" PRIu64 " ORDER BY window_end, worker LIMIT 1 "
-	    "FOR UPDATE SKIP LOCKED", l->c_now))
+	    "WHERE window_end < %" PRIu64 " AND worker BETWEEN %u AND %u "
+	    "ORDER BY window_end, worker LIMIT 1 FOR UPDATE SKIP LOCKED", l->c_now, lo, hi))
 		lease_claim_failed(l, "could not start the claim query", true);
 }
 
@@ -605,7 +607,7 @@ lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	l->c_worker = (unsigned)strtoul(row[0], NULL, 10);
-	if (l->c_worker > LAYOUT_WORKER_MAX || !server_owns((unsigned)l->c_server, l->c_worker)) {
+	if (l->c_worker > LAYOUT_WORKER_MAX || !server_owns_worker((unsigned)l->c_server, l->c_worker)) {
 		snprintf(why, sizeof(why), "the %s server's idgen_leases holds worker %u, "
 		    "which it does not own (load schema/50-%s-workers.sql only)", role,
 		    l->c_worker, role);

@@ -252,7 +252,7 @@ state_parse_lease(const char **p, const char *end, struct state_lease *l)
 	if (!server_by_name(name, &l->server))
 		return false;
 	/* Each worker number lives on the server of its residue. */
-	if (!server_owns(l->server, l->worker) ||
+	if (!server_owns_worker(l->server, l->worker) ||
 	    l->window_end < l->window_start || l->reserved > l->window_end)
 		return false;
 	l->held = true;

@@ -32,8 +32,13 @@ alive() {
 log() { printf '[%s] %s\n' "$TEST_NAME" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 
+# A test with more to undo defines on_cleanup (run first, its failures ignored).
+# It must not replace the EXIT trap: under set -e, a trap that re-raises the
+# status with (exit $rc) ends right there, and nothing below ever runs.
 cleanup() {
 	local rc=$? p live=()
+	set +e
+	declare -F on_cleanup >/dev/null && on_cleanup
 	# Only our own processes still alive: a PID killed earlier may be reused, so
 	# its command line must name this tree, this test's directory or the build
 	# directory (BUILD and TEST_VAR may live outside the tree, e.g. under /tmp).

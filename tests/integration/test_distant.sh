@@ -50,10 +50,16 @@ t_even=$(st even_tickets)
 [ "$(st even_tickets)" -gt "$t_even" ] || fail "the even server did not carry the load"
 log "odd partitioned: odd $(st odd_state), even carried on"
 
-# 3. Both partitioned: the fallback serves, nothing fails.
+# 3. Both partitioned: the fallback serves, nothing fails. The buffered ticket IDs
+# come first; how long they last depends on how fast this machine's client runs
+# (3 s was not always enough on a loaded one), so load until the fallback served,
+# at most 15 s.
 kill -USR1 "$PROXY_EVEN"
-[ "$(load 3)" = 0 ] || fail "errors with both partitioned"
-[ "$(st ids_fallback)" -gt 0 ] || fail "no fallback IDs with both partitioned"
+for _ in 1 2 3 4 5; do
+	[ "$(load 3)" = 0 ] || fail "errors with both partitioned"
+	[ "$(st ids_fallback)" = 0 ] || break
+done
+[ "$(st ids_fallback)" -gt 0 ] || fail "no fallback IDs with both partitioned (15 s of load)"
 log "both partitioned: $(st ids_fallback) Snowflake IDs"
 
 # 4. Healed: tickets again, by itself.

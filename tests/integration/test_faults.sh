@@ -100,7 +100,7 @@ resume_dbs() {
 		[ -n "$p" ] && kill -CONT "$p" 2>/dev/null || true
 	done
 }
-trap 'rc=$?; resume_dbs; (exit $rc); cleanup' EXIT
+on_cleanup() { resume_dbs; }
 
 # ---------------------------------------------------------------- helpers
 st() { stat "${PORTS[$1]}" "$2" 2>/dev/null || true; }

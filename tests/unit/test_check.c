@@ -91,10 +91,10 @@ test_server_refusals(void **state)
 	expect_refused(&in, ODD, "server_offset is NULL");
 	in = good("odd", "1");
 	in.region_bits = "5";
-	expect_refused(&in, ODD, "region_bits is 5");
+	expect_refused(&in, ODD, "region is 0 with region_bits 5, but this idserver is set to region 0 with region_bits 0");
 	in = good("odd", "1");
 	in.region = "3";
-	expect_refused(&in, ODD, "one region");
+	expect_refused(&in, ODD, "but this idserver is set to region 0 with region_bits 0");
 	in = good("odd", "1");
 	in.version = "10.1.48-MariaDB";
 	expect_refused(&in, ODD, "persistent auto-increment");
@@ -120,15 +120,54 @@ test_server_identity(void **state)
 	assert_int_equal(server_offset(EVEN), 2);
 	assert_int_equal(server_partner(ODD), EVEN);
 	assert_int_equal(server_partner(EVEN), ODD);
-	/* Every value belongs to exactly one server: its residue. */
+	/* Every value belongs to exactly one server of the pair: its residue. */
 	for (uint64_t v = 0; v < 64; v++) {
 		unsigned owners = 0;
 
 		for (unsigned s = 0; s < SERVER_COUNT; s++)
-			owners += server_owns(s, v);
-		assert_int_equal(owners, 1);
-		assert_true(server_owns(v % 2 ? ODD : EVEN, v));
+			owners += server_owns_ticket(s, v) + server_owns_worker(s, (unsigned)v);
+		assert_int_equal(owners, 2);
+		assert_true(server_owns_ticket(v % 2 ? ODD : EVEN, v));
 	}
+}
+
+/*
+ * Regions of pairs (M = 4, 5 region bits): region 1's pair has offsets 3 and
+ * 4 and the worker numbers 32..63; no ticket or worker number has two owners
+ * across the regions.
+ */
+static void
+test_server_regions(void **state)
+{
+	unsigned lo, hi, owners[1024] = { 0 }, towners[64] = { 0 };
+
+	(void)state;
+	assert_false(server_shape_set(4, 2, 5));	/* region 2's pair needs M >= 6 */
+	assert_false(server_shape_set(8, 2, 1));	/* region 2 needs 2 bits */
+	assert_false(server_shape_set(1, 0, 0));
+	assert_false(server_shape_set(4, 0, 6));
+	for (unsigned r = 0; r < 2; r++) {
+		assert_true(server_shape_set(4, r, 5));
+		assert_int_equal(server_offset(ODD), 2 * r + 1);
+		assert_int_equal(server_offset(EVEN), 2 * r + 2);
+		server_worker_range(&lo, &hi);
+		assert_int_equal(lo, 32 * r);
+		assert_int_equal(hi, 32 * r + 31);
+		for (unsigned w = 0; w < 1024; w++)
+			for (unsigned s = 0; s < SERVER_COUNT; s++)
+				owners[w] += server_owns_worker(s, w);
+		for (uint64_t t = 0; t < 64; t++)
+			for (unsigned s = 0; s < SERVER_COUNT; s++)
+				towners[t] += server_owns_ticket(s, t);
+		assert_true(server_owns_ticket(ODD, 2 * r + 1 + 4 * 7));
+		assert_false(server_owns_ticket(ODD, 2 * r + 3 + 4 * 7));
+		assert_int_equal(server_region_of(32 * r + 5), r);
+	}
+	for (unsigned w = 0; w < 1024; w++)
+		assert_int_equal(owners[w], w < 64 ? 1 : 0);
+	for (unsigned t = 0; t < 64; t++)
+		assert_int_equal(towners[t], 1);
+	assert_true(server_shape_set(2, 0, 0));
 }
 
 static void
@@ -170,6 +209,7 @@ main(void)
 		cmocka_unit_test(test_server_ok),
 		cmocka_unit_test(test_server_refusals),
 		cmocka_unit_test(test_server_identity),
+		cmocka_unit_test(test_server_regions),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_tickets),
 	};

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Two regions, each its own odd/even pair, in one tier (tier_increment 4,
+# region_bits 5: region r's pair has offsets 2r+1 and 2r+2, and the worker
+# numbers 32r..32r+31). Two idservers per region. Every ID is collected:
+#   1. both regions serve tickets of their own residues; leases in their ranges;
+#   2. idgenctl tier check passes in each region;
+#   3. region 1's pair goes down: region 1 serves Snowflake IDs of its own
+#      worker range (DECODE: datacenter 1) while region 0 keeps serving tickets;
+#   4. an idserver of region 1 pointed at region 0's pair is refused;
+#   5. no duplicate anywhere.
+. "$(dirname "$0")/lib.sh"
+
+M=4 BITS=5
+R1_ODD=$((ODD_PORT + 10)) R1_EVEN=$((EVEN_PORT + 10))
+R1=$T_DIR/db1
+on_cleanup() { [ -d "$R1" ] && "$ROOT/scripts/dbpair.sh" down "$R1" >/dev/null 2>&1; }
+DBPAIR_INCREMENT=$M DBPAIR_REGION=0 DBPAIR_REGION_BITS=$BITS pair_up
+mkdir -p "$R1" && cp "$T_DIR/db/db_password" "$R1/db_password"	# one service password
+DBPAIR_INCREMENT=$M DBPAIR_REGION=1 DBPAIR_REGION_BITS=$BITS \
+	"$ROOT/scripts/dbpair.sh" up "$R1" "$R1_ODD" "$R1_EVEN" >/dev/null
+# B = 65536: a few hundred thousand IDs take blocks from both servers of a region.
+for r in odd even; do
+	db_sql "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"
+	"$ROOT/scripts/dbpair.sh" sql "$R1" "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"
+done
+IDS=$T_DIR/ids.txt
+: >"$IDS"
+FLAGS=(--tier_increment $M --region_bits $BITS --lease_extend_ms 500 --reprobe_max_ms 300
+	--refill_wait_ms 50)
+P=("$SVC_PORT" $((SVC_PORT + 1)) $((SVC_PORT + 2)) $((SVC_PORT + 3)))
+idserver_start r0a "${P[0]}" "${FLAGS[@]}" --region 0
+idserver_start r0b "${P[1]}" "${FLAGS[@]}" --region 0
+ODD_PORT=$R1_ODD EVEN_PORT=$R1_EVEN idserver_start r1a "${P[2]}" "${FLAGS[@]}" --region 1
+ODD_PORT=$R1_ODD EVEN_PORT=$R1_EVEN idserver_start r1b "${P[3]}" "${FLAGS[@]}" --region 1
+
+# 1. Leases in each region's range; tickets of each region's residues.
+for k in 0 1 2 3; do
+	wait_for "idserver $k holds a lease" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 ${P[$k]} | awk '\$2==\"lease_state\"{print \$3}')\" = held ]"
+	w=$(stat "${P[$k]}" lease_worker)
+	r=$((k / 2))
+	[ "$w" -ge $((32 * r)) ] && [ "$w" -le $((32 * r + 31)) ] ||
+		fail "idserver $k (region $r) leased worker $w, outside $((32 * r))..$((32 * r + 31))"
+done
+B=$(stat "${P[0]}" block_size)
+for k in 0 1 2 3; do
+	read -r errs _ < <(mint_ids "${P[$k]}" 200 "$T_DIR/ids-$k.txt")
+	[ "$errs" = 0 ] || fail "idserver $k: $errs errors in ticket mode"
+	r=$((k / 2))
+	python3 - "$T_DIR/ids-$k.txt" "$B" "$M" $((2 * r + 1)) $((2 * r + 2)) <<'PY' || fail "idserver $k: a ticket of another region's residue"
+import sys
+path, b, m, o1, o2 = sys.argv[1], *map(int, sys.argv[2:])
+seen = set()
+for line in open(path):
+    first, n = map(int, line.split())
+    assert first + n <= 1 << 53, "a Snowflake ID in ticket mode"
+    for t in range(first // b, (first + n - 1) // b + 1):
+        assert t % m in (o1 % m, o2 % m), "ticket %d" % t
+        seen.add(t % m)
+assert seen == {o1 % m, o2 % m}, "both servers of the region carry load: %s" % seen
+PY
+	cat "$T_DIR/ids-$k.txt" >>"$IDS"
+done
+log "1. four idservers: leases in their regions' ranges, tickets of their own residues"
+
+# 2. idgenctl sees each region's pair clean.
+export IDGEN_DB_PASSWORD
+IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
+"$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --tier_increment $M \
+	--region_bits $BITS --region 0 tier check >"$T_DIR/check0.out" || fail "tier check region 0: $(cat "$T_DIR/check0.out")"
+"$BUILD/idgenctl" --odd_port "$R1_ODD" --even_port "$R1_EVEN" --tier_increment $M \
+	--region_bits $BITS --region 1 tier check >"$T_DIR/check1.out" || fail "tier check region 1: $(cat "$T_DIR/check1.out")"
+rc=0; "$BUILD/idgenctl" --odd_port "$R1_ODD" --even_port "$R1_EVEN" --tier_increment $M \
+	--region_bits $BITS --region 0 tier check >"$T_DIR/check-wrong.out" || rc=$?
+[ $rc = 1 ] && grep -q "^VIOLATION odd: auto_increment_offset is 3, the odd server needs 1" "$T_DIR/check-wrong.out" ||
+	fail "tier check of region 1's pair as region 0 did not object: $(cat "$T_DIR/check-wrong.out")"
+log "2. tier check: each region clean; region 1's pair checked as region 0 is a violation"
+
+# 3. Region 1's pair down: region 1 falls back in its own worker range, region 0 serves tickets.
+for r in odd even; do kill -KILL "$(cat "$R1/$r/mariadbd.pid")"; done
+for k in 2 3; do
+	wait_for "idserver $k sees its tier down" 15 tier_down "${P[$k]}"
+	drain_pool "${P[$k]}"
+	read -r errs top < <(mint_ids "${P[$k]}" 50 "$T_DIR/sf-$k.txt")
+	[ "$errs" = 0 ] || fail "idserver $k: $errs errors in fallback"
+	[ "$top" -ge $((1 << 53)) ] || fail "idserver $k: no Snowflake ID in fallback"
+	first=$(awk '$1 >= 9007199254740992 { print $1; exit }' "$T_DIR/sf-$k.txt")
+	q "${P[$k]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) " ||
+		fail "idserver $k: Snowflake ID $first is not of region 1: $(q "${P[$k]}" "DECODE $first\n")"
+	cat "$T_DIR/sf-$k.txt" >>"$IDS"
+done
+read -r errs top < <(mint_ids "${P[0]}" 200 "$T_DIR/after-0.txt")
+[ "$errs" = 0 ] && [ "$top" -lt $((1 << 53)) ] || fail "region 0 stopped serving tickets (errors $errs, top $top)"
+[ "$(stat "${P[0]}" mode)" = ticket ] || fail "region 0 left ticket mode"
+cat "$T_DIR/after-0.txt" >>"$IDS"
+log "3. region 1's pair down: region 1 mints in workers 32..63, region 0 still serves tickets"
+
+# 4. Region 1's idserver pointed at region 0's pair: refused, it names the offset.
+rc=0
+IDGEN_DB_PASSWORD=$IDGEN_DB_PASSWORD timeout 20 "$IDSERVER" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+	--listen_port $((SVC_PORT + 4)) --state_file "$T_DIR/wrong.state" "${FLAGS[@]}" --region 1 \
+	>"$T_DIR/wrong.log" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "REFUSED: auto_increment_offset is 1, the odd server needs 3" "$T_DIR/wrong.log" ||
+	fail "region 1's idserver on region 0's pair: rc $rc, $(tail -n 3 "$T_DIR/wrong.log")"
+log "4. an idserver of region 1 on region 0's pair is refused"
+
+check_unique "$IDS" >/dev/null
+log "5. $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
+log ok
