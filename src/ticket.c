@@ -362,12 +362,17 @@ ticket_connected(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_failed(s, "check", "could not start the check query");
 }
 
-/* Sends the check query: the marks asked for are its own and its partner's copy. */
+/*
+ * Sends the check query: the marks asked for are its own and its partner's
+ * copy. Checks are numbered as sent, so the tier can tell one sent after a
+ * given moment from one already in flight then (docs/design.md section 6.4).
+ */
 static bool
 ticket_send_check(struct ticket_server *s)
 {
 	const char *partner = server_name(s->partner);
 
+	s->checks_sent++;
 	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, TICKET_CHECK_SQL, s->name,
 	    partner, s->name, partner);
 }
@@ -388,13 +393,16 @@ ticket_recheck_soon(struct ticket_server *s)
 {
 	if (s->state == TICKET_READY)
 		ticket_start_recheck(s);
-	else if (s->state == TICKET_FETCHING)
-		s->recheck_due = true;
+	else if (s->state == TICKET_CONNECTING || s->state == TICKET_FETCHING ||
+	    s->state == TICKET_RECHECKING)
+		s->recheck_due = true;	/* a check in flight may have read too early */
 }
 
+/* Sends a check on the live connection; the periodic timer restarts once it passes. */
 static void
 ticket_start_recheck(struct ticket_server *s)
 {
+	evtimer_del(s->recheck);
 	s->recheck_due = false;
 	s->state = TICKET_RECHECKING;
 	s->seen.recheck = true;
@@ -463,6 +471,8 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		    "adds the column)");
 		return;
 	}
+	/* One query in flight per connection: this answers the last check sent. */
+	s->check_accepted = s->checks_sent;
 	s->block_size = b;
 	if (s->seen.recheck) {
 		ticket_up_done(s);
@@ -549,6 +559,9 @@ ticket_up_done(struct ticket_server *s)
 	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';
 	ticket_schedule(s->recheck, s->p.recheck_ms);
+	/* Asked for while this check was in flight; a fetch the tier started takes it after. */
+	if (s->recheck_due && s->state == TICKET_READY)
+		ticket_start_recheck(s);
 }
 
 /* Starts one ticket transaction. */

@@ -101,7 +101,9 @@ struct ticket_server {
 	struct ticket_params	 p;
 	unsigned		 backoff_ms;
 	bool			 checked_once;	/* log the first check of a connection */
-	bool			 recheck_due;
+	bool			 recheck_due;	/* check again once the query in flight ends */
+	uint64_t		 checks_sent;	/* check queries sent, ever (connect and recheck) */
+	uint64_t		 check_accepted;	/* ... the number of the one seen holds */
 	struct event		*retry;
 	struct event		*recheck;
 	ticket_notify		 notify;
@@ -129,7 +131,11 @@ void		ticket_refuse(struct ticket_server *s, const char *why);
 /* Refuses a server whose counter is not above a high-water mark. */
 void		ticket_regress(struct ticket_server *s, const char *why);
 
-/* Rechecks now, or right after the ticket in flight. */
+/*
+ * Rechecks now, or right after the query in flight (a connect, a ticket, a
+ * check): a check sent later than this call, which the tier can tell by
+ * checks_sent and check_accepted (docs/design.md section 6.4).
+ */
 void		ticket_recheck_soon(struct ticket_server *s);
 
 /* True while the server is checked and connected (idle, fetching, rechecking). */

@@ -358,16 +358,24 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			return false;
 		t->block_size = s->block_size;
 		tier_retarget(t);
-		/* s just read its copy of the partner's mark: the partner may fetch. */
-		t->fresh[s->partner] = true;
+		/*
+		 * s just read its copy of the partner's mark: the partner may fetch,
+		 * if s's check was sent after the partner's connection was checked;
+		 * one already in flight then may have read the copy too early
+		 * (docs/design.md section 6.4).
+		 */
+		if (s->check_accepted > t->fresh_after[s->partner])
+			t->fresh[s->partner] = true;
 		if (!s->seen.recheck) {
 			/*
 			 * A new connection (perhaps to a restored server): use it only once
-			 * the partner's copy of its mark has been read, unless the partner
-			 * cannot be asked (docs/design.md section 6).
+			 * a check of the partner sent from now on has read its copy of the
+			 * mark, unless the partner cannot be asked (docs/design.md section
+			 * 6.4).
 			 */
 			t->fresh[s->index] =
 			    !ticket_up(partner) && partner->state != TICKET_CONNECTING;
+			t->fresh_after[s->index] = partner->checks_sent;
 			ticket_recheck_soon(partner);
 		}
 		break;

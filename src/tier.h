@@ -44,6 +44,9 @@ struct tier {
 	bool			 copy_read[SERVER_COUNT];	/* ... read at least once */
 	bool			 fresh[SERVER_COUNT];	/* the partner's copy was read since
 							 * this connect */
+	uint64_t		 fresh_after[SERVER_COUNT];	/* the partner's checks_sent
+							 * at this connect: only a later
+							 * check makes it fresh */
 	bool			 sf_failed;	/* one log line per failure episode */
 	uint64_t		 b_warned[SERVER_COUNT];	/* a mark's old B, logged once */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */

@@ -5,7 +5,8 @@
  * counter that moved back (at connect and under a running service), a ticket
  * of the wrong parity, prefetch and a BLOCK's demand, the state file's marks
  * written before a block is banked (and no block when it cannot be written),
- * the witness step and the partner-first rule. Every ID handed out is
+ * the witness step and the partner-first rule (with a partner recheck already
+ * in flight when the new connection comes up). Every ID handed out is
  * collected and checked for duplicates. No MariaDB, no sockets.
  *
  * Servers are indexed as the tier's srv[] (src/server.h): 0 is the odd
@@ -43,6 +44,7 @@ struct sim {
 	uint64_t	 mark_b[2];	/* ... and its block_size */
 	unsigned	 txs;		/* ticket transactions answered */
 	unsigned	 witnesses;	/* witness UPDATEs answered */
+	bool		 hold_check;	/* hold the next check's answer (fake_release) */
 };
 
 /* What the servers were asked, in order. */
@@ -208,6 +210,8 @@ sim_answer(const char *name, const char *sql, struct fake_answer *a)
 	} else if (strstr(sql, "SELECT @@version") != NULL) {
 		log_ev(i, 'K', s->counter, 0);
 		sim_check_row(i, sql, a);
+		a->reply.hold = s->hold_check;
+		s->hold_check = false;
 	} else if (strncmp(sql, "EXPLAIN ", 8) == 0) {
 		/* Every right granted. */
 	} else if (strncmp(sql, "START TRANSACTION", 17) == 0) {
@@ -991,6 +995,86 @@ test_partner_first(void **state)
 	rig_free(r);
 }
 
+/* Records every ID of ticket t of B as handed out by another idserver. */
+static void
+others_took(uint64_t t, uint64_t b)
+{
+	uint64_t first = layout_ticket_first(t, b), k;
+
+	if (nids + b > capids) {
+		capids = (nids + b) * 2;
+		ids = realloc(ids, capids * sizeof(*ids));
+		assert_non_null(ids);
+	}
+	for (k = 0; k < b; k++)
+		ids[nids++] = first + k;
+}
+
+/*
+ * Partner first, with odd's periodic recheck in flight when even's new
+ * connection comes up. Even is restored from a backup (next ticket 102, its
+ * own mark 100) after other idservers used even tickets up to 200. Odd's
+ * recheck reads its copy of even's mark (100); right after, an idserver that
+ * remembers 200 writes it into odd (its witness); then even is checked and
+ * passes against what this idserver knows (100). Odd's answer, read before
+ * even's check, arrives after it: it must not let even serve. Only a check of
+ * odd sent after even's check counts, and that one reads 200, so even's first
+ * ticket (102) is refused and none of its IDs is handed out again.
+ */
+static void
+test_partner_first_stale_recheck(void **state)
+{
+	struct rig *r = rig_new(false);
+	uint64_t t;
+
+	(void)state;
+	sim[1].up = false;
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[0].state, TICKET_READY);
+	take_many(r, 4 * B4K, 1024);
+	assert_true(blocks_of(1, 0) == nblocks);
+
+	/* Other idservers used even tickets up to 200; even is restored from before that. */
+	sim_set(1, B4K, 102);
+	sim[1].mark[1] = 100;
+	sim[1].up = false;
+	sim[0].mark[1] = 100;
+
+	/* Odd's recheck reads 100 and its answer is held; then 200 is witnessed into odd. */
+	sim[0].hold_check = true;
+	ticket_recheck_soon(&r->t.srv[0]);
+	assert_int_equal(r->t.srv[0].state, TICKET_RECHECKING);
+	sim[0].mark[1] = 200;
+
+	/* Even comes back and passes its checks while odd's answer is on its way. */
+	sim[1].up = true;
+	run_until_ready(r, 1);
+	assert_int_equal(r->t.srv[0].state, TICKET_RECHECKING);
+	assert_true(sim[1].txs == 0);
+
+	/*
+	 * The pool emptied, so the tier fetches the moment a server may serve; then
+	 * the stale answer arrives, and IDs are taken from whichever server may.
+	 */
+	assert_true(take(r, (unsigned)pool_available(&r->t.pool)));
+	assert_true(r->t.srv[1].state == TICKET_READY && sim[1].txs == 0);
+	fake_release(r->t.srv[0].db);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	for (t = 2; t <= 200; t += 2)
+		if (handed_out(t, B4K))
+			fail_msg("even ticket %" PRIu64 " handed out again: even served on odd's "
+			    "copy of its mark read before even's check", t);
+	assert_true(sim[1].txs >= 1);
+	assert_int_equal(r->t.srv[1].state, TICKET_REGRESSED);
+	assert_non_null(strstr(r->t.srv[1].last_error, "counter regressed"));
+	/* What the other idservers handed out: rig_free finds any ID handed out twice. */
+	for (t = 2; t <= 200; t += 2)
+		others_took(t, B4K);
+	rig_free(r);
+}
+
 int
 main(void)
 {
@@ -1010,6 +1094,7 @@ main(void)
 		cmocka_unit_test(test_state_file_unwritable),
 		cmocka_unit_test(test_witness_before_serving),
 		cmocka_unit_test(test_partner_first),
+		cmocka_unit_test(test_partner_first_stale_recheck),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
