@@ -59,7 +59,7 @@ LIBIDGEN_SO  := $(BUILD)/libidgen.so.1.0.0
 LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen_load
 LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib
 
-.PHONY: all deps run db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
+.PHONY: all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak
 all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN)
 
@@ -154,6 +154,10 @@ db-down:
 
 run: deps all db-up
 	$(BUILD)/idserver --config idserver.conf
+
+# Two regions on loopback, each its own pair (docs/design.md section 12).
+run-regions: deps all
+	BUILD=$(BUILD) scripts/run-regions.sh
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
