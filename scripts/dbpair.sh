@@ -95,17 +95,20 @@ CNF
 }
 
 start() {
-	local dir=$1 role=$2 d="$1/$2" i
+	local dir=$1 role=$2 d="$1/$2" i pid
 	running "$dir" "$role" && return 0
 	rm -f "$d/mariadbd.pid"
-	# setsid: the server outlives the make or test process that started it.
+	# setsid: the server outlives the make or test process that started it (setsid
+	# execs it in place: $! is the server). Whether it still runs is judged by that
+	# PID: its pid file can take seconds to appear on a loaded machine.
 	setsid mariadbd --defaults-file="$d/my.cnf" --user=root </dev/null >>"$d/error.log" 2>&1 &
+	pid=$!
 	for i in $(seq 1 300); do
 		# Ours answering, not some other server already on the port.
 		if running "$dir" "$role" && [ "$(sql "$dir" "$role" -e 'SELECT @@datadir' 2>/dev/null)" = "$d/data/" ]; then
 			return 0
 		fi
-		running "$dir" "$role" || [ "$i" -lt 20 ] || die "$role server exited; see $d/error.log"
+		alive "$pid" || die "$role server exited; see $d/error.log"
 		sleep 0.1
 	done
 	die "$role server did not answer on port $(port_of "$dir" "$role") within 30 s; see $d/error.log"
