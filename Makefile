@@ -8,7 +8,7 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
 	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-	    python3-grpcio python3-grpc-tools clang nftables systemd
+	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
