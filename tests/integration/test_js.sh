@@ -8,6 +8,7 @@
 # never twice, and the HTTP bodies carry numeric IDs only below 2^53. The unsafe
 # defaults (ioredis without stringNumbers, longs: Number) are run too: exact in
 # ticket mode, repeated IDs in fallback, which is why the README avoids them.
+# The idgen command's --json output follows the HTTP rule in both modes.
 . "$(dirname "$0")/lib.sh"
 
 JS=$ROOT/tests/js
@@ -36,15 +37,40 @@ js() {
 	while read -r line; do log "$line"; done <"$T_DIR/js-$1.out"
 }
 
+# cli_json MODE: `idgen --json` follows the same rule (its IDs join the rest).
+cli_json() {
+	local id ids block
+	id=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json id) || fail "idgen --json id"
+	ids=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json ids 3) || fail "idgen --json ids"
+	block=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json block 5) || fail "idgen --json block"
+	python3 - "$1" "$id" "$ids" "$block" "$IDS" <<'PY' || fail "$1: idgen --json: $id $ids $block"
+import json, sys
+mode, out = sys.argv[1], open(sys.argv[5], "a")
+small = mode == "ticket"
+for text, num, strs, n in ((sys.argv[2], "id", "id_str", 1), (sys.argv[3], "ids", "ids_str", 3),
+                           (sys.argv[4], "first", "first_str", 5)):
+    d = json.loads(text)
+    vals = [int(s) for s in (d[strs] if num == "ids" else [d[strs]])]
+    assert all((v < 2**53) == small for v in vals) and (num in d) == small, text
+    if small:
+        assert d[num] == (vals if num == "ids" else vals[0]), text
+    for v in vals if num != "first" else range(vals[0], vals[0] + n):
+        out.write("%d 1\n" % v)
+PY
+	log "$1: idgen --json id, ids 3, block 5: numeric members $([ "$1" = ticket ] && echo present || echo absent)"
+}
+
 js ticket
+cli_json ticket
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode"
 
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
 wait_for "both servers down" 10 tier_down "$SVC_PORT"
 drain_all "$SVC_PORT"
 js fallback
+cli_json fallback
 [ "$(stat "$SVC_PORT" mode)" = fallback ] || fail "not in fallback mode: $(stat "$SVC_PORT" mode)"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the JavaScript clients"
-[ "$n" -eq $((2 * 3 * ROUNDS * 1001)) ] || fail "$n IDs collected, expected $((2 * 3 * ROUNDS * 1001))"
-log "ok: $n IDs through ioredis, fetch and grpc-js in both modes, exact, no duplicate"
+[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9))) ] || fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9)))"
+log "ok: $n IDs through ioredis, fetch, grpc-js and idgen --json in both modes, exact, no duplicate"
