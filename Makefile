@@ -8,7 +8,7 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
 	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd
+	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
@@ -133,7 +133,8 @@ $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
 $(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
 	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $(SRCS) $(LDFLAGS) -lcmocka
 
-# Installs the Debian packages the build, `make run`, the tests and the bench need.
+# Installs the Debian packages the build, `make run`, the tests and the bench need,
+# npm if no Node install brought it, and test_js's npm packages.
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
@@ -145,6 +146,17 @@ deps:
 	else \
 		echo "deps: missing packages; run: sudo apt-get install -y $$missing"; exit 1; \
 	fi
+	@command -v npm >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; } || \
+		{ echo "deps: npm missing; run: sudo apt-get install -y npm"; exit 1; }
+	@$(MAKE) -s --no-print-directory $(JS_DEPS)
+
+# test_js's Node clients: the exact tree of tests/js/package-lock.json, installed
+# again only when it or package.json changed (the stamp is npm's record of the tree).
+JS_DEPS := tests/js/node_modules/.package-lock.json
+$(JS_DEPS): tests/js/package.json tests/js/package-lock.json
+	cd tests/js && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 db-up: deps
 	scripts/dbpair.sh up var 3307 3308

@@ -23,6 +23,7 @@
 #define CLI_TIMEOUT_MAX_MS	600000
 #define CLI_EXIT_SERVICE	1
 #define CLI_EXIT_USAGE		2
+#define CLI_EXACT_LIMIT		(UINT64_C(1) << 53)	/* first ID a JS number rounds */
 
 struct cli {
 	const char	*servers;
@@ -46,6 +47,7 @@ struct cli_exchange {
 static void	cli_usage(FILE *);
 static int	cli_count(const char *, unsigned, unsigned, unsigned *);
 static idgen_client *cli_open(const struct cli *, unsigned, int *);
+static void	cli_json_num(const char *, uint64_t);
 static int	cli_ids(const struct cli *, const char *, unsigned);
 static int	cli_decode(const struct cli *, int, char **);
 static bool	cli_stats_line(void *, const char *, const char *);
@@ -74,7 +76,7 @@ cli_usage(FILE *f)
 	    "  -s, --server LIST    idservers, host:port[,host:port...] (default "
 	    "$IDGEN_SERVER,\n"
 	    "                       else %s)\n"
-	    "  -j, --json           JSON output (every ID also as a string)\n"
+	    "  -j, --json           JSON output (IDs as strings; numbers below 2^53 only)\n"
 	    "  -t, --timeout MS     how long a command waits for a server (default %d)\n"
 	    "  -b, --block-size B   the pair's ticket block size, for decode (default "
 	    "%" PRIu64 ")\n"
@@ -132,6 +134,17 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 	return c;
 }
 
+/*
+ * "name":N, only when N is exact as a JavaScript number (below 2^53, a ticket
+ * ID): a Snowflake ID is given by its _str member alone, as over HTTP.
+ */
+static void
+cli_json_num(const char *name, uint64_t id)
+{
+	if (id < CLI_EXACT_LIMIT)
+		printf("\"%s\":%" PRIu64 ",", name, id);
+}
+
 /* id, ids N, block N. */
 static int
 cli_ids(const struct cli *cli, const char *cmd, unsigned n)
@@ -156,22 +169,31 @@ cli_ids(const struct cli *cli, const char *cmd, unsigned n)
 	}
 	idgen_close(c);
 	if (strcmp(cmd, "block") == 0) {
-		if (cli->json)
-			printf("{\"first\":%" PRIu64 ",\"first_str\":\"%" PRIu64 "\","
-			    "\"count\":%u}\n", first, first, n);
-		else
+		if (cli->json) {
+			printf("{");
+			cli_json_num("first", first);
+			printf("\"first_str\":\"%" PRIu64 "\",\"count\":%u}\n", first, n);
+		} else
 			printf("%" PRIu64 " %u\n", first, n);
 	} else if (strcmp(cmd, "id") == 0) {
-		if (cli->json)
-			printf("{\"id\":%" PRIu64 ",\"id_str\":\"%" PRIu64 "\"}\n",
-			    ids[0], ids[0]);
-		else
+		if (cli->json) {
+			printf("{");
+			cli_json_num("id", ids[0]);
+			printf("\"id_str\":\"%" PRIu64 "\"}\n", ids[0]);
+		} else
 			printf("%" PRIu64 "\n", ids[0]);
 	} else if (cli->json) {
-		printf("{\"ids\":[");
-		for (i = 0; i < n; i++)
-			printf("%s%" PRIu64, i ? "," : "", ids[i]);
-		printf("],\"ids_str\":[");
+		/* ids only when every ID is exact as a JavaScript number. */
+		for (i = 0; i < n && ids[i] < CLI_EXACT_LIMIT; i++)
+			;
+		printf("{");
+		if (i == n) {
+			printf("\"ids\":[");
+			for (i = 0; i < n; i++)
+				printf("%s%" PRIu64, i ? "," : "", ids[i]);
+			printf("],");
+		}
+		printf("\"ids_str\":[");
 		for (i = 0; i < n; i++)
 			printf("%s\"%" PRIu64 "\"", i ? "," : "", ids[i]);
 		printf("]}\n");
@@ -206,9 +228,9 @@ cli_decode(const struct cli *cli, int argc, char **argv)
 			printf("%" PRIu64 " ticket block=%" PRIu64 " server=%s\n", d.id,
 			    d.ticket, d.odd ? "odd" : "even");
 		else if (cli->json)
-			printf("{\"id\":%" PRIu64 ",\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\","
+			printf("{\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\","
 			    "\"kind\":\"snowflake\",\"time\":\"%s\",\"unix_ms\":%" PRId64 ","
-			    "\"worker\":%u,\"seq\":%u}\n", d.id, d.id, d.b58, d.time,
+			    "\"worker\":%u,\"seq\":%u}\n", d.id, d.b58, d.time,
 			    d.unix_ms, d.worker, d.seq);
 		else
 			printf("%" PRIu64 " snowflake time=%s worker=%u seq=%u\n", d.id,

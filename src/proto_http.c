@@ -17,6 +17,10 @@
 #include "log.h"
 #include "metrics.h"
 
+/* Every ticket ID has its number; no Snowflake ID has one. */
+_Static_assert(PROTO_HTTP_EXACT_LIMIT == LAYOUT_TICKET_LIMIT,
+    "the exact-number limit is the ticket region's end");
+
 struct proto_http {
 	struct evhttp		*ev;
 	struct core		*core;
@@ -46,14 +50,13 @@ static void	http_send_error(struct evhttp_request *req, enum core_err err,
 		    const char *why);
 static void	http_send_status(struct evhttp_request *req, int status, const char *reason,
 		    const char *code, const char *why);
-static json_t	*http_result(const struct http_call *c, const struct core_result *res);
 static json_t	*http_decode(const struct decode *d);
 static void	http_health(struct proto_http *h, struct evhttp_request *req);
 static void	http_stats(struct proto_http *h, struct evhttp_request *req);
 static void	http_metrics(struct proto_http *h, struct evhttp_request *req);
 static void	http_stat_member(const struct metric_def *def, const char *name, int server,
 		    const struct metric_value *v, void *arg);
-static json_t	*http_id(uint64_t id);
+static void	http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id);
 
 bool
 proto_http_init(struct proto_http **out, struct event_base *base, const struct config *cfg,
@@ -105,53 +108,63 @@ proto_http_free(struct proto_http *h)
 	free(h);
 }
 
-/* {"id": 123, ...} members: the number, and its string (exact in JavaScript). */
-static json_t *
-http_id(uint64_t id)
+/*
+ * An ID as members name (a JSON number, only when exact as a JavaScript number:
+ * below 2^53) and name_str (its decimal string, always). A Snowflake ID has no
+ * numeric member, so no client can read an inexact one.
+ */
+static void
+http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id)
 {
-	return json_integer((json_int_t)id);
+	char num[24];
+
+	snprintf(num, sizeof(num), "%" PRIu64, id);
+	if (id < PROTO_HTTP_EXACT_LIMIT)
+		json_object_set_new(o, name, json_integer((json_int_t)id));
+	json_object_set_new(o, name_str, json_string(num));
 }
 
-/* The reply body of a core result. */
-static json_t *
-http_result(const struct http_call *c, const struct core_result *res)
+/* The body of an ID API page: the numeric members only where exact in JavaScript. */
+json_t *
+proto_http_result(enum proto_http_page page, const struct core_result *res)
 {
-	json_t *o = json_object(), *ids, *strs;
+	json_t *o = json_object(), *ids = NULL, *strs;
 	char num[24];
+	bool exact = true;
 	unsigned i;
 
 	if (o == NULL)
 		return NULL;
-	switch (c->route) {
+	switch (page) {
 	case PROTO_HTTP_ID:
-		snprintf(num, sizeof(num), "%" PRIu64, res->ids[0]);
-		json_object_set_new(o, "id", http_id(res->ids[0]));
-		json_object_set_new(o, "id_str", json_string(num));
+		http_set_id(o, "id", "id_str", res->ids[0]);
 		break;
 	case PROTO_HTTP_IDS:
-		ids = json_array();
+		/* One inexact ID and the whole numeric array is left out. */
+		for (i = 0; i < res->count; i++)
+			exact = exact && res->ids[i] < PROTO_HTTP_EXACT_LIMIT;
+		if (exact)
+			ids = json_array();
 		strs = json_array();
 		for (i = 0; i < res->count; i++) {
 			snprintf(num, sizeof(num), "%" PRIu64, res->ids[i]);
-			json_array_append_new(ids, http_id(res->ids[i]));
+			if (ids != NULL)
+				json_array_append_new(ids, json_integer((json_int_t)res->ids[i]));
 			json_array_append_new(strs, json_string(num));
 		}
-		json_object_set_new(o, "ids", ids);
+		if (ids != NULL)
+			json_object_set_new(o, "ids", ids);
 		json_object_set_new(o, "ids_str", strs);
 		break;
 	case PROTO_HTTP_BLOCK:
-		snprintf(num, sizeof(num), "%" PRIu64, res->first);
-		json_object_set_new(o, "first", http_id(res->first));
-		json_object_set_new(o, "first_str", json_string(num));
+		http_set_id(o, "first", "first_str", res->first);
 		json_object_set_new(o, "count", json_integer(res->count));
 		break;
 	case PROTO_HTTP_DECODE:
 		json_decref(o);
 		return http_decode(&res->dec);
 	case PROTO_HTTP_B58:
-		snprintf(num, sizeof(num), "%" PRIu64, res->dec.id);
-		json_object_set_new(o, "id", http_id(res->dec.id));
-		json_object_set_new(o, "id_str", json_string(num));
+		http_set_id(o, "id", "id_str", res->dec.id);
 		json_object_set_new(o, "b58", json_string(res->dec.b58));
 		break;
 	case PROTO_HTTP_HEALTH:
@@ -167,13 +180,10 @@ static json_t *
 http_decode(const struct decode *d)
 {
 	json_t *o = json_object();
-	char num[24];
 
 	if (o == NULL)
 		return NULL;
-	snprintf(num, sizeof(num), "%" PRIu64, d->id);
-	json_object_set_new(o, "id", http_id(d->id));
-	json_object_set_new(o, "id_str", json_string(num));
+	http_set_id(o, "id", "id_str", d->id);
 	json_object_set_new(o, "b58", json_string(d->b58));
 	if (d->region == LAYOUT_TICKET) {
 		json_object_set_new(o, "source", json_string("ticket"));
@@ -298,7 +308,7 @@ http_run(void *arg)
 	if (res->err != CORE_OK)
 		http_send_error(c->req, res->err, res->why);
 	else
-		http_send_json(c->req, 200, "OK", http_result(c, res));
+		http_send_json(c->req, 200, "OK", proto_http_result(c->route, res));
 	free(res);
 	http_done(c);
 }

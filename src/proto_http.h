@@ -3,7 +3,7 @@
  * adapter over the command core (docs/design.md section 7).
  *
  * The ID API (/v1/id, /v1/ids, /v1/block, /v1/decode/<id>, /v1/b58/<id>; every
- * ID also as a string), /health, /stats (JSON from the metrics table) and
+ * ID as a string, and as a number only below PROTO_HTTP_EXACT_LIMIT), /health, /stats (JSON from the metrics table) and
  * /metrics (Prometheus). Keep-alive, bounded headers and body, a request
  * timeout; a request that must wait is answered later through the core's
  * waiter, never by blocking the loop. Off unless http_port is set.
@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 #include <event2/http.h>
@@ -20,8 +21,16 @@
 #include "config.h"
 #include "core.h"
 
+struct json_t;
 struct metrics_src;
 struct proto_http;
+
+/*
+ * The first ID a JavaScript number (an IEEE-754 double) cannot hold exactly:
+ * 2^53, where the Snowflake region starts. An ID at or above it has no numeric
+ * JSON member, only its _str one (docs/design.md section 7).
+ */
+#define PROTO_HTTP_EXACT_LIMIT	(UINT64_C(1) << 53)
 
 /* The endpoints; the ID API comes first, the rest are answered here. */
 enum proto_http_page {
@@ -60,5 +69,14 @@ void	proto_http_free(struct proto_http *h);
  */
 void	proto_http_route(enum evhttp_cmd_type method, const char *path, const char *query,
 	    struct proto_http_route *r);
+
+/*
+ * The JSON body of a core result for an ID API page (no I/O): id/id_str,
+ * ids/ids_str, first/first_str/count, the decode and b58 fields. A numeric
+ * member only when exact in JavaScript: id, first or decode's id below 2^53;
+ * ids only when every ID in it is. The _str members are always present.
+ * NULL when out of memory; the caller owns the result (json_decref).
+ */
+struct json_t	*proto_http_result(enum proto_http_page page, const struct core_result *res);
 
 #endif

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# JavaScript clients, as the README shows them (tests/js/*_ids.js, quoted
+# there verbatim): ioredis with stringNumbers, fetch reading id_str/ids_str,
+# grpc-js with proto-loader's longs: String, on Node with the packages pinned in
+# tests/js/package-lock.json (`make deps` installs them). In ticket mode, then in
+# fallback (both MariaDB servers killed after the lease is held, the buffered
+# ticket IDs drained), every ID reaches the program as an exact decimal string,
+# never twice, and the HTTP bodies carry numeric IDs only below 2^53. The unsafe
+# defaults (ioredis without stringNumbers, longs: Number) are run too: exact in
+# ticket mode, repeated IDs in fallback, which is why the README avoids them.
+# The idgen command's --json output follows the HTTP rule in both modes.
+. "$(dirname "$0")/lib.sh"
+
+JS=$ROOT/tests/js
+ROUNDS=10
+command -v node >/dev/null || fail "node not found (make deps)"
+[ -d "$JS/node_modules/ioredis" ] && [ -d "$JS/node_modules/@grpc/grpc-js" ] &&
+	[ -d "$JS/node_modules/@grpc/proto-loader" ] || fail "tests/js/node_modules missing: run make deps"
+# The README's JavaScript section quotes each client file whole.
+for f in redis_ids.js http_ids.js grpc_ids.js; do
+	python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
+		"$JS/$f" "$ROOT/README.md" || fail "README.md does not quote tests/js/$f verbatim"
+done
+
+pair_up
+HP=$((SVC_PORT + 1))
+GP=$((SVC_PORT + 2))
+idserver_start svc "$SVC_PORT" --http_port "$HP" --grpc_port "$GP" --lease_extend_ms 1000
+IDS=$T_DIR/ids.txt
+: >"$IDS"
+wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
+
+# js MODE: the clients against the service; their report to the log.
+js() {
+	(cd "$ROOT" && timeout 120 node tests/js/check.js "$1" 127.0.0.1 "$SVC_PORT" "$HP" "$GP" \
+		"$ROUNDS" "$IDS") >"$T_DIR/js-$1.out" 2>&1 || fail "$1: $(tail -n 5 "$T_DIR/js-$1.out")"
+	while read -r line; do log "$line"; done <"$T_DIR/js-$1.out"
+}
+
+# cli_json MODE: `idgen --json` follows the same rule (its IDs join the rest).
+cli_json() {
+	local id ids block
+	id=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json id) || fail "idgen --json id"
+	ids=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json ids 3) || fail "idgen --json ids"
+	block=$(IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json block 5) || fail "idgen --json block"
+	python3 - "$1" "$id" "$ids" "$block" "$IDS" <<'PY' || fail "$1: idgen --json: $id $ids $block"
+import json, sys
+mode, out = sys.argv[1], open(sys.argv[5], "a")
+small = mode == "ticket"
+for text, num, strs, n in ((sys.argv[2], "id", "id_str", 1), (sys.argv[3], "ids", "ids_str", 3),
+                           (sys.argv[4], "first", "first_str", 5)):
+    d = json.loads(text)
+    vals = [int(s) for s in (d[strs] if num == "ids" else [d[strs]])]
+    assert all((v < 2**53) == small for v in vals) and (num in d) == small, text
+    if small:
+        assert d[num] == (vals if num == "ids" else vals[0]), text
+    for v in vals if num != "first" else range(vals[0], vals[0] + n):
+        out.write("%d 1\n" % v)
+PY
+	log "$1: idgen --json id, ids 3, block 5: numeric members $([ "$1" = ticket ] && echo present || echo absent)"
+}
+
+js ticket
+cli_json ticket
+[ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode"
+
+kill -KILL "$(db_pid odd)" "$(db_pid even)"
+wait_for "both servers down" 10 tier_down "$SVC_PORT"
+drain_all "$SVC_PORT"
+js fallback
+cli_json fallback
+[ "$(stat "$SVC_PORT" mode)" = fallback ] || fail "not in fallback mode: $(stat "$SVC_PORT" mode)"
+
+n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the JavaScript clients"
+[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9))) ] || fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9)))"
+log "ok: $n IDs through ioredis, fetch, grpc-js and idgen --json in both modes, exact, no duplicate"
