@@ -23,6 +23,8 @@
 #define PROTO_RESP_ANY		PROTO_RESP_ARGS_MAX	/* no bound but the frame's */
 #define PROTO_RESP_NAME_MAX	128	/* CLIENT SETNAME */
 #define PROTO_RESP_NOQUEUE	0x1	/* runs at once inside MULTI, as Redis's */
+#define PROTO_RESP_REFUSE	0x2	/* only answers an error: refused, never queued */
+#define PROTO_RESP_SUBS		0x4	/* a catch-all: a first argument is an unknown subcommand */
 
 /* A command RESP answers itself: its words, their count, what runs it, its help. */
 struct proto_resp_cmd {
@@ -30,7 +32,7 @@ struct proto_resp_cmd {
 	const char	*sub;		/* the first argument, any case; NULL: any */
 	unsigned	 min_argc;	/* words, the name included */
 	unsigned	 max_argc;
-	unsigned	 flags;		/* PROTO_RESP_NOQUEUE */
+	unsigned	 flags;		/* PROTO_RESP_NOQUEUE, _REFUSE, _SUBS */
 	enum proto_step	(*run)(struct conn *c, const struct proto_resp_frame *f);
 	const char	*group;		/* COMMAND DOCS: Redis's group names */
 	const char	*params;	/* argument names; "[x]" optional, "x..." repeated */
@@ -195,7 +197,7 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	    "connection", "", "This connection, as one CLIENT LIST line" },
 	{ "CLIENT",	"LIST",		2, 2,	0,	proto_resp_client_info,
 	    "connection", "", "This connection only (no other is listed)" },
-	{ "CLIENT",	NULL,		1, PROTO_RESP_ANY, 0, proto_resp_client_other,
+	{ "CLIENT",	NULL,		1, PROTO_RESP_ANY, PROTO_RESP_REFUSE, proto_resp_client_other,
 	    "connection", "", "Connection commands" },
 	{ "COMMAND",	"COUNT",	2, PROTO_RESP_ANY, 0, proto_resp_command_count,
 	    "server", "", "How many commands there are" },
@@ -205,7 +207,7 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	    "server", "[command-name...]", "Commands' arity" },
 	{ "COMMAND",	"LIST",		2, 2,	0,	proto_resp_command_list,
 	    "server", "", "The command names" },
-	{ "COMMAND",	NULL,		1, PROTO_RESP_ANY, 0, proto_resp_command,
+	{ "COMMAND",	NULL,		1, PROTO_RESP_ANY, PROTO_RESP_SUBS, proto_resp_command,
 	    "server", "", "The command table" },
 	{ "CONFIG",	NULL,		1, PROTO_RESP_ANY, 0, proto_resp_config,
 	    "server", "GET parameter", "Only save and appendonly, for redis-benchmark" },
@@ -544,6 +546,13 @@ proto_resp_check(struct conn *c, const struct proto_resp_frame *f,
 			/* The core never sees these: counted here, a malformed one too. */
 			core_count(c->set->core, CORE_OK);
 			proto_resp_arity(c, f, *cmd);
+			return false;
+		}
+		/* An unknown subcommand: its row answers the error now. */
+		if (((*cmd)->flags & PROTO_RESP_REFUSE) ||
+		    (((*cmd)->flags & PROTO_RESP_SUBS) && f->argc > 1)) {
+			core_count(c->set->core, CORE_OK);
+			(void)(*cmd)->run(c, f);
 			return false;
 		}
 		return true;

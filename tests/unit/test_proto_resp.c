@@ -304,6 +304,11 @@ test_multi_errors(void **state)
 	/* WATCH outside, UNWATCH anywhere. */
 	assert_string_equal(talk(r, "WATCH a b\r\nUNWATCH\r\nMULTI\r\nUNWATCH\r\nEXEC\r\n", NULL),
 	    "+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n");
+	/* Unknown subcommands are refused while queuing, as Redis does. */
+	assert_string_equal(talk(r, "MULTI\r\nCLIENT FOO\r\nCOMMAND FOO\r\nEXEC\r\n", NULL),
+	    "+OK\r\n-ERR unknown subcommand or wrong number of arguments for 'client' command\r\n"
+	    "-ERR unknown subcommand 'FOO'. Try COMMAND COUNT, DOCS, INFO or LIST.\r\n"
+	    "-EXECABORT Transaction discarded because of previous errors.\r\n");
 	/* EXEC with arguments is an arity error, which aborts the transaction. */
 	assert_string_equal(talk(r, "MULTI\r\nEXEC x\r\nEXEC\r\n", NULL), "+OK\r\n"
 	    "-ERR wrong number of arguments for 'exec' command\r\n"
