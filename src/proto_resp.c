@@ -820,7 +820,7 @@ proto_resp_client_info(struct conn *c, const struct proto_resp_frame *f)
 {
 	const struct proto_resp_state *st = c->proto_state;
 	char addr[64], laddr[64], line[512];
-	bool multi = st != NULL && st->multi;
+	bool multi = st != NULL && (st->multi || st->executing);	/* Redis's flag x */
 	size_t qbuf = c->in_len - c->in_off;
 	int n;
 

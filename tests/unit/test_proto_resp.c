@@ -390,7 +390,14 @@ test_connection_commands(void **state)
 	assert_non_null(strstr(out, "id=7 addr=? laddr=? fd=-1 name=app-1 age="));
 	assert_non_null(strstr(out, " multi=-1 "));
 	assert_non_null(strstr(out, " cmd=client|info user=default redir=-1 resp=2\n\r\n"));
-	/* Inside MULTI, CLIENT commands are queued like any other. */
+	/* Inside MULTI, CLIENT commands are queued like any other; run, they see it. */
+	assert_string_equal(talk(r, "MULTI\r\nCLIENT ID\r\nCLIENT LIST\r\n", NULL),
+	    "+OK\r\n+QUEUED\r\n+QUEUED\r\n");
+	out = talk(r, "EXEC\r\n", NULL);
+	assert_memory_equal(out, "*2\r\n:7\r\n$", 8);
+	assert_non_null(strstr(out, " flags=x "));
+	assert_non_null(strstr(out, " multi=2 "));
+	assert_non_null(strstr(out, " cmd=client|list "));
 	assert_string_equal(talk(r, "MULTI\r\nID\r\nCLIENT LIST\r\n", NULL),
 	    "+OK\r\n+QUEUED\r\n+QUEUED\r\n");
 	/* RESET leaves MULTI and forgets the name. */
