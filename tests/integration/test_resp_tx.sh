@@ -113,6 +113,23 @@ with r.pipeline() as p:
     res = p.execute()
     keep(res)
 
+# IDs handed out inside EXEC are counted as outside (INFO's ids_ticket); a
+# DISCARDed or aborted transaction takes none. Nothing else runs meanwhile.
+before = int(r.info("stats")["ids_ticket"])
+p = r.pipeline()
+for _ in range(100):
+    p.execute_command("ID")
+p.execute_command("IDS", 1000)
+res = p.execute()
+keep(res[:100])
+keep(res[100])
+c = redis.Redis(host="127.0.0.1", port=port)
+c.execute_command("MULTI")
+c.execute_command("IDS", 1000)
+c.execute_command("DISCARD")
+after = int(r.info("stats")["ids_ticket"])
+assert after - before == 1100, (before, after)
+
 # Redis's own errors, raw.
 c = redis.Redis(host="127.0.0.1", port=port)
 def err(*args):

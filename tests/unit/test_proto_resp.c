@@ -258,8 +258,9 @@ test_multi_exec(void **state)
 	    "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
 	    "*4\r\n:12288\r\n*3\r\n:12289\r\n:12290\r\n:12291\r\n"
 	    "-RANGE n must be 1..1000\r\n+PONG\r\n");
-	/* Counted as outside: MULTI, EXEC and each command once. */
+	/* Counted as outside: MULTI, EXEC and each command once; 4 IDs handed out. */
 	assert_true(r->core.stats.requests - before == 6);
+	assert_true(r->src.stats.ids_ticket == 4);
 	assert_true(r->core.stats.errors[CORE_ERR_RANGE] == 1);
 	/* Out of MULTI again: the next ID is served at once, after the others. */
 	assert_string_equal(talk(r, id, NULL), ":12292\r\n");
@@ -301,6 +302,7 @@ test_multi_errors(void **state)
 	/* DISCARD drops the queue; the IDs were never taken. */
 	snprintf(req, sizeof(req), "%s%s%s%s", multi, id, discard, id);
 	assert_string_equal(talk(r, req, NULL), "+OK\r\n+QUEUED\r\n+OK\r\n:12290\r\n");
+	assert_true(r->src.stats.ids_ticket == 3);
 	/* WATCH outside, UNWATCH anywhere. */
 	assert_string_equal(talk(r, "WATCH a b\r\nUNWATCH\r\nMULTI\r\nUNWATCH\r\nEXEC\r\n", NULL),
 	    "+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n");
