@@ -135,6 +135,11 @@ static const struct config_key config_keys[] = {
 	    "Redis protocol: most arguments in one request (more is a protocol error)" },
 	{ "resp_max_bulk_bytes", U(resp_max_bulk_bytes), "1024", 1, 2048,
 	    "Redis protocol: longest argument in bytes (longer is a protocol error)" },
+	{ "resp_multi_max_commands", U(resp_multi_max_commands), "10000", 1, 1000000,
+	    "Redis protocol: commands queued in one MULTI; more is refused and EXEC aborts" },
+	{ "resp_multi_max_bytes", U(resp_multi_max_bytes), "1048576", 4096, 1073741824,
+	    "Redis protocol: bytes of requests queued in one MULTI; more is refused and "
+	    "EXEC aborts" },
 	{ "trim_interval_ms", U(trim_interval_ms), "1000", 0, 3600000,
 	    "how often freed memory is looked at, to give it back after a flood (0: never)" },
 	{ "trim_free_bytes", U(trim_free_bytes), "4194304", 65536, 1073741824,

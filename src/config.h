@@ -63,6 +63,8 @@ struct config {
 	unsigned	 client_sndbuf_bytes;
 	unsigned	 resp_max_args;
 	unsigned	 resp_max_bulk_bytes;
+	unsigned	 resp_multi_max_commands;
+	unsigned	 resp_multi_max_bytes;
 	unsigned	 trim_interval_ms;
 	unsigned	 trim_free_bytes;
 	unsigned	 drain_timeout_ms;

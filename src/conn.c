@@ -10,6 +10,7 @@
 #include "conn.h"
 
 #include <sys/socket.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
@@ -263,6 +264,8 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 	TAILQ_INSERT_TAIL(&set->all, c, entry);
 	set->stats.open++;
 	set->stats.total++;
+	c->id = set->stats.total;
+	c->born_ms = clk_mono_ms();
 	if (a != NULL) {
 		a->count++;
 		c->peer = a;
@@ -279,6 +282,8 @@ conn_free(struct conn *c)
 	struct conn_set *set = c->set;
 
 	core_waiter_free(&c->waiter);
+	if (c->proto != NULL && c->proto->release != NULL)
+		c->proto->release(c);
 	TAILQ_REMOVE(&set->all, c, entry);
 	if (c->deferred)
 		TAILQ_REMOVE(&set->deferred, c, defer_entry);
@@ -393,6 +398,34 @@ conn_put(struct conn *c, const char *s, size_t n)
 	memcpy(p, s, n);
 	c->out_len += n;
 	c->set->turn_bytes += n;
+}
+
+void
+conn_addr(const struct conn *c, bool local, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN];
+	int r;
+
+	r = local ? getsockname(c->fd, (struct sockaddr *)&ss, &sl) :
+	    getpeername(c->fd, (struct sockaddr *)&ss, &sl);
+	if (r == 0 && ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+
+		if (inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)) != NULL) {
+			snprintf(buf, len, "%s:%u", ip, (unsigned)ntohs(in->sin_port));
+			return;
+		}
+	} else if (r == 0 && ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+
+		if (inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip)) != NULL) {
+			snprintf(buf, len, "[%s]:%u", ip, (unsigned)ntohs(in6->sin6_port));
+			return;
+		}
+	}
+	snprintf(buf, len, "?");
 }
 
 /* Socket readable: take what is there, then process. */

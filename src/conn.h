@@ -36,10 +36,14 @@ enum proto_step {
 	PROTO_CLOSE,		/* close once the replies are flushed */
 };
 
-/* A protocol adapter: takes one request from the input (eof: the peer is done). */
+/*
+ * A protocol adapter: takes one request from the input (eof: the peer is
+ * done); release, when set, frees what it keeps in c->proto_state.
+ */
 struct proto_ops {
 	const char	*name;
 	enum proto_step	(*one)(struct conn *c, bool eof);
+	void		(*release)(struct conn *c);
 };
 
 struct conn_counters {
@@ -87,6 +91,9 @@ struct conn {
 	TAILQ_ENTRY(conn)	 defer_entry;	/* in set->deferred when deferred */
 	struct conn_set		*set;
 	const struct proto_ops	*proto;		/* NULL until the first byte */
+	void			*proto_state;	/* the adapter's, NULL until it needs some */
+	uint64_t		 id;		/* 1, 2, ... in the order accepted (CLIENT ID) */
+	int64_t			 born_ms;	/* accepted at, monotonic clock */
 	evutil_socket_t		 fd;
 	struct event		*rev;
 	struct event		*wev;
@@ -144,5 +151,8 @@ char	*conn_reserve(struct conn *c, size_t n);
 void	conn_commit(struct conn *c, size_t n);
 /* Appends bytes to the output. */
 void	conn_put(struct conn *c, const char *s, size_t n);
+
+/* The peer's address (local: ours) as "ip:port" or "[ip6]:port", "?" if unknown. */
+void	conn_addr(const struct conn *c, bool local, char *buf, size_t len);
 
 #endif

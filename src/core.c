@@ -20,14 +20,17 @@ static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
 };
 
 static const struct core_word core_words[] = {
-	{ "ID",		CORE_CMD_ID,		0 },
-	{ "IDS",	CORE_CMD_IDS,		1 },
-	{ "BLOCK",	CORE_CMD_BLOCK,		1 },
-	{ "DECODE",	CORE_CMD_DECODE,	1 },
-	{ "B58",	CORE_CMD_B58,		1 },
-	{ "STATS",	CORE_CMD_STATS,		0 },
-	{ "PING",	CORE_CMD_PING,		0 },
+	{ "ID",		CORE_CMD_ID,		0, NULL,	"One unique ID" },
+	{ "IDS",	CORE_CMD_IDS,		1, "n",		"n unique IDs (1..1000), ascending" },
+	{ "BLOCK",	CORE_CMD_BLOCK,		1, "n",
+	    "n consecutive unique IDs (1..4096): the first and n" },
+	{ "DECODE",	CORE_CMD_DECODE,	1, "id",
+	    "What an ID is made of (decimal or base58)" },
+	{ "B58",	CORE_CMD_B58,		1, "id",	"An ID in base58, 11 characters" },
+	{ "STATS",	CORE_CMD_STATS,		0, NULL,	"The server's counters" },
+	{ "PING",	CORE_CMD_PING,		0, NULL,	"Answers PONG" },
 };
+#define CORE_NWORDS	(sizeof(core_words) / sizeof(core_words[0]))
 
 static void		core_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void		core_timer_cb(evutil_socket_t fd, short what, void *arg);
@@ -54,11 +57,17 @@ core_lookup(const char *name, size_t len)
 {
 	size_t k;
 
-	for (k = 0; k < sizeof(core_words) / sizeof(core_words[0]); k++)
+	for (k = 0; k < CORE_NWORDS; k++)
 		if (strlen(core_words[k].name) == len &&
 		    strncasecmp(core_words[k].name, name, len) == 0)
 			return &core_words[k];
 	return NULL;
+}
+
+const struct core_word *
+core_word_at(size_t i)
+{
+	return i < CORE_NWORDS ? &core_words[i] : NULL;
 }
 
 bool

@@ -71,10 +71,15 @@ struct core_word {
 	const char	*name;
 	enum core_cmd	 cmd;
 	int		 nargs;		/* 0 or 1 */
+	const char	*param;		/* the argument's name, NULL when none (RESP COMMAND DOCS) */
+	const char	*summary;	/* one line of help */
 };
 
 /* Finds a command by name, any case; NULL when unknown. */
 const struct core_word *core_lookup(const char *name, size_t len);
+
+/* The command word number i, NULL past the last: the table, for RESP COMMAND. */
+const struct core_word *core_word_at(size_t i);
 
 /* What every health view says (HTTP /health, gRPC health, mode in STATS). */
 struct core_health {

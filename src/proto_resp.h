@@ -6,7 +6,9 @@
  * inline commands after the first), replies as integers, arrays, bulk and
  * simple strings; our error codes are the error prefix (-RANGE ...), Redis's
  * own wording for unknown commands, wrong arity and protocol errors. The frame
- * parser (proto_resp_parse) is pure.
+ * parser (proto_resp_parse) is pure. Per connection (c->proto_state, made when
+ * first needed, freed by proto_resp_ops.release): its CLIENT SETNAME and a
+ * MULTI's queue, run by EXEC one command per step of the adapter.
  */
 #ifndef IDGEN_PROTO_RESP_H
 #define IDGEN_PROTO_RESP_H

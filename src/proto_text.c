@@ -35,7 +35,7 @@ static void		proto_text_stat(const struct metric_def *def, const char *name,
 static bool		proto_text_space(char c);
 static enum proto_text_kind proto_text_word(const char *word, size_t len);
 
-const struct proto_ops proto_text_ops = { "text", proto_text_one };
+const struct proto_ops proto_text_ops = { "text", proto_text_one, NULL };
 
 /*
  * The words the text protocol answers itself, before the core's: neither
