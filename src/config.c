@@ -364,6 +364,28 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 }
 
 /* Defaults, then the file named by --config, then the other flags. */
+/* The flags read before the file: --help (*exit_now) and --config FILE. */
+static bool
+config_first_pass(int argc, char **argv, const char **file, bool *exit_now, char *err,
+    size_t errlen)
+{
+	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+			*exit_now = true;
+			return true;
+		}
+		if (strcmp(argv[a], "--config") == 0 || strcmp(argv[a], "-c") == 0) {
+			if (a + 1 >= argc) {
+				snprintf(err, errlen, "%s needs a file name", argv[a]);
+				return false;
+			}
+			*file = argv[++a];
+		} else if (strncmp(argv[a], "--config=", 9) == 0)
+			*file = argv[a] + 9;
+	}
+	return true;
+}
+
 bool
 config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err,
     size_t errlen)
@@ -378,20 +400,11 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	for (i = 0; i < CONFIG_NKEYS; i++)
 		if (!config_set(cfg, config_keys[i].name, config_keys[i].def, err, errlen))
 			return false;
-	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
-			config_usage(argv[0]);
-			*exit_now = true;
-			return true;
-		}
-		if (strcmp(argv[a], "--config") == 0 || strcmp(argv[a], "-c") == 0) {
-			if (a + 1 >= argc) {
-				snprintf(err, errlen, "%s needs a file name", argv[a]);
-				return false;
-			}
-			file = argv[++a];
-		} else if (strncmp(argv[a], "--config=", 9) == 0)
-			file = argv[a] + 9;
+	if (!config_first_pass(argc, argv, &file, exit_now, err, errlen))
+		return false;
+	if (*exit_now) {
+		config_usage(argv[0]);
+		return true;
 	}
 	if (file != NULL) {
 		line = ini_parse(file, config_ini_cb, &ctx);
