@@ -31,6 +31,32 @@ decode_id(uint64_t id, uint64_t block_size, struct decode *d)
 	return d->region;
 }
 
+void
+decode_regions(struct decode *d, unsigned increment, unsigned region_bits)
+{
+	unsigned width = LAYOUT_WORKER_BITS - region_bits, offset;
+
+	if (region_bits == 0 || region_bits >= LAYOUT_WORKER_BITS || increment < 2)
+		return;
+	switch (d->region) {
+	case LAYOUT_TICKET:
+		if (d->server == NULL)
+			return;		/* B unknown: no ticket */
+		offset = (unsigned)(d->ticket % increment);
+		d->area = ((offset == 0 ? increment : offset) - 1) / 2;
+		d->regions = true;
+		break;
+	case LAYOUT_SNOWFLAKE:
+		d->area = d->worker >> width;
+		d->datacenter_id = d->area;
+		d->worker_id = d->worker & ((1u << width) - 1);
+		d->regions = true;
+		break;
+	case LAYOUT_INVALID:
+		break;
+	}
+}
+
 /* ts, worker and seq, the time as Unix ms and ISO text, the 5/5 split. */
 void
 decode_snowflake(uint64_t id, struct decode *d)

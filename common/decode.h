@@ -29,6 +29,8 @@ struct decode {
 	unsigned		 datacenter_id;	/* worker's split (layout_datacenter_of) */
 	unsigned		 worker_id;
 	unsigned		 seq;
+	bool			 regions;	/* the tier has regions: area is set */
+	unsigned		 area;		/* the ID's region (decode_regions) */
 };
 
 /*
@@ -41,5 +43,15 @@ enum layout_region	decode_id(uint64_t id, uint64_t block_size, struct decode *d)
 
 /* Fills only the Snowflake fields of d from a Snowflake-region ID. */
 void			decode_snowflake(uint64_t id, struct decode *d);
+
+/*
+ * Applies the tier's shape (docs/design.md section 12) to a decoded ID. With
+ * region_bits > 0 it sets regions and area: a ticket's region is that of its
+ * server (offset o = t mod M, region (o - 1) / 2), a Snowflake ID's that of its
+ * worker (its top region_bits bits), and datacenter_id/worker_id become the
+ * region and the worker within it. With 0 bits (one region) nothing changes:
+ * datacenter_id/worker_id stay the layout's 5/5 split.
+ */
+void			decode_regions(struct decode *d, unsigned increment, unsigned region_bits);
 
 #endif

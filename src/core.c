@@ -307,7 +307,9 @@ core_decode(struct core *c, const struct core_req *req, struct core_result *res,
 		res->from_b58 = true;
 	} else if ((e = core_number(req, &id, why)) != CORE_OK)
 		return e;
-	switch (decode_id(id, b, &res->dec)) {
+	if (decode_id(id, b, &res->dec) != LAYOUT_INVALID)
+		decode_regions(&res->dec, server_increment(), server_region_bits());
+	switch (res->dec.region) {
 	case LAYOUT_INVALID:
 		*why = "an ID is 1..9223372036854775807";
 		return CORE_ERR_RANGE;

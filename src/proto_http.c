@@ -198,6 +198,8 @@ http_decode(const struct decode *d)
 		json_object_set_new(o, "worker_id", json_integer(d->worker_id));
 		json_object_set_new(o, "seq", json_integer(d->seq));
 	}
+	if (d->regions)
+		json_object_set_new(o, "region", json_integer(d->area));
 	return o;
 }
 

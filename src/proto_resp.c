@@ -1433,7 +1433,7 @@ static void
 proto_resp_decode(struct conn *c, const struct decode *d)
 {
 	char num[8][24];
-	const char *kv[20];
+	const char *kv[24];
 	unsigned n = 0, i;
 
 #define KV(k, v)	do { kv[n++] = (k); kv[n++] = (v); } while (0)
@@ -1456,6 +1456,10 @@ proto_resp_decode(struct conn *c, const struct decode *d)
 		KV("datacenter_id", num[3]);
 		KV("worker_id", num[4]);
 		KV("seq", num[5]);
+	}
+	if (d->regions) {
+		snprintf(num[6], sizeof(num[6]), "%u", d->area);
+		KV("region", num[6]);
 	}
 	KV("id", num[0]);
 	KV("b58", d->b58);

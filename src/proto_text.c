@@ -266,6 +266,9 @@ proto_text_reply(struct conn *c, const struct core_req *req, const struct core_r
 		else
 			n = snprintf(line, sizeof(line), "snowflake time=%s worker=%u seq=%u",
 			    d->iso, d->worker, d->seq);
+		/* A tier of regions names the ID's region (docs/design.md section 12). */
+		if (d->regions)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " region=%u", d->area);
 		/* Given the base58 form, the reply names the number too. */
 		if (res->from_b58)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " id=%" PRIu64, d->id);

@@ -59,8 +59,14 @@ for line in open(path):
 assert seen == {o1 % m, o2 % m}, "both servers of the region carry load: %s" % seen
 PY
 	cat "$T_DIR/ids-$k.txt" >>"$IDS"
+	# DECODE names the ticket's region, from any idserver of the tier.
+	first=$(awk 'NR == 1 { print $1 }' "$T_DIR/ids-$k.txt")
+	for p in "${P[0]}" "${P[2]}"; do
+		q "$p" "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=$r\$" ||
+			fail "DECODE $first on port $p: '$(q "$p" "DECODE $first\n")', want region=$r"
+	done
 done
-log "1. four idservers: leases in their regions' ranges, tickets of their own residues"
+log "1. four idservers: leases in their regions' ranges, tickets of their own residues, DECODE names the region"
 
 # 2. idgenctl sees each region's pair clean.
 export IDGEN_DB_PASSWORD
@@ -84,8 +90,11 @@ for k in 2 3; do
 	[ "$errs" = 0 ] || fail "idserver $k: $errs errors in fallback"
 	[ "$top" -ge $((1 << 53)) ] || fail "idserver $k: no Snowflake ID in fallback"
 	first=$(awk '$1 >= 9007199254740992 { print $1; exit }' "$T_DIR/sf-$k.txt")
-	q "${P[$k]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) " ||
+	q "${P[$k]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) seq=[0-9]+ region=1\$" ||
 		fail "idserver $k: Snowflake ID $first is not of region 1: $(q "${P[$k]}" "DECODE $first\n")"
+	# RESP's DECODE: datacenter_id is the region, worker_id the worker within it.
+	redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ' | grep -qE "datacenter_id 1 worker_id [0-9]+ seq [0-9]+ region 1 " ||
+		fail "RESP DECODE $first: $(redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ')"
 	cat "$T_DIR/sf-$k.txt" >>"$IDS"
 done
 read -r errs top < <(mint_ids "${P[0]}" 200 "$T_DIR/after-0.txt")

@@ -67,6 +67,38 @@ test_snowflake(void **state)
 	assert_true(d.region == LAYOUT_INVALID && d.b58[0] == '\0');	/* only its fields */
 }
 
+/*
+ * The tier's shape: one region changes nothing (the 5/5 split stays); with
+ * regions a ticket names its server's region (M = 4: offsets 3 and 4 are
+ * region 1) and a Snowflake ID its worker's, as datacenter_id too.
+ */
+static void
+test_regions(void **state)
+{
+	struct decode d;
+	uint64_t sf = layout_snowflake_compose(UINT64_C(28000000000), 37, 5);
+
+	(void)state;
+	assert_int_equal(decode_id(sf, B, &d), LAYOUT_SNOWFLAKE);
+	decode_regions(&d, 2, 0);
+	assert_true(!d.regions && d.datacenter_id == 1 && d.worker_id == 5);
+	decode_regions(&d, 4, 5);
+	assert_true(d.regions && d.area == 1 && d.datacenter_id == 1 && d.worker_id == 5);
+	assert_int_equal(decode_id(sf, B, &d), LAYOUT_SNOWFLAKE);
+	decode_regions(&d, 4, 3);	/* 3 bits: worker 37 = region 0, worker 37 of 128 */
+	assert_true(d.regions && d.area == 0 && d.datacenter_id == 0 && d.worker_id == 37);
+	for (uint64_t t = 1; t <= 8; t++) {
+		assert_int_equal(decode_id(t * B + 7, B, &d), LAYOUT_TICKET);
+		decode_regions(&d, 4, 5);
+		assert_true(d.regions && d.ticket == t);
+		assert_int_equal(d.area, (t % 4 == 1 || t % 4 == 2) ? 0 : 1);
+		assert_string_equal(d.server, t % 2 ? "odd" : "even");
+	}
+	assert_int_equal(decode_id(5 * B, 0, &d), LAYOUT_TICKET);	/* B unknown */
+	decode_regions(&d, 4, 5);
+	assert_false(d.regions);
+}
+
 /* 0 and the sign bit: no fields, but the id and its base58 form. */
 static void
 test_invalid(void **state)
@@ -87,6 +119,7 @@ main(void)
 		cmocka_unit_test(test_ticket),
 		cmocka_unit_test(test_ticket_no_block_size),
 		cmocka_unit_test(test_snowflake),
+		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_invalid),
 	};
 
