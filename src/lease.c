@@ -923,6 +923,12 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 		    "'%s')", rec->servers, servers);
 		return false;
 	}
+	if (!server_owns_worker(sl->server, sl->worker)) {
+		snprintf(why, whylen, "worker %u is not a number of region %u (region_bits %u): "
+		    "the region setting changed", sl->worker, server_region(),
+		    server_region_bits());
+		return false;
+	}
 	if (!lease_now(l, &now) || now > sl->window_end || sl->reserved >= sl->window_end) {
 		snprintf(why, whylen, "its lease window (worker %u, ending at %" PRIu64 ") is "
 		    "over", sl->worker, sl->window_end);

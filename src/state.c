@@ -251,8 +251,13 @@ state_parse_lease(const char **p, const char *end, struct state_lease *l)
 	l->worker = (unsigned)v;
 	if (!server_by_name(name, &l->server))
 		return false;
-	/* Each worker number lives on the server of its residue. */
-	if (!server_owns_worker(l->server, l->worker) ||
+	/*
+	 * Each worker number lives on the server of its parity (odd numbers on the
+	 * odd server). Which region's range it is in is the resumer's question
+	 * (lease_resume), not the format's: a record stays readable, its marks in
+	 * force, whatever the region setting is now.
+	 */
+	if ((l->worker % 2 == 1) != (l->server == SERVER_ODD) ||
 	    l->window_end < l->window_start || l->reserved > l->window_end)
 		return false;
 	l->held = true;

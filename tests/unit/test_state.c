@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "server.h"
 #include "state.h"
 #include "statefile.h"
 
@@ -115,6 +116,17 @@ test_bad_lease_refused(void **state)
 	rec_fill(&a);
 	snprintf(a.host, sizeof(a.host), "two words");
 	assert_true(state_format(&a, buf, sizeof(buf)) == 0);
+	/*
+	 * A lease of another region still parses (its marks stay in force): the
+	 * region is lease_resume's question, not the format's.
+	 */
+	rec_fill(&a);
+	assert_true(server_shape_set(4, 1, 5));
+	n = state_format(&a, buf, sizeof(buf));
+	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_true(b.lease.held && b.lease.worker == a.lease.worker);
+	assert_false(server_owns_worker(b.lease.server, b.lease.worker));
+	assert_true(server_shape_set(2, 0, 0));
 }
 
 /* Marks only go up; a new uuid is noted. */
