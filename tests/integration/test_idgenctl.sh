@@ -96,7 +96,8 @@ rc=0; "$CTL" --odd_port "$ODD_PORT" --even_port "$ODD_PORT" tier check >"$T_DIR/
 # 8. Service again after the repairs: no duplicate anywhere.
 idserver_start svc "$SVC_PORT"
 take "$SVC_PORT" 300
-check_unique "$IDS"
+n=$(check_unique "$IDS") || fail "DUPLICATE IDs"
+log "$n IDs taken before and after the repairs: no duplicate"
 
 # 9. A server that cannot be read: nothing proven, exit 2.
 kill -KILL "$(db_pid even)"

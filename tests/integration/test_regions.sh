@@ -112,6 +112,6 @@ IDGEN_DB_PASSWORD=$IDGEN_DB_PASSWORD timeout 20 "$IDSERVER" --odd_port "$ODD_POR
 	fail "region 1's idserver on region 0's pair: rc $rc, $(tail -n 3 "$T_DIR/wrong.log")"
 log "4. an idserver of region 1 on region 0's pair is refused"
 
-check_unique "$IDS" >/dev/null
-log "5. $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
+n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the regions"
+log "5. $n IDs in $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
 log ok
