@@ -12,6 +12,7 @@ COPY proto ./proto
 COPY lib ./lib
 COPY include ./include
 COPY cli ./cli
+COPY docs/openapi.json ./docs/openapi.json
 RUN make build/idserver build/idgen
 
 FROM debian:12-slim

@@ -30,7 +30,7 @@ GEN       := $(BUILD)/gen
 PROTO_SRC := $(wildcard proto/*.proto)
 GEN_C     := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c)
 GEN_H     := $(GEN_C:.c=.h)
-GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
+GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o) $(BUILD)/obj/gen/openapi_json.o
 override CFLAGS += -I$(GEN)
 
 # A binary's own sources and objects: $^ also holds the headers its .d file names.
@@ -74,6 +74,19 @@ $(BUILD)/obj/common/%.o: common/%.c
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
 	protoc-c --proto_path=proto --c_out=$(GEN) $<
+
+# docs/openapi.json built into idserver (served at /v1/openapi.json) byte for byte.
+$(GEN)/openapi_json.c: docs/openapi.json
+	@mkdir -p $(@D)
+	{ echo '/* Generated from docs/openapi.json by the Makefile. */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'extern const char proto_http_openapi[];'; \
+	  echo 'extern const size_t proto_http_openapi_len;'; \
+	  echo 'const char proto_http_openapi[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; \
+	  echo 'const size_t proto_http_openapi_len = sizeof(proto_http_openapi);'; } >$@.tmp
+	mv $@.tmp $@
 
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(@D)

@@ -2,7 +2,9 @@
  * fuzz_http.c - libFuzzer harness: the HTTP API's routing and query parsing
  * (proto_http_route) on any request line, split as evhttp splits one (method,
  * URI up to the last space, version) and parsed by evhttp's URI parser, then
- * once more on the raw bytes around the first '?'. A routed ID request runs in
+ * once more on the raw bytes around the first '?'. What follows the first
+ * newline is the request's body (a POST's JSON, Content-Type application/json)
+ * and its Accept header. A routed ID request runs in
  * a core without databases (a tier whose servers are down, one buffered block),
  * so what the route carries must be what the core bounds.
  */
@@ -33,6 +35,10 @@ static void	fuzz_resume(void *arg);
 static bool	fuzz_setup(void);
 static enum evhttp_cmd_type fuzz_method(const char *m);
 static void	fuzz_check(enum evhttp_cmd_type method, const char *path, const char *query);
+
+/* The input after its first line: the body and Accept of every request. */
+static const char	*fuzz_body;
+static size_t		 fuzz_bodylen;
 
 /* The core's state: no database, no lease, one block of ticket IDs per input. */
 static struct {
@@ -111,17 +117,27 @@ fuzz_check(enum evhttp_cmd_type method, const char *path, const char *query)
 	uint64_t n = 0;
 	size_t i, len;
 
-	proto_http_route(method, path, query, &r);
-	proto_http_route(method, path, query, &again);
+	struct proto_http_in in = {
+		method, path, query, "application/json", fuzz_body, fuzz_body, fuzz_bodylen,
+	};
+
+	proto_http_route(&in, &r);
+	proto_http_route(&in, &again);
 	if (memcmp(&r, &again, sizeof(r)) != 0)
 		__builtin_trap();	/* pure: the same request, the same route */
+	if (r.form != PROTO_HTTP_FORM_JSON && r.form != PROTO_HTTP_FORM_TEXT)
+		__builtin_trap();
 	if (r.status != 0) {
-		if ((r.status != 400 && r.status != 404 && r.status != 405) || r.reason == NULL ||
-		    r.code == NULL || r.why == NULL || (r.status == 405) != (r.allow != NULL))
+		if ((r.status != 400 && r.status != 404 && r.status != 405 && r.status != 415) ||
+		    r.reason == NULL || r.code == NULL || r.why[0] == '\0' ||
+		    memchr(r.why, '\0', sizeof(r.why)) == NULL ||
+		    (r.status == 405 && r.allow == NULL) || (r.status == 404) != (r.allow == NULL))
 			__builtin_trap();
 		return;
 	}
-	if (r.page > PROTO_HTTP_METRICS || memchr(r.arg, '\0', sizeof(r.arg)) == NULL)
+	if (r.options)
+		return;
+	if (r.page > PROTO_HTTP_OPENAPI || memchr(r.arg, '\0', sizeof(r.arg)) == NULL)
 		__builtin_trap();
 	/* Only the API pages take an argument, and only they reach the core. */
 	if (r.has_arg != (r.page == PROTO_HTTP_IDS || r.page == PROTO_HTTP_BLOCK ||
@@ -180,18 +196,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static bool ready;
 	const uint8_t *nl = memchr(data, '\n', size);
 	size_t len = nl != NULL ? (size_t)(nl - data) : size;
-	char *line, *uri, *version, *q;
+	char *line, *uri, *version, *q, *body;
 	enum evhttp_cmd_type method;
 	struct evhttp_uri *u;
 
 	if (!ready && !(ready = fuzz_setup()))
 		__builtin_trap();
+	/* The rest, as a C string (Accept) that is also the body. */
+	body = malloc(nl != NULL ? size - len : 1);
+	if (body == NULL)
+		return 0;
+	fuzz_bodylen = nl != NULL ? size - len - 1 : 0;
+	memcpy(body, nl != NULL ? nl + 1 : data, fuzz_bodylen);
+	body[fuzz_bodylen] = '\0';
+	fuzz_body = body;
 	/* The request line as evhttp reads it: CRLF or LF gone, a C string. */
 	if (len > 0 && data[len - 1] == '\r')
 		len--;
 	line = malloc(len + 1);
-	if (line == NULL)
+	if (line == NULL) {
+		free(body);
 		return 0;
+	}
 	memcpy(line, data, len);
 	line[len] = '\0';
 	len = strlen(line);
@@ -201,6 +227,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	version = uri != NULL ? strrchr(uri + 1, ' ') : NULL;
 	if (uri == NULL || version == NULL || version == uri + 1) {
 		free(line);
+		free(body);
 		return 0;	/* evhttp answers 400 itself */
 	}
 	*uri++ = '\0';
@@ -208,6 +235,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	method = fuzz_method(line);
 	if (method == 0) {
 		free(line);
+		free(body);
 		return 0;	/* evhttp answers 405 itself */
 	}
 	/* What the callback sees: evhttp's parse of the URI (CONNECT: an authority). */
@@ -223,5 +251,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		*q++ = '\0';
 	fuzz_check(method, uri, q);
 	free(line);
+	free(body);
 	return 0;
 }

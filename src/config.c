@@ -46,7 +46,13 @@ static const struct config_key config_keys[] = {
 	{ "http_max_header_bytes", U(http_max_header_bytes), "8192", 1024, 1048576,
 	    "HTTP: largest request line and headers; more is refused" },
 	{ "http_max_body_bytes", U(http_max_body_bytes), "4096", 0, 1048576,
-	    "HTTP: largest request body (the API reads none); more is refused" },
+	    "HTTP: largest request body (a POST's JSON body, e.g. {\"count\": 5}); more is "
+	    "refused (413)" },
+	{ "http_cors_origins", S(http_cors_origins), "", 0, 0,
+	    "HTTP: origins allowed by CORS, separated by commas (e.g. https://app.example); "
+	    "* allows any; empty: no CORS headers" },
+	{ "http_cors_max_age_s", U(http_cors_max_age_s), "600", 0, 86400,
+	    "HTTP: how long a browser may cache a CORS preflight (Access-Control-Max-Age)" },
 	{ "grpc_host", S(grpc_host), "127.0.0.1", 0, 0,
 	    "IP address of the gRPC service (HTTP/2 cleartext)" },
 	{ "grpc_port", U(grpc_port), "0", 0, 65535, "port of the gRPC service; 0 turns it off" },

@@ -18,6 +18,8 @@ struct config {
 	unsigned	 http_timeout_ms;
 	unsigned	 http_max_header_bytes;
 	unsigned	 http_max_body_bytes;
+	char		*http_cors_origins;
+	unsigned	 http_cors_max_age_s;
 	char		*grpc_host;
 	unsigned	 grpc_port;
 	unsigned	 grpc_max_streams;

@@ -3,6 +3,8 @@
  */
 #include "fmt.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Decimal digits, written right to left into a small scratch buffer. */
@@ -46,4 +48,27 @@ fmt_ids(char *buf, const uint64_t *ids, unsigned n)
 		q += len;
 	}
 	return (size_t)(q - buf);
+}
+
+/* The DECODE line, shared by the text protocol and HTTP's text/plain form. */
+size_t
+fmt_decode(char *buf, const struct decode *d, bool from_b58)
+{
+	size_t size = FMT_DECODE_LEN;
+	int n;
+
+	if (d->region == LAYOUT_TICKET)
+		n = snprintf(buf, size, "ticket block=%" PRIu64 " server=%s", d->ticket,
+		    d->server);
+	else
+		n = snprintf(buf, size, "snowflake time=%s worker=%u seq=%u", d->iso, d->worker,
+		    d->seq);
+	/* A tier of regions names the ID's region (docs/design.md section 12). */
+	if (d->regions)
+		n += snprintf(buf + n, size - (size_t)n, " region=%u", d->area);
+	/* Given the base58 form, the reply names the number too. */
+	if (from_b58)
+		n += snprintf(buf + n, size - (size_t)n, " id=%" PRIu64, d->id);
+	n += snprintf(buf + n, size - (size_t)n, "\n");
+	return (size_t)n < size ? (size_t)n : size - 1;
 }

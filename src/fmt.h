@@ -5,7 +5,10 @@
 #define IDGEN_FMT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "decode.h"
 
 #define FMT_U64_LEN	20	/* digits in the largest uint64_t */
 
@@ -18,5 +21,16 @@ size_t	fmt_u64(char *buf, uint64_t v);
  * previous one's digits, the common case of an IDS reply.
  */
 size_t	fmt_ids(char *buf, const uint64_t *ids, unsigned n);
+
+/* The longest DECODE line fmt_decode writes, its newline included. */
+#define FMT_DECODE_LEN	200
+
+/*
+ * Writes the text protocol's DECODE line of d, newline included, to buf (at
+ * least FMT_DECODE_LEN bytes): "ticket block=B server=S" or "snowflake
+ * time=T worker=W seq=Q", then " region=R" in a tier of regions and " id=N"
+ * when the ID was given in base58 (from_b58). Returns the length.
+ */
+size_t	fmt_decode(char *buf, const struct decode *d, bool from_b58);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -14,6 +15,7 @@
 #include <jansson.h>
 
 #include "clk.h"
+#include "fmt.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -25,6 +27,8 @@ struct proto_http {
 	struct evhttp		*ev;
 	struct core		*core;
 	const struct metrics_src *m;
+	const char		*cors;		/* http_cors_origins; "" is off */
+	char			 max_age[12];	/* http_cors_max_age_s, as sent */
 };
 
 /* A request in the core: kept until it is answered (it may wait). */
@@ -34,6 +38,7 @@ struct http_call {
 	struct evhttp_request		*req;
 	struct evhttp_connection	*evcon;
 	enum proto_http_page		 route;
+	enum proto_http_form		 form;
 	struct core_req			 creq;
 	char				 arg[64];
 };
@@ -46,10 +51,19 @@ static void	http_send_text(struct evhttp_request *req, int status, const char *r
 		    const char *content_type, char *text, size_t len);
 static void	http_send_json(struct evhttp_request *req, int status, const char *reason,
 		    json_t *body);
-static void	http_send_error(struct evhttp_request *req, enum core_err err,
+static void	http_send_error(struct evhttp_request *req, enum proto_http_form form,
+		    enum core_err err, const char *why);
+static void	http_send_status(struct evhttp_request *req, enum proto_http_form form,
+		    int status, const char *reason, const char *code, const char *why);
+static void	http_send_openapi(struct evhttp_request *req);
+static void	http_cors(struct proto_http *h, struct evhttp_request *req,
+		    const struct proto_http_route *rt);
+static bool	http_body(const struct proto_http_in *in, bool count,
+		    struct proto_http_route *r);
+static void	http_refuse(struct proto_http_route *r, int status, const char *reason,
 		    const char *why);
-static void	http_send_status(struct evhttp_request *req, int status, const char *reason,
-		    const char *code, const char *why);
+static bool	http_media_is(const char *value, size_t len, const char *type);
+static unsigned	http_q(const char *params, size_t len);
 static json_t	*http_decode(const struct decode *d);
 static void	http_health(struct proto_http *h, struct evhttp_request *req);
 static void	http_stats(struct proto_http *h, struct evhttp_request *req);
@@ -75,6 +89,8 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
 	}
 	h->core = core;
 	h->m = m;
+	h->cors = cfg->http_cors_origins;
+	snprintf(h->max_age, sizeof(h->max_age), "%u", cfg->http_cors_max_age_s);
 	h->ev = evhttp_new(base);
 	if (h->ev == NULL || evhttp_bind_socket(h->ev, cfg->http_host,
 	    (ev_uint16_t)cfg->http_port) != 0) {
@@ -93,7 +109,8 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
 	evhttp_set_default_content_type(h->ev, "application/json");
 	evhttp_set_gencb(h->ev, http_gen_cb, h);
 	log_info("HTTP on %s:%u: /v1/id, /v1/ids, /v1/block, /v1/decode, /v1/b58, /health, "
-	    "/stats, /metrics", cfg->http_host, cfg->http_port);
+	    "/stats, /metrics, /v1/openapi.json; CORS %s", cfg->http_host, cfg->http_port,
+	    cfg->http_cors_origins[0] != '\0' ? cfg->http_cors_origins : "off");
 	*out = h;
 	return true;
 }
@@ -170,6 +187,7 @@ proto_http_result(enum proto_http_page page, const struct core_result *res)
 	case PROTO_HTTP_HEALTH:
 	case PROTO_HTTP_STATS:
 	case PROTO_HTTP_METRICS:
+	case PROTO_HTTP_OPENAPI:
 		break;
 	}
 	return o;
@@ -203,13 +221,62 @@ http_decode(const struct decode *d)
 	return o;
 }
 
-/* Sends text (freed here) with the headers every reply carries. */
+/*
+ * The text/plain body of an ID API result: the text protocol's reply, with
+ * IDS one ID per line.
+ */
+char *
+proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len)
+{
+	size_t n = 0, i;
+	char *t = malloc(page == PROTO_HTTP_IDS || page == PROTO_HTTP_ID ?
+	    (size_t)res->count * (FMT_U64_LEN + 1) + 1 : FMT_DECODE_LEN);
+
+	*len = 0;
+	if (t == NULL)
+		return NULL;
+	switch (page) {
+	case PROTO_HTTP_ID:
+	case PROTO_HTTP_IDS:
+		n = fmt_ids(t, res->ids, res->count);
+		for (i = 0; i < n; i++)
+			if (t[i] == ' ')
+				t[i] = '\n';
+		t[n++] = '\n';
+		break;
+	case PROTO_HTTP_BLOCK:
+		n = fmt_u64(t, res->first);
+		t[n++] = ' ';
+		n += fmt_u64(t + n, res->count);
+		t[n++] = '\n';
+		break;
+	case PROTO_HTTP_DECODE:
+		n = fmt_decode(t, &res->dec, res->from_b58);
+		break;
+	case PROTO_HTTP_B58:
+		n = (size_t)snprintf(t, FMT_DECODE_LEN, "%s\n", res->dec.b58);
+		break;
+	case PROTO_HTTP_HEALTH:
+	case PROTO_HTTP_STATS:
+	case PROTO_HTTP_METRICS:
+	case PROTO_HTTP_OPENAPI:
+		break;
+	}
+	*len = n;
+	return t;
+}
+
+/*
+ * Sends text (freed here) with the headers every reply carries. HEAD gets the
+ * headers GET would, Content-Length included, and no body.
+ */
 static void
 http_send_text(struct evhttp_request *req, int status, const char *reason,
     const char *content_type, char *text, size_t len)
 {
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
 	struct evbuffer *buf = evbuffer_new();
+	char clen[24];
 
 	if (buf == NULL || text == NULL) {
 		free(text);
@@ -220,7 +287,12 @@ http_send_text(struct evhttp_request *req, int status, const char *reason,
 	}
 	evhttp_add_header(hd, "Content-Type", content_type);
 	evhttp_add_header(hd, "Cache-Control", "no-store");
-	evbuffer_add(buf, text, len);
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		/* evhttp leaves a HEAD reply's length to us, and sends no body. */
+		snprintf(clen, sizeof(clen), "%zu", len);
+		evhttp_add_header(hd, "Content-Length", clen);
+	} else
+		evbuffer_add(buf, text, len);
 	free(text);
 	evhttp_send_reply(req, status, reason, buf);
 	evbuffer_free(buf);
@@ -244,19 +316,31 @@ http_send_json(struct evhttp_request *req, int status, const char *reason, json_
 	http_send_text(req, status, reason, "application/json", line, len);
 }
 
-/* {"error": {"code": ..., "message": ...}} with a status. */
+/*
+ * A refusal: {"error": {"code": ..., "message": ...}}, or in text form the
+ * text protocol's "ERR <code> <message>" line.
+ */
 static void
-http_send_status(struct evhttp_request *req, int status, const char *reason, const char *code,
-    const char *why)
+http_send_status(struct evhttp_request *req, enum proto_http_form form, int status,
+    const char *reason, const char *code, const char *why)
 {
-	json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", why);
+	char *line;
 
-	http_send_json(req, status, reason, o);
+	if (form == PROTO_HTTP_FORM_TEXT) {
+		if (asprintf(&line, "ERR %s %s\n", code, why) < 0)
+			line = NULL;
+		http_send_text(req, status, reason, "text/plain; charset=utf-8", line,
+		    line != NULL ? strlen(line) : 0);
+		return;
+	}
+	http_send_json(req, status, reason, json_pack("{s:{s:s,s:s}}", "error", "code", code,
+	    "message", why));
 }
 
 /* A core error, mapped by the core's one table. */
 static void
-http_send_error(struct evhttp_request *req, enum core_err err, const char *why)
+http_send_error(struct evhttp_request *req, enum proto_http_form form, enum core_err err,
+    const char *why)
 {
 	const struct core_err_info *e = core_err_info(err);
 	char secs[12];
@@ -265,7 +349,44 @@ http_send_error(struct evhttp_request *req, enum core_err err, const char *why)
 		snprintf(secs, sizeof(secs), "%u", e->retry_after);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
 	}
-	http_send_status(req, (int)e->http_status, e->http_reason, e->code, why);
+	http_send_status(req, form, (int)e->http_status, e->http_reason, e->code, why);
+}
+
+/* The OpenAPI document, as checked in. */
+static void
+http_send_openapi(struct evhttp_request *req)
+{
+	char *text = malloc(proto_http_openapi_len);
+
+	if (text != NULL)
+		memcpy(text, proto_http_openapi, proto_http_openapi_len);
+	http_send_text(req, 200, "OK", "application/json", text, proto_http_openapi_len);
+}
+
+/*
+ * CORS headers for an allowed Origin (none otherwise): the origin on every
+ * reply, and on a preflight (OPTIONS with Access-Control-Request-Method) the
+ * path's methods, the request headers a client may send and how long to cache.
+ */
+static void
+http_cors(struct proto_http *h, struct evhttp_request *req, const struct proto_http_route *rt)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+	const char *origin = evhttp_find_header(in, "Origin");
+
+	if (!proto_http_cors_allowed(h->cors, origin))
+		return;
+	evhttp_add_header(hd, "Access-Control-Allow-Origin", strcmp(h->cors, "*") == 0 ?
+	    "*" : origin);
+	evhttp_add_header(hd, "Vary", "Origin");
+	if (rt->options && rt->allow != NULL &&
+	    evhttp_find_header(in, "Access-Control-Request-Method") != NULL) {
+		evhttp_add_header(hd, "Access-Control-Allow-Methods", rt->allow);
+		evhttp_add_header(hd, "Access-Control-Allow-Headers", "Content-Type, Accept");
+		evhttp_add_header(hd, "Access-Control-Max-Age", h->max_age);
+	} else
+		evhttp_add_header(hd, "Access-Control-Expose-Headers", "Retry-After");
 }
 
 /* The connection closed while its request waited: forget the request. */
@@ -294,6 +415,8 @@ http_run(void *arg)
 {
 	struct http_call *c = arg;
 	struct core_result *res = malloc(sizeof(*res));
+	char *text;
+	size_t len;
 
 	if (res == NULL) {
 		evhttp_send_error(c->req, 500, "out of memory");
@@ -308,8 +431,11 @@ http_run(void *arg)
 		return;
 	}
 	if (res->err != CORE_OK)
-		http_send_error(c->req, res->err, res->why);
-	else
+		http_send_error(c->req, c->form, res->err, res->why);
+	else if (c->form == PROTO_HTTP_FORM_TEXT) {
+		text = proto_http_text(c->route, res, &len);
+		http_send_text(c->req, 200, "OK", "text/plain; charset=utf-8", text, len);
+	} else
 		http_send_json(c->req, 200, "OK", proto_http_result(c->route, res));
 	free(res);
 	http_done(c);
@@ -359,16 +485,172 @@ http_metrics(struct proto_http *h, struct evhttp_request *req)
 	http_send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
+/* Fills r's refusal; why is copied. */
+static void
+http_refuse(struct proto_http_route *r, int status, const char *reason, const char *why)
+{
+	r->status = status;
+	r->reason = reason;
+	r->code = "BADREQ";
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* Whether a header value's first len bytes are the media type type (any case). */
+static bool
+http_media_is(const char *value, size_t len, const char *type)
+{
+	size_t n = strlen(type);
+
+	while (len > 0 && (*value == ' ' || *value == '\t')) {
+		value++;
+		len--;
+	}
+	while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+		len--;
+	return len == n && strncasecmp(value, type, n) == 0;
+}
+
+/* The q of a media range's parameters (";q=0.5;..."), in thousandths; 1000 without. */
+static unsigned
+http_q(const char *params, size_t len)
+{
+	const char *p = params, *end = params + len;
+	unsigned q = 1000, scale = 100;
+
+	while ((p = memchr(p, ';', (size_t)(end - p))) != NULL) {
+		p++;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (end - p < 2 || (*p != 'q' && *p != 'Q') || p[1] != '=')
+			continue;
+		p += 2;
+		if (p >= end || (*p != '0' && *p != '1'))
+			return 0;	/* not a qvalue: the range is not acceptable */
+		q = (unsigned)(*p++ - '0') * 1000;
+		if (p < end && *p == '.')
+			for (p++; p < end && *p >= '0' && *p <= '9' && scale > 0; p++, scale /= 10)
+				q += (unsigned)(*p - '0') * scale;
+		return q > 1000 ? 1000 : q;
+	}
+	return q;
+}
+
+enum proto_http_form
+proto_http_accept(const char *accept)
+{
+	/* Per form, the q of its most specific matching range (3 exact, 2 type, 1 any). */
+	unsigned q[2] = { 0, 0 }, spec[2] = { 0, 0 }, rq, rs, f;
+	const char *p = accept, *comma, *semi;
+	size_t len, tlen;
+
+	if (accept == NULL)
+		return PROTO_HTTP_FORM_JSON;
+	for (; *p != '\0'; p = *comma != '\0' ? comma + 1 : comma) {
+		comma = strchr(p, ',');
+		if (comma == NULL)
+			comma = p + strlen(p);
+		len = (size_t)(comma - p);
+		semi = memchr(p, ';', len);
+		tlen = semi != NULL ? (size_t)(semi - p) : len;
+		rq = http_q(p + tlen, len - tlen);
+		for (f = 0; f < 2; f++) {
+			if (http_media_is(p, tlen, f == 0 ? "application/json" : "text/plain"))
+				rs = 3;
+			else if (http_media_is(p, tlen, f == 0 ? "application/*" : "text/*"))
+				rs = 2;
+			else if (http_media_is(p, tlen, "*/*"))
+				rs = 1;
+			else
+				continue;
+			if (rs > spec[f]) {
+				spec[f] = rs;
+				q[f] = rq;
+			}
+		}
+	}
+	return q[1] > q[0] ? PROTO_HTTP_FORM_TEXT : PROTO_HTTP_FORM_JSON;
+}
+
+bool
+proto_http_cors_allowed(const char *allowed, const char *origin)
+{
+	const char *p = allowed;
+	size_t n, olen;
+
+	if (allowed == NULL || origin == NULL || *origin == '\0')
+		return false;
+	olen = strlen(origin);
+	while (*p != '\0') {
+		p += strspn(p, ", \t");
+		n = strcspn(p, ", \t");
+		if ((n == 1 && *p == '*') || (n == olen && strncasecmp(p, origin, n) == 0))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/*
+ * A POST's JSON body: an object with an integer count where the page takes one
+ * (count), else an empty one. False with r's refusal.
+ */
+static bool
+http_body(const struct proto_http_in *in, bool count, struct proto_http_route *r)
+{
+	const char *ct = in->content_type;
+	json_error_t jerr;
+	json_t *o, *v;
+	const char *key;
+	bool ok = false;
+
+	if (ct == NULL || !http_media_is(ct, strcspn(ct, ";"), "application/json")) {
+		http_refuse(r, 415, "Unsupported Media Type", "a request body must be JSON "
+		    "(Content-Type: application/json)");
+		return false;
+	}
+	o = json_loadb(in->body, in->bodylen, JSON_REJECT_DUPLICATES, &jerr);
+	if (o == NULL) {
+		http_refuse(r, 400, "Bad Request", "");
+		snprintf(r->why, sizeof(r->why), "the body is not valid JSON: %.100s (column %d)",
+		    jerr.text, jerr.column);
+		return false;
+	}
+	json_object_foreach(o, key, v) {
+		if (!count || strcmp(key, "count") != 0) {
+			http_refuse(r, 400, "Bad Request", count ? "unknown member in the body: "
+			    "it takes only {\"count\": N}" : "unknown member in the body: this path "
+			    "takes no arguments ({} or no body)");
+			goto out;
+		}
+	}
+	if (!json_is_object(o))
+		http_refuse(r, 400, "Bad Request", "the body must be a JSON object");
+	else if ((v = json_object_get(o, "count")) == NULL)
+		ok = true;
+	else if (!json_is_integer(v))
+		http_refuse(r, 400, "Bad Request", "count must be a JSON integer");
+	else if (r->has_arg)
+		http_refuse(r, 400, "Bad Request", "count is given twice: in the query and in "
+		    "the body");
+	else {
+		snprintf(r->arg, sizeof(r->arg), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		r->has_arg = true;
+		ok = true;
+	}
+out:
+	json_decref(o);
+	return ok;
+}
+
 void
-proto_http_route(enum evhttp_cmd_type method, const char *path, const char *query,
-    struct proto_http_route *r)
+proto_http_route(const struct proto_http_in *in, struct proto_http_route *r)
 {
 	static const struct {
 		const char		*path;
 		bool			 prefix;	/* the rest of the path is the argument */
 		enum proto_http_page	 page;
 		enum core_cmd		 cmd;
-		bool			 count;		/* takes ?count= */
+		bool			 count;		/* takes a count */
 	} routes[] = {
 		{ "/v1/id", false, PROTO_HTTP_ID, CORE_CMD_ID, false },
 		{ "/v1/ids", false, PROTO_HTTP_IDS, CORE_CMD_IDS, true },
@@ -378,57 +660,70 @@ proto_http_route(enum evhttp_cmd_type method, const char *path, const char *quer
 		{ "/health", false, PROTO_HTTP_HEALTH, CORE_CMD_PING, false },
 		{ "/stats", false, PROTO_HTTP_STATS, CORE_CMD_STATS, false },
 		{ "/metrics", false, PROTO_HTTP_METRICS, CORE_CMD_STATS, false },
+		{ "/v1/openapi.json", false, PROTO_HTTP_OPENAPI, CORE_CMD_PING, false },
 	};
+	const char *path = in->path != NULL ? in->path : "";
+	enum evhttp_cmd_type m = in->method;
 	struct evkeyvalq params;
 	const char *count;
 	size_t i, n;
 	bool api;
 
 	memset(r, 0, sizeof(*r));
-	if (path == NULL)
-		path = "";
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		n = strlen(routes[i].path);
 		if (routes[i].prefix ? strncmp(path, routes[i].path, n) == 0 && path[n] != '\0' :
 		    strcmp(path, routes[i].path) == 0)
 			break;
 	}
+	api = i < sizeof(routes) / sizeof(routes[0]) && routes[i].page < PROTO_HTTP_HEALTH;
+	/* The ID API's replies, refusals included, honour Accept; our pages are JSON. */
+	if (api || i == sizeof(routes) / sizeof(routes[0]))
+		r->form = proto_http_accept(in->accept);
 	if (i == sizeof(routes) / sizeof(routes[0])) {
-		r->status = 404;
-		r->reason = "Not Found";
+		http_refuse(r, 404, "Not Found", "no such path: the API is /v1/id, "
+		    "/v1/ids?count=N, /v1/block?count=N, /v1/decode/<id>, /v1/b58/<id>; also "
+		    "/health, /stats, /metrics");
 		r->code = "NOTFOUND";
-		r->why = "no such path: the API is /v1/id, /v1/ids?count=N, /v1/block?count=N, "
-		    "/v1/decode/<id>, /v1/b58/<id>; also /health, /stats, /metrics";
 		return;
 	}
 	r->page = routes[i].page;
 	r->cmd = routes[i].cmd;
-	api = routes[i].page < PROTO_HTTP_HEALTH;
-	if (api ? method != EVHTTP_REQ_GET && method != EVHTTP_REQ_POST :
-	    method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
-		r->status = 405;
-		r->reason = "Method Not Allowed";
-		r->code = "BADREQ";
-		r->why = api ? "use GET or POST" : "use GET or HEAD";
-		r->allow = api ? "GET, POST" : "GET, HEAD";
+	r->allow = api ? "GET, HEAD, POST, OPTIONS" : "GET, HEAD, OPTIONS";
+	r->head = m == EVHTTP_REQ_HEAD;
+	r->options = m == EVHTTP_REQ_OPTIONS;
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD && m != EVHTTP_REQ_OPTIONS &&
+	    (!api || m != EVHTTP_REQ_POST)) {
+		http_refuse(r, 405, "Method Not Allowed", api ? "use GET, HEAD or POST" :
+		    "use GET or HEAD");
 		return;
 	}
+	if (r->options)
+		return;
 	if (routes[i].count) {
 		TAILQ_INIT(&params);
-		if (query == NULL || evhttp_parse_query_str(query, &params) != 0 ||
-		    (count = evhttp_find_header(&params, "count")) == NULL) {
-			evhttp_clear_headers(&params);
-			r->status = 400;
-			r->reason = "Bad Request";
-			r->code = "BADREQ";
-			r->why = "count=N is required";
+		if (in->query != NULL && evhttp_parse_query_str(in->query, &params) == 0 &&
+		    (count = evhttp_find_header(&params, "count")) != NULL) {
+			snprintf(r->arg, sizeof(r->arg), "%s", count);
+			r->has_arg = true;
+		}
+		evhttp_clear_headers(&params);
+	} else if (routes[i].prefix) {
+		snprintf(r->arg, sizeof(r->arg), "%s", path + n);
+		r->has_arg = true;
+	}
+	/* Only a POST's body is read; GET's was always ignored. */
+	if (m == EVHTTP_REQ_POST && in->bodylen > 0) {
+		if (!http_body(in, routes[i].count, r))
+			return;
+		if (routes[i].count && !r->has_arg) {
+			http_refuse(r, 400, "Bad Request", "count is required: ?count=N or a "
+			    "JSON body {\"count\": N}");
 			return;
 		}
-		snprintf(r->arg, sizeof(r->arg), "%s", count);
-		evhttp_clear_headers(&params);
-	} else if (routes[i].prefix)
-		snprintf(r->arg, sizeof(r->arg), "%s", path + n);
-	r->has_arg = routes[i].count || routes[i].prefix;
+	}
+	if (routes[i].count && !r->has_arg)
+		http_refuse(r, 400, "Bad Request", "count=N is required");
 }
 
 /* Answers one request: a refusal, a page of ours, or the ID API through the core. */
@@ -437,16 +732,35 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 {
 	struct proto_http *h = arg;
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	struct evkeyvalq *hd = evhttp_request_get_input_headers(req);
+	struct evbuffer *body = evhttp_request_get_input_buffer(req);
+	struct proto_http_in in;
 	struct proto_http_route rt;
 	struct http_call *c;
 
-	proto_http_route(evhttp_request_get_command(req), uri != NULL ?
-	    evhttp_uri_get_path(uri) : NULL, uri != NULL ? evhttp_uri_get_query(uri) : NULL, &rt);
+	in.method = evhttp_request_get_command(req);
+	in.path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	in.query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+	in.content_type = evhttp_find_header(hd, "Content-Type");
+	in.accept = evhttp_find_header(hd, "Accept");
+	in.bodylen = evbuffer_get_length(body);
+	in.body = in.bodylen > 0 ? (const char *)evbuffer_pullup(body, -1) : NULL;
+	if (in.bodylen > 0 && in.body == NULL) {
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	proto_http_route(&in, &rt);
+	http_cors(h, req, &rt);
 	if (rt.status != 0) {
-		if (rt.allow != NULL)
+		if (rt.status == 405)
 			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", rt.allow);
 		core_count(h->core, CORE_ERR_BADREQ);
-		http_send_status(req, rt.status, rt.reason, rt.code, rt.why);
+		http_send_status(req, rt.form, rt.status, rt.reason, rt.code, rt.why);
+		return;
+	}
+	if (rt.options) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", rt.allow);
+		evhttp_send_reply(req, 204, "No Content", NULL);
 		return;
 	}
 	switch (rt.page) {
@@ -458,6 +772,9 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 		return;
 	case PROTO_HTTP_METRICS:
 		http_metrics(h, req);
+		return;
+	case PROTO_HTTP_OPENAPI:
+		http_send_openapi(req);
 		return;
 	default:
 		break;
@@ -472,6 +789,7 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 	c->req = req;
 	c->evcon = evhttp_request_get_connection(req);
 	c->route = rt.page;
+	c->form = rt.form;
 	c->creq.cmd = rt.cmd;
 	if (rt.has_arg) {
 		memcpy(c->arg, rt.arg, sizeof(c->arg));

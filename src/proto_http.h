@@ -3,10 +3,15 @@
  * adapter over the command core (docs/design.md section 7).
  *
  * The ID API (/v1/id, /v1/ids, /v1/block, /v1/decode/<id>, /v1/b58/<id>; every
- * ID as a string, and as a number only below PROTO_HTTP_EXACT_LIMIT), /health, /stats (JSON from the metrics table) and
- * /metrics (Prometheus). Keep-alive, bounded headers and body, a request
- * timeout; a request that must wait is answered later through the core's
- * waiter, never by blocking the loop. Off unless http_port is set.
+ * ID as a string, and as a number only below PROTO_HTTP_EXACT_LIMIT), /health,
+ * /stats (JSON from the metrics table), /metrics (Prometheus) and
+ * /v1/openapi.json (docs/openapi.json, built in). GET and HEAD everywhere, POST
+ * on the ID API (its count in the query or a JSON body {"count": N}), OPTIONS
+ * everywhere (CORS preflight when http_cors_origins lists the Origin); JSON by
+ * default, the text protocol's lines when Accept prefers text/plain.
+ * Keep-alive, bounded headers and body, a request timeout; a request that must
+ * wait is answered later through the core's waiter, never by blocking the loop.
+ * Off unless http_port is set.
  */
 #ifndef IDGEN_PROTO_HTTP_H
 #define IDGEN_PROTO_HTTP_H
@@ -42,20 +47,45 @@ enum proto_http_page {
 	PROTO_HTTP_HEALTH,
 	PROTO_HTTP_STATS,
 	PROTO_HTTP_METRICS,
+	PROTO_HTTP_OPENAPI,
+};
+
+/* The form of an ID API reply, by the request's Accept. */
+enum proto_http_form {
+	PROTO_HTTP_FORM_JSON,		/* the default */
+	PROTO_HTTP_FORM_TEXT,		/* text/plain: the text protocol's lines */
+};
+
+/* A request as evhttp parsed it; a string is NULL when absent. */
+struct proto_http_in {
+	enum evhttp_cmd_type	 method;
+	const char		*path;
+	const char		*query;
+	const char		*content_type;	/* the request's Content-Type header */
+	const char		*accept;	/* ... and its Accept header */
+	const char		*body;		/* bodylen bytes, not terminated */
+	size_t			 bodylen;
 };
 
 /* Where a request goes: a page and its core command, or a refusal to send. */
 struct proto_http_route {
-	int			 status;	/* 0 when routed, else 400, 404 or 405 */
+	int			 status;	/* 0 when routed, else 400, 404, 405 or 415 */
 	const char		*reason;	/* the refusal: status line, JSON code, message */
 	const char		*code;
-	const char		*why;
-	const char		*allow;		/* the Allow header of a 405 */
+	char			 why[160];
+	const char		*allow;		/* a known path's methods (Allow), else NULL */
 	enum proto_http_page	 page;
 	enum core_cmd		 cmd;
+	enum proto_http_form	 form;		/* of the reply, refusals included */
+	bool			 head;		/* HEAD: the GET reply without its body */
+	bool			 options;	/* OPTIONS: 204 with Allow, CORS preflight */
 	bool			 has_arg;	/* arg is the command's argument */
-	char			 arg[64];	/* ?count= or the rest of the path, truncated */
+	char			 arg[64];	/* count (query or body) or the rest of the path */
 };
+
+/* The OpenAPI document, docs/openapi.json as built in (Makefile). */
+extern const char	proto_http_openapi[];
+extern const size_t	proto_http_openapi_len;
 
 /* Binds http_host:http_port; false with a reason naming the setting. */
 bool	proto_http_init(struct proto_http **out, struct event_base *base,
@@ -64,11 +94,34 @@ bool	proto_http_init(struct proto_http **out, struct event_base *base,
 void	proto_http_free(struct proto_http *h);
 
 /*
- * Routes a request by method, path and query as evhttp parsed them (NULL when
- * absent): no I/O, the same answer for the same request (fuzz/fuzz_http.c).
+ * Routes a request as evhttp parsed it: the page and method, the reply's form
+ * (Accept), the count from the query or, on POST, from a JSON body (Content-Type
+ * application/json, an object whose only member is an integer count; {} on the
+ * other ID pages); anything else a refusal with its reason. No I/O, the same
+ * answer for the same request (fuzz/fuzz_http.c).
  */
-void	proto_http_route(enum evhttp_cmd_type method, const char *path, const char *query,
-	    struct proto_http_route *r);
+void	proto_http_route(const struct proto_http_in *in, struct proto_http_route *r);
+
+/*
+ * The form an Accept header asks for: text only when text/plain (or the
+ * text/ or any-type wildcard ranges) has a higher q than application/json (or
+ * its wildcards); JSON when absent, tied or neither is acceptable.
+ */
+enum proto_http_form	proto_http_accept(const char *accept);
+
+/*
+ * Whether origin is in allowed (http_cors_origins: origins separated by commas
+ * or spaces, compared without regard to case; "*" allows any). An empty list
+ * or a NULL origin: false.
+ */
+bool	proto_http_cors_allowed(const char *allowed, const char *origin);
+
+/*
+ * The text/plain body of an ID API result, as the text protocol answers: an
+ * ID per line (id, ids), "first count" (block), the DECODE line, the base58
+ * form. Sets *len; NULL when out of memory; the caller frees it.
+ */
+char	*proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len);
 
 /*
  * The JSON body of a core result for an ID API page (no I/O): id/id_str,

@@ -236,7 +236,7 @@ static void
 proto_text_reply(struct conn *c, const struct core_req *req, const struct core_result *res)
 {
 	const struct decode *d = &res->dec;
-	char line[200], *p, *q;
+	char line[FMT_DECODE_LEN], *p, *q;
 	int n = 0;
 
 	switch (req->cmd) {
@@ -260,19 +260,7 @@ proto_text_reply(struct conn *c, const struct core_req *req, const struct core_r
 		conn_commit(c, (size_t)(q - p));
 		return;
 	case CORE_CMD_DECODE:
-		if (d->region == LAYOUT_TICKET)
-			n = snprintf(line, sizeof(line), "ticket block=%" PRIu64 " server=%s",
-			    d->ticket, d->server);
-		else
-			n = snprintf(line, sizeof(line), "snowflake time=%s worker=%u seq=%u",
-			    d->iso, d->worker, d->seq);
-		/* A tier of regions names the ID's region (docs/design.md section 12). */
-		if (d->regions)
-			n += snprintf(line + n, sizeof(line) - (size_t)n, " region=%u", d->area);
-		/* Given the base58 form, the reply names the number too. */
-		if (res->from_b58)
-			n += snprintf(line + n, sizeof(line) - (size_t)n, " id=%" PRIu64, d->id);
-		n += snprintf(line + n, sizeof(line) - (size_t)n, "\n");
+		n = (int)fmt_decode(line, d, res->from_b58);
 		break;
 	case CORE_CMD_B58:
 		n = snprintf(line, sizeof(line), "%s\n", d->b58);

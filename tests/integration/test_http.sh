@@ -3,13 +3,20 @@
 # error status, keep-alive), raw sockets (pipelined requests, an oversized
 # header and body, a request trickled a byte at a time, garbage), h2load with
 # 1,000 concurrent connections, promtool on /metrics, a real Prometheus
-# scraping it, and the API in fallback (IDs above 2^53: strings only). IDs
-# collected across HTTP, the text protocol and RESP never repeat.
+# scraping it, and the API in fallback (IDs above 2^53: strings only). The
+# conventions tools expect: a JSON body on POST, HEAD, CORS (off by default, an
+# allow-list when set), Accept: text/plain, and docs/openapi.json checked by a
+# real OpenAPI validator with every operation in it called and every reply
+# matched against its schema (tests/js/openapi_check.mjs) in ticket mode, in
+# fallback and with no ID to serve. IDs collected across HTTP, the text
+# protocol and RESP never repeat.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
 HP=$((SVC_PORT + 1))
-idserver_start svc "$SVC_PORT" --http_port "$HP" --http_timeout_ms 3000
+ORIGIN=https://app.example
+idserver_start svc "$SVC_PORT" --http_port "$HP" --http_timeout_ms 3000 \
+	--http_cors_origins "https://other.example, $ORIGIN"
 URL=http://127.0.0.1:$HP
 IDS=$T_DIR/ids.txt
 : >"$IDS"
@@ -70,20 +77,100 @@ assert isinstance(d["requests"], int) and isinstance(d["mode"], str) and d["odd_
 PY
 log "endpoints: ok"
 
+# openapi MODE URL: docs/openapi.json validated, every operation called and checked.
+openapi() {
+	[ -d "$ROOT/tests/js/node_modules/@seriousme/openapi-schema-validator" ] ||
+		fail "tests/js/node_modules missing: run make deps"
+	(cd "$ROOT" && timeout 120 node tests/js/openapi_check.mjs "$1" "$2" docs/openapi.json "$IDS") \
+		>"$T_DIR/openapi-$1.out" 2>&1 || fail "openapi $1: $(tail -n 5 "$T_DIR/openapi-$1.out")"
+	log "$(tail -n 1 "$T_DIR/openapi-$1.out")"
+}
+openapi ticket "$URL"
+
+# 1b. POST with a JSON body; the query form unchanged; bad bodies refused.
+[ "$(get /v1/ids -H 'Content-Type: application/json' -d '{"count":5}')" = 200 ] && check_json ids || fail "POST {count:5}: $(cat "$T_DIR/body")"
+python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["ids_str"]) == 5' "$T_DIR/body" || fail "POST count 5"
+[ "$(get /v1/block -H 'Content-Type: application/json; charset=utf-8' -d '{"count":100}')" = 200 ] && check_json block || fail "POST block"
+for bad in '{"count":5' '{"count":"5"}' '{"count":5.5}' '{"count":5,"extra":1}' '[5]' '{}'; do
+	[ "$(get /v1/ids -H 'Content-Type: application/json' -d "$bad")" = 400 ] &&
+		grep -q '^{"error":{"code":"BADREQ","message":"' "$T_DIR/body" || fail "POST $bad: $(cat "$T_DIR/body")"
+done
+[ "$(get /v1/ids -d count=5)" = 415 ] || fail "POST form body: $(cat "$T_DIR/body")"
+[ "$(get '/v1/ids?count=3' -H 'Content-Type: application/json' -d '{"count":3}')" = 400 ] &&
+	grep -q 'given twice' "$T_DIR/body" || fail "count twice"
+[ "$(get '/v1/ids?count=5000' -X POST)" = 400 ] && grep -q '"code":"RANGE"' "$T_DIR/body" || fail "POST query RANGE"
+head -c 5000 /dev/zero | tr '\0' ' ' >"$T_DIR/big.json"
+[ "$(get /v1/ids -H 'Content-Type: application/json' --data-binary @"$T_DIR/big.json")" = 413 ] || fail "body over http_max_body_bytes"
+log "POST: a JSON body {\"count\": N}; bad JSON, types, members 400; a form body 415; over the bound 413"
+
+# 1c. HEAD: the GET reply's status and headers, no body.
+for p in /health /stats /metrics /v1/openapi.json /v1/id '/v1/ids?count=3' '/v1/ids?count=0' /v1/nope; do
+	g=$(curl -s -o "$T_DIR/gbody" -D "$T_DIR/gh" -w '%{http_code}' "$URL$p")
+	h=$(curl -s -I -o /dev/null -D "$T_DIR/hh" -w '%{http_code} %{size_download}' "$URL$p")
+	[ "$h" = "$g 0" ] || fail "HEAD $p: '$h', GET $g"
+	[ "$(grep -i '^content-type' "$T_DIR/hh")" = "$(grep -i '^content-type' "$T_DIR/gh")" ] || fail "HEAD $p: Content-Type"
+	clen() { tr -d '\r' <"$1" | awk 'tolower($1) == "content-length:" { print $2 }'; }
+	case $p in
+	/v1/id) cp "$T_DIR/gbody" "$T_DIR/body" && check_json id || fail "GET $p" ;;
+	*count=3) cp "$T_DIR/gbody" "$T_DIR/body" && check_json ids || fail "GET $p" ;;
+	/health | /stats | /metrics) [ -n "$(clen "$T_DIR/hh")" ] || fail "HEAD $p: no Content-Length" ;;
+	*) [ "$(clen "$T_DIR/hh")" = "$(clen "$T_DIR/gh")" ] || fail "HEAD $p: Content-Length $(clen "$T_DIR/hh")" ;;
+	esac
+done
+log "HEAD: the GET status and headers, no body, on every GET route"
+
+# 1d. Accept: text/plain, the text protocol's lines; JSON stays the default.
+[ "$(get '/v1/ids?count=4' -H 'Accept: text/plain')" = 200 ] && [ "$(header Content-Type)" = "text/plain; charset=utf-8" ] ||
+	fail "text/plain ids: $(header Content-Type)"
+[ "$(wc -l <"$T_DIR/body")" = 4 ] && grep -qxE '[1-9][0-9]*' "$T_DIR/body" || fail "text ids: $(cat "$T_DIR/body")"
+awk '{ print $1, 1 }' "$T_DIR/body" >>"$IDS"
+[ "$(get /v1/id -H 'Accept: text/plain')" = 200 ] && grep -qxE '[1-9][0-9]*' "$T_DIR/body" || fail "text id"
+awk '{ print $1, 1 }' "$T_DIR/body" >>"$IDS"
+[ "$(get '/v1/block?count=9' -H 'Accept: text/plain, application/json;q=0.5')" = 200 ] && grep -qxE '[1-9][0-9]* 9' "$T_DIR/body" || fail "text block: $(cat "$T_DIR/body")"
+awk '{ print $1, $2 }' "$T_DIR/body" >>"$IDS"
+tid=$(cut -d' ' -f1 "$T_DIR/body")
+[ "$(get "/v1/decode/$tid" -H 'Accept: text/plain')" = 200 ] &&
+	[ "$(cat "$T_DIR/body")" = "$(printf 'DECODE %s\n' "$tid" | nc -N 127.0.0.1 "$SVC_PORT")" ] || fail "text decode: $(cat "$T_DIR/body")"
+[ "$(get '/v1/ids?count=0' -H 'Accept: text/plain')" = 400 ] && grep -qx 'ERR RANGE .*' "$T_DIR/body" || fail "text error: $(cat "$T_DIR/body")"
+[ "$(get /v1/id -H 'Accept: text/plain, application/json')" = 200 ] && [ "$(header Content-Type)" = application/json ] && check_json id || fail "tie: JSON"
+[ "$(get /v1/id -H 'Accept: */*')" = 200 ] && check_json id || fail "*/*: JSON"
+log "Accept: text/plain: an ID per line, BLOCK and DECODE as the text protocol, ERR lines; JSON by default and on ties"
+
+# 1e. CORS with an allow-list: the listed origin only; preflight 204.
+[ "$(get /v1/id -H "Origin: $ORIGIN")" = 200 ] && check_json id && [ "$(header Access-Control-Allow-Origin)" = "$ORIGIN" ] &&
+	[ "$(header Vary)" = Origin ] || fail "CORS on GET: '$(header Access-Control-Allow-Origin)'"
+[ "$(get /v1/ids -X OPTIONS -H "Origin: $ORIGIN" -H 'Access-Control-Request-Method: POST' \
+	-H 'Access-Control-Request-Headers: content-type')" = 204 ] && [ ! -s "$T_DIR/body" ] &&
+	[ "$(header Access-Control-Allow-Origin)" = "$ORIGIN" ] &&
+	[ "$(header Access-Control-Allow-Methods)" = "GET, HEAD, POST, OPTIONS" ] &&
+	[ "$(header Access-Control-Allow-Headers)" = "Content-Type, Accept" ] &&
+	[ "$(header Access-Control-Max-Age)" = 600 ] || fail "preflight: $(tr -d '\r' <"$T_DIR/headers" | tr '\n' '|')"
+[ "$(get /v1/ids -X OPTIONS -H 'Origin: https://evil.example' -H 'Access-Control-Request-Method: POST')" = 204 ] &&
+	! grep -qi '^access-control-' "$T_DIR/headers" && [ "$(header Allow)" = "GET, HEAD, POST, OPTIONS" ] || fail "preflight of another origin"
+[ "$(get /v1/id -H 'Origin: https://evil.example')" = 200 ] && check_json id && ! grep -qi '^access-control-' "$T_DIR/headers" ||
+	fail "CORS headers for another origin"
+[ "$(get /v1/id)" = 200 ] && check_json id && ! grep -qi '^access-control-\|^vary' "$T_DIR/headers" || fail "CORS headers without Origin"
+log "CORS: $ORIGIN allowed (Allow-Origin, Vary, preflight 204 with Allow-Methods/Headers/Max-Age); others get none"
+
 # 2. Every error status.
 [ "$(get '/v1/ids?count=5000')" = 400 ] && grep -q '"code":"RANGE"' "$T_DIR/body" || fail "RANGE: $(cat "$T_DIR/body")"
 [ "$(get '/v1/ids?count=abc')" = 400 ] && grep -q '"code":"BADREQ"' "$T_DIR/body" || fail "BADREQ"
 [ "$(get '/v1/ids')" = 400 ] || fail "no count"
 [ "$(get '/v1/decode/0')" = 400 ] && grep -q '"code":"RANGE"' "$T_DIR/body" || fail "decode 0"
 [ "$(get /v1/nope)" = 404 ] || fail "404"
-[ "$(get /v1/id -X DELETE)" = 405 ] && [ "$(header Allow)" = "GET, POST" ] || fail "405 /v1/id: Allow '$(header Allow)'"
-[ "$(get /metrics -X POST)" = 405 ] && [ "$(header Allow)" = "GET, HEAD" ] || fail "405 /metrics"
+[ "$(get /v1/id -X DELETE)" = 405 ] && [ "$(header Allow)" = "GET, HEAD, POST, OPTIONS" ] || fail "405 /v1/id: Allow '$(header Allow)'"
+[ "$(get /metrics -X POST)" = 405 ] && [ "$(header Allow)" = "GET, HEAD, OPTIONS" ] || fail "405 /metrics"
 # 503 with Retry-After: a second service whose servers do not exist.
 idserver_start dead $((SVC_PORT + 2)) --http_port $((SVC_PORT + 3)) --odd_port 1 --even_port 2
 code=$(curl -s -o "$T_DIR/body" -D "$T_DIR/headers" -w '%{http_code}' "http://127.0.0.1:$((SVC_PORT + 3))/v1/id")
 [ "$code" = 503 ] && [ -n "$(header Retry-After)" ] && grep -q '"code":"UNAVAILABLE"' "$T_DIR/body" ||
 	fail "503: $code $(cat "$T_DIR/body") Retry-After '$(header Retry-After)'"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((SVC_PORT + 3))/health")" = 503 ] || fail "/health of a down service"
+# CORS is off by default: no CORS header, even for a preflight.
+curl -s -o /dev/null -D "$T_DIR/headers" -X OPTIONS -H "Origin: $ORIGIN" -H 'Access-Control-Request-Method: GET' \
+	"http://127.0.0.1:$((SVC_PORT + 3))/v1/id"
+grep -q '^HTTP/1.1 204' "$T_DIR/headers" && ! grep -qi '^access-control-' "$T_DIR/headers" || fail "CORS not off by default"
+openapi down "http://127.0.0.1:$((SVC_PORT + 3))"
 log "errors: 400 RANGE/BADREQ, 404, 405 with Allow, 503 with Retry-After"
 
 # 3. Keep-alive: three requests, one connection.
@@ -211,6 +298,7 @@ sf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["first_str"
 [ "$(get "/v1/b58/$sf")" = 200 ] && grep -q "^{\"id_str\":\"$sf\",\"b58\":" "$T_DIR/body" || fail "fallback b58: $(cat "$T_DIR/body")"
 [ "$(get /health)" = 200 ] && grep -q '"mode":"fallback"' "$T_DIR/body" || fail "fallback /health: $(cat "$T_DIR/body")"
 log "fallback: Snowflake IDs over HTTP as strings only (no numeric id, ids, first)"
+openapi fallback "$URL"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across HTTP, text and RESP"
 log "ok: $n IDs over HTTP, text and RESP, no duplicate"

@@ -1,7 +1,9 @@
 /*
  * test_proto_http.c - the JSON bodies of the ID API: a numeric ID member only
  * when a JavaScript number holds it exactly (below 2^53), the _str member
- * always, byte for byte as before for ticket IDs.
+ * always, byte for byte as before for ticket IDs; the text/plain bodies; the
+ * route of a request (methods, HEAD, OPTIONS, the JSON body of a POST); Accept
+ * negotiation; the CORS allow-list.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,6 +122,199 @@ test_block_b58_decode(void **state)
 	free(res);
 }
 
+/* The text/plain bodies are the text protocol's lines; IDS one per line. */
+static void
+test_text(void **state)
+{
+	struct core_result *res = calloc(1, sizeof(*res));
+	size_t len;
+	char *t;
+
+	(void)state;
+	assert_non_null(res);
+	res->count = 1;
+	res->ids[0] = TWO53 + 7;
+	t = proto_http_text(PROTO_HTTP_ID, res, &len);
+	assert_int_equal(len, 17);
+	assert_memory_equal(t, "9007199254740999\n", len);
+	free(t);
+	res->count = 3;
+	res->ids[0] = 9;
+	res->ids[1] = 10;
+	res->ids[2] = 12;
+	t = proto_http_text(PROTO_HTTP_IDS, res, &len);
+	assert_int_equal(len, 8);
+	assert_memory_equal(t, "9\n10\n12\n", len);
+	free(t);
+	res->first = 2097152;
+	res->count = 4096;
+	t = proto_http_text(PROTO_HTTP_BLOCK, res, &len);
+	assert_int_equal(len, 13);
+	assert_memory_equal(t, "2097152 4096\n", len);
+	free(t);
+	res->dec.region = LAYOUT_TICKET;
+	res->dec.id = 2097152;
+	res->dec.ticket = 2;
+	res->dec.server = "even";
+	strcpy(res->dec.b58, "1111111BkQo");
+	t = proto_http_text(PROTO_HTTP_DECODE, res, &len);
+	assert_int_equal(len, 27);
+	assert_memory_equal(t, "ticket block=2 server=even\n", len);
+	free(t);
+	res->from_b58 = true;
+	t = proto_http_text(PROTO_HTTP_DECODE, res, &len);
+	assert_memory_equal(t, "ticket block=2 server=even id=2097152\n", len);
+	free(t);
+	t = proto_http_text(PROTO_HTTP_B58, res, &len);
+	assert_int_equal(len, 12);
+	assert_memory_equal(t, "1111111BkQo\n", len);
+	free(t);
+	free(res);
+}
+
+/* Routes a request; body is a C string (NULL: none). */
+static void
+route(enum evhttp_cmd_type m, const char *path, const char *query, const char *ctype,
+    const char *body, struct proto_http_route *r)
+{
+	struct proto_http_in in = { m, path, query, ctype, NULL, body,
+	    body != NULL ? strlen(body) : 0 };
+
+	proto_http_route(&in, r);
+}
+
+static void
+test_route(void **state)
+{
+	struct proto_http_route r;
+	const char *json = "application/json";
+
+	(void)state;
+	/* The query form, as before. */
+	route(EVHTTP_REQ_GET, "/v1/ids", "count=5", NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.page, PROTO_HTTP_IDS);
+	assert_true(r.has_arg);
+	assert_string_equal(r.arg, "5");
+	route(EVHTTP_REQ_GET, "/v1/ids", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.why, "count=N is required");
+	/* GET's body is ignored, as before. */
+	route(EVHTTP_REQ_GET, "/v1/ids", "count=2", NULL, "junk", &r);
+	assert_int_equal(r.status, 0);
+	/* A POST's JSON body, with or without parameters on its type. */
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":5}", &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.arg, "5");
+	route(EVHTTP_REQ_POST, "/v1/block", NULL, "Application/JSON; charset=utf-8",
+	    " { \"count\" : 4096 } ", &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.page, PROTO_HTTP_BLOCK);
+	assert_string_equal(r.arg, "4096");
+	/* The core bounds the count, as for the query. */
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":-3}", &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.arg, "-3");
+	route(EVHTTP_REQ_POST, "/v1/ids", "count=7", json, "{}", &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.arg, "7");
+	route(EVHTTP_REQ_POST, "/v1/id", NULL, json, "{}", &r);
+	assert_int_equal(r.status, 0);
+	assert_false(r.has_arg);
+	/* Refusals. */
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, "text/plain", "{\"count\":5}", &r);
+	assert_int_equal(r.status, 415);
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, NULL, "count=5", &r);
+	assert_int_equal(r.status, 415);
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":5", &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.code, "BADREQ");
+	assert_non_null(strstr(r.why, "not valid JSON"));
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "[5]", &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.why, "the body must be a JSON object");
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":\"5\"}", &r);
+	assert_string_equal(r.why, "count must be a JSON integer");
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":5.0}", &r);
+	assert_string_equal(r.why, "count must be a JSON integer");
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":5,\"n\":1}", &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.why, "unknown member"));
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{\"count\":5,\"count\":6}", &r);
+	assert_int_equal(r.status, 400);
+	route(EVHTTP_REQ_POST, "/v1/ids", "count=5", json, "{\"count\":5}", &r);
+	assert_string_equal(r.why, "count is given twice: in the query and in the body");
+	route(EVHTTP_REQ_POST, "/v1/ids", NULL, json, "{}", &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.why, "count is required"));
+	route(EVHTTP_REQ_POST, "/v1/id", NULL, json, "{\"count\":1}", &r);
+	assert_int_equal(r.status, 400);
+	/* HEAD everywhere GET is, OPTIONS everywhere; the Allow lists. */
+	route(EVHTTP_REQ_HEAD, "/v1/block", "count=3", NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_true(r.head);
+	assert_string_equal(r.arg, "3");
+	route(EVHTTP_REQ_HEAD, "/v1/openapi.json", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.page, PROTO_HTTP_OPENAPI);
+	route(EVHTTP_REQ_OPTIONS, "/v1/ids", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_true(r.options);
+	assert_string_equal(r.allow, "GET, HEAD, POST, OPTIONS");
+	route(EVHTTP_REQ_DELETE, "/v1/id", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 405);
+	assert_string_equal(r.allow, "GET, HEAD, POST, OPTIONS");
+	route(EVHTTP_REQ_POST, "/metrics", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 405);
+	assert_string_equal(r.allow, "GET, HEAD, OPTIONS");
+	route(EVHTTP_REQ_GET, "/v1/nope", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	assert_null(r.allow);
+}
+
+static void
+test_accept(void **state)
+{
+	(void)state;
+	assert_int_equal(proto_http_accept(NULL), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept(""), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept("*/*"), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept("text/plain"), PROTO_HTTP_FORM_TEXT);
+	assert_int_equal(proto_http_accept("Text/Plain; charset=utf-8"), PROTO_HTTP_FORM_TEXT);
+	assert_int_equal(proto_http_accept("text/*"), PROTO_HTTP_FORM_TEXT);
+	assert_int_equal(proto_http_accept("application/json"), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept("text/plain, application/json"), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept("text/plain, application/json;q=0.9"),
+	    PROTO_HTTP_FORM_TEXT);
+	assert_int_equal(proto_http_accept("text/plain;q=0.5, */*;q=0.1"), PROTO_HTTP_FORM_TEXT);
+	assert_int_equal(proto_http_accept("text/plain;q=0, */*"), PROTO_HTTP_FORM_JSON);
+	/* The most specific range decides: text/plain's q=0 beats text/'s wildcard. */
+	assert_int_equal(proto_http_accept("text/*, text/plain;q=0"), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept("text/html"), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept("text/plain;q=x"), PROTO_HTTP_FORM_JSON);
+	assert_int_equal(proto_http_accept(",,;;q=,text/plain;q=1.000"), PROTO_HTTP_FORM_TEXT);
+}
+
+static void
+test_cors(void **state)
+{
+	const char *list = "https://a.example, http://b.example:8080";
+
+	(void)state;
+	assert_false(proto_http_cors_allowed("", "https://a.example"));
+	assert_false(proto_http_cors_allowed(list, NULL));
+	assert_false(proto_http_cors_allowed(list, ""));
+	assert_true(proto_http_cors_allowed(list, "https://a.example"));
+	assert_true(proto_http_cors_allowed(list, "HTTPS://A.example"));
+	assert_true(proto_http_cors_allowed(list, "http://b.example:8080"));
+	assert_false(proto_http_cors_allowed(list, "http://b.example"));
+	assert_false(proto_http_cors_allowed(list, "https://a.example.evil"));
+	assert_false(proto_http_cors_allowed(list, "https://a.exampl"));
+	assert_false(proto_http_cors_allowed(list, "null"));
+	assert_true(proto_http_cors_allowed("*", "null"));
+	assert_true(proto_http_cors_allowed("https://x,*", "https://y"));
+}
+
 int
 main(void)
 {
@@ -127,6 +322,10 @@ main(void)
 		cmocka_unit_test(test_id),
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_block_b58_decode),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_route),
+		cmocka_unit_test(test_accept),
+		cmocka_unit_test(test_cors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
