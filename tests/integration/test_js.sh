@@ -9,13 +9,17 @@
 # defaults (ioredis without stringNumbers, longs: Number) are run too: exact in
 # ticket mode, repeated IDs in fallback, which is why the README avoids them.
 # The idgen command's --json output follows the HTTP rule in both modes.
+# gRPC server reflection (tests/js/reflect.js): grpc-js-reflection-client lists
+# the services (v1alpha and v1), builds a client from the served descriptors
+# alone and calls both RPCs; one v1 stream answers several requests in turn.
 . "$(dirname "$0")/lib.sh"
 
 JS=$ROOT/tests/js
 ROUNDS=10
 command -v node >/dev/null || fail "node not found (make deps)"
 [ -d "$JS/node_modules/ioredis" ] && [ -d "$JS/node_modules/@grpc/grpc-js" ] &&
-	[ -d "$JS/node_modules/@grpc/proto-loader" ] || fail "tests/js/node_modules missing: run make deps"
+	[ -d "$JS/node_modules/@grpc/proto-loader" ] &&
+	[ -d "$JS/node_modules/grpc-js-reflection-client" ] || fail "tests/js/node_modules missing: run make deps"
 # The README's JavaScript section quotes each client file whole.
 for f in redis_ids.js http_ids.js grpc_ids.js; do
 	python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
@@ -62,6 +66,10 @@ PY
 
 js ticket
 cli_json ticket
+# Reflection, without proto/: 6 IDs per protocol version join the rest.
+(cd "$T_DIR" && timeout 60 node "$JS/reflect.js" 127.0.0.1 "$GP" "$IDS") >"$T_DIR/reflect.out" 2>&1 ||
+	fail "reflection: $(tail -n 5 "$T_DIR/reflect.out")"
+while read -r line; do log "reflection: $line"; done <"$T_DIR/reflect.out"
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode"
 
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
@@ -72,5 +80,6 @@ cli_json fallback
 [ "$(stat "$SVC_PORT" mode)" = fallback ] || fail "not in fallback mode: $(stat "$SVC_PORT" mode)"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the JavaScript clients"
-[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9))) ] || fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9)))"
-log "ok: $n IDs through ioredis, fetch, grpc-js and idgen --json in both modes, exact, no duplicate"
+[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9) + 12)) ] ||
+	fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9) + 12))"
+log "ok: $n IDs through ioredis, fetch, grpc-js (with and without reflection) and idgen --json in both modes, exact, no duplicate"
