@@ -8,7 +8,8 @@
 # never twice, and the HTTP bodies carry numeric IDs only below 2^53. The unsafe
 # defaults (ioredis without stringNumbers, longs: Number) are run too: exact in
 # ticket mode, repeated IDs in fallback, which is why the README avoids them.
-# The idgen command's --json output follows the HTTP rule in both modes.
+# The idgen command's --json output follows the HTTP rule in both modes, with
+# the server's decode names and /stats's types.
 # gRPC server reflection (tests/js/reflect.js): grpc-js-reflection-client lists
 # the services (v1alpha and v1), builds a client from the served descriptors
 # alone and calls both RPCs; one v1 stream answers several requests in turn.
@@ -62,6 +63,24 @@ for text, num, strs, n in ((sys.argv[2], "id", "id_str", 1), (sys.argv[3], "ids"
         out.write("%d 1\n" % v)
 PY
 	log "$1: idgen --json id, ids 3, block 5: numeric members $([ "$1" = ticket ] && echo present || echo absent)"
+	# One vocabulary: idgen --json decode says what HTTP /v1/decode says, and
+	# stats --json types each member as HTTP /stats does.
+	local first b
+	first=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id_str"])' "$id")
+	b=$(stat "$SVC_PORT" block_size)
+	[ "$("$BUILD/idgen" --json -b "$b" decode "$first")" = "$(curl -s "http://127.0.0.1:$HP/v1/decode/$first")" ] ||
+		fail "$1: idgen --json decode $first differs from /v1/decode: $("$BUILD/idgen" --json -b "$b" decode "$first")"
+	IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json stats >"$T_DIR/cli-stats.json" || fail "idgen --json stats"
+	curl -s "http://127.0.0.1:$HP/stats" >"$T_DIR/http-stats.json"
+	python3 - "$T_DIR/cli-stats.json" "$T_DIR/http-stats.json" <<'PY' || fail "$1: idgen --json stats and /stats differ in names or types"
+import json, sys
+cli, http = (json.load(open(f)) for f in sys.argv[1:3])
+assert cli.keys() == http.keys(), set(cli) ^ set(http)
+bad = [k for k in cli if type(cli[k]) is not type(http[k])]
+assert not bad, [(k, cli[k], http[k]) for k in bad]
+assert all(v < 2**53 for v in cli.values() if isinstance(v, int))
+PY
+	log "$1: idgen --json decode = /v1/decode; idgen --json stats typed as /stats ($(wc -c <"$T_DIR/cli-stats.json") bytes)"
 }
 
 js ticket
