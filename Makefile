@@ -30,6 +30,8 @@ GEN       := $(BUILD)/gen
 PROTO_SRC := $(wildcard proto/*.proto)
 GEN_C     := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c)
 GEN_H     := $(GEN_C:.c=.h)
+# ... and their FileDescriptorProtos, served by gRPC reflection (src/reflect.c).
+GEN_C     += $(GEN)/descriptors.c
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o) $(BUILD)/obj/gen/openapi_json.o
 override CFLAGS += -I$(GEN)
 
@@ -87,6 +89,16 @@ $(GEN)/openapi_json.c: docs/openapi.json
 	  echo '};'; \
 	  echo 'const size_t proto_http_openapi_len = sizeof(proto_http_openapi);'; } >$@.tmp
 	mv $@.tmp $@
+
+# protoc-c's FileDescriptorSet of every proto/*.proto, as a C array.
+$(GEN)/descriptors.c: $(PROTO_SRC)
+	@mkdir -p $(@D)
+	protoc-c --proto_path=proto --descriptor_set_out=$(GEN)/descriptors.pb $(PROTO_SRC)
+	{ printf '#include <stddef.h>\n#include <stdint.h>\n'; \
+	  printf 'const uint8_t reflect_descriptor_set[] = {\n'; \
+	  od -An -v -tx1 $(GEN)/descriptors.pb | sed 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  printf '};\nconst size_t reflect_descriptor_set_len = sizeof(reflect_descriptor_set);\n'; \
+	} >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(@D)

@@ -3,16 +3,20 @@
  * libidgen, for shells and scripts (see idgen(1) and docs/design.md
  * section 11).
  *
- * Exit status: 0 success, 1 service error, 2 usage error.
+ * Exit status: 0 success, 1 service error, 2 usage error. With --json, an
+ * error is one line of JSON on stderr, {"error":{"code":"usage" or
+ * "service","message":...}}, and the exit status is the same.
  */
 #include "clk.h"
 #include "idgen.h"
+#include "layout.h"
 #include "reply.h"
 #include "wire.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +48,12 @@ struct cli_exchange {
 	size_t		 len;
 };
 
+/* --json was given: errors are JSON too (set before the options are read). */
+static bool	cli_json_errors;
+
 static void	cli_usage(FILE *);
+static void	cli_json_string(FILE *, const char *);
+static int	cli_error(int, const char *, ...) __attribute__((format(printf, 2, 3)));
 static int	cli_count(const char *, unsigned, unsigned, unsigned *);
 static idgen_client *cli_open(const struct cli *, unsigned, int *);
 static void	cli_json_num(const char *, uint64_t);
@@ -76,7 +85,8 @@ cli_usage(FILE *f)
 	    "  -s, --server LIST    idservers, host:port[,host:port...] (default "
 	    "$IDGEN_SERVER,\n"
 	    "                       else %s)\n"
-	    "  -j, --json           JSON output (IDs as strings; numbers below 2^53 only)\n"
+	    "  -j, --json           JSON output (IDs as strings; numbers below 2^53 only;\n"
+	    "                       errors as {\"error\":{...}} on stderr)\n"
 	    "  -t, --timeout MS     how long a command waits for a server (default %d)\n"
 	    "  -b, --block-size B   the pair's ticket block size, for decode (default "
 	    "%" PRIu64 ")\n"
@@ -88,6 +98,45 @@ cli_usage(FILE *f)
 	    CLI_DEFAULT_TIMEOUT_MS, IDGEN_DEFAULT_BLOCK_SIZE);
 }
 
+/* s as a JSON string: quotes, backslashes and control characters escaped. */
+static void
+cli_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	fputc('"', f);
+}
+
+/*
+ * An error on stderr: "idgen: <message>", or with --json one line
+ * {"error":{"code":"usage"|"service","message":"<message>"}}. Returns rc.
+ */
+static int
+cli_error(int rc, const char *fmt, ...)
+{
+	char	 msg[IDGEN_ERR_LEN + 128];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!cli_json_errors) {
+		fprintf(stderr, "idgen: %s\n", msg);
+		return rc;
+	}
+	fprintf(stderr, "{\"error\":{\"code\":\"%s\",\"message\":",
+	    rc == CLI_EXIT_USAGE ? "usage" : "service");
+	cli_json_string(stderr, msg);
+	fprintf(stderr, "}}\n");
+	return rc;
+}
+
 /* Parses a count in [lo, hi]; CLI_EXIT_USAGE with a message otherwise. */
 static int
 cli_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -97,9 +146,8 @@ cli_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
 
 	if (s == NULL || (e = reply_u64(s, s + strlen(s), &v)) == NULL || *e != '\0' ||
 	    v < lo || v > hi) {
-		fprintf(stderr, "idgen: \"%s\": expected a number %u..%u\n",
+		return cli_error(CLI_EXIT_USAGE, "\"%s\": expected a number %u..%u",
 		    s ? s : "", lo, hi);
-		return CLI_EXIT_USAGE;
 	}
 	*out = (unsigned)v;
 	return 0;
@@ -126,10 +174,9 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 	o.max_held = n;
 	o.lead_ms = 0;
 	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "idgen: %s\n", err);
-		*rc = strncmp(err, "bad idserver endpoint", 21) == 0 ||
+		*rc = cli_error(strncmp(err, "bad idserver endpoint", 21) == 0 ||
 		    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ?
-		    CLI_EXIT_USAGE : CLI_EXIT_SERVICE;
+		    CLI_EXIT_USAGE : CLI_EXIT_SERVICE, "%s", err);
 	}
 	return c;
 }
@@ -163,9 +210,9 @@ cli_ids(const struct cli *cli, const char *cmd, unsigned n)
 	else
 		rc = idgen_next(c, &ids[0]);
 	if (rc != IDGEN_OK) {
-		fprintf(stderr, "idgen: %s: %s\n", cmd, idgen_last_error());
+		rc = cli_error(CLI_EXIT_SERVICE, "%s: %s", cmd, idgen_last_error());
 		idgen_close(c);
-		return CLI_EXIT_SERVICE;
+		return rc;
 	}
 	idgen_close(c);
 	if (strcmp(cmd, "block") == 0) {
@@ -203,35 +250,40 @@ cli_ids(const struct cli *cli, const char *cmd, unsigned n)
 	return fflush(stdout) == 0 ? 0 : CLI_EXIT_SERVICE;
 }
 
-/* decode ID...: local, offline. */
+/*
+ * decode ID...: local, offline. The JSON is the server's (HTTP /v1/decode,
+ * RESP DECODE): source, block, server; timestamp_ms, time, worker,
+ * datacenter_id, worker_id, seq.
+ */
 static int
 cli_decode(const struct cli *cli, int argc, char **argv)
 {
 	struct idgen_decoded	 d;
 	int			 i, rc = 0;
 
-	if (argc == 0) {
-		fprintf(stderr, "idgen: decode: give at least one ID\n");
-		return CLI_EXIT_USAGE;
-	}
+	if (argc == 0)
+		return cli_error(CLI_EXIT_USAGE, "decode: give at least one ID");
 	for (i = 0; i < argc; i++) {
 		if (idgen_decode_text(argv[i], cli->block_size, &d) != IDGEN_OK) {
-			fprintf(stderr, "idgen: decode: %s\n", idgen_last_error());
-			rc = CLI_EXIT_USAGE;
+			rc = cli_error(CLI_EXIT_USAGE, "decode: %s", idgen_last_error());
 			continue;
 		}
+		if (cli->json) {
+			printf("{");
+			cli_json_num("id", d.id);
+			printf("\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\",", d.id, d.b58);
+		}
 		if (d.kind == IDGEN_TICKET && cli->json)
-			printf("{\"id\":%" PRIu64 ",\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\","
-			    "\"kind\":\"ticket\",\"block\":%" PRIu64 ",\"server\":\"%s\"}\n",
-			    d.id, d.id, d.b58, d.ticket, d.odd ? "odd" : "even");
+			printf("\"source\":\"ticket\",\"block\":%" PRIu64 ",\"server\":\"%s\"}\n",
+			    d.ticket, d.odd ? "odd" : "even");
 		else if (d.kind == IDGEN_TICKET)
 			printf("%" PRIu64 " ticket block=%" PRIu64 " server=%s\n", d.id,
 			    d.ticket, d.odd ? "odd" : "even");
 		else if (cli->json)
-			printf("{\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\","
-			    "\"kind\":\"snowflake\",\"time\":\"%s\",\"unix_ms\":%" PRId64 ","
-			    "\"worker\":%u,\"seq\":%u}\n", d.id, d.b58, d.time,
-			    d.unix_ms, d.worker, d.seq);
+			printf("\"source\":\"snowflake\",\"timestamp_ms\":%" PRId64 ","
+			    "\"time\":\"%s\",\"worker\":%u,\"datacenter_id\":%u,"
+			    "\"worker_id\":%u,\"seq\":%u}\n", d.unix_ms, d.time, d.worker,
+			    layout_datacenter_of(d.worker), layout_dc_worker_of(d.worker), d.seq);
 		else
 			printf("%" PRIu64 " snowflake time=%s worker=%u seq=%u\n", d.id,
 			    d.time, d.worker, d.seq);
@@ -267,11 +319,16 @@ cli_stats_line(void *arg, const char *p, const char *e)
 	return false;
 }
 
-/* Prints STATS lines as text, or as one JSON object of strings. */
+/*
+ * Prints STATS lines as text, or as one JSON object typed as HTTP /stats
+ * types them: a number (decimal digits) is a JSON number below 2^53, a
+ * string at or above it; text is a string.
+ */
 static void
 cli_stats_print(const struct cli *cli, const char *t, size_t len)
 {
-	const char	*p = t, *e = t + len, *nl, *sp, *v;
+	const char	*p = t, *e = t + len, *nl, *sp, *v, *num;
+	uint64_t	 n;
 	bool		 first = true;
 
 	if (!cli->json) {
@@ -284,14 +341,20 @@ cli_stats_print(const struct cli *cli, const char *t, size_t len)
 		if (nl - p < 5 || memcmp(p, "STAT ", 5) != 0 ||
 		    (sp = memchr(p + 5, ' ', (size_t)(nl - p - 5))) == NULL)
 			continue;
-		printf("%s\"%.*s\":\"", first ? "" : ",", (int)(sp - p - 5), p + 5);
-		for (v = sp + 1; v < nl; v++)
+		printf("%s\"%.*s\":", first ? "" : ",", (int)(sp - p - 5), p + 5);
+		first = false;
+		v = sp + 1;
+		if ((num = reply_u64(v, nl, &n)) == nl && n < CLI_EXACT_LIMIT) {
+			printf("%" PRIu64, n);
+			continue;
+		}
+		putchar('"');
+		for (; v < nl; v++)
 			if (*v == '"' || *v == '\\')
 				printf("\\%c", *v);
 			else if ((unsigned char)*v >= 0x20)
 				putchar(*v);
 		putchar('"');
-		first = false;
 	}
 	printf("}\n");
 }
@@ -308,16 +371,13 @@ cli_stats(const struct cli *cli)
 	for (p = cli->servers; ; p = e + 1) {
 		if ((e = strchr(p, ',')) == NULL)
 			e = p + strlen(p);
-		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err))) {
-			fprintf(stderr, "idgen: %s\n", err);
-			return CLI_EXIT_USAGE;
-		}
+		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err)))
+			return cli_error(CLI_EXIT_USAGE, "%s", err);
 		memset(&x, 0, sizeof(x));
 		x.keep = true;
 		if ((x.text = malloc(CLI_STATS_MAX)) == NULL) {
-			fprintf(stderr, "idgen: out of memory\n");
 			wire_free(&w);
-			return CLI_EXIT_SERVICE;
+			return cli_error(CLI_EXIT_SERVICE, "out of memory");
 		}
 		err[0] = '\0';
 		if (wire_exchange(&w, "STATS\n", 6, 1, cli->timeout_ms, cli->timeout_ms,
@@ -327,7 +387,7 @@ cli_stats(const struct cli *cli)
 			wire_free(&w);
 			return fflush(stdout) == 0 ? 0 : CLI_EXIT_SERVICE;
 		}
-		fprintf(stderr, "idgen: stats: %s\n", x.err ? x.errline : err);
+		(void)cli_error(CLI_EXIT_SERVICE, "stats: %s", x.err ? x.errline : err);
 		free(x.text);
 		wire_free(&w);
 		if (*e == '\0')
@@ -352,10 +412,8 @@ cli_ping(const struct cli *cli)
 	for (p = cli->servers; ; p = e + 1) {
 		if ((e = strchr(p, ',')) == NULL)
 			e = p + strlen(p);
-		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err))) {
-			fprintf(stderr, "idgen: %s\n", err);
-			return CLI_EXIT_USAGE;
-		}
+		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err)))
+			return cli_error(CLI_EXIT_USAGE, "%s", err);
 		memset(&x, 0, sizeof(x));
 		t0 = clk_mono_ns();
 		err[0] = '\0';
@@ -411,6 +469,12 @@ main(int argc, char **argv)
 	uint64_t	 v;
 	int		 ch, rc;
 
+	/* Known before any option is read, so that an error in one is JSON too. */
+	for (ch = 1; ch < argc && strcmp(argv[ch], "--") != 0; ch++)
+		if (strcmp(argv[ch], "-j") == 0 || strcmp(argv[ch], "--json") == 0)
+			cli_json_errors = true;
+	if (cli_json_errors)
+		opterr = 0;	/* getopt's own message would be plain text */
 	cli.servers = getenv("IDGEN_SERVER");
 	if (cli.servers == NULL || *cli.servers == '\0')
 		cli.servers = CLI_DEFAULT_SERVER;
@@ -430,9 +494,8 @@ main(int argc, char **argv)
 		case 'b':
 			if ((e = reply_u64(optarg, optarg + strlen(optarg), &v)) == NULL ||
 			    *e != '\0' || v < 4096 || v > (UINT64_C(1) << 32)) {
-				fprintf(stderr, "idgen: --block-size: expected 4096..%"
-				    PRIu64 "\n", UINT64_C(1) << 32);
-				return CLI_EXIT_USAGE;
+				return cli_error(CLI_EXIT_USAGE, "--block-size: expected 4096..%"
+				    PRIu64, UINT64_C(1) << 32);
 			}
 			cli.block_size = v;
 			break;
@@ -443,11 +506,16 @@ main(int argc, char **argv)
 			printf("idgen %s\n", IDGEN_VERSION);
 			return 0;
 		default:
+			if (cli_json_errors)
+				return cli_error(CLI_EXIT_USAGE, "bad option %s (see idgen --help)",
+				    argv[optind - 1]);
 			cli_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
+		if (cli_json_errors)
+			return cli_error(CLI_EXIT_USAGE, "no command (see idgen --help)");
 		cli_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
@@ -458,24 +526,19 @@ main(int argc, char **argv)
 		return cli_decode(&cli, argc, argv);
 	if (strcmp(cmd, "id") == 0 || strcmp(cmd, "stats") == 0 ||
 	    strcmp(cmd, "ping") == 0) {
-		if (argc != 0) {
-			fprintf(stderr, "idgen: %s takes no argument\n", cmd);
-			return CLI_EXIT_USAGE;
-		}
+		if (argc != 0)
+			return cli_error(CLI_EXIT_USAGE, "%s takes no argument", cmd);
 		if (strcmp(cmd, "id") == 0)
 			return cli_ids(&cli, cmd, 1);
 		return strcmp(cmd, "stats") == 0 ? cli_stats(&cli) : cli_ping(&cli);
 	}
 	if (strcmp(cmd, "ids") == 0 || strcmp(cmd, "block") == 0) {
-		if (argc != 1) {
-			fprintf(stderr, "idgen: %s takes one argument, N\n", cmd);
-			return CLI_EXIT_USAGE;
-		}
+		if (argc != 1)
+			return cli_error(CLI_EXIT_USAGE, "%s takes one argument, N", cmd);
 		if ((rc = cli_count(argv[0], 1, strcmp(cmd, "ids") == 0 ?
 		    IDGEN_IDS_MAX : IDGEN_BLOCK_MAX, &n)) != 0)
 			return rc;
 		return cli_ids(&cli, cmd, n);
 	}
-	fprintf(stderr, "idgen: unknown command \"%s\" (see idgen --help)\n", cmd);
-	return CLI_EXIT_USAGE;
+	return cli_error(CLI_EXIT_USAGE, "unknown command \"%s\" (see idgen --help)", cmd);
 }

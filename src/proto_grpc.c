@@ -27,11 +27,17 @@
 #include "layout.h"
 #include "log.h"
 #include "peers.h"
+#include "reflect.h"
 
 #define GRPC_PATH_ID		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId"
 #define GRPC_PATH_BATCH		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateIdBatch"
 #define GRPC_PATH_HEALTH	"/grpc.health.v1.Health/Check"
 #define GRPC_PATH_WATCH		"/grpc.health.v1.Health/Watch"
+#define GRPC_PATH_REFLECT	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+#define GRPC_PATH_REFLECT_ALPHA	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+
+/* A reflection stream's answers not yet taken by its client (then RESOURCE_EXHAUSTED). */
+#define GRPC_REFLECT_MAX_PENDING	(1024 * 1024)
 
 /* google.rpc.Code values used here. */
 #define GRPC_OK			0
@@ -48,6 +54,7 @@ enum grpc_method {
 	GRPC_M_BATCH,
 	GRPC_M_HEALTH,
 	GRPC_M_WATCH,
+	GRPC_M_REFLECT,		/* a stream both ways: answered message by message */
 };
 
 struct grpc_conn;
@@ -60,7 +67,8 @@ struct grpc_stream {
 	enum grpc_method	 method;
 	bool			 grpc_ct;	/* content-type application/grpc[+proto] */
 	bool			 too_big;	/* message over grpc_max_message_bytes */
-	bool			 answered;
+	bool			 answered;	/* its status is decided */
+	bool			 streaming;	/* reflection: HEADERS submitted, DATA as answers come */
 	bool			 waiting;
 	bool			 complete;	/* END_STREAM came: the request is all here */
 	bool			 timed_out;	/* ended by grpc_request_timeout_ms */
@@ -122,6 +130,10 @@ static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
 static bool	grpc_parse_id(struct grpc_stream *st, uint32_t len);
 static bool	grpc_parse_batch(struct grpc_stream *st, uint32_t len);
 static void	grpc_health(struct grpc_stream *st, uint32_t len);
+static void	grpc_reflect(struct grpc_stream *st);
+static bool	grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len);
+static void	grpc_reflect_send(struct grpc_stream *st);
+static void	grpc_reflect_end(struct grpc_stream *st, int status, const char *message);
 static void	grpc_run(void *arg);
 static void	grpc_exec(struct grpc_stream *st);
 static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
@@ -193,8 +205,8 @@ proto_grpc_init(struct proto_grpc **out, struct event_base *base, const struct c
 	}
 	/* Only with a listener: a connection over memory has no address. */
 	peers_init(&g->peers);
-	log_info("gRPC on %s: hispeeddesign.idgen.v1.IdGeneratorService, grpc.health.v1.Health",
-	    addr);
+	log_info("gRPC on %s: hispeeddesign.idgen.v1.IdGeneratorService, grpc.health.v1.Health, "
+	    "grpc.reflection.v1 and v1alpha ServerReflection", addr);
 	*out = g;
 	return true;
 }
@@ -413,8 +425,12 @@ grpc_stall_cb(evutil_socket_t fd, short what, void *arg)
 		if (now - st->begun_us >= limit) {
 			st->timed_out = true;
 			c->g->stats.request_timeouts++;
-			grpc_fail(st, GRPC_DEADLINE_EXCEEDED, "the request was not complete "
-			    "within grpc_request_timeout_ms of its headers");
+			if (st->method == GRPC_M_REFLECT)
+				grpc_reflect_end(st, GRPC_DEADLINE_EXCEEDED, "the stream was not "
+				    "closed within grpc_request_timeout_ms of its last request");
+			else
+				grpc_fail(st, GRPC_DEADLINE_EXCEEDED, "the request was not complete "
+				    "within grpc_request_timeout_ms of its headers");
 		} else if (next == 0 || st->begun_us + limit - now < next)
 			next = st->begun_us + limit - now;
 	}
@@ -640,6 +656,11 @@ grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
 		else if (valuelen == strlen(GRPC_PATH_WATCH) &&
 		    memcmp(value, GRPC_PATH_WATCH, valuelen) == 0)
 			st->method = GRPC_M_WATCH;
+		else if ((valuelen == strlen(GRPC_PATH_REFLECT) &&
+		    memcmp(value, GRPC_PATH_REFLECT, valuelen) == 0) ||
+		    (valuelen == strlen(GRPC_PATH_REFLECT_ALPHA) &&
+		    memcmp(value, GRPC_PATH_REFLECT_ALPHA, valuelen) == 0))
+			st->method = GRPC_M_REFLECT;
 	} else if (namelen == 12 && memcmp(name, "content-type", 12) == 0)
 		st->grpc_ct = valuelen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
 		    (valuelen == 16 || value[16] == '+' || value[16] == ';');
@@ -666,14 +687,17 @@ grpc_data_cb(nghttp2_session *s, uint8_t flags, int32_t stream_id, const uint8_t
 	max = ((struct grpc_conn *)arg)->g->cfg->grpc_max_message_bytes + 5;
 	if (st->in_len + len > max) {
 		st->too_big = true;
-		return 0;
+	} else {
+		p = realloc(st->in, st->in_len + len);
+		if (p == NULL)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		memcpy(p + st->in_len, data, len);
+		st->in = p;
+		st->in_len += len;
 	}
-	p = realloc(st->in, st->in_len + len);
-	if (p == NULL)
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-	memcpy(p + st->in_len, data, len);
-	st->in = p;
-	st->in_len += len;
+	/* A stream of requests: each answered once it is all here. */
+	if (st->method == GRPC_M_REFLECT && st->grpc_ct && !st->answered)
+		grpc_reflect(st);
 	return 0;
 }
 
@@ -762,8 +786,12 @@ grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
 	(void)arg;
 	if (n > len)
 		n = len;
-	memcpy(buf, st->out + st->out_off, n);
+	if (n > 0)
+		memcpy(buf, st->out + st->out_off, n);
 	st->out_off += n;
+	/* A reflection stream's status comes after its last answer: until then, wait. */
+	if (st->method == GRPC_M_REFLECT && !st->answered)
+		return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
 	if (st->out_off == st->out_len) {
 		snprintf(status, sizeof(status), "%d", st->status);
 		tr[0].valuelen = strlen(status);
@@ -864,6 +892,15 @@ grpc_dispatch(struct grpc_stream *st)
 	if (st->method == GRPC_M_UNKNOWN || st->method == GRPC_M_WATCH) {
 		grpc_fail(st, GRPC_UNIMPLEMENTED, "unknown method: this server implements "
 		    "hispeeddesign.idgen.v1.IdGeneratorService and grpc.health.v1.Health/Check");
+		return;
+	}
+	if (st->method == GRPC_M_REFLECT) {
+		/* Every whole request was answered as it came (grpc_reflect). */
+		if (st->in_len > 0)
+			grpc_reflect_end(st, GRPC_INVALID_ARGUMENT, "the message length prefix "
+			    "does not match the message");
+		else
+			grpc_reflect_end(st, GRPC_OK, "");
 		return;
 	}
 	if (!grpc_unframe(st, &len))
@@ -987,6 +1024,123 @@ grpc_health(struct grpc_stream *st, uint32_t len)
 	if (!hl.ok)
 		grpc_set_message(st, hl.reason);
 	grpc_reply(st, &r.base);
+}
+
+/*
+ * grpc.reflection ServerReflectionInfo: the requests that are all here, each
+ * answered on the stream at once (a client may wait for an answer before it
+ * asks again); a bad one ends the stream with its status.
+ */
+static void
+grpc_reflect(struct grpc_stream *st)
+{
+	size_t off = 0, outlen;
+	uint32_t len;
+	uint8_t *out;
+
+	if (st->too_big) {
+		grpc_reflect_end(st, GRPC_RESOURCE_EXHAUSTED,
+		    "message larger than grpc_max_message_bytes");
+		return;
+	}
+	while (st->in_len - off >= 5) {
+		const uint8_t *m = st->in + off;
+
+		if (m[0] != 0) {
+			grpc_reflect_end(st, GRPC_UNIMPLEMENTED, "compressed messages are not supported");
+			return;
+		}
+		len = (uint32_t)m[1] << 24 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 8 | m[4];
+		if (st->in_len - off - 5 < len)
+			break;
+		switch (reflect_answer(m + 5, len, &out, &outlen)) {
+		case REFLECT_OK:
+			break;
+		case REFLECT_BAD_REQUEST:
+			grpc_reflect_end(st, GRPC_INVALID_ARGUMENT, "bad ServerReflectionRequest message");
+			return;
+		default:
+			grpc_reflect_end(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
+			return;
+		}
+		if (!grpc_reflect_queue(st, out, outlen)) {
+			free(out);
+			grpc_reflect_end(st, GRPC_RESOURCE_EXHAUSTED, "reflection answers not read "
+			    "by the client");
+			return;
+		}
+		free(out);
+		core_count(st->conn->g->core, CORE_OK);
+		off += 5 + (size_t)len;
+		/* grpc_request_timeout_ms counts from the last request. */
+		st->begun_us = (uint64_t)clk_mono_us();
+	}
+	st->in_len -= off;
+	if (st->in_len > 0 && off > 0)
+		memmove(st->in, st->in + off, st->in_len);
+	grpc_reflect_send(st);
+}
+
+/* One answer framed behind the unsent ones; false over GRPC_REFLECT_MAX_PENDING or no memory. */
+static bool
+grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len)
+{
+	size_t unsent = st->out_len - st->out_off;
+	uint8_t *p;
+
+	if (unsent + len + 5 > GRPC_REFLECT_MAX_PENDING)
+		return false;
+	if (st->out_off > 0) {
+		memmove(st->out, st->out + st->out_off, unsent);
+		st->out_off = 0;
+		st->out_len = unsent;
+	}
+	if ((p = realloc(st->out, st->out_len + len + 5)) == NULL)
+		return false;
+	st->out = p;
+	p += st->out_len;
+	p[0] = 0;
+	p[1] = (uint8_t)(len >> 24);
+	p[2] = (uint8_t)(len >> 16);
+	p[3] = (uint8_t)(len >> 8);
+	p[4] = (uint8_t)len;
+	if (len > 0)
+		memcpy(p + 5, msg, len);
+	st->out_len += len + 5;
+	return true;
+}
+
+/* The reply's HEADERS the first time, then grpc_body_cb is told there is more. */
+static void
+grpc_reflect_send(struct grpc_stream *st)
+{
+	nghttp2_nv hd[2] = {
+		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
+		{ (uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
+		    NGHTTP2_NV_FLAG_NONE },
+	};
+	nghttp2_data_provider prd;
+
+	if (st->streaming) {
+		(void)nghttp2_session_resume_data(st->conn->session, st->id);
+		return;
+	}
+	if (st->out_len == 0 && !st->answered)
+		return;		/* nothing to say yet */
+	prd.source.ptr = st;
+	prd.read_callback = grpc_body_cb;
+	if (nghttp2_submit_response(st->conn->session, st->id, hd, 2, &prd) == 0)
+		st->streaming = true;
+}
+
+/* The stream's status, sent as trailers once its answers are out. */
+static void
+grpc_reflect_end(struct grpc_stream *st, int status, const char *message)
+{
+	st->status = status;
+	grpc_set_message(st, message);
+	st->answered = true;
+	grpc_reflect_send(st);
 }
 
 /* The deadline passed while the request waited. */

@@ -8,14 +8,19 @@
 # never twice, and the HTTP bodies carry numeric IDs only below 2^53. The unsafe
 # defaults (ioredis without stringNumbers, longs: Number) are run too: exact in
 # ticket mode, repeated IDs in fallback, which is why the README avoids them.
-# The idgen command's --json output follows the HTTP rule in both modes.
+# The idgen command's --json output follows the HTTP rule in both modes, with
+# the server's decode names and /stats's types.
+# gRPC server reflection (tests/js/reflect.js): grpc-js-reflection-client lists
+# the services (v1alpha and v1), builds a client from the served descriptors
+# alone and calls both RPCs; one v1 stream answers several requests in turn.
 . "$(dirname "$0")/lib.sh"
 
 JS=$ROOT/tests/js
 ROUNDS=10
 command -v node >/dev/null || fail "node not found (make deps)"
 [ -d "$JS/node_modules/ioredis" ] && [ -d "$JS/node_modules/@grpc/grpc-js" ] &&
-	[ -d "$JS/node_modules/@grpc/proto-loader" ] || fail "tests/js/node_modules missing: run make deps"
+	[ -d "$JS/node_modules/@grpc/proto-loader" ] &&
+	[ -d "$JS/node_modules/grpc-js-reflection-client" ] || fail "tests/js/node_modules missing: run make deps"
 # The README's JavaScript section quotes each client file whole.
 for f in redis_ids.js http_ids.js grpc_ids.js; do
 	python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
@@ -58,10 +63,32 @@ for text, num, strs, n in ((sys.argv[2], "id", "id_str", 1), (sys.argv[3], "ids"
         out.write("%d 1\n" % v)
 PY
 	log "$1: idgen --json id, ids 3, block 5: numeric members $([ "$1" = ticket ] && echo present || echo absent)"
+	# One vocabulary: idgen --json decode says what HTTP /v1/decode says, and
+	# stats --json types each member as HTTP /stats does.
+	local first b
+	first=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id_str"])' "$id")
+	b=$(stat "$SVC_PORT" block_size)
+	[ "$("$BUILD/idgen" --json -b "$b" decode "$first")" = "$(curl -s "http://127.0.0.1:$HP/v1/decode/$first")" ] ||
+		fail "$1: idgen --json decode $first differs from /v1/decode: $("$BUILD/idgen" --json -b "$b" decode "$first")"
+	IDGEN_SERVER=127.0.0.1:$SVC_PORT "$BUILD/idgen" --json stats >"$T_DIR/cli-stats.json" || fail "idgen --json stats"
+	curl -s "http://127.0.0.1:$HP/stats" >"$T_DIR/http-stats.json"
+	python3 - "$T_DIR/cli-stats.json" "$T_DIR/http-stats.json" <<'PY' || fail "$1: idgen --json stats and /stats differ in names or types"
+import json, sys
+cli, http = (json.load(open(f)) for f in sys.argv[1:3])
+assert cli.keys() == http.keys(), set(cli) ^ set(http)
+bad = [k for k in cli if type(cli[k]) is not type(http[k])]
+assert not bad, [(k, cli[k], http[k]) for k in bad]
+assert all(v < 2**53 for v in cli.values() if isinstance(v, int))
+PY
+	log "$1: idgen --json decode = /v1/decode; idgen --json stats typed as /stats ($(wc -c <"$T_DIR/cli-stats.json") bytes)"
 }
 
 js ticket
 cli_json ticket
+# Reflection, without proto/: 6 IDs per protocol version join the rest.
+(cd "$T_DIR" && timeout 60 node "$JS/reflect.js" 127.0.0.1 "$GP" "$IDS") >"$T_DIR/reflect.out" 2>&1 ||
+	fail "reflection: $(tail -n 5 "$T_DIR/reflect.out")"
+while read -r line; do log "reflection: $line"; done <"$T_DIR/reflect.out"
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode"
 
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
@@ -72,5 +99,6 @@ cli_json fallback
 [ "$(stat "$SVC_PORT" mode)" = fallback ] || fail "not in fallback mode: $(stat "$SVC_PORT" mode)"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the JavaScript clients"
-[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9))) ] || fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9)))"
-log "ok: $n IDs through ioredis, fetch, grpc-js and idgen --json in both modes, exact, no duplicate"
+[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9) + 12)) ] ||
+	fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9) + 12))"
+log "ok: $n IDs through ioredis, fetch, grpc-js (with and without reflection) and idgen --json in both modes, exact, no duplicate"

@@ -99,6 +99,25 @@ set +e
 set -e
 [ $rc1 = 1 ] && grep -q '127.0.0.1:1: connect' "$T_DIR/err1" || fail "no server: exit $rc1, $(cat "$T_DIR/err1")"
 [ $rc2 = 2 ] && [ $rc3 = 2 ] && [ $rc4 = 2 ] || fail "usage errors exit $rc2 $rc3 $rc4, not 2"
+# --json: the same exit statuses, each error one JSON object on stderr.
+set +e
+"$IDGEN" --json -s 127.0.0.1:1 -t 300 id 2>"$T_DIR/jerr1" >/dev/null; rc1=$?
+"$IDGEN" --json ids 0 2>"$T_DIR/jerr2"; rc2=$?
+"$IDGEN" --json decode 'x"y' 2>"$T_DIR/jerr3"; rc3=$?
+"$IDGEN" --bogus --json id 2>"$T_DIR/jerr4"; rc4=$?
+set -e
+[ $rc1 = 1 ] && [ $rc2 = 2 ] && [ $rc3 = 2 ] && [ $rc4 = 2 ] || fail "--json errors exit $rc1 $rc2 $rc3 $rc4"
+python3 - "$T_DIR"/jerr[1-4] <<'PY' || fail "--json errors: $(cat "$T_DIR"/jerr[1-4])"
+import json, sys
+codes = []
+for f in sys.argv[1:]:
+    lines = open(f).read().splitlines()
+    assert len(lines) == 1, lines
+    e = json.loads(lines[0])["error"]
+    assert set(e) == {"code", "message"} and e["message"], e
+    codes.append(e["code"])
+assert codes == ["service", "usage", "usage", "usage"], codes
+PY
 "$IDGEN" --help | grep -q 'decode ID' || fail "idgen --help"
 
 n=$(check_unique "$D"/*) || fail "duplicate IDs across threads, processes, the fork, kills and the CLI"
