@@ -642,53 +642,100 @@ out:
 	return ok;
 }
 
+/* A path of the API and what answers it. */
+struct proto_http_path {
+	const char		*path;
+	bool			 prefix;	/* the rest of the path is the argument */
+	enum proto_http_page	 page;
+	enum core_cmd		 cmd;
+	bool			 count;		/* takes a count */
+};
+
+static const struct proto_http_path proto_http_paths[] = {
+	{ "/v1/id", false, PROTO_HTTP_ID, CORE_CMD_ID, false },
+	{ "/v1/ids", false, PROTO_HTTP_IDS, CORE_CMD_IDS, true },
+	{ "/v1/block", false, PROTO_HTTP_BLOCK, CORE_CMD_BLOCK, true },
+	{ "/v1/decode/", true, PROTO_HTTP_DECODE, CORE_CMD_DECODE, false },
+	{ "/v1/b58/", true, PROTO_HTTP_B58, CORE_CMD_B58, false },
+	{ "/health", false, PROTO_HTTP_HEALTH, CORE_CMD_PING, false },
+	{ "/stats", false, PROTO_HTTP_STATS, CORE_CMD_STATS, false },
+	{ "/metrics", false, PROTO_HTTP_METRICS, CORE_CMD_STATS, false },
+	{ "/v1/openapi.json", false, PROTO_HTTP_OPENAPI, CORE_CMD_PING, false },
+};
+
+/* The row of a path; NULL when there is none. */
+static const struct proto_http_path *
+proto_http_path_of(const char *path)
+{
+	for (size_t i = 0; i < sizeof(proto_http_paths) / sizeof(proto_http_paths[0]); i++) {
+		const struct proto_http_path *p = &proto_http_paths[i];
+		size_t n = strlen(p->path);
+
+		if (p->prefix ? strncmp(path, p->path, n) == 0 && path[n] != '\0' :
+		    strcmp(path, p->path) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* The argument: ?count=N, the path's tail, or a POST's JSON body. False: refused. */
+static bool
+proto_http_argument(const struct proto_http_in *in, const struct proto_http_path *p,
+    const char *path, struct proto_http_route *r)
+{
+	struct evkeyvalq params;
+	const char *count;
+
+	if (p->count) {
+		TAILQ_INIT(&params);
+		if (in->query != NULL && evhttp_parse_query_str(in->query, &params) == 0 &&
+		    (count = evhttp_find_header(&params, "count")) != NULL) {
+			snprintf(r->arg, sizeof(r->arg), "%s", count);
+			r->has_arg = true;
+		}
+		evhttp_clear_headers(&params);
+	} else if (p->prefix) {
+		snprintf(r->arg, sizeof(r->arg), "%s", path + strlen(p->path));
+		r->has_arg = true;
+	}
+	/* Only a POST's body is read; GET's was always ignored. */
+	if (in->method == EVHTTP_REQ_POST && in->bodylen > 0) {
+		if (!http_body(in, p->count, r))
+			return false;
+		if (p->count && !r->has_arg) {
+			http_refuse(r, 400, "Bad Request", "count is required: ?count=N or a "
+			    "JSON body {\"count\": N}");
+			return false;
+		}
+	}
+	if (p->count && !r->has_arg) {
+		http_refuse(r, 400, "Bad Request", "count=N is required");
+		return false;
+	}
+	return true;
+}
+
 void
 proto_http_route(const struct proto_http_in *in, struct proto_http_route *r)
 {
-	static const struct {
-		const char		*path;
-		bool			 prefix;	/* the rest of the path is the argument */
-		enum proto_http_page	 page;
-		enum core_cmd		 cmd;
-		bool			 count;		/* takes a count */
-	} routes[] = {
-		{ "/v1/id", false, PROTO_HTTP_ID, CORE_CMD_ID, false },
-		{ "/v1/ids", false, PROTO_HTTP_IDS, CORE_CMD_IDS, true },
-		{ "/v1/block", false, PROTO_HTTP_BLOCK, CORE_CMD_BLOCK, true },
-		{ "/v1/decode/", true, PROTO_HTTP_DECODE, CORE_CMD_DECODE, false },
-		{ "/v1/b58/", true, PROTO_HTTP_B58, CORE_CMD_B58, false },
-		{ "/health", false, PROTO_HTTP_HEALTH, CORE_CMD_PING, false },
-		{ "/stats", false, PROTO_HTTP_STATS, CORE_CMD_STATS, false },
-		{ "/metrics", false, PROTO_HTTP_METRICS, CORE_CMD_STATS, false },
-		{ "/v1/openapi.json", false, PROTO_HTTP_OPENAPI, CORE_CMD_PING, false },
-	};
 	const char *path = in->path != NULL ? in->path : "";
+	const struct proto_http_path *p = proto_http_path_of(path);
 	enum evhttp_cmd_type m = in->method;
-	struct evkeyvalq params;
-	const char *count;
-	size_t i, n;
-	bool api;
+	bool api = p != NULL && p->page < PROTO_HTTP_HEALTH;
 
 	memset(r, 0, sizeof(*r));
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		n = strlen(routes[i].path);
-		if (routes[i].prefix ? strncmp(path, routes[i].path, n) == 0 && path[n] != '\0' :
-		    strcmp(path, routes[i].path) == 0)
-			break;
-	}
-	api = i < sizeof(routes) / sizeof(routes[0]) && routes[i].page < PROTO_HTTP_HEALTH;
 	/* The ID API's replies, refusals included, honour Accept; our pages are JSON. */
-	if (api || i == sizeof(routes) / sizeof(routes[0]))
+	if (api || p == NULL)
 		r->form = proto_http_accept(in->accept);
-	if (i == sizeof(routes) / sizeof(routes[0])) {
+	if (p == NULL) {
 		http_refuse(r, 404, "Not Found", "no such path: the API is /v1/id, "
 		    "/v1/ids?count=N, /v1/block?count=N, /v1/decode/<id>, /v1/b58/<id>; also "
 		    "/health, /stats, /metrics");
 		r->code = "NOTFOUND";
 		return;
 	}
-	r->page = routes[i].page;
-	r->cmd = routes[i].cmd;
+	r->page = p->page;
+	r->cmd = p->cmd;
 	r->allow = api ? "GET, HEAD, POST, OPTIONS" : "GET, HEAD, OPTIONS";
 	r->head = m == EVHTTP_REQ_HEAD;
 	r->options = m == EVHTTP_REQ_OPTIONS;
@@ -698,32 +745,8 @@ proto_http_route(const struct proto_http_in *in, struct proto_http_route *r)
 		    "use GET or HEAD");
 		return;
 	}
-	if (r->options)
-		return;
-	if (routes[i].count) {
-		TAILQ_INIT(&params);
-		if (in->query != NULL && evhttp_parse_query_str(in->query, &params) == 0 &&
-		    (count = evhttp_find_header(&params, "count")) != NULL) {
-			snprintf(r->arg, sizeof(r->arg), "%s", count);
-			r->has_arg = true;
-		}
-		evhttp_clear_headers(&params);
-	} else if (routes[i].prefix) {
-		snprintf(r->arg, sizeof(r->arg), "%s", path + n);
-		r->has_arg = true;
-	}
-	/* Only a POST's body is read; GET's was always ignored. */
-	if (m == EVHTTP_REQ_POST && in->bodylen > 0) {
-		if (!http_body(in, routes[i].count, r))
-			return;
-		if (routes[i].count && !r->has_arg) {
-			http_refuse(r, 400, "Bad Request", "count is required: ?count=N or a "
-			    "JSON body {\"count\": N}");
-			return;
-		}
-	}
-	if (routes[i].count && !r->has_arg)
-		http_refuse(r, 400, "Bad Request", "count=N is required");
+	if (!r->options)
+		(void)proto_http_argument(in, p, path, r);
 }
 
 /* Answers one request: a refusal, a page of ours, or the ID API through the core. */

@@ -321,63 +321,96 @@ reflect_list(char names[][REFLECT_MAX_NAME], size_t max)
 	return k;
 }
 
-enum reflect_status
-reflect_answer(const uint8_t *req, size_t len, uint8_t **out, size_t *outlen)
+/* The parts of one answer, alive until it is packed. */
+struct reflect_reply {
+	Grpc__Reflection__V1__ServerReflectionResponse	r;
+	Grpc__Reflection__V1__FileDescriptorResponse	fd;
+	Grpc__Reflection__V1__ListServiceResponse	ls;
+	Grpc__Reflection__V1__ExtensionNumberResponse	en;
+	Grpc__Reflection__V1__ErrorResponse		er;
+	Grpc__Reflection__V1__ServiceResponse		sv[REFLECT_MAX_SERVICES];
+	Grpc__Reflection__V1__ServiceResponse		*svp[REFLECT_MAX_SERVICES];
+	char						names[REFLECT_MAX_SERVICES][REFLECT_MAX_NAME];
+	ProtobufCBinaryData				bin[REFLECT_MAX_FILES];
+	struct reflect_files				fs;
+};
+
+/* list_services: every service of the embedded files. */
+static void
+reflect_reply_list(struct reflect_reply *a)
 {
-	Grpc__Reflection__V1__ServerReflectionRequest *q =
-	    grpc__reflection__v1__server_reflection_request__unpack(NULL, len, req);
-	Grpc__Reflection__V1__ServerReflectionResponse r =
-	    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__INIT;
-	Grpc__Reflection__V1__FileDescriptorResponse fd =
-	    GRPC__REFLECTION__V1__FILE_DESCRIPTOR_RESPONSE__INIT;
-	Grpc__Reflection__V1__ListServiceResponse ls =
-	    GRPC__REFLECTION__V1__LIST_SERVICE_RESPONSE__INIT;
-	Grpc__Reflection__V1__ExtensionNumberResponse en =
-	    GRPC__REFLECTION__V1__EXTENSION_NUMBER_RESPONSE__INIT;
-	Grpc__Reflection__V1__ErrorResponse er = GRPC__REFLECTION__V1__ERROR_RESPONSE__INIT;
-	Grpc__Reflection__V1__ServiceResponse sv[REFLECT_MAX_SERVICES];
-	Grpc__Reflection__V1__ServiceResponse *svp[REFLECT_MAX_SERVICES];
-	char names[REFLECT_MAX_SERVICES][REFLECT_MAX_NAME];
-	ProtobufCBinaryData bin[REFLECT_MAX_FILES];
-	struct reflect_files fs = { 0, { { NULL, 0 } } };
+	a->ls.n_service = reflect_list(a->names, REFLECT_MAX_SERVICES);
+	for (size_t i = 0; i < a->ls.n_service; i++) {
+		grpc__reflection__v1__service_response__init(&a->sv[i]);
+		a->sv[i].name = a->names[i];
+		a->svp[i] = &a->sv[i];
+	}
+	a->ls.service = a->svp;
+	a->r.message_response_case =
+	    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_LIST_SERVICES_RESPONSE;
+	a->r.list_services_response = &a->ls;
+}
+
+/* A file found: it and the files it imports. */
+static void
+reflect_reply_files(struct reflect_reply *a, struct reflect_span f)
+{
+	reflect_add(&a->fs, f);
+	for (size_t i = 0; i < a->fs.n; i++) {
+		a->bin[i].data = (uint8_t *)(uintptr_t)a->fs.f[i].p;
+		a->bin[i].len = a->fs.f[i].len;
+	}
+	a->fd.n_file_descriptor_proto = a->fs.n;
+	a->fd.file_descriptor_proto = a->bin;
+	a->r.message_response_case =
+	    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_FILE_DESCRIPTOR_RESPONSE;
+	a->r.file_descriptor_response = &a->fd;
+}
+
+/* Nothing to answer with: an error response (NOT_FOUND unless set). */
+static void
+reflect_reply_error(struct reflect_reply *a, const char *why)
+{
+	if (a->er.error_code == 0)
+		a->er.error_code = REFLECT_NOT_FOUND;
+	a->r.message_response_case =
+	    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ERROR_RESPONSE;
+	a->er.error_message = (char *)(uintptr_t)why;	/* only read by pack */
+	a->r.error_response = &a->er;
+}
+
+/* Fills the answer to q: what it asked for, or an error response saying why not. */
+static void
+reflect_fill(struct reflect_reply *a, const Grpc__Reflection__V1__ServerReflectionRequest *q)
+{
 	struct reflect_span f;
 	const char *why = "";
-	bool found = false;
-	size_t i;
 
-	*out = NULL;
-	*outlen = 0;
-	if (q == NULL)
-		return REFLECT_BAD_REQUEST;
-	r.valid_host = q->host;
-	r.original_request = q;
 	switch (q->message_request_case) {
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_LIST_SERVICES:
-		ls.n_service = reflect_list(names, REFLECT_MAX_SERVICES);
-		for (i = 0; i < ls.n_service; i++) {
-			grpc__reflection__v1__service_response__init(&sv[i]);
-			sv[i].name = names[i];
-			svp[i] = &sv[i];
-		}
-		ls.service = svp;
-		r.message_response_case =
-		    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_LIST_SERVICES_RESPONSE;
-		r.list_services_response = &ls;
-		break;
+		reflect_reply_list(a);
+		return;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
-		found = reflect_file_named(q->file_by_filename, strlen(q->file_by_filename), &f);
+		if (reflect_file_named(q->file_by_filename, strlen(q->file_by_filename), &f)) {
+			reflect_reply_files(a, f);
+			return;
+		}
 		why = "file not found";
 		break;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
-		found = reflect_symbol_file(q->file_containing_symbol, &f);
+		if (reflect_symbol_file(q->file_containing_symbol, &f)) {
+			reflect_reply_files(a, f);
+			return;
+		}
 		why = "symbol not found";
 		break;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
 		if (reflect_symbol_file(q->all_extension_numbers_of_type, &f)) {
-			en.base_type_name = q->all_extension_numbers_of_type;
-			r.message_response_case =
+			a->en.base_type_name = q->all_extension_numbers_of_type;
+			a->r.message_response_case =
 			    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ALL_EXTENSION_NUMBERS_RESPONSE;
-			r.all_extension_numbers_response = &en;
+			a->r.all_extension_numbers_response = &a->en;
+			return;
 		}
 		why = "type not found";
 		break;
@@ -385,34 +418,42 @@ reflect_answer(const uint8_t *req, size_t len, uint8_t **out, size_t *outlen)
 		why = "extension not found (the services declare no extensions)";
 		break;
 	default:
-		er.error_code = REFLECT_INVALID_ARGUMENT;
+		a->er.error_code = REFLECT_INVALID_ARGUMENT;
 		why = "no request: set one of the message_request fields";
 		break;
 	}
-	if (found) {
-		reflect_add(&fs, f);
-		for (i = 0; i < fs.n; i++) {
-			bin[i].data = (uint8_t *)(uintptr_t)fs.f[i].p;
-			bin[i].len = fs.f[i].len;
-		}
-		fd.n_file_descriptor_proto = fs.n;
-		fd.file_descriptor_proto = bin;
-		r.message_response_case =
-		    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_FILE_DESCRIPTOR_RESPONSE;
-		r.file_descriptor_response = &fd;
-	} else if (r.message_response_case ==
-	    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE__NOT_SET) {
-		if (er.error_code == 0)
-			er.error_code = REFLECT_NOT_FOUND;
-		r.message_response_case =
-		    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ERROR_RESPONSE;
-		er.error_message = (char *)(uintptr_t)why;	/* only read by pack */
-		r.error_response = &er;
+	reflect_reply_error(a, why);
+}
+
+enum reflect_status
+reflect_answer(const uint8_t *req, size_t len, uint8_t **out, size_t *outlen)
+{
+	Grpc__Reflection__V1__ServerReflectionRequest *q =
+	    grpc__reflection__v1__server_reflection_request__unpack(NULL, len, req);
+	struct reflect_reply *a;
+
+	*out = NULL;
+	*outlen = 0;
+	if (q == NULL)
+		return REFLECT_BAD_REQUEST;
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		grpc__reflection__v1__server_reflection_request__free_unpacked(q, NULL);
+		return REFLECT_NO_MEMORY;
 	}
-	*outlen = protobuf_c_message_get_packed_size(&r.base);
+	grpc__reflection__v1__server_reflection_response__init(&a->r);
+	grpc__reflection__v1__file_descriptor_response__init(&a->fd);
+	grpc__reflection__v1__list_service_response__init(&a->ls);
+	grpc__reflection__v1__extension_number_response__init(&a->en);
+	grpc__reflection__v1__error_response__init(&a->er);
+	a->r.valid_host = q->host;
+	a->r.original_request = q;
+	reflect_fill(a, q);
+	*outlen = protobuf_c_message_get_packed_size(&a->r.base);
 	*out = malloc(*outlen > 0 ? *outlen : 1);
 	if (*out != NULL)
-		protobuf_c_message_pack(&r.base, *out);
+		protobuf_c_message_pack(&a->r.base, *out);
+	free(a);
 	grpc__reflection__v1__server_reflection_request__free_unpacked(q, NULL);
 	return *out != NULL ? REFLECT_OK : REFLECT_NO_MEMORY;
 }
