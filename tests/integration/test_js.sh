@@ -10,6 +10,7 @@
 # ticket mode, repeated IDs in fallback, which is why the README avoids them.
 # The idgen command's --json output follows the HTTP rule in both modes, with
 # the server's decode names and /stats's types.
+# ioredis's multi() (MULTI/EXEC) and pipeline() (tests/js/redis_multi.js).
 # gRPC server reflection (tests/js/reflect.js): grpc-js-reflection-client lists
 # the services (v1alpha and v1), builds a client from the served descriptors
 # alone and calls both RPCs; one v1 stream answers several requests in turn.
@@ -89,6 +90,10 @@ cli_json ticket
 (cd "$T_DIR" && timeout 60 node "$JS/reflect.js" 127.0.0.1 "$GP" "$IDS") >"$T_DIR/reflect.out" 2>&1 ||
 	fail "reflection: $(tail -n 5 "$T_DIR/reflect.out")"
 while read -r line; do log "reflection: $line"; done <"$T_DIR/reflect.out"
+# ioredis's default transactions (multi()) and pipelines: 5 x 101 + 101 + 1 IDs.
+(cd "$T_DIR" && timeout 60 node "$JS/redis_multi.js" 127.0.0.1 "$SVC_PORT" "$IDS") >"$T_DIR/multi.out" 2>&1 ||
+	fail "ioredis multi(): $(tail -n 5 "$T_DIR/multi.out")"
+log "$(cat "$T_DIR/multi.out")"
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode"
 
 kill -KILL "$(db_pid odd)" "$(db_pid even)"
@@ -99,6 +104,6 @@ cli_json fallback
 [ "$(stat "$SVC_PORT" mode)" = fallback ] || fail "not in fallback mode: $(stat "$SVC_PORT" mode)"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the JavaScript clients"
-[ "$n" -eq $((2 * (3 * ROUNDS * 1001 + 9) + 12)) ] ||
-	fail "$n IDs collected, expected $((2 * (3 * ROUNDS * 1001 + 9) + 12))"
+want=$((2 * (3 * ROUNDS * 1001 + 9) + 12 + 5 * 101 + 101 + 1))
+[ "$n" -eq "$want" ] || fail "$n IDs collected, expected $want"
 log "ok: $n IDs through ioredis, fetch, grpc-js (with and without reflection) and idgen --json in both modes, exact, no duplicate"
