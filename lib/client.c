@@ -33,7 +33,7 @@ static unsigned	client_tcp_exchange(void *, unsigned, const char *, size_t,
 		    unsigned, unsigned, unsigned, wire_line_fn, void *, char *, size_t);
 static void	client_tcp_reset(void *, unsigned);
 
-/* The defaults every option starts from (README, docs/design.md section 11). */
+/* The defaults every option starts from (docs/protocols.md, docs/design.md section 11). */
 IDGEN_EXPORT void
 idgen_options_init(struct idgen_options *o)
 {

@@ -79,9 +79,9 @@ help=$("$IDSERVER" --help)
 keys=$(grep -E '^[a-z_]+ *=' "$ROOT/idserver.conf" | sed 's/ *=.*//' | sort)
 hkeys=$(printf '%s\n' "$help" | grep -oE '^  --[a-z_]+ (N|STR)' | sed 's/^  --//; s/ .*//' | sort)
 [ "$keys" = "$hkeys" ] || fail "idserver.conf keys differ from --help: $(diff <(echo "$keys") <(echo "$hkeys") | tr '\n' ' ')"
-# ... and the README's settings table lists them all.
+# ... and the settings table of docs/operations.md lists them all.
 for k in $hkeys; do
-	grep -q "\`$k\`" "$ROOT/README.md" || fail "README does not document $k"
+	grep -q "\`$k\`" "$ROOT/docs/operations.md" || fail "docs/operations.md does not document $k"
 done
 
 # Flags win over the file; the password never shows in ps or logs.

@@ -250,11 +250,11 @@ for m in idgen_ids_ticket_total idgen_layout_seconds_left idgen_lease_window_sec
 	'idgen_ticket_server_state{server="odd",state="up"} 1'; do
 	grep -qF "$m" "$T_DIR/metrics.txt" || fail "/metrics lacks $m"
 done
-# The README's metrics table names every family.
+# The metrics table of docs/protocols.md names every family.
 for fam in $(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$T_DIR/metrics.txt"); do
-	grep -qF "\`$fam\`" "$ROOT/README.md" || fail "README does not document metric $fam"
+	grep -qF "\`$fam\`" "$ROOT/docs/protocols.md" || fail "docs/protocols.md does not document metric $fam"
 done
-log "promtool check metrics: clean; every family in the README"
+log "promtool check metrics: clean; every family in docs/protocols.md"
 
 # 7. A real Prometheus scrapes it every second; its query API sees the IDs grow.
 PP=$((SVC_PORT + 4))

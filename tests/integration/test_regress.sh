@@ -100,7 +100,7 @@ regressed svc "$SVC_PORT" odd
 FRESH_EXPECT="the even server's copy: [0-9]" fresh fresh3 odd
 log "3. odd restored from an early dump: refused after a restart and by a fresh idserver (even's copy)"
 repair svc odd
-# The README's step for a restored server: no lease window granted since the
+# docs/operations.md's step for a restored server: no lease window granted since the
 # backup may be claimed again.
 db_sql odd "UPDATE idgen.idgen_leases SET window_end = $(python3 -c 'import time; print(int(time.time()*1000) - 1767225600000 + 300000)')"
 up_again svc "$SVC_PORT" odd
