@@ -34,6 +34,8 @@ struct cli {
 	bool		 json;
 	unsigned	 timeout_ms;
 	uint64_t	 block_size;
+	unsigned	 tier_increment;	/* for decode: the tier's shape */
+	unsigned	 region_bits;
 };
 
 #define CLI_STATS_MAX	(256 * 1024)	/* STATS text kept until its END */
@@ -68,8 +70,8 @@ static void
 cli_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: idgen [--server LIST] [--json] [--timeout MS] [--block-size B] "
-	    "COMMAND [ARG...]\n"
+	    "usage: idgen [--server LIST] [--json] [--timeout MS] [--block-size B]\n"
+	    "             [--tier-increment M --region-bits R] COMMAND [ARG...]\n"
 	    "\n"
 	    "commands:\n"
 	    "  id             print one new ID\n"
@@ -90,6 +92,9 @@ cli_usage(FILE *f)
 	    "  -t, --timeout MS     how long a command waits for a server (default %d)\n"
 	    "  -b, --block-size B   the pair's ticket block size, for decode (default "
 	    "%" PRIu64 ")\n"
+	    "  -M, --tier-increment M  the tier's tier_increment, for decode (default 2)\n"
+	    "  -R, --region-bits R  the tier's region_bits, for decode (default 0: one\n"
+	    "                       region); with R > 0 decode names each ID's region\n"
 	    "  -h, --help           this text\n"
 	    "  -V, --version        the version\n"
 	    "\n"
@@ -264,7 +269,8 @@ cli_decode(const struct cli *cli, int argc, char **argv)
 	if (argc == 0)
 		return cli_error(CLI_EXIT_USAGE, "decode: give at least one ID");
 	for (i = 0; i < argc; i++) {
-		if (idgen_decode_text(argv[i], cli->block_size, &d) != IDGEN_OK) {
+		if (idgen_decode_text_tier(argv[i], cli->block_size, cli->tier_increment,
+		    cli->region_bits, &d) != IDGEN_OK) {
 			rc = cli_error(CLI_EXIT_USAGE, "decode: %s", idgen_last_error());
 			continue;
 		}
@@ -274,19 +280,23 @@ cli_decode(const struct cli *cli, int argc, char **argv)
 			printf("\"id_str\":\"%" PRIu64 "\",\"b58\":\"%s\",", d.id, d.b58);
 		}
 		if (d.kind == IDGEN_TICKET && cli->json)
-			printf("\"source\":\"ticket\",\"block\":%" PRIu64 ",\"server\":\"%s\"}\n",
+			printf("\"source\":\"ticket\",\"block\":%" PRIu64 ",\"server\":\"%s\"",
 			    d.ticket, d.odd ? "odd" : "even");
 		else if (d.kind == IDGEN_TICKET)
-			printf("%" PRIu64 " ticket block=%" PRIu64 " server=%s\n", d.id,
+			printf("%" PRIu64 " ticket block=%" PRIu64 " server=%s", d.id,
 			    d.ticket, d.odd ? "odd" : "even");
 		else if (cli->json)
 			printf("\"source\":\"snowflake\",\"timestamp_ms\":%" PRId64 ","
 			    "\"time\":\"%s\",\"worker\":%u,\"datacenter_id\":%u,"
-			    "\"worker_id\":%u,\"seq\":%u}\n", d.unix_ms, d.time, d.worker,
-			    layout_datacenter_of(d.worker), layout_dc_worker_of(d.worker), d.seq);
+			    "\"worker_id\":%u,\"seq\":%u", d.unix_ms, d.time, d.worker,
+			    d.datacenter_id, d.worker_id, d.seq);
 		else
-			printf("%" PRIu64 " snowflake time=%s worker=%u seq=%u\n", d.id,
+			printf("%" PRIu64 " snowflake time=%s worker=%u seq=%u", d.id,
 			    d.time, d.worker, d.seq);
+		/* A tier of regions: the region, as the server's DECODE ends. */
+		if (d.has_region)
+			printf(cli->json ? ",\"region\":%u" : " region=%u", d.region);
+		printf(cli->json ? "}\n" : "\n");
 	}
 	return rc;
 }
@@ -459,11 +469,13 @@ main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "block-size", required_argument, NULL, 'b' },
+		{ "tier-increment", required_argument, NULL, 'M' },
+		{ "region-bits", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS };
+	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS, .tier_increment = 2 };
 	const char	*cmd, *e;
 	unsigned	 n;
 	uint64_t	 v;
@@ -478,7 +490,7 @@ main(int argc, char **argv)
 	cli.servers = getenv("IDGEN_SERVER");
 	if (cli.servers == NULL || *cli.servers == '\0')
 		cli.servers = CLI_DEFAULT_SERVER;
-	while ((ch = getopt_long(argc, argv, "s:jt:b:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:jt:b:M:R:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cli.servers = optarg;
@@ -498,6 +510,16 @@ main(int argc, char **argv)
 				    PRIu64, UINT64_C(1) << 32);
 			}
 			cli.block_size = v;
+			break;
+		case 'M':
+			if ((rc = cli_count(optarg, 2, 64, &n)) != 0)
+				return rc;
+			cli.tier_increment = n;
+			break;
+		case 'R':
+			if ((rc = cli_count(optarg, 0, 5, &n)) != 0)
+				return rc;
+			cli.region_bits = n;
 			break;
 		case 'h':
 			cli_usage(stdout);

@@ -107,7 +107,16 @@ struct idgen_decoded {
 	unsigned seq;			/* IDGEN_SNOWFLAKE */
 	char	 time[32];		/* IDGEN_SNOWFLAKE: ISO-8601 UTC, ms */
 	char	 b58[12];		/* the 11-character sortable form */
-	uint64_t reserved[4];		/* room for later fields */
+	/*
+	 * IDGEN_SNOWFLAKE: the worker's split; the 5/5 split of the design (one
+	 * region), or its region and the worker within it (idgen_decode_tier
+	 * with region bits).
+	 */
+	unsigned datacenter_id;
+	unsigned worker_id;
+	unsigned region;		/* the ID's region, when has_region */
+	int	 has_region;		/* decoded with the region bits of a tier of regions */
+	uint64_t reserved[2];		/* room for later fields */
 };
 
 void		 idgen_options_init(struct idgen_options *o);
@@ -143,6 +152,18 @@ void		 idgen_stats(idgen_client *c, struct idgen_stats *st);
 int		 idgen_decode(uint64_t id, uint64_t block_size, struct idgen_decoded *d);
 int		 idgen_decode_text(const char *s, uint64_t block_size,
 		    struct idgen_decoded *d);
+
+/*
+ * The same for a tier of regions: tier_increment and region_bits as idserver
+ * is set (2 and 0: one pair, the same as idgen_decode). With region_bits > 0
+ * has_region is set and region names the ID's region: a ticket's from its
+ * server's offset, a Snowflake ID's from its worker, whose datacenter_id and
+ * worker_id are then the region and the worker within it.
+ */
+int		 idgen_decode_tier(uint64_t id, uint64_t block_size, unsigned tier_increment,
+		    unsigned region_bits, struct idgen_decoded *d);
+int		 idgen_decode_text_tier(const char *s, uint64_t block_size,
+		    unsigned tier_increment, unsigned region_bits, struct idgen_decoded *d);
 
 /* The message of this thread's last failed call (like errno, per thread). */
 const char	*idgen_last_error(void);

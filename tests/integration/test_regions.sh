@@ -59,12 +59,15 @@ for line in open(path):
 assert seen == {o1 % m, o2 % m}, "both servers of the region carry load: %s" % seen
 PY
 	cat "$T_DIR/ids-$k.txt" >>"$IDS"
-	# DECODE names the ticket's region, from any idserver of the tier.
+	# DECODE names the ticket's region, from any idserver of the tier, and the
+	# idgen command says the same offline given the tier's shape.
 	first=$(awk 'NR == 1 { print $1 }' "$T_DIR/ids-$k.txt")
 	for p in "${P[0]}" "${P[2]}"; do
 		q "$p" "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=$r\$" ||
 			fail "DECODE $first on port $p: '$(q "$p" "DECODE $first\n")', want region=$r"
 	done
+	[ "$("$BUILD/idgen" -b "$B" --tier-increment $M --region-bits $BITS decode "$first")" = "$first $(q "${P[0]}" "DECODE $first\n")" ] ||
+		fail "idgen decode $first: '$("$BUILD/idgen" -b "$B" --tier-increment $M --region-bits $BITS decode "$first")'"
 done
 log "1. four idservers: leases in their regions' ranges, tickets of their own residues, DECODE names the region"
 
@@ -92,6 +95,8 @@ for k in 2 3; do
 	first=$(awk '$1 >= 9007199254740992 { print $1; exit }' "$T_DIR/sf-$k.txt")
 	q "${P[$k]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) seq=[0-9]+ region=1\$" ||
 		fail "idserver $k: Snowflake ID $first is not of region 1: $(q "${P[$k]}" "DECODE $first\n")"
+	[ "$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")" = "$first $(q "${P[$k]}" "DECODE $first\n")" ] ||
+		fail "idgen decode $first: '$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")'"
 	# RESP's DECODE: datacenter_id is the region, worker_id the worker within it.
 	redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ' | grep -qE "datacenter_id 1 worker_id [0-9]+ seq [0-9]+ region 1 " ||
 		fail "RESP DECODE $first: $(redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ')"

@@ -515,10 +515,38 @@ test_threads(void **state)
 	free(all);
 }
 
+/*
+ * idgen_decode_tier: one region keeps the design's 5/5 split and names no
+ * region; with region bits a ticket's region comes from its server's offset and
+ * a Snowflake ID's from its worker (docs/design.md section 12).
+ */
+static void
+test_decode_tier(void **state)
+{
+	struct idgen_decoded d;
+	const uint64_t b = 1048576;
+	uint64_t sf = (UINT64_C(28000000000) << 22) | (37u << 12) | 5u;
+
+	(void)state;
+	assert_int_equal(idgen_decode(sf, 0, &d), IDGEN_OK);
+	assert_true(d.kind == IDGEN_SNOWFLAKE && d.worker == 37 && !d.has_region);
+	assert_true(d.datacenter_id == 1 && d.worker_id == 5);
+	assert_int_equal(idgen_decode_tier(sf, 0, 4, 3, &d), IDGEN_OK);
+	assert_true(d.has_region && d.region == 0 && d.datacenter_id == 0 && d.worker_id == 37);
+	assert_int_equal(idgen_decode_text_tier("7340032", b, 4, 5, &d), IDGEN_OK);	/* ticket 7 */
+	assert_true(d.kind == IDGEN_TICKET && d.ticket == 7 && d.odd && d.has_region &&
+	    d.region == 1);
+	assert_int_equal(idgen_decode_tier(6 * b, b, 4, 5, &d), IDGEN_OK);
+	assert_true(d.ticket == 6 && !d.odd && d.region == 0);
+	assert_int_equal(idgen_decode_tier(6 * b, b, 4, 6, &d), IDGEN_EINVAL);
+	assert_int_equal(idgen_decode_tier(6 * b, b, 1, 5, &d), IDGEN_EINVAL);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_tier),
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_held),
 		cmocka_unit_test(test_open_errors),
