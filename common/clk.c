@@ -31,10 +31,7 @@ clk_mono_ns(void)
 int64_t
 clk_mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLK_MONO_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return clk_mono_ns() / 1000;
 }
 
 int64_t
