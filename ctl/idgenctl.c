@@ -57,8 +57,8 @@ struct ctl_server {
 	bool			 null[F_COUNT];
 	uint64_t		 block_size;
 	uint64_t		 counter;	/* AUTO_INCREMENT: the next ticket is >= it */
-	struct state_mark	 mark[SERVER_COUNT];	/* its idgen_marks rows */
-	bool			 has_mark[SERVER_COUNT];
+	struct state_mark	 mark[SERVER_PAIR];	/* its idgen_marks rows */
+	bool			 has_mark[SERVER_PAIR];
 	struct ctl_lease	*lease;
 	unsigned		 nlease;
 	char			 rights[256];	/* "" or the missing right */
@@ -66,7 +66,7 @@ struct ctl_server {
 
 struct ctl {
 	struct config		 cfg;
-	struct ctl_server	 srv[SERVER_COUNT];
+	struct ctl_server	 srv[SERVER_PAIR];
 	unsigned		 violations;
 	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
 };
@@ -278,8 +278,8 @@ ctl_known_mark(const struct ctl *c, unsigned r, uint64_t b, unsigned *where)
 	uint64_t best = 0;
 
 	*where = r;
-	for (unsigned k = 0; k < SERVER_COUNT; k++) {
-		unsigned i = (r + k) % SERVER_COUNT;	/* its own row first */
+	for (unsigned k = 0; k < SERVER_PAIR; k++) {
+		unsigned i = (r + k) % SERVER_PAIR;	/* its own row first */
 		const struct ctl_server *s = &c->srv[i];
 		uint64_t t;
 
@@ -312,7 +312,7 @@ ctl_status(struct ctl *c)
 	printf("%-5s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %s\n", "name", "address",
 	    "up", "version", "incr", "offs", "region", "B", "counter", "own mark", "copies",
 	    "leases");
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		struct ctl_server *s = &c->srv[i];
 		char addr[64], copies[128] = "", own[32] = "-";
 		size_t n = 0;
@@ -325,7 +325,7 @@ ctl_status(struct ctl *c)
 		}
 		if (s->has_mark[i])
 			snprintf(own, sizeof(own), "%" PRIu64, s->mark[i].high_water);
-		for (unsigned j = 0; j < SERVER_COUNT; j++)
+		for (unsigned j = 0; j < SERVER_PAIR; j++)
 			if (j != i && s->has_mark[j] && n < sizeof(copies))
 				n += (size_t)snprintf(copies + n, sizeof(copies) - n, "%s%s:%" PRIu64,
 				    n ? "," : "", server_name(j), s->mark[j].high_water);
@@ -355,7 +355,7 @@ ctl_violation(struct ctl *c, const char *fmt, ...)
 static void
 ctl_check_servers(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		struct ctl_server *s = &c->srv[i];
 		struct check_server_info in;
 		char why[512];
@@ -372,7 +372,7 @@ ctl_check_servers(struct ctl *c)
 			ctl_violation(c, "%s: %s", server_name(i), why);
 		if (s->rights[0] != '\0')
 			ctl_violation(c, "%s: missing rights: %s", server_name(i), s->rights);
-		for (unsigned j = 0; j < SERVER_COUNT; j++)
+		for (unsigned j = 0; j < SERVER_PAIR; j++)
 			if (!s->has_mark[j])
 				ctl_violation(c, "%s: idgen_marks has no %s row; repair: load "
 				    "schema/10-tables.sql on it", server_name(i), server_name(j));
@@ -383,8 +383,8 @@ ctl_check_servers(struct ctl *c)
 static void
 ctl_check_agreement(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
-		for (unsigned j = i + 1; j < SERVER_COUNT; j++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++)
+		for (unsigned j = i + 1; j < SERVER_PAIR; j++) {
 			struct ctl_server *a = &c->srv[i], *b = &c->srv[j];
 
 			if (!a->up || !b->up)
@@ -407,7 +407,7 @@ ctl_check_agreement(struct ctl *c)
 static void
 ctl_check_counters(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		struct ctl_server *s = &c->srv[i];
 		char why[768], where[128];
 		unsigned at;
@@ -430,7 +430,7 @@ ctl_check_counters(struct ctl *c)
 static void
 ctl_check_leases(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		struct ctl_server *s = &c->srv[i];
 
 		if (!s->up)
@@ -451,7 +451,7 @@ ctl_check_leases(struct ctl *c)
 				    l->window_end, c->cfg.db_name, l->worker, server_name(i));
 				continue;
 			}
-			for (unsigned j = 0; j < SERVER_COUNT; j++)
+			for (unsigned j = 0; j < SERVER_PAIR; j++)
 				if (server_owns_worker(j, l->worker))
 					owner = j;
 			ctl_violation(c, "%s: idgen_leases has worker %u, which belongs to the %s "
@@ -469,7 +469,7 @@ ctl_check(struct ctl *c)
 {
 	unsigned down = 0;
 
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < SERVER_PAIR; i++)
 		if (!c->srv[i].up) {
 			printf("UNCHECKED %s (%s:%u): %s\n", server_name(i), c->srv[i].host,
 			    c->srv[i].port, c->srv[i].error);
@@ -488,7 +488,7 @@ ctl_check(struct ctl *c)
 		    down == 1 ? "" : "s", down == 1 ? "it" : "them");
 		return 2;
 	}
-	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", SERVER_COUNT,
+	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", SERVER_PAIR,
 	    c->srv[0].block_size);
 	return 0;
 }
@@ -534,13 +534,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "idgenctl: cannot initialise the MariaDB client library\n");
 		return 2;
 	}
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		c.srv[i].index = i;
 		config_server_addr(&c.cfg, i, &c.srv[i].host, &c.srv[i].port);
 		ctl_read(&c, &c.srv[i]);
 	}
 	rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		if (c.srv[i].db != NULL)
 			mysql_close(c.srv[i].db);
 		free(c.srv[i].lease);

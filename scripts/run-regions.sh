@@ -6,7 +6,8 @@
 #   region 0: MariaDB 3307/3308, idserver text+RESP 4242, HTTP 4243, gRPC 4244
 #   region 1: MariaDB 3317/3318, idserver text+RESP 4252, HTTP 4253, gRPC 4254
 #
-# Data, state files and logs under var/regions/ (not make run's var/: the shape
+# Each idserver takes the other region's tickets while its own pair is down
+# (other_regions). Data, state files and logs under var/regions/ (not make run's var/: the shape
 # differs). Ctrl-C stops both idservers; the databases keep running until
 # `scripts/dbpair.sh down var/regions/r0` (and r1), as with make run.
 set -euo pipefail
@@ -31,6 +32,7 @@ trap stop EXIT INT TERM
 for r in 0 1; do
 	"$BUILD/idserver" --config idserver.conf --tier_increment 4 --region_bits 5 --region $r \
 		--odd_port $((3307 + 10 * r)) --even_port $((3308 + 10 * r)) \
+		--other_regions "$((1 - r))=127.0.0.1:$((3317 - 10 * r)),127.0.0.1:$((3318 - 10 * r))" \
 		--listen_port $((4242 + 10 * r)) --http_port $((4243 + 10 * r)) \
 		--grpc_port $((4244 + 10 * r)) --db_password_file "$V/db_password" \
 		--state_file "$V/r$r/idserver.state" > >(sed -u "s/^/[region $r] /") 2>&1 &

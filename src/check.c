@@ -52,6 +52,14 @@ const struct check_right check_rights[] = {
 };
 const size_t check_rights_count = sizeof(check_rights) / sizeof(check_rights[0]);
 
+/* The settings that name a server's address. */
+static const char *
+check_where(unsigned server)
+{
+	return server_is_own(server) ? "odd_host/odd_port/even_host/even_port" :
+	    "other_regions";
+}
+
 /*
  * The tier's shape in the meta row agrees with the settings (docs/design.md
  * section 12): M, the offset of the role in our region, the region and the
@@ -70,17 +78,17 @@ check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
 	}
 	if (!check_uint(in->server_offset, &v) || v != server_offset(server)) {
 		snprintf(why, whylen, "idgen_meta.server_offset is %s but it is configured as the "
-		    "%s server (offset %u; load schema/20-%s.sql, or check odd_port/even_port)",
+		    "%s server (offset %u; load schema/20-%s.sql, or check %s)",
 		    in->server_offset ? in->server_offset : "NULL", server_name(server),
-		    server_offset(server), server_name(server));
+		    server_offset(server), server_role(server), check_where(server));
 		return false;
 	}
 	if (!check_uint(in->region_bits, &bits) || !check_uint(in->region, &v) ||
-	    bits != server_region_bits() || v != server_region()) {
-		snprintf(why, whylen, "idgen_meta.region is %s with region_bits %s, but this "
-		    "idserver is set to region %u with region_bits %u", in->region ? in->region :
-		    "NULL", in->region_bits ? in->region_bits : "NULL", server_region(),
-		    server_region_bits());
+	    bits != server_region_bits() || v != server_region_at(server)) {
+		snprintf(why, whylen, "idgen_meta.region is %s with region_bits %s, but it is "
+		    "configured as a server of region %u with region_bits %u (check %s)",
+		    in->region ? in->region : "NULL", in->region_bits ? in->region_bits : "NULL",
+		    server_region_at(server), server_region_bits(), check_where(server));
 		return false;
 	}
 	return true;
@@ -125,9 +133,10 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    in->layout_version ? in->layout_version : "NULL", LAYOUT_VERSION);
 		return false;
 	}
-	if (in->parity == NULL || strcmp(in->parity, name) != 0) {
+	if (in->parity == NULL || strcmp(in->parity, server_role(server)) != 0) {
 		snprintf(why, whylen, "idgen_meta.parity is '%s' but it is configured as the "
-		    "%s server (check odd_port/even_port)", in->parity ? in->parity : "NULL", name);
+		    "%s server (check %s)", in->parity ? in->parity : "NULL", name,
+		    check_where(server));
 		return false;
 	}
 	if (!check_tier_shape(in, server, why, whylen))

@@ -87,7 +87,11 @@ static const struct config_key config_keys[] = {
 	{ "region_bits", U(region_bits), "0", 0, 5,
 	    "top worker bits that name the region (0: one region of 1024 workers; 5: 32 "
 	    "regions of 32); checked against every meta row" },
-	{ "db_user", S(db_user), "idgen", 0, 0, "database user on both servers" },
+	{ "other_regions", S(other_regions), "", 0, 0,
+	    "other regions' pairs to take tickets from while this region's pair is down, "
+	    "tried in order: REGION=ODD_IP:PORT,EVEN_IP:PORT separated by spaces (IPv6 in "
+	    "brackets), at most 6; empty: none" },
+	{ "db_user", S(db_user), "idgen", 0, 0, "database user on every ticket server" },
 	{ "db_name", S(db_name), "idgen", 0, 0, "database holding the ticket, meta and lease tables" },
 	{ "db_password_file", S(db_password_file), "", 0, 0,
 	    "file whose first line is the password (else env IDGEN_DB_PASSWORD)" },
@@ -184,6 +188,9 @@ static int	config_ini_cb(void *user, const char *section, const char *name,
 static bool	config_check_host(const char *key, const char *value, const char *why,
 		    char *err, size_t errlen);
 static bool	config_check(const struct config *cfg, char *err, size_t errlen);
+static bool	config_parse_addr(const char **p, char *host, size_t hostlen,
+		    unsigned *port);
+static bool	config_parse_others(struct config *cfg, char *err, size_t errlen);
 static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
 
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
@@ -318,6 +325,97 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Reads one "IP:PORT" or "[IPv6]:PORT" of other_regions into host and port;
+ * *p moves past it.
+ */
+static bool
+config_parse_addr(const char **p, char *host, size_t hostlen, unsigned *port)
+{
+	const char *s = *p, *h = s, *he, *colon;
+	char *end;
+	unsigned long v;
+
+	if (*s == '[') {
+		h = s + 1;
+		he = strchr(h, ']');
+		if (he == NULL || he[1] != ':')
+			return false;
+		colon = he + 1;
+	} else {
+		colon = s + strcspn(s, ":, \t;");
+		if (*colon != ':')
+			return false;
+		he = colon;
+	}
+	if (he == h || (size_t)(he - h) >= hostlen)
+		return false;
+	memcpy(host, h, (size_t)(he - h));
+	host[he - h] = '\0';
+	errno = 0;
+	v = strtoul(colon + 1, &end, 10);
+	if (end == colon + 1 || errno != 0 || v < 1 || v > 65535)
+		return false;
+	*port = (unsigned)v;
+	*p = end;
+	return true;
+}
+
+/*
+ * Parses other_regions: "REGION=ODD_IP:PORT,EVEN_IP:PORT" entries separated
+ * by spaces, tabs or semicolons, each checked like odd_host/even_host and by
+ * the tier's shape (server_others_set).
+ */
+static bool
+config_parse_others(struct config *cfg, char *err, size_t errlen)
+{
+	static const char form[] = "REGION=ODD_IP:PORT,EVEN_IP:PORT entries separated by "
+	    "spaces";
+	unsigned regions[SERVER_OTHER_MAX];
+	const char *p = cfg->other_regions;
+	char *end;
+
+	for (cfg->others = 0;;) {
+		struct config_region *o = &cfg->other[cfg->others];
+		unsigned long r;
+
+		p += strspn(p, " \t;");
+		if (*p == '\0')
+			break;
+		if (cfg->others == SERVER_OTHER_MAX) {
+			snprintf(err, errlen, "other_regions: more than %d regions", SERVER_OTHER_MAX);
+			return false;
+		}
+		errno = 0;
+		r = strtoul(p, &end, 10);
+		if (end == p || *end != '=' || errno != 0 || r > 31)
+			goto bad;
+		p = end + 1;
+		o->region = (unsigned)r;
+		if (!config_parse_addr(&p, o->host[0], sizeof(o->host[0]), &o->port[0]) ||
+		    *p++ != ',' ||
+		    !config_parse_addr(&p, o->host[1], sizeof(o->host[1]), &o->port[1]) ||
+		    (*p != '\0' && strchr(" \t;", *p) == NULL))
+			goto bad;
+		for (unsigned k = 0; k < SERVER_PAIR; k++)
+			if (!config_check_host("other_regions", o->host[k], "ticket servers are "
+			    "reached by numeric address only", err, errlen))
+				return false;
+		regions[cfg->others++] = o->region;
+	}
+	if (!server_others_set(regions, cfg->others)) {
+		snprintf(err, errlen, "other_regions: every region must be another than region "
+		    "%u, listed once, below 2^region_bits (%u regions) and with its pair inside "
+		    "tier_increment %u (offsets 2R+1, 2R+2)", cfg->region, 1u << cfg->region_bits,
+		    cfg->tier_increment);
+		return false;
+	}
+	return true;
+bad:
+	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", p, form);
+	return false;
 }
 
 /*
@@ -468,6 +566,8 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		snprintf(err, errlen, "tier_increment, region and region_bits do not fit together");
 		return false;
 	}
+	if (!config_parse_others(cfg, err, errlen))
+		return false;
 	return config_read_password(cfg, err, errlen);
 }
 
@@ -500,6 +600,13 @@ void
 config_server_addr(const struct config *cfg, unsigned server, const char **host,
     unsigned *port)
 {
+	if (server >= SERVER_PAIR) {
+		const struct config_region *o = &cfg->other[server / SERVER_PAIR - 1];
+
+		*host = o->host[server % SERVER_PAIR];
+		*port = o->port[server % SERVER_PAIR];
+		return;
+	}
 	*host = server == 0 ? cfg->odd_host : cfg->even_host;
 	*port = server == 0 ? cfg->odd_port : cfg->even_port;
 }

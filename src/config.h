@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "server.h"
+
 struct config {
 	char		*listen_host;
 	unsigned	 listen_port;
@@ -36,6 +38,13 @@ struct config {
 	unsigned	 tier_increment;	/* M: auto_increment_increment */
 	unsigned	 region;
 	unsigned	 region_bits;
+	char		*other_regions;	/* the setting; parsed into other[] */
+	unsigned	 others;
+	struct config_region {
+		unsigned	region;
+		char		host[SERVER_PAIR][64];	/* odd, even */
+		unsigned	port[SERVER_PAIR];
+	}		 other[SERVER_OTHER_MAX];
 	char		*db_user;
 	char		*db_name;
 	char		*db_password_file;
@@ -89,7 +98,10 @@ bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 /* Prints --help, generated from the key table. */
 void	config_usage(const char *prog);
 
-/* The address of ticket server index (server.h): the odd_* or even_* settings. */
+/*
+ * The address of ticket server index (server.h): the odd_* or even_*
+ * settings, or an other_regions pair.
+ */
 void	config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	    unsigned *port);
 

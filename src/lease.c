@@ -100,7 +100,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
 			*h = '_';
 	/* An extend that changes nothing still matches: DB_FOUND_ROWS. */
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "lease-%s", server_name(i));
@@ -118,7 +118,7 @@ lease_free(struct lease *l)
 {
 	if (l->tick != NULL)
 		event_free(l->tick);
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < SERVER_PAIR; i++)
 		db_free(l->db[i]);
 	l->tick = NULL;
 	memset(l->db, 0, sizeof(l->db));
@@ -203,7 +203,7 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 		lease_cas(l, l->adopt_from[0] != '\0' ? LEASE_OP_ADOPT : LEASE_OP_EXTEND);
 	else
 		lease_claim(l, l->state == LEASE_HELD ? (int)server_partner((unsigned)l->server) :
-		    getpid() % SERVER_COUNT);
+		    getpid() % SERVER_PAIR);
 }
 
 /* An operation starts, or goes on (on the other server, or once connected). */

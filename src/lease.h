@@ -71,7 +71,7 @@ struct lease {
 	const struct config	*cfg;
 	struct snowflake	*gen;
 	struct statefile	*sf;		/* the lease's copy lives in sf->rec.lease */
-	struct db_conn		*db[SERVER_COUNT];	/* by server index (server.h) */
+	struct db_conn		*db[SERVER_PAIR];	/* by server index (server.h) */
 	int64_t			(*clock_ms)(void);	/* unix ms; injectable */
 	char			 holder[160];
 	enum lease_state	 state;

@@ -121,7 +121,7 @@ main_trust(void *arg, int server)
 {
 	struct main_ctx *m = arg;
 
-	if (server < 0 || server >= SERVER_COUNT)
+	if (server < 0 || server >= SERVER_PAIR)
 		return LEASE_DISTRUSTED;
 	switch (m->tier.srv[server].state) {
 	case TICKET_READY:
@@ -205,7 +205,7 @@ main_released(void *arg)
 }
 
 /*
- * Probes both ticket servers before listening. A server that fails a check
+ * Probes every ticket server (other regions' too) before listening. A server that fails a check
  * (parity, settings, rights, authentication, B disagreement) is a
  * misconfiguration: refuse to start. A server whose counter moved back is not:
  * it stays refused until repaired while the other path serves. A server that
@@ -214,13 +214,14 @@ main_released(void *arg)
 static bool
 main_startup(struct main_ctx *m)
 {
-	int i, rounds = 0;
+	unsigned i;
+	int rounds = 0;
 	bool ok = true;
 
 	tier_start(&m->tier);
 	while (!tier_settled(&m->tier) && rounds++ < 100000)
 		event_base_loop(m->base, EVLOOP_ONCE);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < server_count(); i++) {
 		struct ticket_server *s = &m->tier.srv[i];
 
 		if (s->state == TICKET_REFUSED) {

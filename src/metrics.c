@@ -110,6 +110,14 @@
 	X(ids_dropped, C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)", \
 	    "ids_dropped", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ids_dropped)) \
+	X(ticket_region, G, SVC, "stats", \
+	    "the region whose pair gave the last ticket (another than region while ours is down)", \
+	    "ticket_region", METRIC_AS_IS, NULL, \
+	    NUM(TIER->ticket_region)) \
+	X(tickets_other_regions, C, SVC, "stats", \
+	    "tickets taken from other regions' pairs (other_regions)", \
+	    "tickets_other_regions", METRIC_AS_IS, NULL, \
+	    NUM(TIER->tickets_other_regions)) \
 	X(refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
 	    "refill_waits", METRIC_AS_IS, NULL, \
 	    NUM(CORE.waits)) \
@@ -368,7 +376,7 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 		for (end = i; end < metrics_count && metrics_table[end].scope == METRIC_PER_SERVER;
 		    end++)
 			;
-		for (s = 0; s < SERVER_COUNT; s++)
+		for (s = 0; s < server_count(); s++)
 			for (j = i; j < end; j++) {
 				metrics_value(m, j, s, &v);
 				snprintf(name, sizeof(name), "%s_%s", server_name(s), metrics_table[j].name);
@@ -499,7 +507,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 		metrics_family(b, "ticket_region_tickets_left", "gauge",
 		    "tickets this server can still issue before its blocks reach 2^53");
 		last = (LAYOUT_TICKET_LIMIT - 1) / t->block_size;
-		for (s = 0; s < SERVER_COUNT; s++) {
+		for (s = 0; s < server_count(); s++) {
 			const struct ticket_server *srv = &t->srv[s];
 
 			used = srv->seen.counter > srv->mark ? srv->seen.counter : srv->mark;
@@ -522,7 +530,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 	}
 	metrics_family(b, "ticket_fetch_seconds", "histogram",
 	    "time to take one ticket (its transaction, and the state file write)");
-	for (s = 0; s < SERVER_COUNT; s++) {
+	for (s = 0; s < server_count(); s++) {
 		const struct ticket_counters *c = &t->srv[s].stats;
 		uint64_t cum = 0;
 		unsigned k;
@@ -562,7 +570,7 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 		    d->type == METRIC_COUNTER ? "_total" : "");
 		metrics_family(&b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
 		    d->help);
-		for (s = 0; s < (d->scope == METRIC_PER_SERVER ? SERVER_COUNT : 1); s++) {
+		for (s = 0; s < (d->scope == METRIC_PER_SERVER ? server_count() : 1); s++) {
 			metrics_value(m, i, s, &v);
 			if (d->scope == METRIC_PER_SERVER)
 				snprintf(labels, sizeof(labels), "server=\"%s\"", server_name(s));

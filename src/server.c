@@ -4,18 +4,22 @@
  */
 #include "server.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "layout.h"
 
-static const char *const server_names[SERVER_COUNT] = { "odd", "even" };
+static const char *const server_roles[SERVER_PAIR] = { "odd", "even" };
 
 /* The classic pair until the config says otherwise. */
 static struct {
 	unsigned	increment;
 	unsigned	region;
 	unsigned	region_bits;
-} server_shape = { 2, 0, 0 };
+	unsigned	others;			/* other regions' pairs after ours */
+	unsigned	other[SERVER_OTHER_MAX];
+	char		names[SERVER_MAX][16];	/* "odd_r<R>", "even_r<R>" */
+} server_shape = { 2, 0, 0, 0, { 0 }, { "odd", "even" } };
 
 bool
 server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
@@ -27,7 +31,51 @@ server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
 	server_shape.increment = increment;
 	server_shape.region = region;
 	server_shape.region_bits = region_bits;
+	server_shape.others = 0;
 	return true;
+}
+
+bool
+server_others_set(const unsigned *regions, unsigned n)
+{
+	if (n > SERVER_OTHER_MAX)
+		return false;
+	for (unsigned k = 0; k < n; k++) {
+		if (regions[k] == server_shape.region ||
+		    regions[k] >= (1u << server_shape.region_bits) ||
+		    2 * regions[k] + 2 > server_shape.increment)
+			return false;
+		for (unsigned j = 0; j < k; j++)
+			if (regions[j] == regions[k])
+				return false;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		server_shape.other[k] = regions[k];
+		for (unsigned r = 0; r < SERVER_PAIR; r++)
+			snprintf(server_shape.names[SERVER_PAIR * (k + 1) + r],
+			    sizeof(server_shape.names[0]), "%s_r%u", server_roles[r], regions[k]);
+	}
+	server_shape.others = n;
+	return true;
+}
+
+unsigned
+server_count(void)
+{
+	return SERVER_PAIR * (1 + server_shape.others);
+}
+
+unsigned
+server_region_at(unsigned index)
+{
+	return index < SERVER_PAIR ? server_shape.region :
+	    server_shape.other[index / SERVER_PAIR - 1];
+}
+
+bool
+server_is_own(unsigned index)
+{
+	return index < SERVER_PAIR;
 }
 
 unsigned
@@ -51,14 +99,20 @@ server_region_bits(void)
 const char *
 server_name(unsigned index)
 {
-	return index < SERVER_COUNT ? server_names[index] : "?";
+	return index < server_count() ? server_shape.names[index] : "?";
+}
+
+const char *
+server_role(unsigned index)
+{
+	return server_roles[index % SERVER_PAIR];
 }
 
 bool
 server_by_name(const char *name, unsigned *index)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
-		if (strcmp(name, server_names[i]) == 0) {
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (strcmp(name, server_shape.names[i]) == 0) {
 			*index = i;
 			return true;
 		}
@@ -69,7 +123,7 @@ server_by_name(const char *name, unsigned *index)
 unsigned
 server_offset(unsigned index)
 {
-	return 2 * server_shape.region + index + 1;
+	return 2 * server_region_at(index) + index % SERVER_PAIR + 1;
 }
 
 bool
@@ -87,7 +141,8 @@ server_region_of(unsigned worker)
 bool
 server_owns_worker(unsigned index, unsigned worker)
 {
-	return worker <= LAYOUT_WORKER_MAX && server_region_of(worker) == server_shape.region &&
+	return server_is_own(index) && worker <= LAYOUT_WORKER_MAX &&
+	    server_region_of(worker) == server_shape.region &&
 	    worker % 2 == server_offset(index) % 2;
 }
 
@@ -103,5 +158,5 @@ server_worker_range(unsigned *lo, unsigned *hi)
 unsigned
 server_partner(unsigned index)
 {
-	return (index + 1) % SERVER_COUNT;
+	return index ^ 1u;
 }

@@ -3,7 +3,9 @@
  * of the tier around it.
  *
  * Code names a ticket server by its index; users see names. An idserver uses
- * the pair of its region: server 0 is "odd", server 1 is "even". The tier has
+ * the pair of its region: server 0 is "odd", server 1 is "even"; the pairs of
+ * the other regions it may take tickets from while its own pair is down come
+ * next (servers 2k and 2k+1: "odd_r<R>", "even_r<R>"). The tier has
  * an increment M (auto_increment_increment) and region r's pair has the
  * offsets 2r+1 and 2r+2, so the odd server's tickets stay odd and the even
  * server's even (one region, the classic pair: M = 2, offsets 1 and 2). A
@@ -19,7 +21,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SERVER_COUNT		2	/* ticket servers an idserver uses: its region's pair */
+#define SERVER_PAIR		2	/* its region's pair: the servers that lease worker numbers */
+#define SERVER_OTHER_MAX	6	/* other regions' pairs an idserver may take tickets from:
+					 * every server's mark fits one state file slot */
+#define SERVER_MAX		(SERVER_PAIR * (1 + SERVER_OTHER_MAX))
 #define SERVER_INCREMENT_MAX	64	/* the largest M: 32 regions of a pair */
 #define SERVER_REGION_BITS_MAX	5	/* 32 regions of 32 workers */
 
@@ -38,19 +43,41 @@ unsigned	 server_increment(void);
 unsigned	 server_region(void);
 unsigned	 server_region_bits(void);
 
-/* "odd", "even"; "?" for an index out of range. */
+/*
+ * The other regions whose pairs this idserver may take tickets from, in the
+ * order it tries them (the setting other_regions). False when one is our own
+ * region, repeated, outside the region bits, or its pair does not fit M.
+ */
+bool		 server_others_set(const unsigned *regions, unsigned n);
+
+/* Servers this idserver knows: its own pair, then each other region's. */
+unsigned	 server_count(void);
+
+/* The region of a server by index. */
+unsigned	 server_region_at(unsigned index);
+
+/* True for a server of our own region's pair. */
+bool		 server_is_own(unsigned index);
+
+/* "odd", "even", "odd_r1", ...; "?" for an index out of range. */
 const char	*server_name(unsigned index);
+
+/* "odd" or "even": the server's role in its region's pair (meta parity, marks rows). */
+const char	*server_role(unsigned index);
 
 /* True with *index set when name is a server's name. */
 bool		 server_by_name(const char *name, unsigned *index);
 
-/* Its auto_increment_offset: 2r + 1 (odd), 2r + 2 (even). */
+/* Its auto_increment_offset: 2r + 1 (odd), 2r + 2 (even), r its region. */
 unsigned	 server_offset(unsigned index);
 
 /* True when a ticket has the server's residue modulo M. */
 bool		 server_owns_ticket(unsigned index, uint64_t ticket);
 
-/* True when a worker number is in our region's range and has the server's parity. */
+/*
+ * True when a worker number is in our region's range and has the server's
+ * parity: only our own pair's servers lease worker numbers to us.
+ */
 bool		 server_owns_worker(unsigned index, unsigned worker);
 
 /* The region a worker number belongs to (its top region_bits bits). */
@@ -59,7 +86,7 @@ unsigned	 server_region_of(unsigned worker);
 /* Our region's worker numbers: [*lo, *hi]. */
 void		 server_worker_range(unsigned *lo, unsigned *hi);
 
-/* The server whose copy of this server's mark is kept, and vice versa. */
+/* The server whose copy of this server's mark is kept, and vice versa: its pair's other. */
 unsigned	 server_partner(unsigned index);
 
 #endif

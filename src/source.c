@@ -116,7 +116,7 @@ source_update_mode(struct source *s)
 		return;
 	source_mode_reason(s, why, sizeof(why));
 	servers[0] = '\0';
-	for (unsigned i = 0; i < SERVER_COUNT && n < sizeof(servers); i++)
+	for (unsigned i = 0; i < server_count() && n < sizeof(servers); i++)
 		n += (size_t)snprintf(servers + n, sizeof(servers) - n, "%s %s, ", server_name(i),
 		    ticket_state_name(s->tier->srv[i].state));
 	log_info("mode %s -> %s: %s (%slease %s, worker %u)", source_mode_name(s->mode),

@@ -77,7 +77,7 @@ state_format(const struct state_rec *r, char *buf, size_t len)
 	    " %" PRIu64 " %" PRIu64 "\nservers %s\n", STATE_VERSION, r->gen, r->host,
 	    o->machine[0] ? o->machine : "-", o->boot[0] ? o->boot : "-", o->pidns, o->pid,
 	    o->start, r->servers);
-	for (i = 0; i < SERVER_COUNT && n >= 0 && (size_t)n < len; i++) {
+	for (i = 0; i < (int)server_count() && n >= 0 && (size_t)n < len; i++) {
 		if (!state_safe(r->mark[i].uuid))
 			return 0;
 		n += snprintf(buf + n, len - (size_t)n, "mark %s %" PRIu64 " %" PRIu64 " %s\n",
@@ -86,7 +86,7 @@ state_format(const struct state_rec *r, char *buf, size_t len)
 	}
 	if (n < 0 || (size_t)n >= len)
 		return 0;
-	if (l->held && l->holder[0] != '\0' && l->server < SERVER_COUNT)
+	if (l->held && l->holder[0] != '\0' && l->server < SERVER_PAIR)
 		n += snprintf(buf + n, len - (size_t)n, "lease %u %s %s %" PRIu64 " %" PRIu64
 		    " %" PRIu64 "\n", l->worker, server_name(l->server), l->holder,
 		    l->window_start, l->window_end, l->reserved);
@@ -201,7 +201,12 @@ state_parse_head(const char **p, const char *end, uint64_t version, struct state
 	    state_u64(p, end, &o->start) && state_line_end(p, end);
 }
 
-/* The servers line (the rest of the line, spaces included) and both mark lines. */
+/*
+ * The servers line (the rest of the line, spaces included), our pair's mark
+ * lines, then those of other regions' servers (docs/design.md section 12.3):
+ * one of a region no longer configured is skipped (its servers keep their own
+ * marks), not an error.
+ */
 static bool
 state_parse_marks(const char **p, const char *end, uint64_t version, struct state_rec *r)
 {
@@ -219,15 +224,25 @@ state_parse_marks(const char **p, const char *end, uint64_t version, struct stat
 	memcpy(r->servers, *p, (size_t)(nl - *p));
 	r->servers[nl - *p] = '\0';
 	*p = nl + 1;
-	for (i = 0; i < SERVER_COUNT; i++)
+	for (i = 0; *p < end && (i < SERVER_PAIR || strncmp(*p, "mark ", 5) == 0); i++) {
+		struct state_mark m = { 0, 0, "" };
+		unsigned at;
+
 		if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "mark") != 0 ||
-		    !state_word(p, end, w, sizeof(w)) || strcmp(w, server_name(i)) != 0 ||
-		    !state_u64(p, end, &r->mark[i].high_water) ||
-		    (version >= 2 && !state_u64(p, end, &r->mark[i].block_size)) ||
-		    !state_word_or_none(p, end, r->mark[i].uuid, sizeof(r->mark[i].uuid)) ||
+		    !state_word(p, end, w, sizeof(w)) ||
+		    (i < SERVER_PAIR && strcmp(w, server_name((unsigned)i)) != 0) ||
+		    !state_u64(p, end, &m.high_water) ||
+		    (version >= 2 && !state_u64(p, end, &m.block_size)) ||
+		    !state_word_or_none(p, end, m.uuid, sizeof(m.uuid)) ||
 		    !state_line_end(p, end))
 			return false;
-	return true;
+		if (!server_by_name(w, &at))
+			continue;
+		if (i >= SERVER_PAIR && server_is_own(at))
+			return false;	/* our pair's marks come first, once */
+		r->mark[at] = m;
+	}
+	return i >= SERVER_PAIR;
 }
 
 /* The lease line: none, or a window whose worker has its server's residue. */

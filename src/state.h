@@ -60,7 +60,7 @@ struct state_rec {
 	char			host[64];	/* who wrote it, for people */
 	struct state_owner	owner;
 	char			servers[192];	/* the configured pair: a foreign file is not resumed */
-	struct state_mark	mark[SERVER_COUNT];	/* by server index */
+	struct state_mark	mark[SERVER_MAX];	/* by server index */
 	struct state_lease	lease;
 };
 

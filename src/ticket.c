@@ -370,11 +370,11 @@ ticket_connected(struct db_conn *db, const struct db_result *r, void *arg)
 static bool
 ticket_send_check(struct ticket_server *s)
 {
-	const char *partner = server_name(s->partner);
+	const char *own = server_role(s->index), *partner = server_role(s->partner);
 
 	s->checks_sent++;
-	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, TICKET_CHECK_SQL, s->name,
-	    partner, s->name, partner);
+	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, TICKET_CHECK_SQL, own,
+	    partner, own, partner);
 }
 
 /* Every recheck_ms on a live connection: settings, counter and marks again. */
@@ -516,7 +516,7 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, TICKET_WITNESS_SQL,
-	    s->copy_sending, s->copy_sending_b, server_name(s->partner), s->block_size,
+	    s->copy_sending, s->copy_sending_b, server_role(s->partner), s->block_size,
 	    ticket_copy_end(s, s->copy_sending, s->copy_sending_b)))
 		ticket_failed(s, "check", "could not start the copy of the partner's mark");
 }
@@ -590,8 +590,9 @@ ticket_send_tx(struct ticket_server *s)
 
 	/* The first ID above the copy; written only where the row covers less. */
 	end = ticket_copy_end(s, s->copy_sending, s->copy_sending_b);
-	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, s->name, b, s->name,
-	    b, b, s->copy_sending, s->copy_sending_b, server_name(s->partner), b, end);
+	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, server_role(s->index),
+	    b, server_role(s->index), b, b, s->copy_sending, s->copy_sending_b,
+	    server_role(s->partner), b, end);
 }
 
 /* The transaction's outcome: only a committed ticket that passed every check is used. */

@@ -1,5 +1,6 @@
 /*
- * tier.c - prefetch ticket blocks from the odd/even pair into the pool.
+ * tier.c - prefetch ticket blocks from the odd/even pair into the pool, or
+ * from another region's pair while ours is down.
  */
 #include "tier.h"
 
@@ -20,6 +21,7 @@ static void	tier_retarget(struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
+static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
@@ -45,8 +47,9 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->on_change = on_change;
 	t->arg = arg;
 	t->sf = sf;
-	t->last_used = SERVER_COUNT - 1;	/* the first fetch goes to server 0 */
-	for (i = 0; i < SERVER_COUNT; i++) {
+	t->last_used = SERVER_PAIR - 1;	/* the first fetch goes to server 0 */
+	t->ticket_region = server_region();
+	for (i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
 		db_params_init(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
 		if (!ticket_init(&t->srv[i], base, &p, i, &tp, tier_notify, t))
@@ -62,7 +65,7 @@ tier_free(struct tier *t)
 {
 	if (t->rate_tick != NULL)
 		event_free(t->rate_tick);
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < server_count(); i++)
 		ticket_free(&t->srv[i]);
 }
 
@@ -72,7 +75,7 @@ tier_start(struct tier *t)
 	struct timeval tv = clk_tv_ms(TIER_RATE_MS);
 
 	event_add(t->rate_tick, &tv);
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < server_count(); i++)
 		ticket_start(&t->srv[i]);
 }
 
@@ -88,7 +91,7 @@ tier_fetch_ms(const struct tier *t)
 	uint64_t now = (uint64_t)clk_mono_us();	/* the clock of fetch_started_us */
 	double ms = 0;
 
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		const struct ticket_server *s = &t->srv[i];
 		double f = 0;
 
@@ -152,7 +155,7 @@ tier_in_flight(const struct tier *t)
 {
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < server_count(); i++)
 		n += t->srv[i].state == TICKET_FETCHING;
 	return n;
 }
@@ -160,7 +163,7 @@ tier_in_flight(const struct tier *t)
 bool
 tier_any_up(const struct tier *t)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < server_count(); i++)
 		if (ticket_up(&t->srv[i]))
 			return true;
 	return false;
@@ -169,18 +172,53 @@ tier_any_up(const struct tier *t)
 bool
 tier_settled(const struct tier *t)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++)
+	for (unsigned i = 0; i < server_count(); i++)
 		if (t->srv[i].state == TICKET_CONNECTING)
 			return false;
 	return true;
 }
 
-/* The server after the last one used (round robin) that may fetch now; -1: none. */
+/* True when a server of our own region's pair is up (idle or fetching). */
+static bool
+tier_own_up(const struct tier *t)
+{
+	for (unsigned i = 0; i < SERVER_PAIR; i++)
+		if (ticket_up(&t->srv[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The pair tickets come from now: our region's while one of its servers is
+ * up, else the first other region (other_regions' order) with a server up;
+ * its first index, or -1 when no server anywhere is up (docs/design.md
+ * section 12.3).
+ */
+static int
+tier_pair_in_use(const struct tier *t)
+{
+	if (tier_own_up(t))
+		return 0;
+	for (unsigned p = SERVER_PAIR; p < server_count(); p += SERVER_PAIR)
+		for (unsigned r = 0; r < SERVER_PAIR; r++)
+			if (ticket_up(&t->srv[p + r]))
+				return (int)p;
+	return -1;
+}
+
+/*
+ * The server of the pair in use after the last one used (taking turns) that
+ * may fetch now; -1: none.
+ */
 static int
 tier_next_server(const struct tier *t)
 {
-	for (unsigned k = 1; k <= SERVER_COUNT; k++) {
-		unsigned i = (t->last_used + k) % SERVER_COUNT;
+	int first = tier_pair_in_use(t);
+
+	if (first < 0)
+		return -1;
+	for (unsigned k = 1; k <= SERVER_PAIR; k++) {
+		unsigned i = (unsigned)first + (t->last_used + k) % SERVER_PAIR;
 
 		if (t->srv[i].state == TICKET_READY && t->fresh[i])
 			return (int)i;
@@ -198,7 +236,7 @@ tier_prefetch(struct tier *t)
 {
 	if (t->block_size == 0)
 		return;
-	for (unsigned tries = 0; tries < SERVER_COUNT; tries++) {
+	for (unsigned tries = 0; tries < SERVER_PAIR; tries++) {
 		uint64_t have = pool_available(&t->pool) + tier_in_flight(t) * t->block_size;
 		int next;
 
@@ -248,7 +286,7 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 static void
 tier_publish_marks(struct tier *t)
 {
-	for (unsigned i = 0; i < SERVER_COUNT; i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		struct ticket_server *s = &t->srv[i];
 		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
 
@@ -329,6 +367,28 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	return false;
 }
 
+/*
+ * Counts a ticket of another region's server and says once, in the log, when
+ * tickets start or stop coming from another region (docs/design.md 12.3).
+ */
+static void
+tier_note_region(struct tier *t, const struct ticket_server *s)
+{
+	unsigned r = server_region_at(s->index);
+
+	if (!server_is_own(s->index))
+		t->tickets_other_regions++;
+	if (r == t->ticket_region)
+		return;
+	if (server_is_own(s->index))
+		log_info("tickets come from this region's pair again (region %u)", r);
+	else
+		log_warn("taking tickets from region %u's %s server: no server of this "
+		    "region's pair (region %u) is up (other_regions)", r, server_role(s->index),
+		    server_region());
+	t->ticket_region = r;
+}
+
 /* Server events: agree on B and the marks, bank tickets, wake waiting clients. */
 static bool
 tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void *arg)
@@ -398,6 +458,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		}
 		t->demand = false;
 		t->banked++;
+		tier_note_region(t, s);
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:

@@ -1,5 +1,6 @@
 /*
- * tier.h - the ticket servers (the odd/even pair) and the buffered blocks they fill.
+ * tier.h - the ticket servers (the odd/even pair, and other regions' pairs
+ * for when ours is down) and the buffered blocks they fill.
  *
  * Keeps the pool topped up ahead of demand (prefetch), takes servers in turn,
  * enforces that both servers agree on B and the layout, and keeps the
@@ -22,7 +23,7 @@
 #include "ticket.h"
 
 struct tier {
-	struct ticket_server	 srv[SERVER_COUNT];	/* by index (server.h) */
+	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
 	struct pool		 pool;
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
@@ -38,17 +39,19 @@ struct tier {
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
 	uint64_t		 banked;	/* tickets added to the pool, ever */
+	uint64_t		 tickets_other_regions;	/* ... of those from other regions */
+	unsigned		 ticket_region;	/* the region of the last ticket banked */
 	struct statefile	*sf;		/* the marks live in sf->rec */
-	uint64_t		 copy_seen[SERVER_COUNT];	/* each server's mark as its
+	uint64_t		 copy_seen[SERVER_MAX];	/* each server's mark as its
 							 * partner's copy held it */
-	bool			 copy_read[SERVER_COUNT];	/* ... read at least once */
-	bool			 fresh[SERVER_COUNT];	/* the partner's copy was read since
+	bool			 copy_read[SERVER_MAX];	/* ... read at least once */
+	bool			 fresh[SERVER_MAX];	/* the partner's copy was read since
 							 * this connect */
-	uint64_t		 fresh_after[SERVER_COUNT];	/* the partner's checks_sent
+	uint64_t		 fresh_after[SERVER_MAX];	/* the partner's checks_sent
 							 * at this connect: only a later
 							 * check makes it fresh */
 	bool			 sf_failed;	/* one log line per failure episode */
-	uint64_t		 b_warned[SERVER_COUNT];	/* a mark's old B, logged once */
+	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
 };

@@ -53,10 +53,31 @@ expect_error "listen_host name" "listen_host: 'localhost' is not an IP address (
 expect_error "http_host name" "http_host: 'localhost' is not an IP address (the HTTP endpoints bind" \
 	--http_host localhost
 expect_error "empty host" "odd_host: '' is not an IP address" --odd_host ''
+# other_regions: REGION=ODD_IP:PORT,EVEN_IP:PORT entries, each checked.
+R=(--tier_increment 8 --region_bits 2)
+expect_error "other region is ours" "other_regions: every region must be another than region 0" \
+	"${R[@]}" --other_regions "0=10.0.0.1:3306,10.0.0.2:3306"
+expect_error "other region twice" "listed once" \
+	"${R[@]}" --other_regions "1=10.0.0.1:3306,10.0.0.2:3306 1=10.0.0.3:3306,10.0.0.4:3306"
+expect_error "other region beyond M" "with its pair inside tier_increment 4" \
+	--tier_increment 4 --region_bits 2 --other_regions "2=10.0.0.1:3306,10.0.0.2:3306"
+expect_error "other region beyond its bits" "below 2^region_bits (1 regions)" \
+	--tier_increment 4 --other_regions "1=10.0.0.1:3306,10.0.0.2:3306"
+expect_error "other region without its even server" "other_regions: cannot read" \
+	"${R[@]}" --other_regions "1=10.0.0.1:3306"
+expect_error "other region by host name" "other_regions: 'db1.example' is not an IP address" \
+	"${R[@]}" --other_regions "1=db1.example:3306,10.0.0.2:3306"
+expect_error "other region port" "other_regions: cannot read" \
+	"${R[@]}" --other_regions "1=10.0.0.1:99999,10.0.0.2:3306"
+expect_error "seven other regions" "other_regions: more than 6 regions" \
+	--tier_increment 16 --region_bits 3 --other_regions \
+	"1=10.0.0.1:1,10.0.0.1:2 2=10.0.0.1:3,10.0.0.1:4 3=10.0.0.1:5,10.0.0.1:6 4=10.0.0.1:7,10.0.0.1:8 5=10.0.0.1:9,10.0.0.1:10 6=10.0.0.1:11,10.0.0.1:12 7=10.0.0.1:13,10.0.0.1:14"
+
 # The password file is read after every other check: reaching its error means the
 # settings before it passed.
 expect_error "IPv6 and IPv4 hosts accepted" "db_password_file: cannot read '$T_DIR/nope'" \
 	--odd_host ::1 --even_host 10.0.0.1 --listen_host ::1 --http_host 0.0.0.0 \
+	"${R[@]}" --other_regions "1=[::1]:3317,10.0.0.2:3318; 3=10.0.0.5:1,10.0.0.6:2" \
 	--db_password_file "$T_DIR/nope"
 
 # An empty db_user would connect as the OS user: refused from a flag and from a file.

@@ -4,10 +4,14 @@
 # numbers 32r..32r+31). Two idservers per region. Every ID is collected:
 #   1. both regions serve tickets of their own residues; leases in their ranges;
 #   2. idgenctl tier check passes in each region;
-#   3. region 1's pair goes down: region 1 serves Snowflake IDs of its own
-#      worker range (DECODE: datacenter 1) while region 0 keeps serving tickets;
-#   4. an idserver of region 1 pointed at region 0's pair is refused;
-#   5. no duplicate anywhere.
+#   3. region 1's pair goes down: the region 1 idserver configured with region
+#      0's pair (other_regions) serves tickets of region 0's residues; the one
+#      without serves Snowflake IDs of its own worker range (DECODE:
+#      datacenter 1); region 0 keeps serving tickets;
+#   4. region 1's pair comes back: tickets come from it again;
+#   5. an idserver of region 1 pointed at region 0's pair is refused, and so is
+#      other_regions naming region 1's pair as region 0's;
+#   6. no duplicate anywhere.
 . "$(dirname "$0")/lib.sh"
 
 M=4 BITS=5
@@ -25,12 +29,46 @@ for r in odd even; do
 done
 IDS=$T_DIR/ids.txt
 : >"$IDS"
+
+# residues FILE REGION [ALSO]: every ID of FILE is a ticket of REGION's pair (or
+# of region ALSO's: buffered before a switch), and both servers of REGION gave
+# some.
+residues() {
+	python3 - "$1" "$B" "$M" "$2" "${3:-$2}" <<'PY'
+import sys
+path, b, m, r, also = sys.argv[1], *map(int, sys.argv[2:])
+allowed = {(2 * x + k) % m for x in (r, also) for k in (1, 2)}
+want = {(2 * r + 1) % m, (2 * r + 2) % m}
+seen = set()
+for line in open(path):
+    first, n = map(int, line.split())
+    assert first + n <= 1 << 53, "a Snowflake ID in ticket mode"
+    for t in range(first // b, (first + n - 1) // b + 1):
+        assert t % m in allowed, "ticket %d" % t
+        seen.add(t % m)
+assert want <= seen, "both servers of region %d carry load: %s" % (r, seen)
+PY
+}
+
+# mint_until PORT FILE REGION ALSO: IDS 1000 x 200 at a time into FILE until
+# both servers of REGION gave tickets (buffered IDs of ALSO's go first).
+mint_until() {
+	local i errs top
+	for i in $(seq 1 30); do
+		read -r errs top < <(mint_ids "$1" 200 "$2")
+		[ "$errs" = 0 ] && [ "$top" -lt $((1 << 53)) ] || fail "port $1: errors $errs, top $top: not tickets"
+		residues "$2" "$3" "$4" 2>/dev/null && return 0
+	done
+	residues "$2" "$3" "$4" || fail "port $1: no tickets of region $3 after $i rounds"
+}
 FLAGS=(--tier_increment $M --region_bits $BITS --lease_extend_ms 500 --reprobe_max_ms 300
 	--refill_wait_ms 50)
 P=("$SVC_PORT" $((SVC_PORT + 1)) $((SVC_PORT + 2)) $((SVC_PORT + 3)))
 idserver_start r0a "${P[0]}" "${FLAGS[@]}" --region 0
 idserver_start r0b "${P[1]}" "${FLAGS[@]}" --region 0
-ODD_PORT=$R1_ODD EVEN_PORT=$R1_EVEN idserver_start r1a "${P[2]}" "${FLAGS[@]}" --region 1
+# r1a may take region 0's tickets while its own pair is down; r1b may not.
+ODD_PORT=$R1_ODD EVEN_PORT=$R1_EVEN idserver_start r1a "${P[2]}" "${FLAGS[@]}" --region 1 \
+	--other_regions "0=127.0.0.1:$ODD_PORT,127.0.0.1:$EVEN_PORT"
 ODD_PORT=$R1_ODD EVEN_PORT=$R1_EVEN idserver_start r1b "${P[3]}" "${FLAGS[@]}" --region 1
 
 # 1. Leases in each region's range; tickets of each region's residues.
@@ -42,22 +80,13 @@ for k in 0 1 2 3; do
 		fail "idserver $k (region $r) leased worker $w, outside $((32 * r))..$((32 * r + 31))"
 done
 B=$(stat "${P[0]}" block_size)
+[ "$(stat "${P[2]}" tickets_other_regions)" = 0 ] && [ "$(stat "${P[2]}" ticket_region)" = 1 ] ||
+	fail "idserver 2 took tickets from another region while its own pair was up"
 for k in 0 1 2 3; do
 	read -r errs _ < <(mint_ids "${P[$k]}" 200 "$T_DIR/ids-$k.txt")
 	[ "$errs" = 0 ] || fail "idserver $k: $errs errors in ticket mode"
 	r=$((k / 2))
-	python3 - "$T_DIR/ids-$k.txt" "$B" "$M" $((2 * r + 1)) $((2 * r + 2)) <<'PY' || fail "idserver $k: a ticket of another region's residue"
-import sys
-path, b, m, o1, o2 = sys.argv[1], *map(int, sys.argv[2:])
-seen = set()
-for line in open(path):
-    first, n = map(int, line.split())
-    assert first + n <= 1 << 53, "a Snowflake ID in ticket mode"
-    for t in range(first // b, (first + n - 1) // b + 1):
-        assert t % m in (o1 % m, o2 % m), "ticket %d" % t
-        seen.add(t % m)
-assert seen == {o1 % m, o2 % m}, "both servers of the region carry load: %s" % seen
-PY
+	residues "$T_DIR/ids-$k.txt" $r || fail "idserver $k: a ticket of another region's residue"
 	cat "$T_DIR/ids-$k.txt" >>"$IDS"
 	# DECODE names the ticket's region, from any idserver of the tier, and the
 	# idgen command says the same offline given the tier's shape.
@@ -84,29 +113,49 @@ rc=0; "$BUILD/idgenctl" --odd_port "$R1_ODD" --even_port "$R1_EVEN" --tier_incre
 	fail "tier check of region 1's pair as region 0 did not object: $(cat "$T_DIR/check-wrong.out")"
 log "2. tier check: each region clean; region 1's pair checked as region 0 is a violation"
 
-# 3. Region 1's pair down: region 1 falls back in its own worker range, region 0 serves tickets.
+# 3. Region 1's pair down: r1b falls back in its own worker range, r1a takes
+# region 0's tickets, region 0 serves tickets.
 for r in odd even; do kill -KILL "$(cat "$R1/$r/mariadbd.pid")"; done
-for k in 2 3; do
-	wait_for "idserver $k sees its tier down" 15 tier_down "${P[$k]}"
-	drain_pool "${P[$k]}"
-	read -r errs top < <(mint_ids "${P[$k]}" 50 "$T_DIR/sf-$k.txt")
-	[ "$errs" = 0 ] || fail "idserver $k: $errs errors in fallback"
-	[ "$top" -ge $((1 << 53)) ] || fail "idserver $k: no Snowflake ID in fallback"
-	first=$(awk '$1 >= 9007199254740992 { print $1; exit }' "$T_DIR/sf-$k.txt")
-	q "${P[$k]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) seq=[0-9]+ region=1\$" ||
-		fail "idserver $k: Snowflake ID $first is not of region 1: $(q "${P[$k]}" "DECODE $first\n")"
-	[ "$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")" = "$first $(q "${P[$k]}" "DECODE $first\n")" ] ||
-		fail "idgen decode $first: '$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")'"
-	# RESP's DECODE: datacenter_id is the region, worker_id the worker within it.
-	redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ' | grep -qE "datacenter_id 1 worker_id [0-9]+ seq [0-9]+ region 1 " ||
-		fail "RESP DECODE $first: $(redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ')"
-	cat "$T_DIR/sf-$k.txt" >>"$IDS"
-done
+wait_for "idserver 3 sees its tier down" 15 tier_down "${P[3]}"
+drain_pool "${P[3]}"
+read -r errs top < <(mint_ids "${P[3]}" 50 "$T_DIR/sf-3.txt")
+[ "$errs" = 0 ] || fail "idserver 3: $errs errors in fallback"
+[ "$top" -ge $((1 << 53)) ] || fail "idserver 3: no Snowflake ID in fallback"
+first=$(awk '$1 >= 9007199254740992 { print $1; exit }' "$T_DIR/sf-3.txt")
+q "${P[3]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) seq=[0-9]+ region=1\$" ||
+	fail "idserver 3: Snowflake ID $first is not of region 1: $(q "${P[3]}" "DECODE $first\n")"
+[ "$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")" = "$first $(q "${P[3]}" "DECODE $first\n")" ] ||
+	fail "idgen decode $first: '$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")'"
+# RESP's DECODE: datacenter_id is the region, worker_id the worker within it.
+redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ' | grep -qE "datacenter_id 1 worker_id [0-9]+ seq [0-9]+ region 1 " ||
+	fail "RESP DECODE $first: $(redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ')"
+cat "$T_DIR/sf-3.txt" >>"$IDS"
+wait_for "idserver 2 sees its own pair down" 15 bash -c "! printf 'STATS\n' | nc -N 127.0.0.1 ${P[2]} | grep -qE '^STAT (odd|even)_state up'"
+mint_until "${P[2]}" "$T_DIR/other-2.txt" 0 1
+[ "$(stat "${P[2]}" mode)" = ticket ] && [ "$(stat "${P[2]}" ticket_region)" = 0 ] &&
+	[ "$(stat "${P[2]}" tickets_other_regions)" -gt 0 ] || fail "idserver 2: STATS do not show region 0's tickets"
+grep -q "taking tickets from region 0's .* server: no server of this region's pair (region 1) is up" "$T_DIR/r1a.log" ||
+	fail "idserver 2 did not log the switch to region 0"
+grep -qE '^mark odd_r0 [1-9]' "$T_DIR/r1a.state" || fail "idserver 2's state file has no mark of region 0's odd server"
+first=$(awk 'END { print $1 }' "$T_DIR/other-2.txt")
+q "${P[2]}" "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=0\$" ||
+	fail "DECODE $first: '$(q "${P[2]}" "DECODE $first\n")', want region=0"
+cat "$T_DIR/other-2.txt" >>"$IDS"
 read -r errs top < <(mint_ids "${P[0]}" 200 "$T_DIR/after-0.txt")
 [ "$errs" = 0 ] && [ "$top" -lt $((1 << 53)) ] || fail "region 0 stopped serving tickets (errors $errs, top $top)"
 [ "$(stat "${P[0]}" mode)" = ticket ] || fail "region 0 left ticket mode"
 cat "$T_DIR/after-0.txt" >>"$IDS"
-log "3. region 1's pair down: region 1 mints in workers 32..63, region 0 still serves tickets"
+log "3. region 1's pair down: one idserver of region 1 takes region 0's tickets, the other mints in workers 32..63, region 0 still serves tickets"
+
+# 4. Region 1's pair back: r1a's tickets come from it again.
+for r in odd even; do "$ROOT/scripts/dbpair.sh" start "$R1" "$r" >/dev/null; done
+wait_for "idserver 2 uses region 1's pair again" 20 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 ${P[2]} | awk '\$2==\"odd_state\"{print \$3}')\" = up ]"
+mint_until "${P[2]}" "$T_DIR/back-2.txt" 1 0
+[ "$(stat "${P[2]}" ticket_region)" = 1 ] || fail "idserver 2: ticket_region is not 1 again"
+grep -q "tickets come from this region's pair again (region 1)" "$T_DIR/r1a.log" ||
+	fail "idserver 2 did not log the return to region 1"
+cat "$T_DIR/back-2.txt" >>"$IDS"
+log "4. region 1's pair back: idserver 2 takes its tickets from it again"
 
 # 4. Region 1's idserver pointed at region 0's pair: refused, it names the offset.
 rc=0
@@ -115,8 +164,16 @@ IDGEN_DB_PASSWORD=$IDGEN_DB_PASSWORD timeout 20 "$IDSERVER" --odd_port "$ODD_POR
 	>"$T_DIR/wrong.log" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "REFUSED: auto_increment_offset is 1, the odd server needs 3" "$T_DIR/wrong.log" ||
 	fail "region 1's idserver on region 0's pair: rc $rc, $(tail -n 3 "$T_DIR/wrong.log")"
-log "4. an idserver of region 1 on region 0's pair is refused"
+# other_regions naming region 0's pair as region 1's: those servers are checked
+# as region 1's, and refused.
+rc=0
+IDGEN_DB_PASSWORD=$IDGEN_DB_PASSWORD timeout 20 "$IDSERVER" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+	--listen_port $((SVC_PORT + 4)) --state_file "$T_DIR/wrong2.state" "${FLAGS[@]}" --region 0 \
+	--other_regions "1=127.0.0.1:$ODD_PORT,127.0.0.1:$EVEN_PORT" >"$T_DIR/wrong2.log" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "refusing to start: odd_r1 ticket server: auto_increment_offset is 1, the odd_r1 server needs 3" "$T_DIR/wrong2.log" ||
+	fail "other_regions naming region 0's pair as region 1's: rc $rc, $(tail -n 3 "$T_DIR/wrong2.log")"
+log "5. an idserver of region 1 on region 0's pair is refused, and other regions' servers are checked as theirs"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the regions"
-log "5. $n IDs in $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
+log "6. $n IDs in $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
 log ok

@@ -91,10 +91,10 @@ test_server_refusals(void **state)
 	expect_refused(&in, ODD, "server_offset is NULL");
 	in = good("odd", "1");
 	in.region_bits = "5";
-	expect_refused(&in, ODD, "region is 0 with region_bits 5, but this idserver is set to region 0 with region_bits 0");
+	expect_refused(&in, ODD, "region is 0 with region_bits 5, but it is configured as a server of region 0 with region_bits 0");
 	in = good("odd", "1");
 	in.region = "3";
-	expect_refused(&in, ODD, "but this idserver is set to region 0 with region_bits 0");
+	expect_refused(&in, ODD, "but it is configured as a server of region 0 with region_bits 0");
 	in = good("odd", "1");
 	in.version = "10.1.48-MariaDB";
 	expect_refused(&in, ODD, "persistent auto-increment");
@@ -111,7 +111,7 @@ test_server_identity(void **state)
 	(void)state;
 	assert_string_equal(server_name(ODD), "odd");
 	assert_string_equal(server_name(EVEN), "even");
-	assert_string_equal(server_name(SERVER_COUNT), "?");
+	assert_string_equal(server_name(SERVER_PAIR), "?");
 	assert_true(server_by_name("even", &i) && i == EVEN);
 	assert_true(server_by_name("odd", &i) && i == ODD);
 	assert_false(server_by_name("Odd", &i));
@@ -124,7 +124,7 @@ test_server_identity(void **state)
 	for (uint64_t v = 0; v < 64; v++) {
 		unsigned owners = 0;
 
-		for (unsigned s = 0; s < SERVER_COUNT; s++)
+		for (unsigned s = 0; s < SERVER_PAIR; s++)
 			owners += server_owns_ticket(s, v) + server_owns_worker(s, (unsigned)v);
 		assert_int_equal(owners, 2);
 		assert_true(server_owns_ticket(v % 2 ? ODD : EVEN, v));
@@ -154,10 +154,10 @@ test_server_regions(void **state)
 		assert_int_equal(lo, 32 * r);
 		assert_int_equal(hi, 32 * r + 31);
 		for (unsigned w = 0; w < 1024; w++)
-			for (unsigned s = 0; s < SERVER_COUNT; s++)
+			for (unsigned s = 0; s < SERVER_PAIR; s++)
 				owners[w] += server_owns_worker(s, w);
 		for (uint64_t t = 0; t < 64; t++)
-			for (unsigned s = 0; s < SERVER_COUNT; s++)
+			for (unsigned s = 0; s < SERVER_PAIR; s++)
 				towners[t] += server_owns_ticket(s, t);
 		assert_true(server_owns_ticket(ODD, 2 * r + 1 + 4 * 7));
 		assert_false(server_owns_ticket(ODD, 2 * r + 3 + 4 * 7));
@@ -167,6 +167,67 @@ test_server_regions(void **state)
 		assert_int_equal(owners[w], w < 64 ? 1 : 0);
 	for (unsigned t = 0; t < 64; t++)
 		assert_int_equal(towners[t], 1);
+	assert_true(server_shape_set(2, 0, 0));
+}
+
+/*
+ * An idserver of region 1 that may take tickets from regions 2 and 0 (M = 6):
+ * its own pair first, then theirs, in other_regions' order; every ticket has
+ * exactly one owner among all six, worker numbers only ours, partners within
+ * a pair, and the checks name the region and setting of each.
+ */
+static void
+test_server_others(void **state)
+{
+	unsigned bad_own[] = { 1 }, bad_dup[] = { 2, 2 }, bad_fit[] = { 3 }, ok[] = { 2, 0 };
+	unsigned i = 99, towners[60] = { 0 };
+	struct check_server_info in;
+	char why[512];
+	uint64_t b;
+
+	(void)state;
+	assert_true(server_shape_set(6, 1, 5));
+	assert_false(server_others_set(bad_own, 1));	/* our own region */
+	assert_false(server_others_set(bad_dup, 2));
+	assert_false(server_others_set(bad_fit, 1));	/* offsets 7, 8 > M */
+	assert_int_equal(server_count(), SERVER_PAIR);
+	assert_true(server_others_set(ok, 2));
+	assert_int_equal(server_count(), 6);
+	assert_string_equal(server_name(0), "odd");
+	assert_string_equal(server_name(2), "odd_r2");
+	assert_string_equal(server_name(5), "even_r0");
+	assert_string_equal(server_name(6), "?");
+	assert_string_equal(server_role(5), "even");
+	assert_true(server_by_name("odd_r0", &i) && i == 4);
+	assert_false(server_by_name("odd_r3", &i));
+	assert_int_equal(server_region_at(1), 1);
+	assert_int_equal(server_region_at(3), 2);
+	assert_int_equal(server_offset(0), 3);
+	assert_int_equal(server_offset(3), 6);
+	assert_int_equal(server_offset(4), 1);
+	assert_int_equal(server_partner(4), 5);
+	assert_int_equal(server_partner(3), 2);
+	for (uint64_t t = 0; t < 60; t++)
+		for (unsigned s = 0; s < server_count(); s++)
+			towners[t] += server_owns_ticket(s, t);
+	for (unsigned t = 0; t < 60; t++)
+		assert_int_equal(towners[t], 1);
+	for (unsigned w = 0; w < 1024; w++)
+		for (unsigned s = SERVER_PAIR; s < server_count(); s++)
+			assert_false(server_owns_worker(s, w));
+	/* Region 0's odd server is checked as region 0's, and named so. */
+	in = good("odd", "1");
+	in.tier_increment = "6";
+	in.region_bits = "5";
+	in.offset = "1";
+	in.increment = "6";
+	assert_true(check_server(&in, 4, &b, why, sizeof(why)));
+	assert_false(check_server(&in, 0, &b, why, sizeof(why)));
+	in.region = "2";
+	assert_false(check_server(&in, 4, &b, why, sizeof(why)));
+	assert_non_null(strstr(why, "configured as a server of region 0"));
+	assert_non_null(strstr(why, "(check other_regions)"));
+	assert_true(server_others_set(NULL, 0));
 	assert_true(server_shape_set(2, 0, 0));
 }
 
@@ -210,6 +271,7 @@ main(void)
 		cmocka_unit_test(test_server_refusals),
 		cmocka_unit_test(test_server_identity),
 		cmocka_unit_test(test_server_regions),
+		cmocka_unit_test(test_server_others),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_tickets),
 	};

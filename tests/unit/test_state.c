@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "layout.h"
 #include "server.h"
 #include "state.h"
 #include "statefile.h"
@@ -71,6 +72,52 @@ test_round_trip(void **state)
 	assert_false(b.lease.held);
 	assert_string_equal(b.mark[SERVER_ODD].uuid, "");
 	assert_true(b.mark[SERVER_EVEN].high_water == 12346);
+}
+
+/*
+ * With six other regions configured, every server's mark is kept, the
+ * largest record still fits one slot, and a file read under fewer other
+ * regions keeps our pair's marks and the ones it still knows (docs/design.md
+ * section 12.3).
+ */
+static void
+test_other_regions_marks(void **state)
+{
+	unsigned others[SERVER_OTHER_MAX] = { 1, 2, 3, 4, 5, 6 }, fewer[] = { 3 };
+	struct state_rec a, b;
+	char buf[STATE_MAX_LEN], why[128];
+	size_t n;
+
+	(void)state;
+	assert_true(server_shape_set(14, 0, 5));
+	assert_true(server_others_set(others, SERVER_OTHER_MAX));
+	rec_fill(&a);
+	memset(a.host, 'h', sizeof(a.host) - 1);
+	memset(a.servers, 's', sizeof(a.servers) - 1);
+	memset(a.lease.holder, 'x', sizeof(a.lease.holder) - 1);
+	a.gen = UINT64_MAX;
+	a.owner.pidns = a.owner.pid = a.owner.start = UINT64_MAX;
+	a.lease.window_start = a.lease.window_end = a.lease.reserved = UINT64_MAX;
+	for (unsigned i = 0; i < server_count(); i++) {
+		a.mark[i].high_water = (UINT64_C(1) << 53) - 1 - i;
+		a.mark[i].block_size = LAYOUT_BLOCK_MAX;
+		memset(a.mark[i].uuid, 'u', sizeof(a.mark[i].uuid) - 1);
+	}
+	n = state_format(&a, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "\nmark even_r6 "));
+	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_memory_equal(&a, &b, sizeof(a));
+	/* Read with only region 3 configured: region 3's marks move to its index. */
+	assert_true(server_others_set(fewer, 1));
+	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_true(b.mark[SERVER_ODD].high_water == a.mark[SERVER_ODD].high_water);
+	assert_true(b.mark[SERVER_EVEN].high_water == a.mark[SERVER_EVEN].high_water);
+	assert_true(b.mark[2].high_water == a.mark[6].high_water);
+	assert_true(b.mark[3].high_water == a.mark[7].high_water);
+	assert_true(b.mark[4].high_water == 0);
+	assert_true(server_others_set(NULL, 0));
+	assert_true(server_shape_set(2, 0, 0));
 }
 
 /* Every single-byte change and every truncation is caught, never half-read. */
@@ -451,6 +498,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_other_regions_marks),
 		cmocka_unit_test(test_corruption_caught),
 		cmocka_unit_test(test_bad_lease_refused),
 		cmocka_unit_test(test_marks_only_rise),
