@@ -5,8 +5,9 @@
 # no module proxy). In ticket mode, then in fallback (both MariaDB servers killed
 # after the lease is held, the buffered ticket IDs drained): every ID positive
 # and in the mode's region, id_str/ids_str equal to the int64 fields, no
-# duplicate across both modes. About 21 s with a cold build cache (a clean
-# tree), 7 s warm; `make test-go` runs it alone.
+# duplicate across both modes; then the bench's grpc-go counter peer
+# (tests/go/idpeer) checked with the same client. About 21 s with a cold build
+# cache (a clean tree), 7 s warm; `make test-go` runs it alone.
 . "$(dirname "$0")/lib.sh"
 
 GO=$ROOT/tests/go/idclient
@@ -41,3 +42,14 @@ n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the Go client's calls"
 want=$((2 * ROUNDS * (1001 + 101)))
 [ "$n" -eq "$want" ] || fail "$n IDs collected, expected $want"
 log "ok: $n IDs through grpc-go in both modes, exact, no duplicate"
+
+# The bench's grpc-go counter peer (tests/go/idpeer) answers the same client right.
+PP=$((SVC_PORT + 3))
+"$ROOT/build/go/bin/go-idpeer" "$PP" >"$T_DIR/go-idpeer.log" 2>&1 &
+PIDS+=("$!")
+wait_for "go-idpeer listening" 10 nc -z 127.0.0.1 "$PP"
+timeout 60 "$CLIENT" ticket "127.0.0.1:$PP" 2 "$T_DIR/peer-ids.txt" >"$T_DIR/go-peer.out" 2>&1 ||
+	fail "go-idpeer: $(tail -n 5 "$T_DIR/go-peer.out")"
+n=$(check_unique "$T_DIR/peer-ids.txt") || fail "DUPLICATE IDs from go-idpeer"
+[ "$n" -eq $((2 * (1001 + 101))) ] || fail "go-idpeer: $n IDs, expected $((2 * (1001 + 101)))"
+log "ok: go-idpeer serves the same contract ($n IDs, no duplicate)"
