@@ -6,8 +6,9 @@
 # after the lease is held, the buffered ticket IDs drained): every ID positive
 # and in the mode's region, id_str/ids_str equal to the int64 fields, no
 # duplicate across both modes; then the bench's grpc-go counter peer
-# (tests/go/idpeer) checked with the same client. About 21 s with a cold build
-# cache (a clean tree), 7 s warm; `make test-go` runs it alone.
+# (tests/go/idpeer) checked with the same client. 21 s to 40 s with a cold
+# build cache (a clean tree; quiet or busy machine), 5 s to 7 s warm; `make test-go`
+# runs it alone.
 . "$(dirname "$0")/lib.sh"
 
 GO=$ROOT/tests/go/idclient
