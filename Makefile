@@ -8,7 +8,9 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
 	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs
+	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs \
+	    golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
+	    golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
@@ -62,7 +64,7 @@ LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen
 LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib
 
 .PHONY: all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
-	fuzz-bins tsan soak
+	fuzz-bins tsan soak go test-go
 all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN)
 
 $(BUILD)/obj/%.o: src/%.c | $(GEN_H)
@@ -157,6 +159,35 @@ $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
 # The library's unit test: its own objects only, and a fake reply source.
 $(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
 	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $(SRCS) $(LDFLAGS) -lcmocka
+
+# The Go programs of tests/go (the README's grpc-go client, the bench's grpc-go
+# peer), built offline from Debian's packages only: GOPATH mode (GO111MODULE=off,
+# as Debian's own Go packaging builds) over /usr/share/gocode, no module proxy;
+# the stubs of proto/idgen.proto by protoc-gen-go and protoc-gen-go-grpc into the
+# GOPATH as package idgen/idgenv1. Nothing is written outside build/: GOENV=off
+# reads no user settings, GOCACHE is build/go-cache (a clean tree builds cold).
+GO_DIR   := build/go
+GO_ENV   := GO111MODULE=off GOENV=off GOPROXY=off GOFLAGS= GOTOOLCHAIN=local \
+	    GOPATH=$(abspath $(GO_DIR)):/usr/share/gocode GOCACHE=$(abspath build/go-cache)
+GO_STUBS := $(GO_DIR)/src/idgen/idgenv1/idgen.pb.go $(GO_DIR)/src/idgen/idgenv1/idgen_grpc.pb.go
+GO_BIN   := $(GO_DIR)/bin/go-idclient $(GO_DIR)/bin/go-idpeer
+
+go: $(GO_BIN)
+
+$(GO_STUBS) &: proto/idgen.proto
+	@mkdir -p $(GO_DIR)/src
+	protoc -I proto --go_out=$(GO_DIR)/src --go-grpc_out=$(GO_DIR)/src \
+	    --go_opt=Midgen.proto=idgen/idgenv1 --go-grpc_opt=Midgen.proto=idgen/idgenv1 $<
+
+$(GO_DIR)/bin/go-idclient: $(wildcard tests/go/idclient/*.go) $(GO_STUBS)
+	cd tests/go/idclient && $(GO_ENV) go build -o $(abspath $@) .
+
+$(GO_DIR)/bin/go-idpeer: $(wildcard tests/go/idpeer/*.go) $(GO_STUBS)
+	cd tests/go/idpeer && $(GO_ENV) go build -o $(abspath $@) .
+
+# test_go alone (README's Go client against a real idserver, both modes).
+test-go: deps all go
+	tests/integration/run.sh $(BUILD) tests/integration/test_go.sh
 
 # Installs the Debian packages the build, `make run`, the tests and the bench need,
 # npm if no Node install brought it, and test_js's npm packages.
