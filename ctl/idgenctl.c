@@ -15,15 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysql.h>
-
 #include "check.h"
-#include "config.h"
+#include "ctl.h"
 #include "layout.h"
-#include "server.h"
-#include "state.h"
-
-#define CTL_MAX_LEASES	1024	/* worker numbers: one row each at most */
 
 static const char ctl_check_sql[] =
     "SELECT @@version, @@GLOBAL.auto_increment_increment, "
@@ -34,42 +28,8 @@ static const char ctl_check_sql[] =
     "AND TABLE_NAME = 'tickets64'), tier_increment, server_offset, region, region_bits "
     "FROM idgen_meta WHERE one = 1";
 
-enum { F_VERSION, F_INCREMENT, F_OFFSET, F_FLUSH, F_ENGINE, F_LAYOUT, F_BLOCK, F_PARITY,
-	F_UUID, F_COUNTER, F_TIER_INCREMENT, F_SERVER_OFFSET, F_REGION, F_REGION_BITS, F_COUNT };
 
-/* One lease row as a server holds it. */
-struct ctl_lease {
-	unsigned	worker;
-	char		holder[161];
-	uint64_t	window_start;
-	uint64_t	window_end;
-};
-
-/* What one server reports. Strings are "" for SQL NULL. */
-struct ctl_server {
-	unsigned		 index;
-	const char		*host;
-	unsigned		 port;
-	MYSQL			*db;
-	bool			 up;
-	char			 error[256];	/* why it could not be read */
-	char			 field[F_COUNT][64];	/* the check query's answer, as text */
-	bool			 null[F_COUNT];
-	uint64_t		 block_size;
-	uint64_t		 counter;	/* AUTO_INCREMENT: the next ticket is >= it */
-	struct state_mark	 mark[SERVER_PAIR];	/* its idgen_marks rows */
-	bool			 has_mark[SERVER_PAIR];
-	struct ctl_lease	*lease;
-	unsigned		 nlease;
-	char			 rights[256];	/* "" or the missing right */
-};
-
-struct ctl {
-	struct config		 cfg;
-	struct ctl_server	 srv[SERVER_PAIR];
-	unsigned		 violations;
-	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
-};
+static void	ctl_check_rows(struct ctl *c, unsigned i);
 
 
 static void
@@ -86,12 +46,17 @@ ctl_usage(FILE *f)
 	    "                leases held now\n"
 	    "  tier check    every invariant uniqueness rests on; one line per violation\n"
 	    "                with its repair\n"
+	    "  tier add-server OFFSET IP:PORT\n"
+	    "                prepares a server of this region beyond its pair at an unused\n"
+	    "                offset (its meta row, every region server's marks row) and\n"
+	    "                prints the more_servers line; writes as IDGEN_ADMIN_USER\n"
+	    "                (default root) with IDGEN_ADMIN_PASSWORD from the environment\n"
 	    "\n"
-	    "exit status: 0 all well, 1 a violation (tier check), 2 a server could not be\n"
-	    "read or a usage error.\n");
+	    "exit status: 0 all well, 1 a violation (tier check) or a refusal (add-server),\n"
+	    "2 a server could not be read or written, or a usage error.\n");
 }
 
-static bool
+bool
 ctl_u64(const char *v, uint64_t *out)
 {
 	char *end;
@@ -103,8 +68,7 @@ ctl_u64(const char *v, uint64_t *out)
 	return errno == 0 && *end == '\0';
 }
 
-/* Runs a query; its result (or NULL with the error in s->error). */
-static MYSQL_RES *
+MYSQL_RES *
 ctl_query(struct ctl_server *s, const char *sql)
 {
 	MYSQL_RES *res;
@@ -120,8 +84,9 @@ ctl_query(struct ctl_server *s, const char *sql)
 	return res;
 }
 
-static bool
-ctl_connect(const struct ctl *c, struct ctl_server *s)
+bool
+ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
+    const char *password)
 {
 	unsigned ct = (c->cfg.connect_timeout_ms + 999) / 1000;
 	unsigned qt = (c->cfg.query_timeout_ms + 999) / 1000 + 5;
@@ -134,8 +99,8 @@ ctl_connect(const struct ctl *c, struct ctl_server *s)
 	mysql_options(s->db, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
 	mysql_options(s->db, MYSQL_OPT_READ_TIMEOUT, &qt);
 	mysql_options(s->db, MYSQL_OPT_WRITE_TIMEOUT, &qt);
-	if (mysql_real_connect(s->db, s->host, c->cfg.db_user, c->cfg.db_password,
-	    c->cfg.db_name, s->port, NULL, 0) == NULL) {
+	if (mysql_real_connect(s->db, s->host, user, password, c->cfg.db_name, s->port, NULL,
+	    0) == NULL) {
 		snprintf(s->error, sizeof(s->error), "cannot connect: %s", mysql_error(s->db));
 		return false;
 	}
@@ -169,6 +134,21 @@ ctl_read_meta(struct ctl_server *s)
 	return true;
 }
 
+/* The server of s's region whose marks row is role; false for none known. */
+static bool
+ctl_by_role(const struct ctl_server *s, const char *role, unsigned *index)
+{
+	unsigned first, count;
+
+	server_group(s->index, &first, &count);
+	for (unsigned k = 0; k < count; k++)
+		if (strcmp(server_role(first + k), role) == 0) {
+			*index = first + k;
+			return true;
+		}
+	return false;
+}
+
 /* Its marks: its own row and its copies of the other servers' rows. */
 static bool
 ctl_read_marks(struct ctl_server *s)
@@ -180,7 +160,7 @@ ctl_read_marks(struct ctl_server *s)
 	if (res == NULL)
 		return false;
 	while ((row = mysql_fetch_row(res)) != NULL) {
-		if (row[0] == NULL || !server_by_name(row[0], &i))
+		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
 			continue;
 		s->has_mark[i] = ctl_u64(row[1], &s->mark[i].high_water) &&
 		    ctl_u64(row[2], &s->mark[i].block_size);
@@ -257,11 +237,11 @@ ctl_read_now(struct ctl *c, struct ctl_server *s)
 	mysql_free_result(res);
 }
 
-static void
+void
 ctl_read(struct ctl *c, struct ctl_server *s)
 {
-	s->up = ctl_connect(c, s) && ctl_read_meta(s) && ctl_read_marks(s) &&
-	    ctl_read_leases(s);
+	s->up = ctl_connect_as(c, s, c->cfg.db_user, c->cfg.db_password) && ctl_read_meta(s) &&
+	    ctl_read_marks(s) && ctl_read_leases(s);
 	if (s->up) {
 		ctl_read_rights(s);
 		ctl_read_now(c, s);
@@ -276,10 +256,12 @@ static uint64_t
 ctl_known_mark(const struct ctl *c, unsigned r, uint64_t b, unsigned *where)
 {
 	uint64_t best = 0;
+	unsigned first, count;
 
 	*where = r;
-	for (unsigned k = 0; k < SERVER_PAIR; k++) {
-		unsigned i = (r + k) % SERVER_PAIR;	/* its own row first */
+	server_group(r, &first, &count);
+	for (unsigned k = 0; k < count; k++) {
+		unsigned i = first + (r - first + k) % count;	/* its own row first */
 		const struct ctl_server *s = &c->srv[i];
 		uint64_t t;
 
@@ -309,27 +291,29 @@ ctl_status(struct ctl *c)
 {
 	int rc = 0;
 
-	printf("%-5s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %s\n", "name", "address",
-	    "up", "version", "incr", "offs", "region", "B", "counter", "own mark", "copies",
-	    "leases");
-	for (unsigned i = 0; i < SERVER_PAIR; i++) {
+	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %s\n", "name",
+	    "address", "up", "version", "incr", "offs", "region", "B", "counter", "own mark",
+	    "copies", "leases");
+	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
-		char addr[64], copies[128] = "", own[32] = "-";
+		char addr[64], copies[160] = "", own[32] = "-";
+		unsigned first, count;
 		size_t n = 0;
 
 		snprintf(addr, sizeof(addr), "%s:%u", s->host, s->port);
 		if (!s->up) {
-			printf("%-5s %-21s %-4s %s\n", server_name(i), addr, "no", s->error);
+			printf("%-8s %-21s %-4s %s\n", server_name(i), addr, "no", s->error);
 			rc = 2;
 			continue;
 		}
 		if (s->has_mark[i])
 			snprintf(own, sizeof(own), "%" PRIu64, s->mark[i].high_water);
-		for (unsigned j = 0; j < SERVER_PAIR; j++)
+		server_group(i, &first, &count);
+		for (unsigned j = first; j < first + count; j++)
 			if (j != i && s->has_mark[j] && n < sizeof(copies))
 				n += (size_t)snprintf(copies + n, sizeof(copies) - n, "%s%s:%" PRIu64,
 				    n ? "," : "", server_name(j), s->mark[j].high_water);
-		printf("%-5s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
+		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
 		    "%u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
 		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION], s->block_size,
 		    s->counter, own,
@@ -355,7 +339,7 @@ ctl_violation(struct ctl *c, const char *fmt, ...)
 static void
 ctl_check_servers(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_PAIR; i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
 		struct check_server_info in;
 		char why[512];
@@ -372,10 +356,28 @@ ctl_check_servers(struct ctl *c)
 			ctl_violation(c, "%s: %s", server_name(i), why);
 		if (s->rights[0] != '\0')
 			ctl_violation(c, "%s: missing rights: %s", server_name(i), s->rights);
-		for (unsigned j = 0; j < SERVER_PAIR; j++)
-			if (!s->has_mark[j])
-				ctl_violation(c, "%s: idgen_marks has no %s row; repair: load "
-				    "schema/10-tables.sql on it", server_name(i), server_name(j));
+		ctl_check_rows(c, i);
+	}
+}
+
+/* A server holds a marks row for every server of its region. */
+static void
+ctl_check_rows(struct ctl *c, unsigned i)
+{
+	unsigned first, count;
+
+	server_group(i, &first, &count);
+	for (unsigned j = first; j < first + count; j++) {
+		if (c->srv[i].has_mark[j])
+			continue;
+		if (j < SERVER_PAIR || !server_is_own(j))
+			ctl_violation(c, "%s: idgen_marks has no '%s' row; repair: load "
+			    "schema/10-tables.sql on it", server_name(i), server_role(j));
+		else
+			ctl_violation(c, "%s: idgen_marks has no '%s' row (the %s server's mark); "
+			    "repair: idgenctl tier add-server %u %s:%u", server_name(i),
+			    server_role(j), server_name(j), server_offset(j), c->srv[j].host,
+			    c->srv[j].port);
 	}
 }
 
@@ -383,8 +385,8 @@ ctl_check_servers(struct ctl *c)
 static void
 ctl_check_agreement(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_PAIR; i++)
-		for (unsigned j = i + 1; j < SERVER_PAIR; j++) {
+	for (unsigned i = 0; i < server_count(); i++)
+		for (unsigned j = i + 1; j < server_count(); j++) {
 			struct ctl_server *a = &c->srv[i], *b = &c->srv[j];
 
 			if (!a->up || !b->up)
@@ -397,9 +399,8 @@ ctl_check_agreement(struct ctl *c)
 			if (a->field[F_UUID][0] != '\0' &&
 			    strcmp(a->field[F_UUID], b->field[F_UUID]) == 0)
 				ctl_violation(c, "%s and %s are the same server (server_uuid %s); "
-				    "repair: point %s_host/%s_port at its own server",
-				    server_name(i), server_name(j), a->field[F_UUID],
-				    server_name(j), server_name(j));
+				    "repair: point the %s server's address setting at its own server",
+				    server_name(i), server_name(j), a->field[F_UUID], server_name(j));
 		}
 }
 
@@ -407,7 +408,7 @@ ctl_check_agreement(struct ctl *c)
 static void
 ctl_check_counters(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_PAIR; i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
 		char why[768], where[128];
 		unsigned at;
@@ -426,40 +427,37 @@ ctl_check_counters(struct ctl *c)
 	}
 }
 
-/* Every worker number has exactly one authority: rows only on their owner. */
+/*
+ * Every worker number has exactly one authority: rows only on their owner, the
+ * server of its parity in the pair of its region; none beyond a pair.
+ */
 static void
 ctl_check_leases(struct ctl *c)
 {
-	for (unsigned i = 0; i < SERVER_PAIR; i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
+		unsigned region = server_region_at(i);
 
 		if (!s->up)
 			continue;
 		for (unsigned k = 0; k < s->nlease; k++) {
 			const struct ctl_lease *l = &s->lease[k];
-			unsigned owner = 0;
+			const char *why = NULL;
 
-			if (server_owns_worker(i, l->worker))
+			if (i >= SERVER_PAIR && server_is_own(i))
+				why = "which no server beyond its region's pair may grant";
+			else if (server_region_of(l->worker) != region)
+				why = "which belongs to another region";
+			else if (l->worker % 2 != server_offset(i) % 2)
+				why = "which belongs to the other server of the pair";
+			if (why == NULL)
 				continue;
-			if (server_region_of(l->worker) != server_region()) {
-				ctl_violation(c, "%s: idgen_leases has worker %u, which belongs to "
-				    "region %u (this is region %u, region_bits %u): two authorities "
-				    "for one number; repair: once no idserver holds it (window_end %"
-				    PRIu64 " is past), DELETE FROM %s.idgen_leases WHERE worker = %u "
-				    "on the %s server", server_name(i), l->worker,
-				    server_region_of(l->worker), server_region(), server_region_bits(),
-				    l->window_end, c->cfg.db_name, l->worker, server_name(i));
-				continue;
-			}
-			for (unsigned j = 0; j < SERVER_PAIR; j++)
-				if (server_owns_worker(j, l->worker))
-					owner = j;
-			ctl_violation(c, "%s: idgen_leases has worker %u, which belongs to the %s "
-			    "server: two authorities for one number; repair: once no idserver "
-			    "holds it (window_end %" PRIu64 " is past), DELETE FROM %s.idgen_leases "
-			    "WHERE worker = %u on the %s server", server_name(i), l->worker,
-			    server_name(owner), l->window_end, c->cfg.db_name, l->worker,
-			    server_name(i));
+			ctl_violation(c, "%s: idgen_leases has worker %u, %s (region %u of the "
+			    "worker, region_bits %u): two authorities for one number; repair: once "
+			    "no idserver holds it (window_end %" PRIu64 " is past), DELETE FROM "
+			    "%s.idgen_leases WHERE worker = %u on the %s server", server_name(i),
+			    l->worker, why, server_region_of(l->worker), server_region_bits(),
+			    l->window_end, c->cfg.db_name, l->worker, server_name(i));
 		}
 	}
 }
@@ -469,7 +467,7 @@ ctl_check(struct ctl *c)
 {
 	unsigned down = 0;
 
-	for (unsigned i = 0; i < SERVER_PAIR; i++)
+	for (unsigned i = 0; i < server_count(); i++)
 		if (!c->srv[i].up) {
 			printf("UNCHECKED %s (%s:%u): %s\n", server_name(i), c->srv[i].host,
 			    c->srv[i].port, c->srv[i].error);
@@ -488,7 +486,7 @@ ctl_check(struct ctl *c)
 		    down == 1 ? "" : "s", down == 1 ? "it" : "them");
 		return 2;
 	}
-	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", SERVER_PAIR,
+	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", server_count(),
 	    c->srv[0].block_size);
 	return 0;
 }
@@ -521,8 +519,10 @@ main(int argc, char **argv)
 			ctl_usage(stdout);
 			return 0;
 		}
-	if (cmd + 2 != argc || strcmp(argv[cmd], "tier") != 0 ||
-	    (strcmp(argv[cmd + 1], "status") != 0 && strcmp(argv[cmd + 1], "check") != 0)) {
+	if (cmd + 2 > argc || strcmp(argv[cmd], "tier") != 0 ||
+	    !((cmd + 2 == argc && (strcmp(argv[cmd + 1], "status") == 0 ||
+	    strcmp(argv[cmd + 1], "check") == 0)) ||
+	    (cmd + 4 == argc && strcmp(argv[cmd + 1], "add-server") == 0))) {
 		ctl_usage(stderr);
 		return 2;
 	}
@@ -534,13 +534,16 @@ main(int argc, char **argv)
 		fprintf(stderr, "idgenctl: cannot initialise the MariaDB client library\n");
 		return 2;
 	}
-	for (unsigned i = 0; i < SERVER_PAIR; i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		c.srv[i].index = i;
 		config_server_addr(&c.cfg, i, &c.srv[i].host, &c.srv[i].port);
 		ctl_read(&c, &c.srv[i]);
 	}
-	rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
-	for (unsigned i = 0; i < SERVER_PAIR; i++) {
+	if (strcmp(argv[cmd + 1], "add-server") == 0)
+		rc = ctl_add_server(&c, argv[cmd + 2], argv[cmd + 3]);
+	else
+		rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
+	for (unsigned i = 0; i < server_count(); i++) {
 		if (c.srv[i].db != NULL)
 			mysql_close(c.srv[i].db);
 		free(c.srv[i].lease);

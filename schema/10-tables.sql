@@ -46,11 +46,15 @@ ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region_bits INT UNSIGNED NOT NUL
 -- this server's copy of its partner's mark, which catches a partner restored
 -- from an old backup. Never lower these values (docs/design.md section 6).
 CREATE TABLE IF NOT EXISTS idgen_marks (
-  role       ENUM('odd', 'even') NOT NULL PRIMARY KEY,
+  role       VARCHAR(16) NOT NULL PRIMARY KEY,
   high_water BIGINT UNSIGNED NOT NULL DEFAULT 0,
   block_size BIGINT UNSIGNED NOT NULL DEFAULT 0
 ) ENGINE=InnoDB;
 -- Upgrade of a schema from before block_size (0 = "the server's B"; 20-*.sql
 -- records the B of marks already raised).
 ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS block_size BIGINT UNSIGNED NOT NULL DEFAULT 0;
+-- Upgrade of a schema from before a region had more than its pair: a row per
+-- server of the region, 'o<offset>' beyond the pair (docs/design.md 12.2;
+-- idgenctl tier add-server inserts them).
+ALTER TABLE idgen_marks MODIFY role VARCHAR(16) NOT NULL;
 INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');

@@ -5,6 +5,10 @@
 #   dbpair.sh down DIR                    stop both (TERM, then KILL after 30 s)
 #   dbpair.sh start DIR odd|even          start one again (after a kill)
 #   dbpair.sh sql DIR odd|even SQL        run SQL as root on one server
+#   dbpair.sh more DIR OFFSET PORT        a server beyond the pair (name o<OFFSET>):
+#                                         increment M, that offset, the tables (no
+#                                         worker rows) and the grant only; `idgenctl tier add-server`
+#                                         does the rest (sql/start/down name it o<OFFSET>)
 #
 # Data, logs and the generated service password live under DIR (make run: var/).
 # A pair of region R of a larger tier: DBPAIR_INCREMENT=M DBPAIR_REGION=R
@@ -19,8 +23,14 @@ REGION_BITS=${DBPAIR_REGION_BITS:-0}
 for v in M REGION REGION_BITS; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || { echo "dbpair: $v must be a number" >&2; exit 1; }
 done
-# offset_of odd|even: the role's auto_increment_offset in our region.
-offset_of() { if [ "$1" = odd ]; then echo $((2 * REGION + 1)); else echo $((2 * REGION + 2)); fi; }
+# offset_of odd|even|oN: the role's auto_increment_offset in our region.
+offset_of() {
+	case $1 in
+	odd) echo $((2 * REGION + 1)) ;;
+	even) echo $((2 * REGION + 2)) ;;
+	*) echo "${1#o}" ;;
+	esac
+}
 
 die() { echo "dbpair: $*" >&2; exit 1; }
 
@@ -81,10 +91,11 @@ innodb_log_file_size = 4M
 innodb_log_buffer_size = 2M
 innodb_use_native_aio = 0
 max_connections = 200
-!include $schema/$role.cnf
+!include $schema/$( [ "$role" = even ] && echo even || echo odd ).cnf
 CNF
-	# A region's pair in a larger tier: its increment and offsets win over the include.
-	if [ "$M" != 2 ] || [ "$REGION" != 0 ]; then
+	# A region's pair in a larger tier, or a server beyond the pair: its increment
+	# and offset win over the include.
+	if [ "$M" != 2 ] || [ "$REGION" != 0 ] || [ "${role#o}" != "$role" ]; then
 		printf '[mariadbd]\nauto_increment_increment = %s\nauto_increment_offset = %s\n' \
 			"$M" "$(offset_of "$role")" >>"$d/my.cnf"
 	fi
@@ -163,7 +174,23 @@ up)
 	echo "dbpair: odd on 127.0.0.1:$3, even on 127.0.0.1:$4 (data in $dir)"
 	;;
 down)
-	for r in odd even; do [ -d "$dir/$r" ] && stop "$dir" $r; done
+	for r in "$dir"/*/; do
+		r=$(basename "$r")
+		case $r in odd | even | o[0-9]*) [ -f "$dir/$r/my.cnf" ] && stop "$dir" "$r" ;; esac
+	done
+	;;
+more)
+	[ $# -eq 4 ] || die "usage: dbpair.sh more DIR OFFSET PORT"
+	[[ $3 =~ ^[0-9]+$ ]] || die "OFFSET must be a number"
+	[ -s "$dir/db_password" ] || die "no $dir/db_password: run dbpair.sh up first, or copy one"
+	template "$dir"
+	configure "$dir" "o$3" "$4"
+	start "$dir" "o$3"
+	{
+		cat "$schema/10-tables.sql" "$schema/40-leases.sql"
+		sed "s/@IDGEN_DB_PASSWORD@/$(cat "$dir/db_password")/" "$schema/60-grant.sql.in"
+	} | sql "$dir" "o$3"
+	echo "dbpair: o$3 (offset $3 of $M) on 127.0.0.1:$4 (data in $dir)"
 	;;
 start)
 	start "$dir" "$3"

@@ -56,8 +56,8 @@ const size_t check_rights_count = sizeof(check_rights) / sizeof(check_rights[0])
 static const char *
 check_where(unsigned server)
 {
-	return server_is_own(server) ? "odd_host/odd_port/even_host/even_port" :
-	    "other_regions";
+	return server < SERVER_PAIR ? "odd_host/odd_port/even_host/even_port" :
+	    server_is_own(server) ? "more_servers" : "other_regions";
 }
 
 /*
@@ -80,7 +80,7 @@ check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
 		snprintf(why, whylen, "idgen_meta.server_offset is %s but it is configured as the "
 		    "%s server (offset %u; load schema/20-%s.sql, or check %s)",
 		    in->server_offset ? in->server_offset : "NULL", server_name(server),
-		    server_offset(server), server_role(server), check_where(server));
+		    server_offset(server), server_parity(server), check_where(server));
 		return false;
 	}
 	if (!check_uint(in->region_bits, &bits) || !check_uint(in->region, &v) ||
@@ -133,7 +133,7 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    in->layout_version ? in->layout_version : "NULL", LAYOUT_VERSION);
 		return false;
 	}
-	if (in->parity == NULL || strcmp(in->parity, server_role(server)) != 0) {
+	if (in->parity == NULL || strcmp(in->parity, server_parity(server)) != 0) {
 		snprintf(why, whylen, "idgen_meta.parity is '%s' but it is configured as the "
 		    "%s server (check %s)", in->parity ? in->parity : "NULL", name,
 		    check_where(server));

@@ -87,6 +87,10 @@ static const struct config_key config_keys[] = {
 	{ "region_bits", U(region_bits), "0", 0, 5,
 	    "top worker bits that name the region (0: one region of 1024 workers; 5: 32 "
 	    "regions of 32); checked against every meta row" },
+	{ "more_servers", S(more_servers), "", 0, 0,
+	    "this region's ticket servers beyond the pair: OFFSET=IP:PORT separated by spaces "
+	    "(IPv6 in brackets), at most 2, each offset above every region's pair and at most "
+	    "tier_increment (idgenctl tier add-server prepares one); empty: none" },
 	{ "other_regions", S(other_regions), "", 0, 0,
 	    "other regions' pairs to take tickets from while this region's pair is down, "
 	    "tried in order: REGION=ODD_IP:PORT,EVEN_IP:PORT separated by spaces (IPv6 in "
@@ -191,6 +195,7 @@ static bool	config_check(const struct config *cfg, char *err, size_t errlen);
 static bool	config_parse_addr(const char **p, char *host, size_t hostlen,
 		    unsigned *port);
 static bool	config_parse_others(struct config *cfg, char *err, size_t errlen);
+static bool	config_parse_extras(struct config *cfg, char *err, size_t errlen);
 static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
 
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
@@ -360,6 +365,63 @@ config_parse_addr(const char **p, char *host, size_t hostlen, unsigned *port)
 		return false;
 	*port = (unsigned)v;
 	*p = end;
+	return true;
+}
+
+/*
+ * Parses more_servers: "OFFSET=IP:PORT" entries separated by spaces, tabs or
+ * semicolons; stored in offset order (server.h's indexes).
+ */
+static bool
+config_parse_extras(struct config *cfg, char *err, size_t errlen)
+{
+	struct config_server got[SERVER_EXTRA_MAX];
+	unsigned offsets[SERVER_EXTRA_MAX], n = 0;
+	const char *p = cfg->more_servers;
+	char *end;
+
+	for (;;) {
+		unsigned long o;
+
+		p += strspn(p, " \t;");
+		if (*p == '\0')
+			break;
+		if (n == SERVER_EXTRA_MAX) {
+			snprintf(err, errlen, "more_servers: more than %d servers", SERVER_EXTRA_MAX);
+			return false;
+		}
+		errno = 0;
+		o = strtoul(p, &end, 10);
+		if (end == p || *end != '=' || errno != 0 || o > SERVER_INCREMENT_MAX) {
+			snprintf(err, errlen, "more_servers: cannot read '%.40s' (OFFSET=IP:PORT "
+			    "entries separated by spaces)", p);
+			return false;
+		}
+		p = end + 1;
+		got[n].offset = offsets[n] = (unsigned)o;
+		if (!config_parse_addr(&p, got[n].host, sizeof(got[n].host), &got[n].port) ||
+		    (*p != '\0' && strchr(" \t;", *p) == NULL)) {
+			snprintf(err, errlen, "more_servers: cannot read the address of offset %lu "
+			    "(OFFSET=IP:PORT, IPv6 in brackets)", o);
+			return false;
+		}
+		if (!config_check_host("more_servers", got[n].host, "ticket servers are reached "
+		    "by numeric address only", err, errlen))
+			return false;
+		n++;
+	}
+	if (!server_extras_set(offsets, n)) {
+		snprintf(err, errlen, "more_servers: every offset must be listed once, above every "
+		    "region's pair (at least %u) and at most tier_increment %u",
+		    server_extra_min(), cfg->tier_increment);
+		return false;
+	}
+	/* In server.h's order: by offset. */
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned j = 0; j < n; j++)
+			if (got[j].offset == server_offset(SERVER_PAIR + k))
+				cfg->extra[k] = got[j];
+	cfg->extras = n;
 	return true;
 }
 
@@ -566,7 +628,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		snprintf(err, errlen, "tier_increment, region and region_bits do not fit together");
 		return false;
 	}
-	if (!config_parse_others(cfg, err, errlen))
+	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
 		return false;
 	return config_read_password(cfg, err, errlen);
 }
@@ -600,11 +662,17 @@ void
 config_server_addr(const struct config *cfg, unsigned server, const char **host,
     unsigned *port)
 {
+	if (server >= SERVER_PAIR && server_is_own(server)) {
+		*host = cfg->extra[server - SERVER_PAIR].host;
+		*port = cfg->extra[server - SERVER_PAIR].port;
+		return;
+	}
 	if (server >= SERVER_PAIR) {
-		const struct config_region *o = &cfg->other[server / SERVER_PAIR - 1];
+		unsigned k = server - server_own_count();
+		const struct config_region *o = &cfg->other[k / SERVER_PAIR];
 
-		*host = o->host[server % SERVER_PAIR];
-		*port = o->port[server % SERVER_PAIR];
+		*host = o->host[k % SERVER_PAIR];
+		*port = o->port[k % SERVER_PAIR];
 		return;
 	}
 	*host = server == 0 ? cfg->odd_host : cfg->even_host;

@@ -38,6 +38,13 @@ struct config {
 	unsigned	 tier_increment;	/* M: auto_increment_increment */
 	unsigned	 region;
 	unsigned	 region_bits;
+	char		*more_servers;	/* the setting; parsed into extra[] */
+	unsigned	 extras;
+	struct config_server {
+		unsigned	offset;
+		char		host[64];
+		unsigned	port;
+	}		 extra[SERVER_EXTRA_MAX];	/* by offset, as server.h orders them */
 	char		*other_regions;	/* the setting; parsed into other[] */
 	unsigned	 others;
 	struct config_region {
@@ -100,7 +107,7 @@ void	config_usage(const char *prog);
 
 /*
  * The address of ticket server index (server.h): the odd_* or even_*
- * settings, or an other_regions pair.
+ * settings, a more_servers server, or an other_regions pair.
  */
 void	config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	    unsigned *port);

@@ -202,7 +202,7 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (l->state == LEASE_HELD && !l->want.fresh)
 		lease_cas(l, l->adopt_from[0] != '\0' ? LEASE_OP_ADOPT : LEASE_OP_EXTEND);
 	else
-		lease_claim(l, l->state == LEASE_HELD ? (int)server_partner((unsigned)l->server) :
+		lease_claim(l, l->state == LEASE_HELD ? (int)((unsigned)l->server ^ 1u) :
 		    getpid() % SERVER_PAIR);
 }
 
@@ -492,7 +492,7 @@ lease_claim_failed(struct lease *l, const char *why, bool try_other)
 		log_warn("lease: claim on the %s server failed: %s", server_name(server), why);
 	snprintf(l->last_error, sizeof(l->last_error), "%s", why);
 	if (try_other && l->c_tries < 2 && !l->want.release) {
-		lease_claim(l, (int)server_partner((unsigned)server));
+		lease_claim(l, (int)((unsigned)server ^ 1u));
 		return;
 	}
 	l->c_tries = 0;

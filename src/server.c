@@ -9,6 +9,8 @@
 
 #include "layout.h"
 
+static void	server_names_build(void);
+
 static const char *const server_roles[SERVER_PAIR] = { "odd", "even" };
 
 /* The classic pair until the config says otherwise. */
@@ -16,10 +18,13 @@ static struct {
 	unsigned	increment;
 	unsigned	region;
 	unsigned	region_bits;
+	unsigned	extras;			/* our region's servers after the pair */
+	unsigned	extra[SERVER_EXTRA_MAX];	/* ... their offsets, ascending */
 	unsigned	others;			/* other regions' pairs after ours */
 	unsigned	other[SERVER_OTHER_MAX];
-	char		names[SERVER_MAX][16];	/* "odd_r<R>", "even_r<R>" */
-} server_shape = { 2, 0, 0, 0, { 0 }, { "odd", "even" } };
+	char		names[SERVER_MAX][16];	/* "odd", "o3", "odd_r<R>", ... */
+	char		roles[SERVER_MAX][16];	/* marks rows: "odd", "even", "o3" */
+} server_shape = { 2, 0, 0, 0, { 0 }, 0, { 0 }, { "odd", "even" }, { "odd", "even" } };
 
 bool
 server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
@@ -31,7 +36,43 @@ server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
 	server_shape.increment = increment;
 	server_shape.region = region;
 	server_shape.region_bits = region_bits;
+	server_shape.extras = 0;
 	server_shape.others = 0;
+	server_names_build();
+	return true;
+}
+
+/* The lowest offset a server beyond a region's pair may have. */
+unsigned
+server_extra_min(void)
+{
+	unsigned pairs = 2u << server_shape.region_bits;
+
+	return (pairs < server_shape.increment ? pairs : server_shape.increment) + 1;
+}
+
+bool
+server_extras_set(const unsigned *offsets, unsigned n)
+{
+	unsigned sorted[SERVER_EXTRA_MAX];
+
+	if (n > SERVER_EXTRA_MAX)
+		return false;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned j = k;
+
+		if (offsets[k] < server_extra_min() || offsets[k] > server_shape.increment)
+			return false;
+		/* Insertion sort: one order, whatever the setting's. */
+		for (; j > 0 && sorted[j - 1] > offsets[k]; j--)
+			sorted[j] = sorted[j - 1];
+		if (j > 0 && sorted[j - 1] == offsets[k])
+			return false;
+		sorted[j] = offsets[k];
+	}
+	memcpy(server_shape.extra, sorted, n * sizeof(sorted[0]));
+	server_shape.extras = n;
+	server_names_build();
 	return true;
 }
 
@@ -49,33 +90,72 @@ server_others_set(const unsigned *regions, unsigned n)
 			if (regions[j] == regions[k])
 				return false;
 	}
-	for (unsigned k = 0; k < n; k++) {
-		server_shape.other[k] = regions[k];
-		for (unsigned r = 0; r < SERVER_PAIR; r++)
-			snprintf(server_shape.names[SERVER_PAIR * (k + 1) + r],
-			    sizeof(server_shape.names[0]), "%s_r%u", server_roles[r], regions[k]);
-	}
+	memcpy(server_shape.other, regions, n * sizeof(regions[0]));
 	server_shape.others = n;
+	server_names_build();
 	return true;
+}
+
+/* Names and marks rows of every server, from the shape. */
+static void
+server_names_build(void)
+{
+	for (unsigned i = 0; i < server_count(); i++) {
+		unsigned role = (i - (i < server_own_count() ? 0 : server_own_count())) % SERVER_PAIR;
+
+		if (i < SERVER_PAIR || !server_is_own(i)) {
+			snprintf(server_shape.roles[i], sizeof(server_shape.roles[i]), "%s",
+			    server_roles[role]);
+			if (i < SERVER_PAIR)
+				snprintf(server_shape.names[i], sizeof(server_shape.names[i]), "%s",
+				    server_roles[role]);
+			else
+				snprintf(server_shape.names[i], sizeof(server_shape.names[i]),
+				    "%s_r%u", server_roles[role], server_region_at(i));
+			continue;
+		}
+		snprintf(server_shape.roles[i], sizeof(server_shape.roles[i]), "o%u",
+		    server_offset(i));
+		snprintf(server_shape.names[i], sizeof(server_shape.names[i]), "o%u",
+		    server_offset(i));
+	}
+}
+
+unsigned
+server_own_count(void)
+{
+	return SERVER_PAIR + server_shape.extras;
 }
 
 unsigned
 server_count(void)
 {
-	return SERVER_PAIR * (1 + server_shape.others);
+	return server_own_count() + SERVER_PAIR * server_shape.others;
 }
 
 unsigned
 server_region_at(unsigned index)
 {
-	return index < SERVER_PAIR ? server_shape.region :
-	    server_shape.other[index / SERVER_PAIR - 1];
+	return server_is_own(index) ? server_shape.region :
+	    server_shape.other[(index - server_own_count()) / SERVER_PAIR];
 }
 
 bool
 server_is_own(unsigned index)
 {
-	return index < SERVER_PAIR;
+	return index < server_own_count();
+}
+
+void
+server_group(unsigned index, unsigned *first, unsigned *count)
+{
+	if (server_is_own(index)) {
+		*first = 0;
+		*count = server_own_count();
+		return;
+	}
+	*first = index - (index - server_own_count()) % SERVER_PAIR;
+	*count = SERVER_PAIR;
 }
 
 unsigned
@@ -105,7 +185,13 @@ server_name(unsigned index)
 const char *
 server_role(unsigned index)
 {
-	return server_roles[index % SERVER_PAIR];
+	return index < server_count() ? server_shape.roles[index] : "?";
+}
+
+const char *
+server_parity(unsigned index)
+{
+	return server_roles[(server_offset(index) + 1) % 2];
 }
 
 bool
@@ -123,7 +209,11 @@ server_by_name(const char *name, unsigned *index)
 unsigned
 server_offset(unsigned index)
 {
-	return 2 * server_region_at(index) + index % SERVER_PAIR + 1;
+	if (index < SERVER_PAIR)
+		return 2 * server_shape.region + index + 1;
+	if (server_is_own(index))
+		return server_shape.extra[index - SERVER_PAIR];
+	return 2 * server_region_at(index) + (index - server_own_count()) % SERVER_PAIR + 1;
 }
 
 bool
@@ -141,7 +231,7 @@ server_region_of(unsigned worker)
 bool
 server_owns_worker(unsigned index, unsigned worker)
 {
-	return server_is_own(index) && worker <= LAYOUT_WORKER_MAX &&
+	return index < SERVER_PAIR && worker <= LAYOUT_WORKER_MAX &&
 	    server_region_of(worker) == server_shape.region &&
 	    worker % 2 == server_offset(index) % 2;
 }
@@ -158,5 +248,8 @@ server_worker_range(unsigned *lo, unsigned *hi)
 unsigned
 server_partner(unsigned index)
 {
-	return index ^ 1u;
+	unsigned first, count;
+
+	server_group(index, &first, &count);
+	return first + (index - first + 1) % count;
 }

@@ -3,9 +3,10 @@
  * of the tier around it.
  *
  * Code names a ticket server by its index; users see names. An idserver uses
- * the pair of its region: server 0 is "odd", server 1 is "even"; the pairs of
- * the other regions it may take tickets from while its own pair is down come
- * next (servers 2k and 2k+1: "odd_r<R>", "even_r<R>"). The tier has
+ * the servers of its region: server 0 is "odd", server 1 is "even" (the pair),
+ * then its region's other servers by offset ("o<O>"); the pairs of the other
+ * regions it may take tickets from while its own region's servers are down
+ * come last ("odd_r<R>", "even_r<R>"). The tier has
  * an increment M (auto_increment_increment) and region r's pair has the
  * offsets 2r+1 and 2r+2, so the odd server's tickets stay odd and the even
  * server's even (one region, the classic pair: M = 2, offsets 1 and 2). A
@@ -22,9 +23,10 @@
 #include <stdint.h>
 
 #define SERVER_PAIR		2	/* its region's pair: the servers that lease worker numbers */
-#define SERVER_OTHER_MAX	6	/* other regions' pairs an idserver may take tickets from:
-					 * every server's mark fits one state file slot */
-#define SERVER_MAX		(SERVER_PAIR * (1 + SERVER_OTHER_MAX))
+#define SERVER_EXTRA_MAX	2	/* its region's servers beyond the pair */
+#define SERVER_OTHER_MAX	6	/* other regions' pairs an idserver may take tickets from */
+/* Every server's mark fits one state file slot (test_state). */
+#define SERVER_MAX		(SERVER_PAIR + SERVER_EXTRA_MAX + SERVER_PAIR * SERVER_OTHER_MAX)
 #define SERVER_INCREMENT_MAX	64	/* the largest M: 32 regions of a pair */
 #define SERVER_REGION_BITS_MAX	5	/* 32 regions of 32 workers */
 
@@ -44,26 +46,43 @@ unsigned	 server_region(void);
 unsigned	 server_region_bits(void);
 
 /*
+ * Our region's servers beyond the pair, by offset (the setting more_servers):
+ * above every region's pair (server_extra_min()), at most M, distinct. False
+ * otherwise. Set before server_others_set().
+ */
+bool		 server_extras_set(const unsigned *offsets, unsigned n);
+unsigned	 server_extra_min(void);
+
+/*
  * The other regions whose pairs this idserver may take tickets from, in the
  * order it tries them (the setting other_regions). False when one is our own
  * region, repeated, outside the region bits, or its pair does not fit M.
  */
 bool		 server_others_set(const unsigned *regions, unsigned n);
 
-/* Servers this idserver knows: its own pair, then each other region's. */
+/* Servers this idserver knows: its region's, then each other region's pair. */
 unsigned	 server_count(void);
+
+/* Its region's servers: the pair and the others (indexes 0 .. n-1). */
+unsigned	 server_own_count(void);
+
+/* The servers of a server's region that this idserver knows: [*first, *first + *count). */
+void		 server_group(unsigned index, unsigned *first, unsigned *count);
 
 /* The region of a server by index. */
 unsigned	 server_region_at(unsigned index);
 
-/* True for a server of our own region's pair. */
+/* True for a server of our own region. */
 bool		 server_is_own(unsigned index);
 
 /* "odd", "even", "odd_r1", ...; "?" for an index out of range. */
 const char	*server_name(unsigned index);
 
-/* "odd" or "even": the server's role in its region's pair (meta parity, marks rows). */
+/* Its marks row: "odd" or "even" in its region's pair, "o<O>" beyond it. */
 const char	*server_role(unsigned index);
+
+/* idgen_meta.parity: "odd" or "even", its offset's. */
+const char	*server_parity(unsigned index);
 
 /* True with *index set when name is a server's name. */
 bool		 server_by_name(const char *name, unsigned *index);
@@ -76,7 +95,7 @@ bool		 server_owns_ticket(unsigned index, uint64_t ticket);
 
 /*
  * True when a worker number is in our region's range and has the server's
- * parity: only our own pair's servers lease worker numbers to us.
+ * parity: only our own region's pair leases worker numbers to us.
  */
 bool		 server_owns_worker(unsigned index, unsigned worker);
 
@@ -86,7 +105,10 @@ unsigned	 server_region_of(unsigned worker);
 /* Our region's worker numbers: [*lo, *hi]. */
 void		 server_worker_range(unsigned *lo, unsigned *hi);
 
-/* The server whose copy of this server's mark is kept, and vice versa: its pair's other. */
+/*
+ * The next server of its region (the pair's other, for a pair): the first of
+ * the servers that keep a copy of its mark (docs/design.md section 12.2).
+ */
 unsigned	 server_partner(unsigned index);
 
 #endif

@@ -238,7 +238,7 @@ state_parse_marks(const char **p, const char *end, uint64_t version, struct stat
 			return false;
 		if (!server_by_name(w, &at))
 			continue;
-		if (i >= SERVER_PAIR && server_is_own(at))
+		if (i >= SERVER_PAIR && at < SERVER_PAIR)
 			return false;	/* our pair's marks come first, once */
 		r->mark[at] = m;
 	}

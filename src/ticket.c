@@ -45,9 +45,13 @@ enum ticket_step {
     /* The B each mark was written under (0: before marks recorded it). */ \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
-    "tier_increment, server_offset, region, region_bits " \
-    "FROM idgen_meta WHERE one = 1"
-#define TICKET_CHECK_FIELDS	19
+    "tier_increment, server_offset, region, region_bits"
+/* Then, per other server of its region beyond the partner, its copy and B. */
+#define TICKET_CHECK_COPY_SQL \
+    ", (SELECT high_water FROM idgen_marks WHERE role = '%s'), " \
+    "(SELECT block_size FROM idgen_marks WHERE role = '%s')"
+#define TICKET_CHECK_TAIL_SQL	" FROM idgen_meta WHERE one = 1"
+#define TICKET_CHECK_FIELDS	19	/* with one other server, the pair's partner */
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
@@ -81,9 +85,10 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
     "<= LAST_INSERT_ID() * %" PRIu64 ";" \
     "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
     "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
-    "< %" PRIu64 ";" \
-    "COMMIT"
-#define TICKET_TX_STMTS		6
+    "< %" PRIu64 ";"
+/* (4) again for each other server of its region beyond the partner, then: */
+#define TICKET_TX_TAIL_SQL	"COMMIT"
+#define TICKET_TX_STMTS		6	/* with one other server, the pair's partner */
 
 /*
  * At connect, the copy of the partner's mark brought up to what this process
@@ -94,8 +99,9 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 #define TICKET_WITNESS_SQL \
     "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
     "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
-    "< %" PRIu64
+    "< %" PRIu64 ";"
 #define TICKET_TX_REPLACE	2	/* index of the REPLACE among the statements */
+#define TICKET_SQL_MAX		4096	/* the longest query: a check with every copy */
 #define TICKET_TX_MARK		3
 
 
@@ -125,6 +131,14 @@ static bool	ticket_tx_retried(struct ticket_server *s, const struct db_result *r
 static bool	ticket_tx_judge(struct ticket_server *s, const struct db_result *r,
 		    uint64_t *ticket);
 static void	ticket_tx_bank(struct ticket_server *s, uint64_t t);
+static unsigned	ticket_others(const struct ticket_server *s, unsigned *out);
+static bool	ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+static void	ticket_copies_take(struct ticket_server *s);
+static void	ticket_witness(struct ticket_server *s);
+static bool	ticket_read_marks(struct ticket_server *s, char **row);
+static bool	ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len,
+		    int *n);
 
 /* A decimal column; SQL NULL or junk is false. */
 static bool
@@ -147,6 +161,7 @@ ticket_init(struct ticket_server *s, struct event_base *base, const struct db_pa
 	s->index = index;
 	s->name = server_name(index);
 	s->partner = server_partner(index);
+	server_group(index, &s->group_first, &s->group_count);
 	snprintf(s->dbname, sizeof(s->dbname), "%s", params->database);
 	s->p = *p;
 	s->backoff_ms = p->backoff_min_ms;
@@ -238,7 +253,7 @@ ticket_schedule(struct event *ev, unsigned ms)
 static bool
 ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
 {
-	char sql[1024];
+	char sql[TICKET_SQL_MAX];
 	va_list ap;
 	int n;
 
@@ -371,10 +386,56 @@ static bool
 ticket_send_check(struct ticket_server *s)
 {
 	const char *own = server_role(s->index), *partner = server_role(s->partner);
+	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+	char sql[TICKET_SQL_MAX];
+	int len = 0;
+	bool ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_SQL, own, partner, own,
+	    partner);
 
+	for (unsigned k = 1; k < n && ok; k++)
+		ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_COPY_SQL,
+		    server_role(others[k]), server_role(others[k]));
+	if (!ok || !ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_TAIL_SQL))
+		return false;
 	s->checks_sent++;
-	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, TICKET_CHECK_SQL, own,
-	    partner, own, partner);
+	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", sql);
+}
+
+/*
+ * The other servers of its region this idserver knows: the partner first (the
+ * check query's fixed columns), then the rest by index. Returns their number.
+ */
+static unsigned
+ticket_others(const struct ticket_server *s, unsigned *out)
+{
+	unsigned n = 0;
+
+	out[n++] = s->partner;
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned j = s->group_first + k;
+
+		if (j != s->index && j != s->partner)
+			out[n++] = j;
+	}
+	return n;
+}
+
+/* Appends to a query being built; false when it does not fit. */
+static bool
+ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
+{
+	va_list ap;
+	int m;
+
+	if (*n < 0 || (size_t)*n >= len)
+		return false;
+	va_start(ap, fmt);
+	m = vsnprintf(buf + *n, len - (size_t)*n, fmt, ap);
+	va_end(ap);
+	if (m < 0 || (size_t)m >= len - (size_t)*n)
+		return false;
+	*n += m;
+	return true;
 }
 
 /* Every recheck_ms on a live connection: settings, counter and marks again. */
@@ -426,7 +487,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	if (ticket_query_error(s, r, s->seen.recheck ? "recheck" : "check"))
 		return;
 	row = db_first_row(r, &nf);
-	if (row == NULL || nf != TICKET_CHECK_FIELDS) {
+	if (row == NULL || nf != TICKET_CHECK_FIELDS + 2 * (s->group_count - 2)) {
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
@@ -457,20 +518,10 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, "tickets64 has no AUTO_INCREMENT counter (load schema/)");
 		return;
 	}
-	if (!ticket_u64(row[10], &s->seen.own_mark) ||
-	    !ticket_u64(row[11], &s->seen.partner_copy)) {
-		ticket_refuse(s, "idgen_marks lacks its odd or even row (load "
-		    "schema/10-tables.sql)");
-		return;
-	}
 	if (!ticket_u64(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
-	if (!ticket_u64(row[13], &s->seen.own_mark_b) ||
-	    !ticket_u64(row[14], &s->seen.partner_copy_b)) {
-		ticket_refuse(s, "idgen_marks has no block_size (load schema/10-tables.sql: it "
-		    "adds the column)");
+	if (!ticket_read_marks(s, row))
 		return;
-	}
 	/* One query in flight per connection: this answers the last check sent. */
 	s->check_accepted = s->checks_sent;
 	s->block_size = b;
@@ -482,6 +533,42 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, "%s",
 	    check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
+}
+
+/*
+ * Its own mark and its copy of every other server's of its region (the
+ * partner's in the fixed columns, the rest after them); a missing row or B
+ * refuses the server.
+ */
+static bool
+ticket_read_marks(struct ticket_server *s, char **row)
+{
+	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+	char why[256];
+
+	if (!ticket_u64(row[10], &s->seen.own_mark) || !ticket_u64(row[13], &s->seen.own_mark_b)) {
+		snprintf(why, sizeof(why), "idgen_marks lacks its own row '%s' or its block_size "
+		    "(load schema/10-tables.sql%s)", server_role(s->index),
+		    s->index < SERVER_PAIR || !server_is_own(s->index) ? "" :
+		    ", or run idgenctl tier add-server");
+		ticket_refuse(s, why);
+		return false;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		unsigned j = others[k], h = k == 0 ? 11 : TICKET_CHECK_FIELDS + 2 * (k - 1),
+		    b = k == 0 ? 14 : h + 1;
+
+		if (!ticket_u64(row[h], &s->seen.copy[j]) ||
+		    !ticket_u64(row[b], &s->seen.copy_b[j])) {
+			snprintf(why, sizeof(why), "idgen_marks lacks the row '%s' (the copy of "
+			    "the %s server's mark) or its block_size (load schema/10-tables.sql%s)",
+			    server_role(j), server_name(j), j < SERVER_PAIR ? "" :
+			    ", or run idgenctl tier add-server");
+			ticket_refuse(s, why);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* One EXPLAIN per statement we will run: a missing right names its GRANT. */
@@ -508,17 +595,70 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 			ticket_failed(s, "check", "could not start the rights check");
 		return;
 	}
-	s->copy_sending = s->copy_want;
-	s->copy_sending_b = s->copy_want_b != 0 ? s->copy_want_b : s->block_size;
-	if (ticket_copy_end(s, s->copy_sending, s->copy_sending_b) <=
-	    ticket_copy_end(s, s->seen.partner_copy, s->seen.partner_copy_b)) {
+	ticket_witness(s);
+}
+
+/*
+ * Brings every copy it holds that is behind this process's marks up to them,
+ * in one round trip; the server may serve once that is done.
+ */
+static void
+ticket_witness(struct ticket_server *s)
+{
+	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+	char sql[TICKET_SQL_MAX];
+	int len = 0;
+	bool any = false;
+
+	ticket_copies_take(s);
+	for (unsigned k = 0; k < n; k++) {
+		unsigned j = others[k];
+
+		if (ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) <=
+		    ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]))
+			continue;
+		if ((any && !ticket_append(sql, sizeof(sql), &len, ";")) ||
+		    !ticket_copy_sql(s, j, sql, sizeof(sql), &len)) {
+			ticket_failed(s, "check", "the copies of the marks do not fit a query");
+			return;
+		}
+		any = true;
+	}
+	if (!any) {
 		ticket_up_done(s);
 		return;
 	}
-	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, TICKET_WITNESS_SQL,
-	    s->copy_sending, s->copy_sending_b, server_role(s->partner), s->block_size,
-	    ticket_copy_end(s, s->copy_sending, s->copy_sending_b)))
-		ticket_failed(s, "check", "could not start the copy of the partner's mark");
+	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, "%s", sql))
+		ticket_failed(s, "check", "could not start the copies of the others' marks");
+}
+
+/* The marks the tier wants copied, for the query about to be sent. */
+static void
+ticket_copies_take(struct ticket_server *s)
+{
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned j = s->group_first + k;
+
+		s->copy_sending[j] = s->copy_want[j];
+		s->copy_sending_b[j] = s->copy_want_b[j] != 0 ? s->copy_want_b[j] : s->block_size;
+	}
+}
+
+/*
+ * One copy UPDATE (server j's mark, as sent), written only where the row
+ * covers less: the first ID above the copy, in ID space.
+ */
+static bool
+ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len, int *n)
+{
+	uint64_t end = ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]);
+
+	if (!ticket_append(buf, len, n, TICKET_WITNESS_SQL, s->copy_sending[j],
+	    s->copy_sending_b[j], server_role(j), s->block_size, end))
+		return false;
+	(*n)--;		/* the format's ';' is the separator's business */
+	buf[*n] = '\0';
+	return true;
 }
 
 /* The first ID above a mark (a block_size of 0 is the server's B); saturates. */
@@ -554,7 +694,8 @@ ticket_up_done(struct ticket_server *s)
 		log_info("%s ticket server checked%s (version %s, B=%" PRIu64 ", next ticket >= %"
 		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ")", s->name,
 		    s->logged_refusal[0] ? " and used again" : "", s->seen.version, s->block_size,
-		    s->seen.counter, s->seen.own_mark, server_name(s->partner), s->seen.partner_copy);
+		    s->seen.counter, s->seen.own_mark, server_name(s->partner),
+		    s->seen.copy[s->partner]);
 	s->logged_refusal[0] = '\0';
 	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';
@@ -573,8 +714,7 @@ ticket_fetch(struct ticket_server *s)
 	/* Before the call: a fast server can answer within it, callback included. */
 	s->state = TICKET_FETCHING;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	s->copy_sending = s->copy_want;
-	s->copy_sending_b = s->copy_want_b != 0 ? s->copy_want_b : s->block_size;
+	ticket_copies_take(s);
 	if (!ticket_send_tx(s)) {
 		s->state = TICKET_READY;
 		return false;
@@ -582,17 +722,29 @@ ticket_fetch(struct ticket_server *s)
 	return true;
 }
 
-/* Sends the ticket transaction with this server's B and the copy of the partner's mark. */
+/*
+ * Sends the ticket transaction with this server's B and its copies of the
+ * other servers' marks (the partner's, then the rest).
+ */
 static bool
 ticket_send_tx(struct ticket_server *s)
 {
-	uint64_t b = s->block_size, end;
+	unsigned others[SERVER_MAX], n = ticket_others(s, others), p = s->partner;
+	uint64_t b = s->block_size;
+	char sql[TICKET_SQL_MAX];
+	int len = 0;
+	bool ok;
 
-	/* The first ID above the copy; written only where the row covers less. */
-	end = ticket_copy_end(s, s->copy_sending, s->copy_sending_b);
-	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, TICKET_TX_SQL, server_role(s->index),
-	    b, server_role(s->index), b, b, s->copy_sending, s->copy_sending_b,
-	    server_role(s->partner), b, end);
+	/* The first ID above each copy; written only where the row covers less. */
+	ok = ticket_append(sql, sizeof(sql), &len, TICKET_TX_SQL, server_role(s->index), b,
+	    server_role(s->index), b, b, s->copy_sending[p], s->copy_sending_b[p],
+	    server_role(p), b, ticket_copy_end(s, s->copy_sending[p], s->copy_sending_b[p]));
+	for (unsigned k = 1; k < n && ok; k++)
+		ok = ticket_copy_sql(s, others[k], sql, sizeof(sql), &len) &&
+		    ticket_append(sql, sizeof(sql), &len, ";");
+	if (!ok || !ticket_append(sql, sizeof(sql), &len, TICKET_TX_TAIL_SQL))
+		return false;
+	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
 }
 
 /* The transaction's outcome: only a committed ticket that passed every check is used. */
@@ -651,7 +803,7 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 	unsigned nf = 0;
 	uint64_t t, own = 0;
 
-	if (r->nstmts != TICKET_TX_STMTS) {
+	if (r->nstmts != TICKET_TX_STMTS + (s->group_count - 2)) {
 		ticket_failed(s, "ticket", "the ticket transaction did not run to its end");
 		return false;
 	}

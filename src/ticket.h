@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "db.h"
+#include "server.h"
 
 enum ticket_state {
 	TICKET_DOWN,		/* waiting for the next probe */
@@ -56,7 +57,7 @@ struct ticket_counters {
 	uint64_t	refusals;
 	uint64_t	connects;
 	uint64_t	rechecks;
-	uint64_t	witnessed;	/* partner's marks copied to it at connect */
+	uint64_t	witnessed;	/* connects that brought its copies of the others' marks up */
 	uint64_t	fetch_us_total;	/* time from START TRANSACTION to ticket banked */
 	uint64_t	fetch_us_max;
 	uint64_t	fetch_hist[TICKET_FETCH_BUCKETS + 1];	/* per bucket, not cumulative */
@@ -67,8 +68,9 @@ struct ticket_seen {
 	uint64_t	counter;	/* AUTO_INCREMENT of tickets64: the next ticket is >= it */
 	uint64_t	own_mark;	/* its own idgen_marks row */
 	uint64_t	own_mark_b;	/* ... the B it was written under (0: unknown) */
-	uint64_t	partner_copy;	/* its copy of the partner's mark */
-	uint64_t	partner_copy_b;
+	uint64_t	copy[SERVER_MAX];	/* its copies of its region's other servers'
+					 * marks, by their index */
+	uint64_t	copy_b[SERVER_MAX];
 	char		uuid[40];	/* idgen_meta.server_uuid */
 	char		version[64];	/* @@version */
 	uint64_t	workers_leased;	/* lease rows whose window has not ended */
@@ -85,7 +87,9 @@ struct ticket_params {
 struct ticket_server {
 	unsigned		 index;		/* its index in the tier (server.h) */
 	const char		*name;		/* ... as users see it: "odd", "even" */
-	unsigned		 partner;	/* the server whose mark it keeps a copy of */
+	unsigned		 partner;	/* the next server of its region (server.h) */
+	unsigned		 group_first;	/* its region's servers: it keeps a copy of each */
+	unsigned		 group_count;	/* ... other one's mark (docs/design.md 12.2) */
 	struct db_conn		*db;
 	char			 dbname[64];
 	enum ticket_state	 state;
@@ -93,10 +97,12 @@ struct ticket_server {
 	uint64_t		 block_size;	/* from its meta row */
 	uint64_t		 last_ticket;	/* the last one this process used */
 	uint64_t		 mark;		/* set by the tier: tickets must be above it */
-	uint64_t		 copy_want;	/* set by the tier: the partner's mark to copy */
-	uint64_t		 copy_want_b;	/* ... and the B it was written under */
-	uint64_t		 copy_sending;	/* the copy in the transaction in flight */
-	uint64_t		 copy_sending_b;
+	uint64_t		 copy_want[SERVER_MAX];	/* set by the tier: the others'
+							 * marks to copy, by index */
+	uint64_t		 copy_want_b[SERVER_MAX];	/* ... and their B */
+	uint64_t		 copy_sending[SERVER_MAX];	/* the copies in the query in
+							 * flight */
+	uint64_t		 copy_sending_b[SERVER_MAX];
 	struct ticket_seen	 seen;
 	struct ticket_params	 p;
 	unsigned		 backoff_ms;

@@ -22,6 +22,9 @@ static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
+static const char *tier_copies_name(const struct ticket_server *s, char *buf);
+static void	tier_fresh_update(struct tier *t, unsigned i);
+static void	tier_checked_others(struct tier *t, struct ticket_server *s);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
@@ -47,7 +50,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->on_change = on_change;
 	t->arg = arg;
 	t->sf = sf;
-	t->last_used = SERVER_PAIR - 1;	/* the first fetch goes to server 0 */
+	t->last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
 	t->ticket_region = server_region();
 	for (i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
@@ -178,20 +181,20 @@ tier_settled(const struct tier *t)
 	return true;
 }
 
-/* True when a server of our own region's pair is up (idle or fetching). */
+/* True when a server of our own region is up (idle or fetching). */
 static bool
 tier_own_up(const struct tier *t)
 {
-	for (unsigned i = 0; i < SERVER_PAIR; i++)
+	for (unsigned i = 0; i < server_own_count(); i++)
 		if (ticket_up(&t->srv[i]))
 			return true;
 	return false;
 }
 
 /*
- * The pair tickets come from now: our region's while one of its servers is
- * up, else the first other region (other_regions' order) with a server up;
- * its first index, or -1 when no server anywhere is up (docs/design.md
+ * The servers tickets come from now: our region's while one of them is up,
+ * else the first other region's pair (other_regions' order) with a server
+ * up; its first index, or -1 when no server anywhere is up (docs/design.md
  * section 12.3).
  */
 static int
@@ -199,7 +202,7 @@ tier_pair_in_use(const struct tier *t)
 {
 	if (tier_own_up(t))
 		return 0;
-	for (unsigned p = SERVER_PAIR; p < server_count(); p += SERVER_PAIR)
+	for (unsigned p = server_own_count(); p < server_count(); p += SERVER_PAIR)
 		for (unsigned r = 0; r < SERVER_PAIR; r++)
 			if (ticket_up(&t->srv[p + r]))
 				return (int)p;
@@ -207,18 +210,21 @@ tier_pair_in_use(const struct tier *t)
 }
 
 /*
- * The server of the pair in use after the last one used (taking turns) that
- * may fetch now; -1: none.
+ * The server of the region in use after the last one used (taking turns)
+ * that may fetch now; -1: none.
  */
 static int
 tier_next_server(const struct tier *t)
 {
 	int first = tier_pair_in_use(t);
+	unsigned f, count, last;
 
 	if (first < 0)
 		return -1;
-	for (unsigned k = 1; k <= SERVER_PAIR; k++) {
-		unsigned i = (unsigned)first + (t->last_used + k) % SERVER_PAIR;
+	server_group((unsigned)first, &f, &count);
+	last = t->last_used >= f && t->last_used < f + count ? t->last_used - f : count - 1;
+	for (unsigned k = 1; k <= count; k++) {
+		unsigned i = f + (last + k) % count;
 
 		if (t->srv[i].state == TICKET_READY && t->fresh[i])
 			return (int)i;
@@ -236,7 +242,7 @@ tier_prefetch(struct tier *t)
 {
 	if (t->block_size == 0)
 		return;
-	for (unsigned tries = 0; tries < SERVER_PAIR; tries++) {
+	for (unsigned tries = 0; tries < server_own_count(); tries++) {
 		uint64_t have = pool_available(&t->pool) + tier_in_flight(t) * t->block_size;
 		int next;
 
@@ -291,8 +297,12 @@ tier_publish_marks(struct tier *t)
 		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
 
 		s->mark = state_mark_ticket(&t->sf->rec.mark[i], b);
-		s->copy_want = t->sf->rec.mark[s->partner].high_water;
-		s->copy_want_b = t->sf->rec.mark[s->partner].block_size;
+		for (unsigned k = 0; k < s->group_count; k++) {
+			unsigned j = s->group_first + k;
+
+			s->copy_want[j] = t->sf->rec.mark[j].high_water;
+			s->copy_want_b[j] = t->sf->rec.mark[j].block_size;
+		}
 	}
 }
 
@@ -313,6 +323,17 @@ tier_save(struct tier *t)
 	return false;
 }
 
+/* "the even server's copy", or "the other servers' copies" (buf: 40 bytes). */
+static const char *
+tier_copies_name(const struct ticket_server *s, char *buf)
+{
+	if (s->group_count == SERVER_PAIR)
+		snprintf(buf, 40, "the %s server's copy", server_name(s->partner));
+	else
+		snprintf(buf, 40, "the other servers' copies");
+	return buf;
+}
+
 /*
  * A server passed its checks: merge what it holds (its own mark, its copy of
  * the partner's) into the known marks, then refuse it unless its counter is
@@ -321,18 +342,26 @@ tier_save(struct tier *t)
 static bool
 tier_merge_marks(struct tier *t, struct ticket_server *s)
 {
-	unsigned r = s->index, o = s->partner;
+	unsigned r = s->index;
 	struct state_mark *m = &t->sf->rec.mark[r];
-	struct state_mark copy = { s->seen.partner_copy, s->seen.partner_copy_b, "" };
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
 	uint64_t b = s->block_size, before = state_mark_ticket(m, b), mark;
-	char where[256], why[768], was[40];
-	bool changed;
+	char where[256], why[768], was[40], copies[40];
+	bool changed = false;
 
 	snprintf(was, sizeof(was), "%s", m->uuid);
-	t->copy_seen[o] = state_mark_ticket(&copy, b);
-	t->copy_read[o] = true;
-	changed = state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b, NULL);
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned o = s->group_first + k;
+		struct state_mark copy = { s->seen.copy[o], s->seen.copy_b[o], "" };
+
+		if (o == r)
+			continue;
+		if (state_mark_ticket(&copy, b) > t->copy_seen[o])
+			t->copy_seen[o] = state_mark_ticket(&copy, b);
+		t->copy_read[o] = true;
+		changed |= state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b,
+		    NULL);
+	}
 	changed |= state_raise_mark(&t->sf->rec, r, own.high_water, own.block_size, b,
 	    s->seen.uuid);
 	if (was[0] != '\0' && s->seen.uuid[0] != '\0' && strcmp(was, s->seen.uuid) != 0)
@@ -354,14 +383,14 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 		return true;
 	if (t->copy_read[r])
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
-		    "the server's own idgen_marks: %llu; the %s server's copy: %llu)",
+		    "the server's own idgen_marks: %llu; %s: %llu)",
 		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    server_name(s->partner), (unsigned long long)t->copy_seen[r]);
+		    tier_copies_name(s, copies), (unsigned long long)t->copy_seen[r]);
 	else
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
-		    "the server's own idgen_marks: %llu; the %s server's copy: not read yet)",
+		    "the server's own idgen_marks: %llu; %s: not read yet)",
 		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    server_name(s->partner));
+		    tier_copies_name(s, copies));
 	check_regressed_msg(why, sizeof(why), s->name, s->dbname, s->seen.counter, mark, where);
 	ticket_regress(s, why);
 	return false;
@@ -387,6 +416,57 @@ tier_note_region(struct tier *t, const struct ticket_server *s)
 		    "region's pair (region %u) is up (other_regions)", r, server_role(s->index),
 		    server_region());
 	t->ticket_region = r;
+}
+
+/* Server i may fetch once it waits for no other server's check. */
+static void
+tier_fresh_update(struct tier *t, unsigned i)
+{
+	unsigned first, count;
+
+	server_group(i, &first, &count);
+	for (unsigned k = 0; k < count; k++)
+		if (t->waiting[i][first + k])
+			return;
+	t->fresh[i] = true;
+}
+
+/*
+ * s's check passed. It just read its copies of the other servers' marks: a
+ * server waiting for that may fetch, if s's check was sent after that
+ * server's connection was checked; one already in flight then may have read
+ * the copy too early. A new connection of s (perhaps to a restored server) is
+ * used only once a check of every other server of its region sent from now
+ * on has read its copy of s's mark, except those that cannot be asked (down
+ * or refused): all others first (docs/design.md sections 6.4 and 12.2).
+ */
+static void
+tier_checked_others(struct tier *t, struct ticket_server *s)
+{
+	unsigned i = s->index;
+
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned j = s->group_first + k;
+
+		if (j != i && t->waiting[j][i] && s->check_accepted > t->wait_after[j][i]) {
+			t->waiting[j][i] = false;
+			tier_fresh_update(t, j);
+		}
+	}
+	if (s->seen.recheck)
+		return;
+	t->fresh[i] = false;
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned h = s->group_first + k;
+		struct ticket_server *hs = &t->srv[h];
+
+		t->waiting[i][h] = h != i && (ticket_up(hs) || hs->state == TICKET_CONNECTING);
+		if (!t->waiting[i][h])
+			continue;
+		t->wait_after[i][h] = hs->checks_sent;
+		ticket_recheck_soon(hs);
+	}
+	tier_fresh_update(t, i);
 }
 
 /* Server events: agree on B and the marks, bank tickets, wake waiting clients. */
@@ -418,26 +498,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			return false;
 		t->block_size = s->block_size;
 		tier_retarget(t);
-		/*
-		 * s just read its copy of the partner's mark: the partner may fetch,
-		 * if s's check was sent after the partner's connection was checked;
-		 * one already in flight then may have read the copy too early
-		 * (docs/design.md section 6.4).
-		 */
-		if (s->check_accepted > t->fresh_after[s->partner])
-			t->fresh[s->partner] = true;
-		if (!s->seen.recheck) {
-			/*
-			 * A new connection (perhaps to a restored server): use it only once
-			 * a check of the partner sent from now on has read its copy of the
-			 * mark, unless the partner cannot be asked (docs/design.md section
-			 * 6.4).
-			 */
-			t->fresh[s->index] =
-			    !ticket_up(partner) && partner->state != TICKET_CONNECTING;
-			t->fresh_after[s->index] = partner->checks_sent;
-			ticket_recheck_soon(partner);
-		}
+		tier_checked_others(t, s);
 		break;
 	case TICKET_EV_TICKET:
 		/* Write-ahead: on disk before any of its IDs is handed out. */
@@ -462,8 +523,15 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
-		/* Its copy of the partner's mark cannot be read now: do not wait for it. */
-		t->fresh[s->partner] = true;
+		/* Its copies of the others' marks cannot be read now: do not wait for them. */
+		for (unsigned k = 0; k < s->group_count; k++) {
+			unsigned j = s->group_first + k;
+
+			if (j != s->index && t->waiting[j][s->index]) {
+				t->waiting[j][s->index] = false;
+				tier_fresh_update(t, j);
+			}
+		}
 		break;
 	}
 	tier_prefetch(t);

@@ -42,14 +42,15 @@ struct tier {
 	uint64_t		 tickets_other_regions;	/* ... of those from other regions */
 	unsigned		 ticket_region;	/* the region of the last ticket banked */
 	struct statefile	*sf;		/* the marks live in sf->rec */
-	uint64_t		 copy_seen[SERVER_MAX];	/* each server's mark as its
-							 * partner's copy held it */
+	uint64_t		 copy_seen[SERVER_MAX];	/* each server's mark as the
+							 * others' copies held it (the most) */
 	bool			 copy_read[SERVER_MAX];	/* ... read at least once */
-	bool			 fresh[SERVER_MAX];	/* the partner's copy was read since
-							 * this connect */
-	uint64_t		 fresh_after[SERVER_MAX];	/* the partner's checks_sent
-							 * at this connect: only a later
-							 * check makes it fresh */
+	bool			 fresh[SERVER_MAX];	/* every other server of its region
+							 * was checked since this connect */
+	bool			 waiting[SERVER_MAX][SERVER_MAX];	/* [s][h]: s waits
+							 * for a check of h */
+	uint64_t		 wait_after[SERVER_MAX][SERVER_MAX];	/* ... sent after
+							 * h's checks_sent of then */
 	bool			 sf_failed;	/* one log line per failure episode */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */

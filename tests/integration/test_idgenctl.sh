@@ -60,7 +60,7 @@ log "2. regressed counter reported with its repair; '$stmt' made it clean"
 
 # 3. A lease row for an odd worker number on the even server: two authorities.
 db_sql even "INSERT INTO idgen.idgen_leases (worker) VALUES (3)"
-expect_check 1 '^VIOLATION even: idgen_leases has worker 3, which belongs to the odd server.*DELETE FROM idgen.idgen_leases WHERE worker = 3 on the even server$'
+expect_check 1 '^VIOLATION even: idgen_leases has worker 3, which belongs to the other server of the pair.*DELETE FROM idgen.idgen_leases WHERE worker = 3 on the even server$'
 db_sql even "DELETE FROM idgen.idgen_leases WHERE worker = 3"
 check_ok
 

@@ -231,6 +231,61 @@ test_server_others(void **state)
 	assert_true(server_shape_set(2, 0, 0));
 }
 
+/*
+ * A region of four (M = 8): the pair, then offsets 4 and 3 given out of order
+ * (kept by offset); names, marks rows and meta parity; every ticket has one
+ * owner among the four and the four free offsets none; worker numbers stay
+ * with the pair; the region's group is the four, other regions' pairs after.
+ */
+static void
+test_server_extras(void **state)
+{
+	unsigned low[] = { 2 }, high[] = { 9 }, dup[] = { 3, 3 }, ok[] = { 4, 3 }, other[] = { 1 };
+	unsigned first = 99, count = 99, towners[64] = { 0 };
+
+	(void)state;
+	assert_true(server_shape_set(8, 0, 0));
+	assert_int_equal(server_extra_min(), 3);
+	assert_false(server_extras_set(low, 1));
+	assert_false(server_extras_set(high, 1));
+	assert_false(server_extras_set(dup, 2));
+	assert_true(server_extras_set(ok, 2));
+	assert_int_equal(server_own_count(), 4);
+	assert_string_equal(server_name(2), "o3");
+	assert_string_equal(server_name(3), "o4");
+	assert_string_equal(server_role(3), "o4");
+	assert_string_equal(server_parity(2), "odd");
+	assert_string_equal(server_parity(3), "even");
+	assert_int_equal(server_offset(3), 4);
+	for (uint64_t t = 0; t < 64; t++)
+		for (unsigned s = 0; s < server_count(); s++)
+			towners[t] += server_owns_ticket(s, t);
+	for (unsigned t = 0; t < 64; t++)
+		assert_int_equal(towners[t], t % 8 >= 1 && t % 8 <= 4 ? 1 : 0);
+	for (unsigned w = 0; w < 1024; w++)
+		assert_false(server_owns_worker(2, w) || server_owns_worker(3, w));
+	server_group(3, &first, &count);
+	assert_true(first == 0 && count == 4);
+	assert_int_equal(server_partner(1), 2);
+	assert_int_equal(server_partner(3), 0);
+	/* With region bits, offsets above every region's pair; other regions after. */
+	assert_true(server_shape_set(8, 0, 1));
+	assert_int_equal(server_extra_min(), 5);
+	assert_false(server_extras_set(ok, 2));
+	high[0] = 6;
+	assert_true(server_extras_set(high, 1));
+	assert_true(server_others_set(other, 1));
+	assert_int_equal(server_count(), 5);
+	assert_string_equal(server_name(3), "odd_r1");
+	assert_string_equal(server_role(3), "odd");
+	assert_int_equal(server_offset(4), 4);
+	server_group(4, &first, &count);
+	assert_true(first == 3 && count == 2);
+	assert_int_equal(server_partner(4), 3);
+	assert_true(server_shape_set(2, 0, 0));
+	assert_int_equal(server_count(), 2);
+}
+
 static void
 test_versions(void **state)
 {
@@ -272,6 +327,7 @@ main(void)
 		cmocka_unit_test(test_server_identity),
 		cmocka_unit_test(test_server_regions),
 		cmocka_unit_test(test_server_others),
+		cmocka_unit_test(test_server_extras),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_tickets),
 	};

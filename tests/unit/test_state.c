@@ -120,6 +120,47 @@ test_other_regions_marks(void **state)
 	assert_true(server_shape_set(2, 0, 0));
 }
 
+/*
+ * Servers beyond the pair and other regions together: every mark kept, the
+ * longest record still fits one slot; read back without the extras, our
+ * pair's marks stay and the extras' lines are skipped.
+ */
+static void
+test_extra_servers_marks(void **state)
+{
+	unsigned extras[SERVER_EXTRA_MAX] = { 64, 63 };
+	unsigned others[SERVER_OTHER_MAX] = { 10, 11, 12, 13, 14, 15 };
+	struct state_rec a, b;
+	char buf[STATE_MAX_LEN], why[128];
+	size_t n;
+
+	(void)state;
+	assert_true(server_shape_set(64, 0, 4));
+	assert_true(server_extras_set(extras, SERVER_EXTRA_MAX));
+	assert_true(server_others_set(others, SERVER_OTHER_MAX));
+	assert_int_equal(server_count(), SERVER_MAX);
+	rec_fill(&a);
+	memset(a.host, 'h', sizeof(a.host) - 1);
+	memset(a.servers, 's', sizeof(a.servers) - 1);
+	memset(a.lease.holder, 'x', sizeof(a.lease.holder) - 1);
+	for (unsigned i = 0; i < server_count(); i++) {
+		a.mark[i].high_water = (UINT64_C(1) << 53) - 1 - i;
+		a.mark[i].block_size = LAYOUT_BLOCK_MAX;
+		memset(a.mark[i].uuid, 'u', sizeof(a.mark[i].uuid) - 1);
+	}
+	n = state_format(&a, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "\nmark o63 "));
+	assert_non_null(strstr(buf, "\nmark even_r15 "));
+	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_true(server_shape_set(64, 0, 4));	/* no extras, no other regions */
+	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_true(b.mark[SERVER_EVEN].high_water == a.mark[SERVER_EVEN].high_water);
+	assert_true(b.mark[2].high_water == 0);
+	assert_true(server_shape_set(2, 0, 0));
+}
+
 /* Every single-byte change and every truncation is caught, never half-read. */
 static void
 test_corruption_caught(void **state)
@@ -499,6 +540,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_other_regions_marks),
+		cmocka_unit_test(test_extra_servers_marks),
 		cmocka_unit_test(test_corruption_caught),
 		cmocka_unit_test(test_bad_lease_refused),
 		cmocka_unit_test(test_marks_only_rise),

@@ -1,0 +1,379 @@
+/*
+ * add.c - idgenctl tier add-server: a ticket server of this region beyond its
+ * pair, at an offset of the pre-sized increment that no server of the tier has
+ * or ever had (docs/design.md section 12.2).
+ *
+ * No floor is needed: no server ever drew a ticket of that residue. Every
+ * write is idempotent (INSERT IGNORE, an UPDATE of the meta row only while the
+ * server has issued no ticket), so a command killed at any step is run again.
+ * The writes need an administrator's account (IDGEN_ADMIN_USER, default root,
+ * and IDGEN_ADMIN_PASSWORD, from the environment: never in argv); the reads use
+ * the service user of the config, as idserver does.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "layout.h"
+
+#define ADD_SQL_MAX	1024
+
+/*
+ * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
+ * with SIGKILL right after that step (new-meta, new-marks, others).
+ */
+static void
+add_step(const char *step)
+{
+	const char *at = getenv("IDGENCTL_KILL_AT");
+
+	if (at != NULL && strcmp(at, step) == 0)
+		raise(SIGKILL);
+}
+
+struct add {
+	struct ctl		*c;
+	unsigned		 offset;
+	char			 host[64];
+	unsigned		 port;
+	const char		*admin_user;
+	const char		*admin_password;
+	struct ctl_server	 srv;		/* the new server, as the administrator */
+	uint64_t		 block_size;	/* the region's agreed B */
+};
+
+/* Reads OFFSET and IP:PORT ([IPv6]:PORT); false with a line on stderr. */
+static bool
+add_parse(struct add *a, const char *offset, const char *addr)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	const char *h = addr, *he, *colon;
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(offset, &end, 10);
+	if (*offset < '0' || *offset > '9' || *end != '\0' || errno != 0 ||
+	    v < server_extra_min() || v > server_increment()) {
+		fprintf(stderr, "idgenctl: offset '%s' must be a number from %u (above every "
+		    "region's pair) to %u (tier_increment)\n", offset, server_extra_min(),
+		    server_increment());
+		return false;
+	}
+	a->offset = (unsigned)v;
+	if (*addr == '[') {
+		h = addr + 1;
+		he = strchr(h, ']');
+		colon = he != NULL && he[1] == ':' ? he + 1 : NULL;
+	} else {
+		colon = strrchr(addr, ':');
+		he = colon;
+	}
+	if (colon == NULL || he == h || (size_t)(he - h) >= sizeof(a->host))
+		goto bad;
+	memcpy(a->host, h, (size_t)(he - h));
+	a->host[he - h] = '\0';
+	errno = 0;
+	v = strtoul(colon + 1, &end, 10);
+	if (end == colon + 1 || *end != '\0' || errno != 0 || v < 1 || v > 65535 ||
+	    (inet_pton(AF_INET, a->host, buf) != 1 && inet_pton(AF_INET6, a->host, buf) != 1))
+		goto bad;
+	a->port = (unsigned)v;
+	return true;
+bad:
+	fprintf(stderr, "idgenctl: '%s' is not IP:PORT ([IPv6]:PORT; no host names, as for "
+	    "idserver)\n", addr);
+	return false;
+}
+
+/* Runs one statement that returns no rows; false with the error on stderr. */
+static bool
+add_exec(struct ctl_server *s, const char *sql)
+{
+	MYSQL_RES *res;
+
+	if (mysql_query(s->db, sql) != 0) {
+		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, mysql_error(s->db));
+		return false;
+	}
+	res = mysql_store_result(s->db);
+	if (res != NULL)
+		mysql_free_result(res);
+	return true;
+}
+
+/* One row of text columns from s; false (and the error on stderr) without one. */
+static bool
+add_row(struct ctl_server *s, const char *sql, char out[][64], unsigned n)
+{
+	MYSQL_RES *res = ctl_query(s, sql);
+	MYSQL_ROW row;
+
+	if (res == NULL) {
+		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, s->error);
+		return false;
+	}
+	row = mysql_fetch_row(res);
+	if (row == NULL || mysql_num_fields(res) != n) {
+		fprintf(stderr, "idgenctl: %s:%u: no answer to '%.40s...'\n", s->host, s->port,
+		    sql);
+		mysql_free_result(res);
+		return false;
+	}
+	for (unsigned i = 0; i < n; i++)
+		snprintf(out[i], 64, "%s", row[i] != NULL ? row[i] : "");
+	mysql_free_result(res);
+	return true;
+}
+
+/* True when server i of the config is the one being added (same address and offset). */
+static bool
+add_is_new(const struct add *a, unsigned i)
+{
+	const struct ctl_server *s = &a->c->srv[i];
+
+	return server_offset(i) == a->offset && strcmp(s->host, a->host) == 0 &&
+	    s->port == a->port;
+}
+
+/*
+ * The tier as the service user sees it: every other server of the region
+ * readable (each gets the new server's marks row), the offset nobody's, B
+ * agreed, and no server holding a mark of that offset: an offset is never
+ * given twice (docs/design.md section 12.2).
+ */
+static int
+add_check_tier(struct add *a)
+{
+	struct ctl *c = a->c;
+	char sql[ADD_SQL_MAX], got[2][64];
+	uint64_t hw;
+
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ctl_server *s = &c->srv[i];
+		uint64_t o;
+
+		if (add_is_new(a, i))
+			continue;
+		if (server_offset(i) == a->offset) {
+			fprintf(stderr, "idgenctl: offset %u is the %s server's (%s:%u) in the "
+			    "config\n", a->offset, server_name(i), s->host, s->port);
+			return 1;
+		}
+		if (!s->up) {
+			fprintf(stderr, "idgenctl: the %s server (%s:%u) cannot be read (%s): %s\n",
+			    server_name(i), s->host, s->port, s->error, server_is_own(i) ?
+			    "every server of the region gets the new server's marks row" :
+			    "its offset cannot be checked");
+			return 2;
+		}
+		if (ctl_u64(s->field[F_SERVER_OFFSET], &o) && o == a->offset) {
+			fprintf(stderr, "idgenctl: offset %u is taken: the %s server (%s:%u) has "
+			    "it in idgen_meta\n", a->offset, server_name(i), s->host, s->port);
+			return 1;
+		}
+		if (i < SERVER_PAIR && a->block_size == 0)
+			a->block_size = s->block_size;
+		if (!server_is_own(i))
+			continue;
+		snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(high_water), 0), COUNT(*) FROM "
+		    "idgen_marks WHERE role = 'o%u'", a->offset);
+		if (!add_row(s, sql, got, 2))
+			return 2;
+		if (ctl_u64(got[0], &hw) && hw > 0) {
+			fprintf(stderr, "idgenctl: offset %u was used before: the %s server holds "
+			    "its mark %s; an offset is never given twice (pick another: idgenctl "
+			    "tier status shows the ones in use)\n", a->offset, server_name(i),
+			    got[0]);
+			return 1;
+		}
+	}
+	if (a->block_size == 0) {
+		fprintf(stderr, "idgenctl: the region's B is unknown (its pair's meta rows)\n");
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * The new server as the administrator sees it: its settings give it the
+ * offset, its schema is loaded, it grants no worker number, it is not a
+ * server of the tier already, and it has issued no ticket under another shape.
+ */
+static int
+add_check_new(struct add *a)
+{
+	static const char sql[] =
+	    "SELECT @@GLOBAL.auto_increment_increment, @@GLOBAL.auto_increment_offset, "
+	    "@@GLOBAL.innodb_flush_log_at_trx_commit, (SELECT DATA_TYPE FROM "
+	    "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = "
+	    "'idgen_marks' AND COLUMN_NAME = 'role'), (SELECT COUNT(*) FROM idgen_leases), "
+	    "(SELECT COUNT(*) FROM idgen_marks WHERE high_water > 0), "
+	    "(SELECT server_uuid FROM idgen_meta WHERE one = 1), "
+	    "(SELECT server_offset FROM idgen_meta WHERE one = 1)";
+	char got[8][64];
+	uint64_t v;
+
+	if (!add_row(&a->srv, sql, got, 8))
+		return 2;
+	for (unsigned i = 0; i < server_count(); i++)
+		if (!add_is_new(a, i) && got[6][0] != '\0' &&
+		    strcmp(a->c->srv[i].field[F_UUID], got[6]) == 0) {
+			fprintf(stderr, "idgenctl: %s:%u is the %s server (server_uuid %s)\n",
+			    a->host, a->port, server_name(i), got[6]);
+			return 1;
+		}
+	if (!ctl_u64(got[0], &v) || v != server_increment() || !ctl_u64(got[1], &v) ||
+	    v != a->offset || strcmp(got[2], "1") != 0) {
+		fprintf(stderr, "idgenctl: %s:%u has auto_increment_increment %s, "
+		    "auto_increment_offset %s, innodb_flush_log_at_trx_commit %s; repair: set "
+		    "them to %u, %u and 1 in its configuration and restart it\n", a->host,
+		    a->port, got[0], got[1], got[2], server_increment(), a->offset);
+		return 1;
+	}
+	if (strcmp(got[3], "varchar") != 0) {
+		fprintf(stderr, "idgenctl: %s:%u: idgen_marks.role is '%s'; repair: load "
+		    "schema/10-tables.sql and schema/40-leases.sql on it\n", a->host, a->port,
+		    got[3]);
+		return 1;
+	}
+	if (strcmp(got[4], "0") != 0) {
+		fprintf(stderr, "idgenctl: %s:%u holds %s idgen_leases rows: a server beyond "
+		    "the pair grants no worker number; repair: DELETE FROM %s.idgen_leases on "
+		    "it\n", a->host, a->port, got[4], a->c->cfg.db_name);
+		return 1;
+	}
+	if (strcmp(got[5], "0") != 0 && (!ctl_u64(got[7], &v) || v != a->offset)) {
+		fprintf(stderr, "idgenctl: %s:%u has issued tickets as offset %s: it cannot "
+		    "become offset %u\n", a->host, a->port, got[7][0] ? got[7] : "?", a->offset);
+		return 1;
+	}
+	return 0;
+}
+
+/* The new server's meta row and a marks row for every server of the region. */
+static int
+add_write_new(struct add *a)
+{
+	char sql[ADD_SQL_MAX];
+	const char *parity = a->offset % 2 ? "odd" : "even";
+	int n;
+
+	snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_meta (one, layout_version, "
+	    "block_size, parity) VALUES (1, %d, %" PRIu64 ", '%s')", LAYOUT_VERSION,
+	    a->block_size, parity);
+	if (!add_exec(&a->srv, sql))
+		return 2;
+	snprintf(sql, sizeof(sql), "UPDATE idgen_meta SET layout_version = %d, block_size = %"
+	    PRIu64 ", parity = '%s', tier_increment = %u, server_offset = %u, region = %u, "
+	    "region_bits = %u WHERE one = 1 AND NOT EXISTS (SELECT 1 FROM idgen_marks WHERE "
+	    "high_water > 0)", LAYOUT_VERSION, a->block_size, parity, server_increment(),
+	    a->offset, server_region(), server_region_bits());
+	if (!add_exec(&a->srv, sql) ||
+	    !add_exec(&a->srv, "UPDATE idgen_meta SET server_uuid = UUID() WHERE server_uuid = ''"))
+		return 2;
+	add_step("new-meta");
+	n = snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_marks (role) VALUES ('o%u')",
+	    a->offset);
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (!add_is_new(a, i))
+			n += snprintf(sql + n, sizeof(sql) - (size_t)n, ", ('%s')", server_role(i));
+	if (!add_exec(&a->srv, sql))
+		return 2;
+	add_step("new-marks");
+	return 0;
+}
+
+/* Every other server of the region gets the new server's marks row. */
+static int
+add_write_others(struct add *a)
+{
+	char sql[ADD_SQL_MAX];
+
+	snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_marks (role) VALUES ('o%u')",
+	    a->offset);
+	for (unsigned i = 0; i < server_own_count(); i++) {
+		struct ctl_server s = { .index = i, .host = a->c->srv[i].host,
+		    .port = a->c->srv[i].port };
+		bool ok;
+
+		if (add_is_new(a, i))
+			continue;
+		ok = ctl_connect_as(a->c, &s, a->admin_user, a->admin_password) &&
+		    add_exec(&s, sql);
+		if (s.db != NULL)
+			mysql_close(s.db);
+		if (!ok) {
+			if (s.error[0] != '\0')
+				fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n",
+				    server_name(i), s.host, s.port, s.error);
+			return 2;
+		}
+		add_step("others");
+	}
+	return 0;
+}
+
+/* The service user can do there what idserver will do; the settings line to add. */
+static int
+add_done(struct add *a)
+{
+	struct ctl_server s = { .index = 0, .host = a->host, .port = a->port };
+	int rc = 0;
+
+	if (!ctl_connect_as(a->c, &s, a->c->cfg.db_user, a->c->cfg.db_password)) {
+		fprintf(stderr, "idgenctl: the service user cannot use %s:%u (%s); repair: load "
+		    "schema/60-grant.sql.in on it, then run this again\n", a->host, a->port,
+		    s.error);
+		rc = 1;
+	}
+	if (s.db != NULL)
+		mysql_close(s.db);
+	if (rc != 0)
+		return rc;
+	printf("tier add-server: o%u (offset %u of %u, region %u, B=%" PRIu64 ") at %s:%u is "
+	    "ready\n", a->offset, a->offset, server_increment(), server_region(), a->block_size,
+	    a->host, a->port);
+	printf("add it to every idserver of region %u and restart them one at a time:\n"
+	    "  more_servers = %s%s%u=%s%s%s:%u\n", server_region(), a->c->cfg.more_servers,
+	    a->c->cfg.more_servers[0] ? " " : "", a->offset, strchr(a->host, ':') ? "[" : "",
+	    a->host, strchr(a->host, ':') ? "]" : "", a->port);
+	return 0;
+}
+
+int
+ctl_add_server(struct ctl *c, const char *offset, const char *addr)
+{
+	static struct add a;
+	const char *user = getenv("IDGEN_ADMIN_USER");
+	const char *pw = getenv("IDGEN_ADMIN_PASSWORD");
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.c = c;
+	a.admin_user = user != NULL && user[0] != '\0' ? user : "root";
+	a.admin_password = pw != NULL ? pw : "";
+	if (!add_parse(&a, offset, addr))
+		return 2;
+	if ((rc = add_check_tier(&a)) != 0)
+		return rc;
+	a.srv.host = a.host;
+	a.srv.port = a.port;
+	if (!ctl_connect_as(c, &a.srv, a.admin_user, a.admin_password)) {
+		fprintf(stderr, "idgenctl: %s:%u as %s (IDGEN_ADMIN_USER): %s\n", a.host, a.port,
+		    a.admin_user, a.srv.error);
+		return 2;
+	}
+	rc = add_check_new(&a);
+	if (rc == 0)
+		rc = add_write_new(&a);
+	if (rc == 0)
+		rc = add_write_others(&a);
+	mysql_close(a.srv.db);
+	return rc != 0 ? rc : add_done(&a);
+}

@@ -1,0 +1,74 @@
+/*
+ * ctl.h - what idgenctl's commands share: the servers of the tier as read
+ * with the service user, and the blocking MariaDB helpers (docs/design.md
+ * section 12).
+ */
+#ifndef IDGEN_CTL_H
+#define IDGEN_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mysql.h>
+
+#include "config.h"
+#include "server.h"
+#include "state.h"
+
+#define CTL_MAX_LEASES	1024	/* worker numbers: one row each at most */
+
+enum { F_VERSION, F_INCREMENT, F_OFFSET, F_FLUSH, F_ENGINE, F_LAYOUT, F_BLOCK, F_PARITY,
+	F_UUID, F_COUNTER, F_TIER_INCREMENT, F_SERVER_OFFSET, F_REGION, F_REGION_BITS, F_COUNT };
+
+/* One lease row as a server holds it. */
+struct ctl_lease {
+	unsigned	worker;
+	char		holder[161];
+	uint64_t	window_start;
+	uint64_t	window_end;
+};
+
+/* What one server reports. Strings are "" for SQL NULL. */
+struct ctl_server {
+	unsigned		 index;
+	const char		*host;
+	unsigned		 port;
+	MYSQL			*db;
+	bool			 up;
+	char			 error[256];	/* why it could not be read */
+	char			 field[F_COUNT][64];	/* the check query's answer, as text */
+	bool			 null[F_COUNT];
+	uint64_t		 block_size;
+	uint64_t		 counter;	/* AUTO_INCREMENT: the next ticket is >= it */
+	struct state_mark	 mark[SERVER_MAX];	/* its idgen_marks rows, by the
+						 * index of the server of its region */
+	bool			 has_mark[SERVER_MAX];
+	struct ctl_lease	*lease;
+	unsigned		 nlease;
+	char			 rights[256];	/* "" or the missing right */
+};
+
+struct ctl {
+	struct config		 cfg;
+	struct ctl_server	 srv[SERVER_MAX];
+	unsigned		 violations;
+	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
+};
+
+/* A decimal column; NULL or junk is false. */
+bool		 ctl_u64(const char *v, uint64_t *out);
+
+/* Runs a query; its result (or NULL with the error in s->error). */
+MYSQL_RES	*ctl_query(struct ctl_server *s, const char *sql);
+
+/* Connects s as user (the service user, or an administrator's). */
+bool		 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
+		    const char *password);
+
+/* Reads s as the service user: meta row, marks, leases, rights, the time. */
+void		 ctl_read(struct ctl *c, struct ctl_server *s);
+
+/* tier add-server OFFSET IP:PORT (add.c); the exit status. */
+int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);
+
+#endif

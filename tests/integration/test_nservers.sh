@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# A region of four ticket servers in a pre-sized tier (tier_increment 8): the
+# pair (offsets 1, 2) and two servers added online (offsets 3, 4) with
+# `idgenctl tier add-server` (docs/design.md section 12.2). Every ID collected:
+#   1. an idserver on the pair serves; add-server refuses a taken, used or
+#      wrongly set offset, and a run killed (SIGKILL) after each of its steps
+#      is run again and finishes;
+#   2. tier check passes over the four servers;
+#   3. an idserver given the four (more_servers) takes tickets of all four
+#      residues while the first, left on the pair, goes on with two: no
+#      duplicate between them;
+#   4. a server beyond the pair restored from an old backup (its counter and
+#      its own mark back to zero) is refused by a fresh idserver, from the
+#      copies of its mark the other servers keep, and tier check names it.
+. "$(dirname "$0")/lib.sh"
+
+M=8
+P3=$((ODD_PORT + 30)) P4=$((ODD_PORT + 31))
+export DBPAIR_INCREMENT=$M
+pair_up
+IDS=$T_DIR/ids.txt
+: >"$IDS"
+export IDGEN_DB_PASSWORD IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD=
+IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
+FLAGS=(--tier_increment $M --reprobe_max_ms 300 --refill_wait_ms 50)
+CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --tier_increment $M)
+MORE="3=127.0.0.1:$P3 4=127.0.0.1:$P4"
+
+# residues FILE ALLOWED...: every ID of FILE is a ticket of the offsets ALLOWED
+# (mod M), and every one of them gave some.
+residues() {
+	python3 - "$1" "$(stat "$SVC_PORT" block_size)" "$M" "${@:2}" <<'PY'
+import sys
+path, b, m, allowed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), set(map(int, sys.argv[4:]))
+seen = set()
+for line in open(path):
+    first, n = map(int, line.split())
+    assert first + n <= 1 << 53, "a Snowflake ID"
+    for t in range(first // b, (first + n - 1) // b + 1):
+        assert t % m in allowed, "ticket %d (residue %d)" % (t, t % m)
+        seen.add(t % m)
+assert seen == allowed, "residues %s, want %s" % (sorted(seen), sorted(allowed))
+PY
+}
+
+# 1. The pair serves; the two servers are prepared while it does.
+for r in odd even; do db_sql "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"; done
+idserver_start old "$SVC_PORT" "${FLAGS[@]}"
+read -r errs _ < <(mint_ids "$SVC_PORT" 100 "$T_DIR/old-1.txt")
+[ "$errs" = 0 ] || fail "the pair: $errs errors"
+cat "$T_DIR/old-1.txt" >>"$IDS"
+"$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 3 "$P3" >/dev/null
+"$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 4 "$P4" >/dev/null
+expect_ctl() {	# RC NEEDLE ARGS...
+	local want=$1 needle=$2 rc=0
+	shift 2
+	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
+	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
+		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
+}
+expect_ctl 2 "offset '2' must be a number from 3" tier add-server 2 "127.0.0.1:$P3"
+expect_ctl 2 "offset '9' must be a number from 3 .* to 8" tier add-server 9 "127.0.0.1:$P3"
+expect_ctl 2 "is not IP:PORT" tier add-server 3 "localhost:$P3"
+expect_ctl 1 "has auto_increment_increment 8, auto_increment_offset 4, .*repair: set them to 8, 3 and 1" \
+	tier add-server 3 "127.0.0.1:$P4"
+expect_ctl 1 "is the odd server \(server_uuid" tier add-server 3 "127.0.0.1:$ODD_PORT"
+# Killed after each step, then run again: it finishes, and a third run is a no-op.
+for step in new-meta new-marks others; do
+	rc=0; { IDGENCTL_KILL_AT=$step "${CTL[@]}" tier add-server 3 "127.0.0.1:$P3" >/dev/null; } 2>/dev/null || rc=$?
+	[ $rc = 137 ] || fail "add-server killed at $step: exit $rc, want 137 (SIGKILL)"
+done
+expect_ctl 0 "^  more_servers = 3=127.0.0.1:$P3\$" tier add-server 3 "127.0.0.1:$P3"
+expect_ctl 0 "o3 \(offset 3 of 8, region 0, B=65536\) at 127.0.0.1:$P3 is ready" tier add-server 3 "127.0.0.1:$P3"
+{ IDGENCTL_KILL_AT=others "${CTL[@]}" --more_servers "3=127.0.0.1:$P3" tier add-server 4 "127.0.0.1:$P4" >/dev/null; } 2>/dev/null || true
+expect_ctl 0 "^  more_servers = 3=127.0.0.1:$P3 4=127.0.0.1:$P4\$" --more_servers "3=127.0.0.1:$P3" \
+	tier add-server 4 "127.0.0.1:$P4"
+[ "$("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" odd "SELECT GROUP_CONCAT(role ORDER BY role) FROM idgen.idgen_marks")" = "even,o3,o4,odd" ] ||
+	fail "the odd server's marks rows: $("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" odd "SELECT GROUP_CONCAT(role) FROM idgen.idgen_marks")"
+log "1. add-server: offsets 3 and 4 prepared online, killed after every step and resumed; wrong offsets refused"
+
+# 2. The tier of four, checked.
+expect_ctl 0 "^tier check: ok \(4 servers, B=65536\)" --more_servers "$MORE" tier check
+log "2. tier check: four servers clean"
+
+# 3. Four servers for a new idserver, the pair for the old one, both under load.
+idserver_start new $((SVC_PORT + 1)) "${FLAGS[@]}" --more_servers "$MORE"
+for k in 1 2 3 4 5 6; do
+	mint_ids "$SVC_PORT" 60 "$T_DIR/old-2.txt" >/dev/null & m=$!
+	mint_ids $((SVC_PORT + 1)) 60 "$T_DIR/new.txt" >/dev/null
+	wait "$m"
+done
+residues "$T_DIR/old-2.txt" 1 2 || fail "the idserver on the pair took a ticket of another offset"
+residues "$T_DIR/new.txt" 1 2 3 4 || fail "the idserver on four servers did not use all four"
+cat "$T_DIR/old-2.txt" "$T_DIR/new.txt" >>"$IDS"
+grep -qE '^mark o3 [1-9]' "$T_DIR/new.state" || fail "the state file has no mark of o3"
+[ "$(stat $((SVC_PORT + 1)) o3_state)" = up ] && [ "$(stat $((SVC_PORT + 1)) o4_tickets)" -gt 0 ] ||
+	fail "STATS of o3/o4: $(q $((SVC_PORT + 1)) 'STATS\n' | grep -E ' o[34]_' | head -4)"
+log "3. one idserver on four servers (residues 1-4 of 8), one left on the pair (1, 2): both serve"
+
+# 4. o3 restored from an old backup: counter and own mark back to zero. A fresh
+# idserver learns o3's mark from the copies on the others and refuses it.
+kill -TERM "$new_PID"
+wait "$new_PID" 2>/dev/null || true
+mark3=$("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "SELECT high_water FROM idgen.idgen_marks WHERE role = 'o3'")
+[ "$mark3" -gt 0 ] || fail "o3 has no mark of its own"
+for r in odd even o4; do
+	copy=$("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" "$r" "SELECT high_water FROM idgen.idgen_marks WHERE role = 'o3'")
+	[ "$copy" -gt 0 ] || fail "the $r server keeps no copy of o3's mark"
+done
+"$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "DELETE FROM idgen.tickets64; ALTER TABLE idgen.tickets64 AUTO_INCREMENT = 1; UPDATE idgen.idgen_marks SET high_water = 0 WHERE role = 'o3'"
+idserver_start fresh $((SVC_PORT + 2)) "${FLAGS[@]}" --more_servers "$MORE"
+wait_for "o3 refused as regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 2)) | awk '\$2==\"o3_state\"{print \$3}')\" = regressed ]"
+grep -q "o3 ticket server .*counter regressed: next ticket [0-9]* is not above the high-water mark [0-9]* (.*the other servers' copies: [1-9]" "$T_DIR/fresh.log" ||
+	fail "the refusal does not name the copies: $(grep -m1 regressed "$T_DIR/fresh.log")"
+read -r errs _ < <(mint_ids $((SVC_PORT + 2)) 400 "$T_DIR/fresh.txt")
+[ "$errs" = 0 ] || fail "the fresh idserver: $errs errors"
+residues "$T_DIR/fresh.txt" 1 2 4 || fail "the fresh idserver used the restored o3"
+cat "$T_DIR/fresh.txt" >>"$IDS"
+expect_ctl 1 "^VIOLATION o3: counter regressed" --more_servers "$MORE" tier check
+log "4. o3 restored from an old backup: refused from the others' copies of its mark; tier check names it"
+
+n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the idservers"
+log "5. $n IDs in $(wc -l <"$IDS") ranges: no duplicate"
+log ok
