@@ -202,7 +202,7 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	{ "CLIENT",	"INFO",		2, 2,	0,	proto_resp_client_info,
 	    "connection", "", "This connection, as one CLIENT LIST line" },
 	{ "CLIENT",	"LIST",		2, PROTO_RESP_ANY, 0, proto_resp_client_list,
-	    "connection", "[TYPE normal|master|replica|pubsub] [ID client-id...]",
+	    "connection", "[TYPE|ID] [type|client-id...]",
 	    "This connection only (no other is listed), filtered as Redis does" },
 	{ "CLIENT",	NULL,		1, PROTO_RESP_ANY, PROTO_RESP_REFUSE, proto_resp_client_other,
 	    "connection", "", "Connection commands" },
