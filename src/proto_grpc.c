@@ -142,6 +142,8 @@ static void	grpc_fail(struct grpc_stream *st, int status, const char *message);
 static size_t	grpc_set_message(struct grpc_stream *st, const char *message);
 static void	grpc_stream_free(struct grpc_stream *st);
 static int64_t	grpc_timeout(const uint8_t *v, size_t len);
+static enum grpc_method grpc_method_of(const uint8_t *path, size_t len);
+static void	grpc_unknown_why(const char *path, char *why, size_t len);
 
 /* nghttp2 callbacks. */
 static ssize_t	grpc_send_cb(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
@@ -634,6 +636,63 @@ grpc_timeout(const uint8_t *v, size_t len)
 	}
 }
 
+/* The services served and their methods, for the UNIMPLEMENTED message. */
+static const struct {
+	const char	*name;
+	const char	*methods;
+} grpc_services[] = {
+	{ "hispeeddesign.idgen.v1.IdGeneratorService", "GenerateId and GenerateIdBatch" },
+	{ "grpc.health.v1.Health", "Check" },
+	{ "grpc.reflection.v1.ServerReflection", "ServerReflectionInfo" },
+	{ "grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo" },
+};
+
+/* The method a :path names; GRPC_M_UNKNOWN for any other. */
+static enum grpc_method
+grpc_method_of(const uint8_t *path, size_t len)
+{
+	static const struct {
+		const char		*path;
+		enum grpc_method	 method;
+	} paths[] = {
+		{ GRPC_PATH_ID, GRPC_M_ID }, { GRPC_PATH_BATCH, GRPC_M_BATCH },
+		{ GRPC_PATH_HEALTH, GRPC_M_HEALTH }, { GRPC_PATH_WATCH, GRPC_M_WATCH },
+		{ GRPC_PATH_REFLECT, GRPC_M_REFLECT }, { GRPC_PATH_REFLECT_ALPHA, GRPC_M_REFLECT },
+	};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (len == strlen(paths[i].path) && memcmp(path, paths[i].path, len) == 0)
+			return paths[i].method;
+	return GRPC_M_UNKNOWN;
+}
+
+/*
+ * Why a path is UNIMPLEMENTED, as servers built on grpc's own libraries say
+ * it (unknown service, unknown method) with the path and what is here instead.
+ */
+static void
+grpc_unknown_why(const char *path, char *why, size_t len)
+{
+	const char *slash = path[0] == '/' ? strchr(path + 1, '/') : NULL;
+	size_t n;
+
+	if (slash == NULL || slash == path + 1 || slash[1] == '\0' || strchr(slash + 1, '/')) {
+		snprintf(why, len, "unknown method %s: a gRPC path is /package.Service/Method",
+		    path);
+		return;
+	}
+	n = (size_t)(slash - path - 1);
+	for (size_t i = 0; i < sizeof(grpc_services) / sizeof(grpc_services[0]); i++)
+		if (strlen(grpc_services[i].name) == n &&
+		    memcmp(path + 1, grpc_services[i].name, n) == 0) {
+			snprintf(why, len, "unknown method %s: %s has %s", path,
+			    grpc_services[i].name, grpc_services[i].methods);
+			return;
+		}
+	snprintf(why, len, "unknown service %.*s: this server has %s, %s and reflection",
+	    (int)n, path + 1, grpc_services[0].name, grpc_services[1].name);
+}
+
 static int
 grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *arg)
@@ -645,22 +704,14 @@ grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
 	if (st == NULL)
 		return 0;
 	if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
-		if (valuelen == strlen(GRPC_PATH_ID) && memcmp(value, GRPC_PATH_ID, valuelen) == 0)
-			st->method = GRPC_M_ID;
-		else if (valuelen == strlen(GRPC_PATH_BATCH) &&
-		    memcmp(value, GRPC_PATH_BATCH, valuelen) == 0)
-			st->method = GRPC_M_BATCH;
-		else if (valuelen == strlen(GRPC_PATH_HEALTH) &&
-		    memcmp(value, GRPC_PATH_HEALTH, valuelen) == 0)
-			st->method = GRPC_M_HEALTH;
-		else if (valuelen == strlen(GRPC_PATH_WATCH) &&
-		    memcmp(value, GRPC_PATH_WATCH, valuelen) == 0)
-			st->method = GRPC_M_WATCH;
-		else if ((valuelen == strlen(GRPC_PATH_REFLECT) &&
-		    memcmp(value, GRPC_PATH_REFLECT, valuelen) == 0) ||
-		    (valuelen == strlen(GRPC_PATH_REFLECT_ALPHA) &&
-		    memcmp(value, GRPC_PATH_REFLECT_ALPHA, valuelen) == 0))
-			st->method = GRPC_M_REFLECT;
+		st->method = grpc_method_of(value, valuelen);
+		if (st->method == GRPC_M_UNKNOWN) {
+			/* Kept for the UNIMPLEMENTED message; the reply overwrites it. */
+			valuelen = valuelen < sizeof(st->message) ? valuelen :
+			    sizeof(st->message) - 1;
+			memcpy(st->message, value, valuelen);
+			st->message[valuelen] = '\0';
+		}
 	} else if (namelen == 12 && memcmp(name, "content-type", 12) == 0)
 		st->grpc_ct = valuelen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
 		    (valuelen == 16 || value[16] == '+' || value[16] == ';');
@@ -889,9 +940,16 @@ grpc_dispatch(struct grpc_stream *st)
 		nghttp2_submit_response(c->session, st->id, hd, 1, NULL);
 		return;
 	}
-	if (st->method == GRPC_M_UNKNOWN || st->method == GRPC_M_WATCH) {
-		grpc_fail(st, GRPC_UNIMPLEMENTED, "unknown method: this server implements "
-		    "hispeeddesign.idgen.v1.IdGeneratorService and grpc.health.v1.Health/Check");
+	if (st->method == GRPC_M_UNKNOWN) {
+		char why[2 * sizeof(st->message)];	/* grpc_set_message cuts it to fit */
+
+		grpc_unknown_why(st->message, why, sizeof(why));
+		grpc_fail(st, GRPC_UNIMPLEMENTED, why);
+		return;
+	}
+	if (st->method == GRPC_M_WATCH) {
+		grpc_fail(st, GRPC_UNIMPLEMENTED, "method " GRPC_PATH_WATCH " is not "
+		    "implemented: poll " GRPC_PATH_HEALTH);
 		return;
 	}
 	if (st->method == GRPC_M_REFLECT) {

@@ -99,10 +99,13 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
 		proto_http_free(h);
 		return false;
 	}
-	/* Every method reaches us, so a wrong one gets 405 with Allow. */
+	/*
+	 * Every method reaches us, an unknown one too, so a wrong one gets 405 with
+	 * Allow and an unknown one 501, both in JSON (evhttp's own are HTML).
+	 */
 	evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH |
-	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
+	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | PROTO_HTTP_METHOD_UNKNOWN);
 	evhttp_set_max_headers_size(h->ev, cfg->http_max_header_bytes);
 	evhttp_set_max_body_size(h->ev, cfg->http_max_body_bytes);
 	evhttp_set_timeout_tv(h->ev, &tv);
@@ -727,6 +730,12 @@ proto_http_route(const struct proto_http_in *in, struct proto_http_route *r)
 	/* The ID API's replies, refusals included, honour Accept; our pages are JSON. */
 	if (api || p == NULL)
 		r->form = proto_http_accept(in->accept);
+	if ((unsigned)m == PROTO_HTTP_METHOD_UNKNOWN) {
+		/* Whatever the path: the method itself is not HTTP we know (RFC 9110 15.6.2). */
+		http_refuse(r, 501, "Not Implemented", "unknown method: use GET, HEAD, POST "
+		    "or OPTIONS");
+		return;
+	}
 	if (p == NULL) {
 		http_refuse(r, 404, "Not Found", "no such path: the API is /v1/id, "
 		    "/v1/ids?count=N, /v1/block?count=N, /v1/decode/<id>, /v1/b58/<id>; also "

@@ -37,6 +37,14 @@ struct proto_http;
  */
 #define PROTO_HTTP_EXACT_LIMIT	(UINT64_C(1) << 53)
 
+/*
+ * The method type evhttp 2.1 gives a request whose method it does not know
+ * (PROPFIND, FOO): a bit outside enum evhttp_cmd_type. Allowing it lets such a
+ * request reach us for a JSON 501 instead of evhttp's HTML page
+ * (docs/protocols.md, HTTP errors).
+ */
+#define PROTO_HTTP_METHOD_UNKNOWN	(1u << 15)
+
 /* The endpoints; the ID API comes first, the rest are answered here. */
 enum proto_http_page {
 	PROTO_HTTP_ID,
@@ -69,7 +77,7 @@ struct proto_http_in {
 
 /* Where a request goes: a page and its core command, or a refusal to send. */
 struct proto_http_route {
-	int			 status;	/* 0 when routed, else 400, 404, 405 or 415 */
+	int			 status;	/* 0 when routed, else 400, 404, 405, 415, 501 */
 	const char		*reason;	/* the refusal: status line, JSON code, message */
 	const char		*code;
 	char			 why[160];

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,11 @@ static enum proto_step	proto_resp_client_set(struct conn *c, const struct proto_
 static enum proto_step	proto_resp_client_getname(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_client_id(struct conn *c, const struct proto_resp_frame *f);
+static size_t		proto_resp_client_line(struct conn *c, const char *sub, char *line,
+			    size_t len);
+static bool		proto_resp_client_id_arg(const char *s, size_t n, long long *v);
+static enum proto_step	proto_resp_client_list(struct conn *c,
+			    const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_client_info(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_client_other(struct conn *c,
@@ -195,8 +201,9 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	    "connection", "", "This connection's number, unique while the server runs" },
 	{ "CLIENT",	"INFO",		2, 2,	0,	proto_resp_client_info,
 	    "connection", "", "This connection, as one CLIENT LIST line" },
-	{ "CLIENT",	"LIST",		2, 2,	0,	proto_resp_client_info,
-	    "connection", "", "This connection only (no other is listed)" },
+	{ "CLIENT",	"LIST",		2, PROTO_RESP_ANY, 0, proto_resp_client_list,
+	    "connection", "[TYPE|ID] [type|client-id...]",
+	    "This connection only (no other is listed), filtered as Redis does" },
 	{ "CLIENT",	NULL,		1, PROTO_RESP_ANY, PROTO_RESP_REFUSE, proto_resp_client_other,
 	    "connection", "", "Connection commands" },
 	{ "COMMAND",	"COUNT",	2, PROTO_RESP_ANY, 0, proto_resp_command_count,
@@ -812,32 +819,113 @@ proto_resp_client_id(struct conn *c, const struct proto_resp_frame *f)
 }
 
 /*
- * CLIENT INFO, CLIENT LIST: this connection as Redis describes one (the fields
- * redis-py reads among them); LIST shows no other connection.
+ * This connection as one CLIENT LIST line, as Redis describes one (the fields
+ * redis-py reads among them), for the subcommand sub; its length.
  */
-static enum proto_step
-proto_resp_client_info(struct conn *c, const struct proto_resp_frame *f)
+static size_t
+proto_resp_client_line(struct conn *c, const char *sub, char *line, size_t len)
 {
 	const struct proto_resp_state *st = c->proto_state;
-	char addr[64], laddr[64], line[512];
+	char addr[64], laddr[64];
 	bool multi = st != NULL && (st->multi || st->executing);	/* Redis's flag x */
 	size_t qbuf = c->in_len - c->in_off;
 	int n;
 
 	conn_addr(c, false, addr, sizeof(addr));
 	conn_addr(c, true, laddr, sizeof(laddr));
-	n = snprintf(line, sizeof(line), "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s "
+	n = snprintf(line, len, "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s "
 	    "age=%" PRId64 " idle=0 flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%zu "
 	    "qbuf-free=%zu argv-mem=0 multi-mem=%zu obl=%zu oll=0 omem=0 tot-mem=%zu "
 	    "events=r cmd=client|%s user=default redir=-1 resp=2\n", c->id, addr, laddr,
 	    (int)c->fd, st != NULL ? st->name : "", (clk_mono_ms() - c->born_ms) / 1000,
 	    multi ? "x" : "N", multi ? (int)st->nqueued : -1, qbuf, CONN_IN_SIZE - c->in_len,
 	    st != NULL ? st->qcap : 0, c->out_len - c->out_off,
-	    (size_t)CONN_IN_SIZE + c->out_cap + (st != NULL ? st->qcap : 0),
-	    proto_resp_is(f, 1, "LIST") ? "list" : "info");
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = (int)strlen(line);
-	proto_resp_bulk(c, line, (size_t)n);
+	    (size_t)CONN_IN_SIZE + c->out_cap + (st != NULL ? st->qcap : 0), sub);
+	if (n < 0 || (size_t)n >= len)
+		return strlen(line);
+	return (size_t)n;
+}
+
+/* CLIENT INFO: this connection's line. */
+static enum proto_step
+proto_resp_client_info(struct conn *c, const struct proto_resp_frame *f)
+{
+	char line[512];
+	size_t n = proto_resp_client_line(c, "info", line, sizeof(line));
+
+	(void)f;
+	proto_resp_bulk(c, line, n);
+	return PROTO_HANDLED;
+}
+
+/*
+ * A client ID as Redis reads one (string2ll): "0", or an optional '-' and
+ * digits without a leading zero, within a long long.
+ */
+static bool
+proto_resp_client_id_arg(const char *s, size_t n, long long *v)
+{
+	bool neg = n > 0 && s[0] == '-';
+	unsigned long long u = 0, max = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+	size_t i = neg;
+
+	if (n == 1 && s[0] == '0') {
+		*v = 0;
+		return true;
+	}
+	if (i >= n || s[i] < '1' || s[i] > '9')
+		return false;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9' || u > (max - (unsigned)(s[i] - '0')) / 10)
+			return false;
+		u = u * 10 + (unsigned)(s[i] - '0');
+	}
+	*v = neg ? (long long)(0 - u) : (long long)u;
+	return true;
+}
+
+/*
+ * CLIENT LIST [TYPE normal|master|replica|slave|pubsub] | [ID id...]: the
+ * connections that match, as Redis filters them, among the one listed here
+ * (this connection: TYPE normal, or its own ID, once per time it is named).
+ */
+static enum proto_step
+proto_resp_client_list(struct conn *c, const struct proto_resp_frame *f)
+{
+	static const char *const others[] = { "master", "replica", "slave", "pubsub" };
+	char line[512], why[140], arg[64];
+	unsigned copies = 1, i;
+	long long id;
+	size_t n;
+
+	if (f->argc == 4 && proto_resp_is(f, 2, "TYPE")) {
+		copies = proto_resp_is(f, 3, "normal");
+		for (i = 0; !copies && i < sizeof(others) / sizeof(others[0]); i++)
+			if (proto_resp_is(f, 3, others[i]))
+				break;
+		if (!copies && i == sizeof(others) / sizeof(others[0])) {
+			proto_resp_sanitize(arg, sizeof(arg), f->argv[3], f->argl[3]);
+			snprintf(why, sizeof(why), "Unknown client type '%s'", arg);
+			proto_resp_error(c, "ERR", why);
+			return PROTO_HANDLED;
+		}
+	} else if (f->argc > 3 && proto_resp_is(f, 2, "ID")) {
+		for (copies = 0, i = 3; i < f->argc; i++) {
+			if (!proto_resp_client_id_arg(f->argv[i], f->argl[i], &id)) {
+				proto_resp_error(c, "ERR", "Invalid client ID");
+				return PROTO_HANDLED;
+			}
+			copies += id >= 0 && (uint64_t)id == c->id;
+		}
+	} else if (f->argc != 2) {
+		proto_resp_error(c, "ERR", "syntax error");
+		return PROTO_HANDLED;
+	}
+	n = proto_resp_client_line(c, "list", line, sizeof(line));
+	proto_resp_head(c, '$', (long long)(n * copies));
+	for (i = 0; i < copies; i++)
+		conn_put(c, line, n);
+	PROTO_RESP_LIT(c, "\r\n");
 	return PROTO_HANDLED;
 }
 

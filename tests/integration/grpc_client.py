@@ -138,7 +138,20 @@ elif mode == "statuses":
         ("count -5", lambda: s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=-5)),
          C.INVALID_ARGUMENT),
         ("unknown method", lambda: grpc.insecure_channel(target).unary_unary(
-            "/hispeeddesign.idgen.v1.IdGeneratorService/Nope")(b""), C.UNIMPLEMENTED),
+            "/hispeeddesign.idgen.v1.IdGeneratorService/Nope")(b""), C.UNIMPLEMENTED,
+         "unknown method /hispeeddesign.idgen.v1.IdGeneratorService/Nope: "
+         "hispeeddesign.idgen.v1.IdGeneratorService has GenerateId and GenerateIdBatch"),
+        ("unknown service", lambda: grpc.insecure_channel(target).unary_unary(
+            "/x.Y/Z")(b""), C.UNIMPLEMENTED,
+         "unknown service x.Y: this server has hispeeddesign.idgen.v1.IdGeneratorService, "
+         "grpc.health.v1.Health and reflection"),
+        ("not a gRPC path", lambda: grpc.insecure_channel(target).unary_unary(
+            "/GenerateId")(b""), C.UNIMPLEMENTED,
+         "unknown method /GenerateId: a gRPC path is /package.Service/Method"),
+        ("health Watch", lambda: list(grpc.insecure_channel(target).unary_stream(
+            "/grpc.health.v1.Health/Watch")(b"")), C.UNIMPLEMENTED,
+         "method /grpc.health.v1.Health/Watch is not implemented: "
+         "poll /grpc.health.v1.Health/Check"),
         ("bad message", lambda: grpc.insecure_channel(target).unary_unary(
             "/hispeeddesign.idgen.v1.IdGeneratorService/GenerateIdBatch")(b"\xff\xff\xff"),
          C.INVALID_ARGUMENT),
@@ -148,9 +161,10 @@ elif mode == "statuses":
             grpc.insecure_channel(target)).Check(health_pb2.HealthCheckRequest(service="x")),
          C.NOT_FOUND),
     ]
-    for name, fn, want in cases:
+    for name, fn, want, *text in cases:
         got, details = code_of(fn)
         assert got == want, (name, got, details)
+        assert not text or details == text[0], (name, details)
         print("%s: %s (%s)" % (name, got.name, details))
     r = s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=1000))
     check_batch(r, 1000)

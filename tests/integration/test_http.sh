@@ -235,6 +235,60 @@ assert re.match(rb"HTTP/1\.[01] 200", read_all(s))
 print("raw: pipelined, oversized header and body, trickle, garbage", file=sys.stderr)
 PY
 
+# 4b. Error replies: every one we can answer is our JSON error (an unknown method
+# too: 501, which libevent 2.1 would answer with its HTML page); the ones libevent
+# answers before any callback of ours are exactly those docs/protocols.md lists,
+# each with Connection: close.
+python3 - "$HP" <<'PY' || fail "error replies"
+import json, socket, sys
+port = int(sys.argv[1])
+def ask(req):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        s.sendall(req)
+    except OSError:
+        pass
+    buf = b""
+    while b"\r\n\r\n" not in buf or len(buf.split(b"\r\n\r\n", 1)[1]) < clen(buf):
+        b = s.recv(65536)
+        if not b:
+            break
+        buf += b
+    s.close()
+    head, body = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    hd = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+    return int(lines[0].split()[1]), hd, body
+def clen(buf):
+    for l in buf.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        k, v = l.split(b":", 1)
+        if k.lower() == b"content-length":
+            return int(v)
+    return 0
+ours = [(b"FOO /v1/id HTTP/1.1\r\nHost: x\r\n\r\n", 501, "unknown method"),
+        (b"PROPFIND /nope HTTP/1.1\r\nHost: x\r\n\r\n", 501, "unknown method"),
+        (b"PUT /v1/id HTTP/1.1\r\nHost: x\r\n\r\n", 405, "use GET, HEAD or POST"),
+        (b"DELETE /health HTTP/1.1\r\nHost: x\r\n\r\n", 405, "use GET or HEAD"),
+        (b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404, "no such path")]
+for req, want, text in ours:
+    st, hd, body = ask(req)
+    assert st == want and hd["content-type"] == "application/json", (req, st, hd, body)
+    err = json.loads(body)["error"]
+    assert err["code"] in ("BADREQ", "NOTFOUND") and text in err["message"], (req, body)
+    assert (want == 405) == ("allow" in hd), (req, hd)
+libevent = [(b"GET /v1/id\r\n\r\n", 400),
+            (b"GET /v1/id HTTP/1.1\r\nno colon\r\n\r\n", 400),
+            (b"POST /v1/ids HTTP/1.1\r\nContent-Length: x\r\n\r\n", 400),
+            (b"GET /v1/id HTTP/1.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n", 400),
+            (b"POST /v1/ids HTTP/1.1\r\nContent-Length: 5000\r\n\r\n", 413),
+            (b"POST /v1/ids HTTP/1.1\r\nExpect: later\r\nContent-Length: 2\r\n\r\n{}", 417)]
+for req, want in libevent:
+    st, hd, body = ask(req)
+    assert st == want and hd["connection"] == "close", (req[:60], st, hd)
+print("errors: unknown method 501, wrong method 405, no path 404 in JSON; "
+      "libevent's own 400/413/417 as documented", file=sys.stderr)
+PY
+
 # 5. 1,000 concurrent keep-alive connections (h2load, HTTP/1.1).
 h2load --h1 -c 1000 -n 20000 -t 2 "$URL/v1/id" >"$T_DIR/h2load.txt" 2>&1 || fail "h2load: $(tail -n 3 "$T_DIR/h2load.txt")"
 grep -q 'status codes: 20000 2xx' "$T_DIR/h2load.txt" || fail "h2load: $(grep -E 'status codes|requests:' "$T_DIR/h2load.txt")"

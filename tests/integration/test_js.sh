@@ -11,6 +11,9 @@
 # The idgen command's --json output follows the HTTP rule in both modes, with
 # the server's decode names and /stats's types.
 # ioredis's multi() (MULTI/EXEC) and pipeline() (tests/js/redis_multi.js).
+# TypeScript (tests/js/ids.ts, quoted in the README verbatim): tsc --noEmit
+# --strict against the packages' own type definitions (typescript pinned in
+# package-lock.json), then compiled and run by check.js with the JS clients.
 # gRPC server reflection (tests/js/reflect.js): grpc-js-reflection-client lists
 # the services (v1alpha and v1), builds a client from the served descriptors
 # alone and calls both RPCs; one v1 stream answers several requests in turn.
@@ -20,13 +23,21 @@ JS=$ROOT/tests/js
 ROUNDS=10
 command -v node >/dev/null || fail "node not found (make deps)"
 [ -d "$JS/node_modules/ioredis" ] && [ -d "$JS/node_modules/@grpc/grpc-js" ] &&
-	[ -d "$JS/node_modules/@grpc/proto-loader" ] &&
+	[ -d "$JS/node_modules/@grpc/proto-loader" ] && [ -x "$JS/node_modules/.bin/tsc" ] &&
 	[ -d "$JS/node_modules/grpc-js-reflection-client" ] || fail "tests/js/node_modules missing: run make deps"
 # The README's JavaScript section quotes each client file whole.
-for f in redis_ids.js http_ids.js grpc_ids.js; do
+for f in redis_ids.js http_ids.js grpc_ids.js ids.ts; do
 	python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
 		"$JS/$f" "$ROOT/README.md" || fail "README.md does not quote tests/js/$f verbatim"
 done
+# The TypeScript client type-checks with --strict against the real type
+# definitions of ioredis, @grpc/grpc-js, @grpc/proto-loader and Node; then it is
+# compiled for check.js to run (NODE_PATH: the output lives outside tests/js).
+"$JS/node_modules/.bin/tsc" -p "$JS/tsconfig.json" --noEmit --strict >"$T_DIR/tsc.out" 2>&1 ||
+	fail "tsc --noEmit --strict tests/js/ids.ts: $(head -n 20 "$T_DIR/tsc.out")"
+"$JS/node_modules/.bin/tsc" -p "$JS/tsconfig.json" --strict --noEmit false --outDir "$T_DIR/ts" \
+	>"$T_DIR/tsc.out" 2>&1 || fail "tsc: $(head -n 20 "$T_DIR/tsc.out")"
+log "TypeScript: tests/js/ids.ts passes tsc $("$JS/node_modules/.bin/tsc" --version | awk '{ print $2 }') --noEmit --strict"
 
 pair_up
 HP=$((SVC_PORT + 1))
@@ -38,8 +49,9 @@ wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT |
 
 # js MODE: the clients against the service; their report to the log.
 js() {
-	(cd "$ROOT" && timeout 120 node tests/js/check.js "$1" 127.0.0.1 "$SVC_PORT" "$HP" "$GP" \
-		"$ROUNDS" "$IDS") >"$T_DIR/js-$1.out" 2>&1 || fail "$1: $(tail -n 5 "$T_DIR/js-$1.out")"
+	(cd "$ROOT" && NODE_PATH=$JS/node_modules timeout 120 node tests/js/check.js "$1" 127.0.0.1 \
+		"$SVC_PORT" "$HP" "$GP" "$ROUNDS" "$IDS" "$T_DIR/ts") >"$T_DIR/js-$1.out" 2>&1 ||
+		fail "$1: $(tail -n 5 "$T_DIR/js-$1.out")"
 	while read -r line; do log "$line"; done <"$T_DIR/js-$1.out"
 }
 
@@ -104,6 +116,6 @@ cli_json fallback
 [ "$(stat "$SVC_PORT" mode)" = fallback ] || fail "not in fallback mode: $(stat "$SVC_PORT" mode)"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the JavaScript clients"
-want=$((2 * (3 * ROUNDS * 1001 + 9) + 12 + 5 * 101 + 101 + 1))
+want=$((2 * (3 * ROUNDS * 1001 + ROUNDS * 3001 + 9) + 12 + 5 * 101 + 101 + 1))
 [ "$n" -eq "$want" ] || fail "$n IDs collected, expected $want"
-log "ok: $n IDs through ioredis, fetch, grpc-js (with and without reflection) and idgen --json in both modes, exact, no duplicate"
+log "ok: $n IDs through ioredis, fetch, grpc-js (JavaScript and TypeScript; with and without reflection) and idgen --json in both modes, exact, no duplicate"

@@ -160,6 +160,22 @@ lst = r.client_list()
 assert len(lst) == 1 and lst[0]["id"] == str(cid), lst
 other = redis.Redis(host="127.0.0.1", port=port)
 assert other.client_id() != cid
+# CLIENT LIST's filters (this connection is the only one listed, a normal one).
+assert [c["id"] for c in r.client_list(_type="normal")] == [str(cid)]
+for t in ("pubsub", "replica", "master"):
+    assert r.client_list(_type=t) == [], t
+assert [c["id"] for c in r.client_list(client_id=[str(cid)])] == [str(cid)]
+assert r.client_list(client_id=[str(other.client_id())]) == []
+both = r.execute_command("CLIENT", "LIST", "ID", other.client_id(), cid, cid)
+assert [l.split()[0] for l in both.decode().splitlines()] == ["id=%d" % cid] * 2, both
+for args, want in ((("TYPE", "foo"), "Unknown client type 'foo'"),
+                   (("ID", "x"), "Invalid client ID"), (("ID",), "syntax error"),
+                   (("TYPE", "normal", "ID", cid), "syntax error")):
+    try:
+        r.execute_command("CLIENT", "LIST", *args)
+        sys.exit("CLIENT LIST %r accepted" % (args,))
+    except redis.ResponseError as e:
+        assert str(e) == want, (args, str(e))
 secs, us = r.time()
 import time
 assert abs(secs + us / 1e6 - time.time()) < 5 and 0 <= us < 1000000, (secs, us)

@@ -7,7 +7,10 @@
 // without stringNumbers, proto-loader with longs: Number) and asserts what they
 // do: exact in ticket mode, repeated and inexact IDs in fallback.
 //
-// node tests/js/check.js MODE HOST RESP_PORT HTTP_PORT GRPC_PORT ROUNDS OUT
+// With TS_DIR, the README's TypeScript clients too (ids.ts as tsc compiled it
+// into TS_DIR), checked the same way.
+//
+// node tests/js/check.js MODE HOST RESP_PORT HTTP_PORT GRPC_PORT ROUNDS OUT [TS_DIR]
 // (from the repository root: grpc_ids.js loads proto/idgen.proto). Appends
 // "id 1" lines to OUT (for lib.sh's check_unique); prints one line per path.
 "use strict";
@@ -16,7 +19,7 @@ const Redis = require("ioredis");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
-const [mode, host, respPort, httpPort, grpcPort, roundsArg, out] = process.argv.slice(2);
+const [mode, host, respPort, httpPort, grpcPort, roundsArg, out, tsDir] = process.argv.slice(2);
 const rounds = Number(roundsArg);
 const LIMIT = 2n ** 53n;
 const fallback = mode === "fallback";
@@ -104,14 +107,22 @@ async function main() {
   const { redisIds } = require("./redis_ids.js");
   const { httpIds } = require("./http_ids.js");
   const { grpcIds } = require("./grpc_ids.js");
+  const ts = tsDir ? require(require("path").resolve(tsDir, "ids.js")) : null;
   const counts = { ioredis: 0, fetch: 0, "grpc-js": 0 };
 
+  if (ts)
+    Object.assign(counts, { "TypeScript ioredis": 0, "TypeScript fetch": 0, "TypeScript grpc-js": 0 });
   for (let r = 0; r < rounds; r++) {
     counts.ioredis += collect("ioredis", await redisIds(host, Number(respPort)));
     counts.fetch += collect("fetch", await httpIds(`http://${host}:${httpPort}`));
     counts["grpc-js"] += collect("grpc-js", await grpcIds(`${host}:${grpcPort}`));
+    if (!ts)
+      continue;
+    counts["TypeScript ioredis"] += collect("TypeScript ioredis", await ts.redisIds(host, Number(respPort)));
+    counts["TypeScript fetch"] += collect("TypeScript fetch", await ts.httpIds(`http://${host}:${httpPort}`));
+    counts["TypeScript grpc-js"] += collect("TypeScript grpc-js", await ts.grpcIds(`${host}:${grpcPort}`));
   }
-  check(bodies.length === 2 * rounds, `fetch made ${bodies.length} requests`);
+  check(bodies.length === (ts ? 3 : 2) * rounds, `fetch made ${bodies.length} requests`);
   const numeric = bodies.filter(checkBody).length;
   check(numeric === (fallback ? 0 : bodies.length),
     `${numeric} of ${bodies.length} bodies carry numeric IDs`);

@@ -270,6 +270,13 @@ test_route(void **state)
 	route(EVHTTP_REQ_GET, "/v1/nope", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 404);
 	assert_null(r.allow);
+	/* A method evhttp does not know: 501 on any path, in our JSON. */
+	route((enum evhttp_cmd_type)PROTO_HTTP_METHOD_UNKNOWN, "/v1/id", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 501);
+	assert_string_equal(r.code, "BADREQ");
+	assert_non_null(strstr(r.why, "unknown method"));
+	route((enum evhttp_cmd_type)PROTO_HTTP_METHOD_UNKNOWN, "/v1/nope", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 501);
 }
 
 static void

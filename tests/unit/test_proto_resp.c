@@ -415,6 +415,56 @@ test_connection_commands(void **state)
 	rig_free(r);
 }
 
+/* CLIENT LIST's filters and their errors, in Redis 7's words (redis-server 7.0). */
+static void
+test_client_list_filters(void **state)
+{
+	struct rig *r = rig_new();
+	const char *out;
+
+	(void)state;
+	out = talk(r, "CLIENT LIST TYPE normal\r\n", NULL);
+	assert_non_null(strstr(out, "id=7 addr="));
+	assert_non_null(strstr(out, " cmd=client|list "));
+	assert_non_null(strstr(talk(r, "CLIENT LIST type NORMAL\r\n", NULL), "id=7 "));
+	assert_string_equal(talk(r, "CLIENT LIST TYPE pubsub\r\nCLIENT LIST TYPE replica\r\n"
+	    "CLIENT LIST TYPE slave\r\nCLIENT LIST TYPE master\r\n", NULL),
+	    "$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n");
+	assert_string_equal(talk(r, "CLIENT LIST TYPE foo\r\n", NULL),
+	    "-ERR Unknown client type 'foo'\r\n");
+	assert_string_equal(talk(r, "*4\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n$4\r\nTYPE\r\n"
+	    "$3\r\na\r\n\r\n", NULL), "-ERR Unknown client type 'a?" "?'\r\n");
+	/* ID: this connection once per time it is named, nobody else. */
+	out = talk(r, "CLIENT LIST ID 7\r\n", NULL);
+	assert_non_null(strstr(out, "id=7 "));
+	assert_null(strstr(strstr(out, "id=7 ") + 1, "id=7 "));
+	out = talk(r, "CLIENT LIST ID 7 3 7 -1 0\r\n", NULL);
+	assert_non_null(strstr(strstr(out, "id=7 ") + 1, "id=7 "));
+	assert_string_equal(talk(r, "CLIENT LIST ID 1 2 3\r\n", NULL), "$0\r\n\r\n");
+	assert_string_equal(talk(r, "CLIENT LIST ID 9223372036854775807 "
+	    "-9223372036854775808\r\n", NULL), "$0\r\n\r\n");
+	for (size_t i = 0; i < 7; i++) {
+		static const char *const bad[] = { "abc", "1.5", "+1", "01", "-0",
+		    "9223372036854775808", "-9223372036854775809" };
+		char req[96];
+
+		snprintf(req, sizeof(req), "CLIENT LIST ID 7 %s\r\n", bad[i]);
+		assert_string_equal(talk(r, req, NULL), "-ERR Invalid client ID\r\n");
+	}
+	/* The rest: Redis's syntax error; CLIENT INFO takes nothing. */
+	assert_string_equal(talk(r, "CLIENT LIST TYPE\r\nCLIENT LIST ID\r\n"
+	    "CLIENT LIST TYPE normal x\r\nCLIENT LIST foo\r\nCLIENT LIST ID 7 TYPE normal\r\n",
+	    NULL), "-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n"
+	    "-ERR syntax error\r\n-ERR Invalid client ID\r\n");
+	assert_string_equal(talk(r, "CLIENT INFO x\r\n", NULL),
+	    "-ERR wrong number of arguments for 'client|info' command\r\n");
+	/* In MULTI, queued; refused when run, as Redis does. */
+	assert_string_equal(talk(r, "MULTI\r\nCLIENT LIST TYPE foo\r\nCLIENT LIST BAR\r\n"
+	    "EXEC\r\n", NULL), "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n"
+	    "-ERR Unknown client type 'foo'\r\n-ERR syntax error\r\n");
+	rig_free(r);
+}
+
 /* COMMAND: the table, counted; DOCS and INFO by name. */
 static void
 test_command_table(void **state)
@@ -463,6 +513,7 @@ main(void)
 		cmocka_unit_test(test_multi_bounds),
 		cmocka_unit_test(test_exec_waits),
 		cmocka_unit_test(test_connection_commands),
+		cmocka_unit_test(test_client_list_filters),
 		cmocka_unit_test(test_command_table),
 	};
 
