@@ -43,6 +43,7 @@ struct db_maria {
 	MYSQL_RES		*rret;		/* result of store_result */
 	MYSQL_RES		*first_res;	/* the first result set, kept for the caller */
 	struct db_result	 acc;		/* per-statement results so far */
+	char			 tls[96];	/* the session's TLS version and cipher, or "" */
 };
 
 static struct db_conn *db_maria_new(struct event_base *base, const struct db_params *params,
@@ -160,6 +161,11 @@ db_maria_connect(struct db_conn *conn, db_cb cb, void *arg)
 	secs = (c->params.query_timeout_ms + 999) / 1000;
 	mysql_options(c->mysql, MYSQL_OPT_READ_TIMEOUT, &secs);
 	mysql_options(c->mysql, MYSQL_OPT_WRITE_TIMEOUT, &secs);
+	if (!dbtls_apply(c->mysql, &c->params.tls)) {
+		mysql_close(c->mysql);
+		c->mysql = NULL;
+		return false;
+	}
 	c->cb = cb;
 	c->cb_arg = arg;
 	c->op = DB_CONNECT;
@@ -271,6 +277,8 @@ db_deadline_cb(evutil_socket_t fd, short what, void *arg)
 static void
 db_step(struct db_maria *c, int status)
 {
+	char why[160];
+
 	if (status != 0) {
 		db_wait(c, status);
 		return;
@@ -281,7 +289,13 @@ db_step(struct db_maria *c, int status)
 			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
 			return;
 		}
+		if (!dbtls_check(c->mysql, &c->params.tls, why, sizeof(why))) {
+			db_finish(c, DBTLS_ERR, why);
+			return;
+		}
 		c->connected = true;
+		dbtls_describe(c->mysql, c->tls, sizeof(c->tls));
+		c->acc.tls = c->tls[0] != '\0' ? c->tls : NULL;
 		db_finish(c, 0, NULL);
 		return;
 	case DB_QUERY:
@@ -513,6 +527,8 @@ db_classify(unsigned err)
 	case 1146:	/* no such table */
 	case 1054:	/* no such column */
 		return DB_ERRC_SCHEMA;
+	case DBTLS_ERR:	/* TLS handshake, certificate, or a server without TLS */
+		return DB_ERRC_TLS;
 	default:
 		return DB_ERRC_DOWN;
 	}
@@ -530,6 +546,7 @@ db_params_init(struct db_params *p, const struct config *cfg, unsigned server,
 	p->connect_timeout_ms = cfg->connect_timeout_ms;
 	p->query_timeout_ms = cfg->query_timeout_ms;
 	p->flags = flags;
+	dbtls_from_config(&p->tls, cfg);
 	p->ops = ops;
 }
 
