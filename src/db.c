@@ -6,6 +6,7 @@
  */
 #include "db.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_watch_idle(struct db_maria *c);
 static void	db_arm(struct db_maria *c, short what, event_callback_fn cb,
 		    const struct timeval *tv);
+static void	db_tls_nonblock(struct db_maria *c);
 
 /* Allocates a handle; nothing connects until db_connect(). */
 static struct db_conn *
@@ -228,6 +230,29 @@ db_arm(struct db_maria *c, short what, event_callback_fn cb, const struct timeva
 	event_add(c->io, tv);
 }
 
+/*
+ * Connector/C 3.3 makes the socket blocking once TCP connects. Its own reads
+ * and writes still do not block (MSG_DONTWAIT), but OpenSSL's do: over TLS
+ * every query then waited for the server's answer inside the call, stalling
+ * the loop for a round trip (up to the driver's whole-second timeout on a hung
+ * server). With the socket non-blocking again, OpenSSL asks to wait and the
+ * driver hands the wait back to us as a wait mask. The TLS handshake itself
+ * runs with the driver's blocking wait (dbtls.c), bounded by
+ * connect_timeout_ms (docs/design.md section 2.9).
+ */
+static void
+db_tls_nonblock(struct db_maria *c)
+{
+	int fd, fl;
+
+	if (!c->params.tls.required || c->mysql == NULL ||
+	    (fd = (int)mysql_get_socket(c->mysql)) < 0)
+		return;
+	fl = fcntl(fd, F_GETFL);
+	if (fl != -1 && !(fl & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
 /* Readiness or driver timeout: continue the operation. */
 static void
 db_io_cb(evutil_socket_t fd, short what, void *arg)
@@ -236,6 +261,7 @@ db_io_cb(evutil_socket_t fd, short what, void *arg)
 	int status = 0;
 
 	(void)fd;
+	db_tls_nonblock(c);
 	if (what & EV_READ)
 		status |= MYSQL_WAIT_READ;
 	if (what & EV_WRITE)
@@ -294,6 +320,7 @@ db_step(struct db_maria *c, int status)
 			return;
 		}
 		c->connected = true;
+		db_tls_nonblock(c);
 		dbtls_describe(c->mysql, c->tls, sizeof(c->tls));
 		c->acc.tls = c->tls[0] != '\0' ? c->tls : NULL;
 		db_finish(c, 0, NULL);
