@@ -547,6 +547,7 @@ db_classify(unsigned err)
 	case 1698:	/* access denied without a password */
 	case 1044:	/* no rights on the database */
 	case 1049:	/* unknown database */
+	case 5010:	/* a login method outside db_tls_verify_host = 0's list */
 		return DB_ERRC_AUTH;
 	case 1142:	/* command denied on a table */
 	case 1143:	/* ... on a column */

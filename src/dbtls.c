@@ -87,6 +87,15 @@ dbtls_apply(struct st_mysql *m, const struct dbtls *t)
 		return false;
 	if (t->ca_file[0] != '\0' && mysql_optionsv(m, MYSQL_OPT_SSL_CA, t->ca_file) != 0)
 		return false;
+	/*
+	 * Without the host check the library goes on in cleartext with a server
+	 * (or whoever is in between) that offers no TLS, and dbtls_check refuses
+	 * the session only after the login: allow only logins that never send the
+	 * password itself, not mysql_clear_password or dialog.
+	 */
+	if (!t->verify_host && mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH,
+	    "mysql_native_password,client_ed25519") != 0)
+		return false;
 	if (t->cert_file[0] != '\0' &&
 	    (mysql_optionsv(m, MYSQL_OPT_SSL_CERT, t->cert_file) != 0 ||
 	    mysql_optionsv(m, MYSQL_OPT_SSL_KEY, t->key_file) != 0))
