@@ -8,7 +8,8 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
 	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
-	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs
+	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs \
+	    openssl
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
