@@ -237,7 +237,7 @@ db_arm(struct db_maria *c, short what, event_callback_fn cb, const struct timeva
  * the loop for a round trip (up to the driver's whole-second timeout on a hung
  * server). With the socket non-blocking again, OpenSSL asks to wait and the
  * driver hands the wait back to us as a wait mask. The TLS handshake itself
- * runs with the driver's blocking wait (dbtls.c), bounded by
+ * still holds the loop for its round trip (dbtls.c), bounded by
  * connect_timeout_ms (docs/design.md section 2.9).
  */
 static void

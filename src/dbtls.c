@@ -23,9 +23,10 @@ static const char *dbtls_str(const char *s);
  * Connector/C 3.3 waits for each step of the TLS handshake with poll() for its
  * connect timeout, a number of seconds, taken as milliseconds: a server more
  * than a millisecond away failed the handshake. Given as MARIADB_OPT_IO_WAIT,
- * this wait is used instead, and waits at least connect_timeout_ms. On
- * idserver's non-blocking connections it is the only wait that blocks: the
- * library runs the handshake outside its non-blocking API (docs/design.md
+ * this wait is used instead, and waits at least connect_timeout_ms. The
+ * library runs the handshake outside its non-blocking API, so on idserver's
+ * connections it holds the loop for its round trip either way: here, or in a
+ * blocking read when the driver left the socket blocking (docs/design.md
  * section 2.9).
  */
 static int
