@@ -10,7 +10,8 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
 	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs \
 	    golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
-	    golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc
+	    golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
+	    openssl
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \

@@ -12,6 +12,7 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "dbtls.h"
 #include "server.h"
 #include "state.h"
 
@@ -46,10 +47,12 @@ struct ctl_server {
 	struct ctl_lease	*lease;
 	unsigned		 nlease;
 	char			 rights[256];	/* "" or the missing right */
+	char			 tls[96];	/* TLS version and cipher, "" cleartext */
 };
 
 struct ctl {
 	struct config		 cfg;
+	struct dbtls		 tls;
 	struct ctl_server	 srv[SERVER_MAX];
 	unsigned		 violations;
 	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */

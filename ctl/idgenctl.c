@@ -39,7 +39,8 @@ ctl_usage(FILE *f)
 	    "usage: idgenctl [--config FILE] [idserver options] COMMAND\n"
 	    "\n"
 	    "Reads every ticket server of the tier named by the config (odd_host/odd_port,\n"
-	    "even_host/even_port, db_user, db_name, db_password_file or IDGEN_DB_PASSWORD).\n"
+	    "even_host/even_port, db_user, db_name, db_password_file or IDGEN_DB_PASSWORD),\n"
+	    "over TLS when db_tls = required (db_tls_* settings, as idserver).\n"
 	    "\n"
 	    "commands:\n"
 	    "  tier status   one line per server: address, settings, B, counter, marks,\n"
@@ -99,11 +100,28 @@ ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 	mysql_options(s->db, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
 	mysql_options(s->db, MYSQL_OPT_READ_TIMEOUT, &qt);
 	mysql_options(s->db, MYSQL_OPT_WRITE_TIMEOUT, &qt);
-	if (mysql_real_connect(s->db, s->host, user, password, c->cfg.db_name, s->port, NULL,
-	    0) == NULL) {
-		snprintf(s->error, sizeof(s->error), "cannot connect: %s", mysql_error(s->db));
+	if (!dbtls_apply(s->db, &c->tls)) {
+		snprintf(s->error, sizeof(s->error), "the MariaDB client library refused the "
+		    "db_tls_* settings");
 		return false;
 	}
+	if (mysql_real_connect(s->db, s->host, user, password, c->cfg.db_name, s->port, NULL,
+	    0) == NULL) {
+		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s", mysql_error(s->db),
+		    mysql_errno(s->db) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
+		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "");
+		return false;
+	}
+	if (mysql_real_connect(s->db, s->host, c->cfg.db_user, c->cfg.db_password,
+	    c->cfg.db_name, s->port, NULL, 0) == NULL) {
+		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s", mysql_error(s->db),
+		    mysql_errno(s->db) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
+		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "");
+		return false;
+	}
+	if (!dbtls_check(s->db, &c->tls, s->error, sizeof(s->error)))
+		return false;
+	dbtls_describe(s->db, s->tls, sizeof(s->tls));
 	return true;
 }
 
@@ -291,12 +309,12 @@ ctl_status(struct ctl *c)
 {
 	int rc = 0;
 
-	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %s\n", "name",
+	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %-9s %s\n", "name",
 	    "address", "up", "version", "incr", "offs", "region", "B", "counter", "own mark",
-	    "copies", "leases");
+	    "copies", "tls", "leases");
 	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
-		char addr[64], copies[160] = "", own[32] = "-";
+		char addr[64], copies[160] = "", own[32] = "-", tls[16];
 		unsigned first, count;
 		size_t n = 0;
 
@@ -313,11 +331,14 @@ ctl_status(struct ctl *c)
 			if (j != i && s->has_mark[j] && n < sizeof(copies))
 				n += (size_t)snprintf(copies + n, sizeof(copies) - n, "%s%s:%" PRIu64,
 				    n ? "," : "", server_name(j), s->mark[j].high_water);
+		/* The TLS version alone: one word, so the columns stay fields. */
+		snprintf(tls, sizeof(tls), "%s", s->tls[0] ? s->tls : "cleartext");
+		tls[strcspn(tls, " ")] = '\0';
 		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
-		    "%u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
+		    "%-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
 		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION], s->block_size,
-		    s->counter, own,
-		    copies[0] ? copies : "-", ctl_leases_held(c, s), s->nlease);
+		    s->counter, own, copies[0] ? copies : "-", tls, ctl_leases_held(c, s),
+		    s->nlease);
 	}
 	return rc;
 }
@@ -530,6 +551,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "idgenctl: %s\n", err);
 		return 2;
 	}
+	dbtls_from_config(&c.tls, &c.cfg);
 	if (mysql_library_init(0, NULL, NULL) != 0) {
 		fprintf(stderr, "idgenctl: cannot initialise the MariaDB client library\n");
 		return 2;

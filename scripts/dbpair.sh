@@ -13,6 +13,9 @@
 # Data, logs and the generated service password live under DIR (make run: var/).
 # A pair of region R of a larger tier: DBPAIR_INCREMENT=M DBPAIR_REGION=R
 # DBPAIR_REGION_BITS=N (offsets 2R+1 and 2R+2; schema/30-shape.sql.in).
+# TLS on both servers: DBPAIR_TLS_DIR=D with D/server-cert.pem and D/server-key.pem
+# (or D/odd-cert.pem, D/odd-key.pem ... for one role), and D/ca-cert.pem if present
+# (client certificates); read at `up`, written into each server's my.cnf.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +72,17 @@ template() {
 	touch "$dir/.template/.done"
 }
 
+# tls_conf ROLE: the [mariadbd] lines of TLS from DBPAIR_TLS_DIR.
+tls_conf() {
+	local t f cert key
+	t=$(cd "$DBPAIR_TLS_DIR" && pwd) || die "DBPAIR_TLS_DIR: no directory $DBPAIR_TLS_DIR"
+	cert=$t/server-cert.pem key=$t/server-key.pem
+	[ -f "$t/$1-cert.pem" ] && cert=$t/$1-cert.pem key=$t/$1-key.pem
+	for f in "$cert" "$key"; do [ -f "$f" ] || die "DBPAIR_TLS_DIR: no $f"; done
+	printf '[mariadbd]\nssl_cert = %s\nssl_key = %s\n' "$cert" "$key"
+	[ ! -f "$t/ca-cert.pem" ] || printf 'ssl_ca = %s\n' "$t/ca-cert.pem"
+}
+
 configure() {
 	local dir=$1 role=$2 port=$3 d="$1/$2"
 	mkdir -p "$d/tmp"
@@ -99,6 +113,7 @@ CNF
 		printf '[mariadbd]\nauto_increment_increment = %s\nauto_increment_offset = %s\n' \
 			"$M" "$(offset_of "$role")" >>"$d/my.cnf"
 	fi
+	[ -z "${DBPAIR_TLS_DIR:-}" ] || tls_conf "$role" >>"$d/my.cnf"
 	if [ ! -d "$d/data" ]; then
 		cp -a "${DBPAIR_TEMPLATE:-$dir}/.template" "$d/data"
 		rm -f "$d/data/.done"

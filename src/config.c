@@ -99,6 +99,22 @@ static const struct config_key config_keys[] = {
 	{ "db_name", S(db_name), "idgen", 0, 0, "database holding the ticket, meta and lease tables" },
 	{ "db_password_file", S(db_password_file), "", 0, 0,
 	    "file whose first line is the password (else env IDGEN_DB_PASSWORD)" },
+	{ "db_tls", S(db_tls), "off", 0, 0,
+	    "TLS to the ticket servers: off, or required (encrypted, the server's certificate "
+	    "verified; a server without TLS or a certificate that does not verify is refused)" },
+	{ "db_tls_ca_file", S(db_tls_ca_file), "", 0, 0,
+	    "CA certificates (PEM) the ticket servers' certificates must chain to "
+	    "(empty: the system's trust store)" },
+	{ "db_tls_verify_host", U(db_tls_verify_host), "1", 0, 1,
+	    "1: a server's certificate must name the IP address connected to (subjectAltName "
+	    "IP); 0: only its chain is verified (needs db_tls_ca_file)" },
+	{ "db_tls_cert_file", S(db_tls_cert_file), "", 0, 0,
+	    "client certificate (PEM) for servers that ask for one (REQUIRE X509); "
+	    "with db_tls_key_file" },
+	{ "db_tls_key_file", S(db_tls_key_file), "", 0, 0,
+	    "private key (PEM) of db_tls_cert_file" },
+	{ "db_tls_min_version", S(db_tls_min_version), "TLSv1.2", 0, 0,
+	    "oldest TLS version accepted from a ticket server: TLSv1.2 or TLSv1.3" },
 	{ "state_file", S(state_file), "/var/lib/idgen/idserver.state", 0, 0,
 	    "local state file: ticket high-water marks and the Snowflake lease, "
 	    "fsync'd and locked (empty turns it off)" },
@@ -196,6 +212,9 @@ static bool	config_parse_addr(const char **p, char *host, size_t hostlen,
 		    unsigned *port);
 static bool	config_parse_others(struct config *cfg, char *err, size_t errlen);
 static bool	config_parse_extras(struct config *cfg, char *err, size_t errlen);
+static bool	config_check_file(const char *key, const char *path, char *err,
+		    size_t errlen);
+static bool	config_check_tls(const struct config *cfg, char *err, size_t errlen);
 static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
 
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
@@ -269,6 +288,68 @@ config_check_host(const char *key, const char *value, const char *why, char *err
 	return false;
 }
 
+/* A file setting, when set, names a regular file this process can read. */
+static bool
+config_check_file(const char *key, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	FILE *f;
+
+	if (path[0] == '\0')
+		return true;
+	if (stat(path, &st) != 0 || (f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: cannot read '%s': %s", key, path, strerror(errno));
+		return false;
+	}
+	fclose(f);
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: '%s' is not a regular file", key, path);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The db_tls_* settings: known words, files that can be read, a key with its
+ * certificate, and no TLS file given while TLS is off (which would look like
+ * protection and be cleartext).
+ */
+static bool
+config_check_tls(const struct config *cfg, char *err, size_t errlen)
+{
+	bool on = strcmp(cfg->db_tls, "required") == 0;
+
+	if (!on && strcmp(cfg->db_tls, "off") != 0) {
+		snprintf(err, errlen, "db_tls: '%s' is not off or required", cfg->db_tls);
+		return false;
+	}
+	if (strcmp(cfg->db_tls_min_version, "TLSv1.2") != 0 &&
+	    strcmp(cfg->db_tls_min_version, "TLSv1.3") != 0) {
+		snprintf(err, errlen, "db_tls_min_version: '%s' is not TLSv1.2 or TLSv1.3",
+		    cfg->db_tls_min_version);
+		return false;
+	}
+	if (!on && (cfg->db_tls_ca_file[0] || cfg->db_tls_cert_file[0] ||
+	    cfg->db_tls_key_file[0])) {
+		snprintf(err, errlen, "db_tls is off but a db_tls_*_file is set: the ticket "
+		    "servers would be reached in cleartext (set db_tls = required)");
+		return false;
+	}
+	if ((cfg->db_tls_cert_file[0] == '\0') != (cfg->db_tls_key_file[0] == '\0')) {
+		snprintf(err, errlen, "db_tls_cert_file and db_tls_key_file go together: "
+		    "set both or neither");
+		return false;
+	}
+	if (on && !cfg->db_tls_verify_host && cfg->db_tls_ca_file[0] == '\0') {
+		snprintf(err, errlen, "db_tls_verify_host = 0 needs db_tls_ca_file: a chain to "
+		    "your own CA is then all that is checked, not to any public one");
+		return false;
+	}
+	return config_check_file("db_tls_ca_file", cfg->db_tls_ca_file, err, errlen) &&
+	    config_check_file("db_tls_cert_file", cfg->db_tls_cert_file, err, errlen) &&
+	    config_check_file("db_tls_key_file", cfg->db_tls_key_file, err, errlen);
+}
+
 /* Checks what a single key's bounds cannot: addresses, files, relations. */
 static bool
 config_check(const struct config *cfg, char *err, size_t errlen)
@@ -302,6 +383,8 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		    "as the OS user)");
 		return false;
 	}
+	if (!config_check_tls(cfg, err, errlen))
+		return false;
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
 		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
 		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);

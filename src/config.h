@@ -56,6 +56,12 @@ struct config {
 	char		*db_name;
 	char		*db_password_file;
 	char		*db_password;		/* from IDGEN_DB_PASSWORD or the file */
+	char		*db_tls;		/* "off" or "required" */
+	char		*db_tls_ca_file;
+	char		*db_tls_cert_file;
+	char		*db_tls_key_file;
+	unsigned	 db_tls_verify_host;
+	char		*db_tls_min_version;	/* "TLSv1.2" or "TLSv1.3" */
 	char		*state_file;		/* "" turns the local state off */
 	unsigned	 connect_timeout_ms;
 	unsigned	 query_timeout_ms;

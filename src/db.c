@@ -6,6 +6,7 @@
  */
 #include "db.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ struct db_maria {
 	MYSQL_RES		*rret;		/* result of store_result */
 	MYSQL_RES		*first_res;	/* the first result set, kept for the caller */
 	struct db_result	 acc;		/* per-statement results so far */
+	char			 tls[96];	/* the session's TLS version and cipher, or "" */
 };
 
 static struct db_conn *db_maria_new(struct event_base *base, const struct db_params *params,
@@ -64,6 +66,7 @@ static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_watch_idle(struct db_maria *c);
 static void	db_arm(struct db_maria *c, short what, event_callback_fn cb,
 		    const struct timeval *tv);
+static void	db_tls_nonblock(struct db_maria *c);
 
 /* Allocates a handle; nothing connects until db_connect(). */
 static struct db_conn *
@@ -160,6 +163,11 @@ db_maria_connect(struct db_conn *conn, db_cb cb, void *arg)
 	secs = (c->params.query_timeout_ms + 999) / 1000;
 	mysql_options(c->mysql, MYSQL_OPT_READ_TIMEOUT, &secs);
 	mysql_options(c->mysql, MYSQL_OPT_WRITE_TIMEOUT, &secs);
+	if (!dbtls_apply(c->mysql, &c->params.tls)) {
+		mysql_close(c->mysql);
+		c->mysql = NULL;
+		return false;
+	}
 	c->cb = cb;
 	c->cb_arg = arg;
 	c->op = DB_CONNECT;
@@ -222,6 +230,29 @@ db_arm(struct db_maria *c, short what, event_callback_fn cb, const struct timeva
 	event_add(c->io, tv);
 }
 
+/*
+ * Connector/C 3.3 makes the socket blocking once TCP connects. Its own reads
+ * and writes still do not block (MSG_DONTWAIT), but OpenSSL's do: over TLS
+ * every query then waited for the server's answer inside the call, stalling
+ * the loop for a round trip (up to the driver's whole-second timeout on a hung
+ * server). With the socket non-blocking again, OpenSSL asks to wait and the
+ * driver hands the wait back to us as a wait mask. The TLS handshake itself
+ * still holds the loop for its round trip (dbtls.c), bounded by
+ * connect_timeout_ms (docs/design.md section 2.9).
+ */
+static void
+db_tls_nonblock(struct db_maria *c)
+{
+	int fd, fl;
+
+	if (!c->params.tls.required || c->mysql == NULL ||
+	    (fd = (int)mysql_get_socket(c->mysql)) < 0)
+		return;
+	fl = fcntl(fd, F_GETFL);
+	if (fl != -1 && !(fl & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
 /* Readiness or driver timeout: continue the operation. */
 static void
 db_io_cb(evutil_socket_t fd, short what, void *arg)
@@ -230,6 +261,7 @@ db_io_cb(evutil_socket_t fd, short what, void *arg)
 	int status = 0;
 
 	(void)fd;
+	db_tls_nonblock(c);
 	if (what & EV_READ)
 		status |= MYSQL_WAIT_READ;
 	if (what & EV_WRITE)
@@ -271,6 +303,8 @@ db_deadline_cb(evutil_socket_t fd, short what, void *arg)
 static void
 db_step(struct db_maria *c, int status)
 {
+	char why[160];
+
 	if (status != 0) {
 		db_wait(c, status);
 		return;
@@ -281,7 +315,14 @@ db_step(struct db_maria *c, int status)
 			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
 			return;
 		}
+		if (!dbtls_check(c->mysql, &c->params.tls, why, sizeof(why))) {
+			db_finish(c, DBTLS_ERR, why);
+			return;
+		}
 		c->connected = true;
+		db_tls_nonblock(c);
+		dbtls_describe(c->mysql, c->tls, sizeof(c->tls));
+		c->acc.tls = c->tls[0] != '\0' ? c->tls : NULL;
 		db_finish(c, 0, NULL);
 		return;
 	case DB_QUERY:
@@ -506,6 +547,7 @@ db_classify(unsigned err)
 	case 1698:	/* access denied without a password */
 	case 1044:	/* no rights on the database */
 	case 1049:	/* unknown database */
+	case 5010:	/* a login method outside db_tls_verify_host = 0's list */
 		return DB_ERRC_AUTH;
 	case 1142:	/* command denied on a table */
 	case 1143:	/* ... on a column */
@@ -513,6 +555,8 @@ db_classify(unsigned err)
 	case 1146:	/* no such table */
 	case 1054:	/* no such column */
 		return DB_ERRC_SCHEMA;
+	case DBTLS_ERR:	/* TLS handshake, certificate, or a server without TLS */
+		return DB_ERRC_TLS;
 	default:
 		return DB_ERRC_DOWN;
 	}
@@ -530,6 +574,7 @@ db_params_init(struct db_params *p, const struct config *cfg, unsigned server,
 	p->connect_timeout_ms = cfg->connect_timeout_ms;
 	p->query_timeout_ms = cfg->query_timeout_ms;
 	p->flags = flags;
+	dbtls_from_config(&p->tls, cfg);
 	p->ops = ops;
 }
 

@@ -16,6 +16,8 @@
 
 #include <event2/event.h>
 
+#include "dbtls.h"
+
 #define DB_ERR_TIMEOUT	2013	/* reported like "lost connection" */
 
 struct db_ops;
@@ -28,6 +30,7 @@ enum db_errclass {
 	DB_ERRC_AUTH,		/* user, password or database refused */
 	DB_ERRC_RIGHTS,		/* a command denied on a table or column */
 	DB_ERRC_SCHEMA,		/* no such table or column */
+	DB_ERRC_TLS,		/* TLS required: handshake, certificate or no TLS offered */
 	DB_ERRC_DOWN,		/* anything else: connection, timeout, server */
 };
 
@@ -40,6 +43,7 @@ struct db_params {
 	unsigned	 connect_timeout_ms;
 	unsigned	 query_timeout_ms;
 	unsigned	 flags;		/* DB_FOUND_ROWS, DB_MULTI_STATEMENTS */
+	struct dbtls	 tls;		/* all zero: cleartext */
 	const struct db_ops *ops;	/* NULL: MariaDB */
 };
 
@@ -60,6 +64,8 @@ struct db_result {
 	unsigned	 nstmts;
 	uint64_t	 stmt_insert_id[DB_MAX_STMTS];
 	uint64_t	 stmt_affected[DB_MAX_STMTS];
+	const char	*tls;		/* a connect's: "TLSv1.3 <cipher>", or NULL for
+					 * cleartext; valid during the callback */
 };
 
 /* Every implementation's handle begins with this. */

@@ -357,6 +357,11 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 		    "server)", r->msg);
 		ticket_refuse(s, why);
 		return true;
+	case DB_ERRC_TLS:
+		snprintf(why, sizeof(why), "%s (db_tls = required: check db_tls_ca_file, "
+		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)", r->msg);
+		ticket_refuse(s, why);
+		return true;
 	default:
 		ticket_failed(s, what, r->msg);
 		return true;
@@ -372,6 +377,7 @@ ticket_connected(struct db_conn *db, const struct db_result *r, void *arg)
 	(void)db;
 	if (ticket_query_error(s, r, "connect"))
 		return;
+	snprintf(s->seen.tls, sizeof(s->seen.tls), "%s", r->tls != NULL ? r->tls : "");
 	s->seen.recheck = false;
 	if (!ticket_send_check(s))
 		ticket_failed(s, "check", "could not start the check query");
@@ -692,10 +698,10 @@ ticket_up_done(struct ticket_server *s)
 		return;		/* the tier refused it */
 	if (!s->seen.recheck)
 		log_info("%s ticket server checked%s (version %s, B=%" PRIu64 ", next ticket >= %"
-		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ")", s->name,
-		    s->logged_refusal[0] ? " and used again" : "", s->seen.version, s->block_size,
-		    s->seen.counter, s->seen.own_mark, server_name(s->partner),
-		    s->seen.copy[s->partner]);
+		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ", %s%s)",
+		    s->name, s->logged_refusal[0] ? " and used again" : "", s->seen.version,
+		    s->block_size, s->seen.counter, s->seen.own_mark, server_name(s->partner),
+		    s->seen.copy[s->partner], s->seen.tls[0] ? "TLS " : "cleartext", s->seen.tls);
 	s->logged_refusal[0] = '\0';
 	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';

@@ -73,6 +73,7 @@ struct ticket_seen {
 	uint64_t	copy_b[SERVER_MAX];
 	char		uuid[40];	/* idgen_meta.server_uuid */
 	char		version[64];	/* @@version */
+	char		tls[96];	/* the connection's TLS version and cipher, "" cleartext */
 	uint64_t	workers_leased;	/* lease rows whose window has not ended */
 	bool		recheck;	/* a recheck, not a new connection */
 };

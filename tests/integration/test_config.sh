@@ -101,6 +101,21 @@ printf 'db_user =\n' >"$T_DIR/nouser.conf"
 expect_error "empty db_user in file" "db_user is empty (the MariaDB client would connect as the OS user)" \
 	--config "$T_DIR/nouser.conf"
 
+# TLS to the ticket servers: known words, readable files, settings that go together.
+expect_error "db_tls word" "db_tls: 'on' is not off or required" --db_tls on
+expect_error "db_tls_min_version word" "db_tls_min_version: 'TLSv1.1' is not TLSv1.2 or TLSv1.3" \
+	--db_tls required --db_tls_min_version TLSv1.1
+expect_error "TLS file with TLS off" "db_tls is off but a db_tls_*_file is set" \
+	--db_tls_ca_file /etc/hostname
+expect_error "client certificate without key" "db_tls_cert_file and db_tls_key_file go together" \
+	--db_tls required --db_tls_cert_file /etc/hostname
+expect_error "no host check without own CA" "db_tls_verify_host = 0 needs db_tls_ca_file" \
+	--db_tls required --db_tls_verify_host 0
+expect_error "CA file missing" "db_tls_ca_file: cannot read '$T_DIR/nope.pem': No such file or directory" \
+	--db_tls required --db_tls_ca_file "$T_DIR/nope.pem"
+expect_error "CA file a directory" "db_tls_ca_file: '$T_DIR' is not a regular file" \
+	--db_tls required --db_tls_ca_file "$T_DIR"
+
 # The state file need not exist (nor its directory), but must not be a directory.
 expect_error "state_file a directory" "state_file: '$T_DIR' is not a regular file" --state_file "$T_DIR"
 expect_error "state_file in a missing directory accepted" "db_password_file: cannot read '$T_DIR/nope'" \

@@ -239,6 +239,38 @@ test_missing_right(void **state)
 	rig_down(&r);
 }
 
+/*
+ * A TLS failure at connect (certificate, host, no TLS offered) refuses the
+ * server, as a wrong password does, and names the settings; a lost
+ * connection is only an outage (test_lost_mid_ticket).
+ */
+static void
+test_tls_refused(void **state)
+{
+	static struct rig r;
+	struct ticket_params tp = { 100, 1000, 30000, 5000 };
+	struct db_params p;
+
+	(void)state;
+	assert_int_equal(db_classify(DBTLS_ERR), DB_ERRC_TLS);
+	memset(&r, 0, sizeof(r));
+	memset(&p, 0, sizeof(p));
+	fake_reset();
+	nevents = 0;
+	r.base = event_base_new();
+	p.database = "idgen";
+	p.ops = &fake_ops;
+	assert_true(ticket_init(&r.s, r.base, &p, SERVER_ODD, &tp, notify, NULL));
+	fake_expect(&(struct fake_reply){ .match = "CONNECT", .err = DBTLS_ERR });
+	ticket_start(&r.s);
+	run(&r);
+	assert_int_equal(r.s.state, TICKET_REFUSED);
+	assert_true(nevents == 1 && events[0] == TICKET_EV_REFUSED);
+	assert_non_null(strstr(r.s.last_error, "db_tls = required: check db_tls_ca_file"));
+	assert_int_equal(r.s.stats.tickets, 0);
+	rig_down(&r);
+}
+
 int
 main(void)
 {
@@ -250,6 +282,7 @@ main(void)
 		cmocka_unit_test(test_wrong_parity),
 		cmocka_unit_test(test_lost_mid_ticket),
 		cmocka_unit_test(test_missing_right),
+		cmocka_unit_test(test_tls_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
