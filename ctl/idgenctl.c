@@ -112,13 +112,6 @@ ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "");
 		return false;
 	}
-	if (mysql_real_connect(s->db, s->host, c->cfg.db_user, c->cfg.db_password,
-	    c->cfg.db_name, s->port, NULL, 0) == NULL) {
-		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s", mysql_error(s->db),
-		    mysql_errno(s->db) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
-		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "");
-		return false;
-	}
 	if (!dbtls_check(s->db, &c->tls, s->error, sizeof(s->error)))
 		return false;
 	dbtls_describe(s->db, s->tls, sizeof(s->tls));
