@@ -552,7 +552,7 @@ own pair, then with region 0's pair killed (SIGKILL) ${FAR_SECS} s on region 1's
 (after a 3 s switch run). Fetch times are idserver's \`idgen_ticket_fetch_seconds\`
 (sum, count and buckets between \`/metrics\` snapshots around each run).
 
-| | fetches | mean | within 50 ms / 100 ms |
+| | fetches | mean | within 50 ms / within 100 ms (two round trips) |
 | --- | ---: | ---: | ---: |
 | the link's round trip (32-byte echo through a proxy of the same delay, 50 exchanges) | | ${rtt:-n/a} µs median (${R[r13.rtt_mean_us]:-n/a} µs mean) | |
 | a ticket of the own pair (local: one durable commit) | ${ln} | ${lm} µs | |
