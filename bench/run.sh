@@ -437,10 +437,11 @@ far_row() {
 	for r in r0 r1; do [ -d "$FAR/$r" ] && "$ROOT/scripts/dbpair.sh" down "$FAR/$r" >/dev/null 2>&1; done
 	rm -rf "$FAR"
 	mkdir -p "$FAR/r0" "$FAR/r1"
-	DBPAIR_INCREMENT=4 DBPAIR_REGION=0 DBPAIR_REGION_BITS=5 "$ROOT/scripts/dbpair.sh" up "$FAR/r0" \
+	# The bench pair's initialised datadir is copied for these too.
+	DBPAIR_TEMPLATE=$DB DBPAIR_INCREMENT=4 DBPAIR_REGION=0 DBPAIR_REGION_BITS=5 "$ROOT/scripts/dbpair.sh" up "$FAR/r0" \
 		"$FAR_R0_ODD" "$FAR_R0_EVEN" >"$FAR/dbpair.log" 2>&1 &&
 	cp "$FAR/r0/db_password" "$FAR/r1/db_password" &&
-	DBPAIR_INCREMENT=4 DBPAIR_REGION=1 DBPAIR_REGION_BITS=5 "$ROOT/scripts/dbpair.sh" up "$FAR/r1" \
+	DBPAIR_TEMPLATE=$DB DBPAIR_INCREMENT=4 DBPAIR_REGION=1 DBPAIR_REGION_BITS=5 "$ROOT/scripts/dbpair.sh" up "$FAR/r1" \
 		"$FAR_R1_ODD" "$FAR_R1_EVEN" >>"$FAR/dbpair.log" 2>&1 ||
 		{ R[r13.state]=failed-run; say "  dbpair.sh up failed: $(tail -n 3 "$FAR/dbpair.log")"; return 1; }
 	for r in r0 r1; do
@@ -453,6 +454,7 @@ far_row() {
 		python3 "$ROOT/tests/integration/delayproxy.py" "$out" "$stats" "$FAR_DELAY" >"$FAR/proxy-$r.log" 2>&1 &
 		PIDS+=($!)
 		FAR_PROXIES+=($!)
+		wait_port "$out" "$!" "far/proxy-$r"
 	done
 	FAR_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_port $FAR_SVC --http_port $FAR_HTTP --odd_port $FAR_R0_ODD --even_port $FAR_R0_EVEN --tier_increment 4 --region_bits 5 --region 0 --other_regions '1=127.0.0.1:$FAR_X_ODD,127.0.0.1:$FAR_X_EVEN' --connect_timeout_ms 2000 --refill_wait_ms 300 --state_file build/bench-var/far/idserver.state"
 	IDGEN_DB_PASSWORD=$(cat "$FAR/r0/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
