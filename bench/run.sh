@@ -28,6 +28,12 @@
 #   BENCH_PROFILE    1: profile idserver with perf during extra runs of rows 2,
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
+#   BENCH_ONLY       13: run row 13 alone (about a minute): its section goes to
+#                    build/bench-var/row13.md and bench/RESULTS.md is left as it is
+#   BENCH_FAR_BASE   row 13's ports: BASE..BASE+9 (default 13320): region 0's and
+#                    region 1's pairs, the proxies, the echo, idserver and its HTTP
+#   BENCH_FAR_DELAY_MS  row 13's link, each way (default 25: a 50 ms round trip)
+#   BENCH_FAR_SECONDS   row 13's runs (default 10)   BENCH_FAR_RATE  its requests/s (1000)
 
 set -uo pipefail
 
@@ -109,6 +115,9 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do stop_pid "$p"; done
 	[ -d "$DB" ] && "$ROOT/scripts/dbpair.sh" down "$DB" >/dev/null 2>&1
+	for p in "$VAR/far/r0" "$VAR/far/r1"; do
+		[ -d "$p" ] && "$ROOT/scripts/dbpair.sh" down "$p" >/dev/null 2>&1
+	done
 	[ $rc -ne 0 ] && say "failed (exit $rc); logs in $VAR"
 	exit $rc
 }
@@ -155,13 +164,15 @@ run_bench() {
 	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }build/idbench$(printf ' %q' "${cmd[@]:1}")"
 	R[$label.cmd]=${R[$label.cmd]//$ROOT\//}
 	say "run $label: ${*}"
-	local snap0="" snap1="" i
-	[ "$spid" = "${SVC_PID:-}" ] && snap0=$(svc_snap)
+	local snap0="" snap1="" i sport=""
+	[ "$spid" = "${SVC_PID:-}" ] && sport=$SVC_PORT
+	[ "$spid" = "${FAR_PID:-}" ] && sport=$FAR_SVC
+	[ -n "$sport" ] && snap0=$(svc_snap "$sport")
 	timeout --foreground -k 5 $((DUR + 90)) "${PIN_CLI[@]}" "${cmd[@]}" >"$out" 2>&1
 	rc=$?
 	if [ -n "$snap0" ]; then
 		# What the service counted during the run (STATS deltas).
-		snap1=$(svc_snap)
+		snap1=$(svc_snap "$sport")
 		local a=($snap0) b=($snap1) names=(refill_waits refill_late_fallbacks ids_fallback fallback_seq_exhausted)
 		for i in 0 1 2 3; do
 			isnum "${a[$i]:-}" && isnum "${b[$i]:-}" && R[$label.svc_${names[$i]}]=$((b[i] - a[i]))
@@ -313,9 +324,9 @@ val() {
 
 # ---- server helpers ------------------------------------------------------
 q() { printf "$2" | timeout 5 nc -N 127.0.0.1 "$1" 2>/dev/null; }
-# svc_snap: "refill_waits refill_late_fallbacks ids_fallback fallback_seq_exhausted"
+# svc_snap [PORT]: "refill_waits refill_late_fallbacks ids_fallback fallback_seq_exhausted"
 svc_snap() {
-	q "$SVC_PORT" 'STATS\n' | awk '$1 == "STAT" { v[$2] = $3 }
+	q "${1:-$SVC_PORT}" 'STATS\n' | awk '$1 == "STAT" { v[$2] = $3 }
 		END { late = ("refill_late_fallbacks" in v) ? v["refill_late_fallbacks"] : v["refill_wait_fallbacks"]
 		      printf "%s %s %s %s\n", v["refill_waits"], late,
 		      v["ids_fallback"], v["fallback_seq_exhausted"] }'
@@ -369,6 +380,242 @@ profile() {
 	PROFILE_MD+="### $title"$'\n\n'"Run \`prof-$name\`: $(val "prof-$name" req_per_s) req/s, $(val "prof-$name" ids_per_s) IDs/s, server CPU $(val "prof-$name" server_cpu_us_per_req) µs/req. Kernel: ${kern}% of idserver's samples; hottest idserver function: ${user:-none}."$'\n\n'
 	PROFILE_MD+="\`\`\`"$'\n'"$dso"$'\n\n'"$top"$'\n'"\`\`\`"$'\n\n'
 }
+
+# ---- row 13: a ticket across a 50 ms link (issue 18) ----------------------
+# Two regions of a tier (tier_increment 4, region_bits 5), each its own pair;
+# one idserver of region 0 with its pair direct and region 1's pair through
+# tests/integration/delayproxy.py (FAR_DELAY ms each way). Measured: the
+# proxy's own round trip (an echo through a proxy of the same delay), a
+# ticket of the own pair (the local cost: one durable commit), then, with
+# region 0's pair killed, a ticket of region 1's pair across the link, each
+# from idserver's idgen_ticket_fetch_seconds histogram (sum, count, buckets)
+# around an open-loop IDS 1000 run. One round trip is the claim: the ticket
+# transaction is one multi-statement exchange (src/ticket.c).
+FAR=$VAR/far
+FAR_DELAY=${BENCH_FAR_DELAY_MS:-25}
+FAR_SECS=${BENCH_FAR_SECONDS:-10}
+FAR_BASE=${BENCH_FAR_BASE:-13320}
+FAR_R0_ODD=$FAR_BASE FAR_R0_EVEN=$((FAR_BASE + 1)) FAR_R1_ODD=$((FAR_BASE + 2)) FAR_R1_EVEN=$((FAR_BASE + 3))
+FAR_X_ODD=$((FAR_BASE + 4)) FAR_X_EVEN=$((FAR_BASE + 5)) FAR_ECHO=$((FAR_BASE + 6)) FAR_X_ECHO=$((FAR_BASE + 7))
+FAR_SVC=$((FAR_BASE + 8)) FAR_HTTP=$((FAR_BASE + 9))
+# 1,000 IDS 1000 a second = 1 million IDs/s: about 15 tickets a second of
+# B = 65,536, well under what two fetches in flight across the link carry
+# (2 B per round trip, about 2.5 million IDs/s).
+FAR_RATE=${BENCH_FAR_RATE:-1000}
+FAR_B=65536
+
+# far_fetch BEFORE AFTER SERVER...: the fetches between two /metrics
+# snapshots, for the servers named: "count mean_us le50ms le100ms".
+far_fetch() {
+	python3 - "$@" <<'PY'
+import re, sys
+before, after, names = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+def read(path):
+    v = {}
+    pat = re.compile(r'^idgen_ticket_fetch_seconds_(sum|count|bucket)\{server="([^"]+)"(?:,le="([^"]+)")?\} (\S+)$')
+    for line in open(path):
+        m = pat.match(line.strip())
+        if m and m.group(2) in names:
+            k = (m.group(1), m.group(3))
+            v[k] = v.get(k, 0.0) + float(m.group(4))
+    return v
+a, b = read(before), read(after)
+d = lambda k: b.get(k, 0.0) - a.get(k, 0.0)
+n = d(("count", None))
+mean = d(("sum", None)) / n * 1e6 if n else 0
+print("%d %.0f %d %d" % (n, mean, d(("bucket", "0.05")), d(("bucket", "0.1"))))
+PY
+}
+
+FAR_PROXIES=()
+far_row() {
+	local r k out stats
+	say "row 13: a ticket across a ${FAR_DELAY} ms (each way) link: two regions, region 1's pair behind delayproxy.py"
+	for p in $FAR_R0_ODD $FAR_R0_EVEN $FAR_R1_ODD $FAR_R1_EVEN $FAR_X_ODD $FAR_X_EVEN $FAR_ECHO $FAR_X_ECHO $FAR_SVC $FAR_HTTP; do
+		port_busy "$p" && { R[r13.state]=failed-run; say "  port $p is in use; set BENCH_FAR_BASE"; return 1; }
+	done
+	for r in r0 r1; do [ -d "$FAR/$r" ] && "$ROOT/scripts/dbpair.sh" down "$FAR/$r" >/dev/null 2>&1; done
+	rm -rf "$FAR"
+	mkdir -p "$FAR/r0" "$FAR/r1"
+	# The bench pair's initialised datadir is copied for these too.
+	DBPAIR_TEMPLATE=$DB DBPAIR_INCREMENT=4 DBPAIR_REGION=0 DBPAIR_REGION_BITS=5 "$ROOT/scripts/dbpair.sh" up "$FAR/r0" \
+		"$FAR_R0_ODD" "$FAR_R0_EVEN" >"$FAR/dbpair.log" 2>&1 &&
+	cp "$FAR/r0/db_password" "$FAR/r1/db_password" &&
+	DBPAIR_TEMPLATE=$DB DBPAIR_INCREMENT=4 DBPAIR_REGION=1 DBPAIR_REGION_BITS=5 "$ROOT/scripts/dbpair.sh" up "$FAR/r1" \
+		"$FAR_R1_ODD" "$FAR_R1_EVEN" >>"$FAR/dbpair.log" 2>&1 ||
+		{ R[r13.state]=failed-run; say "  dbpair.sh up failed: $(tail -n 3 "$FAR/dbpair.log")"; return 1; }
+	for r in r0 r1; do
+		for k in odd even; do
+			"$ROOT/scripts/dbpair.sh" sql "$FAR/$r" $k "UPDATE idgen.idgen_meta SET block_size = $FAR_B"
+		done
+	done
+	for k in ODD:$FAR_X_ODD:$FAR_R1_ODD EVEN:$FAR_X_EVEN:$FAR_R1_EVEN ECHO:$FAR_X_ECHO:$FAR_ECHO; do
+		IFS=: read -r r out stats <<<"$k"
+		python3 "$ROOT/tests/integration/delayproxy.py" "$out" "$stats" "$FAR_DELAY" >"$FAR/proxy-$r.log" 2>&1 &
+		PIDS+=($!)
+		FAR_PROXIES+=($!)
+		wait_port "$out" "$!" "far/proxy-$r"
+	done
+	FAR_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_port $FAR_SVC --http_port $FAR_HTTP --odd_port $FAR_R0_ODD --even_port $FAR_R0_EVEN --tier_increment 4 --region_bits 5 --region 0 --other_regions '1=127.0.0.1:$FAR_X_ODD,127.0.0.1:$FAR_X_EVEN' --connect_timeout_ms 2000 --refill_wait_ms 300 --state_file build/bench-var/far/idserver.state"
+	IDGEN_DB_PASSWORD=$(cat "$FAR/r0/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
+		--listen_port "$FAR_SVC" --http_port "$FAR_HTTP" --odd_port "$FAR_R0_ODD" --even_port "$FAR_R0_EVEN" \
+		--tier_increment 4 --region_bits 5 --region 0 \
+		--other_regions "1=127.0.0.1:$FAR_X_ODD,127.0.0.1:$FAR_X_EVEN" --connect_timeout_ms 2000 \
+		--refill_wait_ms 300 --state_file "$FAR/idserver.state" >"$FAR/idserver.log" 2>&1 &
+	FAR_PID=$!
+	PIDS+=("$FAR_PID")
+	wait_port "$FAR_SVC" "$FAR_PID" far/idserver
+	for k in $(seq 1 200); do
+		stats=$(q "$FAR_SVC" 'STATS\n')
+		grep -q '^STAT odd_state up' <<<"$stats" && grep -q '^STAT even_state up' <<<"$stats" &&
+			grep -q '^STAT odd_r1_state up' <<<"$stats" && grep -q '^STAT even_r1_state up' <<<"$stats" && break
+		sleep 0.1
+	done
+	[ "$k" -lt 200 ] || { R[r13.state]=failed-run; say "  the far idserver did not reach both pairs: $(tail -n 3 "$FAR/idserver.log")"; return 1; }
+
+	# The link's own round trip: 50 exchanges of 32 bytes with an echo server
+	# through a proxy of the same delay.
+	cat >"$FAR/rtt.py" <<'PY'
+import socket, statistics, sys, threading, time
+via, port, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", port))
+srv.listen(1)
+def echo():
+    c, _ = srv.accept()
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while True:
+        d = c.recv(4096)
+        if not d:
+            return
+        c.sendall(d)
+threading.Thread(target=echo, daemon=True).start()
+s = socket.create_connection(("127.0.0.1", via), timeout=10)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+rtt = []
+for i in range(n + 1):
+    t0 = time.monotonic()
+    s.sendall(b"x" * 32)
+    got = 0
+    while got < 32:
+        got += len(s.recv(64))
+    if i:
+        rtt.append((time.monotonic() - t0) * 1e6)
+print("RTT n=%d median_us=%.0f mean_us=%.0f min_us=%.0f max_us=%.0f" % (
+    n, statistics.median(rtt), statistics.mean(rtt), min(rtt), max(rtt)))
+PY
+	out=$(python3 "$FAR/rtt.py" "$FAR_X_ECHO" "$FAR_ECHO" 50 2>&1)
+	R[r13.rtt_us]=$(sed -n 's/.* median_us=\([0-9]*\).*/\1/p' <<<"$out")
+	R[r13.rtt_mean_us]=$(sed -n 's/.* mean_us=\([0-9]*\).*/\1/p' <<<"$out")
+	R[r13.rtt_line]=$out
+	say "  the link: $out"
+
+	# Tickets of the own pair (local), then of region 1's pair across the link.
+	local far=(--port "$FAR_SVC" --command "IDS 1000" --connections 4 --rate "$FAR_RATE" --threads 1 --duration "$FAR_SECS")
+	curl -s "http://127.0.0.1:$FAR_HTTP/metrics" >"$FAR/m0"
+	run_bench r13-local "$FAR_PID" "${far[@]}"
+	curl -s "http://127.0.0.1:$FAR_HTTP/metrics" >"$FAR/m1"
+	R[r13.local]=$(far_fetch "$FAR/m0" "$FAR/m1" odd even)
+	say "  own pair: fetches $(cut -d' ' -f1 <<<"${R[r13.local]}"), mean $(cut -d' ' -f2 <<<"${R[r13.local]}") us"
+	for k in odd even; do kill -KILL "$(cat "$FAR/r0/$k/mariadbd.pid")"; done
+	run_bench r13-switch "$FAR_PID" "${far[@]:0:$((${#far[@]} - 2))}" --duration 3
+	R[r13.region]=$(q "$FAR_SVC" 'STATS\n' | awk '$2 == "ticket_region" { print $3 }')
+	curl -s "http://127.0.0.1:$FAR_HTTP/metrics" >"$FAR/m2"
+	run_bench r13-far "$FAR_PID" "${far[@]}"
+	curl -s "http://127.0.0.1:$FAR_HTTP/metrics" >"$FAR/m3"
+	R[r13.far]=$(far_fetch "$FAR/m2" "$FAR/m3" odd_r1 even_r1)
+	R[r13.far_odd]=$(far_fetch "$FAR/m2" "$FAR/m3" odd_r1)
+	R[r13.far_even]=$(far_fetch "$FAR/m2" "$FAR/m3" even_r1)
+	R[r13.stats]=$(q "$FAR_SVC" 'STATS\n' | grep -E '^STAT (mode|ticket_region|tickets_other_regions|refill_waits|refill_late_fallbacks|ids_fallback|state_writes|state_write_us_(avg|max)|(odd|even)(_r1)?_(state|tickets|fetch_us_avg|fetch_us_max)) ')
+	say "  across the link: fetches $(cut -d' ' -f1 <<<"${R[r13.far]}"), mean $(cut -d' ' -f2 <<<"${R[r13.far]}") us; ticket_region ${R[r13.region]}"
+	R[r13.state]=ok
+	for k in "$FAR_PID" "${FAR_PROXIES[@]}"; do
+		kill "$k" 2>/dev/null
+		stop_pid "$k"
+		forget "$k"
+	done
+	for r in r0 r1; do "$ROOT/scripts/dbpair.sh" down "$FAR/$r" >/dev/null 2>&1; done
+}
+
+# far_md: Row 13's section of RESULTS.md.
+far_md() {
+	local ln lm fn fm f50 f100 rtt=${R[r13.rtt_us]:-}
+	read -r ln lm _ _ <<<"${R[r13.local]:-0 0 0 0}"
+	read -r fn fm f50 f100 <<<"${R[r13.far]:-0 0 0 0}"
+	cat <<MD
+## Row 13: a ticket across a ${FAR_DELAY} ms (each way) link (issue 18)
+
+Two regions of one tier (\`tier_increment\` 4, \`region_bits\` 5, B = $(fmt_int $FAR_B)), each
+its own MariaDB pair; one idserver of region 0 with its own pair direct and region 1's
+pair through \`tests/integration/delayproxy.py\` (${FAR_DELAY} ms each way), named in
+\`other_regions\`. Load: \`IDS 1000\` at $(fmt_int "$FAR_RATE") requests/s (open loop, 4 connections), ${FAR_SECS} s on the
+own pair, then with region 0's pair killed (SIGKILL) ${FAR_SECS} s on region 1's pair
+(after a 3 s switch run). Fetch times are idserver's \`idgen_ticket_fetch_seconds\`
+(sum, count and buckets between \`/metrics\` snapshots around each run).
+
+| | fetches | mean | within 50 ms / within 100 ms (two round trips) |
+| --- | ---: | ---: | ---: |
+| the link's round trip (32-byte echo through a proxy of the same delay, 50 exchanges) | | ${rtt:-n/a} µs median (${R[r13.rtt_mean_us]:-n/a} µs mean) | |
+| a ticket of the own pair (local: one durable commit) | ${ln} | ${lm} µs | |
+| a ticket of region 1's pair across the link | ${fn} | ${fm} µs | ${f50} / ${f100} |
+| across the link, odd_r1 / even_r1 | $(cut -d' ' -f1 <<<"${R[r13.far_odd]:-}") / $(cut -d' ' -f1 <<<"${R[r13.far_even]:-}") | $(cut -d' ' -f2 <<<"${R[r13.far_odd]:-}") / $(cut -d' ' -f2 <<<"${R[r13.far_even]:-}") µs | |
+| across the link / the link's round trip | | $(ratio "$fm" "$rtt") | |
+| across the link − (round trip + local ticket) | | $(isnum "$fm" && isnum "$rtt" && isnum "$lm" && calc "$fm - $rtt - $lm" 0 || echo n/a) µs | |
+
+Requests during the runs (the prefetch hides the link): own pair $(val r13-local req_per_s) req/s, P50 / P99
+$(val r13-local p50_us) / $(val r13-local p99_us) µs, refill waits ${R[r13-local.svc_refill_waits]:-?}; across the link
+$(val r13-far req_per_s) req/s, P50 / P99 $(val r13-far p50_us) / $(val r13-far p99_us) µs, refill waits
+${R[r13-far.svc_refill_waits]:-?}, Snowflake IDs ${R[r13-far.svc_ids_fallback]:-?}; \`ticket_region\` after the switch: ${R[r13.region]:-?}.
+Checks: $(status r13-local); $(status r13-switch); $(status r13-far).
+
+<details><summary>the far idserver's STATS at the end</summary>
+
+\`\`\`
+${R[r13.stats]:-}
+\`\`\`
+</details>
+
+Commands:
+
+\`\`\`sh
+DBPAIR_INCREMENT=4 DBPAIR_REGION=0 DBPAIR_REGION_BITS=5 scripts/dbpair.sh up build/bench-var/far/r0 $FAR_R0_ODD $FAR_R0_EVEN
+DBPAIR_INCREMENT=4 DBPAIR_REGION=1 DBPAIR_REGION_BITS=5 scripts/dbpair.sh up build/bench-var/far/r1 $FAR_R1_ODD $FAR_R1_EVEN
+python3 tests/integration/delayproxy.py $FAR_X_ODD $FAR_R1_ODD $FAR_DELAY &
+python3 tests/integration/delayproxy.py $FAR_X_EVEN $FAR_R1_EVEN $FAR_DELAY &
+${FAR_CMD:-}
+${R[r13-local.cmd]:-}
+${R[r13-far.cmd]:-}
+\`\`\`
+MD
+}
+
+# far_verdict: the claim, one round trip: the mean fetch across the link under
+# 1.5 round trips of the link (two round trips would be 2).
+far_verdict() {
+	local fm x
+	read -r _ fm _ _ <<<"${R[r13.far]:-0 0 0 0}"
+	[ "${R[r13.state]:-}" = ok ] && isnum "$fm" && [ "$fm" != 0 ] || { echo "NOT MEASURED"; return; }
+	x=$(ratio "$fm" "${R[r13.rtt_us]:-}")
+	if [ "$(target_le "$x" 1.5)" = met ]; then echo "MET ($x round trips)"; else echo "**MISSED** ($x round trips)"; fi
+}
+
+# BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
+if [ "${BENCH_ONLY:-}" = 13 ]; then
+	for t in mariadb nc ss python3 curl; do
+		command -v "$t" >/dev/null || die "$t not installed (make deps)"
+	done
+	[ -x "$IDSERVER" ] && [ -x "$IDBENCH" ] || die "build/idserver or build/idbench missing: run make first"
+	mkdir -p "$VAR" "$LAT" "$RUNS"
+	far_row || die "row 13 could not run (see $FAR)"
+	far_md >"$VAR/row13.md"
+	say "row 13 written to build/bench-var/row13.md"
+	echo "  row 13 link RTT ${R[r13.rtt_us]} us; ticket own pair $(cut -d' ' -f2 <<<"${R[r13.local]}") us," \
+		"across the link $(cut -d' ' -f2 <<<"${R[r13.far]}") us ($(cut -d' ' -f1 <<<"${R[r13.far]}") fetches): $(far_verdict)" | sed 's/\*\*//g'
+	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
+	exit
+fi
+[ -n "${BENCH_ONLY:-}" ] && die "BENCH_ONLY=$BENCH_ONLY: only row 13 runs alone"
 
 # ---- setup ---------------------------------------------------------------
 for b in "$IDSERVER" "$IDBENCH" "$NULLSERVER"; do
@@ -836,6 +1083,9 @@ STOPPED_DB=()
 if wait_mode ticket 15; then TIER_BACK=yes; else TIER_BACK="no (mode $(svc_stat mode))"; fi
 RSS_END=$(rss_kb "$SVC_PID")
 
+# ---- row 13: a ticket across a 50 ms link (its own pairs, after the rest) ----
+far_row || say "row 13 could not run (see $FAR)"
+
 # Server-side counters at the end (refill waits, deadlocks, fetch times).
 STATS_END=$(q "$SVC_PORT" 'STATS\n' | grep '^STAT ')
 
@@ -1027,6 +1277,7 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 11 | gRPC \`GenerateId\` at a fixed 10,000 req/s (10 clients x 1,000): req/s, P99 µs | $(val r11-idserver-10k req_per_s), P99 $(val r11-idserver-10k p99_us) | $(val r11-peer-10k req_per_s), P99 $(val r11-peer-10k p99_us) (grpcio counter) | |
 | 12 | libidgen \`idgen_next\` in-process, 1 thread: IDs/s; round trips per million IDs | $(val r12-t1 ids_per_s); $(val r12-t1 rt_per_million) | 10,000,000 (tinyid's client, published) | $(ratio "$(fig r12-t1 ids_per_s)" 10000000) |
 | 12 | same, 2 threads: IDs/s; round trips per million IDs | $(val r12-t2 ids_per_s); $(val r12-t2 rt_per_million) | $(val r12-t1 ids_per_s) (1 thread) | $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") |
+| 13 | a ticket of another region's pair across a ${FAR_DELAY} ms (each way) link: mean fetch µs | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") | ${R[r13.rtt_us]:-n/a} (the link's round trip) | $(ratio "$(cut -d' ' -f2 <<<"${R[r13.far]:-}")" "${R[r13.rtt_us]:-}") |
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)
@@ -1048,6 +1299,7 @@ figures across runs. Every run of a row is back to back with its peer's.
 | Row 9 (issue 8): pipelined RESP server CPU/request at most 0.6x Redis's | ours/Redis = $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") | $(target_le "$(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)")" 0.6) |
 | Row 12 (issue 11): libidgen at least 100,000,000 IDs/s on one thread | $(val r12-t1 ids_per_s) IDs/s | $(target_ge "$(fig r12-t1 ids_per_s)" 100000000) |
 | Row 12 (issue 11): 2 threads faster than 1 | 2 threads / 1 = $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") | $(target_ge "$(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)")" 1.0001) |
+| Row 13 (issue 18): a ticket across a 50 ms link costs one round trip (mean fetch under 1.5 of the link's round trips) | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") µs over a ${R[r13.rtt_us]:-n/a} µs round trip | $(far_verdict) |
 
 ## Row 1: single IDs, 1 connection, no pipelining (vs Redis INCR)
 
@@ -1143,6 +1395,8 @@ the tail is scheduling and softirq time on the machine (80% of idserver's own
 samples are in the kernel's TCP path, see the profile below), not time spent
 in idserver. The specified service level is P99 < 1 ms and P99.9 < 3 ms.
 
+$(far_md)
+
 ## Memory (idserver VmRSS from /proc/PID/status)
 
 | when | idserver RSS | Redis RSS |
@@ -1233,6 +1487,7 @@ else
 fi
 printf '  row 6  raw pair          %s IDs/s\n' "$(val r6-raw4 ids_per_s)"
 printf '  row 7  open loop 100k    P99 %s us, P99.9 %s us (Redis %s / %s, null %s / %s)\n' "$(val r7-idserver p99_us)" "$(val r7-idserver p999_us)" "$(val r7-redis p99_us)" "$(val r7-redis p999_us)" "$(val r7-null p99_us)" "$(val r7-null p999_us)"
+echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)"
 printf '  memory %s MB with %s idle connections (%s MB after load); rounds %s kB\n' "$(kb_mb "$RSS_IDLE_PING")" "$IDLE_CONNS" "$(kb_mb "$RSS_IDLE_LOADED")" "${MEM_RUNS[*]:-n/a}"
 echo "  targets:"
 echo "    row 1 req/s: $T_R1; CPU: $T_R1C"
