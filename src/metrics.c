@@ -512,7 +512,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 
 			used = srv->seen.counter > srv->mark ? srv->seen.counter : srv->mark;
 			metrics_printf(b, "idgen_ticket_region_tickets_left{server=\"%s\"} %" PRIu64
-			    "\n", server_name(s), used < last ? (last - used) / 2 : 0);
+			    "\n", server_name(s), used < last ? (last - used) / server_increment() : 0);
 		}
 	}
 	{
