@@ -132,6 +132,15 @@ bool	proto_http_cors_allowed(const char *allowed, const char *origin);
 char	*proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len);
 
 /*
+ * The /v1/ids JSON line written directly (no JSON objects built): the bytes
+ * json_dumps(proto_http_result(PROTO_HTTP_IDS, res), JSON_COMPACT) gives, and a
+ * newline, checked byte for byte in test_proto_http (decimal digits only: no
+ * string needs escaping). A batch of 1,000 costs ~2,000 allocations the other
+ * way (docs/benchmark.md). Sets *len; NULL when out of memory; the caller frees.
+ */
+char	*proto_http_ids_line(const struct core_result *res, size_t *len);
+
+/*
  * The JSON body of a core result for an ID API page (no I/O): id/id_str,
  * ids/ids_str, first/first_str/count, the decode and b58 fields. A numeric
  * member only when exact in JavaScript: id, first or decode's id below 2^53;

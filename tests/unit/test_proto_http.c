@@ -83,6 +83,50 @@ test_ids(void **state)
 	free(res);
 }
 
+/*
+ * The /v1/ids line written directly is jansson's compact text of the same
+ * body and a newline, byte for byte: every count from 1 to 1,000, IDs from 0
+ * to UINT64_MAX, all below 2^53 (both arrays) and one at or above (ids_str
+ * alone), each digit count.
+ */
+static void
+test_ids_line(void **state)
+{
+	struct core_result *res = calloc(1, sizeof(*res));
+	uint64_t x = UINT64_C(0x9e3779b97f4a7c15);
+
+	(void)state;
+	assert_non_null(res);
+	for (unsigned count = 1; count <= 1000; count++) {
+		char *want, *got;
+		size_t len;
+
+		res->count = count;
+		for (unsigned i = 0; i < count; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* Any number of digits; below 2^53 unless the count says otherwise. */
+			res->ids[i] = x >> (x % 64);
+			if (count % 3 != 0)
+				res->ids[i] %= TWO53;
+		}
+		if (count == 1000)
+			res->ids[999] = UINT64_MAX;
+		if (count == 999)
+			res->ids[0] = TWO53 - 1;
+		want = body(PROTO_HTTP_IDS, res);
+		got = proto_http_ids_line(res, &len);
+		assert_non_null(got);
+		assert_int_equal(len, strlen(want) + 1);
+		assert_memory_equal(got, want, strlen(want));
+		assert_int_equal(got[len - 1], '\n');
+		free(want);
+		free(got);
+	}
+	free(res);
+}
+
 static void
 test_block_b58_decode(void **state)
 {
@@ -328,6 +372,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_id),
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_ids_line),
 		cmocka_unit_test(test_block_b58_decode),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_route),
