@@ -90,7 +90,8 @@ server_others_set(const unsigned *regions, unsigned n)
 			if (regions[j] == regions[k])
 				return false;
 	}
-	memcpy(server_shape.other, regions, n * sizeof(regions[0]));
+	if (n > 0)
+		memcpy(server_shape.other, regions, n * sizeof(regions[0]));
 	server_shape.others = n;
 	server_names_build();
 	return true;

@@ -11,7 +11,8 @@
 #      duplicate between them;
 #   4. a server beyond the pair restored from an old backup (its counter and
 #      its own mark back to zero) is refused by a fresh idserver, from the
-#      copies of its mark the other servers keep, and tier check names it.
+#      copies of its mark the other servers keep, and tier check names it;
+#   5. a retired server's offset is never given again.
 . "$(dirname "$0")/lib.sh"
 
 M=8
@@ -25,6 +26,7 @@ IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
 FLAGS=(--tier_increment $M --reprobe_max_ms 300 --refill_wait_ms 50)
 CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --tier_increment $M)
 MORE="3=127.0.0.1:$P3 4=127.0.0.1:$P4"
+on_cleanup() { [ -d "$T_DIR/db2" ] && "$ROOT/scripts/dbpair.sh" down "$T_DIR/db2" >/dev/null 2>&1; }
 
 # residues FILE ALLOWED...: every ID of FILE is a ticket of the offsets ALLOWED
 # (mod M), and every one of them gave some.
@@ -120,6 +122,17 @@ cat "$T_DIR/fresh.txt" >>"$IDS"
 expect_ctl 1 "^VIOLATION o3: counter regressed" --more_servers "$MORE" tier check
 log "4. o3 restored from an old backup: refused from the others' copies of its mark; tier check names it"
 
+# 5. o4 retired: idservers no longer list it; its offset is never given again
+# (the others keep its mark), not even to a fresh server at another address.
+kill -TERM "$fresh_PID"
+wait "$fresh_PID" 2>/dev/null || true
+mkdir -p "$T_DIR/db2" && cp "$T_DIR/db/db_password" "$T_DIR/db2/"
+"$ROOT/scripts/dbpair.sh" more "$T_DIR/db2" 4 $((ODD_PORT + 32)) >/dev/null ||
+	fail "a second server of offset 4 did not start"
+expect_ctl 1 "offset 4 was used before: the odd server holds its mark [1-9]" \
+	--more_servers "3=127.0.0.1:$P3" tier add-server 4 "127.0.0.1:$((ODD_PORT + 32))"
+log "5. o4 retired from the config: its offset refused to a new server (the others keep its mark)"
+
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the idservers"
-log "5. $n IDs in $(wc -l <"$IDS") ranges: no duplicate"
+log "6. $n IDs in $(wc -l <"$IDS") ranges: no duplicate"
 log ok
