@@ -497,7 +497,7 @@ rig_new(bool file)
 }
 
 /* A rig of a region of four (odd, even, o3, o4), all up; file: a temp state file. */
-static __attribute__((unused)) struct rig *
+static struct rig *
 rig_new4(bool file)
 {
 	return rig_setup(file, SIM_MAX);
@@ -1226,6 +1226,84 @@ test_partner_first_stale_recheck(void **state)
 	rig_free(r);
 }
 
+/* How many blocks handed out from index from on came from server i (by residue). */
+static unsigned
+blocks_from(unsigned i, unsigned from)
+{
+	unsigned k, n = 0;
+
+	for (k = from; k < nblocks; k++)
+		n += owner_of(blocks[k]) == i;
+	return n;
+}
+
+/*
+ * A region of four, all up: tickets are taken in turns from all four (the
+ * residues 1, 2, 3, 4 mod 8 in order), and every ticket transaction raised,
+ * on the server it ran on, the copy row of each of the three others to what
+ * the tier knew of that server when it was sent (section 12.2's witness: each
+ * server keeps a copy of every other server's mark).
+ */
+static void
+test_four_take_turns(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned k, i, j, tx = 0;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	assert_true(tier_settled(&r->t));
+	for (i = 0; i < SIM_MAX; i++)
+		assert_int_equal(r->t.srv[i].state, TICKET_READY);
+	take_many(r, 24 * B4K, 1024);
+	assert_true(nblocks == 24);
+	for (k = 0; k < nblocks; k++) {
+		unsigned want = k == 0 ? 1 : (unsigned)(blocks[k - 1] % 8) % 4 + 1;
+
+		if (blocks[k] % 8 != want)
+			fail_msg("block %u (ticket %" PRIu64 ") has residue %u mod 8, not %u: "
+			    "the four servers did not take turns", k, blocks[k],
+			    (unsigned)(blocks[k] % 8), want);
+		if (k >= SIM_MAX)
+			assert_true(blocks[k] > blocks[k - SIM_MAX]);
+	}
+	for (i = 0; i < SIM_MAX; i++)
+		assert_int_equal(blocks_from(i, 0), 6);
+
+	for (k = 0; k < nlog; k++) {
+		const struct sim_ev *e = &sim_log[k];
+
+		if (e->kind != 'T')
+			continue;
+		i = (unsigned)e->srv;
+		assert_true(e->after[i] == e->v);
+		for (j = 0; j < SIM_MAX; j++) {
+			if (j == i)
+				continue;
+			if (e->after[j] < e->known[j])
+				fail_msg("the ticket transaction of %s (ticket %" PRIu64 ") left its "
+				    "copy of %s's mark at %" PRIu64 ", below the %" PRIu64 " the "
+				    "tier knew", sim_roles[i], e->v, sim_roles[j], e->after[j],
+				    e->known[j]);
+			/* Once every server has banked a ticket, each copy is of one. */
+			if (tx >= 2 * SIM_MAX && (e->known[j] == 0 ||
+			    !server_owns_ticket(j, e->known[j])))
+				fail_msg("transaction %u: the tier knew no ticket of %s", tx,
+				    sim_roles[j]);
+		}
+		tx++;
+	}
+	assert_true(tx >= 24);
+	/* And on the servers now: each copy at least the other's ticket before its last. */
+	settle(r);
+	for (i = 0; i < SIM_MAX; i++)
+		for (j = 0; j < SIM_MAX; j++)
+			if (j != i)
+				assert_true(sim[i].mark[j] >= sim[j].counter - 3 * 8);
+	rig_free(r);
+}
+
 int
 main(void)
 {
@@ -1246,6 +1324,7 @@ main(void)
 		cmocka_unit_test(test_witness_before_serving),
 		cmocka_unit_test(test_partner_first),
 		cmocka_unit_test(test_partner_first_stale_recheck),
+		cmocka_unit_test(test_four_take_turns),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
