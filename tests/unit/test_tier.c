@@ -1237,6 +1237,16 @@ blocks_from(unsigned i, unsigned from)
 	return n;
 }
 
+/* Index of the last event of server srv and kind; nlog if none. */
+static unsigned
+last_ev(int srv, char kind)
+{
+	for (unsigned k = nlog; k > 0; k--)
+		if (sim_log[k - 1].srv == srv && sim_log[k - 1].kind == kind)
+			return k - 1;
+	return nlog;
+}
+
 /*
  * A region of four, all up: tickets are taken in turns from all four (the
  * residues 1, 2, 3, 4 mod 8 in order), and every ticket transaction raised,
@@ -1304,6 +1314,170 @@ test_four_take_turns(void **state)
 	rig_free(r);
 }
 
+/* Takes every buffered ID, so the tier fetches the moment a server may serve. */
+static void
+drain(struct rig *r)
+{
+	unsigned n = (unsigned)pool_available(&r->t.pool);
+
+	if (n > 0)
+		assert_true(take(r, n));
+}
+
+/*
+ * All others first (docs/design.md 12.2): o3 goes away while the others serve;
+ * when it comes back its new connection is not used for a ticket until every
+ * other server up (odd, even, o4) has answered a check sent after o3's check
+ * passed. Even's check is held: meanwhile the pool is emptied again and again
+ * and odd and o4 serve, o3 none; once even's answer arrives, o3 takes its
+ * turn. On reconnecting, o3 was given the three other marks (the witness: one
+ * UPDATE per copy behind) before anything else.
+ */
+static void
+test_all_others_first(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned c, k, w, from, first_tx;
+	unsigned kk[SIM_MAX];
+	int h;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	sim[2].up = false;
+	take_many(r, 8 * B4K, 1024);
+	assert_true(r->t.srv[2].state != TICKET_READY);
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			assert_true(sim[2].mark[h] < r->sf.rec.mark[h].high_water);
+
+	/* Even's next check, the one o3's new connection asks for, is held. */
+	sim[1].hold_check = true;
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	settle(r);
+	c = last_ev(2, 'K');
+	assert_true(c < nlog && find_ev(c, 2, 'T') == nlog);
+	assert_true(find_ev(c, 1, 'K') < nlog);
+	assert_int_equal(r->t.srv[1].state, TICKET_RECHECKING);
+	/* The witness raised all three copies on o3, in one query. */
+	w = find_ev(last_ev(2, 'C'), 2, 'W');
+	assert_true(w < c + 8 && w < nlog);
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			assert_true(sim[2].mark[h] == r->sf.rec.mark[h].high_water);
+
+	/* Odd and o4 answered a check sent after o3's, even has not: o3 waits. */
+	for (h = 0; h < SIM_MAX; h++)
+		kk[h] = find_ev(c + 1, h, 'K');
+	assert_true(kk[0] < nlog && kk[3] < nlog);
+	from = nblocks;
+	for (k = 0; k < 8; k++) {
+		drain(r);
+		settle(r);
+	}
+	if (find_ev(c, 2, 'T') < nlog)
+		fail_msg("o3 took a ticket while even's check, sent after o3's connect, was "
+		    "still unanswered");
+	assert_int_equal(blocks_from(2, from), 0);
+	assert_true(blocks_from(0, from) >= 2 && blocks_from(3, from) >= 2);
+	assert_int_equal(blocks_from(1, from), 0);
+
+	/* Even's answer arrives: o3 is used. */
+	fake_release(r->t.srv[1].db);
+	settle(r);
+	from = nblocks;
+	take_many(r, 8 * B4K, 1024);
+	first_tx = find_ev(c, 2, 'T');
+	if (first_tx == nlog)
+		fail_msg("o3 was never used after every other server answered");
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2 && kk[h] > first_tx)
+			fail_msg("o3's first ticket (event %u) came before %s's check (event %u)",
+			    first_tx, sim_roles[h], kk[h]);
+	assert_true(blocks_from(2, from) >= 1);
+	rig_free(r);
+}
+
+/*
+ * All others first, with odd's periodic recheck in flight when o3's new
+ * connection comes up (test_partner_first_stale_recheck for a region of
+ * four). o3 was down from the start; other idservers used o3 tickets up to
+ * 203, and o3 is restored from before that (next ticket 99, its own mark 91,
+ * as every copy this idserver can read says). Odd's recheck reads its copy of
+ * o3's mark (91), then another idserver witnesses 203 into odd; o3 is checked
+ * and passes against 91; even and o4 answer checks sent after it, reading 91.
+ * Odd's stale answer must not count: only odd's next check reads 203, so o3's
+ * first ticket (99) is refused and none of its IDs is handed out again.
+ */
+static void
+test_all_others_first_stale_recheck(void **state)
+{
+	struct rig *r = rig_new4(false);
+	uint64_t t;
+	int h;
+
+	(void)state;
+	/* A target more than the servers in flight fill: the tier wants every one that may. */
+	r->cfg.prefetch_blocks = 16;
+	r->cfg.prefetch_max_blocks = 16;
+	sim[2].up = false;
+	rig_start(r);
+	settle(r);
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			assert_int_equal(r->t.srv[h].state, TICKET_READY);
+	take_many(r, 6 * B4K, 1024);
+	assert_int_equal(blocks_from(2, 0), 0);
+
+	/* Other idservers used o3 tickets up to 203; o3 is restored from before that. */
+	sim_set(2, B4K, 99);
+	sim[2].mark[2] = 91;
+	sim[2].up = false;
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			sim[h].mark[2] = 91;
+
+	/* Odd's recheck reads 91 and its answer is held; then 203 is witnessed into odd. */
+	sim[0].hold_check = true;
+	ticket_recheck_soon(&r->t.srv[0]);
+	assert_int_equal(r->t.srv[0].state, TICKET_RECHECKING);
+	sim[0].mark[2] = 203;
+
+	/* o3 comes back and passes its checks while odd's answer is on its way. */
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	settle(r);
+	assert_int_equal(r->t.srv[0].state, TICKET_RECHECKING);
+	assert_true(sim[2].txs == 0);
+	drain(r);
+	settle(r);
+	assert_true(r->t.srv[2].state == TICKET_READY && sim[2].txs == 0);
+
+	/*
+	 * The pool emptied again, so the tier fetches the moment a server may
+	 * serve; then the stale answer arrives, and IDs are taken from whichever
+	 * server may.
+	 */
+	drain(r);
+	fake_release(r->t.srv[0].db);
+	settle(r);
+	take_many(r, 12 * B4K, 1024);
+	for (t = 3; t <= 203; t += 8)
+		if (handed_out(t, B4K))
+			fail_msg("o3 ticket %" PRIu64 " handed out again: o3 served on odd's "
+			    "copy of its mark read before o3's check", t);
+	assert_true(sim[2].txs >= 1);
+	assert_int_equal(r->t.srv[2].state, TICKET_REGRESSED);
+	assert_non_null(strstr(r->t.srv[2].last_error, "counter regressed"));
+	/* What the other idservers handed out: rig_free finds any ID handed out twice. */
+	for (t = 3; t <= 203; t += 8)
+		others_took(t, B4K);
+	rig_free(r);
+}
+
+
 int
 main(void)
 {
@@ -1325,6 +1499,8 @@ main(void)
 		cmocka_unit_test(test_partner_first),
 		cmocka_unit_test(test_partner_first_stale_recheck),
 		cmocka_unit_test(test_four_take_turns),
+		cmocka_unit_test(test_all_others_first),
+		cmocka_unit_test(test_all_others_first_stale_recheck),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
