@@ -1477,6 +1477,45 @@ test_all_others_first_stale_recheck(void **state)
 	rig_free(r);
 }
 
+/*
+ * A down server is not waited for: with o4 down, o3's new connection is used
+ * once odd and even have answered checks sent after o3's.
+ */
+static void
+test_down_other_not_waited(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned c, first_tx, kodd, keven, from;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	sim[2].up = false;
+	sim[3].up = false;
+	take_many(r, 8 * B4K, 1024);
+	assert_true(r->t.srv[2].state != TICKET_READY);
+	assert_true(r->t.srv[3].state != TICKET_READY);
+
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	c = last_ev(2, 'K');
+	from = nblocks;
+	drain(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	first_tx = find_ev(c, 2, 'T');
+	if (first_tx == nlog)
+		fail_msg("o3 was not used: it waits for o4, which is down");
+	kodd = find_ev(c + 1, 0, 'K');
+	keven = find_ev(c + 1, 1, 'K');
+	assert_true(kodd < first_tx && keven < first_tx);
+	assert_true(blocks_from(2, from) >= 2);
+	assert_int_equal(blocks_from(3, from), 0);
+	assert_true(r->t.srv[3].state != TICKET_READY);
+	rig_free(r);
+}
+
 
 int
 main(void)
@@ -1501,6 +1540,7 @@ main(void)
 		cmocka_unit_test(test_four_take_turns),
 		cmocka_unit_test(test_all_others_first),
 		cmocka_unit_test(test_all_others_first_stale_recheck),
+		cmocka_unit_test(test_down_other_not_waited),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
