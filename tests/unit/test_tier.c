@@ -1516,6 +1516,57 @@ test_down_other_not_waited(void **state)
 	rig_free(r);
 }
 
+/*
+ * A fresh idserver (no state file); o3 restored to its very beginning (next
+ * ticket 3, its own mark 0) while the other servers' copies of its mark (odd's,
+ * even's, o4's) say o3 tickets up to 203 were used: o3 is refused as
+ * regressed, naming the other servers' copies, before any ticket is asked of
+ * it; the others serve.
+ */
+static void
+regressed_by_copies(uint64_t at_odd, uint64_t at_even, uint64_t at_o4)
+{
+	struct rig *r = rig_new4(false);
+	const char *why;
+
+	sim[2].mark[2] = 0;
+	sim[0].mark[2] = at_odd;
+	sim[1].mark[2] = at_even;
+	sim[3].mark[2] = at_o4;
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[2].state, TICKET_REGRESSED);
+	why = r->t.srv[2].last_error;
+	assert_non_null(strstr(why, "counter regressed: next ticket 3 is not above"));
+	assert_non_null(strstr(why, "the other servers' copies: 203"));
+	assert_non_null(strstr(why, "AUTO_INCREMENT = 204"));
+	assert_int_equal(sim[2].txs, 0);
+	assert_true(r->sf.rec.mark[2].high_water == 203);
+	take_many(r, 12 * B4K, 1024);
+	assert_int_equal(sim[2].txs, 0);
+	assert_int_equal(blocks_from(2, 0), 0);
+	assert_true(blocks_from(0, 0) >= 3 && blocks_from(1, 0) >= 3 && blocks_from(3, 0) >= 3);
+	rig_free(r);
+}
+
+/* The highest copy on odd, checked before o3: refused at its connect. */
+static void
+test_regressed_by_others_copies(void **state)
+{
+	(void)state;
+	regressed_by_copies(203, 195, 187);
+}
+
+/*
+ * The only copy on o4, which is checked after o3: o3 passes its connect check
+ * (nothing known of it yet) but waits for o4, whose copy refuses it.
+ */
+static void
+test_regressed_by_last_checked_copy(void **state)
+{
+	(void)state;
+	regressed_by_copies(0, 0, 203);
+}
 
 int
 main(void)
@@ -1541,6 +1592,8 @@ main(void)
 		cmocka_unit_test(test_all_others_first),
 		cmocka_unit_test(test_all_others_first_stale_recheck),
 		cmocka_unit_test(test_down_other_not_waited),
+		cmocka_unit_test(test_regressed_by_others_copies),
+		cmocka_unit_test(test_regressed_by_last_checked_copy),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
