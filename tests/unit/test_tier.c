@@ -6,7 +6,10 @@
  * of the wrong parity, prefetch and a BLOCK's demand, the state file's marks
  * written before a block is banked (and no block when it cannot be written),
  * the witness step and the partner-first rule (with a partner recheck already
- * in flight when the new connection comes up). Every ID handed out is
+ * in flight when the new connection comes up). A region of four servers:
+ * taking turns, every copy raised by each ticket transaction, all others
+ * first (with a check held, one already in flight, and a server down) and a
+ * restored server refused by the others' copies. Every ID handed out is
  * collected and checked for duplicates. No MariaDB, no sockets.
  *
  * Servers are indexed as the tier's srv[] (src/server.h): 0 is the odd
