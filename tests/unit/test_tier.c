@@ -6,11 +6,18 @@
  * of the wrong parity, prefetch and a BLOCK's demand, the state file's marks
  * written before a block is banked (and no block when it cannot be written),
  * the witness step and the partner-first rule (with a partner recheck already
- * in flight when the new connection comes up). Every ID handed out is
+ * in flight when the new connection comes up). A region of four servers:
+ * taking turns, every copy raised by each ticket transaction, all others
+ * first (with a check held, one already in flight, and a server down) and a
+ * restored server refused by the others' copies. Every ID handed out is
  * collected and checked for duplicates. No MariaDB, no sockets.
  *
  * Servers are indexed as the tier's srv[] (src/server.h): 0 is the odd
- * server, 1 the even one.
+ * server, 1 the even one; a rig of four (rig_new4: M = 8, more_servers at
+ * offsets 3 and 4) adds o3 and o4 as 2 and 3. The simulated servers keep a
+ * mark row per role of the region and answer the SQL the code sends: the
+ * check's mark columns by the role each names, the ticket transaction's copy
+ * UPDATEs and the witness's UPDATEs each applied to the row it names.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,16 +41,25 @@
 
 #define B4K	UINT64_C(4096)
 
+/*
+ * The servers a rig can have, indexed as the tier's srv[]: the pair, or a
+ * region of four (the pair and the servers beyond it at offsets 3 and 4 of
+ * M = 8). A mark row is named by its server's role.
+ */
+#define SIM_MAX		(SERVER_PAIR + SERVER_EXTRA_MAX)
+
+static const char *const sim_roles[SIM_MAX] = { "odd", "even", "o3", "o4" };
+
 /* One simulated ticket server: what its tables hold. */
 struct sim {
 	bool		 up;		/* answers; else every connect and query fails (2003) */
 	uint64_t	 b;		/* idgen_meta.block_size */
 	uint64_t	 counter;	/* tickets64's AUTO_INCREMENT: the next ticket */
 	uint64_t	 skew;		/* added to the ticket it returns (a wrong parity) */
-	uint64_t	 mark[2];	/* idgen_marks.high_water: [0] odd row, [1] even row */
-	uint64_t	 mark_b[2];	/* ... and its block_size */
+	uint64_t	 mark[SIM_MAX];	/* idgen_marks.high_water by role (sim_roles) */
+	uint64_t	 mark_b[SIM_MAX];	/* ... and its block_size */
 	unsigned	 txs;		/* ticket transactions answered */
-	unsigned	 witnesses;	/* witness UPDATEs answered */
+	unsigned	 witnesses;	/* witness queries answered */
 	bool		 hold_check;	/* hold the next check's answer (fake_release) */
 };
 
@@ -53,13 +69,18 @@ struct sim_ev {
 	char		 kind;		/* C connect, K check, W witness, T ticket */
 	uint64_t	 v;		/* T: the ticket */
 	uint64_t	 copy;		/* T: its copy of the partner's mark before the ticket */
+	uint64_t	 after[SIM_MAX];	/* T: its mark rows after the transaction */
+	uint64_t	 known[SIM_MAX];	/* T: the tier's marks when it was sent */
 };
 
 #define SIM_LOG_MAX	4096
 
-static struct sim sim[2];
+static struct sim sim[SIM_MAX];
 static struct sim_ev sim_log[SIM_LOG_MAX];
 static unsigned nlog;
+
+/* The tier the servers answer (rig_start), for the marks it knew at a ticket. */
+static const struct tier *sim_tier;
 
 /* Called as each event is logged, inside the query that caused it (NULL: none). */
 static void	(*sim_hook)(int srv, char kind);
@@ -85,8 +106,14 @@ struct rig {
 static void
 log_ev(int srv, char kind, uint64_t v, uint64_t copy)
 {
-	if (nlog < SIM_LOG_MAX)
-		sim_log[nlog++] = (struct sim_ev){ srv, kind, v, copy };
+	if (nlog < SIM_LOG_MAX) {
+		memset(&sim_log[nlog], 0, sizeof(sim_log[nlog]));
+		sim_log[nlog].srv = srv;
+		sim_log[nlog].kind = kind;
+		sim_log[nlog].v = v;
+		sim_log[nlog].copy = copy;
+		nlog++;
+	}
 	if (sim_hook != NULL)
 		sim_hook(srv, kind);
 }
@@ -98,107 +125,186 @@ sim_end(uint64_t h, uint64_t b, uint64_t server_b)
 	return (h + 1) * (b != 0 ? b : server_b);
 }
 
-/* "UPDATE idgen_marks SET high_water = h, block_size = b WHERE role = 'r' ..." at p. */
-static void
+/* The index of the role whose name starts at p and ends at a quote. */
+static int
+sim_role(const char *p)
+{
+	for (int k = 0; k < SIM_MAX; k++) {
+		size_t n = strlen(sim_roles[k]);
+
+		if (strncmp(p, sim_roles[k], n) == 0 && p[n] == '\'')
+			return k;
+	}
+	fail_msg("no simulated server has the role '%.8s'", p);
+	return -1;
+}
+
+/* The server a connection was made for, by the name it was made with. */
+static int
+sim_index(const char *name)
+{
+	for (int k = 0; k < SIM_MAX; k++)
+		if (strcmp(name, sim_roles[k]) == 0)
+			return k;
+	fail_msg("no simulated server is named '%s'", name);
+	return -1;
+}
+
+/*
+ * "UPDATE idgen_marks SET high_water = h, block_size = b WHERE role = 'r' ..." at p:
+ * raises the row of r when (h, b) covers more. Returns r.
+ */
+static int
 sim_raise_copy(struct sim *s, const char *p)
 {
+	static const char where[] = "WHERE role = '";
 	uint64_t h, b;
-	char role[8];
+	const char *q;
 	int r;
 
 	assert_non_null(p);
-	assert_int_equal(sscanf(p, "SET high_water = %" SCNu64 ", block_size = %" SCNu64
-	    " WHERE role = '%7[a-z]'", &h, &b, role), 3);
-	r = strcmp(role, "odd") == 0 ? 0 : 1;
+	assert_int_equal(sscanf(p, "SET high_water = %" SCNu64 ", block_size = %" SCNu64,
+	    &h, &b), 2);
+	q = strstr(p, where);
+	assert_non_null(q);
+	r = sim_role(q + sizeof(where) - 1);
 	if (sim_end(s->mark[r], s->mark_b[r], s->b) < sim_end(h, b, s->b)) {
 		s->mark[r] = h;
 		s->mark_b[r] = b;
 	}
+	return r;
 }
 
-/* The connect-time check row (ticket.c's ticket_check_sql). */
-/* The k-th "role = '...'" of the check query, as a server index (the SQL names them). */
-static int
-sim_role_at(const char *sql, unsigned k)
-{
-	const char *p = sql;
-
-	for (unsigned n = 0; (p = strstr(p, "role = '")) != NULL; n++, p++)
-		if (n == k)
-			return strncmp(p + 8, "odd'", 4) == 0 ? 0 : 1;
-	fail_msg("the check query names fewer than %u marks", k + 1);
-	return -1;
-}
-
+/*
+ * The check row (ticket.c's ticket_send_check): the settings and meta row the
+ * tier's shape gives server i, then each mark subquery answered from the row
+ * its role names, in the order the SQL asks: the fixed columns (its own and
+ * the partner's: high_water 10 and 11, block_size 13 and 14), then a pair of
+ * columns per other server of its region, from 19 on.
+ */
 static void
 sim_check_row(int i, const char *sql, struct fake_answer *a)
 {
+	static const char hw[] = "(SELECT high_water FROM idgen_marks WHERE role = '";
+	static const char bs[] = "(SELECT block_size FROM idgen_marks WHERE role = '";
 	struct sim *s = &sim[i];
-	unsigned k;
+	const char *p = sql;
+	unsigned k, n = 0;
 
 	snprintf(a->text[0], 32, "10.11.19-MariaDB");
-	snprintf(a->text[1], 32, "2");
-	snprintf(a->text[2], 32, "%d", i == 0 ? 1 : 2);
+	snprintf(a->text[1], 32, "%u", server_increment());
+	snprintf(a->text[2], 32, "%u", server_offset((unsigned)i));
 	snprintf(a->text[3], 32, "1");
 	snprintf(a->text[4], 32, "InnoDB");
 	snprintf(a->text[5], 32, "1");
 	snprintf(a->text[6], 32, "%" PRIu64, s->b);
-	snprintf(a->text[7], 32, "%s", i == 0 ? "odd" : "even");
-	snprintf(a->text[8], 32, "uuid-%s", i == 0 ? "odd" : "even");
+	snprintf(a->text[7], 32, "%s", server_parity((unsigned)i));
+	snprintf(a->text[8], 32, "uuid-%s", sim_roles[i]);
 	snprintf(a->text[9], 32, "%" PRIu64, s->counter);
-	/* The marks in the order the query asks for them (its own, then its partner's). */
-	snprintf(a->text[10], 32, "%" PRIu64, s->mark[sim_role_at(sql, 0)]);
-	snprintf(a->text[11], 32, "%" PRIu64, s->mark[sim_role_at(sql, 1)]);
 	snprintf(a->text[12], 32, "0");
-	snprintf(a->text[13], 32, "%" PRIu64, s->mark_b[sim_role_at(sql, 2)]);
-	snprintf(a->text[14], 32, "%" PRIu64, s->mark_b[sim_role_at(sql, 3)]);
-	snprintf(a->text[15], 32, "2");
-	snprintf(a->text[16], 32, "%d", i == 0 ? 1 : 2);
+	snprintf(a->text[15], 32, "%u", server_increment());
+	snprintf(a->text[16], 32, "%u", server_offset((unsigned)i));
 	snprintf(a->text[17], 32, "0");
 	snprintf(a->text[18], 32, "0");
-	for (k = 0; k < 19; k++)
+	for (;;) {
+		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
+		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 15 + n;
+		int role;
+
+		if (h == NULL && b == NULL)
+			break;
+		q = h != NULL && (b == NULL || h < b) ? h : b;
+		role = sim_role(q + sizeof(hw) - 1);
+		assert_true(col < 24);
+		snprintf(a->text[col], 32, "%" PRIu64, q == h ? s->mark[role] : s->mark_b[role]);
+		n++;
+		p = q + 1;
+	}
+	/* Its own and the partner's, then a pair per other server. */
+	assert_true(n >= 4 && n % 2 == 0);
+	for (k = 0; k < 15 + n; k++)
 		a->reply.row[k] = a->text[k];
-	a->reply.nfields = 19;
+	a->reply.nfields = 15 + n;
 }
 
-/* One ticket transaction, as MariaDB runs ticket.c's TICKET_TX_SQL. */
+/*
+ * One ticket transaction, as MariaDB runs ticket.c's TICKET_TX_SQL: the own
+ * mark raised only above it, then one copy UPDATE per other server of its
+ * region, each applied to the row its role names.
+ */
 static void
 sim_tx(int i, const char *sql, struct fake_answer *a)
 {
+	static const char set[] = "SET high_water = ";
 	struct sim *s = &sim[i];
-	const char *own = strstr(sql, "SET high_water = LAST_INSERT_ID()");
+	const char *own = strstr(sql, "SET high_water = LAST_INSERT_ID()"), *p;
 	uint64_t t = s->counter + s->skew, b = 0, before = s->mark[i];
+	unsigned ev = nlog, copies = 0, k;
 	bool raised = false;
 
 	assert_non_null(own);
 	assert_int_equal(sscanf(own, "SET high_water = LAST_INSERT_ID(), block_size = %" SCNu64,
 	    &b), 1);
 	assert_true(b == s->b);
-	s->counter += 2;
-	log_ev(i, 'T', t, s->mark[i ^ 1]);
+	assert_int_equal(sim_role(strstr(own, "WHERE role = '") + 14), i);
+	s->counter += server_increment();
+	log_ev(i, 'T', t, s->mark[server_partner((unsigned)i)]);
 	if (sim_end(s->mark[i], s->mark_b[i], s->b) <= t * s->b) {
 		s->mark[i] = t;
 		s->mark_b[i] = s->b;
 		raised = true;
 	}
-	sim_raise_copy(s, strstr(own + 1, "SET high_water = "));
+	for (p = strstr(own + 1, set); p != NULL; p = strstr(p + 1, set)) {
+		assert_true(sim_raise_copy(s, p) != i);
+		copies++;
+	}
+	assert_true(copies >= 1 && 5 + copies <= DB_MAX_STMTS);
 	s->txs++;
+	if (ev < SIM_LOG_MAX && sim_log[ev].kind == 'T' && sim_log[ev].srv == i)
+		for (k = 0; k < SIM_MAX; k++) {
+			sim_log[ev].after[k] = s->mark[k];
+			sim_log[ev].known[k] = sim_tier != NULL && k < server_count() ?
+			    sim_tier->sf->rec.mark[k].high_water : 0;
+		}
 	snprintf(a->text[0], 32, "%" PRIu64, before);
 	a->reply.row[0] = a->text[0];
 	a->reply.nfields = 1;
-	a->reply.nstmts = 6;
+	/* START, the SELECT, REPLACE, its own UPDATE, the copies, COMMIT. */
+	a->reply.nstmts = 5 + copies;
 	a->reply.insert_id[2] = t;
 	a->reply.affected[1] = 1;
 	a->reply.affected[2] = 1;
 	a->reply.affected[3] = raised;
-	a->reply.affected[4] = 1;
+	for (k = 0; k < copies; k++)
+		a->reply.affected[4 + k] = 1;
+}
+
+/* The witness at connect: one copy UPDATE per copy that is behind, separated by ';'. */
+static void
+sim_witness(int i, const char *sql, struct fake_answer *a)
+{
+	static const char update[] = "UPDATE idgen_marks ";
+	struct sim *s = &sim[i];
+	const char *p;
+	unsigned n = 0;
+
+	log_ev(i, 'W', 0, 0);
+	for (p = sql; p != NULL; p = strstr(p + 1, update)) {
+		if (p != sql && p[-1] != ';')
+			fail_msg("the witness's UPDATEs are not separated by ';': %.200s", sql);
+		assert_true(n < DB_MAX_STMTS);
+		assert_true(sim_raise_copy(s, strstr(p, "SET high_water = ")) != i);
+		a->reply.affected[n++] = 1;
+	}
+	a->reply.nstmts = n;
+	s->witnesses++;
 }
 
 /* fake_live_answer: what a simulated server says to one query. */
 static void
 sim_answer(const char *name, const char *sql, struct fake_answer *a)
 {
-	int i = strcmp(name, "odd") == 0 ? 0 : 1;
+	int i = sim_index(name);
 	struct sim *s = &sim[i];
 
 	if (!s->up) {
@@ -217,16 +323,13 @@ sim_answer(const char *name, const char *sql, struct fake_answer *a)
 	} else if (strncmp(sql, "START TRANSACTION", 17) == 0) {
 		sim_tx(i, sql, a);
 	} else if (strncmp(sql, "UPDATE idgen_marks", 18) == 0) {
-		log_ev(i, 'W', 0, 0);
-		sim_raise_copy(s, strstr(sql, "SET high_water = "));
-		s->witnesses++;
-		a->reply.affected[0] = 1;
+		sim_witness(i, sql, a);
 	} else {
 		fail_msg("unexpected query to the %s server: %.80s", name, sql);
 	}
 }
 
-/* Server i up, of B = b, next ticket counter, both mark rows at 0. */
+/* Server i up, of B = b, next ticket counter, every mark row at 0. */
 static void
 sim_set(int i, uint64_t b, uint64_t counter)
 {
@@ -234,8 +337,8 @@ sim_set(int i, uint64_t b, uint64_t counter)
 	sim[i].up = true;
 	sim[i].b = b;
 	sim[i].counter = counter;
-	sim[i].mark_b[0] = b;
-	sim[i].mark_b[1] = b;
+	for (int k = 0; k < SIM_MAX; k++)
+		sim[i].mark_b[k] = b;
 }
 
 /* The record on disk: the valid slot with the highest gen (as statefile.c picks). */
@@ -268,6 +371,17 @@ disk_rec(const char *path, struct state_rec *out)
 	return found;
 }
 
+/* The server of our region whose residue a ticket has. */
+static unsigned
+owner_of(uint64_t ticket)
+{
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (server_owns_ticket(i, ticket))
+			return i;
+	fail_msg("ticket %" PRIu64 " has no server's residue", ticket);
+	return 0;
+}
+
 /*
  * The ticket of a block the tier banked or handed out must be covered by its
  * role's mark, in memory and (with a file) on disk: written before banking.
@@ -276,18 +390,18 @@ static void
 assert_covered(struct rig *r, uint64_t ticket)
 {
 	uint64_t b = r->t.block_size;
-	int role = ticket % 2 == 1 ? 0 : 1;
+	unsigned role = owner_of(ticket);
 	struct state_rec d;
 
 	if (state_mark_ticket(&r->sf.rec.mark[role], b) < ticket)
 		fail_msg("ticket %" PRIu64 " banked above the %s mark %" PRIu64, ticket,
-		    role == 0 ? "odd" : "even", state_mark_ticket(&r->sf.rec.mark[role], b));
+		    server_name(role), state_mark_ticket(&r->sf.rec.mark[role], b));
 	if (r->path[0] == '\0')
 		return;
 	assert_true(disk_rec(r->path, &d));
 	if (state_mark_ticket(&d.mark[role], b) < ticket)
 		fail_msg("ticket %" PRIu64 " banked above the %s mark on disk %" PRIu64, ticket,
-		    role == 0 ? "odd" : "even", state_mark_ticket(&d.mark[role], b));
+		    server_name(role), state_mark_ticket(&d.mark[role], b));
 }
 
 /* IDs arrived or health changed: every buffered block must be under a durable mark. */
@@ -306,22 +420,45 @@ on_change(void *arg)
 	}
 }
 
-/* A rig with both servers up (odd next 1, even next 2); file: a temp state file. */
+/*
+ * A rig of n servers, every one up with its first ticket next: the pair (odd
+ * next 1, even next 2; M = 2, the classic shape), or a region of four (M = 8,
+ * more_servers at offsets 3 and 4: o3 next 3, o4 next 4). The shape is set
+ * as config.c sets it from the settings; file: a temp state file.
+ */
 static struct rig *
-rig_new(bool file)
+rig_setup(bool file, unsigned n)
 {
 	static struct rig r;
 	static char host[] = "127.0.0.1", user[] = "idgen", db[] = "idgen", pw[] = "";
+	static const unsigned extra[SERVER_EXTRA_MAX] = { 3, 4 };
 	char err[256];
+	unsigned k;
 
+	assert_true(n == SERVER_PAIR || n == SIM_MAX);
 	memset(&r, 0, sizeof(r));
 	fake_live_answer = sim_answer;
 	sim_hook = NULL;
+	sim_tier = NULL;
 	nlog = 0;
 	nids = 0;
 	nblocks = 0;
-	sim_set(0, B4K, 1);
-	sim_set(1, B4K, 2);
+	r.cfg.tier_increment = n == SERVER_PAIR ? 2 : 8;
+	assert_true(server_shape_set(r.cfg.tier_increment, 0, 0));
+	if (n > SERVER_PAIR) {
+		assert_true(server_extras_set(extra, n - SERVER_PAIR));
+		r.cfg.extras = n - SERVER_PAIR;
+		for (k = 0; k < r.cfg.extras; k++) {
+			r.cfg.extra[k].offset = extra[k];
+			snprintf(r.cfg.extra[k].host, sizeof(r.cfg.extra[k].host), "%s", host);
+			r.cfg.extra[k].port = 3309 + k;
+		}
+	}
+	assert_int_equal(server_count(), n);
+	for (k = 0; k < SIM_MAX; k++) {
+		sim_set((int)k, B4K, k + 1);
+		sim[k].up = k < n;
+	}
 	r.base = event_base_new();
 	assert_non_null(r.base);
 	r.cfg.odd_host = host;
@@ -350,8 +487,23 @@ rig_new(bool file)
 	assert_true(statefile_open(&r.sf, r.path, err, sizeof(err)));
 	/* As main() stamps it: a record without a host does not format. */
 	snprintf(r.sf.rec.host, sizeof(r.sf.rec.host), "test");
-	snprintf(r.sf.rec.servers, sizeof(r.sf.rec.servers), "127.0.0.1:3307,127.0.0.1:3308");
+	snprintf(r.sf.rec.servers, sizeof(r.sf.rec.servers), "127.0.0.1:3307,127.0.0.1:3308%s",
+	    n > SERVER_PAIR ? ",3=127.0.0.1:3309,4=127.0.0.1:3310" : "");
 	return &r;
+}
+
+/* A rig of the pair, both up; file: a temp state file. */
+static struct rig *
+rig_new(bool file)
+{
+	return rig_setup(file, SERVER_PAIR);
+}
+
+/* A rig of a region of four (odd, even, o3, o4), all up; file: a temp state file. */
+static struct rig *
+rig_new4(bool file)
+{
+	return rig_setup(file, SIM_MAX);
 }
 
 /* The tier over the simulated servers, probing both. */
@@ -360,6 +512,7 @@ rig_start(struct rig *r)
 {
 	assert_true(tier_init(&r->t, r->base, &r->cfg, &r->sf, &fake_live_ops, on_change, r));
 	r->tier_on = true;
+	sim_tier = &r->t;
 	tier_start(&r->t);
 }
 
@@ -380,6 +533,7 @@ rig_free(struct rig *r)
 
 	if (r->tier_on)
 		tier_free(&r->t);
+	sim_tier = NULL;
 	statefile_close(&r->sf);
 	event_base_free(r->base);
 	if (r->path[0] != '\0') {
@@ -1075,6 +1229,349 @@ test_partner_first_stale_recheck(void **state)
 	rig_free(r);
 }
 
+/* How many blocks handed out from index from on came from server i (by residue). */
+static unsigned
+blocks_from(unsigned i, unsigned from)
+{
+	unsigned k, n = 0;
+
+	for (k = from; k < nblocks; k++)
+		n += owner_of(blocks[k]) == i;
+	return n;
+}
+
+/* Index of the last event of server srv and kind; nlog if none. */
+static unsigned
+last_ev(int srv, char kind)
+{
+	for (unsigned k = nlog; k > 0; k--)
+		if (sim_log[k - 1].srv == srv && sim_log[k - 1].kind == kind)
+			return k - 1;
+	return nlog;
+}
+
+/*
+ * A region of four, all up: tickets are taken in turns from all four (the
+ * residues 1, 2, 3, 4 mod 8 in order), and every ticket transaction raised,
+ * on the server it ran on, the copy row of each of the three others to what
+ * the tier knew of that server when it was sent (section 12.2's witness: each
+ * server keeps a copy of every other server's mark).
+ */
+static void
+test_four_take_turns(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned k, i, j, tx = 0;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	assert_true(tier_settled(&r->t));
+	for (i = 0; i < SIM_MAX; i++)
+		assert_int_equal(r->t.srv[i].state, TICKET_READY);
+	take_many(r, 24 * B4K, 1024);
+	assert_true(nblocks == 24);
+	for (k = 0; k < nblocks; k++) {
+		unsigned want = k == 0 ? 1 : (unsigned)(blocks[k - 1] % 8) % 4 + 1;
+
+		if (blocks[k] % 8 != want)
+			fail_msg("block %u (ticket %" PRIu64 ") has residue %u mod 8, not %u: "
+			    "the four servers did not take turns", k, blocks[k],
+			    (unsigned)(blocks[k] % 8), want);
+		if (k >= SIM_MAX)
+			assert_true(blocks[k] > blocks[k - SIM_MAX]);
+	}
+	for (i = 0; i < SIM_MAX; i++)
+		assert_int_equal(blocks_from(i, 0), 6);
+
+	for (k = 0; k < nlog; k++) {
+		const struct sim_ev *e = &sim_log[k];
+
+		if (e->kind != 'T')
+			continue;
+		i = (unsigned)e->srv;
+		assert_true(e->after[i] == e->v);
+		for (j = 0; j < SIM_MAX; j++) {
+			if (j == i)
+				continue;
+			if (e->after[j] < e->known[j])
+				fail_msg("the ticket transaction of %s (ticket %" PRIu64 ") left its "
+				    "copy of %s's mark at %" PRIu64 ", below the %" PRIu64 " the "
+				    "tier knew", sim_roles[i], e->v, sim_roles[j], e->after[j],
+				    e->known[j]);
+			/* Once every server has banked a ticket, each copy is of one. */
+			if (tx >= 2 * SIM_MAX && (e->known[j] == 0 ||
+			    !server_owns_ticket(j, e->known[j])))
+				fail_msg("transaction %u: the tier knew no ticket of %s", tx,
+				    sim_roles[j]);
+		}
+		tx++;
+	}
+	assert_true(tx >= 24);
+	/* And on the servers now: each copy at least the other's ticket before its last. */
+	settle(r);
+	for (i = 0; i < SIM_MAX; i++)
+		for (j = 0; j < SIM_MAX; j++)
+			if (j != i)
+				assert_true(sim[i].mark[j] >= sim[j].counter - 3 * 8);
+	rig_free(r);
+}
+
+/* Takes every buffered ID, so the tier fetches the moment a server may serve. */
+static void
+drain(struct rig *r)
+{
+	unsigned n = (unsigned)pool_available(&r->t.pool);
+
+	if (n > 0)
+		assert_true(take(r, n));
+}
+
+/*
+ * All others first (docs/design.md 12.2): o3 goes away while the others serve;
+ * when it comes back its new connection is not used for a ticket until every
+ * other server up (odd, even, o4) has answered a check sent after o3's check
+ * passed. Even's check is held: meanwhile the pool is emptied again and again
+ * and odd and o4 serve, o3 none; once even's answer arrives, o3 takes its
+ * turn. On reconnecting, o3 was given the three other marks (the witness: one
+ * UPDATE per copy behind) before anything else.
+ */
+static void
+test_all_others_first(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned c, k, w, from, first_tx;
+	unsigned kk[SIM_MAX];
+	int h;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	sim[2].up = false;
+	take_many(r, 8 * B4K, 1024);
+	assert_true(r->t.srv[2].state != TICKET_READY);
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			assert_true(sim[2].mark[h] < r->sf.rec.mark[h].high_water);
+
+	/* Even's next check, the one o3's new connection asks for, is held. */
+	sim[1].hold_check = true;
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	settle(r);
+	c = find_ev(last_ev(2, 'C'), 2, 'K');	/* o3's check at its new connection */
+	assert_true(c < nlog && find_ev(c, 2, 'T') == nlog);
+	assert_true(find_ev(c, 1, 'K') < nlog);
+	assert_int_equal(r->t.srv[1].state, TICKET_RECHECKING);
+	/* The witness raised all three copies on o3, in one query. */
+	w = find_ev(c, 2, 'W');
+	assert_true(w < nlog);
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			assert_true(sim[2].mark[h] == r->sf.rec.mark[h].high_water);
+
+	/* Odd and o4 answered a check sent after o3's, even has not: o3 waits. */
+	for (h = 0; h < SIM_MAX; h++)
+		kk[h] = find_ev(c + 1, h, 'K');
+	assert_true(kk[0] < nlog && kk[3] < nlog);
+	from = nblocks;
+	for (k = 0; k < 8; k++) {
+		drain(r);
+		settle(r);
+	}
+	if (find_ev(c, 2, 'T') < nlog)
+		fail_msg("o3 took a ticket while even's check, sent after o3's connect, was "
+		    "still unanswered");
+	assert_int_equal(blocks_from(2, from), 0);
+	assert_true(blocks_from(0, from) >= 2 && blocks_from(3, from) >= 2);
+	assert_int_equal(blocks_from(1, from), 0);
+
+	/* Even's answer arrives: o3 is used. */
+	fake_release(r->t.srv[1].db);
+	settle(r);
+	from = nblocks;
+	take_many(r, 8 * B4K, 1024);
+	first_tx = find_ev(c, 2, 'T');
+	if (first_tx == nlog)
+		fail_msg("o3 was never used after every other server answered");
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2 && kk[h] > first_tx)
+			fail_msg("o3's first ticket (event %u) came before %s's check (event %u)",
+			    first_tx, sim_roles[h], kk[h]);
+	assert_true(blocks_from(2, from) >= 1);
+	rig_free(r);
+}
+
+/*
+ * All others first, with odd's periodic recheck in flight when o3's new
+ * connection comes up (test_partner_first_stale_recheck for a region of
+ * four). o3 was down from the start; other idservers used o3 tickets up to
+ * 203, and o3 is restored from before that (next ticket 99, its own mark 91,
+ * as every copy this idserver can read says). Odd's recheck reads its copy of
+ * o3's mark (91), then another idserver witnesses 203 into odd; o3 is checked
+ * and passes against 91; even and o4 answer checks sent after it, reading 91.
+ * Odd's stale answer must not count: only odd's next check reads 203, so o3's
+ * first ticket (99) is refused and none of its IDs is handed out again.
+ */
+static void
+test_all_others_first_stale_recheck(void **state)
+{
+	struct rig *r = rig_new4(false);
+	uint64_t t;
+	int h;
+
+	(void)state;
+	/* A target more than the servers in flight fill: the tier wants every one that may. */
+	r->cfg.prefetch_blocks = 16;
+	r->cfg.prefetch_max_blocks = 16;
+	sim[2].up = false;
+	rig_start(r);
+	settle(r);
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			assert_int_equal(r->t.srv[h].state, TICKET_READY);
+	take_many(r, 6 * B4K, 1024);
+	assert_int_equal(blocks_from(2, 0), 0);
+
+	/* Other idservers used o3 tickets up to 203; o3 is restored from before that. */
+	sim_set(2, B4K, 99);
+	sim[2].mark[2] = 91;
+	sim[2].up = false;
+	for (h = 0; h < SIM_MAX; h++)
+		if (h != 2)
+			sim[h].mark[2] = 91;
+
+	/* Odd's recheck reads 91 and its answer is held; then 203 is witnessed into odd. */
+	sim[0].hold_check = true;
+	ticket_recheck_soon(&r->t.srv[0]);
+	assert_int_equal(r->t.srv[0].state, TICKET_RECHECKING);
+	sim[0].mark[2] = 203;
+
+	/* o3 comes back and passes its checks while odd's answer is on its way. */
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	settle(r);
+	assert_int_equal(r->t.srv[0].state, TICKET_RECHECKING);
+	assert_true(sim[2].txs == 0);
+	drain(r);
+	settle(r);
+	assert_true(r->t.srv[2].state == TICKET_READY && sim[2].txs == 0);
+
+	/*
+	 * The pool emptied again, so the tier fetches the moment a server may
+	 * serve; then the stale answer arrives, and IDs are taken from whichever
+	 * server may.
+	 */
+	drain(r);
+	fake_release(r->t.srv[0].db);
+	settle(r);
+	take_many(r, 12 * B4K, 1024);
+	for (t = 3; t <= 203; t += 8)
+		if (handed_out(t, B4K))
+			fail_msg("o3 ticket %" PRIu64 " handed out again: o3 served on odd's "
+			    "copy of its mark read before o3's check", t);
+	assert_true(sim[2].txs >= 1);
+	assert_int_equal(r->t.srv[2].state, TICKET_REGRESSED);
+	assert_non_null(strstr(r->t.srv[2].last_error, "counter regressed"));
+	/* What the other idservers handed out: rig_free finds any ID handed out twice. */
+	for (t = 3; t <= 203; t += 8)
+		others_took(t, B4K);
+	rig_free(r);
+}
+
+/*
+ * A down server is not waited for: with o4 down, o3's new connection is used
+ * once odd and even have answered checks sent after o3's.
+ */
+static void
+test_down_other_not_waited(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned c, first_tx, kodd, keven, from;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	sim[2].up = false;
+	sim[3].up = false;
+	take_many(r, 8 * B4K, 1024);
+	assert_true(r->t.srv[2].state != TICKET_READY);
+	assert_true(r->t.srv[3].state != TICKET_READY);
+
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	c = find_ev(last_ev(2, 'C'), 2, 'K');
+	assert_true(c < nlog);
+	from = nblocks;
+	drain(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	first_tx = find_ev(c, 2, 'T');
+	if (first_tx == nlog)
+		fail_msg("o3 was not used: it waits for o4, which is down");
+	kodd = find_ev(c + 1, 0, 'K');
+	keven = find_ev(c + 1, 1, 'K');
+	assert_true(kodd < first_tx && keven < first_tx);
+	assert_true(blocks_from(2, from) >= 2);
+	assert_int_equal(blocks_from(3, from), 0);
+	assert_true(r->t.srv[3].state != TICKET_READY);
+	rig_free(r);
+}
+
+/*
+ * A fresh idserver (no state file); o3 restored to its very beginning (next
+ * ticket 3, its own mark 0) while the other servers' copies of its mark (odd's,
+ * even's, o4's) say o3 tickets up to 203 were used: o3 is refused as
+ * regressed, naming the other servers' copies, before any ticket is asked of
+ * it; the others serve.
+ */
+static void
+regressed_by_copies(uint64_t at_odd, uint64_t at_even, uint64_t at_o4)
+{
+	struct rig *r = rig_new4(false);
+	const char *why;
+
+	sim[2].mark[2] = 0;
+	sim[0].mark[2] = at_odd;
+	sim[1].mark[2] = at_even;
+	sim[3].mark[2] = at_o4;
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[2].state, TICKET_REGRESSED);
+	why = r->t.srv[2].last_error;
+	assert_non_null(strstr(why, "counter regressed: next ticket 3 is not above"));
+	assert_non_null(strstr(why, "the other servers' copies: 203"));
+	assert_non_null(strstr(why, "AUTO_INCREMENT = 204"));
+	assert_int_equal(sim[2].txs, 0);
+	assert_true(r->sf.rec.mark[2].high_water == 203);
+	take_many(r, 12 * B4K, 1024);
+	assert_int_equal(sim[2].txs, 0);
+	assert_int_equal(blocks_from(2, 0), 0);
+	assert_true(blocks_from(0, 0) >= 3 && blocks_from(1, 0) >= 3 && blocks_from(3, 0) >= 3);
+	rig_free(r);
+}
+
+/* The highest copy on odd, checked before o3: refused at its connect. */
+static void
+test_regressed_by_others_copies(void **state)
+{
+	(void)state;
+	regressed_by_copies(203, 195, 187);
+}
+
+/*
+ * The only copy on o4, which is checked after o3: o3 passes its connect check
+ * (nothing known of it yet) but waits for o4, whose copy refuses it.
+ */
+static void
+test_regressed_by_last_checked_copy(void **state)
+{
+	(void)state;
+	regressed_by_copies(0, 0, 203);
+}
+
 int
 main(void)
 {
@@ -1095,6 +1592,12 @@ main(void)
 		cmocka_unit_test(test_witness_before_serving),
 		cmocka_unit_test(test_partner_first),
 		cmocka_unit_test(test_partner_first_stale_recheck),
+		cmocka_unit_test(test_four_take_turns),
+		cmocka_unit_test(test_all_others_first),
+		cmocka_unit_test(test_all_others_first_stale_recheck),
+		cmocka_unit_test(test_down_other_not_waited),
+		cmocka_unit_test(test_regressed_by_others_copies),
+		cmocka_unit_test(test_regressed_by_last_checked_copy),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
