@@ -837,7 +837,8 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 		return false;
 	case CHECK_TICKET_REGRESSED:
 		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, s->mark,
-		    "known to this idserver (state file or the partner's copy)");
+		    "known to this idserver (its state file, or a copy on another server of "
+		    "its region)");
 		ticket_regress(s, why);
 		return false;
 	case CHECK_TICKET_LIMIT:
