@@ -358,6 +358,11 @@ ctl_add_server(struct ctl *c, const char *offset, const char *addr)
 	a.c = c;
 	a.admin_user = user != NULL && user[0] != '\0' ? user : "root";
 	a.admin_password = pw != NULL ? pw : "";
+	if (server_region_bits() > 0) {
+		fprintf(stderr, "idgenctl: servers beyond the pair need a tier of one region "
+		    "(region_bits 0): with regions, a ticket's region is read from its offset\n");
+		return 1;
+	}
 	if (!add_parse(&a, offset, addr))
 		return 2;
 	if ((rc = add_check_tier(&a)) != 0)

@@ -89,8 +89,9 @@ static const struct config_key config_keys[] = {
 	    "regions of 32); checked against every meta row" },
 	{ "more_servers", S(more_servers), "", 0, 0,
 	    "this region's ticket servers beyond the pair: OFFSET=IP:PORT separated by spaces "
-	    "(IPv6 in brackets), at most 2, each offset above every region's pair and at most "
-	    "tier_increment (idgenctl tier add-server prepares one); empty: none" },
+	    "(IPv6 in brackets), at most 2, each offset above the pair (3) and at most "
+	    "tier_increment, in a tier of one region (region_bits 0); idgenctl tier add-server "
+	    "prepares one; empty: none" },
 	{ "other_regions", S(other_regions), "", 0, 0,
 	    "other regions' pairs to take tickets from while this region's pair is down, "
 	    "tried in order: REGION=ODD_IP:PORT,EVEN_IP:PORT separated by spaces (IPv6 in "
@@ -493,10 +494,16 @@ config_parse_extras(struct config *cfg, char *err, size_t errlen)
 			return false;
 		n++;
 	}
+	if (n > 0 && cfg->region_bits > 0) {
+		snprintf(err, errlen, "more_servers: servers beyond the pair need a tier of one "
+		    "region (region_bits 0): with regions, a ticket's region is read from its "
+		    "offset");
+		return false;
+	}
 	if (!server_extras_set(offsets, n)) {
-		snprintf(err, errlen, "more_servers: every offset must be listed once, above every "
-		    "region's pair (at least %u) and at most tier_increment %u",
-		    server_extra_min(), cfg->tier_increment);
+		snprintf(err, errlen, "more_servers: every offset must be listed once, above the "
+		    "pair (at least %u) and at most tier_increment %u", server_extra_min(),
+		    cfg->tier_increment);
 		return false;
 	}
 	/* In server.h's order: by offset. */

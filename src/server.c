@@ -56,7 +56,8 @@ server_extras_set(const unsigned *offsets, unsigned n)
 {
 	unsigned sorted[SERVER_EXTRA_MAX];
 
-	if (n > SERVER_EXTRA_MAX)
+	/* With regions, a ticket's region is read from its offset (decode.c): pairs only. */
+	if (n > SERVER_EXTRA_MAX || (n > 0 && server_shape.region_bits > 0))
 		return false;
 	for (unsigned k = 0; k < n; k++) {
 		unsigned j = k;

@@ -47,8 +47,10 @@ unsigned	 server_region_bits(void);
 
 /*
  * Our region's servers beyond the pair, by offset (the setting more_servers):
- * above every region's pair (server_extra_min()), at most M, distinct. False
- * otherwise. Set before server_others_set().
+ * above every region's pair (server_extra_min()), at most M, distinct, and
+ * only in a tier of one region (region_bits 0: with regions, DECODE reads a
+ * ticket's region from its offset, 2r+1 or 2r+2). False otherwise. Set before
+ * server_others_set().
  */
 bool		 server_extras_set(const unsigned *offsets, unsigned n);
 unsigned	 server_extra_min(void);

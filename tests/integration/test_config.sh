@@ -74,7 +74,7 @@ expect_error "seven other regions" "other_regions: more than 6 regions" \
 	"1=10.0.0.1:1,10.0.0.1:2 2=10.0.0.1:3,10.0.0.1:4 3=10.0.0.1:5,10.0.0.1:6 4=10.0.0.1:7,10.0.0.1:8 5=10.0.0.1:9,10.0.0.1:10 6=10.0.0.1:11,10.0.0.1:12 7=10.0.0.1:13,10.0.0.1:14"
 
 # more_servers: OFFSET=IP:PORT entries above every region's pair, at most M.
-expect_error "more_servers: a pair's offset" "more_servers: every offset must be listed once, above every region's pair (at least 3) and at most tier_increment 8" \
+expect_error "more_servers: a pair's offset" "more_servers: every offset must be listed once, above the pair (at least 3) and at most tier_increment 8" \
 	--tier_increment 8 --more_servers "2=10.0.0.3:3306"
 expect_error "more_servers: beyond M" "at most tier_increment 4" --tier_increment 4 --more_servers "5=10.0.0.3:3306"
 expect_error "more_servers: twice" "listed once" --tier_increment 8 --more_servers "3=10.0.0.3:3306 3=10.0.0.4:3306"
@@ -82,6 +82,8 @@ expect_error "more_servers: three" "more_servers: more than 2 servers" --tier_in
 	--more_servers "3=10.0.0.3:3306 4=10.0.0.4:3306 5=10.0.0.5:3306"
 expect_error "more_servers: host name" "more_servers: 'db3' is not an IP address" --tier_increment 8 \
 	--more_servers "3=db3:3306"
+expect_error "more_servers with regions" "more_servers: servers beyond the pair need a tier of one region (region_bits 0)" \
+	--tier_increment 8 --region_bits 1 --more_servers "5=10.0.0.5:3306"
 expect_error "more_servers: no address" "more_servers: cannot read the address of offset 3" \
 	--tier_increment 8 --more_servers "3="
 expect_error "more_servers accepted (IPv6, out of order)" "db_password_file: cannot read '$T_DIR/nope'" \
