@@ -130,12 +130,14 @@ grpc_client() { /usr/bin/python3 "$ROOT/tests/integration/grpc_client.py" "$T_DI
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 
-# tier_down PORT: true once neither ticket server is up (the buffered ticket IDs
-# may still be served: mode stays "ticket" until they are gone).
+# tier_down PORT: true once no ticket server it knows is up (the pair, servers
+# beyond it, other regions'; the buffered ticket IDs may still be served: mode
+# stays "ticket" until they are gone).
 tier_down() {
 	local out
 	out=$(q "$1" 'STATS\n')
-	! grep -qE '^STAT (odd|even)_state up' <<<"$out" && grep -q '^STAT odd_state' <<<"$out"
+	! grep -qE '^STAT ((odd|even)(_r[0-9]+)?|o[0-9]+)_state up' <<<"$out" &&
+		grep -q '^STAT odd_state' <<<"$out"
 }
 
 # drain_pool PORT: takes buffered ticket IDs (BLOCK 4096 at a time) until fewer
