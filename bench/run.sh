@@ -4,8 +4,10 @@
 # in the same run on the same machine (issue 4).
 #
 # Starts on 127.0.0.1: a MariaDB odd/even pair (scripts/dbpair.sh), idserver,
-# redis-server (Debian's) and build/nullserver; runs the matrix; stops all of
-# them by PID at exit (trap), even on failure. Writes bench/RESULTS.md and
+# redis-server (Debian's) and build/nullserver, and for rows 10-11 nginx
+# (Debian's nginx-light), build/go/bin/go-idpeer (grpc-go) and a grpcio
+# counter; runs the matrix; stops all of them by PID at exit (trap), even on
+# failure. Writes bench/RESULTS.md and
 # bench/latency.png (gnuplot, bench/plot.gp); raw outputs stay under
 # build/bench-var/.
 #
@@ -17,9 +19,9 @@
 #   BENCH_DURATION   seconds per idbench run (default 5)
 #   BENCH_THREADS    idbench client threads (default 1: see RESULTS.md)
 #   BENCH_ODD_PORT BENCH_EVEN_PORT BENCH_SVC_PORT BENCH_REDIS_PORT BENCH_NULL_PORT
-#   BENCH_HTTP_PORT BENCH_GRPC_PORT BENCH_PEER_GRPC_PORT
-#                    ports (default 13307 13308 14242 16379 14299 14243 14244 14245: below the
-#                    kernel's ephemeral range, distinct from make run and tests)
+#   BENCH_HTTP_PORT BENCH_GRPC_PORT BENCH_PEER_GRPC_PORT BENCH_NGINX_PORT BENCH_GOPEER_PORT
+#                    ports (default 13307 13308 14242 16379 14299 14243 14244 14245 14246
+#                    14247: below the kernel's ephemeral range, distinct from make run and tests)
 #   BENCH_RAW_N      REPLACE INTO statements per raw ticket-server run (default 2000)
 #   BENCH_REPS       runs of each server in rows 1, 2 and 7, alternating; every
 #                    figure reported is the median (default 3)
@@ -28,8 +30,11 @@
 #   BENCH_PROFILE    1: profile idserver with perf during extra runs of rows 2,
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
-#   BENCH_ONLY       13: run row 13 alone (about a minute): its section goes to
-#                    build/bench-var/row13.md and bench/RESULTS.md is left as it is
+#   BENCH_ONLY       a list of rows to run alone, of 10, 11 and 13 (e.g. 10,11 or
+#                    "10 13"): only those rows and the servers they need; each
+#                    row's section goes to build/bench-var/rowN.md and
+#                    bench/RESULTS.md is left as it is (row 13 alone: about a
+#                    minute; rows 10 and 11: about a minute with the pair's start)
 #   BENCH_FAR_BASE   row 13's ports: BASE..BASE+9 (default 13320): region 0's and
 #                    region 1's pairs, the proxies, the echo, idserver and its HTTP
 #   BENCH_FAR_DELAY_MS  row 13's link, each way (default 25: a 50 ms round trip)
@@ -61,6 +66,8 @@ NULL_PORT=${BENCH_NULL_PORT:-14299}
 HTTP_PORT=${BENCH_HTTP_PORT:-14243}
 GRPC_PORT=${BENCH_GRPC_PORT:-14244}
 PEER_GRPC_PORT=${BENCH_PEER_GRPC_PORT:-14245}
+NGINX_PORT=${BENCH_NGINX_PORT:-14246}
+GOPEER_PORT=${BENCH_GOPEER_PORT:-14247}
 RAW_N=${BENCH_RAW_N:-2000}
 REPS=${BENCH_REPS:-3}
 if command -v perf >/dev/null 2>&1; then PROFILE=${BENCH_PROFILE:-1}; else PROFILE=0; fi
@@ -145,6 +152,24 @@ ratio() {
 # target_ge RATIO MIN / target_le RATIO MAX: "met" or "missed" (n/a passes through).
 target_ge() { isnum "${1:-}" || { echo n/a; return; }; [ "$(calc "$1 >= $2" 0)" = 1 ] && echo met || echo missed; }
 target_le() { isnum "${1:-}" || { echo n/a; return; }; [ "$(calc "$1 <= $2" 0)" = 1 ] && echo met || echo missed; }
+
+# verdict MEASURED OP LIMIT: MET/MISSED with the margin in percent.
+verdict() {
+	local m=$1 op=$2 lim=$3
+	isnum "$m" || { echo "NOT MEASURED"; return; }
+	local pct
+	case "$op" in
+	ge) pct=$(calc "($m - $lim) / $lim * 100" 0)
+	    if [ "$(calc "$m >= $lim" 0)" = 1 ]; then echo "MET (+$pct%)"; else echo "**MISSED** by ${pct#-}%"; fi ;;
+	le) pct=$(calc "($lim - $m) / $lim * 100" 0)
+	    if [ "$(calc "$m <= $lim" 0)" = 1 ]; then echo "MET ($pct% under)"; else echo "**MISSED** by ${pct#-}%"; fi ;;
+	lt) pct=$(calc "($lim - $m) / $lim * 100" 0)
+	    if [ "$(calc "$m < $lim" 0)" = 1 ]; then echo "MET ($pct% under)"; else echo "**MISSED** by ${pct#-}%"; fi ;;
+	esac
+}
+# fig LABEL KEY: a figure usable for a target, or "" when the run does not count.
+fig() { counts "$1" && isnum "${R[$1.$2]:-}" && echo "${R[$1.$2]}"; }
+why_not() { [ "${R[$1.state]:-}" = ok ] || echo " — run $1: $(status "$1")"; }
 
 # ---- results store -------------------------------------------------------
 # R[label.key] = value from idbench's RESULT line; R[label.state] = ok |
@@ -600,8 +625,369 @@ far_verdict() {
 	if [ "$(target_le "$x" 1.5)" = met ]; then echo "MET ($x round trips)"; else echo "**MISSED** ($x round trips)"; fi
 }
 
+# ---- BENCH_ONLY: a list of rows run alone ---------------------------------
+ONLY=$(tr ', ' '  ' <<<"${BENCH_ONLY:-}" | xargs)
+for r in $ONLY; do
+	case $r in
+	10|11|13) ;;
+	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11 and 13 can, e.g. BENCH_ONLY=10,11)" ;;
+	esac
+done
+# want ROW: the row runs (every row when BENCH_ONLY is not set).
+want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
+# only_head ROW: the head of build/bench-var/rowN.md.
+only_head() {
+	cat <<MD
+<!-- BENCH_ONLY=$BENCH_ONLY bench/run.sh, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), idgen $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown), $(nproc) CPUs, load average at start / end ${LOAD_START} / $(cut -d' ' -f1-3 /proc/loadavg); bench/RESULTS.md not touched -->
+
+MD
+}
+
+# ---- h2load runs (rows 10 and 11) ------------------------------------------
+# h2_bench LABEL PID URL N [h2load args...]: one h2load run; req/s from its
+# summary, P99 from its per-request log, the server's CPU from /proc; every
+# reply must be HTTP 2xx.
+h2_bench() {
+	local label=$1 pid=$2 url=$3 n=$4 c0 c1 hz
+	shift 4
+	hz=$(getconf CLK_TCK)
+	LABELS+=("$label")
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -n $n$(printf ' %q' "$@") '$url'"
+	R[$label.cmd]=${R[$label.cmd]//$ROOT\//}
+	say "run $label: h2load -n $n $* $url"
+	c0=$(cpu_ticks "$pid")
+	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load -n "$n" "$@" --log-file="$RUNS/$label.log" \
+	    "$url" >"$RUNS/$label.out" 2>&1 || ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
+		R[$label.state]=errors
+		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
+		return 1
+	fi
+	c1=$(cpu_ticks "$pid")
+	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
+	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
+	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
+	R[$label.state]=ok
+	say "  $label: ${R[$label.req_per_s]} req/s, p99 ${R[$label.p99_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+}
+# h2_na LABEL WHY: a run that could not start.
+h2_na() { LABELS+=("$1"); R[$1.state]=failed-run; say "  $1: not run: $2"; }
+
+# h2_table OURS PEER PEERNAME [EXTRA EXTRANAME]: requests/s, server CPU per
+# request and P99 side by side, with idserver / peer ratios.
+h2_table() {
+	local ours=$1 peer=$2 pname=$3 extra=${4:-} ename=${5:-} m name
+	echo "| | idserver | $pname | idserver / $pname |${extra:+ $ename | idserver / $ename |}"
+	echo "| --- | ---: | ---: | ---: |${extra:+ ---: | ---: |}"
+	for m in req_per_s server_cpu_us_per_req p99_us; do
+		case $m in
+		req_per_s) name="requests/s" ;;
+		server_cpu_us_per_req) name="server CPU µs/request (lower is better)" ;;
+		p99_us) name="latency P99 µs" ;;
+		esac
+		printf '| %s | %s | %s | %s |' "$name" "$(val "$ours" $m)" "$(val "$peer" $m)" \
+			"$(ratio "$(fig "$ours" $m)" "$(fig "$peer" $m)")"
+		[ -n "$extra" ] && printf ' %s | %s |' "$(val "$extra" $m)" "$(ratio "$(fig "$ours" $m)" "$(fig "$extra" $m)")"
+		echo
+	done
+	printf '| check | %s | %s | |' "$(status "$ours" | sed 's/not verified (null server)/all replies 2xx/')" \
+		"$(status "$peer" | sed 's/not verified (null server)/all replies 2xx/')"
+	[ -n "$extra" ] && printf ' %s | |' "$(status "$extra" | sed 's/not verified (null server)/all replies 2xx/')"
+	echo
+}
+
+# ---- row 10: the HTTP/JSON API (issue 9) vs nginx (issue 22) ---------------
+# The peer: Debian's nginx (nginx-light), one worker, serving over keep-alive
+# two static files that are idserver's own replies (one /v1/id body, one
+# /v1/ids?count=1000 body, taken from idserver at the start of the row) with
+# idserver's Content-Type: what a web server's fastest path costs for the
+# same bytes on the wire. Same h2load command (--h1 -c 50 -t 1) on both.
+NGX=$VAR/nginx
+NGINX_PID="" NGINX_WPID="" NGINX_CMD="" NGX_WHY="" NGX_ID_BYTES="" NGX_IDS_BYTES="" NGX_CT=""
+# nginx_start: bodies and config in $NGX, nginx started (pinned like the
+# other servers); NGINX_WPID is its worker, whose CPU is the peer's.
+nginx_start() {
+	local ct_id ct_ids f i
+	command -v nginx >/dev/null || { NGX_WHY="nginx not installed (make deps: nginx-light)"; return 1; }
+	port_busy "$NGINX_PORT" && { NGX_WHY="port $NGINX_PORT is in use; set BENCH_NGINX_PORT"; return 1; }
+	rm -rf "$NGX"
+	mkdir -p "$NGX/www/v1" "$NGX/tmp"
+	curl -sf -D "$NGX/id.hdr" -o "$NGX/www/v1/id" "http://127.0.0.1:$HTTP_PORT/v1/id" &&
+	curl -sf -D "$NGX/ids.hdr" -o "$NGX/www/v1/ids" "http://127.0.0.1:$HTTP_PORT/v1/ids?count=1000" ||
+		{ NGX_WHY="idserver's HTTP port $HTTP_PORT did not answer"; return 1; }
+	ct_id=$(awk -F': *' 'tolower($1) == "content-type" { print $2 }' "$NGX/id.hdr" | tr -d '\r')
+	ct_ids=$(awk -F': *' 'tolower($1) == "content-type" { print $2 }' "$NGX/ids.hdr" | tr -d '\r')
+	NGX_ID_BYTES=$(stat -c %s "$NGX/www/v1/id")
+	NGX_IDS_BYTES=$(stat -c %s "$NGX/www/v1/ids")
+	NGX_CT=$ct_id
+	[ "$ct_ids" = "$ct_id" ] || NGX_CT="$ct_id (/v1/id), $ct_ids (/v1/ids)"
+	cat >"$NGX/nginx.conf" <<CONF
+$([ "$(id -u)" = 0 ] && echo "user root;")
+worker_processes 1;
+daemon off;
+master_process on;
+pid $NGX/nginx.pid;
+error_log $NGX/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	server_tokens off;
+	sendfile on;
+	tcp_nodelay on;
+	keepalive_requests 10000000;
+	keepalive_timeout 300s;
+	open_file_cache max=16 inactive=600s;
+	open_file_cache_valid 600s;
+	client_body_temp_path $NGX/tmp/body;
+	proxy_temp_path $NGX/tmp/proxy;
+	fastcgi_temp_path $NGX/tmp/fastcgi;
+	server {
+		listen 127.0.0.1:$NGINX_PORT;
+		root $NGX/www;
+		# idserver's replies carry Cache-Control: no-store; ETags it has not.
+		etag off;
+		add_header Cache-Control no-store;
+		location = /v1/id { types { } default_type "$ct_id"; }
+		location = /v1/ids { types { } default_type "$ct_ids"; }
+	}
+}
+CONF
+	"${PIN_SRV[@]}" nginx -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/error.log" >"$NGX/stdout.log" 2>&1 &
+	NGINX_PID=$!
+	PIDS+=("$NGINX_PID")
+	NGINX_CMD="${PIN_SRV[*]}${PIN_SRV:+ }nginx -p build/bench-var/nginx -c build/bench-var/nginx/nginx.conf -e build/bench-var/nginx/error.log   # config: build/bench-var/nginx/nginx.conf"
+	for i in $(seq 1 100); do
+		ss -Hltn "( sport = :$NGINX_PORT )" 2>/dev/null | grep -q . && break
+		alive "$NGINX_PID" || { NGX_WHY="nginx exited at start: $(cat "$NGX/error.log" "$NGX/stdout.log" 2>/dev/null | tail -n 2 | tr '\n' ' ')"; return 1; }
+		sleep 0.1
+	done
+	for i in $(seq 1 50); do
+		NGINX_WPID=$(pgrep -P "$NGINX_PID" | head -n 1)
+		[ -n "$NGINX_WPID" ] && break
+		sleep 0.1
+	done
+	[ -n "$NGINX_WPID" ] || { NGX_WHY="no nginx worker process"; return 1; }
+	# The same bytes as idserver's replies?
+	curl -sf -o "$NGX/check" "http://127.0.0.1:$NGINX_PORT/v1/ids?count=1000" && cmp -s "$NGX/check" "$NGX/www/v1/ids" ||
+		{ NGX_WHY="nginx does not serve the /v1/ids body"; return 1; }
+}
+nginx_stop() {
+	[ -n "$NGINX_PID" ] || return 0
+	kill -TERM "$NGINX_PID" 2>/dev/null
+	stop_pid "$NGINX_PID"
+	wait "$NGINX_PID" 2>/dev/null
+	forget "$NGINX_PID"
+	NGINX_PID=""
+}
+
+row10() {
+	local why
+	say "row 10: HTTP/JSON API over keep-alive connections (h2load --h1) vs nginx serving the same bytes"
+	H1=(--h1 -c 50 -t 1)
+	if ! nginx_start; then
+		why=$NGX_WHY
+		say "nginx could not start: $why"
+		h2_bench r10-http-id "$SVC_PID" "http://127.0.0.1:$HTTP_PORT/v1/id" 200000 "${H1[@]}"
+		h2_bench r10-http-ids "$SVC_PID" "http://127.0.0.1:$HTTP_PORT/v1/ids?count=1000" 20000 "${H1[@]}"
+		h2_na r10-nginx-id "$why"; h2_na r10-nginx-ids "$why"
+		R[r10.nginx_why]=$why
+		nginx_stop
+		return 0
+	fi
+	say "nginx on 127.0.0.1:$NGINX_PORT (worker $NGINX_WPID): /v1/id $NGX_ID_BYTES bytes, /v1/ids $NGX_IDS_BYTES bytes, $NGX_CT"
+	# Each idserver run back to back with nginx's of the same shape.
+	h2_bench r10-http-id "$SVC_PID" "http://127.0.0.1:$HTTP_PORT/v1/id" 200000 "${H1[@]}"
+	h2_bench r10-nginx-id "$NGINX_WPID" "http://127.0.0.1:$NGINX_PORT/v1/id" 200000 "${H1[@]}"
+	h2_bench r10-http-ids "$SVC_PID" "http://127.0.0.1:$HTTP_PORT/v1/ids?count=1000" 20000 "${H1[@]}"
+	h2_bench r10-nginx-ids "$NGINX_WPID" "http://127.0.0.1:$NGINX_PORT/v1/ids?count=1000" 20000 "${H1[@]}"
+	nginx_stop
+}
+
+r10_md() {
+	local ids_per_s=""
+	isnum "$(fig r10-http-ids req_per_s)" && ids_per_s=$(calc "${R[r10-http-ids.req_per_s]} * 1000" 0)
+	cat <<MD
+## Row 10: HTTP/JSON over 50 keep-alive connections (h2load --h1) vs nginx serving the same bytes (issues 9, 22)
+
+The peer is Debian's nginx ($(nginx -v 2>&1 | sed 's|^nginx version: ||'), \`nginx-light\`), one worker on the
+servers' CPU, \`access_log off\`, \`sendfile on\`, \`open_file_cache\`, \`etag off\`, \`keepalive_requests\`
+10,000,000, \`Cache-Control: no-store\` as idserver sends it, serving two static files that are idserver's own replies taken at the start
+of the row: a \`/v1/id\` body (${NGX_ID_BYTES:-?} bytes) and a \`/v1/ids?count=1000\` body
+(${NGX_IDS_BYTES:-?} bytes), with idserver's Content-Type (${NGX_CT:-?}). It does no work per
+request beyond HTTP itself: the ceiling of a web server for the same bytes on the
+wire, not an ID service. Server CPU is nginx's worker process.${R[r10.nginx_why]:+ **nginx did not run: ${R[r10.nginx_why]}.**}
+
+\`/v1/id\` (200,000 requests each):
+
+$(h2_table r10-http-id r10-nginx-id nginx)
+
+\`/v1/ids?count=1000\` (20,000 requests each; idserver: $(fmt_int "${ids_per_s:-n/a}") IDs/s):
+
+$(h2_table r10-http-ids r10-nginx-ids nginx)
+MD
+}
+
+# ---- row 11: gRPC (issue 10) vs grpc-go (issue 22) -----------------------
+# The peer: tests/go/idpeer, the same .proto's service on Debian's grpc-go,
+# IDs from one atomic counter (build/go/bin/go-idpeer, built by make go);
+# pinned to the servers' CPU, so GOMAXPROCS is 1 as idserver is one thread.
+# A second, weaker peer: the same counter on Debian's grpcio (Python), two
+# runs only. Driven the same way (h2load with a fixed gRPC request body).
+GOPEER=$BUILD/go/bin/go-idpeer
+GOPEER_CMD="" PEER_CMD=""
+# gopeer_build: make go when go-idpeer is missing or older than its sources.
+gopeer_build() {
+	if [ -x "$GOPEER" ] && [ -z "$(find "$ROOT/tests/go/idpeer" "$ROOT/proto/idgen.proto" \
+	    -newer "$GOPEER" -print -quit 2>/dev/null)" ]; then
+		return 0
+	fi
+	say "building go-idpeer (make go)"
+	make -s -C "$ROOT" go >"$VAR/make-go.log" 2>&1 || {
+		echo "make go failed: $(tail -n 2 "$VAR/make-go.log" | tr '\n' ' ')"; return 1; }
+	[ -x "$GOPEER" ] || { echo "make go did not build $GOPEER"; return 1; }
+}
+# g_run LABEL PID PORT RPC BODY N: gRPC unary calls, 50 connections x 10 streams.
+g_run() {
+	h2_bench "$1" "$2" "http://127.0.0.1:$3/hispeeddesign.idgen.v1.IdGeneratorService/$4" "$6" \
+	    -c 50 -m 10 -t 1 -d "$5" -H 'content-type: application/grpc' -H 'te: trailers'
+}
+# g_10k LABEL PID PORT: the target's shape, unary calls at a fixed 10,000
+# req/s (10 clients x 1,000), P99.
+g_10k() {
+	h2_bench "$1" "$2" \
+	    "http://127.0.0.1:$3/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId" 50000 \
+	    -c 10 -m 1 -t 1 --rps 1000 -d "$VAR/grpc-id.bin" -H 'content-type: application/grpc' \
+	    -H 'te: trailers'
+}
+
+row11() {
+	local why="" gpid="" ppid
+	printf '\x00\x00\x00\x00\x00' >"$VAR/grpc-id.bin"			# GenerateIdRequest{}
+	printf '\x00\x00\x00\x00\x03\x08\xe8\x07' >"$VAR/grpc-batch.bin"	# count = 1000
+	say "row 11: gRPC unary calls (h2load) vs a grpc-go counter service (and a grpcio one)"
+	if why=$(gopeer_build) && ! why=$(port_busy "$GOPEER_PORT" && echo "port $GOPEER_PORT is in use; set BENCH_GOPEER_PORT"); then
+		"${PIN_SRV[@]}" "$GOPEER" "$GOPEER_PORT" >"$VAR/go-idpeer.log" 2>&1 &
+		gpid=$!
+		PIDS+=("$gpid")
+		GOPEER_CMD="${PIN_SRV[*]}${PIN_SRV:+ }build/go/bin/go-idpeer $GOPEER_PORT"
+		wait_port "$GOPEER_PORT" "$gpid" go-idpeer
+	else
+		R[r11.go_why]=$why
+		say "go-idpeer not run: $why"
+	fi
+	g_run r11-idserver-id "$SVC_PID" "$GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 200000
+	if [ -n "$gpid" ]; then g_run r11-go-id "$gpid" "$GOPEER_PORT" GenerateId "$VAR/grpc-id.bin" 100000
+	else h2_na r11-go-id "$why"; fi
+	g_run r11-idserver-batch "$SVC_PID" "$GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 20000
+	if [ -n "$gpid" ]; then g_run r11-go-batch "$gpid" "$GOPEER_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 20000
+	else h2_na r11-go-batch "$why"; fi
+	g_10k r11-idserver-10k "$SVC_PID" "$GRPC_PORT"
+	if [ -n "$gpid" ]; then
+		g_10k r11-go-10k "$gpid" "$GOPEER_PORT"
+		kill -TERM "$gpid" 2>/dev/null; stop_pid "$gpid"; wait "$gpid" 2>/dev/null; forget "$gpid"
+	else
+		h2_na r11-go-10k "$why"
+	fi
+
+	# The grpcio counter: about 10 s more (it does 2,000-7,000 calls/s).
+	local py_gen=$VAR/py
+	mkdir -p "$py_gen"
+	/usr/bin/python3 -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$py_gen" \
+		--grpc_python_out="$py_gen" "$ROOT/proto/idgen.proto" >"$VAR/protoc.log" 2>&1
+	cat >"$VAR/peer_grpc.py" <<'PY'
+import itertools, sys, threading
+from concurrent import futures
+sys.path.insert(0, sys.argv[1])
+import grpc, idgen_pb2, idgen_pb2_grpc
+counter, lock = itertools.count(1), threading.Lock()
+class Svc(idgen_pb2_grpc.IdGeneratorServiceServicer):
+    def GenerateId(self, req, ctx):
+        with lock:
+            i = next(counter)
+        return idgen_pb2.GenerateIdResponse(id=i, id_str=str(i))
+    def GenerateIdBatch(self, req, ctx):
+        with lock:
+            ids = [next(counter) for _ in range(req.count)]
+        return idgen_pb2.GenerateIdBatchResponse(ids=ids, ids_str=[str(i) for i in ids],
+                                                 epoch_offset_ms=1767225600000)
+s = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+idgen_pb2_grpc.add_IdGeneratorServiceServicer_to_server(Svc(), s)
+s.add_insecure_port("127.0.0.1:%s" % sys.argv[2])
+s.start()
+s.wait_for_termination()
+PY
+	if port_busy "$PEER_GRPC_PORT"; then
+		h2_na r11-py-id "port $PEER_GRPC_PORT is in use"; h2_na r11-py-batch "port $PEER_GRPC_PORT is in use"
+		return 0
+	fi
+	"${PIN_SRV[@]}" /usr/bin/python3 "$VAR/peer_grpc.py" "$py_gen" "$PEER_GRPC_PORT" >"$VAR/peer_grpc.log" 2>&1 &
+	ppid=$!
+	PIDS+=("$ppid")
+	PEER_CMD="${PIN_SRV[*]}${PIN_SRV:+ }python3 build/bench-var/peer_grpc.py build/bench-var/py $PEER_GRPC_PORT"
+	wait_port "$PEER_GRPC_PORT" "$ppid" peer_grpc
+	g_run r11-py-id "$ppid" "$PEER_GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 20000
+	g_run r11-py-batch "$ppid" "$PEER_GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 2000
+	kill -TERM "$ppid" 2>/dev/null; stop_pid "$ppid"; wait "$ppid" 2>/dev/null; forget "$ppid"
+}
+
+r11_md() {
+	cat <<MD
+## Row 11: gRPC unary calls (h2load, 50 connections x 10 streams) vs grpc-go (issues 10, 22)
+
+The peer is \`tests/go/idpeer\` (\`build/go/bin/go-idpeer\`, \`make go\`): the service of
+\`proto/idgen.proto\` on Debian's grpc-go, IDs from one atomic counter, \`id_str\`/\`ids_str\`
+filled, on the servers' CPU (so \`GOMAXPROCS\` is 1, as idserver is one thread). It keeps
+nothing durable: a floor for an ID service in grpc-go. The second peer is the same
+counter on Debian's grpcio (Python), two runs only.${R[r11.go_why]:+ **grpc-go did not run: ${R[r11.go_why]}.**}
+
+\`GenerateId\` (idserver and grpc-go 200,000 / 100,000 calls, grpcio 20,000):
+
+$(h2_table r11-idserver-id r11-go-id grpc-go r11-py-id grpcio)
+
+\`GenerateIdBatch(1000)\` (idserver and grpc-go 20,000 calls, grpcio 2,000):
+
+$(h2_table r11-idserver-batch r11-go-batch grpc-go r11-py-batch grpcio)
+
+\`GenerateId\` at a fixed 10,000 calls/s (h2load \`--rps 1000\`, 10 clients x 1 stream, 50,000 calls):
+
+$(h2_table r11-idserver-10k r11-go-10k grpc-go)
+MD
+}
+
+# i22_targets: issue 22's targets for rows 10 and 11, as rows of a targets table.
+i22_targets() {
+	local ids="" r
+	isnum "$(fig r10-http-ids req_per_s)" && ids=$(calc "${R[r10-http-ids.req_per_s]} * 1000" 0)
+	r=$(ratio "$(fig r10-http-id req_per_s)" "$(fig r10-nginx-id req_per_s)")
+	echo "| Row 10 (issue 22): HTTP \`/v1/id\` requests/s at least 0.8x nginx's | idserver/nginx = $r (server CPU/request: $(ratio "$(fig r10-http-id server_cpu_us_per_req)" "$(fig r10-nginx-id server_cpu_us_per_req)"))$(why_not r10-http-id)$(why_not r10-nginx-id) | $(verdict "$r" ge 0.8) |"
+	echo "| Row 10 (issue 22): HTTP \`/v1/ids?count=1000\` at least 20,000,000 IDs/s | $(fmt_int "${ids:-n/a}") IDs/s (idserver/nginx requests/s = $(ratio "$(fig r10-http-ids req_per_s)" "$(fig r10-nginx-ids req_per_s)"))$(why_not r10-http-ids) | $(verdict "$ids" ge 20000000) |"
+	for r in id:GenerateId batch:'GenerateIdBatch(1000)'; do
+		local k=${r%%:*} n=${r#*:} x c
+		x=$(ratio "$(fig r11-idserver-$k req_per_s)" "$(fig r11-go-$k req_per_s)")
+		c=$(ratio "$(fig r11-idserver-$k server_cpu_us_per_req)" "$(fig r11-go-$k server_cpu_us_per_req)")
+		echo "| Row 11 (issue 22): gRPC \`$n\` calls/s at least 1.5x grpc-go's | idserver/grpc-go = $x$(why_not r11-idserver-$k)$(why_not r11-go-$k) | $(verdict "$x" ge 1.5) |"
+		echo "| Row 11 (issue 22): gRPC \`$n\` server CPU/call at most 0.67x grpc-go's | idserver/grpc-go = $c | $(verdict "$c" le 0.67) |"
+	done
+}
+
+# r1011_summary: the summary lines of rows 10 and 11 (those that ran).
+r1011_summary() {
+	local k
+	want 10 && echo "  row 10 /v1/id: idserver $(val r10-http-id req_per_s) req/s at $(val r10-http-id server_cpu_us_per_req) us/req," \
+		"nginx $(val r10-nginx-id req_per_s) at $(val r10-nginx-id server_cpu_us_per_req): x$(ratio "$(fig r10-http-id req_per_s)" "$(fig r10-nginx-id req_per_s)")," \
+		"cpu x$(ratio "$(fig r10-http-id server_cpu_us_per_req)" "$(fig r10-nginx-id server_cpu_us_per_req)")"
+	want 10 && echo "  row 10 /v1/ids?count=1000: idserver $(val r10-http-ids req_per_s) req/s at $(val r10-http-ids server_cpu_us_per_req) us/req," \
+		"nginx $(val r10-nginx-ids req_per_s) at $(val r10-nginx-ids server_cpu_us_per_req): x$(ratio "$(fig r10-http-ids req_per_s)" "$(fig r10-nginx-ids req_per_s)")," \
+		"cpu x$(ratio "$(fig r10-http-ids server_cpu_us_per_req)" "$(fig r10-nginx-ids server_cpu_us_per_req)")"
+	for k in id batch 10k; do
+		want 11 && echo "  row 11 $k: idserver $(val r11-idserver-$k req_per_s) calls/s at $(val r11-idserver-$k server_cpu_us_per_req) us/call (p99 $(val r11-idserver-$k p99_us) us)," \
+			"grpc-go $(val r11-go-$k req_per_s) at $(val r11-go-$k server_cpu_us_per_req) (p99 $(val r11-go-$k p99_us)): x$(ratio "$(fig r11-idserver-$k req_per_s)" "$(fig r11-go-$k req_per_s)")," \
+			"cpu x$(ratio "$(fig r11-idserver-$k server_cpu_us_per_req)" "$(fig r11-go-$k server_cpu_us_per_req)")"
+	done
+	want 11 && echo "  row 11 grpcio: id $(val r11-py-id req_per_s) calls/s at $(val r11-py-id server_cpu_us_per_req) us/call, batch $(val r11-py-batch req_per_s) at $(val r11-py-batch server_cpu_us_per_req)"
+}
+
 # BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
-if [ "${BENCH_ONLY:-}" = 13 ]; then
+if [ -n "$ONLY" ] && ! want 10 && ! want 11; then
 	for t in mariadb nc ss python3 curl; do
 		command -v "$t" >/dev/null || die "$t not installed (make deps)"
 	done
@@ -615,18 +1001,21 @@ if [ "${BENCH_ONLY:-}" = 13 ]; then
 	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
 	exit
 fi
-[ -n "${BENCH_ONLY:-}" ] && die "BENCH_ONLY=$BENCH_ONLY: only row 13 runs alone"
 
 # ---- setup ---------------------------------------------------------------
-for b in "$IDSERVER" "$IDBENCH" "$NULLSERVER"; do
+# With BENCH_ONLY (rows 10, 11, 13): the pair and idserver only.
+if [ -z "$ONLY" ]; then NEED_BIN=("$IDSERVER" "$IDBENCH" "$NULLSERVER"); NEED_CMD=(redis-server mariadb gnuplot nc ss python3 h2load curl)
+else NEED_BIN=("$IDSERVER" "$IDBENCH"); NEED_CMD=(mariadb nc ss python3 h2load curl); fi
+for b in "${NEED_BIN[@]}"; do
 	[ -x "$b" ] || die "$b missing: run make first"
 done
-for t in redis-server mariadb gnuplot nc ss python3; do
+for t in "${NEED_CMD[@]}"; do
 	command -v "$t" >/dev/null || die "$t not installed (make deps)"
 done
 # A previous bench's pair (crashed run) is ours: stop it before checking ports.
 [ -d "$DB" ] && "$ROOT/scripts/dbpair.sh" down "$DB" >/dev/null 2>&1
-for p in "$ODD_PORT" "$EVEN_PORT" "$SVC_PORT" "$REDIS_PORT" "$NULL_PORT"; do
+for p in "$ODD_PORT" "$EVEN_PORT" "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT" \
+    $([ -z "$ONLY" ] && echo "$REDIS_PORT" "$NULL_PORT"); do
 	port_busy "$p" && die "port $p on 127.0.0.1 is in use; set BENCH_*_PORT"
 done
 # 1,000 idle connections + the load runs need more than the usual 1024 fds.
@@ -650,22 +1039,26 @@ SVC_PID=$!
 PIDS+=("$SVC_PID")
 IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state --http_port $HTTP_PORT --grpc_port $GRPC_PORT"
 
-say "starting redis-server on 127.0.0.1:$REDIS_PORT"
-"${PIN_SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no \
-	--maxclients 10000 --logfile "" >"$VAR/redis.log" 2>&1 &
-REDIS_PID=$!
-PIDS+=("$REDIS_PID")
-REDIS_CMD="${PIN_SRV[*]}${PIN_SRV:+ }redis-server --bind 127.0.0.1 --port $REDIS_PORT --save '' --appendonly no --maxclients 10000"
+if [ -z "$ONLY" ]; then
+	say "starting redis-server on 127.0.0.1:$REDIS_PORT"
+	"${PIN_SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no \
+		--maxclients 10000 --logfile "" >"$VAR/redis.log" 2>&1 &
+	REDIS_PID=$!
+	PIDS+=("$REDIS_PID")
+	REDIS_CMD="${PIN_SRV[*]}${PIN_SRV:+ }redis-server --bind 127.0.0.1 --port $REDIS_PORT --save '' --appendonly no --maxclients 10000"
 
-say "starting nullserver on 127.0.0.1:$NULL_PORT"
-"${PIN_SRV[@]}" "$NULLSERVER" --host 127.0.0.1 --port "$NULL_PORT" >"$VAR/nullserver.log" 2>&1 &
-NULL_PID=$!
-PIDS+=("$NULL_PID")
-NULL_CMD="${PIN_SRV[*]}${PIN_SRV:+ }build/nullserver --host 127.0.0.1 --port $NULL_PORT"
+	say "starting nullserver on 127.0.0.1:$NULL_PORT"
+	"${PIN_SRV[@]}" "$NULLSERVER" --host 127.0.0.1 --port "$NULL_PORT" >"$VAR/nullserver.log" 2>&1 &
+	NULL_PID=$!
+	PIDS+=("$NULL_PID")
+	NULL_CMD="${PIN_SRV[*]}${PIN_SRV:+ }build/nullserver --host 127.0.0.1 --port $NULL_PORT"
+fi
 
 wait_port "$SVC_PORT" "$SVC_PID" idserver
-wait_port "$REDIS_PORT" "$REDIS_PID" redis
-wait_port "$NULL_PORT" "$NULL_PID" nullserver
+if [ -z "$ONLY" ]; then
+	wait_port "$REDIS_PORT" "$REDIS_PID" redis
+	wait_port "$NULL_PORT" "$NULL_PID" nullserver
+fi
 wait_mode ticket 20 || die "idserver not in ticket mode after 20 s: $(tail -n 3 "$VAR/idserver.log")"
 # Let the prefetch fill (both servers answer) before measuring.
 for _ in $(seq 1 50); do
@@ -674,9 +1067,42 @@ for _ in $(seq 1 50); do
 done
 BLOCK_SIZE=$(svc_stat block_size)
 RSS_START=$(rss_kb "$SVC_PID")
-REDIS_RSS_START=$(rss_kb "$REDIS_PID")
+REDIS_RSS_START=$(rss_kb "${REDIS_PID:-0}")
 RSS_SERIES="start $RSS_START"
 rss_mark() { RSS_SERIES+=", $1 $(rss_kb "$SVC_PID")"; }
+
+# BENCH_ONLY: the rows asked for, each row's section to build/bench-var/rowN.md.
+if [ -n "$ONLY" ]; then
+	want 10 && row10
+	want 11 && row11
+	want 13 && { far_row || say "row 13 could not run (see $FAR)"; }
+	for r in 10 11 13; do
+		want $r || continue
+		{
+			only_head
+			case $r in
+			10) r10_md ;;
+			11) r11_md ;;
+			13) far_md ;;
+			esac
+			if [ $r != 13 ]; then
+				printf '\n| target | measured | verdict |\n| --- | --- | --- |\n'
+				i22_targets | grep "^| Row $r "
+				printf '\nServers (127.0.0.1, with the MariaDB pair and idserver as in RESULTS.md'"'"'s commands):\n\n```sh\n%s\n' "$IDSERVER_CMD"
+				[ $r = 10 ] && echo "${NGINX_CMD:-nginx did not start}"
+				[ $r = 11 ] && printf '%s\n%s\n' "${GOPEER_CMD:-go-idpeer did not start}" "${PEER_CMD:-the grpcio peer did not start}"
+				printf '```\n\nRuns:\n\n```sh\n'
+				for l in "${LABELS[@]}"; do [[ $l == r$r-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
+				printf '```\n'
+			fi
+		} >"$VAR/row$r.md"
+		say "row $r written to build/bench-var/row$r.md"
+	done
+	r1011_summary
+	want 13 && echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)" | sed 's/\*\*//g'
+	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
+	exit
+fi
 
 # ---- rows 1-4: ticket mode vs Redis --------------------------------------
 T=(--threads "$THREADS" --duration "$DUR")
@@ -752,91 +1178,9 @@ rb_run r9-redis-p1 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 1
 rb_run r9-idserver-p16 "$SVC_PID" "$SVC_PORT" ID 16
 rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 16
 
-# ---- row 10: the HTTP/JSON API (issue 9) ---------------------------------
-# h2_bench LABEL PID URL N [h2load args...]: one h2load run; req/s from its
-# summary, P99 from its per-request log, the server's CPU from /proc; every
-# reply must be HTTP 2xx.
-h2_bench() {
-	local label=$1 pid=$2 url=$3 n=$4 c0 c1 hz
-	shift 4
-	hz=$(getconf CLK_TCK)
-	LABELS+=("$label")
-	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -n $n $* $url"
-	say "run $label: h2load -n $n $* $url"
-	c0=$(cpu_ticks "$pid")
-	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load -n "$n" "$@" --log-file="$RUNS/$label.log" \
-	    "$url" >"$RUNS/$label.out" 2>&1 || ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
-		R[$label.state]=errors
-		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
-		return 1
-	fi
-	c1=$(cpu_ticks "$pid")
-	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
-	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
-	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
-	R[$label.state]=ok
-	say "  $label: ${R[$label.req_per_s]} req/s, p99 ${R[$label.p99_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
-}
-# HTTP/1.1 keep-alive, 50 connections.
-h2_run() { h2_bench "$1" "$SVC_PID" "http://127.0.0.1:$HTTP_PORT$2" "$3" --h1 -c 50 -t 1; }
-say "row 10: HTTP/JSON API over keep-alive connections (h2load --h1)"
-h2_run r10-http-id /v1/id 200000
-h2_run r10-http-ids '/v1/ids?count=1000' 20000
-
-# ---- row 11: gRPC (issue 10) ----------------------------------------------
-# A peer: a minimal counter service on Debian's grpcio server, from the same
-# .proto, driven the same way (h2load with a fixed gRPC request body).
-PY_GEN=$VAR/py
-mkdir -p "$PY_GEN"
-/usr/bin/python3 -m grpc_tools.protoc -I "$ROOT/proto" --python_out="$PY_GEN" \
-	--grpc_python_out="$PY_GEN" "$ROOT/proto/idgen.proto" >"$VAR/protoc.log" 2>&1
-cat >"$VAR/peer_grpc.py" <<'PY'
-import itertools, sys, threading
-from concurrent import futures
-sys.path.insert(0, sys.argv[1])
-import grpc, idgen_pb2, idgen_pb2_grpc
-counter, lock = itertools.count(1), threading.Lock()
-class Svc(idgen_pb2_grpc.IdGeneratorServiceServicer):
-    def GenerateId(self, req, ctx):
-        with lock:
-            i = next(counter)
-        return idgen_pb2.GenerateIdResponse(id=i, id_str=str(i))
-    def GenerateIdBatch(self, req, ctx):
-        with lock:
-            ids = [next(counter) for _ in range(req.count)]
-        return idgen_pb2.GenerateIdBatchResponse(ids=ids, ids_str=[str(i) for i in ids],
-                                                 epoch_offset_ms=1767225600000)
-s = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-idgen_pb2_grpc.add_IdGeneratorServiceServicer_to_server(Svc(), s)
-s.add_insecure_port("127.0.0.1:%s" % sys.argv[2])
-s.start()
-s.wait_for_termination()
-PY
-"${PIN_SRV[@]}" /usr/bin/python3 "$VAR/peer_grpc.py" "$PY_GEN" "$PEER_GRPC_PORT" >"$VAR/peer_grpc.log" 2>&1 &
-PEER_PID=$!
-PIDS+=("$PEER_PID")
-printf '\x00\x00\x00\x00\x00' >"$VAR/grpc-id.bin"			# GenerateIdRequest{}
-printf '\x00\x00\x00\x00\x03\x08\xe8\x07' >"$VAR/grpc-batch.bin"	# count = 1000
-# g_run LABEL PID PORT RPC BODY N: gRPC unary calls, 50 connections x 10 streams.
-g_run() {
-	h2_bench "$1" "$2" "http://127.0.0.1:$3/hispeeddesign.idgen.v1.IdGeneratorService/$4" "$6" \
-	    -c 50 -m 10 -t 1 -d "$5" -H 'content-type: application/grpc' -H 'te: trailers'
-}
-say "row 11: gRPC unary calls (h2load) vs a grpcio counter service"
-wait_port "$PEER_GRPC_PORT" "$PEER_PID" peer_grpc
-g_run r11-idserver-id "$SVC_PID" "$GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 200000
-g_run r11-peer-id "$PEER_PID" "$PEER_GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 20000
-g_run r11-idserver-batch "$SVC_PID" "$GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 20000
-g_run r11-peer-batch "$PEER_PID" "$PEER_GRPC_PORT" GenerateIdBatch "$VAR/grpc-batch.bin" 2000
-# The target's shape: unary calls at a fixed 10,000 req/s (10 clients x 1,000), P99.
-for who in idserver:$SVC_PID:$GRPC_PORT peer:$PEER_PID:$PEER_GRPC_PORT; do
-	IFS=: read -r name pid port <<<"$who"
-	h2_bench "r11-$name-10k" "$pid" \
-	    "http://127.0.0.1:$port/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId" 50000 \
-	    -c 10 -m 1 -t 1 --rps 1000 -d "$VAR/grpc-id.bin" -H 'content-type: application/grpc' \
-	    -H 'te: trailers'
-done
-kill "$PEER_PID" 2>/dev/null
+# ---- rows 10-11: HTTP vs nginx, gRPC vs grpc-go (row10, row11 above) ------
+row10
+row11
 
 # ---- row 12: libidgen in-process (issue 11) --------------------------------
 # idgen_next from a client held by the process (tests/integration/idgen_load.c
@@ -1093,24 +1437,6 @@ T_END=$(date +%s)
 ELAPSED=$((T_END - T_START))
 
 # ---- RESULTS.md ----------------------------------------------------------
-# verdict MEASURED OP LIMIT: MET/MISSED with the margin in percent.
-verdict() {
-	local m=$1 op=$2 lim=$3
-	isnum "$m" || { echo "NOT MEASURED"; return; }
-	local pct
-	case "$op" in
-	ge) pct=$(calc "($m - $lim) / $lim * 100" 0)
-	    if [ "$(calc "$m >= $lim" 0)" = 1 ]; then echo "MET (+$pct%)"; else echo "**MISSED** by ${pct#-}%"; fi ;;
-	le) pct=$(calc "($lim - $m) / $lim * 100" 0)
-	    if [ "$(calc "$m <= $lim" 0)" = 1 ]; then echo "MET ($pct% under)"; else echo "**MISSED** by ${pct#-}%"; fi ;;
-	lt) pct=$(calc "($lim - $m) / $lim * 100" 0)
-	    if [ "$(calc "$m < $lim" 0)" = 1 ]; then echo "MET ($pct% under)"; else echo "**MISSED** by ${pct#-}%"; fi ;;
-	esac
-}
-# fig LABEL KEY: a figure usable for a target, or "" when the run does not count.
-fig() { counts "$1" && isnum "${R[$1.$2]:-}" && echo "${R[$1.$2]}"; }
-why_not() { [ "${R[$1.state]:-}" = ok ] || echo " — run $1: $(status "$1")"; }
-
 # row_table TITLE OURS PEER PEERNAME [EXTRA EXTRANAME]
 row_table() {
 	local ours=$2 peer=$3 pname=$4 extra=${5:-} ename=${6:-} m
@@ -1270,11 +1596,15 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 9 | same: server CPU µs/req | $(val r9-idserver-p1 server_cpu_us_per_req) | $(val r9-redis-p1 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p1 server_cpu_us_per_req)" "$(fig r9-redis-p1 server_cpu_us_per_req)") |
 | 9 | redis-benchmark -c 50 -P 16: req/s | $(val r9-idserver-p16 req_per_s) (ID) | $(val r9-redis-p16 req_per_s) (INCR) | $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") |
 | 9 | same: server CPU µs/req | $(val r9-idserver-p16 server_cpu_us_per_req) | $(val r9-redis-p16 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") |
-| 10 | HTTP \`/v1/id\`, 50 keep-alive conns (h2load): req/s, P99 µs | $(val r10-http-id req_per_s), P99 $(val r10-http-id p99_us) | | |
-| 10 | HTTP \`/v1/ids?count=1000\`: req/s, P99 µs | $(val r10-http-ids req_per_s), P99 $(val r10-http-ids p99_us) | | |
-| 11 | gRPC \`GenerateId\` (h2load, 50 conns x 10 streams): req/s, P99 µs | $(val r11-idserver-id req_per_s), P99 $(val r11-idserver-id p99_us) | $(val r11-peer-id req_per_s), P99 $(val r11-peer-id p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-id req_per_s)" "$(fig r11-peer-id req_per_s)") |
-| 11 | gRPC \`GenerateIdBatch(1000)\`: req/s, P99 µs | $(val r11-idserver-batch req_per_s), P99 $(val r11-idserver-batch p99_us) | $(val r11-peer-batch req_per_s), P99 $(val r11-peer-batch p99_us) (grpcio counter) | $(ratio "$(fig r11-idserver-batch req_per_s)" "$(fig r11-peer-batch req_per_s)") |
-| 11 | gRPC \`GenerateId\` at a fixed 10,000 req/s (10 clients x 1,000): req/s, P99 µs | $(val r11-idserver-10k req_per_s), P99 $(val r11-idserver-10k p99_us) | $(val r11-peer-10k req_per_s), P99 $(val r11-peer-10k p99_us) (grpcio counter) | |
+| 10 | HTTP \`/v1/id\`, 50 keep-alive conns (h2load --h1): req/s, P99 µs | $(val r10-http-id req_per_s), P99 $(val r10-http-id p99_us) | $(val r10-nginx-id req_per_s), P99 $(val r10-nginx-id p99_us) (nginx, the same bytes from a file) | $(ratio "$(fig r10-http-id req_per_s)" "$(fig r10-nginx-id req_per_s)") |
+| 10 | same: server CPU µs/req | $(val r10-http-id server_cpu_us_per_req) | $(val r10-nginx-id server_cpu_us_per_req) | $(ratio "$(fig r10-http-id server_cpu_us_per_req)" "$(fig r10-nginx-id server_cpu_us_per_req)") |
+| 10 | HTTP \`/v1/ids?count=1000\`: req/s, P99 µs | $(val r10-http-ids req_per_s), P99 $(val r10-http-ids p99_us) | $(val r10-nginx-ids req_per_s), P99 $(val r10-nginx-ids p99_us) (nginx) | $(ratio "$(fig r10-http-ids req_per_s)" "$(fig r10-nginx-ids req_per_s)") |
+| 10 | same: server CPU µs/req | $(val r10-http-ids server_cpu_us_per_req) | $(val r10-nginx-ids server_cpu_us_per_req) | $(ratio "$(fig r10-http-ids server_cpu_us_per_req)" "$(fig r10-nginx-ids server_cpu_us_per_req)") |
+| 11 | gRPC \`GenerateId\` (h2load, 50 conns x 10 streams): req/s, P99 µs | $(val r11-idserver-id req_per_s), P99 $(val r11-idserver-id p99_us) | $(val r11-go-id req_per_s), P99 $(val r11-go-id p99_us) (grpc-go counter) | $(ratio "$(fig r11-idserver-id req_per_s)" "$(fig r11-go-id req_per_s)") |
+| 11 | same: server CPU µs/call | $(val r11-idserver-id server_cpu_us_per_req) | $(val r11-go-id server_cpu_us_per_req) | $(ratio "$(fig r11-idserver-id server_cpu_us_per_req)" "$(fig r11-go-id server_cpu_us_per_req)") |
+| 11 | gRPC \`GenerateIdBatch(1000)\`: req/s, P99 µs | $(val r11-idserver-batch req_per_s), P99 $(val r11-idserver-batch p99_us) | $(val r11-go-batch req_per_s), P99 $(val r11-go-batch p99_us) (grpc-go counter) | $(ratio "$(fig r11-idserver-batch req_per_s)" "$(fig r11-go-batch req_per_s)") |
+| 11 | same: server CPU µs/call | $(val r11-idserver-batch server_cpu_us_per_req) | $(val r11-go-batch server_cpu_us_per_req) | $(ratio "$(fig r11-idserver-batch server_cpu_us_per_req)" "$(fig r11-go-batch server_cpu_us_per_req)") |
+| 11 | gRPC \`GenerateId\` at a fixed 10,000 req/s (10 clients x 1,000): req/s, P99 µs | $(val r11-idserver-10k req_per_s), P99 $(val r11-idserver-10k p99_us) | $(val r11-go-10k req_per_s), P99 $(val r11-go-10k p99_us) (grpc-go counter) | |
 | 12 | libidgen \`idgen_next\` in-process, 1 thread: IDs/s; round trips per million IDs | $(val r12-t1 ids_per_s); $(val r12-t1 rt_per_million) | 10,000,000 (tinyid's client, published) | $(ratio "$(fig r12-t1 ids_per_s)" 10000000) |
 | 12 | same, 2 threads: IDs/s; round trips per million IDs | $(val r12-t2 ids_per_s); $(val r12-t2 rt_per_million) | $(val r12-t1 ids_per_s) (1 thread) | $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") |
 | 13 | a ticket of another region's pair across a ${FAR_DELAY} ms (each way) link: mean fetch µs | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") | ${R[r13.rtt_us]:-n/a} (the link's round trip) | $(ratio "$(cut -d' ' -f2 <<<"${R[r13.far]:-}")" "${R[r13.rtt_us]:-}") |
@@ -1297,6 +1627,7 @@ figures across runs. Every run of a row is back to back with its peer's.
 | Memory does not grow over runs | RSS after $MEM_ROUNDS identical load rounds: ${MEM_RUNS[*]:-n/a} kB | $T_GROW |
 | Row 9 (issue 8): pipelined RESP requests/s at least Redis's (redis-benchmark -P 16) | ours/Redis = $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") | $(target_ge "$(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)")" 1) |
 | Row 9 (issue 8): pipelined RESP server CPU/request at most 0.6x Redis's | ours/Redis = $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") | $(target_le "$(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)")" 0.6) |
+$(i22_targets)
 | Row 12 (issue 11): libidgen at least 100,000,000 IDs/s on one thread | $(val r12-t1 ids_per_s) IDs/s | $(target_ge "$(fig r12-t1 ids_per_s)" 100000000) |
 | Row 12 (issue 11): 2 threads faster than 1 | 2 threads / 1 = $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") | $(target_ge "$(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)")" 1.0001) |
 | Row 13 (issue 18): a ticket across a 50 ms link costs one round trip (mean fetch under 1.5 of the link's round trips) | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") µs over a ${R[r13.rtt_us]:-n/a} µs round trip | $(far_verdict) |
@@ -1395,6 +1726,10 @@ the tail is scheduling and softirq time on the machine (80% of idserver's own
 samples are in the kernel's TCP path, see the profile below), not time spent
 in idserver. The specified service level is P99 < 1 ms and P99.9 < 3 ms.
 
+$(r10_md)
+
+$(r11_md)
+
 $(far_md)
 
 ## Memory (idserver VmRSS from /proc/PID/status)
@@ -1437,6 +1772,9 @@ scripts/dbpair.sh up build/bench-var/db $ODD_PORT $EVEN_PORT
 $IDSERVER_CMD
 $REDIS_CMD
 $NULL_CMD
+${NGINX_CMD:-# nginx did not start}
+${GOPEER_CMD:-# go-idpeer did not start}
+${PEER_CMD:-# the grpcio peer did not start}
 \`\`\`
 
 Runs (\`--latency-out\` files are in \`build/bench-var/lat/\`):
@@ -1487,6 +1825,7 @@ else
 fi
 printf '  row 6  raw pair          %s IDs/s\n' "$(val r6-raw4 ids_per_s)"
 printf '  row 7  open loop 100k    P99 %s us, P99.9 %s us (Redis %s / %s, null %s / %s)\n' "$(val r7-idserver p99_us)" "$(val r7-idserver p999_us)" "$(val r7-redis p99_us)" "$(val r7-redis p999_us)" "$(val r7-null p99_us)" "$(val r7-null p999_us)"
+r1011_summary
 echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)"
 printf '  memory %s MB with %s idle connections (%s MB after load); rounds %s kB\n' "$(kb_mb "$RSS_IDLE_PING")" "$IDLE_CONNS" "$(kb_mb "$RSS_IDLE_LOADED")" "${MEM_RUNS[*]:-n/a}"
 echo "  targets:"
