@@ -75,6 +75,7 @@ static void	http_stat_member(const struct metric_def *def, const char *name, int
 		    const struct metric_value *v, void *arg);
 static void	http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id);
 static size_t	http_digits(char *p, uint64_t v);
+static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
 
 bool
 proto_http_init(struct proto_http **out, struct event_base *base, const struct config *cfg,
@@ -177,17 +178,20 @@ http_digits(char *p, uint64_t v)
 	return n;
 }
 
-char *
-proto_http_ids_line(const struct core_result *res, size_t *len)
+size_t
+proto_http_ids_cap(unsigned count)
 {
 	/* Per ID at most 20 digits and a comma, twice, and the string's quotes. */
-	size_t n = 0, cap = 40 + (size_t)res->count * 44;
-	char *p = malloc(cap);
+	return 40 + (size_t)count * 44;
+}
+
+size_t
+proto_http_ids_write(const struct core_result *res, char *p)
+{
 	bool exact = true;
+	size_t n = 0;
 	unsigned i;
 
-	if (p == NULL)
-		return NULL;
 	for (i = 0; i < res->count; i++)
 		exact = exact && res->ids[i] < PROTO_HTTP_EXACT_LIMIT;
 	p[n++] = '{';
@@ -212,8 +216,40 @@ proto_http_ids_line(const struct core_result *res, size_t *len)
 		p[n++] = '"';
 	}
 	memcpy(p + n, "]}\n", 3);
-	*len = n + 3;
-	return p;
+	return n + 3;
+}
+
+/*
+ * /v1/ids's reply: the line written straight into the reply's buffer (no
+ * string of its own to copy in), with the headers every reply carries.
+ */
+static void
+http_send_ids(struct evhttp_request *req, const struct core_result *res)
+{
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+	struct evbuffer *buf = evbuffer_new();
+	struct evbuffer_iovec v;
+	char clen[24];
+
+	if (buf == NULL || evbuffer_reserve_space(buf, (ev_ssize_t)proto_http_ids_cap(res->count),
+	    &v, 1) != 1) {
+		if (buf != NULL)
+			evbuffer_free(buf);
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	v.iov_len = proto_http_ids_write(res, v.iov_base);
+	evhttp_add_header(hd, "Content-Type", "application/json");
+	evhttp_add_header(hd, "Cache-Control", "no-store");
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		/* As http_send_text: the length GET would send, and no body. */
+		snprintf(clen, sizeof(clen), "%zu", v.iov_len);
+		evhttp_add_header(hd, "Content-Length", clen);
+		v.iov_len = 0;
+	}
+	evbuffer_commit_space(buf, &v, 1);
+	evhttp_send_reply(req, 200, "OK", buf);
+	evbuffer_free(buf);
 }
 
 /* The body of an ID API page: the numeric members only where exact in JavaScript. */
@@ -510,11 +546,9 @@ http_run(void *arg)
 	else if (c->form == PROTO_HTTP_FORM_TEXT) {
 		text = proto_http_text(c->route, res, &len);
 		http_send_text(c->req, 200, "OK", "text/plain; charset=utf-8", text, len);
-	} else if (c->route == PROTO_HTTP_IDS) {
-		/* The hot batch page: its line written directly, the same bytes. */
-		text = proto_http_ids_line(res, &len);
-		http_send_text(c->req, 200, "OK", "application/json", text, len);
-	} else
+	} else if (c->route == PROTO_HTTP_IDS)
+		http_send_ids(c->req, res);	/* the hot batch page, written directly */
+	else
 		http_send_json(c->req, 200, "OK", proto_http_result(c->route, res));
 	free(res);
 	http_done(c);

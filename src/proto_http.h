@@ -132,13 +132,15 @@ bool	proto_http_cors_allowed(const char *allowed, const char *origin);
 char	*proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len);
 
 /*
- * The /v1/ids JSON line written directly (no JSON objects built): the bytes
+ * The /v1/ids JSON line written directly at p (no JSON objects built, no copy:
+ * the caller writes into the reply's buffer): the bytes
  * json_dumps(proto_http_result(PROTO_HTTP_IDS, res), JSON_COMPACT) gives, and a
  * newline, checked byte for byte in test_proto_http (decimal digits only: no
- * string needs escaping). A batch of 1,000 costs ~2,000 allocations the other
- * way (docs/benchmark.md). Sets *len; NULL when out of memory; the caller frees.
+ * string needs escaping). p holds proto_http_ids_cap(res->count) bytes; returns
+ * the line's length (docs/benchmark.md).
  */
-char	*proto_http_ids_line(const struct core_result *res, size_t *len);
+size_t	proto_http_ids_cap(unsigned count);
+size_t	proto_http_ids_write(const struct core_result *res, char *p);
 
 /*
  * The JSON body of a core result for an ID API page (no I/O): id/id_str,
