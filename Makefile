@@ -19,6 +19,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 # OPT is the optimisation; the flags below apply even when CFLAGS is given.
 OPT      ?= -O2 -g
 override CFLAGS += $(OPT) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP
+# idserver's state file has a writer thread (docs/design.md section 6.9).
+override LDFLAGS += -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SAN      ?=
