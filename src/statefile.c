@@ -22,6 +22,7 @@
 
 #define STATEFILE_SLOT	STATE_MAX_LEN		/* bytes per slot; the file holds two */
 #define STATEFILE_WAIT_MAX	64		/* saves queued for their callback */
+#define STATEFILE_OUT_MAX	16		/* write outcomes the loop has not read */
 
 /* A save whose caller hears when a write covering its snapshot ended. */
 struct statefile_wait {
@@ -29,6 +30,14 @@ struct statefile_wait {
 	statefile_done	 fn;
 	void		*arg;
 	uint64_t	 a, b;
+	bool		 resolved;	/* the first write at or above gen ended ... */
+	bool		 ok;		/* ... durable */
+};
+
+/* One write's outcome: the snapshot it wrote, and whether it is durable. */
+struct statefile_out {
+	uint64_t	 gen;
+	bool		 ok;
 };
 
 /*
@@ -48,6 +57,8 @@ struct statefile_writer {
 	uint64_t		 failed;
 	struct statefile_counters stats;
 	char			 err[256];
+	struct statefile_out	 out[STATEFILE_OUT_MAX];	/* in write order */
+	unsigned		 nout;
 	int			 slot;
 	int			 efd;		/* eventfd: a write ended, wakes the loop */
 	struct event		*ev;
@@ -73,6 +84,8 @@ static enum statefile_result statefile_direct(struct statefile *f, const char *b
 		    uint64_t gen);
 static void	statefile_post(struct statefile_writer *w, const char *buf, uint64_t gen);
 static void	statefile_pull(struct statefile *f);
+static void	statefile_resolve(struct statefile_writer *w, struct statefile_out o);
+static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok);
 static bool	statefile_wait_gen(struct statefile *f, uint64_t gen);
 static void	*statefile_writer_main(void *arg);
 static void	statefile_wake_cb(evutil_socket_t fd, short what, void *arg);
@@ -476,12 +489,48 @@ statefile_post(struct statefile_writer *w, const char *buf, uint64_t gen)
 	pthread_mutex_unlock(&w->mu);
 }
 
-/* Copies what the writes did into the loop's view; mu held (or the thread joined). */
+/* Every queued save not yet resolved, up to o.gen, takes write o's outcome. */
+static void
+statefile_resolve(struct statefile_writer *w, struct statefile_out o)
+{
+	for (unsigned k = 0; k < w->count; k++) {
+		struct statefile_wait *q = &w->q[(w->head + k) % STATEFILE_WAIT_MAX];
+
+		if (q->gen > o.gen)
+			break;
+		if (!q->resolved) {
+			q->resolved = true;
+			q->ok = o.ok;
+		}
+	}
+}
+
+/*
+ * Notes a write's outcome for the loop; mu held. With the loop far behind,
+ * the last two merge into the newer gen, durable only if both were: a save
+ * may then be called back failed though covered, never the other way.
+ */
+static void
+statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok)
+{
+	if (w->nout == STATEFILE_OUT_MAX)
+		ok = ok && w->out[--w->nout].ok;
+	w->out[w->nout++] = (struct statefile_out){ gen, ok };
+}
+
+/*
+ * Copies what the writes did into the loop's view and resolves the queued
+ * saves they covered, in write order; mu held (or the thread joined).
+ */
 static void
 statefile_pull(struct statefile *f)
 {
 	struct statefile_writer *w = f->w;
 	uint64_t snapshots = f->stats.snapshots;
+
+	for (unsigned k = 0; k < w->nout; k++)
+		statefile_resolve(w, w->out[k]);
+	w->nout = 0;
 
 	f->stats = w->stats;
 	f->stats.snapshots = snapshots;
@@ -539,7 +588,7 @@ statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t 
 	if (w->count == STATEFILE_WAIT_MAX)
 		return statefile_wait_gen(f, gen) ? STATEFILE_DURABLE : STATEFILE_FAILED;
 	w->q[(w->head + w->count++) % STATEFILE_WAIT_MAX] =
-	    (struct statefile_wait){ gen, fn, arg, a, b };
+	    (struct statefile_wait){ gen, fn, arg, a, b, false, false };
 	return STATEFILE_QUEUED;
 }
 
@@ -578,6 +627,7 @@ statefile_writer_main(void *arg)
 			w->durable = gen;
 		else
 			w->failed = gen;
+		statefile_outcome(w, gen, ok);
 		snprintf(w->err, sizeof(w->err), "%s", err);
 		pthread_cond_broadcast(&w->done);
 		pthread_mutex_unlock(&w->mu);
@@ -608,23 +658,21 @@ statefile_wake_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Calls back, in order, every queued save whose snapshot a write covered:
- * durable when a snapshot at least as new is on disk, failed when the write
- * meant to cover it failed (docs/design.md section 6.9).
+ * Calls back, in order, every queued save the first write at or above its
+ * snapshot resolved: durable, or failed, and then the save is not covered
+ * even if a later write succeeded (docs/design.md section 6.9).
  */
 static void
 statefile_deliver(struct statefile *f)
 {
 	struct statefile_writer *w = f->w;
 
-	while (w != NULL && w->count > 0) {
+	while (w != NULL && w->count > 0 && w->q[w->head].resolved) {
 		struct statefile_wait q = w->q[w->head];
 
-		if (q.gen > f->durable_gen && q.gen > f->failed_gen)
-			break;
 		w->head = (w->head + 1) % STATEFILE_WAIT_MAX;
 		w->count--;
-		q.fn(q.arg, q.gen <= f->durable_gen, q.a, q.b);
+		q.fn(q.arg, q.ok, q.a, q.b);
 		w = f->w;	/* a callback may have stopped the writer */
 	}
 }
