@@ -18,7 +18,7 @@ static int gate_errno;		/* non-zero: the sync fails with it */
 static unsigned gate_entered;	/* syncs begun */
 
 /* The writer's fdatasync: counts, waits while shut, then syncs or fails (as set at its start). */
-static int
+static int __attribute__((unused))
 gate_sync(int fd)
 {
 	int e;
@@ -38,7 +38,7 @@ gate_sync(int fd)
 }
 
 /* Shuts (or opens) the gate and sets how the syncs after it end. */
-static void
+static void __attribute__((unused))
 gate_set(bool shut, int err)
 {
 	pthread_mutex_lock(&gate_mu);
@@ -48,7 +48,7 @@ gate_set(bool shut, int err)
 	pthread_mutex_unlock(&gate_mu);
 }
 
-static void
+static void __attribute__((unused))
 gate_reset(void)
 {
 	gate_set(false, 0);
@@ -58,7 +58,7 @@ gate_reset(void)
 }
 
 /* Waits until n syncs have begun. */
-static void
+static void __attribute__((unused))
 gate_wait_entered(unsigned n)
 {
 	pthread_mutex_lock(&gate_mu);
@@ -67,7 +67,7 @@ gate_wait_entered(unsigned n)
 	pthread_mutex_unlock(&gate_mu);
 }
 
-static unsigned
+static unsigned __attribute__((unused))
 gate_count(void)
 {
 	unsigned n;
