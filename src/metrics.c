@@ -144,6 +144,10 @@
 	X(state_file, I, SVC, "state", "the local state file, or off", \
 	    "state_file_info", METRIC_AS_IS, NULL, \
 	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
+	X(state_saves, C, SVC, "state", \
+	    "state file saves asked for; one write may cover several (the writer thread)", \
+	    "state_saves", METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.snapshots)) \
 	X(state_writes, C, SVC, "state", "durable writes of the state file", \
 	    "state_writes", METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.writes)) \
