@@ -70,12 +70,12 @@ for _ in $(seq 1 100); do
 done
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || { say "idserver not in ticket mode"; exit 1; }
 sleep 1
-say "idserver $IDSERVER ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)), pid $SVC_PID;" \
+say "idserver $IDSERVER, pid $SVC_PID;" \
 	"open loop $RATE req/s for $DUR s; tickets from BLOCK 4096 at $DRAIN req/s"
 
 # run KIND N: one open-loop run, with (tickets) or without (quiet) the second client.
 run() {
-	local kind=$1 n=$2 dpid="" w0 w1 s0 s1 us line
+	local kind=$1 n=$2 dpid="" w0 w1 s0 s1 us held line
 	w0=$(stat "$SVC_PORT" state_writes); s0=$(stat "$SVC_PORT" state_saves)
 	if [ "$kind" = tickets ]; then
 		"${PIN_CLI[@]}" "$IDBENCH" --port "$SVC_PORT" --command "BLOCK 4096" \
@@ -90,14 +90,17 @@ run() {
 	[ -n "$dpid" ] && wait "$dpid"
 	w1=$(stat "$SVC_PORT" state_writes); s1=$(stat "$SVC_PORT" state_saves)
 	us=$(stat "$SVC_PORT" state_write_us_max)
+	held=$(stat "$SVC_PORT" state_save_loop_us_max)
 	line=$(grep '^RESULT ' "$VAR/$kind-$n.out" | tail -n 1)
 	[ -n "$line" ] || { say "$kind-$n: no RESULT: $(tail -n 2 "$VAR/$kind-$n.out")"; return 1; }
-	awk -v k="$kind-$n" -v w=$((w1 - w0)) -v s="$((${s1:-0} - ${s0:-0}))" -v us="$us" '{
+	awk -v k="$kind-$n" -v w=$((w1 - w0)) -v s="$((${s1:-0} - ${s0:-0}))" -v us="$us" \
+	    -v held="${held:-n/a}" '{
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
 		printf "%-10s req/s %9s  P50 %6s us  P99 %7s us  P99.9 %7s us  max %8s us  " \
-		    "errors %s  state file: %s writes (%s saves), longest ever %s us\n", k,
+		    "errors %s  state file: %s writes (%s saves), longest write ever %s us, " \
+		    "longest loop hold ever %s us\n", k,
 		    r["req_per_s"], r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"],
-		    r["errors"], w, s, us
+		    r["errors"], w, s, us, held
 	}' <<<"$line"
 }
 

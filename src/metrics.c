@@ -160,6 +160,11 @@
 	X(state_write_us_max, G, SVC, "state", "longest state file write, us", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.write_us_max)) \
+	X(state_save_loop_us_max, G, SVC, "state", \
+	    "longest a state file save held the event loop, us (the lease's saves wait for " \
+	    "their write; a ticket's does not)", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.loop_us_max)) \
 	X(memory_trims, C, SVC, "memory", \
 	    "freed memory given back after a flood (trim_free_bytes)", \
 	    "memory_trims", METRIC_AS_IS, NULL, \

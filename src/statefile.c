@@ -88,6 +88,10 @@ static void	statefile_resolve(struct statefile_writer *w, struct statefile_out o
 static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok);
 static bool	statefile_wait_gen(struct statefile *f, uint64_t gen);
 static void	*statefile_writer_main(void *arg);
+static void	statefile_held(struct statefile *f, uint64_t t0);
+static bool	statefile_save_now(struct statefile *f);
+static enum statefile_result statefile_queue(struct statefile *f, statefile_done fn,
+		    void *arg, uint64_t a, uint64_t b);
 static void	statefile_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void	statefile_deliver(struct statefile *f);
 static void	statefile_writer_free(struct statefile_writer *w);
@@ -526,14 +530,14 @@ static void
 statefile_pull(struct statefile *f)
 {
 	struct statefile_writer *w = f->w;
-	uint64_t snapshots = f->stats.snapshots;
+	uint64_t snapshots = f->stats.snapshots, loop_us_max = f->stats.loop_us_max;
 
 	for (unsigned k = 0; k < w->nout; k++)
 		statefile_resolve(w, w->out[k]);
 	w->nout = 0;
-
 	f->stats = w->stats;
 	f->stats.snapshots = snapshots;
+	f->stats.loop_us_max = loop_us_max;
 	f->durable_gen = w->durable;
 	f->failed_gen = w->failed;
 	snprintf(f->last_error, sizeof(f->last_error), "%s", w->err);
@@ -553,8 +557,39 @@ statefile_wait_gen(struct statefile *f, uint64_t gen)
 	return f->durable_gen >= gen;
 }
 
+/* Notes how long a save held its caller, since t0. */
+static void
+statefile_held(struct statefile *f, uint64_t t0)
+{
+	uint64_t us = (uint64_t)clk_mono_us() - t0;
+
+	if (us > f->stats.loop_us_max)
+		f->stats.loop_us_max = us;
+}
+
 bool
 statefile_save(struct statefile *f)
+{
+	uint64_t t0 = (uint64_t)clk_mono_us();
+	bool ok = statefile_save_now(f);
+
+	statefile_held(f, t0);
+	return ok;
+}
+
+enum statefile_result
+statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
+{
+	uint64_t t0 = (uint64_t)clk_mono_us();
+	enum statefile_result r = statefile_queue(f, fn, arg, a, b);
+
+	statefile_held(f, t0);
+	return r;
+}
+
+/* A synchronous save: written in the caller, or by the writer while the caller waits. */
+static bool
+statefile_save_now(struct statefile *f)
 {
 	char buf[STATEFILE_SLOT];
 	uint64_t gen;
@@ -569,8 +604,9 @@ statefile_save(struct statefile *f)
 	return statefile_wait_gen(f, gen);
 }
 
-enum statefile_result
-statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
+/* A save that does not wait for the writer, unless its queue is full. */
+static enum statefile_result
+statefile_queue(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
 {
 	struct statefile_writer *w = f->w;
 	char buf[STATEFILE_SLOT];
