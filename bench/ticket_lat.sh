@@ -12,6 +12,7 @@
 #   TL_ODD_PORT TL_EVEN_PORT TL_SVC_PORT   ports (default 19307 19308 19342)
 #   TL_DURATION     seconds per run (default 10)
 #   TL_RATE         the open loop's requests/s (default 100000)
+#   TL_CONNECTIONS TL_PIPELINE   its shape (default 50 and 32, row 7's)
 #   TL_DRAIN        BLOCK 4096 requests/s of the second client (default 12800:
 #                   50 tickets/s)
 #   TL_REPS         runs of each kind, alternating (default 2)
@@ -27,6 +28,8 @@ EVEN_PORT=${TL_EVEN_PORT:-19308}
 SVC_PORT=${TL_SVC_PORT:-19342}
 DUR=${TL_DURATION:-10}
 RATE=${TL_RATE:-100000}
+CONNS=${TL_CONNECTIONS:-50}
+PIPE=${TL_PIPELINE:-32}
 DRAIN=${TL_DRAIN:-12800}
 REPS=${TL_REPS:-2}
 VAR=$(mktemp -d /tmp/idgen-ticket-lat-XXXXXX)
@@ -71,7 +74,7 @@ done
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || { say "idserver not in ticket mode"; exit 1; }
 sleep 1
 say "idserver $IDSERVER, pid $SVC_PID;" \
-	"open loop $RATE req/s for $DUR s; tickets from BLOCK 4096 at $DRAIN req/s"
+	"open loop $RATE req/s ($CONNS connections x pipeline $PIPE) for $DUR s; tickets from BLOCK 4096 at $DRAIN req/s"
 
 # run KIND N: one open-loop run, with (tickets) or without (quiet) the second client.
 run() {
@@ -84,8 +87,8 @@ run() {
 		dpid=$!
 		sleep 1
 	fi
-	"${PIN_CLI[@]}" "$IDBENCH" --port "$SVC_PORT" --command ID --connections 50 \
-		--pipeline 32 --rate "$RATE" --duration "$DUR" --allow-errors \
+	"${PIN_CLI[@]}" "$IDBENCH" --port "$SVC_PORT" --command ID --connections "$CONNS" \
+		--pipeline "$PIPE" --rate "$RATE" --duration "$DUR" --allow-errors \
 		--label "$kind-$n" >"$VAR/$kind-$n.out" 2>&1
 	[ -n "$dpid" ] && wait "$dpid"
 	w1=$(stat "$SVC_PORT" state_writes); s1=$(stat "$SVC_PORT" state_saves)
@@ -98,7 +101,7 @@ run() {
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
 		printf "%-10s req/s %9s  P50 %6s us  P99 %7s us  P99.9 %7s us  max %8s us  " \
 		    "errors %s  state file: %s writes (%s saves), longest write ever %s us, " \
-		    "longest loop hold ever %s us\n", k,
+		    "longest ticket save's loop hold ever %s us\n", k,
 		    r["req_per_s"], r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"],
 		    r["errors"], w, s, us, held
 	}' <<<"$line"

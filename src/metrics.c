@@ -161,8 +161,8 @@
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.write_us_max)) \
 	X(state_save_loop_us_max, G, SVC, "state", \
-	    "longest a state file save held the event loop, us (the lease's saves wait for " \
-	    "their write; a ticket's does not)", \
+	    "longest a ticket's state file save held the event loop, us (the write is the " \
+	    "writer thread's)", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.loop_us_max)) \
 	X(memory_trims, C, SVC, "memory", \

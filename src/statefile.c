@@ -557,7 +557,7 @@ statefile_wait_gen(struct statefile *f, uint64_t gen)
 	return f->durable_gen >= gen;
 }
 
-/* Notes how long a save held its caller, since t0. */
+/* Notes how long a save that need not wait held its caller (the loop), since t0. */
 static void
 statefile_held(struct statefile *f, uint64_t t0)
 {
@@ -570,11 +570,7 @@ statefile_held(struct statefile *f, uint64_t t0)
 bool
 statefile_save(struct statefile *f)
 {
-	uint64_t t0 = (uint64_t)clk_mono_us();
-	bool ok = statefile_save_now(f);
-
-	statefile_held(f, t0);
-	return ok;
+	return statefile_save_now(f);
 }
 
 enum statefile_result

@@ -40,7 +40,7 @@ struct statefile_counters {
 	uint64_t	failures;
 	uint64_t	write_us_total;
 	uint64_t	write_us_max;
-	uint64_t	loop_us_max;	/* longest a save held its caller (the loop) */
+	uint64_t	loop_us_max;	/* longest a statefile_save_then() held the loop */
 };
 
 struct statefile {
