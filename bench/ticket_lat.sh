@@ -101,7 +101,7 @@ run() {
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
 		printf "%-10s req/s %9s  P50 %6s us  P99 %7s us  P99.9 %7s us  max %8s us  " \
 		    "errors %s  state file: %s writes (%s saves), longest write ever %s us, " \
-		    "longest ticket save's loop hold ever %s us\n", k,
+		    "a ticket save held the loop at most %s us\n", k,
 		    r["req_per_s"], r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"],
 		    r["errors"], w, s, us, held
 	}' <<<"$line"
