@@ -8,7 +8,8 @@
 # builds can be compared (docs/design.md section 6.9: no fsync on the loop).
 #
 # Environment (all optional):
-#   IDSERVER        the binary (default build/idserver)
+#   IDSERVER        the binary (default build/idserver), or several separated by
+#                   spaces: each runs in turn in every rep, on the same pair
 #   TL_ODD_PORT TL_EVEN_PORT TL_SVC_PORT   ports (default 19307 19308 19342)
 #   TL_DURATION     seconds per run (default 10)
 #   TL_RATE         the open loop's requests/s (default 100000)
@@ -61,20 +62,30 @@ trap 'exit 143' TERM
 
 "$ROOT/scripts/dbpair.sh" up "$VAR/db" "$ODD_PORT" "$EVEN_PORT" >"$VAR/dbpair.log" 2>&1 ||
 	{ say "dbpair.sh up failed: $(tail -n 3 "$VAR/dbpair.log")"; exit 1; }
-IDGEN_DB_PASSWORD=$(cat "$VAR/db/db_password") "${PIN_SRV[@]}" "$IDSERVER" \
-	--listen_host 127.0.0.1 --listen_port "$SVC_PORT" --odd_host 127.0.0.1 \
-	--odd_port "$ODD_PORT" --even_host 127.0.0.1 --even_port "$EVEN_PORT" \
-	--state_file "$VAR/idserver.state" >"$VAR/idserver.log" 2>&1 &
-SVC_PID=$!
-PIDS+=("$SVC_PID")
-for _ in $(seq 1 100); do
-	[ "$(stat "$SVC_PORT" mode 2>/dev/null)" = ticket ] && break
-	sleep 0.1
-done
-[ "$(stat "$SVC_PORT" mode)" = ticket ] || { say "idserver not in ticket mode"; exit 1; }
-sleep 1
-say "idserver $IDSERVER, pid $SVC_PID;" \
-	"open loop $RATE req/s ($CONNS connections x pipeline $PIPE) for $DUR s; tickets from BLOCK 4096 at $DRAIN req/s"
+# start K BINARY: idserver number K (its own state file), in ticket mode.
+start() {
+	IDGEN_DB_PASSWORD=$(cat "$VAR/db/db_password") "${PIN_SRV[@]}" "$2" \
+		--listen_host 127.0.0.1 --listen_port "$SVC_PORT" --odd_host 127.0.0.1 \
+		--odd_port "$ODD_PORT" --even_host 127.0.0.1 --even_port "$EVEN_PORT" \
+		--state_file "$VAR/idserver$1.state" >"$VAR/idserver$1.log" 2>&1 &
+	SVC_PID=$!
+	PIDS+=("$SVC_PID")
+	for _ in $(seq 1 100); do
+		[ "$(stat "$SVC_PORT" mode 2>/dev/null)" = ticket ] && break
+		sleep 0.1
+	done
+	[ "$(stat "$SVC_PORT" mode)" = ticket ] || { say "idserver $2 not in ticket mode"; exit 1; }
+	sleep 1
+}
+
+# stop: SIGTERM to the idserver started last, and wait for it.
+stop() {
+	kill -TERM "$SVC_PID"
+	for _ in $(seq 1 100); do kill -0 "$SVC_PID" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$SVC_PID"
+}
+say "open loop $RATE req/s ($CONNS connections x pipeline $PIPE) for $DUR s; tickets from" \
+	"BLOCK 4096 at $DRAIN req/s"
 
 # run KIND N: one open-loop run, with (tickets) or without (quiet) the second client.
 run() {
@@ -99,7 +110,7 @@ run() {
 	awk -v k="$kind-$n" -v w=$((w1 - w0)) -v s="$((${s1:-0} - ${s0:-0}))" -v us="$us" \
 	    -v held="${held:-n/a}" '{
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
-		printf "%-10s req/s %9s  P50 %6s us  P99 %7s us  P99.9 %7s us  max %8s us  " \
+		printf "%-12s req/s %9s  P50 %6s us  P99 %7s us  P99.9 %7s us  max %8s us  " \
 		    "errors %s  state file: %s writes (%s saves), longest write ever %s us, " \
 		    "a ticket save held the loop at most %s us\n", k,
 		    r["req_per_s"], r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"],
@@ -107,7 +118,15 @@ run() {
 	}' <<<"$line"
 }
 
+# Each binary in turn, once per rep, so two builds see the same hour of the machine.
 for n in $(seq 1 "$REPS"); do
-	run quiet "$n" || exit 1
-	run tickets "$n" || exit 1
+	k=0
+	for bin in $IDSERVER; do
+		k=$((k + 1))
+		start "$k" "$bin"
+		say "idserver $k: $bin (pid $SVC_PID)"
+		run quiet "$k.$n" || exit 1
+		run tickets "$k.$n" || exit 1
+		stop
+	done
 done
