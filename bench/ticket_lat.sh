@@ -18,6 +18,7 @@
 #                   50 tickets/s)
 #   TL_REPS         runs of each kind, alternating (default 2)
 #   TL_PIN          1: idserver on CPU 0, the clients on CPU 1 (default 1)
+#   TL_KEEP         1: keep the logs and outputs (a directory under /tmp)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,7 +54,7 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	"$ROOT/scripts/dbpair.sh" down "$VAR/db" >/dev/null 2>&1
-	[ $rc -ne 0 ] && say "failed (exit $rc); logs in $VAR" || rm -rf "$VAR"
+	if [ $rc -ne 0 ] || [ "${TL_KEEP:-0}" = 1 ]; then say "exit $rc; logs in $VAR"; else rm -rf "$VAR"; fi
 	exit $rc
 }
 trap cleanup EXIT
