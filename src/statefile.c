@@ -452,6 +452,7 @@ statefile_write(struct statefile *f, int slot, bool first, const char *buf, char
 	return true;
 }
 
+/* Counts a write's outcome and, when it succeeded, its time. */
 static void
 statefile_count(struct statefile_counters *st, bool ok, uint64_t us)
 {
