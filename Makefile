@@ -19,6 +19,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 # OPT is the optimisation; the flags below apply even when CFLAGS is given.
 OPT      ?= -O2 -g
 override CFLAGS += $(OPT) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP
+# idserver's state file has a writer thread (docs/design.md section 6.9).
+override LDFLAGS += -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SAN      ?=
@@ -234,10 +236,14 @@ unit: $(UNIT_BIN)
 sanitize:
 	$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined OPT="-O1 -g" all unit
 
-# ThreadSanitizer: the library's threaded unit test.
+# ThreadSanitizer: the library's threaded unit test, and idserver's state file
+# writer thread under the tier and alone (docs/design.md section 6.9).
 tsan:
-	$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread OPT="-O1 -g" build/tsan/test_libidgen
+	$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread OPT="-O1 -g" build/tsan/test_libidgen \
+	    build/tsan/test_state build/tsan/test_tier
 	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_libidgen
+	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_state
+	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_tier
 
 integration: all
 	tests/integration/run.sh $(BUILD)

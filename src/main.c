@@ -296,6 +296,11 @@ main_state(struct main_ctx *m)
 		log_error("refusing to start: state file: %s (state_file)", m->sf.last_error);
 		return false;
 	}
+	/* From now on no write of the file runs on the loop (docs/design.md 6.9). */
+	if (!statefile_start(&m->sf, m->base, why, sizeof(why))) {
+		log_error("refusing to start: %s", why);
+		return false;
+	}
 	return true;
 }
 
@@ -445,6 +450,7 @@ main_free(struct main_ctx *m)
 	event_free(m->drain_tick);
 	if (m->mode_tick != NULL)
 		event_free(m->mode_tick);
+	statefile_stop(&m->sf);		/* writes the newest snapshot; before its event goes */
 	event_base_free(m->base);
 	statefile_close(&m->sf);
 	config_free(&m->cfg);

@@ -144,6 +144,10 @@
 	X(state_file, I, SVC, "state", "the local state file, or off", \
 	    "state_file_info", METRIC_AS_IS, NULL, \
 	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
+	X(state_saves, C, SVC, "state", \
+	    "state file saves asked for; one write may cover several (the writer thread)", \
+	    "state_saves", METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.snapshots)) \
 	X(state_writes, C, SVC, "state", "durable writes of the state file", \
 	    "state_writes", METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.writes)) \
@@ -156,6 +160,11 @@
 	X(state_write_us_max, G, SVC, "state", "longest state file write, us", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.write_us_max)) \
+	X(state_save_loop_us_max, G, SVC, "state", \
+	    "longest a ticket's state file save held the event loop, us (the write is the " \
+	    "writer thread's)", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    NUM(m->sf->stats.loop_us_max)) \
 	X(memory_trims, C, SVC, "memory", \
 	    "freed memory given back after a flood (trim_free_bytes)", \
 	    "memory_trims", METRIC_AS_IS, NULL, \

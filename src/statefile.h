@@ -9,6 +9,12 @@
  * locked; it is told apart by the owner the record names (state_owner_dead).
  * With no path the record lives in memory only and saves succeed without
  * writing (docs/design.md section 6).
+ *
+ * Once statefile_start() ran, one writer thread does every write: a save
+ * formats a numbered snapshot of the record on the caller's thread, the writer
+ * writes the newest snapshot waiting, and statefile_save_then() callers hear
+ * on the event loop when a write covering their snapshot is durable or failed
+ * (docs/design.md section 6.9).
  */
 #ifndef IDGEN_STATEFILE_H
 #define IDGEN_STATEFILE_H
@@ -16,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <event2/event.h>
 
 #include "state.h"
 
@@ -27,10 +35,12 @@ enum statefile_origin {
 };
 
 struct statefile_counters {
+	uint64_t	snapshots;	/* saves asked for; writes <= snapshots (coalesced) */
 	uint64_t	writes;
 	uint64_t	failures;
 	uint64_t	write_us_total;
 	uint64_t	write_us_max;
+	uint64_t	loop_us_max;	/* longest a statefile_save_then() held the loop */
 };
 
 struct statefile {
@@ -44,7 +54,21 @@ struct statefile {
 	struct statefile_counters	 stats;
 	char				 why[256];	/* why a file was not loaded */
 	char				 last_error[256];
+	uint64_t			 durable_gen;	/* newest snapshot written */
+	uint64_t			 failed_gen;	/* newest snapshot whose write failed */
+	int				(*datasync)(int fd);	/* fdatasync; tests replace it */
+	struct statefile_writer		*w;		/* NULL: saves write in the caller */
 };
+
+/* What became of a save: durable now, queued on the writer, or failed now. */
+enum statefile_result {
+	STATEFILE_DURABLE,
+	STATEFILE_QUEUED,
+	STATEFILE_FAILED,
+};
+
+/* Called on the loop once a write covering the snapshot is durable (ok) or failed. */
+typedef void (*statefile_done)(void *arg, bool ok, uint64_t a, uint64_t b);
 
 /*
  * Opens and locks path (NULL or "" = off) and loads the record. False with a
@@ -55,8 +79,29 @@ bool	statefile_open(struct statefile *f, const char *path, char *err, size_t err
 	    __attribute__((warn_unused_result));
 void	statefile_close(struct statefile *f);
 
-/* Writes the record durably; false (last_error says why) when it could not. */
+/*
+ * Writes the record durably, waiting for the writer when it runs; false
+ * (last_error says why) when it could not.
+ */
 bool	statefile_save(struct statefile *f) __attribute__((warn_unused_result));
+
+/*
+ * Takes a snapshot of the record. Without a writer (or with too many queued)
+ * it is written now: DURABLE or FAILED, and fn is not called. Else QUEUED:
+ * fn(arg, ok, a, b) runs on the loop once a write covering it is durable or
+ * failed, in the order of the saves.
+ */
+enum statefile_result statefile_save_then(struct statefile *f, statefile_done fn, void *arg,
+	    uint64_t a, uint64_t b) __attribute__((warn_unused_result));
+
+/*
+ * Starts the writer thread, its completions delivered on base's loop; false
+ * with a reason when it cannot. statefile_stop() writes the newest snapshot,
+ * joins the thread and drops what is still queued (never called back).
+ */
+bool	statefile_start(struct statefile *f, struct event_base *base, char *err,
+	    size_t errlen) __attribute__((warn_unused_result));
+void	statefile_stop(struct statefile *f);
 
 bool	statefile_on(const struct statefile *f);
 

@@ -21,6 +21,12 @@ static void	tier_retarget(struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
+static void	tier_saved(struct tier *t, bool ok);
+static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
+static bool	tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket);
+static void	tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket);
+static void	tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket);
+static void	tier_unrecorded(struct tier *t, struct ticket_server *s);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static const char *tier_copies_name(const struct ticket_server *s, char *buf);
 static void	tier_fresh_update(struct tier *t, unsigned i);
@@ -152,11 +158,11 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 	tier_prefetch(t);
 }
 
-/* Tickets requested and not yet answered. */
+/* Tickets requested and not yet banked (answered, their state file write on its way). */
 static unsigned
 tier_in_flight(const struct tier *t)
 {
-	unsigned n = 0;
+	unsigned n = t->writing;
 
 	for (unsigned i = 0; i < server_count(); i++)
 		n += t->srv[i].state == TICKET_FETCHING;
@@ -306,21 +312,108 @@ tier_publish_marks(struct tier *t)
 	}
 }
 
-/* Writes the marks; a failure is logged once per episode. */
-static bool
-tier_save(struct tier *t)
+/* Logs a write's outcome once per failure episode. */
+static void
+tier_saved(struct tier *t, bool ok)
 {
-	if (statefile_save(t->sf)) {
+	if (ok) {
 		if (t->sf_failed)
 			log_info("state file written again");
 		t->sf_failed = false;
-		return true;
+		return;
 	}
 	if (!t->sf_failed)
 		log_error("state file: %s: tickets are not used until it can be written "
 		    "(state_file)", t->sf->last_error);
 	t->sf_failed = true;
+}
+
+/* The write of merged marks ended; nothing waited for it (docs/design.md 6.9). */
+static void
+tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket)
+{
+	(void)index;
+	(void)ticket;
+	tier_saved(arg, ok);
+}
+
+/* Writes the marks without waiting for the write; false when it failed already. */
+static bool
+tier_save(struct tier *t)
+{
+	enum statefile_result r = statefile_save_then(t->sf, tier_merged, t, 0, 0);
+
+	if (r != STATEFILE_QUEUED)
+		tier_saved(t, r == STATEFILE_DURABLE);
+	return r != STATEFILE_FAILED;
+}
+
+/* Adds a recorded ticket's block to the pool. */
+static void
+tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket)
+{
+	if (!pool_add(&t->pool, layout_ticket_first(ticket, t->block_size), t->block_size)) {
+		/* Cannot happen with the prefetch bound; losing a block is only a gap. */
+		t->ids_dropped += t->block_size;
+		log_error("pool full: dropped the block of ticket %llu",
+		    (unsigned long long)ticket);
+	}
+	t->demand = false;
+	t->banked++;
+	tier_note_region(t, s);
+}
+
+/* A ticket's mark could not be recorded: the ticket is a gap, its server refused. */
+static void
+tier_unrecorded(struct tier *t, struct ticket_server *s)
+{
+	char why[512];
+
+	if (s->state == TICKET_REFUSED || s->state == TICKET_REGRESSED)
+		return;		/* already out of use, for a reason of its own */
+	snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
+	ticket_refuse(s, why);
+}
+
+/*
+ * Write-ahead: a ticket's block is banked only once a write of the state file
+ * covering its mark is durable, now or later in tier_recorded (docs/design.md
+ * section 6.9). False when the write failed now.
+ */
+static bool
+tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
+{
+	switch (statefile_save_then(t->sf, tier_recorded, t, s->index, ticket)) {
+	case STATEFILE_QUEUED:
+		t->writing++;
+		return true;
+	case STATEFILE_DURABLE:
+		tier_saved(t, true);
+		tier_bank(t, s, ticket);
+		return true;
+	case STATEFILE_FAILED:
+		break;
+	}
+	tier_saved(t, false);
+	tier_unrecorded(t, s);
 	return false;
+}
+
+/* On the loop: the write covering a queued ticket ended; bank it or drop it. */
+static void
+tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket)
+{
+	struct tier *t = arg;
+	struct ticket_server *s = &t->srv[index];
+
+	t->writing--;
+	tier_saved(t, ok);
+	if (ok)
+		tier_bank(t, s, ticket);
+	else
+		tier_unrecorded(t, s);
+	tier_prefetch(t);
+	t->on_change(t->arg);
 }
 
 /* "the even server's copy", or "the other servers' copies" (buf: 40 bytes). */
@@ -505,21 +598,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		state_raise_mark(&t->sf->rec, s->index, ticket,
 		    t->block_size, t->block_size, NULL);
 		tier_publish_marks(t);
-		if (!tier_save(t)) {
-			snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
-			ticket_refuse(s, why);
+		if (!tier_record(t, s, ticket))
 			return false;
-		}
-		if (!pool_add(&t->pool, layout_ticket_first(ticket, t->block_size),
-		    t->block_size)) {
-			/* Cannot happen with the prefetch bound; losing a block is only a gap. */
-			t->ids_dropped += t->block_size;
-			log_error("pool full: dropped the block of ticket %llu",
-			    (unsigned long long)ticket);
-		}
-		t->demand = false;
-		t->banked++;
-		tier_note_region(t, s);
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:

@@ -52,6 +52,7 @@ struct tier {
 	uint64_t		 wait_after[SERVER_MAX][SERVER_MAX];	/* ... sent after
 							 * h's checks_sent of then */
 	bool			 sf_failed;	/* one log line per failure episode */
+	unsigned		 writing;	/* tickets waiting for their state file write */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;

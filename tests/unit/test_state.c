@@ -1,7 +1,9 @@
 /*
  * test_state.c - the state record (format, parse, checksum, marks in ID space,
  * the owner rule) and the state file (lock on the file itself, two slots, a
- * torn slot, a version 1 file, a corrupt file set aside), in a temp dir.
+ * torn slot, a version 1 file, a corrupt file set aside), in a temp dir; the
+ * writer thread (a save queued until its write ended, coalesced writes, a
+ * failed write, generations in order with synchronous saves between).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "gate.h"
 #include "layout.h"
 #include "server.h"
 #include "state.h"
@@ -515,6 +520,191 @@ test_owner_real_process(void **state)
 	statefile_close(&f);
 }
 
+/* What the writer called back, in order. */
+static struct { uint64_t tag; bool ok; } done_log[16];
+static unsigned ndone;
+
+static void
+on_done(void *arg, bool ok, uint64_t a, uint64_t b)
+{
+	(void)arg;
+	(void)b;
+	assert_true(ndone < 16);
+	done_log[ndone].tag = a;
+	done_log[ndone].ok = ok;
+	ndone++;
+}
+
+/* Runs the loop until n callbacks arrived (bounded at 5 s). */
+static void
+loop_until_done(struct event_base *base, unsigned n)
+{
+	for (int k = 0; k < 5000 && ndone < n; k++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		if (ndone < n)
+			usleep(1000);
+	}
+	assert_int_equal(ndone, n);
+}
+
+/* Opens path with the gate as its sync and the writer started on base. */
+static void
+writer_open(struct statefile *f, const char *name, struct event_base **base)
+{
+	char path[512], err[512];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	gate_reset();
+	ndone = 0;
+	*base = event_base_new();
+	assert_non_null(*base);
+	assert_true(statefile_open(f, path, err, sizeof(err)));
+	rec_fill(&f->rec);
+	f->rec.gen = 0;
+	f->datasync = gate_sync;
+	assert_true(statefile_start(f, *base, err, sizeof(err)));
+}
+
+/* The newest record on disk, as a restart reads it. */
+static void
+writer_reopen(struct statefile *f, const char *name)
+{
+	char path[512], err[512];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	assert_true(statefile_open(f, path, err, sizeof(err)));
+	assert_int_equal(f->origin, STATEFILE_LOADED);
+}
+
+/*
+ * Saves queued while a write is held are not called back until a write
+ * covering them ended; the three are called back in order, by two writes
+ * (the held one and the newest snapshot), and the file holds the newest.
+ */
+static void
+test_writer_queued_and_coalesced(void **state)
+{
+	struct event_base *base;
+	struct statefile f;
+
+	(void)state;
+	writer_open(&f, "w1.state", &base);
+	gate_set(true, 0);
+	f.rec.mark[SERVER_ODD].high_water = 101;
+	assert_int_equal(statefile_save_then(&f, on_done, NULL, 1, 0), STATEFILE_QUEUED);
+	gate_wait_entered(1);		/* the writer holds snapshot 1 */
+	f.rec.mark[SERVER_ODD].high_water = 103;
+	assert_int_equal(statefile_save_then(&f, on_done, NULL, 2, 0), STATEFILE_QUEUED);
+	f.rec.mark[SERVER_ODD].high_water = 105;
+	assert_int_equal(statefile_save_then(&f, on_done, NULL, 3, 0), STATEFILE_QUEUED);
+	for (int k = 0; k < 50; k++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(200);
+	}
+	assert_int_equal(ndone, 0);	/* nothing durable yet: nothing called back */
+	assert_int_equal(f.durable_gen, 0);
+	gate_set(false, 0);
+	loop_until_done(base, 3);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_true(done_log[k].ok);
+		assert_int_equal(done_log[k].tag, k + 1);
+	}
+	assert_int_equal(f.stats.snapshots, 3);
+	assert_int_equal(f.stats.writes, 2);	/* snapshots 2 and 3: one write */
+	assert_int_equal(gate_count(), 2);
+	assert_int_equal(f.durable_gen, 3);
+	statefile_close(&f);
+	writer_reopen(&f, "w1.state");
+	assert_true(f.rec.gen == 3 && f.rec.mark[SERVER_ODD].high_water == 105);
+	statefile_close(&f);
+	event_base_free(base);
+}
+
+/*
+ * A failed write calls back failed every save it was meant to cover; a save
+ * queued behind it is covered by the next write, which succeeds, and the
+ * file never holds the failed snapshot as its newest.
+ */
+static void
+test_writer_failed_write(void **state)
+{
+	struct event_base *base;
+	struct statefile f;
+
+	(void)state;
+	writer_open(&f, "w2.state", &base);
+	f.rec.mark[SERVER_ODD].high_water = 201;
+	assert_true(statefile_save(&f));			/* gen 1, durable */
+	gate_set(true, EIO);
+	f.rec.mark[SERVER_ODD].high_water = 203;
+	assert_int_equal(statefile_save_then(&f, on_done, NULL, 1, 0), STATEFILE_QUEUED);
+	gate_wait_entered(2);		/* snapshot 2 is being written, and will fail */
+	f.rec.mark[SERVER_ODD].high_water = 205;
+	assert_int_equal(statefile_save_then(&f, on_done, NULL, 2, 0), STATEFILE_QUEUED);
+	gate_set(false, 0);		/* ... and the next write (snapshot 3) succeeds */
+	loop_until_done(base, 2);
+	assert_true(done_log[0].tag == 1 && !done_log[0].ok);
+	assert_true(done_log[1].tag == 2 && done_log[1].ok);
+	assert_int_equal(f.stats.failures, 1);
+	assert_int_equal(f.failed_gen, 2);
+	assert_int_equal(f.durable_gen, 3);
+	/* Now a failure of the newest snapshot: called back failed, with the reason. */
+	gate_set(false, EIO);
+	f.rec.mark[SERVER_ODD].high_water = 207;
+	assert_int_equal(statefile_save_then(&f, on_done, NULL, 3, 0), STATEFILE_QUEUED);
+	loop_until_done(base, 3);
+	assert_false(done_log[2].ok);
+	assert_int_equal(f.failed_gen, 4);
+	assert_int_equal(f.durable_gen, 3);
+	assert_non_null(strstr(f.last_error, "cannot write"));
+	assert_false(statefile_save(&f));		/* a synchronous save fails too */
+	gate_set(false, 0);
+	statefile_close(&f);
+	writer_reopen(&f, "w2.state");
+	assert_true(f.rec.gen >= 3 && f.rec.mark[SERVER_ODD].high_water >= 205);
+	statefile_close(&f);
+	event_base_free(base);
+}
+
+/*
+ * Generations in order, one writer: a synchronous save (the lease's) taken
+ * while queued saves wait is written after them, numbered above them, and
+ * covers them; the slots alternate, so the newest and the one before it are
+ * both on disk.
+ */
+static void
+test_writer_ordered_with_sync(void **state)
+{
+	struct event_base *base;
+	struct statefile f;
+	uint64_t last = 0;
+
+	(void)state;
+	writer_open(&f, "w3.state", &base);
+	for (uint64_t k = 1; k <= 6; k++) {
+		f.rec.mark[SERVER_EVEN].high_water = 300 + 2 * k;
+		assert_int_equal(statefile_save_then(&f, on_done, NULL, k, 0), STATEFILE_QUEUED);
+		if (k % 3 == 0) {
+			f.rec.lease.reserved += 100;
+			assert_true(statefile_save(&f));	/* waits for its own write */
+			assert_true(f.durable_gen == f.rec.gen && f.durable_gen > last);
+			last = f.durable_gen;
+		}
+	}
+	loop_until_done(base, 6);
+	for (unsigned k = 0; k < 6; k++)
+		assert_true(done_log[k].ok && done_log[k].tag == k + 1);
+	assert_int_equal(f.rec.gen, 8);
+	assert_int_equal(f.durable_gen, 8);
+	statefile_close(&f);
+	writer_reopen(&f, "w3.state");
+	assert_int_equal(f.rec.gen, 8);
+	assert_true(f.rec.mark[SERVER_EVEN].high_water == 312);
+	assert_true(f.rec.lease.reserved == UINT64_C(3000000300));
+	statefile_close(&f);
+	event_base_free(base);
+}
+
 static int
 setup(void **state)
 {
@@ -551,6 +741,9 @@ main(void)
 		cmocka_unit_test(test_file_torn_slot),
 		cmocka_unit_test(test_file_corrupt_moved),
 		cmocka_unit_test(test_owner_real_process),
+		cmocka_unit_test(test_writer_queued_and_coalesced),
+		cmocka_unit_test(test_writer_failed_write),
+		cmocka_unit_test(test_writer_ordered_with_sync),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,11 +6,13 @@
  * of the wrong parity, prefetch and a BLOCK's demand, the state file's marks
  * written before a block is banked (and no block when it cannot be written),
  * the witness step and the partner-first rule (with a partner recheck already
- * in flight when the new connection comes up). A region of four servers:
- * taking turns, every copy raised by each ticket transaction, all others
- * first (with a check held, one already in flight, and a server down) and a
- * restored server refused by the others' copies. Every ID handed out is
- * collected and checked for duplicates. No MariaDB, no sockets.
+ * in flight when the new connection comes up); with the state file's writer
+ * thread: no block banked before its write ended, writes coalesced, a failed
+ * write banking nothing. A region of four servers: taking turns, every copy
+ * raised by each ticket transaction, all others first (with a check held, one
+ * already in flight, and a server down) and a restored server refused by the
+ * others' copies. Every ID handed out is collected and checked for
+ * duplicates. No MariaDB, no sockets.
  *
  * Servers are indexed as the tier's srv[] (src/server.h): 0 is the odd
  * server, 1 the even one; a rig of four (rig_new4: M = 8, more_servers at
@@ -34,6 +36,7 @@
 
 #include "config.h"
 #include "fakedb.h"
+#include "gate.h"
 #include "layout.h"
 #include "state.h"
 #include "statefile.h"
@@ -97,6 +100,7 @@ struct rig {
 	struct statefile	 sf;
 	struct tier		 t;
 	bool			 tier_on;
+	bool			 writer;	/* the state file's writer thread runs */
 	char			 dir[64];
 	char			 path[96];	/* the state file; "" for none */
 	unsigned		 changes;
@@ -437,6 +441,7 @@ rig_setup(bool file, unsigned n)
 
 	assert_true(n == SERVER_PAIR || n == SIM_MAX);
 	memset(&r, 0, sizeof(r));
+	gate_reset();
 	fake_live_answer = sim_answer;
 	sim_hook = NULL;
 	sim_tier = NULL;
@@ -510,6 +515,12 @@ rig_new4(bool file)
 static void
 rig_start(struct rig *r)
 {
+	char err[256];
+
+	if (r->writer) {
+		r->sf.datasync = gate_sync;
+		assert_true(statefile_start(&r->sf, r->base, err, sizeof(err)));
+	}
 	assert_true(tier_init(&r->t, r->base, &r->cfg, &r->sf, &fake_live_ops, on_change, r));
 	r->tier_on = true;
 	sim_tier = &r->t;
@@ -550,14 +561,23 @@ rig_free(struct rig *r)
 	nids = capids = 0;
 }
 
-/* Runs the loop until every answer on its way is delivered (no timer needs to fire). */
+/*
+ * Runs the loop until every answer on its way is delivered (no timer needs to
+ * fire), and with the writer thread until no ticket waits for its write (at
+ * most 1 s: a shut gate keeps them waiting).
+ */
 static void
 settle(struct rig *r)
 {
-	int i;
+	int i, round;
 
-	for (i = 0; i < 200; i++)
-		event_base_loop(r->base, EVLOOP_NONBLOCK);
+	for (round = 0; round < 1000; round++) {
+		for (i = 0; i < 200; i++)
+			event_base_loop(r->base, EVLOOP_NONBLOCK);
+		if (!r->writer || !r->tier_on || r->t.writing == 0)
+			return;
+		usleep(1000);
+	}
 }
 
 /* Runs the loop for ms of real time, timers included. */
@@ -991,17 +1011,17 @@ test_take_block_demand(void **state)
  * end at the last tickets.
  */
 static void
-test_state_file_mark_first(void **state)
+state_file_mark_first(bool writer)
 {
 	struct rig *r = rig_new(true);
 	struct state_rec d;
 
-	(void)state;
+	r->writer = writer;
 	rig_start(r);
 	settle(r);
 	take_many(r, 16 * B4K, 1000);
 	assert_true(r->changes >= 16);
-	assert_true(r->sf.stats.writes >= 16);
+	assert_true(r->sf.stats.snapshots >= 16);
 	assert_true(disk_rec(r->path, &d));
 	assert_true(d.mark[0].high_water == sim[0].counter - 2);
 	assert_true(d.mark[1].high_water == sim[1].counter - 2);
@@ -1014,13 +1034,13 @@ test_state_file_mark_first(void **state)
  * is refused, and what was buffered before is still handed out.
  */
 static void
-test_state_file_unwritable(void **state)
+state_file_unwritable(bool writer)
 {
 	struct rig *r = rig_new(true);
 	unsigned from, k, n;
 	int ro;
 
-	(void)state;
+	r->writer = writer;
 	rig_start(r);
 	settle(r);
 	take_many(r, 4 * B4K, 1024);
@@ -1044,6 +1064,125 @@ test_state_file_unwritable(void **state)
 			    "not record it", sim_log[k].v);
 	}
 	assert_true(n >= 2);
+	rig_free(r);
+}
+
+static void
+test_state_file_mark_first(void **state)
+{
+	(void)state;
+	state_file_mark_first(false);
+}
+
+static void
+test_state_file_unwritable(void **state)
+{
+	(void)state;
+	state_file_unwritable(false);
+}
+
+/* The same two with the writer thread: every write off the loop (docs/design.md 6.9). */
+static void
+test_writer_mark_first(void **state)
+{
+	(void)state;
+	state_file_mark_first(true);
+}
+
+static void
+test_writer_unwritable(void **state)
+{
+	(void)state;
+	state_file_unwritable(true);
+}
+
+/* Runs the loop a while without waiting for writes (a shut gate holds them). */
+static void
+spin(struct rig *r)
+{
+	for (int k = 0; k < 50; k++) {
+		for (int i = 0; i < 200; i++)
+			event_base_loop(r->base, EVLOOP_NONBLOCK);
+		usleep(200);
+	}
+}
+
+/* How many tickets the servers handed over (ticket transactions answered). */
+static unsigned
+tickets_given(void)
+{
+	unsigned k, n = 0;
+
+	for (k = 0; k < nlog; k++)
+		n += sim_log[k].kind == 'T';
+	return n;
+}
+
+/*
+ * With the writes held, tickets arrive but none is banked: nothing to hand
+ * out, the tickets waiting count as in flight (no more fetched than the
+ * target). Once the writes go through, every block is banked under a durable
+ * mark, and the tickets that came while the first write was held took one
+ * write between them (coalesced).
+ */
+static void
+test_writer_block_waits_for_write(void **state)
+{
+	struct rig *r = rig_new(true);
+	uint64_t out[1];
+	unsigned given;
+
+	(void)state;
+	r->cfg.prefetch_blocks = 4;
+	r->cfg.prefetch_max_blocks = 4;
+	r->writer = true;
+	gate_set(true, 0);
+	rig_start(r);
+	spin(r);
+	given = tickets_given();
+	assert_true(given >= 3);
+	assert_true(given <= 4);	/* the waiting ones count against the target */
+	assert_int_equal(r->t.writing, given);
+	assert_int_equal(pool_available(&r->t.pool), 0);
+	assert_int_equal(r->t.banked, 0);
+	assert_false(tier_take_ids(&r->t, 1, out));
+	assert_int_equal(gate_count(), 1);	/* one write held, the rest waiting */
+	gate_set(false, 0);
+	settle(r);
+	assert_int_equal(r->t.writing, 0);
+	assert_int_equal(r->t.banked, tickets_given());
+	assert_true(r->sf.stats.writes < r->sf.stats.snapshots);
+	take_many(r, 8 * B4K, 1024);
+	rig_free(r);
+}
+
+/*
+ * Every write fails while tickets wait for it: none is banked, nothing is
+ * handed out, and each server that brought one is refused for the state file.
+ */
+static void
+test_writer_failed_banks_nothing(void **state)
+{
+	struct rig *r = rig_new(true);
+	uint64_t out[1];
+
+	(void)state;
+	r->writer = true;
+	gate_set(true, EIO);
+	rig_start(r);
+	spin(r);
+	assert_true(tickets_given() >= 2);
+	gate_set(false, EIO);
+	settle(r);
+	assert_int_equal(r->t.writing, 0);
+	assert_int_equal(r->t.banked, 0);
+	assert_int_equal(pool_available(&r->t.pool), 0);
+	assert_false(tier_take_ids(&r->t, 1, out));
+	assert_int_equal(r->t.srv[0].state, TICKET_REFUSED);
+	assert_int_equal(r->t.srv[1].state, TICKET_REFUSED);
+	assert_non_null(strstr(r->t.srv[0].last_error, "state file"));
+	assert_non_null(strstr(r->t.srv[1].last_error, "state_file"));
+	assert_true(r->sf.stats.failures >= 1);
 	rig_free(r);
 }
 
@@ -1589,6 +1728,10 @@ main(void)
 		cmocka_unit_test(test_take_block_demand),
 		cmocka_unit_test(test_state_file_mark_first),
 		cmocka_unit_test(test_state_file_unwritable),
+		cmocka_unit_test(test_writer_mark_first),
+		cmocka_unit_test(test_writer_unwritable),
+		cmocka_unit_test(test_writer_block_waits_for_write),
+		cmocka_unit_test(test_writer_failed_banks_nothing),
 		cmocka_unit_test(test_witness_before_serving),
 		cmocka_unit_test(test_partner_first),
 		cmocka_unit_test(test_partner_first_stale_recheck),
