@@ -105,11 +105,11 @@ innodb_log_file_size = 4M
 innodb_log_buffer_size = 2M
 innodb_use_native_aio = 0
 max_connections = 200
-!include $schema/$( [ "$role" = even ] && echo even || echo odd ).cnf
+$(case $role in o[0-9]*) echo "!include $schema/odd.cnf" ;; *) echo "!include $schema/$role.cnf" ;; esac)
 CNF
 	# A region's pair in a larger tier, or a server beyond the pair: its increment
 	# and offset win over the include.
-	if [ "$M" != 2 ] || [ "$REGION" != 0 ] || [ "${role#o}" != "$role" ]; then
+	if [ "$M" != 2 ] || [ "$REGION" != 0 ] || [[ $role == o[0-9]* ]]; then
 		printf '[mariadbd]\nauto_increment_increment = %s\nauto_increment_offset = %s\n' \
 			"$M" "$(offset_of "$role")" >>"$d/my.cnf"
 	fi
