@@ -17,13 +17,13 @@
 #      Snowflake IDs of its own worker range (DECODE region, RESP datacenter_id),
 #      no failed call;
 #   e. no duplicate anywhere, counts by kind and region.
-# FAR_REGIONS_LOAD_S: seconds of client load around each fault (default 6);
+# FAR_REGIONS_LOAD_S: seconds of client load around each fault (default 4);
 # FAR_REGIONS_REFILL_WAIT_MS: the idservers' refill_wait_ms (default 300).
 . "$(dirname "$0")/lib.sh"
 
 M=4 BITS=5
 DELAY=${FAR_REGIONS_DELAY_MS:-25}
-LOAD_S=${FAR_REGIONS_LOAD_S:-6}
+LOAD_S=${FAR_REGIONS_LOAD_S:-4}
 REFILL_WAIT=${FAR_REGIONS_REFILL_WAIT_MS:-300}
 LOAD=$BUILD/idgen_load
 R1_ODD=$((ODD_PORT + 10)) R1_EVEN=$((EVEN_PORT + 10))
