@@ -52,7 +52,7 @@ static bool
 add_parse(struct add *a, const char *offset, const char *addr)
 {
 	unsigned char buf[sizeof(struct in6_addr)];
-	const char *h = addr, *he, *colon;
+	const char *p = addr;
 	unsigned long v;
 	char *end;
 
@@ -66,29 +66,13 @@ add_parse(struct add *a, const char *offset, const char *addr)
 		return false;
 	}
 	a->offset = (unsigned)v;
-	if (*addr == '[') {
-		h = addr + 1;
-		he = strchr(h, ']');
-		colon = he != NULL && he[1] == ':' ? he + 1 : NULL;
-	} else {
-		colon = strrchr(addr, ':');
-		he = colon;
+	if (!config_parse_addr(&p, a->host, sizeof(a->host), &a->port) || *p != '\0' ||
+	    (inet_pton(AF_INET, a->host, buf) != 1 && inet_pton(AF_INET6, a->host, buf) != 1)) {
+		fprintf(stderr, "idgenctl: '%s' is not IP:PORT ([IPv6]:PORT; no host names, as "
+		    "for idserver)\n", addr);
+		return false;
 	}
-	if (colon == NULL || he == h || (size_t)(he - h) >= sizeof(a->host))
-		goto bad;
-	memcpy(a->host, h, (size_t)(he - h));
-	a->host[he - h] = '\0';
-	errno = 0;
-	v = strtoul(colon + 1, &end, 10);
-	if (end == colon + 1 || *end != '\0' || errno != 0 || v < 1 || v > 65535 ||
-	    (inet_pton(AF_INET, a->host, buf) != 1 && inet_pton(AF_INET6, a->host, buf) != 1))
-		goto bad;
-	a->port = (unsigned)v;
 	return true;
-bad:
-	fprintf(stderr, "idgenctl: '%s' is not IP:PORT ([IPv6]:PORT; no host names, as for "
-	    "idserver)\n", addr);
-	return false;
 }
 
 /* Runs one statement that returns no rows; false with the error on stderr. */

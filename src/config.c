@@ -209,8 +209,6 @@ static int	config_ini_cb(void *user, const char *section, const char *name,
 static bool	config_check_host(const char *key, const char *value, const char *why,
 		    char *err, size_t errlen);
 static bool	config_check(const struct config *cfg, char *err, size_t errlen);
-static bool	config_parse_addr(const char **p, char *host, size_t hostlen,
-		    unsigned *port);
 static bool	config_parse_others(struct config *cfg, char *err, size_t errlen);
 static bool	config_parse_extras(struct config *cfg, char *err, size_t errlen);
 static bool	config_check_file(const char *key, const char *path, char *err,
@@ -416,11 +414,7 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	return true;
 }
 
-/*
- * Reads one "IP:PORT" or "[IPv6]:PORT" of other_regions into host and port;
- * *p moves past it.
- */
-static bool
+bool
 config_parse_addr(const char **p, char *host, size_t hostlen, unsigned *port)
 {
 	const char *s = *p, *h = s, *he, *colon;

@@ -118,6 +118,14 @@ void	config_usage(const char *prog);
 void	config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	    unsigned *port);
 
+/*
+ * Reads one "IP:PORT" or "[IPv6]:PORT" (more_servers, other_regions, idgenctl
+ * tier add-server) into host and port; *p moves past it. Whether host is a
+ * numeric address is the caller's check.
+ */
+bool	config_parse_addr(const char **p, char *host, size_t hostlen, unsigned *port)
+	    __attribute__((warn_unused_result));
+
 void	config_free(struct config *cfg);
 
 #endif

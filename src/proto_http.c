@@ -74,7 +74,6 @@ static void	http_metrics(struct proto_http *h, struct evhttp_request *req);
 static void	http_stat_member(const struct metric_def *def, const char *name, int server,
 		    const struct metric_value *v, void *arg);
 static void	http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id);
-static size_t	http_digits(char *p, uint64_t v);
 static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
 
 bool
@@ -162,22 +161,6 @@ http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id)
 	json_object_set_new(o, name_str, json_string(num));
 }
 
-/* The decimal digits of v at p, no terminator; their number. */
-static size_t
-http_digits(char *p, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
-}
-
 size_t
 proto_http_ids_cap(unsigned count)
 {
@@ -201,7 +184,7 @@ proto_http_ids_write(const struct core_result *res, char *p)
 		for (i = 0; i < res->count; i++) {
 			if (i > 0)
 				p[n++] = ',';
-			n += http_digits(p + n, res->ids[i]);
+			n += fmt_u64(p + n, res->ids[i]);
 		}
 		p[n++] = ']';
 		p[n++] = ',';
@@ -212,7 +195,7 @@ proto_http_ids_write(const struct core_result *res, char *p)
 		if (i > 0)
 			p[n++] = ',';
 		p[n++] = '"';
-		n += http_digits(p + n, res->ids[i]);
+		n += fmt_u64(p + n, res->ids[i]);
 		p[n++] = '"';
 	}
 	memcpy(p + n, "]}\n", 3);
