@@ -36,6 +36,12 @@ ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_increment INT UNSIGNED NOT 
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS server_offset INT UNSIGNED NOT NULL DEFAULT 0;
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region INT UNSIGNED NOT NULL DEFAULT 0;
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region_bits INT UNSIGNED NOT NULL DEFAULT 0;
+-- A change of the increment (idgenctl tier raise-increment, docs/design.md 12.4):
+-- the tier's generation, the floor every ticket of it is above, and the
+-- increment a change in progress moves to (0: none).
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_generation INT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_floor BIGINT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_plan INT UNSIGNED NOT NULL DEFAULT 0;
 
 -- High-water marks, outside the ticket table so that TRUNCATE, DROP or ALTER of
 -- tickets64 cannot erase them: the highest ticket ever used per role, and the
@@ -57,4 +63,9 @@ ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS block_size BIGINT UNSIGNED NOT 
 -- server of the region, 'o<offset>' beyond the pair (docs/design.md 12.2;
 -- idgenctl tier add-server inserts them).
 ALTER TABLE idgen_marks MODIFY role VARCHAR(16) NOT NULL;
+-- In the server's own row only: the generation its tickets belong to, and the
+-- seal of a change of the increment, read under the lock every ticket takes
+-- (docs/design.md 12.4).
+ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS generation INT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS sealed TINYINT UNSIGNED NOT NULL DEFAULT 0;
 INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');

@@ -114,6 +114,14 @@
 	    "the region whose pair gave the last ticket (another than region while ours is down)", \
 	    "ticket_region", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ticket_region)) \
+	X(tier_generation, G, SVC, "stats", \
+	    "the tier's generation: changes of the increment seen (idgenctl tier raise-increment)", \
+	    "tier_generation", METRIC_AS_IS, NULL, \
+	    NUM(server_generation())) \
+	X(tier_increment, G, SVC, "stats", \
+	    "the tier's increment M in that generation (tier_increment until a change)", \
+	    "tier_increment", METRIC_AS_IS, NULL, \
+	    NUM(server_increment())) \
 	X(tickets_other_regions, C, SVC, "stats", \
 	    "tickets taken from other regions' pairs (other_regions)", \
 	    "tickets_other_regions", METRIC_AS_IS, NULL, \
@@ -197,6 +205,10 @@
 	    "connects that brought its copy of the partner's mark up to date", \
 	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.witnessed)) \
+	X(unbanked, C, SRV, "tickets", \
+	    "tickets drawn on a server sealed by a change of the increment, not used", \
+	    "tickets_unbanked", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.unbanked)) \
 	X(deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
 	    "deadlocks", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.deadlocks)) \
