@@ -77,6 +77,9 @@ void		 ctl_read(struct ctl *c, struct ctl_server *s);
 /* tier add-server OFFSET IP:PORT (add.c); the exit status. */
 int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);
 
+/* ns list|create|raise|drop ... (ns.c): argv from the verb on; the exit status. */
+int		 ctl_ns(struct ctl *c, int argc, char **argv);
+
 /* tier raise-increment M (raise.c); the exit status. */
 int		 ctl_raise_increment(struct ctl *c, const char *to);
 

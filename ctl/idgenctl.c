@@ -57,6 +57,18 @@ ctl_usage(FILE *f)
 	    "                moves the tier to the increment M while idservers serve: a new\n"
 	    "                generation above a floor (plan, seal, floor, open); run it\n"
 	    "                again after an interruption; writes as IDGEN_ADMIN_USER\n"
+	    "  ns list       the namespaces: B, fallback policy, state, top mark\n"
+	    "  ns create NAME [--block-size B] [--fallback snowflake|refuse]\n"
+	    "                [--start-above N] [--start-above-max URL TABLE COLUMN]...\n"
+	    "                a sequence of its own on every server (two-phase: a killed\n"
+	    "                create is run again); URL 'mariadb://USER@HOST:PORT/DATABASE',\n"
+	    "                its password in IDGEN_ADOPT_PASSWORD; starts above the\n"
+	    "                largest MAX(COLUMN) of every shard named\n"
+	    "  ns raise NAME --above N\n"
+	    "                its next ID above N (forward only)\n"
+	    "  ns drop NAME [--force]\n"
+	    "                marks it dropped, keeps its marks (refused while it took\n"
+	    "                tickets in the last 600 s, unless --force)\n"
 	    "\n"
 	    "exit status: 0 all well, 1 a violation (tier check) or a refusal (add-server,\n"
 	    "raise-increment),\n"
@@ -605,7 +617,7 @@ main(int argc, char **argv)
 {
 	static struct ctl c;
 	char err[512];
-	bool exit_now;
+	bool exit_now, ns;
 	int cmd = ctl_command_start(argc, argv), rc;
 
 	for (int a = 1; a < cmd; a++)
@@ -613,11 +625,15 @@ main(int argc, char **argv)
 			ctl_usage(stdout);
 			return 0;
 		}
-	if (cmd + 2 > argc || strcmp(argv[cmd], "tier") != 0 ||
+	ns = cmd + 2 <= argc && strcmp(argv[cmd], "ns") == 0 &&
+	    (strcmp(argv[cmd + 1], "list") == 0 ? cmd + 2 == argc : cmd + 3 <= argc &&
+	    (strcmp(argv[cmd + 1], "create") == 0 || strcmp(argv[cmd + 1], "raise") == 0 ||
+	    strcmp(argv[cmd + 1], "drop") == 0));
+	if (!ns && (cmd + 2 > argc || strcmp(argv[cmd], "tier") != 0 ||
 	    !((cmd + 2 == argc && (strcmp(argv[cmd + 1], "status") == 0 ||
 	    strcmp(argv[cmd + 1], "check") == 0)) ||
 	    (cmd + 3 == argc && strcmp(argv[cmd + 1], "raise-increment") == 0) ||
-	    (cmd + 4 == argc && strcmp(argv[cmd + 1], "add-server") == 0))) {
+	    (cmd + 4 == argc && strcmp(argv[cmd + 1], "add-server") == 0)))) {
 		ctl_usage(stderr);
 		return 2;
 	}
@@ -637,7 +653,9 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[cmd + 1], "raise-increment") != 0)
 		ctl_follow_generation(&c);
-	if (strcmp(argv[cmd + 1], "add-server") == 0)
+	if (ns)
+		rc = ctl_ns(&c, argc - cmd - 1, argv + cmd + 1);
+	else if (strcmp(argv[cmd + 1], "add-server") == 0)
 		rc = ctl_add_server(&c, argv[cmd + 2], argv[cmd + 3]);
 	else if (strcmp(argv[cmd + 1], "raise-increment") == 0)
 		rc = ctl_raise_increment(&c, argv[cmd + 2]);

@@ -69,3 +69,26 @@ ALTER TABLE idgen_marks MODIFY role VARCHAR(16) NOT NULL;
 ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS generation INT UNSIGNED NOT NULL DEFAULT 0;
 ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS sealed TINYINT UNSIGNED NOT NULL DEFAULT 0;
 INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');
+
+-- Namespaces (docs/design.md section 13; idgenctl ns create): a sequence of its
+-- own per name, with its own ticket table tickets_<name> on every server, its
+-- B and fallback policy fixed at creation. Rows are 'creating' until every
+-- server has the table and marks, then 'ready'; 'dropped' keeps the marks.
+CREATE TABLE IF NOT EXISTS idgen_namespaces (
+  name       VARCHAR(48) NOT NULL PRIMARY KEY,
+  block_size BIGINT UNSIGNED NOT NULL,
+  fallback   ENUM('snowflake', 'refuse') NOT NULL DEFAULT 'snowflake',
+  state      ENUM('creating', 'ready', 'dropped') NOT NULL DEFAULT 'creating',
+  created    TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+) ENGINE=InnoDB;
+-- A namespace's high-water marks, as idgen_marks for the default sequence: a
+-- row per server of the region (role) on every server; used_at is when an
+-- idserver last took one of its tickets here (ns drop refuses a recent one).
+CREATE TABLE IF NOT EXISTS idgen_ns_marks (
+  ns         VARCHAR(48) NOT NULL,
+  role       VARCHAR(16) NOT NULL,
+  high_water BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  block_size BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  used_at    TIMESTAMP(3) NULL DEFAULT NULL,
+  PRIMARY KEY (ns, role)
+) ENGINE=InnoDB;
