@@ -68,6 +68,7 @@ static bool	cli_stats_line(void *, const char *, const char *);
 static void	cli_stats_print(const struct cli *, const char *, size_t);
 static int	cli_stats(const struct cli *);
 static int	cli_token_file(struct cli *, const char *);
+static int	cli_command(struct cli *, int, char **);
 static int	cli_ping(const struct cli *);
 
 static void
@@ -519,8 +520,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS, .tier_increment = 2 };
-	const char	*cmd, *e;
-	char		 err[IDGEN_ERR_LEN];
+	const char	*e;
 	unsigned	 n;
 	uint64_t	 v;
 	int		 ch, rc;
@@ -589,20 +589,38 @@ main(int argc, char **argv)
 		cli_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	cmd = argv[optind++];
-	argc -= optind;
-	argv += optind;
+	rc = cli_command(&cli, argc - optind, argv + optind);
+	/* The token's copies, wiped. */
+	wire_auth_free(cli.auth, cli.authlen);
+	if (cli.token != NULL) {
+		explicit_bzero(cli.token, strlen(cli.token));
+		free(cli.token);
+	}
+	return rc;
+}
+
+/* Runs the command argv[0] with its arguments; the exit status. */
+static int
+cli_command(struct cli *cli, int argc, char **argv)
+{
+	const char	*cmd = argv[0];
+	char		 err[IDGEN_ERR_LEN];
+	unsigned	 n;
+	int		 rc;
+
+	argc--;
+	argv++;
 	if (strcmp(cmd, "decode") == 0)
-		return cli_decode(&cli, argc, argv);
-	if (!wire_auth_line(cli.token, &cli.auth, &cli.authlen, err, sizeof(err)))
+		return cli_decode(cli, argc, argv);
+	if (!wire_auth_line(cli->token, &cli->auth, &cli->authlen, err, sizeof(err)))
 		return cli_error(CLI_EXIT_USAGE, "%s", err);
 	if (strcmp(cmd, "id") == 0 || strcmp(cmd, "stats") == 0 ||
 	    strcmp(cmd, "ping") == 0) {
 		if (argc != 0)
 			return cli_error(CLI_EXIT_USAGE, "%s takes no argument", cmd);
 		if (strcmp(cmd, "id") == 0)
-			return cli_ids(&cli, cmd, 1);
-		return strcmp(cmd, "stats") == 0 ? cli_stats(&cli) : cli_ping(&cli);
+			return cli_ids(cli, cmd, 1);
+		return strcmp(cmd, "stats") == 0 ? cli_stats(cli) : cli_ping(cli);
 	}
 	if (strcmp(cmd, "ids") == 0 || strcmp(cmd, "block") == 0) {
 		if (argc != 1)
@@ -610,7 +628,7 @@ main(int argc, char **argv)
 		if ((rc = cli_count(argv[0], 1, strcmp(cmd, "ids") == 0 ?
 		    IDGEN_IDS_MAX : IDGEN_BLOCK_MAX, &n)) != 0)
 			return rc;
-		return cli_ids(&cli, cmd, n);
+		return cli_ids(cli, cmd, n);
 	}
 	return cli_error(CLI_EXIT_USAGE, "unknown command \"%s\" (see idgen --help)", cmd);
 }
