@@ -639,7 +639,9 @@ proto_resp_login(struct conn *c, const char *user, size_t userlen, const char *t
 
 	auth_sess_present(&c->auth, tok, toklen, user, userlen, core->auth);
 	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
-		return PROTO_WAIT;
+		return PROTO_WAIT;	/* the request is read again when resumed */
+	/* Answered: the token's bytes leave the input buffer, which is reused. */
+	explicit_bzero((char *)(uintptr_t)tok, toklen);
 	*ok = res.err == CORE_OK;
 	if (!*ok)
 		proto_resp_error(c, core_err_info(res.err)->code, res.why);

@@ -227,7 +227,9 @@ proto_text_auth(struct conn *c, const struct core_req *req)
 	if (core->auth != NULL)
 		auth_sess_present(&c->auth, req->arg, req->arglen, NULL, 0, core->auth);
 	if (core_exec(core, &c->waiter, &auth, &res) == CORE_PENDING)
-		return PROTO_WAIT;
+		return PROTO_WAIT;	/* the line is read again when resumed */
+	/* Answered: the token's bytes leave the input buffer, which is reused. */
+	explicit_bzero((char *)(uintptr_t)req->arg, req->arglen);
 	if (res.err != CORE_OK)
 		proto_text_err(c, &res);
 	else
