@@ -242,7 +242,7 @@ static bool
 auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro, size_t *maplen,
     char *err, size_t errlen)
 {
-	char why[160] = "";
+	char why[160] = "", iobuf[4096];
 	struct stat st;
 	FILE *f;
 	bool ok;
@@ -262,6 +262,8 @@ auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro, siz
 		    strerror(errno));
 		return false;
 	}
+	/* stdio's buffer is ours, so the file's bytes are wiped after reading too. */
+	setvbuf(f, iobuf, _IOFBF, sizeof(iobuf));
 	if ((*tok = auth_map(maplen)) == NULL) {
 		fclose(f);
 		snprintf(err, errlen, "auth_tokens_file: out of memory");
@@ -269,6 +271,7 @@ auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro, siz
 	}
 	ok = auth_read(f, *tok, n, nro, why, sizeof(why));
 	fclose(f);
+	explicit_bzero(iobuf, sizeof(iobuf));
 	if (!ok) {
 		snprintf(err, errlen, "auth_tokens_file '%s': %s", path, why);
 		auth_unmap(*tok, *maplen);
