@@ -2,7 +2,8 @@
 # Tokens (auth_tokens_file) with real clients on every protocol: redis-cli
 # (right, wrong, missing, --user/--pass), redis-py, netcat's text AUTH, curl
 # with and without Bearer, grpcio with authorization metadata, libidgen through
-# the idgen command (IDGEN_TOKEN, --token-file). A read-only token is refused
+# the idgen command (IDGEN_TOKEN, --token-file), gRPC reflection (a token needed;
+# from an address being slowed down, refused unread). A read-only token is refused
 # IDs and allowed STATS; a token removed from the file and SIGHUP stops working
 # on a connection that stays open; failures are counted in STATS and /metrics,
 # and an address that keeps failing is answered later, not sooner. /metrics and
@@ -70,6 +71,30 @@ grep -q 'line 2' "$T_DIR/bad.log" || fail "bad token file: line not named: $(cat
 
 start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP"
 grep -q 'authentication on: 3 tokens (1 read-only)' "$T_DIR/svc.log" || fail "no start line"
+
+log "gRPC reflection (before any failure from this address): a token needed, read-only suffices"
+cat >"$T_DIR/py/reflect_call.py" <<'PY'
+import grpc
+LIST_SERVICES = b"\x3a\x00"        # ServerReflectionRequest{list_services: ""}
+def reflect(ch):
+    return ch.stream_stream("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=lambda b: b, response_deserializer=lambda b: b)
+PY
+"$PY" - "$T_DIR/py" "$GP" "$TOKR" <<'PY' || fail "gRPC reflection"
+import sys
+sys.path.insert(0, sys.argv[1])
+import grpc
+from reflect_call import reflect, LIST_SERVICES
+ch = grpc.insecure_channel("127.0.0.1:" + sys.argv[2])
+try:
+    list(reflect(ch)(iter([LIST_SERVICES]), timeout=5))
+    sys.exit("reflection answered without a token")
+except grpc.RpcError as e:
+    assert e.code() == grpc.StatusCode.UNAUTHENTICATED, e.code()
+got = b"".join(reflect(ch)(iter([LIST_SERVICES]),
+    metadata=[("authorization", "Bearer " + sys.argv[3])], timeout=5))
+assert b"hispeeddesign.idgen.v1.IdGeneratorService" in got, got[:200]
+PY
 
 log "text protocol: missing, wrong, right, read-only"
 out=$(q "$SVC_PORT" 'ID\nPING\nAUTH %s\nID\n' "$WRONG")
@@ -167,6 +192,7 @@ log "gRPC: authorization metadata right, missing, wrong, read-only; health open"
 import sys
 sys.path.insert(0, sys.argv[1])
 import grpc, idgen_pb2, idgen_pb2_grpc, health_pb2, health_pb2_grpc
+from reflect_call import reflect, LIST_SERVICES
 port, tok, ro, wrong = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 ch = grpc.insecure_channel("127.0.0.1:" + port)
 s = idgen_pb2_grpc.IdGeneratorServiceStub(ch)
@@ -185,6 +211,13 @@ for t, code in want.items():
         assert e.code() == code, (e.code(), code, e.details())
 h = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=5)
 assert h.status == health_pb2.HealthCheckResponse.SERVING, h
+# Reflection is answered outside the core, with no timer to hold a failure: from an
+# address being slowed down (this one, by now) it refuses every token unread.
+try:
+    list(reflect(ch)(iter([LIST_SERVICES]), metadata=md(ro), timeout=5))
+    sys.exit("reflection answered an address being slowed down")
+except grpc.RpcError as e:
+    assert e.code() == grpc.StatusCode.UNAUTHENTICATED and "too many" in e.details(), e
 for i in ids:
     print(i, 1)
 PY
