@@ -27,6 +27,7 @@
 #define PROTO_RESP_REFUSE	0x2	/* only answers an error: refused, never queued */
 #define PROTO_RESP_SUBS		0x4	/* a catch-all: a first argument is an unknown subcommand */
 #define PROTO_RESP_OPEN		0x8	/* runs before authentication (auth_tokens_file) */
+#define PROTO_RESP_SELF		0x10	/* counts itself (a token goes through the core) */
 
 /* A command RESP answers itself: its words, their count, what runs it, its help. */
 struct proto_resp_cmd {
@@ -181,6 +182,7 @@ const struct proto_ops proto_resp_ops = { "resp", proto_resp_one, proto_resp_rel
  */
 #define NQ	PROTO_RESP_NOQUEUE
 #define OP	PROTO_RESP_OPEN
+#define SC	PROTO_RESP_SELF
 static const struct proto_resp_cmd proto_resp_cmds[] = {
 	{ "PING",	NULL,		1, 2,	0,	proto_resp_ping,
 	    "connection", "[message]", "PONG, or the message back" },
@@ -192,10 +194,10 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	    "server", "[section]", "The counters, as Redis INFO text (the same table as STATS)" },
 	{ "SELECT",	NULL,		2, 2,	0,	proto_resp_select,
 	    "connection", "index", "Database 0 is the only one" },
-	{ "HELLO",	NULL,		1, PROTO_RESP_ANY, NQ | OP, proto_resp_hello,
+	{ "HELLO",	NULL,		1, PROTO_RESP_ANY, NQ | OP | SC, proto_resp_hello,
 	    "connection", "[protover [AUTH username password]]",
 	    "NOPROTO: this server speaks RESP2 (AUTH is checked first)" },
-	{ "AUTH",	NULL,		2, PROTO_RESP_ANY, NQ | OP, proto_resp_auth,
+	{ "AUTH",	NULL,		2, PROTO_RESP_ANY, NQ | OP | SC, proto_resp_auth,
 	    "connection", "[username] password",
 	    "Authenticates with a token of auth_tokens_file (username: the token's name)" },
 	{ "CLIENT",	"SETNAME",	3, 3,	0,	proto_resp_client_set,
@@ -242,6 +244,7 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 };
 #undef NQ
 #undef OP
+#undef SC
 #define PROTO_RESP_NCMDS	(sizeof(proto_resp_cmds) / sizeof(proto_resp_cmds[0]))
 
 /* CONFIG GET: the parameters clients ask for at connect, and our answer. */
@@ -654,7 +657,8 @@ proto_resp_exec_one(struct conn *c, const struct proto_resp_frame *f,
     const struct proto_resp_cmd *cmd, const struct core_word *w)
 {
 	if (cmd != NULL) {
-		core_count(c->set->core, CORE_OK);
+		if (!(cmd->flags & PROTO_RESP_SELF))
+			core_count(c->set->core, CORE_OK);
 		return cmd->run(c, f);
 	}
 	return proto_resp_core(c, f, w);
@@ -824,7 +828,8 @@ proto_resp_hello(struct conn *c, const struct proto_resp_frame *f)
 		r = proto_resp_login(c, f->argv[3], f->argl[3], f->argv[4], f->argl[4], &ok);
 		if (r != PROTO_HANDLED || !ok)
 			return r;
-	}
+	} else
+		core_count(c->set->core, CORE_OK);	/* the core counted the login */
 	proto_resp_error(c, "NOPROTO", "sorry, this protocol version is not supported");
 	return PROTO_HANDLED;
 }
@@ -1358,6 +1363,8 @@ proto_resp_auth(struct conn *c, const struct proto_resp_frame *f)
 	enum proto_step r;
 	bool ok = false;
 
+	if (f->argc > 3 || c->set->core->auth == NULL)
+		core_count(c->set->core, CORE_OK);	/* else the core counts the login */
 	if (f->argc > 3) {
 		proto_resp_error(c, "ERR", "syntax error");
 		return PROTO_HANDLED;
