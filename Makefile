@@ -1,7 +1,7 @@
 # idgen - build, run and test.  `make` builds; `make run` serves; `make test` tests.
 
 CC       ?= gcc
-PKGS     := libmariadb libevent inih jansson libnghttp2 libprotobuf-c
+PKGS     := libmariadb libevent inih jansson libnghttp2 libprotobuf-c libcrypto
 BUILD    ?= build
 DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man-db \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \

@@ -31,6 +31,9 @@ struct config {
 	unsigned	 grpc_max_connections_per_ip;
 	unsigned	 grpc_request_timeout_ms;
 	unsigned	 max_callers;
+	char		*auth_tokens_file;	/* "" = no authentication */
+	unsigned	 auth_fail_delay_ms;
+	unsigned	 auth_open_metrics;
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;
