@@ -327,9 +327,9 @@ ctl_status(struct ctl *c)
 {
 	int rc = 0;
 
-	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %-9s %s\n", "name",
-	    "address", "up", "version", "incr", "offs", "region", "B", "counter", "own mark",
-	    "copies", "tls", "leases");
+	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %4s %10s %12s %12s %-24s %-9s %s\n", "name",
+	    "address", "up", "version", "incr", "offs", "region", "gen", "B", "counter",
+	    "own mark", "copies", "tls", "leases");
 	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
 		char addr[64], copies[160] = "", own[32] = "-", tls[16];
@@ -352,9 +352,10 @@ ctl_status(struct ctl *c)
 		/* The TLS version alone: one word, so the columns stay fields. */
 		snprintf(tls, sizeof(tls), "%s", s->tls[0] ? s->tls : "cleartext");
 		tls[strcspn(tls, " ")] = '\0';
-		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
-		    "%-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
-		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION], s->block_size,
+		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %4s %10" PRIu64 " %12" PRIu64 " %12s "
+		    "%-24s %-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
+		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION],
+		    s->sealed ? "seal" : s->field[F_GENERATION], s->block_size,
 		    s->counter, own, copies[0] ? copies : "-", tls, ctl_leases_held(c, s),
 		    s->nlease);
 	}
