@@ -51,6 +51,13 @@ unsigned	 server_region(void);
  * (docs/design.md section 12.4). False when it is not later or M does not fit.
  */
 unsigned	 server_generation(void);
+
+/*
+ * Servers some server of the tier reports retired (idgenctl tier
+ * retire-server; docs/design.md section 12.5): refused at their next check.
+ */
+void		 server_retire(unsigned index);
+bool		 server_retired(unsigned index);
 bool		 server_view_adopt(unsigned generation, unsigned increment);
 unsigned	 server_region_bits(void);
 

@@ -184,8 +184,9 @@ sim_raise_copy(struct sim *s, const char *p)
  * tier's shape gives server i, then each mark subquery answered from the row
  * its role names, in the order the SQL asks: the fixed columns (its own and
  * the partner's: high_water 10 and 11, block_size 13 and 14), then a pair of
- * columns per other server of its region, from 25 on (19..24: the session's
- * increment and offset, the generation, floor, own row's generation and seal).
+ * columns per other server of its region, from 26 on (19..25: the session's
+ * increment and offset, the generation, floor, own row's generation and seal,
+ * the roles it reports retired).
  */
 static void
 sim_check_row(int i, const char *sql, struct fake_answer *a)
@@ -216,9 +217,10 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	snprintf(a->text[20], 32, "%u", server_offset((unsigned)i));
 	for (k = 21; k < 25; k++)
 		snprintf(a->text[k], 32, "0");
+	a->text[25][0] = '\0';	/* no server retired */
 	for (;;) {
 		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
-		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 21 + n;
+		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 22 + n;
 		int role;
 
 		if (h == NULL && b == NULL)
@@ -232,9 +234,9 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	}
 	/* Its own and the partner's, then a pair per other server. */
 	assert_true(n >= 4 && n % 2 == 0);
-	for (k = 0; k < 21 + n; k++)
+	for (k = 0; k < 22 + n; k++)
 		a->reply.row[k] = a->text[k];
-	a->reply.nfields = 21 + n;
+	a->reply.nfields = 22 + n;
 }
 
 /*
