@@ -25,7 +25,7 @@
 
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
- * with SIGKILL right after that step (new-meta, new-marks, others).
+ * with SIGKILL right after that step (new-meta, new-marks, new-floor, others).
  */
 static void
 add_step(const char *step)
@@ -296,6 +296,7 @@ add_write_floor(struct add *a)
 	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1);
 	if (!add_exec(&a->srv, sql))
 		return 2;
+	add_step("new-floor");
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET generation = %" PRIu64 " WHERE role "
 	    "= 'o%u'", a->generation, a->offset);
 	if (!add_exec(&a->srv, sql))

@@ -128,6 +128,10 @@ export DBPAIR_INCREMENT=8
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 3 "$P3" >/dev/null
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 4 "$P4" >/dev/null
 CTL+=(--tier_increment 8)
+for step in new-meta new-marks new-floor others; do
+	rc=0; { IDGENCTL_KILL_AT=$step "${CTL[@]}" tier add-server 3 "127.0.0.1:$P3" >/dev/null; } 2>/dev/null || rc=$?
+	[ $rc = 137 ] || fail "add-server killed at $step: exit $rc, want 137 (SIGKILL)"
+done
 expect_ctl 0 "^  more_servers = 3=127.0.0.1:$P3\$" tier add-server 3 "127.0.0.1:$P3"
 expect_ctl 0 "^  more_servers = $MORE\$" --more_servers "3=127.0.0.1:$P3" tier add-server 4 "127.0.0.1:$P4"
 for r in o3 o4; do
@@ -143,7 +147,7 @@ for k in 1 2 3 4 5 6; do
 	wait "$m"
 done
 above "$T_DIR/c.txt" "$FLOOR" 1 2 3 4 >/dev/null || fail "idserver c did not use the four servers' residues alone"
-log "3. o3 and o4 added above the floor; an idserver on the four takes residues 1-4 of 8; tier check ok"
+log "3. o3 (add-server killed after each step, resumed) and o4 added above the floor; an idserver on the four takes residues 1-4 of 8; tier check ok"
 
 # 3b. o4 retired while c uses it (the command killed once and run again): c
 # refuses it at its next check and serves on; its offset is never given again.
