@@ -98,7 +98,7 @@ static const struct config_key config_keys[] = {
 	    "regions of 32); checked against every meta row" },
 	{ "more_servers", S(more_servers), "", 0, 0,
 	    "this region's ticket servers beyond the pair: OFFSET=IP:PORT separated by spaces "
-	    "(IPv6 in brackets), at most 2, each offset above the pair (3) and at most "
+	    "(IPv6 in brackets), at most 6, each offset above the pair (3) and at most "
 	    "tier_increment, in a tier of one region (region_bits 0); idgenctl tier add-server "
 	    "prepares one; empty: none" },
 	{ "other_regions", S(other_regions), "", 0, 0,
