@@ -25,6 +25,7 @@
 #include "statefile.h"
 #include "trim.h"
 #include "tier.h"
+#include "tls.h"
 
 struct main_ctx {
 	struct event_base	*base;
@@ -40,6 +41,7 @@ struct main_ctx {
 	struct metrics_src	 metrics;
 	struct proto_http	*http;
 	struct proto_grpc	*grpc;
+	struct tls		*tls;		/* NULL while every listener is cleartext */
 	struct trim		 trim;
 	struct event		*sigterm;
 	struct event		*sigint;
@@ -58,6 +60,7 @@ static void	main_tier_change(void *arg);
 static enum lease_trust main_trust(void *arg, int server);
 static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
+static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
 static bool	main_state(struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
@@ -147,6 +150,24 @@ main_ignore_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("signal %d (%s) ignored: idserver reads its settings only at start; restart "
 	    "it (SIGTERM) to change them", (int)sig, sig == SIGHUP ? "SIGHUP" :
 	    sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+}
+
+/*
+ * SIGHUP: the listeners' certificates are loaded again (new connections get
+ * them; one that fails keeps the old, logged); the other settings stay.
+ */
+static void
+main_hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct main_ctx *m = arg;
+
+	if (m->tls == NULL) {
+		main_ignore_cb(sig, what, arg);
+		return;
+	}
+	log_info("SIGHUP: reloading the TLS certificates (other settings are read only at "
+	    "start)");
+	(void)tls_reload(m->tls);
 }
 
 /* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
@@ -375,7 +396,7 @@ main_signals(struct main_ctx *m)
 	m->sigterm = evsignal_new(m->base, SIGTERM, main_signal_cb, m);
 	m->sigint = evsignal_new(m->base, SIGINT, main_signal_cb, m);
 	m->sigquit = evsignal_new(m->base, SIGQUIT, main_signal_cb, m);
-	m->sighup = evsignal_new(m->base, SIGHUP, main_ignore_cb, m);
+	m->sighup = evsignal_new(m->base, SIGHUP, main_hup_cb, m);
 	m->sigusr1 = evsignal_new(m->base, SIGUSR1, main_ignore_cb, m);
 	m->sigusr2 = evsignal_new(m->base, SIGUSR2, main_ignore_cb, m);
 	m->drain_tick = evtimer_new(m->base, main_drain_cb, m);
@@ -394,6 +415,11 @@ main_listen(struct main_ctx *m)
 {
 	char err[512];
 
+	if (!tls_init(&m->tls, &m->cfg, err, sizeof(err))) {
+		log_error("refusing to start: %s", err);
+		return false;
+	}
+	conn_set_tls(&m->conns, tls_listener(m->tls, TLS_LISTEN));
 	if (!listener_init(&m->listener, m->base, &m->cfg, &m->conns, err, sizeof(err))) {
 		log_error("%s", err);
 		listener_free(&m->listener);
@@ -406,6 +432,8 @@ main_listen(struct main_ctx *m)
 		log_error("%s", err);
 		return false;
 	}
+	proto_http_set_tls(m->http, tls_listener(m->tls, TLS_HTTP));
+	proto_grpc_set_tls(m->grpc, tls_listener(m->tls, TLS_GRPC));
 	if (m->grpc != NULL)
 		m->metrics.grpc = proto_grpc_counters(m->grpc);
 	return true;
@@ -441,6 +469,7 @@ main_free(struct main_ctx *m)
 	core_free(&m->core);
 	tier_free(&m->tier);
 	lease_free(&m->lease);
+	tls_free(m->tls);	/* after every connection: they hold its contexts */
 	event_free(m->sigterm);
 	event_free(m->sigint);
 	event_free(m->sigquit);
