@@ -54,7 +54,7 @@ static const struct config_key config_keys[] = {
 	{ "http_cors_max_age_s", U(http_cors_max_age_s), "600", 0, 86400,
 	    "HTTP: how long a browser may cache a CORS preflight (Access-Control-Max-Age)" },
 	{ "grpc_host", S(grpc_host), "127.0.0.1", 0, 0,
-	    "IP address of the gRPC service (HTTP/2 cleartext)" },
+	    "IP address of the gRPC service (HTTP/2; over TLS with grpc_tls)" },
 	{ "grpc_port", U(grpc_port), "0", 0, 65535, "port of the gRPC service; 0 turns it off" },
 	{ "grpc_max_streams", U(grpc_max_streams), "100", 1, 100000,
 	    "gRPC: concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS)" },
@@ -856,7 +856,8 @@ config_usage(const char *prog)
 	    "MariaDB ticket servers, and a leased Snowflake generator when both are down.\n"
 	    "Settings come from the INI file (key = value), then from flags, which win.\n"
 	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
-	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease.\n\n"
+	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease;\n"
+	    "SIGHUP reloads the TLS certificates of the listeners.\n\n"
 	    "  --config FILE                     INI file of the settings below\n"
 	    "  --help                            this text\n", prog);
 	for (i = 0; i < CONFIG_NKEYS; i++) {

@@ -436,6 +436,8 @@ main_listen(struct main_ctx *m)
 	proto_grpc_set_tls(m->grpc, tls_listener(m->tls, TLS_GRPC));
 	if (m->grpc != NULL)
 		m->metrics.grpc = proto_grpc_counters(m->grpc);
+	if (m->tls != NULL)
+		m->metrics.tls = tls_counters(m->tls);
 	return true;
 }
 

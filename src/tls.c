@@ -22,12 +22,12 @@ struct tls_listener {
 	SSL_CTX			*ctx;		/* NULL: this listener is cleartext */
 	const char		*cert;		/* its own file, else tls_cert_file */
 	const char		*key;
-	struct tls_counters	 stats;
 };
 
 struct tls {
 	const struct config	*cfg;
 	struct tls_listener	 l[TLS_WHERE_N];
+	struct tls_counters	 stats;
 };
 
 static const char *const tls_names[TLS_WHERE_N] = { "listen", "http", "grpc" };
@@ -223,15 +223,15 @@ tls_event(struct tls_listener *l, struct bufferevent *bev, short what)
 
 	ERR_clear_error();
 	if (what & BEV_EVENT_CONNECTED) {
-		l->stats.handshakes++;
+		l->t->stats.handshakes++;
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		return TLS_EV_UP;
 	}
 	if (!up) {
 		if (what & BEV_EVENT_TIMEOUT)
-			l->stats.handshake_timeouts++;
+			l->t->stats.handshake_timeouts++;
 		else
-			l->stats.handshake_failures++;
+			l->t->stats.handshake_failures++;
 		return TLS_EV_FAIL;
 	}
 	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR))
@@ -251,9 +251,9 @@ tls_close_notify(struct bufferevent *bev)
 }
 
 const struct tls_counters *
-tls_counters_of(const struct tls_listener *l)
+tls_counters(const struct tls *t)
 {
-	return &l->stats;
+	return &t->stats;
 }
 
 bool

@@ -31,6 +31,7 @@ enum tls_where {
 	TLS_WHERE_N,
 };
 
+/* Text/RESP and gRPC together (evhttp keeps HTTP's handshakes to itself). */
 struct tls_counters {
 	uint64_t	handshakes;		/* sessions established */
 	uint64_t	handshake_failures;	/* refused: version, certificate, not TLS */
@@ -73,8 +74,8 @@ enum tls_event_kind tls_event(struct tls_listener *l, struct bufferevent *bev, s
 /* Sends close_notify when the session is up (best effort, never waits). */
 void	tls_close_notify(struct bufferevent *bev);
 
-/* The listener's counters (they live as long as t). */
-const struct tls_counters *tls_counters_of(const struct tls_listener *l);
+/* The counters (they live as long as t). */
+const struct tls_counters *tls_counters(const struct tls *t);
 
 /*
  * Loads every context again from its files (SIGHUP): new connections use the

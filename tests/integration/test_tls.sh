@@ -181,8 +181,12 @@ read -r refused refused_ms closed closed_ms <<<"$flood"
 [ "$refused" = 1 ] && [ "$refused_ms" -lt 500 ] || fail "the 31st connection was not closed at accept: $flood"
 [ "$closed" = 30 ] && [ "$closed_ms" -lt 3000 ] || fail "silent handshakes not dropped in time: $flood"
 [ "$(tstat "$SVC_PORT" rejected_per_ip)" -ge 1 ] || fail "rejected_per_ip not counted"
+timeouts=$(tstat "$SVC_PORT" tls_handshake_timeouts) failures=$(tstat "$SVC_PORT" tls_handshake_failures)
+[ "$timeouts" -ge 30 ] || fail "STAT tls_handshake_timeouts $timeouts, want at least 30"
+# TLS 1.1 (text and gRPC ports), cleartext, another CA (redis-cli, grpcio); HTTP's are evhttp's.
+[ "$failures" -ge 4 ] || fail "STAT tls_handshake_failures $failures, want at least 4"
 [ "$(tq "$SVC_PORT" 'PING\nQUIT\n')" = PONG ] || fail "no PONG after the handshake flood"
-log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 silent ones dropped within ${closed_ms} ms"
+log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 silent ones dropped within ${closed_ms} ms; STAT tls_handshake_timeouts $timeouts, tls_handshake_failures $failures, tls_handshakes $(tstat "$SVC_PORT" tls_handshakes)"
 
 # 4. SIGHUP: expired, then unloadable (the old one stays), then renewed.
 hup() {
