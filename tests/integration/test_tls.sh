@@ -2,7 +2,7 @@
 # TLS on idserver's own listeners (issue 21; docs/design.md section 7.1), with
 # certificates of a throwaway CA made here:
 #  1. text, RESP, HTTP and gRPC over TLS with real clients: openssl s_client
-#     (text), redis-cli --tls and redis-py ssl=True (RESP), curl --cacert (HTTP),
+#     (text, and 200 pipelined IDS 1000 past max_output_bytes), redis-cli --tls and redis-py ssl=True (RESP), curl --cacert (HTTP),
 #     grpcio ssl_channel_credentials (gRPC, ALPN h2); the gRPC port shows its own
 #     certificate (grpc_tls_cert_file), the others the shared one.
 #  2. Refused by the client: another CA, a name the certificate does not carry.
@@ -10,7 +10,8 @@
 #     gets no ID and leaves the server serving.
 #  3. A handshake flood is bounded like cleartext connections: silent
 #     connections take max_clients_per_ip slots, one more is closed at accept,
-#     and each is dropped after tls_handshake_timeout_ms.
+#     and each is dropped after tls_handshake_timeout_ms. A client that never
+#     reads is dropped by write_timeout_ms, as in cleartext.
 #  4. SIGHUP reload: an expired certificate (the client refuses it), then a
 #     file that does not load (the old certificate stays, one log line), then a
 #     new certificate, seen by a new connection.
@@ -106,9 +107,13 @@ tls_start svc "$SVC_PORT" --listen_tls on --http_port "$HTTP_PORT" --http_tls on
 	--grpc_port "$GRPC_PORT" --grpc_tls on --tls_cert_file "$TLS/live-cert.pem" \
 	--tls_key_file "$TLS/live-key.pem" --grpc_tls_cert_file "$TLS/grpc-cert.pem" \
 	--grpc_tls_key_file "$TLS/grpc-key.pem" --tls_handshake_timeout_ms 1000 \
-	--max_clients_per_ip 30
+	--max_clients_per_ip 30 --write_timeout_ms 1000
 n=$(tq "$SVC_PORT" 'ID\nIDS 3\nQUIT\n' | keep)
 [ "$n" = 4 ] || fail "text over TLS: $n IDs, want 4"
+# 200 pipelined IDS 1000: 1.9 MB of replies, past max_output_bytes (1 MB), in order.
+n=$( { for _ in $(seq 200); do echo 'IDS 1000'; done; echo QUIT; } |
+	timeout 20 openssl s_client -quiet -CAfile "$CA" -connect "127.0.0.1:$SVC_PORT" 2>/dev/null | keep)
+[ "$n" = 200000 ] || fail "200 pipelined IDS 1000 over TLS: $n IDs, want 200000"
 n=$( { redis-cli --tls --cacert "$CA" -p "$SVC_PORT" ID; redis-cli --tls --cacert "$CA" -p "$SVC_PORT" IDS 3; } | keep)
 [ "$n" = 4 ] || fail "redis-cli --tls: $n IDs, want 4"
 n=$($PY "$ROOT/tests/integration/tls_client.py" redis "$SVC_PORT" "$CA" | keep)
@@ -186,7 +191,33 @@ timeouts=$(tstat "$SVC_PORT" tls_handshake_timeouts) failures=$(tstat "$SVC_PORT
 # TLS 1.1 (text and gRPC ports), cleartext, another CA (redis-cli, grpcio); HTTP's are evhttp's.
 [ "$failures" -ge 4 ] || fail "STAT tls_handshake_failures $failures, want at least 4"
 [ "$(tq "$SVC_PORT" 'PING\nQUIT\n')" = PONG ] || fail "no PONG after the handshake flood"
-log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 silent ones dropped within ${closed_ms} ms; STAT tls_handshake_timeouts $timeouts, tls_handshake_failures $failures, tls_handshakes $(tstat "$SVC_PORT" tls_handshakes)"
+# A TLS client that never reads its replies is dropped by write_timeout_ms (1 s).
+dropped=$($PY - "$SVC_PORT" "$CA" <<'PY'
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+raw = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+try:
+    s.sendall(b"IDS 1000\n" * 20000)
+except OSError:
+    pass
+time.sleep(2)
+n = 0
+try:
+    while n < 100 << 20:
+        d = s.recv(65536)
+        if not d:
+            break
+        n += len(d)
+except (OSError, ssl.SSLError):
+    pass
+print(n)
+PY
+)
+[ "$dropped" -lt 1048576 ] || fail "a TLS client that does not read was not dropped ($dropped bytes read)"
+[ "$(tstat "$SVC_PORT" write_timeouts)" = 1 ] || fail "STAT write_timeouts is not 1 after the reader that does not read"
+log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 silent ones dropped within ${closed_ms} ms, a client that does not read dropped (write_timeout_ms); STAT tls_handshake_timeouts $timeouts, tls_handshake_failures $failures, tls_handshakes $(tstat "$SVC_PORT" tls_handshakes)"
 
 # 4. SIGHUP: expired, then unloadable (the old one stays), then renewed.
 hup() {
