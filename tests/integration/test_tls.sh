@@ -107,7 +107,7 @@ tls_start svc "$SVC_PORT" --listen_tls on --http_port "$HTTP_PORT" --http_tls on
 	--grpc_port "$GRPC_PORT" --grpc_tls on --tls_cert_file "$TLS/live-cert.pem" \
 	--tls_key_file "$TLS/live-key.pem" --grpc_tls_cert_file "$TLS/grpc-cert.pem" \
 	--grpc_tls_key_file "$TLS/grpc-key.pem" --tls_handshake_timeout_ms 1000 \
-	--max_clients_per_ip 30 --write_timeout_ms 1000
+	--max_clients_per_ip 30 --write_timeout_ms 1000 --http_timeout_ms 1000
 n=$(tq "$SVC_PORT" 'ID\nIDS 3\nQUIT\n' | keep)
 [ "$n" = 4 ] || fail "text over TLS: $n IDs, want 4"
 # 200 pipelined IDS 1000: 1.9 MB of replies, past max_output_bytes (1 MB), in order.
@@ -158,10 +158,12 @@ log "2. another CA and another name refused by curl, redis-cli, grpcio; TLS 1.1 
 
 # 3. Handshake flood: 30 silent connections fill max_clients_per_ip (30), the
 # 31st is closed at accept; all 30 are dropped after tls_handshake_timeout_ms.
-flood=$($PY - "$SVC_PORT" <<'PY'
+flood=$($PY - "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
 silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(30)]
+# ... and one each on HTTP (http_timeout_ms) and gRPC (tls_handshake_timeout_ms).
+silent += [socket.create_connection(("127.0.0.1", int(p)), timeout=5) for p in sys.argv[2:]]
 time.sleep(0.3)
 extra = socket.create_connection(("127.0.0.1", port), timeout=5)
 t = time.monotonic()
@@ -184,10 +186,10 @@ PY
 )
 read -r refused refused_ms closed closed_ms <<<"$flood"
 [ "$refused" = 1 ] && [ "$refused_ms" -lt 500 ] || fail "the 31st connection was not closed at accept: $flood"
-[ "$closed" = 30 ] && [ "$closed_ms" -lt 3000 ] || fail "silent handshakes not dropped in time: $flood"
+[ "$closed" = 32 ] && [ "$closed_ms" -lt 3000 ] || fail "silent handshakes not dropped in time: $flood"
 [ "$(tstat "$SVC_PORT" rejected_per_ip)" -ge 1 ] || fail "rejected_per_ip not counted"
 timeouts=$(tstat "$SVC_PORT" tls_handshake_timeouts) failures=$(tstat "$SVC_PORT" tls_handshake_failures)
-[ "$timeouts" -ge 30 ] || fail "STAT tls_handshake_timeouts $timeouts, want at least 30"
+[ "$timeouts" -ge 31 ] || fail "STAT tls_handshake_timeouts $timeouts, want at least 31"
 # TLS 1.1 (text and gRPC ports), cleartext, another CA (redis-cli, grpcio); HTTP's are evhttp's.
 [ "$failures" -ge 4 ] || fail "STAT tls_handshake_failures $failures, want at least 4"
 [ "$(tq "$SVC_PORT" 'PING\nQUIT\n')" = PONG ] || fail "no PONG after the handshake flood"
@@ -217,7 +219,7 @@ PY
 )
 [ "$dropped" -lt 1048576 ] || fail "a TLS client that does not read was not dropped ($dropped bytes read)"
 [ "$(tstat "$SVC_PORT" write_timeouts)" = 1 ] || fail "STAT write_timeouts is not 1 after the reader that does not read"
-log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 silent ones dropped within ${closed_ms} ms, a client that does not read dropped (write_timeout_ms); STAT tls_handshake_timeouts $timeouts, tls_handshake_failures $failures, tls_handshakes $(tstat "$SVC_PORT" tls_handshakes)"
+log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 silent ones (and one each on HTTP and gRPC) dropped within ${closed_ms} ms, a client that does not read dropped (write_timeout_ms); STAT tls_handshake_timeouts $timeouts, tls_handshake_failures $failures, tls_handshakes $(tstat "$SVC_PORT" tls_handshakes)"
 
 # 4. SIGHUP: expired, then unloadable (the old one stays), then renewed.
 hup() {
