@@ -18,7 +18,9 @@
 #  5. Client certificates required (mTLS) and TLS 1.3 only: with a client
 #     certificate every protocol serves, without one each is refused; TLS 1.2
 #     is refused.
-# Every ID taken is checked distinct.
+# Before them (0.), settings that cannot work are refused with one line, and a
+# key that does not match its certificate stops the start. Every ID taken is
+# checked distinct.
 . "$(dirname "$0")/lib.sh"
 
 TLS=$T_DIR/tls
@@ -98,9 +100,36 @@ curl_rc() {
 }
 ids_json() { $PY -c 'import json, sys; d = json.load(sys.stdin); print(*(d.get("ids_str") or [d["id_str"]]))'; }
 
+# 0. Settings that would look like protection and be cleartext, or cannot work:
+# one line each, exit status 2 (before any database is reached).
+bad() {
+	local want=$1 rc=0 out
+	shift
+	out=$("$IDSERVER" --state_file "" "$@" 2>&1) || rc=$?
+	[ $rc = 2 ] && grep -qF -- "$want" <<<"$out" || fail "idserver $*: exit $rc, '$out' (want 2 and '$want')"
+}
+bad 'listen_tls = on needs a certificate and key' --listen_tls on
+bad 'every listener is cleartext' --tls_cert_file "$TLS/server-cert.pem" --tls_key_file "$TLS/server-key.pem"
+bad 'tls_cert_file and tls_key_file go together' --listen_tls on --tls_cert_file "$TLS/server-cert.pem"
+bad 'http_tls is off but http_tls_cert_file is set' --listen_tls on --tls_cert_file "$TLS/server-cert.pem" \
+	--tls_key_file "$TLS/server-key.pem" --http_tls_cert_file "$TLS/grpc-cert.pem" --http_tls_key_file "$TLS/grpc-key.pem"
+bad 'tls_verify_client = required needs tls_ca_file' --listen_tls on --tls_cert_file "$TLS/server-cert.pem" \
+	--tls_key_file "$TLS/server-key.pem" --tls_verify_client required
+bad "tls_min_version: 'TLSv1.1' is not one of TLSv1.2|TLSv1.3" --tls_min_version TLSv1.1
+bad "grpc_tls: 'yes' is not one of off|on" --grpc_tls yes
+log "0. TLS settings that cannot work refused at start, exit 2"
+
 pair_up
 grpc_stubs
 TQ_OPTS=()
+# A key that does not match its certificate: one line naming the setting, exit 1.
+rc=0
+IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") timeout 20 "$IDSERVER" --odd_port "$ODD_PORT" \
+	--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" \
+	--state_file "$T_DIR/mismatch.state" --listen_tls on --tls_cert_file "$TLS/server-cert.pem" \
+	--tls_key_file "$TLS/grpc-key.pem" >"$T_DIR/mismatch.log" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "refusing to start: cannot load the key '.*grpc-key.pem': .*key values mismatch (tls_key_file)" \
+	"$T_DIR/mismatch.log" || fail "a key of another certificate: exit $rc, $(tail -n 1 "$T_DIR/mismatch.log")"
 
 # 1. Every protocol over TLS.
 tls_start svc "$SVC_PORT" --listen_tls on --http_port "$HTTP_PORT" --http_tls on \
