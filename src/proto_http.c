@@ -77,6 +77,7 @@ static void	http_stat_member(const struct metric_def *def, const char *name, int
 		    const struct metric_value *v, void *arg);
 static void	http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id);
 static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
+static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
 
 bool
 proto_http_init(struct proto_http **out, struct event_base *base, const struct config *cfg,
