@@ -1124,7 +1124,7 @@ done
 # A previous bench's pair (crashed run) is ours: stop it before checking ports.
 [ -d "$DB" ] && "$ROOT/scripts/dbpair.sh" down "$DB" >/dev/null 2>&1
 for p in "$ODD_PORT" "$EVEN_PORT" "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT" \
-    $([ -z "$ONLY" ] && echo "$REDIS_PORT" "$NULL_PORT"); do
+    $([ -z "$ONLY" ] && echo "$REDIS_PORT" "$NULL_PORT") $(want 14 && echo "$TLS_PORT" "$TLS_GRPC_PORT"); do
 	port_busy "$p" && die "port $p on 127.0.0.1 is in use; set BENCH_*_PORT"
 done
 # 1,000 idle connections + the load runs need more than the usual 1024 fds.
