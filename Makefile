@@ -1,7 +1,7 @@
 # idgen - build, run and test.  `make` builds; `make run` serves; `make test` tests.
 
 CC       ?= gcc
-PKGS     := libmariadb libevent libevent_openssl openssl inih jansson libnghttp2 libprotobuf-c
+PKGS     := libmariadb libevent libevent_openssl openssl inih jansson libnghttp2 libprotobuf-c libcrypto
 BUILD    ?= build
 DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man-db \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
@@ -113,7 +113,7 @@ $(BUILD)/idserver: $(BUILD)/obj/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The operator's command: idserver's config, checks and server names, its own queries.
-$(BUILD)/idgenctl: ctl/idgenctl.c ctl/add.c ctl/ctl.h $(LIB_OBJ)
+$(BUILD)/idgenctl: ctl/idgenctl.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)

@@ -36,6 +36,9 @@ struct cli {
 	uint64_t	 block_size;
 	unsigned	 tier_increment;	/* for decode: the tier's shape */
 	unsigned	 region_bits;
+	char		*token;		/* --token-file's first line; NULL: IDGEN_TOKEN */
+	char		*auth;		/* "AUTH <token>\n" for stats and ping, or NULL */
+	size_t		 authlen;
 };
 
 #define CLI_STATS_MAX	(256 * 1024)	/* STATS text kept until its END */
@@ -64,6 +67,8 @@ static int	cli_decode(const struct cli *, int, char **);
 static bool	cli_stats_line(void *, const char *, const char *);
 static void	cli_stats_print(const struct cli *, const char *, size_t);
 static int	cli_stats(const struct cli *);
+static int	cli_token_file(struct cli *, const char *);
+static int	cli_command(struct cli *, int, char **);
 static int	cli_ping(const struct cli *);
 
 static void
@@ -95,12 +100,45 @@ cli_usage(FILE *f)
 	    "  -M, --tier-increment M  the tier's tier_increment, for decode (default 2)\n"
 	    "  -R, --region-bits R  the tier's region_bits, for decode (default 0: one\n"
 	    "                       region); with R > 0 decode names each ID's region\n"
+	    "  -T, --token-file F   the token idserver asks for (auth_tokens_file): the\n"
+	    "                       file's first line (default $IDGEN_TOKEN; never\n"
+	    "                       on the command line, where ps would show it)\n"
 	    "  -h, --help           this text\n"
 	    "  -V, --version        the version\n"
 	    "\n"
 	    "exit status: 0 success, 1 service error, 2 usage error\n",
 	    IDGEN_IDS_MAX, IDGEN_BLOCK_MAX, CLI_DEFAULT_SERVER,
 	    CLI_DEFAULT_TIMEOUT_MS, IDGEN_DEFAULT_BLOCK_SIZE);
+}
+
+/*
+ * --token-file: the token is the file's first line (a token never goes on
+ * the command line, where ps shows it). 0, or the exit status of a refusal.
+ */
+static int
+cli_token_file(struct cli *cli, const char *path)
+{
+	char line[WIRE_TOKEN_MAX + 3];
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (f == NULL)
+		return cli_error(CLI_EXIT_USAGE, "--token-file: cannot read %s: %s", path,
+		    strerror(errno));
+	ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return cli_error(CLI_EXIT_USAGE, "--token-file: %s is empty", path);
+	line[strcspn(line, "\r\n")] = '\0';
+	if (cli->token != NULL) {
+		explicit_bzero(cli->token, strlen(cli->token));
+		free(cli->token);
+	}
+	cli->token = strdup(line);
+	explicit_bzero(line, sizeof(line));
+	if (cli->token == NULL)
+		return cli_error(CLI_EXIT_SERVICE, "out of memory");
+	return 0;
 }
 
 /* s as a JSON string: quotes, backslashes and control characters escaped. */
@@ -170,6 +208,7 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 	char			 err[IDGEN_ERR_LEN];
 
 	idgen_options_init(&o);
+	o.token = cli->token;
 	o.timeout_ms = cli->timeout_ms;
 	o.connect_timeout_ms = cli->timeout_ms;
 	o.fetch_ids = n;
@@ -383,6 +422,8 @@ cli_stats(const struct cli *cli)
 			e = p + strlen(p);
 		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err)))
 			return cli_error(CLI_EXIT_USAGE, "%s", err);
+		w.auth = cli->auth;
+		w.authlen = cli->authlen;
 		memset(&x, 0, sizeof(x));
 		x.keep = true;
 		if ((x.text = malloc(CLI_STATS_MAX)) == NULL) {
@@ -424,6 +465,8 @@ cli_ping(const struct cli *cli)
 			e = p + strlen(p);
 		if (!wire_init(&w, p, (size_t)(e - p), err, sizeof(err)))
 			return cli_error(CLI_EXIT_USAGE, "%s", err);
+		w.auth = cli->auth;
+		w.authlen = cli->authlen;
 		memset(&x, 0, sizeof(x));
 		t0 = clk_mono_ns();
 		err[0] = '\0';
@@ -473,10 +516,11 @@ main(int argc, char **argv)
 		{ "region-bits", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "token-file", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS, .tier_increment = 2 };
-	const char	*cmd, *e;
+	const char	*e;
 	unsigned	 n;
 	uint64_t	 v;
 	int		 ch, rc;
@@ -490,7 +534,7 @@ main(int argc, char **argv)
 	cli.servers = getenv("IDGEN_SERVER");
 	if (cli.servers == NULL || *cli.servers == '\0')
 		cli.servers = CLI_DEFAULT_SERVER;
-	while ((ch = getopt_long(argc, argv, "s:jt:b:M:R:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:jt:b:M:R:T:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cli.servers = optarg;
@@ -521,6 +565,10 @@ main(int argc, char **argv)
 				return rc;
 			cli.region_bits = n;
 			break;
+		case 'T':
+			if ((rc = cli_token_file(&cli, optarg)) != 0)
+				return rc;
+			break;
 		case 'h':
 			cli_usage(stdout);
 			return 0;
@@ -541,18 +589,38 @@ main(int argc, char **argv)
 		cli_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	cmd = argv[optind++];
-	argc -= optind;
-	argv += optind;
+	rc = cli_command(&cli, argc - optind, argv + optind);
+	/* The token's copies, wiped. */
+	wire_auth_free(cli.auth, cli.authlen);
+	if (cli.token != NULL) {
+		explicit_bzero(cli.token, strlen(cli.token));
+		free(cli.token);
+	}
+	return rc;
+}
+
+/* Runs the command argv[0] with its arguments; the exit status. */
+static int
+cli_command(struct cli *cli, int argc, char **argv)
+{
+	const char	*cmd = argv[0];
+	char		 err[IDGEN_ERR_LEN];
+	unsigned	 n;
+	int		 rc;
+
+	argc--;
+	argv++;
 	if (strcmp(cmd, "decode") == 0)
-		return cli_decode(&cli, argc, argv);
+		return cli_decode(cli, argc, argv);
+	if (!wire_auth_line(cli->token, &cli->auth, &cli->authlen, err, sizeof(err)))
+		return cli_error(CLI_EXIT_USAGE, "%s", err);
 	if (strcmp(cmd, "id") == 0 || strcmp(cmd, "stats") == 0 ||
 	    strcmp(cmd, "ping") == 0) {
 		if (argc != 0)
 			return cli_error(CLI_EXIT_USAGE, "%s takes no argument", cmd);
 		if (strcmp(cmd, "id") == 0)
-			return cli_ids(&cli, cmd, 1);
-		return strcmp(cmd, "stats") == 0 ? cli_stats(&cli) : cli_ping(&cli);
+			return cli_ids(cli, cmd, 1);
+		return strcmp(cmd, "stats") == 0 ? cli_stats(cli) : cli_ping(cli);
 	}
 	if (strcmp(cmd, "ids") == 0 || strcmp(cmd, "block") == 0) {
 		if (argc != 1)
@@ -560,7 +628,7 @@ main(int argc, char **argv)
 		if ((rc = cli_count(argv[0], 1, strcmp(cmd, "ids") == 0 ?
 		    IDGEN_IDS_MAX : IDGEN_BLOCK_MAX, &n)) != 0)
 			return rc;
-		return cli_ids(&cli, cmd, n);
+		return cli_ids(cli, cmd, n);
 	}
 	return cli_error(CLI_EXIT_USAGE, "unknown command \"%s\" (see idgen --help)", cmd);
 }

@@ -45,6 +45,9 @@ struct add {
 	const char		*admin_password;
 	struct ctl_server	 srv;		/* the new server, as the administrator */
 	uint64_t		 block_size;	/* the region's agreed B */
+	uint64_t		 generation;	/* the tier's (docs/design.md 12.4) */
+	uint64_t		 floor;		/* ... and its floor: the new residue was
+						 * drawn below it under the old M */
 };
 
 /* Reads OFFSET and IP:PORT ([IPv6]:PORT); false with a line on stderr. */
@@ -126,6 +129,32 @@ add_is_new(const struct add *a, unsigned i)
 }
 
 /*
+ * Every server in one generation with no change of the increment in progress;
+ * the new server joins that generation above its floor (design 12.4).
+ */
+static int
+add_generation(struct add *a, const struct ctl_server *s)
+{
+	uint64_t g, floor, plan;
+
+	if (!ctl_u64(s->field[F_GENERATION], &g) || !ctl_u64(s->field[F_FLOOR], &floor) ||
+	    !ctl_u64(s->field[F_PLAN], &plan)) {
+		fprintf(stderr, "idgenctl: the %s server's idgen_meta lacks the generation columns "
+		    "(load schema/10-tables.sql on it)\n", server_name(s->index));
+		return 1;
+	}
+	if (plan != 0 || (s->index > 0 && g != a->generation)) {
+		fprintf(stderr, "idgenctl: a change of the increment is in progress (the %s server "
+		    "is in generation %" PRIu64 "%s): finish it first with idgenctl tier "
+		    "raise-increment\n", server_name(s->index), g, plan != 0 ? ", planned" : "");
+		return 1;
+	}
+	a->generation = g;
+	a->floor = floor > a->floor ? floor : a->floor;
+	return 0;
+}
+
+/*
  * The tier as the service user sees it: every other server of the region
  * readable (each gets the new server's marks row), the offset nobody's, B
  * agreed, and no server holding a mark of that offset: an offset is never
@@ -163,6 +192,8 @@ add_check_tier(struct add *a)
 		}
 		if (i < SERVER_PAIR && a->block_size == 0)
 			a->block_size = s->block_size;
+		if (add_generation(a, s) != 0)
+			return 1;
 		if (!server_is_own(i))
 			continue;
 		snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(high_water), 0), COUNT(*) FROM "
@@ -240,6 +271,35 @@ add_check_new(struct add *a)
 	return 0;
 }
 
+/*
+ * After a change of the increment, the new server's generation, its floor as
+ * its own mark and its counter above it (docs/design.md section 12.4).
+ */
+static int
+add_write_floor(struct add *a)
+{
+	char sql[ADD_SQL_MAX];
+	uint64_t f = a->floor, b = a->block_size;
+
+	if (a->generation == 0 && f == 0)
+		return 0;
+	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size "
+	    "= %" PRIu64 " WHERE role = 'o%u' AND (high_water + 1) * IF(block_size = 0, %" PRIu64
+	    ", block_size) < %" PRIu64, f, b, a->offset, b, (f + 1) * b);
+	if (!add_exec(&a->srv, sql))
+		return 2;
+	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1);
+	if (!add_exec(&a->srv, sql))
+		return 2;
+	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET generation = %" PRIu64 " WHERE role "
+	    "= 'o%u'", a->generation, a->offset);
+	if (!add_exec(&a->srv, sql))
+		return 2;
+	snprintf(sql, sizeof(sql), "UPDATE idgen_meta SET tier_generation = %" PRIu64 ", "
+	    "tier_floor = %" PRIu64 " WHERE one = 1", a->generation, f);
+	return add_exec(&a->srv, sql) ? 0 : 2;
+}
+
 /* The new server's meta row and a marks row for every server of the region. */
 static int
 add_write_new(struct add *a)
@@ -270,7 +330,7 @@ add_write_new(struct add *a)
 	if (!add_exec(&a->srv, sql))
 		return 2;
 	add_step("new-marks");
-	return 0;
+	return add_write_floor(a);
 }
 
 /* Every other server of the region gets the new server's marks row. */

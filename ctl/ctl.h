@@ -19,7 +19,8 @@
 #define CTL_MAX_LEASES	1024	/* worker numbers: one row each at most */
 
 enum { F_VERSION, F_INCREMENT, F_OFFSET, F_FLUSH, F_ENGINE, F_LAYOUT, F_BLOCK, F_PARITY,
-	F_UUID, F_COUNTER, F_TIER_INCREMENT, F_SERVER_OFFSET, F_REGION, F_REGION_BITS, F_COUNT };
+	F_UUID, F_COUNTER, F_TIER_INCREMENT, F_SERVER_OFFSET, F_REGION, F_REGION_BITS,
+	F_GENERATION, F_FLOOR, F_PLAN, F_COUNT };
 
 /* One lease row as a server holds it. */
 struct ctl_lease {
@@ -44,6 +45,8 @@ struct ctl_server {
 	struct state_mark	 mark[SERVER_MAX];	/* its idgen_marks rows, by the
 						 * index of the server of its region */
 	bool			 has_mark[SERVER_MAX];
+	uint64_t		 own_gen;	/* its own row's generation and seal (12.4) */
+	bool			 sealed;
 	struct ctl_lease	*lease;
 	unsigned		 nlease;
 	char			 rights[256];	/* "" or the missing right */
@@ -73,5 +76,11 @@ void		 ctl_read(struct ctl *c, struct ctl_server *s);
 
 /* tier add-server OFFSET IP:PORT (add.c); the exit status. */
 int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);
+
+/* ns list|create|raise|drop ... (ns.c): argv from the verb on; the exit status. */
+int		 ctl_ns(struct ctl *c, int argc, char **argv);
+
+/* tier raise-increment M (raise.c); the exit status. */
+int		 ctl_raise_increment(struct ctl *c, const char *to);
 
 #endif

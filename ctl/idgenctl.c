@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,8 +26,8 @@ static const char ctl_check_sql[] =
     "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
     "AND TABLE_NAME = 'tickets64'), layout_version, block_size, parity, server_uuid, "
     "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'tickets64'), tier_increment, server_offset, region, region_bits "
-    "FROM idgen_meta WHERE one = 1";
+    "AND TABLE_NAME = 'tickets64'), tier_increment, server_offset, region, region_bits, "
+    "tier_generation, tier_floor, tier_plan FROM idgen_meta WHERE one = 1";
 
 
 static void	ctl_check_rows(struct ctl *c, unsigned i);
@@ -52,8 +53,25 @@ ctl_usage(FILE *f)
 	    "                offset (its meta row, every region server's marks row) and\n"
 	    "                prints the more_servers line; writes as IDGEN_ADMIN_USER\n"
 	    "                (default root) with IDGEN_ADMIN_PASSWORD from the environment\n"
+	    "  tier raise-increment M\n"
+	    "                moves the tier to the increment M while idservers serve: a new\n"
+	    "                generation above a floor (plan, seal, floor, open); run it\n"
+	    "                again after an interruption; writes as IDGEN_ADMIN_USER\n"
+	    "  ns list       the namespaces: B, fallback policy, state, top mark\n"
+	    "  ns create NAME [--block-size B] [--fallback snowflake|refuse]\n"
+	    "                [--start-above N] [--start-above-max URL TABLE COLUMN]...\n"
+	    "                a sequence of its own on every server (two-phase: a killed\n"
+	    "                create is run again); URL 'mariadb://USER@HOST:PORT/DATABASE',\n"
+	    "                its password in IDGEN_ADOPT_PASSWORD; starts above the\n"
+	    "                largest MAX(COLUMN) of every shard named\n"
+	    "  ns raise NAME --above N\n"
+	    "                its next ID above N (forward only)\n"
+	    "  ns drop NAME [--force]\n"
+	    "                marks it dropped, keeps its marks (refused while it took\n"
+	    "                tickets in the last 600 s, unless --force)\n"
 	    "\n"
-	    "exit status: 0 all well, 1 a violation (tier check) or a refusal (add-server),\n"
+	    "exit status: 0 all well, 1 a violation (tier check) or a refusal (add-server,\n"
+	    "raise-increment),\n"
 	    "2 a server could not be read or written, or a usage error.\n");
 }
 
@@ -164,15 +182,22 @@ ctl_by_role(const struct ctl_server *s, const char *role, unsigned *index)
 static bool
 ctl_read_marks(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, "SELECT role, high_water, block_size FROM idgen_marks");
+	MYSQL_RES *res = ctl_query(s, "SELECT role, high_water, block_size, generation, sealed "
+	    "FROM idgen_marks");
 	MYSQL_ROW row;
 	unsigned i;
+	uint64_t sealed;
 
 	if (res == NULL)
 		return false;
 	while ((row = mysql_fetch_row(res)) != NULL) {
 		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
 			continue;
+		if (i == s->index) {
+			s->sealed = !ctl_u64(row[4], &sealed) || sealed != 0;
+			if (!ctl_u64(row[3], &s->own_gen))
+				s->own_gen = UINT64_MAX;
+		}
 		s->has_mark[i] = ctl_u64(row[1], &s->mark[i].high_water) &&
 		    ctl_u64(row[2], &s->mark[i].block_size);
 	}
@@ -302,9 +327,9 @@ ctl_status(struct ctl *c)
 {
 	int rc = 0;
 
-	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %-9s %s\n", "name",
-	    "address", "up", "version", "incr", "offs", "region", "B", "counter", "own mark",
-	    "copies", "tls", "leases");
+	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %4s %10s %12s %12s %-24s %-9s %s\n", "name",
+	    "address", "up", "version", "incr", "offs", "region", "gen", "B", "counter",
+	    "own mark", "copies", "tls", "leases");
 	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
 		char addr[64], copies[160] = "", own[32] = "-", tls[16];
@@ -327,9 +352,10 @@ ctl_status(struct ctl *c)
 		/* The TLS version alone: one word, so the columns stay fields. */
 		snprintf(tls, sizeof(tls), "%s", s->tls[0] ? s->tls : "cleartext");
 		tls[strcspn(tls, " ")] = '\0';
-		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
-		    "%-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
-		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION], s->block_size,
+		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %4s %10" PRIu64 " %12" PRIu64 " %12s "
+		    "%-24s %-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
+		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION],
+		    s->sealed ? "seal" : s->field[F_GENERATION], s->block_size,
 		    s->counter, own, copies[0] ? copies : "-", tls, ctl_leases_held(c, s),
 		    s->nlease);
 	}
@@ -418,6 +444,47 @@ ctl_check_agreement(struct ctl *c)
 		}
 }
 
+/*
+ * One generation everywhere, nothing planned or sealed, every counter above
+ * its server's floor (docs/design.md section 12.4).
+ */
+static void
+ctl_check_generations(struct ctl *c)
+{
+	uint64_t top = 0, top_m = server_increment(), g;
+
+	for (unsigned i = 0; i < server_count(); i++)
+		if (c->srv[i].up && ctl_u64(c->srv[i].field[F_GENERATION], &g) && g > top) {
+			top = g;
+			if (!ctl_u64(c->srv[i].field[F_TIER_INCREMENT], &top_m))
+				top_m = server_increment();
+		}
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ctl_server *s = &c->srv[i];
+		uint64_t plan = 0, floor = 0;
+
+		if (!s->up)
+			continue;
+		if (!ctl_u64(s->field[F_GENERATION], &g) || !ctl_u64(s->field[F_FLOOR], &floor) ||
+		    !ctl_u64(s->field[F_PLAN], &plan)) {
+			ctl_violation(c, "%s: idgen_meta lacks the generation columns; repair: load "
+			    "schema/10-tables.sql on it", server_name(i));
+			continue;
+		}
+		if (g != top || plan != 0 || s->sealed || s->own_gen != g)
+			ctl_violation(c, "%s: in generation %" PRIu64 " (tier: %" PRIu64 ")%s%s: a "
+			    "change of the increment is unfinished; repair: idgenctl tier "
+			    "raise-increment %" PRIu64 " (it resumes)", server_name(i), g, top,
+			    plan != 0 ? ", planned" : "", s->sealed ? ", sealed" : "",
+			    plan != 0 ? plan : top_m);
+		if (s->counter <= floor)
+			ctl_violation(c, "%s: counter %" PRIu64 " is not above the generation's floor %"
+			    PRIu64 "; repair: on the %s server run ALTER TABLE %s.tickets64 "
+			    "AUTO_INCREMENT = %" PRIu64, server_name(i), s->counter, floor,
+			    server_name(i), c->cfg.db_name, floor + 1);
+	}
+}
+
 /* Each counter is above every mark known for it anywhere in the tier. */
 static void
 ctl_check_counters(struct ctl *c)
@@ -490,6 +557,7 @@ ctl_check(struct ctl *c)
 	ctl_check_servers(c);
 	ctl_check_agreement(c);
 	ctl_check_counters(c);
+	ctl_check_generations(c);
 	ctl_check_leases(c);
 	if (c->violations > 0) {
 		printf("tier check: %u violation%s\n", c->violations, c->violations == 1 ? "" : "s");
@@ -503,6 +571,31 @@ ctl_check(struct ctl *c)
 	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", server_count(),
 	    c->srv[0].block_size);
 	return 0;
+}
+
+/*
+ * The tier's generation, as idserver follows it (docs/design.md section 12.4):
+ * the latest any server reports, with its increment, judged in place of the
+ * config's tier_increment; a note when the config lags.
+ */
+static void
+ctl_follow_generation(struct ctl *c)
+{
+	uint64_t g, m, top = 0, top_m = 0;
+
+	for (unsigned i = 0; i < server_count(); i++)
+		if (c->srv[i].up && ctl_u64(c->srv[i].field[F_GENERATION], &g) && g > top &&
+		    ctl_u64(c->srv[i].field[F_TIER_INCREMENT], &m) && m <= SERVER_INCREMENT_MAX) {
+			top = g;
+			top_m = m;
+		}
+	if (top == 0 || top_m == server_increment())
+		return;
+	if (top > UINT_MAX || !server_view_adopt((unsigned)top, (unsigned)top_m))
+		return;
+	printf("note: the tier is in generation %" PRIu64 " with M = %" PRIu64 " (idservers "
+	    "follow it); tier_increment is %u in this config: set it to %" PRIu64 "\n", top, top_m,
+	    c->cfg.tier_increment, top_m);
 }
 
 /* The index of the first command word: options before it go to config_load. */
@@ -525,7 +618,7 @@ main(int argc, char **argv)
 {
 	static struct ctl c;
 	char err[512];
-	bool exit_now;
+	bool exit_now, ns;
 	int cmd = ctl_command_start(argc, argv), rc;
 
 	for (int a = 1; a < cmd; a++)
@@ -533,10 +626,15 @@ main(int argc, char **argv)
 			ctl_usage(stdout);
 			return 0;
 		}
-	if (cmd + 2 > argc || strcmp(argv[cmd], "tier") != 0 ||
+	ns = cmd + 2 <= argc && strcmp(argv[cmd], "ns") == 0 &&
+	    (strcmp(argv[cmd + 1], "list") == 0 ? cmd + 2 == argc : cmd + 3 <= argc &&
+	    (strcmp(argv[cmd + 1], "create") == 0 || strcmp(argv[cmd + 1], "raise") == 0 ||
+	    strcmp(argv[cmd + 1], "drop") == 0));
+	if (!ns && (cmd + 2 > argc || strcmp(argv[cmd], "tier") != 0 ||
 	    !((cmd + 2 == argc && (strcmp(argv[cmd + 1], "status") == 0 ||
 	    strcmp(argv[cmd + 1], "check") == 0)) ||
-	    (cmd + 4 == argc && strcmp(argv[cmd + 1], "add-server") == 0))) {
+	    (cmd + 3 == argc && strcmp(argv[cmd + 1], "raise-increment") == 0) ||
+	    (cmd + 4 == argc && strcmp(argv[cmd + 1], "add-server") == 0)))) {
 		ctl_usage(stderr);
 		return 2;
 	}
@@ -554,8 +652,14 @@ main(int argc, char **argv)
 		config_server_addr(&c.cfg, i, &c.srv[i].host, &c.srv[i].port);
 		ctl_read(&c, &c.srv[i]);
 	}
-	if (strcmp(argv[cmd + 1], "add-server") == 0)
+	if (strcmp(argv[cmd + 1], "raise-increment") != 0)
+		ctl_follow_generation(&c);
+	if (ns)
+		rc = ctl_ns(&c, argc - cmd - 1, argv + cmd + 1);
+	else if (strcmp(argv[cmd + 1], "add-server") == 0)
 		rc = ctl_add_server(&c, argv[cmd + 2], argv[cmd + 3]);
+	else if (strcmp(argv[cmd + 1], "raise-increment") == 0)
+		rc = ctl_raise_increment(&c, argv[cmd + 2]);
 	else
 		rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
 	for (unsigned i = 0; i < server_count(); i++) {

@@ -69,6 +69,10 @@ struct idgen_options {
 					   batch in arrival (16777216) */
 	unsigned chunk;			/* IDs a thread takes at once for
 					   idgen_next, 1..fetch_ids (1024) */
+	const char *token;		/* sent as AUTH on every new connection
+					   (idserver's auth_tokens_file); NULL:
+					   the environment's IDGEN_TOKEN, if set;
+					   copied by idgen_open (NULL) */
 };
 
 /* What a client has done; a snapshot. */

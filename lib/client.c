@@ -122,6 +122,11 @@ client_open(const char *servers, const struct idgen_options *opt,
 		return NULL;
 	}
 	c->o = o;
+	c->o.token = NULL;	/* the caller's string is not kept; c->auth is the copy */
+	if (!wire_auth_line(o.token, &c->auth, &c->authlen, err, errlen)) {
+		free(c);
+		return NULL;
+	}
 	c->eps = calloc(IDGEN_SERVERS_MAX, sizeof(*c->eps));
 	c->req = malloc((size_t)o.max_batch * CLIENT_REQ_MAX);
 	c->got = calloc(o.max_batch, sizeof(*c->got));
@@ -141,6 +146,8 @@ client_open(const char *servers, const struct idgen_options *opt,
 		}
 		if (!wire_init(&c->eps[c->neps].w, p, (size_t)(e - p), err, errlen))
 			goto fail;
+		c->eps[c->neps].w.auth = c->auth;
+		c->eps[c->neps].w.authlen = c->authlen;
 		c->neps++;
 		if (*e == '\0')
 			break;
@@ -167,6 +174,7 @@ fail:
 	for (i = 0; i < c->neps; i++)
 		wire_free(&c->eps[i].w);
 	held_free(&c->held);
+	wire_auth_free(c->auth, c->authlen);
 	free(c->got);
 	free(c->req);
 	free(c->eps);
@@ -195,6 +203,7 @@ idgen_close(idgen_client *c)
 	for (i = 0; i < c->neps; i++)
 		wire_free(&c->eps[i].w);
 	held_free(&c->held);
+	wire_auth_free(c->auth, c->authlen);
 	pthread_cond_destroy(&c->wake);
 	pthread_cond_destroy(&c->filled);
 	pthread_mutex_destroy(&c->mu);

@@ -51,6 +51,8 @@ struct idgen_client {
 	unsigned		 neps;
 	unsigned		 cur;		/* endpoint tried first */
 	struct client_transport	 tr;
+	char			*auth;		/* "AUTH <token>\n", or NULL */
+	size_t			 authlen;
 	char			*req;		/* max_batch BLOCK lines */
 	size_t			 reqline;
 	struct held_range	*got;		/* one round's blocks */

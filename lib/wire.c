@@ -23,6 +23,84 @@ static bool	wire_connect(struct wire *, unsigned, char *, size_t);
 static bool	wire_stale(const struct wire *);
 static unsigned	wire_once(struct wire *, const char *, size_t, unsigned, unsigned,
 		    unsigned, wire_line_fn, void *, bool *, char *, size_t);
+static bool	wire_login(struct wire *, unsigned, char *, size_t);
+static bool	wire_login_line(void *, const char *, const char *);
+
+/* The reply to AUTH: "OK", or the server's error line (no token in it). */
+struct wire_login_reply {
+	bool	ok;
+	char	line[160];
+};
+
+bool
+wire_auth_line(const char *token, char **line, size_t *len, char *err, size_t errlen)
+{
+	size_t n, i;
+
+	*line = NULL;
+	*len = 0;
+	if (token == NULL)
+		token = getenv("IDGEN_TOKEN");
+	if (token == NULL || *token == '\0')
+		return true;
+	n = strlen(token);
+	for (i = 0; i < n; i++)
+		if (token[i] <= ' ' || token[i] > '~') {
+			snprintf(err, errlen, "bad token: printable ASCII without spaces expected");
+			return false;
+		}
+	if (n > WIRE_TOKEN_MAX) {
+		snprintf(err, errlen, "bad token: longer than %d bytes", WIRE_TOKEN_MAX);
+		return false;
+	}
+	if ((*line = malloc(n + 6)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	memcpy(*line, "AUTH ", 5);
+	memcpy(*line + 5, token, n);
+	(*line)[n + 5] = '\n';
+	*len = n + 6;
+	return true;
+}
+
+void
+wire_auth_free(char *line, size_t len)
+{
+	if (line == NULL)
+		return;
+	explicit_bzero(line, len);
+	free(line);
+}
+
+/* AUTH's one reply line. */
+static bool
+wire_login_line(void *arg, const char *p, const char *e)
+{
+	struct wire_login_reply *r = arg;
+
+	r->ok = e - p == 2 && memcmp(p, "OK", 2) == 0;
+	snprintf(r->line, sizeof(r->line), "%.*s", (int)(e - p), p);
+	return true;
+}
+
+/* The token, on a connection just made; false (dropped) when refused. */
+static bool
+wire_login(struct wire *w, unsigned timeout_ms, char *err, size_t errlen)
+{
+	struct wire_login_reply r = { false, "" };
+	bool closed;
+
+	if (wire_once(w, w->auth, w->authlen, 1, timeout_ms, timeout_ms, wire_login_line, &r,
+	    &closed, err, errlen) != 1)
+		return false;
+	if (!r.ok) {
+		snprintf(err, errlen, "%s: token refused: %s", w->name, r.line);
+		wire_reset(w);
+		return false;
+	}
+	return true;
+}
 
 bool
 wire_init(struct wire *w, const char *s, size_t len, char *err, size_t errlen)
@@ -218,7 +296,8 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 		snprintf(err, errlen, "%s: out of memory", w->name);
 		return 0;
 	}
-	if (w->fd < 0 && !wire_connect(w, connect_ms, err, errlen))
+	if (w->fd < 0 && (!wire_connect(w, connect_ms, err, errlen) ||
+	    (w->auth != NULL && !wire_login(w, timeout_ms, err, errlen))))
 		return 0;
 	deadline = clk_mono_ms() + timeout_ms;
 	while (off < len) {

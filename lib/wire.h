@@ -20,7 +20,12 @@ struct wire {
 	int	 fd;				/* -1: not connected */
 	char	*in;
 	size_t	 inlen;
+	const char *auth;			/* "AUTH <token>\n" sent first on each new
+						   connection (the owner's), or NULL */
+	size_t	 authlen;
 };
+
+#define WIRE_TOKEN_MAX	256	/* bytes of a token (idserver's bound) */
 
 /*
  * Called with each reply line, without its newline (nor a CR before it);
@@ -32,6 +37,16 @@ typedef bool	(*wire_line_fn)(void *arg, const char *p, const char *e);
 bool	wire_init(struct wire *w, const char *s, size_t len, char *err,
 	    size_t errlen) __attribute__((warn_unused_result));
 void	wire_free(struct wire *w);
+
+/*
+ * The line "AUTH <token>\n" for token (malloc'd into *line, *len), or NULL
+ * token: the environment's IDGEN_TOKEN, or none (*line NULL). False with a
+ * message (which never holds the token) when it is not a token.
+ */
+bool	wire_auth_line(const char *token, char **line, size_t *len, char *err, size_t errlen)
+	    __attribute__((warn_unused_result));
+/* Wipes and frees such a line. */
+void	wire_auth_free(char *line, size_t len);
 
 /* Drops the connection (a failure, a fork: the child must not share it). */
 void	wire_reset(struct wire *w);

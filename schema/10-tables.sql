@@ -36,6 +36,12 @@ ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_increment INT UNSIGNED NOT 
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS server_offset INT UNSIGNED NOT NULL DEFAULT 0;
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region INT UNSIGNED NOT NULL DEFAULT 0;
 ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS region_bits INT UNSIGNED NOT NULL DEFAULT 0;
+-- A change of the increment (idgenctl tier raise-increment, docs/design.md 12.4):
+-- the tier's generation, the floor every ticket of it is above, and the
+-- increment a change in progress moves to (0: none).
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_generation INT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_floor BIGINT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_meta ADD COLUMN IF NOT EXISTS tier_plan INT UNSIGNED NOT NULL DEFAULT 0;
 
 -- High-water marks, outside the ticket table so that TRUNCATE, DROP or ALTER of
 -- tickets64 cannot erase them: the highest ticket ever used per role, and the
@@ -57,4 +63,32 @@ ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS block_size BIGINT UNSIGNED NOT 
 -- server of the region, 'o<offset>' beyond the pair (docs/design.md 12.2;
 -- idgenctl tier add-server inserts them).
 ALTER TABLE idgen_marks MODIFY role VARCHAR(16) NOT NULL;
+-- In the server's own row only: the generation its tickets belong to, and the
+-- seal of a change of the increment, read under the lock every ticket takes
+-- (docs/design.md 12.4).
+ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS generation INT UNSIGNED NOT NULL DEFAULT 0;
+ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS sealed TINYINT UNSIGNED NOT NULL DEFAULT 0;
 INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');
+
+-- Namespaces (docs/design.md section 13; idgenctl ns create): a sequence of its
+-- own per name, with its own ticket table tickets_<name> on every server, its
+-- B and fallback policy fixed at creation. Rows are 'creating' until every
+-- server has the table and marks, then 'ready'; 'dropped' keeps the marks.
+CREATE TABLE IF NOT EXISTS idgen_namespaces (
+  name       VARCHAR(48) NOT NULL PRIMARY KEY,
+  block_size BIGINT UNSIGNED NOT NULL,
+  fallback   ENUM('snowflake', 'refuse') NOT NULL DEFAULT 'snowflake',
+  state      ENUM('creating', 'ready', 'dropped') NOT NULL DEFAULT 'creating',
+  created    TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+) ENGINE=InnoDB;
+-- A namespace's high-water marks, as idgen_marks for the default sequence: a
+-- row per server of the region (role) on every server; used_at is when an
+-- idserver last took one of its tickets here (ns drop refuses a recent one).
+CREATE TABLE IF NOT EXISTS idgen_ns_marks (
+  ns         VARCHAR(48) NOT NULL,
+  role       VARCHAR(16) NOT NULL,
+  high_water BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  block_size BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  used_at    TIMESTAMP(3) NULL DEFAULT NULL,
+  PRIMARY KEY (ns, role)
+) ENGINE=InnoDB;

@@ -105,6 +105,15 @@ static const struct config_key config_keys[] = {
 	{ "tls_handshake_timeout_ms", U(tls_handshake_timeout_ms), "10000", 100, 600000,
 	    "a TLS client whose handshake is not done this long after accept is closed "
 	    "(HTTP: http_timeout_ms)" },
+	{ "auth_tokens_file", S(auth_tokens_file), "", 0, 0,
+	    "tokens clients must present (AUTH, Bearer), one a line: token, name:token or "
+	    "name:token:ro; reread on SIGHUP; empty: no authentication" },
+	{ "auth_fail_delay_ms", U(auth_fail_delay_ms), "1000", 0, 10000,
+	    "auth: a wrong token's reply is held this long once its address has failed 3 "
+	    "times within 60 s" },
+	{ "auth_open_metrics", U(auth_open_metrics), "1", 0, 1,
+	    "auth: 1: /metrics, /health and gRPC health answer without a token; 0: they need "
+	    "one (read-only suffices)" },
 	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
 	    "IP address of the odd ticket server (no host names: they block)" },
 	{ "odd_port", U(odd_port), "3307", 1, 65535, "port of the odd ticket server" },

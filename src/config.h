@@ -46,6 +46,9 @@ struct config {
 	char		*tls_verify_client;	/* "off", "optional" or "required" */
 	char		*tls_min_version;	/* "TLSv1.2" or "TLSv1.3" */
 	unsigned	 tls_handshake_timeout_ms;
+	char		*auth_tokens_file;	/* "" = no authentication */
+	unsigned	 auth_fail_delay_ms;
+	unsigned	 auth_open_metrics;
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;

@@ -247,6 +247,7 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 	}
 	c->set = set;
 	c->fd = fd;
+	auth_sess_init(&c->auth, fd);
 	/*
 	 * A bounded kernel buffer: a client that never reads can make us format
 	 * only this much (plus max_output_bytes), not the megabytes autotuning
@@ -325,6 +326,7 @@ conn_free(struct conn *c)
 		conn_buf_put(set, false, c->out);
 	else
 		free(c->out);
+	explicit_bzero(&c->auth, sizeof(c->auth));
 	free(c);
 }
 

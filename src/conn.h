@@ -108,6 +108,7 @@ struct conn {
 	struct event		*linger;
 	struct event		*idle;		/* idle_timeout_ms / partial_timeout_ms */
 	struct core_waiter	 waiter;
+	struct auth_sess	 auth;		/* its token (AUTH), checked per request */
 	struct peer		*peer;		/* its address's count in set->peers, or NULL */
 	uint64_t		 stuck_since_us; /* output pending since, 0 when drained */
 	char			*out;		/* NULL while no reply is pending */

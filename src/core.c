@@ -17,7 +17,16 @@ static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
 	[CORE_ERR_RANGE] =	{ "RANGE", 400, "Bad Request", 3, 0 },	/* INVALID_ARGUMENT */
 	[CORE_ERR_UNAVAILABLE] = { "UNAVAILABLE", 503, "Service Unavailable", 14, 1 },
 	[CORE_ERR_CLOCK] =	{ "CLOCK", 503, "Service Unavailable", 14, 1 },	/* UNAVAILABLE */
+	[CORE_ERR_NOAUTH] =	{ "NOAUTH", 401, "Unauthorized", 16, 0 },	/* UNAUTHENTICATED */
+	[CORE_ERR_WRONGPASS] =	{ "WRONGPASS", 401, "Unauthorized", 16, 0 },	/* UNAUTHENTICATED */
+	[CORE_ERR_NOPERM] =	{ "NOPERM", 403, "Forbidden", 7, 0 },	/* PERMISSION_DENIED */
 };
+
+/* Redis's words for the same refusals, so Redis clients recognise them. */
+#define CORE_WHY_NOAUTH		"Authentication required."
+#define CORE_WHY_WRONGPASS	"invalid username-password pair or user is disabled."
+#define CORE_WHY_NOPERM		"this token is read-only: no IDs (STATS, DECODE, B58, PING " \
+				"are allowed)"
 
 static const struct core_word core_words[] = {
 	{ "ID",		CORE_CMD_ID,		0, NULL,	"One unique ID" },
@@ -45,6 +54,9 @@ static enum core_status	core_take(struct core *c, struct core_waiter *w,
 			    const struct core_req *req, struct core_result *res);
 static void		core_fail(struct core *c, struct core_result *res, enum core_err err,
 			    const char *why);
+static enum core_status	core_auth_failed(struct core *c, struct core_waiter *w,
+			    struct auth_sess *s, struct core_result *res);
+static enum auth_perm	core_cmd_perm(enum core_cmd cmd);
 
 const struct core_err_info *
 core_err_info(enum core_err err)
@@ -175,6 +187,12 @@ core_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (w->penalty == 1) {
+		/* A failed token's reply was held long enough: it is answered now. */
+		w->penalty = 2;
+		w->resume(w->arg);
+		return;
+	}
 	w->waited = true;
 	w->timed = false;
 	if (w->parked)
@@ -390,6 +408,84 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 	return CORE_DONE;
 }
 
+/* What a command needs: IDs a read-write token, the rest a read-only one. */
+static enum auth_perm
+core_cmd_perm(enum core_cmd cmd)
+{
+	switch (cmd) {
+	case CORE_CMD_ID:
+	case CORE_CMD_IDS:
+	case CORE_CMD_BLOCK:
+		return AUTH_PERM_ALL;
+	case CORE_CMD_AUTH:
+		return AUTH_PERM_NONE;
+	default:
+		return AUTH_PERM_RO;
+	}
+}
+
+/*
+ * A token that is not one: counted for its address, and from an address past
+ * AUTH_FAIL_FREE failures the reply is held auth_fail_delay_ms on the
+ * waiter's timer (never answered faster than a right one would be).
+ */
+static enum core_status
+core_auth_failed(struct core *c, struct core_waiter *w, struct auth_sess *s,
+    struct core_result *res)
+{
+	unsigned ms;
+
+	if (w == NULL || w->penalty == 0) {
+		ms = auth_fail_note(c->auth, s->fd, clk_mono_ms());
+		if (ms > 0 && w != NULL) {
+			struct timeval tv = clk_tv_ms(ms);
+
+			w->penalty = 1;
+			c->auth->stats.delayed++;
+			evtimer_add(w->timer, &tv);
+			return CORE_PENDING;
+		}
+	}
+	if (w != NULL)
+		w->penalty = 0;
+	s->presented = false;
+	explicit_bzero(s->pending, sizeof(s->pending));
+	core_reject(c, CORE_ERR_WRONGPASS, CORE_WHY_WRONGPASS, res);
+	return CORE_DONE;
+}
+
+enum core_status
+core_auth(struct core *c, struct core_waiter *w, struct auth_sess *s, enum auth_perm need,
+    struct core_result *res)
+{
+	const struct auth_token *t;
+	enum auth_perm have;
+
+	res->err = CORE_OK;
+	res->why = NULL;
+	if (s != NULL && s->presented) {
+		t = auth_find(c->auth, s->pending);
+		if (t == NULL || s->user_bad)
+			return core_auth_failed(c, w, s, res);
+		memcpy(s->hash, s->pending, sizeof(s->hash));
+		explicit_bzero(s->pending, sizeof(s->pending));
+		s->presented = false;
+		s->has = true;
+		s->gen = c->auth->gen;
+		s->perm = t->perm;
+	}
+	if (w != NULL)
+		w->penalty = 0;
+	if (need == AUTH_PERM_NONE)
+		return CORE_DONE;
+	have = s != NULL ? auth_perm(c->auth, s) : AUTH_PERM_NONE;
+	if (have == AUTH_PERM_NONE)
+		core_reject(c, CORE_ERR_NOAUTH, CORE_WHY_NOAUTH, res);
+	else if (have < need)
+		core_reject(c, CORE_ERR_NOPERM, CORE_WHY_NOPERM, res);
+	return CORE_DONE;
+}
+
 enum core_status
 core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
     struct core_result *res)
@@ -400,6 +496,13 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 	res->err = CORE_OK;
 	res->why = NULL;
 	res->count = 0;
+	/* Without auth_tokens_file, this one branch is all authentication costs. */
+	if (c->auth != NULL) {
+		if (core_auth(c, w, req->sess, core_cmd_perm(req->cmd), res) == CORE_PENDING)
+			return CORE_PENDING;
+		if (res->err != CORE_OK)
+			return CORE_DONE;
+	}
 	switch (req->cmd) {
 	case CORE_CMD_ID:
 	case CORE_CMD_IDS:
@@ -427,6 +530,13 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 	case CORE_CMD_STATS:
 		break;
 	case CORE_CMD_PING:
+		break;
+	case CORE_CMD_AUTH:
+		if (c->auth == NULL) {
+			core_reject(c, CORE_ERR_BADREQ, "AUTH called without any token configured "
+			    "(auth_tokens_file)", res);
+			return CORE_DONE;
+		}
 		break;
 	}
 	c->stats.requests++;

@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
 #include "b58.h"
 #include "decode.h"
 #include "layout.h"
@@ -36,6 +37,7 @@ enum core_cmd {
 	CORE_CMD_B58,
 	CORE_CMD_STATS,
 	CORE_CMD_PING,
+	CORE_CMD_AUTH,		/* the session's presented token (no word: adapters' AUTH) */
 };
 
 /* The one typed set of errors; CORE_OK is not an error. */
@@ -45,8 +47,11 @@ enum core_err {
 	CORE_ERR_RANGE,		/* a number out of its bounds */
 	CORE_ERR_UNAVAILABLE,	/* no ID can be served now */
 	CORE_ERR_CLOCK,		/* the clock stepped back too far */
+	CORE_ERR_NOAUTH,	/* auth_tokens_file is set and no valid token was given */
+	CORE_ERR_WRONGPASS,	/* a token was given and is not one (or its name is wrong) */
+	CORE_ERR_NOPERM,	/* a read-only token asked for IDs */
 };
-#define CORE_ERR_COUNT	5
+#define CORE_ERR_COUNT	8
 
 /* How each error looks in every protocol: the one mapping. */
 struct core_err_info {
@@ -64,6 +69,7 @@ struct core_req {
 	enum core_cmd	 cmd;
 	const char	*arg;	/* NULL when the command takes none */
 	size_t		 arglen;
+	struct auth_sess *sess;	/* the caller's credentials; NULL: none (auth_tokens_file) */
 };
 
 /* Command words shared by every protocol. */
@@ -116,6 +122,7 @@ struct core_waiter {
 	bool			 parked;
 	bool			 waited;	/* the refill wait expired: fallback may serve */
 	bool			 timed;		/* timer armed */
+	unsigned char		 penalty;	/* a failed token's reply: 1 held, 2 held enough */
 	void			(*resume)(void *arg);
 	void			*arg;
 };
@@ -151,6 +158,7 @@ struct core {
 	struct event		*wake;
 	struct core_counters	 stats;
 	struct core_callers	 callers;
+	struct auth		*auth;		/* NULL: no auth_tokens_file, nothing checked */
 };
 
 bool		core_init(struct core *c, struct event_base *base, struct source *source)
@@ -168,6 +176,16 @@ void		core_reject(struct core *c, enum core_err err, const char *why,
 /* Counts a request an adapter answered itself (PING, HELP, QUIT, handshakes, its
  * own errors such as an unknown command: err is then its class). */
 void		core_count(struct core *c, enum core_err err);
+
+/*
+ * Whether the caller may run what needs perm (only called when c->auth is
+ * set): CORE_DONE with res filled (CORE_OK or the refusal, counted), or
+ * CORE_PENDING while a failed token's reply is held (auth_fail_delay_ms):
+ * run the same request again when resumed. A token the session presents is
+ * checked first and, when valid, becomes the session's.
+ */
+enum core_status core_auth(struct core *c, struct core_waiter *w, struct auth_sess *s,
+		    enum auth_perm need, struct core_result *res);
 
 /* Reads the service's health; reading changes nothing. */
 void		core_health(const struct core *c, struct core_health *h);

@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
 #include "config.h"
 #include "clk.h"
 #include "conn.h"
@@ -36,6 +37,7 @@ struct main_ctx {
 	struct lease		 lease;
 	struct source		 source;
 	struct core		 core;
+	struct auth		 auth;		/* auth_tokens_file; unused when empty */
 	struct conn_set		 conns;
 	struct listener		 listener;
 	struct metrics_src	 metrics;
@@ -61,6 +63,7 @@ static enum lease_trust main_trust(void *arg, int server);
 static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
+static bool	main_auth(struct main_ctx *m);
 static bool	main_state(struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
@@ -153,21 +156,49 @@ main_ignore_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 /*
- * SIGHUP: the listeners' certificates are loaded again (new connections get
- * them; one that fails keeps the old, logged); the other settings stay.
+ * SIGHUP: auth_tokens_file is read again (a token removed stops working on
+ * its connections' next request), and the listeners' certificates are loaded
+ * again (new connections get them; one that fails keeps the old, logged); the
+ * other settings are read at start only.
  */
 static void
 main_hup_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct main_ctx *m = arg;
+	char err[512];
 
-	if (m->tls == NULL) {
+	if (m->core.auth == NULL && m->tls == NULL) {
 		main_ignore_cb(sig, what, arg);
 		return;
 	}
-	log_info("SIGHUP: reloading the TLS certificates (other settings are read only at "
-	    "start)");
-	(void)tls_reload(m->tls);
+	if (m->tls != NULL) {
+		log_info("SIGHUP: reloading the TLS certificates");
+		(void)tls_reload(m->tls);
+	}
+	if (m->core.auth == NULL)
+		return;
+	if (auth_reload(&m->auth, err, sizeof(err)))
+		log_info("SIGHUP: auth_tokens_file reread: %zu tokens (%zu read-only)", m->auth.n,
+		    m->auth.nro);
+	else
+		log_warn("SIGHUP: %s; the previous %zu tokens stay", err, m->auth.n);
+}
+
+/* Loads auth_tokens_file when set; false (said on stderr) when it cannot be used. */
+static bool
+main_auth(struct main_ctx *m)
+{
+	char err[512];
+
+	if (m->cfg.auth_tokens_file[0] == '\0')
+		return true;
+	if (!auth_init(&m->auth, m->cfg.auth_tokens_file, m->cfg.auth_fail_delay_ms, err,
+	    sizeof(err))) {
+		fprintf(stderr, "idserver: %s\n", err);
+		auth_free(&m->auth);
+		return false;
+	}
+	return true;
 }
 
 /* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
@@ -378,6 +409,12 @@ main_core(struct main_ctx *m)
 	if (!core_init(&m->core, m->base, &m->source))
 		return false;
 	m->core.callers.max = m->cfg.max_callers;
+	if (m->auth.path != NULL) {
+		m->core.auth = &m->auth;
+		log_info("authentication on: %zu tokens (%zu read-only) from %s; /metrics and "
+		    "/health %s", m->auth.n, m->auth.nro, m->auth.path, m->cfg.auth_open_metrics ?
+		    "open (auth_open_metrics)" : "need a token");
+	}
 	m->metrics.listener = &m->listener.stats;
 	m->metrics.conns = &m->conns.stats;
 	m->metrics.core = &m->core;
@@ -469,6 +506,8 @@ main_free(struct main_ctx *m)
 	if (m->listening)
 		listener_free(&m->listener);
 	core_free(&m->core);
+	if (m->auth.path != NULL)
+		auth_free(&m->auth);
 	tier_free(&m->tier);
 	lease_free(&m->lease);
 	tls_free(m->tls);	/* after every connection: they hold its contexts */
@@ -505,6 +544,10 @@ main(int argc, char **argv)
 	if (exit_now) {
 		config_free(&m.cfg);
 		return 0;
+	}
+	if (!main_auth(&m)) {
+		config_free(&m.cfg);
+		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	main_fd_limit(&m.cfg);

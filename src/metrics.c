@@ -127,6 +127,14 @@
 	    "the region whose pair gave the last ticket (another than region while ours is down)", \
 	    "ticket_region", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ticket_region)) \
+	X(tier_generation, G, SVC, "stats", \
+	    "the tier's generation: changes of the increment seen (idgenctl tier raise-increment)", \
+	    "tier_generation", METRIC_AS_IS, NULL, \
+	    NUM(server_generation())) \
+	X(tier_increment, G, SVC, "stats", \
+	    "the tier's increment M in that generation (tier_increment until a change)", \
+	    "tier_increment", METRIC_AS_IS, NULL, \
+	    NUM(server_increment())) \
 	X(tickets_other_regions, C, SVC, "stats", \
 	    "tickets taken from other regions' pairs (other_regions)", \
 	    "tickets_other_regions", METRIC_AS_IS, NULL, \
@@ -154,6 +162,30 @@
 	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
 	    "errors_clock", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_CLOCK])) \
+	X(auth_tokens, G, SVC, "stats", "tokens of auth_tokens_file loaded (0: no authentication)", \
+	    "auth_tokens", METRIC_AS_IS, NULL, \
+	    NUM(AUTH(n))) \
+	X(auth_refused, C, SVC, "stats", "requests refused: no token given (NOAUTH, 401)", \
+	    "auth_refused", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_NOAUTH])) \
+	X(auth_failures, C, SVC, "stats", \
+	    "tokens refused: not in auth_tokens_file, or not the name given (WRONGPASS, 401)", \
+	    "auth_failures", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_WRONGPASS])) \
+	X(auth_denied, C, SVC, "stats", "requests refused: a read-only token asked for IDs (NOPERM)", \
+	    "auth_denied", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_NOPERM])) \
+	X(auth_delayed, C, SVC, "stats", \
+	    "wrong tokens whose reply was held auth_fail_delay_ms (an address failing again)", \
+	    "auth_delayed", METRIC_AS_IS, NULL, \
+	    NUM(AUTH(stats.delayed))) \
+	X(auth_reloads, C, SVC, "stats", "auth_tokens_file reread (SIGHUP)", \
+	    "auth_reloads", METRIC_AS_IS, NULL, \
+	    NUM(AUTH(stats.reloads))) \
+	X(auth_reload_failures, C, SVC, "stats", \
+	    "rereads refused (the previous tokens stay; the log says why)", \
+	    "auth_reload_failures", METRIC_AS_IS, NULL, \
+	    NUM(AUTH(stats.reload_failures))) \
 	X(state_file, I, SVC, "state", "the local state file, or off", \
 	    "state_file_info", METRIC_AS_IS, NULL, \
 	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
@@ -210,6 +242,10 @@
 	    "connects that brought its copy of the partner's mark up to date", \
 	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.witnessed)) \
+	X(unbanked, C, SRV, "tickets", \
+	    "tickets drawn on a server sealed by a change of the increment, not used", \
+	    "tickets_unbanked", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.unbanked)) \
 	X(deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
 	    "deadlocks", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.deadlocks)) \
@@ -321,6 +357,7 @@
 #define LEASE		(m->source->lease)
 #define GEN		(m->source->gen)
 #define CORE		(m->core->stats)
+#define AUTH(f)		(m->core->auth != NULL ? (uint64_t)m->core->auth->f : 0)	/* 0: off */
 #define GRPC(f)		(m->grpc != NULL ? m->grpc->f : 0)	/* all 0 while gRPC is off */
 #define TLSC(f)		(m->tls != NULL ? m->tls->f : 0)	/* all 0 without TLS */
 

@@ -78,6 +78,8 @@ struct grpc_stream {
 	struct core_waiter	 w;
 	struct event		*deadline;
 	struct core_req		 creq;
+	struct auth_sess	 sess;		/* its authorization: Bearer token, if any */
+	bool			 authed;	/* reflection: the token was checked */
 	char			 arg[16];
 	uint8_t			*in;
 	size_t			 in_len;
@@ -132,6 +134,7 @@ static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
 static bool	grpc_parse_id(struct grpc_stream *st, uint32_t len);
 static bool	grpc_parse_batch(struct grpc_stream *st, uint32_t len);
 static void	grpc_health(struct grpc_stream *st, uint32_t len);
+static bool	grpc_auth_quick(struct grpc_stream *st, struct core_result *res);
 static void	grpc_reflect(struct grpc_stream *st);
 static bool	grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len);
 static void	grpc_reflect_send(struct grpc_stream *st);
@@ -612,6 +615,8 @@ grpc_begin_headers_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	st->conn = c;
 	st->id = f->hd.stream_id;
+	if (c->g->core->auth != NULL)
+		auth_sess_init(&st->sess, c->bev != NULL ? (int)bufferevent_getfd(c->bev) : -1);
 	TAILQ_INSERT_TAIL(&c->streams, st, entry);
 	nghttp2_session_set_stream_user_data(s, st->id, st);
 	grpc_touch(c);
@@ -731,6 +736,15 @@ grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
 		    (valuelen == 16 || value[16] == '+' || value[16] == ';');
 	else if (namelen == 12 && memcmp(name, "grpc-timeout", 12) == 0)
 		st->timeout_us = grpc_timeout(value, valuelen);
+	else if (namelen == 13 && memcmp(name, "authorization", 13) == 0 &&
+	    st->conn->g->core->auth != NULL) {
+		const char *tok;
+		size_t toklen;
+
+		/* Hashed now: nghttp2's copy of the value goes after this callback. */
+		if (auth_bearer((const char *)value, valuelen, &tok, &toklen))
+			auth_sess_present(&st->sess, tok, toklen, NULL, 0, st->conn->g->core->auth);
+	}
 	return 0;
 }
 
@@ -994,6 +1008,7 @@ grpc_dispatch(struct grpc_stream *st)
 		grpc_health(st, len);
 		return;
 	}
+	st->creq.sess = &st->sess;
 	grpc_exec(st);		/* inside nghttp2's callbacks: the caller sends */
 }
 
@@ -1066,6 +1081,26 @@ grpc_parse_batch(struct grpc_stream *st, uint32_t len)
 	return true;
 }
 
+/*
+ * The token of a call answered at once, outside the core (health behind a
+ * token, reflection): a read-only one suffices. Its failure is not held (no
+ * waiter), so an address being slowed down (auth_fail_slow) is refused
+ * without its token being looked at: no faster way to guess. False with res.
+ */
+static bool
+grpc_auth_quick(struct grpc_stream *st, struct core_result *res)
+{
+	struct core *core = st->conn->g->core;
+
+	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms())) {
+		core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this address; "
+		    "try again later", res);
+		return false;
+	}
+	(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, res);
+	return res->err == CORE_OK;
+}
+
 /* grpc.health.v1.Health/Check, answered at once from the core's health. */
 static void
 grpc_health(struct grpc_stream *st, uint32_t len)
@@ -1080,6 +1115,15 @@ grpc_health(struct grpc_stream *st, uint32_t len)
 	if (m == NULL) {
 		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
 		return;
+	}
+	if (core->auth != NULL && !st->conn->g->cfg->auth_open_metrics) {
+		struct core_result res;
+
+		if (!grpc_auth_quick(st, &res)) {
+			grpc__health__v1__health_check_request__free_unpacked(m, NULL);
+			grpc_fail(st, (int)core_err_info(res.err)->grpc_status, res.why);
+			return;
+		}
 	}
 	known = m->service[0] == '\0' ||
 	    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
@@ -1114,6 +1158,15 @@ grpc_reflect(struct grpc_stream *st)
 		grpc_reflect_end(st, GRPC_RESOURCE_EXHAUSTED,
 		    "message larger than grpc_max_message_bytes");
 		return;
+	}
+	if (st->conn->g->core->auth != NULL && !st->authed) {
+		struct core_result res;
+
+		if (!grpc_auth_quick(st, &res)) {
+			grpc_reflect_end(st, (int)core_err_info(res.err)->grpc_status, res.why);
+			return;
+		}
+		st->authed = true;
 	}
 	while (st->in_len - off >= 5) {
 		const uint8_t *m = st->in + off;

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
@@ -32,6 +33,7 @@ struct proto_http {
 	struct core		*core;
 	const struct metrics_src *m;
 	const char		*cors;		/* http_cors_origins; "" is off */
+	bool			 open_metrics;	/* auth_open_metrics: /metrics, /health */
 	char			 max_age[12];	/* http_cors_max_age_s, as sent */
 	struct tls_listener	*tls;		/* http_tls: every connection's session */
 };
@@ -46,6 +48,7 @@ struct http_call {
 	enum proto_http_form		 form;
 	struct core_req			 creq;
 	char				 arg[64];
+	struct auth_sess		 sess;		/* its Bearer token, if any */
 };
 
 static void	http_gen_cb(struct evhttp_request *req, void *arg);
@@ -77,6 +80,10 @@ static void	http_stat_member(const struct metric_def *def, const char *name, int
 		    const struct metric_value *v, void *arg);
 static void	http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id);
 static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
+static bool	http_needs_token(const struct proto_http *h, enum proto_http_page page);
+static void	http_bearer(struct http_call *c);
+static bool	http_page(struct proto_http *h, struct evhttp_request *req,
+		    enum proto_http_page page);
 static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
 
 bool
@@ -99,6 +106,7 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
 	}
 	h->core = core;
 	h->m = m;
+	h->open_metrics = cfg->auth_open_metrics != 0;
 	h->cors = cfg->http_cors_origins;
 	snprintf(h->max_age, sizeof(h->max_age), "%u", cfg->http_cors_max_age_s);
 	h->ev = evhttp_new(base);
@@ -460,6 +468,12 @@ http_send_error(struct evhttp_request *req, enum proto_http_form form, enum core
 	const struct core_err_info *e = core_err_info(err);
 	char secs[12];
 
+	/* RFC 6750: a Bearer challenge, and which way the token fell short. */
+	if (e->http_status == 401 || e->http_status == 403)
+		evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+		    err == CORE_ERR_NOAUTH ? "Bearer realm=\"idgen\"" :
+		    err == CORE_ERR_WRONGPASS ? "Bearer realm=\"idgen\", error=\"invalid_token\"" :
+		    "Bearer realm=\"idgen\", error=\"insufficient_scope\"");
 	if (e->retry_after > 0) {
 		snprintf(secs, sizeof(secs), "%u", e->retry_after);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
@@ -498,7 +512,8 @@ http_cors(struct proto_http *h, struct evhttp_request *req, const struct proto_h
 	if (rt->options && rt->allow != NULL &&
 	    evhttp_find_header(in, "Access-Control-Request-Method") != NULL) {
 		evhttp_add_header(hd, "Access-Control-Allow-Methods", rt->allow);
-		evhttp_add_header(hd, "Access-Control-Allow-Headers", "Content-Type, Accept");
+		evhttp_add_header(hd, "Access-Control-Allow-Headers", h->core->auth != NULL ?
+		    "Content-Type, Accept, Authorization" : "Content-Type, Accept");
 		evhttp_add_header(hd, "Access-Control-Max-Age", h->max_age);
 	} else
 		evhttp_add_header(hd, "Access-Control-Expose-Headers", "Retry-After");
@@ -530,6 +545,7 @@ http_run(void *arg)
 {
 	struct http_call *c = arg;
 	struct core_result *res = malloc(sizeof(*res));
+	enum core_status st;
 	char *text;
 	size_t len;
 
@@ -538,7 +554,12 @@ http_run(void *arg)
 		http_done(c);
 		return;
 	}
-	if (core_exec(c->h->core, &c->w, &c->creq, res) == CORE_PENDING) {
+	/* A page outside the core (/stats, /health, /metrics) only checks the token. */
+	if (c->route >= PROTO_HTTP_HEALTH)
+		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_RO, res);
+	else
+		st = core_exec(c->h->core, &c->w, &c->creq, res);
+	if (st == CORE_PENDING) {
 		/* Answered later; if the client goes away first, forget it. */
 		if (c->evcon != NULL)
 			evhttp_connection_set_closecb(c->evcon, http_gone, c);
@@ -547,6 +568,8 @@ http_run(void *arg)
 	}
 	if (res->err != CORE_OK)
 		http_send_error(c->req, c->form, res->err, res->why);
+	else if (c->route >= PROTO_HTTP_HEALTH)
+		(void)http_page(c->h, c->req, c->route);
 	else if (c->form == PROTO_HTTP_FORM_TEXT) {
 		text = proto_http_text(c->route, res, &len);
 		http_send_text(c->req, 200, "OK", "text/plain; charset=utf-8", text, len);
@@ -909,22 +932,8 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_reply(req, 204, "No Content", NULL);
 		return;
 	}
-	switch (rt.page) {
-	case PROTO_HTTP_HEALTH:
-		http_health(h, req);
+	if (!http_needs_token(h, rt.page) && http_page(h, req, rt.page))
 		return;
-	case PROTO_HTTP_STATS:
-		http_stats(h, req);
-		return;
-	case PROTO_HTTP_METRICS:
-		http_metrics(h, req);
-		return;
-	case PROTO_HTTP_OPENAPI:
-		http_send_openapi(req);
-		return;
-	default:
-		break;
-	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL || !core_waiter_init(&c->w, h->core, http_run, c)) {
 		free(c);
@@ -942,5 +951,56 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 		c->creq.arg = c->arg;
 		c->creq.arglen = strlen(c->arg);
 	}
+	c->creq.sess = &c->sess;
+	if (h->core->auth != NULL)
+		http_bearer(c);
 	http_run(c);
+}
+
+/* Whether a page needs a token: every one with auth_tokens_file, but the open ones. */
+static bool
+http_needs_token(const struct proto_http *h, enum proto_http_page page)
+{
+	if (h->core->auth == NULL || page == PROTO_HTTP_OPENAPI)
+		return false;
+	if (page == PROTO_HTTP_HEALTH || page == PROTO_HTTP_METRICS)
+		return !h->open_metrics;
+	return true;
+}
+
+/* The request's "Authorization: Bearer <token>", if any, for the core to check. */
+static void
+http_bearer(struct http_call *c)
+{
+	struct evkeyvalq *hd = evhttp_request_get_input_headers(c->req);
+	const char *v = evhttp_find_header(hd, "Authorization"), *tok;
+	struct bufferevent *bev = c->evcon != NULL ?
+	    evhttp_connection_get_bufferevent(c->evcon) : NULL;
+	size_t toklen;
+
+	auth_sess_init(&c->sess, bev != NULL ? (int)bufferevent_getfd(bev) : -1);
+	if (v != NULL && auth_bearer(v, strlen(v), &tok, &toklen))
+		auth_sess_present(&c->sess, tok, toklen, NULL, 0, c->h->core->auth);
+}
+
+/* Answers a page outside the core; false for a page of the core. */
+static bool
+http_page(struct proto_http *h, struct evhttp_request *req, enum proto_http_page page)
+{
+	switch (page) {
+	case PROTO_HTTP_HEALTH:
+		http_health(h, req);
+		return true;
+	case PROTO_HTTP_STATS:
+		http_stats(h, req);
+		return true;
+	case PROTO_HTTP_METRICS:
+		http_metrics(h, req);
+		return true;
+	case PROTO_HTTP_OPENAPI:
+		http_send_openapi(req);
+		return true;
+	default:
+		return false;
+	}
 }

@@ -26,6 +26,8 @@
 #define PROTO_RESP_NOQUEUE	0x1	/* runs at once inside MULTI, as Redis's */
 #define PROTO_RESP_REFUSE	0x2	/* only answers an error: refused, never queued */
 #define PROTO_RESP_SUBS		0x4	/* a catch-all: a first argument is an unknown subcommand */
+#define PROTO_RESP_OPEN		0x8	/* runs before authentication (auth_tokens_file) */
+#define PROTO_RESP_SELF		0x10	/* counts itself (a token goes through the core) */
 
 /* A command RESP answers itself: its words, their count, what runs it, its help. */
 struct proto_resp_cmd {
@@ -115,6 +117,9 @@ static enum proto_step	proto_resp_command(struct conn *c, const struct proto_res
 static enum proto_step	proto_resp_config(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_time(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_auth(struct conn *c, const struct proto_resp_frame *f);
+static bool		proto_resp_allowed(struct conn *c, const struct proto_resp_cmd *cmd);
+static enum proto_step	proto_resp_login(struct conn *c, const char *user, size_t userlen,
+			    const char *tok, size_t toklen, bool *ok);
 static enum proto_step	proto_resp_multi(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_exec(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_discard_cmd(struct conn *c,
@@ -176,10 +181,12 @@ const struct proto_ops proto_resp_ops = { "resp", proto_resp_one, proto_resp_rel
  * then the core's words.
  */
 #define NQ	PROTO_RESP_NOQUEUE
+#define OP	PROTO_RESP_OPEN
+#define SC	PROTO_RESP_SELF
 static const struct proto_resp_cmd proto_resp_cmds[] = {
 	{ "PING",	NULL,		1, 2,	0,	proto_resp_ping,
 	    "connection", "[message]", "PONG, or the message back" },
-	{ "QUIT",	NULL,		1, PROTO_RESP_ANY, NQ, proto_resp_quit,
+	{ "QUIT",	NULL,		1, PROTO_RESP_ANY, NQ | OP, proto_resp_quit,
 	    "connection", "", "OK, then the connection closes" },
 	{ "ECHO",	NULL,		2, 2,	0,	proto_resp_echo,
 	    "connection", "message", "The message back" },
@@ -187,10 +194,12 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	    "server", "[section]", "The counters, as Redis INFO text (the same table as STATS)" },
 	{ "SELECT",	NULL,		2, 2,	0,	proto_resp_select,
 	    "connection", "index", "Database 0 is the only one" },
-	{ "HELLO",	NULL,		1, PROTO_RESP_ANY, 0, proto_resp_hello,
-	    "connection", "[protover]", "NOPROTO: this server speaks RESP2" },
-	{ "AUTH",	NULL,		2, PROTO_RESP_ANY, 0, proto_resp_auth,
-	    "connection", "[username] password", "Refused: no password is configured" },
+	{ "HELLO",	NULL,		1, PROTO_RESP_ANY, NQ | OP | SC, proto_resp_hello,
+	    "connection", "[protover [AUTH username password]]",
+	    "NOPROTO: this server speaks RESP2 (AUTH is checked first)" },
+	{ "AUTH",	NULL,		2, PROTO_RESP_ANY, NQ | OP | SC, proto_resp_auth,
+	    "connection", "[username] password",
+	    "Authenticates with a token of auth_tokens_file (username: the token's name)" },
 	{ "CLIENT",	"SETNAME",	3, 3,	0,	proto_resp_client_set,
 	    "connection", "connection-name", "Names this connection (at most 128 bytes)" },
 	{ "CLIENT",	"SETINFO",	2, PROTO_RESP_ANY, 0, proto_resp_client_set,
@@ -234,6 +243,8 @@ static const struct proto_resp_cmd proto_resp_cmds[] = {
 	    "connection", "", "Leaves MULTI, forgets the name: RESET" },
 };
 #undef NQ
+#undef OP
+#undef SC
 #define PROTO_RESP_NCMDS	(sizeof(proto_resp_cmds) / sizeof(proto_resp_cmds[0]))
 
 /* CONFIG GET: the parameters clients ask for at connect, and our answer. */
@@ -441,7 +452,7 @@ proto_resp_one(struct conn *c, bool eof)
 	    memcmp(c->in + c->in_off, "*1\r\n$2\r\n", 8) == 0 &&
 	    (c->in[c->in_off + 8] | 0x20) == 'i' && (c->in[c->in_off + 9] | 0x20) == 'd' &&
 	    c->in[c->in_off + 10] == '\r' && c->in[c->in_off + 11] == '\n') {
-		struct core_req req = { CORE_CMD_ID, NULL, 0 };
+		struct core_req req = { CORE_CMD_ID, NULL, 0, &c->auth };
 		struct core_result res;
 
 		if (core_exec(c->set->core, &c->waiter, &req, &res) == CORE_PENDING)
@@ -586,7 +597,8 @@ proto_resp_run(struct conn *c, const struct proto_resp_frame *f)
 	const struct proto_resp_cmd *cmd;
 	const struct core_word *w;
 
-	if (!proto_resp_check(c, f, &cmd, &w)) {
+	if (!proto_resp_check(c, f, &cmd, &w) ||
+	    (c->set->core->auth != NULL && !proto_resp_allowed(c, cmd))) {
 		if (st != NULL && st->multi)
 			st->dirty = true;
 		return PROTO_HANDLED;
@@ -596,13 +608,57 @@ proto_resp_run(struct conn *c, const struct proto_resp_frame *f)
 	return proto_resp_exec_one(c, f, cmd, w);
 }
 
+/*
+ * With auth_tokens_file: only AUTH, HELLO and QUIT before a token, as Redis;
+ * true, else the refusal (-NOAUTH) is answered. The core checks its commands
+ * again when they run (a read-only token gets -NOPERM for IDs).
+ */
+static bool
+proto_resp_allowed(struct conn *c, const struct proto_resp_cmd *cmd)
+{
+	struct core_result res;
+
+	if (cmd != NULL && (cmd->flags & PROTO_RESP_OPEN))
+		return true;
+	(void)core_auth(c->set->core, NULL, &c->auth, AUTH_PERM_RO, &res);
+	if (res.err == CORE_OK)
+		return true;
+	proto_resp_error(c, core_err_info(res.err)->code, res.why);
+	return false;
+}
+
+/*
+ * A token given by AUTH or HELLO (user: the name given, or NULL): PROTO_WAIT
+ * while a failure's reply is held, else PROTO_HANDLED with *ok, the error
+ * answered when not ok.
+ */
+static enum proto_step
+proto_resp_login(struct conn *c, const char *user, size_t userlen, const char *tok,
+    size_t toklen, bool *ok)
+{
+	struct core *core = c->set->core;
+	struct core_req req = { CORE_CMD_AUTH, NULL, 0, &c->auth };
+	struct core_result res;
+
+	auth_sess_present(&c->auth, tok, toklen, user, userlen, core->auth);
+	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
+		return PROTO_WAIT;	/* the request is read again when resumed */
+	/* Answered: the token's bytes leave the input buffer, which is reused. */
+	explicit_bzero((char *)(uintptr_t)tok, toklen);
+	*ok = res.err == CORE_OK;
+	if (!*ok)
+		proto_resp_error(c, core_err_info(res.err)->code, res.why);
+	return PROTO_HANDLED;
+}
+
 /* Runs a checked request: what RESP answers itself, else a command of the core. */
 static enum proto_step
 proto_resp_exec_one(struct conn *c, const struct proto_resp_frame *f,
     const struct proto_resp_cmd *cmd, const struct core_word *w)
 {
 	if (cmd != NULL) {
-		core_count(c->set->core, CORE_OK);
+		if (!(cmd->flags & PROTO_RESP_SELF))
+			core_count(c->set->core, CORE_OK);
 		return cmd->run(c, f);
 	}
 	return proto_resp_core(c, f, w);
@@ -701,6 +757,7 @@ proto_resp_core(struct conn *c, const struct proto_resp_frame *f, const struct c
 	req.cmd = w->cmd;
 	req.arg = w->nargs ? f->argv[1] : NULL;
 	req.arglen = w->nargs ? f->argl[1] : 0;
+	req.sess = &c->auth;
 	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
 		return PROTO_WAIT;
 	if (res.err != CORE_OK)
@@ -757,11 +814,22 @@ proto_resp_select(struct conn *c, const struct proto_resp_frame *f)
 	return PROTO_HANDLED;
 }
 
-/* HELLO: RESP3 clients fall back to RESP2 on this answer. */
+/*
+ * HELLO: RESP3 clients fall back to RESP2 on this answer. HELLO <v> AUTH
+ * <user> <token> authenticates first, as Redis does, whatever the version.
+ */
 static enum proto_step
 proto_resp_hello(struct conn *c, const struct proto_resp_frame *f)
 {
-	(void)f;
+	enum proto_step r;
+	bool ok = true;
+
+	if (c->set->core->auth != NULL && f->argc >= 5 && proto_resp_is(f, 2, "AUTH")) {
+		r = proto_resp_login(c, f->argv[3], f->argl[3], f->argv[4], f->argl[4], &ok);
+		if (r != PROTO_HANDLED || !ok)
+			return r;
+	} else
+		core_count(c->set->core, CORE_OK);	/* the core counted the login */
 	proto_resp_error(c, "NOPROTO", "sorry, this protocol version is not supported");
 	return PROTO_HANDLED;
 }
@@ -1285,17 +1353,33 @@ proto_resp_time(struct conn *c, const struct proto_resp_frame *f)
 	return PROTO_HANDLED;
 }
 
-/* AUTH: there is no authentication yet; Redis's answer when no password is set. */
+/*
+ * AUTH [user] token: with auth_tokens_file, +OK and the connection's token
+ * from now on, or -WRONGPASS; without, Redis's answer when no password is set.
+ */
 static enum proto_step
 proto_resp_auth(struct conn *c, const struct proto_resp_frame *f)
 {
+	enum proto_step r;
+	bool ok = false;
+
+	if (f->argc > 3 || c->set->core->auth == NULL)
+		core_count(c->set->core, CORE_OK);	/* else the core counts the login */
 	if (f->argc > 3) {
 		proto_resp_error(c, "ERR", "syntax error");
 		return PROTO_HANDLED;
 	}
-	proto_resp_error(c, "ERR", "AUTH <password> called without any password configured "
-	    "for the default user. Are you sure your configuration is correct?");
-	return PROTO_HANDLED;
+	if (c->set->core->auth == NULL) {
+		proto_resp_error(c, "ERR", "AUTH <password> called without any password "
+		    "configured for the default user. Are you sure your configuration is "
+		    "correct?");
+		return PROTO_HANDLED;
+	}
+	r = proto_resp_login(c, f->argc == 3 ? f->argv[1] : NULL, f->argc == 3 ? f->argl[1] : 0,
+	    f->argv[f->argc - 1], f->argl[f->argc - 1], &ok);
+	if (r == PROTO_HANDLED && ok)
+		proto_resp_simple(c, "OK");
+	return r;
 }
 
 /* MULTI: the next commands are queued (checked, not run) until EXEC or DISCARD. */
@@ -1603,6 +1687,8 @@ proto_resp_reply(struct conn *c, const struct core_req *req, const struct core_r
 	case CORE_CMD_STATS:
 		proto_resp_info(c, NULL, 0);
 		return;
+	case CORE_CMD_AUTH:		/* answered by proto_resp_auth */
+		break;
 	case CORE_CMD_PING:
 		return;		/* proto_resp_ping answers, never the core */
 	}

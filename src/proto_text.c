@@ -21,6 +21,7 @@ const char proto_text_help[] =
     "B58 <id> - the ID's sortable 11-character base58 form\n"
     "STATS - STAT <name> <value> lines, then END\n"
     "PING - PONG\n"
+    "AUTH <token> - authenticate this connection (when auth_tokens_file is set)\n"
     "HELP - this list\n"
     "QUIT - close the connection\n"
     "END\n";
@@ -33,20 +34,23 @@ static void		proto_text_err(struct conn *c, const struct core_result *res);
 static void		proto_text_stat(const struct metric_def *def, const char *name,
 			    int server, const struct metric_value *v, void *arg);
 static bool		proto_text_space(char c);
-static enum proto_text_kind proto_text_word(const char *word, size_t len);
+static enum proto_text_kind proto_text_word(const char *word, size_t len, size_t *nargs);
+static enum proto_step	proto_text_auth(struct conn *c, const struct core_req *req);
 
 const struct proto_ops proto_text_ops = { "text", proto_text_one, NULL };
 
 /*
- * The words the text protocol answers itself, before the core's: neither
- * takes an argument; proto_text_line runs them by kind.
+ * The words the text protocol answers itself, before the core's, and their
+ * number of arguments; proto_text_line runs them by kind.
  */
 static const struct {
 	const char		*name;
 	enum proto_text_kind	 kind;
+	size_t			 nargs;
 } proto_text_words[] = {
-	{ "HELP",	PROTO_TEXT_HELP },
-	{ "QUIT",	PROTO_TEXT_QUIT },
+	{ "HELP",	PROTO_TEXT_HELP,	0 },
+	{ "QUIT",	PROTO_TEXT_QUIT,	0 },
+	{ "AUTH",	PROTO_TEXT_AUTH,	1 },
 };
 #define PROTO_TEXT_NWORDS	(sizeof(proto_text_words) / sizeof(proto_text_words[0]))
 
@@ -59,14 +63,16 @@ proto_text_space(char c)
 
 /* The kind of a word the text protocol answers itself; PROTO_TEXT_CORE if not one. */
 static enum proto_text_kind
-proto_text_word(const char *word, size_t len)
+proto_text_word(const char *word, size_t len, size_t *nargs)
 {
 	size_t k;
 
 	for (k = 0; k < PROTO_TEXT_NWORDS; k++)
 		if (strlen(proto_text_words[k].name) == len &&
-		    strncasecmp(proto_text_words[k].name, word, len) == 0)
+		    strncasecmp(proto_text_words[k].name, word, len) == 0) {
+			*nargs = proto_text_words[k].nargs;
 			return proto_text_words[k].kind;
+		}
 	return PROTO_TEXT_CORE;
 }
 
@@ -75,7 +81,7 @@ enum proto_text_kind
 proto_text_parse(const char *line, size_t len, struct core_req *req, const char **why)
 {
 	const char *word[3];
-	size_t wlen[3], nwords = 0, i = 0;
+	size_t wlen[3], nwords = 0, i = 0, nargs = 0;
 	const struct core_word *w;
 	enum proto_text_kind kind;
 
@@ -113,10 +119,14 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 		*why = "empty request";
 		return PROTO_TEXT_BAD;
 	}
-	if ((kind = proto_text_word(word[0], wlen[0])) != PROTO_TEXT_CORE) {
-		if (nwords != 1) {
-			*why = "unexpected argument";
+	if ((kind = proto_text_word(word[0], wlen[0], &nargs)) != PROTO_TEXT_CORE) {
+		if (nwords != nargs + 1) {
+			*why = nargs ? "missing or extra argument" : "unexpected argument";
 			return PROTO_TEXT_BAD;
+		}
+		if (nargs == 1) {
+			req->arg = word[1];
+			req->arglen = wlen[1];
 		}
 		return kind;
 	}
@@ -191,9 +201,12 @@ proto_text_line(struct conn *c, const char *line, size_t len)
 	case PROTO_TEXT_QUIT:
 		core_count(core, CORE_OK);
 		return PROTO_CLOSE;
+	case PROTO_TEXT_AUTH:
+		return proto_text_auth(c, &req);
 	case PROTO_TEXT_CORE:
 		break;
 	}
+	req.sess = &c->auth;
 	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
 		return PROTO_WAIT;
 	if (res.err != CORE_OK)
@@ -201,6 +214,27 @@ proto_text_line(struct conn *c, const char *line, size_t len)
 	else
 		proto_text_reply(c, &req, &res);
 	return c->closing ? PROTO_CLOSE : PROTO_HANDLED;
+}
+
+/* AUTH <token>: the connection's token from now on, or ERR WRONGPASS (maybe held). */
+static enum proto_step
+proto_text_auth(struct conn *c, const struct core_req *req)
+{
+	struct core *core = c->set->core;
+	struct core_req auth = { CORE_CMD_AUTH, NULL, 0, &c->auth };
+	struct core_result res;
+
+	if (core->auth != NULL)
+		auth_sess_present(&c->auth, req->arg, req->arglen, NULL, 0, core->auth);
+	if (core_exec(core, &c->waiter, &auth, &res) == CORE_PENDING)
+		return PROTO_WAIT;	/* the line is read again when resumed */
+	/* Answered: the token's bytes leave the input buffer, which is reused. */
+	explicit_bzero((char *)(uintptr_t)req->arg, req->arglen);
+	if (res.err != CORE_OK)
+		proto_text_err(c, &res);
+	else
+		conn_put(c, "OK\n", 3);
+	return PROTO_HANDLED;
 }
 
 /* "ERR <CODE> <why>" */
@@ -271,6 +305,8 @@ proto_text_reply(struct conn *c, const struct core_req *req, const struct core_r
 		return;
 	case CORE_CMD_PING:
 		conn_put(c, "PONG\n", 5);
+		return;
+	case CORE_CMD_AUTH:		/* proto_text_auth answers it */
 		return;
 	}
 	conn_put(c, line, (size_t)n);

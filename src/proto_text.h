@@ -20,6 +20,7 @@ enum proto_text_kind {
 	PROTO_TEXT_CORE,	/* a core command in req */
 	PROTO_TEXT_HELP,
 	PROTO_TEXT_QUIT,
+	PROTO_TEXT_AUTH,	/* AUTH <token>: the token in req->arg */
 	PROTO_TEXT_BAD,		/* malformed: why */
 };
 

@@ -16,6 +16,7 @@ static const char *const server_roles[SERVER_PAIR] = { "odd", "even" };
 /* The classic pair until the config says otherwise. */
 static struct {
 	unsigned	increment;
+	unsigned	generation;		/* of the increment (docs/design.md 12.4) */
 	unsigned	region;
 	unsigned	region_bits;
 	unsigned	extras;			/* our region's servers after the pair */
@@ -24,7 +25,7 @@ static struct {
 	unsigned	other[SERVER_OTHER_MAX];
 	char		names[SERVER_MAX][16];	/* "odd", "o3", "odd_r<R>", ... */
 	char		roles[SERVER_MAX][16];	/* marks rows: "odd", "even", "o3" */
-} server_shape = { 2, 0, 0, 0, { 0 }, 0, { 0 }, { "odd", "even" }, { "odd", "even" } };
+} server_shape = { 2, 0, 0, 0, 0, { 0 }, 0, { 0 }, { "odd", "even" }, { "odd", "even" } };
 
 bool
 server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
@@ -34,6 +35,7 @@ server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
 	    2 * region + 2 > increment)
 		return false;
 	server_shape.increment = increment;
+	server_shape.generation = 0;
 	server_shape.region = region;
 	server_shape.region_bits = region_bits;
 	server_shape.extras = 0;
@@ -164,6 +166,23 @@ unsigned
 server_increment(void)
 {
 	return server_shape.increment;
+}
+
+unsigned
+server_generation(void)
+{
+	return server_shape.generation;
+}
+
+bool
+server_view_adopt(unsigned generation, unsigned increment)
+{
+	if (generation <= server_shape.generation || increment < server_shape.increment ||
+	    increment > SERVER_INCREMENT_MAX)
+		return false;
+	server_shape.generation = generation;
+	server_shape.increment = increment;
+	return true;
 }
 
 unsigned

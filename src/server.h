@@ -43,6 +43,15 @@
 bool		 server_shape_set(unsigned increment, unsigned region, unsigned region_bits);
 unsigned	 server_increment(void);
 unsigned	 server_region(void);
+
+/*
+ * The tier's generation as this process knows it (0 until a server says
+ * otherwise), and the move to a later one with its increment, never lower
+ * than the one before: a change of the increment seen on a server
+ * (docs/design.md section 12.4). False when it is not later or M does not fit.
+ */
+unsigned	 server_generation(void);
+bool		 server_view_adopt(unsigned generation, unsigned increment);
 unsigned	 server_region_bits(void);
 
 /*

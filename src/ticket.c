@@ -4,6 +4,7 @@
 #include "ticket.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,13 +46,18 @@ enum ticket_step {
     /* The B each mark was written under (0: before marks recorded it). */ \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s'), " \
-    "tier_increment, server_offset, region, region_bits"
+    "tier_increment, server_offset, region, region_bits, " \
+    /* What REPLACE uses (differs from GLOBAL after a change of M), and the generation. */ \
+    "@@SESSION.auto_increment_increment, @@SESSION.auto_increment_offset, " \
+    "tier_generation, tier_floor, " \
+    "(SELECT generation FROM idgen_marks WHERE role = '%s'), " \
+    "(SELECT sealed FROM idgen_marks WHERE role = '%s')"
 /* Then, per other server of its region beyond the partner, its copy and B. */
 #define TICKET_CHECK_COPY_SQL \
     ", (SELECT high_water FROM idgen_marks WHERE role = '%s'), " \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s')"
 #define TICKET_CHECK_TAIL_SQL	" FROM idgen_meta WHERE one = 1"
-#define TICKET_CHECK_FIELDS	19	/* with one other server, the pair's partner */
+#define TICKET_CHECK_FIELDS	25	/* with one other server, the pair's partner */
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
@@ -78,7 +84,7 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
  */
 #define TICKET_TX_SQL \
     "START TRANSACTION;" \
-    "SELECT high_water FROM idgen_marks WHERE role = '%s' FOR UPDATE;" \
+    "SELECT high_water, generation, sealed FROM idgen_marks WHERE role = '%s' FOR UPDATE;" \
     "REPLACE INTO tickets64 (stub) VALUES ('a');" \
     "UPDATE idgen_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 " " \
     "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
@@ -137,6 +143,8 @@ static bool	ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
 static void	ticket_copies_take(struct ticket_server *s);
 static void	ticket_witness(struct ticket_server *s);
 static bool	ticket_read_marks(struct ticket_server *s, char **row);
+static bool	ticket_check_generation(struct ticket_server *s, char **row);
+static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len,
 		    int *n);
 
@@ -396,7 +404,7 @@ ticket_send_check(struct ticket_server *s)
 	char sql[TICKET_SQL_MAX];
 	int len = 0;
 	bool ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_SQL, own, partner, own,
-	    partner);
+	    partner, own, own);
 
 	for (unsigned k = 1; k < n && ok; k++)
 		ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_COPY_SQL,
@@ -497,9 +505,11 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
+	if (!ticket_check_generation(s, row))
+		return;
 	in.version = row[0];
-	in.increment = row[1];
-	in.offset = row[2];
+	in.increment = row[19];		/* the session's: what its REPLACE uses */
+	in.offset = row[20];
 	in.flush_at_commit = row[3];
 	in.engine = row[4];
 	in.layout_version = row[5];
@@ -528,6 +538,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		s->seen.workers_leased = 0;
 	if (!ticket_read_marks(s, row))
 		return;
+	ticket_floor(s, row[22], b);
 	/* One query in flight per connection: this answers the last check sent. */
 	s->check_accepted = s->checks_sent;
 	s->block_size = b;
@@ -539,6 +550,76 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, "%s",
 	    check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
+}
+
+/*
+ * A change of the tier's increment (docs/design.md section 12.4): a connection
+ * opened before the server's increment changed is opened again, a sealed
+ * server waits like a down one, a later generation moves this process's view,
+ * an earlier one is refused. False when the server was not accepted.
+ */
+static bool
+ticket_check_generation(struct ticket_server *s, char **row)
+{
+	uint64_t g, own_g, sealed, m;
+	unsigned before = server_increment();
+	char why[512];
+
+	if (row[1] == NULL || row[19] == NULL || strcmp(row[1], row[19]) != 0 ||
+	    row[2] == NULL || row[20] == NULL || strcmp(row[2], row[20]) != 0) {
+		ticket_failed(s, "check", "auto_increment_increment or _offset changed on the "
+		    "server since this connection opened (a change of the tier's increment): "
+		    "connecting again");
+		return false;
+	}
+	if (!ticket_u64(row[21], &g) || !ticket_u64(row[23], &own_g) ||
+	    !ticket_u64(row[24], &sealed) || g > UINT_MAX) {
+		ticket_refuse(s, "idgen_meta or idgen_marks lacks the generation columns (load "
+		    "schema/10-tables.sql)");
+		return false;
+	}
+	if (sealed != 0 || own_g != g) {
+		snprintf(why, sizeof(why), "sealed for a change of the tier's increment (from "
+		    "generation %" PRIu64 "): waiting for idgenctl tier raise-increment to finish", g);
+		ticket_failed(s, "check", why);
+		return false;
+	}
+	if (g < server_generation()) {
+		snprintf(why, sizeof(why), "idgen_meta.tier_generation is %" PRIu64 " but the tier "
+		    "is in generation %u (restored from before a change of the increment?); repair: "
+		    "run idgenctl tier raise-increment %u again, with this server in the config",
+		    g, server_generation(), before);
+		ticket_refuse(s, why);
+		return false;
+	}
+	if (g > server_generation()) {
+		if (!ticket_u64(row[15], &m) || m > UINT_MAX ||
+		    !server_view_adopt((unsigned)g, (unsigned)m)) {
+			snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
+			    "tier_increment %s: not a change this idserver can follow (from %u)", g,
+			    row[15] != NULL ? row[15] : "NULL", before);
+			ticket_refuse(s, why);
+			return false;
+		}
+		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
+		    "ticket server); set tier_increment = %u in the config", server_generation(),
+		    before, server_increment(), s->name, server_increment());
+	}
+	s->generation = (unsigned)g;
+	return true;
+}
+
+/* The meta row's floor binds like its own mark: no ticket at or below it. */
+static void
+ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
+{
+	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
+	uint64_t f;
+
+	if (ticket_u64(floor, &f) && f > state_mark_ticket(&own, b)) {
+		s->seen.own_mark = f;
+		s->seen.own_mark_b = b;
+	}
 }
 
 /*
@@ -807,16 +888,24 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 {
 	char **row, why[512];
 	unsigned nf = 0;
-	uint64_t t, own = 0;
+	uint64_t t, own = 0, g, sealed;
 
 	if (r->nstmts != TICKET_TX_STMTS + (s->group_count - 2)) {
 		ticket_failed(s, "ticket", "the ticket transaction did not run to its end");
 		return false;
 	}
 	row = db_first_row(r, &nf);
-	if (row == NULL || !ticket_u64(row[0], &own)) {
+	if (row == NULL || nf != 3 || !ticket_u64(row[0], &own)) {
 		ticket_refuse(s, "idgen_marks lacks its row for this server's role (load "
 		    "schema/10-tables.sql)");
+		return false;
+	}
+	/* Read under the row's lock: sealed, or opened in another generation (12.4). */
+	if (!ticket_u64(row[1], &g) || !ticket_u64(row[2], &sealed) || sealed != 0 ||
+	    g != s->generation || s->generation != server_generation()) {
+		s->stats.unbanked++;
+		ticket_failed(s, "ticket", "a change of the tier's increment sealed the server or "
+		    "moved it to another generation: the ticket is not used; connecting again");
 		return false;
 	}
 	t = r->stmt_insert_id[TICKET_TX_REPLACE];

@@ -58,6 +58,7 @@ struct ticket_counters {
 	uint64_t	connects;
 	uint64_t	rechecks;
 	uint64_t	witnessed;	/* connects that brought its copies of the others' marks up */
+	uint64_t	unbanked;	/* tickets drawn on a sealed server, not used (12.4) */
 	uint64_t	fetch_us_total;	/* time from START TRANSACTION to ticket banked */
 	uint64_t	fetch_us_max;
 	uint64_t	fetch_hist[TICKET_FETCH_BUCKETS + 1];	/* per bucket, not cumulative */
@@ -96,6 +97,8 @@ struct ticket_server {
 	enum ticket_state	 state;
 	int			 step;		/* where the connect or ticket sequence is */
 	uint64_t		 block_size;	/* from its meta row */
+	unsigned		 generation;	/* the tier generation its connection was
+						 * checked under (docs/design.md 12.4) */
 	uint64_t		 last_ticket;	/* the last one this process used */
 	uint64_t		 mark;		/* set by the tier: tickets must be above it */
 	uint64_t		 copy_want[SERVER_MAX];	/* set by the tier: the others'

@@ -58,6 +58,12 @@ test_commands(void **state)
 	assert_int_equal(r.cmd, CORE_CMD_PING);
 	assert_int_equal(parse("HELP", &r, &why), PROTO_TEXT_HELP);
 	assert_int_equal(parse("quit\r", &r, &why), PROTO_TEXT_QUIT);
+	/* AUTH takes exactly the token (the core checks it). */
+	assert_int_equal(parse("auth some-token-0123456789\r", &r, &why), PROTO_TEXT_AUTH);
+	assert_true(arg_is(&r, "some-token-0123456789"));
+	assert_int_equal(parse("AUTH", &r, &why), PROTO_TEXT_BAD);
+	assert_string_equal(why, "missing or extra argument");
+	assert_int_equal(parse("AUTH a b", &r, &why), PROTO_TEXT_BAD);
 	assert_non_null(strstr(proto_text_help, "B58 <id>"));
 }
 

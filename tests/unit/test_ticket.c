@@ -52,16 +52,35 @@ run(struct rig *r)
 		event_base_loop(r->base, EVLOOP_NONBLOCK);
 }
 
-/* The check row of an odd server at B = 4096 whose next ticket is `counter`. */
+/* The check row of an odd server at B = 4096, next ticket 7, in generation 0 of M = 2. */
+static const char *const check_row[25] = {
+	"10.11.19-MariaDB", "2", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "7",
+	"5", "4", "0", "4096", "4096", "2", "1", "0", "0",
+	"2", "1",	/* the session's increment and offset */
+	"0", "0",	/* tier_generation, tier_floor */
+	"0", "0",	/* its own marks row: generation, sealed */
+};
+
+/* A check answered with check_row, with field k set to v (k < 0: none changed). */
+static void
+script_check_with(int k, const char *v, int k2, const char *v2)
+{
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 25 };
+
+	memcpy(c.row, check_row, sizeof(check_row));
+	if (k >= 0)
+		c.row[k] = v;
+	if (k2 >= 0)
+		c.row[k2] = v2;
+	fake_expect(&c);
+}
+
+/* The check of an odd server whose next ticket is `counter`, then its rights. */
 static void
 script_check(const char *counter)
 {
-	struct fake_reply c = { .match = "SELECT @@version", .nfields = 19, .row = {
-	    "10.11.19-MariaDB", "2", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", counter,
-	    "5", "4", "0", "4096", "4096", "2", "1", "0", "0" } };
-
 	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
-	fake_expect(&c);
+	script_check_with(9, counter, -1, NULL);
 	fake_expect(&(struct fake_reply){ .match = "EXPLAIN REPLACE" });
 	fake_expect(&(struct fake_reply){ .match = "EXPLAIN UPDATE idgen_marks" });
 	fake_expect(&(struct fake_reply){ .match = "EXPLAIN UPDATE idgen_leases" });
@@ -73,7 +92,7 @@ expect_tx(uint64_t t, uint64_t own_affected)
 {
 	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
 	    .insert_id = { 0, 0, t }, .affected = { 0, 1, 1, own_affected, 1, 0 },
-	    .row = { "5" }, .nfields = 1 });
+	    .row = { "5", "0", "0" }, .nfields = 3 });
 }
 
 /* An odd server, connected and checked against the fake. */
@@ -209,15 +228,121 @@ test_lost_mid_ticket(void **state)
 	rig_down(r);
 }
 
+/*
+ * A change of the tier's increment (docs/design.md 12.4), one way the argument
+ * could fail per test. The ticket drawn on a sealed server is not used.
+ */
+static void
+test_sealed_not_banked(void **state)
+{
+	struct rig *r = rig_up();
+
+	(void)state;
+	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
+	    .insert_id = { 0, 0, 9 }, .affected = { 0, 1, 1, 1, 1, 0 },
+	    .row = { "5", "0", "1" }, .nfields = 3 });
+	assert_true(ticket_fetch(&r->s));
+	run(r);
+	assert_int_equal(r->s.state, TICKET_DOWN);
+	assert_true(r->s.stats.tickets == 0 && r->s.last_ticket == 0 && r->s.stats.unbanked == 1);
+	assert_true(nevents == 2 && events[1] == TICKET_EV_DOWN);
+	rig_down(r);
+}
+
+/* ... nor one whose row was opened in a later generation (an old session's). */
+static void
+test_moved_not_banked(void **state)
+{
+	struct rig *r = rig_up();
+
+	(void)state;
+	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
+	    .insert_id = { 0, 0, 9 }, .affected = { 0, 1, 1, 1, 1, 0 },
+	    .row = { "5", "1", "0" }, .nfields = 3 });
+	assert_true(ticket_fetch(&r->s));
+	run(r);
+	assert_int_equal(r->s.state, TICKET_DOWN);
+	assert_true(r->s.stats.tickets == 0 && r->s.stats.unbanked == 1);
+	rig_down(r);
+}
+
+/* A check that finds the server sealed: down (retried), never up. */
+static void
+test_sealed_at_check(void **state)
+{
+	struct rig *r = rig_up();
+
+	(void)state;
+	script_check_with(24, "1", -1, NULL);
+	ticket_recheck_soon(&r->s);
+	run(r);
+	assert_int_equal(r->s.state, TICKET_DOWN);
+	assert_non_null(strstr(r->s.last_error, "sealed"));
+	rig_down(r);
+}
+
+/* The session's increment is not the server's any more: connect again, never judge it. */
+static void
+test_session_increment_old(void **state)
+{
+	struct rig *r = rig_up();
+
+	(void)state;
+	script_check_with(1, "8", 15, "8");
+	ticket_recheck_soon(&r->s);
+	run(r);
+	assert_int_equal(r->s.state, TICKET_DOWN);
+	assert_non_null(strstr(r->s.last_error, "connecting again"));
+	assert_int_equal(server_increment(), 2);
+	rig_down(r);
+}
+
+/*
+ * A later generation with M = 8 moves the view: tickets are then checked
+ * modulo 8 (3 is odd but not the odd server's), the floor binds as a mark,
+ * and a server still in generation 0 is refused.
+ */
+static void
+test_generation_adopted(void **state)
+{
+	static const char *const g1[25] = {
+		"10.11.19-MariaDB", "8", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "41",
+		"5", "4", "0", "4096", "4096", "8", "1", "0", "0", "8", "1", "1", "40", "1", "0",
+	};
+	struct rig *r = rig_up();
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 25 };
+
+	(void)state;
+	memcpy(c.row, g1, sizeof(g1));
+	fake_expect(&c);
+	ticket_recheck_soon(&r->s);
+	run(r);
+	assert_int_equal(r->s.state, TICKET_READY);
+	assert_true(server_generation() == 1 && server_increment() == 8);
+	assert_true(r->s.generation == 1 && r->s.seen.own_mark == 40);
+	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
+	    .insert_id = { 0, 0, 43 }, .affected = { 0, 1, 1, 1, 1, 0 },
+	    .row = { "40", "1", "0" }, .nfields = 3 });
+	assert_true(ticket_fetch(&r->s));
+	run(r);
+	assert_int_equal(r->s.state, TICKET_REFUSED);
+	assert_non_null(strstr(r->s.last_error, "wrong parity"));
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_check_with(-1, NULL, -1, NULL);
+	ticket_start(&r->s);
+	run(r);
+	assert_int_equal(r->s.state, TICKET_REFUSED);
+	assert_non_null(strstr(r->s.last_error, "tier_generation is 0"));
+	assert_true(server_shape_set(2, 0, 0));
+	rig_down(r);
+}
+
 /* A missing right at connect refuses the server and names the GRANT. */
 static void
 test_missing_right(void **state)
 {
 	static struct rig r;
 	struct ticket_params tp = { 100, 1000, 30000, 5000 };
-	struct fake_reply c = { .match = "SELECT @@version", .nfields = 19, .row = {
-	    "10.11.19-MariaDB", "2", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "7",
-	    "5", "4", "0", "4096", "4096", "2", "1", "0", "0" } };
 	struct db_params p;
 
 	(void)state;
@@ -230,7 +355,7 @@ test_missing_right(void **state)
 	p.ops = &fake_ops;
 	assert_true(ticket_init(&r.s, r.base, &p, SERVER_ODD, &tp, notify, NULL));
 	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
-	fake_expect(&c);
+	script_check_with(-1, NULL, -1, NULL);
 	fake_expect(&(struct fake_reply){ .match = "EXPLAIN REPLACE", .err = 1142 });
 	ticket_start(&r.s);
 	run(&r);
@@ -283,6 +408,11 @@ main(void)
 		cmocka_unit_test(test_lost_mid_ticket),
 		cmocka_unit_test(test_missing_right),
 		cmocka_unit_test(test_tls_refused),
+		cmocka_unit_test(test_sealed_not_banked),
+		cmocka_unit_test(test_moved_not_banked),
+		cmocka_unit_test(test_sealed_at_check),
+		cmocka_unit_test(test_session_increment_old),
+		cmocka_unit_test(test_generation_adopted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

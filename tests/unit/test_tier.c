@@ -184,7 +184,8 @@ sim_raise_copy(struct sim *s, const char *p)
  * tier's shape gives server i, then each mark subquery answered from the row
  * its role names, in the order the SQL asks: the fixed columns (its own and
  * the partner's: high_water 10 and 11, block_size 13 and 14), then a pair of
- * columns per other server of its region, from 19 on.
+ * columns per other server of its region, from 25 on (19..24: the session's
+ * increment and offset, the generation, floor, own row's generation and seal).
  */
 static void
 sim_check_row(int i, const char *sql, struct fake_answer *a)
@@ -210,25 +211,30 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	snprintf(a->text[16], 32, "%u", server_offset((unsigned)i));
 	snprintf(a->text[17], 32, "0");
 	snprintf(a->text[18], 32, "0");
+	/* The session's increment and offset, the generation, floor, own row's and seal. */
+	snprintf(a->text[19], 32, "%u", server_increment());
+	snprintf(a->text[20], 32, "%u", server_offset((unsigned)i));
+	for (k = 21; k < 25; k++)
+		snprintf(a->text[k], 32, "0");
 	for (;;) {
 		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
-		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 15 + n;
+		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 21 + n;
 		int role;
 
 		if (h == NULL && b == NULL)
 			break;
 		q = h != NULL && (b == NULL || h < b) ? h : b;
 		role = sim_role(q + sizeof(hw) - 1);
-		assert_true(col < 24);
+		assert_true(col < 32);
 		snprintf(a->text[col], 32, "%" PRIu64, q == h ? s->mark[role] : s->mark_b[role]);
 		n++;
 		p = q + 1;
 	}
 	/* Its own and the partner's, then a pair per other server. */
 	assert_true(n >= 4 && n % 2 == 0);
-	for (k = 0; k < 15 + n; k++)
+	for (k = 0; k < 21 + n; k++)
 		a->reply.row[k] = a->text[k];
-	a->reply.nfields = 15 + n;
+	a->reply.nfields = 21 + n;
 }
 
 /*
@@ -271,8 +277,11 @@ sim_tx(int i, const char *sql, struct fake_answer *a)
 			    sim_tier->sf->rec.mark[k].high_water : 0;
 		}
 	snprintf(a->text[0], 32, "%" PRIu64, before);
-	a->reply.row[0] = a->text[0];
-	a->reply.nfields = 1;
+	snprintf(a->text[1], 32, "0");	/* generation 0, not sealed */
+	snprintf(a->text[2], 32, "0");
+	for (k = 0; k < 3; k++)
+		a->reply.row[k] = a->text[k];
+	a->reply.nfields = 3;
 	/* START, the SELECT, REPLACE, its own UPDATE, the copies, COMMIT. */
 	a->reply.nstmts = 5 + copies;
 	a->reply.insert_id[2] = t;

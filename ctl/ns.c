@@ -1,0 +1,546 @@
+/*
+ * ns.c - idgenctl ns create/list/raise/drop: the namespaces' catalogue and
+ * tables on every ticket server of the tier (docs/design.md section 13).
+ *
+ * A namespace is a ticket table tickets_<name> on every server, a catalogue
+ * row in idgen_namespaces (B, fallback policy, state) and its marks in
+ * idgen_ns_marks, one row per server of the region on every server, as for the
+ * default sequence. Creation is two-phase (rows 'creating', then 'ready'), so
+ * a killed command leaves nothing an idserver would serve and is run again.
+ * Writes need an administrator's account (CREATE TABLE, GRANT, ALTER TABLE):
+ * IDGEN_ADMIN_USER (default root) and IDGEN_ADMIN_PASSWORD from the environment.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "layout.h"
+
+#define NS_SQL_MAX	2048
+#define NS_NAME_MAX	48		/* tickets_<name> fits MariaDB's 64 */
+#define NS_BLOCK_MIN	UINT64_C(1)	/* one ID per ticket: numbers of human size */
+#define NS_ADOPT_MAX	16		/* --start-above-max sources */
+#define NS_DROP_IDLE_S	600		/* drop refuses a namespace used this recently */
+
+struct ns_adopt {
+	char		 user[64], password[128], host[64], db[64];
+	unsigned	 port;
+	const char	*table, *column;
+};
+
+struct ns {
+	struct ctl		*c;
+	const char		*name;
+	uint64_t		 b;		/* 0: the tier's B */
+	const char		*fallback;
+	uint64_t		 above;		/* --start-above / --above */
+	bool			 force;
+	struct ns_adopt		 adopt[NS_ADOPT_MAX];
+	unsigned		 nadopt;
+	struct ctl_server	 s[SERVER_MAX];	/* as the administrator */
+	char			 grantee[160];	/* the service user, as CURRENT_USER() */
+};
+
+/* Test seam: IDGENCTL_KILL_AT=STEP ends the command with SIGKILL after it. */
+static void
+ns_step(const char *step)
+{
+	const char *at = getenv("IDGENCTL_KILL_AT");
+
+	if (at != NULL && strcmp(at, step) == 0)
+		raise(SIGKILL);
+}
+
+static bool	ns_exec(struct ctl_server *s, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+/* Runs one statement; false with the error on stderr. */
+static bool
+ns_exec(struct ctl_server *s, const char *fmt, ...)
+{
+	char sql[NS_SQL_MAX];
+	MYSQL_RES *res;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	if (mysql_query(s->db, sql) != 0) {
+		fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n", server_name(s->index),
+		    s->host, s->port, mysql_error(s->db));
+		return false;
+	}
+	res = mysql_store_result(s->db);
+	if (res != NULL)
+		mysql_free_result(res);
+	return true;
+}
+
+/* One unsigned value from a query (NULL reads as 0); false on an error. */
+static bool
+ns_value(struct ctl_server *s, const char *sql, uint64_t *out)
+{
+	MYSQL_RES *res = ctl_query(s, sql);
+	MYSQL_ROW row;
+	bool ok;
+
+	if (res == NULL) {
+		fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n", server_name(s->index),
+		    s->host, s->port, s->error);
+		return false;
+	}
+	row = mysql_fetch_row(res);
+	*out = 0;
+	ok = row != NULL && (row[0] == NULL || ctl_u64(row[0], out));
+	mysql_free_result(res);
+	if (!ok)
+		fprintf(stderr, "idgenctl: the %s server: no number from '%.60s'\n",
+		    server_name(s->index), sql);
+	return ok;
+}
+
+/* A namespace's name: a lower-case word, not 'default' (the tier's own sequence). */
+static bool
+ns_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (len == 0 || len > NS_NAME_MAX || n[0] < 'a' || n[0] > 'z' ||
+	    strcmp(n, "default") == 0)
+		return false;
+	return strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_") == len;
+}
+
+/* A table or column name of an app's shard, as written between backquotes. */
+static bool
+ns_ident_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len > 0 && len <= 64 && strspn(n, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$") == len;
+}
+
+/*
+ * 'mariadb://USER[:PASSWORD]@HOST:PORT/DATABASE'; without a password, the
+ * environment's IDGEN_ADOPT_PASSWORD (kept out of ps).
+ */
+static bool
+ns_parse_url(struct ns_adopt *a, const char *url)
+{
+	const char *pw = getenv("IDGEN_ADOPT_PASSWORD");
+	char rest[256];
+	int n = 0;
+
+	if (strncmp(url, "mariadb://", 10) != 0 && strncmp(url, "mysql://", 8) != 0)
+		return false;
+	snprintf(rest, sizeof(rest), "%s", strstr(url, "://") + 3);
+	if (sscanf(rest, "%63[^:@]:%127[^@]@%63[^:/]:%u/%63s%n", a->user, a->password, a->host,
+	    &a->port, a->db, &n) == 5 && rest[n] == '\0')
+		return ns_ident_ok(a->db);
+	a->password[0] = '\0';
+	if (sscanf(rest, "%63[^:@]@%63[^:/]:%u/%63s%n", a->user, a->host, &a->port, a->db,
+	    &n) != 4 || rest[n] != '\0' || !ns_ident_ok(a->db))
+		return false;
+	snprintf(a->password, sizeof(a->password), "%s", pw != NULL ? pw : "");
+	return true;
+}
+
+static bool
+ns_u64_arg(const char *v, uint64_t *out)
+{
+	return ctl_u64(v, out);
+}
+
+/* The options after NAME; false with a line on stderr. */
+static bool
+ns_options(struct ns *x, int argc, char **argv)
+{
+	for (int a = 0; a < argc; a++) {
+		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+
+		if (strcmp(o, "--force") == 0) {
+			x->force = true;
+			continue;
+		}
+		if (v == NULL)
+			break;
+		if (strcmp(o, "--block-size") == 0 && ns_u64_arg(v, &x->b) &&
+		    x->b >= NS_BLOCK_MIN && x->b <= LAYOUT_BLOCK_MAX) {
+			a++;
+		} else if (strcmp(o, "--fallback") == 0 &&
+		    (strcmp(v, "snowflake") == 0 || strcmp(v, "refuse") == 0)) {
+			x->fallback = v;
+			a++;
+		} else if ((strcmp(o, "--start-above") == 0 || strcmp(o, "--above") == 0) &&
+		    ns_u64_arg(v, &x->above) && x->above < (UINT64_C(1) << 53)) {
+			a++;
+		} else if (strcmp(o, "--start-above-max") == 0 && a + 3 < argc &&
+		    x->nadopt < NS_ADOPT_MAX && ns_parse_url(&x->adopt[x->nadopt], v) &&
+		    ns_ident_ok(argv[a + 2]) && ns_ident_ok(argv[a + 3])) {
+			x->adopt[x->nadopt].table = argv[a + 2];
+			x->adopt[x->nadopt++].column = argv[a + 3];
+			a += 3;
+		} else {
+			fprintf(stderr, "idgenctl: bad option or value at '%s%s%s' (--block-size "
+			    "1..2^32, --fallback snowflake|refuse, --start-above N below 2^53, "
+			    "--start-above-max 'mariadb://USER@HOST:PORT/DATABASE' TABLE COLUMN, at "
+			    "most %u)\n", o, v ? " " : "", v ? v : "", NS_ADOPT_MAX);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The largest existing ID: --start-above and MAX(column) of every shard named. */
+static bool
+ns_adopt_max(struct ns *x, uint64_t *largest)
+{
+	*largest = x->above;
+	for (unsigned k = 0; k < x->nadopt; k++) {
+		struct ns_adopt *a = &x->adopt[k];
+		struct ctl_server s = { .index = 0, .host = a->host, .port = a->port };
+		char sql[256];
+		uint64_t m;
+		bool ok;
+
+		snprintf(sql, sizeof(sql), "SELECT MAX(`%s`) FROM `%s`.`%s`", a->column, a->db,
+		    a->table);
+		ok = ctl_connect_as(x->c, &s, a->user, a->password);
+		if (!ok)
+			fprintf(stderr, "idgenctl: %s:%u/%s: %s\n", a->host, a->port, a->db, s.error);
+		ok = ok && ns_value(&s, sql, &m);
+		if (s.db != NULL)
+			mysql_close(s.db);
+		memset(a->password, 0, sizeof(a->password));
+		if (!ok)
+			return false;
+		printf("ns: %s:%u/%s.%s: MAX(%s) = %" PRIu64 "\n", a->host, a->port, a->db,
+		    a->table, a->column, m);
+		*largest = m > *largest ? m : *largest;
+	}
+	return true;
+}
+
+/* Connects to every server of the tier as the administrator; 0 or the exit status. */
+static int
+ns_connect(struct ns *x)
+{
+	const char *user = getenv("IDGEN_ADMIN_USER"), *pw = getenv("IDGEN_ADMIN_PASSWORD");
+
+	user = user != NULL && user[0] != '\0' ? user : "root";
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ctl_server *s = &x->s[i];
+
+		s->index = i;
+		s->host = x->c->srv[i].host;
+		s->port = x->c->srv[i].port;
+		if (!ctl_connect_as(x->c, s, user, pw != NULL ? pw : "")) {
+			fprintf(stderr, "idgenctl: the %s server (%s:%u) as %s (IDGEN_ADMIN_USER): %s: "
+			    "a namespace lives on every server of the tier\n", server_name(i), s->host,
+			    s->port, user, s->error);
+			return 2;
+		}
+		if (x->c->srv[i].up && x->b == 0)
+			x->b = x->c->srv[i].block_size;
+	}
+	return 0;
+}
+
+/* The service user as MariaDB names it (for GRANT), read on its own connection. */
+static bool
+ns_grantee(struct ns *x)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	char *at;
+
+	if (!x->c->srv[0].up || (res = ctl_query(&x->c->srv[0], "SELECT CURRENT_USER()")) == NULL) {
+		fprintf(stderr, "idgenctl: the service user cannot read the odd server: %s\n",
+		    x->c->srv[0].error);
+		return false;
+	}
+	row = mysql_fetch_row(res);
+	if (row != NULL && row[0] != NULL && (at = strrchr(row[0], '@')) != NULL) {
+		*at = '\0';
+		snprintf(x->grantee, sizeof(x->grantee), "'%s'@'%s'", row[0], at + 1);
+	}
+	mysql_free_result(res);
+	return x->grantee[0] != '\0';
+}
+
+/*
+ * The catalogue rows as the servers hold them: 0 none anywhere, 1 some
+ * 'creating' (or none on some servers), 2 'ready' everywhere, 3 'dropped';
+ * -1 when they disagree on B or policy (the command stops).
+ */
+static int
+ns_state(struct ns *x, uint64_t *b, char *fallback, size_t flen)
+{
+	int seen = 0, ready = 0, dropped = 0;
+	char sql[NS_SQL_MAX];
+
+	*b = 0;
+	snprintf(sql, sizeof(sql), "SELECT block_size, fallback, state FROM idgen_namespaces "
+	    "WHERE name = '%s'", x->name);
+	for (unsigned i = 0; i < server_count(); i++) {
+		MYSQL_RES *res = ctl_query(&x->s[i], sql);
+		MYSQL_ROW row;
+		uint64_t rb;
+
+		if (res == NULL) {
+			fprintf(stderr, "idgenctl: the %s server: %s (load schema/10-tables.sql)\n",
+			    server_name(i), x->s[i].error);
+			return -1;
+		}
+		if ((row = mysql_fetch_row(res)) != NULL && ctl_u64(row[0], &rb) && row[1] && row[2]) {
+			if (*b != 0 && (rb != *b || strcmp(fallback, row[1]) != 0)) {
+				mysql_free_result(res);
+				fprintf(stderr, "idgenctl: the servers disagree on namespace %s (B %" PRIu64
+				    " and %" PRIu64 ")\n", x->name, *b, rb);
+				return -1;
+			}
+			*b = rb;
+			snprintf(fallback, flen, "%s", row[1]);
+			seen++;
+			ready += strcmp(row[2], "ready") == 0;
+			dropped += strcmp(row[2], "dropped") == 0;
+		}
+		mysql_free_result(res);
+	}
+	if (seen == 0)
+		return 0;
+	if (ready == (int)server_count())
+		return 2;
+	return dropped == (int)server_count() ? 3 : 1;
+}
+
+/* Phase one on each server: the catalogue row 'creating', the table, its marks rows. */
+static int
+ns_create_rows(struct ns *x)
+{
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ctl_server *s = &x->s[i];
+		unsigned first, count;
+
+		if (!ns_exec(s, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, "
+		    "state) VALUES ('%s', %" PRIu64 ", '%s', 'creating')", x->name, x->b, x->fallback) ||
+		    !ns_exec(s, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" PRIu64
+		    ", fallback = '%s' WHERE name = '%s' AND state = 'dropped'", x->b, x->fallback,
+		    x->name) ||
+		    !ns_exec(s, "CREATE TABLE IF NOT EXISTS tickets_%s (id BIGINT UNSIGNED NOT NULL "
+		    "AUTO_INCREMENT, stub CHAR(1) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY "
+		    "stub (stub)) ENGINE=InnoDB", x->name) ||
+		    !ns_exec(s, "GRANT SELECT, INSERT, DELETE ON tickets_%s TO %s", x->name,
+		    x->grantee))
+			return 2;
+		server_group(i, &first, &count);
+		for (unsigned j = first; j < first + count; j++)
+			if (!ns_exec(s, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('%s', "
+			    "'%s')", x->name, server_role(j)))
+				return 2;
+		ns_step("rows");
+	}
+	return 0;
+}
+
+/*
+ * Every server's marks and counter at least at ticket t0 - 1 and t0: the
+ * first ID issued is t0 * B or above (docs/design.md section 13.3). The marks
+ * only rise; t0 is raised above any mark already held (a re-created name).
+ */
+static int
+ns_set_floor(struct ns *x, uint64_t t0)
+{
+	char sql[NS_SQL_MAX];
+	uint64_t end;
+
+	snprintf(sql, sizeof(sql), "SELECT MAX((high_water + 1) * IF(block_size = 0, %" PRIu64
+	    ", block_size)) FROM idgen_ns_marks WHERE ns = '%s'", x->b, x->name);
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ns_value(&x->s[i], sql, &end))
+			return 2;
+		if (end > 0 && (end + x->b - 1) / x->b > t0)
+			t0 = (end + x->b - 1) / x->b;
+	}
+	/* Room for a ticket of every offset below 2^53 (B may be below the layout's minimum). */
+	if (t0 + SERVER_INCREMENT_MAX + 1 > (UINT64_C(1) << 53) / x->b) {
+		fprintf(stderr, "idgenctl: ticket %" PRIu64 " of B=%" PRIu64 " leaves no room below "
+		    "2^53\n", t0, x->b);
+		return 1;
+	}
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ns_exec(&x->s[i], "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
+		    "block_size = %" PRIu64 " WHERE ns = '%s' AND (high_water + 1) * IF(block_size "
+		    "= 0, %" PRIu64 ", block_size) < %" PRIu64, t0 - 1, x->b, x->name, x->b, t0 * x->b) ||
+		    !ns_exec(&x->s[i], "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, x->name, t0))
+			return 2;
+		ns_step("floor");
+	}
+	x->above = t0 * x->b;
+	return 0;
+}
+
+static int
+ns_create(struct ns *x)
+{
+	char fallback[16] = "";
+	uint64_t largest, b;
+	int st = ns_state(x, &b, fallback, sizeof(fallback)), rc;
+
+	if (st < 0)
+		return st == -1 ? 1 : 2;
+	if (st == 2) {
+		printf("ns create: %s exists (B=%" PRIu64 ", fallback %s)\n", x->name, b, fallback);
+		return b == x->b && strcmp(fallback, x->fallback) == 0 ? 0 : 1;
+	}
+	if (st == 1 && (b != x->b || strcmp(fallback, x->fallback) != 0)) {
+		fprintf(stderr, "idgenctl: a create of %s with B=%" PRIu64 " and fallback %s is "
+		    "unfinished: run it again with those, or drop it\n", x->name, b, fallback);
+		return 1;
+	}
+	if (!ns_adopt_max(x, &largest) || !ns_grantee(x))
+		return 2;
+	if ((rc = ns_create_rows(x)) != 0 || (rc = ns_set_floor(x, largest / x->b + 1)) != 0)
+		return rc;
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ns_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'ready' WHERE name = "
+		    "'%s' AND state = 'creating'", x->name))
+			return 2;
+		ns_step("ready");
+	}
+	printf("ns create: %s ready on %u servers (B=%" PRIu64 ", fallback %s): its first ID is "
+	    "at least %" PRIu64 "%s\n", x->name, server_count(), x->b, x->fallback, x->above,
+	    largest > 0 ? ", above every existing one" : "");
+	return 0;
+}
+
+/* Forward only: the namespace's next ID moves above N, never back. */
+static int
+ns_raise(struct ns *x)
+{
+	char fallback[16] = "", sql[NS_SQL_MAX];
+	uint64_t b, end = 0, e;
+	int st = ns_state(x, &b, fallback, sizeof(fallback));
+
+	if (st != 2) {
+		fprintf(stderr, "idgenctl: namespace %s is not ready on every server\n", x->name);
+		return 1;
+	}
+	x->b = b;
+	snprintf(sql, sizeof(sql), "SELECT GREATEST(COALESCE(MAX((high_water + 1) * "
+	    "IF(block_size = 0, %" PRIu64 ", block_size)), 0), (SELECT AUTO_INCREMENT FROM "
+	    "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = "
+	    "'tickets_%s') * %" PRIu64 ") FROM idgen_ns_marks WHERE ns = '%s'", b, x->name, b,
+	    x->name);
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ns_value(&x->s[i], sql, &e))
+			return 2;
+		end = e > end ? e : end;
+	}
+	if (x->above + 1 < end) {
+		fprintf(stderr, "idgenctl: namespace %s may already have issued IDs up to %" PRIu64
+		    ": --above %" PRIu64 " would move it back (raise only moves forward)\n", x->name,
+		    end - 1, x->above);
+		return 1;
+	}
+	if (ns_set_floor(x, x->above / b + 1) != 0)
+		return 2;
+	printf("ns raise: %s: its next ID is at least %" PRIu64 "\n", x->name, x->above);
+	return 0;
+}
+
+/* Marks kept, rows 'dropped': a name never comes back with lower counters. */
+static int
+ns_drop(struct ns *x)
+{
+	char fallback[16] = "", sql[NS_SQL_MAX];
+	uint64_t b, recent;
+	int st = ns_state(x, &b, fallback, sizeof(fallback));
+
+	if (st == 0) {
+		fprintf(stderr, "idgenctl: no namespace %s\n", x->name);
+		return 1;
+	}
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM idgen_ns_marks WHERE ns = '%s' AND "
+	    "used_at > NOW() - INTERVAL %d SECOND", x->name, NS_DROP_IDLE_S);
+	for (unsigned i = 0; i < server_count() && !x->force; i++) {
+		if (!ns_value(&x->s[i], sql, &recent))
+			return 2;
+		if (recent > 0) {
+			fprintf(stderr, "idgenctl: namespace %s took tickets on the %s server within "
+			    "%d s: an idserver may use it; --force drops it anyway\n", x->name,
+			    server_name(i), NS_DROP_IDLE_S);
+			return 1;
+		}
+	}
+	for (unsigned i = 0; i < server_count(); i++)
+		if (!ns_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = "
+		    "'%s'", x->name))
+			return 2;
+	printf("ns drop: %s dropped on %u servers (its table and marks kept: a re-create starts "
+	    "above them)\n", x->name, server_count());
+	return 0;
+}
+
+/* One line per namespace: B, policy, state, and per server its counter and own mark. */
+static int
+ns_list(struct ns *x)
+{
+	MYSQL_RES *res = ctl_query(&x->s[0], "SELECT n.name, n.block_size, n.fallback, n.state, "
+	    "(SELECT MAX(high_water) FROM idgen_ns_marks m WHERE m.ns = n.name) FROM "
+	    "idgen_namespaces n ORDER BY n.name");
+	MYSQL_ROW row;
+
+	if (res == NULL) {
+		fprintf(stderr, "idgenctl: the odd server: %s\n", x->s[0].error);
+		return 2;
+	}
+	printf("%-20s %10s %-9s %-8s %12s\n", "name", "B", "fallback", "state", "top mark");
+	printf("%-20s %10" PRIu64 " %-9s %-8s %12s\n", "default", x->c->srv[0].block_size,
+	    "snowflake", "ready", "-");
+	while ((row = mysql_fetch_row(res)) != NULL)
+		printf("%-20s %10s %-9s %-8s %12s\n", row[0], row[1], row[2], row[3],
+		    row[4] ? row[4] : "0");
+	mysql_free_result(res);
+	return 0;
+}
+
+int
+ctl_ns(struct ctl *c, int argc, char **argv)
+{
+	static struct ns x;
+	const char *verb = argc > 0 ? argv[0] : "";
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	x.c = c;
+	x.fallback = "snowflake";
+	x.name = argc > 1 ? argv[1] : "";
+	if (strcmp(verb, "list") != 0 && !ns_name_ok(x.name)) {
+		fprintf(stderr, "idgenctl: a namespace's name is a lower-case letter, then up to %d "
+		    "letters, digits or '_' ('default' is the tier's own)\n", NS_NAME_MAX - 1);
+		return 2;
+	}
+	if (!ns_options(&x, argc - 2 > 0 ? argc - 2 : 0, argv + 2))
+		return 2;
+	if (strcmp(verb, "raise") == 0 && (argc < 4 || strcmp(argv[2], "--above") != 0)) {
+		fprintf(stderr, "idgenctl: ns raise NAME --above N\n");
+		return 2;
+	}
+	rc = ns_connect(&x);
+	if (rc == 0 && x.b == 0)
+		rc = 2;
+	if (rc == 0)
+		rc = strcmp(verb, "create") == 0 ? ns_create(&x) : strcmp(verb, "raise") == 0 ?
+		    ns_raise(&x) : strcmp(verb, "drop") == 0 ? ns_drop(&x) : ns_list(&x);
+	for (unsigned i = 0; i < server_count(); i++)
+		if (x.s[i].db != NULL)
+			mysql_close(x.s[i].db);
+	return rc;
+}

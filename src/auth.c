@@ -1,0 +1,424 @@
+/*
+ * auth.c - tokens: the file's grammar, its hashed table (mapped apart so it
+ * stays out of core dumps), sessions and the per-address failure counter.
+ */
+#include "auth.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <netinet/in.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+static bool	auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro,
+		    size_t *maplen, char *err, size_t errlen);
+static bool	auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, char *err,
+		    size_t errlen);
+static struct auth_token *auth_map(size_t *maplen);
+static void	auth_unmap(struct auth_token *tok, size_t maplen);
+static bool	auth_name_char(char c);
+static bool	auth_token_char(char c);
+static bool	auth_flags(const char *p, size_t len, enum auth_perm *perm, char *err,
+		    size_t errlen);
+static unsigned	auth_slot(int fd);
+
+/* Letters, digits, '.', '_', '-': a name is shown in logs, so it is plain. */
+static bool
+auth_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '.' || c == '_' || c == '-';
+}
+
+/* Printable ASCII but ':' (the separator): a token travels in HTTP headers. */
+static bool
+auth_token_char(char c)
+{
+	return c > ' ' && c <= '~' && c != ':';
+}
+
+/* "ro" or "rw", separated by commas; the last one given wins. */
+static bool
+auth_flags(const char *p, size_t len, enum auth_perm *perm, char *err, size_t errlen)
+{
+	size_t i = 0, start;
+
+	while (i <= len) {
+		start = i;
+		while (i < len && p[i] != ',')
+			i++;
+		if (i - start == 2 && strncasecmp(p + start, "ro", 2) == 0)
+			*perm = AUTH_PERM_RO;
+		else if (i - start == 2 && strncasecmp(p + start, "rw", 2) == 0)
+			*perm = AUTH_PERM_ALL;
+		else if (i - start > 3 && strncasecmp(p + start, "ns=", 3) == 0) {
+			snprintf(err, errlen, "namespace limits (ns=) are not built yet (issue 19)");
+			return false;
+		} else {
+			snprintf(err, errlen, "unknown flag (expected ro or rw)");
+			return false;
+		}
+		i++;
+	}
+	return true;
+}
+
+bool
+auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip, char *err,
+    size_t errlen)
+{
+	const char *field[3] = { NULL, NULL, NULL };
+	size_t flen[3] = { 0, 0, 0 }, nf = 0, i = 0, start;
+
+	memset(t, 0, sizeof(*t));
+	t->perm = AUTH_PERM_ALL;
+	*skip = false;
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' ||
+	    line[len - 1] == '\t'))
+		len--;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len || line[i] == '#') {
+		*skip = true;
+		return true;
+	}
+	while (i <= len) {
+		if (nf == 3) {
+			snprintf(err, errlen, "too many fields (name:token:flags at most)");
+			return false;
+		}
+		start = i;
+		while (i < len && line[i] != ':')
+			i++;
+		field[nf] = line + start;
+		flen[nf++] = i - start;
+		i++;
+	}
+	/* One field is the token; two or three: name, token, flags. */
+	{
+		const char *tok = nf == 1 ? field[0] : field[1];
+		size_t toklen = nf == 1 ? flen[0] : flen[1];
+
+		if (nf > 1) {
+			if (flen[0] == 0 || flen[0] > AUTH_NAME_MAX) {
+				snprintf(err, errlen, "a name is 1..%d characters", AUTH_NAME_MAX);
+				return false;
+			}
+			for (i = 0; i < flen[0]; i++)
+				if (!auth_name_char(field[0][i])) {
+					snprintf(err, errlen, "a name is letters, digits, '.', '_', '-'");
+					return false;
+				}
+			memcpy(t->name, field[0], flen[0]);
+		}
+		if (toklen < AUTH_TOKEN_MIN || toklen > AUTH_TOKEN_MAX) {
+			snprintf(err, errlen, "a token is %d..%d characters", AUTH_TOKEN_MIN,
+			    AUTH_TOKEN_MAX);
+			return false;
+		}
+		for (i = 0; i < toklen; i++)
+			if (!auth_token_char(tok[i])) {
+				snprintf(err, errlen, "a token is printable ASCII without spaces or ':'");
+				return false;
+			}
+		if (nf == 3 && !auth_flags(field[2], flen[2], &t->perm, err, errlen))
+			return false;
+		auth_hash(tok, toklen, t->hash);
+	}
+	return true;
+}
+
+bool
+auth_bearer(const char *value, size_t len, const char **tok, size_t *toklen)
+{
+	size_t i = 6;
+
+	if (value == NULL || len < 8 || strncasecmp(value, "Bearer", 6) != 0 ||
+	    (value[6] != ' ' && value[6] != '\t'))
+		return false;
+	while (i < len && (value[i] == ' ' || value[i] == '\t'))
+		i++;
+	while (len > i && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+		len--;
+	if (i == len || len - i > AUTH_TOKEN_MAX)
+		return false;
+	*tok = value + i;
+	*toklen = len - i;
+	return true;
+}
+
+void
+auth_hash(const char *tok, size_t len, uint8_t out[AUTH_HASH_LEN])
+{
+	unsigned outlen = AUTH_HASH_LEN;
+
+	if (EVP_Digest(tok, len, out, &outlen, EVP_sha256(), NULL) != 1)
+		memset(out, 0xff, AUTH_HASH_LEN);	/* matches no token: refused */
+}
+
+/* Room for AUTH_TOKENS_MAX tokens, in pages of their own left out of core dumps. */
+static struct auth_token *
+auth_map(size_t *maplen)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = AUTH_TOKENS_MAX * sizeof(struct auth_token);
+	void *p;
+
+	if (page > 0)
+		len = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, len, MADV_DONTDUMP);
+	*maplen = len;
+	return p;
+}
+
+static void
+auth_unmap(struct auth_token *tok, size_t maplen)
+{
+	if (tok == NULL)
+		return;
+	explicit_bzero(tok, maplen);
+	munmap(tok, maplen);
+}
+
+/* Every line of f into tok; false with err naming the line (never its text). */
+static bool
+auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, char *err, size_t errlen)
+{
+	char line[AUTH_LINE_MAX + 2], why[96];
+	unsigned lineno = 0;
+	bool skip, ok = true;
+	size_t len, k;
+
+	*n = *nro = 0;
+	while (ok && fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		len = strlen(line);
+		if (len > 0 && line[len - 1] == '\n')
+			len--;
+		else if (!feof(f)) {
+			snprintf(err, errlen, "line %u: longer than %d bytes", lineno, AUTH_LINE_MAX);
+			ok = false;
+			break;
+		}
+		if (*n == AUTH_TOKENS_MAX) {
+			snprintf(err, errlen, "line %u: more than %d tokens", lineno, AUTH_TOKENS_MAX);
+			ok = false;
+		} else if (!auth_parse_line(line, len, &tok[*n], &skip, why, sizeof(why))) {
+			snprintf(err, errlen, "line %u: %s", lineno, why);
+			ok = false;
+		} else if (!skip) {
+			for (k = 0; k < *n; k++)
+				if (CRYPTO_memcmp(tok[k].hash, tok[*n].hash, AUTH_HASH_LEN) == 0) {
+					snprintf(err, errlen, "line %u: the same token as an earlier "
+					    "line", lineno);
+					ok = false;
+				}
+			*nro += tok[*n].perm == AUTH_PERM_RO;
+			(*n)++;
+		}
+	}
+	explicit_bzero(line, sizeof(line));
+	if (ok && ferror(f)) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		ok = false;
+	}
+	return ok;
+}
+
+/* Reads path into a new table; false with err. */
+static bool
+auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro, size_t *maplen,
+    char *err, size_t errlen)
+{
+	char why[160] = "", iobuf[4096];
+	struct stat st;
+	FILE *f;
+	bool ok;
+
+	*tok = NULL;
+	if (stat(path, &st) != 0) {
+		snprintf(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
+		    strerror(errno));
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "auth_tokens_file: '%s' is not a regular file", path);
+		return false;
+	}
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
+		    strerror(errno));
+		return false;
+	}
+	/* stdio's buffer is ours, so the file's bytes are wiped after reading too. */
+	setvbuf(f, iobuf, _IOFBF, sizeof(iobuf));
+	if ((*tok = auth_map(maplen)) == NULL) {
+		fclose(f);
+		snprintf(err, errlen, "auth_tokens_file: out of memory");
+		return false;
+	}
+	ok = auth_read(f, *tok, n, nro, why, sizeof(why));
+	fclose(f);
+	explicit_bzero(iobuf, sizeof(iobuf));
+	if (!ok) {
+		snprintf(err, errlen, "auth_tokens_file '%s': %s", path, why);
+		auth_unmap(*tok, *maplen);
+		*tok = NULL;
+	}
+	return ok;
+}
+
+bool
+auth_init(struct auth *a, const char *path, unsigned fail_delay_ms, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof(*a));
+	a->fail_delay_ms = fail_delay_ms;
+	if ((a->path = strdup(path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	if (!auth_load(path, &a->tok, &a->n, &a->nro, &a->maplen, err, errlen))
+		return false;
+	a->gen = 1;
+	return true;
+}
+
+bool
+auth_reload(struct auth *a, char *err, size_t errlen)
+{
+	struct auth_token *tok;
+	size_t n, nro, maplen;
+
+	a->stats.reloads++;
+	if (!auth_load(a->path, &tok, &n, &nro, &maplen, err, errlen)) {
+		a->stats.reload_failures++;
+		return false;
+	}
+	auth_unmap(a->tok, a->maplen);
+	a->tok = tok;
+	a->n = n;
+	a->nro = nro;
+	a->maplen = maplen;
+	/* Never 0, which a session that was never decided holds. */
+	if (++a->gen == 0)
+		a->gen = 1;
+	return true;
+}
+
+void
+auth_free(struct auth *a)
+{
+	auth_unmap(a->tok, a->maplen);
+	free(a->path);
+	memset(a, 0, sizeof(*a));
+}
+
+const struct auth_token *
+auth_find(const struct auth *a, const uint8_t hash[AUTH_HASH_LEN])
+{
+	const struct auth_token *found = NULL;
+	size_t k;
+
+	/* Every entry compared, the match or not: the time says nothing of which. */
+	for (k = 0; k < a->n; k++)
+		if (CRYPTO_memcmp(a->tok[k].hash, hash, AUTH_HASH_LEN) == 0)
+			found = &a->tok[k];
+	return found;
+}
+
+void
+auth_sess_init(struct auth_sess *s, int fd)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+}
+
+void
+auth_sess_present(struct auth_sess *s, const char *tok, size_t len, const char *user,
+    size_t userlen, const struct auth *a)
+{
+	const struct auth_token *t;
+
+	auth_hash(tok, len, s->pending);
+	s->presented = true;
+	s->user_bad = false;
+	if (user == NULL)
+		return;
+	/* A name given must be the token's; a token without a name is user "default". */
+	t = auth_find(a, s->pending);
+	if (t != NULL)
+		s->user_bad = t->name[0] != '\0' ?
+		    strlen(t->name) != userlen || memcmp(t->name, user, userlen) != 0 :
+		    userlen != 7 || strncasecmp(user, "default", 7) != 0;
+}
+
+enum auth_perm
+auth_refresh(const struct auth *a, struct auth_sess *s)
+{
+	const struct auth_token *t = s->has ? auth_find(a, s->hash) : NULL;
+
+	s->gen = a->gen;
+	s->perm = t != NULL ? t->perm : AUTH_PERM_NONE;
+	if (t == NULL && s->has) {
+		explicit_bzero(s->hash, sizeof(s->hash));
+		s->has = false;		/* revoked: the connection must AUTH again */
+	}
+	return s->perm;
+}
+
+/* The failure slot of fd's peer: its IPv4 address, or an IPv6 address's /64. */
+static unsigned
+auth_slot(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	const uint8_t *p = NULL;
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	size_t n = 0, i;
+
+	if (fd >= 0 && getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			p = (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr;
+			n = 4;
+		} else if (ss.ss_family == AF_INET6) {
+			p = (const uint8_t *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+			n = 8;
+		}
+	}
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h % AUTH_FAIL_SLOTS;
+}
+
+unsigned
+auth_fail_note(struct auth *a, int fd, int64_t now_ms)
+{
+	struct auth_fail *f = &a->fail[auth_slot(fd)];
+
+	if (now_ms - f->last_ms > AUTH_FAIL_FORGET_MS)
+		f->count = 0;
+	if (f->count < UINT32_MAX)
+		f->count++;
+	f->last_ms = now_ms;
+	return f->count > AUTH_FAIL_FREE ? a->fail_delay_ms : 0;
+}
+
+bool
+auth_fail_slow(const struct auth *a, int fd, int64_t now_ms)
+{
+	const struct auth_fail *f = &a->fail[auth_slot(fd)];
+
+	return now_ms - f->last_ms <= AUTH_FAIL_FORGET_MS && f->count >= AUTH_FAIL_FREE;
+}

@@ -1,0 +1,137 @@
+/*
+ * auth.h - tokens (docs/design.md section 7, "Authentication"): the table
+ * read from auth_tokens_file and kept only as SHA-256 hashes, each caller's
+ * session checked against the table's generation on every request, and the
+ * per-address failure counter that slows guessing down.
+ *
+ * The core decides (core_auth); adapters only hand over what the client
+ * sent (auth_sess_present) and answer the core's error in their form.
+ * Nothing here logs a token or a hash, and no view shows one.
+ */
+#ifndef IDGEN_AUTH_H
+#define IDGEN_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AUTH_HASH_LEN		32	/* SHA-256 */
+#define AUTH_TOKEN_MIN		16	/* bytes: a shorter token is refused at load */
+#define AUTH_TOKEN_MAX		256	/* bytes of a token */
+#define AUTH_NAME_MAX		64	/* bytes of a token's name */
+#define AUTH_TOKENS_MAX		4096	/* tokens in the file */
+#define AUTH_LINE_MAX		512	/* bytes of a line of the file */
+#define AUTH_FAIL_SLOTS		4096	/* failure counters, by hash of the address */
+#define AUTH_FAIL_FREE		3	/* failures from an address answered at once */
+#define AUTH_FAIL_FORGET_MS	60000	/* a count starts again after this long quiet */
+
+/* What a token allows; ordered: a command needing p is allowed from p up. */
+enum auth_perm {
+	AUTH_PERM_NONE = 0,	/* no valid token */
+	AUTH_PERM_RO,		/* ro: STATS, /metrics, /health, DECODE, B58, PING; no IDs */
+	AUTH_PERM_ALL,		/* rw, the default: everything */
+};
+
+/* One line of the file, hashed. */
+struct auth_token {
+	uint8_t		 hash[AUTH_HASH_LEN];
+	char		 name[AUTH_NAME_MAX + 1];	/* "" when the line names none */
+	enum auth_perm	 perm;
+	/*
+	 * Namespaces (issue 19, docs/design.md section 13) are not built: a
+	 * token's list of namespaces will be one more field here, read from one
+	 * more flag (ns=...), and checked where perm is (core_auth).
+	 */
+};
+
+/* A per-address count of failures; several addresses may share a slot. */
+struct auth_fail {
+	uint32_t	count;
+	int64_t		last_ms;	/* monotonic */
+};
+
+struct auth_counters {
+	uint64_t	reloads;	/* the file read again (SIGHUP) */
+	uint64_t	reload_failures; /* ... and refused: the previous tokens stay */
+	uint64_t	delayed;	/* failure replies held auth_fail_delay_ms */
+};
+
+struct auth {
+	char			*path;		/* auth_tokens_file */
+	struct auth_token	*tok;		/* mapped apart, never in a core dump */
+	size_t			 n;
+	size_t			 nro;		/* of which read-only */
+	size_t			 maplen;
+	uint32_t		 gen;		/* 1, 2, ...: changes on every load */
+	unsigned		 fail_delay_ms;
+	struct auth_counters	 stats;
+	struct auth_fail	 fail[AUTH_FAIL_SLOTS];
+};
+
+/*
+ * A caller's credentials: a text or RESP connection holds one for its life,
+ * an HTTP request or gRPC stream one for itself. perm was decided at
+ * generation gen; a reload makes it stale, and the next request decides it
+ * again from hash, so a removed token stops working on that request.
+ */
+struct auth_sess {
+	uint8_t		 hash[AUTH_HASH_LEN];	/* the accepted token's */
+	uint8_t		 pending[AUTH_HASH_LEN]; /* presented, not yet checked */
+	bool		 has;		/* hash holds an accepted token */
+	bool		 presented;	/* pending holds one to check */
+	bool		 user_bad;	/* the user name given does not match */
+	uint32_t	 gen;		/* 0: never decided */
+	enum auth_perm	 perm;
+	int		 fd;		/* the peer's socket, for the failure count */
+};
+
+/*
+ * Loads path (tokens, delay): false with err (line numbers, never a token).
+ * On success a->gen has changed.
+ */
+bool	auth_init(struct auth *a, const char *path, unsigned fail_delay_ms, char *err,
+	    size_t errlen) __attribute__((warn_unused_result));
+/* Reads the file again: on failure the previous tokens stay and err says why. */
+bool	auth_reload(struct auth *a, char *err, size_t errlen) __attribute__((warn_unused_result));
+void	auth_free(struct auth *a);
+
+/*
+ * One line of the file (pure): "token", "name:token" or "name:token:flags"
+ * (flags: ro or rw). *skip for a blank or # comment line; false with err.
+ */
+bool	auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip,
+	    char *err, size_t errlen) __attribute__((warn_unused_result));
+
+/* The token of an "Authorization: Bearer <token>" value (pure); false if not one. */
+bool	auth_bearer(const char *value, size_t len, const char **tok, size_t *toklen)
+	    __attribute__((warn_unused_result));
+
+void	auth_hash(const char *tok, size_t len, uint8_t out[AUTH_HASH_LEN]);
+
+/* The token with this hash, compared with every entry in constant time; NULL if none. */
+const struct auth_token *auth_find(const struct auth *a, const uint8_t hash[AUTH_HASH_LEN]);
+
+void	auth_sess_init(struct auth_sess *s, int fd);
+/* A token the client sent (user: the name it gave, NULL for none); hashed, kept pending. */
+void	auth_sess_present(struct auth_sess *s, const char *tok, size_t len, const char *user,
+	    size_t userlen, const struct auth *a);
+
+/* The session's permission now; a stale generation is decided again from the hash. */
+enum auth_perm auth_refresh(const struct auth *a, struct auth_sess *s);
+
+static inline enum auth_perm
+auth_perm(const struct auth *a, struct auth_sess *s)
+{
+	return s->gen == a->gen ? s->perm : auth_refresh(a, s);
+}
+
+/*
+ * Counts a failure from the session's address at now_ms (monotonic); the ms
+ * its reply is to be held (0 for the first AUTH_FAIL_FREE in a row).
+ */
+unsigned auth_fail_note(struct auth *a, int fd, int64_t now_ms);
+
+/* Whether the address behind fd is past its free failures (being slowed down). */
+bool	auth_fail_slow(const struct auth *a, int fd, int64_t now_ms);
+
+#endif

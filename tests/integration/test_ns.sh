@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Namespaces, the operator's side (docs/design.md section 13; idgenctl ns):
+#   1. names and options checked: a bad name, 'default', a bad B or policy refused;
+#   2. adoption: three schemas standing in for an app's shards, each with a table
+#      holding IDs up to a different large value (one above 2^40); `ns create
+#      --start-above-max` over the three starts every server's counter and marks
+#      above the largest, and the service user's first ticket from the new table
+#      (REPLACE INTO, as idserver will take it) is above it;
+#   3. a create killed (SIGKILL) after each of its steps leaves rows 'creating'
+#      (never served) and is run again to the end; a rerun with another B is refused;
+#   4. `ns raise` moves forward, and refuses to move back;
+#   5. `ns drop` keeps the marks: the name re-created starts above them.
+. "$(dirname "$0")/lib.sh"
+
+pair_up
+export IDGEN_DB_PASSWORD IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD= IDGEN_ADOPT_PASSWORD=
+IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
+CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
+
+expect_ctl() {	# RC NEEDLE ARGS...
+	local want=$1 needle=$2 rc=0
+	shift 2
+	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
+	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
+		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
+}
+# ticket ROLE NS: one ticket of namespace NS taken as the service user.
+ticket() {
+	local port=$ODD_PORT
+	[ "$1" = even ] && port=$EVEN_PORT
+	mariadb --no-defaults -h 127.0.0.1 -P "$port" -u idgen -p"$IDGEN_DB_PASSWORD" idgen -N -e \
+		"REPLACE INTO tickets_$2 (stub) VALUES ('a'); SELECT LAST_INSERT_ID()"
+}
+counter() {	# ROLE NS
+	db_sql "$1" "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'idgen' AND TABLE_NAME = 'tickets_$2'"
+}
+
+# 1. Names and options.
+expect_ctl 2 "a namespace's name is a lower-case letter" ns create Orders
+expect_ctl 2 "a namespace's name is a lower-case letter" ns create default
+expect_ctl 2 "a namespace's name is a lower-case letter" ns create "a;drop"
+expect_ctl 2 "bad option or value at '--block-size 0'" ns create orders --block-size 0
+expect_ctl 2 "bad option or value at '--fallback dense'" ns create orders --fallback dense
+expect_ctl 2 "bad option or value at '--start-above-max" ns create orders --start-above-max "http://x" t c
+log "1. bad names, B, policy and source URL refused"
+
+# 2. Three shards, the largest above 2^40.
+MAXES=(123456 98765432109 1234567890123)
+for k in 0 1 2; do
+	db_sql odd "CREATE DATABASE shard$k; CREATE TABLE shard$k.orders (id BIGINT UNSIGNED PRIMARY KEY); INSERT INTO shard$k.orders VALUES (1), (${MAXES[$k]})"
+done
+SRC=()
+for k in 0 1 2; do SRC+=(--start-above-max "mariadb://root@127.0.0.1:$ODD_PORT/shard$k" orders id); done
+B=1000 TOP=1234567890123
+# 3. Killed after each step and run again (the adoption read each time).
+for step in rows floor ready; do
+	rc=0; { IDGENCTL_KILL_AT=$step "${CTL[@]}" ns create orders --block-size $B "${SRC[@]}" >/dev/null; } 2>/dev/null || rc=$?
+	[ $rc = 137 ] || fail "ns create killed at $step: exit $rc, want 137 (SIGKILL)"
+	[ "$(db_sql odd "SELECT state FROM idgen.idgen_namespaces WHERE name = 'orders'")" != ready ] ||
+		[ "$(db_sql even "SELECT state FROM idgen.idgen_namespaces WHERE name = 'orders'")" != ready ] ||
+		fail "killed at $step, yet ready on both servers"
+done
+expect_ctl 1 "a create of orders with B=1000 and fallback snowflake is unfinished" ns create orders --block-size 2000
+expect_ctl 0 "^ns create: orders ready on 2 servers \(B=1000, fallback snowflake\): its first ID is at least 1234567891000, above every existing one" \
+	ns create orders --block-size $B "${SRC[@]}"
+grep -q "shard2.orders: MAX(id) = $TOP" "$T_DIR/ctl.out" || fail "the largest shard not read: $(cat "$T_DIR/ctl.out")"
+expect_ctl 0 "^ns create: orders exists" ns create orders --block-size $B
+for r in odd even; do
+	c=$(counter $r orders)
+	[ $((c * B)) -gt $TOP ] || fail "the $r server's counter $c: its block starts at or below $TOP"
+	for role in odd even; do
+		hw=$(db_sql $r "SELECT high_water FROM idgen.idgen_ns_marks WHERE ns = 'orders' AND role = '$role'")
+		[ "$hw" = $((TOP / B)) ] || fail "the $r server's mark of $role: $hw, want $((TOP / B))"
+	done
+	t=$(ticket $r orders)
+	[ $((t * B)) -gt $TOP ] || fail "the $r server's first ticket $t: block at or below $TOP"
+	[ $((t % 2)) = "$([ $r = odd ] && echo 1 || echo 0)" ] || fail "ticket $t from the $r server"
+done
+expect_ctl 0 "^orders +1000 snowflake ready " ns list
+log "2-3. adopted above MAX(id) = $TOP of three shards (killed after rows, floor, ready; resumed); first tickets $(ticket odd orders), $(ticket even orders)"
+
+# 4. Raise: forward only.
+expect_ctl 1 "would move it back" ns raise orders --above 5000
+expect_ctl 0 "^ns raise: orders: its next ID is at least 2000000000000" ns raise orders --above 1999999999999
+[ $(($(ticket odd orders) * B)) -ge 2000000000000 ] || fail "a ticket below the raise"
+log "4. ns raise forward ok, backward refused"
+
+# 5. Drop, then create again: above the old marks.
+expect_ctl 0 "^ns drop: orders dropped on 2 servers" ns drop orders
+expect_ctl 0 "its first ID is at least (200000000[0-9]{4})" ns create orders --block-size $B
+first=$(sed -n 's/.*at least \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")
+[ "$first" -ge 2000000000000 ] || fail "re-created below its old marks: $first"
+expect_ctl 1 "no namespace nothere" ns drop nothere
+log "5. dropped and re-created: starts at $first, above its old marks"
+log ok
