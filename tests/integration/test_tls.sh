@@ -15,9 +15,10 @@
 #  4. SIGHUP reload: an expired certificate (the client refuses it), then a
 #     file that does not load (the old certificate stays, one log line), then a
 #     new certificate, seen by a new connection.
-#  5. Client certificates required (mTLS) and TLS 1.3 only: with a client
-#     certificate every protocol serves, without one each is refused; TLS 1.2
-#     is refused.
+#  5. Client certificates required (mTLS), TLS 1.3 only, and tokens
+#     (auth_tokens_file): with a client certificate and a token every protocol
+#     serves, without a certificate each is refused in the handshake, without a
+#     token by the protocol (NOAUTH, 401, UNAUTHENTICATED); TLS 1.2 is refused.
 # Before them (0.), settings that cannot work are refused with one line, and a
 # key that does not match its certificate stops the start. Every ID taken is
 # checked distinct.
@@ -272,19 +273,47 @@ n=$( { tq "$SVC_PORT" 'IDS 5\nQUIT\n'; curl -sS --cacert "$CA" "https://127.0.0.
 [ "$n" = 10 ] || fail "after the reload: $n IDs, want 10"
 log "4. SIGHUP: expired certificate refused by curl and s_client, a bad file kept the old one ($(grep -c 'reload of the listen listener failed' "$T_DIR/svc.log") line), the renewed one served"
 
-# 5. mTLS required, TLS 1.3 only.
+# 5. mTLS required, TLS 1.3 only, and tokens.
+TOKEN=$(openssl rand -hex 16)
+printf 'app:%s\n' "$TOKEN" >"$T_DIR/tokens"
+chmod 600 "$T_DIR/tokens"
 TQ_OPTS=(-cert "$TLS/client-cert.pem" -key "$TLS/client-key.pem")
-tls_start mtls "$M_PORT" --listen_tls on --http_port "$M_HTTP" --http_tls on \
+# tls_start_auth FLAGS...: as tls_start for the mtls service, AUTH before its PING.
+tls_start_auth() {
+	local pid
+	IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") "$IDSERVER" --odd_port "$ODD_PORT" \
+		--even_port "$EVEN_PORT" --listen_port "$M_PORT" --state_file "$T_DIR/mtls.state" \
+		"$@" >"$T_DIR/mtls.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 1 100); do
+		tq "$M_PORT" "AUTH $TOKEN\nPING\nQUIT\n" "${TQ_OPTS[@]}" | grep -qx PONG && return 0
+		alive "$pid" || fail "mtls exited at start: $(tail -n 3 "$T_DIR/mtls.log")"
+		sleep 0.1
+	done
+	fail "mtls did not answer PING over TLS on port $M_PORT within 10 s"
+}
+tls_start_auth --listen_tls on --http_port "$M_HTTP" --http_tls on \
 	--grpc_port "$M_GRPC" --grpc_tls on --tls_cert_file "$TLS/server-cert.pem" \
 	--tls_key_file "$TLS/server-key.pem" --tls_ca_file "$CA" --tls_verify_client required \
-	--tls_min_version TLSv1.3
-n=$( { tq "$M_PORT" 'IDS 3\nQUIT\n' "${TQ_OPTS[@]}"
-	redis-cli --tls --cacert "$CA" "${CCERT[@]}" -p "$M_PORT" IDS 3
-	curl -sS --cacert "$CA" "${CCERT[@]}" "https://127.0.0.1:$M_HTTP/v1/ids?count=3" | ids_json
-	$PY "$ROOT/tests/integration/tls_client.py" redis "$M_PORT" "$CA" "$TLS/client-cert.pem" "$TLS/client-key.pem"
-	$PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$M_GRPC" "$CA" "$TLS/client-cert.pem" "$TLS/client-key.pem"
+	--tls_min_version TLSv1.3 --auth_tokens_file "$T_DIR/tokens"
+n=$( { tq "$M_PORT" "AUTH $TOKEN\nIDS 3\nQUIT\n" "${TQ_OPTS[@]}"
+	REDISCLI_AUTH=$TOKEN redis-cli --tls --cacert "$CA" "${CCERT[@]}" -p "$M_PORT" IDS 3
+	curl -sS --cacert "$CA" "${CCERT[@]}" -H "Authorization: Bearer $TOKEN" \
+		"https://127.0.0.1:$M_HTTP/v1/ids?count=3" | ids_json
+	IDGEN_TOKEN=$TOKEN $PY "$ROOT/tests/integration/tls_client.py" redis "$M_PORT" "$CA" \
+		"$TLS/client-cert.pem" "$TLS/client-key.pem"
+	IDGEN_TOKEN=$TOKEN $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$M_GRPC" "$CA" \
+		"$TLS/client-cert.pem" "$TLS/client-key.pem"
 	} | keep)
-[ "$n" = 2030 ] || fail "mTLS with a client certificate: $n IDs, want 2030"
+[ "$n" = 2030 ] || fail "mTLS with a client certificate and a token: $n IDs, want 2030"
+# A certificate but no token: the protocol's own refusal, over TLS.
+tq "$M_PORT" 'ID\nQUIT\n' "${TQ_OPTS[@]}" | grep -q '^ERR NOAUTH' || fail "text over TLS without a token: no NOAUTH"
+[ "$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" "${CCERT[@]}" "https://127.0.0.1:$M_HTTP/v1/id")" = 401 ] ||
+	fail "HTTPS without a token: not 401"
+rc=0; $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$M_GRPC" "$CA" "$TLS/client-cert.pem" \
+	"$TLS/client-key.pem" >"$T_DIR/grpc-notoken.out" 2>&1 || rc=$?
+[ $rc = 3 ] && grep -q UNAUTHENTICATED "$T_DIR/grpc-notoken.out" || fail "gRPC over TLS without a token: $(tail -n 1 "$T_DIR/grpc-notoken.out")"
 ! tq "$M_PORT" 'ID\nQUIT\n' | grep -qE '^[0-9]+$' || fail "text port served without a client certificate"
 ! redis-cli --tls --cacert "$CA" -p "$M_PORT" ID 2>&1 | grep -qE '^[0-9]+$' || fail "redis-cli served without a client certificate"
 rc=$(curl_rc nocert --cacert "$CA" "https://127.0.0.1:$M_HTTP/v1/id")
@@ -296,7 +325,7 @@ rc=0; $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$M_GRPC" "$C
 [ $rc = 3 ] || fail "gRPC without a client certificate exited $rc, want 3"
 out=$(timeout 10 openssl s_client -connect "127.0.0.1:$M_PORT" -tls1_2 "${TQ_OPTS[@]}" </dev/null 2>&1 || true)
 grep -qE 'alert protocol version|unsupported protocol' <<<"$out" || fail "TLS 1.2 not refused with tls_min_version TLSv1.3"
-log "5. mTLS: every protocol served with a client certificate, refused without one or with another CA's; TLS 1.2 refused"
+log "5. mTLS and tokens: every protocol served with a client certificate and a token; refused without a certificate or with another CA's (handshake), without a token (NOAUTH, 401, UNAUTHENTICATED); TLS 1.2 refused"
 
 n=$(check_unique <(awk '{ print $1, 1 }' "$IDS")) || fail "DUPLICATE IDs over TLS"
 log "PASS: $n IDs over TLS, all distinct"
