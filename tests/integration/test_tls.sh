@@ -6,8 +6,9 @@
 #     grpcio ssl_channel_credentials (gRPC, ALPN h2); the gRPC port shows its own
 #     certificate (grpc_tls_cert_file), the others the shared one.
 #  2. Refused by the client: another CA, a name the certificate does not carry.
-#     Refused by the server: TLS 1.1 (tls_min_version); cleartext on a TLS port
-#     gets no ID and leaves the server serving.
+#     Refused by the server: TLS 1.1 (tls_min_version), a client certificate of
+#     another CA (tls_verify_client = optional: none at all is served, part 1);
+#     cleartext on a TLS port gets no ID and leaves the server serving.
 #  3. A handshake flood is bounded like cleartext connections: silent
 #     connections take max_clients_per_ip slots, one more is closed at accept,
 #     and each is dropped after tls_handshake_timeout_ms. A client that never
@@ -137,7 +138,8 @@ tls_start svc "$SVC_PORT" --listen_tls on --http_port "$HTTP_PORT" --http_tls on
 	--grpc_port "$GRPC_PORT" --grpc_tls on --tls_cert_file "$TLS/live-cert.pem" \
 	--tls_key_file "$TLS/live-key.pem" --grpc_tls_cert_file "$TLS/grpc-cert.pem" \
 	--grpc_tls_key_file "$TLS/grpc-key.pem" --tls_handshake_timeout_ms 1000 \
-	--max_clients_per_ip 30 --write_timeout_ms 1000 --http_timeout_ms 1000
+	--max_clients_per_ip 30 --write_timeout_ms 1000 --http_timeout_ms 1000 \
+	--tls_ca_file "$CA" --tls_verify_client optional
 n=$(tq "$SVC_PORT" 'ID\nIDS 3\nQUIT\n' | keep)
 [ "$n" = 4 ] || fail "text over TLS: $n IDs, want 4"
 # 200 pipelined IDS 1000: 1.9 MB of replies, past max_output_bytes (1 MB), in order.
@@ -166,6 +168,13 @@ rc=$(curl_rc wronghost --cacert "$CA" --resolve "ids.example:$HTTP_PORT:127.0.0.
 	"https://ids.example:$HTTP_PORT/v1/id")
 [ "$rc" = 60 ] && grep -q 'subject name' "$T_DIR/wronghost.out" ||
 	fail "curl for a name the certificate lacks exited $rc: $(cat "$T_DIR/wronghost.out")"
+# tls_verify_client = optional: no certificate is served (part 1), one of this CA
+# too, one of another CA is refused by the server.
+n=$(curl -sS --cacert "$CA" "${CCERT[@]}" "https://127.0.0.1:$HTTP_PORT/v1/ids?count=2" | ids_json | keep)
+[ "$n" = 2 ] || fail "optional client certificate of the CA: $n IDs, want 2"
+rc=$(curl_rc optother --cacert "$CA" --cert "$TLS/otherca-cert.pem" --key "$TLS/otherca-key.pem" \
+	"https://127.0.0.1:$HTTP_PORT/v1/id")
+[ "$rc" != 0 ] && ! grep -q id_str "$T_DIR/optother.out" || fail "optional: a client certificate of another CA was served"
 ! redis-cli --tls --cacert "$TLS/otherca-cert.pem" -p "$SVC_PORT" ID 2>&1 | grep -qE '^[0-9]+$' ||
 	fail "redis-cli took an ID from a server its CA did not sign"
 rc=0; $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$GRPC_PORT" \
@@ -184,7 +193,7 @@ out=$(printf 'ID\nPING\n' | timeout 10 nc -N -w 3 127.0.0.1 "$SVC_PORT" | tr -cd
 rc=$(curl_rc cleartext "http://127.0.0.1:$HTTP_PORT/v1/id")
 [ "$rc" != 0 ] && ! grep -q id_str "$T_DIR/cleartext.out" || fail "cleartext HTTP answered on the TLS port"
 [ "$(tq "$SVC_PORT" 'PING\nQUIT\n')" = PONG ] || fail "no PONG after cleartext clients"
-log "2. another CA and another name refused by curl, redis-cli, grpcio; TLS 1.1 and cleartext refused by the server"
+log "2. another CA and another name refused by curl, redis-cli, grpcio; with tls_verify_client = optional a client certificate of another CA, TLS 1.1 and cleartext refused by the server"
 
 # 3. Handshake flood: 30 silent connections fill max_clients_per_ip (30), the
 # 31st is closed at accept; all 30 are dropped after tls_handshake_timeout_ms.
