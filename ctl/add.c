@@ -3,9 +3,11 @@
  * pair, at an offset of the pre-sized increment that no server of the tier has
  * or ever had (docs/design.md section 12.2).
  *
- * No floor is needed: no server ever drew a ticket of that residue. Every
- * write is idempotent (INSERT IGNORE, an UPDATE of the meta row only while the
- * server has issued no ticket), so a command killed at any step is run again.
+ * In generation 0 no floor is needed: no server ever drew a ticket of that
+ * residue; after a change of the increment the new server starts above every
+ * mark of the region (docs/design.md 12.4). Every write is idempotent (INSERT
+ * IGNORE, marks only raised, the meta row written last and only while the
+ * server has drawn no ticket), so a command killed at any step is run again.
  * The writes need an administrator's account (IDGEN_ADMIN_USER, default root,
  * and IDGEN_ADMIN_PASSWORD, from the environment: never in argv); the reads use
  * the service user of the config, as idserver does.
@@ -22,6 +24,9 @@
 #include "layout.h"
 
 #define ADD_SQL_MAX	1024
+
+struct add;
+static void	add_floor(struct add *a);
 
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
@@ -46,8 +51,9 @@ struct add {
 	struct ctl_server	 srv;		/* the new server, as the administrator */
 	uint64_t		 block_size;	/* the region's agreed B */
 	uint64_t		 generation;	/* the tier's (docs/design.md 12.4) */
-	uint64_t		 floor;		/* ... and its floor: the new residue was
-						 * drawn below it under the old M */
+	uint64_t		 floor;		/* ... and the first ID the new server may
+						 * give: its residue was drawn below it
+						 * under the old M */
 };
 
 /* Reads OFFSET and IP:PORT ([IPv6]:PORT); false with a line on stderr. */
@@ -150,7 +156,7 @@ add_generation(struct add *a, const struct ctl_server *s)
 		return 1;
 	}
 	a->generation = g;
-	a->floor = floor > a->floor ? floor : a->floor;
+	a->floor = floor > a->floor ? floor : a->floor;	/* an ID */
 	return 0;
 }
 
@@ -217,6 +223,7 @@ add_check_tier(struct add *a)
 		fprintf(stderr, "idgenctl: the region's B is unknown (its pair's meta rows)\n");
 		return 2;
 	}
+	add_floor(a);
 	return 0;
 }
 
@@ -233,7 +240,7 @@ add_check_new(struct add *a)
 	    "@@GLOBAL.innodb_flush_log_at_trx_commit, (SELECT DATA_TYPE FROM "
 	    "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = "
 	    "'idgen_marks' AND COLUMN_NAME = 'role'), (SELECT COUNT(*) FROM idgen_leases), "
-	    "(SELECT COUNT(*) FROM idgen_marks WHERE high_water > 0), "
+	    "(SELECT COUNT(*) FROM tickets64), "
 	    "(SELECT server_uuid FROM idgen_meta WHERE one = 1), "
 	    "(SELECT server_offset FROM idgen_meta WHERE one = 1)";
 	char got[8][64];
@@ -277,53 +284,65 @@ add_check_new(struct add *a)
 }
 
 /*
- * After a change of the increment, the new server's generation, its floor as
- * its own mark and its counter above it (docs/design.md section 12.4).
+ * After a change of the increment, the first ID the new server may give: above
+ * every floor and every mark any server of the region holds, in ID space
+ * (docs/design.md 12.4). 0 in generation 0: no server drew its residue.
  */
+static void
+add_floor(struct add *a)
+{
+	if (a->generation == 0)
+		return;
+	for (unsigned i = 0; i < server_own_count(); i++) {
+		const struct ctl_server *s = &a->c->srv[i];
+
+		if (!s->up)
+			continue;
+		for (unsigned j = 0; j < server_own_count(); j++)
+			if (s->has_mark[j] && state_mark_end(&s->mark[j], a->block_size) > a->floor)
+				a->floor = state_mark_end(&s->mark[j], a->block_size);
+	}
+}
+
+/* Its own mark at the floor, its counter above it, its own row in the generation. */
 static int
 add_write_floor(struct add *a)
 {
 	char sql[ADD_SQL_MAX];
-	uint64_t f = a->floor, b = a->block_size;
+	uint64_t b = a->block_size, t = (a->floor + b - 1) / b;	/* the first ticket */
 
-	if (a->generation == 0 && f == 0)
+	if (a->generation == 0 && a->floor == 0)
 		return 0;
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size "
 	    "= %" PRIu64 " WHERE role = 'o%u' AND (high_water + 1) * IF(block_size = 0, %" PRIu64
-	    ", block_size) < %" PRIu64, f, b, a->offset, b, (f + 1) * b);
-	if (!add_exec(&a->srv, sql))
-		return 2;
-	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1);
+	    ", block_size) < %" PRIu64, t - 1, b, a->offset, b, t * b);
+	if (t == 0 || !add_exec(&a->srv, sql))
+		return t == 0 ? 0 : 2;
+	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, t);
 	if (!add_exec(&a->srv, sql))
 		return 2;
 	add_step("new-floor");
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET generation = %" PRIu64 " WHERE role "
 	    "= 'o%u'", a->generation, a->offset);
-	if (!add_exec(&a->srv, sql))
-		return 2;
-	snprintf(sql, sizeof(sql), "UPDATE idgen_meta SET tier_generation = %" PRIu64 ", "
-	    "tier_floor = %" PRIu64 " WHERE one = 1", a->generation, f);
 	return add_exec(&a->srv, sql) ? 0 : 2;
 }
 
-/* The new server's meta row and a marks row for every server of the region. */
+/*
+ * The new server: its meta row written last. Until that row names its offset
+ * (0 before), no idserver accepts it, so a command killed at any step leaves
+ * nothing usable below the floor; the row only changes while the server has
+ * drawn no ticket.
+ */
 static int
 add_write_new(struct add *a)
 {
 	char sql[ADD_SQL_MAX];
 	const char *parity = a->offset % 2 ? "odd" : "even";
-	int n;
+	int n, rc;
 
 	snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_meta (one, layout_version, "
 	    "block_size, parity) VALUES (1, %d, %" PRIu64 ", '%s')", LAYOUT_VERSION,
 	    a->block_size, parity);
-	if (!add_exec(&a->srv, sql))
-		return 2;
-	snprintf(sql, sizeof(sql), "UPDATE idgen_meta SET layout_version = %d, block_size = %"
-	    PRIu64 ", parity = '%s', tier_increment = %u, server_offset = %u, region = %u, "
-	    "region_bits = %u WHERE one = 1 AND NOT EXISTS (SELECT 1 FROM idgen_marks WHERE "
-	    "high_water > 0)", LAYOUT_VERSION, a->block_size, parity, server_increment(),
-	    a->offset, server_region(), server_region_bits());
 	if (!add_exec(&a->srv, sql) ||
 	    !add_exec(&a->srv, "UPDATE idgen_meta SET server_uuid = UUID() WHERE server_uuid = ''"))
 		return 2;
@@ -336,7 +355,15 @@ add_write_new(struct add *a)
 	if (!add_exec(&a->srv, sql))
 		return 2;
 	add_step("new-marks");
-	return add_write_floor(a);
+	if ((rc = add_write_floor(a)) != 0)
+		return rc;
+	snprintf(sql, sizeof(sql), "UPDATE idgen_meta SET layout_version = %d, block_size = %"
+	    PRIu64 ", parity = '%s', tier_increment = %u, server_offset = %u, region = %u, "
+	    "region_bits = %u, tier_generation = %" PRIu64 ", tier_floor = %" PRIu64 " WHERE one "
+	    "= 1 AND NOT EXISTS (SELECT 1 FROM tickets64)", LAYOUT_VERSION, a->block_size, parity,
+	    server_increment(), a->offset, server_region(), server_region_bits(), a->generation,
+	    a->floor);
+	return add_exec(&a->srv, sql) ? 0 : 2;
 }
 
 /* Every other server of the region gets the new server's marks row. */

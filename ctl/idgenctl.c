@@ -497,11 +497,14 @@ ctl_check_generations(struct ctl *c)
 			    "raise-increment %" PRIu64 " (it resumes)", server_name(i), g, top,
 			    plan != 0 ? ", planned" : "", s->sealed ? ", sealed" : "",
 			    plan != 0 ? plan : top_m);
-		if (s->counter <= floor)
-			ctl_violation(c, "%s: counter %" PRIu64 " is not above the generation's floor %"
-			    PRIu64 "; repair: on the %s server run ALTER TABLE %s.tickets64 "
-			    "AUTO_INCREMENT = %" PRIu64, server_name(i), s->counter, floor,
-			    server_name(i), c->cfg.db_name, floor + 1);
+		/* The floor is an ID: the first of the generation (docs/design.md 12.4). */
+		if (s->block_size > 0 && floor > 0 && (s->counter > UINT64_MAX / s->block_size ||
+		    s->counter * s->block_size < floor))
+			ctl_violation(c, "%s: counter %" PRIu64 " (B=%" PRIu64 ") starts below the "
+			    "generation's first ID %" PRIu64 "; repair: on the %s server run ALTER "
+			    "TABLE %s.tickets64 AUTO_INCREMENT = %" PRIu64, server_name(i), s->counter,
+			    s->block_size, floor, server_name(i), c->cfg.db_name,
+			    (floor + s->block_size - 1) / s->block_size);
 	}
 }
 
@@ -619,6 +622,30 @@ ctl_follow_generation(struct ctl *c)
 	    c->cfg.tier_increment, top_m);
 }
 
+/*
+ * One command that changes the tier at a time: a named lock on the odd server,
+ * held by this process's connection until it exits (two operators' plans,
+ * seals or creates never interleave).
+ */
+static bool
+ctl_lock(struct ctl *c)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	bool ok = false;
+
+	if (c->srv[0].up && (res = ctl_query(&c->srv[0], "SELECT GET_LOCK('idgenctl', 0)")) != NULL) {
+		row = mysql_fetch_row(res);
+		ok = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+		mysql_free_result(res);
+	}
+	if (!ok)
+		fprintf(stderr, "idgenctl: %s\n", c->srv[0].up ? "another idgenctl command is "
+		    "changing this tier (it holds the lock 'idgenctl' on the odd server): run this "
+		    "once it has finished" : "the odd server cannot be read: no change without it");
+	return ok;
+}
+
 /* The index of the first command word: options before it go to config_load. */
 static int
 ctl_command_start(int argc, char **argv)
@@ -676,7 +703,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[cmd + 1], "raise-increment") != 0)
 		ctl_follow_generation(&c);
-	if (ns)
+	if ((ns ? strcmp(argv[cmd + 1], "list") != 0 : strcmp(argv[cmd + 1], "status") != 0 &&
+	    strcmp(argv[cmd + 1], "check") != 0) && !ctl_lock(&c))
+		rc = 1;
+	else if (ns)
 		rc = ctl_ns(&c, argc - cmd - 1, argv + cmd + 1);
 	else if (strcmp(argv[cmd + 1], "add-server") == 0)
 		rc = ctl_add_server(&c, argv[cmd + 2], argv[cmd + 3]);

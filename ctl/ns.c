@@ -266,7 +266,9 @@ ns_grantee(struct ns *x)
 		return false;
 	}
 	row = mysql_fetch_row(res);
-	if (row != NULL && row[0] != NULL && (at = strrchr(row[0], '@')) != NULL) {
+	/* Quoted below: a name with a quote or backslash is refused, not escaped. */
+	if (row != NULL && row[0] != NULL && strpbrk(row[0], "'\\`") == NULL &&
+	    (at = strrchr(row[0], '@')) != NULL) {
 		*at = '\0';
 		snprintf(x->grantee, sizeof(x->grantee), "'%s'@'%s'", row[0], at + 1);
 	}
@@ -320,6 +322,26 @@ ns_state(struct ns *x, uint64_t *b, char *fallback, size_t flen)
 	return dropped == (int)server_count() ? 3 : 1;
 }
 
+/*
+ * A rerun of a create keeps the largest ID an earlier run was given, though
+ * its options left it out (the catalogue rows' start_above).
+ */
+static bool
+ns_kept_above(struct ns *x, uint64_t *largest)
+{
+	char sql[NS_SQL_MAX];
+	uint64_t v;
+
+	snprintf(sql, sizeof(sql), "SELECT MAX(start_above) FROM idgen_namespaces WHERE name = "
+	    "'%s' AND state = 'creating'", x->name);
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ns_value(&x->s[i], sql, &v))
+			return false;
+		*largest = v > *largest ? v : *largest;
+	}
+	return true;
+}
+
 /* Phase one on each server: the catalogue row 'creating', the table, its marks rows. */
 static int
 ns_create_rows(struct ns *x)
@@ -329,7 +351,10 @@ ns_create_rows(struct ns *x)
 		unsigned first, count;
 
 		if (!ns_exec(s, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, "
-		    "state) VALUES ('%s', %" PRIu64 ", '%s', 'creating')", x->name, x->b, x->fallback) ||
+		    "state, start_above) VALUES ('%s', %" PRIu64 ", '%s', 'creating', %" PRIu64 ")",
+		    x->name, x->b, x->fallback, x->above) ||
+		    !ns_exec(s, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %"
+		    PRIu64 ") WHERE name = '%s' AND state <> 'ready'", x->above, x->name) ||
 		    !ns_exec(s, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" PRIu64
 		    ", fallback = '%s' WHERE name = '%s' AND state = 'dropped'", x->b, x->fallback,
 		    x->name) ||
@@ -404,8 +429,14 @@ ns_create(struct ns *x)
 		    "unfinished: run it again with those, or drop it\n", x->name, b, fallback);
 		return 1;
 	}
-	if (!ns_adopt_max(x, &largest) || !ns_grantee(x))
+	if (!ns_adopt_max(x, &largest) || !ns_grantee(x) || !ns_kept_above(x, &largest))
 		return 2;
+	if (largest >= (UINT64_C(1) << 53)) {
+		fprintf(stderr, "idgenctl: the largest existing ID %" PRIu64 " is not below 2^53: no "
+		    "ticket ID can be above it\n", largest);
+		return 1;
+	}
+	x->above = largest;
 	if ((rc = ns_create_rows(x)) != 0 || (rc = ns_set_floor(x, largest / x->b + 1)) != 0)
 		return rc;
 	for (unsigned i = 0; i < server_count(); i++) {

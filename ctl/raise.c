@@ -28,7 +28,7 @@ struct raise_srv {
 	unsigned		 gen;		/* idgen_meta.tier_generation */
 	unsigned		 inc;		/* idgen_meta.tier_increment */
 	unsigned		 plan;		/* idgen_meta.tier_plan */
-	uint64_t		 floor;		/* idgen_meta.tier_floor */
+	uint64_t		 floor;		/* idgen_meta.tier_floor: an ID */
 	uint64_t		 b;
 	uint64_t		 counter;
 	unsigned		 own_gen;	/* its own marks row */
@@ -289,10 +289,15 @@ raise_floor(struct raise *x)
 				end = state_mark_end(&m, x->b);
 		}
 		mysql_free_result(res);
-		if (r->counter > 0 && r->counter * x->b > end)
+		if (r->counter > UINT64_MAX / x->b) {
+			fprintf(stderr, "idgenctl: the %s server's counter %" PRIu64 " is beyond any "
+			    "ID\n", server_name(i), r->counter);
+			return 1;
+		}
+		if (r->counter * x->b > end)
 			end = r->counter * x->b;
-		if (r->gen > x->gen && (r->floor + 1) * x->b > end)
-			end = (r->floor + 1) * x->b;
+		if (r->gen > x->gen && r->floor > end)
+			end = r->floor;
 	}
 	x->floor = end == 0 ? 0 : (end + x->b - 1) / x->b - 1;
 	if (!layout_ticket_ok(x->floor + x->to, x->b)) {
@@ -325,7 +330,7 @@ raise_open_one(struct raise *x, unsigned i)
 	    PRIu64, f, b, b, (f + 1) * b) ||
 	    !raise_exec(r, "UPDATE idgen_meta SET tier_increment = %u, tier_generation = %u, "
 	    "tier_floor = %" PRIu64 ", tier_plan = 0 WHERE one = 1 AND tier_generation = %u",
-	    x->to, x->gen + 1, f, x->gen) ||
+	    x->to, x->gen + 1, (f + 1) * b, x->gen) ||
 	    !raise_exec(r, "UPDATE idgen_marks SET generation = %u, sealed = 0 WHERE role = '%s' "
 	    "AND generation = %u", x->gen + 1, server_role(i), x->gen) ||
 	    !raise_exec(r, "COMMIT"))
@@ -339,8 +344,8 @@ static void
 raise_done(const struct raise *x)
 {
 	printf("tier raise-increment: generation %u, M = %u (was %u), floor %" PRIu64 ": every "
-	    "ticket from now on is above it, on %u servers\n", x->gen + 1, x->to, x->from,
-	    x->floor, server_count());
+	    "ticket from now on is above it (IDs from %" PRIu64 "), on %u servers\n", x->gen + 1,
+	    x->to, x->from, x->floor, (x->floor + 1) * x->b, server_count());
 	printf("running idservers follow without a restart; set in every idserver's config:\n"
 	    "  tier_increment = %u\n", x->to);
 	printf("set in each ticket server's own config file (SET GLOBAL does not outlive a "

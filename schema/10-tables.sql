@@ -77,11 +77,13 @@ INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');
 -- own per name, with its own ticket table tickets_<name> on every server, its
 -- B and fallback policy fixed at creation. Rows are 'creating' until every
 -- server has the table and marks, then 'ready'; 'dropped' keeps the marks.
+-- start_above: the largest existing ID a create was given (a rerun keeps it).
 CREATE TABLE IF NOT EXISTS idgen_namespaces (
   name       VARCHAR(48) NOT NULL PRIMARY KEY,
   block_size BIGINT UNSIGNED NOT NULL,
   fallback   ENUM('snowflake', 'refuse') NOT NULL DEFAULT 'snowflake',
   state      ENUM('creating', 'ready', 'dropped') NOT NULL DEFAULT 'creating',
+  start_above BIGINT UNSIGNED NOT NULL DEFAULT 0,
   created    TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
 ) ENGINE=InnoDB;
 -- A namespace's high-water marks, as idgen_marks for the default sequence: a

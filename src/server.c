@@ -200,6 +200,13 @@ server_view_adopt(unsigned generation, unsigned increment)
 	return true;
 }
 
+void
+server_view_revert(unsigned generation, unsigned increment)
+{
+	server_shape.generation = generation;
+	server_shape.increment = increment;
+}
+
 unsigned
 server_region(void)
 {

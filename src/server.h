@@ -63,6 +63,9 @@ unsigned	 server_generation(void);
 void		 server_retire(unsigned index);
 bool		 server_retired(unsigned index);
 bool		 server_view_adopt(unsigned generation, unsigned increment);
+
+/* Back to a view this process held before (a server that moved it failed its checks). */
+void		 server_view_revert(unsigned generation, unsigned increment);
 unsigned	 server_region_bits(void);
 
 /*

@@ -507,6 +507,8 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
+	unsigned view_gen = server_generation(), view_m = server_increment();
+
 	if (!ticket_check_generation(s, row))
 		return;
 	in.version = row[0];
@@ -522,9 +524,15 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.region = row[17];
 	in.region_bits = row[18];
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
+		/* A server that fails its checks moves no view (docs/design.md 12.4). */
+		server_view_revert(view_gen, view_m);
 		ticket_refuse(s, why);
 		return;
 	}
+	if (server_generation() != view_gen)
+		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
+		    "ticket server); set tier_increment = %u in the config", server_generation(),
+		    view_m, server_increment(), s->name, server_increment());
 	if (s->seen.recheck && b != s->block_size) {
 		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
 		    " to %" PRIu64 " on a live server", s->block_size, b);
@@ -603,9 +611,6 @@ ticket_check_generation(struct ticket_server *s, char **row)
 			ticket_refuse(s, why);
 			return false;
 		}
-		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
-		    "ticket server); set tier_increment = %u in the config", server_generation(),
-		    before, server_increment(), s->name, server_increment());
 	}
 	s->generation = (unsigned)g;
 	return true;
@@ -634,14 +639,20 @@ ticket_retired(struct ticket_server *s, const char *roles)
 	return false;
 }
 
-/* The meta row's floor binds like its own mark: no ticket at or below it. */
+/*
+ * The meta row's floor (the first ID of its generation, whatever B) binds
+ * like its own mark: no ticket whose block starts below it.
+ */
 static void
 ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
 {
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
 	uint64_t f;
 
-	if (ticket_u64(floor, &f) && f > state_mark_ticket(&own, b)) {
+	if (!ticket_u64(floor, &f) || f == 0 || b == 0)
+		return;
+	f = (f + b - 1) / b - 1;	/* the last ticket whose block starts below it */
+	if (f > state_mark_ticket(&own, b)) {
 		s->seen.own_mark = f;
 		s->seen.own_mark_b = b;
 	}

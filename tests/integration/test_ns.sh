@@ -91,5 +91,8 @@ expect_ctl 0 "its first ID is at least (200000000[0-9]{4})" ns create orders --b
 first=$(sed -n 's/.*at least \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")
 [ "$first" -ge 2000000000000 ] || fail "re-created below its old marks: $first"
 expect_ctl 1 "no namespace nothere" ns drop nothere
+db_sql odd "CREATE DATABASE shard9; CREATE TABLE shard9.t (id BIGINT UNSIGNED PRIMARY KEY); INSERT INTO shard9.t VALUES (18446744073709551615)"
+expect_ctl 1 "the largest existing ID 18446744073709551615 is not below 2\^53" ns create big --block-size 1 \
+	--start-above-max "mariadb://root@127.0.0.1:$ODD_PORT/shard9" t id
 log "5. dropped and re-created: starts at $first, above its old marks"
 log ok

@@ -308,7 +308,8 @@ test_generation_adopted(void **state)
 {
 	static const char *const g1[26] = {
 		"10.11.19-MariaDB", "8", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "41",
-		"5", "4", "0", "4096", "4096", "8", "1", "0", "0", "8", "1", "1", "40", "1", "0", NULL,
+		"5", "4", "0", "4096", "4096", "8", "1", "0", "0", "8", "1", "1", "167936", "1", "0",
+		NULL,	/* the floor is an ID: (40 + 1) * 4096 */
 	};
 	struct rig *r = rig_up();
 	struct fake_reply c = { .match = "SELECT @@version", .nfields = 26 };
@@ -335,6 +336,26 @@ test_generation_adopted(void **state)
 	assert_int_equal(r->s.state, TICKET_REFUSED);
 	assert_non_null(strstr(r->s.last_error, "tier_generation is 0"));
 	assert_true(server_shape_set(2, 0, 0));
+	rig_down(r);
+}
+
+/* A server in a later generation that fails its other checks moves no view. */
+static void
+test_view_not_moved_by_bad_server(void **state)
+{
+	struct rig *r = rig_up();
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 26 };
+
+	(void)state;
+	memcpy(c.row, check_row, sizeof(check_row));
+	c.row[21] = c.row[23] = "1";	/* generation 1, open ... */
+	c.row[15] = "8";		/* ... with M = 8, but the wrong parity */
+	c.row[7] = "even";
+	fake_expect(&c);
+	ticket_recheck_soon(&r->s);
+	run(r);
+	assert_int_equal(r->s.state, TICKET_REFUSED);
+	assert_true(server_generation() == 0 && server_increment() == 2);
 	rig_down(r);
 }
 
@@ -432,6 +453,7 @@ main(void)
 		cmocka_unit_test(test_sealed_at_check),
 		cmocka_unit_test(test_session_increment_old),
 		cmocka_unit_test(test_generation_adopted),
+		cmocka_unit_test(test_view_not_moved_by_bad_server),
 		cmocka_unit_test(test_retired),
 	};
 
