@@ -1,7 +1,7 @@
 # idgen - build, run and test.  `make` builds; `make run` serves; `make test` tests.
 
 CC       ?= gcc
-PKGS     := libmariadb libevent inih jansson libnghttp2 libprotobuf-c libcrypto
+PKGS     := libmariadb libevent libevent_openssl openssl inih jansson libnghttp2 libprotobuf-c libcrypto
 BUILD    ?= build
 DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man-db \
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
@@ -11,7 +11,7 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs \
 	    golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
 	    golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
-	    openssl nginx-light
+	    openssl libssl-dev nginx-light
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \

@@ -6,7 +6,7 @@
 # Starts on 127.0.0.1: a MariaDB odd/even pair (scripts/dbpair.sh), idserver,
 # redis-server (Debian's) and build/nullserver, and for rows 10-11 nginx
 # (Debian's nginx-light), build/go/bin/go-idpeer (grpc-go) and a grpcio
-# counter; runs the matrix; stops all of them by PID at exit (trap), even on
+# counter, for row 14 a second idserver over TLS; runs the matrix; stops all of them by PID at exit (trap), even on
 # failure. Writes bench/RESULTS.md and
 # bench/latency.png (gnuplot, bench/plot.gp); raw outputs stay under
 # build/bench-var/.
@@ -30,9 +30,10 @@
 #   BENCH_PROFILE    1: profile idserver with perf during extra runs of rows 2,
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
-#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 15 and 16 (e.g.
-#                    10,11 or "10 13"): only those rows and the servers they need;
-#                    each row's section goes to build/bench-var/rowN.md and
+#   BENCH_TLS_PORT BENCH_TLS_GRPC_PORT  row 14's idserver over TLS (default 14248 14249)
+#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15 and 16
+#                    (e.g. 10,11 or "10 13"): only those rows and the servers they
+#                    need; each row's section goes to build/bench-var/rowN.md and
 #                    bench/RESULTS.md is left as it is (row 13 alone: about a
 #                    minute; rows 10 and 11: about a minute with the pair's start;
 #                    row 15 about 80 s, row 16 about a minute)
@@ -76,6 +77,8 @@ GRPC_PORT=${BENCH_GRPC_PORT:-14244}
 PEER_GRPC_PORT=${BENCH_PEER_GRPC_PORT:-14245}
 NGINX_PORT=${BENCH_NGINX_PORT:-14246}
 GOPEER_PORT=${BENCH_GOPEER_PORT:-14247}
+TLS_PORT=${BENCH_TLS_PORT:-14248}
+TLS_GRPC_PORT=${BENCH_TLS_GRPC_PORT:-14249}
 RAW_N=${BENCH_RAW_N:-2000}
 REPS=${BENCH_REPS:-3}
 if command -v perf >/dev/null 2>&1; then PROFILE=${BENCH_PROFILE:-1}; else PROFILE=0; fi
@@ -637,8 +640,8 @@ far_verdict() {
 ONLY=$(tr ', ' '  ' <<<"${BENCH_ONLY:-}" | xargs)
 for r in $ONLY; do
 	case $r in
-	10|11|13|15|16) ;;
-	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 15 and 16 can, e.g. BENCH_ONLY=10,11)" ;;
+	10|11|13|14|15|16) ;;
+	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15 and 16 can, e.g. BENCH_ONLY=10,11)" ;;
 	esac
 done
 # want ROW: the row runs (every row when BENCH_ONLY is not set).
@@ -1338,8 +1341,114 @@ conn_summary() {
 	done
 }
 
+# rb_run LABEL PID PORT CMD PIPELINE [FLAGS]: one redis-benchmark run (50
+# clients; FLAGS e.g. --tls ...), the server's CPU from /proc around it;
+# R[LABEL.*] as for idbench.
+RB_N=${BENCH_RB_N:-2000000}
+rb_run() {
+	local label=$1 pid=$2 port=$3 cmd=$4 pipe=$5 flags=${6:-} c0 c1 rps n hz
+	hz=$(getconf CLK_TCK)
+	n=$RB_N
+	[ "$pipe" = 1 ] && n=$((RB_N / 8))
+	LABELS+=("$label")
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }redis-benchmark -p $port -c 50 -n $n -P $pipe${flags:+ ${flags//$ROOT\//}} --csv $cmd"
+	say "run $label: redis-benchmark -c 50 -n $n -P $pipe $cmd"
+	c0=$(cpu_ticks "$pid")
+	# shellcheck disable=SC2086 # FLAGS and CMD are lists of words
+	if ! timeout -k 5 300 "${PIN_CLI[@]}" redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" \
+	    $flags --csv $cmd >"$RUNS/$label.out" 2>&1; then
+		R[$label.state]=errors
+		say "  $label: redis-benchmark failed: $(tail -n 2 "$RUNS/$label.out" | tr '\n' ' ')"
+		return 1
+	fi
+	c1=$(cpu_ticks "$pid")
+	rps=$(awk -F'","' 'NR == 2 { print $2 }' "$RUNS/$label.out")
+	R[$label.req_per_s]=$rps
+	R[$label.requests]=$n
+	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
+	R[$label.state]=ok
+	say "  $label: $rps req/s, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+}
+# ---- row 14: TLS on the listeners (issue 21) -------------------------------
+# A second idserver on the same pair with its text/RESP and gRPC ports on TLS
+# (a throwaway CA and certificate made here), against the cleartext idserver
+# in the same row with the same clients: redis-benchmark -P 16 with --tls
+# (idbench speaks no TLS, so pipelined RESP stands for the pipelined row) and
+# h2load over https, ALPN h2 (gRPC). Sessions are not resumed: each client
+# connects once.
+TLS_DIR=$VAR/tls TLS_PID="" TLS_CMD="" TLS_WHY=""
+# tls_up: the CA, the certificate and the TLS idserver; false with TLS_WHY when it cannot.
+tls_up() {
+	local k
+	mkdir -p "$TLS_DIR"
+	for k in ca server; do
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TLS_DIR/$k-key.pem" 2>/dev/null ||
+			{ TLS_WHY="openssl genpkey failed"; return 1; }
+	done
+	openssl req -x509 -new -key "$TLS_DIR/ca-key.pem" -days 2 -subj /CN=idgen-bench-ca \
+		-out "$TLS_DIR/ca-cert.pem" 2>/dev/null &&
+	openssl req -new -key "$TLS_DIR/server-key.pem" -subj /CN=idgen-bench -out "$TLS_DIR/server.csr" 2>/dev/null &&
+	openssl x509 -req -in "$TLS_DIR/server.csr" -CA "$TLS_DIR/ca-cert.pem" -CAkey "$TLS_DIR/ca-key.pem" \
+		-CAcreateserial -days 2 -extfile <(printf 'subjectAltName=IP:127.0.0.1\n') \
+		-out "$TLS_DIR/server-cert.pem" 2>/dev/null || { TLS_WHY="openssl could not make the certificates"; return 1; }
+	rm -f "$VAR/idserver-tls.state"
+	IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
+		--listen_port "$TLS_PORT" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+		--state_file "$VAR/idserver-tls.state" --grpc_port "$TLS_GRPC_PORT" --listen_tls on \
+		--grpc_tls on --tls_cert_file "$TLS_DIR/server-cert.pem" \
+		--tls_key_file "$TLS_DIR/server-key.pem" >"$VAR/idserver-tls.log" 2>&1 &
+	TLS_PID=$!
+	PIDS+=("$TLS_PID")
+	TLS_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $TLS_PORT --odd_port $ODD_PORT --even_port $EVEN_PORT --state_file build/bench-var/idserver-tls.state --grpc_port $TLS_GRPC_PORT --listen_tls on --grpc_tls on --tls_cert_file build/bench-var/tls/server-cert.pem --tls_key_file build/bench-var/tls/server-key.pem"
+	wait_port "$TLS_GRPC_PORT" "$TLS_PID" idserver-tls
+}
+
+row14() {
+	say "row 14: TLS (issue 21): RESP pipelined and gRPC, idserver over TLS vs cleartext"
+	[ -s "$VAR/grpc-id.bin" ] || printf '\x00\x00\x00\x00\x00' >"$VAR/grpc-id.bin"	# GenerateIdRequest{}
+	if ! tls_up; then
+		say "row 14 could not start its TLS idserver: $TLS_WHY"
+		R[r14.why]=$TLS_WHY
+		return 0
+	fi
+	rb_run r14-resp "$SVC_PID" "$SVC_PORT" ID 16
+	rb_run r14-resp-tls "$TLS_PID" "$TLS_PORT" ID 16 "--tls --cacert $TLS_DIR/ca-cert.pem"
+	g_run r14-grpc "$SVC_PID" "$GRPC_PORT" GenerateId "$VAR/grpc-id.bin" 200000
+	h2_bench r14-grpc-tls "$TLS_PID" \
+	    "https://127.0.0.1:$TLS_GRPC_PORT/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId" 200000 \
+	    -c 50 -m 10 -t 1 -d "$VAR/grpc-id.bin" -H 'content-type: application/grpc' -H 'te: trailers'
+	kill -TERM "$TLS_PID" 2>/dev/null; stop_pid "$TLS_PID"; wait "$TLS_PID" 2>/dev/null; forget "$TLS_PID"
+}
+
+r14_md() {
+	cat <<MD
+## Row 14: TLS on the listeners (issue 21): over TLS vs cleartext
+
+A second idserver on the same pair with \`listen_tls = on\` and \`grpc_tls = on\` (a P-256
+certificate of a throwaway CA), the first one in cleartext, the same clients: pipelined
+RESP \`ID\` (\`redis-benchmark -c 50 -P 16\`, \`--tls\` for the TLS side; idbench speaks no
+TLS) and gRPC \`GenerateId\` (h2load, 50 connections x 10 streams, over https with ALPN
+\`h2\`; 200,000 calls). Each client connects once, so the handshakes are a small part;
+the figures are the cost of encrypting the stream.${R[r14.why]:+ **The TLS idserver did not run: ${R[r14.why]}.**}
+
+| | TLS | cleartext | TLS / cleartext |
+| --- | ---: | ---: | ---: |
+| RESP -P 16: requests/s | $(val r14-resp-tls req_per_s) | $(val r14-resp req_per_s) | $(ratio "$(fig r14-resp-tls req_per_s)" "$(fig r14-resp req_per_s)") |
+| RESP -P 16: server CPU µs/request | $(val r14-resp-tls server_cpu_us_per_req) | $(val r14-resp server_cpu_us_per_req) | $(ratio "$(fig r14-resp-tls server_cpu_us_per_req)" "$(fig r14-resp server_cpu_us_per_req)") |
+| gRPC GenerateId: calls/s | $(val r14-grpc-tls req_per_s) | $(val r14-grpc req_per_s) | $(ratio "$(fig r14-grpc-tls req_per_s)" "$(fig r14-grpc req_per_s)") |
+| gRPC GenerateId: server CPU µs/call | $(val r14-grpc-tls server_cpu_us_per_req) | $(val r14-grpc server_cpu_us_per_req) | $(ratio "$(fig r14-grpc-tls server_cpu_us_per_req)" "$(fig r14-grpc server_cpu_us_per_req)") |
+| gRPC GenerateId: latency P99 µs | $(val r14-grpc-tls p99_us) | $(val r14-grpc p99_us) | $(ratio "$(fig r14-grpc-tls p99_us)" "$(fig r14-grpc p99_us)") |
+
+Issue 21's target: requests/s over TLS at least 0.7x cleartext.
+
+\`\`\`sh
+${TLS_CMD:-the TLS idserver did not start}
+\`\`\`
+MD
+}
+
 # BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
-if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 15 && ! want 16; then
+if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16; then
 	for t in mariadb nc ss python3 curl; do
 		command -v "$t" >/dev/null || die "$t not installed (make deps)"
 	done
@@ -1369,7 +1478,8 @@ done
 # A previous bench's pair (crashed run) is ours: stop it before checking ports.
 [ -d "$DB" ] && "$ROOT/scripts/dbpair.sh" down "$DB" >/dev/null 2>&1
 for p in "$ODD_PORT" "$EVEN_PORT" "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT" \
-    $([ -z "$ONLY" ] && echo "$REDIS_PORT") $({ [ -z "$ONLY" ] || want 15; } && echo "$NULL_PORT"); do
+    $([ -z "$ONLY" ] && echo "$REDIS_PORT") $({ [ -z "$ONLY" ] || want 15; } && echo "$NULL_PORT") \
+    $(want 14 && echo "$TLS_PORT" "$TLS_GRPC_PORT"); do
 	port_busy "$p" && die "port $p on 127.0.0.1 is in use; set BENCH_*_PORT"
 done
 # 1,000 idle connections, row 16's 10,000 and the load runs need more than the
@@ -1437,7 +1547,8 @@ if [ -n "$ONLY" ]; then
 	want 15 && slo_row
 	want 16 && conn_row
 	want 13 && { far_row || say "row 13 could not run (see $FAR)"; }
-	for r in 10 11 13 15 16; do
+	want 14 && row14
+	for r in 10 11 13 14 15 16; do
 		want $r || continue
 		{
 			only_head
@@ -1445,10 +1556,11 @@ if [ -n "$ONLY" ]; then
 			10) r10_md ;;
 			11) r11_md ;;
 			13) far_md ;;
+			14) r14_md ;;
 			15) slo_md ;;
 			16) conn_md ;;
 			esac
-			if [ $r != 13 ]; then
+			if [ $r = 10 ] || [ $r = 11 ] || [ $r = 15 ] || [ $r = 16 ]; then
 				printf '\n| target | measured | verdict |\n| --- | --- | --- |\n'
 				case $r in
 				15) slo_targets ;;
@@ -1462,11 +1574,17 @@ if [ -n "$ONLY" ]; then
 				printf '```\n\nRuns:\n\n```sh\n'
 				for l in "${LABELS[@]}"; do [[ $l == r$r-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
 				printf '```\n'
+			elif [ $r = 14 ]; then
+				printf '\nServers: the MariaDB pair and idserver as in RESULTS.md'"'"'s commands, and the TLS idserver above. Runs:\n\n```sh\n'
+				for l in "${LABELS[@]}"; do [[ $l == r14-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
+				printf '```\n'
 			fi
 		} >"$VAR/row$r.md"
 		say "row $r written to build/bench-var/row$r.md"
 	done
 	r1011_summary
+	want 14 && echo "  row 14 TLS / cleartext: RESP -P 16 x$(ratio "$(fig r14-resp-tls req_per_s)" "$(fig r14-resp req_per_s)") ($(val r14-resp-tls req_per_s) vs $(val r14-resp req_per_s) req/s)," \
+		"gRPC x$(ratio "$(fig r14-grpc-tls req_per_s)" "$(fig r14-grpc req_per_s)") ($(val r14-grpc-tls req_per_s) vs $(val r14-grpc req_per_s) calls/s)"
 	want 15 && slo_summary
 	want 16 && conn_summary
 	want 13 && echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)" | sed 's/\*\*//g'
@@ -1516,32 +1634,6 @@ for r in $(seq 1 "$REPS"); do
 done
 median_of r8-idserver r8-redis
 
-# rb_run LABEL PID PORT CMD PIPELINE: one redis-benchmark run (50 clients), the
-# server's CPU from /proc around it; R[LABEL.*] as for idbench.
-RB_N=${BENCH_RB_N:-2000000}
-rb_run() {
-	local label=$1 pid=$2 port=$3 cmd=$4 pipe=$5 c0 c1 rps n hz
-	hz=$(getconf CLK_TCK)
-	n=$RB_N
-	[ "$pipe" = 1 ] && n=$((RB_N / 8))
-	LABELS+=("$label")
-	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }redis-benchmark -p $port -c 50 -n $n -P $pipe --csv $cmd"
-	say "run $label: redis-benchmark -c 50 -n $n -P $pipe $cmd"
-	c0=$(cpu_ticks "$pid")
-	if ! timeout -k 5 300 "${PIN_CLI[@]}" redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" \
-	    --csv $cmd >"$RUNS/$label.out" 2>&1; then
-		R[$label.state]=errors
-		say "  $label: redis-benchmark failed: $(tail -n 2 "$RUNS/$label.out" | tr '\n' ' ')"
-		return 1
-	fi
-	c1=$(cpu_ticks "$pid")
-	rps=$(awk -F'","' 'NR == 2 { print $2 }' "$RUNS/$label.out")
-	R[$label.req_per_s]=$rps
-	R[$label.requests]=$n
-	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
-	R[$label.state]=ok
-	say "  $label: $rps req/s, cpu ${R[$label.server_cpu_us_per_req]} us/req"
-}
 say "row 9: redis-benchmark on both sides: idserver ID vs redis-server INCR"
 rb_run r9-idserver-p1 "$SVC_PID" "$SVC_PORT" ID 1
 rb_run r9-redis-p1 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 1
@@ -1551,6 +1643,7 @@ rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 16
 # ---- rows 10-11: HTTP vs nginx, gRPC vs grpc-go (row10, row11 above) ------
 row10
 row11
+row14
 
 # ---- row 12: libidgen in-process (issue 11) --------------------------------
 # idgen_next from a client held by the process (tests/integration/idgen_load.c
@@ -2083,11 +2176,13 @@ $(r10_md)
 
 $(r11_md)
 
+$(far_md)
+
+$(r14_md)
+
 $(slo_md)
 
 $(conn_md)
-
-$(far_md)
 
 ## Memory (idserver VmRSS from /proc/PID/status)
 

@@ -25,7 +25,7 @@
 
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
- * with SIGKILL right after that step (new-meta, new-marks, others).
+ * with SIGKILL right after that step (new-meta, new-marks, new-floor, others).
  */
 static void
 add_step(const char *step)
@@ -164,7 +164,7 @@ static int
 add_check_tier(struct add *a)
 {
 	struct ctl *c = a->c;
-	char sql[ADD_SQL_MAX], got[2][64];
+	char sql[ADD_SQL_MAX], got[3][64];
 	uint64_t hw;
 
 	for (unsigned i = 0; i < server_count(); i++) {
@@ -196,10 +196,15 @@ add_check_tier(struct add *a)
 			return 1;
 		if (!server_is_own(i))
 			continue;
-		snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(high_water), 0), COUNT(*) FROM "
-		    "idgen_marks WHERE role = 'o%u'", a->offset);
-		if (!add_row(s, sql, got, 2))
+		snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(high_water), 0), COUNT(*), "
+		    "COALESCE(MAX(retired), 0) FROM idgen_marks WHERE role = 'o%u'", a->offset);
+		if (!add_row(s, sql, got, 3))
 			return 2;
+		if (strcmp(got[2], "0") != 0) {
+			fprintf(stderr, "idgenctl: offset %u is retired (the %s server says so): an "
+			    "offset is never given twice\n", a->offset, server_name(i));
+			return 1;
+		}
 		if (ctl_u64(got[0], &hw) && hw > 0) {
 			fprintf(stderr, "idgenctl: offset %u was used before: the %s server holds "
 			    "its mark %s; an offset is never given twice (pick another: idgenctl "
@@ -291,6 +296,7 @@ add_write_floor(struct add *a)
 	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1);
 	if (!add_exec(&a->srv, sql))
 		return 2;
+	add_step("new-floor");
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET generation = %" PRIu64 " WHERE role "
 	    "= 'o%u'", a->generation, a->offset);
 	if (!add_exec(&a->srv, sql))
@@ -425,4 +431,53 @@ ctl_add_server(struct ctl *c, const char *offset, const char *addr)
 		rc = add_write_others(&a);
 	mysql_close(a.srv.db);
 	return rc != 0 ? rc : add_done(&a);
+}
+
+/*
+ * tier retire-server OFFSET: the server's rows flagged retired on every server
+ * of the region that holds them, the server's own first when it answers
+ * (docs/design.md section 12.5). Idempotent; the rows and marks stay.
+ */
+int
+ctl_retire_server(struct ctl *c, const char *offset)
+{
+	const char *user = getenv("IDGEN_ADMIN_USER"), *pw = getenv("IDGEN_ADMIN_PASSWORD");
+	char *end;
+	unsigned long v;
+	unsigned done = 0;
+
+	user = user != NULL && user[0] != '\0' ? user : "root";
+	errno = 0;
+	v = strtoul(offset, &end, 10);
+	if (*offset < '0' || *offset > '9' || *end != '\0' || errno != 0 ||
+	    v < server_extra_min() || v > server_increment() || server_region_bits() > 0) {
+		fprintf(stderr, "idgenctl: offset '%s' must be a server beyond the pair of a tier of "
+		    "one region (%u to %u): the pair holds the worker leases\n", offset,
+		    server_extra_min(), server_increment());
+		return 2;
+	}
+	for (unsigned i = 0; i < server_own_count(); i++) {
+		struct ctl_server s = { .index = i, .host = c->srv[i].host, .port = c->srv[i].port };
+		char sql[ADD_SQL_MAX];
+		bool ok, self = server_offset(i) == v;
+
+		/* A row made if missing: an offset retired before it was added stays taken. */
+		snprintf(sql, sizeof(sql), "INSERT INTO idgen_marks (role, retired) VALUES ('o%lu', 1) "
+		    "ON DUPLICATE KEY UPDATE retired = 1", v);
+		ok = ctl_connect_as(c, &s, user, pw != NULL ? pw : "") && add_exec(&s, sql);
+		if (s.db != NULL)
+			mysql_close(s.db);
+		if (!ok && !self) {
+			fprintf(stderr, "idgenctl: the %s server (%s:%u): %s: every server of the "
+			    "region keeps the flag; run this again once it answers\n", server_name(i),
+			    s.host, s.port, s.error);
+			return 2;
+		}
+		done += ok;
+		add_step("retire");
+	}
+	printf("tier retire-server: o%lu retired on %u servers: idservers refuse it at their next "
+	    "check; remove %lu=... from more_servers; its offset is never given again\n", v, done,
+	    v);
+	return 0;
 }

@@ -45,6 +45,7 @@ struct ctl_server {
 	struct state_mark	 mark[SERVER_MAX];	/* its idgen_marks rows, by the
 						 * index of the server of its region */
 	bool			 has_mark[SERVER_MAX];
+	uint64_t		 retired;	/* by index: its rows flagged retired (12.5) */
 	uint64_t		 own_gen;	/* its own row's generation and seal (12.4) */
 	bool			 sealed;
 	struct ctl_lease	*lease;
@@ -79,6 +80,9 @@ int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);
 
 /* ns list|create|raise|drop ... (ns.c): argv from the verb on; the exit status. */
 int		 ctl_ns(struct ctl *c, int argc, char **argv);
+
+/* tier retire-server OFFSET (add.c); the exit status. */
+int		 ctl_retire_server(struct ctl *c, const char *offset);
 
 /* tier raise-increment M (raise.c); the exit status. */
 int		 ctl_raise_increment(struct ctl *c, const char *to);

@@ -53,6 +53,10 @@ ctl_usage(FILE *f)
 	    "                offset (its meta row, every region server's marks row) and\n"
 	    "                prints the more_servers line; writes as IDGEN_ADMIN_USER\n"
 	    "                (default root) with IDGEN_ADMIN_PASSWORD from the environment\n"
+	    "  tier retire-server OFFSET\n"
+	    "                flags a server beyond the pair retired on every server of\n"
+	    "                the region: idservers refuse it, its offset is never given\n"
+	    "                again, its marks stay; writes as IDGEN_ADMIN_USER\n"
 	    "  tier raise-increment M\n"
 	    "                moves the tier to the increment M while idservers serve: a new\n"
 	    "                generation above a floor (plan, seal, floor, open); run it\n"
@@ -182,8 +186,8 @@ ctl_by_role(const struct ctl_server *s, const char *role, unsigned *index)
 static bool
 ctl_read_marks(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, "SELECT role, high_water, block_size, generation, sealed "
-	    "FROM idgen_marks");
+	MYSQL_RES *res = ctl_query(s, "SELECT role, high_water, block_size, generation, sealed, "
+	    "retired FROM idgen_marks");
 	MYSQL_ROW row;
 	unsigned i;
 	uint64_t sealed;
@@ -193,6 +197,8 @@ ctl_read_marks(struct ctl_server *s)
 	while ((row = mysql_fetch_row(res)) != NULL) {
 		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
 			continue;
+		if (row[5] == NULL || strcmp(row[5], "0") != 0)
+			s->retired |= UINT64_C(1) << i;
 		if (i == s->index) {
 			s->sealed = !ctl_u64(row[4], &sealed) || sealed != 0;
 			if (!ctl_u64(row[3], &s->own_gen))
@@ -327,9 +333,9 @@ ctl_status(struct ctl *c)
 {
 	int rc = 0;
 
-	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %10s %12s %12s %-24s %-9s %s\n", "name",
-	    "address", "up", "version", "incr", "offs", "region", "B", "counter", "own mark",
-	    "copies", "tls", "leases");
+	printf("%-8s %-21s %-4s %-26s %4s %4s %6s %4s %10s %12s %12s %-24s %-9s %s\n", "name",
+	    "address", "up", "version", "incr", "offs", "region", "gen", "B", "counter",
+	    "own mark", "copies", "tls", "leases");
 	for (unsigned i = 0; i < server_count(); i++) {
 		struct ctl_server *s = &c->srv[i];
 		char addr[64], copies[160] = "", own[32] = "-", tls[16];
@@ -352,9 +358,10 @@ ctl_status(struct ctl *c)
 		/* The TLS version alone: one word, so the columns stay fields. */
 		snprintf(tls, sizeof(tls), "%s", s->tls[0] ? s->tls : "cleartext");
 		tls[strcspn(tls, " ")] = '\0';
-		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %10" PRIu64 " %12" PRIu64 " %12s %-24s "
-		    "%-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
-		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION], s->block_size,
+		printf("%-8s %-21s %-4s %-26.26s %4s %4s %6s %4s %10" PRIu64 " %12" PRIu64 " %12s "
+		    "%-24s %-9s %u held of %u\n", server_name(i), addr, "yes", s->field[F_VERSION],
+		    s->field[F_INCREMENT], s->field[F_OFFSET], s->field[F_REGION],
+		    s->sealed ? "seal" : s->field[F_GENERATION], s->block_size,
 		    s->counter, own, copies[0] ? copies : "-", tls, ctl_leases_held(c, s),
 		    s->nlease);
 	}
@@ -418,6 +425,20 @@ ctl_check_rows(struct ctl *c, unsigned i)
 			    server_role(j), server_name(j), server_offset(j), c->srv[j].host,
 			    c->srv[j].port);
 	}
+}
+
+/* No configured server is retired (docs/design.md section 12.5). */
+static void
+ctl_check_retired(struct ctl *c)
+{
+	for (unsigned j = 0; j < server_count(); j++)
+		for (unsigned i = 0; i < server_count(); i++)
+			if (c->srv[i].up && (c->srv[i].retired >> j & 1) != 0) {
+				ctl_violation(c, "%s: retired (the %s server says so): idservers refuse "
+				    "it; repair: remove %u=%s:%u from more_servers", server_name(j),
+				    server_name(i), server_offset(j), c->srv[j].host, c->srv[j].port);
+				break;
+			}
 }
 
 /* Every server agrees on B, and no address is the same server twice. */
@@ -557,6 +578,7 @@ ctl_check(struct ctl *c)
 	ctl_check_agreement(c);
 	ctl_check_counters(c);
 	ctl_check_generations(c);
+	ctl_check_retired(c);
 	ctl_check_leases(c);
 	if (c->violations > 0) {
 		printf("tier check: %u violation%s\n", c->violations, c->violations == 1 ? "" : "s");
@@ -633,6 +655,7 @@ main(int argc, char **argv)
 	    !((cmd + 2 == argc && (strcmp(argv[cmd + 1], "status") == 0 ||
 	    strcmp(argv[cmd + 1], "check") == 0)) ||
 	    (cmd + 3 == argc && strcmp(argv[cmd + 1], "raise-increment") == 0) ||
+	    (cmd + 3 == argc && strcmp(argv[cmd + 1], "retire-server") == 0) ||
 	    (cmd + 4 == argc && strcmp(argv[cmd + 1], "add-server") == 0)))) {
 		ctl_usage(stderr);
 		return 2;
@@ -657,6 +680,8 @@ main(int argc, char **argv)
 		rc = ctl_ns(&c, argc - cmd - 1, argv + cmd + 1);
 	else if (strcmp(argv[cmd + 1], "add-server") == 0)
 		rc = ctl_add_server(&c, argv[cmd + 2], argv[cmd + 3]);
+	else if (strcmp(argv[cmd + 1], "retire-server") == 0)
+		rc = ctl_retire_server(&c, argv[cmd + 2]);
 	else if (strcmp(argv[cmd + 1], "raise-increment") == 0)
 		rc = ctl_raise_increment(&c, argv[cmd + 2]);
 	else

@@ -129,7 +129,7 @@ raise_read(struct raise_srv *r)
 static bool
 raise_members(struct raise_srv *r)
 {
-	MYSQL_RES *res = ctl_query(&r->db, "SELECT role FROM idgen_marks");
+	MYSQL_RES *res = ctl_query(&r->db, "SELECT role FROM idgen_marks WHERE retired = 0");
 	MYSQL_ROW row;
 	bool ok = true;
 

@@ -68,6 +68,9 @@ ALTER TABLE idgen_marks MODIFY role VARCHAR(16) NOT NULL;
 -- (docs/design.md 12.4).
 ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS generation INT UNSIGNED NOT NULL DEFAULT 0;
 ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS sealed TINYINT UNSIGNED NOT NULL DEFAULT 0;
+-- A server retired by idgenctl tier retire-server: its rows stay (its offset is
+-- never given again, its mark still binds), flagged on every server.
+ALTER TABLE idgen_marks ADD COLUMN IF NOT EXISTS retired TINYINT UNSIGNED NOT NULL DEFAULT 0;
 INSERT IGNORE INTO idgen_marks (role) VALUES ('odd'), ('even');
 
 -- Namespaces (docs/design.md section 13; idgenctl ns create): a sequence of its

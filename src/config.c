@@ -54,7 +54,7 @@ static const struct config_key config_keys[] = {
 	{ "http_cors_max_age_s", U(http_cors_max_age_s), "600", 0, 86400,
 	    "HTTP: how long a browser may cache a CORS preflight (Access-Control-Max-Age)" },
 	{ "grpc_host", S(grpc_host), "127.0.0.1", 0, 0,
-	    "IP address of the gRPC service (HTTP/2 cleartext)" },
+	    "IP address of the gRPC service (HTTP/2; over TLS with grpc_tls)" },
 	{ "grpc_port", U(grpc_port), "0", 0, 65535, "port of the gRPC service; 0 turns it off" },
 	{ "grpc_max_streams", U(grpc_max_streams), "100", 1, 100000,
 	    "gRPC: concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS)" },
@@ -73,6 +73,38 @@ static const struct config_key config_keys[] = {
 	    "(calls waiting for IDs excepted)" },
 	{ "max_callers", U(max_callers), "32", 0, 256,
 	    "distinct caller_service names counted in /metrics (the rest count as _other)" },
+	{ "listen_tls", S(listen_tls), "off", 0, 0,
+	    "TLS on the text/RESP port: off, or on (TLS only; tls_cert_file and tls_key_file)" },
+	{ "http_tls", S(http_tls), "off", 0, 0,
+	    "TLS on the HTTP port (HTTPS only): off or on" },
+	{ "grpc_tls", S(grpc_tls), "off", 0, 0,
+	    "TLS on the gRPC port (ALPN h2 only): off or on" },
+	{ "tls_cert_file", S(tls_cert_file), "", 0, 0,
+	    "certificate chain (PEM) of every TLS listener, unless its own is set; reloaded "
+	    "on SIGHUP" },
+	{ "tls_key_file", S(tls_key_file), "", 0, 0, "private key (PEM) of tls_cert_file" },
+	{ "listen_tls_cert_file", S(listen_tls_cert_file), "", 0, 0,
+	    "the text/RESP port's own certificate chain (PEM), instead of tls_cert_file" },
+	{ "listen_tls_key_file", S(listen_tls_key_file), "", 0, 0,
+	    "private key (PEM) of listen_tls_cert_file" },
+	{ "http_tls_cert_file", S(http_tls_cert_file), "", 0, 0,
+	    "the HTTP port's own certificate chain (PEM), instead of tls_cert_file" },
+	{ "http_tls_key_file", S(http_tls_key_file), "", 0, 0,
+	    "private key (PEM) of http_tls_cert_file" },
+	{ "grpc_tls_cert_file", S(grpc_tls_cert_file), "", 0, 0,
+	    "the gRPC port's own certificate chain (PEM), instead of tls_cert_file" },
+	{ "grpc_tls_key_file", S(grpc_tls_key_file), "", 0, 0,
+	    "private key (PEM) of grpc_tls_cert_file" },
+	{ "tls_ca_file", S(tls_ca_file), "", 0, 0,
+	    "CA certificates (PEM) client certificates must chain to (tls_verify_client)" },
+	{ "tls_verify_client", S(tls_verify_client), "off", 0, 0,
+	    "client certificates on every TLS listener: off, optional (verified when sent) "
+	    "or required" },
+	{ "tls_min_version", S(tls_min_version), "TLSv1.2", 0, 0,
+	    "oldest TLS version a client may use on the listeners: TLSv1.2 or TLSv1.3" },
+	{ "tls_handshake_timeout_ms", U(tls_handshake_timeout_ms), "10000", 100, 600000,
+	    "a TLS client whose handshake is not done this long after accept is closed "
+	    "(HTTP: http_timeout_ms)" },
 	{ "auth_tokens_file", S(auth_tokens_file), "", 0, 0,
 	    "tokens clients must present (AUTH, Bearer), one a line: token, name:token or "
 	    "name:token:ro; reread on SIGHUP; empty: no authentication" },
@@ -98,7 +130,7 @@ static const struct config_key config_keys[] = {
 	    "regions of 32); checked against every meta row" },
 	{ "more_servers", S(more_servers), "", 0, 0,
 	    "this region's ticket servers beyond the pair: OFFSET=IP:PORT separated by spaces "
-	    "(IPv6 in brackets), at most 2, each offset above the pair (3) and at most "
+	    "(IPv6 in brackets), at most 6, each offset above the pair (3) and at most "
 	    "tier_increment, in a tier of one region (region_bits 0); idgenctl tier add-server "
 	    "prepares one; empty: none" },
 	{ "other_regions", S(other_regions), "", 0, 0,
@@ -223,6 +255,9 @@ static bool	config_parse_extras(struct config *cfg, char *err, size_t errlen);
 static bool	config_check_file(const char *key, const char *path, char *err,
 		    size_t errlen);
 static bool	config_check_tls(const struct config *cfg, char *err, size_t errlen);
+static bool	config_check_listen_tls(const struct config *cfg, char *err, size_t errlen);
+static bool	config_check_word(const char *key, const char *value, const char *words,
+		    char *err, size_t errlen);
 static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
 
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
@@ -358,6 +393,99 @@ config_check_tls(const struct config *cfg, char *err, size_t errlen)
 	    config_check_file("db_tls_key_file", cfg->db_tls_key_file, err, errlen);
 }
 
+/* One of words (separated by '|') or a one-line error naming the key. */
+static bool
+config_check_word(const char *key, const char *value, const char *words, char *err,
+    size_t errlen)
+{
+	size_t n = strlen(value);
+
+	for (const char *w = words; *w != '\0'; w += strcspn(w, "|"), w += *w == '|') {
+		if (n > 0 && strncmp(w, value, n) == 0 && (w[n] == '|' || w[n] == '\0'))
+			return true;
+	}
+	snprintf(err, errlen, "%s: '%s' is not one of %s", key, value, words);
+	return false;
+}
+
+/*
+ * The listeners' TLS (docs/design.md section 7.1): known words, a certificate
+ * and key for every listener with TLS on, pairs set together, readable files,
+ * and no TLS file while every listener is cleartext (which would look like
+ * protection and be cleartext).
+ */
+static bool
+config_check_listen_tls(const struct config *cfg, char *err, size_t errlen)
+{
+	const char *names[] = { "listen", "http", "grpc" };
+	const char *on[] = { cfg->listen_tls, cfg->http_tls, cfg->grpc_tls };
+	const char *cert[] = { cfg->listen_tls_cert_file, cfg->http_tls_cert_file,
+	    cfg->grpc_tls_cert_file };
+	const char *key[] = { cfg->listen_tls_key_file, cfg->http_tls_key_file,
+	    cfg->grpc_tls_key_file };
+	bool any = false, verify = strcmp(cfg->tls_verify_client, "off") != 0;
+
+	if (!config_check_word("tls_verify_client", cfg->tls_verify_client,
+	    "off|optional|required", err, errlen) ||
+	    !config_check_word("tls_min_version", cfg->tls_min_version, "TLSv1.2|TLSv1.3", err,
+	    errlen) ||
+	    !config_check_file("tls_cert_file", cfg->tls_cert_file, err, errlen) ||
+	    !config_check_file("tls_key_file", cfg->tls_key_file, err, errlen) ||
+	    !config_check_file("tls_ca_file", cfg->tls_ca_file, err, errlen))
+		return false;
+	if ((cfg->tls_cert_file[0] == '\0') != (cfg->tls_key_file[0] == '\0')) {
+		snprintf(err, errlen, "tls_cert_file and tls_key_file go together: set both or "
+		    "neither");
+		return false;
+	}
+	for (int i = 0; i < 3; i++) {
+		char k[40];
+
+		snprintf(k, sizeof(k), "%s_tls", names[i]);
+		if (!config_check_word(k, on[i], "off|on", err, errlen))
+			return false;
+		snprintf(k, sizeof(k), "%s_tls_cert_file", names[i]);
+		if (!config_check_file(k, cert[i], err, errlen))
+			return false;
+		snprintf(k, sizeof(k), "%s_tls_key_file", names[i]);
+		if (!config_check_file(k, key[i], err, errlen))
+			return false;
+		if ((cert[i][0] == '\0') != (key[i][0] == '\0')) {
+			snprintf(err, errlen, "%s_tls_cert_file and %s_tls_key_file go together: "
+			    "set both or neither", names[i], names[i]);
+			return false;
+		}
+		if (strcmp(on[i], "on") != 0) {
+			if (cert[i][0] != '\0') {
+				snprintf(err, errlen, "%s_tls is off but %s_tls_cert_file is set: that "
+				    "port would be cleartext (set %s_tls = on)", names[i], names[i],
+				    names[i]);
+				return false;
+			}
+			continue;
+		}
+		any = true;
+		if (cert[i][0] == '\0' && cfg->tls_cert_file[0] == '\0') {
+			snprintf(err, errlen, "%s_tls = on needs a certificate and key: tls_cert_file "
+			    "and tls_key_file (or %s_tls_cert_file and %s_tls_key_file)", names[i],
+			    names[i], names[i]);
+			return false;
+		}
+	}
+	if (!any && (cfg->tls_cert_file[0] != '\0' || cfg->tls_ca_file[0] != '\0' || verify)) {
+		snprintf(err, errlen, "TLS settings are given but every listener is cleartext "
+		    "(set listen_tls, http_tls or grpc_tls = on)");
+		return false;
+	}
+	if (verify != (cfg->tls_ca_file[0] != '\0')) {
+		snprintf(err, errlen, verify ? "tls_verify_client = %s needs tls_ca_file (the CA "
+		    "client certificates chain to)" : "tls_ca_file is set but tls_verify_client "
+		    "is %s: client certificates would not be asked for", cfg->tls_verify_client);
+		return false;
+	}
+	return true;
+}
+
 /* Checks what a single key's bounds cannot: addresses, files, relations. */
 static bool
 config_check(const struct config *cfg, char *err, size_t errlen)
@@ -391,7 +519,7 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		    "as the OS user)");
 		return false;
 	}
-	if (!config_check_tls(cfg, err, errlen))
+	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen))
 		return false;
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
 		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
@@ -737,7 +865,8 @@ config_usage(const char *prog)
 	    "MariaDB ticket servers, and a leased Snowflake generator when both are down.\n"
 	    "Settings come from the INI file (key = value), then from flags, which win.\n"
 	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
-	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease.\n\n"
+	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease;\n"
+	    "SIGHUP reloads the TLS certificates of the listeners.\n\n"
 	    "  --config FILE                     INI file of the settings below\n"
 	    "  --help                            this text\n", prog);
 	for (i = 0; i < CONFIG_NKEYS; i++) {

@@ -31,6 +31,21 @@ struct config {
 	unsigned	 grpc_max_connections_per_ip;
 	unsigned	 grpc_request_timeout_ms;
 	unsigned	 max_callers;
+	char		*listen_tls;		/* "off" or "on", as http_tls, grpc_tls */
+	char		*http_tls;
+	char		*grpc_tls;
+	char		*tls_cert_file;		/* every TLS listener's, unless its own is set */
+	char		*tls_key_file;
+	char		*listen_tls_cert_file;
+	char		*listen_tls_key_file;
+	char		*http_tls_cert_file;
+	char		*http_tls_key_file;
+	char		*grpc_tls_cert_file;
+	char		*grpc_tls_key_file;
+	char		*tls_ca_file;		/* client certificates' CA */
+	char		*tls_verify_client;	/* "off", "optional" or "required" */
+	char		*tls_min_version;	/* "TLSv1.2" or "TLSv1.3" */
+	unsigned	 tls_handshake_timeout_ms;
 	char		*auth_tokens_file;	/* "" = no authentication */
 	unsigned	 auth_fail_delay_ms;
 	unsigned	 auth_open_metrics;

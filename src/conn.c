@@ -19,11 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "clk.h"
 #include "proto_resp.h"
 #include "proto_text.h"
+#include "tls.h"
 
 #define CONN_LINGER_MS 2000	/* wait for the peer's EOF after we close */
+#define CONN_TLS_CHUNK 16384	/* TLS: replies handed to the session below this */
 
 static void	conn_read_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_write_cb(evutil_socket_t fd, short what, void *arg);
@@ -48,6 +52,13 @@ static void	conn_defer(struct conn *c);
 static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_end(struct conn_refusal *r, bool resp);
+static bool	conn_tls_start(struct conn *c);
+static void	conn_tls_read_cb(struct bufferevent *bev, void *arg);
+static void	conn_tls_write_cb(struct bufferevent *bev, void *arg);
+static void	conn_tls_event_cb(struct bufferevent *bev, short what, void *arg);
+static ssize_t	conn_recv(struct conn *c, char *p, size_t len);
+static size_t	conn_pending(const struct conn *c);
+static bool	conn_wait_drain(struct conn *c);
 
 void
 conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
@@ -157,7 +168,8 @@ conn_refuse(struct conn_set *set, evutil_socket_t fd, const char *why)
 	struct timeval tv = clk_tv_ms(set->cfg->refusal_wait_ms);
 	struct conn_refusal *r = NULL;
 
-	if (set->nrefusals < set->cfg->max_pending_refusals)
+	/* TLS: no line a client could read before a handshake; a close at once. */
+	if (set->tls == NULL && set->nrefusals < set->cfg->max_pending_refusals)
 		r = calloc(1, sizeof(*r));
 	if (r != NULL) {
 		r->set = set;
@@ -210,7 +222,7 @@ conn_refusal_end(struct conn_refusal *r, bool resp)
 	while (recv(r->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
 		;
 	n = snprintf(line, sizeof(line), resp ? "-%s %s\r\n" : "ERR %s %s\n", code, r->why);
-	if (n > 0 && write(r->fd, line, (size_t)n) < 0) {
+	if (r->set->tls == NULL && n > 0 && write(r->fd, line, (size_t)n) < 0) {
 		/* Nothing more to tell a peer we are refusing anyway. */
 	}
 	evutil_closesocket(r->fd);
@@ -246,11 +258,13 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 	}
-	c->rev = event_new(set->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
-	c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
+	if (set->tls == NULL) {
+		c->rev = event_new(set->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+		c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
+	}
 	c->idle = evtimer_new(set->base, conn_idle_cb, c);
-	if (c->rev == NULL || c->wev == NULL || c->idle == NULL ||
-	    !core_waiter_init(&c->waiter, set->core, conn_resume, c)) {
+	if ((set->tls != NULL && !conn_tls_start(c)) || c->rev == NULL || c->wev == NULL ||
+	    c->idle == NULL || !core_waiter_init(&c->waiter, set->core, conn_resume, c)) {
 		if (c->rev)
 			event_free(c->rev);
 		if (c->wev)
@@ -258,7 +272,10 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 		if (c->idle)
 			event_free(c->idle);
 		core_waiter_free(&c->waiter);
-		evutil_closesocket(fd);
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);	/* closes fd */
+		else
+			evutil_closesocket(fd);
 		free(c);
 		return false;
 	}
@@ -298,7 +315,11 @@ conn_free(struct conn *c)
 	event_free(c->wev);
 	if (c->linger != NULL)
 		event_free(c->linger);
-	evutil_closesocket(c->fd);
+	if (c->bev != NULL) {
+		tls_close_notify(c->bev);
+		bufferevent_free(c->bev);	/* closes fd */
+	} else
+		evutil_closesocket(c->fd);
 	if (c->in != NULL)
 		conn_buf_put(set, true, c->in);
 	if (c->out != NULL && c->out_cap == CONN_OUT_SIZE)
@@ -326,9 +347,20 @@ conn_abort(struct conn *c)
 static void
 conn_set_reading(struct conn *c, bool on)
 {
+	/* TLS: decrypted input already held by the session makes no read event. */
+	if (c->bev != NULL && on && (c->tls_eof ||
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) > 0))
+		event_active(c->rev, EV_READ, 0);
 	if (on == c->reading)
 		return;
 	c->reading = on;
+	if (c->bev != NULL) {
+		if (on)
+			bufferevent_enable(c->bev, EV_READ);
+		else
+			bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
 	if (on)
 		event_add(c->rev, NULL);
 	else
@@ -437,7 +469,10 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 	ssize_t n;
 
+	(void)fd;
 	(void)what;
+	if (c->bev != NULL && !c->reading)
+		return;		/* TLS: an activation made before reading stopped */
 	if (c->in == NULL && (c->in = conn_buf_get(c->set, true)) == NULL) {
 		conn_free(c);
 		return;
@@ -448,7 +483,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->in_off = 0;
 	}
 	if (c->in_len < CONN_IN_SIZE && !c->eof) {
-		n = read(fd, c->in + c->in_len, CONN_IN_SIZE - c->in_len);
+		n = conn_recv(c, c->in + c->in_len, CONN_IN_SIZE - c->in_len);
 		if (n > 0)
 			c->in_len += (size_t)n;
 		else if (n == 0)
@@ -470,7 +505,8 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 
 	(void)fd;
-	if (what & EV_TIMEOUT) {
+	/* TLS: wev is a timer, and conn_flush decides whether the time is up. */
+	if ((what & EV_TIMEOUT) && c->bev == NULL) {
 		c->set->stats.write_timeouts++;
 		conn_abort(c);
 		return;
@@ -498,6 +534,11 @@ conn_linger(struct conn *c)
 	if (c->eof) {
 		conn_free(c);
 		return;
+	}
+	if (c->bev != NULL) {
+		/* TLS: close_notify, then the same half-close; what follows is discarded. */
+		tls_close_notify(c->bev);
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 	}
 	shutdown(c->fd, SHUT_WR);
 	conn_set_reading(c, false);
@@ -540,7 +581,7 @@ conn_watch_input(struct conn *c, bool progressed)
 	struct timeval tv;
 	unsigned ms;
 
-	if (c->waiter.parked || c->closing || c->eof || c->out_off < c->out_len) {
+	if (c->waiter.parked || c->closing || c->eof || conn_pending(c) > 0) {
 		/* Not waiting for the peer to send: other bounds apply. */
 		evtimer_del(c->idle);
 		c->partial = false;
@@ -626,10 +667,50 @@ conn_set_free(struct conn_set *set)
 	set->resume = NULL;
 }
 
+/*
+ * Output is pending and the peer does not take it now: wait for it within
+ * write_timeout_ms, counted from the last time the replies were all taken,
+ * not from the last partial write (a peer reading a byte a second is as
+ * stuck as one reading nothing). False (stuck_since_us UINT64_MAX: abort it)
+ * once that time is up.
+ */
+static bool
+conn_wait_drain(struct conn *c)
+{
+	uint64_t now = (uint64_t)clk_mono_us(), stuck,
+	    limit = (uint64_t)c->set->cfg->write_timeout_ms * 1000;
+	struct timeval tv;
+
+	if (c->stuck_since_us == 0)
+		c->stuck_since_us = now;
+	stuck = now - c->stuck_since_us;
+	if (stuck >= limit) {
+		c->set->stats.write_timeouts++;
+		c->stuck_since_us = UINT64_MAX;
+		return false;
+	}
+	tv.tv_sec = (time_t)((limit - stuck) / 1000000);
+	tv.tv_usec = (suseconds_t)((limit - stuck) % 1000000);
+	event_add(c->wev, &tv);
+	return true;
+}
+
 /* Writes what is buffered; false when the connection broke. */
 static bool
 conn_flush(struct conn *c)
 {
+	if (c->bev != NULL) {
+		struct evbuffer *out = bufferevent_get_output(c->bev);
+
+		/* TLS: the session holds at most about CONN_TLS_CHUNK more than we do. */
+		if (c->out_off < c->out_len && evbuffer_get_length(out) <= CONN_TLS_CHUNK) {
+			if (evbuffer_add(out, c->out + c->out_off, c->out_len - c->out_off) != 0)
+				return false;
+			c->out_off = c->out_len;
+		}
+		if (evbuffer_get_length(out) > 0)
+			return conn_wait_drain(c);
+	}
 	while (c->out_off < c->out_len) {
 		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
 
@@ -639,29 +720,8 @@ conn_flush(struct conn *c)
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			uint64_t now = (uint64_t)clk_mono_us(), stuck,
-			    limit = (uint64_t)c->set->cfg->write_timeout_ms * 1000;
-			struct timeval tv;
-
-			/*
-			 * write_timeout_ms counts from the last time the replies were all
-			 * taken, not from the last partial write: a peer reading a byte a
-			 * second is as stuck as one reading nothing.
-			 */
-			if (c->stuck_since_us == 0)
-				c->stuck_since_us = now;
-			stuck = now - c->stuck_since_us;
-			if (stuck >= limit) {
-				c->set->stats.write_timeouts++;
-				c->stuck_since_us = UINT64_MAX;	/* tells the caller: abort it */
-				return false;
-			}
-			tv.tv_sec = (time_t)((limit - stuck) / 1000000);
-			tv.tv_usec = (suseconds_t)((limit - stuck) % 1000000);
-			event_add(c->wev, &tv);
-			return true;
-		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return conn_wait_drain(c);
 		return false;
 	}
 	c->stuck_since_us = 0;
@@ -716,7 +776,7 @@ conn_run(struct conn *c, unsigned *handled, bool *over_turn)
 		 * here, with no read event to come for it.
 		 */
 		*over_turn = *handled > 0 && c->set->turn_bytes >= cfg->max_output_per_turn;
-		if (c->out_len - c->out_off >= cfg->max_output_bytes ||
+		if (conn_pending(c) >= cfg->max_output_bytes ||
 		    *handled >= cfg->max_requests_per_event || *over_turn)
 			return true;
 		r = c->proto->one(c, false);
@@ -744,7 +804,7 @@ conn_eof(struct conn *c)
 			conn_free(c);
 			return;
 		}
-		if (c->out_off < c->out_len)
+		if (conn_pending(c) > 0)
 			return;
 	}
 	conn_free(c);
@@ -774,9 +834,9 @@ conn_process(struct conn *c)
 	/* Parked or closing: input waits (or is discarded by the linger). */
 	if (c->waiter.parked || c->closing)
 		conn_set_reading(c, false);
-	if (c->out_off < c->out_len) {
+	if (conn_pending(c) > 0) {
 		/* Over the bound: stop reading until the peer drains its replies. */
-		if (c->out_len - c->out_off >= cfg->max_output_bytes)
+		if (conn_pending(c) >= cfg->max_output_bytes)
 			conn_set_reading(c, false);
 		conn_watch_input(c, handled > 0);
 		return;
@@ -792,10 +852,105 @@ conn_process(struct conn *c)
 	}
 	if (yielded && over_turn)
 		conn_defer(c);			/* after the others with a backlog */
-	else if (yielded)
-		event_add(c->wev, NULL);	/* after the next poll: the DB gets its turn */
+	else if (yielded)	/* after the next poll: the DB gets its turn */
+		event_add(c->wev, c->bev != NULL ? &(struct timeval){ 0, 0 } : NULL);
 	else if (!c->eof && !c->waiter.parked)
 		conn_set_reading(c, c->in_len - c->in_off < CONN_IN_SIZE);
 	conn_watch_input(c, handled > 0);
 	conn_shrink(c);
+}
+
+void
+conn_set_tls(struct conn_set *set, struct tls_listener *tls)
+{
+	set->tls = tls;
+}
+
+/*
+ * listen_tls: the connection's TLS session (docs/design.md section 7.1), its
+ * handshake bounded by tls_handshake_timeout_ms. Input comes decrypted into
+ * the session's buffer (at most CONN_IN_SIZE ahead of us) and rev, an event
+ * of no socket, takes it; replies go to the session's output, and wev is the
+ * write timer. False when out of memory.
+ */
+static bool
+conn_tls_start(struct conn *c)
+{
+	struct conn_set *set = c->set;
+
+	c->bev = tls_accept(set->tls, set->base, c->fd);
+	c->rev = event_new(set->base, -1, 0, conn_read_cb, c);
+	c->wev = evtimer_new(set->base, conn_write_cb, c);
+	if (c->bev == NULL || c->rev == NULL || c->wev == NULL)
+		return false;
+	bufferevent_setcb(c->bev, conn_tls_read_cb, conn_tls_write_cb, conn_tls_event_cb, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, CONN_IN_SIZE);
+	bufferevent_setwatermark(c->bev, EV_WRITE, CONN_TLS_CHUNK, 0);
+	bufferevent_enable(c->bev, EV_WRITE);
+	return true;
+}
+
+/* TLS: decrypted bytes arrived. */
+static void
+conn_tls_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	conn_read_cb(c->fd, EV_READ, c);
+}
+
+/* TLS: the session's output fell to CONN_TLS_CHUNK or below: more can go. */
+static void
+conn_tls_write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	conn_process(arg);
+}
+
+/* TLS: the handshake finished or failed, the peer closed, or the session broke. */
+static void
+conn_tls_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	switch (tls_event(c->set->tls, bev, what)) {
+	case TLS_EV_UP:
+		break;
+	case TLS_EV_EOF:
+		c->tls_eof = true;
+		conn_read_cb(c->fd, EV_READ, c);
+		break;
+	case TLS_EV_FAIL:
+		conn_free(c);
+		break;
+	}
+}
+
+/* Reads from the socket, or from the TLS session: read(2)'s results. */
+static ssize_t
+conn_recv(struct conn *c, char *p, size_t len)
+{
+	struct evbuffer *in;
+
+	if (c->bev == NULL)
+		return read(c->fd, p, len);
+	in = bufferevent_get_input(c->bev);
+	if (evbuffer_get_length(in) > 0)
+		return evbuffer_remove(in, p, len);
+	if (c->tls_eof)
+		return 0;
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Reply bytes not yet taken by the peer: ours, and the TLS session's. */
+static size_t
+conn_pending(const struct conn *c)
+{
+	size_t n = c->out_len - c->out_off;
+
+	if (c->bev != NULL)
+		n += evbuffer_get_length(bufferevent_get_output(c->bev));
+	return n;
 }

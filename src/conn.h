@@ -16,6 +16,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "config.h"
@@ -84,6 +85,7 @@ struct conn_set {
 	struct event		*resume;	/* serves them on the next turn */
 	struct conn_refusal_list refusals;	/* at most max_pending_refusals */
 	unsigned		 nrefusals;
+	struct tls_listener	*tls;		/* listen_tls: every connection's session */
 };
 
 struct conn {
@@ -95,6 +97,12 @@ struct conn {
 	uint64_t		 id;		/* 1, 2, ... in the order accepted (CLIENT ID) */
 	int64_t			 born_ms;	/* accepted at, monotonic clock */
 	evutil_socket_t		 fd;
+	/*
+	 * listen_tls: the TLS session over fd (docs/design.md section 7.1). rev
+	 * and wev are then not the socket's: rev takes decrypted input from the
+	 * session, wev is the write timer.
+	 */
+	struct bufferevent	*bev;
 	struct event		*rev;
 	struct event		*wev;
 	struct event		*linger;
@@ -110,6 +118,7 @@ struct conn {
 	size_t			 in_off;	/* first unprocessed byte */
 	size_t			 in_len;
 	bool			 eof;		/* the peer sent FIN */
+	bool			 tls_eof;	/* ... through the session, not yet read */
 	bool			 closing;	/* close once the output is flushed */
 	bool			 reading;
 	bool			 partial;	/* the partial-request timer runs */
@@ -122,6 +131,7 @@ struct conn {
 };
 
 struct metrics_src;
+struct tls_listener;
 
 void	conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
 	    struct core *core, const struct metrics_src *metrics);
@@ -139,6 +149,9 @@ bool	conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *s
  * max_pending_refusals at once (beyond, the text line at once).
  */
 void	conn_refuse(struct conn_set *set, evutil_socket_t fd, const char *why);
+
+/* Connections from now on speak TLS with tls (listen_tls); NULL: cleartext. */
+void	conn_set_tls(struct conn_set *set, struct tls_listener *tls);
 
 /* Every connection closes after flushing what it has buffered; for draining. */
 void	conn_set_drain(struct conn_set *set);

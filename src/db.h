@@ -50,7 +50,8 @@ struct db_params {
 #define DB_FOUND_ROWS		1u	/* affected rows count matched rows, changed or not */
 #define DB_MULTI_STATEMENTS	2u	/* several statements in one query (one round trip) */
 
-#define DB_MAX_STMTS	8	/* statements of one multi-statement query we report on */
+#define DB_MAX_STMTS	16	/* statements of one multi-statement query we report on:
+				 * a ticket with a copy to each of 7 others, 12 */
 
 struct db_result {
 	unsigned	 err;		/* 0 on success, else a MariaDB/client error number */

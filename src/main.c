@@ -26,6 +26,7 @@
 #include "statefile.h"
 #include "trim.h"
 #include "tier.h"
+#include "tls.h"
 
 struct main_ctx {
 	struct event_base	*base;
@@ -42,6 +43,7 @@ struct main_ctx {
 	struct metrics_src	 metrics;
 	struct proto_http	*http;
 	struct proto_grpc	*grpc;
+	struct tls		*tls;		/* NULL while every listener is cleartext */
 	struct trim		 trim;
 	struct event		*sigterm;
 	struct event		*sigint;
@@ -155,7 +157,9 @@ main_ignore_cb(evutil_socket_t sig, short what, void *arg)
 
 /*
  * SIGHUP: auth_tokens_file is read again (a token removed stops working on
- * its connections' next request); the other settings are read at start only.
+ * its connections' next request), and the listeners' certificates are loaded
+ * again (new connections get them; one that fails keeps the old, logged); the
+ * other settings are read at start only.
  */
 static void
 main_hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -163,10 +167,16 @@ main_hup_cb(evutil_socket_t sig, short what, void *arg)
 	struct main_ctx *m = arg;
 	char err[512];
 
-	if (m->core.auth == NULL) {
+	if (m->core.auth == NULL && m->tls == NULL) {
 		main_ignore_cb(sig, what, arg);
 		return;
 	}
+	if (m->tls != NULL) {
+		log_info("SIGHUP: reloading the TLS certificates");
+		(void)tls_reload(m->tls);
+	}
+	if (m->core.auth == NULL)
+		return;
 	if (auth_reload(&m->auth, err, sizeof(err)))
 		log_info("SIGHUP: auth_tokens_file reread: %zu tokens (%zu read-only)", m->auth.n,
 		    m->auth.nro);
@@ -442,6 +452,11 @@ main_listen(struct main_ctx *m)
 {
 	char err[512];
 
+	if (!tls_init(&m->tls, &m->cfg, err, sizeof(err))) {
+		log_error("refusing to start: %s", err);
+		return false;
+	}
+	conn_set_tls(&m->conns, tls_listener(m->tls, TLS_LISTEN));
 	if (!listener_init(&m->listener, m->base, &m->cfg, &m->conns, err, sizeof(err))) {
 		log_error("%s", err);
 		listener_free(&m->listener);
@@ -454,8 +469,12 @@ main_listen(struct main_ctx *m)
 		log_error("%s", err);
 		return false;
 	}
+	proto_http_set_tls(m->http, tls_listener(m->tls, TLS_HTTP));
+	proto_grpc_set_tls(m->grpc, tls_listener(m->tls, TLS_GRPC));
 	if (m->grpc != NULL)
 		m->metrics.grpc = proto_grpc_counters(m->grpc);
+	if (m->tls != NULL)
+		m->metrics.tls = tls_counters(m->tls);
 	return true;
 }
 
@@ -491,6 +510,7 @@ main_free(struct main_ctx *m)
 		auth_free(&m->auth);
 	tier_free(&m->tier);
 	lease_free(&m->lease);
+	tls_free(m->tls);	/* after every connection: they hold its contexts */
 	event_free(m->sigterm);
 	event_free(m->sigint);
 	event_free(m->sigquit);
@@ -518,6 +538,7 @@ main(int argc, char **argv)
 	memset(&m, 0, sizeof(m));
 	if (!config_load(&m.cfg, argc, argv, &exit_now, err, sizeof(err))) {
 		fprintf(stderr, "idserver: %s\n", err);
+		config_free(&m.cfg);	/* what was read: nothing for LeakSanitizer to report */
 		return 2;
 	}
 	if (exit_now) {

@@ -22,6 +22,7 @@
 #include "statefile.h"
 #include "tier.h"
 #include "trim.h"
+#include "tls.h"
 
 /*
  * Every row, in STATS order (per-server rows form one run): its name, type,
@@ -92,6 +93,18 @@
 	    "gRPC connections closed after grpc_idle_timeout_ms without a request progressing", \
 	    "grpc_idle_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(idle_timeouts))) \
+	X(tls_handshakes, C, SVC, "clients", \
+	    "TLS sessions established (text/RESP and gRPC listeners)", \
+	    "tls_handshakes", METRIC_AS_IS, NULL, \
+	    NUM(TLSC(handshakes))) \
+	X(tls_handshake_failures, C, SVC, "clients", \
+	    "TLS handshakes refused or broken: version, certificate, not TLS", \
+	    "tls_handshake_failures", METRIC_AS_IS, NULL, \
+	    NUM(TLSC(handshake_failures))) \
+	X(tls_handshake_timeouts, C, SVC, "clients", \
+	    "TLS handshakes not done within tls_handshake_timeout_ms", \
+	    "tls_handshake_timeouts", METRIC_AS_IS, NULL, \
+	    NUM(TLSC(handshake_timeouts))) \
 	X(requests, C, SVC, "stats", "requests answered", \
 	    "requests", METRIC_AS_IS, NULL, \
 	    NUM(CORE.requests)) \
@@ -346,6 +359,7 @@
 #define CORE		(m->core->stats)
 #define AUTH(f)		(m->core->auth != NULL ? (uint64_t)m->core->auth->f : 0)	/* 0: off */
 #define GRPC(f)		(m->grpc != NULL ? m->grpc->f : 0)	/* all 0 while gRPC is off */
+#define TLSC(f)		(m->tls != NULL ? m->tls->f : 0)	/* all 0 without TLS */
 
 static void
 metrics_text(struct metric_value *v, const char *text)
@@ -375,6 +389,7 @@ METRICS_ROWS(METRICS_GETTER)
 #undef GEN
 #undef CORE
 #undef GRPC
+#undef TLSC
 
 #define C	METRIC_COUNTER
 #define G	METRIC_GAUGE

@@ -56,6 +56,7 @@ struct metrics_src {
 	const struct listener_counters	*listener;
 	const struct conn_counters	*conns;
 	const struct grpc_counters	*grpc;		/* NULL while gRPC is off */
+	const struct tls_counters	*tls;		/* NULL while no listener has TLS */
 	struct core			*core;
 	struct source			*source;
 	const struct statefile		*sf;

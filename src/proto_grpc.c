@@ -27,6 +27,7 @@
 #include "layout.h"
 #include "log.h"
 #include "peers.h"
+#include "tls.h"
 #include "reflect.h"
 
 #define GRPC_PATH_ID		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId"
@@ -112,6 +113,7 @@ struct proto_grpc {
 	struct grpc_counters	 stats;
 	struct peers		 peers;		/* open connections per address */
 	struct grpc_conn	*mem;		/* the connection over memory, if open */
+	struct tls_listener	*tls;		/* grpc_tls: every connection's session */
 };
 
 static void	grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
@@ -284,7 +286,8 @@ grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	bev = g->tls != NULL ? tls_accept(g->tls, g->base, fd) :
+	    bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL) {
 		evutil_closesocket(fd);
 		return;
@@ -582,9 +585,20 @@ grpc_write_cb(struct bufferevent *bev, void *arg)
 static void
 grpc_event_cb(struct bufferevent *bev, short what, void *arg)
 {
-	(void)bev;
+	struct grpc_conn *c = arg;
+
+	/* grpc_tls: the handshake's end clears its timeout; its failure closes. */
+	if (c->g->tls != NULL && tls_event(c->g->tls, bev, what) == TLS_EV_UP)
+		return;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
-		grpc_conn_free(arg);
+		grpc_conn_free(c);
+}
+
+void
+proto_grpc_set_tls(struct proto_grpc *g, struct tls_listener *tls)
+{
+	if (g != NULL)
+		g->tls = tls;
 }
 
 /* A new request stream. */

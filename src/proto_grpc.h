@@ -41,6 +41,14 @@ bool	proto_grpc_init(struct proto_grpc **out, struct event_base *base,
 	    __attribute__((warn_unused_result));
 void	proto_grpc_free(struct proto_grpc *g);
 
+struct tls_listener;
+
+/*
+ * grpc_tls: every connection from now on is TLS with ALPN h2, counted against
+ * the connection limits at accept, before its handshake; nothing when g is NULL.
+ */
+void	proto_grpc_set_tls(struct proto_grpc *g, struct tls_listener *tls);
+
 /* The counters, for the metrics table (they live as long as g). */
 const struct grpc_counters *proto_grpc_counters(const struct proto_grpc *g);
 

@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "metrics.h"
+#include "tls.h"
 
 /* Every ticket ID has its number; no Snowflake ID has one. */
 _Static_assert(PROTO_HTTP_EXACT_LIMIT == LAYOUT_TICKET_LIMIT,
@@ -34,6 +35,7 @@ struct proto_http {
 	const char		*cors;		/* http_cors_origins; "" is off */
 	bool			 open_metrics;	/* auth_open_metrics: /metrics, /health */
 	char			 max_age[12];	/* http_cors_max_age_s, as sent */
+	struct tls_listener	*tls;		/* http_tls: every connection's session */
 };
 
 /* A request in the core: kept until it is answered (it may wait). */
@@ -82,6 +84,7 @@ static bool	http_needs_token(const struct proto_http *h, enum proto_http_page pa
 static void	http_bearer(struct http_call *c);
 static bool	http_page(struct proto_http *h, struct evhttp_request *req,
 		    enum proto_http_page page);
+static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
 
 bool
 proto_http_init(struct proto_http **out, struct event_base *base, const struct config *cfg,
@@ -141,6 +144,24 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
 	    cfg->http_cors_origins[0] != '\0' ? cfg->http_cors_origins : "off");
 	*out = h;
 	return true;
+}
+
+/* http_tls: each connection's TLS session, its socket set by evhttp. */
+static struct bufferevent *
+http_tls_bev_cb(struct event_base *base, void *arg)
+{
+	struct proto_http *h = arg;
+
+	return tls_accept(h->tls, base, -1);
+}
+
+void
+proto_http_set_tls(struct proto_http *h, struct tls_listener *tls)
+{
+	if (h == NULL || tls == NULL)
+		return;
+	h->tls = tls;
+	evhttp_set_bevcb(h->ev, http_tls_bev_cb, h);
 }
 
 void

@@ -101,6 +101,14 @@ bool	proto_http_init(struct proto_http **out, struct event_base *base,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));
 void	proto_http_free(struct proto_http *h);
 
+struct tls_listener;
+
+/*
+ * http_tls: every connection from now on is HTTPS, its handshake bounded by
+ * http_timeout_ms (evhttp's own timeouts); nothing when h or tls is NULL.
+ */
+void	proto_http_set_tls(struct proto_http *h, struct tls_listener *tls);
+
 /*
  * Routes a request as evhttp parsed it: the page and method, the reply's form
  * (Accept), the count from the query or, on POST, from a JSON body (Content-Type

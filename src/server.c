@@ -12,6 +12,7 @@
 static void	server_names_build(void);
 
 static const char *const server_roles[SERVER_PAIR] = { "odd", "even" };
+static uint64_t server_retired_mask;	/* by index: reported retired (12.5) */
 
 /* The classic pair until the config says otherwise. */
 static struct {
@@ -36,6 +37,7 @@ server_shape_set(unsigned increment, unsigned region, unsigned region_bits)
 		return false;
 	server_shape.increment = increment;
 	server_shape.generation = 0;
+	server_retired_mask = 0;
 	server_shape.region = region;
 	server_shape.region_bits = region_bits;
 	server_shape.extras = 0;
@@ -166,6 +168,19 @@ unsigned
 server_increment(void)
 {
 	return server_shape.increment;
+}
+
+void
+server_retire(unsigned index)
+{
+	if (index < SERVER_MAX)
+		server_retired_mask |= UINT64_C(1) << index;
+}
+
+bool
+server_retired(unsigned index)
+{
+	return index < SERVER_MAX && (server_retired_mask >> index & 1) != 0;
 }
 
 unsigned

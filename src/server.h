@@ -23,9 +23,13 @@
 #include <stdint.h>
 
 #define SERVER_PAIR		2	/* its region's pair: the servers that lease worker numbers */
-#define SERVER_EXTRA_MAX	2	/* its region's servers beyond the pair */
+#define SERVER_EXTRA_MAX	6	/* its region's servers beyond the pair: 8 in all */
 #define SERVER_OTHER_MAX	6	/* other regions' pairs an idserver may take tickets from */
-/* Every server's mark fits one state file slot (test_state). */
+/*
+ * Every server's mark fits one state file slot (test_state). Servers beyond the
+ * pair need one region, other regions' pairs need region bits: an idserver has
+ * one kind or the other, at most 14 marks.
+ */
 #define SERVER_MAX		(SERVER_PAIR + SERVER_EXTRA_MAX + SERVER_PAIR * SERVER_OTHER_MAX)
 #define SERVER_INCREMENT_MAX	64	/* the largest M: 32 regions of a pair */
 #define SERVER_REGION_BITS_MAX	5	/* 32 regions of 32 workers */
@@ -51,6 +55,13 @@ unsigned	 server_region(void);
  * (docs/design.md section 12.4). False when it is not later or M does not fit.
  */
 unsigned	 server_generation(void);
+
+/*
+ * Servers some server of the tier reports retired (idgenctl tier
+ * retire-server; docs/design.md section 12.5): refused at their next check.
+ */
+void		 server_retire(unsigned index);
+bool		 server_retired(unsigned index);
 bool		 server_view_adopt(unsigned generation, unsigned increment);
 unsigned	 server_region_bits(void);
 

@@ -51,13 +51,14 @@ enum ticket_step {
     "@@SESSION.auto_increment_increment, @@SESSION.auto_increment_offset, " \
     "tier_generation, tier_floor, " \
     "(SELECT generation FROM idgen_marks WHERE role = '%s'), " \
-    "(SELECT sealed FROM idgen_marks WHERE role = '%s')"
+    "(SELECT sealed FROM idgen_marks WHERE role = '%s'), " \
+    "(SELECT GROUP_CONCAT(role) FROM idgen_marks WHERE retired <> 0)"
 /* Then, per other server of its region beyond the partner, its copy and B. */
 #define TICKET_CHECK_COPY_SQL \
     ", (SELECT high_water FROM idgen_marks WHERE role = '%s'), " \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s')"
 #define TICKET_CHECK_TAIL_SQL	" FROM idgen_meta WHERE one = 1"
-#define TICKET_CHECK_FIELDS	25	/* with one other server, the pair's partner */
+#define TICKET_CHECK_FIELDS	26	/* with one other server, the pair's partner */
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000,
@@ -145,6 +146,7 @@ static void	ticket_witness(struct ticket_server *s);
 static bool	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
+static bool	ticket_retired(struct ticket_server *s, const char *roles);
 static bool	ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len,
 		    int *n);
 
@@ -536,7 +538,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	if (!ticket_u64(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
-	if (!ticket_read_marks(s, row))
+	if (!ticket_read_marks(s, row) || !ticket_retired(s, row[25]))
 		return;
 	ticket_floor(s, row[22], b);
 	/* One query in flight per connection: this answers the last check sent. */
@@ -607,6 +609,29 @@ ticket_check_generation(struct ticket_server *s, char **row)
 	}
 	s->generation = (unsigned)g;
 	return true;
+}
+
+/*
+ * The servers this one reports retired (docs/design.md section 12.5) are
+ * remembered; a retired server is refused. False when s was.
+ */
+static bool
+ticket_retired(struct ticket_server *s, const char *roles)
+{
+	char list[256], *save = NULL, why[256];
+	unsigned j;
+
+	snprintf(list, sizeof(list), "%s", roles != NULL ? roles : "");
+	for (char *r = strtok_r(list, ",", &save); r != NULL; r = strtok_r(NULL, ",", &save))
+		for (j = s->group_first; j < s->group_first + s->group_count; j++)
+			if (strcmp(server_role(j), r) == 0)
+				server_retire(j);
+	if (!server_retired(s->index))
+		return true;
+	snprintf(why, sizeof(why), "retired by idgenctl tier retire-server (its offset %u is never "
+	    "used again): remove it from more_servers", server_offset(s->index));
+	ticket_refuse(s, why);
+	return false;
 }
 
 /* The meta row's floor binds like its own mark: no ticket at or below it. */

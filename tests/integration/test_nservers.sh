@@ -12,7 +12,8 @@
 #   4. a server beyond the pair restored from an old backup (its counter and
 #      its own mark back to zero) is refused by a fresh idserver, from the
 #      copies of its mark the other servers keep, and tier check names it;
-#   5. a retired server's offset is never given again.
+#   5. a retired server's offset is never given again;
+#   6. beyond four: two more servers added, an idserver on the six uses all.
 . "$(dirname "$0")/lib.sh"
 
 M=8
@@ -133,6 +134,24 @@ expect_ctl 1 "offset 4 was used before: the odd server holds its mark [1-9]" \
 	--more_servers "3=127.0.0.1:$P3" tier add-server 4 "127.0.0.1:$((ODD_PORT + 32))"
 log "5. o4 retired from the config: its offset refused to a new server (the others keep its mark)"
 
+# 6. Beyond four: o3 repaired (the repair its refusal named), o5 and o6 added,
+# an idserver on the six takes tickets of every residue.
+P5=$((ODD_PORT + 33)) P6=$((ODD_PORT + 34))
+repair=$(grep -o "ALTER TABLE idgen.tickets64 AUTO_INCREMENT = [0-9]*" "$T_DIR/fresh.log" | tail -n 1)
+"$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "$repair"
+"$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 5 "$P5" >/dev/null
+"$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 6 "$P6" >/dev/null
+expect_ctl 0 "^  more_servers = $MORE 5=127.0.0.1:$P5\$" --more_servers "$MORE" tier add-server 5 "127.0.0.1:$P5"
+MORE6="$MORE 5=127.0.0.1:$P5 6=127.0.0.1:$P6"
+expect_ctl 0 "^  more_servers = $MORE6\$" --more_servers "$MORE 5=127.0.0.1:$P5" tier add-server 6 "127.0.0.1:$P6"
+expect_ctl 0 "^tier check: ok \(6 servers, B=65536\)" --more_servers "$MORE6" tier check
+idserver_start six $((SVC_PORT + 3)) "${FLAGS[@]}" --more_servers "$MORE6"
+read -r errs _ < <(mint_ids $((SVC_PORT + 3)) 1500 "$T_DIR/six.txt")
+[ "$errs" = 0 ] || fail "the idserver on six servers: $errs errors"
+residues "$T_DIR/six.txt" 1 2 3 4 5 6 || fail "the idserver on six servers did not use all six"
+cat "$T_DIR/six.txt" >>"$IDS"
+log "6. o3 repaired, o5 and o6 added: an idserver on six servers takes residues 1-6 of 8; tier check ok"
+
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the idservers"
-log "6. $n IDs in $(wc -l <"$IDS") ranges: no duplicate"
+log "7. $n IDs in $(wc -l <"$IDS") ranges: no duplicate"
 log ok

@@ -11,6 +11,9 @@
 #   3. two servers added at offsets 3 and 4 start above the floor (the
 #      residues they own were drawn under M = 2); an idserver on the four
 #      takes tickets of all four residues; tier check passes;
+#   3b. o4 retired under load (the command killed once): refused by the
+#      idserver that used it, its offset refused to add-server, tier check
+#      clean without it;
 #   4. an idserver restarted with its old config (tier_increment 2) follows
 #      the tier's generation at start;
 #   5. a second change (to 16) under an idserver whose connections were
@@ -125,6 +128,10 @@ export DBPAIR_INCREMENT=8
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 3 "$P3" >/dev/null
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 4 "$P4" >/dev/null
 CTL+=(--tier_increment 8)
+for step in new-meta new-marks new-floor others; do
+	rc=0; { IDGENCTL_KILL_AT=$step "${CTL[@]}" tier add-server 3 "127.0.0.1:$P3" >/dev/null; } 2>/dev/null || rc=$?
+	[ $rc = 137 ] || fail "add-server killed at $step: exit $rc, want 137 (SIGKILL)"
+done
 expect_ctl 0 "^  more_servers = 3=127.0.0.1:$P3\$" tier add-server 3 "127.0.0.1:$P3"
 expect_ctl 0 "^  more_servers = $MORE\$" --more_servers "3=127.0.0.1:$P3" tier add-server 4 "127.0.0.1:$P4"
 for r in o3 o4; do
@@ -140,7 +147,22 @@ for k in 1 2 3 4 5 6; do
 	wait "$m"
 done
 above "$T_DIR/c.txt" "$FLOOR" 1 2 3 4 >/dev/null || fail "idserver c did not use the four servers' residues alone"
-log "3. o3 and o4 added above the floor; an idserver on the four takes residues 1-4 of 8; tier check ok"
+log "3. o3 (add-server killed after each step, resumed) and o4 added above the floor; an idserver on the four takes residues 1-4 of 8; tier check ok"
+
+# 3b. o4 retired while c uses it (the command killed once and run again): c
+# refuses it at its next check and serves on; its offset is never given again.
+MORE3="3=127.0.0.1:$P3"
+rc=0; { IDGENCTL_KILL_AT=retire "${CTL[@]}" --more_servers "$MORE" tier retire-server 4 >/dev/null; } 2>/dev/null || rc=$?
+[ $rc = 137 ] || fail "retire-server killed: exit $rc, want 137 (SIGKILL)"
+expect_ctl 0 "^tier retire-server: o4 retired on 4 servers" --more_servers "$MORE" tier retire-server 4
+wait_for "c refuses the retired o4" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $C | awk '\$2==\"o4_state\"{print \$3}')\" = refused ]"
+grep -q "o4 ticket server REFUSED: retired by idgenctl tier retire-server" "$T_DIR/c.log" || fail "c's log does not name the retirement"
+read -r errs _ < <(mint_ids "$C" 100 "$T_DIR/c.txt")
+[ "$errs" = 0 ] || fail "idserver c: $errs errors after o4's retirement"
+expect_ctl 1 "^VIOLATION o4: retired .*repair: remove 4=127.0.0.1:$P4 from more_servers" --more_servers "$MORE" tier check
+expect_ctl 1 "offset 4 is retired" --more_servers "$MORE3" tier add-server 4 "127.0.0.1:$P4"
+expect_ctl 0 "^tier check: ok \(3 servers" --more_servers "$MORE3" tier check
+log "3b. o4 retired (killed once, resumed): refused by c, which serves on; its offset refused to add-server"
 
 # 4. Restarted with its old config: it follows the tier's generation at start.
 kill -TERM "$a_PID"
@@ -155,18 +177,19 @@ log "4. idserver a restarted with tier_increment 2 follows generation 1 (M = 8) 
 # 5. A second change, 8 to 16, while an idserver sits on connections it checked
 # in generation 1 and will not check again for a minute: its next tickets are
 # drawn with the old session increment, and must not be used.
-idserver_start d $((SVC_PORT + 3)) "${FLAGS[@]}" --recheck_ms 60000 --tier_increment 8 --more_servers "$MORE"
+idserver_start d $((SVC_PORT + 3)) "${FLAGS[@]}" --recheck_ms 60000 --tier_increment 8 --more_servers "$MORE3"
 mint_ids $((SVC_PORT + 3)) 100 "$T_DIR/d.txt" >/dev/null
 sleep 1
-expect_ctl 0 "^tier raise-increment: generation 2, M = 16 \(was 8\), floor [0-9]+" --more_servers "$MORE" tier raise-increment 16
+expect_ctl 0 "^tier raise-increment: generation 2, M = 16 \(was 8\), floor [0-9]+" --more_servers "$MORE3" tier raise-increment 16
 FLOOR2=$(sed -n 's/.*floor \([0-9]*\):.*/\1/p' "$T_DIR/ctl.out")
 read -r errs _ < <(mint_ids $((SVC_PORT + 3)) 600 "$T_DIR/d.txt")
 [ "$errs" = 0 ] || fail "idserver d: $errs errors after the second change"
 M=16
-SUBSET=1 above "$T_DIR/d.txt" "$FLOOR2" 1 2 3 4 >/dev/null || fail "idserver d used a ticket drawn under the old increment"
+SUBSET=1 above "$T_DIR/d.txt" "$FLOOR2" 1 2 3 >/dev/null || fail "idserver d used a ticket drawn under the old increment"
 unbanked=$(q $((SVC_PORT + 3)) 'STATS\n' | awk '$2 ~ /_unbanked$/ { n += $3 } END { print n + 0 }')
 [ "$unbanked" -ge 1 ] || fail "idserver d drew no ticket on an old session"
 log "5. raise-increment 16 under an idserver with stale sessions: $unbanked ticket(s) drawn on them not used"
+expect_ctl 0 "^tier check: ok \(3 servers" --tier_increment 16 --more_servers "$MORE3" tier check
 
 n=$(check_unique "$T_DIR/a.txt" "$T_DIR/b.txt" "$T_DIR/c.txt" "$T_DIR/a2.txt" "$T_DIR/d.txt") ||
 	fail "DUPLICATE IDs across the change"

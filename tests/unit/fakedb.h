@@ -32,7 +32,7 @@ struct fake_reply {
 	unsigned	 nstmts;
 	uint64_t	 insert_id[DB_MAX_STMTS];
 	uint64_t	 affected[DB_MAX_STMTS];
-	const char	*row[32];
+	const char	*row[48];
 	unsigned	 nfields;
 };
 
@@ -71,7 +71,7 @@ fake_deliver_cb(evutil_socket_t fd, short what, void *arg)
 	struct fake_conn *f = arg;
 	const struct fake_reply *fr = f->reply;
 	struct db_result r;
-	char *row[32];
+	char *row[48];
 	db_cb cb = f->cb;
 	unsigned i;
 
@@ -204,7 +204,7 @@ static const struct db_ops fake_ops = {
  */
 struct fake_answer {
 	struct fake_reply	reply;
-	char			text[32][32];	/* room for the row's fields */
+	char			text[48][32];	/* room for the row's fields */
 };
 
 typedef void	(*fake_answer_fn)(const char *name, const char *sql, struct fake_answer *a);

@@ -24,6 +24,7 @@
 #include "statefile.h"
 #include "tier.h"
 #include "trim.h"
+#include "tls.h"
 
 static int64_t
 fake_clock_us(void)
@@ -35,6 +36,7 @@ struct rig {
 	struct listener_counters	lc;
 	struct conn_counters		cc;
 	struct grpc_counters		gc;
+	struct tls_counters		tc;
 	struct core			core;
 	struct tier			tier;
 	struct snowflake		gen;
@@ -111,6 +113,7 @@ rig_init(struct rig *r)
 	r->m.listener = &r->lc;
 	r->m.conns = &r->cc;
 	r->m.grpc = &r->gc;
+	r->m.tls = &r->tc;
 	r->m.core = &r->core;
 	r->m.source = &r->src;
 	r->m.sf = &r->sf;
@@ -156,6 +159,7 @@ test_every_counter_shown(void **state)
 			SLAB("listener", r.lc, 1000),
 			SLAB("conn", r.cc, 2000),
 			SLAB("grpc", r.gc, 3000),
+			SLAB("tls", r.tc, 11000),
 			SLAB("core", r.core.stats, 4000),
 			SLAB("source", r.src.stats, 5000),
 			SLAB("lease", r.lease.stats, 6000),

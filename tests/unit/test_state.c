@@ -134,7 +134,7 @@ test_other_regions_marks(void **state)
 static void
 test_extra_servers_marks(void **state)
 {
-	unsigned extras[SERVER_EXTRA_MAX] = { 64, 63 };
+	unsigned extras[SERVER_EXTRA_MAX] = { 64, 63, 62, 61, 60, 59 };
 	struct state_rec a, b;
 	char buf[STATE_MAX_LEN], why[128];
 	size_t n;
@@ -156,6 +156,7 @@ test_extra_servers_marks(void **state)
 	assert_true(n > 0);
 	assert_non_null(strstr(buf, "\nmark o63 "));
 	assert_non_null(strstr(buf, "\nmark o64 "));
+	assert_non_null(strstr(buf, "\nmark o59 "));
 	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
 	assert_memory_equal(&a, &b, sizeof(a));
 	assert_true(server_shape_set(64, 0, 0));	/* no extras */

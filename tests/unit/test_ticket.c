@@ -53,19 +53,20 @@ run(struct rig *r)
 }
 
 /* The check row of an odd server at B = 4096, next ticket 7, in generation 0 of M = 2. */
-static const char *const check_row[25] = {
+static const char *const check_row[26] = {
 	"10.11.19-MariaDB", "2", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "7",
 	"5", "4", "0", "4096", "4096", "2", "1", "0", "0",
 	"2", "1",	/* the session's increment and offset */
 	"0", "0",	/* tier_generation, tier_floor */
 	"0", "0",	/* its own marks row: generation, sealed */
+	NULL,		/* the roles it reports retired */
 };
 
 /* A check answered with check_row, with field k set to v (k < 0: none changed). */
 static void
 script_check_with(int k, const char *v, int k2, const char *v2)
 {
-	struct fake_reply c = { .match = "SELECT @@version", .nfields = 25 };
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 26 };
 
 	memcpy(c.row, check_row, sizeof(check_row));
 	if (k >= 0)
@@ -305,12 +306,12 @@ test_session_increment_old(void **state)
 static void
 test_generation_adopted(void **state)
 {
-	static const char *const g1[25] = {
+	static const char *const g1[26] = {
 		"10.11.19-MariaDB", "8", "1", "1", "InnoDB", "1", "4096", "odd", "u-1", "41",
-		"5", "4", "0", "4096", "4096", "8", "1", "0", "0", "8", "1", "1", "40", "1", "0",
+		"5", "4", "0", "4096", "4096", "8", "1", "0", "0", "8", "1", "1", "40", "1", "0", NULL,
 	};
 	struct rig *r = rig_up();
-	struct fake_reply c = { .match = "SELECT @@version", .nfields = 25 };
+	struct fake_reply c = { .match = "SELECT @@version", .nfields = 26 };
 
 	(void)state;
 	memcpy(c.row, g1, sizeof(g1));
@@ -334,6 +335,24 @@ test_generation_adopted(void **state)
 	assert_int_equal(r->s.state, TICKET_REFUSED);
 	assert_non_null(strstr(r->s.last_error, "tier_generation is 0"));
 	assert_true(server_shape_set(2, 0, 0));
+	rig_down(r);
+}
+
+/* A server another one (or itself) reports retired is refused, by its role. */
+static void
+test_retired(void **state)
+{
+	struct rig *r = rig_up();
+
+	(void)state;
+	script_check_with(25, "o3,odd", -1, NULL);
+	ticket_recheck_soon(&r->s);
+	run(r);
+	assert_int_equal(r->s.state, TICKET_REFUSED);
+	assert_non_null(strstr(r->s.last_error, "retired by idgenctl tier retire-server"));
+	assert_true(server_retired(SERVER_ODD) && !server_retired(SERVER_EVEN));
+	assert_true(server_shape_set(2, 0, 0));
+	assert_false(server_retired(SERVER_ODD));
 	rig_down(r);
 }
 
@@ -413,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_sealed_at_check),
 		cmocka_unit_test(test_session_increment_old),
 		cmocka_unit_test(test_generation_adopted),
+		cmocka_unit_test(test_retired),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,7 +49,7 @@
  * region of four (the pair and the servers beyond it at offsets 3 and 4 of
  * M = 8). A mark row is named by its server's role.
  */
-#define SIM_MAX		(SERVER_PAIR + SERVER_EXTRA_MAX)
+#define SIM_MAX		(SERVER_PAIR + 2)	/* the pair and o3, o4 */
 
 static const char *const sim_roles[SIM_MAX] = { "odd", "even", "o3", "o4" };
 
@@ -184,8 +184,9 @@ sim_raise_copy(struct sim *s, const char *p)
  * tier's shape gives server i, then each mark subquery answered from the row
  * its role names, in the order the SQL asks: the fixed columns (its own and
  * the partner's: high_water 10 and 11, block_size 13 and 14), then a pair of
- * columns per other server of its region, from 25 on (19..24: the session's
- * increment and offset, the generation, floor, own row's generation and seal).
+ * columns per other server of its region, from 26 on (19..25: the session's
+ * increment and offset, the generation, floor, own row's generation and seal,
+ * the roles it reports retired).
  */
 static void
 sim_check_row(int i, const char *sql, struct fake_answer *a)
@@ -216,25 +217,26 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	snprintf(a->text[20], 32, "%u", server_offset((unsigned)i));
 	for (k = 21; k < 25; k++)
 		snprintf(a->text[k], 32, "0");
+	a->text[25][0] = '\0';	/* no server retired */
 	for (;;) {
 		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
-		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 21 + n;
+		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 22 + n;
 		int role;
 
 		if (h == NULL && b == NULL)
 			break;
 		q = h != NULL && (b == NULL || h < b) ? h : b;
 		role = sim_role(q + sizeof(hw) - 1);
-		assert_true(col < 32);
+		assert_true(col < 48);
 		snprintf(a->text[col], 32, "%" PRIu64, q == h ? s->mark[role] : s->mark_b[role]);
 		n++;
 		p = q + 1;
 	}
 	/* Its own and the partner's, then a pair per other server. */
 	assert_true(n >= 4 && n % 2 == 0);
-	for (k = 0; k < 21 + n; k++)
+	for (k = 0; k < 22 + n; k++)
 		a->reply.row[k] = a->text[k];
-	a->reply.nfields = 21 + n;
+	a->reply.nfields = 22 + n;
 }
 
 /*
@@ -444,7 +446,7 @@ rig_setup(bool file, unsigned n)
 {
 	static struct rig r;
 	static char host[] = "127.0.0.1", user[] = "idgen", db[] = "idgen", pw[] = "";
-	static const unsigned extra[SERVER_EXTRA_MAX] = { 3, 4 };
+	static const unsigned extra[SIM_MAX - SERVER_PAIR] = { 3, 4 };
 	char err[256];
 	unsigned k;
 
