@@ -31,11 +31,19 @@
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
 #   BENCH_TLS_PORT BENCH_TLS_GRPC_PORT  row 14's idserver over TLS (default 14248 14249)
-#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13 and 14 (e.g. 10,11 or
-#                    "10 13"): only those rows and the servers they need; each
-#                    row's section goes to build/bench-var/rowN.md and
+#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15 and 16
+#                    (e.g. 10,11 or "10 13"): only those rows and the servers they
+#                    need; each row's section goes to build/bench-var/rowN.md and
 #                    bench/RESULTS.md is left as it is (row 13 alone: about a
-#                    minute; rows 10 and 11: about a minute with the pair's start)
+#                    minute; rows 10 and 11: about a minute with the pair's start;
+#                    row 15 about 80 s, row 16 about a minute)
+#   BENCH_SLO_SECONDS  row 15's runs (default 5); BENCH_SLO_LINE_RATE (text and
+#                    RESP, default 100000), BENCH_SLO_ONE_RATE (HTTP and gRPC single
+#                    IDs, 20000), BENCH_SLO_BATCH_RATE (batches of 1,000, 500): req/s
+#   BENCH_CONN_COUNTS  row 16's connection counts (default "1000 10000"; 50, the
+#                    active ones alone, is always the baseline)
+#   BENCH_CONN_RATE  row 16's fixed rate on 50 connections (default 50000 req/s)
+#   BENCH_CONN_ALL_RATE  row 16's fixed rate over all N connections (default 10000)
 #   BENCH_FAR_BASE   row 13's ports: BASE..BASE+9 (default 13320): region 0's and
 #                    region 1's pairs, the proxies, the echo, idserver and its HTTP
 #   BENCH_FAR_DELAY_MS  row 13's link, each way (default 25: a 50 ms round trip)
@@ -632,8 +640,8 @@ far_verdict() {
 ONLY=$(tr ', ' '  ' <<<"${BENCH_ONLY:-}" | xargs)
 for r in $ONLY; do
 	case $r in
-	10|11|13|14) ;;
-	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13 and 14 can, e.g. BENCH_ONLY=10,11)" ;;
+	10|11|13|14|15|16) ;;
+	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15 and 16 can, e.g. BENCH_ONLY=10,11)" ;;
 	esac
 done
 # want ROW: the row runs (every row when BENCH_ONLY is not set).
@@ -989,6 +997,350 @@ r1011_summary() {
 	want 11 && echo "  row 11 grpcio: id $(val r11-py-id req_per_s) calls/s at $(val r11-py-id server_cpu_us_per_req) us/call, batch $(val r11-py-batch req_per_s) at $(val r11-py-batch server_cpu_us_per_req)"
 }
 
+kb_mb() { isnum "$1" && calc "$1 / 1024" 1 || echo n/a; }
+
+# ---- idle connections (the memory section and row 16) ----------------------
+# idle.py PORT N PING READY RELEASE MAXHOLD: opens N connections (optionally
+# one PING each), writes READY, holds them until RELEASE exists.
+IDLE_PY=$VAR/idle.py
+idle_py_write() {
+	cat >"$IDLE_PY" <<'PY'
+import os, resource, socket, sys, time
+port, n, ping, ready, release, maxhold = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4], sys.argv[5], float(sys.argv[6])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if soft < n + 64:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 64), hard))
+socks = []
+for i in range(n):
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+    socks.append(s)
+if ping:
+    for s in socks:
+        s.sendall(b"PING\r\n")
+    for s in socks:
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(64)
+            if not chunk:
+                sys.exit("connection closed")
+            buf += chunk
+        if b"PONG" not in buf:
+            sys.exit("unexpected reply %r" % buf)
+with open(ready, "w") as f:
+    f.write("%d\n" % len(socks))
+deadline = time.time() + maxhold
+while not os.path.exists(release) and time.time() < deadline:
+    time.sleep(0.05)
+for s in socks:
+    s.close()
+PY
+}
+
+# idle_hold PORT N: N connections opened, one PING each, then held idle by
+# idle.py (IDLE_HOLD_PID) until idle_release; 1 when they could not be opened.
+IDLE_HOLD_PID=""
+idle_hold() {
+	local rdy=$VAR/hold.ready rel=$VAR/hold.release i
+	[ -f "$IDLE_PY" ] || idle_py_write
+	rm -f "$rdy" "$rel"
+	python3 "$IDLE_PY" "$1" "$2" 1 "$rdy" "$rel" 900 >"$VAR/hold.log" 2>&1 &
+	IDLE_HOLD_PID=$!
+	PIDS+=("$IDLE_HOLD_PID")
+	for i in $(seq 1 1200); do [ -s "$rdy" ] && return 0; alive "$IDLE_HOLD_PID" || break; sleep 0.1; done
+	say "  $2 idle connections could not be opened: $(tail -n 2 "$VAR/hold.log" | tr '\n' ' ')"
+	idle_release
+	return 1
+}
+idle_release() {
+	[ -n "$IDLE_HOLD_PID" ] || return 0
+	touch "$VAR/hold.release"
+	stop_pid "$IDLE_HOLD_PID"
+	wait "$IDLE_HOLD_PID" 2>/dev/null
+	forget "$IDLE_HOLD_PID"
+	IDLE_HOLD_PID=""
+}
+
+# ---- row 15: the design's latency SLO per protocol, open loop (issue 22) ----
+# Each protocol at a fixed rate, latency percentiles against the SLO (P50 <
+# 200 µs, P99 < 1 ms, P99.9 < 3 ms). Text and RESP: idbench --rate (latency
+# from each request's intended send time), the null server at the same rate
+# beside (it speaks only lines). HTTP and gRPC: h2load --rps (per client;
+# latency from each request's actual send, so the run's length against the
+# schedule's is shown as the check that no backlog built up), nginx (the same
+# bytes from a file) and grpc-go (go-idpeer) at the same rates when they run.
+SLO_SECS=${BENCH_SLO_SECONDS:-5}
+SLO_LINE_RATE=${BENCH_SLO_LINE_RATE:-100000}
+SLO_ONE_RATE=${BENCH_SLO_ONE_RATE:-20000}
+SLO_BATCH_RATE=${BENCH_SLO_BATCH_RATE:-500}
+SLO_P50=200 SLO_P99=1000 SLO_P999=3000
+GRPC_SVC=hispeeddesign.idgen.v1.IdGeneratorService
+
+# h2_slo LABEL PID URL RATE CONNS [h2load args...]: an h2load run of RATE
+# requests/s for SLO_SECS (CONNS clients, --rps RATE/CONNS each), every reply
+# 2xx; P50/P99/P99.9/max from its per-request log, the server's CPU from /proc.
+h2_slo() {
+	local label=$1 pid=$2 url=$3 rate=$4 conns=$5 n per c0 c1 hz out
+	shift 5
+	n=$((rate * SLO_SECS))
+	per=$((rate / conns))
+	hz=$(getconf CLK_TCK)
+	LABELS+=("$label")
+	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -n $n -c $conns -t 1 --rps $per$(printf ' %q' "$@") '$url'"
+	R[$label.cmd]=${R[$label.cmd]//$ROOT\//}
+	R[$label.target_rate]=$rate
+	R[$label.schedule_s]=$SLO_SECS
+	say "run $label: h2load -n $n -c $conns -t 1 --rps $per $* $url"
+	c0=$(cpu_ticks "$pid")
+	if ! timeout -k 5 $((SLO_SECS * 4 + 60)) "${PIN_CLI[@]}" h2load -n "$n" -c "$conns" -t 1 --rps "$per" "$@" \
+	    --log-file="$RUNS/$label.log" "$url" >"$RUNS/$label.out" 2>&1 ||
+	    ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
+		R[$label.state]=errors
+		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
+		return 1
+	fi
+	c1=$(cpu_ticks "$pid")
+	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
+	R[$label.seconds]=$(awk '/^finished in/ { sub("s,$", "", $3); print $3 }' "$RUNS/$label.out")
+	R[$label.requests]=$n
+	out=$(awk -F'\t' '$2 ~ /^2/ { print $3 }' "$RUNS/$label.log" | sort -n | awk '{ v[NR] = $1 }
+		function at(p,  i) { i = int(NR * p + 0.999999); if (i < 1) i = 1; return v[i] }
+		END { if (NR) printf "%s %s %s %s", at(0.5), at(0.99), at(0.999), v[NR] }')
+	read -r "R[$label.p50_us]" "R[$label.p99_us]" "R[$label.p999_us]" "R[$label.max_us]" <<<"$out"
+	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
+	R[$label.state]=ok
+	say "  $label: ${R[$label.req_per_s]} req/s in ${R[$label.seconds]} s, p50/p99/p99.9 ${R[$label.p50_us]}/${R[$label.p99_us]}/${R[$label.p999_us]} us, cpu ${R[$label.server_cpu_us_per_req]} us/req"
+}
+
+# slo_verdict LABEL: MET, or which percentiles MISSED the SLO.
+slo_verdict() {
+	local l=$1 miss=""
+	counts "$l" && isnum "${R[$l.p50_us]:-}" && isnum "${R[$l.p99_us]:-}" && isnum "${R[$l.p999_us]:-}" ||
+		{ echo "NOT MEASURED$(why_not "$l")"; return; }
+	[ "$(calc "${R[$l.p50_us]} < $SLO_P50" 0)" = 1 ] || miss+="${miss:+, }P50"
+	[ "$(calc "${R[$l.p99_us]} < $SLO_P99" 0)" = 1 ] || miss+="${miss:+, }P99"
+	[ "$(calc "${R[$l.p999_us]} < $SLO_P999" 0)" = 1 ] || miss+="${miss:+, }P99.9"
+	local late=""
+	# An h2load run that took over 1.1x its schedule fell behind: its latencies
+	# leave out the wait of the requests it held back.
+	isnum "${R[$l.seconds]:-}" && isnum "${R[$l.schedule_s]:-}" &&
+		[ "$(calc "${R[$l.seconds]} > 1.1 * ${R[$l.schedule_s]}" 0)" = 1 ] &&
+		late=" (rate not kept: ${R[$l.seconds]} s for ${R[$l.schedule_s]} s of requests, so the backlog's wait is not in these figures)"
+	# A rate not kept is not the SLO at that rate, whatever the figures.
+	[ -n "$late" ] && miss+="${miss:+, }the rate"
+	if [ -z "$miss" ]; then echo MET; else echo "**MISSED**: $miss$late"; fi
+}
+
+slo_row() {
+	local open gpid="" why="" l
+	say "row 15: the latency SLO per protocol, open loop at fixed rates (${SLO_SECS} s each)"
+	open=(--connections 50 --pipeline 32 --rate "$SLO_LINE_RATE" --threads 1 --duration "$SLO_SECS")
+	if [ -n "${R[r7-idserver.state]:-}" ] && [ "$SLO_LINE_RATE" = 100000 ]; then
+		# The full bench's row 7 is this shape: its medians stand for text.
+		for l in "${!R[@]}"; do
+			[[ $l == r7-idserver.* ]] && R[r15-text.${l#r7-idserver.}]=${R[$l]}
+			[[ $l == r7-null.* ]] && R[r15-null.${l#r7-null.}]=${R[$l]}
+		done
+		R[r15.text_from_r7]=1
+	else
+		run_bench r15-text "$SVC_PID" --port "$SVC_PORT" --command ID "${open[@]}"
+		if [ -n "${NULL_PID:-}" ]; then
+			run_bench r15-null "$NULL_PID" --port "$NULL_PORT" --command NULL "${open[@]}"
+		fi
+	fi
+	run_bench r15-resp "$SVC_PID" --port "$SVC_PORT" --proto resp --command ID "${open[@]}"
+
+	h2_slo r15-http-id "$SVC_PID" "http://127.0.0.1:$HTTP_PORT/v1/id" "$SLO_ONE_RATE" 50 --h1
+	h2_slo r15-http-ids "$SVC_PID" "http://127.0.0.1:$HTTP_PORT/v1/ids?count=1000" "$SLO_BATCH_RATE" 10 --h1
+	if nginx_start; then
+		h2_slo r15-nginx-id "$NGINX_WPID" "http://127.0.0.1:$NGINX_PORT/v1/id" "$SLO_ONE_RATE" 50 --h1
+		h2_slo r15-nginx-ids "$NGINX_WPID" "http://127.0.0.1:$NGINX_PORT/v1/ids?count=1000" "$SLO_BATCH_RATE" 10 --h1
+	else
+		R[r15.nginx_why]=$NGX_WHY
+		say "  nginx not run: $NGX_WHY"
+	fi
+	nginx_stop
+
+	printf '\x00\x00\x00\x00\x00' >"$VAR/grpc-id.bin"			# GenerateIdRequest{}
+	printf '\x00\x00\x00\x00\x03\x08\xe8\x07' >"$VAR/grpc-batch.bin"	# count = 1000
+	local G=(-m 10 -H 'content-type: application/grpc' -H 'te: trailers')
+	h2_slo r15-grpc-id "$SVC_PID" "http://127.0.0.1:$GRPC_PORT/$GRPC_SVC/GenerateId" "$SLO_ONE_RATE" 20 -d "$VAR/grpc-id.bin" "${G[@]}"
+	h2_slo r15-grpc-batch "$SVC_PID" "http://127.0.0.1:$GRPC_PORT/$GRPC_SVC/GenerateIdBatch" "$SLO_BATCH_RATE" 10 -d "$VAR/grpc-batch.bin" "${G[@]}"
+	if why=$(gopeer_build) && ! why=$(port_busy "$GOPEER_PORT" && echo "port $GOPEER_PORT is in use; set BENCH_GOPEER_PORT"); then
+		"${PIN_SRV[@]}" "$GOPEER" "$GOPEER_PORT" >"$VAR/go-idpeer.log" 2>&1 &
+		gpid=$!
+		PIDS+=("$gpid")
+		GOPEER_CMD="${PIN_SRV[*]}${PIN_SRV:+ }build/go/bin/go-idpeer $GOPEER_PORT"
+		wait_port "$GOPEER_PORT" "$gpid" go-idpeer
+		h2_slo r15-go-id "$gpid" "http://127.0.0.1:$GOPEER_PORT/$GRPC_SVC/GenerateId" "$SLO_ONE_RATE" 20 -d "$VAR/grpc-id.bin" "${G[@]}"
+		h2_slo r15-go-batch "$gpid" "http://127.0.0.1:$GOPEER_PORT/$GRPC_SVC/GenerateIdBatch" "$SLO_BATCH_RATE" 10 -d "$VAR/grpc-batch.bin" "${G[@]}"
+		kill -TERM "$gpid" 2>/dev/null; stop_pid "$gpid"; wait "$gpid" 2>/dev/null; forget "$gpid"
+	else
+		R[r15.go_why]=$why
+		say "  go-idpeer not run: $why"
+	fi
+}
+
+# slo_line LABEL WHAT RATE [PEER PEERNAME]: one row of row 15's table.
+slo_line() {
+	local l=$1 p=${4:-} pf="" sched=""
+	if [ -n "$p" ]; then
+		if counts "$p"; then pf="$5: $(val "$p" p50_us) / $(val "$p" p99_us) / $(val "$p" p999_us) ($(val "$p" req_per_s) req/s)"
+		else pf="$5: $(status "$p")"; fi
+	fi
+	isnum "${R[$l.seconds]:-}" && sched="${R[$l.seconds]} s"
+	[ -n "${R[$l.schedule_s]:-}" ] && sched+=" of ${R[$l.schedule_s]} s"
+	[ -n "${R[$l.unsent]:-}" ] && sched="${R[$l.unsent]} unsent"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$2" "$(fmt_int "$3")" \
+		"$(val "$l" req_per_s)" "$(val "$l" p50_us)" "$(val "$l" p99_us)" "$(val "$l" p999_us)" \
+		"$(val "$l" max_us)" "$(val "$l" server_cpu_us_per_req)" "${pf:-—}" "${sched:-n/a}; $(status "$l" | sed 's/not verified (null server)/all replies 2xx/')" "$(slo_verdict "$l")"
+}
+
+slo_md() {
+	cat <<MD
+## Row 15: the latency SLO per protocol, open loop at fixed rates (issue 22)
+
+The design's service level: P50 < 200 µs, P99 < 1 ms, P99.9 < 3 ms, per protocol, at a
+fixed offered rate: text and RESP at $(fmt_int "$SLO_LINE_RATE") requests/s (idbench \`--rate\`, 50 connections,
+up to 32 outstanding each; latency counts from each request's intended send time, so a
+stalled server cannot hide its queue)$([ -n "${R[r15.text_from_r7]:-}" ] && echo "; the text figures are row 7's (the same shape, median of its runs)"),
+HTTP and gRPC at $(fmt_int "$SLO_ONE_RATE") requests/s of single IDs and $(fmt_int "$SLO_BATCH_RATE") requests/s of batches of 1,000
+(h2load \`--rps\`: a fixed rate per client; HTTP/1.1 keep-alive, one request at a time per
+connection; gRPC up to 10 streams per connection). h2load counts latency from each request's
+actual send, not from its due time: a request held back by a busy connection would not show its wait, so
+the run's length against the schedule's (${SLO_SECS} s) is the check that no backlog built up.
+The null server (\`bench/nullserver.c\`) speaks only lines: it stands beside the text row at the
+same rate; for HTTP and gRPC the peers beside are nginx serving the same bytes from a file
+and the grpc-go counter (row 11's), at the same rates.${R[r15.nginx_why]:+ nginx did not run: ${R[r15.nginx_why]}.}${R[r15.go_why]:+ grpc-go did not run: ${R[r15.go_why]}.}
+Latency in µs.
+
+| protocol, request | rate asked /s | reached req/s | P50 | P99 | P99.9 | max | server CPU µs/req | peer at the same rate: P50 / P99 / P99.9 | run length; check | SLO |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |
+$(slo_line r15-text "text \`ID\`" "$SLO_LINE_RATE" r15-null "null server")
+$(slo_line r15-resp "RESP \`ID\`" "$SLO_LINE_RATE")
+$(slo_line r15-http-id "HTTP \`/v1/id\`" "$SLO_ONE_RATE" r15-nginx-id nginx)
+$(slo_line r15-http-ids "HTTP \`/v1/ids?count=1000\`" "$SLO_BATCH_RATE" r15-nginx-ids nginx)
+$(slo_line r15-grpc-id "gRPC \`GenerateId\`" "$SLO_ONE_RATE" r15-go-id grpc-go)
+$(slo_line r15-grpc-batch "gRPC \`GenerateIdBatch(1000)\`" "$SLO_BATCH_RATE" r15-go-batch grpc-go)
+MD
+}
+
+# slo_targets: row 15 as rows of a targets table.
+slo_targets() {
+	local x
+	for x in "r15-text:text ID at $(fmt_int "$SLO_LINE_RATE")/s" "r15-resp:RESP ID at $(fmt_int "$SLO_LINE_RATE")/s" \
+	    "r15-http-id:HTTP /v1/id at $(fmt_int "$SLO_ONE_RATE")/s" "r15-http-ids:HTTP /v1/ids?count=1000 at $(fmt_int "$SLO_BATCH_RATE")/s" \
+	    "r15-grpc-id:gRPC GenerateId at $(fmt_int "$SLO_ONE_RATE")/s" "r15-grpc-batch:gRPC GenerateIdBatch(1000) at $(fmt_int "$SLO_BATCH_RATE")/s"; do
+		local l=${x%%:*}
+		echo "| Row 15 (issue 22): ${x#*:}, P50 < 200 µs, P99 < 1 ms, P99.9 < 3 ms | $(val "$l" p50_us) / $(val "$l" p99_us) / $(val "$l" p999_us) µs | $(slo_verdict "$l") |"
+	done
+}
+
+slo_summary() {
+	local l
+	for l in r15-text r15-resp r15-http-id r15-http-ids r15-grpc-id r15-grpc-batch; do
+		printf '  row 15 %-15s %s req/s, p50/p99/p99.9 %s / %s / %s us: %s\n' "${l#r15-}" "$(val "$l" req_per_s)" \
+			"$(val "$l" p50_us)" "$(val "$l" p99_us)" "$(val "$l" p999_us)" "$(slo_verdict "$l")"
+	done | sed 's/\*\*//g'
+}
+
+# ---- row 16: cost growth with connections (issue 22) ------------------------
+# The same fixed-rate load (idbench ID, 50 connections x 32, CONN_RATE/s)
+# with 0, 1,000 - 50 and 10,000 - 50 more connections held idle (one PING
+# each, by idle.py): idserver's CPU per request (utime+stime from /proc over
+# the run) and RSS must not grow with the connections. Then a lower fixed
+# rate (CONN_ALL_RATE) spread over every connection (--connections N
+# --pipeline 1: each carries CONN_ALL_RATE/N requests/s), where each request
+# is a wake-up of its own.
+CONN_COUNTS=${BENCH_CONN_COUNTS:-1000 10000}
+CONN_RATE=${BENCH_CONN_RATE:-50000}
+CONN_ALL_RATE=${BENCH_CONN_ALL_RATE:-10000}
+CONN_ACTIVE=50
+conn_row() {
+	local n hz c0 c1 spid sfile=$VAR/rss-sample
+	hz=$(getconf CLK_TCK)
+	say "row 16: CPU per request and RSS with ${CONN_COUNTS// /, } connections (idle plus $CONN_ACTIVE active, then all active), $(fmt_int "$CONN_RATE") req/s"
+	for n in $CONN_ACTIVE $CONN_COUNTS; do
+		if [ "$n" -gt "$CONN_ACTIVE" ] && ! idle_hold "$SVC_PORT" $((n - CONN_ACTIVE)); then
+			R[r16-$n.state]=failed-run; LABELS+=("r16-$n"); FAILED_RUN=1
+			continue
+		fi
+		R[r16.$n.conns_idle]=$(svc_stat curr_connections)
+		R[r16.$n.rss_idle]=$(rss_kb "$SVC_PID")
+		c0=$(cpu_ticks "$SVC_PID"); sleep 2; c1=$(cpu_ticks "$SVC_PID")
+		R[r16.$n.idle_cpu]=$(calc "($c1 - $c0) * 1000 / $hz / 2" 1)
+		run_bench "r16-$n" "$SVC_PID" --port "$SVC_PORT" --command ID --connections $CONN_ACTIVE --pipeline 32 \
+			--rate "$CONN_RATE" --threads 1 --duration "$DUR"
+		R[r16-$n.rss_kb]=$(rss_kb "$SVC_PID")
+		idle_release
+		# All N active: RSS sampled during the run (the largest seen).
+		: >"$sfile"
+		( while :; do rss_kb "$SVC_PID" >>"$sfile"; sleep 0.5; done ) &
+		spid=$!
+		PIDS+=("$spid")
+		run_bench "r16-all-$n" "$SVC_PID" --port "$SVC_PORT" --command ID --connections "$n" --pipeline 1 \
+			--rate "$CONN_ALL_RATE" --threads 1 --duration "$DUR"
+		kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; forget "$spid"
+		R[r16-all-$n.rss_kb]=$(sort -n "$sfile" | tail -n 1)
+	done
+}
+
+conn_md() {
+	local n base=r16-$CONN_ACTIVE abase=r16-all-${CONN_COUNTS%% *}
+	cat <<MD
+## Row 16: cost growth with connections (issue 22)
+
+The same load at each N, one run per cell: \`ID\` open loop at $(fmt_int "$CONN_RATE") requests/s for ${DUR} s on $CONN_ACTIVE connections
+(x 32 outstanding) while N - $CONN_ACTIVE more connections are held open and idle (opened, one \`PING\` each, then
+silent: \`idle.py\`); then $(fmt_int "$CONN_ALL_RATE") requests/s spread over all N connections (\`--connections N --pipeline 1\`: each
+carries $(fmt_int "$CONN_ALL_RATE")/N requests/s, so every request is a wake-up of its own). Server CPU per
+request: idserver's utime+stime from \`/proc/PID/stat\` over the run (10 ms ticks) divided by
+the requests. RSS: VmRSS right after the run with the idle connections still open, and
+the largest of 0.5 s samples during the all-active run. Idle CPU: idserver's CPU over 2 s
+with the connections open and no requests (10 ms ticks: a resolution of 5 ms/s). Held open:
+STATS \`curr_connections\` before the run, the bench's own STATS connection included. The
+claim: per-request cost does not grow with connections (the ratio columns stay near 1; the
+target below, within 1.25x, is the bench's choice). With all connections active the
+baseline is $(fmt_int "${CONN_COUNTS%% *}") connections, not $CONN_ACTIVE: at $(fmt_int "$CONN_ALL_RATE")/$CONN_ACTIVE requests/s a connection's
+requests share a wake-up whenever they are a little late, at $(fmt_int "${CONN_COUNTS%% *}") or more connections each request is
+alone, so the $CONN_ACTIVE-connection figure is cheaper for a reason that is not the connection count.
+
+| connections | held open | idle CPU ms/s | $CONN_ACTIVE active: server CPU µs/req | x vs $CONN_ACTIVE | P99 µs | RSS MB | all active: server CPU µs/req | x vs $(fmt_int "${CONN_COUNTS%% *}") | P99 µs | RSS MB (peak) | check |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+MD
+	for n in $CONN_ACTIVE $CONN_COUNTS; do
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s; %s |\n' "$(fmt_int "$n")" \
+			"${R[r16.$n.conns_idle]:-n/a}" "${R[r16.$n.idle_cpu]:-n/a}" \
+			"$(val "r16-$n" server_cpu_us_per_req)" "$(ratio "$(fig "r16-$n" server_cpu_us_per_req)" "$(fig "$base" server_cpu_us_per_req)")" \
+			"$(val "r16-$n" p99_us)" "$(kb_mb "${R[r16-$n.rss_kb]:-}")" \
+			"$(val "r16-all-$n" server_cpu_us_per_req)" "$(ratio "$(fig "r16-all-$n" server_cpu_us_per_req)" "$(fig "$abase" server_cpu_us_per_req)")" \
+			"$(val "r16-all-$n" p99_us)" "$(kb_mb "${R[r16-all-$n.rss_kb]:-}")" \
+			"$(status "r16-$n")" "$(status "r16-all-$n")"
+	done
+	echo
+	echo "Reached requests/s ($CONN_ACTIVE active / all active): $(for n in $CONN_ACTIVE $CONN_COUNTS; do printf '%s: %s / %s; ' "$(fmt_int "$n")" "$(val "r16-$n" req_per_s)" "$(val "r16-all-$n" req_per_s)"; done | sed 's/; $//')."
+}
+
+# conn_verdict N: CPU per request with N connections within 1.25x of CONN_ACTIVE's.
+conn_targets() {
+	local n x y first=${CONN_COUNTS%% *}
+	for n in $CONN_COUNTS; do
+		x=$(ratio "$(fig "r16-$n" server_cpu_us_per_req)" "$(fig "r16-$CONN_ACTIVE" server_cpu_us_per_req)")
+		echo "| Row 16 (issue 22): $(fmt_int "$n") connections, $CONN_ACTIVE of them active: server CPU/request within 1.25x of $CONN_ACTIVE connections alone | x$x | $(verdict "$x" le 1.25) |"
+		[ "$n" = "$first" ] && continue
+		y=$(ratio "$(fig "r16-all-$n" server_cpu_us_per_req)" "$(fig "r16-all-$first" server_cpu_us_per_req)")
+		echo "| Row 16 (issue 22): $(fmt_int "$n") connections all active: server CPU/request within 1.25x of $(fmt_int "$first") all active | x$y | $(verdict "$y" le 1.25) |"
+	done
+}
+
+conn_summary() {
+	local n
+	for n in $CONN_ACTIVE $CONN_COUNTS; do
+		printf '  row 16 %6s conns: %s active %s us/req (p99 %s us, RSS %s MB); all active %s us/req (p99 %s us, RSS %s MB)\n' "$n" \
+			"$CONN_ACTIVE" "$(val "r16-$n" server_cpu_us_per_req)" "$(val "r16-$n" p99_us)" "$(kb_mb "${R[r16-$n.rss_kb]:-}")" \
+			"$(val "r16-all-$n" server_cpu_us_per_req)" "$(val "r16-all-$n" p99_us)" "$(kb_mb "${R[r16-all-$n.rss_kb]:-}")"
+	done
+}
+
 # rb_run LABEL PID PORT CMD PIPELINE [FLAGS]: one redis-benchmark run (50
 # clients; FLAGS e.g. --tls ...), the server's CPU from /proc around it;
 # R[LABEL.*] as for idbench.
@@ -1096,7 +1448,7 @@ MD
 }
 
 # BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
-if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14; then
+if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16; then
 	for t in mariadb nc ss python3 curl; do
 		command -v "$t" >/dev/null || die "$t not installed (make deps)"
 	done
@@ -1115,6 +1467,8 @@ fi
 # With BENCH_ONLY (rows 10, 11, 13): the pair and idserver only.
 if [ -z "$ONLY" ]; then NEED_BIN=("$IDSERVER" "$IDBENCH" "$NULLSERVER"); NEED_CMD=(redis-server mariadb gnuplot nc ss python3 h2load curl)
 else NEED_BIN=("$IDSERVER" "$IDBENCH"); NEED_CMD=(mariadb nc ss python3 h2load curl); fi
+# Row 15 alone has the null server beside its text row.
+[ -n "$ONLY" ] && want 15 && NEED_BIN+=("$NULLSERVER")
 for b in "${NEED_BIN[@]}"; do
 	[ -x "$b" ] || die "$b missing: run make first"
 done
@@ -1124,11 +1478,13 @@ done
 # A previous bench's pair (crashed run) is ours: stop it before checking ports.
 [ -d "$DB" ] && "$ROOT/scripts/dbpair.sh" down "$DB" >/dev/null 2>&1
 for p in "$ODD_PORT" "$EVEN_PORT" "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT" \
-    $([ -z "$ONLY" ] && echo "$REDIS_PORT" "$NULL_PORT") $(want 14 && echo "$TLS_PORT" "$TLS_GRPC_PORT"); do
+    $([ -z "$ONLY" ] && echo "$REDIS_PORT") $({ [ -z "$ONLY" ] || want 15; } && echo "$NULL_PORT") \
+    $(want 14 && echo "$TLS_PORT" "$TLS_GRPC_PORT"); do
 	port_busy "$p" && die "port $p on 127.0.0.1 is in use; set BENCH_*_PORT"
 done
-# 1,000 idle connections + the load runs need more than the usual 1024 fds.
-ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+# 1,000 idle connections, row 16's 10,000 and the load runs need more than the
+# usual 1024 fds.
+ulimit -n 16384 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 rm -rf "$DB/odd" "$DB/even" "$LAT" "$RUNS" "$VAR/idserver.state"
 mkdir -p "$VAR" "$DB" "$LAT" "$RUNS"
@@ -1139,14 +1495,19 @@ say "starting the MariaDB pair on 127.0.0.1:$ODD_PORT/$EVEN_PORT"
 ODD_PID=$(cat "$DB/odd/mariadbd.pid")
 EVEN_PID=$(cat "$DB/even/mariadbd.pid")
 
+# Row 16 holds up to 10,000 connections from 127.0.0.1 (the defaults: 10,000
+# clients, 5,000 per address), plus the bench's own.
+SVC_MAX_CLIENTS=12000
+for n in $CONN_COUNTS; do [ $((n + 1000)) -gt $SVC_MAX_CLIENTS ] && SVC_MAX_CLIENTS=$((n + 1000)); done
 say "starting idserver on 127.0.0.1:$SVC_PORT"
 IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "${PIN_SRV[@]}" "$IDSERVER" --listen_host 127.0.0.1 \
 	--listen_port "$SVC_PORT" --odd_host 127.0.0.1 --odd_port "$ODD_PORT" \
 	--even_host 127.0.0.1 --even_port "$EVEN_PORT" --state_file "$VAR/idserver.state" \
-	--http_port "$HTTP_PORT" --grpc_port "$GRPC_PORT" >"$VAR/idserver.log" 2>&1 &
+	--http_port "$HTTP_PORT" --grpc_port "$GRPC_PORT" \
+	--max_clients "$SVC_MAX_CLIENTS" --max_clients_per_ip "$SVC_MAX_CLIENTS" >"$VAR/idserver.log" 2>&1 &
 SVC_PID=$!
 PIDS+=("$SVC_PID")
-IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state --http_port $HTTP_PORT --grpc_port $GRPC_PORT"
+IDSERVER_CMD="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }build/idserver --listen_host 127.0.0.1 --listen_port $SVC_PORT --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/idserver.state --http_port $HTTP_PORT --grpc_port $GRPC_PORT --max_clients $SVC_MAX_CLIENTS --max_clients_per_ip $SVC_MAX_CLIENTS"
 
 if [ -z "$ONLY" ]; then
 	say "starting redis-server on 127.0.0.1:$REDIS_PORT"
@@ -1155,7 +1516,8 @@ if [ -z "$ONLY" ]; then
 	REDIS_PID=$!
 	PIDS+=("$REDIS_PID")
 	REDIS_CMD="${PIN_SRV[*]}${PIN_SRV:+ }redis-server --bind 127.0.0.1 --port $REDIS_PORT --save '' --appendonly no --maxclients 10000"
-
+fi
+if [ -z "$ONLY" ] || want 15; then
 	say "starting nullserver on 127.0.0.1:$NULL_PORT"
 	"${PIN_SRV[@]}" "$NULLSERVER" --host 127.0.0.1 --port "$NULL_PORT" >"$VAR/nullserver.log" 2>&1 &
 	NULL_PID=$!
@@ -1164,10 +1526,8 @@ if [ -z "$ONLY" ]; then
 fi
 
 wait_port "$SVC_PORT" "$SVC_PID" idserver
-if [ -z "$ONLY" ]; then
-	wait_port "$REDIS_PORT" "$REDIS_PID" redis
-	wait_port "$NULL_PORT" "$NULL_PID" nullserver
-fi
+[ -z "$ONLY" ] && wait_port "$REDIS_PORT" "$REDIS_PID" redis
+[ -n "${NULL_PID:-}" ] && wait_port "$NULL_PORT" "$NULL_PID" nullserver
 wait_mode ticket 20 || die "idserver not in ticket mode after 20 s: $(tail -n 3 "$VAR/idserver.log")"
 # Let the prefetch fill (both servers answer) before measuring.
 for _ in $(seq 1 50); do
@@ -1184,9 +1544,11 @@ rss_mark() { RSS_SERIES+=", $1 $(rss_kb "$SVC_PID")"; }
 if [ -n "$ONLY" ]; then
 	want 10 && row10
 	want 11 && row11
+	want 15 && slo_row
+	want 16 && conn_row
 	want 13 && { far_row || say "row 13 could not run (see $FAR)"; }
 	want 14 && row14
-	for r in 10 11 13 14; do
+	for r in 10 11 13 14 15 16; do
 		want $r || continue
 		{
 			only_head
@@ -1195,13 +1557,20 @@ if [ -n "$ONLY" ]; then
 			11) r11_md ;;
 			13) far_md ;;
 			14) r14_md ;;
+			15) slo_md ;;
+			16) conn_md ;;
 			esac
-			if [ $r = 10 ] || [ $r = 11 ]; then
+			if [ $r = 10 ] || [ $r = 11 ] || [ $r = 15 ] || [ $r = 16 ]; then
 				printf '\n| target | measured | verdict |\n| --- | --- | --- |\n'
-				i22_targets | grep "^| Row $r "
+				case $r in
+				15) slo_targets ;;
+				16) conn_targets ;;
+				*) i22_targets | grep "^| Row $r " ;;
+				esac
 				printf '\nServers (127.0.0.1, with the MariaDB pair and idserver as in RESULTS.md'"'"'s commands):\n\n```sh\n%s\n' "$IDSERVER_CMD"
 				[ $r = 10 ] && echo "${NGINX_CMD:-nginx did not start}"
 				[ $r = 11 ] && printf '%s\n%s\n' "${GOPEER_CMD:-go-idpeer did not start}" "${PEER_CMD:-the grpcio peer did not start}"
+				[ $r = 15 ] && printf '%s\n%s\n%s\n' "${NULL_CMD:-}" "${NGINX_CMD:-nginx did not start}" "${GOPEER_CMD:-go-idpeer did not start}"
 				printf '```\n\nRuns:\n\n```sh\n'
 				for l in "${LABELS[@]}"; do [[ $l == r$r-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
 				printf '```\n'
@@ -1216,6 +1585,8 @@ if [ -n "$ONLY" ]; then
 	r1011_summary
 	want 14 && echo "  row 14 TLS / cleartext: RESP -P 16 x$(ratio "$(fig r14-resp-tls req_per_s)" "$(fig r14-resp req_per_s)") ($(val r14-resp-tls req_per_s) vs $(val r14-resp req_per_s) req/s)," \
 		"gRPC x$(ratio "$(fig r14-grpc-tls req_per_s)" "$(fig r14-grpc req_per_s)") ($(val r14-grpc-tls req_per_s) vs $(val r14-grpc req_per_s) calls/s)"
+	want 15 && slo_summary
+	want 16 && conn_summary
 	want 13 && echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)" | sed 's/\*\*//g'
 	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
 	exit
@@ -1304,6 +1675,9 @@ for r in $(seq 1 "$REPS"); do
 done
 median_of r7-idserver r7-redis r7-null
 
+# ---- row 15: the latency SLO per protocol (slo_row above) ------------------
+slo_row
+
 # ---- row 6: raw ticket servers (one REPLACE INTO per ID) -----------------
 # raw_run LABEL CLIENTS_PER_SERVER ROLE...: the mariadb CLI runs RAW_N
 # statements pairs "REPLACE INTO ...; SELECT LAST_INSERT_ID();" per client,
@@ -1375,37 +1749,7 @@ raw_run r6-raw4 2 odd even
 # ---- memory: 1,000 idle connections, then repeated load ------------------
 # idle.py PORT N PING READY RELEASE MAXHOLD: opens N connections (optionally
 # one PING each), writes READY, holds them until RELEASE exists.
-IDLE_PY=$VAR/idle.py
-cat >"$IDLE_PY" <<'PY'
-import os, resource, socket, sys, time
-port, n, ping, ready, release, maxhold = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4], sys.argv[5], float(sys.argv[6])
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-if soft < n + 64:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 64), hard))
-socks = []
-for i in range(n):
-    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
-    socks.append(s)
-if ping:
-    for s in socks:
-        s.sendall(b"PING\r\n")
-    for s in socks:
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(64)
-            if not chunk:
-                sys.exit("connection closed")
-            buf += chunk
-        if b"PONG" not in buf:
-            sys.exit("unexpected reply %r" % buf)
-with open(ready, "w") as f:
-    f.write("%d\n" % len(socks))
-deadline = time.time() + maxhold
-while not os.path.exists(release) and time.time() < deadline:
-    time.sleep(0.05)
-for s in socks:
-    s.close()
-PY
+idle_py_write
 # idle_rss PORT PID PING: sets IRSS (kB) and ICONNS (connections the server
 # counts) while IDLE_CONNS connections are held open.
 idle_rss() {
@@ -1456,6 +1800,9 @@ done
 RSS_HWM=$(hwm_kb "$SVC_PID")
 idle_rss "$SVC_PORT" "$SVC_PID" 1; RSS_IDLE_LOADED=$IRSS; IDLE_CUR_LOADED=$ICONNS
 say "  RSS after rounds: ${MEM_RUNS[*]} kB; $IDLE_CONNS idle connections after them: $RSS_IDLE_LOADED kB"
+
+# ---- row 16: cost growth with connections (conn_row above) ----------------
+conn_row
 
 # ---- profiles in ticket mode ----------------------------------------------
 if [ "$PROFILE" = 1 ]; then
@@ -1569,8 +1916,6 @@ row_table() {
 	[ -n "$extra" ] && printf ' %s | |' "$(status "$extra")"
 	echo
 }
-
-kb_mb() { isnum "$1" && calc "$1 / 1024" 1 || echo n/a; }
 
 # Targets of issue 4.
 R1_RATIO=$(ratio "$(fig r1-idserver req_per_s)" "$(fig r1-redis req_per_s)")
@@ -1700,6 +2045,13 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 12 | libidgen \`idgen_next\` in-process, 1 thread: IDs/s; round trips per million IDs | $(val r12-t1 ids_per_s); $(val r12-t1 rt_per_million) | 10,000,000 (tinyid's client, published) | $(ratio "$(fig r12-t1 ids_per_s)" 10000000) |
 | 12 | same, 2 threads: IDs/s; round trips per million IDs | $(val r12-t2 ids_per_s); $(val r12-t2 rt_per_million) | $(val r12-t1 ids_per_s) (1 thread) | $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") |
 | 13 | a ticket of another region's pair across a ${FAR_DELAY} ms (each way) link: mean fetch µs | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") | ${R[r13.rtt_us]:-n/a} (the link's round trip) | $(ratio "$(cut -d' ' -f2 <<<"${R[r13.far]:-}")" "${R[r13.rtt_us]:-}") |
+| 15 | open loop, text \`ID\` at $(fmt_int "$SLO_LINE_RATE")/s: P50 / P99 / P99.9 µs (SLO 200 / 1,000 / 3,000) | $(val r15-text p50_us) / $(val r15-text p99_us) / $(val r15-text p999_us) | $(val r15-null p50_us) / $(val r15-null p99_us) / $(val r15-null p999_us) (null server) | $(slo_verdict r15-text) |
+| 15 | same, RESP \`ID\` | $(val r15-resp p50_us) / $(val r15-resp p99_us) / $(val r15-resp p999_us) | | $(slo_verdict r15-resp) |
+| 15 | same, HTTP \`/v1/id\` at $(fmt_int "$SLO_ONE_RATE")/s | $(val r15-http-id p50_us) / $(val r15-http-id p99_us) / $(val r15-http-id p999_us) | $(val r15-nginx-id p50_us) / $(val r15-nginx-id p99_us) / $(val r15-nginx-id p999_us) (nginx) | $(slo_verdict r15-http-id) |
+| 15 | same, HTTP \`/v1/ids?count=1000\` at $(fmt_int "$SLO_BATCH_RATE")/s | $(val r15-http-ids p50_us) / $(val r15-http-ids p99_us) / $(val r15-http-ids p999_us) | $(val r15-nginx-ids p50_us) / $(val r15-nginx-ids p99_us) / $(val r15-nginx-ids p999_us) (nginx) | $(slo_verdict r15-http-ids) |
+| 15 | same, gRPC \`GenerateId\` at $(fmt_int "$SLO_ONE_RATE")/s | $(val r15-grpc-id p50_us) / $(val r15-grpc-id p99_us) / $(val r15-grpc-id p999_us) | $(val r15-go-id p50_us) / $(val r15-go-id p99_us) / $(val r15-go-id p999_us) (grpc-go) | $(slo_verdict r15-grpc-id) |
+| 15 | same, gRPC \`GenerateIdBatch(1000)\` at $(fmt_int "$SLO_BATCH_RATE")/s | $(val r15-grpc-batch p50_us) / $(val r15-grpc-batch p99_us) / $(val r15-grpc-batch p999_us) | $(val r15-go-batch p50_us) / $(val r15-go-batch p99_us) / $(val r15-go-batch p999_us) (grpc-go) | $(slo_verdict r15-grpc-batch) |
+$(for n in $CONN_COUNTS; do echo "| 16 | $(fmt_int "$n") connections, $CONN_ACTIVE active at $(fmt_int "$CONN_RATE")/s: server CPU µs/req; RSS | $(val "r16-$n" server_cpu_us_per_req); $(kb_mb "${R[r16-$n.rss_kb]:-}") MB | $(val "r16-$CONN_ACTIVE" server_cpu_us_per_req); $(kb_mb "${R[r16-$CONN_ACTIVE.rss_kb]:-}") MB ($CONN_ACTIVE connections) | $(ratio "$(fig "r16-$n" server_cpu_us_per_req)" "$(fig "r16-$CONN_ACTIVE" server_cpu_us_per_req)") |"; [ "$n" = "${CONN_COUNTS%% *}" ] || echo "| 16 | $(fmt_int "$CONN_ALL_RATE")/s over all $(fmt_int "$n") connections: server CPU µs/req; RSS | $(val "r16-all-$n" server_cpu_us_per_req); $(kb_mb "${R[r16-all-$n.rss_kb]:-}") MB | $(val "r16-all-${CONN_COUNTS%% *}" server_cpu_us_per_req); $(kb_mb "${R[r16-all-${CONN_COUNTS%% *}.rss_kb]:-}") MB ($(fmt_int "${CONN_COUNTS%% *}") connections) | $(ratio "$(fig "r16-all-$n" server_cpu_us_per_req)" "$(fig "r16-all-${CONN_COUNTS%% *}" server_cpu_us_per_req)") |"; done)
 | mem | RSS with $IDLE_CONNS idle connections | $(kb_mb "$RSS_IDLE_PING") MB | $(kb_mb "$REDIS_RSS_IDLE_PING") MB (Redis) | $(ratio "$RSS_IDLE_PING" "$REDIS_RSS_IDLE_PING") |
 
 ## Targets (issue 4)
@@ -1722,6 +2074,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 $(i22_targets)
 | Row 12 (issue 11): libidgen at least 100,000,000 IDs/s on one thread | $(val r12-t1 ids_per_s) IDs/s | $(target_ge "$(fig r12-t1 ids_per_s)" 100000000) |
 | Row 12 (issue 11): 2 threads faster than 1 | 2 threads / 1 = $(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)") | $(target_ge "$(ratio "$(fig r12-t2 ids_per_s)" "$(fig r12-t1 ids_per_s)")" 1.0001) |
+$(slo_targets)
+$(conn_targets)
 | Row 13 (issue 18): a ticket across a 50 ms link costs one round trip (mean fetch under 1.5 of the link's round trips) | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") µs over a ${R[r13.rtt_us]:-n/a} µs round trip | $(far_verdict) |
 
 ## Row 1: single IDs, 1 connection, no pipelining (vs Redis INCR)
@@ -1826,6 +2180,10 @@ $(far_md)
 
 $(r14_md)
 
+$(slo_md)
+
+$(conn_md)
+
 ## Memory (idserver VmRSS from /proc/PID/status)
 
 | when | idserver RSS | Redis RSS |
@@ -1920,6 +2278,8 @@ fi
 printf '  row 6  raw pair          %s IDs/s\n' "$(val r6-raw4 ids_per_s)"
 printf '  row 7  open loop 100k    P99 %s us, P99.9 %s us (Redis %s / %s, null %s / %s)\n' "$(val r7-idserver p99_us)" "$(val r7-idserver p999_us)" "$(val r7-redis p99_us)" "$(val r7-redis p999_us)" "$(val r7-null p99_us)" "$(val r7-null p999_us)"
 r1011_summary
+slo_summary
+conn_summary
 echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)"
 printf '  memory %s MB with %s idle connections (%s MB after load); rounds %s kB\n' "$(kb_mb "$RSS_IDLE_PING")" "$IDLE_CONNS" "$(kb_mb "$RSS_IDLE_LOADED")" "${MEM_RUNS[*]:-n/a}"
 echo "  targets:"
