@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <mysql.h>
+#include <openssl/err.h>
 
 #include "clk.h"
 #include "config.h"
@@ -305,6 +306,12 @@ db_step(struct db_maria *c, int status)
 {
 	char why[160];
 
+	/*
+	 * OpenSSL's error queue is this thread's, shared with the listeners' TLS
+	 * sessions: what Connector/C left there (its message is in mysql_error)
+	 * must not end a client's session (docs/design.md section 10, gap 9).
+	 */
+	ERR_clear_error();
 	if (status != 0) {
 		db_wait(c, status);
 		return;

@@ -134,10 +134,11 @@ expect_ctl 1 "offset 4 was used before: the odd server holds its mark [1-9]" \
 	--more_servers "3=127.0.0.1:$P3" tier add-server 4 "127.0.0.1:$((ODD_PORT + 32))"
 log "5. o4 retired from the config: its offset refused to a new server (the others keep its mark)"
 
-# 6. Beyond four: o3 repaired (the repair its refusal named), o5 and o6 added,
+# 6. Beyond four: o3 repaired (the repair tier check names), o5 and o6 added,
 # an idserver on the six takes tickets of every residue.
 P5=$((ODD_PORT + 33)) P6=$((ODD_PORT + 34))
-repair=$(grep -o "ALTER TABLE idgen.tickets64 AUTO_INCREMENT = [0-9]*" "$T_DIR/fresh.log" | tail -n 1)
+expect_ctl 1 "^VIOLATION o3: counter regressed" --more_servers "$MORE" tier check
+repair=$(grep -o "ALTER TABLE idgen.tickets64 AUTO_INCREMENT = [0-9]*" "$T_DIR/ctl.out" | head -n 1)
 "$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "$repair"
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 5 "$P5" >/dev/null
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 6 "$P6" >/dev/null
