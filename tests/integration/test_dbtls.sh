@@ -62,7 +62,7 @@ has nocert.out "^UNCHECKED even .*Access denied for user 'idgen'"
 ctl check 0 "${ON[@]}" "${CERT[@]}" tier check
 has check.out '^tier check: ok \(2 servers'
 ctl status 0 "${ON[@]}" "${CERT[@]}" tier status
-[ "$(awk '$1 == "odd" || $1 == "even" { print $1, $12 }' "$T_DIR/status.out" | tr '\n' ' ')" = "odd TLSv1.3 even TLSv1.3 " ] ||
+[ "$(awk '$1 == "odd" || $1 == "even" { print $1, $13 }' "$T_DIR/status.out" | tr '\n' ' ')" = "odd TLSv1.3 even TLSv1.3 " ] ||
 	{ cat "$T_DIR/status.out" >&2; fail "tier status: not TLSv1.3 on both"; }
 # odd 150 ms away (a proxy): the handshake waits connect_timeout_ms, not
 # Connector/C's 1 ms.
