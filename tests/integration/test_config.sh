@@ -78,8 +78,8 @@ expect_error "more_servers: a pair's offset" "more_servers: every offset must be
 	--tier_increment 8 --more_servers "2=10.0.0.3:3306"
 expect_error "more_servers: beyond M" "at most tier_increment 4" --tier_increment 4 --more_servers "5=10.0.0.3:3306"
 expect_error "more_servers: twice" "listed once" --tier_increment 8 --more_servers "3=10.0.0.3:3306 3=10.0.0.4:3306"
-expect_error "more_servers: three" "more_servers: more than 2 servers" --tier_increment 8 \
-	--more_servers "3=10.0.0.3:3306 4=10.0.0.4:3306 5=10.0.0.5:3306"
+expect_error "more_servers: seven" "more_servers: more than 6 servers" --tier_increment 16 \
+	--more_servers "3=10.0.0.3:3306 4=10.0.0.4:3306 5=10.0.0.5:3306 6=10.0.0.6:3306 7=10.0.0.7:3306 8=10.0.0.8:3306 9=10.0.0.9:3306"
 expect_error "more_servers: host name" "more_servers: 'db3' is not an IP address" --tier_increment 8 \
 	--more_servers "3=db3:3306"
 expect_error "more_servers with regions" "more_servers: servers beyond the pair need a tier of one region (region_bits 0)" \
