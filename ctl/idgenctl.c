@@ -314,6 +314,13 @@ ctl_known_mark(const struct ctl *c, unsigned r, uint64_t b, unsigned *where)
 			best = t;
 			*where = i;
 		}
+		/* A mark of another B binds every server of the region (design 6.2.1). */
+		for (unsigned j = first; j < first + count; j++)
+			if (s->has_mark[j] && s->mark[j].block_size != 0 && s->mark[j].block_size != b &&
+			    (t = state_mark_ticket(&s->mark[j], b)) > best) {
+				best = t;
+				*where = i;
+			}
 	}
 	return best;
 }

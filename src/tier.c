@@ -428,6 +428,34 @@ tier_copies_name(const struct ticket_server *s, char *buf)
 }
 
 /*
+ * A mark written under another B binds every server of its region, not only
+ * its own: residues keep servers apart only within one B (ticket 18 of the
+ * even server at B = 2^15 starts where ticket 9 of the odd server at B = 2^16
+ * did). So every mark of the group is raised, in ID space, above every mark of
+ * another B; being raised, it stays bound after the old rows are rewritten
+ * (docs/design.md section 6.2.1). True when a mark changed.
+ */
+static bool
+tier_cross_bind(struct tier *t, const struct ticket_server *s, uint64_t b)
+{
+	uint64_t end = 0, e;
+	bool changed = false;
+
+	for (unsigned k = 0; k < s->group_count; k++) {
+		const struct state_mark *m = &t->sf->rec.mark[s->group_first + k];
+
+		if (m->block_size != 0 && m->block_size != b && (e = state_mark_end(m, b)) > end)
+			end = e;
+	}
+	if (end == 0)
+		return false;
+	for (unsigned k = 0; k < s->group_count; k++)
+		changed |= state_raise_mark(&t->sf->rec, s->group_first + k, (end + b - 1) / b - 1,
+		    b, b, NULL);
+	return changed;
+}
+
+/*
  * A server passed its checks: merge what it holds (its own mark, its copy of
  * the partner's) into the known marks, then refuse it unless its counter is
  * above every mark known for it (docs/design.md section 6).
@@ -468,6 +496,7 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 		    s->name, (unsigned long long)b, (unsigned long long)m->high_water,
 		    (unsigned long long)m->block_size, (unsigned long long)state_mark_ticket(m, b));
 	}
+	changed |= tier_cross_bind(t, s, b);
 	if (changed)
 		(void)tier_save(t);
 	tier_publish_marks(t);

@@ -29,6 +29,8 @@ kill -TERM "$svc_PID"
 wait_for "svc stopped" 10 bash -c "! kill -0 $svc_PID 2>/dev/null"
 log "B=65536: $(db_sql odd 'SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_NAME = "tickets64"') / $(db_sql even 'SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_NAME = "tickets64"') next tickets; marks: $(db_sql odd 'SELECT role, high_water, block_size FROM idgen.idgen_marks' | tr '\t\n' ' ')"
 
+# Where the blocks of B=65536 end, over both servers' marks (in ID space).
+old_end=$(db_sql odd "SELECT MAX((high_water + 1) * block_size) FROM idgen.idgen_marks")
 # The operator's mistake: B halved on both servers.
 for r in odd even; do db_sql "$r" "UPDATE idgen.idgen_meta SET block_size = 32768"; done
 
@@ -65,6 +67,10 @@ for r in odd even; do
 	[ -n "$stmt" ] || fail "no repair statement for $r"
 	db_sql "$r" "USE idgen; $stmt"
 	log "repair on $r: $stmt"
+	# Each server's first block of the new B above every old block of either
+	# server: residues keep servers apart only within one B.
+	n=${stmt##* }
+	[ $((n * 32768)) -ge "$old_end" ] || fail "the repair on $r starts at ID $((n * 32768)), inside the old blocks (below $old_end)"
 done
 for p in "$SVC_PORT" $((SVC_PORT + 1)); do
 	for r in odd even; do
