@@ -48,11 +48,13 @@ SERIAL=(
 	test_dbtls          # a PING must not wait 150 ms behind a TLS query
 	test_slow           # idle/partial/write timeouts checked to fractions of a second
 	test_nasty          # 52 MB of pipelined replies read within write_timeout_ms (1 s)
+	test_live           # no-flap bound over a ~6 s loop, 3 s waits on 300 ms re-checks
 )
 is_serial() { local s; for s in "${SERIAL[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 # Items: build, test, test-var directory, label; from the groups of arguments.
-I_BUILD=() I_TEST=() I_VAR=() I_LABEL=()
+I_BUILD=() I_TEST=() I_VAR=() I_LABEL=() I_GROUP=()
+groups=0
 add_group() {
 	local b v tag t
 	b=$(cd "${1:-$ROOT/build}" && pwd) || exit 2
@@ -62,7 +64,9 @@ add_group() {
 	[ $# -gt 0 ] || set -- "$here"/test_*.sh
 	for t in "$@"; do
 		I_BUILD+=("$b") I_TEST+=("$t") I_VAR+=("$v") I_LABEL+=("$(basename "$t" .sh)$tag")
+		I_GROUP+=("$groups")
 	done
+	groups=$((groups + 1))
 }
 group=()
 for a in "$@"; do
@@ -95,9 +99,26 @@ if [ "$jobs" -eq 1 ]; then
 	exit $((failed > 0))
 fi
 
-par=() ser=()
+# The lanes take the groups' tests in turn (a sanitizer build's test, which uses
+# more CPU, then a normal one, ...); the serial ones in the order given.
+par=() ser=() left=()
+for ((g = 0; g < groups; g++)); do left[g]=""; done
 for ((i = 0; i < n; i++)); do
-	if is_serial "$(basename "${I_TEST[$i]}" .sh)"; then ser+=("$i"); else par+=("$i"); fi
+	if is_serial "$(basename "${I_TEST[$i]}" .sh)"; then
+		ser+=("$i")
+	else
+		left[I_GROUP[i]]+="$i "
+	fi
+done
+while :; do
+	more=0
+	for ((g = 0; g < groups; g++)); do
+		read -r -a q <<<"${left[g]}"
+		[ ${#q[@]} -gt 0 ] || continue
+		par+=("${q[0]}") more=1
+		left[g]="${q[*]:1}"
+	done
+	[ $more -eq 1 ] || break
 done
 
 # The lanes. Each test runs in a subshell that writes "rc end-time" to its lane's
