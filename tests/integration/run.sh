@@ -10,7 +10,8 @@
 #
 # INTEGRATION_JOBS (default 3) lanes run the tests at once, each on ports of its
 # own (INTEGRATION_LANE_PORTS: ODD_PORT/SVC_PORT per lane, EVEN_PORT = ODD_PORT + 1;
-# every test's ports are offsets of these, at most +200 and +100). A lane's test
+# every test's ports are offsets of these, at most +200 and +100; 19307-19342 is
+# bench/ticket_lat.sh's, 13000-14999 bench/run.sh's). A lane's test
 # writes its output to build/test-var/[<build>/]NAME.out; a failing test's output
 # is printed whole after its FAIL line. The tests of SERIAL below (timing- or
 # load-sensitive) then run one at a time with nothing else running, on
@@ -25,7 +26,7 @@ ROOT=$(cd "$here/../.." && pwd)
 limit=${TEST_TIMEOUT:-300}
 jobs=${INTEGRATION_JOBS:-3}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: INTEGRATION_JOBS must be a positive number" >&2; exit 2; }
-read -r -a lane_ports <<<"${INTEGRATION_LANE_PORTS:-19307/20242 21307/22242 25307/26242 27307/28242 29307/30242}"
+read -r -a lane_ports <<<"${INTEGRATION_LANE_PORTS:-21307/22242 25307/26242 27307/28242 29307/30242 31007/31242}"
 if [ "$jobs" -gt ${#lane_ports[@]} ]; then
 	echo "run.sh: INTEGRATION_JOBS=$jobs, but INTEGRATION_LANE_PORTS has ${#lane_ports[@]} lanes: $jobs -> ${#lane_ports[@]}" >&2
 	jobs=${#lane_ports[@]}
@@ -126,7 +127,7 @@ done
 # copies exists, one test runs at a time (the first pair makes it).
 template=$ROOT/build/test-var/template/.template/.done
 ctl=$(mktemp -d "${TMPDIR:-/tmp}/idgen-run.XXXXXX")
-lane_item=() lane_start=()
+lane_item=() lane_start=() busy_said=()
 for ((l = 0; l < jobs; l++)); do lane_item[l]=-1; done
 stop_lanes() {
 	local l p
@@ -144,12 +145,18 @@ while [ $next -lt ${#par[@]} ] || [ $running -gt 0 ]; do
 		[ $next -lt ${#par[@]} ] || break
 		[ "${lane_item[l]}" -lt 0 ] || continue
 		[ $running -eq 0 ] || [ -f "$template" ] || break
+		odd=${lane_ports[l]%/*} svc=${lane_ports[l]#*/}
+		# A lane whose ports another program holds waits (unless nothing runs).
+		if [ $running -gt 0 ] && [ -n "$(ss -Hltn "( sport = :$odd or sport = :$((odd + 1)) or sport = :$svc )" 2>/dev/null)" ]; then
+			[ -n "${busy_said[l]:-}" ] || echo "(lane $l: port $odd, $((odd + 1)) or $svc in use by another program; its tests wait)"
+			busy_said[l]=1
+			continue
+		fi
 		i=${par[next]} next=$((next + 1))
 		lane_item[l]=$i lane_start[l]=$(date +%s) running=$((running + 1))
 		rm -f "$ctl/done.$l" "$ctl/pid.$l"
 		mkdir -p "${I_VAR[$i]}"
 		out=${I_VAR[$i]}/$(basename "${I_TEST[$i]}" .sh).out
-		odd=${lane_ports[l]%/*} svc=${lane_ports[l]#*/}
 		(
 			export BUILD=${I_BUILD[$i]} TEST_VAR=${I_VAR[$i]}
 			export ODD_PORT=$odd EVEN_PORT=$((odd + 1)) SVC_PORT=$svc
