@@ -50,6 +50,8 @@ SERIAL=(
 	test_slow           # idle/partial/write timeouts checked to fractions of a second
 	test_nasty          # 52 MB of pipelined replies read within write_timeout_ms (1 s)
 	test_live           # no-flap bound over a ~6 s loop, 3 s waits on 300 ms re-checks
+	test_resp           # redis-cli on a pty, its input paced by 0.5 s sleeps
+	test_resp_tx        # the same (a slow start: typed-ahead lines before the prompt)
 )
 is_serial() { local s; for s in "${SERIAL[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
