@@ -52,6 +52,7 @@ SERIAL=(
 	test_live           # no-flap bound over a ~6 s loop, 3 s waits on 300 ms re-checks
 	test_resp           # redis-cli on a pty, its input paced by 0.5 s sleeps
 	test_resp_tx        # the same (a slow start: typed-ahead lines before the prompt)
+	test_views          # a fallback ID within a 3 s lease window after kill and drain
 )
 is_serial() { local s; for s in "${SERIAL[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
