@@ -53,6 +53,8 @@ SERIAL=(
 	test_resp           # redis-cli on a pty, its input paced by 0.5 s sleeps
 	test_resp_tx        # the same (a slow start: typed-ahead lines before the prompt)
 	test_views          # a fallback ID within a 3 s lease window after kill and drain
+	test_tls            # handshake floods dropped within 1 s timeouts
+	test_auth           # a wrong token's reply held a measured 400 ms
 )
 is_serial() { local s; for s in "${SERIAL[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
