@@ -119,8 +119,9 @@ touch "$STOP"
 wait "$LA" || fail "idserver a answered ERR under the change: $(cat "$T_DIR/a.txt.err" 2>/dev/null)"
 wait "$LB" || fail "idserver b answered ERR under the change: $(cat "$T_DIR/b.txt.err" 2>/dev/null)"
 rm -f "$STOP"
-n=$(above "$T_DIR/a.txt" "$FLOOR" 1 2) || fail "idserver a banked a ticket of the wrong residue"
-above "$T_DIR/b.txt" "$FLOOR" 1 2 >/dev/null || fail "idserver b banked a ticket of the wrong residue"
+# Some of the pair's residues (one server may still be reconnecting under load), no other.
+n=$(SUBSET=1 above "$T_DIR/a.txt" "$FLOOR" 1 2) || fail "idserver a banked a ticket of the wrong residue"
+SUBSET=1 above "$T_DIR/b.txt" "$FLOOR" 1 2 >/dev/null || fail "idserver b banked a ticket of the wrong residue"
 log "2. both idservers in generation 1 without a restart; tickets above the floor mod 8 only 1 and 2 ($n on a)"
 
 # 3. Two servers at the free offsets, above the floor; an idserver on four.
@@ -174,7 +175,7 @@ idserver_start a "$A" "${FLAGS[@]}"
 wait_for "a in generation 1 after its restart" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $A | awk '\$2==\"tier_generation\"{print \$3}')\" = 1 ]"
 read -r errs _ < <(mint_ids "$A" 200 "$T_DIR/a2.txt")
 [ "$errs" = 0 ] || fail "the restarted idserver: $errs errors"
-above "$T_DIR/a2.txt" "$FLOOR" 1 2 >/dev/null || fail "the restarted idserver: residues"
+SUBSET=1 above "$T_DIR/a2.txt" "$FLOOR" 1 2 >/dev/null || fail "the restarted idserver: residues"
 log "4. idserver a restarted with tier_increment 2 follows generation 1 (M = 8) at start"
 
 # 5. A second change, 8 to 16, while an idserver sits on connections it checked
