@@ -84,22 +84,6 @@ add_parse(struct add *a, const char *offset, const char *addr)
 	return true;
 }
 
-/* Runs one statement that returns no rows; false with the error on stderr. */
-static bool
-add_exec(struct ctl_server *s, const char *sql)
-{
-	MYSQL_RES *res;
-
-	if (mysql_query(s->db, sql) != 0) {
-		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, mysql_error(s->db));
-		return false;
-	}
-	res = mysql_store_result(s->db);
-	if (res != NULL)
-		mysql_free_result(res);
-	return true;
-}
-
 /* One row of text columns from s; false (and the error on stderr) without one. */
 static bool
 add_row(struct ctl_server *s, const char *sql, char out[][64], unsigned n)
@@ -316,15 +300,15 @@ add_write_floor(struct add *a)
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size "
 	    "= %" PRIu64 " WHERE role = 'o%u' AND (high_water + 1) * IF(block_size = 0, %" PRIu64
 	    ", block_size) < %" PRIu64, t - 1, b, a->offset, b, t * b);
-	if (t == 0 || !add_exec(&a->srv, sql))
+	if (t == 0 || !ctl_exec(&a->srv, "%s", sql))
 		return t == 0 ? 0 : 2;
 	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, t);
-	if (!add_exec(&a->srv, sql))
+	if (!ctl_exec(&a->srv, "%s", sql))
 		return 2;
 	add_step("new-floor");
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET generation = %" PRIu64 " WHERE role "
 	    "= 'o%u'", a->generation, a->offset);
-	return add_exec(&a->srv, sql) ? 0 : 2;
+	return ctl_exec(&a->srv, "%s", sql) ? 0 : 2;
 }
 
 /*
@@ -343,8 +327,8 @@ add_write_new(struct add *a)
 	snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_meta (one, layout_version, "
 	    "block_size, parity) VALUES (1, %d, %" PRIu64 ", '%s')", LAYOUT_VERSION,
 	    a->block_size, parity);
-	if (!add_exec(&a->srv, sql) ||
-	    !add_exec(&a->srv, "UPDATE idgen_meta SET server_uuid = UUID() WHERE server_uuid = ''"))
+	if (!ctl_exec(&a->srv, "%s", sql) ||
+	    !ctl_exec(&a->srv, "UPDATE idgen_meta SET server_uuid = UUID() WHERE server_uuid = ''"))
 		return 2;
 	add_step("new-meta");
 	n = snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_marks (role) VALUES ('o%u')",
@@ -352,7 +336,7 @@ add_write_new(struct add *a)
 	for (unsigned i = 0; i < server_own_count(); i++)
 		if (!add_is_new(a, i))
 			n += snprintf(sql + n, sizeof(sql) - (size_t)n, ", ('%s')", server_role(i));
-	if (!add_exec(&a->srv, sql))
+	if (!ctl_exec(&a->srv, "%s", sql))
 		return 2;
 	add_step("new-marks");
 	if ((rc = add_write_floor(a)) != 0)
@@ -363,7 +347,7 @@ add_write_new(struct add *a)
 	    "= 1 AND NOT EXISTS (SELECT 1 FROM tickets64)", LAYOUT_VERSION, a->block_size, parity,
 	    server_increment(), a->offset, server_region(), server_region_bits(), a->generation,
 	    a->floor);
-	return add_exec(&a->srv, sql) ? 0 : 2;
+	return ctl_exec(&a->srv, "%s", sql) ? 0 : 2;
 }
 
 /* Every other server of the region gets the new server's marks row. */
@@ -382,7 +366,7 @@ add_write_others(struct add *a)
 		if (add_is_new(a, i))
 			continue;
 		ok = ctl_connect_as(a->c, &s, a->admin_user, a->admin_password) &&
-		    add_exec(&s, sql);
+		    ctl_exec(&s, "%s", sql);
 		if (s.db != NULL)
 			mysql_close(s.db);
 		if (!ok) {
@@ -491,7 +475,7 @@ ctl_retire_server(struct ctl *c, const char *offset)
 		/* A row made if missing: an offset retired before it was added stays taken. */
 		snprintf(sql, sizeof(sql), "INSERT INTO idgen_marks (role, retired) VALUES ('o%lu', 1) "
 		    "ON DUPLICATE KEY UPDATE retired = 1", v);
-		ok = ctl_connect_as(c, &s, user, pw != NULL ? pw : "") && add_exec(&s, sql);
+		ok = ctl_connect_as(c, &s, user, pw != NULL ? pw : "") && ctl_exec(&s, "%s", sql);
 		if (s.db != NULL)
 			mysql_close(s.db);
 		if (!ok && !self) {

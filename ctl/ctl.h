@@ -68,6 +68,10 @@ bool		 ctl_u64(const char *v, uint64_t *out);
 /* Runs a query; its result (or NULL with the error in s->error). */
 MYSQL_RES	*ctl_query(struct ctl_server *s, const char *sql);
 
+/* Runs one statement (printf-formatted); false with the error on stderr. */
+bool		 ctl_exec(struct ctl_server *s, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+
 /* Connects s as user (the service user, or an administrator's). */
 bool		 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 		    const char *password);

@@ -108,6 +108,26 @@ ctl_query(struct ctl_server *s, const char *sql)
 }
 
 bool
+ctl_exec(struct ctl_server *s, const char *fmt, ...)
+{
+	char sql[2048];
+	MYSQL_RES *res;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	if (mysql_query(s->db, sql) != 0) {
+		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, mysql_error(s->db));
+		return false;
+	}
+	res = mysql_store_result(s->db);
+	if (res != NULL)
+		mysql_free_result(res);
+	return true;
+}
+
+bool
 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
     const char *password)
 {

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,31 +53,6 @@ ns_step(const char *step)
 
 	if (at != NULL && strcmp(at, step) == 0)
 		raise(SIGKILL);
-}
-
-static bool	ns_exec(struct ctl_server *s, const char *fmt, ...)
-		    __attribute__((format(printf, 2, 3)));
-
-/* Runs one statement; false with the error on stderr. */
-static bool
-ns_exec(struct ctl_server *s, const char *fmt, ...)
-{
-	char sql[NS_SQL_MAX];
-	MYSQL_RES *res;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	if (mysql_query(s->db, sql) != 0) {
-		fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n", server_name(s->index),
-		    s->host, s->port, mysql_error(s->db));
-		return false;
-	}
-	res = mysql_store_result(s->db);
-	if (res != NULL)
-		mysql_free_result(res);
-	return true;
 }
 
 /* One unsigned value from a query (NULL reads as 0); false on an error. */
@@ -350,23 +324,23 @@ ns_create_rows(struct ns *x)
 		struct ctl_server *s = &x->s[i];
 		unsigned first, count;
 
-		if (!ns_exec(s, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, "
+		if (!ctl_exec(s, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, "
 		    "state, start_above) VALUES ('%s', %" PRIu64 ", '%s', 'creating', %" PRIu64 ")",
 		    x->name, x->b, x->fallback, x->above) ||
-		    !ns_exec(s, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %"
+		    !ctl_exec(s, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %"
 		    PRIu64 ") WHERE name = '%s' AND state <> 'ready'", x->above, x->name) ||
-		    !ns_exec(s, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" PRIu64
+		    !ctl_exec(s, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" PRIu64
 		    ", fallback = '%s' WHERE name = '%s' AND state = 'dropped'", x->b, x->fallback,
 		    x->name) ||
-		    !ns_exec(s, "CREATE TABLE IF NOT EXISTS tickets_%s (id BIGINT UNSIGNED NOT NULL "
+		    !ctl_exec(s, "CREATE TABLE IF NOT EXISTS tickets_%s (id BIGINT UNSIGNED NOT NULL "
 		    "AUTO_INCREMENT, stub CHAR(1) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY "
 		    "stub (stub)) ENGINE=InnoDB", x->name) ||
-		    !ns_exec(s, "GRANT SELECT, INSERT, DELETE ON tickets_%s TO %s", x->name,
+		    !ctl_exec(s, "GRANT SELECT, INSERT, DELETE ON tickets_%s TO %s", x->name,
 		    x->grantee))
 			return 2;
 		server_group(i, &first, &count);
 		for (unsigned j = first; j < first + count; j++)
-			if (!ns_exec(s, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('%s', "
+			if (!ctl_exec(s, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('%s', "
 			    "'%s')", x->name, server_role(j)))
 				return 2;
 		ns_step("rows");
@@ -400,10 +374,10 @@ ns_set_floor(struct ns *x, uint64_t t0)
 		return 1;
 	}
 	for (unsigned i = 0; i < server_count(); i++) {
-		if (!ns_exec(&x->s[i], "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
+		if (!ctl_exec(&x->s[i], "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
 		    "block_size = %" PRIu64 " WHERE ns = '%s' AND (high_water + 1) * IF(block_size "
 		    "= 0, %" PRIu64 ", block_size) < %" PRIu64, t0 - 1, x->b, x->name, x->b, t0 * x->b) ||
-		    !ns_exec(&x->s[i], "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, x->name, t0))
+		    !ctl_exec(&x->s[i], "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, x->name, t0))
 			return 2;
 		ns_step("floor");
 	}
@@ -440,7 +414,7 @@ ns_create(struct ns *x)
 	if ((rc = ns_create_rows(x)) != 0 || (rc = ns_set_floor(x, largest / x->b + 1)) != 0)
 		return rc;
 	for (unsigned i = 0; i < server_count(); i++) {
-		if (!ns_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'ready' WHERE name = "
+		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'ready' WHERE name = "
 		    "'%s' AND state = 'creating'", x->name))
 			return 2;
 		ns_step("ready");
@@ -511,7 +485,7 @@ ns_drop(struct ns *x)
 		}
 	}
 	for (unsigned i = 0; i < server_count(); i++)
-		if (!ns_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = "
+		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = "
 		    "'%s'", x->name))
 			return 2;
 	printf("ns drop: %s dropped on %u servers (its table and marks kept: a re-create starts "

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,31 +56,6 @@ raise_step(const char *step)
 
 	if (at != NULL && strcmp(at, step) == 0)
 		raise(SIGKILL);
-}
-
-/* Runs one statement; false with the error on stderr. */
-static bool
-raise_exec(struct raise_srv *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool
-raise_exec(struct raise_srv *r, const char *fmt, ...)
-{
-	char sql[RAISE_SQL_MAX];
-	MYSQL_RES *res;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	if (mysql_query(r->db.db, sql) != 0) {
-		fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n", server_name(r->db.index),
-		    r->db.host, r->db.port, mysql_error(r->db.db));
-		return false;
-	}
-	res = mysql_store_result(r->db.db);
-	if (res != NULL)
-		mysql_free_result(res);
-	return true;
 }
 
 /* The server's generation, plan, floor, B, counter and its own row's state. */
@@ -244,7 +218,7 @@ raise_seal(struct raise *x)
 	for (unsigned i = 0; i < server_count(); i++) {
 		if (x->s[i].gen != x->gen)
 			continue;
-		if (!raise_exec(&x->s[i], "UPDATE idgen_meta SET tier_plan = %u WHERE one = 1 AND "
+		if (!ctl_exec(&x->s[i].db, "UPDATE idgen_meta SET tier_plan = %u WHERE one = 1 AND "
 		    "tier_generation = %u AND tier_plan IN (0, %u)", x->to, x->gen, x->to))
 			return 2;
 		raise_step("plan");
@@ -253,7 +227,7 @@ raise_seal(struct raise *x)
 		if (x->s[i].gen != x->gen)
 			continue;
 		/* Takes the row lock every ticket transaction takes first (design 6.3). */
-		if (!raise_exec(&x->s[i], "UPDATE idgen_marks SET sealed = 1 WHERE role = '%s' AND "
+		if (!ctl_exec(&x->s[i].db, "UPDATE idgen_marks SET sealed = 1 WHERE role = '%s' AND "
 		    "generation = %u", server_role(i), x->gen))
 			return 2;
 		raise_step("seal");
@@ -320,20 +294,20 @@ raise_open_one(struct raise *x, unsigned i)
 	struct raise_srv *r = &x->s[i];
 	uint64_t f = x->floor, b = x->b;
 
-	if (!raise_exec(r, "SET GLOBAL auto_increment_increment = %u", x->to) ||
-	    !raise_exec(r, "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1) ||
-	    !raise_exec(r, "START TRANSACTION") ||
-	    !raise_exec(r, "SELECT high_water FROM idgen_marks WHERE role = '%s' FOR UPDATE",
+	if (!ctl_exec(&r->db, "SET GLOBAL auto_increment_increment = %u", x->to) ||
+	    !ctl_exec(&r->db, "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1) ||
+	    !ctl_exec(&r->db, "START TRANSACTION") ||
+	    !ctl_exec(&r->db, "SELECT high_water FROM idgen_marks WHERE role = '%s' FOR UPDATE",
 	    server_role(i)) ||
-	    !raise_exec(r, "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %"
+	    !ctl_exec(&r->db, "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %"
 	    PRIu64 " WHERE (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) < %"
 	    PRIu64, f, b, b, (f + 1) * b) ||
-	    !raise_exec(r, "UPDATE idgen_meta SET tier_increment = %u, tier_generation = %u, "
+	    !ctl_exec(&r->db, "UPDATE idgen_meta SET tier_increment = %u, tier_generation = %u, "
 	    "tier_floor = %" PRIu64 ", tier_plan = 0 WHERE one = 1 AND tier_generation = %u",
 	    x->to, x->gen + 1, (f + 1) * b, x->gen) ||
-	    !raise_exec(r, "UPDATE idgen_marks SET generation = %u, sealed = 0 WHERE role = '%s' "
+	    !ctl_exec(&r->db, "UPDATE idgen_marks SET generation = %u, sealed = 0 WHERE role = '%s' "
 	    "AND generation = %u", x->gen + 1, server_role(i), x->gen) ||
-	    !raise_exec(r, "COMMIT"))
+	    !ctl_exec(&r->db, "COMMIT"))
 		return 2;
 	raise_step("open");
 	return 0;
