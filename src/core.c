@@ -20,6 +20,7 @@ static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
 	[CORE_ERR_NOAUTH] =	{ "NOAUTH", 401, "Unauthorized", 16, 0 },	/* UNAUTHENTICATED */
 	[CORE_ERR_WRONGPASS] =	{ "WRONGPASS", 401, "Unauthorized", 16, 0 },	/* UNAUTHENTICATED */
 	[CORE_ERR_NOPERM] =	{ "NOPERM", 403, "Forbidden", 7, 0 },	/* PERMISSION_DENIED */
+	[CORE_ERR_NONS] =	{ "RANGE", 400, "Bad Request", 5, 0 },	/* NOT_FOUND */
 };
 
 /* Redis's words for the same refusals, so Redis clients recognise them. */
@@ -29,15 +30,17 @@ static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
 				"are allowed)"
 
 static const struct core_word core_words[] = {
-	{ "ID",		CORE_CMD_ID,		0, NULL,	"One unique ID" },
-	{ "IDS",	CORE_CMD_IDS,		1, "n",		"n unique IDs (1..1000), ascending" },
-	{ "BLOCK",	CORE_CMD_BLOCK,		1, "n",
+	{ "ID",		CORE_CMD_ID,		0, true, NULL,
+	    "One unique ID (of namespace ns, default: default)" },
+	{ "IDS",	CORE_CMD_IDS,		1, true, "n",
+	    "n unique IDs (1..1000), ascending" },
+	{ "BLOCK",	CORE_CMD_BLOCK,		1, true, "n",
 	    "n consecutive unique IDs (1..4096): the first and n" },
-	{ "DECODE",	CORE_CMD_DECODE,	1, "id",
+	{ "DECODE",	CORE_CMD_DECODE,	1, false, "id",
 	    "What an ID is made of (decimal or base58)" },
-	{ "B58",	CORE_CMD_B58,		1, "id",	"An ID in base58, 11 characters" },
-	{ "STATS",	CORE_CMD_STATS,		0, NULL,	"The server's counters" },
-	{ "PING",	CORE_CMD_PING,		0, NULL,	"Answers PONG" },
+	{ "B58",	CORE_CMD_B58,		1, false, "id",	"An ID in base58, 11 characters" },
+	{ "STATS",	CORE_CMD_STATS,		0, false, NULL,	"The server's counters" },
+	{ "PING",	CORE_CMD_PING,		0, false, NULL,	"Answers PONG" },
 };
 #define CORE_NWORDS	(sizeof(core_words) / sizeof(core_words[0]))
 
@@ -74,6 +77,20 @@ core_lookup(const char *name, size_t len)
 		    strncasecmp(core_words[k].name, name, len) == 0)
 			return &core_words[k];
 	return NULL;
+}
+
+bool
+core_ns_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > CORE_NS_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return false;
+	return true;
 }
 
 const struct core_word *
@@ -367,13 +384,29 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 	uint64_t n = 1;
 	enum core_err e;
 
+	struct nsrv *ns = NULL;
+
 	if (req->cmd != CORE_CMD_ID &&
 	    (e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX,
 	    &n, &why)) != CORE_OK) {
 		core_reject(c, e, why, res);
 		return CORE_DONE;
 	}
-	if (req->cmd == CORE_CMD_BLOCK)
+	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
+		if (!core_ns_name_ok(req->ns, req->nslen)) {
+			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1..48 letters, digits "
+			    "or _", res);
+			return CORE_DONE;
+		}
+		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL) {
+			core_reject(c, CORE_ERR_NONS, "unknown namespace (idgenctl ns list)", res);
+			return CORE_DONE;
+		}
+	}
+	if (ns != NULL)
+		st = source_ns_take(c->source, ns, req->cmd == CORE_CMD_BLOCK, (unsigned)n,
+		    req->cmd == CORE_CMD_BLOCK ? &res->first : res->ids, w->waited, &wait_us, &why);
+	else if (req->cmd == CORE_CMD_BLOCK)
 		st = source_block(c->source, (unsigned)n, &res->first, w->waited, &wait_us, &why);
 	else
 		st = source_ids(c->source, (unsigned)n, res->ids, w->waited, &wait_us, &why);

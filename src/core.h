@@ -50,8 +50,9 @@ enum core_err {
 	CORE_ERR_NOAUTH,	/* auth_tokens_file is set and no valid token was given */
 	CORE_ERR_WRONGPASS,	/* a token was given and is not one (or its name is wrong) */
 	CORE_ERR_NOPERM,	/* a read-only token asked for IDs */
+	CORE_ERR_NONS,		/* no such namespace (text RANGE, 400, NOT_FOUND) */
 };
-#define CORE_ERR_COUNT	8
+#define CORE_ERR_COUNT	9
 
 /* How each error looks in every protocol: the one mapping. */
 struct core_err_info {
@@ -64,19 +65,31 @@ struct core_err_info {
 
 const struct core_err_info *core_err_info(enum core_err err);
 
-/* A request: the command and its argument exactly as the client sent it. */
+/*
+ * A request: the command and its arguments exactly as the client sent them.
+ * ns names the namespace of ID, IDS and BLOCK (docs/design.md section 13);
+ * NULL or "default" is the default sequence.
+ */
 struct core_req {
 	enum core_cmd	 cmd;
 	const char	*arg;	/* NULL when the command takes none */
 	size_t		 arglen;
 	struct auth_sess *sess;	/* the caller's credentials; NULL: none (auth_tokens_file) */
+	const char	*ns;	/* NULL: the default namespace */
+	size_t		 nslen;
 };
+
+#define CORE_NS_NAME_MAX	48	/* a namespace name: [A-Za-z0-9_], 1..48 bytes */
+
+/* True when name is a namespace name by the grammar (not whether it exists). */
+bool		core_ns_name_ok(const char *name, size_t len);
 
 /* Command words shared by every protocol. */
 struct core_word {
 	const char	*name;
 	enum core_cmd	 cmd;
 	int		 nargs;		/* 0 or 1 */
+	bool		 takes_ns;	/* an optional last argument: the namespace */
 	const char	*param;		/* the argument's name, NULL when none (RESP COMMAND DOCS) */
 	const char	*summary;	/* one line of help */
 };

@@ -158,6 +158,9 @@
 	X(err_unavailable, C, SVC, "stats", "requests refused: no ID could be served", \
 	    "errors_unavailable", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_UNAVAILABLE])) \
+	X(err_unknown_ns, C, SVC, "stats", "requests refused: no such namespace", \
+	    "errors_unknown_namespace", METRIC_AS_IS, NULL, \
+	    NUM(CORE.errors[CORE_ERR_NONS])) \
 	X(err_clock, C, SVC, "stats", \
 	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
 	    "errors_clock", METRIC_AS_IS, NULL, \

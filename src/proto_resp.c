@@ -452,7 +452,7 @@ proto_resp_one(struct conn *c, bool eof)
 	    memcmp(c->in + c->in_off, "*1\r\n$2\r\n", 8) == 0 &&
 	    (c->in[c->in_off + 8] | 0x20) == 'i' && (c->in[c->in_off + 9] | 0x20) == 'd' &&
 	    c->in[c->in_off + 10] == '\r' && c->in[c->in_off + 11] == '\n') {
-		struct core_req req = { CORE_CMD_ID, NULL, 0, &c->auth };
+		struct core_req req = { CORE_CMD_ID, NULL, 0, &c->auth, NULL, 0 };
 		struct core_result res;
 
 		if (core_exec(c->set->core, &c->waiter, &req, &res) == CORE_PENDING)
@@ -637,7 +637,7 @@ proto_resp_login(struct conn *c, const char *user, size_t userlen, const char *t
     size_t toklen, bool *ok)
 {
 	struct core *core = c->set->core;
-	struct core_req req = { CORE_CMD_AUTH, NULL, 0, &c->auth };
+	struct core_req req = { CORE_CMD_AUTH, NULL, 0, &c->auth, NULL, 0 };
 	struct core_result res;
 
 	auth_sess_present(&c->auth, tok, toklen, user, userlen, core->auth);

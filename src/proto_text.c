@@ -89,6 +89,8 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 		len--;
 	req->arg = NULL;
 	req->arglen = 0;
+	req->ns = NULL;
+	req->nslen = 0;
 	/* The most common request by far, without the general word split. */
 	if (len == 2 && (line[0] | 0x20) == 'i' && (line[1] | 0x20) == 'd') {
 		req->cmd = CORE_CMD_ID;
@@ -135,7 +137,7 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 		*why = "unknown command (try HELP)";
 		return PROTO_TEXT_BAD;
 	}
-	if ((int)nwords - 1 != w->nargs) {
+	if ((int)nwords - 1 != w->nargs && !(w->takes_ns && (int)nwords - 2 == w->nargs)) {
 		*why = w->nargs ? "missing or extra argument" : "unexpected argument";
 		return PROTO_TEXT_BAD;
 	}
@@ -143,6 +145,11 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 	if (w->nargs == 1) {
 		req->arg = word[1];
 		req->arglen = wlen[1];
+	}
+	if ((int)nwords - 2 == w->nargs) {
+		/* ID orders, IDS 10 orders, BLOCK 100 orders: the namespace last. */
+		req->ns = word[nwords - 1];
+		req->nslen = wlen[nwords - 1];
 	}
 	return PROTO_TEXT_CORE;
 }
@@ -221,7 +228,7 @@ static enum proto_step
 proto_text_auth(struct conn *c, const struct core_req *req)
 {
 	struct core *core = c->set->core;
-	struct core_req auth = { CORE_CMD_AUTH, NULL, 0, &c->auth };
+	struct core_req auth = { CORE_CMD_AUTH, NULL, 0, &c->auth, NULL, 0 };
 	struct core_result res;
 
 	if (core->auth != NULL)

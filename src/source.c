@@ -343,3 +343,27 @@ source_block(struct source *s, unsigned n, uint64_t *first, bool may_fallback,
 	}
 	return source_fallback(s, n, first, wait_us, why);
 }
+
+struct nsrv *
+source_ns_find(struct source *s, const char *name, size_t len)
+{
+	(void)s;
+	(void)name;
+	(void)len;
+	return NULL;
+}
+
+enum source_status
+source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64_t *out,
+    bool may_fallback, unsigned *wait_us, const char **why)
+{
+	(void)s;
+	(void)ns;
+	(void)block;
+	(void)n;
+	(void)out;
+	(void)may_fallback;
+	(void)wait_us;
+	*why = "namespaces are not served yet";
+	return SOURCE_UNAVAILABLE;
+}

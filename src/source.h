@@ -79,6 +79,20 @@ enum source_status source_ids(struct source *s, unsigned n, uint64_t *out, bool 
 enum source_status source_block(struct source *s, unsigned n, uint64_t *first,
 		    bool may_fallback, unsigned *wait_us, const char **why);
 
+/* A namespace the tier serves (docs/design.md section 13); ns.h. */
+struct nsrv;
+
+/* The namespace of that name when it is served (ready), else NULL. */
+struct nsrv	*source_ns_find(struct source *s, const char *name, size_t len);
+
+/*
+ * n IDs ascending into out (block: a dense block of n, its first in *out) of
+ * namespace ns; may_fallback as for source_ids, and only a namespace whose
+ * policy is snowflake falls back.
+ */
+enum source_status source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n,
+		    uint64_t *out, bool may_fallback, unsigned *wait_us, const char **why);
+
 /*
  * Recomputes the mode after a health change, or when source_mode_due_ms()
  * said; logs a transition. Views never call it: reading changes nothing.

@@ -84,7 +84,7 @@ static struct core_result *
 run(struct rig *r, enum core_cmd cmd, const char *arg, enum core_err err)
 {
 	static struct core_result res;
-	struct core_req req = { cmd, arg, arg ? strlen(arg) : 0, NULL };
+	struct core_req req = { cmd, arg, arg ? strlen(arg) : 0, NULL, NULL, 0 };
 
 	assert_int_equal(core_exec(&r->core, &r->w, &req, &res), CORE_DONE);
 	assert_int_equal(res.err, err);
@@ -230,7 +230,7 @@ static void
 test_wait_and_resume(void **state)
 {
 	struct rig *r = rig_new(TICKET_READY);
-	struct core_req req = { CORE_CMD_IDS, "10", 2, NULL };
+	struct core_req req = { CORE_CMD_IDS, "10", 2, NULL, NULL, 0 };
 	struct core_result res;
 
 	(void)state;
@@ -253,7 +253,7 @@ static void
 test_wait_expires_unavailable(void **state)
 {
 	struct rig *r = rig_new(TICKET_READY);
-	struct core_req req = { CORE_CMD_ID, NULL, 0, NULL };
+	struct core_req req = { CORE_CMD_ID, NULL, 0, NULL, NULL, 0 };
 	struct core_result res;
 
 	(void)state;

@@ -83,9 +83,20 @@ test_malformed(void **state)
 	assert_int_equal(parse("I", &r, &why), PROTO_TEXT_BAD);
 	assert_int_equal(parse("IDS", &r, &why), PROTO_TEXT_BAD);	/* missing n */
 	assert_string_equal(why, "missing or extra argument");
-	assert_int_equal(parse("ID 5", &r, &why), PROTO_TEXT_BAD);	/* extra arg */
+	assert_int_equal(parse("ID 5 6", &r, &why), PROTO_TEXT_BAD);	/* extra arg */
 	assert_string_equal(why, "unexpected argument");
-	assert_int_equal(parse("IDS 5 6", &r, &why), PROTO_TEXT_BAD);
+	assert_int_equal(parse("DECODE 5 6", &r, &why), PROTO_TEXT_BAD);
+	assert_string_equal(why, "missing or extra argument");
+	/* A last word after ID, IDS n or BLOCK n is the namespace (the core judges it). */
+	assert_int_equal(parse("ID orders", &r, &why), PROTO_TEXT_CORE);
+	assert_int_equal(r.cmd, CORE_CMD_ID);
+	assert_int_equal(r.nslen, 6);
+	assert_memory_equal(r.ns, "orders", 6);
+	assert_int_equal(parse("IDS 5 orders", &r, &why), PROTO_TEXT_CORE);
+	assert_int_equal(r.arglen, 1);
+	assert_memory_equal(r.ns, "orders", 6);
+	assert_int_equal(parse("IDS 5", &r, &why), PROTO_TEXT_CORE);
+	assert_null(r.ns);
 	assert_int_equal(parse("IDS 1 2 3 4", &r, &why), PROTO_TEXT_BAD);
 	assert_string_equal(why, "too many arguments");
 	assert_int_equal(parse("DECODE", &r, &why), PROTO_TEXT_BAD);
