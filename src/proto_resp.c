@@ -758,6 +758,8 @@ proto_resp_core(struct conn *c, const struct proto_resp_frame *f, const struct c
 	req.arg = w->nargs ? f->argv[1] : NULL;
 	req.arglen = w->nargs ? f->argl[1] : 0;
 	req.sess = &c->auth;
+	req.ns = NULL;
+	req.nslen = 0;
 	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
 		return PROTO_WAIT;
 	if (res.err != CORE_OK)

@@ -162,7 +162,7 @@ tier_ns_counters(struct tier *t, unsigned i)
 		struct nsrv *ns = t->nss.v[k];
 		uint64_t end, next = ns->v[i].counter, b = ns->v[i].b;
 
-		if (ns->seen[i] != t->nss.last_check[i] || b == 0) {
+		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !ns->v[i].ready) {
 			ns->regressed[i] = false;
 			continue;
 		}
@@ -170,6 +170,13 @@ tier_ns_counters(struct tier *t, unsigned i)
 		if (next != 0 && next > ns_end_ticket(end, b)) {
 			ns->regressed[i] = false;
 			ns->logged[i] = false;
+			continue;
+		}
+		if (next == 0) {
+			snprintf(why, sizeof(why), "it is ready but %s.tickets_%s is missing or "
+			    "unreadable (idgenctl ns create %s makes it and its rights)",
+			    t->srv[i].dbname, ns->name, ns->name);
+			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
 		snprintf(why, sizeof(why), "counter regressed: tickets_%s's next ticket %" PRIu64
