@@ -358,7 +358,7 @@ main_state(struct main_ctx *m)
 	return true;
 }
 
-/* One line on the state file's namespace marks record, when it has one (docs/design.md 13.5). */
+/* One line on the state file's namespace marks record (docs/design.md 13.5). */
 static void
 main_state_ns(const struct main_ctx *m)
 {

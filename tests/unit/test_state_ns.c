@@ -103,7 +103,7 @@ ns_equal(const struct state_ns *a, const struct state_ns *b)
 	}
 }
 
-/* Formats and parses back to the same marks and gen; stale bytes after the record are ignored. */
+/* Formats and parses back; stale bytes after the record are ignored. */
 static void
 test_ns_round_trip(void **state)
 {
@@ -522,7 +522,7 @@ test_ns_file_corrupt(void **state)
 	statefile_close(&f);
 }
 
-/* A version 1 file and a hand-made version 2 file (4,096 bytes) load with no namespace marks. */
+/* A version 1 file and a version 2 file (4,096 bytes) load with no namespace marks. */
 static void
 test_ns_file_older_versions(void **state)
 {
