@@ -690,7 +690,7 @@ ctl_command_start(int argc, char **argv)
 
 /*
  * A change of the increment and a namespace never meet (docs/design.md
- * 13.5): raise-increment and add-server refuse while a namespace exists,
+ * 13.6): raise-increment and add-server refuse while a namespace exists,
  * ns create while a change is planned. 0 when the command may go on.
  */
 static int
@@ -725,7 +725,7 @@ ctl_ns_guard(struct ctl *c, const char *verb)
 		if (row != NULL && ctl_u64(row[0], &n) && n > 0) {
 			fprintf(stderr, "idgenctl: tier %s refuses while namespaces exist (%" PRIu64
 			    " on the %s server): their ticket tables would see two increments "
-			    "(docs/design.md 13.5); drop them first (idgenctl ns drop)\n", verb, n,
+			    "(docs/design.md 13.6); drop them first (idgenctl ns drop)\n", verb, n,
 			    server_name(i));
 			mysql_free_result(res);
 			return 1;

@@ -1,6 +1,6 @@
 /*
  * ns.c - the namespaces idserver serves: the servers' catalogue rows merged,
- * agreement judged, marks compared in ID space (docs/design.md section 13.5).
+ * agreement judged, marks compared in ID space (docs/design.md section 13.6).
  */
 #include "ns.h"
 

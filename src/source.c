@@ -355,7 +355,7 @@ source_ns_find(struct source *s, const char *name, size_t len)
 /*
  * A namespace's IDs: its buffered tickets; else a wait while one of its
  * servers may bring a ticket; else its policy: Snowflake IDs from the one
- * leased window (unique across namespaces too), or UNAVAILABLE (13.5).
+ * leased window (unique across namespaces too), or UNAVAILABLE (13.6).
  */
 enum source_status
 source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64_t *out,

@@ -469,6 +469,7 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	f->ns_buf = malloc(STATE_NS_SLOT);
 	if (f->path == NULL || f->ns_buf == NULL) {
 		snprintf(err, errlen, "out of memory");
+		statefile_close(f);
 		return false;
 	}
 	{

@@ -55,7 +55,7 @@ struct tier {
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
-	/* Namespaces (docs/design.md 13.5; tier_ns.c), on our region's servers. */
+	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
 	struct nss		 nss;
 	uint64_t		 ns_idle_ms;	/* ns_idle_ms */
 	uint64_t		 ns_epoch;	/* orders connects and namespace checks */

@@ -1,5 +1,5 @@
 /*
- * tier_ns.c - namespaces on the tier's servers (docs/design.md section 13.5):
+ * tier_ns.c - namespaces on the tier's servers (docs/design.md section 13.6):
  * the namespace check after every server check, one namespace ticket
  * transaction at a time on a server's connection, the write-ahead of its mark
  * to the state file, and each namespace's buffered IDs.
@@ -114,7 +114,7 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 		t->ns_due[i] = true;
 		if (!s->seen.recheck) {
 			/*
-			 * Partner first (docs/design.md 6.4, 13.5): a new connection
+			 * Partner first (docs/design.md 6.4, 13.6): a new connection
 			 * serves namespaces only once every other server up has been
 			 * read after it, its copies of this server's marks included.
 			 */
