@@ -101,6 +101,9 @@ void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event e
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 
+/* How many namespaces are served now. */
+unsigned	tier_ns_served(const struct tier *t);
+
 /* True when a ticket of ns may come: in flight, or a server that may serve it is up. */
 bool		tier_ns_can_fetch(struct tier *t, const struct nsrv *ns);
 

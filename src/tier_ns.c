@@ -500,6 +500,7 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 	}
 	if (!pool_add(&ns->pool, layout_ticket_first(tk, ns->b), ns->b)) {
 		ns->ids_released += ns->b;
+		t->ns_released += ns->b;
 		log_error("namespace %s: pool full: dropped the block of ticket %" PRIu64,
 		    ns->name, tk);
 	}
@@ -525,7 +526,21 @@ tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
 		want = ns->rate * (t->prefetch_lead_ms + 2 * fetch_ms) / 1000.0;
 		ns->target = want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
 		if (pool_available(&ns->pool) > 0 && ns->last_take_ms != 0 &&
-		    now - ns->last_take_ms > t->ns_idle_ms)
-			ns->ids_released += pool_clear(&ns->pool);
+		    now - ns->last_take_ms > t->ns_idle_ms) {
+			uint64_t n = pool_clear(&ns->pool);
+
+			ns->ids_released += n;
+			t->ns_released += n;
+		}
 	}
+}
+
+unsigned
+tier_ns_served(const struct tier *t)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < t->nss.n; k++)
+		n += t->nss.v[k]->served;
+	return n;
 }

@@ -23,7 +23,7 @@ IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
 CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
 OUT=$T_DIR/ids
 mkdir -p "$OUT"
-A_PORT=$SVC_PORT B_PORT=$((SVC_PORT + 10))
+A_PORT=$SVC_PORT B_PORT=$((SVC_PORT + 10)) HP=$((SVC_PORT + 1))
 FLAGS=(--recheck_ms 300 --refill_wait_ms 200)
 
 ctl() { "${CTL[@]}" "$@" >>"$T_DIR/ctl.out" 2>&1 || fail "idgenctl $*: $(tail -n 3 "$T_DIR/ctl.out")"; }
@@ -43,7 +43,7 @@ ctl ns create orders --block-size 10
 ctl ns create dense --block-size 4 --fallback refuse
 ctl ns create wide --block-size 1000000
 idserver_start a "$A_PORT" "${FLAGS[@]}"
-idserver_start b "$B_PORT" "${FLAGS[@]}"
+idserver_start b "$B_PORT" "${FLAGS[@]}" --http_port "$HP"
 NAMES=(orders dense wide)
 for k in $(seq 4 "$NS_COUNT"); do
 	NAMES+=("t$k")
@@ -62,6 +62,12 @@ r1=$(take "$A_PORT" text "${NAMES[@]}")
 r2=$(take "$B_PORT" resp "${NAMES[@]}")
 log "2. text from a: $r1; RESP from b: $r2"
 for r in "$r1" "$r2"; do [ "$(echo "$r" | awk '{print $4}')" = 0 ] || fail "errors: $r"; done
+# b's view: every namespace served, counted per namespace in /metrics.
+[ "$(stat "$B_PORT" namespaces)" = "$NS_COUNT" ] || fail "b serves $(stat "$B_PORT" namespaces) namespaces"
+curl -sf "http://127.0.0.1:$HP/metrics" >"$T_DIR/metrics.txt" || fail "no /metrics"
+lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) && [ -z "$lint" ] || fail "promtool: $lint"
+n=$(grep -c '^idgen_namespace_ids_total{ns="[a-z0-9]*",source="ticket"} [1-9]' "$T_DIR/metrics.txt")
+[ "$n" = "$NS_COUNT" ] || fail "/metrics: $n namespaces with ticket IDs, want $NS_COUNT"
 
 # 3. SIGKILL a, restart it on its state file, take again from both.
 kill -9 "$a_PID"
