@@ -126,7 +126,7 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
     char *why, size_t whylen)
 {
 	const char *p = text;
-	char w[8][NS_NAME_MAX + 2];
+	char w[9][NS_NAME_MAX + 2];
 
 	*n = 0;
 	*cut = false;
@@ -134,13 +134,13 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
 		struct ns_row *r;
 		unsigned k;
 
-		for (k = 0; k < 8; k++)
+		for (k = 0; k < 9; k++)
 			if (!ns_word(&p, w[k], sizeof(w[k])))
 				break;
 		while (*p == ' ')
 			p++;
-		if (k != 8 || (*p != '\n' && *p != '\0')) {
-			snprintf(why, whylen, "namespace check: row %u is not 8 words", *n + 1);
+		if (k != 9 || (*p != '\n' && *p != '\0')) {
+			snprintf(why, whylen, "namespace check: row %u is not 9 words", *n + 1);
 			return false;
 		}
 		if (*p == '\n')
@@ -156,6 +156,7 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
 		memset(r, 0, sizeof(*r));
 		if (!ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
 		    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
+		    !ns_u64(w[8], &r->start_above) ||
 		    strlen(w[5]) >= sizeof(r->role)) {
 			snprintf(why, whylen, "namespace check: row %u is malformed", *n + 1);
 			return false;
@@ -309,6 +310,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 			ns->v[i].b = rows[r].b;
 			ns->v[i].policy = rows[r].policy;
 			ns->v[i].counter = rows[r].counter;
+			ns->v[i].start_above = rows[r].start_above;
 		}
 		if ((j = ns_index_of(rows[r].role)) >= 0) {
 			ns->v[i].hw[j] = rows[r].hw;

@@ -28,6 +28,7 @@ struct ns_view {
 	uint64_t	 b;
 	enum ns_policy	 policy;
 	uint64_t	 counter;	/* AUTO_INCREMENT of tickets_<name>: 0, no table */
+	uint64_t	 start_above;	/* no ID at or below it (ns create, ns raise) */
 	uint64_t	 hw[NS_SERVERS];	/* its marks rows, by server index */
 	uint64_t	 hb[NS_SERVERS];	/* ... and the B each was written under */
 };
@@ -38,6 +39,7 @@ struct nsrv {
 	size_t		 len;
 	uint64_t	 b;		/* agreed B_N (0: never agreed) */
 	enum ns_policy	 policy;
+	uint64_t	 start_above;	/* the largest any server said: nothing at or below */
 	bool		 served;	/* every server that answered says ready, alike */
 	struct ns_view	 v[NS_SERVERS];
 	uint64_t	 seen[NS_SERVERS];	/* the check (nss.checks) that last read it there */
@@ -70,6 +72,7 @@ struct ns_row {
 	char		 role[17];	/* "" when the namespace has no marks row */
 	uint64_t	 hw;
 	uint64_t	 hb;
+	uint64_t	 start_above;
 };
 
 struct nss {
@@ -95,7 +98,7 @@ struct nsrv	*nss_find(const struct nss *s, const char *name, size_t len);
 
 /*
  * Parses a namespace check's text (one row a line: name B policy state counter
- * role high_water B_of_mark; role "-" for none) into rows; false with why on
+ * role high_water B_of_mark start_above; role "-" for none) into rows; false with why on
  * anything malformed (the check is then not used). Past max rows the rest is
  * left out, and with it every row of the last name read (a namespace is never
  * judged on part of its marks); *cut is then set.

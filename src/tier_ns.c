@@ -29,7 +29,8 @@
     "SET SESSION group_concat_max_len = 16777216;" \
     "SELECT (SELECT GROUP_CONCAT(CONCAT_WS(' ', n.name, n.block_size, n.fallback, n.state, " \
     "IFNULL(t.AUTO_INCREMENT, 0), IFNULL(m.role, '-'), IFNULL(m.high_water, 0), " \
-    "IFNULL(m.block_size, 0)) ORDER BY BINARY n.name, m.role SEPARATOR '\\n') " \
+    "IFNULL(m.block_size, 0), n.start_above) ORDER BY BINARY n.name, m.role " \
+    "SEPARATOR '\\n') " \
     "FROM idgen_namespaces n LEFT JOIN information_schema.TABLES t ON " \
     "t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = CONCAT('tickets_', n.name) " \
     "LEFT JOIN idgen_ns_marks m ON m.ns = n.name WHERE n.state <> 'dropped'), 1"
@@ -310,6 +311,16 @@ tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	tier_ns_up_now(t, up);
 	t->ns_released += nss_apply(&t->nss, i, rows, n, up);
 	tier_ns_counters(t, i);
+	/* ns raise: buffered IDs at or below the namespace's start are let go (13.6). */
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		struct nsrv *ns = t->nss.v[k];
+		uint64_t x = ns->v[i].start_above;
+
+		if (ns->seen[i] == t->nss.last_check[i] && x > ns->start_above) {
+			ns->start_above = x;
+			t->ns_released += pool_drop_below(&ns->pool, x < UINT64_MAX ? x + 1 : x);
+		}
+	}
 	ticket_run_end(s);
 	tier_prefetch(t);
 	t->on_change(t->arg);
@@ -489,6 +500,7 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 	struct tier *t = arg;
 	struct nsrv *ns = nss_by_id(&t->nss, (uint32_t)(a >> 8));
 	unsigned i = (unsigned)(a & 0xff);
+	uint64_t first, n, skip;
 
 	if (ns == NULL)
 		return;		/* cannot be: kept while writing */
@@ -498,7 +510,16 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 		    "ticket is not used");
 		return;
 	}
-	if (!pool_add(&ns->pool, layout_ticket_first(tk, ns->b), ns->b)) {
+	first = layout_ticket_first(tk, ns->b);
+	n = ns->b;
+	if (first <= ns->start_above) {
+		/* Drawn before an ns raise this process has read since: only its top part. */
+		skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
+		first += skip;
+		n -= skip;
+		t->ns_released += skip;
+	}
+	if (n > 0 && !pool_add(&ns->pool, first, n)) {
 		ns->ids_released += ns->b;
 		t->ns_released += ns->b;
 		log_error("namespace %s: pool full: dropped the block of ticket %" PRIu64,

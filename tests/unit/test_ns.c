@@ -35,8 +35,8 @@ test_parse(void **state)
 	char why[128];
 
 	(void)state;
-	n = parse("orders 10 snowflake ready 5 even 4 10\norders 10 snowflake ready 5 odd 3 10\n"
-	    "users 1 refuse creating 1 - 0 0");
+	n = parse("orders 10 snowflake ready 5 even 4 10 0\norders 10 snowflake ready 5 odd 3 10 0\n"
+	    "users 1 refuse creating 1 - 0 0 0");
 	assert_int_equal(n, 3);
 	assert_string_equal(rows[0].name, "orders");
 	assert_int_equal(rows[0].b, 10);
@@ -50,19 +50,19 @@ test_parse(void **state)
 	/* Malformed: every kind refused. */
 	assert_false(nss_parse("orders 10 snowflake ready 5 even 4", rows, 64, &n, &cut, why,
 	    sizeof(why)));
-	assert_false(nss_parse("ord-ers 10 snowflake ready 5 even 4 10", rows, 64, &n, &cut, why,
+	assert_false(nss_parse("ord-ers 10 snowflake ready 5 even 4 10 0", rows, 64, &n, &cut, why,
 	    sizeof(why)));
-	assert_false(nss_parse("orders 0 snowflake ready 5 even 4 10", rows, 64, &n, &cut, why,
+	assert_false(nss_parse("orders 0 snowflake ready 5 even 4 10 0", rows, 64, &n, &cut, why,
 	    sizeof(why)));
-	assert_false(nss_parse("orders 10 dense ready 5 even 4 10", rows, 64, &n, &cut, why,
+	assert_false(nss_parse("orders 10 dense ready 5 even 4 10 0", rows, 64, &n, &cut, why,
 	    sizeof(why)));
-	assert_false(nss_parse("orders 10 snowflake ready 18446744073709551616 even 4 10", rows,
+	assert_false(nss_parse("orders 10 snowflake ready 18446744073709551616 even 4 10 0", rows,
 	    64, &n, &cut, why, sizeof(why)));
 	assert_false(nss_parse("orders 10 snowflake ready 5 even 4 10 extra", rows, 64, &n, &cut,
 	    why, sizeof(why)));
 	/* Past max rows: the last name's rows all go, never part of its marks. */
-	assert_true(nss_parse("a 1 refuse ready 1 even 0 0\nb 1 refuse ready 1 even 0 0\n"
-	    "b 1 refuse ready 1 odd 0 0", rows, 2, &n, &cut, why, sizeof(why)));
+	assert_true(nss_parse("a 1 refuse ready 1 even 0 0 0\nb 1 refuse ready 1 even 0 0 0\n"
+	    "b 1 refuse ready 1 odd 0 0 0", rows, 2, &n, &cut, why, sizeof(why)));
 	assert_true(cut);
 	assert_int_equal(n, 1);
 	assert_string_equal(rows[0].name, "a");
@@ -79,21 +79,21 @@ test_agreement(void **state)
 	(void)state;
 	nss_init(&s, 10);
 	/* Only the odd server read: served on its word while the even's check is pending. */
-	n = parse("orders 10 snowflake ready 1 odd 0 0\norders 10 snowflake ready 1 even 0 0");
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0\norders 10 snowflake ready 1 even 0 0 0");
 	nss_apply(&s, 0, rows, n, up);
 	ns = nss_find(&s, "orders", 6);
 	assert_non_null(ns);
 	assert_true(ns->served);
 	/* The even server says creating: not served. */
-	n = parse("orders 10 snowflake creating 1 odd 0 0");
+	n = parse("orders 10 snowflake creating 1 odd 0 0 0");
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
 	/* Ready with another B: not served. */
-	n = parse("orders 20 snowflake ready 1 odd 0 0");
+	n = parse("orders 20 snowflake ready 1 odd 0 0 0");
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
 	/* Alike: served; the even server down does not unserve it. */
-	n = parse("orders 10 snowflake ready 1 odd 0 0");
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0");
 	nss_apply(&s, 1, rows, n, up);
 	assert_true(ns->served);
 	up[0] = up[1] = false;
@@ -101,7 +101,7 @@ test_agreement(void **state)
 	assert_true(ns->served);
 	/* Its B changed on every server later: never served again. */
 	up[0] = up[1] = true;
-	n = parse("orders 30 snowflake ready 1 odd 0 0");
+	n = parse("orders 30 snowflake ready 1 odd 0 0 0");
 	nss_apply(&s, 0, rows, n, up);
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
@@ -121,8 +121,8 @@ test_order_and_bound(void **state)
 
 	(void)state;
 	nss_init(&s, 3);
-	n = parse("a 1 refuse ready 1 - 0 0\nab 1 refuse ready 1 - 0 0\nb 1 refuse ready 1 - 0 0\n"
-	    "c 1 refuse ready 1 - 0 0");
+	n = parse("a 1 refuse ready 1 - 0 0 0\nab 1 refuse ready 1 - 0 0 0\nb 1 refuse ready 1 - 0 0 0\n"
+	    "c 1 refuse ready 1 - 0 0 0");
 	nss_apply(&s, 0, rows, n, up);
 	assert_int_equal(s.n, 3);
 	assert_int_equal(s.ignored, 1);
@@ -146,9 +146,9 @@ test_known_end(void **state)
 	(void)state;
 	nss_init(&s, 10);
 	/* The odd server's own mark 7 (B 10); the even's copy of it 9, written under B 100. */
-	n = parse("orders 10 snowflake ready 9 odd 7 10");
+	n = parse("orders 10 snowflake ready 9 odd 7 10 0");
 	nss_apply(&s, 0, rows, n, up);
-	n = parse("orders 10 snowflake ready 9 odd 9 100");
+	n = parse("orders 10 snowflake ready 9 odd 9 100 0");
 	nss_apply(&s, 1, rows, n, up);
 	ns = nss_find(&s, "orders", 6);
 	/* The copy covers IDs below 1000: the known end is 1000, ticket 99 of B 10. */
