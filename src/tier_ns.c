@@ -54,7 +54,7 @@
     ";UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
     "WHERE ns = '%s' AND role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 \
     ", block_size) < %" PRIu64
-#define TIER_NS_TX_STMTS	7	/* with no copy: START ... UPDATE own, COMMIT */
+#define TIER_NS_TX_STMTS	6	/* with no copy: START ... UPDATE own, COMMIT */
 #define TIER_NS_TX_REPLACE	3
 #define TIER_NS_TX_MARK		4
 #define TIER_NS_SQL_MAX		4096

@@ -12,6 +12,8 @@
 #   5. one namespace's table truncated on the odd server: that namespace is refused
 #      there with the repair line, the others (and it, from the even server) go on
 #      without a duplicate;
+#   5b. one namespace "restored from an old dump" on the even server (counter and own
+#      mark row back): refused there by both idservers and by a fresh one (copies);
 #   6. tier raise-increment is refused while namespaces exist.
 . "$(dirname "$0")/lib.sh"
 
@@ -41,7 +43,7 @@ served() { q "$1" "ID $2\n" | grep -qE '^[0-9]+$'; }
 # 1. Three namespaces before the idservers start, the rest while they serve.
 ctl ns create orders --block-size 10
 ctl ns create dense --block-size 4 --fallback refuse
-ctl ns create wide --block-size 1000000
+ctl ns create wide --block-size 10
 idserver_start a "$A_PORT" "${FLAGS[@]}"
 idserver_start b "$B_PORT" "${FLAGS[@]}" --http_port "$HP"
 NAMES=(orders dense wide)
@@ -69,6 +71,10 @@ lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) && [ -z "$lint" ] || f
 n=$(grep -c '^idgen_namespace_ids_total{ns="[a-z0-9]*",source="ticket"} [1-9]' "$T_DIR/metrics.txt")
 [ "$n" = "$NS_COUNT" ] || fail "/metrics: $n namespaces with ticket IDs, want $NS_COUNT"
 
+# What the even server's wide looks like now, to "restore" it to in 5b.
+WIDE_C0=$(db_sql even "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'idgen' AND TABLE_NAME = 'tickets_wide'")
+WIDE_M0=$(db_sql even "SELECT high_water FROM idgen.idgen_ns_marks WHERE ns = 'wide' AND role = 'even'")
+
 # 3. SIGKILL a, restart it on its state file, take again from both.
 kill -9 "$a_PID"
 wait "$a_PID" 2>/dev/null || true
@@ -93,6 +99,24 @@ log "5. orders truncated on odd: refused there with the repair line; text from a
 for r in "$r1" "$r2" "$r3" "$r4"; do [ "$(echo "$r" | awk '{print $4}')" = 0 ] || fail "errors: $r"; done
 grep -q "REFUSED on the odd ticket server" <(grep -v "namespace orders" "$T_DIR/a.log") &&
 	fail "another namespace or the default refused: $(grep REFUSED "$T_DIR/a.log" | grep -v 'namespace orders' | head -n 2)"
+
+# 5b. The even server's tickets_wide and its own mark row of wide "restored from
+#    an old dump" (the counter and the row back to what they were before 3.): the
+#    server's own row no longer catches it; the odd server's copy and the state
+#    files do, for a and b and for a fresh idserver c with no state file.
+db_sql even "TRUNCATE TABLE idgen.tickets_wide; ALTER TABLE idgen.tickets_wide AUTO_INCREMENT = $WIDE_C0; UPDATE idgen.idgen_ns_marks SET high_water = $WIDE_M0 WHERE ns = 'wide' AND role = 'even'"
+C_PORT=$((SVC_PORT + 20))
+idserver_start c "$C_PORT" "${FLAGS[@]}"
+wait_for "wide served by c" 10 served "$C_PORT" wide
+for p in "$A_PORT" "$B_PORT" "$C_PORT"; do
+	r=$(ROUNDS=20 take "$p" text wide)
+	[ "$(echo "$r" | awk '{print $4}')" = 0 ] || fail "wide from $p after the restore: $r"
+done
+for f in a b c; do
+	grep -q "namespace wide REFUSED on the even ticket server" "$T_DIR/$f.log" ||
+		fail "$f did not refuse wide on the restored even server"
+done
+log "5b. even's tickets_wide and its mark restored from before: refused there by a, b and a fresh c"
 
 # Uniqueness within each namespace, across everything taken.
 total=0
