@@ -106,7 +106,7 @@ grep -q "REFUSED on the odd ticket server" <(grep -v "namespace orders" "$T_DIR/
 #    files do, for a and b and for a fresh idserver c with no state file.
 db_sql even "TRUNCATE TABLE idgen.tickets_wide; ALTER TABLE idgen.tickets_wide AUTO_INCREMENT = $WIDE_C0; UPDATE idgen.idgen_ns_marks SET high_water = $WIDE_M0 WHERE ns = 'wide' AND role = 'even'"
 C_PORT=$((SVC_PORT + 20))
-idserver_start c "$C_PORT" "${FLAGS[@]}"
+idserver_start c "$C_PORT" "${FLAGS[@]}" --ns_idle_ms 1000
 wait_for "wide served by c" 10 served "$C_PORT" wide
 for p in "$A_PORT" "$B_PORT" "$C_PORT"; do
 	r=$(ROUNDS=20 take "$p" text wide)
@@ -116,7 +116,10 @@ for f in a b c; do
 	grep -q "namespace wide REFUSED on the even ticket server" "$T_DIR/$f.log" ||
 		fail "$f did not refuse wide on the restored even server"
 done
-log "5b. even's tickets_wide and its mark restored from before: refused there by a, b and a fresh c"
+# c's wide goes idle: its buffered IDs are let go (ns_idle_ms), a gap.
+released() { [ "$(stat "$C_PORT" namespace_ids_released)" -gt 0 ]; }
+wait_for "c lets go of idle wide's IDs" 10 released
+log "5b. even's tickets_wide and its mark restored from before: refused there by a, b and a fresh c; c let go of $(stat "$C_PORT" namespace_ids_released) idle IDs"
 
 # Uniqueness within each namespace, across everything taken.
 total=0
