@@ -251,6 +251,7 @@ tier_next_server(const struct tier *t)
 void
 tier_prefetch(struct tier *t)
 {
+	tier_ns_kick_first(t);
 	tier_prefetch_default(t);
 	tier_ns_kick(t);
 }

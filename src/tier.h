@@ -99,6 +99,7 @@ bool		tier_settled(const struct tier *t);
 /* Namespaces (tier_ns.c): a server's event, the refills, the rate tick. */
 void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
 void		tier_ns_kick(struct tier *t);
+void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 
 /* How many namespaces are served now. */

@@ -219,38 +219,64 @@ tier_ns_need(const struct tier *t, const struct nsrv *ns)
 	return have < ns->target || (ns->demand && have < ns->want);
 }
 
-void
-tier_ns_kick(struct tier *t)
+/* Starts the namespace checks due on idle servers. */
+static void
+tier_ns_kick_checks(struct tier *t)
 {
 	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
 
 	for (unsigned i = 0; i < own; i++) {
 		struct ticket_server *s = &t->srv[i];
 
-		if (!t->ns_due[i] || s->state != TICKET_READY || s->other)
-			continue;
-		if (!ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
-			continue;
-		t->ns_due[i] = false;
+		if (t->ns_due[i] && s->state == TICKET_READY && !s->other &&
+		    ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
+			t->ns_due[i] = false;
 	}
-	for (unsigned k = 0; k < t->nss.n; k++) {
-		struct nsrv *ns = t->nss.v[(t->ns_next + k) % t->nss.n];
+}
 
-		if (!tier_ns_need(t, ns))
+/* Starts namespace tickets on idle servers (only for waiting requests: demand). */
+static void
+tier_ns_kick_fetches(struct tier *t, bool demand)
+{
+	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
+	unsigned n = t->nss.n, start = t->ns_next;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct nsrv *ns = t->nss.v[(start + k) % n];
+
+		if ((demand && !ns->demand) || !tier_ns_need(t, ns))
 			continue;
 		for (unsigned r = 1; r <= own; r++) {
 			unsigned i = (ns->last_used + r) % own;
 
-			if (!tier_ns_usable(t, ns, i))
-				continue;
-			if (!tier_ns_send_tx(t, &t->srv[i], ns))
+			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
 				continue;
 			ns->last_used = i;
 			ns->fetching++;
-			t->ns_next = (t->ns_next + k + 1) % t->nss.n;
+			/* Taking turns: the next kick starts after this one. */
+			t->ns_next = (start + k + 1) % n;
 			break;
 		}
 	}
+}
+
+/*
+ * The checks first (a server busy with the default sequence still reads the
+ * catalogue), then tickets for waiting requests; the default's refills, then
+ * the namespaces' prefetch, come in tier_prefetch between the two.
+ */
+void
+tier_ns_kick_first(struct tier *t)
+{
+	tier_ns_kick_checks(t);
+	tier_ns_kick_fetches(t, true);
+}
+
+void
+tier_ns_kick(struct tier *t)
+{
+	tier_ns_kick_first(t);
+	tier_ns_kick_fetches(t, false);
 }
 
 bool
