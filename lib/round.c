@@ -106,6 +106,9 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 		    nblocks, conn_ms, share, round_line, &r, msg, sizeof(msg));
 		if (r.bad)
 			c->tr.reset(c->tr.ctx, k);
+		/* err is the exchange's only when it failed (wire.h): ERR lines are r.why. */
+		if (lines == nblocks)
+			msg[0] = '\0';
 		if (r.blocks > 0) {
 			pthread_mutex_lock(&c->mu);
 			c->st.round_trips++;
