@@ -42,10 +42,11 @@ round_line(void *arg, const char *p, const char *e)
 	}
 	if (reply_err(p, e, &code, &codelen, &msg, &msglen)) {
 		/*
-		 * BLOCK's n is always in bounds (fetch_ids), so RANGE to a
-		 * request naming a namespace is about the namespace.
+		 * RANGE names two refusals of a namespace's BLOCK: the name is
+		 * unknown, or n is above its block size; only the words tell.
 		 */
-		if (c->ns[0] != '\0' && codelen == 5 && memcmp(code, "RANGE", 5) == 0)
+		if (c->ns[0] != '\0' && codelen == 5 && memcmp(code, "RANGE", 5) == 0 &&
+		    msglen >= 17 && memcmp(msg, "unknown namespace", 17) == 0)
 			r->nons = true;
 		if (r->errs++ == 0)
 			snprintf(r->why, sizeof(r->why), "ERR %.*s %.*s", (int)codelen,

@@ -21,7 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum fake_mode { FAKE_OK, FAKE_DOWN, FAKE_ERR, FAKE_GARBAGE, FAKE_HANG, FAKE_GAPS, FAKE_NONS };
+enum fake_mode { FAKE_OK, FAKE_DOWN, FAKE_ERR, FAKE_GARBAGE, FAKE_HANG, FAKE_GAPS, FAKE_NONS,
+    FAKE_NSB };
 
 /* A fake idserver per endpoint: blocks from one shared counter. */
 struct fake {
@@ -51,8 +52,11 @@ fake_exchange(void *ctx, unsigned ep, const char *req, size_t len, unsigned nreq
 	f->req[len / nreq] = '\0';
 	switch (atomic_load(&f->mode[ep])) {
 	case FAKE_NONS:
+	case FAKE_NSB:
 		for (i = 0; i < nreq; i++) {
-			snprintf(line, sizeof(line), "ERR RANGE unknown namespace (idgenctl ns list)");
+			snprintf(line, sizeof(line), "ERR RANGE %s",
+			    atomic_load(&f->mode[ep]) == FAKE_NONS ? "unknown namespace "
+			    "(idgenctl ns list)" : "BLOCK n is at most the namespace's block size B");
 			done += fn(arg, line, line + strlen(line));
 		}
 		return done;
@@ -288,6 +292,14 @@ test_namespace(void **state)
 	c = fake_open(&f, &o);
 	assert_int_equal(idgen_next(c, &id), IDGEN_EUNAVAILABLE);
 	idgen_close(c);
+	/* RANGE for a BLOCK above the namespace's B is not an unknown namespace. */
+	atomic_store(&f.mode[0], FAKE_NSB);
+	atomic_store(&f.mode[1], FAKE_NSB);
+	c = fake_open(&f, &o);
+	assert_int_equal(idgen_next(c, &id), IDGEN_EUNAVAILABLE);
+	assert_non_null(strstr(idgen_last_error(), "at most the namespace's block size"));
+	idgen_close(c);
+	atomic_store(&f.mode[0], FAKE_NONS);
 	/* No namespace: nothing sent, and RANGE is no namespace's. */
 	o.ns = NULL;
 	atomic_store(&f.mode[1], FAKE_NONS);
