@@ -4,8 +4,8 @@
 # (grpcio, metadata idgen-namespace) and libidgen (idgen --ns). On each:
 # (a) naming default takes IDs of the default sequence, (b) an unknown name is
 # that protocol's unknown-namespace error, (c) a bad name (a-b, 49 bytes) is a
-# bad request, (d) the form without a namespace is unchanged. No namespace but
-# default is served yet: served_checks is where the served ones' checks go.
+# bad request, (d) the form without a namespace is unchanged. served_checks is
+# where a served namespace's checks go (test_ns_serve checks serving itself).
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
@@ -42,12 +42,12 @@ counted() {
 }
 
 # served_checks: the checks of a namespace idserver serves, on every protocol
-# (IDs of its own sequence, dense and unique within it; the same name on every
-# protocol draws from the one sequence). The place for them once idserver
-# serves namespaces (docs/design.md section 13): create one with
-# `idgenctl ns create`, wait for it to be discovered, then check as below.
+# (IDs of its own sequence, unique within it; the same name on every protocol
+# draws from the one sequence; BLOCK above its B_N refused). TO BE WRITTEN:
+# create one with `idgenctl ns create`, wait for it to be served, then take
+# IDs of it through each protocol's form above.
 served_checks() {
-	log "served namespaces: not checked (idserver serves none yet)"
+	log "served namespaces: not checked here yet (served_checks)"
 }
 
 log "text protocol (netcat)"
