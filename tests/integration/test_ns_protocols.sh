@@ -4,8 +4,9 @@
 # (grpcio, metadata idgen-namespace) and libidgen (idgen --ns). On each:
 # (a) naming default takes IDs of the default sequence, (b) an unknown name is
 # that protocol's unknown-namespace error, (c) a bad name (a-b, 49 bytes) is a
-# bad request, (d) the form without a namespace is unchanged. served_checks is
-# where a served namespace's checks go (test_ns_serve checks serving itself).
+# bad request, (d) the form without a namespace is unchanged; and (served_checks,
+# at the end) a namespace created while idserver runs serves IDs of its own
+# sequence on every protocol.
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
@@ -14,7 +15,8 @@ grpc_stubs
 pair_up
 GP=$((SVC_PORT + 1))
 HP=$((SVC_PORT + 2))
-idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP"
+# recheck_ms short: served_checks' namespace is found soon after its creation.
+idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP" --recheck_ms 300
 URL=http://127.0.0.1:$HP
 LONG=$(printf 'n%.0s' $(seq 1 49))
 NONS='unknown namespace (idgenctl ns list)'
@@ -41,13 +43,69 @@ counted() {
 	[ "$now" = $(($3 + $4)) ] || fail "$1: $2 went $3 -> $now, want +$4"
 }
 
-# served_checks: the checks of a namespace idserver serves, on every protocol
-# (IDs of its own sequence, unique within it; the same name on every protocol
-# draws from the one sequence; BLOCK above its B_N refused). TO BE WRITTEN:
-# create one with `idgenctl ns create`, wait for it to be served, then take
-# IDs of it through each protocol's form above.
+# served_checks: a namespace idserver serves, on every protocol: orders (B_N 10)
+# created while idserver runs; IDs of it through each protocol's form, unique
+# within it (every protocol draws from its one sequence), a BLOCK above B_N
+# refused as RANGE (libidgen: not IDGEN_ENONS). test_ns_serve checks serving
+# itself (many namespaces, restarts, policies) over text and RESP.
 served_checks() {
-	log "served namespaces: not checked here yet (served_checks)"
+	local ord=$T_DIR/orders.txt out rc first n
+	: >"$ord"
+	IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD= \
+		"$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+		ns create orders --block-size 10 >"$T_DIR/ctl.out" 2>&1 ||
+		fail "idgenctl ns create orders: $(tail -n 3 "$T_DIR/ctl.out")"
+	wait_for "orders served" 10 bash -c "[[ \$(printf 'ID orders\n' | nc -N 127.0.0.1 $SVC_PORT) =~ ^[0-9]+\$ ]]"
+	# ns_ids WHAT ID...: IDs of orders, kept apart from the default sequence's.
+	ns_ids() {
+		local what=$1 i
+		shift
+		[ $# -gt 0 ] || fail "orders, $what: no ID"
+		for i in "$@"; do
+			[[ $i =~ ^[1-9][0-9]*$ ]] || fail "orders, $what: '$i' is not an ID"
+			echo "$i 1" >>"$ord"
+		done
+	}
+	out=$(q "$SVC_PORT" 'ID orders
+IDS 3 orders
+BLOCK 5 orders
+BLOCK 11 orders
+')
+	read -r first n <<<"$(printf '%s\n' "$out" | sed -n 3p)"
+	[ "$n" = 5 ] || fail "orders, text BLOCK 5: $out"
+	[ "$(printf '%s\n' "$out" | sed -n 4p)" = "ERR RANGE BLOCK n is at most the namespace's block size B" ] ||
+		fail "orders, text BLOCK 11: $out"
+	echo "$first 5" >>"$ord"
+	ns_ids text $(printf '%s\n' "$out" | sed -n 1,2p)
+	ns_ids redis-cli $(rcli ID orders) $(rcli IDS 3 orders)
+	read -r first n <<<"$(rcli BLOCK 5 orders | tr '\n' ' ')"
+	[ "$n" = 5 ] || fail "orders, redis-cli BLOCK 5: $first $n"
+	echo "$first 5" >>"$ord"
+	ns_ids redis-py $($PY -c 'import sys, redis
+r = redis.Redis(port=int(sys.argv[1]), socket_timeout=5)
+print(r.execute_command("ID", "orders"), *r.execute_command("IDS", 3, "orders"))' "$SVC_PORT")
+	ns_ids HTTP $(curl -s "$URL/v1/id?ns=orders" "$URL/v1/ids?count=3&ns=orders" | $PY -c 'import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    print(" ".join(d.get("ids_str") or [d["id_str"]]))')
+	out=$(curl -s "$URL/v1/block?count=5&ns=orders")
+	first=$($PY -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["count"] == 5, d; print(d["first_str"])' "$out") ||
+		fail "orders, HTTP block: $out"
+	echo "$first 5" >>"$ord"
+	grpc_client "$GP" ns orders >"$T_DIR/grpc-orders.txt" || fail "grpc orders: $(cat "$T_DIR/grpc-orders.txt")"
+	grep -q '^ID OK [0-9]' "$T_DIR/grpc-orders.txt" && grep -q '^BATCH OK [0-9]*,[0-9]*,[0-9]*$' "$T_DIR/grpc-orders.txt" ||
+		fail "grpc orders: $(cat "$T_DIR/grpc-orders.txt")"
+	ns_ids gRPC $(awk '{ print $3 }' "$T_DIR/grpc-orders.txt" | tr ',' ' ')
+	ns_ids idgen "$("$IDGEN" -s "$S" --ns orders id)" $("$IDGEN" -s "$S" --ns orders ids 3)
+	read -r first n < <("$IDGEN" -s "$S" --ns orders block 5)
+	[ "$n" = 5 ] || fail "orders, idgen block 5: $first $n"
+	echo "$first 5" >>"$ord"
+	rc=0
+	"$IDGEN" -s "$S" --ns orders block 11 2>"$T_DIR/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "no IDs held and no idserver could give any: ERR RANGE BLOCK n is at most" "$T_DIR/err" ||
+		fail "orders, idgen block 11: exit $rc, $(cat "$T_DIR/err")"
+	n=$(check_unique "$ord") || fail "orders: an ID repeated"
+	log "served namespace orders: $n IDs on every protocol, no duplicate; BLOCK 11 refused (B_N 10)"
 }
 
 log "text protocol (netcat)"
@@ -67,29 +125,29 @@ counted text err_unknown_ns "$e0" 3
 [ "$(q "$SVC_PORT" 'ID a b\n')" = "ERR BADREQ unexpected argument" ] || fail "text: ID a b"
 
 log "RESP (redis-cli)"
-rc() { timeout 10 redis-cli -p "$SVC_PORT" "$@"; }
+rcli() { timeout 10 redis-cli -p "$SVC_PORT" "$@"; }
 t0=$(stat "$SVC_PORT" ids_ticket)
 e0=$(stat "$SVC_PORT" err_unknown_ns)
-ticket_ids redis-cli $(rc ID) $(rc ID default) $(rc IDS 3 default) $(rc IDS 2)
-read -r first n <<<"$(rc BLOCK 4 default | tr '\n' ' ')"
+ticket_ids redis-cli $(rcli ID) $(rcli ID default) $(rcli IDS 3 default) $(rcli IDS 2)
+read -r first n <<<"$(rcli BLOCK 4 default | tr '\n' ' ')"
 [ "$n" = 4 ] || fail "redis-cli BLOCK 4 default: $first $n"
 ticket_ids redis-cli "$first"
 counted redis-cli ids_ticket "$t0" 11
 for args in "ID nosuch" "IDS 3 nosuch" "BLOCK 5 nosuch"; do
-	out=$(rc $args 2>&1)
+	out=$(rcli $args 2>&1)
 	[[ $out == *"RANGE $NONS"* ]] || fail "redis-cli $args: $out"
 done
 counted redis-cli err_unknown_ns "$e0" 3
 for args in "ID a-b" "IDS 3 $LONG"; do
-	out=$(rc $args 2>&1)
+	out=$(rcli $args 2>&1)
 	[[ $out == *"BADREQ $BADNS"* ]] || fail "redis-cli $args: $out"
 done
-out=$(rc ID a b 2>&1)
+out=$(rcli ID a b 2>&1)
 [[ $out == *"wrong number of arguments for 'id' command"* ]] || fail "redis-cli ID a b: $out"
 # The command table says so: ID's arity -1, IDS's second argument optional.
-rc COMMAND INFO id | sed -n 2p | grep -qx -- -1 || fail "COMMAND INFO id: $(rc COMMAND INFO id)"
-rc COMMAND DOCS ids | tr '\n' ' ' | grep -q 'name ns type string flags optional' ||
-	fail "COMMAND DOCS ids: $(rc COMMAND DOCS ids | tr '\n' ' ')"
+rcli COMMAND INFO id | sed -n 2p | grep -qx -- -1 || fail "COMMAND INFO id: $(rcli COMMAND INFO id)"
+rcli COMMAND DOCS ids | tr '\n' ' ' | grep -q 'name ns type string flags optional' ||
+	fail "COMMAND DOCS ids: $(rcli COMMAND DOCS ids | tr '\n' ' ')"
 
 log "RESP (redis-py)"
 e0=$(stat "$SVC_PORT" err_unknown_ns)
