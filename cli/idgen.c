@@ -31,6 +31,7 @@
 
 struct cli {
 	const char	*servers;
+	const char	*ns;		/* --ns, else $IDGEN_NS; NULL: the default sequence */
 	bool		 json;
 	unsigned	 timeout_ms;
 	uint64_t	 block_size;
@@ -75,8 +76,9 @@ static void
 cli_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: idgen [--server LIST] [--json] [--timeout MS] [--block-size B]\n"
-	    "             [--tier-increment M --region-bits R] COMMAND [ARG...]\n"
+	    "usage: idgen [--server LIST] [--ns NAME] [--json] [--timeout MS]\n"
+	    "             [--block-size B] [--tier-increment M --region-bits R]\n"
+	    "             COMMAND [ARG...]\n"
 	    "\n"
 	    "commands:\n"
 	    "  id             print one new ID\n"
@@ -92,6 +94,9 @@ cli_usage(FILE *f)
 	    "  -s, --server LIST    idservers, host:port[,host:port...] (default "
 	    "$IDGEN_SERVER,\n"
 	    "                       else %s)\n"
+	    "  -n, --ns NAME        take IDs of namespace NAME (id, ids, block; letters,\n"
+	    "                       digits, _; 1..%d bytes; default $IDGEN_NS, else the\n"
+	    "                       default sequence); an unknown one is a service error\n"
 	    "  -j, --json           JSON output (IDs as strings; numbers below 2^53 only;\n"
 	    "                       errors as {\"error\":{...}} on stderr)\n"
 	    "  -t, --timeout MS     how long a command waits for a server (default %d)\n"
@@ -107,7 +112,7 @@ cli_usage(FILE *f)
 	    "  -V, --version        the version\n"
 	    "\n"
 	    "exit status: 0 success, 1 service error, 2 usage error\n",
-	    IDGEN_IDS_MAX, IDGEN_BLOCK_MAX, CLI_DEFAULT_SERVER,
+	    IDGEN_IDS_MAX, IDGEN_BLOCK_MAX, CLI_DEFAULT_SERVER, IDGEN_NS_MAX,
 	    CLI_DEFAULT_TIMEOUT_MS, IDGEN_DEFAULT_BLOCK_SIZE);
 }
 
@@ -209,6 +214,7 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 
 	idgen_options_init(&o);
 	o.token = cli->token;
+	o.ns = cli->ns;
 	o.timeout_ms = cli->timeout_ms;
 	o.connect_timeout_ms = cli->timeout_ms;
 	o.fetch_ids = n;
@@ -219,7 +225,8 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 	o.lead_ms = 0;
 	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL) {
 		*rc = cli_error(strncmp(err, "bad idserver endpoint", 21) == 0 ||
-		    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ?
+		    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ||
+		    strncmp(err, "bad namespace", 13) == 0 ?
 		    CLI_EXIT_USAGE : CLI_EXIT_SERVICE, "%s", err);
 	}
 	return c;
@@ -517,6 +524,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "token-file", required_argument, NULL, 'T' },
+		{ "ns", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS, .tier_increment = 2 };
@@ -534,10 +542,16 @@ main(int argc, char **argv)
 	cli.servers = getenv("IDGEN_SERVER");
 	if (cli.servers == NULL || *cli.servers == '\0')
 		cli.servers = CLI_DEFAULT_SERVER;
-	while ((ch = getopt_long(argc, argv, "s:jt:b:M:R:T:hV", longopts, NULL)) != -1) {
+	cli.ns = getenv("IDGEN_NS");
+	if (cli.ns != NULL && *cli.ns == '\0')
+		cli.ns = NULL;
+	while ((ch = getopt_long(argc, argv, "s:n:jt:b:M:R:T:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cli.servers = optarg;
+			break;
+		case 'n':
+			cli.ns = optarg;
 			break;
 		case 'j':
 			cli.json = true;
