@@ -131,7 +131,7 @@
 	X(namespace_ids_released, C, SVC, "stats", \
 	    "buffered namespace IDs let go (idle past ns_idle_ms, dropped): a gap", \
 	    "namespace_ids_released", METRIC_AS_IS, NULL, \
-	    NUM(TIER->ns_released)) \
+	    NUM(TIER->ns_released + TIER->nss.released)) \
 	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
 	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
 	    NUM(TIER->target)) \

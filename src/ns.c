@@ -121,17 +121,41 @@ ns_name_ok(const char *n)
 	return i > 0 && i <= NS_NAME_MAX;
 }
 
+/* One row's words into r; false when they are not a row. */
+static bool
+ns_row_read(char w[9][NS_NAME_MAX + 2], struct ns_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
+	    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
+	    !ns_u64(w[8], &r->start_above) || strlen(w[5]) >= sizeof(r->role))
+		return false;
+	if (strcmp(w[2], "snowflake") == 0)
+		r->policy = NS_SNOWFLAKE;
+	else if (strcmp(w[2], "refuse") == 0)
+		r->policy = NS_REFUSE;
+	else
+		return false;
+	r->ready = strcmp(w[3], "ready") == 0;
+	memcpy(r->name, w[0], strlen(w[0]) + 1);
+	if (strcmp(w[5], "-") != 0)
+		memcpy(r->role, w[5], strlen(w[5]) + 1);
+	return true;
+}
+
 bool
 nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool *cut,
-    char *why, size_t whylen)
+    unsigned *bad, char *why, size_t whylen)
 {
+	static char badname[NS_BAD_MAX][NS_NAME_MAX + 2];
 	const char *p = text;
 	char w[9][NS_NAME_MAX + 2];
+	unsigned nbad = 0, out = 0;
 
 	*n = 0;
 	*cut = false;
+	*bad = 0;
 	while (p != NULL && *p != '\0') {
-		struct ns_row *r;
 		unsigned k;
 
 		for (k = 0; k < 9; k++)
@@ -139,42 +163,38 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
 				break;
 		while (*p == ' ')
 			p++;
-		if (k != 9 || (*p != '\n' && *p != '\0')) {
-			snprintf(why, whylen, "namespace check: row %u is not 9 words", *n + 1);
-			return false;
-		}
+		if (k != 9 || (*p != '\n' && *p != '\0') || *n >= max ||
+		    !ns_row_read(w, &rows[*n])) {
+			if (*n >= max && k == 9) {
+				/* Past the bound: the last name's rows go (it may have more). */
+				while (*n > 0 && strcmp(rows[*n - 1].name, w[0]) == 0)
+					(*n)--;
+				*cut = true;
+				break;
+			}
+			/* A row not understood: every row of its name is left out. */
+			if ((*bad)++ == 0)
+				snprintf(why, whylen, "namespace check: a row of '%.48s' is not "
+				    "understood (left out)", k > 0 ? w[0] : "");
+			if (nbad >= NS_BAD_MAX)
+				return false;
+			memcpy(badname[nbad++], k > 0 ? w[0] : "", k > 0 ? strlen(w[0]) + 1 : 1);
+			while (*p != '\0' && *p != '\n')
+				p++;
+		} else
+			(*n)++;
 		if (*p == '\n')
 			p++;
-		if (*n >= max) {
-			/* Drop the last name's rows: it may have more past the cut. */
-			while (*n > 0 && strcmp(rows[*n - 1].name, w[0]) == 0)
-				(*n)--;
-			*cut = true;
-			return true;
-		}
-		r = &rows[*n];
-		memset(r, 0, sizeof(*r));
-		if (!ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
-		    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
-		    !ns_u64(w[8], &r->start_above) ||
-		    strlen(w[5]) >= sizeof(r->role)) {
-			snprintf(why, whylen, "namespace check: row %u is malformed", *n + 1);
-			return false;
-		}
-		if (strcmp(w[2], "snowflake") == 0)
-			r->policy = NS_SNOWFLAKE;
-		else if (strcmp(w[2], "refuse") == 0)
-			r->policy = NS_REFUSE;
-		else {
-			snprintf(why, whylen, "namespace check: unknown fallback '%s'", w[2]);
-			return false;
-		}
-		r->ready = strcmp(w[3], "ready") == 0;
-		memcpy(r->name, w[0], strlen(w[0]) + 1);
-		if (strcmp(w[5], "-") != 0)
-			memcpy(r->role, w[5], strlen(w[5]) + 1);
-		(*n)++;
 	}
+	for (unsigned r = 0; r < *n; r++) {
+		unsigned j;
+
+		for (j = 0; j < nbad && strcmp(rows[r].name, badname[j]) != 0; j++)
+			;
+		if (j == nbad)
+			rows[out++] = rows[r];
+	}
+	*n = out;
 	return true;
 }
 
@@ -257,12 +277,24 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 		return;		/* no server counts now: as last judged (its fallback serves) */
 	ok = ok && any;
 	if (ok && ns->b != 0 && (ns->b != b || ns->policy != pol)) {
-		if (ns->served)
-			log_error("namespace %s: B or fallback changed on its servers (was B=%llu "
-			    "%s, now B=%llu %s): no longer served", ns->name,
-			    (unsigned long long)ns->b, ns_policy_name(ns->policy),
-			    (unsigned long long)b, ns_policy_name(pol));
-		ok = false;
+		/*
+		 * Dropped and created again with another B or policy: served anew
+		 * once no ticket of the old one is in flight (the old one's marks
+		 * still bind, in ID space; its tickets check the catalogue row
+		 * under a lock, so none is banked after the drop: 13.6).
+		 */
+		if (ns->fetching + ns->writing > 0)
+			ok = false;
+		else {
+			log_info("namespace %s: created again with B=%llu, fallback %s (was B=%llu, "
+			    "%s): its buffered IDs let go", ns->name, (unsigned long long)b,
+			    ns_policy_name(pol), (unsigned long long)ns->b,
+			    ns_policy_name(ns->policy));
+			s->released += pool_clear(&ns->pool);
+			ns->b = b;
+			ns->policy = pol;
+			ns->demand = false;
+		}
 	}
 	if (ok && ns->b == 0) {
 		ns->b = b;

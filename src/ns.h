@@ -16,6 +16,7 @@
 #define NS_NAME_MAX	48	/* [A-Za-z0-9_]: tickets_<name> fits MariaDB's 64 */
 #define NS_SERVERS	(SERVER_PAIR + SERVER_EXTRA_MAX)	/* its region's servers */
 #define NS_MAX_CEIL	1000	/* ceiling of the max_namespaces setting */
+#define NS_BAD_MAX	64	/* names with rows not understood, in one check */
 
 enum ns_policy {
 	NS_SNOWFLAKE,		/* past the tickets: Snowflake IDs (unique, not dense) */
@@ -83,6 +84,7 @@ struct nss {
 	uint64_t	 checks;	/* namespace checks read, ever */
 	uint64_t	 last_check[NS_SERVERS];	/* each server's latest (0: none) */
 	uint64_t	 ignored;	/* names past max_namespaces at the last check */
+	uint64_t	 released;	/* buffered IDs let go when a name was created again */
 	uint32_t	 next_id;
 	bool		 warned_max;
 };
@@ -98,13 +100,15 @@ struct nsrv	*nss_find(const struct nss *s, const char *name, size_t len);
 
 /*
  * Parses a namespace check's text (one row a line: name B policy state counter
- * role high_water B_of_mark start_above; role "-" for none) into rows; false with why on
- * anything malformed (the check is then not used). Past max rows the rest is
- * left out, and with it every row of the last name read (a namespace is never
- * judged on part of its marks); *cut is then set.
+ * role high_water B_of_mark start_above; role "-" for none) into rows. A row
+ * not understood (a newer idgenctl's policy, a bad number) leaves out every
+ * row of its name, counted in *bad with the first one's why: the others are
+ * served. Past max rows the rest is left out, and with it every row of the
+ * last name read (a namespace is never judged on part of its marks); *cut is
+ * then set. False (the check not used) only past NS_BAD_MAX such names.
  */
 bool		nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n,
-		    bool *cut, char *why, size_t whylen) __attribute__((warn_unused_result));
+		    bool *cut, unsigned *bad, char *why, size_t whylen) __attribute__((warn_unused_result));
 
 /*
  * Applies server i's check (rows sorted by name): every namespace it lists is

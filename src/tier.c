@@ -361,6 +361,12 @@ tier_save(struct tier *t)
 	return r != STATEFILE_FAILED;
 }
 
+bool
+tier_save_marks(struct tier *t)
+{
+	return tier_save(t);
+}
+
 /* Adds a recorded ticket's block to the pool. */
 static void
 tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket)

@@ -63,7 +63,14 @@ struct tier {
 	uint64_t		 ns_at[NS_SERVERS];	/* when its last namespace check ended */
 	bool			 ns_due[NS_SERVERS];	/* a namespace check is wanted */
 	bool			 ns_warned[NS_SERVERS];	/* its schema lacks namespaces: logged */
+	bool			 ns_bad_warned[NS_SERVERS];	/* rows not understood: logged */
+	bool			 ns_witnessed[NS_SERVERS];	/* its copies brought up since
+							 * it connected (6.5) */
+	bool			 ns_full_warned;	/* the state file's marks full: logged */
 	uint32_t		 ns_fetch[NS_SERVERS];	/* the namespace of its ticket in flight */
+	bool			 ns_inflight[NS_SERVERS];	/* ... while one is */
+	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
+							 * was sent then (ns_epoch) */
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
 	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
 	uint64_t		 ns_refusals;	/* namespaces refused on a server */
@@ -101,6 +108,9 @@ void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event e
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+
+/* Saves the state file without waiting (marks merged); false when it failed now. */
+bool		tier_save_marks(struct tier *t);
 
 /* How many namespaces are served now. */
 unsigned	tier_ns_served(const struct tier *t);

@@ -37,14 +37,17 @@
 
 /*
  * A namespace's ticket, as the default one (docs/design.md 6.3) on its own
- * table and marks rows: the server's own idgen_marks row is read under a
- * shared lock (a change of the increment seals it: 12.4), the namespace's own
- * marks row locked before REPLACE draws, raised only from below t in ID
- * space (else the counter regressed), the copies of the others' marks raised.
+ * table and marks rows: the namespace's catalogue row and the server's own
+ * idgen_marks row are read under a shared lock (ns drop and create change
+ * the one, a change of the increment seals the other: 13.6, 12.4), the
+ * namespace's own marks row locked before REPLACE draws, raised only from
+ * below t in ID space (else the counter regressed), the copies raised.
  */
 #define TIER_NS_TX_SQL \
     "START TRANSACTION;" \
-    "SELECT generation, sealed FROM idgen_marks WHERE role = '%s' LOCK IN SHARE MODE;" \
+    "SELECT n.state, n.block_size, n.fallback, m.generation, m.sealed FROM " \
+    "idgen_namespaces n JOIN idgen_marks m ON m.role = '%s' WHERE n.name = '%s' " \
+    "LOCK IN SHARE MODE;" \
     "SELECT high_water FROM idgen_ns_marks WHERE ns = '%s' AND role = '%s' FOR UPDATE;" \
     "REPLACE INTO tickets_%s (stub) VALUES ('a');" \
     "UPDATE idgen_ns_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 ", " \
@@ -58,10 +61,13 @@
 #define TIER_NS_TX_REPLACE	3
 #define TIER_NS_TX_MARK		4
 #define TIER_NS_SQL_MAX		4096
+#define TIER_NS_WITNESS_MAX	(NS_MAX_CEIL * (NS_SERVERS - 1) * 320)
 
 static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
+		    const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static void	tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns,
 		    uint64_t ticket);
@@ -70,6 +76,10 @@ static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const ch
 static void	tier_ns_up_now(const struct tier *t, bool *up);
 static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
+static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
+static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
+static int	tier_ns_role_index(const char *role);
 
 /* A field read as a decimal; false for NULL or anything else. */
 static bool
@@ -91,6 +101,124 @@ tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i)
 	const struct state_ns_mark *m = state_ns_get(&t->sf->ns, ns->name, i);
 
 	return ns_known_end(ns, i, m != NULL ? m->high_water : 0, m != NULL ? m->block_size : 0);
+}
+
+/*
+ * The first namespace check of a new connection to s is followed, before s
+ * serves namespaces, by its copies of the others' marks brought up to what
+ * this process knows (6.5's witness, per namespace). True when sent.
+ */
+static bool
+tier_ns_witness(struct tier *t, struct ticket_server *s)
+{
+	static char sql[TIER_NS_WITNESS_MAX];
+	unsigned i = s->index;
+	size_t len = 0;
+	int m;
+
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		const struct nsrv *ns = t->nss.v[k];
+		uint64_t b = ns->v[i].b;
+
+		if (ns->seen[i] != t->nss.last_check[i] || !ns->v[i].ready || b == 0)
+			continue;
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
+			uint64_t end = tier_ns_known(t, ns, j), unit = ns->v[i].hb[j] != 0 ?
+			    ns->v[i].hb[j] : b, have;
+
+			have = ns->v[i].hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
+			    (ns->v[i].hw[j] + 1) * unit;
+			if (j == i || end <= have)
+				continue;
+			/* Each begins with ';': the query is sent from its second byte. */
+			m = snprintf(sql + len, sizeof(sql) - len, TIER_NS_COPY_SQL,
+			    ns_end_ticket(end, b), b, ns->name, server_role(j), b,
+			    (ns_end_ticket(end, b) + 1) * b);
+			if (m < 0 || (size_t)m >= sizeof(sql) - len) {
+				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
+				    "fit a query");
+				return true;
+			}
+			len += (size_t)m;
+		}
+	}
+	if (len == 0)
+		return false;
+	if (!ticket_run_next(s, sql + 1, tier_ns_witnessed))
+		ticket_run_lost(s, "namespace check", "could not send the copies of the marks");
+	return true;
+}
+
+/* The copies are written: the server may serve namespaces. */
+static void
+tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	struct tier *t = s->notify_arg;
+
+	(void)db;
+	if (r->err != 0) {
+		ticket_run_lost(s, "namespace check", r->msg);
+		return;
+	}
+	t->ns_witnessed[s->index] = true;
+	ticket_run_end(s);
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* Drops the state file's marks of names no server lists (only when it is full). */
+static void
+tier_ns_prune(struct tier *t)
+{
+	struct state_ns *r = &t->sf->ns;
+	unsigned out = 0, gone = 0;
+
+	for (unsigned k = 0; k < r->n; k++) {
+		if (nss_find(&t->nss, r->m[k].ns, strlen(r->m[k].ns)) == NULL) {
+			gone++;
+			continue;
+		}
+		r->m[out++] = r->m[k];
+	}
+	r->n = out;
+	if (gone > 0)
+		log_warn("state file: %u namespace marks of names no server lists any more let go "
+		    "to make room (a name dropped on every server)", gone);
+}
+
+/*
+ * Every mark a check read is kept in the state file's namespace record, as
+ * tier_merge_marks does for the default (6.4): a server restored later with
+ * its copies lagging still finds it bound. Saved without waiting.
+ */
+static void
+tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
+{
+	bool changed, any = false;
+	int j;
+
+	for (unsigned r = 0; r < n; r++) {
+		if (rows[r].hw == 0 || (j = tier_ns_role_index(rows[r].role)) < 0 ||
+		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
+			continue;
+		if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
+		    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
+			tier_ns_prune(t);
+			if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
+			    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
+				if (!t->ns_full_warned)
+					log_error("state file: its namespace marks are full "
+					    "(STATE_NS_MARKS_MAX): marks read from the servers are not "
+					    "kept; new namespace tickets are refused");
+				t->ns_full_warned = true;
+				continue;
+			}
+		}
+		any = any || changed;
+	}
+	if (any)
+		(void)tier_save_marks(t);
 }
 
 /* Which servers' latest namespace checks count: up, and read since it connected. */
@@ -120,10 +248,19 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 			 * read after it, its copies of this server's marks included.
 			 */
 			t->ns_up_at[i] = ++t->ns_epoch;
+			t->ns_witnessed[i] = false;
 			for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
 				t->ns_due[j] = true;
 		}
 	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
+		/* A namespace ticket in flight there will never answer (a gap). */
+		if (t->ns_inflight[i]) {
+			struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[i]);
+
+			t->ns_inflight[i] = false;
+			if (ns != NULL && ns->fetching > 0)
+				ns->fetching--;
+		}
 		tier_ns_up_now(t, up);
 		nss_judge(&t->nss, up);
 	}
@@ -140,12 +277,18 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 	const struct ns_view *v = &ns->v[i];
 
 	if (t->srv[i].state != TICKET_READY || t->srv[i].other || ns->regressed[i] ||
+	    !t->ns_witnessed[i] ||
 	    t->ns_at[i] <= t->ns_up_at[i] || ns->seen[i] != t->nss.last_check[i] || !v->ready ||
 	    v->b != ns->b || v->policy != ns->policy)
 		return false;
+	/*
+	 * Every other server up or connecting has answered a namespace check
+	 * sent after i connected: its copies of i's marks are known (6.4).
+	 */
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
-		if (j != i && ticket_up(&t->srv[j]) && t->ns_at[j] <= t->ns_up_at[i])
-			return false;	/* its copies of i's marks not read since i connected */
+		if (j != i && (ticket_up(&t->srv[j]) || t->srv[j].state == TICKET_CONNECTING) &&
+		    t->ns_at[j] <= t->ns_up_at[i])
+			return false;
 	return true;
 }
 
@@ -228,8 +371,11 @@ tier_ns_kick_checks(struct tier *t)
 	for (unsigned i = 0; i < own; i++) {
 		struct ticket_server *s = &t->srv[i];
 
-		if (t->ns_due[i] && s->state == TICKET_READY && !s->other &&
-		    ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
+		if (!t->ns_due[i] || s->state != TICKET_READY || s->other)
+			continue;
+		/* Numbered as sent: an answer counts from when it was asked (6.4). */
+		t->ns_sent_at[i] = ++t->ns_epoch;
+		if (ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
 			t->ns_due[i] = false;
 	}
 }
@@ -300,7 +446,7 @@ tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	struct ticket_server *s = arg;
 	struct tier *t = s->notify_arg;
 	static struct ns_row rows[NS_MAX_CEIL * NS_SERVERS];
-	unsigned nf = 0, n = 0, i = s->index;
+	unsigned nf = 0, n = 0, i = s->index, bad = 0;
 	bool up[NS_SERVERS], cut = false;
 	char why[256];
 	char **row;
@@ -328,15 +474,25 @@ tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	if (row != NULL && row[0] != NULL &&
-	    !nss_parse(row[0], rows, sizeof(rows) / sizeof(rows[0]), &n, &cut, why,
+	    !nss_parse(row[0], rows, sizeof(rows) / sizeof(rows[0]), &n, &cut, &bad, why,
 	    sizeof(why))) {
-		ticket_run_lost(s, "namespace check", why);
+		/* Past NS_BAD_MAX names not understood: this check is not used. */
+		log_warn("%s ticket server: %s (and more: this namespace check is not used)",
+		    s->name, why);
+		ticket_run_end(s);
 		return;
 	}
-	t->ns_at[i] = ++t->ns_epoch;
+	if (bad > 0 && !t->ns_bad_warned[i])
+		log_warn("%s ticket server: %s: %u such rows", s->name, why, bad);
+	t->ns_bad_warned[i] = bad > 0;
+	t->ns_at[i] = t->ns_sent_at[i];
 	tier_ns_up_now(t, up);
 	t->ns_released += nss_apply(&t->nss, i, rows, n, up);
+	tier_ns_remember(t, rows, n);
 	tier_ns_counters(t, i);
+	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
+		return;		/* the run goes on: tier_ns_witnessed ends it */
+	t->ns_witnessed[i] = true;
 	/* ns raise: buffered IDs at or below the namespace's start are let go (13.6). */
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
@@ -361,8 +517,8 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 	char sql[TIER_NS_SQL_MAX];
 	int len;
 
-	len = snprintf(sql, sizeof(sql), TIER_NS_TX_SQL, own, ns->name, own, ns->name, b,
-	    ns->name, own, b, b);
+	len = snprintf(sql, sizeof(sql), TIER_NS_TX_SQL, own, ns->name, ns->name, own, ns->name,
+	    b, ns->name, own, b, b);
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
 
@@ -378,7 +534,37 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 	memcpy(sql + len, ";COMMIT", 8);
 	t->ns_fetch[s->index] = ns->id;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	return ticket_run(s, sql, tier_ns_tx_cb);
+	if (!ticket_run(s, sql, tier_ns_tx_cb))
+		return false;
+	t->ns_inflight[s->index] = true;
+	return true;
+}
+
+/*
+ * A namespace ticket that failed: no ticket is used. Deadlocks and lock
+ * waits, and the server refusing a statement (no table, no right, out of
+ * range), roll back and leave the connection up (the others' for that
+ * namespace only); anything else may have run and closes it (a gap).
+ */
+static void
+tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
+    const struct db_result *r)
+{
+	enum db_errclass c = db_classify(r->err);
+	char why[512];
+
+	if (c == DB_ERRC_DEADLOCK || c == DB_ERRC_LOCK_TIMEOUT)
+		s->stats.deadlocks++;
+	else if (c == DB_ERRC_SCHEMA || c == DB_ERRC_RIGHTS || (r->err > 0 && r->err < 2000)) {
+		snprintf(why, sizeof(why), "its ticket transaction failed: %s (idgenctl ns create "
+		    "makes tickets_%s and its rights)", r->msg, ns->name);
+		tier_ns_refuse(t, ns, s->index, why);
+	} else {
+		ticket_run_lost(s, "namespace ticket", r->msg);
+		return;
+	}
+	if (!ticket_run_next(s, "ROLLBACK", tier_ns_rolled_back))
+		ticket_run_lost(s, "namespace ticket", "could not roll back");
 }
 
 /* The transaction's outcome: only a committed ticket that passed every check is used. */
@@ -389,7 +575,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	struct tier *t = s->notify_arg;
 	struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[s->index]);
 	unsigned nf = 0;
-	uint64_t g, sealed, tk;
+	uint64_t g, sealed, tk, nb;
 	char why[512];
 	char **row;
 
@@ -400,32 +586,27 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	ns->fetching--;
-	switch (db_classify(r->err)) {
-	case DB_ERRC_NONE:
-		break;
-	case DB_ERRC_DEADLOCK:
-	case DB_ERRC_LOCK_TIMEOUT:
-	case DB_ERRC_SCHEMA:
-	case DB_ERRC_RIGHTS:
-		/* No ticket used; the transaction is rolled back before anything else runs. */
-		if (db_classify(r->err) == DB_ERRC_SCHEMA || db_classify(r->err) == DB_ERRC_RIGHTS) {
-			snprintf(why, sizeof(why), "%s (idgenctl ns create made its table and "
-			    "rights; check tickets_%s and the grants)", r->msg, ns->name);
-			tier_ns_refuse(t, ns, s->index, why);
-		} else
-			s->stats.deadlocks++;
-		if (!ticket_run_next(s, "ROLLBACK", tier_ns_rolled_back))
-			ticket_run_lost(s, "namespace ticket", "could not roll back");
-		return;
-	default:
-		/* A failed statement may still have run: a gap, never a duplicate. */
-		ticket_run_lost(s, "namespace ticket", r->msg);
+	t->ns_inflight[s->index] = false;
+	if (r->err != 0) {
+		tier_ns_tx_failed(t, s, ns, r);
 		return;
 	}
 	row = db_first_row(r, &nf);
-	if (r->nstmts < TIER_NS_TX_STMTS || row == NULL || nf != 2 ||
-	    !tier_ns_u64(row[0], &g) || !tier_ns_u64(row[1], &sealed)) {
+	if (r->nstmts < TIER_NS_TX_STMTS || row == NULL || nf != 5 ||
+	    !tier_ns_u64(row[3], &g) || !tier_ns_u64(row[4], &sealed)) {
 		ticket_run_lost(s, "namespace ticket", "the transaction did not run to its end");
+		return;
+	}
+	/* Dropped or created again since our check: the ticket is not used (a gap). */
+	if (row[0] == NULL || strcmp(row[0], "ready") != 0 || !tier_ns_u64(row[1], &nb) ||
+	    nb != ns->b || row[2] == NULL || strcmp(row[2], ns_policy_name(ns->policy)) != 0) {
+		ticket_run_end(s);
+		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
+		    "the ticket is not used");
+		for (unsigned j = 0; j < NS_SERVERS; j++)
+			t->ns_due[j] = true;
+		tier_prefetch(t);
+		t->on_change(t->arg);
 		return;
 	}
 	if (sealed != 0 || g != s->generation || s->generation != server_generation()) {
@@ -462,6 +643,7 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	ticket_run_end(s);
 	tier_prefetch(t);
+	t->on_change(t->arg);
 }
 
 /* A committed ticket: checked against every known mark, then written ahead. */
@@ -500,7 +682,9 @@ tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_
 		return;
 	}
 	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
-	if (!state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed)) {
+	if (!state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed))
+		tier_ns_prune(t);
+	if (!changed && !state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed)) {
 		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
 		    "(STATE_NS_MARKS_MAX): the ticket is not used");
 		return;
@@ -590,4 +774,14 @@ tier_ns_served(const struct tier *t)
 	for (unsigned k = 0; k < t->nss.n; k++)
 		n += t->nss.v[k]->served;
 	return n;
+}
+
+/* The index of a role of our region's servers; -1 for any other. */
+static int
+tier_ns_role_index(const char *role)
+{
+	for (unsigned i = 0; i < server_own_count() && i < NS_SERVERS; i++)
+		if (strcmp(server_role(i), role) == 0)
+			return (int)i;
+	return -1;
 }

@@ -18,12 +18,13 @@ static struct ns_row rows[64];
 static unsigned
 parse(const char *text)
 {
-	unsigned n = 0;
+	unsigned n = 0, bad = 0;
 	bool cut = false;
 	char why[128];
 
-	assert_true(nss_parse(text, rows, 64, &n, &cut, why, sizeof(why)));
+	assert_true(nss_parse(text, rows, 64, &n, &cut, &bad, why, sizeof(why)));
 	assert_false(cut);
+	assert_int_equal(bad, 0);
 	return n;
 }
 
@@ -47,22 +48,32 @@ test_parse(void **state)
 	assert_int_equal(rows[2].policy, NS_REFUSE);
 	assert_false(rows[2].ready);
 	assert_string_equal(rows[2].role, "");
-	/* Malformed: every kind refused. */
-	assert_false(nss_parse("orders 10 snowflake ready 5 even 4", rows, 64, &n, &cut, why,
-	    sizeof(why)));
-	assert_false(nss_parse("ord-ers 10 snowflake ready 5 even 4 10 0", rows, 64, &n, &cut, why,
-	    sizeof(why)));
-	assert_false(nss_parse("orders 0 snowflake ready 5 even 4 10 0", rows, 64, &n, &cut, why,
-	    sizeof(why)));
-	assert_false(nss_parse("orders 10 dense ready 5 even 4 10 0", rows, 64, &n, &cut, why,
-	    sizeof(why)));
-	assert_false(nss_parse("orders 10 snowflake ready 18446744073709551616 even 4 10 0", rows,
-	    64, &n, &cut, why, sizeof(why)));
-	assert_false(nss_parse("orders 10 snowflake ready 5 even 4 10 extra", rows, 64, &n, &cut,
-	    why, sizeof(why)));
+	/* Not understood: every row of that name left out, the others kept. */
+	static const char *bad_rows[] = {
+		"orders 10 snowflake ready 5 even 4",
+		"orders 0 snowflake ready 5 even 4 10 0",
+		"orders 10 dense ready 5 even 4 10 0",
+		"orders 10 snowflake ready 18446744073709551616 even 4 10 0",
+		"orders 10 snowflake ready 5 even 4 10 extra",
+	};
+	char text[256];
+	unsigned bad;
+
+	for (unsigned k = 0; k < sizeof(bad_rows) / sizeof(bad_rows[0]); k++) {
+		snprintf(text, sizeof(text), "orders 10 snowflake ready 5 odd 3 10 0\n%s\n"
+		    "users 1 refuse ready 1 - 0 0 0", bad_rows[k]);
+		assert_true(nss_parse(text, rows, 64, &n, &cut, &bad, why, sizeof(why)));
+		assert_int_equal(bad, 1);
+		assert_int_equal(n, 1);
+		assert_string_equal(rows[0].name, "users");
+	}
+	assert_true(nss_parse("ord-ers 10 snowflake ready 5 even 4 10 0\nusers 1 refuse ready 1 "
+	    "- 0 0 0", rows, 64, &n, &cut, &bad, why, sizeof(why)));
+	assert_int_equal(bad, 1);
+	assert_int_equal(n, 1);
 	/* Past max rows: the last name's rows all go, never part of its marks. */
 	assert_true(nss_parse("a 1 refuse ready 1 even 0 0 0\nb 1 refuse ready 1 even 0 0 0\n"
-	    "b 1 refuse ready 1 odd 0 0 0", rows, 2, &n, &cut, why, sizeof(why)));
+	    "b 1 refuse ready 1 odd 0 0 0", rows, 2, &n, &cut, &bad, why, sizeof(why)));
 	assert_true(cut);
 	assert_int_equal(n, 1);
 	assert_string_equal(rows[0].name, "a");
@@ -99,12 +110,23 @@ test_agreement(void **state)
 	up[0] = up[1] = false;
 	nss_judge(&s, up);
 	assert_true(ns->served);
-	/* Its B changed on every server later: never served again. */
+	/* Created again with another B on every server: not while they disagree ... */
 	up[0] = up[1] = true;
+	assert_true(pool_add(&ns->pool, 100, 10));
 	n = parse("orders 30 snowflake ready 1 odd 0 0 0");
 	nss_apply(&s, 0, rows, n, up);
+	assert_false(ns->served);
+	/* ... nor while a ticket of the old one is in flight ... */
+	ns->fetching = 1;
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
+	/* ... then served anew, its old buffered IDs let go. */
+	ns->fetching = 0;
+	nss_apply(&s, 1, rows, n, up);
+	assert_true(ns->served);
+	assert_int_equal(ns->b, 30);
+	assert_int_equal(pool_available(&ns->pool), 0);
+	assert_int_equal(s.released, 10);
 	/* Gone from every server: let go. */
 	nss_apply(&s, 0, rows, 0, up);
 	nss_apply(&s, 1, rows, 0, up);
