@@ -45,21 +45,27 @@
  */
 #define TIER_NS_TX_SQL \
     "START TRANSACTION;" \
-    "SELECT n.state, n.block_size, n.fallback, m.generation, m.sealed FROM " \
+    "SET @idgen_ns_ok = 0;" \
+    "SELECT n.state, n.block_size, n.fallback, m.generation, m.sealed, @idgen_ns_ok := " \
+    "(n.state = 'ready' AND n.block_size = %" PRIu64 " AND n.fallback = '%s') FROM " \
     "idgen_namespaces n JOIN idgen_marks m ON m.role = '%s' WHERE n.name = '%s' " \
     "LOCK IN SHARE MODE;" \
     "SELECT high_water FROM idgen_ns_marks WHERE ns = '%s' AND role = '%s' FOR UPDATE;" \
     "REPLACE INTO tickets_%s (stub) VALUES ('a');" \
     "UPDATE idgen_ns_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 ", " \
-    "used_at = NOW(3) WHERE ns = '%s' AND role = '%s' AND (high_water + 1) * " \
-    "IF(block_size = 0, %" PRIu64 ", block_size) <= LAST_INSERT_ID() * %" PRIu64
+    "used_at = NOW(3) WHERE ns = '%s' AND role = '%s' AND @idgen_ns_ok = 1 AND " \
+    "(high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) <= LAST_INSERT_ID() * %" \
+    PRIu64
+/* A copy of another server's mark: at a new connection (witness), and in a ticket. */
 #define TIER_NS_COPY_SQL \
     ";UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
     "WHERE ns = '%s' AND role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 \
     ", block_size) < %" PRIu64
-#define TIER_NS_TX_STMTS	6	/* with no copy: START ... UPDATE own, COMMIT */
-#define TIER_NS_TX_REPLACE	3
-#define TIER_NS_TX_MARK		4
+/* In a ticket, only while the catalogue row is as this process judged it. */
+#define TIER_NS_TX_COPY_SQL	TIER_NS_COPY_SQL " AND @idgen_ns_ok = 1"
+#define TIER_NS_TX_STMTS	7	/* with no copy: START ... UPDATE own, COMMIT */
+#define TIER_NS_TX_REPLACE	4
+#define TIER_NS_TX_MARK		5
 #define TIER_NS_SQL_MAX		4096
 #define TIER_NS_WITNESS_MAX	(NS_MAX_CEIL * (NS_SERVERS - 1) * 320)
 
@@ -517,15 +523,15 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 	char sql[TIER_NS_SQL_MAX];
 	int len;
 
-	len = snprintf(sql, sizeof(sql), TIER_NS_TX_SQL, own, ns->name, ns->name, own, ns->name,
-	    b, ns->name, own, b, b);
+	len = snprintf(sql, sizeof(sql), TIER_NS_TX_SQL, b, ns_policy_name(ns->policy), own,
+	    ns->name, ns->name, own, ns->name, b, ns->name, own, b, b);
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
 
 		if (j == s->index || end == 0 || len < 0 || (size_t)len >= sizeof(sql))
 			continue;
 		/* The copy as a mark of B_N: its end rounded up to a whole block. */
-		len += snprintf(sql + len, sizeof(sql) - (size_t)len, TIER_NS_COPY_SQL,
+		len += snprintf(sql + len, sizeof(sql) - (size_t)len, TIER_NS_TX_COPY_SQL,
 		    ns_end_ticket(end, b), b, ns->name, server_role(j), b,
 		    (ns_end_ticket(end, b) + 1) * b);
 	}
@@ -592,7 +598,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	row = db_first_row(r, &nf);
-	if (r->nstmts < TIER_NS_TX_STMTS || row == NULL || nf != 5 ||
+	if (r->nstmts < TIER_NS_TX_STMTS || row == NULL || nf != 6 ||
 	    !tier_ns_u64(row[3], &g) || !tier_ns_u64(row[4], &sealed)) {
 		ticket_run_lost(s, "namespace ticket", "the transaction did not run to its end");
 		return;
