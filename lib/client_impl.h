@@ -52,6 +52,7 @@ struct idgen_client {
 	unsigned		 cur;		/* endpoint tried first */
 	struct client_transport	 tr;
 	char			*auth;		/* "AUTH <token>\n", or NULL */
+	struct wiretls		*tls;		/* TLS context of every endpoint; NULL: off */
 	size_t			 authlen;
 	char			*req;		/* max_batch BLOCK lines */
 	size_t			 reqline;
