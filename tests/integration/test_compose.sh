@@ -2,7 +2,8 @@
 # No Docker engine runs here, so docker-compose.yml is checked by reading: every
 # file it mounts exists, the ticket servers get the very schema and settings the
 # local pair (scripts/dbpair.sh) loads, in the same order, with the right parity,
-# and idserver is wired to both by IP.
+# idserver is wired to both by IP, and TLS is on everywhere with certificates its
+# tls service makes (run here, and checked with openssl).
 . "$(dirname "$0")/lib.sh"
 
 compose=$ROOT/docker-compose.yml
@@ -60,6 +61,91 @@ for port in $(awk '/^[a-z_]*port *=/ && $1 ~ /^(listen|http|grpc)_port/ { print 
 	grep -q "127.0.0.1:$port:$port" "$compose" || fail "port $port not published in compose"
 	grep -q "^EXPOSE .*\b$port\b" "$ROOT/Dockerfile" || fail "port $port not in the Dockerfile's EXPOSE"
 done
+
+# TLS on (issue 21): idserver's three ports and its connections to the ticket
+# servers, with the certificates the tls service makes in the tls volume before
+# anything starts. The script runs here as it runs there (into $T_DIR/tls, twice:
+# the second run keeps the files); every file a service names in the volume exists,
+# chains to the CA, and names the address it is reached by.
+TLSOUT=$T_DIR/tls
+sh "$ROOT/scripts/compose-tls.sh" "$TLSOUT" >"$T_DIR/compose-tls.log" 2>&1 || fail "compose-tls.sh: $(tail -n 3 "$T_DIR/compose-tls.log")"
+sum=$(cat "$TLSOUT"/*.pem | md5sum)
+sh "$ROOT/scripts/compose-tls.sh" "$TLSOUT" >>"$T_DIR/compose-tls.log" 2>&1 && [ "$(cat "$TLSOUT"/*.pem | md5sum)" = "$sum" ] ||
+	fail "compose-tls.sh a second time changed the certificates"
+grep -q '^COPY scripts/compose-tls.sh /usr/local/bin/compose-tls.sh$' "$ROOT/Dockerfile" ||
+	fail "the Dockerfile does not carry scripts/compose-tls.sh"
+for pkg in libevent-openssl-2.1-7 libssl3 openssl; do
+	sed -n '/^FROM debian:12-slim/,$p' "$ROOT/Dockerfile" | grep -qE "[[:space:]]$pkg([[:space:]]|\$)" ||
+		fail "the Dockerfile's runtime image lacks $pkg"
+done
+/usr/bin/python3 - "$ROOT" "$TLSOUT" <<'PY' || fail "docker-compose.yml: TLS"
+import os, subprocess, sys, yaml
+root, out = sys.argv[1], sys.argv[2]
+d = yaml.safe_load(open(os.path.join(root, "docker-compose.yml")))
+svc, vols = d["services"], d["volumes"]
+def die(msg):
+    sys.exit("docker-compose.yml: " + msg)
+t = svc.get("tls") or die("no tls service")
+if t.get("entrypoint") != ["/usr/local/bin/compose-tls.sh", "/tls"] or "tls:/tls" not in t["volumes"]:
+    die("the tls service does not run compose-tls.sh into the tls volume")
+if "tls" not in vols:
+    die("no tls volume")
+def mount(name):
+    m = [v.split(":") for v in svc[name]["volumes"] if v.split(":")[0] == "tls"]
+    if len(m) != 1 or m[0][2:] != ["ro"]:
+        die("%s does not mount the tls volume read-only" % name)
+    return m[0][1]
+def local(name, path):
+    at = mount(name)
+    if not path.startswith(at + "/"):
+        die("%s: %s is not in the tls volume (%s)" % (name, path, at))
+    f = os.path.join(out, path[len(at) + 1:])
+    if not os.path.isfile(f):
+        die("%s: %s is not made by compose-tls.sh" % (name, path))
+    return f
+def san(cert):
+    return subprocess.run(["openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", cert],
+                          capture_output=True, text=True, check=True).stdout
+def verify(cert):
+    r = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(out, "ca-cert.pem"), cert],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        die("%s does not chain to ca-cert.pem: %s" % (cert, r.stdout + r.stderr))
+for name in ("ticket-odd", "ticket-even", "idserver"):
+    dep = svc[name].get("depends_on", {}).get("tls", {})
+    if dep.get("condition") != "service_completed_successfully":
+        die("%s does not wait for the tls service" % name)
+ips = {}
+for role in ("odd", "even"):
+    name = "ticket-" + role
+    ips[role] = svc[name]["networks"]["idgen"]["ipv4_address"]
+    opts = dict(c.split("=", 1) for c in svc[name]["command"])
+    cert, key = local(name, opts["--ssl-cert"]), local(name, opts["--ssl-key"])
+    verify(cert)
+    if "IP Address:%s" % ips[role] not in san(cert):
+        die("%s's certificate does not name %s: %s" % (name, ips[role], san(cert)))
+cmd = svc["idserver"]["command"]
+opts = dict(c[2:].split("=", 1) for c in cmd)
+for k in ("listen_tls", "http_tls", "grpc_tls"):
+    if opts.get(k) != "on":
+        die("idserver: %s is not on" % k)
+if opts.get("db_tls") != "required":
+    die("idserver: db_tls is not required")
+for role in ("odd", "even"):
+    if opts.get(role + "_host") != ips[role]:
+        die("idserver: %s_host is not %s" % (role, ips[role]))
+cert = local("idserver", opts["tls_cert_file"])
+local("idserver", opts["tls_key_file"])
+ca = local("idserver", opts["db_tls_ca_file"])
+verify(cert)
+names = san(cert)
+for want in ("IP Address:127.0.0.1", "IP Address:" + svc["idserver"]["networks"]["idgen"]["ipv4_address"]):
+    if want not in names:
+        die("idserver's certificate does not name %s: %s" % (want, names))
+env = svc["idserver"]["environment"]
+if str(env.get("IDGEN_TLS")) != "1" or local("idserver", env.get("IDGEN_TLS_CA", "")) != ca:
+    die("idserver: IDGEN_TLS=1 and IDGEN_TLS_CA (docker compose exec idserver idgen id) not set")
+PY
 
 # docker-compose.regions.yml: two regions, each its pair and idserver, in one tier
 # (M = 4, 5 region bits). Read with a YAML parser: each server's offset is the one
