@@ -1,8 +1,9 @@
 #!/bin/sh
-# compose-tls.sh [DIR] - the certificates docker-compose.yml runs on, made with
-# openssl into DIR (default /tls, the compose file's `tls` volume) by its `tls`
-# init service before anything starts; files already there are kept, so a
-# restart changes nothing and an operator's own certificates (same names) win.
+# compose-tls.sh [DIR [NAME=SUBJECT_ALT_NAMES...]] - the certificates a compose
+# file runs on, made with openssl into DIR (default /tls, the compose file's `tls`
+# volume) by its `tls` init service before anything starts; files already there
+# are kept, so a restart changes nothing and an operator's own certificates (same
+# names) win. Without NAME=... arguments, docker-compose.yml's:
 #
 #   ca-cert.pem, ca-key.pem          a CA of this deployment (its key root-only)
 #   idserver-cert.pem, -key.pem      idserver's listeners: 127.0.0.1, localhost,
@@ -10,13 +11,19 @@
 #   ticket-odd-cert.pem, -key.pem    the ticket servers, by the IP idserver uses
 #   ticket-even-cert.pem, -key.pem   (db_tls_verify_host checks it)
 #
+# (docker-compose.regions.yml names its own: idserver-r0=IP:...,DNS:... r0-odd=IP:...)
+#
 # Clients verify against ca-cert.pem:
 #   docker compose exec idserver cat /etc/idgen/tls/ca-cert.pem >ca-cert.pem
-# Run as root, the keys are given to their users: idserver's to the image's
-# idgen user, the ticket servers' to MARIADB_UID (999 in the mariadb image).
+# Run as root, the keys are given to their users: idserver's (a NAME starting
+# with idserver) to the image's idgen user, the others (ticket servers) to
+# MARIADB_UID (999 in the mariadb image).
 # IDGEN_TLS_DAYS (default 825) is how long each certificate lasts.
 set -eu
 dir=${1:-/tls}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- idserver=IP:127.0.0.1,IP:172.28.0.20,DNS:localhost,DNS:idserver \
+	ticket-odd=IP:172.28.0.11 ticket-even=IP:172.28.0.12
 days=${IDGEN_TLS_DAYS:-825}
 mkdir -p "$dir"
 umask 077
@@ -39,13 +46,17 @@ if ! [ -s "$dir/ca-cert.pem" ] || ! [ -s "$dir/ca-key.pem" ]; then
 		-out "$dir/ca-cert.pem"
 	echo "compose-tls: made ca-cert.pem"
 fi
-leaf idserver IP:127.0.0.1,IP:172.28.0.20,DNS:localhost,DNS:idserver
-leaf ticket-odd IP:172.28.0.11
-leaf ticket-even IP:172.28.0.12
+for arg; do
+	leaf "${arg%%=*}" "${arg#*=}"
+done
 chmod 644 "$dir"/*-cert.pem
 chmod 600 "$dir"/*-key.pem
 chmod 755 "$dir"
 if [ "$(id -u)" = 0 ]; then
-	if id idgen >/dev/null 2>&1; then chown idgen "$dir/idserver-key.pem"; fi
-	chown "${MARIADB_UID:-999}" "$dir/ticket-odd-key.pem" "$dir/ticket-even-key.pem"
+	for arg; do
+		case ${arg%%=*} in
+		idserver*) if id idgen >/dev/null 2>&1; then chown idgen "$dir/${arg%%=*}-key.pem"; fi ;;
+		*) chown "${MARIADB_UID:-999}" "$dir/${arg%%=*}-key.pem" ;;
+		esac
+	done
 fi

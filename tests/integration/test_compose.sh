@@ -78,73 +78,87 @@ for pkg in libevent-openssl-2.1-7 libssl3 openssl; do
 	sed -n '/^FROM debian:12-slim/,$p' "$ROOT/Dockerfile" | grep -qE "[[:space:]]$pkg([[:space:]]|\$)" ||
 		fail "the Dockerfile's runtime image lacks $pkg"
 done
-/usr/bin/python3 - "$ROOT" "$TLSOUT" <<'PY' || fail "docker-compose.yml: TLS"
+/usr/bin/python3 - "$ROOT" "$TLSOUT" <<'PY' || fail "compose files: TLS"
 import os, subprocess, sys, yaml
-root, out = sys.argv[1], sys.argv[2]
-d = yaml.safe_load(open(os.path.join(root, "docker-compose.yml")))
-svc, vols = d["services"], d["volumes"]
-def die(msg):
-    sys.exit("docker-compose.yml: " + msg)
-t = svc.get("tls") or die("no tls service")
-if t.get("entrypoint") != ["/usr/local/bin/compose-tls.sh", "/tls"] or "tls:/tls" not in t["volumes"]:
-    die("the tls service does not run compose-tls.sh into the tls volume")
-if "tls" not in vols:
-    die("no tls volume")
-def mount(name):
-    m = [v.split(":") for v in svc[name]["volumes"] if v.split(":")[0] == "tls"]
-    if len(m) != 1 or m[0][2:] != ["ro"]:
-        die("%s does not mount the tls volume read-only" % name)
-    return m[0][1]
-def local(name, path):
-    at = mount(name)
-    if not path.startswith(at + "/"):
-        die("%s: %s is not in the tls volume (%s)" % (name, path, at))
-    f = os.path.join(out, path[len(at) + 1:])
-    if not os.path.isfile(f):
-        die("%s: %s is not made by compose-tls.sh" % (name, path))
-    return f
-def san(cert):
-    return subprocess.run(["openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", cert],
-                          capture_output=True, text=True, check=True).stdout
-def verify(cert):
-    r = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(out, "ca-cert.pem"), cert],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        die("%s does not chain to ca-cert.pem: %s" % (cert, r.stdout + r.stderr))
-for name in ("ticket-odd", "ticket-even", "idserver"):
-    dep = svc[name].get("depends_on", {}).get("tls", {})
-    if dep.get("condition") != "service_completed_successfully":
-        die("%s does not wait for the tls service" % name)
-ips = {}
-for role in ("odd", "even"):
-    name = "ticket-" + role
-    ips[role] = svc[name]["networks"]["idgen"]["ipv4_address"]
-    opts = dict(c.split("=", 1) for c in svc[name]["command"])
-    cert, key = local(name, opts["--ssl-cert"]), local(name, opts["--ssl-key"])
-    verify(cert)
-    if "IP Address:%s" % ips[role] not in san(cert):
-        die("%s's certificate does not name %s: %s" % (name, ips[role], san(cert)))
-cmd = svc["idserver"]["command"]
-opts = dict(c[2:].split("=", 1) for c in cmd)
-for k in ("listen_tls", "http_tls", "grpc_tls"):
-    if opts.get(k) != "on":
-        die("idserver: %s is not on" % k)
-if opts.get("db_tls") != "required":
-    die("idserver: db_tls is not required")
-for role in ("odd", "even"):
-    if opts.get(role + "_host") != ips[role]:
-        die("idserver: %s_host is not %s" % (role, ips[role]))
-cert = local("idserver", opts["tls_cert_file"])
-local("idserver", opts["tls_key_file"])
-ca = local("idserver", opts["db_tls_ca_file"])
-verify(cert)
-names = san(cert)
-for want in ("IP Address:127.0.0.1", "IP Address:" + svc["idserver"]["networks"]["idgen"]["ipv4_address"]):
-    if want not in names:
-        die("idserver's certificate does not name %s: %s" % (want, names))
-env = svc["idserver"]["environment"]
-if str(env.get("IDGEN_TLS")) != "1" or local("idserver", env.get("IDGEN_TLS_CA", "")) != ca:
-    die("idserver: IDGEN_TLS=1 and IDGEN_TLS_CA (docker compose exec idserver idgen id) not set")
+root, outroot = sys.argv[1], sys.argv[2]
+def check(fname):
+    d = yaml.safe_load(open(os.path.join(root, fname)))
+    svc, vols = d["services"], d["volumes"]
+    def die(msg):
+        sys.exit("%s: %s" % (fname, msg))
+    t = svc.get("tls") or die("no tls service")
+    ep = t.get("entrypoint") or []
+    if ep[:2] != ["/usr/local/bin/compose-tls.sh", "/tls"] or "tls:/tls" not in t["volumes"]:
+        die("the tls service does not run compose-tls.sh into the tls volume")
+    if "tls" not in vols:
+        die("no tls volume")
+    # The script as the tls service runs it, with the service's arguments.
+    out = os.path.join(outroot, fname)
+    subprocess.run(["sh", os.path.join(root, "scripts/compose-tls.sh"), out] + ep[2:],
+                   check=True, capture_output=True)
+    def mount(name):
+        m = [v.split(":") for v in svc[name]["volumes"] if v.split(":")[0] == "tls"]
+        if len(m) != 1 or m[0][2:] != ["ro"]:
+            die("%s does not mount the tls volume read-only" % name)
+        return m[0][1]
+    def local(name, path):
+        at = mount(name)
+        if not path.startswith(at + "/"):
+            die("%s: %s is not in the tls volume (%s)" % (name, path, at))
+        f = os.path.join(out, path[len(at) + 1:])
+        if not os.path.isfile(f):
+            die("%s: %s is not made by compose-tls.sh" % (name, path))
+        return f
+    def san(cert):
+        return subprocess.run(["openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", cert],
+                              capture_output=True, text=True, check=True).stdout
+    def verify(cert, ip):
+        r = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(out, "ca-cert.pem"), cert],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            die("%s does not chain to ca-cert.pem: %s" % (cert, r.stdout + r.stderr))
+        if "IP Address:%s" % ip not in san(cert):
+            die("%s does not name %s: %s" % (cert, ip, san(cert)))
+    dbs, ids = {}, []
+    for name, sv in svc.items():
+        if name == "tls":
+            continue
+        if (sv.get("depends_on") or {}).get("tls", {}).get("condition") != "service_completed_successfully":
+            die("%s does not wait for the tls service" % name)
+        ip = sv["networks"]["idgen"]["ipv4_address"]
+        if str(sv.get("image", "")).startswith("mariadb:"):
+            opts = dict(c.split("=", 1) for c in sv["command"] if c.startswith("--ssl-"))
+            verify(local(name, opts["--ssl-cert"]), ip)
+            local(name, opts["--ssl-key"])
+            dbs[ip] = name
+        else:
+            ids.append((name, ip))
+    if not ids or len(dbs) < 2:
+        die("no idserver, or fewer than two ticket servers")
+    for name, ip in ids:
+        sv = svc[name]
+        opts = dict(c[2:].split("=", 1) for c in sv["command"])
+        for k in ("listen_tls", "http_tls", "grpc_tls"):
+            if opts.get(k) != "on":
+                die("%s: %s is not on" % (name, k))
+        if opts.get("db_tls") != "required":
+            die("%s: db_tls is not required" % name)
+        # Every ticket server it reaches has a certificate for that address.
+        hosts = [opts["odd_host"], opts["even_host"]] + [a.split(":")[0] for r in
+            opts.get("other_regions", "").split() for a in r.split("=", 1)[1].split(",")]
+        for h in hosts:
+            if h not in dbs:
+                die("%s reaches %s, which is no ticket server with a certificate" % (name, h))
+        cert = local(name, opts["tls_cert_file"])
+        local(name, opts["tls_key_file"])
+        ca = local(name, opts["db_tls_ca_file"])
+        verify(cert, "127.0.0.1")
+        verify(cert, ip)
+        env = sv["environment"]
+        if str(env.get("IDGEN_TLS")) != "1" or local(name, env.get("IDGEN_TLS_CA", "")) != ca:
+            die("%s: IDGEN_TLS=1 and IDGEN_TLS_CA (compose exec ... idgen id) not set" % name)
+check("docker-compose.yml")
+check("docker-compose.regions.yml")
 PY
 
 # docker-compose.regions.yml: two regions, each its pair and idserver, in one tier
@@ -169,7 +183,7 @@ for r in (0, 1):
         for k, v in want_env.items():
             if str(env.get(k)) != v:
                 die("r%d-%s: %s is %s, want %s" % (r, role, k, env.get(k), v))
-        if s["command"] != ["--auto-increment-increment=4", "--auto-increment-offset=%d" % off]:
+        if s["command"][:2] != ["--auto-increment-increment=4", "--auto-increment-offset=%d" % off]:
             die("r%d-%s: command %s" % (r, role, s["command"]))
         mounts = [m.split(":") for m in s["volumes"]]
         for m in mounts:
