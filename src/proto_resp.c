@@ -752,12 +752,11 @@ proto_resp_core(struct conn *c, const struct proto_resp_frame *f, const struct c
 {
 	struct core *core = c->set->core;
 	struct core_result res;
-	struct core_req req;
+	/* Every member set: ns left on the stack made IDS n a BADREQ (a "namespace"). */
+	struct core_req req = { .cmd = w->cmd, .sess = &c->auth };
 
-	req.cmd = w->cmd;
 	req.arg = w->nargs ? f->argv[1] : NULL;
 	req.arglen = w->nargs ? f->argl[1] : 0;
-	req.sess = &c->auth;
 	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
 		return PROTO_WAIT;
 	if (res.err != CORE_OK)
