@@ -243,9 +243,10 @@ sanitize:
 # writer thread under the tier and alone (docs/design.md section 6.9).
 tsan:
 	$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread OPT="-O1 -g" build/tsan/test_libidgen \
-	    build/tsan/test_state build/tsan/test_tier
+	    build/tsan/test_state build/tsan/test_state_ns build/tsan/test_tier
 	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_libidgen
 	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_state
+	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_state_ns
 	TSAN_OPTIONS="die_after_fork=0 halt_on_error=1" build/tsan/test_tier
 
 integration: all

@@ -41,6 +41,7 @@ enum {
 
 struct cli {
 	const char	*servers;
+	const char	*ns;		/* --ns, else $IDGEN_NS; NULL: the default sequence */
 	bool		 json;
 	unsigned	 timeout_ms;
 	uint64_t	 block_size;
@@ -93,8 +94,9 @@ static void
 cli_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: idgen [--server LIST] [--json] [--timeout MS] [--block-size B]\n"
-	    "             [--tier-increment M --region-bits R] [--token-file F]\n"
+	    "usage: idgen [--server LIST] [--ns NAME] [--json] [--timeout MS]\n"
+	    "             [--block-size B] [--tier-increment M --region-bits R]\n"
+	    "             [--token-file F]\n"
 	    "             [--tls [--cacert F] [--cert F --key F] [--servername N]]\n"
 	    "             COMMAND [ARG...]\n"
 	    "\n"
@@ -112,6 +114,9 @@ cli_usage(FILE *f)
 	    "  -s, --server LIST    idservers, host:port[,host:port...] (default "
 	    "$IDGEN_SERVER,\n"
 	    "                       else %s)\n"
+	    "  -n, --ns NAME        take IDs of namespace NAME (id, ids, block; letters,\n"
+	    "                       digits, _; 1..%d bytes; default $IDGEN_NS, else the\n"
+	    "                       default sequence); an unknown one is a service error\n"
 	    "  -j, --json           JSON output (IDs as strings; numbers below 2^53 only;\n"
 	    "                       errors as {\"error\":{...}} on stderr)\n"
 	    "  -t, --timeout MS     how long a command waits for a server (default %d)\n"
@@ -136,7 +141,7 @@ cli_usage(FILE *f)
 	    "  -V, --version        the version\n"
 	    "\n"
 	    "exit status: 0 success, 1 service error, 2 usage error\n",
-	    IDGEN_IDS_MAX, IDGEN_BLOCK_MAX, CLI_DEFAULT_SERVER,
+	    IDGEN_IDS_MAX, IDGEN_BLOCK_MAX, CLI_DEFAULT_SERVER, IDGEN_NS_MAX,
 	    CLI_DEFAULT_TIMEOUT_MS, IDGEN_DEFAULT_BLOCK_SIZE);
 }
 
@@ -238,6 +243,7 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 
 	idgen_options_init(&o);
 	o.token = cli->token;
+	o.ns = cli->ns;
 	cli_tls_options(cli, &o);
 	o.timeout_ms = cli->timeout_ms;
 	o.connect_timeout_ms = cli->timeout_ms;
@@ -258,7 +264,8 @@ cli_usage_error(const char *err)
 {
 	return strncmp(err, "bad idserver endpoint", 21) == 0 ||
 	    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ||
-	    strncmp(err, "bad TLS options", 15) == 0 || strncmp(err, "TLS: cannot load", 16) == 0;
+	    strncmp(err, "bad namespace", 13) == 0 || strncmp(err, "bad TLS options", 15) == 0 ||
+	    strncmp(err, "TLS: cannot load", 16) == 0;
 }
 
 /* The TLS options of the command line (the rest from the environment). */
@@ -566,6 +573,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "token-file", required_argument, NULL, 'T' },
+		{ "ns", required_argument, NULL, 'n' },
 		{ "tls", no_argument, NULL, CLI_OPT_TLS },
 		{ "cacert", required_argument, NULL, CLI_OPT_CACERT },
 		{ "cert", required_argument, NULL, CLI_OPT_CERT },
@@ -588,10 +596,16 @@ main(int argc, char **argv)
 	cli.servers = getenv("IDGEN_SERVER");
 	if (cli.servers == NULL || *cli.servers == '\0')
 		cli.servers = CLI_DEFAULT_SERVER;
-	while ((ch = getopt_long(argc, argv, "s:jt:b:M:R:T:hV", longopts, NULL)) != -1) {
+	cli.ns = getenv("IDGEN_NS");
+	if (cli.ns != NULL && *cli.ns == '\0')
+		cli.ns = NULL;
+	while ((ch = getopt_long(argc, argv, "s:n:jt:b:M:R:T:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			cli.servers = optarg;
+			break;
+		case 'n':
+			cli.ns = optarg;
 			break;
 		case 'j':
 			cli.json = true;

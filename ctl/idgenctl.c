@@ -688,6 +688,53 @@ ctl_command_start(int argc, char **argv)
 	return argc;
 }
 
+/*
+ * A change of the increment and a namespace never meet (docs/design.md
+ * 13.6): raise-increment and add-server refuse while a namespace exists,
+ * ns create while a change is planned. 0 when the command may go on.
+ */
+static int
+ctl_ns_guard(struct ctl *c, const char *verb)
+{
+	bool create = strcmp(verb, "create") == 0;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	if (!create && strcmp(verb, "raise-increment") != 0 && strcmp(verb, "add-server") != 0)
+		return 0;
+	for (unsigned i = 0; i < server_own_count(); i++) {
+		struct ctl_server *s = &c->srv[i];
+		uint64_t n = 0;
+
+		if (!s->up)
+			continue;
+		if (create) {
+			if (ctl_u64(s->field[F_PLAN], &n) && n != 0) {
+				fprintf(stderr, "idgenctl: a change of the increment to %" PRIu64 " is in "
+				    "progress (the %s server's tier_plan): finish it first (idgenctl "
+				    "tier raise-increment %" PRIu64 ")\n", n, server_name(i), n);
+				return 1;
+			}
+			continue;
+		}
+		/* A schema without the catalogue has no namespace. */
+		if ((res = ctl_query(s, "SELECT COUNT(*) FROM idgen_namespaces WHERE state <> "
+		    "'dropped'")) == NULL)
+			continue;
+		row = mysql_fetch_row(res);
+		if (row != NULL && ctl_u64(row[0], &n) && n > 0) {
+			fprintf(stderr, "idgenctl: tier %s refuses while namespaces exist (%" PRIu64
+			    " on the %s server): their ticket tables would see two increments "
+			    "(docs/design.md 13.6); drop them first (idgenctl ns drop)\n", verb, n,
+			    server_name(i));
+			mysql_free_result(res);
+			return 1;
+		}
+		mysql_free_result(res);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -733,6 +780,8 @@ main(int argc, char **argv)
 	if ((ns ? strcmp(argv[cmd + 1], "list") != 0 : strcmp(argv[cmd + 1], "status") != 0 &&
 	    strcmp(argv[cmd + 1], "check") != 0) && !ctl_lock(&c))
 		rc = 1;
+	else if ((rc = ctl_ns_guard(&c, argv[cmd + 1])) != 0)
+		;
 	else if (ns)
 		rc = ctl_ns(&c, argc - cmd - 1, argv + cmd + 1);
 	else if (strcmp(argv[cmd + 1], "add-server") == 0)

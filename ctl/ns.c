@@ -456,7 +456,13 @@ ns_raise(struct ns *x)
 	}
 	if (ns_set_floor(x, x->above / b + 1) != 0)
 		return 2;
-	printf("ns raise: %s: its next ID is at least %" PRIu64 "\n", x->name, x->above);
+	/* Last: idservers then let go of buffered IDs at or below it (docs/design.md 13.6). */
+	for (unsigned i = 0; i < server_count(); i++)
+		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET start_above = GREATEST("
+		    "start_above, %" PRIu64 ") WHERE name = '%s'", x->above - 1, x->name))
+			return 2;
+	printf("ns raise: %s: its next ID is at least %" PRIu64 " (idservers let go of buffered "
+	    "IDs below it within recheck_ms)\n", x->name, x->above);
 	return 0;
 }
 

@@ -147,6 +147,10 @@ fuzz_check(enum evhttp_cmd_type method, const char *path, const char *query)
 	    r.page == PROTO_HTTP_DECODE || r.page == PROTO_HTTP_B58) ||
 	    (!r.has_arg && r.arg[0] != '\0'))
 		__builtin_trap();
+	/* ?ns= only on the ID pages that take it, terminated, cut to its buffer. */
+	if ((r.has_ns && r.page > PROTO_HTTP_BLOCK) || r.nslen >= sizeof(r.ns) ||
+	    r.ns[r.nslen] != '\0' || (!r.has_ns && r.nslen != 0))
+		__builtin_trap();
 	if (r.page >= PROTO_HTTP_HEALTH)
 		return;
 	len = strlen(r.arg);
@@ -166,13 +170,20 @@ fuzz_check(enum evhttp_cmd_type method, const char *path, const char *query)
 	req.cmd = r.cmd;
 	req.arg = r.has_arg ? r.arg : NULL;
 	req.arglen = r.has_arg ? len : 0;
+	req.sess = NULL;
+	req.ns = r.has_ns ? r.ns : NULL;
+	req.nslen = r.nslen;
 	if (core_exec(&rig.core, &rig.w, &req, &res) != CORE_DONE)
 		__builtin_trap();
 	if (res.err != CORE_OK) {
-		if (res.err != CORE_ERR_BADREQ && res.err != CORE_ERR_RANGE)
+		if (res.err != CORE_ERR_BADREQ && res.err != CORE_ERR_RANGE &&
+		    (res.err != CORE_ERR_NONS || !r.has_ns))
 			__builtin_trap();
 		return;
 	}
+	/* Served: no namespace, or the default one (no other is served here). */
+	if (r.has_ns && strcmp(r.ns, "default") != 0)
+		__builtin_trap();
 	if (r.page == PROTO_HTTP_IDS || r.page == PROTO_HTTP_BLOCK) {
 		/* A count served is the decimal the query gave, within its bounds. */
 		for (i = 0; i < len; i++) {

@@ -11,7 +11,8 @@
  *
  * A client owns one background thread, started by the first call that needs
  * IDs, which fetches blocks (pipelined `BLOCK n` requests of the text
- * protocol) before the held ones run out. Every call is thread-safe; a thread
+ * protocol; `BLOCK n ns` for a client of a namespace, options.ns) before the
+ * held ones run out. Every call is thread-safe; a thread
  * serves `idgen_next` from its own small share without a lock. A forked child
  * never hands out an ID its parent holds: the held IDs are dropped in the child
  * and it fetches its own. See docs/design.md section 11.
@@ -34,6 +35,7 @@ extern "C" {
 #define IDGEN_SERVERS_MAX	16	/* endpoints in one client */
 #define IDGEN_ERR_LEN		256	/* room for any message, with its NUL */
 #define IDGEN_DEFAULT_BLOCK_SIZE UINT64_C(1048576)	/* the pair's B (schema) */
+#define IDGEN_NS_MAX		48	/* a namespace name: [A-Za-z0-9_], 1..48 bytes */
 
 /* Result of every call that can fail. */
 enum idgen_err {
@@ -42,6 +44,8 @@ enum idgen_err {
 	IDGEN_EUNAVAILABLE,	/* no IDs held and no idserver could give any */
 	IDGEN_ETIMEOUT,		/* no IDs held and none arrived within timeout_ms */
 	IDGEN_ENOMEM,		/* out of memory, or a thread could not be started */
+	IDGEN_ENONS,		/* no IDs held and the idservers do not serve the
+				   client's namespace (idgenctl ns list) */
 };
 
 typedef struct idgen_client idgen_client;
@@ -80,6 +84,12 @@ struct idgen_options {
 					   (idserver's auth_tokens_file); NULL:
 					   the environment's IDGEN_TOKEN, if set;
 					   copied by idgen_open (NULL) */
+	const char *ns;			/* the namespace every ID comes from
+					   (docs/design.md section 13): letters,
+					   digits, _, 1..IDGEN_NS_MAX bytes; sent
+					   on every BLOCK request; copied by
+					   idgen_open (NULL: the default sequence,
+					   nothing sent) */
 	/*
 	 * TLS (idserver's listen_tls). Each string NULL takes the environment
 	 * variable named; files are read by idgen_open. With TLS off, setting

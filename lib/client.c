@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CLIENT_REQ_MAX		24	/* "BLOCK 4096\n" */
+#define CLIENT_REQ_MAX		(24 + IDGEN_NS_MAX)	/* "BLOCK 4096 <ns>\n" */
 #define CLIENT_BATCH_MAX	1024	/* bound of max_batch */
 #define CLIENT_TIMEOUT_MAX_MS	86400000	/* bound of every timeout option */
 #define CLIENT_RING_MAX		(1u << 20)	/* held ranges (max_held / fetch_ids) */
@@ -33,6 +33,7 @@ static _Atomic uint64_t		 client_serials;
 static unsigned	client_tcp_exchange(void *, unsigned, const char *, size_t,
 		    unsigned, unsigned, unsigned, wire_line_fn, void *, char *, size_t);
 static void	client_tcp_reset(void *, unsigned);
+static bool	client_ns_ok(const char *);
 
 /* The defaults every option starts from (docs/protocols.md, docs/design.md section 11). */
 IDGEN_EXPORT void
@@ -118,12 +119,20 @@ client_open(const char *servers, const struct idgen_options *opt,
 		    CLIENT_TIMEOUT_MAX_MS, CLIENT_RING_MAX);
 		return NULL;
 	}
+	if (o.ns != NULL && !client_ns_ok(o.ns)) {
+		snprintf(err, errlen, "bad namespace name: letters, digits or _, 1..%d bytes",
+		    IDGEN_NS_MAX);
+		return NULL;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	c->o = o;
 	c->o.token = NULL;	/* the caller's string is not kept; c->auth is the copy */
+	if (o.ns != NULL)
+		memcpy(c->ns, o.ns, strlen(o.ns) + 1);
+	c->o.ns = NULL;		/* likewise: c->ns is the copy */
 	if (!wire_auth_line(o.token, &c->auth, &c->authlen, err, errlen)) {
 		free(c);
 		return NULL;
@@ -162,7 +171,8 @@ client_open(const char *servers, const struct idgen_options *opt,
 		if (*e == '\0')
 			break;
 	}
-	c->reqline = (size_t)snprintf(c->req, CLIENT_REQ_MAX, "BLOCK %u\n", o.fetch_ids);
+	c->reqline = (size_t)snprintf(c->req, CLIENT_REQ_MAX, "BLOCK %u%s%s\n", o.fetch_ids,
+	    c->ns[0] != '\0' ? " " : "", c->ns);
 	for (i = 1; i < o.max_batch; i++)
 		memcpy(c->req + i * c->reqline, c->req, c->reqline);
 	if (t != NULL)
@@ -234,6 +244,19 @@ idgen_stats(idgen_client *c, struct idgen_stats *st)
 	*st = c->st;
 	st->ids_held = c->held.ids;
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* A namespace name by idserver's grammar: [A-Za-z0-9_], 1..IDGEN_NS_MAX bytes. */
+static bool
+client_ns_ok(const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (i == IDGEN_NS_MAX || !((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return i > 0;
 }
 
 /* The TCP transport: ctx is the client, ep an index into its endpoints. */

@@ -54,6 +54,9 @@ struct idgen_client {
 	char			*auth;		/* "AUTH <token>\n", or NULL */
 	struct wiretls		*tls;		/* TLS context of every endpoint; NULL: off */
 	size_t			 authlen;
+	char			 ns[IDGEN_NS_MAX + 1];	/* options.ns, "" when none */
+	bool			 nons;		/* the last failed round: an idserver
+						   said the namespace is unknown */
 	char			*req;		/* max_batch BLOCK lines */
 	size_t			 reqline;
 	struct held_range	*got;		/* one round's blocks */

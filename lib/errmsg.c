@@ -26,6 +26,8 @@ idgen_strerror(int code)
 		return "no IDs arrived within timeout_ms";
 	case IDGEN_ENOMEM:
 		return "out of memory";
+	case IDGEN_ENONS:
+		return "the idservers do not serve this namespace";
 	}
 	return "unknown error";
 }

@@ -19,6 +19,7 @@ struct round {
 	unsigned		 blocks;
 	unsigned		 errs;
 	bool			 bad;		/* a line not understood: stop */
+	bool			 nons;		/* the namespace is unknown there */
 	char			 why[IDGEN_ERR_LEN];
 };
 
@@ -57,6 +58,13 @@ round_line(void *arg, const char *p, const char *e)
 		return true;
 	}
 	if (reply_err(p, e, &code, &codelen, &msg, &msglen)) {
+		/*
+		 * RANGE names two refusals of a namespace's BLOCK: the name is
+		 * unknown, or n is above its block size; only the words tell.
+		 */
+		if (c->ns[0] != '\0' && codelen == 5 && memcmp(code, "RANGE", 5) == 0 &&
+		    msglen >= 17 && memcmp(msg, "unknown namespace", 17) == 0)
+			r->nons = true;
 		if (r->errs++ == 0)
 			snprintf(r->why, sizeof(r->why), "ERR %.*s %.*s", (int)codelen,
 			    code, (int)(msglen > 160 ? 160 : msglen), msg);
@@ -83,6 +91,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 	uint64_t		 now, retry = UINT64_MAX;
 	unsigned		 i, k, lines, failures = 0, failovers = 0, share, conn_ms;
 	uint64_t		 hs, res;
+	unsigned		 nons = 0, other = 0;
 	size_t			 alen = 0;
 	bool			 stop;
 
@@ -117,6 +126,9 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 		if (r.bad)
 			c->tr.reset(c->tr.ctx, k);
 		round_tls_counts(c, &hs, &res);
+		/* err is the exchange's only when it failed (wire.h): ERR lines are r.why. */
+		if (lines == nblocks)
+			msg[0] = '\0';
 		if (r.blocks > 0) {
 			pthread_mutex_lock(&c->mu);
 			c->st.tls_handshakes = hs;
@@ -128,6 +140,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 			c->st.failovers += failovers;
 			c->st.server = k;
 			c->all_down = false;
+			c->nons = false;
 			c->lasterr[0] = '\0';
 			c->trying_since = 0;
 			c->cur = k;
@@ -138,6 +151,10 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 		}
 		/* Nothing from this one: skip it for a while, try the next. */
 		failures++;
+		if (r.nons)
+			nons++;
+		else if (r.errs > 0 || r.bad)
+			other++;
 		if (i + 1 < c->neps)
 			failovers++;
 		ep->backoff_ms = ep->backoff_ms == 0 ? c->o.retry_min_ms :
@@ -165,6 +182,8 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 	c->st.failures += failures;
 	c->st.failovers += failovers;
 	c->all_down = true;
+	/* Unknown where asked, and no idserver answered anything else. */
+	c->nons = nons > 0 && other == 0;
 	c->retry_at = retry == UINT64_MAX ? (uint64_t)clk_mono_ms() + c->o.retry_min_ms : retry;
 	if (alen > 0)
 		snprintf(c->lasterr, sizeof(c->lasterr), "%s", all);

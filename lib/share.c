@@ -57,6 +57,9 @@ share_wait(struct idgen_client *c, uint64_t *deadline)
 		*deadline = now + c->o.timeout_ms;
 	if (!refill_start(c))
 		return errmsg_set(IDGEN_ENOMEM, "cannot start the refill thread");
+	if (c->all_down && now < c->retry_at && c->nons)
+		return errmsg_set(IDGEN_ENONS, "namespace %s is unknown to the idservers: %s",
+		    c->ns, c->lasterr);
 	if (c->all_down && now < c->retry_at)
 		return errmsg_set(IDGEN_EUNAVAILABLE, "no IDs held and no idserver "
 		    "could give any: %s", c->lasterr);

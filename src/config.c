@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "state.h"
 
 enum config_type {
 	CONFIG_STR,
@@ -180,6 +181,11 @@ static const struct config_key config_keys[] = {
 	    "upper bound of the rate-driven prefetch (what a crash may waste)" },
 	{ "refill_wait_ms", U(refill_wait_ms), "50", 0, 10000,
 	    "how long a request waits for a refill before the fallback serves it" },
+	{ "max_namespaces", U(max_namespaces), "100", 0, 512,
+	    "namespaces served at once (more in the catalogue are not served; 0: none; "
+	    "x servers at most 1024)" },
+	{ "ns_idle_ms", U(ns_idle_ms), "300000", 1000, 86400000,
+	    "a namespace with no request this long lets its buffered IDs go (a gap)" },
 	{ "block_size", U(block_size), "0", 0, UINT32_MAX,
 	    "expected block size B; 0 accepts the pair's own (it must still agree)" },
 	{ "max_clients", U(max_clients), "10000", 1, 1000000, "client connections served at once" },
@@ -530,6 +536,13 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks) {
 		snprintf(err, errlen, "prefetch_max_blocks (%u) is below prefetch_blocks (%u)",
 		    cfg->prefetch_max_blocks, cfg->prefetch_blocks);
+		return false;
+	}
+	/* Every served namespace may hold a mark per server in the state file (13.6). */
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > STATE_NS_MARKS_MAX) {
+		snprintf(err, errlen, "max_namespaces (%u) x the region's %u servers is above the "
+		    "state file's %u namespace marks", cfg->max_namespaces,
+		    SERVER_PAIR + cfg->extras, STATE_NS_MARKS_MAX);
 		return false;
 	}
 	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {

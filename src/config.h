@@ -91,6 +91,8 @@ struct config {
 	unsigned	 prefetch_max_blocks;
 	unsigned	 prefetch_lead_ms;
 	unsigned	 refill_wait_ms;
+	unsigned	 max_namespaces;
+	unsigned	 ns_idle_ms;
 	unsigned	 block_size;
 	unsigned	 max_clients;
 	unsigned	 max_output_bytes;

@@ -402,6 +402,13 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 			core_reject(c, CORE_ERR_NONS, "unknown namespace (idgenctl ns list)", res);
 			return CORE_DONE;
 		}
+		/* A BLOCK never crosses a ticket; IDS n must fit the buffered tickets. */
+		if (req->cmd == CORE_CMD_BLOCK ? n > ns->b : n > POOL_RANGES_ROOM * ns->b) {
+			core_reject(c, CORE_ERR_RANGE, req->cmd == CORE_CMD_BLOCK ?
+			    "BLOCK n is at most the namespace's block size B" :
+			    "IDS n is at most 56 x the namespace's block size B", res);
+			return CORE_DONE;
+		}
 	}
 	if (ns != NULL)
 		st = source_ns_take(c->source, ns, req->cmd == CORE_CMD_BLOCK, (unsigned)n,

@@ -65,6 +65,7 @@ static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
 static bool	main_auth(struct main_ctx *m);
 static bool	main_state(struct main_ctx *m);
+static void	main_state_ns(const struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_mode_arm(struct main_ctx *m);
@@ -325,6 +326,7 @@ main_state(struct main_ctx *m)
 		    "the servers' B, and its lease is not resumed" : "");
 		break;
 	}
+	main_state_ns(m);
 	if (!lease_resume(&m->lease, servers, why, sizeof(why))) {
 		if (m->sf.origin == STATEFILE_LOADED && m->sf.rec.lease.held)
 			log_warn("state file: lease of worker %u not resumed: %s",
@@ -354,6 +356,19 @@ main_state(struct main_ctx *m)
 		return false;
 	}
 	return true;
+}
+
+/* One line on the state file's namespace marks record (docs/design.md 13.5). */
+static void
+main_state_ns(const struct main_ctx *m)
+{
+	if (m->sf.ns_origin == STATEFILE_CORRUPT)
+		log_error("state file %s: its namespace marks are corrupt (%s): the file was "
+		    "copied to %s.corrupt; namespaces start without them (the servers' marks "
+		    "still hold)", m->cfg.state_file, m->sf.ns_why, m->cfg.state_file);
+	else if (m->sf.ns_origin == STATEFILE_LOADED)
+		log_info("state file %s: %u namespace high-water marks", m->cfg.state_file,
+		    m->sf.ns.n);
 }
 
 /* Raises the descriptor limit to what max_clients needs, or says what it can do. */

@@ -117,6 +117,21 @@
 	X(ids_buffered, G, SVC, "stats", "ticket IDs prefetched, not yet issued", \
 	    "ids_buffered", METRIC_AS_IS, NULL, \
 	    NUM(pool_available(&TIER->pool))) \
+	X(namespaces, G, SVC, "stats", "namespaces served (idgenctl ns create; max_namespaces)", \
+	    "namespaces", METRIC_AS_IS, NULL, \
+	    NUM(tier_ns_served(TIER))) \
+	X(namespaces_ignored, G, SVC, "stats", \
+	    "namespaces of the catalogue not served: beyond max_namespaces", \
+	    "namespaces_ignored", METRIC_AS_IS, NULL, \
+	    NUM(TIER->nss.ignored)) \
+	X(namespace_refusals, C, SVC, "stats", \
+	    "namespace tickets refused on a server (regressed counter, missing table, state file)", \
+	    "namespace_refusals", METRIC_AS_IS, NULL, \
+	    NUM(TIER->ns_refusals)) \
+	X(namespace_ids_released, C, SVC, "stats", \
+	    "buffered namespace IDs let go (idle past ns_idle_ms, dropped): a gap", \
+	    "namespace_ids_released", METRIC_AS_IS, NULL, \
+	    NUM(TIER->ns_released + TIER->nss.released)) \
 	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
 	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
 	    NUM(TIER->target)) \
@@ -464,6 +479,7 @@ static void	metrics_family(struct metrics_buf *b, const char *name, const char *
 static void	metrics_sample(struct metrics_buf *b, const struct metric_def *d,
 		    const char *family, const char *labels, const struct metric_value *v);
 static void	metrics_capacity(struct metrics_buf *b, const struct metrics_src *m);
+static void	metrics_namespaces(struct metrics_buf *b, const struct nss *ns);
 
 static void
 metrics_printf(struct metrics_buf *b, const char *fmt, ...)
@@ -549,6 +565,32 @@ metrics_sample(struct metrics_buf *b, const struct metric_def *d, const char *fa
  * How much is left: of the layout's life, of the ticket region per server, of
  * the lease window, and of the worker numbers (counted at each server check).
  */
+/* One series per namespace known (max_namespaces bounds them). */
+static void
+metrics_namespaces(struct metrics_buf *b, const struct nss *ns)
+{
+	unsigned i;
+
+	metrics_family(b, "namespace_ids_total", "counter",
+	    "IDs handed out per namespace, from its tickets or the Snowflake fallback");
+	for (i = 0; i < ns->n; i++) {
+		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"ticket\"} %" PRIu64
+		    "\n", ns->v[i]->name, ns->v[i]->ids_ticket);
+		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"fallback\"} %"
+		    PRIu64 "\n", ns->v[i]->name, ns->v[i]->ids_fallback);
+	}
+	metrics_family(b, "namespace_ids_buffered", "gauge",
+	    "ticket IDs of a namespace prefetched, not yet issued");
+	for (i = 0; i < ns->n; i++)
+		metrics_printf(b, "idgen_namespace_ids_buffered{ns=\"%s\"} %" PRIu64 "\n",
+		    ns->v[i]->name, pool_available(&ns->v[i]->pool));
+	metrics_family(b, "namespace_served", "gauge",
+	    "1 while a namespace is served (every server up says ready, alike)");
+	for (i = 0; i < ns->n; i++)
+		metrics_printf(b, "idgen_namespace_served{ns=\"%s\"} %d\n", ns->v[i]->name,
+		    ns->v[i]->served);
+}
+
 static void
 metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 {
@@ -592,6 +634,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 		metrics_printf(b, "idgen_grpc_calls_total{caller=\"_other\"} %" PRIu64 "\n",
 		    k->other);
 	}
+	metrics_namespaces(b, &t->nss);
 	metrics_family(b, "ticket_fetch_seconds", "histogram",
 	    "time to take one ticket (its transaction, and the state file write)");
 	for (s = 0; s < server_count(); s++) {

@@ -155,3 +155,25 @@ pool_clear(struct pool *p)
 	pool_init(p);
 	return dropped;
 }
+
+/* Forgets every buffered ID below x: a range across it keeps its part from x on. */
+uint64_t
+pool_drop_below(struct pool *p, uint64_t x)
+{
+	uint64_t dropped = 0;
+
+	for (unsigned i = p->count; i-- > 0;) {
+		struct pool_range *r = pool_at(p, i);
+		uint64_t cut;
+
+		if (r->next >= x)
+			continue;
+		cut = (r->end < x ? r->end : x) - r->next;
+		dropped += cut;
+		p->available -= cut;
+		r->next += cut;
+		if (r->next == r->end)
+			pool_drop_at(p, i);
+	}
+	return dropped;
+}

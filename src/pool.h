@@ -51,6 +51,9 @@ bool		pool_take_block(struct pool *p, uint64_t n, uint64_t *first)
 #define POOL_RANGES_ROOM	(POOL_RANGES_MAX - 8)
 uint64_t	pool_make_room(struct pool *p);
 
+/* Drops every buffered ID below x (never to be issued); returns how many. */
+uint64_t	pool_drop_below(struct pool *p, uint64_t x);
+
 /* Drops every buffered ID (never to be issued); returns how many were dropped. */
 uint64_t	pool_clear(struct pool *p);
 

@@ -39,6 +39,9 @@
 
 /* A reflection stream's answers not yet taken by its client (then RESOURCE_EXHAUSTED). */
 #define GRPC_REFLECT_MAX_PENDING	(1024 * 1024)
+/* The request metadata naming the namespace of GenerateId and GenerateIdBatch. */
+#define GRPC_NS_HEADER		"idgen-namespace"
+#define GRPC_NS_HEADER_LEN	(sizeof(GRPC_NS_HEADER) - 1)
 
 /* google.rpc.Code values used here. */
 #define GRPC_OK			0
@@ -81,6 +84,10 @@ struct grpc_stream {
 	struct auth_sess	 sess;		/* its authorization: Bearer token, if any */
 	bool			 authed;	/* reflection: the token was checked */
 	char			 arg[16];
+	char			 ns[CORE_NS_NAME_MAX + 2];	/* idgen-namespace, as sent:
+						   cut after 49 bytes, still too long */
+	size_t			 nslen;
+	bool			 has_ns;
 	uint8_t			*in;
 	size_t			 in_len;
 	uint8_t			*out;		/* the framed reply message */
@@ -736,6 +743,13 @@ grpc_header_cb(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
 		    (valuelen == 16 || value[16] == '+' || value[16] == ';');
 	else if (namelen == 12 && memcmp(name, "grpc-timeout", 12) == 0)
 		st->timeout_us = grpc_timeout(value, valuelen);
+	else if (namelen == GRPC_NS_HEADER_LEN && memcmp(name, GRPC_NS_HEADER, namelen) == 0 &&
+	    !st->has_ns) {
+		/* The first one counts, as HTTP's ?ns=; the core judges the name. */
+		st->nslen = valuelen < sizeof(st->ns) - 1 ? valuelen : sizeof(st->ns) - 1;
+		memcpy(st->ns, value, st->nslen);
+		st->has_ns = true;
+	}
 	else if (namelen == 13 && memcmp(name, "authorization", 13) == 0 &&
 	    st->conn->g->core->auth != NULL) {
 		const char *tok;
@@ -1009,6 +1023,10 @@ grpc_dispatch(struct grpc_stream *st)
 		return;
 	}
 	st->creq.sess = &st->sess;
+	if (st->has_ns) {
+		st->creq.ns = st->ns;
+		st->creq.nslen = st->nslen;
+	}
 	grpc_exec(st);		/* inside nghttp2's callbacks: the caller sends */
 }
 

@@ -4,7 +4,9 @@
  * section 7).
  *
  * hispeeddesign.idgen.v1.IdGeneratorService (GenerateId, GenerateIdBatch)
- * exactly as proto/idgen.proto, and grpc.health.v1.Health/Check. Statuses come
+ * exactly as proto/idgen.proto (the namespace in the request metadata
+ * idgen-namespace, as the .proto has no field for it), and
+ * grpc.health.v1.Health/Check. Statuses come
  * from the core's error mapping; a request that must wait parks a waiter and
  * is answered later, or DEADLINE_EXCEEDED when its grpc-timeout passes first.
  * Bounds like the text port's: grpc_max_connections, grpc_max_connections_per_ip

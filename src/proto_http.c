@@ -48,6 +48,7 @@ struct http_call {
 	enum proto_http_form		 form;
 	struct core_req			 creq;
 	char				 arg[64];
+	char				 ns[CORE_NS_NAME_MAX + 2];	/* ?ns= (route's) */
 	struct auth_sess		 sess;		/* its Bearer token, if any */
 };
 
@@ -789,18 +790,19 @@ struct proto_http_path {
 	enum proto_http_page	 page;
 	enum core_cmd		 cmd;
 	bool			 count;		/* takes a count */
+	bool			 ns;		/* takes ?ns= (the core's takes_ns) */
 };
 
 static const struct proto_http_path proto_http_paths[] = {
-	{ "/v1/id", false, PROTO_HTTP_ID, CORE_CMD_ID, false },
-	{ "/v1/ids", false, PROTO_HTTP_IDS, CORE_CMD_IDS, true },
-	{ "/v1/block", false, PROTO_HTTP_BLOCK, CORE_CMD_BLOCK, true },
-	{ "/v1/decode/", true, PROTO_HTTP_DECODE, CORE_CMD_DECODE, false },
-	{ "/v1/b58/", true, PROTO_HTTP_B58, CORE_CMD_B58, false },
-	{ "/health", false, PROTO_HTTP_HEALTH, CORE_CMD_PING, false },
-	{ "/stats", false, PROTO_HTTP_STATS, CORE_CMD_STATS, false },
-	{ "/metrics", false, PROTO_HTTP_METRICS, CORE_CMD_STATS, false },
-	{ "/v1/openapi.json", false, PROTO_HTTP_OPENAPI, CORE_CMD_PING, false },
+	{ "/v1/id", false, PROTO_HTTP_ID, CORE_CMD_ID, false, true },
+	{ "/v1/ids", false, PROTO_HTTP_IDS, CORE_CMD_IDS, true, true },
+	{ "/v1/block", false, PROTO_HTTP_BLOCK, CORE_CMD_BLOCK, true, true },
+	{ "/v1/decode/", true, PROTO_HTTP_DECODE, CORE_CMD_DECODE, false, false },
+	{ "/v1/b58/", true, PROTO_HTTP_B58, CORE_CMD_B58, false, false },
+	{ "/health", false, PROTO_HTTP_HEALTH, CORE_CMD_PING, false, false },
+	{ "/stats", false, PROTO_HTTP_STATS, CORE_CMD_STATS, false, false },
+	{ "/metrics", false, PROTO_HTTP_METRICS, CORE_CMD_STATS, false, false },
+	{ "/v1/openapi.json", false, PROTO_HTTP_OPENAPI, CORE_CMD_PING, false, false },
 };
 
 /* The row of a path; NULL when there is none. */
@@ -818,23 +820,42 @@ proto_http_path_of(const char *path)
 	return NULL;
 }
 
+/*
+ * The query's count and ns, for the paths that take them (the first of each;
+ * other keys are ignored). ns is kept as sent, cut to the size of r->ns: a
+ * name that long is too long for the grammar either way.
+ */
+static void
+proto_http_query(const struct proto_http_in *in, const struct proto_http_path *p,
+    struct proto_http_route *r)
+{
+	struct evkeyvalq params;
+	const char *v;
+
+	TAILQ_INIT(&params);
+	if (in->query != NULL && evhttp_parse_query_str(in->query, &params) == 0) {
+		if (p->count && (v = evhttp_find_header(&params, "count")) != NULL) {
+			snprintf(r->arg, sizeof(r->arg), "%s", v);
+			r->has_arg = true;
+		}
+		if (p->ns && (v = evhttp_find_header(&params, "ns")) != NULL) {
+			r->nslen = strnlen(v, sizeof(r->ns) - 1);
+			memcpy(r->ns, v, r->nslen);
+			r->ns[r->nslen] = '\0';
+			r->has_ns = true;
+		}
+	}
+	evhttp_clear_headers(&params);
+}
+
 /* The argument: ?count=N, the path's tail, or a POST's JSON body. False: refused. */
 static bool
 proto_http_argument(const struct proto_http_in *in, const struct proto_http_path *p,
     const char *path, struct proto_http_route *r)
 {
-	struct evkeyvalq params;
-	const char *count;
-
-	if (p->count) {
-		TAILQ_INIT(&params);
-		if (in->query != NULL && evhttp_parse_query_str(in->query, &params) == 0 &&
-		    (count = evhttp_find_header(&params, "count")) != NULL) {
-			snprintf(r->arg, sizeof(r->arg), "%s", count);
-			r->has_arg = true;
-		}
-		evhttp_clear_headers(&params);
-	} else if (p->prefix) {
+	if (p->count || p->ns)
+		proto_http_query(in, p, r);
+	else if (p->prefix) {
 		snprintf(r->arg, sizeof(r->arg), "%s", path + strlen(p->path));
 		r->has_arg = true;
 	}
@@ -950,6 +971,11 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 		memcpy(c->arg, rt.arg, sizeof(c->arg));
 		c->creq.arg = c->arg;
 		c->creq.arglen = strlen(c->arg);
+	}
+	if (rt.has_ns) {
+		memcpy(c->ns, rt.ns, sizeof(c->ns));
+		c->creq.ns = c->ns;
+		c->creq.nslen = rt.nslen;
 	}
 	c->creq.sess = &c->sess;
 	if (h->core->auth != NULL)

@@ -89,6 +89,10 @@ struct proto_http_route {
 	bool			 options;	/* OPTIONS: 204 with Allow, CORS preflight */
 	bool			 has_arg;	/* arg is the command's argument */
 	char			 arg[64];	/* count (query or body) or the rest of the path */
+	bool			 has_ns;	/* ?ns= named the namespace (ID API): ns */
+	char			 ns[CORE_NS_NAME_MAX + 2];	/* as sent, for the core to
+						   judge; cut after 49 bytes, still too long */
+	size_t			 nslen;
 };
 
 /* The OpenAPI document, docs/openapi.json as built in (Makefile). */
@@ -113,8 +117,10 @@ void	proto_http_set_tls(struct proto_http *h, struct tls_listener *tls);
  * Routes a request as evhttp parsed it: the page and method, the reply's form
  * (Accept), the count from the query or, on POST, from a JSON body (Content-Type
  * application/json, an object whose only member is an integer count; {} on the
- * other ID pages); anything else a refusal with its reason. No I/O, the same
- * answer for the same request (fuzz/fuzz_http.c).
+ * other ID pages), the namespace of /v1/id, /v1/ids and /v1/block from the
+ * query's ns (the first one; its name judged by the core); anything else a
+ * refusal with its reason. No I/O, the same answer for the same request
+ * (fuzz/fuzz_http.c).
  */
 void	proto_http_route(const struct proto_http_in *in, struct proto_http_route *r);
 

@@ -581,7 +581,9 @@ proto_resp_check(struct conn *c, const struct proto_resp_frame *f,
 		proto_resp_unknown(c, f);
 		return false;
 	}
-	if (f->argc != (unsigned)(*w)->nargs + 1) {
+	/* ID [ns], IDS n [ns], BLOCK n [ns]: an optional last argument, the namespace. */
+	if (f->argc != (unsigned)(*w)->nargs + 1 &&
+	    !((*w)->takes_ns && f->argc == (unsigned)(*w)->nargs + 2)) {
 		core_count(c->set->core, CORE_ERR_BADREQ);
 		proto_resp_arity(c, f, NULL);
 		return false;
@@ -752,11 +754,15 @@ proto_resp_core(struct conn *c, const struct proto_resp_frame *f, const struct c
 {
 	struct core *core = c->set->core;
 	struct core_result res;
-	/* Every member set: ns left on the stack made IDS n a BADREQ (a "namespace"). */
-	struct core_req req = { .cmd = w->cmd, .sess = &c->auth };
+	struct core_req req;
 
+	req.cmd = w->cmd;
 	req.arg = w->nargs ? f->argv[1] : NULL;
 	req.arglen = w->nargs ? f->argl[1] : 0;
+	req.sess = &c->auth;
+	/* Its arity is checked: one argument more than nargs is the namespace. */
+	req.ns = f->argc > (unsigned)w->nargs + 1 ? f->argv[f->argc - 1] : NULL;
+	req.nslen = req.ns != NULL ? f->argl[f->argc - 1] : 0;
 	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
 		return PROTO_WAIT;
 	if (res.err != CORE_OK)
@@ -1114,7 +1120,8 @@ proto_resp_cmd_info(struct conn *c, const struct proto_resp_cmd *cmd,
 	if (w != NULL) {
 		PROTO_RESP_LIT(c, "*10\r\n");
 		proto_resp_lower(c, w->name, NULL);
-		proto_resp_head(c, ':', w->nargs + 1);
+		/* Redis's arity: negative when an optional argument may follow. */
+		proto_resp_head(c, ':', w->takes_ns ? -(w->nargs + 1) : w->nargs + 1);
 		PROTO_RESP_LIT(c, "*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*0\r\n*0\r\n*0\r\n*0\r\n");
 		return;
 	}
@@ -1219,9 +1226,13 @@ static void
 proto_resp_cmd_docs(struct conn *c, const struct proto_resp_cmd *cmd,
     const struct core_word *w)
 {
+	char params[64];
+
 	if (w != NULL) {
+		snprintf(params, sizeof(params), "%s%s%s", w->param != NULL ? w->param : "",
+		    w->param != NULL && w->takes_ns ? " " : "", w->takes_ns ? "[ns]" : "");
 		proto_resp_lower(c, w->name, NULL);
-		proto_resp_docs_map(c, "idgen", w->param != NULL ? w->param : "", w->summary, NULL);
+		proto_resp_docs_map(c, "idgen", params, w->summary, NULL);
 		return;
 	}
 	proto_resp_lower(c, cmd->name, NULL);

@@ -13,9 +13,9 @@
 #include "metrics.h"
 
 const char proto_text_help[] =
-    "ID - one ID\n"
-    "IDS <n> - n unique IDs ascending on one line (1..1000)\n"
-    "BLOCK <n> - first ID and n: every ID in first..first+n-1 is yours (1..4096)\n"
+    "ID [<ns>] - one ID (ns: a namespace, default the default sequence)\n"
+    "IDS <n> [<ns>] - n unique IDs ascending on one line (1..1000)\n"
+    "BLOCK <n> [<ns>] - first ID and n: every ID in first..first+n-1 is yours (1..4096)\n"
     "DECODE <id> - which path made an ID (decimal or 11-character base58): ticket "
     "block/server or snowflake time/worker/seq\n"
     "B58 <id> - the ID's sortable 11-character base58 form\n"

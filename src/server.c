@@ -10,6 +10,7 @@
 #include "layout.h"
 
 static void	server_names_build(void);
+static bool	server_number_in(const char *s, unsigned lo, unsigned hi);
 
 static const char *const server_roles[SERVER_PAIR] = { "odd", "even" };
 static uint64_t server_retired_mask;	/* by index: reported retired (12.5) */
@@ -247,6 +248,36 @@ server_by_name(const char *name, unsigned *index)
 		}
 	}
 	return false;
+}
+
+/* True when s is a decimal number in [lo, hi], without a leading zero. */
+static bool
+server_number_in(const char *s, unsigned lo, unsigned hi)
+{
+	unsigned v = 0;
+
+	if (*s == '\0' || (s[0] == '0' && s[1] != '\0') || strlen(s) > 2)
+		return false;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	return v >= lo && v <= hi;
+}
+
+bool
+server_name_shaped(const char *name)
+{
+	unsigned regions = 1u << SERVER_REGION_BITS_MAX;
+
+	if (strcmp(name, "odd") == 0 || strcmp(name, "even") == 0)
+		return true;
+	if (strncmp(name, "odd_r", 5) == 0)
+		return server_number_in(name + 5, 0, regions - 1);
+	if (strncmp(name, "even_r", 6) == 0)
+		return server_number_in(name + 6, 0, regions - 1);
+	return name[0] == 'o' && server_number_in(name + 1, 1, SERVER_INCREMENT_MAX);
 }
 
 unsigned

@@ -112,6 +112,13 @@ const char	*server_parity(unsigned index);
 /* True with *index set when name is a server's name. */
 bool		 server_by_name(const char *name, unsigned *index);
 
+/*
+ * True when name is one some tier's shape gives a server ("odd", "even",
+ * "o<O>", "odd_r<R>", "even_r<R>"), configured here or not: a record may keep
+ * marks of servers this idserver no longer uses (docs/design.md section 12.3).
+ */
+bool		 server_name_shaped(const char *name);
+
 /* Its auto_increment_offset: 2r + 1 (odd), 2r + 2 (even), r its region. */
 unsigned	 server_offset(unsigned index);
 

@@ -347,23 +347,53 @@ source_block(struct source *s, unsigned n, uint64_t *first, bool may_fallback,
 struct nsrv *
 source_ns_find(struct source *s, const char *name, size_t len)
 {
-	(void)s;
-	(void)name;
-	(void)len;
-	return NULL;
+	struct nsrv *ns = nss_find(&s->tier->nss, name, len);
+
+	return ns != NULL && ns->served ? ns : NULL;
 }
 
+/*
+ * A namespace's IDs: its buffered tickets; else a wait while one of its
+ * servers may bring a ticket; else its policy: Snowflake IDs from the one
+ * leased window (unique across namespaces too), or UNAVAILABLE (13.6).
+ */
 enum source_status
 source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64_t *out,
     bool may_fallback, unsigned *wait_us, const char **why)
 {
-	(void)s;
-	(void)ns;
-	(void)block;
-	(void)n;
-	(void)out;
-	(void)may_fallback;
-	(void)wait_us;
-	*why = "namespaces are not served yet";
-	return SOURCE_UNAVAILABLE;
+	enum source_status st;
+	uint64_t first;
+	bool ok;
+
+	ns->last_take_ms = clk_mono_ms();
+	ok = block ? pool_take_block(&ns->pool, n, out) : pool_take_ids(&ns->pool, n, out);
+	if (ok) {
+		ns->taken += n;
+		ns->ids_ticket += n;
+		s->stats.ids_ticket += n;
+		tier_ns_kick(s->tier);
+		return SOURCE_OK;
+	}
+	ns->demand = true;
+	ns->want = n;
+	tier_ns_kick(s->tier);
+	if (!may_fallback && tier_ns_can_fetch(s->tier, ns)) {
+		*wait_us = s->refill_wait_ms * 1000;
+		return SOURCE_WAIT;
+	}
+	if (ns->policy == NS_REFUSE) {
+		*why = "this namespace is dense only (fallback refuse) and no ticket server "
+		    "brought its IDs in time";
+		return SOURCE_UNAVAILABLE;
+	}
+	st = source_fallback(s, n, &first, wait_us, why);
+	if (st != SOURCE_OK)
+		return st;
+	ns->ids_fallback += n;
+	if (block)
+		*out = first;
+	else
+		for (unsigned i = 0; i < n; i++)
+			out[i] = first + i;
+	return SOURCE_OK;
 }

@@ -15,9 +15,19 @@
  *
  * Version 1 (no gen, no owner, marks without B) is still read, so an upgrade
  * keeps its marks; it never proves an owner dead.
+ *
+ * The namespace marks record (docs/design.md section 13.5), the file's second:
+ *
+ *	idgen-ns 1
+ *	gen <saves of this record>
+ *	nsmark <namespace> <server name> <high_water> <B>	(one per non-zero mark)
+ *	check <FNV-1a 64 of every byte above, hex>
+ *
+ * It ends with its checksum line: whatever follows in its slot is ignored.
  */
 #include "state.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +47,15 @@ static bool	state_parse_head(const char **p, const char *end, uint64_t version,
 static bool	state_parse_marks(const char **p, const char *end, uint64_t version,
 		    struct state_rec *r);
 static bool	state_parse_lease(const char **p, const char *end, struct state_lease *l);
+static struct state_ns_mark *state_ns_find(const struct state_ns *r, const char *ns,
+		    unsigned server);
+static bool	state_ns_check(const char *buf, size_t len, const char **body_end, char *why,
+		    size_t whylen);
+static bool	state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why,
+		    size_t whylen);
+static bool	state_ns_parse_mark(const char **p, const char *end, struct state_ns *r,
+		    char *why, size_t whylen);
+static int	state_line_of(const char *buf, const char *p);
 
 /* FNV-1a, 64 bits: catches torn and hand-edited files. */
 static uint64_t
@@ -137,8 +156,9 @@ state_u64(const char **p, const char *end, uint64_t *v)
 
 	if (!state_word(p, end, w, sizeof(w)) || w[0] < '0' || w[0] > '9')
 		return false;
+	errno = 0;
 	*v = strtoull(w, &e, 10);
-	return *e == '\0';
+	return *e == '\0' && errno != ERANGE;	/* above 2^64 - 1 is not a number of ours */
 }
 
 /* The rest of the line must be empty. */
@@ -391,6 +411,242 @@ state_owner_dead(const struct state_owner *was, const struct state_owner *me,
 		snprintf(why, whylen, "its owner, pid %" PRIu64 ", is still running (a copy of "
 		    "a live idserver's state file?)", was->pid);
 		return false;
+	}
+	return true;
+}
+
+bool
+state_ns_name_ok(const char *name)
+{
+	size_t n = strnlen(name, STATE_NS_NAME_MAX + 1);
+
+	if (n == 0 || n > STATE_NS_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return false;
+	return true;
+}
+
+/* (ns, server)'s mark, or NULL; a scan, as a record holds at most STATE_NS_MARKS_MAX. */
+static struct state_ns_mark *
+state_ns_find(const struct state_ns *r, const char *ns, unsigned server)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->m[i].server == server && strcmp(r->m[i].ns, ns) == 0)
+			return &r->m[i];
+	return NULL;
+}
+
+const struct state_ns_mark *
+state_ns_get(const struct state_ns *r, const char *ns, unsigned server)
+{
+	return ns == NULL ? NULL : state_ns_find(r, ns, server);
+}
+
+uint64_t
+state_ns_end(const struct state_ns_mark *m)
+{
+	if (m->block_size != 0 && m->high_water >= UINT64_MAX / m->block_size)
+		return UINT64_MAX;
+	return (m->high_water + 1) * m->block_size;
+}
+
+/*
+ * Raises a namespace mark in ID space, as state_raise_mark does for the
+ * default sequence (docs/design.md section 6.2.1): a mark under another B
+ * replaces the old one only when it covers more IDs.
+ */
+bool
+state_ns_raise(struct state_ns *r, const char *ns, unsigned server, uint64_t high_water,
+    uint64_t block_size, bool *changed)
+{
+	struct state_ns_mark want, *m;
+
+	*changed = false;
+	if (ns == NULL || !state_ns_name_ok(ns) || server >= server_count() || block_size == 0)
+		return false;
+	if (high_water == 0)
+		return true;	/* no ticket is 0: nothing to cover */
+	memset(&want, 0, sizeof(want));
+	snprintf(want.ns, sizeof(want.ns), "%s", ns);
+	want.server = server;
+	want.high_water = high_water;
+	want.block_size = block_size;
+	if ((m = state_ns_find(r, ns, server)) == NULL) {
+		/* Full: refusing the ticket beats banking a block no file remembers. */
+		if (r->n >= r->cap || r->n >= STATE_NS_MARKS_MAX)
+			return false;
+		r->m[r->n++] = want;
+		*changed = true;
+	} else if (state_ns_end(&want) > state_ns_end(m)) {
+		m->high_water = high_water;
+		m->block_size = block_size;
+		*changed = true;
+	}
+	return true;
+}
+
+/* Formats the marks; the checksum covers everything before its line. */
+size_t
+state_ns_format(const struct state_ns *r, uint64_t gen, char *buf, size_t len)
+{
+	int n, m;
+
+	n = snprintf(buf, len, "idgen-ns %d\ngen %" PRIu64 "\n", STATE_NS_VERSION, gen);
+	for (unsigned i = 0; i < r->n && n >= 0 && (size_t)n < len; i++) {
+		const struct state_ns_mark *k = &r->m[i];
+
+		if (!state_ns_name_ok(k->ns) || k->server >= server_count())
+			return 0;
+		if (k->high_water == 0 || k->block_size == 0)
+			continue;	/* covers nothing a ticket gave out */
+		n += snprintf(buf + n, len - (size_t)n, "nsmark %s %s %" PRIu64 " %" PRIu64 "\n",
+		    k->ns, server_name(k->server), k->high_water, k->block_size);
+	}
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	m = snprintf(buf + n, len - (size_t)n, "check %016" PRIx64 "\n",
+	    state_hash(buf, (size_t)n));
+	if (m < 0 || (size_t)(n + m) >= len)
+		return 0;
+	return (size_t)(n + m);
+}
+
+/* The line number of p in buf, for reasons. */
+static int
+state_line_of(const char *buf, const char *p)
+{
+	int line = 1;
+
+	for (; p > buf; p--)
+		if (p[-1] == '\n')
+			line++;
+	return line;
+}
+
+/*
+ * The first checksum line ends the record (no other line starts with
+ * "check"): true with *body_end at its start when it covers what is above.
+ */
+static bool
+state_ns_check(const char *buf, size_t len, const char **body_end, char *why, size_t whylen)
+{
+	const char *end = buf + len, *check = NULL, *p;
+	bool ok;
+
+	for (const char *q = buf; q + 6 <= end && check == NULL; q++)
+		if ((q == buf || q[-1] == '\n') && memcmp(q, "check ", 6) == 0)
+			check = q;
+	if (check == NULL) {
+		snprintf(why, whylen, "no checksum line (truncated?)");
+		return false;
+	}
+	p = check + 6;
+	ok = end - p >= 17 && p[16] == '\n';
+	for (int i = 0; ok && i < 16; i++)
+		ok = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
+	if (!ok) {
+		snprintf(why, whylen, "bad checksum line");
+		return false;
+	}
+	if (strtoull(p, NULL, 16) != state_hash(buf, (size_t)(check - buf))) {
+		snprintf(why, whylen, "checksum mismatch (torn or edited)");
+		return false;
+	}
+	*body_end = check;
+	return true;
+}
+
+/* The version and gen lines. */
+static bool
+state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why, size_t whylen)
+{
+	uint64_t version;
+	char w[16];
+
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "idgen-ns") != 0 ||
+	    !state_u64(p, end, &version) || !state_line_end(p, end)) {
+		snprintf(why, whylen, "not an idgen namespace marks record");
+		return false;
+	}
+	if (version != STATE_NS_VERSION) {
+		snprintf(why, whylen, "namespace marks record version %" PRIu64 ", this build "
+		    "reads %d", version, STATE_NS_VERSION);
+		return false;
+	}
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "gen") != 0 ||
+	    !state_u64(p, end, gen) || !state_line_end(p, end)) {
+		snprintf(why, whylen, "malformed near line 2");
+		return false;
+	}
+	return true;
+}
+
+/* One nsmark line into r; a well-formed name of a server not configured now is skipped. */
+static bool
+state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *why,
+    size_t whylen)
+{
+	struct state_ns_mark m;
+	char w[STATE_NS_NAME_MAX + 2], name[STATE_NS_SERVER_NAME_MAX + 2];
+	const char *what;
+
+	memset(&m, 0, sizeof(m));
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "nsmark") != 0)
+		what = "malformed";
+	else if (!state_word(p, end, w, sizeof(w)) || !state_ns_name_ok(w))
+		what = "bad namespace name";
+	else if (!state_word(p, end, name, sizeof(name)) || (!server_by_name(name, &m.server) &&
+	    !server_name_shaped(name)))
+		what = "unknown server name";
+	else if (!state_u64(p, end, &m.high_water) || !state_u64(p, end, &m.block_size) ||
+	    !state_line_end(p, end))
+		what = "bad numbers";
+	else if (m.high_water == 0 || m.block_size == 0)
+		what = "a zero mark";
+	else if (!server_by_name(name, &m.server))
+		return true;	/* a server no longer configured keeps its own marks */
+	else if (state_ns_find(r, w, m.server) != NULL)
+		what = "a second mark of one namespace and server";
+	else if (r->n >= r->cap || r->n >= STATE_NS_MARKS_MAX)
+		what = "too many marks";
+	else {
+		memcpy(m.ns, w, strlen(w) + 1);	/* at most STATE_NS_NAME_MAX: name_ok */
+		r->m[r->n++] = m;
+		return true;
+	}
+	snprintf(why, whylen, "%s", what);
+	return false;
+}
+
+/* Parses and verifies a namespace marks record; any deviation is corruption. */
+bool
+state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen, char *why,
+    size_t whylen)
+{
+	const char *p = buf, *end;
+	char what[64];
+
+	r->n = 0;
+	*gen = 0;
+	if (!state_ns_check(buf, len, &end, why, whylen) ||
+	    !state_ns_parse_head(&p, end, gen, why, whylen))
+		return false;
+	while (p < end) {
+		const char *line = p;
+
+		if (!state_ns_parse_mark(&p, end, r, what, sizeof(what))) {
+			snprintf(why, whylen, "%s on line %d", what, state_line_of(buf, line));
+			if (strcmp(what, "too many marks") == 0)
+				snprintf(why, whylen, "more than %u namespace marks (line %d)",
+				    r->cap < STATE_NS_MARKS_MAX ? r->cap : STATE_NS_MARKS_MAX,
+				    state_line_of(buf, line));
+			r->n = 0;
+			*gen = 0;
+			return false;
+		}
 	}
 	return true;
 }

@@ -88,6 +88,75 @@ uint64_t	state_mark_ticket(const struct state_mark *m, uint64_t b);
 bool	state_raise_mark(struct state_rec *r, unsigned server, uint64_t high_water,
 	    uint64_t block_size, uint64_t b, const char *uuid);
 
+/*
+ * Namespace marks (docs/design.md sections 6.2 and 13.5): a second record of
+ * the state file, kept apart from state_rec so a deployment without
+ * namespaces writes what it always wrote. Each mark is per (namespace,
+ * server), in ID space like state_mark: IDs below (high_water + 1) *
+ * block_size may have been handed out. Only non-zero marks exist.
+ */
+#define STATE_NS_VERSION	1
+#define STATE_NS_NAME_MAX	48	/* [A-Za-z0-9_], 1..48 bytes: core.h's CORE_NS_NAME_MAX */
+#define STATE_NS_SLOT		(128 * 1024)	/* a formatted record always fits: one slot */
+#define STATE_NS_MARKS_MAX	1024	/* (namespace, server) marks in one record */
+#define STATE_NS_SERVER_NAME_MAX 15	/* server_name()'s longest ("even_r31" is 8) */
+
+/* The longest nsmark line, and the header and checksum lines around them. */
+#define STATE_NS_LINE_MAX	(sizeof("nsmark ") - 1 + STATE_NS_NAME_MAX + 1 + \
+				    STATE_NS_SERVER_NAME_MAX + 1 + 20 + 1 + 20 + 1)
+#define STATE_NS_FRAME_MAX	(sizeof("idgen-ns 4294967295\ngen \n") - 1 + 20 + \
+				    sizeof("check 0123456789abcdef\n") - 1)
+_Static_assert(STATE_NS_FRAME_MAX + STATE_NS_MARKS_MAX * STATE_NS_LINE_MAX < STATE_NS_SLOT,
+    "a full namespace marks record must fit its slot");
+
+struct state_ns_mark {
+	char		ns[STATE_NS_NAME_MAX + 1];
+	unsigned	server;		/* by index (server.h) */
+	uint64_t	high_water;	/* a ticket of the namespace's table, > 0 */
+	uint64_t	block_size;	/* the namespace's B when it was written, > 0 */
+};
+
+/* The marks, in the order they were added; m holds cap entries (<= STATE_NS_MARKS_MAX). */
+struct state_ns {
+	unsigned		 n;
+	unsigned		 cap;
+	struct state_ns_mark	*m;
+};
+
+/* True when name is a namespace name by the grammar: [A-Za-z0-9_], 1..48 bytes. */
+bool	state_ns_name_ok(const char *name);
+
+/*
+ * Raises (ns, server)'s mark to (high_water, block_size) when that covers more
+ * IDs (ID space, saturating; never lowers), adding the mark when absent;
+ * *changed says whether r changed. A high_water of 0 marks nothing (true,
+ * unchanged). False, r unchanged, when the set is full or an argument is
+ * bad (name, server, block_size 0): the caller must not use the ticket.
+ */
+bool	state_ns_raise(struct state_ns *r, const char *ns, unsigned server,
+	    uint64_t high_water, uint64_t block_size, bool *changed)
+	    __attribute__((warn_unused_result));
+
+/* (ns, server)'s mark, NULL when it has none. */
+const struct state_ns_mark *state_ns_get(const struct state_ns *r, const char *ns,
+	    unsigned server);
+
+/* The first ID above everything a namespace mark covers; saturates. */
+uint64_t	state_ns_end(const struct state_ns_mark *m);
+
+/* Formats the marks as record number gen; returns the length, or 0 if it does not fit. */
+size_t	state_ns_format(const struct state_ns *r, uint64_t gen, char *buf, size_t len);
+
+/*
+ * Parses a namespace marks record into r (up to r->cap marks), strictly; the
+ * record ends with its checksum line and bytes after it are ignored (what a
+ * longer record left in its slot). False with a reason, r->n = 0, when it is
+ * corrupt or not one. A mark of a server this idserver no longer configures is
+ * skipped, as state_parse does (docs/design.md section 12.3).
+ */
+bool	state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen,
+	    char *why, size_t whylen) __attribute__((warn_unused_result));
+
 /* Is a process (pid, start time) of this machine, this boot and pid namespace running? */
 typedef bool	(*state_running_fn)(uint64_t pid, uint64_t start);
 

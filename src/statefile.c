@@ -22,6 +22,9 @@
 #include "clk.h"
 
 #define STATEFILE_SLOT	STATE_MAX_LEN		/* bytes per slot; the file holds two */
+/* Then the namespace marks: two slots of STATE_NS_SLOT (docs/design.md section 6.2). */
+#define STATEFILE_NS_AT		(2 * STATEFILE_SLOT)
+#define STATEFILE_SIZE_MAX	(STATEFILE_NS_AT + 2 * STATE_NS_SLOT)
 #define STATEFILE_WAIT_MAX	64		/* saves queued for their callback */
 #define STATEFILE_OUT_MAX	16		/* write outcomes the loop has not read */
 
@@ -35,6 +38,16 @@ struct statefile_wait {
 	bool		 ok;		/* ... durable */
 };
 
+/*
+ * A snapshot to write: the main record, a whole slot, and the namespace marks
+ * record, ns_len bytes (0: no marks, their area is not written).
+ */
+struct statefile_snap {
+	const char	*rec;
+	const char	*ns;
+	size_t		 ns_len;
+};
+
 /* One write's outcome: the snapshot it wrote, and whether it is durable. */
 struct statefile_out {
 	uint64_t	 gen;
@@ -42,9 +55,11 @@ struct statefile_out {
 };
 
 /*
- * The writer thread. Under mu: the snapshot waiting (next, next_gen; 0 =
- * none), stop, and what the writes did (durable, failed, stats, err). The
- * slot is the thread's while it runs; the queue is the loop's only.
+ * The writer thread. Under mu: the snapshot waiting (next, next_ns and
+ * next_ns_len, next_gen; 0 = none), stop, and what the writes did (durable,
+ * failed, stats, err). The slots and cur_ns are the thread's while it runs;
+ * the queue is the loop's only. The ns buffers move by pointer: the loop's
+ * f->ns_buf and next_ns swap at a post, next_ns and cur_ns at a take.
  */
 struct statefile_writer {
 	pthread_t		 thread;
@@ -52,6 +67,9 @@ struct statefile_writer {
 	pthread_cond_t		 work;		/* a snapshot waits, or stop */
 	pthread_cond_t		 done;		/* a write ended */
 	char			 next[STATEFILE_SLOT];
+	char			*next_ns;
+	size_t			 next_ns_len;
+	char			*cur_ns;
 	uint64_t		 next_gen;
 	bool			 stop;
 	uint64_t		 durable;
@@ -61,6 +79,7 @@ struct statefile_writer {
 	struct statefile_out	 out[STATEFILE_OUT_MAX];	/* in write order */
 	unsigned		 nout;
 	int			 slot;
+	int			 ns_slot;
 	int			 efd;		/* eventfd: a write ended, wakes the loop */
 	struct event		*ev;
 	struct statefile_wait	 q[STATEFILE_WAIT_MAX];
@@ -68,22 +87,27 @@ struct statefile_writer {
 };
 
 static bool	statefile_lock(struct statefile *f, char *err, size_t errlen);
-static void	statefile_load(struct statefile *f);
+static bool	statefile_load(struct statefile *f, char *err, size_t errlen);
 static bool	statefile_read(int fd, char *buf, size_t len, size_t *got);
 static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec, char *why,
 		    size_t whylen);
-static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n);
+static int	statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns,
+		    uint64_t *gen, char *why, size_t whylen);
+static bool	statefile_load_ns(struct statefile *f, const char *buf, size_t n);
+static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep);
 static bool	statefile_sync_dir(const char *path);
 static void	statefile_id_file(const char *path, char *out, size_t outlen);
 static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
 static bool	statefile_running(uint64_t pid, uint64_t start);
-static bool	statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen);
-static bool	statefile_write(struct statefile *f, int slot, bool first, const char *buf,
-		    char *err, size_t errlen);
+static bool	statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen,
+		    size_t *ns_len);
+static bool	statefile_write(struct statefile *f, int slot, int ns_slot, bool first,
+		    const struct statefile_snap *s, char *err, size_t errlen);
 static void	statefile_count(struct statefile_counters *st, bool ok, uint64_t us);
 static enum statefile_result statefile_direct(struct statefile *f, const char *buf,
+		    size_t ns_len, uint64_t gen);
+static void	statefile_post(struct statefile *f, const char *buf, size_t ns_len,
 		    uint64_t gen);
-static void	statefile_post(struct statefile_writer *w, const char *buf, uint64_t gen);
 static void	statefile_pull(struct statefile *f);
 static void	statefile_resolve(struct statefile_writer *w, struct statefile_out o);
 static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok);
@@ -246,9 +270,55 @@ statefile_pick(const char *buf, size_t n, struct state_rec *rec, char *why, size
 	return best;
 }
 
-/* Keeps the bad bytes for a post-mortem in <path>.corrupt; the next save starts afresh. */
+/*
+ * Picks the newest valid namespace marks record of the two ns slots (buf
+ * starts at the first; a slot past the end is absent); returns its slot, or
+ * -1 with the reason of the first slot.
+ */
+static int
+statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns, uint64_t *gen, char *why,
+    size_t whylen)
+{
+	struct state_ns r = { 0, ns->cap, NULL };
+	uint64_t g;
+	char w[128];
+	int slot, best = -1;
+
+	r.m = calloc(ns->cap, sizeof(*r.m));
+	if (r.m == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	ns->n = 0;
+	*gen = 0;
+	for (slot = 0; slot < 2; slot++) {
+		size_t off = (size_t)slot * STATE_NS_SLOT;
+
+		if (off >= n)
+			break;
+		if (!state_ns_parse(buf + off, n - off < STATE_NS_SLOT ? n - off : STATE_NS_SLOT,
+		    &r, &g, w, sizeof(w))) {
+			if (slot == 0)
+				snprintf(why, whylen, "%s", w);
+			continue;
+		}
+		if (best < 0 || g > *gen) {
+			memcpy(ns->m, r.m, r.n * sizeof(*r.m));
+			ns->n = r.n;
+			*gen = g;
+			best = slot;
+		}
+	}
+	free(r.m);
+	return best;
+}
+
+/*
+ * Keeps the bad bytes for a post-mortem in <path>.corrupt and cuts the file
+ * to keep bytes: what follows is rewritten by the next saves.
+ */
 static void
-statefile_set_aside(struct statefile *f, const char *buf, size_t n)
+statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep)
 {
 	char bad[4096];
 	int fd;
@@ -261,41 +331,83 @@ statefile_set_aside(struct statefile *f, const char *buf, size_t n)
 		}
 		close(fd);
 	}
-	if (ftruncate(f->fd, 0) != 0) {
+	if (ftruncate(f->fd, keep) != 0) {
 		/* The next save overwrites the slots anyway. */
 	}
 }
 
-/* Reads and verifies the record; anything wrong leaves a fresh one and says why. */
-static void
-statefile_load(struct statefile *f)
+/*
+ * The namespace marks area (n bytes from STATEFILE_NS_AT): none in a file
+ * that ends before it (a version 2 file, a new one); else the newest valid of
+ * its two slots. False, the set empty, when neither is valid.
+ */
+static bool
+statefile_load_ns(struct statefile *f, const char *buf, size_t n)
 {
-	char buf[2 * STATEFILE_SLOT + 1];
-	size_t n;
+	f->ns.n = 0;
+	f->ns_gen = 0;
+	f->ns_slot = 1;		/* the first save with marks goes to ns slot 0 */
+	f->ns_origin = STATEFILE_NEW;
+	if (n == 0)
+		return true;
+	f->ns_slot = statefile_pick_ns(buf, n, &f->ns, &f->ns_gen, f->ns_why,
+	    sizeof(f->ns_why));
+	if (f->ns_slot >= 0) {
+		f->ns_origin = STATEFILE_LOADED;
+		return true;
+	}
+	f->ns_slot = 1;
+	f->ns_origin = STATEFILE_CORRUPT;
+	return false;
+}
+
+/*
+ * Reads and verifies both records; a corrupt one starts empty, says why and
+ * is set aside, and the other is kept (docs/design.md section 6.8). False
+ * when the file cannot be read: in doubt, the service does not start.
+ */
+static bool
+statefile_load(struct statefile *f, char *err, size_t errlen)
+{
+	char *buf = malloc(STATEFILE_SIZE_MAX + 1);
+	size_t n, main_n;
+	bool ns_ok;
 
 	memset(&f->rec, 0, sizeof(f->rec));
 	f->origin = STATEFILE_NEW;
 	f->slot = 1;		/* the first save goes to slot 0 */
-	if (!statefile_read(f->fd, buf, sizeof(buf), &n)) {
-		snprintf(f->why, sizeof(f->why), "cannot read it: %s", strerror(errno));
-		f->origin = STATEFILE_CORRUPT;
-		return;
+	if (buf == NULL || !statefile_read(f->fd, buf, STATEFILE_SIZE_MAX + 1, &n)) {
+		snprintf(err, errlen, "state_file: cannot read '%s': %s", f->path,
+		    buf == NULL ? "out of memory" : strerror(errno));
+		free(buf);
+		return false;
 	}
-	if (n == 0) {
+	main_n = n < STATEFILE_NS_AT ? n : STATEFILE_NS_AT;
+	ns_ok = n <= STATEFILE_SIZE_MAX && statefile_load_ns(f, buf + main_n, n - main_n);
+	if (n == 0)
 		snprintf(f->why, sizeof(f->why), "no state file yet");
-		return;
-	}
-	if (n == sizeof(buf))
+	else if (n > STATEFILE_SIZE_MAX)
 		snprintf(f->why, sizeof(f->why), "too large");
-	else if ((f->slot = statefile_pick(buf, n, &f->rec, f->why, sizeof(f->why))) >= 0) {
+	else if ((f->slot = statefile_pick(buf, main_n, &f->rec, f->why, sizeof(f->why))) >= 0) {
 		f->origin = STATEFILE_LOADED;
 		f->loaded_version = f->rec.gen == 0 && f->rec.owner.pid == 0 ? 1 : STATE_VERSION;
-		return;
+	} else {
+		f->origin = STATEFILE_CORRUPT;
+		f->slot = 1;
+		memset(&f->rec, 0, sizeof(f->rec));
 	}
-	f->origin = STATEFILE_CORRUPT;
-	f->slot = 1;
-	statefile_set_aside(f, buf, n);
-	memset(&f->rec, 0, sizeof(f->rec));
+	if (n > STATEFILE_SIZE_MAX) {
+		f->origin = f->ns_origin = STATEFILE_CORRUPT;
+		f->ns_slot = 1;
+		snprintf(f->ns_why, sizeof(f->ns_why), "too large");
+	}
+	/* Never cut away a valid record: a main record's, or the namespace marks. */
+	if (f->origin == STATEFILE_CORRUPT)
+		statefile_set_aside(f, buf, n, f->ns_origin == STATEFILE_LOADED ? (off_t)n : 0);
+	else if (!ns_ok)
+		statefile_set_aside(f, buf, n, STATEFILE_NS_AT);
+	free(buf);
+	return true;
 }
 
 /*
@@ -340,14 +452,24 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	f->datasync = fdatasync;
+	f->ns_slot = 1;
 	statefile_whoami(&f->me);
+	/* Held whether or not there is a file: callers raise marks either way. */
+	f->ns.m = calloc(STATE_NS_MARKS_MAX, sizeof(*f->ns.m));
+	f->ns.cap = STATE_NS_MARKS_MAX;
+	if (f->ns.m == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
 	if (path == NULL || path[0] == '\0') {
-		f->origin = STATEFILE_OFF;
+		f->origin = f->ns_origin = STATEFILE_OFF;
 		return true;
 	}
 	f->path = strdup(path);
-	if (f->path == NULL) {
+	f->ns_buf = malloc(STATE_NS_SLOT);
+	if (f->path == NULL || f->ns_buf == NULL) {
 		snprintf(err, errlen, "out of memory");
+		statefile_close(f);
 		return false;
 	}
 	{
@@ -369,11 +491,10 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 		}
 		free(dup);
 	}
-	if (!statefile_lock(f, err, errlen)) {
+	if (!statefile_lock(f, err, errlen) || !statefile_load(f, err, errlen)) {
 		statefile_close(f);
 		return false;
 	}
-	statefile_load(f);
 	return true;
 }
 
@@ -386,6 +507,11 @@ statefile_close(struct statefile *f)
 	f->fd = -1;
 	free(f->path);
 	f->path = NULL;
+	free(f->ns.m);
+	f->ns.m = NULL;
+	f->ns.n = f->ns.cap = 0;
+	free(f->ns_buf);
+	f->ns_buf = NULL;
 }
 
 /* fsyncs the directory holding path, so a new file's name is durable. */
@@ -409,38 +535,54 @@ statefile_sync_dir(const char *path)
 
 /*
  * Formats the record, its save count raised, into a whole slot's buffer: the
- * snapshot numbered gen. False (last_error says why) when it does not format.
+ * snapshot numbered gen; and the namespace marks, when there are any, into
+ * f->ns_buf (*ns_len bytes, else 0), their own count raised. False
+ * (last_error says why) when either does not format.
  */
 static bool
-statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen)
+statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen, size_t *ns_len)
 {
+	const char *what = NULL;
+
+	*ns_len = 0;
 	f->rec.gen++;
 	memset(buf, 0, STATEFILE_SLOT);
-	if (state_format(&f->rec, buf, STATEFILE_SLOT) == 0) {
+	if (state_format(&f->rec, buf, STATEFILE_SLOT) == 0)
+		what = "record";
+	else if (f->ns.n > 0 &&
+	    (*ns_len = state_ns_format(&f->ns, f->ns_gen + 1, f->ns_buf, STATE_NS_SLOT)) == 0)
+		what = "namespace marks record";
+	if (what != NULL) {
 		f->rec.gen--;
-		snprintf(f->last_error, sizeof(f->last_error), "record does not format");
+		snprintf(f->last_error, sizeof(f->last_error), "%s does not format", what);
 		f->stats.failures++;
 		return false;
 	}
+	if (*ns_len > 0)
+		f->ns_gen++;
 	f->stats.snapshots++;
 	*gen = f->rec.gen;
 	return true;
 }
 
 /*
- * Writes a snapshot into the slot that does not hold the newest record (slot
- * is the one that does), padded to the whole slot, and fdatasyncs it: a crash
- * tears at most that slot, and the other still holds the previous record.
+ * Writes a snapshot's main record into the slot that does not hold the newest
+ * one (slot is the one that does), padded to the whole slot, and its
+ * namespace marks, if any, likewise (ns_slot; only their bytes: the record
+ * ends at its checksum line), then fdatasyncs once: a crash tears at most the
+ * slots being written, and the others still hold the previous records.
  */
 static bool
-statefile_write(struct statefile *f, int slot, bool first, const char *buf, char *err,
-    size_t errlen)
+statefile_write(struct statefile *f, int slot, int ns_slot, bool first,
+    const struct statefile_snap *s, char *err, size_t errlen)
 {
 	/* Never over the newest record (a version 1 record sits in slot 0). */
 	off_t off = (off_t)((1 - slot) * STATEFILE_SLOT);
+	off_t ns_off = (off_t)(STATEFILE_NS_AT + (size_t)(1 - ns_slot) * STATE_NS_SLOT);
 
 	errno = 0;
-	if (pwrite(f->fd, buf, STATEFILE_SLOT, off) != (ssize_t)STATEFILE_SLOT ||
+	if (pwrite(f->fd, s->rec, STATEFILE_SLOT, off) != (ssize_t)STATEFILE_SLOT ||
+	    (s->ns_len > 0 && pwrite(f->fd, s->ns, s->ns_len, ns_off) != (ssize_t)s->ns_len) ||
 	    f->datasync(f->fd) != 0 ||
 	    /* Once: the name of a file this process created must survive a crash too. */
 	    (first && !statefile_sync_dir(f->path))) {
@@ -466,13 +608,14 @@ statefile_count(struct statefile_counters *st, bool ok, uint64_t us)
 		st->write_us_max = us;
 }
 
-/* Writes a snapshot in the caller (no writer thread). */
+/* Writes a snapshot (ns_len bytes of f->ns_buf with it) in the caller (no writer thread). */
 static enum statefile_result
-statefile_direct(struct statefile *f, const char *buf, uint64_t gen)
+statefile_direct(struct statefile *f, const char *buf, size_t ns_len, uint64_t gen)
 {
+	struct statefile_snap snap = { buf, f->ns_buf, ns_len };
 	uint64_t t0 = (uint64_t)clk_mono_us();
-	bool ok = statefile_write(f, f->slot, f->stats.writes == 0, buf, f->last_error,
-	    sizeof(f->last_error));
+	bool ok = statefile_write(f, f->slot, f->ns_slot, f->stats.writes == 0, &snap,
+	    f->last_error, sizeof(f->last_error));
 
 	statefile_count(&f->stats, ok, (uint64_t)clk_mono_us() - t0);
 	if (!ok) {
@@ -480,20 +623,30 @@ statefile_direct(struct statefile *f, const char *buf, uint64_t gen)
 		return STATEFILE_FAILED;
 	}
 	f->slot = 1 - f->slot;
+	if (ns_len > 0)
+		f->ns_slot = 1 - f->ns_slot;
 	f->durable_gen = gen;
 	return STATEFILE_DURABLE;
 }
 
 /*
- * Hands the writer the newest snapshot, replacing one it has not started. The
+ * Hands the writer the newest snapshot, replacing one it has not started; the
+ * namespace marks (ns_len bytes of f->ns_buf) move by a swap of buffers. The
  * signal comes after the unlock: a writer woken inside the lock would only
  * block on it again, one more chance to take the loop's CPU.
  */
 static void
-statefile_post(struct statefile_writer *w, const char *buf, uint64_t gen)
+statefile_post(struct statefile *f, const char *buf, size_t ns_len, uint64_t gen)
 {
+	struct statefile_writer *w = f->w;
+	char *t;
+
 	pthread_mutex_lock(&w->mu);
 	memcpy(w->next, buf, STATEFILE_SLOT);
+	t = w->next_ns;
+	w->next_ns = f->ns_buf;
+	f->ns_buf = t;
+	w->next_ns_len = ns_len;
 	w->next_gen = gen;
 	pthread_mutex_unlock(&w->mu);
 	pthread_cond_signal(&w->work);
@@ -595,14 +748,15 @@ statefile_save_now(struct statefile *f)
 {
 	char buf[STATEFILE_SLOT];
 	uint64_t gen;
+	size_t ns_len;
 
 	if (f->path == NULL)
 		return true;
-	if (!statefile_snapshot(f, buf, &gen))
+	if (!statefile_snapshot(f, buf, &gen, &ns_len))
 		return false;
 	if (f->w == NULL)
-		return statefile_direct(f, buf, gen) == STATEFILE_DURABLE;
-	statefile_post(f->w, buf, gen);
+		return statefile_direct(f, buf, ns_len, gen) == STATEFILE_DURABLE;
+	statefile_post(f, buf, ns_len, gen);
 	return statefile_wait_gen(f, gen);
 }
 
@@ -613,14 +767,15 @@ statefile_queue(struct statefile *f, statefile_done fn, void *arg, uint64_t a, u
 	struct statefile_writer *w = f->w;
 	char buf[STATEFILE_SLOT];
 	uint64_t gen;
+	size_t ns_len;
 
 	if (f->path == NULL)
 		return STATEFILE_DURABLE;
-	if (!statefile_snapshot(f, buf, &gen))
+	if (!statefile_snapshot(f, buf, &gen, &ns_len))
 		return STATEFILE_FAILED;
 	if (w == NULL)
-		return statefile_direct(f, buf, gen);
-	statefile_post(w, buf, gen);
+		return statefile_direct(f, buf, ns_len, gen);
+	statefile_post(f, buf, ns_len, gen);
 	if (fn == NULL)
 		return STATEFILE_QUEUED;
 	if (w->count == STATEFILE_WAIT_MAX)
@@ -640,7 +795,8 @@ statefile_writer_main(void *arg)
 	struct statefile *f = arg;
 	struct statefile_writer *w = f->w;
 	static const uint64_t one = 1;
-	char buf[STATEFILE_SLOT], err[256];
+	char buf[STATEFILE_SLOT], err[256], *t;
+	struct statefile_snap snap = { buf, NULL, 0 };
 	struct sched_param sp = { 0 };
 	uint64_t gen, t0;
 	bool ok, first;
@@ -659,14 +815,21 @@ statefile_writer_main(void *arg)
 		if (w->next_gen == 0)
 			break;
 		memcpy(buf, w->next, sizeof(buf));
+		t = w->cur_ns;
+		w->cur_ns = w->next_ns;
+		w->next_ns = t;
+		snap.ns = w->cur_ns;
+		snap.ns_len = w->next_ns_len;
 		gen = w->next_gen;
 		w->next_gen = 0;
 		first = w->stats.writes == 0;
 		pthread_mutex_unlock(&w->mu);
 		t0 = (uint64_t)clk_mono_us();
-		ok = statefile_write(f, w->slot, first, buf, err, sizeof(err));
+		ok = statefile_write(f, w->slot, w->ns_slot, first, &snap, err, sizeof(err));
 		if (ok)
 			w->slot = 1 - w->slot;
+		if (ok && snap.ns_len > 0)
+			w->ns_slot = 1 - w->ns_slot;
 		pthread_mutex_lock(&w->mu);
 		statefile_count(&w->stats, ok, (uint64_t)clk_mono_us() - t0);
 		if (ok)
@@ -733,6 +896,8 @@ statefile_writer_free(struct statefile_writer *w)
 	pthread_cond_destroy(&w->done);
 	pthread_cond_destroy(&w->work);
 	pthread_mutex_destroy(&w->mu);
+	free(w->next_ns);
+	free(w->cur_ns);
 	free(w);
 }
 
@@ -754,11 +919,14 @@ statefile_start(struct statefile *f, struct event_base *base, char *err, size_t 
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->done, NULL);
 	w->slot = f->slot;
+	w->ns_slot = f->ns_slot;
 	w->stats = f->stats;
 	w->durable = f->durable_gen;
 	w->failed = f->failed_gen;
+	w->next_ns = malloc(STATE_NS_SLOT);
+	w->cur_ns = malloc(STATE_NS_SLOT);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd >= 0)
+	if (w->efd >= 0 && w->next_ns != NULL && w->cur_ns != NULL)
 		w->ev = event_new(base, w->efd, EV_READ | EV_PERSIST, statefile_wake_cb, f);
 	if (w->ev == NULL || event_add(w->ev, NULL) != 0) {
 		snprintf(err, errlen, "state_file: cannot set up its writer: %s", strerror(errno));
@@ -795,6 +963,7 @@ statefile_stop(struct statefile *f)
 	pthread_join(w->thread, NULL);
 	statefile_pull(f);
 	f->slot = w->slot;
+	f->ns_slot = w->ns_slot;
 	f->w = NULL;
 	statefile_writer_free(w);
 }

@@ -1,9 +1,12 @@
 /*
  * statefile.h - the local state file: one owner, written in place, never torn.
  *
- * Holds a state_rec (state.h) in one of two fixed slots. Every save writes the
- * slot not holding the newest record and fdatasyncs it, so a crash leaves the
- * old record or the new one, never a mix, and the file keeps its inode: the
+ * Holds a state_rec (state.h) in one of two fixed slots and, after them, the
+ * namespace marks (state_ns) in one of two slots of their own. Every save
+ * writes each record into the slot not holding its newest copy and
+ * fdatasyncs once, so a crash leaves the old record or the new one, never a
+ * mix; with no namespace marks their area is not written at all. The file
+ * keeps its inode: the
  * process holds flock on the file itself for its lifetime, so neither deleting
  * a side file nor a second process can share it. A copy of the file is not
  * locked; it is told apart by the owner the record names (state_owner_dead).
@@ -50,6 +53,12 @@ struct statefile {
 	enum statefile_origin		 origin;
 	unsigned			 loaded_version;	/* of the record read at open */
 	struct state_rec		 rec;		/* the record; callers edit, then save */
+	struct state_ns			 ns;		/* namespace marks; callers raise, then save */
+	int				 ns_slot;	/* the slot holding the newest ns record */
+	uint64_t			 ns_gen;	/* the ns record's save count */
+	enum statefile_origin		 ns_origin;	/* NEW: the file has no ns record */
+	char				 ns_why[256];	/* why the ns record was not loaded */
+	char				*ns_buf;	/* the caller's snapshot of the ns record */
 	struct state_owner		 me;		/* this process, stamped on the record */
 	struct statefile_counters	 stats;
 	char				 why[256];	/* why a file was not loaded */
@@ -71,9 +80,10 @@ enum statefile_result {
 typedef void (*statefile_done)(void *arg, bool ok, uint64_t a, uint64_t b);
 
 /*
- * Opens and locks path (NULL or "" = off) and loads the record. False with a
+ * Opens and locks path (NULL or "" = off) and loads both records. False with a
  * reason when the file cannot be locked (another process has it), created or
- * read: the service must not start then.
+ * read: the service must not start then. A record that is corrupt is set
+ * aside (<path>.corrupt) and starts empty, the other kept (origin, ns_origin).
  */
 bool	statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));

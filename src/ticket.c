@@ -25,6 +25,7 @@ enum ticket_step {
 	TICKET_STEP_WITNESS,
 	TICKET_STEP_TX,
 	TICKET_STEP_ROLLBACK,
+	TICKET_STEP_OTHER,		/* another module's query (ticket_run) */
 };
 
 /*
@@ -282,6 +283,7 @@ ticket_failed(struct ticket_server *s, const char *what, const char *msg)
 {
 	bool was_up = ticket_up(s);
 
+	s->other = false;
 	s->stats.failures++;
 	db_close(s->db);
 	evtimer_del(s->recheck);
@@ -314,6 +316,7 @@ ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 {
+	s->other = false;
 	s->stats.refusals++;
 	db_close(s->db);
 	evtimer_del(s->recheck);
@@ -826,6 +829,46 @@ ticket_up_done(struct ticket_server *s)
 	/* Asked for while this check was in flight; a fetch the tier started takes it after. */
 	if (s->recheck_due && s->state == TICKET_READY)
 		ticket_start_recheck(s);
+}
+
+bool
+ticket_run(struct ticket_server *s, const char *sql, db_cb cb)
+{
+	if (s->state != TICKET_READY)
+		return false;
+	s->state = TICKET_FETCHING;
+	s->other = true;
+	if (!ticket_run_next(s, sql, cb)) {
+		s->state = TICKET_READY;
+		s->other = false;
+		return false;
+	}
+	return true;
+}
+
+bool
+ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
+{
+	s->step = TICKET_STEP_OTHER;
+	return db_query(s->db, sql, cb, s);
+}
+
+void
+ticket_run_end(struct ticket_server *s)
+{
+	s->other = false;
+	if (s->state != TICKET_FETCHING)
+		return;
+	s->state = TICKET_READY;
+	if (s->recheck_due)
+		ticket_start_recheck(s);
+}
+
+void
+ticket_run_lost(struct ticket_server *s, const char *what, const char *msg)
+{
+	s->other = false;
+	ticket_failed(s, what, msg);
 }
 
 /* Starts one ticket transaction. */

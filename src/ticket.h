@@ -119,6 +119,7 @@ struct ticket_server {
 	ticket_notify		 notify;
 	void			*notify_arg;
 	struct ticket_counters	 stats;
+	bool			 other;		/* FETCHING for another module (ticket_run) */
 	uint64_t		 fetch_started_us;
 	char			 last_error[512];
 	char			 logged_refusal[512];	/* logged once until the server passes */
@@ -134,6 +135,19 @@ void		ticket_start(struct ticket_server *s);
 
 /* Starts one ticket transaction; only in TICKET_READY. */
 bool		ticket_fetch(struct ticket_server *s) __attribute__((warn_unused_result));
+
+/*
+ * Runs another module's query on the live connection (the namespaces,
+ * tier_ns.c): only in TICKET_READY; the server is FETCHING, with other set,
+ * until ticket_run_end(). ticket_run_next() sends the run's next query;
+ * ticket_run_lost() ends it as an outage (the connection is closed).
+ */
+bool		ticket_run(struct ticket_server *s, const char *sql, db_cb cb)
+		    __attribute__((warn_unused_result));
+bool		ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
+		    __attribute__((warn_unused_result));
+void		ticket_run_end(struct ticket_server *s);
+void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg);
 
 /* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);

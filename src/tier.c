@@ -15,6 +15,7 @@
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
 static unsigned	tier_in_flight(const struct tier *t);
+static void	tier_prefetch_default(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static double	tier_fetch_ms(const struct tier *t);
 static void	tier_retarget(struct tier *t);
@@ -56,6 +57,8 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->on_change = on_change;
 	t->arg = arg;
 	t->sf = sf;
+	nss_init(&t->nss, cfg->max_namespaces);
+	t->ns_idle_ms = cfg->ns_idle_ms;
 	t->last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
 	t->ticket_region = server_region();
 	for (i = 0; i < server_count(); i++) {
@@ -76,6 +79,7 @@ tier_free(struct tier *t)
 		event_free(t->rate_tick);
 	for (unsigned i = 0; i < server_count(); i++)
 		ticket_free(&t->srv[i]);
+	nss_free(&t->nss);
 }
 
 void
@@ -104,7 +108,7 @@ tier_fetch_ms(const struct tier *t)
 		const struct ticket_server *s = &t->srv[i];
 		double f = 0;
 
-		if (!ticket_up(s))
+		if (!ticket_up(s) || s->other)
 			continue;
 		if (s->stats.tickets > 0)
 			f = (double)s->stats.fetch_us_total / (double)s->stats.tickets / 1000.0;
@@ -155,6 +159,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 	t->taken_mark = t->taken;
 	t->rate = now > t->rate * 0.9 ? now : t->rate * 0.9;
 	tier_retarget(t);
+	tier_ns_tick(t, TIER_RATE_MS, tier_fetch_ms(t));
 	tier_prefetch(t);
 }
 
@@ -165,7 +170,7 @@ tier_in_flight(const struct tier *t)
 	unsigned n = t->writing;
 
 	for (unsigned i = 0; i < server_count(); i++)
-		n += t->srv[i].state == TICKET_FETCHING;
+		n += t->srv[i].state == TICKET_FETCHING && !t->srv[i].other;
 	return n;
 }
 
@@ -245,6 +250,14 @@ tier_next_server(const struct tier *t)
  */
 void
 tier_prefetch(struct tier *t)
+{
+	tier_ns_kick_first(t);
+	tier_prefetch_default(t);
+	tier_ns_kick(t);
+}
+
+static void
+tier_prefetch_default(struct tier *t)
 {
 	if (t->block_size == 0)
 		return;
@@ -346,6 +359,12 @@ tier_save(struct tier *t)
 	if (r != STATEFILE_QUEUED)
 		tier_saved(t, r == STATEFILE_DURABLE);
 	return r != STATEFILE_FAILED;
+}
+
+bool
+tier_save_marks(struct tier *t)
+{
+	return tier_save(t);
 }
 
 /* Adds a recorded ticket's block to the pool. */
@@ -621,6 +640,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		t->block_size = s->block_size;
 		tier_retarget(t);
 		tier_checked_others(t, s);
+		tier_ns_event(t, s, ev);
 		break;
 	case TICKET_EV_TICKET:
 		/* Write-ahead: on disk before any of its IDs is handed out. */
@@ -641,6 +661,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 				tier_fresh_update(t, j);
 			}
 		}
+		tier_ns_event(t, s, ev);
 		break;
 	}
 	tier_prefetch(t);

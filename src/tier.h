@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "ns.h"
 #include "pool.h"
 #include "server.h"
 #include "statefile.h"
@@ -54,6 +55,25 @@ struct tier {
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
+	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
+	struct nss		 nss;
+	uint64_t		 ns_idle_ms;	/* ns_idle_ms */
+	uint64_t		 ns_epoch;	/* orders connects and namespace checks */
+	uint64_t		 ns_up_at[NS_SERVERS];	/* when each connected (ns_epoch) */
+	uint64_t		 ns_at[NS_SERVERS];	/* when its last namespace check ended */
+	bool			 ns_due[NS_SERVERS];	/* a namespace check is wanted */
+	bool			 ns_warned[NS_SERVERS];	/* its schema lacks namespaces: logged */
+	bool			 ns_bad_warned[NS_SERVERS];	/* rows not understood: logged */
+	bool			 ns_witnessed[NS_SERVERS];	/* its copies brought up since
+							 * it connected (6.5) */
+	bool			 ns_full_warned;	/* the state file's marks full: logged */
+	uint32_t		 ns_fetch[NS_SERVERS];	/* the namespace of its ticket in flight */
+	bool			 ns_inflight[NS_SERVERS];	/* ... while one is */
+	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
+							 * was sent then (ns_epoch) */
+	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
+	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
+	uint64_t		 ns_refusals;	/* namespaces refused on a server */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
 };
@@ -82,5 +102,20 @@ bool		tier_any_up(const struct tier *t);
 
 /* True when every server has settled (up, refused, or failed once). */
 bool		tier_settled(const struct tier *t);
+
+/* Namespaces (tier_ns.c): a server's event, the refills, the rate tick. */
+void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
+void		tier_ns_kick(struct tier *t);
+void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
+void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+
+/* Saves the state file without waiting (marks merged); false when it failed now. */
+bool		tier_save_marks(struct tier *t);
+
+/* How many namespaces are served now. */
+unsigned	tier_ns_served(const struct tier *t);
+
+/* True when a ticket of ns may come: in flight, or a server that may serve it is up. */
+bool		tier_ns_can_fetch(struct tier *t, const struct nsrv *ns);
 
 #endif

@@ -10,6 +10,9 @@ directory on sys.path. Each mode prints what the test checks, or exits 1.
                                             bounded by 5 s (test_grpc_flood.sh)
   grpc_client.py DIR PORT stall SECONDS     a request that never ends is ended by
                                             the server within SECONDS
+  grpc_client.py DIR PORT ns NAME           GenerateId and GenerateIdBatch (count 3)
+                                            with metadata idgen-namespace: NAME ("-":
+                                            none); one line each: "ID|BATCH CODE what"
 """
 import sys
 import threading
@@ -169,6 +172,20 @@ elif mode == "statuses":
     r = s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=1000))
     check_batch(r, 1000)
     print("count 1000: OK")
+elif mode == "ns":
+    name = sys.argv[4]
+    md = None if name == "-" else [("idgen-namespace", name)]
+    s = stub()
+    for what, fn in (("ID", lambda: [check_one(s.GenerateId(
+            idgen_pb2.GenerateIdRequest(caller_service="ns"), metadata=md, timeout=5))]),
+            ("BATCH", lambda: check_batch(s.GenerateIdBatch(
+                idgen_pb2.GenerateIdBatchRequest(count=3, caller_service="ns"), metadata=md,
+                timeout=5), 3))):
+        try:
+            got = fn()
+            print("%s OK %s" % (what, ",".join(str(i) for i in got)))
+        except grpc.RpcError as e:
+            print("%s %s %s" % (what, e.code().name, e.details()))
 elif mode == "deadline":
     got, details = code_of(lambda: stub().GenerateId(idgen_pb2.GenerateIdRequest(), timeout=0.2))
     assert got == grpc.StatusCode.DEADLINE_EXCEEDED, (got, details)

@@ -78,18 +78,35 @@ for r in odd even; do
 done
 expect_ctl 0 "^orders +1000 snowflake ready " ns list
 log "2-3. adopted above MAX(id) = $TOP of three shards (killed after rows, floor, ready; resumed); first tickets $(ticket odd orders), $(ticket even orders)"
+# idserver serves it from above the largest existing ID.
+idserver_start svc "$SVC_PORT" --recheck_ms 300
+served() { q "$SVC_PORT" "ID $1\n" | grep -qE '^[0-9]+$'; }
+wait_for "orders served" 10 served orders
+ids=$(q "$SVC_PORT" 'IDS 5 orders\nBLOCK 10 orders\n' | tr '\n' ' ')
+for id in $ids; do
+	[ "$id" = 10 ] || [ "$id" -gt $TOP ] || fail "idserver's ID $id of orders is not above $TOP ($ids)"
+done
+log "2-3. idserver's first IDs of orders: $ids"
 
 # 4. Raise: forward only.
 expect_ctl 1 "would move it back" ns raise orders --above 5000
 expect_ctl 0 "^ns raise: orders: its next ID is at least 2000000000000" ns raise orders --above 1999999999999
 [ $(($(ticket odd orders) * B)) -ge 2000000000000 ] || fail "a ticket below the raise"
+# idserver lets go of what it buffered below the raise within recheck_ms.
+above_raise() { [ "$(q "$SVC_PORT" 'ID orders\n')" -ge 2000000000000 ]; }
+wait_for "idserver's IDs of orders above the raise" 10 above_raise
 log "4. ns raise forward ok, backward refused"
 
 # 5. Drop, then create again: above the old marks.
-expect_ctl 0 "^ns drop: orders dropped on 2 servers" ns drop orders
+expect_ctl 1 "an idserver may use it; --force drops it anyway" ns drop orders
+expect_ctl 0 "^ns drop: orders dropped on 2 servers" ns drop orders --force
+gone() { q "$SVC_PORT" 'ID orders\n' | grep -q "^ERR RANGE unknown namespace"; }
+wait_for "a dropped namespace unknown to idserver" 10 gone
 expect_ctl 0 "its first ID is at least (200000000[0-9]{4})" ns create orders --block-size $B
 first=$(sed -n 's/.*at least \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")
 [ "$first" -ge 2000000000000 ] || fail "re-created below its old marks: $first"
+wait_for "orders served again" 10 served orders
+[ "$(q "$SVC_PORT" 'ID orders\n')" -ge "$first" ] || fail "idserver's ID of the re-created orders below $first"
 expect_ctl 1 "no namespace nothere" ns drop nothere
 db_sql odd "CREATE DATABASE shard9; CREATE TABLE shard9.t (id BIGINT UNSIGNED PRIMARY KEY); INSERT INTO shard9.t VALUES (18446744073709551615)"
 expect_ctl 1 "the largest existing ID 18446744073709551615 is not below 2\^53" ns create big --block-size 1 \

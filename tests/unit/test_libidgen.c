@@ -21,7 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum fake_mode { FAKE_OK, FAKE_DOWN, FAKE_ERR, FAKE_GARBAGE, FAKE_HANG, FAKE_GAPS };
+enum fake_mode { FAKE_OK, FAKE_DOWN, FAKE_ERR, FAKE_GARBAGE, FAKE_HANG, FAKE_GAPS, FAKE_NONS,
+    FAKE_NSB };
 
 /* A fake idserver per endpoint: blocks from one shared counter. */
 struct fake {
@@ -29,6 +30,7 @@ struct fake {
 	_Atomic int		 mode[2];
 	_Atomic unsigned	 exchanges[2];
 	_Atomic unsigned	 resets[2];
+	char			 req[96];	/* the first line of the last exchange */
 };
 
 static unsigned
@@ -45,7 +47,19 @@ fake_exchange(void *ctx, unsigned ep, const char *req, size_t len, unsigned nreq
 	atomic_fetch_add(&f->exchanges[ep], 1);
 	assert_true(sscanf(req, "BLOCK %u\n", &n) == 1);
 	assert_int_equal(len % nreq, 0);
+	assert_true(len / nreq < sizeof(f->req));
+	memcpy(f->req, req, len / nreq);
+	f->req[len / nreq] = '\0';
 	switch (atomic_load(&f->mode[ep])) {
+	case FAKE_NONS:
+	case FAKE_NSB:
+		for (i = 0; i < nreq; i++) {
+			snprintf(line, sizeof(line), "ERR RANGE %s",
+			    atomic_load(&f->mode[ep]) == FAKE_NONS ? "unknown namespace "
+			    "(idgenctl ns list)" : "BLOCK n is at most the namespace's block size B");
+			done += fn(arg, line, line + strlen(line));
+		}
+		return done;
 	case FAKE_DOWN:
 		snprintf(err, errlen, "fake%u: connect: Connection refused", ep);
 		return 0;
@@ -270,6 +284,82 @@ test_open_tls(void **state)
 	idgen_options_init(&o);
 	o.tls = IDGEN_TLS_ON;
 	assert_non_null(c = idgen_open("127.0.0.1:1", &o, err, sizeof(err)));
+	idgen_close(c);
+}
+
+/*
+ * A client of a namespace: the name checked by idserver's grammar and copied
+ * at open, sent on every BLOCK request; an idserver's RANGE to it is
+ * IDGEN_ENONS unless another idserver answered something else.
+ */
+static void
+test_namespace(void **state)
+{
+	struct idgen_options	 o;
+	struct fake		 f = { 0 };
+	char			 err[IDGEN_ERR_LEN], name[IDGEN_NS_MAX + 2];
+	const char		*bad[] = { "", "a-b", "a b", "é", "orders\n" };
+	idgen_client		*c;
+	uint64_t		 id, three[3];
+	unsigned		 i;
+
+	(void)state;
+	idgen_options_init(&o);
+	assert_null(o.ns);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.ns = bad[i];
+		err[0] = '\0';
+		assert_null(idgen_open("127.0.0.1:1", &o, err, sizeof(err)));
+		assert_non_null(strstr(err, "bad namespace name"));
+	}
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	o.ns = name;
+	assert_null(idgen_open("127.0.0.1:1", &o, err, sizeof(err)));
+	name[IDGEN_NS_MAX] = '\0';
+	idgen_close(idgen_open("127.0.0.1:1", &o, err, sizeof(err)));
+	/* Copied at open: the caller's buffer may change. */
+	snprintf(name, sizeof(name), "orders_1");
+	o.ns = name;
+	c = fake_open(&f, &o);
+	name[0] = 'X';
+	assert_int_equal(idgen_next(c, &id), IDGEN_OK);
+	assert_string_equal(f.req, "BLOCK 4096 orders_1\n");
+	idgen_close(c);
+	/* Unknown on both: ENONS, the name and the server's words in the message. */
+	atomic_store(&f.mode[0], FAKE_NONS);
+	atomic_store(&f.mode[1], FAKE_NONS);
+	snprintf(name, sizeof(name), "orders");
+	c = fake_open(&f, &o);
+	assert_int_equal(idgen_next(c, &id), IDGEN_ENONS);
+	assert_non_null(strstr(idgen_last_error(), "namespace orders is unknown"));
+	assert_non_null(strstr(idgen_last_error(), "ERR RANGE unknown namespace"));
+	assert_string_not_equal(idgen_strerror(IDGEN_ENONS), "unknown error");
+	idgen_close(c);
+	/* Unknown on one, the other down: still ENONS. */
+	atomic_store(&f.mode[1], FAKE_DOWN);
+	c = fake_open(&f, &o);
+	assert_int_equal(idgen_ids(c, 3, three), IDGEN_ENONS);
+	idgen_close(c);
+	/* The other answered UNAVAILABLE: the namespace may be known there. */
+	atomic_store(&f.mode[1], FAKE_ERR);
+	c = fake_open(&f, &o);
+	assert_int_equal(idgen_next(c, &id), IDGEN_EUNAVAILABLE);
+	idgen_close(c);
+	/* RANGE for a BLOCK above the namespace's B is not an unknown namespace. */
+	atomic_store(&f.mode[0], FAKE_NSB);
+	atomic_store(&f.mode[1], FAKE_NSB);
+	c = fake_open(&f, &o);
+	assert_int_equal(idgen_next(c, &id), IDGEN_EUNAVAILABLE);
+	assert_non_null(strstr(idgen_last_error(), "at most the namespace's block size"));
+	idgen_close(c);
+	atomic_store(&f.mode[0], FAKE_NONS);
+	/* No namespace: nothing sent, and RANGE is no namespace's. */
+	o.ns = NULL;
+	atomic_store(&f.mode[1], FAKE_NONS);
+	c = fake_open(&f, &o);
+	assert_int_equal(idgen_next(c, &id), IDGEN_EUNAVAILABLE);
+	assert_string_equal(f.req, "BLOCK 4096\n");
 	idgen_close(c);
 }
 
@@ -605,6 +695,7 @@ main(void)
 		cmocka_unit_test(test_held),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_open_tls),
+		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_handout),
 		cmocka_unit_test(test_failover),
 		cmocka_unit_test(test_outage),

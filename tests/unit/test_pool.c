@@ -114,6 +114,29 @@ test_empty_and_full(void **state)
 	assert_int_equal(pool_available(&p), 0);
 }
 
+/* Dropping below x: whole ranges below it go, a range across it keeps the rest. */
+static void
+test_drop_below(void **state)
+{
+	struct pool p;
+	uint64_t out[2];
+
+	(void)state;
+	pool_init(&p);
+	assert_true(pool_add(&p, 10, 10));	/* 10..19 */
+	assert_true(pool_add(&p, 40, 10));	/* 40..49 */
+	assert_true(pool_add(&p, 20, 10));	/* 20..29 */
+	assert_int_equal(pool_drop_below(&p, 25), 15);
+	assert_int_equal(pool_available(&p), 15);
+	assert_true(pool_take_ids(&p, 2, out));
+	assert_int_equal(out[0], 40);
+	assert_int_equal(out[1], 41);
+	assert_int_equal(pool_drop_below(&p, 25), 0);
+	assert_int_equal(pool_drop_below(&p, 100), 13);
+	assert_int_equal(pool_available(&p), 0);
+	assert_false(pool_take_ids(&p, 1, out));
+}
+
 /* A seeded mix of ID / IDS / BLOCK over many blocks: every ID exactly once. */
 static void
 test_mixed_no_duplicates(void **state)
@@ -213,6 +236,7 @@ main(void)
 		cmocka_unit_test(test_ids_sorted_when_blocks_interleave),
 		cmocka_unit_test(test_block_never_crosses),
 		cmocka_unit_test(test_empty_and_full),
+		cmocka_unit_test(test_drop_below),
 		cmocka_unit_test(test_mixed_no_duplicates),
 		cmocka_unit_test(test_fragments_never_block_refills),
 	};

@@ -325,6 +325,66 @@ test_route(void **state)
 	assert_int_equal(r.status, 501);
 }
 
+/*
+ * ?ns= on the ID API: taken as sent (percent-decoded, the first one) for the
+ * core to judge, cut after 49 bytes so that a long name stays too long;
+ * ignored elsewhere; the count is read as before.
+ */
+static void
+test_route_ns(void **state)
+{
+	struct proto_http_route r;
+	char q[128];
+
+	(void)state;
+	route(EVHTTP_REQ_GET, "/v1/id", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_false(r.has_ns);
+	route(EVHTTP_REQ_GET, "/v1/id", "ns=orders", NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_false(r.has_arg);
+	assert_true(r.has_ns);
+	assert_int_equal(r.nslen, 6);
+	assert_string_equal(r.ns, "orders");
+	route(EVHTTP_REQ_GET, "/v1/ids", "ns=default&count=5", NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.arg, "5");
+	assert_string_equal(r.ns, "default");
+	route(EVHTTP_REQ_HEAD, "/v1/block", "count=3&ns=o_1&ns=other&x=y", NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.arg, "3");
+	assert_string_equal(r.ns, "o_1");
+	/* A bad name reaches the core as sent: a-b, empty, decoded from %2D. */
+	route(EVHTTP_REQ_GET, "/v1/id", "ns=a-b", NULL, NULL, &r);
+	assert_true(r.has_ns && r.nslen == 3 && strcmp(r.ns, "a-b") == 0);
+	route(EVHTTP_REQ_GET, "/v1/id", "ns=", NULL, NULL, &r);
+	assert_true(r.has_ns && r.nslen == 0);
+	route(EVHTTP_REQ_GET, "/v1/ids", "count=2&ns=a%2Db", NULL, NULL, &r);
+	assert_string_equal(r.ns, "a-b");
+	memset(q, 0, sizeof(q));
+	memcpy(q, "ns=", 3);
+	memset(q + 3, 'n', 100);
+	route(EVHTTP_REQ_GET, "/v1/id", q, NULL, NULL, &r);
+	assert_int_equal(r.nslen, CORE_NS_NAME_MAX + 1);
+	assert_false(core_ns_name_ok(r.ns, r.nslen));
+	/* A POST takes it from the query too; its body is still only {"count": N}. */
+	route(EVHTTP_REQ_POST, "/v1/ids", "ns=orders", "application/json", "{\"count\":4}", &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.arg, "4");
+	assert_string_equal(r.ns, "orders");
+	/* The count is required as before, with or without a namespace. */
+	route(EVHTTP_REQ_GET, "/v1/block", "ns=orders", NULL, NULL, &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.why, "count=N is required");
+	/* Not an ID page: ns is not read. */
+	route(EVHTTP_REQ_GET, "/v1/decode/12", "ns=orders", NULL, NULL, &r);
+	assert_int_equal(r.status, 0);
+	assert_false(r.has_ns);
+	assert_string_equal(r.arg, "12");
+	route(EVHTTP_REQ_GET, "/stats", "ns=orders", NULL, NULL, &r);
+	assert_false(r.has_ns);
+}
+
 static void
 test_accept(void **state)
 {
@@ -378,6 +438,7 @@ main(void)
 		cmocka_unit_test(test_block_b58_decode),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_route),
+		cmocka_unit_test(test_route_ns),
 		cmocka_unit_test(test_accept),
 		cmocka_unit_test(test_cors),
 	};

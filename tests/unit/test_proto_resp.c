@@ -465,6 +465,54 @@ test_client_list_filters(void **state)
 	rig_free(r);
 }
 
+/*
+ * ID [ns], IDS n [ns], BLOCK n [ns]: the namespace is an optional last
+ * argument, judged by the core (default served, a bad name BADREQ, an unknown
+ * one RANGE), in multibulk, inline and inside MULTI; one more is an arity error.
+ */
+static void
+test_namespace(void **state)
+{
+	struct rig *r = rig_new();
+	char req[512], long_ns[CORE_NS_NAME_MAX + 2];
+	struct proto_resp_frame f;
+	const char *why;
+
+	(void)state;
+	assert_true(pool_add(&r->tier.pool, 3 * B, B));
+	assert_int_equal(parse("*3\r\n$3\r\nIDS\r\n$1\r\n5\r\n$6\r\norders\r\n", &f, &why),
+	    PROTO_RESP_FRAME);
+	assert_int_equal(f.argc, 3);
+	assert_memory_equal(f.argv[2], "orders", 6);
+	assert_string_equal(talk(r, "*2\r\n$2\r\nID\r\n$7\r\ndefault\r\n", NULL), ":12288\r\n");
+	assert_string_equal(talk(r, "IDS 2 default\r\nblock 3 DEFAULT\r\n", NULL),
+	    "*2\r\n:12289\r\n:12290\r\n-RANGE unknown namespace (idgenctl ns list)\r\n");
+	assert_string_equal(talk(r, "*2\r\n$2\r\nid\r\n$6\r\norders\r\n", NULL),
+	    "-RANGE unknown namespace (idgenctl ns list)\r\n");
+	assert_true(r->core.stats.errors[CORE_ERR_NONS] == 2);
+	assert_string_equal(talk(r, "*3\r\n$5\r\nBLOCK\r\n$1\r\n5\r\n$3\r\na-b\r\n", NULL),
+	    "-BADREQ a namespace name is 1..48 letters, digits or _\r\n");
+	memset(long_ns, 'n', sizeof(long_ns) - 1);
+	long_ns[sizeof(long_ns) - 1] = '\0';
+	snprintf(req, sizeof(req), "ID %s\r\nID %.48s\r\n", long_ns, long_ns);
+	assert_string_equal(talk(r, req, NULL),
+	    "-BADREQ a namespace name is 1..48 letters, digits or _\r\n"
+	    "-RANGE unknown namespace (idgenctl ns list)\r\n");
+	/* The count is the core's to judge first, as without a namespace. */
+	assert_string_equal(talk(r, "IDS 0 orders\r\n", NULL), "-RANGE n must be 1..1000\r\n");
+	assert_string_equal(talk(r, "ID a b\r\nIDS 1 a b\r\nDECODE 1 a\r\nPING\r\n", NULL),
+	    "-ERR wrong number of arguments for 'id' command\r\n"
+	    "-ERR wrong number of arguments for 'ids' command\r\n"
+	    "-ERR wrong number of arguments for 'decode' command\r\n+PONG\r\n");
+	snprintf(req, sizeof(req), "%s*2\r\n$2\r\nID\r\n$6\r\norders\r\n"
+	    "*3\r\n$3\r\nIDS\r\n$1\r\n2\r\n$7\r\ndefault\r\n%s", multi, exec_);
+	assert_string_equal(talk(r, req, NULL), "+OK\r\n+QUEUED\r\n+QUEUED\r\n"
+	    "*2\r\n-RANGE unknown namespace (idgenctl ns list)\r\n*2\r\n:12291\r\n:12292\r\n");
+	/* The fast path is untouched: no namespace, the default sequence. */
+	assert_string_equal(talk(r, id, NULL), ":12293\r\n");
+	rig_free(r);
+}
+
 /* COMMAND: the table, counted; DOCS and INFO by name. */
 static void
 test_command_table(void **state)
@@ -484,13 +532,20 @@ test_command_table(void **state)
 	assert_true(out[0] == '*' && strtol(out + 1, NULL, 10) == n);
 	assert_non_null(strstr(out, "$3\r\nids\r\n"));
 	assert_non_null(strstr(out, "$5\r\nmulti\r\n"));
+	/* ID, IDS and BLOCK take an optional namespace last: arity -n, ns optional. */
 	assert_string_equal(talk(r, "COMMAND DOCS IDS nope\r\n", NULL),
 	    "*2\r\n$3\r\nids\r\n*6\r\n$7\r\nsummary\r\n$33\r\nn unique IDs (1..1000), ascending\r\n"
-	    "$5\r\ngroup\r\n$5\r\nidgen\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$1\r\nn\r\n"
-	    "$4\r\ntype\r\n$6\r\nstring\r\n");
-	assert_string_equal(talk(r, "COMMAND INFO id nope\r\n", NULL),
-	    "*2\r\n*10\r\n$2\r\nid\r\n:1\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*0\r\n*0\r\n*0\r\n*0\r\n"
+	    "$5\r\ngroup\r\n$5\r\nidgen\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$1\r\nn\r\n"
+	    "$4\r\ntype\r\n$6\r\nstring\r\n*6\r\n$4\r\nname\r\n$2\r\nns\r\n"
+	    "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+optional\r\n");
+	assert_string_equal(talk(r, "COMMAND INFO id decode nope\r\n", NULL),
+	    "*3\r\n*10\r\n$2\r\nid\r\n:-1\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*0\r\n*0\r\n*0\r\n*0\r\n"
+	    "*10\r\n$6\r\ndecode\r\n:2\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*0\r\n*0\r\n*0\r\n*0\r\n"
 	    "*-1\r\n");
+	out = talk(r, "COMMAND DOCS ID DECODE\r\n", NULL);
+	assert_non_null(strstr(out, "$2\r\nid\r\n*6\r\n"));
+	assert_non_null(strstr(out, "$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nns\r\n"));
+	assert_non_null(strstr(out, "$6\r\ndecode\r\n*6\r\n"));
 	out = talk(r, "COMMAND DOCS PING\r\n", NULL);
 	assert_non_null(strstr(out, "$5\r\nflags\r\n*1\r\n+optional\r\n"));
 	out = talk(r, "COMMAND DOCS CLIENT\r\n", NULL);
@@ -515,6 +570,7 @@ main(void)
 		cmocka_unit_test(test_connection_commands),
 		cmocka_unit_test(test_client_list_filters),
 		cmocka_unit_test(test_command_table),
+		cmocka_unit_test(test_namespace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

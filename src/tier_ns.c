@@ -1,0 +1,787 @@
+/*
+ * tier_ns.c - namespaces on the tier's servers (docs/design.md section 13.6):
+ * the namespace check after every server check, one namespace ticket
+ * transaction at a time on a server's connection, the write-ahead of its mark
+ * to the state file, and each namespace's buffered IDs.
+ *
+ * Only the servers of our own region serve namespaces; with none of them up
+ * a namespace falls back by its policy (source.c).
+ */
+#include "tier.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "clk.h"
+#include "layout.h"
+#include "log.h"
+
+/*
+ * Every namespace this server lists, each marks row of it, and its ticket
+ * table's counter, in one row (one line each; words as nss_parse reads them).
+ * dropped names are not listed: they are never served again.
+ */
+#define TIER_NS_CHECK_SQL \
+    "SET SESSION group_concat_max_len = 16777216;" \
+    "SELECT (SELECT GROUP_CONCAT(CONCAT_WS(' ', n.name, n.block_size, n.fallback, n.state, " \
+    "IFNULL(t.AUTO_INCREMENT, 0), IFNULL(m.role, '-'), IFNULL(m.high_water, 0), " \
+    "IFNULL(m.block_size, 0), n.start_above) ORDER BY BINARY n.name, m.role " \
+    "SEPARATOR '\\n') " \
+    "FROM idgen_namespaces n LEFT JOIN information_schema.TABLES t ON " \
+    "t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = CONCAT('tickets_', n.name) " \
+    "LEFT JOIN idgen_ns_marks m ON m.ns = n.name WHERE n.state <> 'dropped'), 1"
+
+/*
+ * A namespace's ticket, as the default one (docs/design.md 6.3) on its own
+ * table and marks rows: the namespace's catalogue row and the server's own
+ * idgen_marks row are read under a shared lock (ns drop and create change
+ * the one, a change of the increment seals the other: 13.6, 12.4), the
+ * namespace's own marks row locked before REPLACE draws, raised only from
+ * below t in ID space (else the counter regressed), the copies raised.
+ */
+#define TIER_NS_TX_SQL \
+    "START TRANSACTION;" \
+    "SELECT n.state, n.block_size, n.fallback, m.generation, m.sealed FROM " \
+    "idgen_namespaces n JOIN idgen_marks m ON m.role = '%s' WHERE n.name = '%s' " \
+    "LOCK IN SHARE MODE;" \
+    "SELECT high_water FROM idgen_ns_marks WHERE ns = '%s' AND role = '%s' FOR UPDATE;" \
+    "REPLACE INTO tickets_%s (stub) VALUES ('a');" \
+    "UPDATE idgen_ns_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 ", " \
+    "used_at = NOW(3) WHERE ns = '%s' AND role = '%s' AND (high_water + 1) * " \
+    "IF(block_size = 0, %" PRIu64 ", block_size) <= LAST_INSERT_ID() * %" PRIu64
+#define TIER_NS_COPY_SQL \
+    ";UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
+    "WHERE ns = '%s' AND role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 \
+    ", block_size) < %" PRIu64
+#define TIER_NS_TX_STMTS	6	/* with no copy: START ... UPDATE own, COMMIT */
+#define TIER_NS_TX_REPLACE	3
+#define TIER_NS_TX_MARK		4
+#define TIER_NS_SQL_MAX		4096
+#define TIER_NS_WITNESS_MAX	(NS_MAX_CEIL * (NS_SERVERS - 1) * 320)
+
+static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
+		    const struct db_result *r);
+static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
+static void	tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns,
+		    uint64_t ticket);
+static void	tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t ticket);
+static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
+static void	tier_ns_up_now(const struct tier *t, bool *up);
+static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
+static void	tier_ns_counters(struct tier *t, unsigned i);
+static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
+static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
+static int	tier_ns_role_index(const char *role);
+
+/* A field read as a decimal; false for NULL or anything else. */
+static bool
+tier_ns_u64(const char *v, uint64_t *out)
+{
+	char *end;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* The mark the state file holds for (ns, server i), as an end in ID space. */
+static uint64_t
+tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i)
+{
+	const struct state_ns_mark *m = state_ns_get(&t->sf->ns, ns->name, i);
+
+	return ns_known_end(ns, i, m != NULL ? m->high_water : 0, m != NULL ? m->block_size : 0);
+}
+
+/*
+ * The first namespace check of a new connection to s is followed, before s
+ * serves namespaces, by its copies of the others' marks brought up to what
+ * this process knows (6.5's witness, per namespace). True when sent.
+ */
+static bool
+tier_ns_witness(struct tier *t, struct ticket_server *s)
+{
+	static char sql[TIER_NS_WITNESS_MAX];
+	unsigned i = s->index;
+	size_t len = 0;
+	int m;
+
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		const struct nsrv *ns = t->nss.v[k];
+		uint64_t b = ns->v[i].b;
+
+		if (ns->seen[i] != t->nss.last_check[i] || !ns->v[i].ready || b == 0)
+			continue;
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
+			uint64_t end = tier_ns_known(t, ns, j), unit = ns->v[i].hb[j] != 0 ?
+			    ns->v[i].hb[j] : b, have;
+
+			have = ns->v[i].hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
+			    (ns->v[i].hw[j] + 1) * unit;
+			if (j == i || end <= have)
+				continue;
+			/* Each begins with ';': the query is sent from its second byte. */
+			m = snprintf(sql + len, sizeof(sql) - len, TIER_NS_COPY_SQL,
+			    ns_end_ticket(end, b), b, ns->name, server_role(j), b,
+			    (ns_end_ticket(end, b) + 1) * b);
+			if (m < 0 || (size_t)m >= sizeof(sql) - len) {
+				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
+				    "fit a query");
+				return true;
+			}
+			len += (size_t)m;
+		}
+	}
+	if (len == 0)
+		return false;
+	if (!ticket_run_next(s, sql + 1, tier_ns_witnessed))
+		ticket_run_lost(s, "namespace check", "could not send the copies of the marks");
+	return true;
+}
+
+/* The copies are written: the server may serve namespaces. */
+static void
+tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	struct tier *t = s->notify_arg;
+
+	(void)db;
+	if (r->err != 0) {
+		ticket_run_lost(s, "namespace check", r->msg);
+		return;
+	}
+	t->ns_witnessed[s->index] = true;
+	ticket_run_end(s);
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* Drops the state file's marks of names no server lists (only when it is full). */
+static void
+tier_ns_prune(struct tier *t)
+{
+	struct state_ns *r = &t->sf->ns;
+	unsigned out = 0, gone = 0;
+
+	for (unsigned k = 0; k < r->n; k++) {
+		if (nss_find(&t->nss, r->m[k].ns, strlen(r->m[k].ns)) == NULL) {
+			gone++;
+			continue;
+		}
+		r->m[out++] = r->m[k];
+	}
+	r->n = out;
+	if (gone > 0)
+		log_warn("state file: %u namespace marks of names no server lists any more let go "
+		    "to make room (a name dropped on every server)", gone);
+}
+
+/*
+ * Every mark a check read is kept in the state file's namespace record, as
+ * tier_merge_marks does for the default (6.4): a server restored later with
+ * its copies lagging still finds it bound. Saved without waiting.
+ */
+static void
+tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
+{
+	bool changed, any = false;
+	int j;
+
+	for (unsigned r = 0; r < n; r++) {
+		if (rows[r].hw == 0 || (j = tier_ns_role_index(rows[r].role)) < 0 ||
+		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
+			continue;
+		if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
+		    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
+			tier_ns_prune(t);
+			if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
+			    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
+				if (!t->ns_full_warned)
+					log_error("state file: its namespace marks are full "
+					    "(STATE_NS_MARKS_MAX): marks read from the servers are not "
+					    "kept; new namespace tickets are refused");
+				t->ns_full_warned = true;
+				continue;
+			}
+		}
+		any = any || changed;
+	}
+	if (any)
+		(void)tier_save_marks(t);
+}
+
+/* Which servers' latest namespace checks count: up, and read since it connected. */
+static void
+tier_ns_up_now(const struct tier *t, bool *up)
+{
+	for (unsigned i = 0; i < NS_SERVERS; i++)
+		up[i] = i < server_own_count() && ticket_up(&t->srv[i]) &&
+		    t->ns_at[i] > t->ns_up_at[i];
+}
+
+void
+tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
+{
+	bool up[NS_SERVERS];
+	unsigned i = s->index;
+
+	/* max_namespaces = 0: no namespace is read or served. */
+	if (i >= server_own_count() || i >= NS_SERVERS || t->nss.max == 0)
+		return;
+	if (ev == TICKET_EV_UP) {
+		t->ns_due[i] = true;
+		if (!s->seen.recheck) {
+			/*
+			 * Partner first (docs/design.md 6.4, 13.6): a new connection
+			 * serves namespaces only once every other server up has been
+			 * read after it, its copies of this server's marks included.
+			 */
+			t->ns_up_at[i] = ++t->ns_epoch;
+			t->ns_witnessed[i] = false;
+			for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
+				t->ns_due[j] = true;
+		}
+	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
+		/* A namespace ticket in flight there will never answer (a gap). */
+		if (t->ns_inflight[i]) {
+			struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[i]);
+
+			t->ns_inflight[i] = false;
+			if (ns != NULL && ns->fetching > 0)
+				ns->fetching--;
+		}
+		tier_ns_up_now(t, up);
+		nss_judge(&t->nss, up);
+	}
+}
+
+/*
+ * Whether server i may take a ticket of ns now: its latest check lists ns as
+ * agreed and found its counter above the marks, and every other server up
+ * was read after it connected (partner first).
+ */
+static bool
+tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
+{
+	const struct ns_view *v = &ns->v[i];
+
+	if (t->srv[i].state != TICKET_READY || t->srv[i].other || ns->regressed[i] ||
+	    !t->ns_witnessed[i] ||
+	    t->ns_at[i] <= t->ns_up_at[i] || ns->seen[i] != t->nss.last_check[i] || !v->ready ||
+	    v->b != ns->b || v->policy != ns->policy)
+		return false;
+	/*
+	 * Every other server up or connecting has answered a namespace check
+	 * sent after i connected: its copies of i's marks are known (6.4).
+	 */
+	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
+		if (j != i && (ticket_up(&t->srv[j]) || t->srv[j].state == TICKET_CONNECTING) &&
+		    t->ns_at[j] <= t->ns_up_at[i])
+			return false;
+	return true;
+}
+
+/*
+ * At a check of server i: each namespace's counter there against every mark
+ * known for it. Judged only then: one query at a time on the connection, so
+ * no ticket of ours was drawn there between the counter's read and now.
+ */
+static void
+tier_ns_counters(struct tier *t, unsigned i)
+{
+	char why[512];
+
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		struct nsrv *ns = t->nss.v[k];
+		uint64_t end, next = ns->v[i].counter, b = ns->v[i].b;
+
+		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !ns->v[i].ready) {
+			ns->regressed[i] = false;
+			continue;
+		}
+		end = tier_ns_known(t, ns, i);
+		if (next != 0 && next > ns_end_ticket(end, b)) {
+			ns->regressed[i] = false;
+			ns->logged[i] = false;
+			continue;
+		}
+		if (next == 0) {
+			snprintf(why, sizeof(why), "it is ready but %s.tickets_%s is missing or "
+			    "unreadable (idgenctl ns create %s makes it and its rights)",
+			    t->srv[i].dbname, ns->name, ns->name);
+			tier_ns_refuse(t, ns, i, why);
+			continue;
+		}
+		snprintf(why, sizeof(why), "counter regressed: tickets_%s's next ticket %" PRIu64
+		    " is not above the high-water mark %" PRIu64 " (in its B=%" PRIu64 "); repair: "
+		    "on the %s server run ALTER TABLE %s.tickets_%s AUTO_INCREMENT = %" PRIu64
+		    " (or idgenctl ns raise %s --above %" PRIu64 ")", ns->name, next,
+		    ns_end_ticket(end, b), b, t->srv[i].name, t->srv[i].dbname, ns->name,
+		    ns_end_ticket(end, b) + 1, ns->name, end > 0 ? end - 1 : 0);
+		tier_ns_refuse(t, ns, i, why);
+	}
+}
+
+/* A namespace refused on one server (regressed, misconfigured); the others go on. */
+static void
+tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
+{
+	/* Logged once until the namespace passes a check there again. */
+	if (!ns->logged[i])
+		log_error("namespace %s REFUSED on the %s ticket server: %s (checked again every "
+		    "recheck_ms)", ns->name, server_name(i), why);
+	ns->logged[i] = true;
+	ns->regressed[i] = true;
+	t->ns_refusals++;
+}
+
+/* Wants more IDs buffered or in flight. */
+static bool
+tier_ns_need(const struct tier *t, const struct nsrv *ns)
+{
+	uint64_t have = pool_available(&ns->pool) + (ns->fetching + ns->writing) * ns->b;
+
+	if (!ns->served || ns->b == 0)
+		return false;
+	if (ns->demand && ns->fetching + ns->writing == 0)
+		return true;
+	/* An idle namespace keeps nothing buffered: its first request fetches. */
+	if (ns->last_take_ms == 0 || clk_mono_ms() - ns->last_take_ms > t->ns_idle_ms)
+		return false;
+	return have < ns->target || (ns->demand && have < ns->want);
+}
+
+/* Starts the namespace checks due on idle servers. */
+static void
+tier_ns_kick_checks(struct tier *t)
+{
+	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
+
+	for (unsigned i = 0; i < own; i++) {
+		struct ticket_server *s = &t->srv[i];
+
+		if (!t->ns_due[i] || s->state != TICKET_READY || s->other)
+			continue;
+		/* Numbered as sent: an answer counts from when it was asked (6.4). */
+		t->ns_sent_at[i] = ++t->ns_epoch;
+		if (ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
+			t->ns_due[i] = false;
+	}
+}
+
+/* Starts namespace tickets on idle servers (only for waiting requests: demand). */
+static void
+tier_ns_kick_fetches(struct tier *t, bool demand)
+{
+	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
+	unsigned n = t->nss.n, start = t->ns_next;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct nsrv *ns = t->nss.v[(start + k) % n];
+
+		if ((demand && !ns->demand) || !tier_ns_need(t, ns))
+			continue;
+		for (unsigned r = 1; r <= own; r++) {
+			unsigned i = (ns->last_used + r) % own;
+
+			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
+				continue;
+			ns->last_used = i;
+			ns->fetching++;
+			/* Taking turns: the next kick starts after this one. */
+			t->ns_next = (start + k + 1) % n;
+			break;
+		}
+	}
+}
+
+/*
+ * The checks first (a server busy with the default sequence still reads the
+ * catalogue), then tickets for waiting requests; the default's refills, then
+ * the namespaces' prefetch, come in tier_prefetch between the two.
+ */
+void
+tier_ns_kick_first(struct tier *t)
+{
+	tier_ns_kick_checks(t);
+	tier_ns_kick_fetches(t, true);
+}
+
+void
+tier_ns_kick(struct tier *t)
+{
+	tier_ns_kick_first(t);
+	tier_ns_kick_fetches(t, false);
+}
+
+bool
+tier_ns_can_fetch(struct tier *t, const struct nsrv *ns)
+{
+	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
+
+	if (ns->fetching + ns->writing > 0)
+		return true;
+	for (unsigned i = 0; i < own; i++)
+		if (ticket_up(&t->srv[i]) && !ns->regressed[i] && ns->seen[i] ==
+		    t->nss.last_check[i] && ns->v[i].ready)
+			return true;
+	return false;
+}
+
+/* The namespace check answered: merge it, judge every namespace again. */
+static void
+tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	struct tier *t = s->notify_arg;
+	static struct ns_row rows[NS_MAX_CEIL * NS_SERVERS];
+	unsigned nf = 0, n = 0, i = s->index, bad = 0;
+	bool up[NS_SERVERS], cut = false;
+	char why[256];
+	char **row;
+
+	(void)db;
+	switch (db_classify(r->err)) {
+	case DB_ERRC_NONE:
+		break;
+	case DB_ERRC_SCHEMA:
+	case DB_ERRC_RIGHTS:
+		/* A server whose schema predates namespaces lists none. */
+		if (!t->ns_warned[i])
+			log_warn("%s ticket server: namespaces not read: %s (load schema/10-tables.sql "
+			    "and schema/60-grant.sql.in to serve them)", s->name, r->msg);
+		t->ns_warned[i] = true;
+		r = NULL;
+		break;
+	default:
+		ticket_run_lost(s, "namespace check", r->msg);
+		return;
+	}
+	row = r != NULL ? db_first_row(r, &nf) : NULL;
+	if (r != NULL && (row == NULL || nf != 2)) {
+		ticket_run_lost(s, "namespace check", "no row");
+		return;
+	}
+	if (row != NULL && row[0] != NULL &&
+	    !nss_parse(row[0], rows, sizeof(rows) / sizeof(rows[0]), &n, &cut, &bad, why,
+	    sizeof(why))) {
+		/* Past NS_BAD_MAX names not understood: this check is not used. */
+		log_warn("%s ticket server: %s (and more: this namespace check is not used)",
+		    s->name, why);
+		ticket_run_end(s);
+		return;
+	}
+	if (bad > 0 && !t->ns_bad_warned[i])
+		log_warn("%s ticket server: %s: %u such rows", s->name, why, bad);
+	t->ns_bad_warned[i] = bad > 0;
+	t->ns_at[i] = t->ns_sent_at[i];
+	tier_ns_up_now(t, up);
+	t->ns_released += nss_apply(&t->nss, i, rows, n, up);
+	tier_ns_remember(t, rows, n);
+	tier_ns_counters(t, i);
+	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
+		return;		/* the run goes on: tier_ns_witnessed ends it */
+	t->ns_witnessed[i] = true;
+	/* ns raise: buffered IDs at or below the namespace's start are let go (13.6). */
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		struct nsrv *ns = t->nss.v[k];
+		uint64_t x = ns->v[i].start_above;
+
+		if (ns->seen[i] == t->nss.last_check[i] && x > ns->start_above) {
+			ns->start_above = x;
+			t->ns_released += pool_drop_below(&ns->pool, x < UINT64_MAX ? x + 1 : x);
+		}
+	}
+	ticket_run_end(s);
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* Sends one namespace ticket transaction with the copies of the others' marks. */
+static bool
+tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
+{
+	const char *own = server_role(s->index);
+	uint64_t b = ns->b;
+	char sql[TIER_NS_SQL_MAX];
+	int len;
+
+	len = snprintf(sql, sizeof(sql), TIER_NS_TX_SQL, own, ns->name, ns->name, own, ns->name,
+	    b, ns->name, own, b, b);
+	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
+		uint64_t end = tier_ns_known(t, ns, j);
+
+		if (j == s->index || end == 0 || len < 0 || (size_t)len >= sizeof(sql))
+			continue;
+		/* The copy as a mark of B_N: its end rounded up to a whole block. */
+		len += snprintf(sql + len, sizeof(sql) - (size_t)len, TIER_NS_COPY_SQL,
+		    ns_end_ticket(end, b), b, ns->name, server_role(j), b,
+		    (ns_end_ticket(end, b) + 1) * b);
+	}
+	if (len < 0 || (size_t)len + 8 >= sizeof(sql))
+		return false;
+	memcpy(sql + len, ";COMMIT", 8);
+	t->ns_fetch[s->index] = ns->id;
+	s->fetch_started_us = (uint64_t)clk_mono_us();
+	if (!ticket_run(s, sql, tier_ns_tx_cb))
+		return false;
+	t->ns_inflight[s->index] = true;
+	return true;
+}
+
+/*
+ * A namespace ticket that failed: no ticket is used. Deadlocks and lock
+ * waits, and the server refusing a statement (no table, no right, out of
+ * range), roll back and leave the connection up (the others' for that
+ * namespace only); anything else may have run and closes it (a gap).
+ */
+static void
+tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
+    const struct db_result *r)
+{
+	enum db_errclass c = db_classify(r->err);
+	char why[512];
+
+	if (c == DB_ERRC_DEADLOCK || c == DB_ERRC_LOCK_TIMEOUT)
+		s->stats.deadlocks++;
+	else if (c == DB_ERRC_SCHEMA || c == DB_ERRC_RIGHTS || (r->err > 0 && r->err < 2000)) {
+		snprintf(why, sizeof(why), "its ticket transaction failed: %s (idgenctl ns create "
+		    "makes tickets_%s and its rights)", r->msg, ns->name);
+		tier_ns_refuse(t, ns, s->index, why);
+	} else {
+		ticket_run_lost(s, "namespace ticket", r->msg);
+		return;
+	}
+	if (!ticket_run_next(s, "ROLLBACK", tier_ns_rolled_back))
+		ticket_run_lost(s, "namespace ticket", "could not roll back");
+}
+
+/* The transaction's outcome: only a committed ticket that passed every check is used. */
+static void
+tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	struct tier *t = s->notify_arg;
+	struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[s->index]);
+	unsigned nf = 0;
+	uint64_t g, sealed, tk, nb;
+	char why[512];
+	char **row;
+
+	(void)db;
+	if (ns == NULL) {
+		/* Cannot be: a namespace stays while a ticket of it is in flight. */
+		ticket_run_lost(s, "namespace ticket", "its namespace vanished");
+		return;
+	}
+	ns->fetching--;
+	t->ns_inflight[s->index] = false;
+	if (r->err != 0) {
+		tier_ns_tx_failed(t, s, ns, r);
+		return;
+	}
+	row = db_first_row(r, &nf);
+	if (r->nstmts < TIER_NS_TX_STMTS || row == NULL || nf != 5 ||
+	    !tier_ns_u64(row[3], &g) || !tier_ns_u64(row[4], &sealed)) {
+		ticket_run_lost(s, "namespace ticket", "the transaction did not run to its end");
+		return;
+	}
+	/* Dropped or created again since our check: the ticket is not used (a gap). */
+	if (row[0] == NULL || strcmp(row[0], "ready") != 0 || !tier_ns_u64(row[1], &nb) ||
+	    nb != ns->b || row[2] == NULL || strcmp(row[2], ns_policy_name(ns->policy)) != 0) {
+		ticket_run_end(s);
+		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
+		    "the ticket is not used");
+		for (unsigned j = 0; j < NS_SERVERS; j++)
+			t->ns_due[j] = true;
+		tier_prefetch(t);
+		t->on_change(t->arg);
+		return;
+	}
+	if (sealed != 0 || g != s->generation || s->generation != server_generation()) {
+		s->stats.unbanked++;
+		ticket_run_lost(s, "namespace ticket", "a change of the tier's increment sealed "
+		    "the server or moved it to another generation: the ticket is not used");
+		return;
+	}
+	tk = r->stmt_insert_id[TIER_NS_TX_REPLACE];
+	ticket_run_end(s);
+	if (r->stmt_affected[TIER_NS_TX_MARK] != 1) {
+		snprintf(why, sizeof(why), "counter regressed: ticket %" PRIu64 " of tickets_%s is "
+		    "not above the server's own mark in idgen_ns_marks; repair: idgenctl ns raise "
+		    "%s --above <its largest ID> (or ALTER TABLE tickets_%s AUTO_INCREMENT above "
+		    "the mark)", tk, ns->name, ns->name, ns->name);
+		tier_ns_refuse(t, ns, s->index, why);
+	} else
+		tier_ns_judged(t, s, ns, tk);
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* After a rolled-back namespace ticket: the server is free again. */
+static void
+tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	struct tier *t = s->notify_arg;
+
+	(void)db;
+	if (r->err != 0) {
+		ticket_run_lost(s, "namespace ticket", r->msg);
+		return;
+	}
+	ticket_run_end(s);
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* A committed ticket: checked against every known mark, then written ahead. */
+static void
+tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
+{
+	uint64_t mark = ns_end_ticket(tier_ns_known(t, ns, s->index), ns->b);
+	bool changed = false;
+	char why[256];
+
+	enum check_ticket c = check_ticket(tk, mark, s->index, LAYOUT_BLOCK_MIN);
+
+	/* B_N may be below the default's least B: the 2^53 bound is checked in B_N. */
+	if (c == CHECK_TICKET_OK || c == CHECK_TICKET_LIMIT)
+		c = ns->b != 0 && tk < LAYOUT_TICKET_LIMIT / ns->b ? CHECK_TICKET_OK :
+		    CHECK_TICKET_LIMIT;
+	switch (c) {
+	case CHECK_TICKET_OK:
+		break;
+	case CHECK_TICKET_PARITY:
+		snprintf(why, sizeof(why), "ticket %" PRIu64 " is not this server's residue "
+		    "(auto_increment_offset changed?)", tk);
+		tier_ns_refuse(t, ns, s->index, why);
+		return;
+	case CHECK_TICKET_REGRESSED:
+		snprintf(why, sizeof(why), "counter regressed: ticket %" PRIu64 " is not above "
+		    "the mark %" PRIu64 " known to this idserver (its state file, or another "
+		    "server's copy); repair: ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64,
+		    tk, mark, ns->name, mark + 1);
+		tier_ns_refuse(t, ns, s->index, why);
+		return;
+	case CHECK_TICKET_LIMIT:
+		snprintf(why, sizeof(why), "ticket %" PRIu64 " with B=%" PRIu64 " would reach "
+		    "2^53: the namespace is exhausted", tk, ns->b);
+		tier_ns_refuse(t, ns, s->index, why);
+		return;
+	}
+	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
+	if (!state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed))
+		tier_ns_prune(t);
+	if (!changed && !state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed)) {
+		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
+		    "(STATE_NS_MARKS_MAX): the ticket is not used");
+		return;
+	}
+	ns->writing++;
+	switch (statefile_save_then(t->sf, tier_ns_recorded, t,
+	    (uint64_t)ns->id << 8 | s->index, tk)) {
+	case STATEFILE_QUEUED:
+		return;
+	case STATEFILE_DURABLE:
+		tier_ns_recorded(t, true, (uint64_t)ns->id << 8 | s->index, tk);
+		return;
+	case STATEFILE_FAILED:
+		tier_ns_recorded(t, false, (uint64_t)ns->id << 8 | s->index, tk);
+		return;
+	}
+}
+
+/* On the loop: the write covering a namespace ticket ended; bank it or drop it. */
+static void
+tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
+{
+	struct tier *t = arg;
+	struct nsrv *ns = nss_by_id(&t->nss, (uint32_t)(a >> 8));
+	unsigned i = (unsigned)(a & 0xff);
+	uint64_t first, n, skip;
+
+	if (ns == NULL)
+		return;		/* cannot be: kept while writing */
+	ns->writing--;
+	if (!ok) {
+		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
+		    "ticket is not used");
+		return;
+	}
+	first = layout_ticket_first(tk, ns->b);
+	n = ns->b;
+	if (first <= ns->start_above) {
+		/* Drawn before an ns raise this process has read since: only its top part. */
+		skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
+		first += skip;
+		n -= skip;
+		t->ns_released += skip;
+	}
+	if (n > 0 && !pool_add(&ns->pool, first, n)) {
+		ns->ids_released += ns->b;
+		t->ns_released += ns->b;
+		log_error("namespace %s: pool full: dropped the block of ticket %" PRIu64,
+		    ns->name, tk);
+	}
+	ns->demand = false;
+	ns->tickets++;
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */
+void
+tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
+{
+	uint64_t now = clk_mono_ms();
+
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		struct nsrv *ns = t->nss.v[k];
+		double r = (double)(ns->taken - ns->taken_mark) * (1000.0 / rate_ms), want;
+		uint64_t lo = t->prefetch_blocks * ns->b, hi = t->prefetch_max_blocks * ns->b;
+
+		ns->taken_mark = ns->taken;
+		ns->rate = r > ns->rate * 0.9 ? r : ns->rate * 0.9;
+		want = ns->rate * (t->prefetch_lead_ms + 2 * fetch_ms) / 1000.0;
+		ns->target = want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
+		if (pool_available(&ns->pool) > 0 && ns->last_take_ms != 0 &&
+		    now - ns->last_take_ms > t->ns_idle_ms) {
+			uint64_t n = pool_clear(&ns->pool);
+
+			ns->ids_released += n;
+			t->ns_released += n;
+		}
+	}
+}
+
+unsigned
+tier_ns_served(const struct tier *t)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < t->nss.n; k++)
+		n += t->nss.v[k]->served;
+	return n;
+}
+
+/* The index of a role of our region's servers; -1 for any other. */
+static int
+tier_ns_role_index(const char *role)
+{
+	for (unsigned i = 0; i < server_own_count() && i < NS_SERVERS; i++)
+		if (strcmp(server_role(i), role) == 0)
+			return (int)i;
+	return -1;
+}
