@@ -64,7 +64,10 @@ LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) \
 		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o)
 LIBIDGEN_SO  := $(BUILD)/libidgen.so.1.0.0
 LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen_load
-LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib
+LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib \
+		$(shell pkg-config --cflags libssl libcrypto 2>/dev/null)
+# TLS to idserver (lib/wiretls.c): OpenSSL, the library's only dependency.
+LIBIDGEN_LIBS = $(shell pkg-config --libs libssl libcrypto 2>/dev/null)
 
 .PHONY: all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak go test-go
@@ -146,22 +149,22 @@ $(BUILD)/libidgen.a: $(LIBIDGEN_OBJ)
 
 $(LIBIDGEN_SO): $(LIBIDGEN_OBJ)
 	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,libidgen.so.1 $(if $(SAN),,-Wl,--no-undefined) \
-	    -o $@ $^
+	    -o $@ $^ $(LIBIDGEN_LIBS)
 	ln -sf libidgen.so.1.0.0 $(BUILD)/libidgen.so.1
 	ln -sf libidgen.so.1 $(BUILD)/libidgen.so
 
 # The idgen command (the library's objects linked in: one file to copy; it also
 # uses the wire module for stats and ping).
 $(BUILD)/idgen: cli/idgen.c $(LIBIDGEN_OBJ)
-	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $(SRCS) -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS) -Iinclude -Ilib -o $@ $(SRCS) -pthread $(LDFLAGS) $(LIBIDGEN_LIBS)
 
 # Load and uniqueness tool of the library's integration tests and bench row.
 $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
-	$(CC) $(CFLAGS) -Iinclude -o $@ $< $(BUILD)/libidgen.a -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS) -Iinclude -o $@ $< $(BUILD)/libidgen.a -pthread $(LDFLAGS) $(LIBIDGEN_LIBS)
 
 # The library's unit test: its own objects only, and a fake reply source.
 $(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
-	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $(SRCS) $(LDFLAGS) -lcmocka
+	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $(SRCS) $(LDFLAGS) $(LIBIDGEN_LIBS) -lcmocka
 
 # The Go programs of tests/go (the README's grpc-go client, the bench's grpc-go
 # peer), built offline from Debian's packages only: GOPATH mode (GO111MODULE=off,

@@ -12,6 +12,7 @@
 #include "layout.h"
 #include "reply.h"
 #include "wire.h"
+#include "wiretls.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +30,15 @@
 #define CLI_EXIT_USAGE		2
 #define CLI_EXACT_LIMIT		(UINT64_C(1) << 53)	/* first ID a JS number rounds */
 
+/* Long options without a short form. */
+enum {
+	CLI_OPT_TLS = 256,
+	CLI_OPT_CACERT,
+	CLI_OPT_CERT,
+	CLI_OPT_KEY,
+	CLI_OPT_SERVERNAME,
+};
+
 struct cli {
 	const char	*servers;
 	const char	*ns;		/* --ns, else $IDGEN_NS; NULL: the default sequence */
@@ -40,6 +50,12 @@ struct cli {
 	char		*token;		/* --token-file's first line; NULL: IDGEN_TOKEN */
 	char		*auth;		/* "AUTH <token>\n" for stats and ping, or NULL */
 	size_t		 authlen;
+	int		 tls;		/* enum idgen_tls: --tls, else IDGEN_TLS */
+	const char	*cacert;	/* --cacert, --cert, --key, --servername; */
+	const char	*cert;		/* NULL: the environment's (IDGEN_TLS_*) */
+	const char	*key;
+	const char	*servername;
+	struct wiretls	*wtls;		/* TLS of stats and ping, or NULL */
 };
 
 #define CLI_STATS_MAX	(256 * 1024)	/* STATS text kept until its END */
@@ -71,6 +87,8 @@ static int	cli_stats(const struct cli *);
 static int	cli_token_file(struct cli *, const char *);
 static int	cli_command(struct cli *, int, char **);
 static int	cli_ping(const struct cli *);
+static void	cli_tls_options(const struct cli *, struct idgen_options *);
+static bool	cli_usage_error(const char *);
 
 static void
 cli_usage(FILE *f)
@@ -78,6 +96,8 @@ cli_usage(FILE *f)
 	fprintf(f,
 	    "usage: idgen [--server LIST] [--ns NAME] [--json] [--timeout MS]\n"
 	    "             [--block-size B] [--tier-increment M --region-bits R]\n"
+	    "             [--token-file F]\n"
+	    "             [--tls [--cacert F] [--cert F --key F] [--servername N]]\n"
 	    "             COMMAND [ARG...]\n"
 	    "\n"
 	    "commands:\n"
@@ -108,6 +128,15 @@ cli_usage(FILE *f)
 	    "  -T, --token-file F   the token idserver asks for (auth_tokens_file): the\n"
 	    "                       file's first line (default $IDGEN_TOKEN; never\n"
 	    "                       on the command line, where ps would show it)\n"
+	    "      --tls            TLS to the idservers (listen_tls; default $IDGEN_TLS=1):\n"
+	    "                       TLS 1.2 or later, each server's certificate verified\n"
+	    "      --cacert F       CA certificates (PEM) servers' certificates chain to\n"
+	    "                       (default $IDGEN_TLS_CA, else the system's store)\n"
+	    "      --cert F         client certificate (PEM) for tls_verify_client\n"
+	    "                       (default $IDGEN_TLS_CERT); with --key\n"
+	    "      --key F          its private key (default $IDGEN_TLS_KEY)\n"
+	    "      --servername N   the name (or IP) certificates must carry (default\n"
+	    "                       $IDGEN_TLS_SERVER_NAME, else each server's host)\n"
 	    "  -h, --help           this text\n"
 	    "  -V, --version        the version\n"
 	    "\n"
@@ -215,6 +244,7 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 	idgen_options_init(&o);
 	o.token = cli->token;
 	o.ns = cli->ns;
+	cli_tls_options(cli, &o);
 	o.timeout_ms = cli->timeout_ms;
 	o.connect_timeout_ms = cli->timeout_ms;
 	o.fetch_ids = n;
@@ -223,13 +253,30 @@ cli_open(const struct cli *cli, unsigned n, int *rc)
 	o.min_held = 0;
 	o.max_held = n;
 	o.lead_ms = 0;
-	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL) {
-		*rc = cli_error(strncmp(err, "bad idserver endpoint", 21) == 0 ||
-		    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ||
-		    strncmp(err, "bad namespace", 13) == 0 ?
-		    CLI_EXIT_USAGE : CLI_EXIT_SERVICE, "%s", err);
-	}
+	if ((c = idgen_open(cli->servers, &o, err, sizeof(err))) == NULL)
+		*rc = cli_error(cli_usage_error(err) ? CLI_EXIT_USAGE : CLI_EXIT_SERVICE, "%s", err);
 	return c;
+}
+
+/* An error of idgen_open that the command line caused (exit status 2). */
+static bool
+cli_usage_error(const char *err)
+{
+	return strncmp(err, "bad idserver endpoint", 21) == 0 ||
+	    strncmp(err, "no idserver", 11) == 0 || strncmp(err, "more than", 9) == 0 ||
+	    strncmp(err, "bad namespace", 13) == 0 || strncmp(err, "bad TLS options", 15) == 0 ||
+	    strncmp(err, "TLS: cannot load", 16) == 0;
+}
+
+/* The TLS options of the command line (the rest from the environment). */
+static void
+cli_tls_options(const struct cli *cli, struct idgen_options *o)
+{
+	o->tls = cli->tls;
+	o->tls_ca_file = cli->cacert;
+	o->tls_cert_file = cli->cert;
+	o->tls_key_file = cli->key;
+	o->tls_server_name = cli->servername;
 }
 
 /*
@@ -431,6 +478,7 @@ cli_stats(const struct cli *cli)
 			return cli_error(CLI_EXIT_USAGE, "%s", err);
 		w.auth = cli->auth;
 		w.authlen = cli->authlen;
+		w.tls = cli->wtls;
 		memset(&x, 0, sizeof(x));
 		x.keep = true;
 		if ((x.text = malloc(CLI_STATS_MAX)) == NULL) {
@@ -474,6 +522,7 @@ cli_ping(const struct cli *cli)
 			return cli_error(CLI_EXIT_USAGE, "%s", err);
 		w.auth = cli->auth;
 		w.authlen = cli->authlen;
+		w.tls = cli->wtls;
 		memset(&x, 0, sizeof(x));
 		t0 = clk_mono_ns();
 		err[0] = '\0';
@@ -525,6 +574,11 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "token-file", required_argument, NULL, 'T' },
 		{ "ns", required_argument, NULL, 'n' },
+		{ "tls", no_argument, NULL, CLI_OPT_TLS },
+		{ "cacert", required_argument, NULL, CLI_OPT_CACERT },
+		{ "cert", required_argument, NULL, CLI_OPT_CERT },
+		{ "key", required_argument, NULL, CLI_OPT_KEY },
+		{ "servername", required_argument, NULL, CLI_OPT_SERVERNAME },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli	 cli = { .timeout_ms = CLI_DEFAULT_TIMEOUT_MS, .tier_increment = 2 };
@@ -583,6 +637,21 @@ main(int argc, char **argv)
 			if ((rc = cli_token_file(&cli, optarg)) != 0)
 				return rc;
 			break;
+		case CLI_OPT_TLS:
+			cli.tls = IDGEN_TLS_ON;
+			break;
+		case CLI_OPT_CACERT:
+			cli.cacert = optarg;
+			break;
+		case CLI_OPT_CERT:
+			cli.cert = optarg;
+			break;
+		case CLI_OPT_KEY:
+			cli.key = optarg;
+			break;
+		case CLI_OPT_SERVERNAME:
+			cli.servername = optarg;
+			break;
 		case 'h':
 			cli_usage(stdout);
 			return 0;
@@ -604,6 +673,7 @@ main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	rc = cli_command(&cli, argc - optind, argv + optind);
+	wiretls_free(cli.wtls);
 	/* The token's copies, wiped. */
 	wire_auth_free(cli.auth, cli.authlen);
 	if (cli.token != NULL) {
@@ -617,6 +687,7 @@ main(int argc, char **argv)
 static int
 cli_command(struct cli *cli, int argc, char **argv)
 {
+	struct idgen_options o;
 	const char	*cmd = argv[0];
 	char		 err[IDGEN_ERR_LEN];
 	unsigned	 n;
@@ -634,6 +705,12 @@ cli_command(struct cli *cli, int argc, char **argv)
 			return cli_error(CLI_EXIT_USAGE, "%s takes no argument", cmd);
 		if (strcmp(cmd, "id") == 0)
 			return cli_ids(cli, cmd, 1);
+		/* stats and ping talk through the wire module: its TLS context here. */
+		idgen_options_init(&o);
+		cli_tls_options(cli, &o);
+		if (!wiretls_new(&o, &cli->wtls, err, sizeof(err)))
+			return cli_error(cli_usage_error(err) ? CLI_EXIT_USAGE : CLI_EXIT_SERVICE,
+			    "%s", err);
 		return strcmp(cmd, "stats") == 0 ? cli_stats(cli) : cli_ping(cli);
 	}
 	if (strcmp(cmd, "ids") == 0 || strcmp(cmd, "block") == 0) {

@@ -50,6 +50,13 @@ enum idgen_err {
 
 typedef struct idgen_client idgen_client;
 
+/* idgen_options.tls: TLS to the idservers (docs/design.md section 11.7). */
+enum idgen_tls {
+	IDGEN_TLS_ENV = 0,	/* the environment's IDGEN_TLS: 1 on, 0 or unset off */
+	IDGEN_TLS_OFF,		/* cleartext */
+	IDGEN_TLS_ON,		/* TLS 1.2 or later, the server's certificate verified */
+};
+
 /*
  * Options of a client; idgen_options_init() sets every default (and size, so
  * a program built against this header keeps working with a later library
@@ -83,6 +90,23 @@ struct idgen_options {
 					   on every BLOCK request; copied by
 					   idgen_open (NULL: the default sequence,
 					   nothing sent) */
+	/*
+	 * TLS (idserver's listen_tls). Each string NULL takes the environment
+	 * variable named; files are read by idgen_open. With TLS off, setting
+	 * any of them is an error (it would look like protection).
+	 */
+	int	 tls;			/* enum idgen_tls (IDGEN_TLS_ENV) */
+	const char *tls_ca_file;	/* CA certificates (PEM) idservers'
+					   certificates must chain to; NULL:
+					   IDGEN_TLS_CA, else the system's store */
+	const char *tls_cert_file;	/* client certificate chain (PEM), for
+					   tls_verify_client; NULL: IDGEN_TLS_CERT */
+	const char *tls_key_file;	/* its key (PEM); NULL: IDGEN_TLS_KEY;
+					   both or neither */
+	const char *tls_server_name;	/* the name (or IP address) every
+					   certificate must carry; NULL:
+					   IDGEN_TLS_SERVER_NAME, else each
+					   endpoint's host */
 };
 
 /* What a client has done; a snapshot. */
@@ -100,7 +124,11 @@ struct idgen_stats {
 	uint64_t ids_dropped;		/* held IDs given up: pieces too small for
 					   a block, the oldest when full (gaps) */
 	unsigned server;		/* index of the idserver in use */
-	uint64_t reserved[8];		/* room for later counters */
+	uint64_t tls_handshakes;	/* TLS sessions begun (TLS on) */
+	uint64_t tls_resumed;		/* ... of them resumed a session the
+					   idserver gave before (no certificate
+					   exchange) */
+	uint64_t reserved[6];		/* room for later counters */
 };
 
 /* Which path made an ID. */

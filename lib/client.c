@@ -12,6 +12,7 @@
 
 #include "clk.h"
 #include "epoch.h"
+#include "wiretls.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -136,6 +137,14 @@ client_open(const char *servers, const struct idgen_options *opt,
 		free(c);
 		return NULL;
 	}
+	/* The files are read now: a bad one is an error of idgen_open. */
+	c->o.tls_ca_file = c->o.tls_cert_file = c->o.tls_key_file = NULL;
+	c->o.tls_server_name = NULL;
+	if (!wiretls_new(&o, &c->tls, err, errlen)) {
+		wire_auth_free(c->auth, c->authlen);
+		free(c);
+		return NULL;
+	}
 	c->eps = calloc(IDGEN_SERVERS_MAX, sizeof(*c->eps));
 	c->req = malloc((size_t)o.max_batch * CLIENT_REQ_MAX);
 	c->got = calloc(o.max_batch, sizeof(*c->got));
@@ -157,6 +166,7 @@ client_open(const char *servers, const struct idgen_options *opt,
 			goto fail;
 		c->eps[c->neps].w.auth = c->auth;
 		c->eps[c->neps].w.authlen = c->authlen;
+		c->eps[c->neps].w.tls = c->tls;
 		c->neps++;
 		if (*e == '\0')
 			break;
@@ -185,6 +195,7 @@ fail:
 		wire_free(&c->eps[i].w);
 	held_free(&c->held);
 	wire_auth_free(c->auth, c->authlen);
+	wiretls_free(c->tls);
 	free(c->got);
 	free(c->req);
 	free(c->eps);
@@ -214,6 +225,7 @@ idgen_close(idgen_client *c)
 		wire_free(&c->eps[i].w);
 	held_free(&c->held);
 	wire_auth_free(c->auth, c->authlen);
+	wiretls_free(c->tls);
 	pthread_cond_destroy(&c->wake);
 	pthread_cond_destroy(&c->filled);
 	pthread_mutex_destroy(&c->mu);

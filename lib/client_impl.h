@@ -52,6 +52,7 @@ struct idgen_client {
 	unsigned		 cur;		/* endpoint tried first */
 	struct client_transport	 tr;
 	char			*auth;		/* "AUTH <token>\n", or NULL */
+	struct wiretls		*tls;		/* TLS context of every endpoint; NULL: off */
 	size_t			 authlen;
 	char			 ns[IDGEN_NS_MAX + 1];	/* options.ns, "" when none */
 	bool			 nons;		/* the last failed round: an idserver

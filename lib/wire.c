@@ -4,6 +4,7 @@
 #include "wire.h"
 
 #include "clk.h"
+#include "wiretls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int	wire_wait(int, short, uint64_t);
 static bool	wire_connect(struct wire *, unsigned, char *, size_t);
 static bool	wire_stale(const struct wire *);
 static unsigned	wire_once(struct wire *, const char *, size_t, unsigned, unsigned,
@@ -149,6 +149,8 @@ void
 wire_free(struct wire *w)
 {
 	wire_reset(w);
+	wiretls_conn_free(w->tlsc);
+	w->tlsc = NULL;
 	free(w->in);
 	w->in = NULL;
 }
@@ -162,12 +164,12 @@ wire_reset(struct wire *w)
 	 * closes a descriptor number reused meanwhile. */
 	w->fd = -1;
 	w->inlen = 0;
+	wiretls_reset(w->tlsc);
 	if (fd >= 0)
 		close(fd);
 }
 
-/* Waits for events on fd until the deadline: 1 ready, 0 timed out, -1 error. */
-static int
+int
 wire_wait(int fd, short events, uint64_t deadline)
 {
 	struct pollfd	 pfd = { .fd = fd, .events = events };
@@ -188,7 +190,10 @@ wire_wait(int fd, short events, uint64_t deadline)
 	}
 }
 
-/* Connects to the first address of host:port that answers within connect_ms. */
+/*
+ * Connects to the first address of host:port that answers within connect_ms,
+ * and makes the TLS handshake within the same time when TLS is on.
+ */
 static bool
 wire_connect(struct wire *w, unsigned connect_ms, char *err, size_t errlen)
 {
@@ -234,6 +239,11 @@ wire_connect(struct wire *w, unsigned connect_ms, char *err, size_t errlen)
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	w->fd = fd;
 	w->inlen = 0;
+	if (w->tls != NULL && !wiretls_start(w->tls, &w->tlsc, fd, w->host, w->name, deadline,
+	    err, errlen)) {
+		wire_reset(w);
+		return false;
+	}
 	return true;
 }
 
@@ -246,6 +256,8 @@ wire_stale(const struct wire *w)
 {
 	struct pollfd	 pfd = { .fd = w->fd, .events = POLLIN | POLLRDHUP };
 
+	if (w->tls != NULL)
+		return wiretls_stale(w->tlsc);
 	return poll(&pfd, 1, 0) != 0;
 }
 
@@ -289,6 +301,7 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 	ssize_t		 n;
 	char		*p, *nl, *e;
 	bool		 replied = false;
+	short		 ev;
 	int		 rc;
 
 	*closed = false;
@@ -301,17 +314,22 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 		return 0;
 	deadline = clk_mono_ms() + timeout_ms;
 	while (off < len) {
-		n = send(w->fd, req + off, len - off, MSG_NOSIGNAL);
+		ev = POLLOUT;
+		if (w->tls == NULL)
+			n = send(w->fd, req + off, len - off, MSG_NOSIGNAL);
+		else
+			n = wiretls_send(w->tlsc, req + off, len - off, &ev);
 		if (n > 0) {
 			off += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN && (rc = wire_wait(w->fd, POLLOUT, deadline)) == 1)
+		if (n < 0 && errno == EAGAIN && (rc = wire_wait(w->fd, ev, deadline)) == 1)
 			continue;
 		*closed = n < 0 && (errno == EPIPE || errno == ECONNRESET);
-		snprintf(err, errlen, "%s: send: %s", w->name, n < 0 && errno != EAGAIN ?
+		snprintf(err, errlen, "%s: send: %s", w->name, n < 0 && errno == EPROTO &&
+		    w->tls != NULL ? wiretls_error(w->tlsc) : n < 0 && errno != EAGAIN ?
 		    strerror(errno) : "timed out (timeout_ms)");
 		goto fail;
 	}
@@ -334,7 +352,11 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 			    w->name, WIRE_IN_MAX);
 			goto fail;
 		}
-		n = recv(w->fd, w->in + w->inlen, WIRE_IN_MAX - w->inlen, 0);
+		ev = POLLIN;
+		if (w->tls == NULL)
+			n = recv(w->fd, w->in + w->inlen, WIRE_IN_MAX - w->inlen, 0);
+		else
+			n = wiretls_recv(w->tlsc, w->in + w->inlen, WIRE_IN_MAX - w->inlen, &ev);
 		if (n > 0) {
 			w->inlen += (size_t)n;
 			replied = true;
@@ -347,11 +369,12 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 		}
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN && (rc = wire_wait(w->fd, POLLIN, deadline)) == 1)
+		if (errno == EAGAIN && (rc = wire_wait(w->fd, ev, deadline)) == 1)
 			continue;
 		*closed = !replied && errno == ECONNRESET;
-		snprintf(err, errlen, "%s: %s", w->name, errno != EAGAIN ?
-		    strerror(errno) : "no reply within timeout_ms");
+		snprintf(err, errlen, "%s: %s", w->name, errno == EPROTO && w->tls != NULL ?
+		    wiretls_error(w->tlsc) : errno != EAGAIN ? strerror(errno) :
+		    "no reply within timeout_ms");
 		goto fail;
 	}
 	if (w->inlen > 0) {

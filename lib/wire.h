@@ -9,6 +9,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct wiretls;
+struct wiretls_conn;
 
 #define WIRE_HOST_MAX	256
 #define WIRE_IN_MAX	(64 * 1024)	/* reply bytes buffered; a line is far shorter */
@@ -23,6 +27,8 @@ struct wire {
 	const char *auth;			/* "AUTH <token>\n" sent first on each new
 						   connection (the owner's), or NULL */
 	size_t	 authlen;
+	struct wiretls *tls;			/* the owner's TLS context; NULL: cleartext */
+	struct wiretls_conn *tlsc;		/* the session, and the one to resume */
 };
 
 #define WIRE_TOKEN_MAX	256	/* bytes of a token (idserver's bound) */
@@ -47,6 +53,9 @@ bool	wire_auth_line(const char *token, char **line, size_t *len, char *err, size
 	    __attribute__((warn_unused_result));
 /* Wipes and frees such a line. */
 void	wire_auth_free(char *line, size_t len);
+
+/* Waits for events on fd until deadline (monotonic ms): 1 ready, 0 timed out, -1 error. */
+int	wire_wait(int fd, short events, uint64_t deadline);
 
 /* Drops the connection (a failure, a fork: the child must not share it). */
 void	wire_reset(struct wire *w);

@@ -265,6 +265,7 @@ static bool	config_check_listen_tls(const struct config *cfg, char *err, size_t 
 static bool	config_check_word(const char *key, const char *value, const char *words,
 		    char *err, size_t errlen);
 static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
+static bool	config_credentials(struct config *cfg, char *err, size_t errlen);
 
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
 static const struct config_key *
@@ -855,7 +856,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		if (!config_set(cfg, name, value, err, errlen))
 			return false;
 	}
-	if (!config_check(cfg, err, errlen))
+	if (!config_credentials(cfg, err, errlen) || !config_check(cfg, err, errlen))
 		return false;
 	/* The tier's shape every check and lease claim follows (checked above). */
 	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits)) {
@@ -865,6 +866,44 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
 		return false;
 	return config_read_password(cfg, err, errlen);
+}
+
+/*
+ * A file setting (a key ending in _file, but not state_file) whose value
+ * begins with "%d/" names a systemd credential: the rest of the path is taken
+ * in $CREDENTIALS_DIRECTORY, as %d means in a unit's ExecStart=, so the
+ * config file can name what LoadCredential= hands over.
+ */
+static bool
+config_credentials(struct config *cfg, char *err, size_t errlen)
+{
+	const char	*dir = getenv("CREDENTIALS_DIRECTORY");
+	char		**sp, *v;
+	size_t		 i, n;
+
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		n = strlen(config_keys[i].name);
+		if (config_keys[i].type != CONFIG_STR || n < 5 ||
+		    strcmp(config_keys[i].name + n - 5, "_file") != 0 ||
+		    strcmp(config_keys[i].name, "state_file") == 0)
+			continue;
+		sp = (char **)(void *)((char *)cfg + config_keys[i].offset);
+		if (strncmp(*sp, "%d/", 3) != 0)
+			continue;
+		if (dir == NULL || dir[0] != '/') {
+			snprintf(err, errlen, "%s: '%s' names a systemd credential, but "
+			    "$CREDENTIALS_DIRECTORY is not set (LoadCredential= in the unit sets "
+			    "it; outside systemd give the file's path)", config_keys[i].name, *sp);
+			return false;
+		}
+		if (asprintf(&v, "%s/%s", dir, *sp + 3) < 0) {
+			snprintf(err, errlen, "out of memory");
+			return false;
+		}
+		free(*sp);
+		*sp = v;
+	}
+	return true;
 }
 
 /* Prints usage and every setting with its default. */
@@ -878,7 +917,9 @@ config_usage(const char *prog)
 	    "MariaDB ticket servers, and a leased Snowflake generator when both are down.\n"
 	    "Settings come from the INI file (key = value), then from flags, which win.\n"
 	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
-	    "never from a flag. SIGTERM/SIGINT drain and exit, releasing the lease;\n"
+	    "never from a flag. A *_file value beginning with %%d/ is a file of\n"
+	    "$CREDENTIALS_DIRECTORY (systemd's LoadCredential=).\n"
+	    "SIGTERM/SIGINT drain and exit, releasing the lease;\n"
 	    "SIGHUP reloads the TLS certificates of the listeners.\n\n"
 	    "  --config FILE                     INI file of the settings below\n"
 	    "  --help                            this text\n", prog);

@@ -269,10 +269,11 @@ load_run(const char *role, const char *dump)
 	    "ids_per_s=%.0f round_trips=%" PRIu64 " rt_per_million=%.2f "
 	    "failures=%" PRIu64 " failovers=%" PRIu64 " forks=%" PRIu64
 	    " bad=%" PRIu64 " errors=%" PRIu64 " unavailable=%" PRIu64
-	    " timeout=%" PRIu64 "\n", role, opt.threads, ids, calls, dt,
+	    " timeout=%" PRIu64 " tls_handshakes=%" PRIu64 " tls_resumed=%" PRIu64 "\n",
+	    role, opt.threads, ids, calls, dt,
 	    (double)ids / dt, st.round_trips, ids ? (double)st.round_trips * 1e6 /
 	    (double)ids : 0, st.failures, st.failovers, st.forks, bad, errors,
-	    errs[IDGEN_EUNAVAILABLE], errs[IDGEN_ETIMEOUT]);
+	    errs[IDGEN_EUNAVAILABLE], errs[IDGEN_ETIMEOUT], st.tls_handshakes, st.tls_resumed);
 	if (errors > 0)
 		printf("first error: %s\n", firsterr);
 	fflush(stdout);

@@ -127,6 +127,31 @@ grpc_stubs() {
 # stubs, on Debian's python3-grpcio (/usr/bin/python3, not a virtualenv's).
 grpc_client() { /usr/bin/python3 "$ROOT/tests/integration/grpc_client.py" "$T_DIR/py" "$@"; }
 
+# Certificates of a throwaway CA, made with openssl in $TLS_DIR (test_tls,
+# test_tls_client). tls_key NAME: a P-256 key. tls_ca NAME: a self-signed CA.
+# tls_leaf NAME CA [FAKETIME [SAN]]: a certificate signed by CA, for SAN (default
+# 127.0.0.1 and localhost), made at FAKETIME if given and not empty (a day long:
+# made two days ago, it has expired). Files: NAME-key.pem, NAME-cert.pem.
+TLS_DIR=$T_DIR/tls
+tls_key() {
+	mkdir -p "$TLS_DIR"
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TLS_DIR/$1-key.pem" 2>/dev/null
+}
+tls_ca() {
+	tls_key "$1"
+	openssl req -x509 -new -key "$TLS_DIR/$1-key.pem" -days 30 -subj "/CN=idgen test $1" \
+		-out "$TLS_DIR/$1-cert.pem" 2>/dev/null || fail "openssl: CA $1"
+}
+tls_leaf() {
+	local at=${3:-} san=${4:-IP:127.0.0.1,DNS:localhost}
+	tls_key "$1"
+	openssl req -new -key "$TLS_DIR/$1-key.pem" -subj "/CN=idgen test $1" -out "$TLS_DIR/$1.csr" 2>/dev/null &&
+		${at:+faketime "$at"} openssl x509 -req -in "$TLS_DIR/$1.csr" -CA "$TLS_DIR/$2-cert.pem" \
+			-CAkey "$TLS_DIR/$2-key.pem" -CAcreateserial -days 1 \
+			-extfile <(printf 'subjectAltName=%s\n' "$san") \
+			-out "$TLS_DIR/$1-cert.pem" 2>/dev/null || fail "openssl: certificate $1"
+}
+
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
 

@@ -2,7 +2,8 @@
 # No Docker engine runs here, so docker-compose.yml is checked by reading: every
 # file it mounts exists, the ticket servers get the very schema and settings the
 # local pair (scripts/dbpair.sh) loads, in the same order, with the right parity,
-# and idserver is wired to both by IP.
+# idserver is wired to both by IP, and TLS is on everywhere with certificates its
+# tls service makes (run here, and checked with openssl).
 . "$(dirname "$0")/lib.sh"
 
 compose=$ROOT/docker-compose.yml
@@ -61,6 +62,105 @@ for port in $(awk '/^[a-z_]*port *=/ && $1 ~ /^(listen|http|grpc)_port/ { print 
 	grep -q "^EXPOSE .*\b$port\b" "$ROOT/Dockerfile" || fail "port $port not in the Dockerfile's EXPOSE"
 done
 
+# TLS on (issue 21): idserver's three ports and its connections to the ticket
+# servers, with the certificates the tls service makes in the tls volume before
+# anything starts. The script runs here as it runs there (into $T_DIR/tls, twice:
+# the second run keeps the files); every file a service names in the volume exists,
+# chains to the CA, and names the address it is reached by.
+TLSOUT=$T_DIR/tls
+sh "$ROOT/scripts/compose-tls.sh" "$TLSOUT" >"$T_DIR/compose-tls.log" 2>&1 || fail "compose-tls.sh: $(tail -n 3 "$T_DIR/compose-tls.log")"
+sum=$(cat "$TLSOUT"/*.pem | md5sum)
+sh "$ROOT/scripts/compose-tls.sh" "$TLSOUT" >>"$T_DIR/compose-tls.log" 2>&1 && [ "$(cat "$TLSOUT"/*.pem | md5sum)" = "$sum" ] ||
+	fail "compose-tls.sh a second time changed the certificates"
+grep -q '^COPY scripts/compose-tls.sh /usr/local/bin/compose-tls.sh$' "$ROOT/Dockerfile" ||
+	fail "the Dockerfile does not carry scripts/compose-tls.sh"
+for pkg in libevent-openssl-2.1-7 libssl3 openssl; do
+	sed -n '/^FROM debian:12-slim/,$p' "$ROOT/Dockerfile" | grep -qE "[[:space:]]$pkg([[:space:]]|\$)" ||
+		fail "the Dockerfile's runtime image lacks $pkg"
+done
+/usr/bin/python3 - "$ROOT" "$TLSOUT" <<'PY' || fail "compose files: TLS"
+import os, subprocess, sys, yaml
+root, outroot = sys.argv[1], sys.argv[2]
+def check(fname):
+    d = yaml.safe_load(open(os.path.join(root, fname)))
+    svc, vols = d["services"], d["volumes"]
+    def die(msg):
+        sys.exit("%s: %s" % (fname, msg))
+    t = svc.get("tls") or die("no tls service")
+    ep = t.get("entrypoint") or []
+    if ep[:2] != ["/usr/local/bin/compose-tls.sh", "/tls"] or "tls:/tls" not in t["volumes"]:
+        die("the tls service does not run compose-tls.sh into the tls volume")
+    if "tls" not in vols:
+        die("no tls volume")
+    # The script as the tls service runs it, with the service's arguments.
+    out = os.path.join(outroot, fname)
+    subprocess.run(["sh", os.path.join(root, "scripts/compose-tls.sh"), out] + ep[2:],
+                   check=True, capture_output=True)
+    def mount(name):
+        m = [v.split(":") for v in svc[name]["volumes"] if v.split(":")[0] == "tls"]
+        if len(m) != 1 or m[0][2:] != ["ro"]:
+            die("%s does not mount the tls volume read-only" % name)
+        return m[0][1]
+    def local(name, path):
+        at = mount(name)
+        if not path.startswith(at + "/"):
+            die("%s: %s is not in the tls volume (%s)" % (name, path, at))
+        f = os.path.join(out, path[len(at) + 1:])
+        if not os.path.isfile(f):
+            die("%s: %s is not made by compose-tls.sh" % (name, path))
+        return f
+    def san(cert):
+        return subprocess.run(["openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", cert],
+                              capture_output=True, text=True, check=True).stdout
+    def verify(cert, ip):
+        r = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(out, "ca-cert.pem"), cert],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            die("%s does not chain to ca-cert.pem: %s" % (cert, r.stdout + r.stderr))
+        if "IP Address:%s" % ip not in san(cert):
+            die("%s does not name %s: %s" % (cert, ip, san(cert)))
+    dbs, ids = {}, []
+    for name, sv in svc.items():
+        if name == "tls":
+            continue
+        if (sv.get("depends_on") or {}).get("tls", {}).get("condition") != "service_completed_successfully":
+            die("%s does not wait for the tls service" % name)
+        ip = sv["networks"]["idgen"]["ipv4_address"]
+        if str(sv.get("image", "")).startswith("mariadb:"):
+            opts = dict(c.split("=", 1) for c in sv["command"] if c.startswith("--ssl-"))
+            verify(local(name, opts["--ssl-cert"]), ip)
+            local(name, opts["--ssl-key"])
+            dbs[ip] = name
+        else:
+            ids.append((name, ip))
+    if not ids or len(dbs) < 2:
+        die("no idserver, or fewer than two ticket servers")
+    for name, ip in ids:
+        sv = svc[name]
+        opts = dict(c[2:].split("=", 1) for c in sv["command"])
+        for k in ("listen_tls", "http_tls", "grpc_tls"):
+            if opts.get(k) != "on":
+                die("%s: %s is not on" % (name, k))
+        if opts.get("db_tls") != "required":
+            die("%s: db_tls is not required" % name)
+        # Every ticket server it reaches has a certificate for that address.
+        hosts = [opts["odd_host"], opts["even_host"]] + [a.split(":")[0] for r in
+            opts.get("other_regions", "").split() for a in r.split("=", 1)[1].split(",")]
+        for h in hosts:
+            if h not in dbs:
+                die("%s reaches %s, which is no ticket server with a certificate" % (name, h))
+        cert = local(name, opts["tls_cert_file"])
+        local(name, opts["tls_key_file"])
+        ca = local(name, opts["db_tls_ca_file"])
+        verify(cert, "127.0.0.1")
+        verify(cert, ip)
+        env = sv["environment"]
+        if str(env.get("IDGEN_TLS")) != "1" or local(name, env.get("IDGEN_TLS_CA", "")) != ca:
+            die("%s: IDGEN_TLS=1 and IDGEN_TLS_CA (compose exec ... idgen id) not set" % name)
+check("docker-compose.yml")
+check("docker-compose.regions.yml")
+PY
+
 # docker-compose.regions.yml: two regions, each its pair and idserver, in one tier
 # (M = 4, 5 region bits). Read with a YAML parser: each server's offset is the one
 # its region and role need, in its settings and in its shape hook; the initdb
@@ -83,7 +183,7 @@ for r in (0, 1):
         for k, v in want_env.items():
             if str(env.get(k)) != v:
                 die("r%d-%s: %s is %s, want %s" % (r, role, k, env.get(k), v))
-        if s["command"] != ["--auto-increment-increment=4", "--auto-increment-offset=%d" % off]:
+        if s["command"][:2] != ["--auto-increment-increment=4", "--auto-increment-offset=%d" % off]:
             die("r%d-%s: command %s" % (r, role, s["command"]))
         mounts = [m.split(":") for m in s["volumes"]]
         for m in mounts:

@@ -8,7 +8,7 @@
 # allow-list when set), Accept: text/plain, and docs/openapi.json checked by a
 # real OpenAPI validator with every operation in it called and every reply
 # matched against its schema (tests/js/openapi_check.mjs) in ticket mode, in
-# fallback and with no ID to serve. IDs collected across HTTP, the text
+# fallback, with no ID to serve, and with tokens (401, 403). IDs collected across HTTP, the text
 # protocol and RESP never repeat.
 . "$(dirname "$0")/lib.sh"
 
@@ -171,6 +171,19 @@ curl -s -o /dev/null -D "$T_DIR/headers" -X OPTIONS -H "Origin: $ORIGIN" -H 'Acc
 	"http://127.0.0.1:$((SVC_PORT + 3))/v1/id"
 grep -q '^HTTP/1.1 204' "$T_DIR/headers" && ! grep -qi '^access-control-' "$T_DIR/headers" || fail "CORS not off by default"
 openapi down "http://127.0.0.1:$((SVC_PORT + 3))"
+# 401 and 403 as documented: a service with tokens (a read-only one too), metrics closed.
+TOKEN=$(openssl rand -hex 16) RO_TOKEN=$(openssl rand -hex 16)
+printf 'app:%s\nmon:%s:ro\n' "$TOKEN" "$RO_TOKEN" >"$T_DIR/tokens"
+chmod 600 "$T_DIR/tokens"
+AUTH_PORT=$((SVC_PORT + 6)) AUTH_HTTP=$((SVC_PORT + 7))
+# (PING needs a token there: idserver_start's wait would not do; /v1/openapi.json is open.)
+IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") "$IDSERVER" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+	--listen_port "$AUTH_PORT" --http_port "$AUTH_HTTP" --state_file "$T_DIR/authsvc.state" \
+	--auth_tokens_file "$T_DIR/tokens" --auth_open_metrics 0 >"$T_DIR/authsvc.log" 2>&1 &
+PIDS+=("$!")
+wait_for "the service with tokens serving an ID" 10 bash -c \
+	"curl -sf -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$AUTH_HTTP/v1/id >/dev/null"
+OPENAPI_TOKEN=$TOKEN OPENAPI_RO_TOKEN=$RO_TOKEN openapi auth "http://127.0.0.1:$AUTH_HTTP"
 log "errors: 400 RANGE/BADREQ, 404, 405 with Allow, 503 with Retry-After"
 
 # 3. Keep-alive: three requests, one connection.

@@ -87,8 +87,21 @@ done
 grep -qx "prefix=$PREFIX" "$P/lib/pkgconfig/idgen.pc" || fail "idgen.pc: prefix is not $PREFIX"
 grep -q "^ExecStart=$PREFIX/sbin/idserver --config $PREFIX/etc/idgen/idserver.conf " \
 	"$P/lib/systemd/system/idserver.service" || fail "unit: ExecStart"
-grep -qx "LoadCredential=db_password:$PREFIX/etc/idgen/db_password" \
-	"$P/lib/systemd/system/idserver.service" || fail "unit: LoadCredential"
+# Every secret a credential: the password always, the tokens and the TLS key when
+# their files exist (SetCredential= is the empty default that keeps a missing one
+# from failing the start).
+for c in db_password auth_tokens tls_key; do
+	f=$c; [ $c = tls_key ] && f=idserver-key.pem
+	grep -qx "LoadCredential=$c:$PREFIX/etc/idgen/$f" "$P/lib/systemd/system/idserver.service" ||
+		fail "unit: LoadCredential=$c"
+	[ $c = db_password ] || grep -q "^SetCredential=$c:# no $PREFIX/etc/idgen/$f" \
+		"$P/lib/systemd/system/idserver.service" || fail "unit: SetCredential=$c (an optional credential)"
+done
+grep -q -- '--db_password_file %d/db_password' "$P/lib/systemd/system/idserver.service" ||
+	fail "unit: the password is not read from its credential"
+grep -q '^; .*auth_tokens_file = %d/auth_tokens' "$P/etc/idgen/idserver.conf.sample" &&
+	grep -q '^; .*tls_key_file = %d/tls_key' "$P/etc/idgen/idserver.conf.sample" ||
+	fail "idserver.conf.sample does not show the credentials' %d/ names"
 
 # pkg-config finds only the installed idgen.pc, its paths inside DESTDIR (not
 # exported: a rebuild by a later make must see the system's .pc files).
@@ -190,6 +203,31 @@ for p in prog prog-static; do
 	[ "$n" = 1000 ] && [ "$lo" -gt 0 ] && [ "$hi" -lt 9007199254740992 ] || fail "$p printed '$out'"
 	log "$p (pkg-config idgen): 1000 distinct IDs, $lo..$hi"
 done
+
+# Credentials as the unit hands them over: a *_file setting beginning with %d/
+# is read in $CREDENTIALS_DIRECTORY (the password, the tokens); without that
+# variable it is refused at start (exit 2) with one line.
+CRED=$T_DIR/credentials
+mkdir -p "$CRED"
+cp "$T_DIR/db/db_password" "$CRED/db_password"
+TOKEN=$(openssl rand -hex 16)
+printf 'app:%s\n' "$TOKEN" >"$CRED/auth_tokens"
+chmod 400 "$CRED"/*
+CPORT=$((SVC_PORT + 1))
+env -u IDGEN_DB_PASSWORD CREDENTIALS_DIRECTORY="$CRED" "$P/sbin/idserver" --odd_port "$ODD_PORT" \
+	--even_port "$EVEN_PORT" --listen_port "$CPORT" --state_file "$T_DIR/cred.state" \
+	--db_password_file %d/db_password --auth_tokens_file %d/auth_tokens >"$T_DIR/cred.log" 2>&1 &
+PIDS+=("$!")
+wait_for "idserver with credentials answering PING after AUTH" 10 \
+	bash -c "printf 'AUTH %s\nPING\n' '$TOKEN' | timeout 5 nc -N 127.0.0.1 $CPORT | grep -qx PONG"
+grep -q "authentication on: 1 tokens.* from $CRED/auth_tokens" "$T_DIR/cred.log" ||
+	fail "tokens not read from the credential: $(grep -m1 authentication "$T_DIR/cred.log")"
+! q "$CPORT" 'ID\n' | grep -qE '^[0-9]+$' || fail "idserver with credentials served an ID without a token"
+rc=0
+out=$(env -u CREDENTIALS_DIRECTORY "$P/sbin/idserver" --state_file "" --db_password_file %d/db_password 2>&1) || rc=$?
+[ $rc = 2 ] && grep -q "db_password_file: '%d/db_password' names a systemd credential, but \$CREDENTIALS_DIRECTORY is not set" <<<"$out" ||
+	fail "%d/ without CREDENTIALS_DIRECTORY: exit $rc, '$out'"
+log "credentials: %d/db_password and %d/auth_tokens read in \$CREDENTIALS_DIRECTORY; refused (exit 2) without it"
 
 # The installed idgen: one positive integer; decode agrees, offline.
 idgen() { LD_LIBRARY_PATH=$P/lib timeout 20 "$P/bin/idgen" "$@"; }

@@ -25,7 +25,7 @@
 # checked distinct.
 . "$(dirname "$0")/lib.sh"
 
-TLS=$T_DIR/tls
+TLS=$TLS_DIR	# lib.sh's tls_ca and tls_leaf make the certificates there
 IDS=$T_DIR/ids.txt
 PY=/usr/bin/python3
 HTTP_PORT=$((SVC_PORT + 1)) GRPC_PORT=$((SVC_PORT + 2))
@@ -33,26 +33,9 @@ M_PORT=$((SVC_PORT + 3)) M_HTTP=$((SVC_PORT + 4)) M_GRPC=$((SVC_PORT + 5))
 mkdir -p "$TLS"
 : >"$IDS"
 
-# key NAME: a P-256 key. ca NAME: a self-signed CA. leaf NAME CA [FAKETIME]: a
-# certificate signed by CA for 127.0.0.1 and localhost, made at FAKETIME if given
-# (a day long: made two days ago, it has expired).
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TLS/$1-key.pem" 2>/dev/null; }
-ca() {
-	key "$1"
-	openssl req -x509 -new -key "$TLS/$1-key.pem" -days 30 -subj "/CN=idgen test $1" \
-		-out "$TLS/$1-cert.pem" 2>/dev/null || fail "openssl: CA $1"
-}
-leaf() {
-	local at=${3:-}
-	key "$1"
-	openssl req -new -key "$TLS/$1-key.pem" -subj "/CN=idgen test $1" -out "$TLS/$1.csr" 2>/dev/null &&
-		${at:+faketime "$at"} openssl x509 -req -in "$TLS/$1.csr" -CA "$TLS/$2-cert.pem" \
-			-CAkey "$TLS/$2-key.pem" -CAcreateserial -days 1 \
-			-extfile <(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n') \
-			-out "$TLS/$1-cert.pem" 2>/dev/null || fail "openssl: certificate $1"
-}
-ca ca; ca otherca
-leaf server ca; leaf grpc ca; leaf renewed ca; leaf client ca; leaf expired ca "$(date -d '-2 days' '+%Y-%m-%d %H:%M:%S')"
+tls_ca ca; tls_ca otherca
+tls_leaf server ca; tls_leaf grpc ca; tls_leaf renewed ca; tls_leaf client ca
+tls_leaf expired ca "$(date -d '-2 days' '+%Y-%m-%d %H:%M:%S')"
 # The files the service reads: replaced in place for the reloads of part 4.
 cp "$TLS/server-cert.pem" "$TLS/live-cert.pem"; cp "$TLS/server-key.pem" "$TLS/live-key.pem"
 CA=$TLS/ca-cert.pem

@@ -9,14 +9,18 @@
 //
 // node tests/js/openapi_check.mjs MODE BASE_URL DOC OUT
 // MODE: ticket or fallback (the service serves IDs: every operation, the
-// refusals), or down (no ID can be served: every operation documenting 503).
+// refusals), or down (no ID can be served: every operation documenting 503),
+// or auth (a service with auth_tokens_file and auth_open_metrics = 0, its
+// tokens in OPENAPI_TOKEN and OPENAPI_RO_TOKEN: every operation documenting
+// 401 called without a token and with a wrong one, every one documenting 403
+// with the read-only token, and each once with the token).
 import fs from "node:fs";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020.js";
 
 const [mode, base, docPath, out] = process.argv.slice(2);
-if (!["ticket", "fallback", "down"].includes(mode) || !base || !docPath || !out) {
-  console.error("usage: openapi_check.mjs ticket|fallback|down BASE_URL DOC OUT");
+if (!["ticket", "fallback", "down", "auth"].includes(mode) || !base || !docPath || !out) {
+  console.error("usage: openapi_check.mjs ticket|fallback|down|auth BASE_URL DOC OUT");
   process.exit(2);
 }
 const LIMIT = 2n ** 53n;
@@ -60,7 +64,7 @@ for (const [path, item] of Object.entries(doc.paths))
 function idOf(s, n, what) {
   check(typeof s === "string" && /^[1-9][0-9]{0,18}$/.test(s), `${what}: ${s}`);
   const v = BigInt(s);
-  check(mode === "fallback" ? v >= LIMIT : v < LIMIT, `${what}: ${s} not a ${mode} ID`);
+  check(mode === "fallback" ? v >= LIMIT : mode === "auth" || v < LIMIT, `${what}: ${s} not a ${mode} ID`);
   ids.push(`${s} ${n}`);
   return v;
 }
@@ -80,7 +84,8 @@ function collect(path, type, body) {
     }
     const strs = path === "/v1/id" ? [body.id_str] : path === "/v1/ids" ? body.ids_str : [body.first_str];
     const nums = path === "/v1/id" ? body.id : path === "/v1/ids" ? body.ids : body.first;
-    check((nums !== undefined) === (mode === "ticket"), `${path}: numeric member ${mode === "ticket" ? "absent" : "present"}`);
+    check(mode === "auth" || (nums !== undefined) === (mode === "ticket"),
+      `${path}: numeric member ${mode === "ticket" ? "absent" : "present"}`);
     strs.forEach((s, i) => {
       const v = idOf(s, path === "/v1/block" ? body.count : 1, path);
       if (nums !== undefined)
@@ -126,7 +131,33 @@ async function call(method, template, url, { headers = {}, body, want } = {}) {
 
 const JSON_CT = { "Content-Type": "application/json" };
 const TEXT = { Accept: "text/plain" };
-if (mode === "down") {
+// 401 and 403 need a service with tokens: mode auth exercises them, the others skip them.
+const AUTH_CODES = ["401", "403"];
+if (mode === "auth") {
+  const tok = process.env.OPENAPI_TOKEN, ro = process.env.OPENAPI_RO_TOKEN;
+  check(tok && ro, "auth: set OPENAPI_TOKEN and OPENAPI_RO_TOKEN");
+  const bearer = (t) => ({ Authorization: `Bearer ${t}` });
+  const one = await call("get", "/v1/id", "/v1/id", { headers: bearer(tok), want: 200 });
+  for (const [path, item] of Object.entries(doc.paths))
+    for (const m of ["get", "head", "post"]) {
+      if (!item[m])
+        continue;
+      const url = path.replace("{id}", one.id_str).replace(/\/v1\/(ids|block)$/, "/v1/$1?count=2");
+      if (item[m].responses["401"])
+        for (const h of [{}, TEXT, bearer("wrong-token-0123456789")])
+          await call(m, path, url, { headers: h, want: 401 });
+      if (item[m].responses["403"])
+        for (const h of [{}, TEXT])
+          await call(m, path, url, { headers: { ...h, ...bearer(ro) }, want: 403 });
+      await call(m, path, url, { headers: bearer(item[m].responses["403"] ? tok : ro), want: 200 });
+    }
+  for (const [key, statuses] of seen) {
+    const [m, path] = key.split(" ");
+    for (const s of AUTH_CODES)
+      check(!doc.paths[path][m].responses[s] || statuses.has(Number(s)),
+        `${key}: documented status ${s} never exercised`);
+  }
+} else if (mode === "down") {
   // Every operation that documents 503, and /health's 503.
   for (const [path, item] of Object.entries(doc.paths))
     for (const m of METHODS) {
@@ -196,7 +227,7 @@ if (mode === "down") {
   for (const [key, statuses] of seen) {
     const [m, path] = key.split(" ");
     for (const s of Object.keys(doc.paths[path][m].responses))
-      check(s === "503" || (path === "/health" && s === "503") || statuses.has(Number(s)),
+      check(s === "503" || AUTH_CODES.includes(s) || statuses.has(Number(s)),
         `${key}: documented status ${s} never exercised`);
   }
 }

@@ -233,6 +233,60 @@ test_open_errors(void **state)
 	idgen_close(idgen_open("[::1]:4242,localhost:1", NULL, err, sizeof(err)));
 }
 
+/* open_err: idgen_open fails with a message holding want. */
+static void
+open_err(const struct idgen_options *o, const char *want)
+{
+	char	 err[IDGEN_ERR_LEN] = "";
+
+	assert_null(idgen_open("127.0.0.1:1", o, err, sizeof(err)));
+	if (strstr(err, want) == NULL)
+		fail_msg("error '%s', want '%s'", err, want);
+}
+
+/*
+ * TLS options and their environment: TLS settings with TLS off, a bad
+ * IDGEN_TLS, a certificate without its key and a file that does not load fail
+ * idgen_open; an option set (even to "") wins over its variable.
+ */
+static void
+test_open_tls(void **state)
+{
+	struct idgen_options	 o;
+	char			 err[IDGEN_ERR_LEN];
+	idgen_client		*c;
+
+	(void)state;
+	unsetenv("IDGEN_TLS");
+	unsetenv("IDGEN_TLS_CA");
+	idgen_options_init(&o);
+	assert_int_equal(o.tls, IDGEN_TLS_ENV);
+	o.tls = IDGEN_TLS_OFF;
+	o.tls_ca_file = "ca.pem";
+	open_err(&o, "tls_ca_file is set but TLS is off");
+	setenv("IDGEN_TLS_CA", "/nonexistent/ca.pem", 1);
+	idgen_options_init(&o);
+	open_err(&o, "IDGEN_TLS_CA is set but TLS is off");
+	setenv("IDGEN_TLS", "yes", 1);
+	open_err(&o, "IDGEN_TLS is 'yes'");
+	setenv("IDGEN_TLS", "1", 1);
+	open_err(&o, "cannot load the CA file '/nonexistent/ca.pem' (IDGEN_TLS_CA)");
+	o.tls_ca_file = "";		/* set: the system's store, whatever the variable */
+	assert_non_null(c = idgen_open("127.0.0.1:1", &o, err, sizeof(err)));
+	idgen_close(c);
+	o.tls_cert_file = "client.pem";
+	open_err(&o, "tls_cert_file and IDGEN_TLS_KEY go together");
+	idgen_options_init(&o);
+	o.tls = 7;
+	open_err(&o, "tls is 7");
+	unsetenv("IDGEN_TLS");
+	unsetenv("IDGEN_TLS_CA");
+	idgen_options_init(&o);
+	o.tls = IDGEN_TLS_ON;
+	assert_non_null(c = idgen_open("127.0.0.1:1", &o, err, sizeof(err)));
+	idgen_close(c);
+}
+
 /*
  * A client of a namespace: the name checked by idserver's grammar and copied
  * at open, sent on every BLOCK request; an idserver's RANGE to it is
@@ -640,6 +694,7 @@ main(void)
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_held),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_open_tls),
 		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_handout),
 		cmocka_unit_test(test_failover),
