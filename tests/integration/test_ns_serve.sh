@@ -4,7 +4,8 @@
 # the text port (text, RESP), a SIGKILL and restart:
 #   1. namespaces created before and while two idservers serve (NS_COUNT in all,
 #      100 by default) are picked up without a restart (recheck_ms);
-#   2. text and RESP clients take ID, IDS and BLOCK of every namespace from both;
+#   2. text and RESP clients take ID, IDS and BLOCK of every namespace from both,
+#      libidgen (the idgen command) and HTTP (?ns=) after the restart;
 #   3. SIGKILL of one idserver and its restart on its state file, more IDs;
 #   4. the 'refuse' namespace's IDs are all tickets (below 2^53), the 'snowflake'
 #      one falls back above 2^53 with both servers down, the refuse one says
@@ -84,6 +85,22 @@ wait_for "t$NS_COUNT served by a again" 10 served "$A_PORT" "t$NS_COUNT"
 r1=$(take "$A_PORT" resp "${NAMES[@]}")
 r2=$(take "$B_PORT" text "${NAMES[@]}")
 log "3. after SIGKILL and restart: RESP from a: $r1; text from b: $r2"
+# libidgen (the idgen command, both idservers listed) and HTTP (b), every namespace.
+for n in "${NAMES[@]}"; do
+	"$BUILD/idgen" --server "127.0.0.1:$A_PORT,127.0.0.1:$B_PORT" --ns "$n" ids 5 |
+		awk '{ print $1, 1 }' >>"$OUT/$n.ids" || fail "idgen --ns $n"
+done
+python3 - "$HP" "$OUT" "${NAMES[@]}" <<'PY' || fail "HTTP ?ns="
+import json, sys, urllib.request
+port, out = sys.argv[1], sys.argv[2]
+for n in sys.argv[3:]:
+    with urllib.request.urlopen("http://127.0.0.1:%s/v1/ids?count=5&ns=%s" % (port, n)) as r:
+        ids = [int(x) for x in json.load(r)["ids_str"]]
+    assert len(ids) == 5 and ids == sorted(ids), ids
+    with open("%s/%s.ids" % (out, n), "a") as f:
+        f.writelines("%d 1\n" % x for x in ids)
+PY
+log "3. libidgen (idgen --ns) and HTTP (?ns=) took 5 IDs of each namespace"
 
 # 5. tickets_orders truncated on the odd server (its counter back to 1; the marks stay).
 db_sql odd "TRUNCATE TABLE idgen.tickets_orders"
