@@ -27,7 +27,7 @@ static struct auth_token *auth_map(size_t *maplen);
 static void	auth_unmap(struct auth_token *tok, size_t maplen);
 static bool	auth_name_char(char c);
 static bool	auth_token_char(char c);
-static bool	auth_flags(const char *p, size_t len, enum auth_perm *perm, char *err,
+static bool	auth_flags(const char *p, size_t len, struct auth_token *t, char *err,
 		    size_t errlen);
 static unsigned	auth_slot(int fd);
 
@@ -46,10 +46,18 @@ auth_token_char(char c)
 	return c > ' ' && c <= '~' && c != ':';
 }
 
-/* "ro" or "rw", separated by commas; the last one given wins. */
 static bool
-auth_flags(const char *p, size_t len, enum auth_perm *perm, char *err, size_t errlen)
+auth_ns_char(char c)
 {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '_';
+}
+
+/* "ro" or "rw" (the last one given wins) and ns=NAME, separated by commas. */
+static bool
+auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t errlen)
+{
+	enum auth_perm *perm = &t->perm;
 	size_t i = 0, start;
 
 	while (i <= len) {
@@ -61,10 +69,22 @@ auth_flags(const char *p, size_t len, enum auth_perm *perm, char *err, size_t er
 		else if (i - start == 2 && strncasecmp(p + start, "rw", 2) == 0)
 			*perm = AUTH_PERM_ALL;
 		else if (i - start > 3 && strncasecmp(p + start, "ns=", 3) == 0) {
-			snprintf(err, errlen, "namespace limits (ns=) are not built yet (issue 19)");
-			return false;
+			size_t n = i - start - 3, k;
+
+			for (k = 0; k < n && auth_ns_char(p[start + 3 + k]); k++)
+				;
+			if (k < n || n > AUTH_NS_NAME_MAX) {
+				snprintf(err, errlen, "ns=NAME: a namespace is 1..%d letters, digits "
+				    "or '_'", AUTH_NS_NAME_MAX);
+				return false;
+			}
+			if (t->nns == AUTH_NS_MAX) {
+				snprintf(err, errlen, "at most %d ns= flags", AUTH_NS_MAX);
+				return false;
+			}
+			memcpy(t->ns[t->nns++], p + start + 3, n);
 		} else {
-			snprintf(err, errlen, "unknown flag (expected ro or rw)");
+			snprintf(err, errlen, "unknown flag (expected ro, rw or ns=NAME)");
 			return false;
 		}
 		i++;
@@ -130,7 +150,7 @@ auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip, 
 				snprintf(err, errlen, "a token is printable ASCII without spaces or ':'");
 				return false;
 			}
-		if (nf == 3 && !auth_flags(field[2], flen[2], &t->perm, err, errlen))
+		if (nf == 3 && !auth_flags(field[2], flen[2], t, err, errlen))
 			return false;
 		auth_hash(tok, toklen, t->hash);
 	}
@@ -371,6 +391,7 @@ auth_refresh(const struct auth *a, struct auth_sess *s)
 
 	s->gen = a->gen;
 	s->perm = t != NULL ? t->perm : AUTH_PERM_NONE;
+	s->tok = t;
 	if (t == NULL && s->has) {
 		explicit_bzero(s->hash, sizeof(s->hash));
 		s->has = false;		/* revoked: the connection must AUTH again */
@@ -421,4 +442,17 @@ auth_fail_slow(const struct auth *a, int fd, int64_t now_ms)
 	const struct auth_fail *f = &a->fail[auth_slot(fd)];
 
 	return now_ms - f->last_ms <= AUTH_FAIL_FORGET_MS && f->count >= AUTH_FAIL_FREE;
+}
+
+bool
+auth_ns_allowed(const struct auth_sess *s, const char *name, size_t len)
+{
+	const struct auth_token *t = s->tok;
+
+	if (t == NULL || t->nns == 0)
+		return true;
+	for (unsigned k = 0; k < t->nns; k++)
+		if (strlen(t->ns[k]) == len && memcmp(t->ns[k], name, len) == 0)
+			return true;
+	return false;
 }

@@ -20,10 +20,12 @@
 #define AUTH_TOKEN_MAX		256	/* bytes of a token */
 #define AUTH_NAME_MAX		64	/* bytes of a token's name */
 #define AUTH_TOKENS_MAX		4096	/* tokens in the file */
-#define AUTH_LINE_MAX		512	/* bytes of a line of the file */
+#define AUTH_LINE_MAX		1536	/* bytes of a line of the file (16 ns= flags fit) */
 #define AUTH_FAIL_SLOTS		4096	/* failure counters, by hash of the address */
 #define AUTH_FAIL_FREE		3	/* failures from an address answered at once */
 #define AUTH_FAIL_FORGET_MS	60000	/* a count starts again after this long quiet */
+#define AUTH_NS_MAX		16	/* namespaces one token may be limited to */
+#define AUTH_NS_NAME_MAX	48	/* bytes of a namespace's name */
 
 /* What a token allows; ordered: a command needing p is allowed from p up. */
 enum auth_perm {
@@ -38,10 +40,11 @@ struct auth_token {
 	char		 name[AUTH_NAME_MAX + 1];	/* "" when the line names none */
 	enum auth_perm	 perm;
 	/*
-	 * Namespaces (issue 19, docs/design.md section 13) are not built: a
-	 * token's list of namespaces will be one more field here, read from one
-	 * more flag (ns=...), and checked where perm is (core_auth).
+	 * The namespaces it may take IDs of (flags ns=NAME, one each; none: every
+	 * one; "default" names the default sequence), checked in core_take.
 	 */
+	unsigned	 nns;
+	char		 ns[AUTH_NS_MAX][AUTH_NS_NAME_MAX + 1];
 };
 
 /* A per-address count of failures; several addresses may share a slot. */
@@ -82,6 +85,7 @@ struct auth_sess {
 	bool		 user_bad;	/* the user name given does not match */
 	uint32_t	 gen;		/* 0: never decided */
 	enum auth_perm	 perm;
+	const struct auth_token *tok;	/* the accepted token, valid while gen is current */
 	int		 fd;		/* the peer's socket, for the failure count */
 };
 
@@ -97,7 +101,8 @@ void	auth_free(struct auth *a);
 
 /*
  * One line of the file (pure): "token", "name:token" or "name:token:flags"
- * (flags: ro or rw). *skip for a blank or # comment line; false with err.
+ * (flags, comma-separated: ro or rw, and ns=NAME once per namespace the token
+ * is limited to). *skip for a blank or # comment line; false with err.
  */
 bool	auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));
@@ -124,6 +129,12 @@ auth_perm(const struct auth *a, struct auth_sess *s)
 {
 	return s->gen == a->gen ? s->perm : auth_refresh(a, s);
 }
+
+/*
+ * Whether the session's token may take IDs of namespace name (len bytes; the
+ * default sequence is "default"): true for a token with no ns= flag.
+ */
+bool	auth_ns_allowed(const struct auth_sess *s, const char *name, size_t len);
 
 /*
  * Counts a failure from the session's address at now_ms (monotonic); the ms

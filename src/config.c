@@ -108,7 +108,7 @@ static const struct config_key config_keys[] = {
 	    "(HTTP: http_timeout_ms)" },
 	{ "auth_tokens_file", S(auth_tokens_file), "", 0, 0,
 	    "tokens clients must present (AUTH, Bearer), one a line: token, name:token or "
-	    "name:token:ro; reread on SIGHUP; empty: no authentication" },
+	    "name:token:flags (ro; ns=NAME,...); reread on SIGHUP; empty: no authentication" },
 	{ "auth_fail_delay_ms", U(auth_fail_delay_ms), "1000", 0, 10000,
 	    "auth: a wrong token's reply is held this long once its address has failed 3 "
 	    "times within 60 s" },

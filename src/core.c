@@ -392,6 +392,14 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 		core_reject(c, e, why, res);
 		return CORE_DONE;
 	}
+	/* A token limited to namespaces (ns= in auth_tokens_file): its session is current. */
+	if (c->auth != NULL && req->sess != NULL && req->sess->tok != NULL &&
+	    !auth_ns_allowed(req->sess, req->ns != NULL ? req->ns : "default",
+	    req->ns != NULL ? req->nslen : 7)) {
+		core_reject(c, CORE_ERR_NOPERM, "this token may not take IDs of this namespace "
+		    "(ns= in auth_tokens_file)", res);
+		return CORE_DONE;
+	}
 	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
 		if (!core_ns_name_ok(req->ns, req->nslen)) {
 			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1..48 letters, digits "
@@ -513,6 +521,7 @@ core_auth(struct core *c, struct core_waiter *w, struct auth_sess *s, enum auth_
 		s->has = true;
 		s->gen = c->auth->gen;
 		s->perm = t->perm;
+		s->tok = t;
 	}
 	if (w != NULL)
 		w->penalty = 0;

@@ -22,14 +22,16 @@ DELAY_MS=400
 TOKA=alice-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 TOKR=reader-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 TOKB=bare-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+TOKL=limited-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 WRONG=wrong-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 TOKENS=$T_DIR/tokens
 IDS=$T_DIR/ids.txt	# "first count" ranges, for check_unique
 : >"$IDS"
 cat >"$TOKENS" <<EOF
-# test tokens: name:token[:ro]
+# test tokens: name:token[:ro|rw,ns=NAME...]
 alice:$TOKA
 reader:$TOKR:ro
+limited:$TOKL:rw,ns=default
 
 $TOKB
 EOF
@@ -70,7 +72,7 @@ grep -q 'line 2' "$T_DIR/bad.log" || fail "bad token file: line not named: $(cat
 ! grep -qF -e "$TOKA" -e "$TOKB" "$T_DIR/bad.log" || fail "a token in the refusal"
 
 start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP"
-grep -q 'authentication on: 3 tokens (1 read-only)' "$T_DIR/svc.log" || fail "no start line"
+grep -q 'authentication on: 4 tokens (1 read-only)' "$T_DIR/svc.log" || fail "no start line"
 
 log "gRPC reflection (before any failure from this address): a token needed, read-only suffices"
 cat >"$T_DIR/py/reflect_call.py" <<'PY'
@@ -105,7 +107,12 @@ out=$(qa "$SVC_PORT" "$TOKR" 'ID\nBLOCK 5\nDECODE 2097152\nSTATS\n')
 grep -q '^ERR NOPERM ' <<<"$out" || fail "read-only token given IDs: $out"
 [ "$(grep -c '^ERR NOPERM' <<<"$out")" = 2 ] || fail "read-only: $out"
 grep -q '^ticket block=2 server=even' <<<"$out" || fail "read-only DECODE: $out"
-grep -q '^STAT auth_tokens 3$' <<<"$out" || fail "read-only STATS: $out"
+grep -q '^STAT auth_tokens 4$' <<<"$out" || fail "read-only STATS: $out"
+# A token limited to namespaces (ns=): the default sequence only, here.
+out=$(qa "$SVC_PORT" "$TOKL" 'ID\nID default\nID orders\nIDS 2 orders\n')
+[ "$(grep -cE '^[0-9]+$' <<<"$out")" = 2 ] || fail "limited token, default: $out"
+[ "$(grep -c '^ERR NOPERM this token may not take IDs of this namespace' <<<"$out")" = 2 ] ||
+	fail "limited token, another namespace: $out"
 
 log "redis-cli: REDISCLI_AUTH right, wrong, missing; --user/--pass (AUTH user token)"
 export REDISCLI_AUTH=$TOKA
@@ -228,7 +235,7 @@ IDGEN_TOKEN=$TOKA "$IDGEN" -s "127.0.0.1:$SVC_PORT" ids 200 | awk '{ print $1, 1
 IDGEN_TOKEN=$TOKA "$IDGEN" -s "127.0.0.1:$SVC_PORT" block 300 >"$T_DIR/block.out" || fail "idgen block"
 cat "$T_DIR/block.out" >>"$IDS"
 printf '%s\n' "$TOKR" >"$T_DIR/ro.token"
-"$IDGEN" -s "127.0.0.1:$SVC_PORT" --token-file "$T_DIR/ro.token" stats | grep -q '^STAT auth_tokens 3$' ||
+"$IDGEN" -s "127.0.0.1:$SVC_PORT" --token-file "$T_DIR/ro.token" stats | grep -q '^STAT auth_tokens 4$' ||
 	fail "idgen --token-file stats"
 rc=0
 out=$("$IDGEN" -s "127.0.0.1:$SVC_PORT" -t 500 id 2>&1) || rc=$?

@@ -83,8 +83,27 @@ test_grammar(void **state)
 	assert_false(parse(":" TOK_A, &t, &skip, err));
 	assert_false(parse("a:" TOK_A ":admin", &t, &skip, err));
 	assert_null(strstr(err, TOK_A));
-	assert_false(parse("a:" TOK_A ":ns=orders", &t, &skip, err));
-	assert_non_null(strstr(err, "issue 19"));
+	/* Namespace limits: one ns= flag each, checked by auth_ns_allowed. */
+	assert_true(parse("a:" TOK_A ":rw,ns=orders,ns=default", &t, &skip, err));
+	assert_int_equal(t.nns, 2);
+	assert_string_equal(t.ns[0], "orders");
+	assert_string_equal(t.ns[1], "default");
+	{
+		struct auth_sess s;
+
+		auth_sess_init(&s, -1);
+		assert_true(auth_ns_allowed(&s, "users", 5));	/* no token: unlimited */
+		s.tok = &t;
+		assert_true(auth_ns_allowed(&s, "orders", 6));
+		assert_true(auth_ns_allowed(&s, "default", 7));
+		assert_false(auth_ns_allowed(&s, "order", 5));
+		assert_false(auth_ns_allowed(&s, "users", 5));
+	}
+	assert_false(parse("a:" TOK_A ":ns=ord-ers", &t, &skip, err));
+	assert_false(parse("a:" TOK_A ":ns=", &t, &skip, err));
+	assert_false(parse("a:" TOK_A ":ns=a,ns=b,ns=c,ns=d,ns=e,ns=f,ns=g,ns=h,ns=i,ns=j,ns=k,"
+	    "ns=l,ns=m,ns=n,ns=o,ns=p,ns=q", &t, &skip, err));
+	assert_non_null(strstr(err, "at most 16"));
 	assert_false(parse("a:" TOK_A ":ro:x", &t, &skip, err));
 	assert_false(parse("a:tok en-0123456789abcdef", &t, &skip, err));
 	assert_false(parse("a:" TOK_A ":", &t, &skip, err));
