@@ -314,15 +314,15 @@ assert st == 401, (st, body)
 for i in ids:
     print(i, 1)
 PY
-grep -q 'SIGHUP: auth_tokens_file reread: 2 tokens (1 read-only)' "$T_DIR/svc.log" ||
+grep -q 'SIGHUP: auth_tokens_file reread: 3 tokens (1 read-only)' "$T_DIR/svc.log" ||
 	fail "no reload line: $(tail -n 2 "$T_DIR/svc.log")"
-[ "$(astat "$SVC_PORT" auth_reloads)" = 1 ] && [ "$(astat "$SVC_PORT" auth_tokens)" = 2 ] ||
+[ "$(astat "$SVC_PORT" auth_reloads)" = 1 ] && [ "$(astat "$SVC_PORT" auth_tokens)" = 3 ] ||
 	fail "reload not counted"
 # A file that no longer parses: refused, the previous tokens stay.
 cp "$TOKENS" "$T_DIR/tokens.good"
 echo "x:short" >>"$TOKENS"
 kill -HUP "$svc_PID"
-wait_for "the refused reload" 5 grep -q 'the previous 2 tokens stay' "$T_DIR/svc.log"
+wait_for "the refused reload" 5 grep -q "the previous 3 tokens stay" "$T_DIR/svc.log"
 [ "$(astat "$SVC_PORT" auth_reload_failures)" = 1 ] || fail "reload failure not counted"
 qa "$SVC_PORT" "$TOKA" 'IDS 3\n' | ids_in
 cp "$T_DIR/tokens.good" "$TOKENS"

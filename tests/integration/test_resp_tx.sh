@@ -181,7 +181,7 @@ import time
 assert abs(secs + us / 1e6 - time.time()) < 5 and 0 <= us < 1000000, (secs, us)
 n = r.command_count()
 table = r.command()
-assert len(table) == n and "ids" in table and table["ids"]["arity"] == 2, table.get("ids")
+assert len(table) == n and "ids" in table and table["ids"]["arity"] == -2, table.get("ids")
 assert table["client"]["arity"] == -1 and "multi" in table
 assert r.execute_command("RESET") in ("RESET", b"RESET")
 assert r.client_getname() is None
@@ -235,7 +235,7 @@ n=$("${R[@]}" COMMAND COUNT)
 [ "$n" -gt 20 ] && [ "$("${R[@]}" COMMAND LIST | wc -l)" = "$n" ] || fail "COMMAND COUNT $n"
 # redis-cli 7 builds its help and hints from COMMAND DOCS.
 help=$("${R[@]}" help IDS | tr -d '\r' | sed 's/\x1b\[[0-9;]*m//g')
-grep -q 'IDS n$' <<<"$help" && grep -q 'summary: n unique IDs' <<<"$help" ||
+grep -q 'IDS n \[ns\]$' <<<"$help" && grep -q 'summary: n unique IDs' <<<"$help" ||
 	fail "redis-cli help IDS: '$help'"
 help=$("${R[@]}" help CLIENT SETNAME | tr -d '\r' | sed 's/\x1b\[[0-9;]*m//g')
 grep -q 'CLIENT SETNAME connection-name$' <<<"$help" || fail "redis-cli help CLIENT SETNAME: '$help'"
