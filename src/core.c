@@ -383,7 +383,6 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 	unsigned wait_us = 0;
 	uint64_t n = 1;
 	enum core_err e;
-
 	struct nsrv *ns = NULL;
 
 	if (req->cmd != CORE_CMD_ID &&

@@ -251,9 +251,14 @@ tier_next_server(const struct tier *t)
 void
 tier_prefetch(struct tier *t)
 {
-	tier_ns_kick_first(t);
+	/* The hot path of a tier without namespaces: two tests, nothing else. */
+	bool ns = t->nss.n > 0 || t->ns_due_some;
+
+	if (ns)
+		tier_ns_kick_first(t);
 	tier_prefetch_default(t);
-	tier_ns_kick(t);
+	if (ns)
+		tier_ns_kick(t);
 }
 
 static void

@@ -62,6 +62,7 @@ struct tier {
 	uint64_t		 ns_up_at[NS_SERVERS];	/* when each connected (ns_epoch) */
 	uint64_t		 ns_at[NS_SERVERS];	/* when its last namespace check ended */
 	bool			 ns_due[NS_SERVERS];	/* a namespace check is wanted */
+	bool			 ns_due_some;	/* ... on some server */
 	bool			 ns_warned[NS_SERVERS];	/* its schema lacks namespaces: logged */
 	bool			 ns_bad_warned[NS_SERVERS];	/* rows not understood: logged */
 	bool			 ns_witnessed[NS_SERVERS];	/* its copies brought up since

@@ -247,6 +247,7 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 		return;
 	if (ev == TICKET_EV_UP) {
 		t->ns_due[i] = true;
+		t->ns_due_some = true;
 		if (!s->seen.recheck) {
 			/*
 			 * Partner first (docs/design.md 6.4, 13.6): a new connection
@@ -257,6 +258,7 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 			t->ns_witnessed[i] = false;
 			for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
 				t->ns_due[j] = true;
+			t->ns_due_some = true;
 		}
 	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
 		/* A namespace ticket in flight there will never answer (a gap). */
@@ -360,6 +362,9 @@ tier_ns_need(const struct tier *t, const struct nsrv *ns)
 
 	if (!ns->served || ns->b == 0)
 		return false;
+	/* Room in the pool for every block asked for (a small B_N fills it by count). */
+	if (ns->pool.count + ns->fetching + ns->writing >= POOL_RANGES_ROOM)
+		return false;
 	if (ns->demand && ns->fetching + ns->writing == 0)
 		return true;
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
@@ -374,15 +379,19 @@ tier_ns_kick_checks(struct tier *t)
 {
 	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
 
+	t->ns_due_some = false;
 	for (unsigned i = 0; i < own; i++) {
 		struct ticket_server *s = &t->srv[i];
 
-		if (!t->ns_due[i] || s->state != TICKET_READY || s->other)
+		if (!t->ns_due[i])
 			continue;
 		/* Numbered as sent: an answer counts from when it was asked (6.4). */
-		t->ns_sent_at[i] = ++t->ns_epoch;
-		if (ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
-			t->ns_due[i] = false;
+		if (s->state == TICKET_READY && !s->other) {
+			t->ns_sent_at[i] = ++t->ns_epoch;
+			if (ticket_run(s, TIER_NS_CHECK_SQL, tier_ns_checked))
+				t->ns_due[i] = false;
+		}
+		t->ns_due_some = t->ns_due_some || t->ns_due[i];
 	}
 }
 
@@ -611,6 +620,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		    "the ticket is not used");
 		for (unsigned j = 0; j < NS_SERVERS; j++)
 			t->ns_due[j] = true;
+		t->ns_due_some = true;
 		tier_prefetch(t);
 		t->on_change(t->arg);
 		return;
