@@ -4,6 +4,8 @@
  */
 #include "core.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -411,9 +413,11 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 		}
 		/* A BLOCK never crosses a ticket; IDS n must fit the buffered tickets. */
 		if (req->cmd == CORE_CMD_BLOCK ? n > ns->b : n > POOL_RANGES_ROOM * ns->b) {
-			core_reject(c, CORE_ERR_RANGE, req->cmd == CORE_CMD_BLOCK ?
-			    "BLOCK n is at most the namespace's block size B" :
-			    "IDS n is at most 56 x the namespace's block size B", res);
+			snprintf(c->why_buf, sizeof(c->why_buf), req->cmd == CORE_CMD_BLOCK ?
+			    "BLOCK n is at most the namespace's block size B = %" PRIu64 :
+			    "IDS n is at most %" PRIu64 " (56 x the namespace's block size B)",
+			    req->cmd == CORE_CMD_BLOCK ? ns->b : POOL_RANGES_ROOM * ns->b);
+			core_reject(c, CORE_ERR_RANGE, c->why_buf, res);
 			return CORE_DONE;
 		}
 	}

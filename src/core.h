@@ -172,6 +172,9 @@ struct core {
 	struct core_counters	 stats;
 	struct core_callers	 callers;
 	struct auth		*auth;		/* NULL: no auth_tokens_file, nothing checked */
+	char			 why_buf[128];	/* a refusal's words with its numbers; valid
+						 * until the next request (replies are
+						 * formatted before that) */
 };
 
 bool		core_init(struct core *c, struct event_base *base, struct source *source)

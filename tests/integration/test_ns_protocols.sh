@@ -73,7 +73,7 @@ BLOCK 11 orders
 ')
 	read -r first n <<<"$(printf '%s\n' "$out" | sed -n 3p)"
 	[ "$n" = 5 ] || fail "orders, text BLOCK 5: $out"
-	[ "$(printf '%s\n' "$out" | sed -n 4p)" = "ERR RANGE BLOCK n is at most the namespace's block size B" ] ||
+	[ "$(printf '%s\n' "$out" | sed -n 4p)" = "ERR RANGE BLOCK n is at most the namespace's block size B = 10" ] ||
 		fail "orders, text BLOCK 11: $out"
 	echo "$first 5" >>"$ord"
 	ns_ids text $(printf '%s\n' "$out" | sed -n 1,2p)

@@ -56,7 +56,7 @@ fake_exchange(void *ctx, unsigned ep, const char *req, size_t len, unsigned nreq
 		for (i = 0; i < nreq; i++) {
 			snprintf(line, sizeof(line), "ERR RANGE %s",
 			    atomic_load(&f->mode[ep]) == FAKE_NONS ? "unknown namespace "
-			    "(idgenctl ns list)" : "BLOCK n is at most the namespace's block size B");
+			    "(idgenctl ns list)" : "BLOCK n is at most the namespace's block size B = 8");
 			done += fn(arg, line, line + strlen(line));
 		}
 		return done;
