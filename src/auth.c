@@ -19,6 +19,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "state.h"
+
 static bool	auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro,
 		    size_t *maplen, char *err, size_t errlen);
 static bool	auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, char *err,
@@ -46,13 +48,6 @@ auth_token_char(char c)
 	return c > ' ' && c <= '~' && c != ':';
 }
 
-static bool
-auth_ns_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	    c == '_';
-}
-
 /* "ro" or "rw" (the last one given wins) and ns=NAME, separated by commas. */
 static bool
 auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t errlen)
@@ -69,11 +64,9 @@ auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t er
 		else if (i - start == 2 && strncasecmp(p + start, "rw", 2) == 0)
 			*perm = AUTH_PERM_ALL;
 		else if (i - start > 3 && strncasecmp(p + start, "ns=", 3) == 0) {
-			size_t n = i - start - 3, k;
+			size_t n = i - start - 3;
 
-			for (k = 0; k < n && auth_ns_char(p[start + 3 + k]); k++)
-				;
-			if (k < n || n > AUTH_NS_NAME_MAX) {
+			if (n > AUTH_NS_NAME_MAX || !state_ns_name_len_ok(p + start + 3, n)) {
 				snprintf(err, errlen, "ns=NAME: a namespace is 1..%d letters, digits "
 				    "or '_'", AUTH_NS_NAME_MAX);
 				return false;

@@ -81,20 +81,6 @@ core_lookup(const char *name, size_t len)
 	return NULL;
 }
 
-bool
-core_ns_name_ok(const char *name, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || len > CORE_NS_NAME_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-			return false;
-	return true;
-}
-
 const struct core_word *
 core_word_at(size_t i)
 {
@@ -402,7 +388,7 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 		return CORE_DONE;
 	}
 	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
-		if (!core_ns_name_ok(req->ns, req->nslen)) {
+		if (!state_ns_name_len_ok(req->ns, req->nslen)) {
 			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1..48 letters, digits "
 			    "or _", res);
 			return CORE_DONE;

@@ -81,8 +81,6 @@ struct core_req {
 
 #define CORE_NS_NAME_MAX	48	/* a namespace name: [A-Za-z0-9_], 1..48 bytes */
 
-/* True when name is a namespace name by the grammar (not whether it exists). */
-bool		core_ns_name_ok(const char *name, size_t len);
 
 /* Command words shared by every protocol. */
 struct core_word {

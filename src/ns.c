@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "log.h"
+#include "state.h"
 
 static bool	ns_word(const char **p, char *out, size_t len);
 static bool	ns_u64(const char *w, uint64_t *v);
-static int	ns_index_of(const char *role);
 static struct nsrv *nss_add(struct nss *s, const char *name);
 static void	nss_remove(struct nss *s, unsigned k);
 static void	ns_judge(struct nss *s, struct nsrv *ns, const bool *up);
@@ -109,24 +109,12 @@ ns_u64(const char *w, uint64_t *v)
 	return true;
 }
 
-static bool
-ns_name_ok(const char *n)
-{
-	size_t i;
-
-	for (i = 0; n[i] != '\0'; i++)
-		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= 'A' && n[i] <= 'Z') ||
-		    (n[i] >= '0' && n[i] <= '9') || n[i] == '_'))
-			return false;
-	return i > 0 && i <= NS_NAME_MAX;
-}
-
 /* One row's words into r; false when they are not a row. */
 static bool
 ns_row_read(char w[9][NS_NAME_MAX + 2], struct ns_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (!ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
+	if (!state_ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
 	    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
 	    !ns_u64(w[8], &r->start_above) || strlen(w[5]) >= sizeof(r->role))
 		return false;
@@ -198,9 +186,9 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
 	return true;
 }
 
-/* The server index of a role of our region; -1 for any other role. */
-static int
-ns_index_of(const char *role)
+/* The server index of a role of our region's servers; -1 for any other role. */
+int
+ns_role_index(const char *role)
 {
 	for (unsigned i = 0; i < server_own_count() && i < NS_SERVERS; i++)
 		if (strcmp(server_role(i), role) == 0)
@@ -344,7 +332,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 			ns->v[i].counter = rows[r].counter;
 			ns->v[i].start_above = rows[r].start_above;
 		}
-		if ((j = ns_index_of(rows[r].role)) >= 0) {
+		if ((j = ns_role_index(rows[r].role)) >= 0) {
 			ns->v[i].hw[j] = rows[r].hw;
 			ns->v[i].hb[j] = rows[r].hb;
 		}

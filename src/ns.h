@@ -15,7 +15,7 @@
 
 #define NS_NAME_MAX	48	/* [A-Za-z0-9_]: tickets_<name> fits MariaDB's 64 */
 #define NS_SERVERS	(SERVER_PAIR + SERVER_EXTRA_MAX)	/* its region's servers */
-#define NS_MAX_CEIL	1000	/* ceiling of the max_namespaces setting */
+#define NS_MAX_CEIL	512	/* ceiling of the max_namespaces setting */
 #define NS_BAD_MAX	64	/* names with rows not understood, in one check */
 
 enum ns_policy {
@@ -131,6 +131,9 @@ uint64_t	ns_known_end(const struct nsrv *ns, unsigned i, uint64_t sf_hw, uint64_
 
 /* The highest ticket of B covering an ID below end (0 when end is 0). */
 uint64_t	ns_end_ticket(uint64_t end, uint64_t b);
+
+/* The server index of a role of our region's servers; -1 for any other role. */
+int		ns_role_index(const char *role);
 
 /* ns_policy as the catalogue writes it. */
 const char	*ns_policy_name(enum ns_policy p);

@@ -418,11 +418,15 @@ state_owner_dead(const struct state_owner *was, const struct state_owner *me,
 bool
 state_ns_name_ok(const char *name)
 {
-	size_t n = strnlen(name, STATE_NS_NAME_MAX + 1);
+	return state_ns_name_len_ok(name, strnlen(name, STATE_NS_NAME_MAX + 1));
+}
 
-	if (n == 0 || n > STATE_NS_NAME_MAX)
+bool
+state_ns_name_len_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > STATE_NS_NAME_MAX)
 		return false;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < len; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
 		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
 			return false;

@@ -125,6 +125,8 @@ struct state_ns {
 
 /* True when name is a namespace name by the grammar: [A-Za-z0-9_], 1..48 bytes. */
 bool	state_ns_name_ok(const char *name);
+/* The namespace grammar, the one every module checks names with (len bytes). */
+bool	state_ns_name_len_ok(const char *name, size_t len);
 
 /*
  * Raises (ns, server)'s mark to (high_water, block_size) when that covers more

@@ -85,7 +85,6 @@ static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
-static int	tier_ns_role_index(const char *role);
 
 /* A field read as a decimal; false for NULL or anything else. */
 static bool
@@ -205,7 +204,7 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 	int j;
 
 	for (unsigned r = 0; r < n; r++) {
-		if (rows[r].hw == 0 || (j = tier_ns_role_index(rows[r].role)) < 0 ||
+		if (rows[r].hw == 0 || (j = ns_role_index(rows[r].role)) < 0 ||
 		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
 			continue;
 		if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
@@ -790,14 +789,4 @@ tier_ns_served(const struct tier *t)
 	for (unsigned k = 0; k < t->nss.n; k++)
 		n += t->nss.v[k]->served;
 	return n;
-}
-
-/* The index of a role of our region's servers; -1 for any other. */
-static int
-tier_ns_role_index(const char *role)
-{
-	for (unsigned i = 0; i < server_own_count() && i < NS_SERVERS; i++)
-		if (strcmp(server_role(i), role) == 0)
-			return (int)i;
-	return -1;
 }

@@ -74,6 +74,18 @@ db_sql() { "$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" "$@"; }
 db_pid() { cat "$T_DIR/db/$1/mariadbd.pid"; }
 db_start() { "$ROOT/scripts/dbpair.sh" start "$T_DIR/db" "$1"; }
 
+# ctl_env: idgenctl as an operator runs it on the test pair (the service user's
+# password, root as the administrator) in the array CTL; ctl ARGS... runs it,
+# its output appended to $T_DIR/ctl.out, and fails the test when it fails.
+ctl_env() {
+	export IDGEN_DB_PASSWORD IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD=
+	IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
+	CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
+}
+ctl() { "${CTL[@]}" "$@" >>"$T_DIR/ctl.out" 2>&1 || fail "idgenctl $*: $(tail -n 3 "$T_DIR/ctl.out")"; }
+# ns_served PORT NAME: true once that idserver answers ID of namespace NAME.
+ns_served() { q "$1" "ID $2\n" | grep -qE '^[0-9]+$'; }
+
 # Sends lines to a service and prints the replies (real netcat, exits at EOF).
 q() { local port=$1; shift; printf "$@" | timeout 10 nc -N 127.0.0.1 "$port"; }
 

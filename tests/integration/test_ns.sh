@@ -13,9 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 
 pair_up
-export IDGEN_DB_PASSWORD IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD= IDGEN_ADOPT_PASSWORD=
-IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
-CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
+ctl_env
+export IDGEN_ADOPT_PASSWORD=
 
 expect_ctl() {	# RC NEEDLE ARGS...
 	local want=$1 needle=$2 rc=0
@@ -80,8 +79,7 @@ expect_ctl 0 "^orders +1000 snowflake ready " ns list
 log "2-3. adopted above MAX(id) = $TOP of three shards (killed after rows, floor, ready; resumed); first tickets $(ticket odd orders), $(ticket even orders)"
 # idserver serves it from above the largest existing ID.
 idserver_start svc "$SVC_PORT" --recheck_ms 300
-served() { q "$SVC_PORT" "ID $1\n" | grep -qE '^[0-9]+$'; }
-wait_for "orders served" 10 served orders
+wait_for "orders served" 10 ns_served "$SVC_PORT" orders
 ids=$(q "$SVC_PORT" 'IDS 5 orders\nBLOCK 10 orders\n' | tr '\n' ' ')
 for id in $ids; do
 	[ "$id" = 10 ] || [ "$id" -gt $TOP ] || fail "idserver's ID $id of orders is not above $TOP ($ids)"
@@ -105,7 +103,7 @@ wait_for "a dropped namespace unknown to idserver" 10 gone
 expect_ctl 0 "its first ID is at least (200000000[0-9]{4})" ns create orders --block-size $B
 first=$(sed -n 's/.*at least \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")
 [ "$first" -ge 2000000000000 ] || fail "re-created below its old marks: $first"
-wait_for "orders served again" 10 served orders
+wait_for "orders served again" 10 ns_served "$SVC_PORT" orders
 [ "$(q "$SVC_PORT" 'ID orders\n')" -ge "$first" ] || fail "idserver's ID of the re-created orders below $first"
 expect_ctl 1 "no namespace nothere" ns drop nothere
 db_sql odd "CREATE DATABASE shard9; CREATE TABLE shard9.t (id BIGINT UNSIGNED PRIMARY KEY); INSERT INTO shard9.t VALUES (18446744073709551615)"

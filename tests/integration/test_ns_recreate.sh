@@ -13,14 +13,10 @@
 . "$(dirname "$0")/lib.sh"
 
 pair_up
-export IDGEN_DB_PASSWORD IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD=
-IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
-CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
+ctl_env
 OUT=$T_DIR/ids
 mkdir -p "$OUT"
 A_PORT=$SVC_PORT B_PORT=$((SVC_PORT + 10))
-ctl() { "${CTL[@]}" "$@" >>"$T_DIR/ctl.out" 2>&1 || fail "idgenctl $*: $(tail -n 3 "$T_DIR/ctl.out")"; }
-served() { q "$1" "ID $2\n" | grep -qE '^[0-9]+$'; }
 # blocks PORT N FILE: N x BLOCK 1 of bn (B=1 allows only 1), as "first count".
 take_ids() {
 	local port=$1 n=$2 cmd=$3 file=$4
@@ -42,7 +38,7 @@ print("errors", errs)
 
 ctl ns create bn --block-size 16
 idserver_start a "$A_PORT" --recheck_ms "${A_RECHECK_MS:-60000}" --refill_wait_ms 200
-wait_for "bn served by a" 10 served "$A_PORT" bn
+wait_for "bn served by a" 10 ns_served "$A_PORT" bn
 r=$(take_ids "$A_PORT" 5 "IDS 16" "$OUT/a.ids")
 log "1. a took IDs of bn at B=16 ($r)"
 
@@ -57,7 +53,7 @@ db_start odd
 log "3. a (stale view, B=16) took more IDs after drop+create ($r); a's max: $(sort -n "$OUT/a.ids" | tail -n 1)"
 
 idserver_start b "$B_PORT" --recheck_ms 300 --refill_wait_ms 200
-wait_for "bn served by b" 10 served "$B_PORT" bn
+wait_for "bn served by b" 10 ns_served "$B_PORT" bn
 # a's ticket IDs (its refused stale tickets sent it to the fallback, above 2^53).
 amax=$(awk '$1 < 9007199254740992' "$OUT/a.ids" | sort -n | tail -n 1 | awk '{print $1}')
 need=$((amax / 50 + 20))

@@ -21,15 +21,12 @@
 NS_COUNT=${NS_COUNT:-100}
 ROUNDS=${NS_ROUNDS:-3}
 pair_up
-export IDGEN_DB_PASSWORD IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD=
-IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password")
-CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
+ctl_env
 OUT=$T_DIR/ids
 mkdir -p "$OUT"
 A_PORT=$SVC_PORT B_PORT=$((SVC_PORT + 10)) HP=$((SVC_PORT + 1))
 FLAGS=(--recheck_ms 300 --refill_wait_ms 200)
 
-ctl() { "${CTL[@]}" "$@" >>"$T_DIR/ctl.out" 2>&1 || fail "idgenctl $*: $(tail -n 3 "$T_DIR/ctl.out")"; }
 # take PORT PROTO NS...: ROUNDS rounds of ID, IDS 7, BLOCK 3 of each namespace.
 take() {
 	local port=$1 proto=$2 r
@@ -39,7 +36,6 @@ take() {
 	echo "$r"
 }
 # served PORT NS: the namespace answers ID (every idserver reads it within recheck_ms).
-served() { q "$1" "ID $2\n" | grep -qE '^[0-9]+$'; }
 
 # 1. Three namespaces before the idservers start, the rest while they serve.
 ctl ns create orders --block-size 10
@@ -53,8 +49,8 @@ for k in $(seq 4 "$NS_COUNT"); do
 	ctl ns create "t$k" --block-size $((k * 7))
 done
 for n in orders dense "t$NS_COUNT"; do
-	wait_for "$n served by a" 10 served "$A_PORT" "$n"
-	wait_for "$n served by b" 10 served "$B_PORT" "$n"
+	wait_for "$n served by a" 10 ns_served "$A_PORT" "$n"
+	wait_for "$n served by b" 10 ns_served "$B_PORT" "$n"
 done
 [ "$(q "$A_PORT" 'ID nosuch\n')" = "ERR RANGE unknown namespace (idgenctl ns list)" ] ||
 	fail "an unknown namespace: $(q "$A_PORT" 'ID nosuch\n')"
@@ -80,8 +76,8 @@ WIDE_M0=$(db_sql even "SELECT high_water FROM idgen.idgen_ns_marks WHERE ns = 'w
 kill -9 "$a_PID"
 wait "$a_PID" 2>/dev/null || true
 idserver_start a "$A_PORT" "${FLAGS[@]}"
-wait_for "orders served by a again" 10 served "$A_PORT" orders
-wait_for "t$NS_COUNT served by a again" 10 served "$A_PORT" "t$NS_COUNT"
+wait_for "orders served by a again" 10 ns_served "$A_PORT" orders
+wait_for "t$NS_COUNT served by a again" 10 ns_served "$A_PORT" "t$NS_COUNT"
 r1=$(take "$A_PORT" resp "${NAMES[@]}")
 r2=$(take "$B_PORT" text "${NAMES[@]}")
 log "3. after SIGKILL and restart: RESP from a: $r1; text from b: $r2"
@@ -124,7 +120,7 @@ grep -q "REFUSED on the odd ticket server" <(grep -v "namespace orders" "$T_DIR/
 db_sql even "TRUNCATE TABLE idgen.tickets_wide; ALTER TABLE idgen.tickets_wide AUTO_INCREMENT = $WIDE_C0; UPDATE idgen.idgen_ns_marks SET high_water = $WIDE_M0 WHERE ns = 'wide' AND role = 'even'"
 C_PORT=$((SVC_PORT + 20))
 idserver_start c "$C_PORT" "${FLAGS[@]}" --ns_idle_ms 1000
-wait_for "wide served by c" 10 served "$C_PORT" wide
+wait_for "wide served by c" 10 ns_served "$C_PORT" wide
 for p in "$A_PORT" "$B_PORT" "$C_PORT"; do
 	r=$(ROUNDS=20 take "$p" text wide)
 	[ "$(echo "$r" | awk '{print $4}')" = 0 ] || fail "wide from $p after the restore: $r"
