@@ -203,16 +203,32 @@ tier_own_up(const struct tier *t)
 }
 
 /*
+ * True while a server of our own region is still in its first connection
+ * attempt: it has not answered yet, but neither has it failed.
+ */
+static bool
+tier_own_first_try(const struct tier *t)
+{
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (t->srv[i].state == TICKET_CONNECTING && t->srv[i].stats.connects == 1)
+			return true;
+	return false;
+}
+
+/*
  * The servers tickets come from now: our region's while one of them is up,
  * else the first other region's pair (other_regions' order) with a server
- * up; its first index, or -1 when no server anywhere is up (docs/design.md
- * section 12.3).
+ * up; its first index, or -1 when no server anywhere is up or ours have not
+ * all had their first try yet (at start, another region's pair that answers
+ * first is not taken before our own could; docs/design.md section 12.3).
  */
 static int
 tier_pair_in_use(const struct tier *t)
 {
 	if (tier_own_up(t))
 		return 0;
+	if (tier_own_first_try(t))
+		return -1;
 	for (unsigned p = server_own_count(); p < server_count(); p += SERVER_PAIR)
 		for (unsigned r = 0; r < SERVER_PAIR; r++)
 			if (ticket_up(&t->srv[p + r]))

@@ -9,6 +9,8 @@
 #      without serves Snowflake IDs of its own worker range (DECODE:
 #      datacenter 1); region 0 keeps serving tickets;
 #   4. region 1's pair comes back: tickets come from it again;
+#   4b. an idserver of region 1 whose own pair answers later than region 0's at
+#      start (a proxy) takes no ticket of region 0's;
 #   5. an idserver of region 1 pointed at region 0's pair is refused, and so is
 #      other_regions naming region 1's pair as region 0's;
 #   6. no duplicate anywhere.
@@ -156,6 +158,31 @@ grep -q "tickets come from this region's pair again (region 1)" "$T_DIR/r1a.log"
 	fail "idserver 2 did not log the return to region 1"
 cat "$T_DIR/back-2.txt" >>"$IDS"
 log "4. region 1's pair back: idserver 2 takes its tickets from it again"
+
+# 4b. At start, its own pair slower to answer than region 0's (delayproxy.py,
+# 30 ms each way): an idserver of region 1 waits for its own pair's first
+# answer and takes no ticket of region 0's on the way.
+X_ODD=$((ODD_PORT + 20)) X_EVEN=$((EVEN_PORT + 20))
+for x in "$X_ODD $R1_ODD" "$X_EVEN $R1_EVEN"; do
+	# shellcheck disable=SC2086
+	python3 "$ROOT/tests/integration/delayproxy.py" $x 30 >>"$T_DIR/proxy.log" 2>&1 &
+	PIDS+=($!)
+done
+wait_for "the proxies listen" 10 bash -c "nc -z 127.0.0.1 $X_ODD && nc -z 127.0.0.1 $X_EVEN"
+ODD_PORT=$X_ODD EVEN_PORT=$X_EVEN idserver_start r1c $((SVC_PORT + 5)) "${FLAGS[@]}" --region 1 \
+	--other_regions "0=127.0.0.1:$ODD_PORT,127.0.0.1:$EVEN_PORT"
+wait_for "idserver r1c sees its own pair up" 20 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 5)) | awk '\$2==\"odd_state\"{print \$3}')\" = up ]"
+# Its first ticket crosses the proxy (refill_wait_ms is 50): IDs once one is banked.
+wait_for "idserver r1c holds IDs" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 5)) | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
+read -r errs top < <(mint_ids $((SVC_PORT + 5)) 20 "$T_DIR/slow-own.txt")
+[ "$errs" = 0 ] && [ "$top" -lt $((1 << 53)) ] || fail "idserver r1c: errors $errs, top $top: not tickets"
+first=$(awk 'NR == 1 { print $1 }' "$T_DIR/slow-own.txt")
+q $((SVC_PORT + 5)) "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=1\$" ||
+	fail "idserver r1c's first ID $first: '$(q $((SVC_PORT + 5)) "DECODE $first\n")', want region=1"
+[ "$(stat $((SVC_PORT + 5)) tickets_other_regions)" = 0 ] ||
+	fail "idserver r1c took $(stat $((SVC_PORT + 5)) tickets_other_regions) tickets of region 0 before its own pair's first answer"
+cat "$T_DIR/slow-own.txt" >>"$IDS"
+log "4b. its own pair slower than region 0's at start: no ticket of region 0 taken"
 
 # 4. Region 1's idserver pointed at region 0's pair: refused, it names the offset.
 rc=0
