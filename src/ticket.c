@@ -31,7 +31,13 @@ enum ticket_step {
 /*
  * Everything uniqueness depends on, read in one round trip (check.c judges it);
  * the marks are the server's own and its partner's copy (names: server.h).
+ * The marks come from a snapshot taken before the counter is read
+ * (information_schema is in no snapshot): a ticket committed in between
+ * raises the counter, never a mark alone (docs/design.md 6.4).
  */
+#define TICKET_CHECK_HEAD_SQL \
+    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;" \
+    "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY;"
 #define TICKET_CHECK_SQL \
     "SELECT @@version, @@GLOBAL.auto_increment_increment, " \
     "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, " \
@@ -58,7 +64,7 @@ enum ticket_step {
 #define TICKET_CHECK_COPY_SQL \
     ", (SELECT high_water FROM idgen_marks WHERE role = '%s'), " \
     "(SELECT block_size FROM idgen_marks WHERE role = '%s')"
-#define TICKET_CHECK_TAIL_SQL	" FROM idgen_meta WHERE one = 1"
+#define TICKET_CHECK_TAIL_SQL	" FROM idgen_meta WHERE one = 1;COMMIT"
 #define TICKET_CHECK_FIELDS	26	/* with one other server, the pair's partner */
 
 const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
@@ -408,8 +414,9 @@ ticket_send_check(struct ticket_server *s)
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
 	int len = 0;
-	bool ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_SQL, own, partner, own,
-	    partner, own, own);
+	bool ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_HEAD_SQL) &&
+	    ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_SQL, own, partner, own, partner,
+	    own, own);
 
 	for (unsigned k = 1; k < n && ok; k++)
 		ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_COPY_SQL,
@@ -880,6 +887,7 @@ ticket_fetch(struct ticket_server *s)
 	/* Before the call: a fast server can answer within it, callback included. */
 	s->state = TICKET_FETCHING;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
+	s->mark_sent = s->mark;
 	ticket_copies_take(s);
 	if (!ticket_send_tx(s)) {
 		s->state = TICKET_READY;
@@ -994,7 +1002,12 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 		ticket_regress(s, why);
 		return false;
 	}
-	switch (check_ticket(t, s->mark, s->index, s->block_size)) {
+	/*
+	 * Against the mark known when the ticket was asked for: one learned since
+	 * may be this very ticket, read back from another idserver's copy
+	 * (docs/design.md 6.3).
+	 */
+	switch (check_ticket(t, s->mark_sent, s->index, s->block_size)) {
 	case CHECK_TICKET_OK:
 		*ticket = t;
 		return true;
@@ -1004,7 +1017,7 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 		ticket_refuse(s, why);
 		return false;
 	case CHECK_TICKET_REGRESSED:
-		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, s->mark,
+		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, s->mark_sent,
 		    "known to this idserver (its state file, or a copy on another server of "
 		    "its region)");
 		ticket_regress(s, why);

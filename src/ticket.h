@@ -101,6 +101,9 @@ struct ticket_server {
 						 * checked under (docs/design.md 12.4) */
 	uint64_t		 last_ticket;	/* the last one this process used */
 	uint64_t		 mark;		/* set by the tier: tickets must be above it */
+	uint64_t		 mark_sent;	/* ... as it was when the ticket in flight
+						 * was asked for: what that ticket is
+						 * judged against (docs/design.md 6.3) */
 	uint64_t		 copy_want[SERVER_MAX];	/* set by the tier: the others'
 							 * marks to copy, by index */
 	uint64_t		 copy_want_b[SERVER_MAX];	/* ... and their B */

@@ -69,6 +69,9 @@ struct tier {
 							 * it connected (6.5) */
 	bool			 ns_full_warned;	/* the state file's marks full: logged */
 	uint32_t		 ns_fetch[NS_SERVERS];	/* the namespace of its ticket in flight */
+	uint64_t		 ns_fetch_end[NS_SERVERS];	/* ... the end of the marks known
+							 * for it there when it was asked
+							 * for (ID space; 13.6) */
 	bool			 ns_inflight[NS_SERVERS];	/* ... while one is */
 	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
 							 * was sent then (ns_epoch) */

@@ -23,17 +23,23 @@
 /*
  * Every namespace this server lists, each marks row of it, and its ticket
  * table's counter, in one row (one line each; words as nss_parse reads them).
- * dropped names are not listed: they are never served again.
+ * dropped names are not listed: they are never served again. The marks come
+ * from a snapshot taken before the counters are read (information_schema is
+ * filled before the join reads InnoDB, and is not in any snapshot): a ticket
+ * committed in between raises the counter, never a mark alone (13.6).
  */
 #define TIER_NS_CHECK_SQL \
     "SET SESSION group_concat_max_len = 16777216;" \
+    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;" \
+    "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY;" \
     "SELECT (SELECT GROUP_CONCAT(CONCAT_WS(' ', n.name, n.block_size, n.fallback, n.state, " \
     "IFNULL(t.AUTO_INCREMENT, 0), IFNULL(m.role, '-'), IFNULL(m.high_water, 0), " \
     "IFNULL(m.block_size, 0), n.start_above) ORDER BY BINARY n.name, m.role " \
     "SEPARATOR '\\n') " \
     "FROM idgen_namespaces n LEFT JOIN information_schema.TABLES t ON " \
     "t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = CONCAT('tickets_', n.name) " \
-    "LEFT JOIN idgen_ns_marks m ON m.ns = n.name WHERE n.state <> 'dropped'), 1"
+    "LEFT JOIN idgen_ns_marks m ON m.ns = n.name WHERE n.state <> 'dropped'), 1;" \
+    "COMMIT"
 
 /*
  * A namespace's ticket, as the default one (docs/design.md 6.3) on its own
@@ -547,6 +553,7 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 		return false;
 	memcpy(sql + len, ";COMMIT", 8);
 	t->ns_fetch[s->index] = ns->id;
+	t->ns_fetch_end[s->index] = tier_ns_known(t, ns, s->index);
 	s->fetch_started_us = (uint64_t)clk_mono_us();
 	if (!ticket_run(s, sql, tier_ns_tx_cb))
 		return false;
@@ -661,11 +668,15 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 	t->on_change(t->arg);
 }
 
-/* A committed ticket: checked against every known mark, then written ahead. */
+/*
+ * A committed ticket: checked against every mark known when it was asked for
+ * (one learned since may be this very ticket, read back from another
+ * idserver's copy: docs/design.md 13.6), then written ahead.
+ */
 static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
-	uint64_t mark = ns_end_ticket(tier_ns_known(t, ns, s->index), ns->b);
+	uint64_t mark = ns_end_ticket(t->ns_fetch_end[s->index], ns->b);
 	bool changed = false;
 	char why[256];
 

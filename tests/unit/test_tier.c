@@ -65,6 +65,7 @@ struct sim {
 	unsigned	 txs;		/* ticket transactions answered */
 	unsigned	 witnesses;	/* witness queries answered */
 	bool		 hold_check;	/* hold the next check's answer (fake_release) */
+	bool		 hold_tx;	/* hold the next ticket's answer (fake_release) */
 	/* one namespace "nsx" on this server (0: none). */
 	uint64_t	 ns_b;
 	uint64_t	 ns_counter;	/* tickets_nsx's AUTO_INCREMENT */
@@ -301,6 +302,8 @@ sim_tx(int i, const char *sql, struct fake_answer *a)
 	a->reply.affected[3] = raised;
 	for (k = 0; k < copies; k++)
 		a->reply.affected[4 + k] = 1;
+	a->reply.hold = s->hold_tx;
+	s->hold_tx = false;
 }
 
 /* The witness at connect: one copy UPDATE per copy that is behind, separated by ';'. */
@@ -2156,6 +2159,96 @@ test_review_ns_bad_row_downs_server(void **state)
 	rig_free(r);
 }
 
+/*
+ * The echo (CI, 2026-12-02): while odd's ticket T is on its way here, another
+ * idserver reads T in odd's marks row and copies it to even, and even's check
+ * brings that copy here first. T was asked for before anyone knew it: judged
+ * against the marks known when it was sent, it is banked, and odd stays up
+ * (judged against the marks known now, odd was retired as regressed).
+ */
+static void
+test_ticket_echo_in_flight(void **state)
+{
+	struct rig *r = rig_new(false);
+	unsigned from, k, tries;
+	uint64_t t;
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	sim[0].hold_tx = true;
+	r->t.last_used = 1;	/* odd's turn next */
+	from = nlog;
+	for (tries = 0; tries < 64 && find_ev(from, 0, 'T') == nlog; tries++) {
+		(void)take(r, 1024);
+		spin(r);
+	}
+	k = find_ev(from, 0, 'T');
+	assert_true(k < nlog);
+	t = sim_log[k].v;
+	assert_int_equal(r->t.srv[0].state, TICKET_FETCHING);
+	sim[1].mark[0] = t;
+	sim[1].mark_b[0] = B4K;
+	ticket_recheck_soon(&r->t.srv[1]);
+	for (tries = 0; tries < 20 && r->sf.rec.mark[0].high_water != t; tries++)
+		spin(r);
+	assert_int_equal(r->sf.rec.mark[0].high_water, t);
+	fake_release(r->t.srv[0].db);
+	settle(r);
+	if (r->t.srv[0].state == TICKET_REGRESSED)
+		fail_msg("odd retired by the echo of its own ticket %" PRIu64 ": %s", t,
+		    r->t.srv[0].last_error);
+	take_many(r, 8 * B4K, 1024);
+	assert_true(handed_out(t, B4K));
+	rig_free(r);
+}
+
+/* The same echo for a namespace ticket: banked, the namespace not refused there. */
+static void
+test_ns_ticket_echo_in_flight(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned from, k, tries, tickets;
+	uint64_t t;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	ns->last_used = 1;	/* odd's turn next */
+	tickets = ns->tickets;
+	sim[0].ns_hold = true;
+	from = nlog;
+	ns = ns_want(r);
+	spin(r);
+	sim[0].ns_hold = false;
+	k = find_ev(from, 0, 'N');
+	assert_true(k < nlog);
+	t = sim_log[k].v;
+	assert_true(r->t.ns_inflight[0]);
+	sim[1].ns_mark[0] = t;
+	sim[1].ns_mark_b[0] = 8;
+	ticket_recheck_soon(&r->t.srv[1]);
+	for (tries = 0; tries < 20 && ns->v[1].hw[0] != t; tries++)
+		spin(r);
+	assert_int_equal(ns->v[1].hw[0], t);
+	fake_release(r->t.srv[0].db);
+	settle(r);
+	spin(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	if (ns->regressed[0])
+		fail_msg("nsx refused on odd by the echo of its own ticket %" PRIu64, t);
+	assert_true(ns->tickets > tickets);
+	assert_true(pool_available(&ns->pool) > 0);
+	rig_free(r);
+}
+
 int
 main(void)
 {
@@ -2168,6 +2261,8 @@ main(void)
 		cmocka_unit_test(test_regressed_by_state_file),
 		cmocka_unit_test(test_regressed_by_partner_copy),
 		cmocka_unit_test(test_ticket_below_mark),
+		cmocka_unit_test(test_ticket_echo_in_flight),
+		cmocka_unit_test(test_ns_ticket_echo_in_flight),
 		cmocka_unit_test(test_wrong_parity),
 		cmocka_unit_test(test_prefetch_keeps_target),
 		cmocka_unit_test(test_take_block_demand),
