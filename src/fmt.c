@@ -23,17 +23,30 @@ fmt_u64(char *buf, uint64_t v)
 	return n;
 }
 
-/* Decimal IDs separated by spaces; consecutive ones by incrementing digits. */
+/* Decimal IDs separated by spaces. */
 size_t
 fmt_ids(char *buf, const uint64_t *ids, unsigned n)
 {
+	return fmt_ids_framed(buf, ids, n, "", "", ' ');
+}
+
+/*
+ * Each ID as pre, its digits, post; sep between two (none when '\0').
+ * Consecutive IDs by incrementing the previous one's digits.
+ */
+size_t
+fmt_ids_framed(char *buf, const uint64_t *ids, unsigned n, const char *pre,
+    const char *post, char sep)
+{
+	size_t prelen = strlen(pre), postlen = strlen(post), len = 0;
 	char *q = buf, *prev = NULL, *d;
-	size_t len = 0;
 	unsigned k;
 
 	for (k = 0; k < n; k++) {
-		if (k > 0)
-			*q++ = ' ';
+		if (k > 0 && sep != '\0')
+			*q++ = sep;
+		memcpy(q, pre, prelen);
+		q += prelen;
 		if (prev != NULL && ids[k] == ids[k - 1] + 1 && ids[k] != 0) {
 			memcpy(q, prev, len);
 			for (d = q + len - 1; d >= q && *d == '9'; d--)
@@ -46,6 +59,8 @@ fmt_ids(char *buf, const uint64_t *ids, unsigned n)
 			len = fmt_u64(q, ids[k]);
 		prev = q;
 		q += len;
+		memcpy(q, post, postlen);
+		q += postlen;
 	}
 	return (size_t)(q - buf);
 }

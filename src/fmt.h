@@ -16,11 +16,20 @@
 size_t	fmt_u64(char *buf, uint64_t v);
 
 /*
- * Writes n IDs separated by sep (at most n * (FMT_U64_LEN + 1) bytes); returns
+ * Writes n IDs separated by spaces (at most n * (FMT_U64_LEN + 1) bytes); returns
  * the length. A run of consecutive IDs is formatted by incrementing the
  * previous one's digits, the common case of an IDS reply.
  */
 size_t	fmt_ids(char *buf, const uint64_t *ids, unsigned n);
+
+/*
+ * Writes n IDs, each as pre, its digits and post, with sep between two (none
+ * when sep is '\0'): at most n * (FMT_U64_LEN + strlen(pre) + strlen(post) +
+ * 1) bytes. The same increment of a run of consecutive IDs as fmt_ids. Returns
+ * the length.
+ */
+size_t	fmt_ids_framed(char *buf, const uint64_t *ids, unsigned n, const char *pre,
+	    const char *post, char sep);
 
 /* The longest DECODE line fmt_decode writes, its newline included. */
 #define FMT_DECODE_LEN	200

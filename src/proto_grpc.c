@@ -22,6 +22,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "clk.h"
+#include "fmt.h"
 #include "health.pb-c.h"
 #include "idgen.pb-c.h"
 #include "layout.h"
@@ -1370,15 +1371,18 @@ grpc_exec(struct grpc_stream *st)
 		    HISPEEDDESIGN__IDGEN__V1__GENERATE_ID_BATCH_RESPONSE__INIT;
 		int64_t *ids = calloc(res->count, sizeof(*ids));
 		char **strs = calloc(res->count, sizeof(*strs));
-		char *text = malloc((size_t)res->count * 21);
+		char *text = malloc((size_t)res->count * (FMT_U64_LEN + 1) + 1), *p;
 
 		if (ids == NULL || strs == NULL || text == NULL) {
 			grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		} else {
-			for (i = 0; i < res->count; i++) {
+			/* The digits as the text protocol's line, each space then a NUL. */
+			text[fmt_ids(text, res->ids, res->count)] = '\0';
+			for (i = 0, p = text; i < res->count; i++) {
 				ids[i] = (int64_t)res->ids[i];
-				strs[i] = text + (size_t)i * 21;
-				snprintf(strs[i], 21, "%" PRIu64, res->ids[i]);
+				strs[i] = p;
+				p += strcspn(p, " ");
+				*p++ = '\0';
 			}
 			r.n_ids = res->count;
 			r.ids = ids;

@@ -211,23 +211,13 @@ proto_http_ids_write(const struct core_result *res, char *p)
 	if (exact) {
 		memcpy(p + n, "\"ids\":[", 7);
 		n += 7;
-		for (i = 0; i < res->count; i++) {
-			if (i > 0)
-				p[n++] = ',';
-			n += fmt_u64(p + n, res->ids[i]);
-		}
+		n += fmt_ids_framed(p + n, res->ids, res->count, "", "", ',');
 		p[n++] = ']';
 		p[n++] = ',';
 	}
 	memcpy(p + n, "\"ids_str\":[", 11);
 	n += 11;
-	for (i = 0; i < res->count; i++) {
-		if (i > 0)
-			p[n++] = ',';
-		p[n++] = '"';
-		n += fmt_u64(p + n, res->ids[i]);
-		p[n++] = '"';
-	}
+	n += fmt_ids_framed(p + n, res->ids, res->count, "\"", "\"", ',');
 	memcpy(p + n, "]}\n", 3);
 	return n + 3;
 }

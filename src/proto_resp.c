@@ -1661,7 +1661,6 @@ static void
 proto_resp_reply(struct conn *c, const struct core_req *req, const struct core_result *res)
 {
 	char head[16], *p, *q;
-	unsigned i;
 	int h;
 
 	switch (req->cmd) {
@@ -1675,12 +1674,7 @@ proto_resp_reply(struct conn *c, const struct core_req *req, const struct core_r
 			return;
 		memcpy(q, head, (size_t)h);
 		q += h;
-		for (i = 0; i < res->count; i++) {
-			*q++ = ':';
-			q += fmt_u64(q, res->ids[i]);
-			*q++ = '\r';
-			*q++ = '\n';
-		}
+		q += fmt_ids_framed(q, res->ids, res->count, ":", "\r\n", '\0');
 		conn_commit(c, (size_t)(q - p));
 		return;
 	case CORE_CMD_BLOCK:

@@ -164,6 +164,40 @@ test_ids_format(void **state)
 	assert_int_equal(fmt_ids(got, ids, 0), 0);
 }
 
+/* fmt_ids_framed against snprintf: RESP's and JSON's frames, the same runs. */
+static void
+test_ids_framed(void **state)
+{
+	static const struct {
+		const char *pre, *post;
+		char sep;
+	} frames[] = { { ":", "\r\n", '\0' }, { "\"", "\"", ',' }, { "", "", ',' } };
+	static const uint64_t starts[] = { 0, 9, 99995, 9999999999999995ULL,
+	    18446744073709551610ULL };
+	char got[12 * (FMT_U64_LEN + 5)], want[sizeof(got)];
+	uint64_t ids[12];
+	size_t f, i, k, glen, wlen;
+
+	(void)state;
+	for (f = 0; f < sizeof(frames) / sizeof(frames[0]); f++)
+		for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+			for (k = 0; k < 12; k++)
+				ids[k] = starts[i] + k + (k >= 6 && starts[i] < UINT64_MAX - 100 ? 3 : 0);
+			wlen = 0;
+			for (k = 0; k < 12; k++) {
+				if (k > 0 && frames[f].sep != '\0')
+					want[wlen++] = frames[f].sep;
+				wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%s%llu%s",
+				    frames[f].pre, (unsigned long long)ids[k], frames[f].post);
+			}
+			glen = fmt_ids_framed(got, ids, 12, frames[f].pre, frames[f].post,
+			    frames[f].sep);
+			got[glen] = '\0';
+			assert_int_equal(glen, wlen);
+			assert_string_equal(got, want);
+		}
+}
+
 int
 main(void)
 {
@@ -173,6 +207,7 @@ main(void)
 		cmocka_unit_test(test_embedded_nul),
 		cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_ids_format),
+		cmocka_unit_test(test_ids_framed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
