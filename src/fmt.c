@@ -31,36 +31,64 @@ fmt_ids(char *buf, const uint64_t *ids, unsigned n)
 }
 
 /*
+ * Copies n bytes (at most 32) that do not overlap, in fixed-size moves the
+ * compiler inlines: a library call per ID was a fifth of a batch reply's time.
+ */
+static inline void
+fmt_copy32(char *d, const char *s, size_t n)
+{
+	if (n >= 16) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	}
+}
+
+/*
  * Each ID as pre, its digits, post; sep between two (none when '\0').
- * Consecutive IDs by incrementing the previous one's digits.
+ * An ID one above the previous one is the previous entry copied and its last
+ * digits incremented; a carry out of the first digit formats it anew.
  */
 size_t
 fmt_ids_framed(char *buf, const uint64_t *ids, unsigned n, const char *pre,
     const char *post, char sep)
 {
-	size_t prelen = strlen(pre), postlen = strlen(post), len = 0;
+	size_t prelen = strlen(pre), postlen = strlen(post), len = 0, e;
 	char *q = buf, *prev = NULL, *d;
 	unsigned k;
 
 	for (k = 0; k < n; k++) {
 		if (k > 0 && sep != '\0')
 			*q++ = sep;
-		memcpy(q, pre, prelen);
-		q += prelen;
+		e = prelen + len + postlen;
 		if (prev != NULL && ids[k] == ids[k - 1] + 1 && ids[k] != 0) {
-			memcpy(q, prev, len);
-			for (d = q + len - 1; d >= q && *d == '9'; d--)
-				*d = '0';
-			if (d >= q)
-				(*d)++;
+			if (e <= 32)
+				fmt_copy32(q, prev, e);
 			else
-				len = fmt_u64(q, ids[k]);	/* 999 -> 1000: one digit more */
-		} else
-			len = fmt_u64(q, ids[k]);
+				memcpy(q, prev, e);
+			for (d = q + prelen + len - 1; d >= q + prelen && *d == '9'; d--)
+				*d = '0';
+			if (d >= q + prelen) {
+				(*d)++;
+				prev = q;
+				q += e;
+				continue;
+			}
+			/* 999 -> 1000: one digit more. */
+		}
+		memcpy(q, pre, prelen);
+		len = fmt_u64(q + prelen, ids[k]);
+		memcpy(q + prelen + len, post, postlen);
 		prev = q;
-		q += len;
-		memcpy(q, post, postlen);
-		q += postlen;
+		q += prelen + len + postlen;
 	}
 	return (size_t)(q - buf);
 }
