@@ -27,7 +27,7 @@ fmt_u64(char *buf, uint64_t v)
 size_t
 fmt_ids(char *buf, const uint64_t *ids, unsigned n)
 {
-	return fmt_ids_framed(buf, ids, n, "", "", ' ');
+	return fmt_ids_framed(buf, ids, n, "", "", ' ', NULL);
 }
 
 /*
@@ -53,21 +53,23 @@ fmt_copy32(char *d, const char *s, size_t n)
 }
 
 /*
- * Each ID as pre, its digits, post; sep between two (none when '\0').
+ * Each ID as pre, its digits, post; sep between two (none: FMT_SEP_NONE).
  * An ID one above the previous one is the previous entry copied and its last
  * digits incremented; a carry out of the first digit formats it anew.
  */
 size_t
 fmt_ids_framed(char *buf, const uint64_t *ids, unsigned n, const char *pre,
-    const char *post, char sep)
+    const char *post, int sep, char **starts)
 {
 	size_t prelen = strlen(pre), postlen = strlen(post), len = 0, e;
 	char *q = buf, *prev = NULL, *d;
 	unsigned k;
 
 	for (k = 0; k < n; k++) {
-		if (k > 0 && sep != '\0')
-			*q++ = sep;
+		if (k > 0 && sep != FMT_SEP_NONE)
+			*q++ = (char)sep;
+		if (starts != NULL)
+			starts[k] = q;
 		e = prelen + len + postlen;
 		if (prev != NULL && ids[k] == ids[k - 1] + 1 && ids[k] != 0) {
 			if (e <= 32)

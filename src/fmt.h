@@ -22,14 +22,17 @@ size_t	fmt_u64(char *buf, uint64_t v);
  */
 size_t	fmt_ids(char *buf, const uint64_t *ids, unsigned n);
 
+#define FMT_SEP_NONE	(-1)	/* fmt_ids_framed's sep: nothing between two IDs */
+
 /*
- * Writes n IDs, each as pre, its digits and post, with sep between two (none
- * when sep is '\0'): at most n * (FMT_U64_LEN + strlen(pre) + strlen(post) +
- * 1) bytes. The same increment of a run of consecutive IDs as fmt_ids. Returns
- * the length.
+ * Writes n IDs, each as pre, its digits and post, with the byte sep between
+ * two (FMT_SEP_NONE: none; '\0' makes each a C string): at most n *
+ * (FMT_U64_LEN + strlen(pre) + strlen(post) + 1) bytes. starts, when not NULL,
+ * gets where each ID's pre begins. The same increment of a run of
+ * consecutive IDs as fmt_ids. Returns the length.
  */
 size_t	fmt_ids_framed(char *buf, const uint64_t *ids, unsigned n, const char *pre,
-	    const char *post, char sep);
+	    const char *post, int sep, char **starts);
 
 /* The longest DECODE line fmt_decode writes, its newline included. */
 #define FMT_DECODE_LEN	200

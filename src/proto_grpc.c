@@ -1376,14 +1376,11 @@ grpc_exec(struct grpc_stream *st)
 		if (ids == NULL || strs == NULL || text == NULL) {
 			grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		} else {
-			/* The digits as the text protocol's line, each space then a NUL. */
-			text[fmt_ids(text, res->ids, res->count)] = '\0';
-			for (i = 0, p = text; i < res->count; i++) {
+			/* Each ID's digits a C string of its own, where strs points. */
+			p = text + fmt_ids_framed(text, res->ids, res->count, "", "", '\0', strs);
+			*p = '\0';
+			for (i = 0; i < res->count; i++)
 				ids[i] = (int64_t)res->ids[i];
-				strs[i] = p;
-				p += strcspn(p, " ");
-				*p++ = '\0';
-			}
 			r.n_ids = res->count;
 			r.ids = ids;
 			r.n_ids_str = res->count;

@@ -211,13 +211,13 @@ proto_http_ids_write(const struct core_result *res, char *p)
 	if (exact) {
 		memcpy(p + n, "\"ids\":[", 7);
 		n += 7;
-		n += fmt_ids_framed(p + n, res->ids, res->count, "", "", ',');
+		n += fmt_ids_framed(p + n, res->ids, res->count, "", "", ',', NULL);
 		p[n++] = ']';
 		p[n++] = ',';
 	}
 	memcpy(p + n, "\"ids_str\":[", 11);
 	n += 11;
-	n += fmt_ids_framed(p + n, res->ids, res->count, "\"", "\"", ',');
+	n += fmt_ids_framed(p + n, res->ids, res->count, "\"", "\"", ',', NULL);
 	memcpy(p + n, "]}\n", 3);
 	return n + 3;
 }

@@ -1674,7 +1674,8 @@ proto_resp_reply(struct conn *c, const struct core_req *req, const struct core_r
 			return;
 		memcpy(q, head, (size_t)h);
 		q += h;
-		q += fmt_ids_framed(q, res->ids, res->count, ":", "\r\n", '\0');
+		q += fmt_ids_framed(q, res->ids, res->count, ":", "\r\n", FMT_SEP_NONE,
+		    NULL);
 		conn_commit(c, (size_t)(q - p));
 		return;
 	case CORE_CMD_BLOCK:

@@ -170,8 +170,10 @@ test_ids_framed(void **state)
 {
 	static const struct {
 		const char *pre, *post;
-		char sep;
-	} frames[] = { { ":", "\r\n", '\0' }, { "\"", "\"", ',' }, { "", "", ',' } };
+		int sep;
+	} frames[] = { { ":", "\r\n", FMT_SEP_NONE }, { "\"", "\"", ',' }, { "", "", ',' },
+	    { "", "", '\0' } };
+	char *at[12];
 	static const uint64_t starts[] = { 0, 9, 99995, 9999999999999995ULL,
 	    18446744073709551610ULL };
 	char got[12 * (FMT_U64_LEN + 5)], want[sizeof(got)];
@@ -185,16 +187,25 @@ test_ids_framed(void **state)
 				ids[k] = starts[i] + k + (k >= 6 && starts[i] < UINT64_MAX - 100 ? 3 : 0);
 			wlen = 0;
 			for (k = 0; k < 12; k++) {
-				if (k > 0 && frames[f].sep != '\0')
-					want[wlen++] = frames[f].sep;
+				if (k > 0 && frames[f].sep != FMT_SEP_NONE)
+					want[wlen++] = (char)frames[f].sep;
 				wlen += (size_t)snprintf(want + wlen, sizeof(want) - wlen, "%s%llu%s",
 				    frames[f].pre, (unsigned long long)ids[k], frames[f].post);
 			}
 			glen = fmt_ids_framed(got, ids, 12, frames[f].pre, frames[f].post,
-			    frames[f].sep);
+			    frames[f].sep, at);
 			got[glen] = '\0';
 			assert_int_equal(glen, wlen);
-			assert_string_equal(got, want);
+			assert_memory_equal(got, want, wlen);
+			/* Each start: its pre, then the ID's digits. */
+			for (k = 0; k < 12; k++) {
+				char num[FMT_U64_LEN + 1];
+				size_t pl = strlen(frames[f].pre);
+
+				snprintf(num, sizeof(num), "%llu", (unsigned long long)ids[k]);
+				assert_memory_equal(at[k], frames[f].pre, pl);
+				assert_memory_equal(at[k] + pl, num, strlen(num));
+			}
 		}
 }
 
