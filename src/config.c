@@ -221,7 +221,8 @@ static const struct config_key config_keys[] = {
 	{ "trim_interval_ms", U(trim_interval_ms), "1000", 0, 3600000,
 	    "how often freed memory is looked at, to give it back after a flood (0: never)" },
 	{ "trim_free_bytes", U(trim_free_bytes), "4194304", 65536, 1073741824,
-	    "freed heap bytes, grown since the last trim, that make idserver give them back" },
+	    "freed heap bytes, grown since the last trim, that make idserver give them back "
+	    "(and the most free() keeps at the heap's top)" },
 	{ "drain_timeout_ms", U(drain_timeout_ms), "5000", 0, 600000,
 	    "on SIGTERM, how long clients get to collect their replies" },
 	{ "lease_window_ms", U(lease_window_ms), "300000", 1000, 86400000,
