@@ -86,6 +86,14 @@ static void	http_bearer(struct http_call *c);
 static bool	http_page(struct proto_http *h, struct evhttp_request *req,
 		    enum proto_http_page page);
 static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
+static struct bufferevent *http_bev_cb(struct event_base *base, void *arg);
+
+/*
+ * What one write() of a cleartext connection may send. libevent's default,
+ * 16 KiB, split a /v1/ids?count=1000 reply (18-23 KB) into two writes and two
+ * loop turns (docs/benchmark.md, row 10); the largest ID reply is under this.
+ */
+#define PROTO_HTTP_WRITE_MAX	65536
 
 bool
 proto_http_init(struct proto_http **out, struct event_base *base, const struct config *cfg,
@@ -128,6 +136,7 @@ proto_http_init(struct proto_http **out, struct event_base *base, const struct c
 	 */
 	fd = evhttp_bound_socket_get_fd(bound);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	evhttp_set_bevcb(h->ev, http_bev_cb, h);
 	/*
 	 * Every method reaches us, an unknown one too, so a wrong one gets 405 with
 	 * Allow and an unknown one 501, both in JSON (evhttp's own are HTML).
@@ -154,6 +163,18 @@ http_tls_bev_cb(struct event_base *base, void *arg)
 	struct proto_http *h = arg;
 
 	return tls_accept(h->tls, base, -1);
+}
+
+/* A cleartext connection's bufferevent, as evhttp makes it, with PROTO_HTTP_WRITE_MAX. */
+static struct bufferevent *
+http_bev_cb(struct event_base *base, void *arg)
+{
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+
+	(void)arg;
+	if (bev != NULL)
+		(void)bufferevent_set_max_single_write(bev, PROTO_HTTP_WRITE_MAX);
+	return bev;
 }
 
 void
