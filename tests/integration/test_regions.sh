@@ -85,10 +85,10 @@ B=$(stat "${P[0]}" block_size)
 [ "$(stat "${P[2]}" tickets_other_regions)" = 0 ] && [ "$(stat "${P[2]}" ticket_region)" = 1 ] ||
 	fail "idserver 2 took tickets from another region while its own pair was up"
 for k in 0 1 2 3; do
-	read -r errs _ < <(mint_ids "${P[$k]}" 200 "$T_DIR/ids-$k.txt")
-	[ "$errs" = 0 ] || fail "idserver $k: $errs errors in ticket mode"
+	# Until both servers of its region gave tickets (one may answer its first
+	# connect late on a loaded machine); every ticket of its region's residues.
 	r=$((k / 2))
-	residues "$T_DIR/ids-$k.txt" $r || fail "idserver $k: a ticket of another region's residue"
+	mint_until "${P[$k]}" "$T_DIR/ids-$k.txt" $r $r
 	cat "$T_DIR/ids-$k.txt" >>"$IDS"
 	# DECODE names the ticket's region, from any idserver of the tier, and the
 	# idgen command says the same offline given the tier's shape.
