@@ -66,7 +66,7 @@ auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t er
 		else if (i - start > 3 && strncasecmp(p + start, "ns=", 3) == 0) {
 			size_t n = i - start - 3;
 
-			if (n > AUTH_NS_NAME_MAX || !state_ns_name_len_ok(p + start + 3, n)) {
+			if (!state_ns_name_len_ok(p + start + 3, n)) {
 				snprintf(err, errlen, "ns=NAME: a namespace is 1..%d letters, digits "
 				    "or '_'", AUTH_NS_NAME_MAX);
 				return false;

@@ -79,8 +79,7 @@ struct core_req {
 	size_t		 nslen;
 };
 
-#define CORE_NS_NAME_MAX	48	/* a namespace name: [A-Za-z0-9_], 1..48 bytes */
-
+#define CORE_NS_NAME_MAX	STATE_NS_NAME_MAX	/* a namespace name (state.h's grammar) */
 
 /* Command words shared by every protocol. */
 struct core_word {

@@ -50,6 +50,16 @@ struct db_params {
 #define DB_FOUND_ROWS		1u	/* affected rows count matched rows, changed or not */
 #define DB_MULTI_STATEMENTS	2u	/* several statements in one query (one round trip) */
 
+/*
+ * Opens a read-only transaction whose InnoDB snapshot is taken now, before
+ * the statements after it read anything (information_schema is in no
+ * snapshot: a check reads marks from this one, then counters live;
+ * docs/design.md 6.4). End it with COMMIT.
+ */
+#define DB_SNAPSHOT_SQL \
+    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;" \
+    "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY;"
+
 #define DB_MAX_STMTS	16	/* statements of one multi-statement query we report on:
 				 * a ticket with a copy to each of 7 others, 12 */
 

@@ -12,8 +12,9 @@
 
 #include "pool.h"
 #include "server.h"
+#include "state.h"
 
-#define NS_NAME_MAX	48	/* [A-Za-z0-9_]: tickets_<name> fits MariaDB's 64 */
+#define NS_NAME_MAX	STATE_NS_NAME_MAX	/* tickets_<name> fits MariaDB's 64 */
 #define NS_SERVERS	(SERVER_PAIR + SERVER_EXTRA_MAX)	/* its region's servers */
 #define NS_MAX_CEIL	512	/* ceiling of the max_namespaces setting */
 #define NS_BAD_MAX	64	/* names with rows not understood, in one check */

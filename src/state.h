@@ -96,7 +96,7 @@ bool	state_raise_mark(struct state_rec *r, unsigned server, uint64_t high_water,
  * block_size may have been handed out. Only non-zero marks exist.
  */
 #define STATE_NS_VERSION	1
-#define STATE_NS_NAME_MAX	48	/* [A-Za-z0-9_], 1..48 bytes: core.h's CORE_NS_NAME_MAX */
+#define STATE_NS_NAME_MAX	48	/* [A-Za-z0-9_], 1..48 bytes: every module's bound */
 #define STATE_NS_SLOT		(128 * 1024)	/* a formatted record always fits: one slot */
 #define STATE_NS_MARKS_MAX	1024	/* (namespace, server) marks in one record */
 #define STATE_NS_SERVER_NAME_MAX 15	/* server_name()'s longest ("even_r31" is 8) */

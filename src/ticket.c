@@ -35,10 +35,8 @@ enum ticket_step {
  * (information_schema is in no snapshot): a ticket committed in between
  * raises the counter, never a mark alone (docs/design.md 6.4).
  */
-#define TICKET_CHECK_HEAD_SQL \
-    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;" \
-    "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY;"
 #define TICKET_CHECK_SQL \
+    DB_SNAPSHOT_SQL \
     "SELECT @@version, @@GLOBAL.auto_increment_increment, " \
     "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, " \
     "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() " \
@@ -414,9 +412,8 @@ ticket_send_check(struct ticket_server *s)
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
 	int len = 0;
-	bool ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_HEAD_SQL) &&
-	    ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_SQL, own, partner, own, partner,
-	    own, own);
+	bool ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_SQL, own, partner, own,
+	    partner, own, own);
 
 	for (unsigned k = 1; k < n && ok; k++)
 		ok = ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_COPY_SQL,

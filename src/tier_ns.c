@@ -30,8 +30,7 @@
  */
 #define TIER_NS_CHECK_SQL \
     "SET SESSION group_concat_max_len = 16777216;" \
-    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;" \
-    "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY;" \
+    DB_SNAPSHOT_SQL \
     "SELECT (SELECT GROUP_CONCAT(CONCAT_WS(' ', n.name, n.block_size, n.fallback, n.state, " \
     "IFNULL(t.AUTO_INCREMENT, 0), IFNULL(m.role, '-'), IFNULL(m.high_water, 0), " \
     "IFNULL(m.block_size, 0), n.start_above) ORDER BY BINARY n.name, m.role " \
