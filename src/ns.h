@@ -46,7 +46,7 @@ struct nsrv {
 	struct ns_view	 v[NS_SERVERS];
 	uint64_t	 seen[NS_SERVERS];	/* the check (nss.checks) that last read it there */
 	bool		 regressed[NS_SERVERS];	/* refused there until a check passes */
-	bool		 logged[NS_SERVERS];	/* ... and that logged once */
+	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
 	struct pool	 pool;
 	uint64_t	 target;	/* IDs to keep buffered or in flight */
 	uint64_t	 taken;		/* IDs handed out, ever */

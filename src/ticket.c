@@ -134,6 +134,7 @@ static bool	ticket_query_error(struct ticket_server *s, const struct db_result *
 		    const char *what);
 static void	ticket_up_done(struct ticket_server *s);
 static void	ticket_start_recheck(struct ticket_server *s);
+static unsigned	ticket_recheck_delay(const struct ticket_server *s);
 static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_u64(const char *v, uint64_t *out);
@@ -480,6 +481,24 @@ ticket_recheck_soon(struct ticket_server *s)
 	else if (s->state == TICKET_CONNECTING || s->state == TICKET_FETCHING ||
 	    s->state == TICKET_RECHECKING)
 		s->recheck_due = true;	/* a check in flight may have read too early */
+}
+
+/*
+ * Milliseconds to this server's next recheck slot, in (0, recheck_ms]: slots
+ * every recheck_ms on the monotonic clock, server i of n at i/n of the period.
+ * Servers that connected together would otherwise check together, and while
+ * each spends two round trips on its checks (the server's, then the
+ * namespace check) none of them fetches: 200 ms away, the pool ran dry every
+ * recheck_ms (docs/design.md 2.6). Fixed slots do not drift with how long
+ * each check took.
+ */
+static unsigned
+ticket_recheck_delay(const struct ticket_server *s)
+{
+	uint64_t per = s->p.recheck_ms, off = per * s->index / server_count();
+	uint64_t phase = (clk_mono_ms() + per - off) % per;
+
+	return (unsigned)(per - phase);
 }
 
 /* Sends a check on the live connection; the periodic timer restarts once it passes. */
@@ -829,7 +848,7 @@ ticket_up_done(struct ticket_server *s)
 	s->logged_refusal[0] = '\0';
 	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';
-	ticket_schedule(s->recheck, s->p.recheck_ms);
+	ticket_schedule(s->recheck, ticket_recheck_delay(s));
 	/* Asked for while this check was in flight; a fetch the tier started takes it after. */
 	if (s->recheck_due && s->state == TICKET_READY)
 		ticket_start_recheck(s);

@@ -325,7 +325,7 @@ tier_ns_counters(struct tier *t, unsigned i)
 		end = tier_ns_known(t, ns, i);
 		if (next != 0 && next > ns_end_ticket(end, b)) {
 			ns->regressed[i] = false;
-			ns->logged[i] = false;
+			ns->logged[i] = 0;
 			continue;
 		}
 		if (next == 0) {
@@ -349,11 +349,20 @@ tier_ns_counters(struct tier *t, unsigned i)
 static void
 tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 {
-	/* Logged once until the namespace passes a check there again. */
-	if (!ns->logged[i])
+	uint32_t h = 2166136261u;	/* FNV-1a of the reason */
+
+	for (const char *c = why; *c != '\0'; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	h |= 1;
+	/*
+	 * Logged once until the namespace passes a check there again, and again
+	 * when the reason changes (a table seen missing mid-TRUNCATE, then its
+	 * counter regressed: the operator needs the repair line).
+	 */
+	if (ns->logged[i] != h)
 		log_error("namespace %s REFUSED on the %s ticket server: %s (checked again every "
 		    "recheck_ms)", ns->name, server_name(i), why);
-	ns->logged[i] = true;
+	ns->logged[i] = h;
 	ns->regressed[i] = true;
 	t->ns_refusals++;
 }

@@ -84,6 +84,7 @@ struct sim_ev {
 	uint64_t	 copy;		/* T: its copy of the partner's mark before the ticket */
 	uint64_t	 after[SIM_MAX];	/* T: its mark rows after the transaction */
 	uint64_t	 known[SIM_MAX];	/* T: the tier's marks when it was sent */
+	uint64_t	 ms;		/* when it was asked (clk_mono_ms) */
 };
 
 #define SIM_LOG_MAX	4096
@@ -126,6 +127,7 @@ log_ev(int srv, char kind, uint64_t v, uint64_t copy)
 		sim_log[nlog].kind = kind;
 		sim_log[nlog].v = v;
 		sim_log[nlog].copy = copy;
+		sim_log[nlog].ms = clk_mono_ms();
 		nlog++;
 	}
 	if (sim_hook != NULL)
@@ -2159,6 +2161,126 @@ test_review_ns_bad_row_downs_server(void **state)
 	rig_free(r);
 }
 
+/* Lines of text captured from stderr (the log) while fn runs. */
+static char *
+capture_log(struct rig *r, void (*fn)(struct rig *))
+{
+	char tmpl[] = "/tmp/test_tier_log.XXXXXX";
+	int fd = mkstemp(tmpl), saved = dup(2);
+	char *text = calloc(1, 65536);
+	ssize_t n;
+
+	assert_true(fd >= 0 && saved >= 0 && text != NULL);
+	unlink(tmpl);
+	fflush(stderr);
+	assert_true(dup2(fd, 2) == 2);
+	fn(r);
+	fflush(stderr);
+	assert_true(dup2(saved, 2) == 2);
+	close(saved);
+	n = pread(fd, text, 65535, 0);
+	assert_true(n >= 0);
+	close(fd);
+	return text;
+}
+
+/* Odd's ticket table of nsx seen missing mid-TRUNCATE, then back with its counter at 1. */
+static void
+ns_truncated_on_odd(struct rig *r)
+{
+	sim[0].ns_counter = 0;
+	ticket_recheck_soon(&r->t.srv[0]);
+	run_for(r, 50);
+	sim[0].ns_counter = 1;
+	ticket_recheck_soon(&r->t.srv[0]);
+	run_for(r, 50);
+	ticket_recheck_soon(&r->t.srv[0]);
+	run_for(r, 50);
+}
+
+/*
+ * CI (2026-12-02): a check that met odd's tickets_nsx mid-TRUNCATE refused nsx
+ * as missing; the next check found the counter regressed, but the refusal
+ * was logged once per episode and the repair line never came. A new reason
+ * is logged; the same one is not repeated.
+ */
+static void
+test_ns_refusal_logged_when_reason_changes(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	char *text;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	ns_sim_set();
+	sim[0].ns_mark[0] = 5;
+	sim[0].ns_counter = 7;
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_false(ns->regressed[0]);
+	text = capture_log(r, ns_truncated_on_odd);
+	assert_true(ns->regressed[0]);
+	assert_non_null(strstr(text, "namespace nsx REFUSED on the odd ticket server: it is "
+	    "ready but"));
+	if (strstr(text, "namespace nsx REFUSED on the odd ticket server: counter regressed") ==
+	    NULL)
+		fail_msg("the counter regressed after the table was seen missing; the log has "
+		    "no repair line: %s", text);
+	assert_null(strstr(strstr(text, "counter regressed") + 1, "counter regressed"));
+	free(text);
+	rig_free(r);
+}
+
+/*
+ * CI (2026-12-02, test_far): servers that connected together rechecked
+ * together, every recheck_ms, and 200 ms away neither fetched for the two
+ * round trips of their checks: the pool ran dry. Each server now checks in a
+ * slot of its own, half a period apart for a pair, at least every recheck_ms.
+ */
+static void
+test_recheck_slots_apart(void **state)
+{
+	struct rig *r = rig_new(false);
+	const unsigned per = 200;
+	uint64_t last[SERVER_PAIR] = { 0, 0 };
+	unsigned n[SERVER_PAIR] = { 0, 0 }, from, near = 0, pairs = 0;
+
+	(void)state;
+	r->cfg.recheck_ms = per;
+	rig_start(r);
+	settle(r);
+	from = nlog;
+	run_for(r, 8 * per);
+	for (unsigned k = from; k < nlog; k++) {
+		const struct sim_ev *e = &sim_log[k];
+		unsigned i = (unsigned)e->srv, j = 1 - i;
+		uint64_t d;
+
+		if (e->kind != 'K' || i >= SERVER_PAIR)
+			continue;
+		if (n[i] > 0 && e->ms - last[i] > per + per / 4)
+			fail_msg("server %u rechecked %" PRIu64 " ms after its last check (recheck_ms "
+			    "%u)", i, e->ms - last[i], per);
+		last[i] = e->ms;
+		n[i]++;
+		if (n[j] == 0)
+			continue;
+		/* How far from the other server's latest check, modulo the period. */
+		d = (e->ms - last[j]) % per;
+		d = d < per - d ? d : per - d;
+		pairs++;
+		near += d < per / 4;
+	}
+	assert_true(n[0] >= 5 && n[1] >= 5);
+	if (near > 1)
+		fail_msg("%u of %u rechecks came within %u ms of the other server's: the servers "
+		    "check together", near, pairs, per / 4);
+	rig_free(r);
+}
+
 /*
  * The echo (CI, 2026-12-02): while odd's ticket T is on its way here, another
  * idserver reads T in odd's marks row and copies it to even, and even's check
@@ -2286,6 +2408,8 @@ main(void)
 		cmocka_unit_test(test_review_ns_fetching_stuck),
 		cmocka_unit_test(test_review_ns_partner_stale_check),
 		cmocka_unit_test(test_review_ns_bad_row_downs_server),
+		cmocka_unit_test(test_ns_refusal_logged_when_reason_changes),
+		cmocka_unit_test(test_recheck_slots_apart),
 	};
 
 	/* The shared script's helpers are unused here: live connections answer instead. */
