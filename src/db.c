@@ -419,8 +419,7 @@ db_finish(struct db_maria *c, unsigned err, const char *msg)
 		/* Copy the text: closing the handle frees it. */
 		snprintf(msgbuf, sizeof(msgbuf), "%s", msg != NULL ? msg : "unknown error");
 		r.msg = msgbuf;
-		if (db_classify(err) != DB_ERRC_DEADLOCK &&
-		    db_classify(err) != DB_ERRC_LOCK_TIMEOUT) {
+		if (!db_err_keeps(err)) {
 			if (c->mysql != NULL)
 				mysql_close(c->mysql);
 			c->mysql = NULL;
@@ -566,6 +565,26 @@ db_classify(unsigned err)
 		return DB_ERRC_TLS;
 	default:
 		return DB_ERRC_DOWN;
+	}
+}
+
+/*
+ * The server answered with an error and the session goes on: the connection is
+ * usable (the caller ends a transaction left open). A namespace check on a
+ * server without the namespace tables must not take the connection, and with
+ * it the server, down at every recheck.
+ */
+bool
+db_err_keeps(unsigned err)
+{
+	switch (db_classify(err)) {
+	case DB_ERRC_DEADLOCK:
+	case DB_ERRC_LOCK_TIMEOUT:
+	case DB_ERRC_SCHEMA:
+	case DB_ERRC_RIGHTS:
+		return true;
+	default:
+		return false;
 	}
 }
 

@@ -3,7 +3,11 @@
  * the ticket and lease logic and MariaDB.
  *
  * One operation in flight per connection. Every operation is bounded by its own
- * timer; on timeout or error the connection is closed and the callback reports it.
+ * timer; on timeout or error the connection is closed and the callback reports it,
+ * except after the errors the server reports within a session that goes on
+ * (db_err_keeps): a deadlock, a lock wait timeout, a missing table or column, a
+ * missing right. Then a transaction a multi-statement query opened may still be
+ * open, and the caller ends it (ROLLBACK) or closes the connection.
  * The functions below dispatch through a table of operations (struct db_ops):
  * MariaDB's non-blocking Connector/C by default (db.c), or a scripted fake in
  * the unit tests (tests/unit/fakedb.c), chosen by db_params.ops.
@@ -102,6 +106,8 @@ extern const struct db_ops db_mariadb_ops;
 
 /* What a MariaDB or client error number means (0: DB_ERRC_NONE). */
 enum db_errclass db_classify(unsigned err);
+/* True when the connection stays open after this error (see the top). */
+bool		db_err_keeps(unsigned err);
 
 /* A new, unconnected handle; name labels log lines ("odd", "even"). */
 struct db_conn	*db_new(struct event_base *base, const struct db_params *params,

@@ -75,6 +75,8 @@
 #define TIER_NS_WITNESS_MAX	(NS_MAX_CEIL * (NS_SERVERS - 1) * 320)
 
 static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
 static void	tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
@@ -473,29 +475,60 @@ tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct tier *t = s->notify_arg;
+	unsigned i = s->index;
+
+	(void)db;
+	switch (db_classify(r->err)) {
+	case DB_ERRC_NONE:
+		tier_ns_read(s, r);
+		return;
+	case DB_ERRC_SCHEMA:
+	case DB_ERRC_RIGHTS:
+		/*
+		 * A server whose schema predates namespaces lists none. The
+		 * connection stays (db_err_keeps); the snapshot the check opened
+		 * is rolled back before anything else runs on it.
+		 */
+		if (!t->ns_warned[i])
+			log_warn("%s ticket server: namespaces not read: %s (load schema/10-tables.sql "
+			    "and schema/60-grant.sql.in to serve them)", s->name, r->msg);
+		t->ns_warned[i] = true;
+		if (!ticket_run_next(s, "ROLLBACK", tier_ns_check_ended))
+			ticket_run_lost(s, "namespace check", "could not roll back");
+		return;
+	default:
+		ticket_run_lost(s, "namespace check", r->msg);
+		return;
+	}
+}
+
+/* A namespace check that could not read the namespace tables, rolled back. */
+static void
+tier_ns_check_ended(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+
+	(void)db;
+	if (r->err != 0) {
+		ticket_run_lost(s, "namespace check", r->msg);
+		return;
+	}
+	tier_ns_read(s, NULL);
+}
+
+/* Merges a namespace check's answer (r NULL: the server lists none). */
+static void
+tier_ns_read(struct ticket_server *s, const struct db_result *r)
+{
+	struct tier *t = s->notify_arg;
 	static struct ns_row rows[NS_MAX_CEIL * NS_SERVERS];
 	unsigned nf = 0, n = 0, i = s->index, bad = 0;
 	bool up[NS_SERVERS], cut = false;
 	char why[256];
 	char **row;
 
-	(void)db;
-	switch (db_classify(r->err)) {
-	case DB_ERRC_NONE:
-		break;
-	case DB_ERRC_SCHEMA:
-	case DB_ERRC_RIGHTS:
-		/* A server whose schema predates namespaces lists none. */
-		if (!t->ns_warned[i])
-			log_warn("%s ticket server: namespaces not read: %s (load schema/10-tables.sql "
-			    "and schema/60-grant.sql.in to serve them)", s->name, r->msg);
-		t->ns_warned[i] = true;
-		r = NULL;
-		break;
-	default:
-		ticket_run_lost(s, "namespace check", r->msg);
-		return;
-	}
+	if (r != NULL)
+		t->ns_warned[i] = false;	/* read again: a new failure is logged */
 	row = r != NULL ? db_first_row(r, &nf) : NULL;
 	if (r != NULL && (row == NULL || nf != 2)) {
 		ticket_run_lost(s, "namespace check", "no row");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A misconfigured pair is refused at start with a message naming the setting;
-# the service does not listen and exits non-zero.
+# A misconfigured pair is refused at start with a message naming the setting
+# (the service does not listen and exits non-zero); a server without the
+# namespace tables serves the default sequence.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -66,6 +67,23 @@ db_sql even "$(cat "$ROOT/schema/10-tables.sql" "$ROOT/schema/20-even.sql")"
 # Fixed again: it starts and serves.
 idserver_start svc "$SVC_PORT" --lease_extend_ms 500 --reprobe_max_ms 500
 [[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "no ID after fixing the pair"
+
+# A server without the namespace tables (a schema of before namespaces) serves
+# the default sequence: its failed namespace check neither takes it down nor
+# leaves the check's snapshot open (it went down at every recheck_ms before).
+db_sql odd "RENAME TABLE idgen.idgen_namespaces TO idgen.idgen_namespaces_gone"
+NONS_PORT=$((SVC_PORT + 1))
+idserver_start nons "$NONS_PORT" --recheck_ms 200
+wait_for "odd: namespaces not read" 10 grep -q "odd ticket server: namespaces not read" "$T_DIR/nons.log"
+sleep 2	# ten rechecks
+! grep -q "ticket server down" "$T_DIR/nons.log" || fail "a server went down: $(grep -m1 'server down' "$T_DIR/nons.log")"
+[ "$(stat "$NONS_PORT" odd_failures)" = 0 ] || fail "odd_failures $(stat "$NONS_PORT" odd_failures)"
+[ "$(stat "$NONS_PORT" odd_rechecks)" -ge 5 ] || fail "odd_rechecks $(stat "$NONS_PORT" odd_rechecks)"
+for i in 1 2 3 4; do out=$(q "$NONS_PORT" 'IDS 1000\n'); [ "$(wc -w <<<"$out")" = 1000 ] || fail "IDS: $out"; done
+[ "$(stat "$NONS_PORT" odd_tickets)" -ge 1 ] || fail "no ticket from odd"
+kill "$nons_PID"; wait "$nons_PID" 2>/dev/null || true
+db_sql odd "RENAME TABLE idgen.idgen_namespaces_gone TO idgen.idgen_namespaces"
+log "no namespace tables on odd: served, $(grep -c . "$T_DIR/nons.log") log lines, no server down"
 
 # A partner that turns bad while running is refused; the other keeps serving.
 db_sql even "UPDATE idgen.idgen_meta SET block_size = 8192"

@@ -93,7 +93,7 @@ fake_deliver_cb(evutil_socket_t fd, short what, void *arg)
 		row[i] = (char *)fr->row[i];
 	r.row = fr->nfields > 0 ? row : NULL;
 	r.nfields = fr->nfields;
-	if (fr->err != 0 && fr->err != 1213 && fr->err != 1205)
+	if (fr->err != 0 && !db_err_keeps(fr->err))
 		f->connected = false;
 	f->cb = NULL;
 	if (fr->before != NULL)
@@ -269,7 +269,12 @@ fake_live_connect(struct db_conn *c, db_cb cb, void *arg)
 static bool
 fake_live_query(struct db_conn *c, const char *sql, db_cb cb, void *arg)
 {
-	return fake_live_start((struct fake_live_conn *)c, sql, cb, arg);
+	struct fake_live_conn *l = (struct fake_live_conn *)c;
+
+	/* As db.c: no query on a connection an error closed (db_err_keeps). */
+	if (!l->f.connected || l->f.cb != NULL)
+		return false;
+	return fake_live_start(l, sql, cb, arg);
 }
 
 static const struct db_ops fake_live_ops = {
