@@ -305,11 +305,12 @@ nss_judge(struct nss *s, const bool *up)
 uint64_t
 nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, const bool *up)
 {
-	uint64_t released = 0;
+	uint64_t released = 0, prev;
 	unsigned ignored = 0;
 
 	if (i >= NS_SERVERS)
 		return 0;
+	prev = s->last_check[i];
 	s->last_check[i] = ++s->checks;
 	for (unsigned r = 0; r < n; r++) {
 		struct nsrv *ns = nss_find(s, rows[r].name, strlen(rows[r].name));
@@ -341,6 +342,21 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 	if (ignored > 0 && !s->warned_max)
 		log_warn("%u namespaces beyond max_namespaces=%u are not served", ignored, s->max);
 	s->warned_max = ignored > 0;
+	/*
+	 * Listed by i's last check, not by this one: dropped there. Its buffered
+	 * IDs go now (a gap), not once every server's check has missed it: by
+	 * then it may be created again under the same B and policy, and its old
+	 * blocks would be served below the new incarnation's first ID (13.6).
+	 * A check that read no namespace table (rows NULL) drops nothing.
+	 */
+	for (unsigned k = 0; rows != NULL && prev != 0 && k < s->n; k++) {
+		struct nsrv *ns = s->v[k];
+
+		if (ns->seen[i] == prev) {
+			released += pool_clear(&ns->pool);
+			ns->demand = false;
+		}
+	}
 	/* Names no server lists any more: gone once nothing of them is in flight. */
 	for (unsigned k = s->n; k-- > 0;) {
 		struct nsrv *ns = s->v[k];

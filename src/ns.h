@@ -115,8 +115,10 @@ bool		nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n
  * Applies server i's check (rows sorted by name): every namespace it lists is
  * known (new ones added while fewer than max are), its view replaced, and
  * served recomputed over up[] (the servers whose latest check counts). A
- * namespace no server lists any more is dropped from the set once nothing of
- * it is in flight; returns how many buffered IDs were let go that way.
+ * namespace i listed before and not now lets its buffered IDs go at once; one
+ * no server lists any more is dropped from the set once nothing of it is in
+ * flight. rows NULL: i's namespace tables could not be read (nothing is let
+ * go for that). Returns how many buffered IDs were let go.
  */
 uint64_t	nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n,
 		    const bool *up);

@@ -548,7 +548,7 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 	t->ns_bad_warned[i] = bad > 0;
 	t->ns_at[i] = t->ns_sent_at[i];
 	tier_ns_up_now(t, up);
-	t->ns_released += nss_apply(&t->nss, i, rows, n, up);
+	t->ns_released += nss_apply(&t->nss, i, r != NULL ? rows : NULL, n, up);
 	tier_ns_remember(t, rows, n);
 	tier_ns_counters(t, i);
 	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))

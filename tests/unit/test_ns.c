@@ -135,6 +135,44 @@ test_agreement(void **state)
 	nss_free(&s);
 }
 
+/*
+ * CI (2026-12-02, test_ns step 5): dropped, then created again with the
+ * same B and policy before the last server's check missed it. The name was
+ * never gone from the set, and its old buffered blocks were served below the
+ * new incarnation's first ID. A server's check that no longer lists a name
+ * lets its buffered IDs go at once; one that read no table lets nothing go.
+ */
+static void
+test_dropped_on_one_server_lets_go(void **state)
+{
+	struct nss s;
+	bool up[NS_SERVERS] = { true, true };
+	struct nsrv *ns;
+	unsigned n;
+
+	(void)state;
+	nss_init(&s, 10);
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0");
+	nss_apply(&s, 0, rows, n, up);
+	nss_apply(&s, 1, rows, n, up);
+	ns = nss_find(&s, "orders", 6);
+	assert_non_null(ns);
+	assert_true(pool_add(&ns->pool, 100, 10));
+	/* The even server's namespace tables unreadable: nothing let go. */
+	assert_int_equal(nss_apply(&s, 1, NULL, 0, up), 0);
+	assert_int_equal(pool_available(&ns->pool), 10);
+	nss_apply(&s, 1, rows, n, up);
+	/* Dropped: the odd server's check misses it; the even's still lists it. */
+	assert_int_equal(nss_apply(&s, 0, rows, 0, up), 10);
+	assert_int_equal(pool_available(&ns->pool), 0);
+	/* Created again alike before the even server's next check: nothing old served. */
+	nss_apply(&s, 0, rows, n, up);
+	nss_apply(&s, 1, rows, n, up);
+	assert_true(ns == nss_find(&s, "orders", 6) && ns->served);
+	assert_int_equal(pool_available(&ns->pool), 0);
+	nss_free(&s);
+}
+
 static void
 test_order_and_bound(void **state)
 {
@@ -190,6 +228,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_agreement),
+		cmocka_unit_test(test_dropped_on_one_server_lets_go),
 		cmocka_unit_test(test_order_and_bound),
 		cmocka_unit_test(test_known_end),
 	};
