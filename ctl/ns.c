@@ -19,9 +19,10 @@
 
 #include "ctl.h"
 #include "layout.h"
+#include "state.h"
 
 #define NS_SQL_MAX	2048
-#define NS_NAME_MAX	48		/* tickets_<name> fits MariaDB's 64 */
+#define NS_NAME_MAX	STATE_NS_NAME_MAX	/* tickets_<name> fits MariaDB's 64 */
 #define NS_BLOCK_MIN	UINT64_C(1)	/* one ID per ticket: numbers of human size */
 #define NS_ADOPT_MAX	16		/* --start-above-max sources */
 #define NS_DROP_IDLE_S	600		/* drop refuses a namespace used this recently */

@@ -45,6 +45,8 @@ static const struct core_word core_words[] = {
 	{ "PING",	CORE_CMD_PING,		0, false, NULL,	"Answers PONG" },
 };
 #define CORE_NWORDS	(sizeof(core_words) / sizeof(core_words[0]))
+#define CORE_STR(x)	#x
+#define CORE_XSTR(x)	CORE_STR(x)	/* a bound's digits, in a message */
 
 static void		core_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void		core_timer_cb(evutil_socket_t fd, short what, void *arg);
@@ -389,8 +391,8 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 	}
 	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
 		if (!state_ns_name_len_ok(req->ns, req->nslen)) {
-			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1..48 letters, digits "
-			    "or _", res);
+			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
+			    CORE_XSTR(STATE_NS_NAME_MAX) " letters, digits or _", res);
 			return CORE_DONE;
 		}
 		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL) {
