@@ -971,6 +971,8 @@ i22_targets() {
 	r=$(ratio "$(fig r10-http-id req_per_s)" "$(fig r10-nginx-id req_per_s)")
 	echo "| Row 10 (issue 22): HTTP \`/v1/id\` requests/s at least 0.8x nginx's | idserver/nginx = $r (server CPU/request: $(ratio "$(fig r10-http-id server_cpu_us_per_req)" "$(fig r10-nginx-id server_cpu_us_per_req)"))$(why_not r10-http-id)$(why_not r10-nginx-id) | $(verdict "$r" ge 0.8) |"
 	echo "| Row 10 (issue 22): HTTP \`/v1/ids?count=1000\` at least 20,000,000 IDs/s | $(fmt_int "${ids:-n/a}") IDs/s (idserver/nginx requests/s = $(ratio "$(fig r10-http-ids req_per_s)" "$(fig r10-nginx-ids req_per_s)"))$(why_not r10-http-ids) | $(verdict "$ids" ge 20000000) |"
+	r=$(ratio "$(fig r9-idserver-p32 req_per_s)" "$(fig r9-redis-p32 req_per_s)")
+	echo "| Row 9 (issue 22): redis-benchmark -c 50 -P 32 \`ID\` requests/s at least Redis \`INCR\`'s | ours/Redis = $r (server CPU/request: $(ratio "$(fig r9-idserver-p32 server_cpu_us_per_req)" "$(fig r9-redis-p32 server_cpu_us_per_req)"))$(why_not r9-idserver-p32)$(why_not r9-redis-p32) | $(verdict "$r" ge 1) |"
 	for r in id:GenerateId batch:'GenerateIdBatch(1000)'; do
 		local k=${r%%:*} n=${r#*:} x c
 		x=$(ratio "$(fig r11-idserver-$k req_per_s)" "$(fig r11-go-$k req_per_s)")
@@ -1639,6 +1641,8 @@ rb_run r9-idserver-p1 "$SVC_PID" "$SVC_PORT" ID 1
 rb_run r9-redis-p1 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 1
 rb_run r9-idserver-p16 "$SVC_PID" "$SVC_PORT" ID 16
 rb_run r9-redis-p16 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 16
+rb_run r9-idserver-p32 "$SVC_PID" "$SVC_PORT" ID 32
+rb_run r9-redis-p32 "$REDIS_PID" "$REDIS_PORT" "INCR idgen:bench" 32
 
 # ---- rows 10-11: HTTP vs nginx, gRPC vs grpc-go (row10, row11 above) ------
 row10
@@ -2033,6 +2037,8 @@ figures across runs. Every run of a row is back to back with its peer's.
 | 9 | same: server CPU µs/req | $(val r9-idserver-p1 server_cpu_us_per_req) | $(val r9-redis-p1 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p1 server_cpu_us_per_req)" "$(fig r9-redis-p1 server_cpu_us_per_req)") |
 | 9 | redis-benchmark -c 50 -P 16: req/s | $(val r9-idserver-p16 req_per_s) (ID) | $(val r9-redis-p16 req_per_s) (INCR) | $(ratio "$(fig r9-idserver-p16 req_per_s)" "$(fig r9-redis-p16 req_per_s)") |
 | 9 | same: server CPU µs/req | $(val r9-idserver-p16 server_cpu_us_per_req) | $(val r9-redis-p16 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p16 server_cpu_us_per_req)" "$(fig r9-redis-p16 server_cpu_us_per_req)") |
+| 9 | redis-benchmark -c 50 -P 32: req/s | $(val r9-idserver-p32 req_per_s) (ID) | $(val r9-redis-p32 req_per_s) (INCR) | $(ratio "$(fig r9-idserver-p32 req_per_s)" "$(fig r9-redis-p32 req_per_s)") |
+| 9 | same: server CPU µs/req | $(val r9-idserver-p32 server_cpu_us_per_req) | $(val r9-redis-p32 server_cpu_us_per_req) | $(ratio "$(fig r9-idserver-p32 server_cpu_us_per_req)" "$(fig r9-redis-p32 server_cpu_us_per_req)") |
 | 10 | HTTP \`/v1/id\`, 50 keep-alive conns (h2load --h1): req/s, P99 µs | $(val r10-http-id req_per_s), P99 $(val r10-http-id p99_us) | $(val r10-nginx-id req_per_s), P99 $(val r10-nginx-id p99_us) (nginx, the same bytes from a file) | $(ratio "$(fig r10-http-id req_per_s)" "$(fig r10-nginx-id req_per_s)") |
 | 10 | same: server CPU µs/req | $(val r10-http-id server_cpu_us_per_req) | $(val r10-nginx-id server_cpu_us_per_req) | $(ratio "$(fig r10-http-id server_cpu_us_per_req)" "$(fig r10-nginx-id server_cpu_us_per_req)") |
 | 10 | HTTP \`/v1/ids?count=1000\`: req/s, P99 µs | $(val r10-http-ids req_per_s), P99 $(val r10-http-ids p99_us) | $(val r10-nginx-ids req_per_s), P99 $(val r10-nginx-ids p99_us) (nginx) | $(ratio "$(fig r10-http-ids req_per_s)" "$(fig r10-nginx-ids req_per_s)") |
