@@ -43,6 +43,7 @@ trim_init(struct trim *t, struct event_base *base, unsigned interval_ms, size_t 
 	t->interval_ms = interval_ms;
 	t->free_bytes = free_bytes;
 	t->kept = mallinfo2().fordblks;
+	t->follow = false;
 	t->trims = 0;
 	t->trim_us_max = 0;
 	if (interval_ms == 0)
@@ -68,29 +69,47 @@ trim_free(struct trim *t)
  * count as free to malloc, so "grew since" (not "is large") keeps a quiet
  * service from trimming again and again; "twice what is in use" keeps it from
  * trimming during a flood, where buffers churn and a trim (milliseconds on a
- * large heap) would stall every client.
+ * large heap) would stall every client. A flood's connections may close over
+ * several ticks, and a trim may come when only part of its memory is free:
+ * so at the tick after a trim, any growth of TRIM_FOLLOW_BYTES trims again,
+ * until a tick finds none (docs/design.md section 8).
  */
+bool
+trim_due(struct trim *t, size_t free_now, size_t used)
+{
+	size_t need = t->follow ? TRIM_FOLLOW_BYTES : t->free_bytes;
+
+	if (free_now > t->kept + need && free_now / 2 > used)
+		return true;
+	t->follow = false;
+	if (free_now < t->kept)
+		t->kept = free_now;	/* reuse: the next flood is measured from here */
+	return false;
+}
+
+void
+trim_done(struct trim *t, size_t free_after, uint64_t us)
+{
+	t->trims++;
+	if (us > t->trim_us_max)
+		t->trim_us_max = us;
+	t->kept = free_after;
+	t->follow = true;
+}
+
 static void
 trim_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct trim *t = arg;
 	struct mallinfo2 mi = mallinfo2();
-	size_t now = mi.fordblks;	/* free bytes malloc holds */
-	uint64_t t0, us;
+	uint64_t t0;
 
 	(void)fd;
 	(void)what;
-	if (now > t->kept + t->free_bytes && now / 2 > mi.uordblks) {
+	if (trim_due(t, mi.fordblks, mi.uordblks)) {
 		t0 = (uint64_t)clk_mono_us();
 		malloc_trim(0);
-		us = (uint64_t)clk_mono_us() - t0;
-		t->trims++;
-		if (us > t->trim_us_max)
-			t->trim_us_max = us;
-		t->kept = mallinfo2().fordblks;
-	} else if (now < t->kept) {
-		/* Reuse lowers the free heap: the next flood is measured from there. */
-		t->kept = now;
+		trim_done(t, mallinfo2().fordblks, (uint64_t)clk_mono_us() - t0);
 	}
 	trim_arm(t);
 }

@@ -23,6 +23,7 @@ struct trim {
 	unsigned	 interval_ms;
 	size_t		 free_bytes;	/* growth of the free heap that triggers a trim */
 	size_t		 kept;		/* free heap bytes right after the last trim */
+	bool		 follow;	/* the last tick trimmed: less growth trims again */
 	uint64_t	 trims;		/* malloc_trim() calls */
 	uint64_t	 trim_us_max;	/* the longest */
 };
@@ -35,6 +36,17 @@ struct trim {
  * Returns the number of slots made.
  */
 unsigned	trim_reserve_fds(struct event_base *base, unsigned upto);
+
+/* Growth of the free heap that trims again at the tick after a trim. */
+#define TRIM_FOLLOW_BYTES	(64 * 1024)
+
+/*
+ * The timer's rule, apart from malloc for the unit tests: trim_due() says
+ * whether this tick trims, from the free and in-use heap bytes; trim_done()
+ * records a trim (the free bytes right after it, how long it took).
+ */
+bool	trim_due(struct trim *t, size_t free_now, size_t used);
+void	trim_done(struct trim *t, size_t free_after, uint64_t us);
 
 /* Starts the timer (interval_ms 0: never trims). False when out of memory. */
 bool	trim_init(struct trim *t, struct event_base *base, unsigned interval_ms,
