@@ -52,7 +52,7 @@ trap 'stop_fuzz; exit 143' TERM
 # build/test-var/asan/) and every test on the normal build, in INTEGRATION_JOBS
 # lanes, then the serial ones alone (tests/integration/run.sh). The fault mix for
 # 60 s here (make soak runs it for SOAK_SECONDS): make test stays within its 20 minutes.
-step "integration tests: sanitizer build (20), normal build (all)" env FAULT_SECONDS="${FAULT_SECONDS:-60}" \
+step "integration tests: sanitizer build (19), normal build (all)" env FAULT_SECONDS="${FAULT_SECONDS:-60}" \
 	tests/integration/run.sh build/asan \
 	tests/integration/test_netcat.sh tests/integration/test_nasty.sh \
 	tests/integration/test_failover.sh tests/integration/test_fallback.sh \
@@ -62,7 +62,7 @@ step "integration tests: sanitizer build (20), normal build (all)" env FAULT_SEC
 	tests/integration/test_http.sh tests/integration/test_grpc.sh \
 	tests/integration/test_grpc_flood.sh \
 	tests/integration/test_slow.sh tests/integration/test_libidgen.sh \
-	tests/integration/test_resp_tx.sh tests/integration/test_owner.sh \
+	tests/integration/test_owner.sh \
 	tests/integration/test_bchange.sh tests/integration/test_witness.sh \
 	tests/integration/test_views.sh tests/integration/test_refusal.sh \
 	-- build

@@ -171,7 +171,8 @@ curl -s -o /dev/null -D "$T_DIR/headers" -X OPTIONS -H "Origin: $ORIGIN" -H 'Acc
 	"http://127.0.0.1:$((SVC_PORT + 3))/v1/id"
 grep -q '^HTTP/1.1 204' "$T_DIR/headers" && ! grep -qi '^access-control-' "$T_DIR/headers" || fail "CORS not off by default"
 openapi down "http://127.0.0.1:$((SVC_PORT + 3))"
-# 401 and 403 as documented: a service with tokens (a read-only one too), metrics closed.
+# 401 and 403 as documented: a service with tokens (a read-only one too), metrics closed;
+# wrong tokens answered at once (test_auth checks the held reply; ~45 of them here).
 TOKEN=$(openssl rand -hex 16) RO_TOKEN=$(openssl rand -hex 16)
 printf 'app:%s\nmon:%s:ro\n' "$TOKEN" "$RO_TOKEN" >"$T_DIR/tokens"
 chmod 600 "$T_DIR/tokens"
@@ -179,7 +180,7 @@ AUTH_PORT=$((SVC_PORT + 6)) AUTH_HTTP=$((SVC_PORT + 7))
 # (PING needs a token there: idserver_start's wait would not do; /v1/openapi.json is open.)
 IDGEN_DB_PASSWORD=$(cat "$T_DIR/db/db_password") "$IDSERVER" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
 	--listen_port "$AUTH_PORT" --http_port "$AUTH_HTTP" --state_file "$T_DIR/authsvc.state" \
-	--auth_tokens_file "$T_DIR/tokens" --auth_open_metrics 0 >"$T_DIR/authsvc.log" 2>&1 &
+	--auth_tokens_file "$T_DIR/tokens" --auth_open_metrics 0 --auth_fail_delay_ms 0 >"$T_DIR/authsvc.log" 2>&1 &
 PIDS+=("$!")
 wait_for "the service with tokens serving an ID" 10 bash -c \
 	"curl -sf -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$AUTH_HTTP/v1/id >/dev/null"
