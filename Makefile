@@ -266,7 +266,7 @@ soak: deps all
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 FUZZ_SAN  := fuzzer-no-link,address,undefined
 FUZZ_TIME ?= 600	# seconds per harness for `make fuzz`
-FUZZ_SHORT ?= 8		# ... for the bounded run in `make test`
+FUZZ_SHORT ?= 5		# ... for the bounded run in `make test`
 fuzz-bins: $(FUZZ_SRC:fuzz/%.c=$(BUILD)/%)
 
 $(BUILD)/fuzz_%: fuzz/fuzz_%.c $(LIB_OBJ)

@@ -51,8 +51,8 @@ trap 'stop_fuzz; exit 143' TERM
 # One run, two groups: the sanitizer build's list (its directories under
 # build/test-var/asan/) and every test on the normal build, in INTEGRATION_JOBS
 # lanes, then the serial ones alone (tests/integration/run.sh). The fault mix for
-# 60 s here (make soak runs it for SOAK_SECONDS): make test stays within its 20 minutes.
-step "integration tests: sanitizer build (19), normal build (all)" env FAULT_SECONDS="${FAULT_SECONDS:-60}" \
+# 45 s here (make soak runs it for SOAK_SECONDS): make test stays within its 20 minutes.
+step "integration tests: sanitizer build (19), normal build (all)" env FAULT_SECONDS="${FAULT_SECONDS:-45}" \
 	tests/integration/run.sh build/asan \
 	tests/integration/test_netcat.sh tests/integration/test_nasty.sh \
 	tests/integration/test_failover.sh tests/integration/test_fallback.sh \

@@ -29,7 +29,8 @@ alive() {
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
-log() { printf '[%s] %s\n' "$TEST_NAME" "$*" >&2; }
+# Each line carries the seconds since the test started, to show where its time goes.
+log() { printf '[%s %ss] %s\n' "$TEST_NAME" "$SECONDS" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 
 # A test with more to undo defines on_cleanup (run first, its failures ignored).

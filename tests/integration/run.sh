@@ -39,7 +39,7 @@ SERIAL=(
 	test_grpc_flood     # stalled streams must end within +2 s; RSS
 	test_load           # millions of IDs from two processes at full speed
 	test_idbench        # idbench at full speed
-	test_faults         # a minute of faults under open-loop load
+	test_faults         # 45 s of faults under open-loop load
 	test_failover       # kills under a 12 s load: restarts must fit in it
 	test_fallback       # the switch under load, 5 s bounds; P99.9 reported
 	test_partition      # 800 ms timeouts under load (its own netns and nftables)
