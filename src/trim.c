@@ -44,6 +44,7 @@ trim_init(struct trim *t, struct event_base *base, unsigned interval_ms, size_t 
 	t->free_bytes = free_bytes;
 	t->kept = mallinfo2().fordblks;
 	t->follow = false;
+	t->used_at_trim = 0;
 	t->trims = 0;
 	t->trim_us_max = 0;
 	if (interval_ms == 0)
@@ -71,16 +72,22 @@ trim_free(struct trim *t)
  * trimming during a flood, where buffers churn and a trim (milliseconds on a
  * large heap) would stall every client. A flood's connections may close over
  * several ticks, and a trim may come when only part of its memory is free:
- * so at the tick after a trim, any growth of TRIM_FOLLOW_BYTES trims again,
- * until a tick finds none (docs/design.md section 8).
+ * so at the tick after a trim, TRIM_FOLLOW_BYTES of growth trims again when
+ * the heap in use shrank by as much since that trim (connections still
+ * closing), until a tick finds none. Growth with the heap in use steady is
+ * buffers churning at the heap's top: trimming it would only fault it in
+ * again (docs/design.md section 8).
  */
 bool
 trim_due(struct trim *t, size_t free_now, size_t used)
 {
-	size_t need = t->follow ? TRIM_FOLLOW_BYTES : t->free_bytes;
+	bool closing = t->follow && used + TRIM_FOLLOW_BYTES <= t->used_at_trim;
+	size_t need = closing ? TRIM_FOLLOW_BYTES : t->free_bytes;
 
-	if (free_now > t->kept + need && free_now / 2 > used)
+	if (free_now > t->kept + need && free_now / 2 > used) {
+		t->used_at_trim = used;
 		return true;
+	}
 	t->follow = false;
 	if (free_now < t->kept)
 		t->kept = free_now;	/* reuse: the next flood is measured from here */

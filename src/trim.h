@@ -23,7 +23,8 @@ struct trim {
 	unsigned	 interval_ms;
 	size_t		 free_bytes;	/* growth of the free heap that triggers a trim */
 	size_t		 kept;		/* free heap bytes right after the last trim */
-	bool		 follow;	/* the last tick trimmed: less growth trims again */
+	bool		 follow;	/* the last tick trimmed: less growth may trim again */
+	size_t		 used_at_trim;	/* heap bytes in use at the last trim */
 	uint64_t	 trims;		/* malloc_trim() calls */
 	uint64_t	 trim_us_max;	/* the longest */
 };
@@ -37,7 +38,10 @@ struct trim {
  */
 unsigned	trim_reserve_fds(struct event_base *base, unsigned upto);
 
-/* Growth of the free heap that trims again at the tick after a trim. */
+/*
+ * Growth of the free heap that trims again at the tick after a trim, when the
+ * heap in use shrank by as much since.
+ */
 #define TRIM_FOLLOW_BYTES	(64 * 1024)
 
 /*

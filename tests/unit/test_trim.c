@@ -58,6 +58,24 @@ test_quiet_after_trim(void **state)
 	assert_int_equal(t.trims, 1);
 }
 
+/*
+ * After a trim, buffers churning at the heap's top (the free heap grows, the
+ * heap in use does not shrink) are not trimmed tick after tick.
+ */
+static void
+test_churn_after_trim(void **state)
+{
+	struct trim t = fresh(4 * MB, 0);
+	int i;
+
+	(void)state;
+	assert_true(trim_due(&t, 20 * MB, 1 * MB));
+	trim_done(&t, 19 * MB, 10);		/* the top given back */
+	for (i = 1; i <= 20; i++)
+		assert_false(trim_due(&t, 19 * MB + (size_t)i * 100 * 1024, 1 * MB));
+	assert_int_equal(t.trims, 1);
+}
+
 /* No trim while most of the heap is in use, even right after a trim. */
 static void
 test_not_during_a_flood(void **state)
@@ -90,6 +108,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flood_closing_over_ticks),
 		cmocka_unit_test(test_quiet_after_trim),
+		cmocka_unit_test(test_churn_after_trim),
 		cmocka_unit_test(test_not_during_a_flood),
 		cmocka_unit_test(test_reuse_lowers_the_mark),
 	};
