@@ -25,8 +25,7 @@ load() {
 	local end=$((SECONDS + $1)) errs=0 e
 	while [ $SECONDS -lt $end ]; do
 		e=$(for _ in $(seq 100); do echo 'IDS 1000'; done | timeout 30 nc -N 127.0.0.1 "$SVC_PORT" |
-			awk -v out="$IDS" '$1 == "ERR" { e++; print >> out ".err"; next }
-				{ for (i = 1; i <= NF; i++) print $i, 1 >> out } END { print e + 0 }')
+			collect "$IDS")
 		errs=$((errs + e))
 	done
 	echo "$errs"
