@@ -21,14 +21,6 @@ PIDS=()
 
 rm -rf "$T_DIR"
 mkdir -p "$T_DIR" "$DBPAIR_TEMPLATE"
-# The tests' python3 is Debian's (make deps installs it): the first python3 on PATH
-# may be another, and a version manager's shim cost 0.4 s a start, hundreds of times
-# a run. Tests that need Debian's modules name /usr/bin/python3 themselves.
-if [ -x /usr/bin/python3 ]; then
-	mkdir -p "$T_DIR/bin"
-	ln -s /usr/bin/python3 "$T_DIR/bin/python3"
-	PATH=$T_DIR/bin:$PATH
-fi
 
 # alive PID: running and not a zombie (nothing may reap a killed server here).
 alive() {
@@ -262,9 +254,13 @@ PY
 # collect FILE: reply lines of IDs on stdin (text protocol IDS replies) appended to
 # FILE as "first count" ranges of consecutive IDs (for check_unique: a repeated ID
 # still overlaps), ERR lines to FILE.err; prints how many ERR lines. Millions of IDs
-# a line each made check_unique alone take tens of seconds.
+# a line each made check_unique alone take tens of seconds. Debian's interpreter
+# (make deps installs it) when there: it runs once per load round, and the first
+# python3 on PATH may start slowly (a version manager's shim took 0.4 s).
 collect() {
-	python3 -c '
+	local py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	"$py" -c '
 import sys
 out, errs = open(sys.argv[1], "a"), 0
 for line in sys.stdin:
