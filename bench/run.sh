@@ -666,16 +666,16 @@ h2_bench() {
 	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }h2load -n $n$(printf ' %q' "$@") '$url'"
 	R[$label.cmd]=${R[$label.cmd]//$ROOT\//}
 	say "run $label: h2load -n $n $* $url"
-	children_cpu >"$VAR/cpu0.txt"
-	c0=$(cpu_ticks "$pid") k0=$(cat "$VAR/cpu0.txt")
+	children_cpu k0
+	c0=$(cpu_ticks "$pid")
 	if ! timeout -k 5 300 "${PIN_CLI[@]}" h2load -n "$n" "$@" --log-file="$RUNS/$label.log" \
 	    "$url" >"$RUNS/$label.out" 2>&1 || ! grep -q "status codes: $n 2xx" "$RUNS/$label.out"; then
 		R[$label.state]=errors
 		say "  $label: h2load failed: $(grep -E 'status codes|requests:' "$RUNS/$label.out" | tr '\n' ' ')"
 		return 1
 	fi
-	children_cpu >"$VAR/cpu1.txt"
-	c1=$(cpu_ticks "$pid") k1=$(cat "$VAR/cpu1.txt")
+	children_cpu k1
+	c1=$(cpu_ticks "$pid")
 	R[$label.req_per_s]=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$RUNS/$label.out")
 	R[$label.p99_us]=$(sort -n -k3 "$RUNS/$label.log" | awk '{ v[NR] = $3 } END { print v[int(NR * 0.99)] }')
 	R[$label.server_cpu_us_per_req]=$(calc "($c1 - $c0) * 1000000 / $hz / $n" 3)
@@ -1354,11 +1354,12 @@ conn_summary() {
 # clients; FLAGS e.g. --tls ...), the server's CPU from /proc around it;
 # R[LABEL.*] as for idbench.
 RB_N=${BENCH_RB_N:-2000000}
-# children_cpu: CPU seconds of this shell's waited-for children so far (bash's
-# times, run in this shell: a subshell's own children are none).
+# children_cpu NAME: sets NAME to the CPU seconds of this shell's waited-for
+# children so far (bash's times, run in this shell: a subshell's own children
+# are none).
 children_cpu() {
 	times >"$VAR/times.txt"
-	awk 'NR == 2 { split($1, u, /[ms]/); split($2, k, /[ms]/); printf "%.3f", u[1] * 60 + u[2] + k[1] * 60 + k[2] }' "$VAR/times.txt"
+	printf -v "$1" '%s' "$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, k, /[ms]/); printf "%.3f", u[1] * 60 + u[2] + k[1] * 60 + k[2] }' "$VAR/times.txt")"
 }
 # sleeps: how often PID blocked (voluntary context switches: an empty poll).
 sleeps() { awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -1374,8 +1375,8 @@ rb_run() {
 	LABELS+=("$label")
 	R[$label.cmd]="${PIN_CLI[*]}${PIN_CLI:+ }redis-benchmark -p $port -c 50 -n $n -P $pipe${flags:+ ${flags//$ROOT\//}} --csv $cmd"
 	say "run $label: redis-benchmark -c 50 -n $n -P $pipe $cmd"
-	children_cpu >"$VAR/cpu0.txt"
-	c0=$(cpu_ticks "$pid") k0=$(cat "$VAR/cpu0.txt") s0=$(sleeps "$pid")
+	children_cpu k0
+	c0=$(cpu_ticks "$pid") s0=$(sleeps "$pid")
 	# shellcheck disable=SC2086 # FLAGS and CMD are lists of words
 	if ! timeout -k 5 300 "${PIN_CLI[@]}" redis-benchmark -p "$port" -c 50 -n "$n" -P "$pipe" \
 	    $flags --csv $cmd >"$RUNS/$label.out" 2>&1; then
@@ -1383,8 +1384,8 @@ rb_run() {
 		say "  $label: redis-benchmark failed: $(tail -n 2 "$RUNS/$label.out" | tr '\n' ' ')"
 		return 1
 	fi
-	children_cpu >"$VAR/cpu1.txt"
-	c1=$(cpu_ticks "$pid") k1=$(cat "$VAR/cpu1.txt") s1=$(sleeps "$pid")
+	children_cpu k1
+	c1=$(cpu_ticks "$pid") s1=$(sleeps "$pid")
 	rps=$(awk -F'","' 'NR == 2 { print $2 }' "$RUNS/$label.out")
 	R[$label.req_per_s]=$rps
 	R[$label.requests]=$n
