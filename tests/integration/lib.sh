@@ -281,7 +281,8 @@ for line in sys.stdin:
         out.write("%d %d\n" % (start, prev - start + 1))
         start = prev = i
     out.write("%d %d\n" % (start, prev - start + 1))
-print(errs)' "$1"
+out.close()  # written before the summary: a reader of that line may read the file next
+print(errs, flush=True)' "$1"
 }
 
 # mint_ids PORT N FILE: N x IDS 1000 from PORT, appended to FILE as "first count"
@@ -308,5 +309,6 @@ for line in sys.stdin:
         if i is not None:
             start = prev = i
     top = max(top, ids[-1])
-print(errs, top)' "$3"
+out.close()  # written before the summary: read -r ... < <(mint_ids ...) reads the file next
+print(errs, top, flush=True)' "$3"
 }
