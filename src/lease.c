@@ -894,8 +894,8 @@ lease_save(struct lease *l, const char *what)
 
 /*
  * Resumes the state file's lease: its owner provably dead (the same machine's
- * previous incarnation), the same servers, the window not over
- * (docs/design.md section 6.8).
+ * previous incarnation), the very file at its latest write, the same servers,
+ * the window not over (docs/design.md section 6.8).
  */
 bool
 lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
@@ -916,6 +916,11 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 	}
 	if (!statefile_owner_dead(l->sf, dead, sizeof(dead))) {
 		snprintf(why, whylen, "its writer may still be alive: %s", dead);
+		return false;
+	}
+	if (!l->sf->stamped) {
+		snprintf(why, whylen, "it may not be the file's latest write: %s",
+		    l->sf->stamp_why);
 		return false;
 	}
 	if (strcmp(rec->servers, servers) != 0) {

@@ -415,6 +415,89 @@ state_owner_dead(const struct state_owner *was, const struct state_owner *me,
 	return true;
 }
 
+/*
+ * The stamp line: "stamp <gen> <dev hex> <ino> <sec>.<nsec> <check>\n", the
+ * check an FNV-1a 64 of everything before it on the line.
+ */
+bool
+state_stamp_format(const struct state_stamp *s, char *buf, size_t len)
+{
+	int n, m;
+
+	if (len < STATE_STAMP_LEN)
+		return false;
+	memset(buf, 0, STATE_STAMP_LEN);
+	n = snprintf(buf, STATE_STAMP_LEN, "stamp %" PRIu64 " %" PRIx64 " %" PRIu64 " %" PRId64
+	    ".%09ld ", s->gen, s->dev, s->ino, s->sec, s->nsec);
+	if (n < 0 || n >= STATE_STAMP_LEN)
+		return false;
+	m = snprintf(buf + n, STATE_STAMP_LEN - (size_t)n, "%016" PRIx64 "\n",
+	    state_hash(buf, (size_t)n));
+	if (m < 0 || n + m >= STATE_STAMP_LEN) {
+		memset(buf, 0, STATE_STAMP_LEN);
+		return false;
+	}
+	return true;
+}
+
+bool
+state_stamp_parse(const char *buf, size_t len, struct state_stamp *s)
+{
+	char line[STATE_STAMP_LEN + 1];
+	unsigned long long gen, dev, ino, check;
+	long long sec;
+	long nsec;
+	size_t n = strnlen(buf, len < STATE_STAMP_LEN ? len : STATE_STAMP_LEN);
+	const char *sp;
+	int used = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (n == 0 || n >= STATE_STAMP_LEN || buf[n - 1] != '\n')
+		return false;
+	memcpy(line, buf, n);
+	line[n] = '\0';
+	sp = strrchr(line, ' ');
+	if (sp == NULL || sscanf(line, "stamp %llu %llx %llu %lld.%9ld %n", &gen, &dev, &ino,
+	    &sec, &nsec, &used) != 5 || line + used != sp + 1 ||
+	    sscanf(sp + 1, "%16llx", &check) != 1 || strlen(sp + 1) != 17 ||
+	    check != state_hash(line, (size_t)(sp + 1 - line)) || nsec < 0 || nsec > 999999999)
+		return false;
+	*s = (struct state_stamp){ gen, dev, ino, sec, nsec };
+	return true;
+}
+
+bool
+state_stamp_check(const struct state_stamp *s, uint64_t gen, uint64_t dev, uint64_t ino,
+    int64_t ctime_sec, long ctime_nsec, uint64_t slack_ms, char *why, size_t whylen)
+{
+	int64_t after_ns;
+
+	if (s->gen == 0) {
+		snprintf(why, whylen, "its newest record carries no write stamp (written by an "
+		    "older idserver, or a record too long to leave room for one)");
+		return false;
+	}
+	if (s->gen != gen) {
+		snprintf(why, whylen, "its newest record (save %" PRIu64 ") is not what the "
+		    "stamp names (save %" PRIu64 "): a damaged or hand-made file", gen, s->gen);
+		return false;
+	}
+	if (s->dev != dev || s->ino != ino) {
+		snprintf(why, whylen, "it is a copy: written to inode %" PRIu64 " on device %"
+		    PRIx64 ", this file is inode %" PRIu64 " on device %" PRIx64 " (cp, rsync, "
+		    "tar, a copied volume)", s->ino, s->dev, ino, dev);
+		return false;
+	}
+	after_ns = (ctime_sec - s->sec) * 1000000000 + (ctime_nsec - s->nsec);
+	if (after_ns < 0 || (uint64_t)after_ns > slack_ms * 1000000) {
+		snprintf(why, whylen, "the file changed after its last write (ctime %+" PRId64
+		    " ms from that write: older contents put back, an edit, a link or a rename)",
+		    after_ns / 1000000);
+		return false;
+	}
+	return true;
+}
+
 bool
 state_ns_name_ok(const char *name)
 {

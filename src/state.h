@@ -159,6 +159,39 @@ size_t	state_ns_format(const struct state_ns *r, uint64_t gen, char *buf, size_t
 bool	state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen,
 	    char *why, size_t whylen) __attribute__((warn_unused_result));
 
+/*
+ * Where and when a record was written (docs/design.md section 6.8, rule 4):
+ * the last STATE_STAMP_LEN bytes of its slot, after the record's padding,
+ * under a checksum of their own. A lease is resumed only from the very file
+ * (device, inode) its last write went to, and only when nothing changed the
+ * file since (its ctime within slack of the time taken before the write).
+ */
+#define STATE_STAMP_LEN	112
+#define STATE_REC_MAX	(STATE_MAX_LEN - STATE_STAMP_LEN)	/* a record leaving room for it */
+
+struct state_stamp {
+	uint64_t	gen;		/* the record's */
+	uint64_t	dev;		/* st_dev of the file written */
+	uint64_t	ino;		/* st_ino */
+	int64_t		sec;		/* CLOCK_REALTIME_COARSE before the write */
+	long		nsec;
+};
+
+/* Formats a stamp into buf (len >= STATE_STAMP_LEN), NUL-padded; false if it does not fit. */
+bool	state_stamp_format(const struct state_stamp *s, char *buf, size_t len);
+
+/* Parses a stamp; false when there is none or it is damaged. */
+bool	state_stamp_parse(const char *buf, size_t len, struct state_stamp *s);
+
+/*
+ * True when the stamp proves the record was the last write to this file:
+ * the same gen, device and inode, and a ctime at or after the stamp's time by
+ * at most slack_ms. Else false with the reason in why.
+ */
+bool	state_stamp_check(const struct state_stamp *s, uint64_t gen, uint64_t dev,
+	    uint64_t ino, int64_t ctime_sec, long ctime_nsec, uint64_t slack_ms, char *why,
+	    size_t whylen) __attribute__((warn_unused_result));
+
 /* Is a process (pid, start time) of this machine, this boot and pid namespace running? */
 typedef bool	(*state_running_fn)(uint64_t pid, uint64_t start);
 

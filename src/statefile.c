@@ -17,6 +17,8 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "clk.h"
@@ -27,6 +29,12 @@
 #define STATEFILE_SIZE_MAX	(STATEFILE_NS_AT + 2 * STATE_NS_SLOT)
 #define STATEFILE_WAIT_MAX	64		/* saves queued for their callback */
 #define STATEFILE_OUT_MAX	16		/* write outcomes the loop has not read */
+/*
+ * How long after a write's stamp the file's ctime may be: the slot's and the
+ * namespace marks' pwrite (docs/design.md section 6.8, rule 4). Later means
+ * the file changed since; a false "changed" only costs a resumption.
+ */
+#define STATEFILE_STAMP_SLACK_MS 200
 
 /* A save whose caller hears when a write covering its snapshot ended. */
 struct statefile_wait {
@@ -43,7 +51,7 @@ struct statefile_wait {
  * record, ns_len bytes (0: no marks, their area is not written).
  */
 struct statefile_snap {
-	const char	*rec;
+	char		*rec;		/* a whole slot; its stamp is written at the write */
 	const char	*ns;
 	size_t		 ns_len;
 };
@@ -102,9 +110,10 @@ static bool	statefile_running(uint64_t pid, uint64_t start);
 static bool	statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen,
 		    size_t *ns_len);
 static bool	statefile_write(struct statefile *f, int slot, int ns_slot, bool first,
-		    const struct statefile_snap *s, char *err, size_t errlen);
+		    uint64_t gen, const struct statefile_snap *s, char *err, size_t errlen);
+static void	statefile_stamp_load(struct statefile *f, const char *buf, size_t n);
 static void	statefile_count(struct statefile_counters *st, bool ok, uint64_t us);
-static enum statefile_result statefile_direct(struct statefile *f, const char *buf,
+static enum statefile_result statefile_direct(struct statefile *f, char *buf,
 		    size_t ns_len, uint64_t gen);
 static void	statefile_post(struct statefile *f, const char *buf, size_t ns_len,
 		    uint64_t gen);
@@ -391,6 +400,7 @@ statefile_load(struct statefile *f, char *err, size_t errlen)
 	else if ((f->slot = statefile_pick(buf, main_n, &f->rec, f->why, sizeof(f->why))) >= 0) {
 		f->origin = STATEFILE_LOADED;
 		f->loaded_version = f->rec.gen == 0 && f->rec.owner.pid == 0 ? 1 : STATE_VERSION;
+		statefile_stamp_load(f, buf, main_n);
 	} else {
 		f->origin = STATEFILE_CORRUPT;
 		f->slot = 1;
@@ -411,6 +421,34 @@ statefile_load(struct statefile *f, char *err, size_t errlen)
 }
 
 /*
+ * Judges the newest record's stamp against the file as it is now, before
+ * anything of this process writes it: the lease may be resumed only from the
+ * very file, at its latest write (docs/design.md section 6.8, rule 4).
+ */
+static void
+statefile_stamp_load(struct statefile *f, const char *buf, size_t n)
+{
+	size_t at = (size_t)f->slot * STATEFILE_SLOT + STATE_REC_MAX;
+	struct state_stamp st;
+	struct statx now;
+
+	f->stamped = false;
+	if (at + STATE_STAMP_LEN > n || !state_stamp_parse(buf + at, STATE_STAMP_LEN, &st))
+		memset(&st, 0, sizeof(st));
+	/* By system call, as the stamp's clock: what the kernel holds, unshifted. */
+	if (syscall(SYS_statx, f->fd, "", AT_EMPTY_PATH, STATX_INO | STATX_CTIME, &now) != 0 ||
+	    (now.stx_mask & (STATX_INO | STATX_CTIME)) != (STATX_INO | STATX_CTIME)) {
+		snprintf(f->stamp_why, sizeof(f->stamp_why), "cannot stat the file: %s",
+		    strerror(errno));
+		return;
+	}
+	f->stamped = state_stamp_check(&st, f->rec.gen,
+	    (uint64_t)makedev(now.stx_dev_major, now.stx_dev_minor), now.stx_ino,
+	    now.stx_ctime.tv_sec, (long)now.stx_ctime.tv_nsec, STATEFILE_STAMP_SLACK_MS,
+	    f->stamp_why, sizeof(f->stamp_why));
+}
+
+/*
  * Takes flock on the file itself: its inode lives as long as the file, since
  * saves write in place. A holder's pid, read from its record, goes into the message.
  */
@@ -419,6 +457,7 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 {
 	char buf[2 * STATEFILE_SLOT + 1], why[64];
 	struct state_rec r;
+	struct stat st;
 	size_t n;
 	int e;
 
@@ -428,8 +467,18 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 		    strerror(errno));
 		return false;
 	}
-	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
+	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) {
+		if (fstat(f->fd, &st) != 0) {
+			snprintf(err, errlen, "state_file: cannot stat '%s': %s", f->path,
+			    strerror(errno));
+			close(f->fd);
+			f->fd = -1;
+			return false;
+		}
+		f->dev = (uint64_t)st.st_dev;
+		f->ino = (uint64_t)st.st_ino;
 		return true;
+	}
 	e = errno;
 	if (e == EWOULDBLOCK) {
 		if (!statefile_read(f->fd, buf, sizeof(buf) - 1, &n) ||
@@ -573,13 +622,27 @@ statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen, size_t *ns_len
  * slots being written, and the others still hold the previous records.
  */
 static bool
-statefile_write(struct statefile *f, int slot, int ns_slot, bool first,
+statefile_write(struct statefile *f, int slot, int ns_slot, bool first, uint64_t gen,
     const struct statefile_snap *s, char *err, size_t errlen)
 {
 	/* Never over the newest record (a version 1 record sits in slot 0). */
 	off_t off = (off_t)((1 - slot) * STATEFILE_SLOT);
 	off_t ns_off = (off_t)(STATEFILE_NS_AT + (size_t)(1 - ns_slot) * STATE_NS_SLOT);
+	struct state_stamp st = { gen, f->dev, f->ino, 0, 0 };
+	struct timespec now;
 
+	/*
+	 * Stamped last, just before the write whose time the file's ctime
+	 * records, on the clock the kernel stamps it with: read by system call,
+	 * so that no process-level time shim (libfaketime) offsets the two.
+	 */
+	if (strnlen(s->rec, STATEFILE_SLOT) < STATE_REC_MAX &&
+	    syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) == 0) {
+		st.sec = (int64_t)now.tv_sec;
+		st.nsec = now.tv_nsec;
+		if (!state_stamp_format(&st, s->rec + STATE_REC_MAX, STATE_STAMP_LEN))
+			memset(s->rec + STATE_REC_MAX, 0, STATE_STAMP_LEN);
+	}
 	errno = 0;
 	if (pwrite(f->fd, s->rec, STATEFILE_SLOT, off) != (ssize_t)STATEFILE_SLOT ||
 	    (s->ns_len > 0 && pwrite(f->fd, s->ns, s->ns_len, ns_off) != (ssize_t)s->ns_len) ||
@@ -610,11 +673,11 @@ statefile_count(struct statefile_counters *st, bool ok, uint64_t us)
 
 /* Writes a snapshot (ns_len bytes of f->ns_buf with it) in the caller (no writer thread). */
 static enum statefile_result
-statefile_direct(struct statefile *f, const char *buf, size_t ns_len, uint64_t gen)
+statefile_direct(struct statefile *f, char *buf, size_t ns_len, uint64_t gen)
 {
 	struct statefile_snap snap = { buf, f->ns_buf, ns_len };
 	uint64_t t0 = (uint64_t)clk_mono_us();
-	bool ok = statefile_write(f, f->slot, f->ns_slot, f->stats.writes == 0, &snap,
+	bool ok = statefile_write(f, f->slot, f->ns_slot, f->stats.writes == 0, gen, &snap,
 	    f->last_error, sizeof(f->last_error));
 
 	statefile_count(&f->stats, ok, (uint64_t)clk_mono_us() - t0);
@@ -825,7 +888,7 @@ statefile_writer_main(void *arg)
 		first = w->stats.writes == 0;
 		pthread_mutex_unlock(&w->mu);
 		t0 = (uint64_t)clk_mono_us();
-		ok = statefile_write(f, w->slot, w->ns_slot, first, &snap, err, sizeof(err));
+		ok = statefile_write(f, w->slot, w->ns_slot, first, gen, &snap, err, sizeof(err));
 		if (ok)
 			w->slot = 1 - w->slot;
 		if (ok && snap.ns_len > 0)

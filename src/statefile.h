@@ -60,6 +60,9 @@ struct statefile {
 	char				 ns_why[256];	/* why the ns record was not loaded */
 	char				*ns_buf;	/* the caller's snapshot of the ns record */
 	struct state_owner		 me;		/* this process, stamped on the record */
+	uint64_t			 dev, ino;	/* the file's, stamped on every write */
+	bool				 stamped;	/* the newest record was its last write */
+	char				 stamp_why[256];	/* why not */
 	struct statefile_counters	 stats;
 	char				 why[256];	/* why a file was not loaded */
 	char				 last_error[256];

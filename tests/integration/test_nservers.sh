@@ -105,13 +105,32 @@ log "3. one idserver on four servers (residues 1-4 of 8), one left on the pair (
 
 # 4. o3 restored from an old backup: counter and own mark back to zero. A fresh
 # idserver learns o3's mark from the copies on the others and refuses it.
+# A copy of o3's mark reaches another server with that server's next ticket
+# transaction or witness (design 12.2): a server whose last ticket came before o3's
+# first holds none yet (issue 36 saw o4 without one, reconnecting when the idserver
+# stopped). So the idserver mints until some other server holds a copy (bounded),
+# and no copy is ever above o3's own mark.
+copies() {
+	local r c out=""
+	for r in odd even o4; do
+		c=$("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" "$r" "SELECT high_water FROM idgen.idgen_marks WHERE role = 'o3'")
+		out+="$r=$c "
+	done
+	echo "$out"
+}
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	grep -qE '=[1-9]' <<<"$(copies)" && break
+	mint_ids $((SVC_PORT + 1)) 100 "$T_DIR/new-more.txt" >/dev/null
+done
+[ -f "$T_DIR/new-more.txt" ] && cat "$T_DIR/new-more.txt" >>"$IDS"
 kill -TERM "$new_PID"
 wait "$new_PID" 2>/dev/null || true
 mark3=$("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "SELECT high_water FROM idgen.idgen_marks WHERE role = 'o3'")
 [ "$mark3" -gt 0 ] || fail "o3 has no mark of its own"
-for r in odd even o4; do
-	copy=$("$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" "$r" "SELECT high_water FROM idgen.idgen_marks WHERE role = 'o3'")
-	[ "$copy" -gt 0 ] || fail "the $r server keeps no copy of o3's mark"
+seen=$(copies)
+grep -qE '=[1-9]' <<<"$seen" || fail "no other server keeps a copy of o3's mark: $seen"
+for kv in $seen; do
+	[ "${kv#*=}" -le "$mark3" ] || fail "a copy of o3's mark is above o3's own $mark3: $seen"
 done
 "$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "DELETE FROM idgen.tickets64; ALTER TABLE idgen.tickets64 AUTO_INCREMENT = 1; UPDATE idgen.idgen_marks SET high_water = 0 WHERE role = 'o3'"
 idserver_start fresh $((SVC_PORT + 2)) "${FLAGS[@]}" --more_servers "$MORE"

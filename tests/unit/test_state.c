@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -449,6 +450,116 @@ test_file_torn_slot(void **state)
 	statefile_close(&f);
 }
 
+/*
+ * The write stamp: read back as written; any changed byte unreadable; the
+ * check refuses another save, another file, and a ctime outside the slack.
+ */
+static void
+test_stamp_check(void **state)
+{
+	struct state_stamp a = { 42, 0x803, 1234567, 1800000000, 5000000 }, b;
+	char buf[STATE_STAMP_LEN], why[256];
+
+	(void)state;
+	assert_true(state_stamp_format(&a, buf, sizeof(buf)));
+	assert_true(state_stamp_parse(buf, sizeof(buf), &b));
+	assert_memory_equal(&a, &b, sizeof(a));
+	for (size_t i = 0; i < strlen(buf) - 1; i++) {
+		char c = buf[i];
+
+		buf[i] = c == '1' ? '2' : '1';
+		assert_false(state_stamp_parse(buf, sizeof(buf), &b));
+		buf[i] = c;
+	}
+	assert_true(state_stamp_check(&a, 42, 0x803, 1234567, 1800000000, 5000000, 200, why,
+	    sizeof(why)));
+	assert_true(state_stamp_check(&a, 42, 0x803, 1234567, 1800000000, 205000000, 200, why,
+	    sizeof(why)));
+	assert_false(state_stamp_check(&a, 43, 0x803, 1234567, 1800000000, 5000000, 200, why,
+	    sizeof(why)));
+	assert_false(state_stamp_check(&a, 42, 0x803, 7654321, 1800000000, 5000000, 200, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "it is a copy"));
+	assert_false(state_stamp_check(&a, 42, 0x804, 1234567, 1800000000, 5000000, 200, why,
+	    sizeof(why)));
+	assert_false(state_stamp_check(&a, 42, 0x803, 1234567, 1800000000, 206000000, 200, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "changed after its last write"));
+	assert_false(state_stamp_check(&a, 42, 0x803, 1234567, 1799999999, 999000000, 200, why,
+	    sizeof(why)));
+	memset(&b, 0, sizeof(b));
+	assert_false(state_stamp_check(&b, 42, 0x803, 1234567, 1800000000, 5000000, 200, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "no write stamp"));
+}
+
+/* Reads the whole file at path into buf (len bytes at most); returns the length. */
+static size_t
+slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, len);
+	assert_true(n > 0);
+	close(fd);
+	return (size_t)n;
+}
+
+/*
+ * Only the very file at its latest write is stamped: reopened untouched it
+ * is; a copy (another inode) is not; older contents put back into the same
+ * file (same inode, a later ctime) are not (docs/design.md 6.8, rule 4).
+ */
+static void
+test_file_stamp(void **state)
+{
+	struct statefile f;
+	char path[512], copy[512], err[512], old[2 * STATE_MAX_LEN], now[2 * STATE_MAX_LEN];
+	struct timespec pause = { 0, 300 * 1000 * 1000 };
+	size_t n_old, n_now;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/s.state", tmpdir);
+	snprintf(copy, sizeof(copy), "%s/s-copy.state", tmpdir);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	rec_fill(&f.rec);
+	assert_true(statefile_save(&f));
+	statefile_close(&f);
+	n_old = slurp(path, old, sizeof(old));
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	assert_true(f.stamped);
+	f.rec.mark[SERVER_ODD].high_water += 10;
+	assert_true(statefile_save(&f));
+	statefile_close(&f);
+	n_now = slurp(path, now, sizeof(now));
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	if (!f.stamped)
+		fail_msg("untouched file not stamped: %s", f.stamp_why);
+	statefile_close(&f);
+	/* A copy: the same bytes in another inode. */
+	fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0 && write(fd, now, n_now) == (ssize_t)n_now);
+	close(fd);
+	assert_true(statefile_open(&f, copy, err, sizeof(err)));
+	assert_int_equal(f.origin, STATEFILE_LOADED);
+	assert_false(f.stamped);
+	assert_non_null(strstr(f.stamp_why, "it is a copy"));
+	statefile_close(&f);
+	/* Older contents put back in place, later than the slack. */
+	nanosleep(&pause, NULL);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0 && pwrite(fd, old, n_old, 0) == (ssize_t)n_old);
+	close(fd);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	assert_int_equal(f.origin, STATEFILE_LOADED);
+	assert_false(f.stamped);
+	assert_non_null(strstr(f.stamp_why, "changed after its last write"));
+	statefile_close(&f);
+}
+
 /* A corrupt file is set aside and the record starts empty. */
 static void
 test_file_corrupt_moved(void **state)
@@ -741,6 +852,8 @@ main(void)
 		cmocka_unit_test(test_file_lock_is_the_file),
 		cmocka_unit_test(test_file_torn_slot),
 		cmocka_unit_test(test_file_corrupt_moved),
+		cmocka_unit_test(test_stamp_check),
+		cmocka_unit_test(test_file_stamp),
 		cmocka_unit_test(test_owner_real_process),
 		cmocka_unit_test(test_writer_queued_and_coalesced),
 		cmocka_unit_test(test_writer_failed_write),
