@@ -37,7 +37,7 @@ struct ctl_server {
 	unsigned		 port;
 	MYSQL			*db;
 	bool			 up;
-	char			 error[256];	/* why it could not be read */
+	char			 error[384];	/* why it could not be read */
 	char			 field[F_COUNT][64];	/* the check query's answer, as text */
 	bool			 null[F_COUNT];
 	uint64_t		 block_size;

@@ -149,9 +149,10 @@ ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 	}
 	if (mysql_real_connect(s->db, s->host, user, password, c->cfg.db_name, s->port, NULL,
 	    0) == NULL) {
-		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s", mysql_error(s->db),
+		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s%s", mysql_error(s->db),
 		    mysql_errno(s->db) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
-		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "");
+		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "",
+		    dbtls_auth_hint(mysql_errno(s->db), &c->tls));
 		return false;
 	}
 	if (!dbtls_check(s->db, &c->tls, s->error, sizeof(s->error)))
