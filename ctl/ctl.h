@@ -76,6 +76,10 @@ bool		 ctl_exec(struct ctl_server *s, const char *fmt, ...)
 bool		 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 		    const char *password);
 
+/* Connects s as user with database as the default one (a shard's, for adoption). */
+bool		 ctl_connect_db(const struct ctl *c, struct ctl_server *s, const char *user,
+		    const char *password, const char *database);
+
 /* Reads s as the service user: meta row, marks, leases, rights, the time. */
 void		 ctl_read(struct ctl *c, struct ctl_server *s);
 
