@@ -151,8 +151,11 @@ ns_options(struct ns *x, int argc, char **argv)
 			x->force = true;
 			continue;
 		}
-		if (v == NULL)
-			break;
+		if (v == NULL) {
+			/* An option without its value is an error, never ignored (--margin). */
+			fprintf(stderr, "idgenctl: '%s' needs a value\n", o);
+			return false;
+		}
 		if (strcmp(o, "--block-size") == 0 && ns_u64_arg(v, &x->b) &&
 		    x->b >= NS_BLOCK_MIN && x->b <= LAYOUT_BLOCK_MAX) {
 			a++;
