@@ -163,6 +163,13 @@ add_check_tier(struct add *a)
 
 		if (add_is_new(a, i))
 			continue;
+		if (strcmp(s->host, a->host) == 0 && s->port == a->port) {
+			fprintf(stderr, "idgenctl: %s:%u is already server %s (offset %u) of the tier "
+			    "in the config: a server keeps its offset for life; offset %u needs a "
+			    "new server\n", a->host, a->port, server_role(i), server_offset(i),
+			    a->offset);
+			return 1;
+		}
 		if (server_offset(i) == a->offset) {
 			fprintf(stderr, "idgenctl: offset %u is the %s server's (%s:%u) in the "
 			    "config\n", a->offset, server_name(i), s->host, s->port);
@@ -239,6 +246,17 @@ add_check_new(struct add *a)
 			    a->host, a->port, server_name(i), got[6]);
 			return 1;
 		}
+	/*
+	 * Already a server of the tier (its meta row names another offset): never
+	 * told to renumber, which would give its residue's tickets twice (issue 31).
+	 */
+	if (ctl_u64(got[7], &v) && v != 0 && v != a->offset) {
+		fprintf(stderr, "idgenctl: %s:%u is already server o%" PRIu64 " (offset %" PRIu64
+		    ") of the tier (its idgen_meta says so%s): a server keeps its offset for life; "
+		    "offset %u needs a new server\n", a->host, a->port, v, v,
+		    strcmp(got[5], "0") != 0 ? ", and it has issued tickets" : "", a->offset);
+		return 1;
+	}
 	if (!ctl_u64(got[0], &v) || v != server_increment() || !ctl_u64(got[1], &v) ||
 	    v != a->offset || strcmp(got[2], "1") != 0) {
 		fprintf(stderr, "idgenctl: %s:%u has auto_increment_increment %s, "

@@ -37,7 +37,7 @@ struct ctl_server {
 	unsigned		 port;
 	MYSQL			*db;
 	bool			 up;
-	char			 error[256];	/* why it could not be read */
+	char			 error[384];	/* why it could not be read */
 	char			 field[F_COUNT][64];	/* the check query's answer, as text */
 	bool			 null[F_COUNT];
 	uint64_t		 block_size;
@@ -75,6 +75,10 @@ bool		 ctl_exec(struct ctl_server *s, const char *fmt, ...)
 /* Connects s as user (the service user, or an administrator's). */
 bool		 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 		    const char *password);
+
+/* Connects s as user with database as the default one (a shard's, for adoption). */
+bool		 ctl_connect_db(const struct ctl *c, struct ctl_server *s, const char *user,
+		    const char *password, const char *database);
 
 /* Reads s as the service user: meta row, marks, leases, rights, the time. */
 void		 ctl_read(struct ctl *c, struct ctl_server *s);

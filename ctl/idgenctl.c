@@ -64,10 +64,13 @@ ctl_usage(FILE *f)
 	    "  ns list       the namespaces: B, fallback policy, state, top mark\n"
 	    "  ns create NAME [--block-size B] [--fallback snowflake|refuse]\n"
 	    "                [--start-above N] [--start-above-max URL TABLE COLUMN]...\n"
+	    "                [--margin N] [--settle-ms MS]\n"
 	    "                a sequence of its own on every server (two-phase: a killed\n"
 	    "                create is run again); URL 'mariadb://USER@HOST:PORT/DATABASE',\n"
-	    "                its password in IDGEN_ADOPT_PASSWORD; starts above the\n"
-	    "                largest MAX(COLUMN) of every shard named\n"
+	    "                read as USER in DATABASE, its password in IDGEN_ADOPT_PASSWORD;\n"
+	    "                starts above the largest MAX(COLUMN) of every shard named,\n"
+	    "                read twice MS apart (default 1000): refused if it moved (a\n"
+	    "                writer still inserts) unless --margin N: then above MAX + N\n"
 	    "  ns raise NAME --above N\n"
 	    "                its next ID above N (forward only)\n"
 	    "  ns drop NAME [--force]\n"
@@ -131,6 +134,13 @@ bool
 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
     const char *password)
 {
+	return ctl_connect_db(c, s, user, password, c->cfg.db_name);
+}
+
+bool
+ctl_connect_db(const struct ctl *c, struct ctl_server *s, const char *user,
+    const char *password, const char *database)
+{
 	unsigned ct = (c->cfg.connect_timeout_ms + 999) / 1000;
 	unsigned qt = (c->cfg.query_timeout_ms + 999) / 1000 + 5;
 
@@ -147,11 +157,12 @@ ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *user,
 		    "db_tls_* settings");
 		return false;
 	}
-	if (mysql_real_connect(s->db, s->host, user, password, c->cfg.db_name, s->port, NULL,
+	if (mysql_real_connect(s->db, s->host, user, password, database, s->port, NULL,
 	    0) == NULL) {
-		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s", mysql_error(s->db),
+		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s%s", mysql_error(s->db),
 		    mysql_errno(s->db) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
-		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "");
+		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "",
+		    dbtls_auth_hint(mysql_errno(s->db), &c->tls));
 		return false;
 	}
 	if (!dbtls_check(s->db, &c->tls, s->error, sizeof(s->error)))

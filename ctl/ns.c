@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "layout.h"
@@ -26,11 +27,16 @@
 #define NS_BLOCK_MIN	UINT64_C(1)	/* one ID per ticket: numbers of human size */
 #define NS_ADOPT_MAX	16		/* --start-above-max sources */
 #define NS_DROP_IDLE_S	600		/* drop refuses a namespace used this recently */
+#define NS_SETTLE_MS	1000		/* adoption reads MAX twice this far apart */
+#define NS_SETTLE_MIN	100
+#define NS_SETTLE_MAX	600000
 
 struct ns_adopt {
 	char		 user[64], password[128], host[64], db[64];
 	unsigned	 port;
 	const char	*table, *column;
+	struct ctl_server s;		/* as the URL's user, in its database */
+	uint64_t	 max;		/* MAX(column) at the first read */
 };
 
 struct ns {
@@ -39,6 +45,8 @@ struct ns {
 	uint64_t		 b;		/* 0: the tier's B */
 	const char		*fallback;
 	uint64_t		 above;		/* --start-above / --above */
+	uint64_t		 margin;	/* --margin: room above MAX for late writers */
+	uint64_t		 settle_ms;	/* --settle-ms: between adoption's two reads */
 	bool			 force;
 	struct ns_adopt		 adopt[NS_ADOPT_MAX];
 	unsigned		 nadopt;
@@ -143,14 +151,23 @@ ns_options(struct ns *x, int argc, char **argv)
 			x->force = true;
 			continue;
 		}
-		if (v == NULL)
-			break;
+		if (v == NULL) {
+			/* An option without its value is an error, never ignored (--margin). */
+			fprintf(stderr, "idgenctl: '%s' needs a value\n", o);
+			return false;
+		}
 		if (strcmp(o, "--block-size") == 0 && ns_u64_arg(v, &x->b) &&
 		    x->b >= NS_BLOCK_MIN && x->b <= LAYOUT_BLOCK_MAX) {
 			a++;
 		} else if (strcmp(o, "--fallback") == 0 &&
 		    (strcmp(v, "snowflake") == 0 || strcmp(v, "refuse") == 0)) {
 			x->fallback = v;
+			a++;
+		} else if (strcmp(o, "--margin") == 0 && ns_u64_arg(v, &x->margin) &&
+		    x->margin > 0 && x->margin < (UINT64_C(1) << 53)) {
+			a++;
+		} else if (strcmp(o, "--settle-ms") == 0 && ns_u64_arg(v, &x->settle_ms) &&
+		    x->settle_ms >= NS_SETTLE_MIN && x->settle_ms <= NS_SETTLE_MAX) {
 			a++;
 		} else if ((strcmp(o, "--start-above") == 0 || strcmp(o, "--above") == 0) &&
 		    ns_u64_arg(v, &x->above) && x->above < (UINT64_C(1) << 53)) {
@@ -165,41 +182,99 @@ ns_options(struct ns *x, int argc, char **argv)
 			fprintf(stderr, "idgenctl: bad option or value at '%s%s%s' (--block-size "
 			    "1..2^32, --fallback snowflake|refuse, --start-above N below 2^53, "
 			    "--start-above-max 'mariadb://USER@HOST:PORT/DATABASE' TABLE COLUMN, at "
-			    "most %u)\n", o, v ? " " : "", v ? v : "", NS_ADOPT_MAX);
+			    "most %u, --margin N 1..2^53-1, --settle-ms %u..%u)\n", o, v ? " " : "",
+			    v ? v : "", NS_ADOPT_MAX, NS_SETTLE_MIN, NS_SETTLE_MAX);
 			return false;
 		}
 	}
 	return true;
 }
 
-/* The largest existing ID: --start-above and MAX(column) of every shard named. */
+/* MAX(column) of one shard, read on its connection; false with a line on stderr. */
 static bool
+ns_adopt_read(struct ns_adopt *a, uint64_t *m)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT MAX(`%s`) FROM `%s`.`%s`", a->column, a->db,
+	    a->table);
+	return ns_value(&a->s, sql, m);
+}
+
+/*
+ * The largest existing ID: --start-above and MAX(column) of every shard named,
+ * each read as the URL's user in the URL's database (an application's user
+ * reads nothing else), twice, settle_ms apart. A MAX that moved means a writer
+ * still inserts: the IDs it adds after the read would be the namespace's
+ * first ones, so that is refused unless --margin leaves room above MAX
+ * (docs/design.md section 13.3). 0, or the exit status.
+ */
+static int
 ns_adopt_max(struct ns *x, uint64_t *largest)
 {
-	*largest = x->above;
-	for (unsigned k = 0; k < x->nadopt; k++) {
-		struct ns_adopt *a = &x->adopt[k];
-		struct ctl_server s = { .index = 0, .host = a->host, .port = a->port };
-		char sql[256];
-		uint64_t m;
-		bool ok;
+	uint64_t moved = 0, m;
+	int rc = 0;
 
-		snprintf(sql, sizeof(sql), "SELECT MAX(`%s`) FROM `%s`.`%s`", a->column, a->db,
-		    a->table);
-		ok = ctl_connect_as(x->c, &s, a->user, a->password);
-		if (!ok)
-			fprintf(stderr, "idgenctl: %s:%u/%s: %s\n", a->host, a->port, a->db, s.error);
-		ok = ok && ns_value(&s, sql, &m);
-		if (s.db != NULL)
-			mysql_close(s.db);
+	*largest = x->above;
+	for (unsigned k = 0; k < x->nadopt && rc == 0; k++) {
+		struct ns_adopt *a = &x->adopt[k];
+
+		a->s.index = 0;
+		a->s.host = a->host;
+		a->s.port = a->port;
+		if (!ctl_connect_db(x->c, &a->s, a->user, a->password, a->db)) {
+			fprintf(stderr, "idgenctl: %s:%u/%s as %s: %s\n", a->host, a->port, a->db,
+			    a->user, a->s.error);
+			rc = 2;
+		} else if (!ns_adopt_read(a, &a->max)) {
+			rc = 2;
+		}
 		memset(a->password, 0, sizeof(a->password));
-		if (!ok)
-			return false;
-		printf("ns: %s:%u/%s.%s: MAX(%s) = %" PRIu64 "\n", a->host, a->port, a->db,
-		    a->table, a->column, m);
+	}
+	if (rc == 0 && x->nadopt > 0)
+		usleep((useconds_t)x->settle_ms * 1000);
+	for (unsigned k = 0; k < x->nadopt && rc == 0; k++) {
+		struct ns_adopt *a = &x->adopt[k];
+
+		if (!ns_adopt_read(a, &m)) {
+			rc = 2;
+			break;
+		}
+		printf("ns: %s:%u/%s.%s: MAX(%s) = %" PRIu64 " (read twice, %" PRIu64 " ms apart: "
+		    "%s)\n", a->host, a->port, a->db, a->table, a->column, m, x->settle_ms,
+		    m == a->max ? "unchanged" : "moved");
+		if (m != a->max && x->margin == 0) {
+			fprintf(stderr, "idgenctl: %s:%u/%s.%s: MAX(%s) moved from %" PRIu64 " to %"
+			    PRIu64 " in %" PRIu64 " ms: a writer still inserts, and the IDs it adds "
+			    "after the read would repeat the namespace's; stop the writers and run "
+			    "this again, or leave room with --margin N (docs/operations.md, "
+			    "Namespaces)\n", a->host, a->port, a->db, a->table, a->column, a->max, m,
+			    x->settle_ms);
+			rc = 1;
+		}
+		moved = m > a->max && m - a->max > moved ? m - a->max : moved;
 		*largest = m > *largest ? m : *largest;
 	}
-	return true;
+	for (unsigned k = 0; k < x->nadopt; k++)
+		if (x->adopt[k].s.db != NULL) {
+			mysql_close(x->adopt[k].s.db);
+			x->adopt[k].s.db = NULL;
+		}
+	if (rc != 0 || x->margin == 0)
+		return rc;
+	if (x->margin <= moved) {
+		fprintf(stderr, "idgenctl: --margin %" PRIu64 " is not above what one writer added "
+		    "in %" PRIu64 " ms (%" PRIu64 "): it would be used up before the writers "
+		    "switch\n", x->margin, x->settle_ms, moved);
+		return 1;
+	}
+	m = *largest;
+	*largest = m < (UINT64_C(1) << 53) ? m + x->margin : m;
+	printf("ns: --margin %" PRIu64 ": the namespace starts above %" PRIu64 " (the largest "
+	    "MAX %" PRIu64 ", the most one moved in %" PRIu64 " ms %" PRIu64 "); the writers "
+	    "must switch to it before they reach %" PRIu64 "\n", x->margin, *largest, m,
+	    x->settle_ms, moved, *largest);
+	return 0;
 }
 
 /* Connects to every server of the tier as the administrator; 0 or the exit status. */
@@ -350,15 +425,54 @@ ns_create_rows(struct ns *x)
 }
 
 /*
- * Every server's marks and counter at least at ticket t0 - 1 and t0: the
- * first ID issued is t0 * B or above (docs/design.md section 13.3). The marks
- * only rise; t0 is raised above any mark already held (a re-created name).
+ * Server i's first ticket of tickets_<name> at or above t (at = 0: its
+ * counter as it is), rounded up to the server's residue, as REPLACE INTO will
+ * draw it; false on an error.
  */
-static int
-ns_set_floor(struct ns *x, uint64_t t0)
+static bool
+ns_first_ticket(struct ns *x, unsigned i, uint64_t at, uint64_t *first)
 {
 	char sql[NS_SQL_MAX];
-	uint64_t end;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	uint64_t inc, off, c;
+	bool ok;
+
+	snprintf(sql, sizeof(sql), "SELECT @@auto_increment_increment, @@auto_increment_offset, "
+	    "(SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+	    "DATABASE() AND TABLE_NAME = 'tickets_%s')", x->name);
+	if ((res = ctl_query(&x->s[i], sql)) == NULL) {
+		fprintf(stderr, "idgenctl: the %s server: %s\n", server_name(i), x->s[i].error);
+		return false;
+	}
+	row = mysql_fetch_row(res);
+	ok = row != NULL && ctl_u64(row[0], &inc) && ctl_u64(row[1], &off) && inc > 0 &&
+	    (at > 0 || ctl_u64(row[2], &at));
+	mysql_free_result(res);
+	if (!ok) {
+		fprintf(stderr, "idgenctl: the %s server: no counter of tickets_%s\n",
+		    server_name(i), x->name);
+		return false;
+	}
+	c = at;
+	/* MariaDB draws offset + k * increment (an offset above the increment is ignored). */
+	off = off > inc ? 1 : off;
+	*first = c <= off ? off : off + (c - off + inc - 1) / inc * inc;
+	return true;
+}
+
+/*
+ * Every server's marks at least at ticket t0 - 1, then every counter at its
+ * first ticket at or above t0: the first ID issued is t0 * B or above
+ * (docs/design.md section 13.3). The marks only rise; t0 is raised above any
+ * mark already held, in ID space (a re-created name). A create (empty set)
+ * empties each kept table first, whose counter counts tickets of the old B.
+ */
+static int
+ns_set_floor(struct ns *x, uint64_t t0, bool empty)
+{
+	char sql[NS_SQL_MAX];
+	uint64_t end, first;
 
 	snprintf(sql, sizeof(sql), "SELECT MAX((high_water + 1) * IF(block_size = 0, %" PRIu64
 	    ", block_size)) FROM idgen_ns_marks WHERE ns = '%s'", x->b, x->name);
@@ -374,11 +488,17 @@ ns_set_floor(struct ns *x, uint64_t t0)
 		    "2^53\n", t0, x->b);
 		return 1;
 	}
-	for (unsigned i = 0; i < server_count(); i++) {
+	/* Every mark first: the marks bind, so no counter is below them meanwhile. */
+	for (unsigned i = 0; i < server_count(); i++)
 		if (!ctl_exec(&x->s[i], "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
 		    "block_size = %" PRIu64 " WHERE ns = '%s' AND (high_water + 1) * IF(block_size "
-		    "= 0, %" PRIu64 ", block_size) < %" PRIu64, t0 - 1, x->b, x->name, x->b, t0 * x->b) ||
-		    !ctl_exec(&x->s[i], "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, x->name, t0))
+		    "= 0, %" PRIu64 ", block_size) < %" PRIu64, t0 - 1, x->b, x->name, x->b, t0 * x->b))
+			return 2;
+	for (unsigned i = 0; i < server_count(); i++) {
+		if ((empty && !ctl_exec(&x->s[i], "DELETE FROM tickets_%s", x->name)) ||
+		    !ns_first_ticket(x, i, t0, &first) ||
+		    !ctl_exec(&x->s[i], "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, x->name,
+		    first))
 			return 2;
 		ns_step("floor");
 	}
@@ -386,11 +506,31 @@ ns_set_floor(struct ns *x, uint64_t t0)
 	return 0;
 }
 
+/* The lowest ID the namespace can issue, from every server's counter as it is. */
+static bool
+ns_first_id(struct ns *x, uint64_t *id, char *per, size_t len)
+{
+	size_t n = 0;
+
+	*id = UINT64_MAX;
+	for (unsigned i = 0; i < server_count(); i++) {
+		uint64_t first;
+		int k;
+
+		if (!ns_first_ticket(x, i, 0, &first))
+			return false;
+		*id = first * x->b < *id ? first * x->b : *id;
+		k = snprintf(per + n, len - n, "%s%s %" PRIu64, i ? ", " : "", server_role(i), first);
+		n = k < 0 ? n : n + (size_t)k < len ? n + (size_t)k : len - 1;
+	}
+	return true;
+}
+
 static int
 ns_create(struct ns *x)
 {
-	char fallback[16] = "";
-	uint64_t largest, b;
+	char fallback[16] = "", per[256];
+	uint64_t largest, b, first;
 	int st = ns_state(x, &b, fallback, sizeof(fallback)), rc;
 
 	if (st < 0)
@@ -404,7 +544,9 @@ ns_create(struct ns *x)
 		    "unfinished: run it again with those, or drop it\n", x->name, b, fallback);
 		return 1;
 	}
-	if (!ns_adopt_max(x, &largest) || !ns_grantee(x) || !ns_kept_above(x, &largest))
+	if ((rc = ns_adopt_max(x, &largest)) != 0)
+		return rc;
+	if (!ns_grantee(x) || !ns_kept_above(x, &largest))
 		return 2;
 	if (largest >= (UINT64_C(1) << 53)) {
 		fprintf(stderr, "idgenctl: the largest existing ID %" PRIu64 " is not below 2^53: no "
@@ -412,8 +554,11 @@ ns_create(struct ns *x)
 		return 1;
 	}
 	x->above = largest;
-	if ((rc = ns_create_rows(x)) != 0 || (rc = ns_set_floor(x, largest / x->b + 1)) != 0)
+	if ((rc = ns_create_rows(x)) != 0 || (rc = ns_set_floor(x, largest / x->b + 1, true)) != 0)
 		return rc;
+	/* Read back: the true first ID, whatever a stale idserver drew meanwhile. */
+	if (!ns_first_id(x, &first, per, sizeof(per)))
+		return 2;
 	for (unsigned i = 0; i < server_count(); i++) {
 		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'ready' WHERE name = "
 		    "'%s' AND state = 'creating'", x->name))
@@ -421,7 +566,8 @@ ns_create(struct ns *x)
 		ns_step("ready");
 	}
 	printf("ns create: %s ready on %u servers (B=%" PRIu64 ", fallback %s): its first ID is "
-	    "at least %" PRIu64 "%s\n", x->name, server_count(), x->b, x->fallback, x->above,
+	    "%" PRIu64 " (first tickets: %s)%s\n", x->name, server_count(), x->b, x->fallback,
+	    first, per, x->above > (largest / x->b + 1) * x->b ? ", above its old IDs" :
 	    largest > 0 ? ", above every existing one" : "");
 	return 0;
 }
@@ -455,7 +601,7 @@ ns_raise(struct ns *x)
 		    end - 1, x->above);
 		return 1;
 	}
-	if (ns_set_floor(x, x->above / b + 1) != 0)
+	if (ns_set_floor(x, x->above / b + 1, false) != 0)
 		return 2;
 	/* Last: idservers then let go of buffered IDs at or below it (docs/design.md 13.6). */
 	for (unsigned i = 0; i < server_count(); i++)
@@ -533,6 +679,7 @@ ctl_ns(struct ctl *c, int argc, char **argv)
 	memset(&x, 0, sizeof(x));
 	x.c = c;
 	x.fallback = "snowflake";
+	x.settle_ms = NS_SETTLE_MS;
 	x.name = argc > 1 ? argv[1] : "";
 	if (strcmp(verb, "list") != 0 && !ns_name_ok(x.name)) {
 		fprintf(stderr, "idgenctl: a namespace's name is a lower-case letter, then up to %d "

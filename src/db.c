@@ -319,7 +319,12 @@ db_step(struct db_maria *c, int status)
 	switch (c->op) {
 	case DB_CONNECT:
 		if (c->cret == NULL) {
-			db_finish(c, mysql_errno(c->mysql), mysql_error(c->mysql));
+			char msg[384];
+			unsigned err = mysql_errno(c->mysql);
+
+			snprintf(msg, sizeof(msg), "%s%s", mysql_error(c->mysql),
+			    dbtls_auth_hint(err, &c->params.tls));
+			db_finish(c, err, msg);
 			return;
 		}
 		if (!dbtls_check(c->mysql, &c->params.tls, why, sizeof(why))) {
@@ -392,7 +397,7 @@ db_finish(struct db_maria *c, unsigned err, const char *msg)
 {
 	struct db_result r;
 	MYSQL_RES *res;
-	char msgbuf[256];
+	char msgbuf[384];
 	db_cb cb = c->cb;
 	void *arg = c->cb_arg;
 

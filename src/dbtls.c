@@ -127,3 +127,10 @@ dbtls_describe(struct st_mysql *m, char *buf, size_t len)
 		version = "TLS";
 	snprintf(buf, len, "%s %s", version, cipher);
 }
+
+const char *
+dbtls_auth_hint(unsigned err, const struct dbtls *t)
+{
+	return err == 1045 && !t->required ? " (db_tls = off: a MariaDB user created REQUIRE "
+	    "SSL, or X509, is refused so over cleartext; if it is, set db_tls = required)" : "";
+}

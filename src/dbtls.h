@@ -43,6 +43,13 @@ bool	dbtls_apply(struct st_mysql *m, const struct dbtls *t)
 bool	dbtls_check(struct st_mysql *m, const struct dbtls *t, char *why, size_t len)
 	    __attribute__((warn_unused_result));
 
+/*
+ * A hint to append to a connect's error: access denied (1045) with db_tls =
+ * off may be a user created REQUIRE SSL, whose refusal says nothing of TLS.
+ * "" otherwise.
+ */
+const char *dbtls_auth_hint(unsigned err, const struct dbtls *t);
+
 /* "TLSv1.3 TLS_AES_256_GCM_SHA384", or "" for a cleartext session. */
 void	dbtls_describe(struct st_mysql *m, char *buf, size_t len);
 

@@ -166,23 +166,27 @@ static void
 main_hup_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct main_ctx *m = arg;
-	char err[512];
+	char err[512], tls[1024] = "", toks[640] = "";
+	bool tls_ok = true, auth_ok = true;
 
 	if (m->core.auth == NULL && m->tls == NULL) {
 		main_ignore_cb(sig, what, arg);
 		return;
 	}
-	if (m->tls != NULL) {
-		log_info("SIGHUP: reloading the TLS certificates");
-		(void)tls_reload(m->tls);
-	}
-	if (m->core.auth == NULL)
-		return;
-	if (auth_reload(&m->auth, err, sizeof(err)))
-		log_info("SIGHUP: auth_tokens_file reread: %zu tokens (%zu read-only)", m->auth.n,
-		    m->auth.nro);
+	/* One line per SIGHUP, whatever it reloaded (issue 31). */
+	if (m->tls != NULL)
+		tls_ok = tls_reload(m->tls, tls, sizeof(tls));
+	if (m->core.auth != NULL && (auth_ok = auth_reload(&m->auth, err, sizeof(err))))
+		snprintf(toks, sizeof(toks), "auth_tokens_file reread: %zu tokens (%zu read-only)",
+		    m->auth.n, m->auth.nro);
+	else if (m->core.auth != NULL)
+		snprintf(toks, sizeof(toks), "%s; the previous %zu tokens stay", err, m->auth.n);
+	if (!tls_ok)
+		log_error("SIGHUP: %s%s%s", tls, toks[0] ? "; " : "", toks);
+	else if (!auth_ok)
+		log_warn("SIGHUP: %s%s%s", tls, tls[0] ? "; " : "", toks);
 	else
-		log_warn("SIGHUP: %s; the previous %zu tokens stay", err, m->auth.n);
+		log_info("SIGHUP: %s%s%s", tls, tls[0] && toks[0] ? "; " : "", toks);
 }
 
 /* Loads auth_tokens_file when set; false (said on stderr) when it cannot be used. */

@@ -615,8 +615,10 @@ tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
 	enum db_errclass c = db_classify(r->err);
 	char why[512];
 
-	if (c == DB_ERRC_DEADLOCK || c == DB_ERRC_LOCK_TIMEOUT)
+	if (c == DB_ERRC_DEADLOCK)
 		s->stats.deadlocks++;
+	else if (c == DB_ERRC_LOCK_TIMEOUT)
+		s->stats.lock_timeouts++;	/* as the default sequence counts it */
 	else if (c == DB_ERRC_SCHEMA || c == DB_ERRC_RIGHTS || (r->err > 0 && r->err < 2000)) {
 		snprintf(why, sizeof(why), "its ticket transaction failed: %s (idgenctl ns create "
 		    "makes tickets_%s and its rights)", r->msg, ns->name);

@@ -257,27 +257,32 @@ tls_counters(const struct tls *t)
 }
 
 bool
-tls_reload(struct tls *t)
+tls_reload(struct tls *t, char *msg, size_t len)
 {
 	char err[512];
 	bool ok = true;
+	size_t n = 0;
 
+	msg[0] = '\0';
 	for (int w = 0; w < TLS_WHERE_N; w++) {
 		struct tls_listener *l = &t->l[w];
 		SSL_CTX *ctx;
+		int k;
 
 		if (l->ctx == NULL)
 			continue;
 		if ((ctx = tls_ctx_new(l, err, sizeof(err))) == NULL) {
-			log_error("TLS reload of the %s listener failed, keeping the certificate "
-			    "it had: %s", tls_names[w], err);
+			k = snprintf(msg + n, len - n, "%sTLS reload of the %s listener failed, "
+			    "keeping the certificate it had: %s", n ? "; " : "", tls_names[w], err);
 			ok = false;
-			continue;
+		} else {
+			/* Open sessions hold a reference to the old context: freed with the last. */
+			SSL_CTX_free(l->ctx);
+			l->ctx = ctx;
+			k = snprintf(msg + n, len - n, "%sTLS on the %s listener reloaded from %s",
+			    n ? "; " : "", tls_names[w], l->cert);
 		}
-		/* Open sessions hold a reference to the old context: freed with the last. */
-		SSL_CTX_free(l->ctx);
-		l->ctx = ctx;
-		log_info("TLS on the %s listener reloaded from %s", tls_names[w], l->cert);
+		n = k < 0 ? n : n + (size_t)k < len ? n + (size_t)k : len - 1;
 	}
 	return ok;
 }

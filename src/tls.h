@@ -79,10 +79,11 @@ const struct tls_counters *tls_counters(const struct tls *t);
 
 /*
  * Loads every context again from its files (SIGHUP): new connections use the
- * new certificate; one that fails to load keeps its old context, logged with
- * the reason. False when any failed.
+ * new certificate; one that fails to load keeps its old context. What was
+ * done, listener by listener, goes into msg (for the caller's one log line),
+ * with the reason of each failure. False when any failed.
  */
-bool	tls_reload(struct tls *t);
+bool	tls_reload(struct tls *t, char *msg, size_t len);
 
 void	tls_free(struct tls *t);
 

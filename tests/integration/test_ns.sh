@@ -9,7 +9,9 @@
 #   3. a create killed (SIGKILL) after each of its steps leaves rows 'creating'
 #      (never served) and is run again to the end; a rerun with another B is refused;
 #   4. `ns raise` moves forward, and refuses to move back;
-#   5. `ns drop` keeps the marks: the name re-created starts above them.
+#   5. `ns drop` keeps the marks: the name re-created starts above them;
+#   6. re-created three times with a larger B: each starts just above the old IDs
+#      in ID space, and the first ID printed is the one the tickets give.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -60,7 +62,7 @@ for step in rows floor ready; do
 		fail "killed at $step, yet ready on both servers"
 done
 expect_ctl 1 "a create of orders with B=1000 and fallback snowflake is unfinished" ns create orders --block-size 2000
-expect_ctl 0 "^ns create: orders ready on 2 servers \(B=1000, fallback snowflake\): its first ID is at least 1234567891000, above every existing one" \
+expect_ctl 0 "^ns create: orders ready on 2 servers \(B=1000, fallback snowflake\): its first ID is 1234567891000 \(first tickets: odd 1234567891, even 1234567892\), above every existing one" \
 	ns create orders --block-size $B "${SRC[@]}"
 grep -q "shard2.orders: MAX(id) = $TOP" "$T_DIR/ctl.out" || fail "the largest shard not read: $(cat "$T_DIR/ctl.out")"
 expect_ctl 0 "^ns create: orders exists" ns create orders --block-size $B
@@ -100,8 +102,8 @@ expect_ctl 1 "an idserver may use it; --force drops it anyway" ns drop orders
 expect_ctl 0 "^ns drop: orders dropped on 2 servers" ns drop orders --force
 gone() { q "$SVC_PORT" 'ID orders\n' | grep -q "^ERR RANGE unknown namespace"; }
 wait_for "a dropped namespace unknown to idserver" 10 gone
-expect_ctl 0 "its first ID is at least (200000000[0-9]{4})" ns create orders --block-size $B
-first=$(sed -n 's/.*at least \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")
+expect_ctl 0 "its first ID is (200000000[0-9]{4}) .*, above its old IDs" ns create orders --block-size $B
+first=$(sed -n 's/.*its first ID is \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")
 [ "$first" -ge 2000000000000 ] || fail "re-created below its old marks: $first"
 wait_for "orders served again" 10 ns_served "$SVC_PORT" orders
 [ "$(q "$SVC_PORT" 'ID orders\n')" -ge "$first" ] || fail "idserver's ID of the re-created orders below $first"
@@ -110,4 +112,32 @@ db_sql odd "CREATE DATABASE shard9; CREATE TABLE shard9.t (id BIGINT UNSIGNED PR
 expect_ctl 1 "the largest existing ID 18446744073709551615 is not below 2\^53" ns create big --block-size 1 \
 	--start-above-max "mariadb://root@127.0.0.1:$ODD_PORT/shard9" t id
 log "5. dropped and re-created: starts at $first, above its old marks"
+
+# 6. Re-created three times with a larger B each time (issue 31: the kept table's
+# counter, a ticket of the old B, multiplied the IDs by the ratio of the B's, and
+# the command printed a first ID far below the true one). Each starts just above
+# the old IDs in ID space, and the first ID printed is the one the tickets give.
+old_end() {	# the end, in ID space, of every marks row of orders on both servers
+	for r in odd even; do
+		db_sql $r "SELECT MAX((high_water + 1) * block_size) FROM idgen.idgen_ns_marks WHERE ns = 'orders'"
+	done | sort -n | tail -n 1
+}
+for B in 4000 64000 1024000; do
+	expect_ctl 0 "^ns drop: orders dropped" ns drop orders --force
+	wait_for "orders let go" 10 gone
+	end=$(old_end)
+	expect_ctl 0 "^ns create: orders ready on 2 servers \(B=$B, fallback snowflake\): its first ID is [0-9]+ \(first tickets: odd [0-9]+, even [0-9]+\), above its old IDs" \
+		ns create orders --block-size $B
+	read -r first t1 t2 < <(sed -n 's/.*its first ID is \([0-9]*\) (first tickets: odd \([0-9]*\), even \([0-9]*\)).*/\1 \2 \3/p' "$T_DIR/ctl.out")
+	d1=$(ticket odd orders) d2=$(ticket even orders)
+	[ "$d1" = "$t1" ] && [ "$d2" = "$t2" ] || fail "B=$B: printed first tickets $t1, $t2; drawn $d1, $d2"
+	lo=$(( (d1 < d2 ? d1 : d2) * B ))
+	[ "$first" = "$lo" ] || fail "B=$B: printed first ID $first, the tickets give $lo"
+	[ "$first" -ge "$end" ] && [ "$first" -lt $((end + 2 * B)) ] ||
+		fail "B=$B: first ID $first is not just above the old IDs (below $end)"
+	wait_for "orders served at B=$B" 10 ns_served "$SVC_PORT" orders
+	id=$(q "$SVC_PORT" 'ID orders\n')
+	[ "$id" -ge "$end" ] && [ "$id" -lt $((end + 16 * B)) ] || fail "B=$B: idserver's ID $id, old IDs below $end"
+	log "6. re-created at B=$B: first ID $first (old IDs below $end), idserver's $id"
+done
 log ok

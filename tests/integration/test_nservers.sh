@@ -8,7 +8,8 @@
 #   2. tier check passes over the four servers;
 #   3. an idserver given the four (more_servers) takes tickets of all four
 #      residues while the first, left on the pair, goes on with two: no
-#      duplicate between them;
+#      duplicate between them; o3's address offered as offset 5 is refused,
+#      naming o3 (never a renumbering);
 #   4. a server beyond the pair restored from an old backup (its counter and
 #      its own mark back to zero) is refused by a fresh idserver, from the
 #      copies of its mark the other servers keep, and tier check names it;
@@ -66,7 +67,7 @@ expect_ctl 2 "offset '9' must be a number from 3 .* to 8" tier add-server 9 "127
 expect_ctl 2 "is not IP:PORT" tier add-server 3 "localhost:$P3"
 expect_ctl 1 "has auto_increment_increment 8, auto_increment_offset 4, .*repair: set them to 8, 3 and 1" \
 	tier add-server 3 "127.0.0.1:$P4"
-expect_ctl 1 "is the odd server \(server_uuid" tier add-server 3 "127.0.0.1:$ODD_PORT"
+expect_ctl 1 "127.0.0.1:$ODD_PORT is already server odd \(offset 1\) of the tier in the config" tier add-server 3 "127.0.0.1:$ODD_PORT"
 # Killed after each step, then run again: it finishes, and a third run is a no-op.
 for step in new-meta new-marks others; do
 	rc=0; { IDGENCTL_KILL_AT=$step "${CTL[@]}" tier add-server 3 "127.0.0.1:$P3" >/dev/null; } 2>/dev/null || rc=$?
@@ -102,6 +103,14 @@ grep -qE '^mark o3 [1-9]' "$T_DIR/new.state" || fail "the state file has no mark
 [ "$(stat $((SVC_PORT + 1)) o3_state)" = up ] && [ "$(stat $((SVC_PORT + 1)) o4_tickets)" -gt 0 ] ||
 	fail "STATS of o3/o4: $(q $((SVC_PORT + 1)) 'STATS\n' | grep -E ' o[34]_' | head -4)"
 log "3. one idserver on four servers (residues 1-4 of 8), one left on the pair (1, 2): both serve"
+# o3 has issued tickets: offered again as offset 5, it is named, never to be renumbered
+# (issue 31: the command said to set its auto_increment_offset to 5 and restart it).
+expect_ctl 1 "127.0.0.1:$P3 is already server o3 \(offset 3\) of the tier \(its idgen_meta says so, and it has issued tickets\)" \
+	tier add-server 5 "127.0.0.1:$P3"
+! grep -q "repair" "$T_DIR/ctl.out" || fail "add-server of o3 as 5 names a repair: $(cat "$T_DIR/ctl.out")"
+expect_ctl 1 "127.0.0.1:$P3 is already server o3 \(offset 3\) of the tier in the config" \
+	--more_servers "$MORE" tier add-server 5 "127.0.0.1:$P3"
+log "3b. add-server 5 at o3's address refused, naming o3"
 
 # 4. o3 restored from an old backup: counter and own mark back to zero. A fresh
 # idserver learns o3's mark from the copies on the others and refuses it.

@@ -245,9 +245,14 @@ log "3. handshake flood: connection 31 closed at accept in ${refused_ms} ms, 30 
 
 # 4. SIGHUP: expired, then unloadable (the old one stays), then renewed.
 hup() {
-	local want=$(($(grep -c "$1" "$T_DIR/svc.log") + $2))
+	local want=$(($(grep -c "$1" "$T_DIR/svc.log") + $2)) lines
+	lines=$(grep -cE 'SIGHUP|TLS on the|TLS reload' "$T_DIR/svc.log")
 	kill -HUP "$svc_PID"
 	wait_for "SIGHUP: $1" 10 bash -c "[ \$(grep -c '$1' '$T_DIR/svc.log') -ge $want ]"
+	sleep 0.2
+	# One line per SIGHUP (issue 31: it logged two or more).
+	[ "$(grep -cE 'SIGHUP|TLS on the|TLS reload' "$T_DIR/svc.log")" = $((lines + 1)) ] ||
+		fail "SIGHUP logged $(($(grep -cE 'SIGHUP|TLS on the|TLS reload' "$T_DIR/svc.log") - lines)) lines, want 1"
 }
 cp "$TLS/expired-cert.pem" "$TLS/live-cert.pem"; cp "$TLS/expired-key.pem" "$TLS/live-key.pem"
 hup 'TLS on the listen listener reloaded' 1

@@ -75,6 +75,7 @@ struct sim {
 	bool		 ns_hold;	/* hold namespace ticket answers (never released here) */
 	bool		 ns_hold_check;	/* hold the next namespace check's answer */
 	unsigned	 ns_check_err;	/* the namespace check's SELECT fails so (0: none) */
+	unsigned	 ns_tx_err;	/* the next namespace ticket transaction fails so */
 	bool		 in_tx;		/* a transaction left open (a failed check's snapshot) */
 };
 
@@ -381,6 +382,14 @@ sim_ns_tx(int i, const char *sql, struct fake_answer *a)
 
 	assert_non_null(p);
 	assert_int_equal(sscanf(p, "SET high_water = LAST_INSERT_ID(), block_size = %" SCNu64, &b), 1);
+	if (s->ns_tx_err != 0) {
+		/* Refused before any statement ran (a lock wait at the marks row). */
+		log_ev(i, 'n', 0, 0);
+		a->reply.err = s->ns_tx_err;
+		s->ns_tx_err = 0;
+		s->in_tx = true;
+		return;
+	}
 	s->ns_counter += server_increment();
 	if ((s->ns_mark[i] + 1) * (s->ns_mark_b[i] ? s->ns_mark_b[i] : b) <= t * b) {
 		s->ns_mark[i] = t;
@@ -2179,6 +2188,43 @@ test_review_ns_bad_row_downs_server(void **state)
 	rig_free(r);
 }
 
+/*
+ * Issue 31: a lock wait timeout (1205) of a namespace ticket transaction was
+ * counted as a deadlock; the default sequence counts it as lock_timeouts.
+ * Each error is counted under its own name, and the ticket is taken again.
+ */
+static void
+test_ns_lock_timeout_counted(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	uint64_t dl, lt, txs;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	dl = r->t.srv[0].stats.deadlocks + r->t.srv[1].stats.deadlocks;
+	lt = r->t.srv[0].stats.lock_timeouts + r->t.srv[1].stats.lock_timeouts;
+	txs = sim[0].ns_txs + sim[1].ns_txs;
+	sim[0].ns_tx_err = 1205;
+	sim[1].ns_tx_err = 1205;
+	ns = ns_want(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_int_equal(r->t.srv[0].stats.lock_timeouts + r->t.srv[1].stats.lock_timeouts - lt,
+	    (sim[0].ns_tx_err == 0) + (sim[1].ns_tx_err == 0));
+	assert_true(r->t.srv[0].stats.lock_timeouts + r->t.srv[1].stats.lock_timeouts > lt);
+	assert_int_equal(r->t.srv[0].stats.deadlocks + r->t.srv[1].stats.deadlocks, dl);
+	/* Taken again after the rollback. */
+	assert_true(sim[0].ns_txs + sim[1].ns_txs > txs);
+	assert_true(ns->pool.count > 0);
+	rig_free(r);
+}
+
 /* Lines of text captured from stderr (the log) while fn runs. */
 static char *
 capture_log(struct rig *r, void (*fn)(struct rig *))
@@ -2466,6 +2512,7 @@ main(void)
 		cmocka_unit_test(test_review_ns_partner_connecting),
 		cmocka_unit_test(test_review_ns_marks_forgotten),
 		cmocka_unit_test(test_review_ns_fetching_stuck),
+		cmocka_unit_test(test_ns_lock_timeout_counted),
 		cmocka_unit_test(test_review_ns_partner_stale_check),
 		cmocka_unit_test(test_review_ns_bad_row_downs_server),
 		cmocka_unit_test(test_ns_refusal_logged_when_reason_changes),
