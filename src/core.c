@@ -361,6 +361,12 @@ core_health(const struct core *c, struct core_health *h)
 	h->ids_buffered = pool_available(&s->tier->pool);
 	h->lease = source_lease_state(s);
 	h->lease_window_end = s->lease->window_end;
+	h->witness_pending[0] = '\0';
+	for (unsigned i = 0, n = 0; i < server_count(); i++)
+		if (s->tier->srv[i].witness_pending)
+			n += (unsigned)snprintf(h->witness_pending + n,
+			    n < sizeof(h->witness_pending) ? sizeof(h->witness_pending) - n : 0,
+			    "%s%s", n ? " " : "", s->tier->srv[i].name);
 }
 
 /* ID, IDS, BLOCK: from the source, or park the waiter (refill, next millisecond). */

@@ -105,6 +105,9 @@ struct core_health {
 	uint64_t	 ids_buffered;
 	const char	*lease;		/* none, held, expired or refused */
 	uint64_t	 lease_window_end;	/* layout ms */
+	char		 witness_pending[96];	/* servers whose last witness could not
+						 * land, space-separated ("" none;
+						 * docs/design.md 6.5) */
 };
 
 struct core_result {

@@ -260,6 +260,15 @@
 	    "connects that brought its copy of the partner's mark up to date", \
 	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.witnessed)) \
+	X(witness_failures, C, SRV, "tickets", \
+	    "connects whose copies of the others' marks could not be written", \
+	    "witness_failures", METRIC_AS_IS, NULL, \
+	    NUM(SRV->stats.witness_failures)) \
+	X(witness_pending, G, SRV, "tickets", \
+	    "1 while its last witness could not land: a restore of another server is not " \
+	    "caught meanwhile", \
+	    "witness_pending", METRIC_AS_IS, NULL, \
+	    NUM(SRV->witness_pending ? 1 : 0)) \
 	X(unbanked, C, SRV, "tickets", \
 	    "tickets drawn on a server sealed by a change of the increment, not used", \
 	    "tickets_unbanked", METRIC_AS_IS, NULL, \

@@ -622,9 +622,10 @@ http_health(struct proto_http *h, struct evhttp_request *req)
 
 	core_health(h->core, &hl);
 	http_send_json(req, hl.ok ? 200 : 503, hl.ok ? "OK" : "Service Unavailable",
-	    json_pack("{s:b,s:s,s:s,s:I,s:s,s:I}", "ok", hl.ok, "mode", hl.mode,
+	    json_pack("{s:b,s:s,s:s,s:I,s:s,s:I,s:s}", "ok", hl.ok, "mode", hl.mode,
 	    "mode_reason", hl.reason, "ids_buffered", (json_int_t)hl.ids_buffered,
-	    "lease", hl.lease, "lease_window_end", (json_int_t)hl.lease_window_end));
+	    "lease", hl.lease, "lease_window_end", (json_int_t)hl.lease_window_end,
+	    "witness_pending", hl.witness_pending));
 }
 
 /* The Prometheus text exposition, version 0.0.4. */

@@ -149,6 +149,8 @@ static bool	ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 static void	ticket_copies_take(struct ticket_server *s);
 static void	ticket_witness(struct ticket_server *s);
+static void	ticket_witness_landed(struct ticket_server *s);
+static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
@@ -293,9 +295,12 @@ ticket_failed(struct ticket_server *s, const char *what, const char *msg)
 	db_close(s->db);
 	evtimer_del(s->recheck);
 	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", what, msg);
-	if (was_up || s->backoff_ms == s->p.backoff_min_ms)
+	/* At the top of the backoff too, when the reason is new (issue 30: silent retries). */
+	if (was_up || s->backoff_ms == s->p.backoff_min_ms ||
+	    strcmp(s->logged_failure, s->last_error) != 0)
 		log_warn("%s ticket server down: %s (retry in %u ms)", s->name,
 		    s->last_error, s->backoff_ms);
+	snprintf(s->logged_failure, sizeof(s->logged_failure), "%s", s->last_error);
 	s->state = TICKET_DOWN;
 	ticket_schedule(s->retry, s->backoff_ms);
 	s->backoff_ms = s->backoff_ms * 2 > s->p.backoff_max_ms ? s->p.backoff_max_ms :
@@ -381,9 +386,30 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 		ticket_refuse(s, why);
 		return true;
 	default:
+		/* The server answered and refused (read-only, a full disk): not an outage. */
+		if (r->err < 2000 && (strcmp(what, "check") == 0 || strcmp(what, "witness") == 0))
+			ticket_witness_blocked(s, r->msg);
 		ticket_failed(s, what, r->msg);
 		return true;
 	}
+}
+
+/*
+ * A connect answered but refused before its witness landed: until it does,
+ * this server holds no copy of what this process knows, and a restore of
+ * another server from a copy taken while this one was away is not caught
+ * (docs/design.md 6.5). An error once per episode; shown in STATS and /health.
+ */
+static void
+ticket_witness_blocked(struct ticket_server *s, const char *msg)
+{
+	s->stats.witness_failures++;
+	if (!s->witness_pending)
+		log_error("%s ticket server: the copies of the other servers' marks cannot be "
+		    "written on it (%s): until they land, a restore of another server from a "
+		    "copy taken while %s was away is not caught; not used for tickets, "
+		    "retrying (docs/design.md section 6.5)", s->name, msg, s->name);
+	s->witness_pending = true;
 }
 
 /* Handshake done: read what uniqueness depends on. */
@@ -774,6 +800,7 @@ ticket_witness(struct ticket_server *s)
 		any = true;
 	}
 	if (!any) {
+		ticket_witness_landed(s);
 		ticket_up_done(s);
 		return;
 	}
@@ -826,10 +853,21 @@ ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	struct ticket_server *s = arg;
 
 	(void)db;
-	if (ticket_query_error(s, r, "check"))
+	if (ticket_query_error(s, r, "witness"))
 		return;
 	s->stats.witnessed++;
+	ticket_witness_landed(s);
 	ticket_up_done(s);
+}
+
+/* A witness landed, or none was needed: the episode of failures, if any, is over. */
+static void
+ticket_witness_landed(struct ticket_server *s)
+{
+	if (s->witness_pending)
+		log_info("%s ticket server: the copies of the other servers' marks are written "
+		    "on it (after %" PRIu64 " failed witnesses)", s->name, s->stats.witness_failures);
+	s->witness_pending = false;
 }
 
 /* Checks passed: the tier judges the counter against the marks and B. */

@@ -58,6 +58,7 @@ struct ticket_counters {
 	uint64_t	connects;
 	uint64_t	rechecks;
 	uint64_t	witnessed;	/* connects that brought its copies of the others' marks up */
+	uint64_t	witness_failures;	/* ... whose copies could not be written */
 	uint64_t	unbanked;	/* tickets drawn on a sealed server, not used (12.4) */
 	uint64_t	fetch_us_total;	/* time from START TRANSACTION to ticket banked */
 	uint64_t	fetch_us_max;
@@ -126,6 +127,10 @@ struct ticket_server {
 	uint64_t		 fetch_started_us;
 	char			 last_error[512];
 	char			 logged_refusal[512];	/* logged once until the server passes */
+	char			 logged_failure[512];	/* a failure logged at the top of the
+							 * backoff only when its reason changes */
+	bool			 witness_pending;	/* the last witness could not land
+							 * (docs/design.md 6.5) */
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,
