@@ -361,6 +361,9 @@ core_health(const struct core *c, struct core_health *h)
 	h->ids_buffered = pool_available(&s->tier->pool);
 	h->lease = source_lease_state(s);
 	h->lease_window_end = s->lease->window_end;
+	/* A reload that left tokens out is shown, not only logged (docs/operations.md). */
+	h->auth = c->auth == NULL ? NULL : c->auth->clean ? "clean" : "not clean";
+	h->auth_why = c->auth != NULL && !c->auth->clean ? c->auth->why : NULL;
 }
 
 /* ID, IDS, BLOCK: from the source, or park the waiter (refill, next millisecond). */

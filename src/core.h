@@ -105,6 +105,8 @@ struct core_health {
 	uint64_t	 ids_buffered;
 	const char	*lease;		/* none, held, expired or refused */
 	uint64_t	 lease_window_end;	/* layout ms */
+	const char	*auth;		/* NULL without tokens, else the last load: clean or not */
+	const char	*auth_why;	/* not clean: what was left out, or why unread */
 };
 
 struct core_result {

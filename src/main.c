@@ -158,7 +158,8 @@ main_ignore_cb(evutil_socket_t sig, short what, void *arg)
 
 /*
  * SIGHUP: auth_tokens_file is read again (a token removed stops working on
- * its connections' next request), and the listeners' certificates are loaded
+ * its connections' next request, even when another line is malformed: that
+ * line is left out and said), and the listeners' certificates are loaded
  * again (new connections get them; one that fails keeps the old, logged); the
  * other settings are read at start only.
  */
@@ -178,11 +179,15 @@ main_hup_cb(evutil_socket_t sig, short what, void *arg)
 	}
 	if (m->core.auth == NULL)
 		return;
-	if (auth_reload(&m->auth, err, sizeof(err)))
+	if (!auth_reload(&m->auth, err, sizeof(err)))
+		log_warn("SIGHUP: %s; the previous %zu tokens stay", err, m->auth.n);
+	else if (m->auth.clean)
 		log_info("SIGHUP: auth_tokens_file reread: %zu tokens (%zu read-only)", m->auth.n,
 		    m->auth.nro);
 	else
-		log_warn("SIGHUP: %s; the previous %zu tokens stay", err, m->auth.n);
+		log_warn("SIGHUP: auth_tokens_file reread: %zu tokens (%zu read-only); %u line%s "
+		    "left out, no token of theirs valid: %s", m->auth.n, m->auth.nro, m->auth.bad,
+		    m->auth.bad == 1 ? "" : "s", err);
 }
 
 /* Loads auth_tokens_file when set; false (said on stderr) when it cannot be used. */
