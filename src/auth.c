@@ -21,10 +21,11 @@
 
 #include "state.h"
 
-static bool	auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro,
-		    size_t *maplen, char *err, size_t errlen);
-static bool	auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, char *err,
-		    size_t errlen);
+static bool	auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n,
+		    size_t *nro, unsigned *bad, size_t *maplen, char *err, size_t errlen);
+static bool	auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro,
+		    unsigned *bad, char *err, size_t errlen);
+static void	auth_note_line(char *list, size_t len, unsigned lineno);
 static struct auth_token *auth_map(size_t *maplen);
 static void	auth_unmap(struct auth_token *tok, size_t maplen);
 static bool	auth_name_char(char c);
@@ -205,62 +206,120 @@ auth_unmap(struct auth_token *tok, size_t maplen)
 	munmap(tok, maplen);
 }
 
-/* Every line of f into tok; false with err naming the line (never its text). */
-static bool
-auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, char *err, size_t errlen)
+/* Appends line number lineno to list (", "-separated), or "..." once it is full. */
+static void
+auth_note_line(char *list, size_t len, unsigned lineno)
 {
-	char line[AUTH_LINE_MAX + 2], why[96];
+	size_t used = strlen(list);
+
+	if (used + 16 >= len) {
+		if (used + 4 < len && (used < 3 || strcmp(list + used - 3, "...") != 0))
+			snprintf(list + used, len - used, "...");
+		return;
+	}
+	snprintf(list + used, len - used, "%s%u", used > 0 ? ", " : "", lineno);
+}
+
+/*
+ * Every line of f that parses into tok. A line that does not (malformed, too
+ * long, past AUTH_TOKENS_MAX) is dropped, and both lines of a token given
+ * twice: a bad line never grants anything, nor keeps a token that was
+ * removed. *bad counts them; err names the first and lists their numbers
+ * (never their text). False only when f cannot be read.
+ */
+static bool
+auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, unsigned *bad, char *err,
+    size_t errlen)
+{
+	char line[AUTH_LINE_MAX + 2], why[96], first[128] = "", lines[64] = "";
+	struct auth_token cur;
+	bool *twice = calloc(AUTH_TOKENS_MAX, sizeof(*twice));
 	unsigned lineno = 0;
-	bool skip, ok = true;
-	size_t len, k;
+	bool skip, dup, ok = true;
+	size_t len, k, j;
+	int ch;
 
 	*n = *nro = 0;
-	while (ok && fgets(line, sizeof(line), f) != NULL) {
+	*bad = 0;
+	if (twice == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
 		lineno++;
 		len = strlen(line);
+		why[0] = '\0';
 		if (len > 0 && line[len - 1] == '\n')
 			len--;
 		else if (!feof(f)) {
-			snprintf(err, errlen, "line %u: longer than %d bytes", lineno, AUTH_LINE_MAX);
-			ok = false;
-			break;
+			snprintf(why, sizeof(why), "longer than %d bytes", AUTH_LINE_MAX);
+			while ((ch = getc(f)) != EOF && ch != '\n')
+				;
 		}
-		if (*n == AUTH_TOKENS_MAX) {
-			snprintf(err, errlen, "line %u: more than %d tokens", lineno, AUTH_TOKENS_MAX);
-			ok = false;
-		} else if (!auth_parse_line(line, len, &tok[*n], &skip, why, sizeof(why))) {
-			snprintf(err, errlen, "line %u: %s", lineno, why);
-			ok = false;
-		} else if (!skip) {
+		if (why[0] == '\0' && auth_parse_line(line, len, &cur, &skip, why, sizeof(why)) &&
+		    !skip) {
+			dup = false;
 			for (k = 0; k < *n; k++)
-				if (CRYPTO_memcmp(tok[k].hash, tok[*n].hash, AUTH_HASH_LEN) == 0) {
-					snprintf(err, errlen, "line %u: the same token as an earlier "
-					    "line", lineno);
-					ok = false;
+				if (CRYPTO_memcmp(tok[k].hash, cur.hash, AUTH_HASH_LEN) == 0) {
+					twice[k] = dup = true;
+					snprintf(why, sizeof(why), "the same token as line %u (both "
+					    "left out)", tok[k].line);
 				}
-			*nro += tok[*n].perm == AUTH_PERM_RO;
-			(*n)++;
+			if (!dup && *n == AUTH_TOKENS_MAX)
+				snprintf(why, sizeof(why), "more than %d tokens", AUTH_TOKENS_MAX);
+			else if (!dup) {
+				cur.line = lineno;
+				tok[(*n)++] = cur;
+			}
+		}
+		if (why[0] != '\0') {
+			if (++*bad == 1)
+				snprintf(first, sizeof(first), "line %u: %s", lineno, why);
+			auth_note_line(lines, sizeof(lines), lineno);
 		}
 	}
+	explicit_bzero(&cur, sizeof(cur));
 	explicit_bzero(line, sizeof(line));
-	if (ok && ferror(f)) {
+	if (ferror(f)) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		ok = false;
 	}
+	/* The tokens given twice leave the table; what stays is counted. */
+	for (k = j = 0; ok && k < *n; k++) {
+		if (twice[k])
+			continue;
+		if (j != k)
+			tok[j] = tok[k];
+		*nro += tok[j].perm == AUTH_PERM_RO;
+		j++;
+	}
+	if (ok && j < *n)
+		explicit_bzero(&tok[j], (*n - j) * sizeof(*tok));
+	if (ok)
+		*n = j;
+	free(twice);
+	if (ok && *bad > 0)
+		snprintf(err, errlen, "%s (bad line%s: %s)", first, *bad == 1 ? "" : "s", lines);
 	return ok;
 }
 
-/* Reads path into a new table; false with err. */
+/*
+ * Reads path into a new table; false with err when it cannot be read, or
+ * with *bad lines when strict. Not strict, the lines that parse make the
+ * table and err says which were dropped.
+ */
 static bool
-auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro, size_t *maplen,
-    char *err, size_t errlen)
+auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n, size_t *nro,
+    unsigned *bad, size_t *maplen, char *err, size_t errlen)
 {
-	char why[160] = "", iobuf[4096];
+	char why[256] = "", iobuf[4096];
 	struct stat st;
 	FILE *f;
 	bool ok;
 
 	*tok = NULL;
+	*bad = 0;
+	err[0] = '\0';
 	if (stat(path, &st) != 0) {
 		snprintf(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
 		    strerror(errno));
@@ -282,15 +341,17 @@ auth_load(const char *path, struct auth_token **tok, size_t *n, size_t *nro, siz
 		snprintf(err, errlen, "auth_tokens_file: out of memory");
 		return false;
 	}
-	ok = auth_read(f, *tok, n, nro, why, sizeof(why));
+	ok = auth_read(f, *tok, n, nro, bad, why, sizeof(why));
 	fclose(f);
 	explicit_bzero(iobuf, sizeof(iobuf));
-	if (!ok) {
+	if (!ok || *bad > 0)
 		snprintf(err, errlen, "auth_tokens_file '%s': %s", path, why);
+	if (!ok || (strict && *bad > 0)) {
 		auth_unmap(*tok, *maplen);
 		*tok = NULL;
+		return false;
 	}
-	return ok;
+	return true;
 }
 
 bool
@@ -302,9 +363,11 @@ auth_init(struct auth *a, const char *path, unsigned fail_delay_ms, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return false;
 	}
-	if (!auth_load(path, &a->tok, &a->n, &a->nro, &a->maplen, err, errlen))
+	/* At start every line must parse: nothing has been served yet. */
+	if (!auth_load(path, true, &a->tok, &a->n, &a->nro, &a->bad, &a->maplen, err, errlen))
 		return false;
 	a->gen = 1;
+	a->clean = true;
 	return true;
 }
 
@@ -313,17 +376,26 @@ auth_reload(struct auth *a, char *err, size_t errlen)
 {
 	struct auth_token *tok;
 	size_t n, nro, maplen;
+	unsigned bad;
 
 	a->stats.reloads++;
-	if (!auth_load(a->path, &tok, &n, &nro, &maplen, err, errlen)) {
+	if (!auth_load(a->path, false, &tok, &n, &nro, &bad, &maplen, err, errlen)) {
 		a->stats.reload_failures++;
+		a->stats.reload_errors++;
+		a->clean = false;
+		snprintf(a->why, sizeof(a->why), "%s; the previous tokens stay", err);
 		return false;
 	}
 	auth_unmap(a->tok, a->maplen);
 	a->tok = tok;
 	a->n = n;
 	a->nro = nro;
+	a->bad = bad;
 	a->maplen = maplen;
+	a->clean = bad == 0;
+	if (bad > 0)
+		a->stats.reload_errors++;
+	snprintf(a->why, sizeof(a->why), "%s", bad > 0 ? err : "");
 	/* Never 0, which a session that was never decided holds. */
 	if (++a->gen == 0)
 		a->gen = 1;
@@ -367,14 +439,16 @@ auth_sess_present(struct auth_sess *s, const char *tok, size_t len, const char *
 	auth_hash(tok, len, s->pending);
 	s->presented = true;
 	s->user_bad = false;
-	if (user == NULL)
+	/*
+	 * User "default" is the password alone, as in Redis (ioredis, redis-cli
+	 * --user default): any token. Another name must be the token's own.
+	 */
+	if (user == NULL || (userlen == 7 && strncasecmp(user, "default", 7) == 0))
 		return;
-	/* A name given must be the token's; a token without a name is user "default". */
 	t = auth_find(a, s->pending);
 	if (t != NULL)
-		s->user_bad = t->name[0] != '\0' ?
-		    strlen(t->name) != userlen || memcmp(t->name, user, userlen) != 0 :
-		    userlen != 7 || strncasecmp(user, "default", 7) != 0;
+		s->user_bad = t->name[0] == '\0' || strlen(t->name) != userlen ||
+		    memcmp(t->name, user, userlen) != 0;
 }
 
 enum auth_perm

@@ -47,6 +47,7 @@ struct auth_token {
 	 */
 	unsigned	 nns;
 	char		 ns[AUTH_NS_MAX][AUTH_NS_NAME_MAX + 1];
+	unsigned	 line;		/* of the file, for the messages */
 };
 
 /* A per-address count of failures; several addresses may share a slot. */
@@ -57,7 +58,8 @@ struct auth_fail {
 
 struct auth_counters {
 	uint64_t	reloads;	/* the file read again (SIGHUP) */
-	uint64_t	reload_failures; /* ... and refused: the previous tokens stay */
+	uint64_t	reload_failures; /* ... and unreadable: the previous tokens stay */
+	uint64_t	reload_errors;	/* ... not clean: lines left out, or unreadable */
 	uint64_t	delayed;	/* failure replies held auth_fail_delay_ms */
 };
 
@@ -68,6 +70,14 @@ struct auth {
 	size_t			 nro;		/* of which read-only */
 	size_t			 maplen;
 	uint32_t		 gen;		/* 1, 2, ...: changes on every load */
+	/*
+	 * The last load: clean when every line of the file was applied. Else why
+	 * says what was left out (line numbers, never a token), or that the file
+	 * could not be read and the previous tokens stay.
+	 */
+	bool			 clean;
+	unsigned		 bad;		/* lines the last applied load left out */
+	char			 why[320];
 	unsigned		 fail_delay_ms;
 	struct auth_counters	 stats;
 	struct auth_fail	 fail[AUTH_FAIL_SLOTS];
@@ -97,7 +107,14 @@ struct auth_sess {
  */
 bool	auth_init(struct auth *a, const char *path, unsigned fail_delay_ms, char *err,
 	    size_t errlen) __attribute__((warn_unused_result));
-/* Reads the file again: on failure the previous tokens stay and err says why. */
+/*
+ * Reads the file again (SIGHUP). The lines that parse replace the table, so
+ * a token removed from the file stops working even when another line is
+ * malformed; a line that does not parse is left out (it never grants
+ * anything), and err names it. False when the file cannot be read: then the
+ * previous tokens stay and err says why. Either way a->clean and a->why say
+ * what happened, for the views.
+ */
 bool	auth_reload(struct auth *a, char *err, size_t errlen) __attribute__((warn_unused_result));
 void	auth_free(struct auth *a);
 

@@ -53,6 +53,7 @@ static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_end(struct conn_refusal *r, bool resp);
 static bool	conn_tls_start(struct conn *c);
+static void	conn_tls_gate(struct conn *c);
 static void	conn_tls_read_cb(struct bufferevent *bev, void *arg);
 static void	conn_tls_write_cb(struct bufferevent *bev, void *arg);
 static void	conn_tls_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -343,24 +344,24 @@ conn_abort(struct conn *c)
 	conn_free(c);
 }
 
-/* Turns reading on or off (off while the output is over its bound). */
+/*
+ * Turns reading on or off (off while the output is over its bound). Turned
+ * on, it goes on with the input already here: for TLS, the bytes the session
+ * decrypted make no read event of their own.
+ */
 static void
 conn_set_reading(struct conn *c, bool on)
 {
-	/* TLS: decrypted input already held by the session makes no read event. */
-	if (c->bev != NULL && on && (c->tls_eof ||
-	    evbuffer_get_length(bufferevent_get_input(c->bev)) > 0))
-		event_active(c->rev, EV_READ, 0);
+	if (c->bev != NULL) {
+		c->reading = on;
+		conn_tls_gate(c);
+		if (on && (c->tls_eof || evbuffer_get_length(bufferevent_get_input(c->bev)) > 0))
+			event_active(c->rev, EV_READ, 0);
+		return;
+	}
 	if (on == c->reading)
 		return;
 	c->reading = on;
-	if (c->bev != NULL) {
-		if (on)
-			bufferevent_enable(c->bev, EV_READ);
-		else
-			bufferevent_disable(c->bev, EV_READ);
-		return;
-	}
 	if (on)
 		event_add(c->rev, NULL);
 	else
@@ -492,6 +493,8 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 			conn_free(c);
 			return;
 		}
+		if (c->bev != NULL)
+			conn_tls_gate(c);	/* room again: the session may read on */
 	}
 	if (c->eof)
 		conn_set_reading(c, false);
@@ -884,10 +887,36 @@ conn_tls_start(struct conn *c)
 	if (c->bev == NULL || c->rev == NULL || c->wev == NULL)
 		return false;
 	bufferevent_setcb(c->bev, conn_tls_read_cb, conn_tls_write_cb, conn_tls_event_cb, c);
-	bufferevent_setwatermark(c->bev, EV_READ, 0, CONN_IN_SIZE);
+	/*
+	 * No read high-watermark: at one, libevent 2.1 stops in the middle of a
+	 * TLS record, and when its input drains it waits for the socket, while
+	 * the rest of the record sits decrypted in OpenSSL (libevent issue #854).
+	 * conn_tls_gate bounds the session's input instead, between records.
+	 */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
 	bufferevent_setwatermark(c->bev, EV_WRITE, CONN_TLS_CHUNK, 0);
 	bufferevent_enable(c->bev, EV_WRITE);
 	return true;
+}
+
+/*
+ * TLS: the session reads the socket while we want input and hold less than
+ * CONN_IN_SIZE of its bytes. It stops only between calls of its read
+ * callback, after it decrypted every byte of the record it was in, so the
+ * input is always in its buffer, where conn_set_reading finds it.
+ */
+static void
+conn_tls_gate(struct conn *c)
+{
+	bool on = c->reading &&
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) < CONN_IN_SIZE;
+
+	if (on == ((bufferevent_get_enabled(c->bev) & EV_READ) != 0))
+		return;
+	if (on)
+		bufferevent_enable(c->bev, EV_READ);
+	else
+		bufferevent_disable(c->bev, EV_READ);
 }
 
 /* TLS: decrypted bytes arrived. */

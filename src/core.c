@@ -367,6 +367,9 @@ core_health(const struct core *c, struct core_health *h)
 			n += (unsigned)snprintf(h->witness_pending + n,
 			    n < sizeof(h->witness_pending) ? sizeof(h->witness_pending) - n : 0,
 			    "%s%s", n ? " " : "", s->tier->srv[i].name);
+	/* A reload that left tokens out is shown, not only logged (docs/operations.md). */
+	h->auth = c->auth == NULL ? NULL : c->auth->clean ? "clean" : "not clean";
+	h->auth_why = c->auth != NULL && !c->auth->clean ? c->auth->why : NULL;
 }
 
 /* ID, IDS, BLOCK: from the source, or park the waiter (refill, next millisecond). */

@@ -108,6 +108,8 @@ struct core_health {
 	char		 witness_pending[96];	/* servers whose last witness could not
 						 * land, space-separated ("" none;
 						 * docs/design.md 6.5) */
+	const char	*auth;		/* NULL without tokens, else the last load: clean or not */
+	const char	*auth_why;	/* not clean: what was left out, or why unread */
 };
 
 struct core_result {

@@ -158,7 +158,8 @@ main_ignore_cb(evutil_socket_t sig, short what, void *arg)
 
 /*
  * SIGHUP: auth_tokens_file is read again (a token removed stops working on
- * its connections' next request), and the listeners' certificates are loaded
+ * its connections' next request, even when another line is malformed: that
+ * line is left out and said), and the listeners' certificates are loaded
  * again (new connections get them; one that fails keeps the old, logged); the
  * other settings are read at start only.
  */
@@ -176,10 +177,16 @@ main_hup_cb(evutil_socket_t sig, short what, void *arg)
 	/* One line per SIGHUP, whatever it reloaded (issue 31). */
 	if (m->tls != NULL)
 		tls_ok = tls_reload(m->tls, tls, sizeof(tls));
-	if (m->core.auth != NULL && (auth_ok = auth_reload(&m->auth, err, sizeof(err))))
+	if (m->core.auth != NULL && (auth_ok = auth_reload(&m->auth, err, sizeof(err))) &&
+	    m->auth.clean)
 		snprintf(toks, sizeof(toks), "auth_tokens_file reread: %zu tokens (%zu read-only)",
 		    m->auth.n, m->auth.nro);
-	else if (m->core.auth != NULL)
+	else if (m->core.auth != NULL && auth_ok) {
+		snprintf(toks, sizeof(toks), "auth_tokens_file reread: %zu tokens (%zu read-only); "
+		    "%u line%s left out, no token of theirs valid: %s", m->auth.n, m->auth.nro,
+		    m->auth.bad, m->auth.bad == 1 ? "" : "s", err);
+		auth_ok = false;	/* a warning */
+	} else if (m->core.auth != NULL)
 		snprintf(toks, sizeof(toks), "%s; the previous %zu tokens stay", err, m->auth.n);
 	if (!tls_ok)
 		log_error("SIGHUP: %s%s%s", tls, toks[0] ? "; " : "", toks);

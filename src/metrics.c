@@ -201,9 +201,23 @@
 	    "auth_reloads", METRIC_AS_IS, NULL, \
 	    NUM(AUTH(stats.reloads))) \
 	X(auth_reload_failures, C, SVC, "stats", \
-	    "rereads refused (the previous tokens stay; the log says why)", \
+	    "rereads of an unreadable file (the previous tokens stay; the log says why)", \
 	    "auth_reload_failures", METRIC_AS_IS, NULL, \
 	    NUM(AUTH(stats.reload_failures))) \
+	X(auth_reload_errors, C, SVC, "stats", \
+	    "rereads not clean: lines left out (malformed, too long, a token twice) or the file " \
+	    "unreadable", \
+	    "auth_reload_errors", METRIC_AS_IS, NULL, \
+	    NUM(AUTH(stats.reload_errors))) \
+	X(auth_reload_clean, G, SVC, "stats", \
+	    "1: the last load of auth_tokens_file applied every line (or no file); 0: it did not", \
+	    "auth_reload_clean", METRIC_AS_IS, NULL, \
+	    NUM(m->core->auth == NULL || m->core->auth->clean)) \
+	/* auth_reload_error: not in /metrics, a line of text. */ \
+	X(auth_reload_error, I, SVC, "stats", \
+	    "what the last load left out (line numbers, never a token), or none", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    TEXT(m->core->auth != NULL && !m->core->auth->clean ? m->core->auth->why : "none")) \
 	X(state_file, I, SVC, "state", "the local state file, or off", \
 	    "state_file_info", METRIC_AS_IS, NULL, \
 	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \

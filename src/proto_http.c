@@ -619,13 +619,19 @@ static void
 http_health(struct proto_http *h, struct evhttp_request *req)
 {
 	struct core_health hl;
+	json_t *o;
 
 	core_health(h->core, &hl);
-	http_send_json(req, hl.ok ? 200 : 503, hl.ok ? "OK" : "Service Unavailable",
-	    json_pack("{s:b,s:s,s:s,s:I,s:s,s:I,s:s}", "ok", hl.ok, "mode", hl.mode,
+	o = json_pack("{s:b,s:s,s:s,s:I,s:s,s:I,s:s}", "ok", hl.ok, "mode", hl.mode,
 	    "mode_reason", hl.reason, "ids_buffered", (json_int_t)hl.ids_buffered,
 	    "lease", hl.lease, "lease_window_end", (json_int_t)hl.lease_window_end,
-	    "witness_pending", hl.witness_pending));
+	    "witness_pending", hl.witness_pending);
+	/* With tokens: whether the last load of the file applied every line. */
+	if (o != NULL && hl.auth != NULL)
+		json_object_set_new(o, "auth_tokens_file", json_string(hl.auth));
+	if (o != NULL && hl.auth_why != NULL)
+		json_object_set_new(o, "auth_tokens_file_error", json_string(hl.auth_why));
+	http_send_json(req, hl.ok ? 200 : 503, hl.ok ? "OK" : "Service Unavailable", o);
 }
 
 /* The Prometheus text exposition, version 0.0.4. */

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Tokens (auth_tokens_file) with real clients on every protocol: redis-cli
-# (right, wrong, missing, --user/--pass), redis-py, netcat's text AUTH, curl
+# (right, wrong, missing, --user/--pass, --user default), ioredis (password only,
+# username default), HELLO 3 AUTH default, redis-py, netcat's text AUTH, curl
 # with and without Bearer, grpcio with authorization metadata, libidgen through
 # the idgen command (IDGEN_TOKEN, --token-file), gRPC reflection (a token needed;
 # from an address being slowed down, refused unread). A read-only token is refused
 # IDs and allowed STATS; a token removed from the file and SIGHUP stops working
-# on a connection that stays open; failures are counted in STATS and /metrics,
+# on a connection that stays open, also when the same edit adds a malformed line
+# (left out, named, shown in STATS, /health and /metrics); failures are counted in STATS and /metrics,
 # and an address that keeps failing is answered later, not sooner. /metrics and
 # /health behind a token (auth_open_metrics=0); a bad file refuses the start;
 # no token in any log. Every ID handed out is collected: none twice.
@@ -130,6 +132,12 @@ out=$(redis-cli -p "$SVC_PORT" --no-auth-warning --user alice --pass "$TOKA" ID 
 echo "$out" | ids_in
 out=$(redis-cli -p "$SVC_PORT" --no-auth-warning --user bob --pass "$TOKA" ID 2>&1 || true)
 grep -q WRONGPASS <<<"$out" || fail "redis-cli --user bob (not the token's name): $out"
+# User "default" is the password alone, as in Redis (issue 31): alice's token too.
+out=$(redis-cli -p "$SVC_PORT" --no-auth-warning --user default --pass "$TOKA" IDS 2 2>&1)
+[ "$(grep -cE '^[0-9]+$' <<<"$out")" = 2 ] || fail "redis-cli --user default --pass (a named token): $out"
+echo "$out" | ids_in
+out=$(redis-cli -p "$SVC_PORT" --no-auth-warning --user default --pass "$WRONG" ID 2>&1 || true)
+grep -q WRONGPASS <<<"$out" || fail "redis-cli --user default, a wrong token: $out"
 out=$(REDISCLI_AUTH=$TOKR redis-cli -p "$SVC_PORT" ID 2>&1 || true)
 grep -q '^NOPERM ' <<<"$out" || fail "redis-cli read-only ID: $out"
 REDISCLI_AUTH=$TOKR redis-cli -p "$SVC_PORT" INFO stats | grep -q '^auth_denied:[1-9]' ||
@@ -165,6 +173,34 @@ except redis.exceptions.AuthenticationError as e:
     assert "Authentication required" in str(e), e
 for i in ids:
     print(i, 1)
+PY
+
+log "ioredis: password only, username default (AUTH default <token>), HELLO 3 AUTH default <token>"
+JS=$ROOT/tests/js
+[ -d "$JS/node_modules/ioredis" ] || fail "tests/js/node_modules missing: run make deps"
+for who in "--password $TOKA" "--username default --password $TOKA" "--username alice --password $TOKA"; do
+	# shellcheck disable=SC2086
+	(cd "$ROOT" && NODE_PATH=$JS/node_modules timeout 60 node tests/js/redis_pipeline.js 127.0.0.1 \
+		"$SVC_PORT" 100 "$IDS" $who) >"$T_DIR/js.out" 2>&1 || fail "ioredis: $(tail -n 3 "$T_DIR/js.out")"
+	log "$(cat "$T_DIR/js.out")"
+done
+rc=0
+(cd "$ROOT" && NODE_PATH=$JS/node_modules timeout 60 node tests/js/redis_pipeline.js 127.0.0.1 \
+	"$SVC_PORT" 10 "$IDS" --username default --password "$WRONG") >"$T_DIR/js.out" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q WRONGPASS "$T_DIR/js.out" || fail "ioredis, default and a wrong token: rc $rc $(tail -n 2 "$T_DIR/js.out")"
+"$PY" - "$SVC_PORT" "$TOKA" <<'PY' >>"$IDS" || fail "HELLO 3 AUTH default"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+def resp(*a):
+    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
+s.sendall(resp(b"HELLO", b"3", b"AUTH", b"default", sys.argv[2].encode()) + resp(b"ID"))
+f = s.makefile("rb")
+hello = f.readline()
+assert hello.startswith(b"-NOPROTO"), hello     # authenticated; RESP2 it is
+head = f.readline()
+body = f.readline() if head.startswith(b"$") else head[1:]
+assert body.strip().isdigit(), (head, body)
+print(int(body), 1)
 PY
 
 log "curl: Bearer right, wrong, missing, read-only; /metrics and /health open by default"
@@ -318,14 +354,77 @@ grep -q 'SIGHUP: auth_tokens_file reread: 3 tokens (1 read-only)' "$T_DIR/svc.lo
 	fail "no reload line: $(tail -n 2 "$T_DIR/svc.log")"
 [ "$(astat "$SVC_PORT" auth_reloads)" = 1 ] && [ "$(astat "$SVC_PORT" auth_tokens)" = 3 ] ||
 	fail "reload not counted"
-# A file that no longer parses: refused, the previous tokens stay.
+[ "$(astat "$SVC_PORT" auth_reload_clean)" = 1 ] && [ "$(astat "$SVC_PORT" auth_reload_error)" = none ] ||
+	fail "a clean reload not shown as clean"
+
+log "revocation with a malformed line in the same edit (issue 31): the lines that parse apply"
+# alice's line removed and a malformed line added, one edit, one SIGHUP: alice is
+# refused on a new connection and on connections that stay open (their next
+# request), the other tokens serve, the bad line is named in the log, and the
+# reload shows as not clean in STATS, /health and /metrics until a clean one.
 cp "$TOKENS" "$T_DIR/tokens.good"
-echo "x:short" >>"$TOKENS"
+"$PY" - "$SVC_PORT" "$TOKA" "$TOKR" "$TOKENS" "$svc_PID" <<'PY' >>"$IDS" || fail "revocation with a bad line"
+import os, redis, signal, socket, sys, time
+port, tok, ro, path, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+f = s.makefile("rwb")
+def cmd(c):
+    f.write((c + "\n").encode()); f.flush()
+    return f.readline().decode().strip()
+assert cmd("AUTH " + tok) == "OK"
+ids = [int(cmd("ID"))]
+r = redis.Redis(port=port, password=tok, single_connection_client=True)
+ids.append(r.execute_command("ID"))
+lines = [l for l in open(path) if tok not in l]
+lines.insert(2, "x:short\n")           # a token of 5 characters: malformed
+open(path + ".new", "w").writelines(lines)
+os.rename(path + ".new", path)
+os.kill(pid, signal.SIGHUP)
+time.sleep(0.5)
+assert cmd("ID") == "ERR NOAUTH Authentication required.", "an open text connection still served"
+try:
+    r.execute_command("ID")
+    sys.exit("an open RESP connection still served")
+except redis.exceptions.AuthenticationError:
+    pass
+try:
+    redis.Redis(port=port, password=tok).execute_command("ID")
+    sys.exit("a new connection served with the revoked token")
+except redis.exceptions.ResponseError as e:
+    assert str(e).startswith("WRONGPASS"), e
+assert redis.Redis(port=port, password=ro).execute_command("PING")
+for i in ids:
+    print(i, 1)
+PY
+wait_for "the reload line" 5 grep -q 'SIGHUP: auth_tokens_file reread: 2 tokens (1 read-only); 1 line left out' "$T_DIR/svc.log"
+grep 'left out' "$T_DIR/svc.log" | tail -n 1 | grep -q "line 3: a token is 16..256 characters" ||
+	fail "the bad line not named: $(grep 'left out' "$T_DIR/svc.log" | tail -n 1)"
+qa "$SVC_PORT" "$TOKL" 'IDS 3\n' | ids_in
+[ "$(astat "$SVC_PORT" auth_reload_clean)" = 0 ] && [ "$(astat "$SVC_PORT" auth_reload_errors)" = 1 ] &&
+	[ "$(astat "$SVC_PORT" auth_tokens)" = 2 ] || fail "STATS: the partial reload not shown"
+qa "$SVC_PORT" "$TOKR" 'STATS\n' | grep -q '^STAT auth_reload_error .*line 3: a token is' ||
+	fail "STATS auth_reload_error: $(qa "$SVC_PORT" "$TOKR" 'STATS\n' | grep auth_reload_error)"
+curl -sf "http://127.0.0.1:$HP/health" >"$T_DIR/health.json" || fail "/health"
+"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["auth_tokens_file"] == "not clean" and "line 3" in d["auth_tokens_file_error"], d' \
+	"$T_DIR/health.json" || fail "/health: $(cat "$T_DIR/health.json")"
+curl -sf "http://127.0.0.1:$HP/metrics" >"$T_DIR/metrics2.txt" || fail "/metrics"
+grep -q '^idgen_auth_reload_errors_total 1$' "$T_DIR/metrics2.txt" &&
+	grep -q '^idgen_auth_reload_clean 0$' "$T_DIR/metrics2.txt" || fail "/metrics: the partial reload not shown"
+lint=$(promtool check metrics <"$T_DIR/metrics2.txt" 2>&1) && [ -z "$lint" ] || fail "promtool: $lint"
+# An unreadable file: the previous tokens stay (nothing was read to apply), not clean.
+mv "$TOKENS" "$TOKENS.away"
 kill -HUP "$svc_PID"
-wait_for "the refused reload" 5 grep -q "the previous 3 tokens stay" "$T_DIR/svc.log"
-[ "$(astat "$SVC_PORT" auth_reload_failures)" = 1 ] || fail "reload failure not counted"
-qa "$SVC_PORT" "$TOKA" 'IDS 3\n' | ids_in
+wait_for "the refused reload" 5 grep -q "cannot read .*; the previous 2 tokens stay" "$T_DIR/svc.log"
+[ "$(astat "$SVC_PORT" auth_reload_failures)" = 1 ] && [ "$(astat "$SVC_PORT" auth_reload_errors)" = 2 ] ||
+	fail "the unreadable file not counted"
+# Fixed: clean again everywhere.
 cp "$T_DIR/tokens.good" "$TOKENS"
+kill -HUP "$svc_PID"
+clean_now() { [ "$(astat "$SVC_PORT" auth_reload_clean)" = 1 ]; }
+wait_for "the clean reload" 5 clean_now
+curl -sf "http://127.0.0.1:$HP/health" | grep -q '"auth_tokens_file":"clean"' || fail "/health not clean again"
+curl -sf "http://127.0.0.1:$HP/metrics" | grep -q '^idgen_auth_reload_clean 1$' || fail "/metrics not clean again"
+qa "$SVC_PORT" "$TOKA" 'IDS 3\n' | ids_in
 
 log "auth_open_metrics=0: /metrics, /health and gRPC health need a token"
 start svc2 "$S2" --http_port "$HP2" --grpc_port "$GP2" --auth_open_metrics 0

@@ -163,16 +163,61 @@ test_table_and_reload(void **state)
 	assert_int_equal(auth_perm(a, &s), AUTH_PERM_NONE);
 	assert_false(s.has);
 
-	/* A reload that fails keeps the tokens, and says which line. */
+	assert_true(a->clean);
+
+	/*
+	 * Issue 31: a token removed and a malformed line in the same edit. The
+	 * lines that parse are applied (the removed token stops working), the bad
+	 * one is left out and named, and the load is not clean.
+	 */
 	gen = a->gen;
-	tokens_file(TOK_B "\nx:" TOK_B "\n");
-	assert_false(auth_reload(a, err, sizeof(err)));
-	assert_non_null(strstr(err, "line 2"));
+	tokens_file("reader:" TOK_R ":ro\nx:short\n");
+	assert_true(auth_reload(a, err, sizeof(err)));
+	assert_non_null(strstr(err, "line 2: a token is"));
+	assert_int_not_equal(a->gen, gen);
+	assert_int_equal(a->n, 1);
+	assert_false(a->clean);
+	assert_int_equal(a->bad, 1);
+	auth_hash(TOK_B, strlen(TOK_B), h);
+	assert_null(auth_find(a, h));
+	assert_int_equal(a->stats.reload_errors, 1);
+	assert_int_equal(a->stats.reload_failures, 0);
+
+	/* A token twice: both lines left out (it is unclear what was meant), named. */
+	tokens_file(TOK_B "\nreader:" TOK_R ":ro\n\nx:" TOK_B "\n" TOK_B "\n");
+	assert_true(auth_reload(a, err, sizeof(err)));
+	assert_non_null(strstr(err, "line 4: the same token as line 1"));
+	assert_non_null(strstr(err, "bad lines: 4, 5"));
 	assert_null(strstr(err, TOK_B));
+	assert_int_equal(a->n, 1);
+	assert_null(auth_find(a, h));
+	assert_string_equal(a->tok[0].name, "reader");
+	assert_int_equal(a->nro, 1);
+
+	/* Then a clean file: clean again. */
+	tokens_file(TOK_B "\n");
+	assert_true(auth_reload(a, err, sizeof(err)));
+	assert_true(a->clean);
+	assert_int_equal(a->n, 1);
+
+	/* A file that cannot be read: the previous tokens stay, said, not clean. */
+	gen = a->gen;
+	assert_int_equal(unlink(tokens_file("")), 0);
+	assert_false(auth_reload(a, err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot read"));
 	assert_int_equal(a->gen, gen);
-	assert_int_equal(a->n, 2);
-	assert_int_equal(a->stats.reloads, 2);
+	assert_int_equal(a->n, 1);
+	assert_false(a->clean);
+	assert_non_null(strstr(a->why, "the previous tokens stay"));
+	assert_int_equal(a->stats.reloads, 5);
 	assert_int_equal(a->stats.reload_failures, 1);
+	assert_int_equal(a->stats.reload_errors, 3);
+	auth_free(a);
+
+	/* At start, any bad line refuses the file. */
+	assert_false(auth_init(a, tokens_file("alice:" TOK_A "\nx:short\n"), 0, err,
+	    sizeof(err)));
+	assert_non_null(strstr(err, "line 2"));
 	auth_free(a);
 	assert_false(auth_init(a, "/nonexistent/tokens", 0, err, sizeof(err)));
 	assert_non_null(strstr(err, "cannot read"));
@@ -200,6 +245,11 @@ test_user_names(void **state)
 	auth_sess_present(&s, TOK_B, strlen(TOK_B), "default", 7, a);
 	assert_false(s.user_bad);
 	auth_sess_present(&s, TOK_B, strlen(TOK_B), "alice", 5, a);
+	assert_true(s.user_bad);
+	/* "default" is the password alone, as in Redis: a named token too (issue 31). */
+	auth_sess_present(&s, TOK_A, strlen(TOK_A), "default", 7, a);
+	assert_false(s.user_bad);
+	auth_sess_present(&s, TOK_A, strlen(TOK_A), "defaults", 8, a);
 	assert_true(s.user_bad);
 	auth_free(a);
 	free(a);
