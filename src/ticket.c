@@ -549,6 +549,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.server_offset = row[16];
 	in.region = row[17];
 	in.region_bits = row[18];
+	in.database = s->dbname;
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);
