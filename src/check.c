@@ -129,8 +129,9 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		return false;
 	}
 	if (!check_uint(in->increment, &v) || v != server_increment()) {
-		snprintf(why, whylen, "auto_increment_increment is %s, must be %u",
-		    in->increment ? in->increment : "NULL", server_increment());
+		snprintf(why, whylen, "auto_increment_increment is %s, must be %u (repair: set "
+		    "auto_increment_increment = %u in the server's my.cnf and restart it)",
+		    in->increment ? in->increment : "NULL", server_increment(), server_increment());
 		return false;
 	}
 	if (!check_uint(in->offset, &v) || v != server_offset(server)) {

@@ -129,7 +129,8 @@ static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_recheck_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_schedule(struct event *ev, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
-static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why);
+static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why,
+		    bool local);
 static bool	ticket_query_error(struct ticket_server *s, const struct db_result *r,
 		    const char *what);
 static void	ticket_up_done(struct ticket_server *s);
@@ -319,7 +320,7 @@ ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
  * operator fixes it; the same reason is logged once, not at every retry.
  */
 static void
-ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
+ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why, bool local)
 {
 	s->other = false;
 	s->stats.refusals++;
@@ -331,6 +332,7 @@ ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 	snprintf(s->logged_refusal, sizeof(s->logged_refusal), "%s", why);
 	snprintf(s->last_error, sizeof(s->last_error), "%s", why);
 	s->state = st;
+	s->refused_local = local;
 	s->backoff_ms = s->p.backoff_min_ms;
 	ticket_schedule(s->retry, s->p.refused_retry_ms);
 	s->notify(s, TICKET_EV_REFUSED, 0, s->notify_arg);
@@ -339,13 +341,19 @@ ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 void
 ticket_refuse(struct ticket_server *s, const char *why)
 {
-	ticket_reject(s, TICKET_REFUSED, why);
+	ticket_reject(s, TICKET_REFUSED, why, false);
+}
+
+void
+ticket_refuse_local(struct ticket_server *s, const char *why)
+{
+	ticket_reject(s, TICKET_REFUSED, why, true);
 }
 
 void
 ticket_regress(struct ticket_server *s, const char *why)
 {
-	ticket_reject(s, TICKET_REGRESSED, why);
+	ticket_reject(s, TICKET_REGRESSED, why, false);
 }
 
 /*
@@ -363,7 +371,7 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 	case DB_ERRC_AUTH:
 		snprintf(why, sizeof(why), "authentication failed: %s (check db_user, "
 		    "IDGEN_DB_PASSWORD or db_password_file, db_name)", r->msg);
-		ticket_refuse(s, why);
+		ticket_refuse_local(s, why);
 		return true;
 	case DB_ERRC_RIGHTS:
 		snprintf(why, sizeof(why), "missing rights: %s (load schema/60-grant.sql.in)",
@@ -378,7 +386,7 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 	case DB_ERRC_TLS:
 		snprintf(why, sizeof(why), "%s (db_tls = required: check db_tls_ca_file, "
 		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)", r->msg);
-		ticket_refuse(s, why);
+		ticket_refuse_local(s, why);
 		return true;
 	default:
 		ticket_failed(s, what, r->msg);

@@ -126,6 +126,8 @@ struct ticket_server {
 	uint64_t		 fetch_started_us;
 	char			 last_error[512];
 	char			 logged_refusal[512];	/* logged once until the server passes */
+	bool			 refused_local;	/* the last refusal was of this idserver's own
+						 * configuration: fatal at start (6.4) */
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,
@@ -154,6 +156,12 @@ void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg
 
 /* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);
+
+/*
+ * Refuses a server for this idserver's own configuration (authentication,
+ * TLS, B): the same, and fatal at start whatever the others say (6.4).
+ */
+void		ticket_refuse_local(struct ticket_server *s, const char *why);
 
 /* Refuses a server whose counter is not above a high-water mark. */
 void		ticket_regress(struct ticket_server *s, const char *why);
