@@ -434,7 +434,8 @@ ctl_check_servers(struct ctl *c)
 #define F(k)	(s->null[k] ? NULL : s->field[k])
 		in = (struct check_server_info){ F(F_VERSION), F(F_INCREMENT), F(F_OFFSET),
 		    F(F_FLUSH), F(F_ENGINE), F(F_LAYOUT), F(F_BLOCK), F(F_PARITY),
-		    F(F_TIER_INCREMENT), F(F_SERVER_OFFSET), F(F_REGION), F(F_REGION_BITS) };
+		    F(F_TIER_INCREMENT), F(F_SERVER_OFFSET), F(F_REGION), F(F_REGION_BITS),
+		    c->cfg.db_name };
 #undef F
 		if (!check_server(&in, i, &b, why, sizeof(why)))
 			ctl_violation(c, "%s: %s", server_name(i), why);

@@ -94,6 +94,26 @@ check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
 	return true;
 }
 
+/*
+ * A ticket table's counter survives a crash only on InnoDB (docs/design.md
+ * 2.3): the same rule, and the same words, for tickets64 and every
+ * namespace's tickets_N (13.6).
+ */
+bool
+check_engine(const char *db, const char *table, const char *engine, char *why, size_t whylen)
+{
+	if (engine != NULL && strcmp(engine, "InnoDB") == 0)
+		return true;
+	if (engine == NULL || engine[0] == '\0' || strcmp(engine, "-") == 0)
+		snprintf(why, whylen, "ticket table %s%s%s is missing or has no engine, must be "
+		    "InnoDB", db ? db : "", db ? "." : "", table);
+	else
+		snprintf(why, whylen, "ticket table %s%s%s uses engine %s, must be InnoDB (a "
+		    "counter that survives a crash); repair: ALTER TABLE %s%s%s ENGINE=InnoDB",
+		    db ? db : "", db ? "." : "", table, engine, db ? db : "", db ? "." : "", table);
+	return false;
+}
+
 /* Every setting uniqueness depends on, with a message that names it. */
 bool
 check_server(const struct check_server_info *in, unsigned server, uint64_t *block_size,
@@ -109,8 +129,9 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		return false;
 	}
 	if (!check_uint(in->increment, &v) || v != server_increment()) {
-		snprintf(why, whylen, "auto_increment_increment is %s, must be %u",
-		    in->increment ? in->increment : "NULL", server_increment());
+		snprintf(why, whylen, "auto_increment_increment is %s, must be %u (repair: set "
+		    "auto_increment_increment = %u in the server's my.cnf and restart it)",
+		    in->increment ? in->increment : "NULL", server_increment(), server_increment());
 		return false;
 	}
 	if (!check_uint(in->offset, &v) || v != server_offset(server)) {
@@ -123,11 +144,8 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    in->flush_at_commit ? in->flush_at_commit : "NULL");
 		return false;
 	}
-	if (in->engine == NULL || strcmp(in->engine, "InnoDB") != 0) {
-		snprintf(why, whylen, "ticket table tickets64 uses engine %s, must be InnoDB",
-		    in->engine ? in->engine : "(missing table)");
+	if (!check_engine(in->database, "tickets64", in->engine, why, whylen))
 		return false;
-	}
 	if (!check_uint(in->layout_version, &v) || v != LAYOUT_VERSION) {
 		snprintf(why, whylen, "idgen_meta.layout_version is %s, this build uses %d",
 		    in->layout_version ? in->layout_version : "NULL", LAYOUT_VERSION);

@@ -25,6 +25,7 @@ struct check_server_info {
 	const char	*server_offset;		/* meta row: its offset 1..M */
 	const char	*region;		/* meta row: its region */
 	const char	*region_bits;		/* meta row: worker bits given to regions */
+	const char	*database;		/* the database, to name the table (NULL: none) */
 };
 
 /*
@@ -46,6 +47,14 @@ struct check_right {
 };
 extern const struct check_right check_rights[];
 extern const size_t check_rights_count;
+
+/*
+ * The engine of a ticket table (tickets64, or a namespace's tickets_N) is
+ * InnoDB; else why names the table (db.table; db may be NULL), the engine and
+ * the ALTER TABLE that repairs it. engine NULL, "" or "-": the table is missing.
+ */
+bool	check_engine(const char *db, const char *table, const char *engine, char *why,
+	    size_t whylen) __attribute__((warn_unused_result));
 
 /* True when the version string has a persistent auto-increment counter. */
 bool	check_version(const char *version);

@@ -269,9 +269,12 @@ main_released(void *arg)
 }
 
 /*
- * Probes every ticket server (other regions' too) before listening. A server that fails a check
- * (parity, settings, rights, authentication, B disagreement) is a
- * misconfiguration: refuse to start. A server whose counter moved back is not:
+ * Probes every ticket server (other regions' too) before listening
+ * (docs/design.md 6.4, misconfiguration at start). A refusal of this
+ * idserver's own configuration (authentication, TLS, B) refuses to start; a
+ * server refused for its own settings is left out, as a running idserver
+ * leaves it, when another server of its region passed its checks, and
+ * refuses to start when none did. A server whose counter moved back is not a misconfiguration:
  * it stays refused until repaired while the other path serves. A server that
  * is merely down is retried in the background.
  */
@@ -280,7 +283,7 @@ main_startup(struct main_ctx *m)
 {
 	unsigned i;
 	int rounds = 0;
-	bool ok = true;
+	bool ok = true, any_up;
 
 	tier_start(&m->tier);
 	while (!tier_settled(&m->tier) && rounds++ < 100000)
@@ -288,11 +291,21 @@ main_startup(struct main_ctx *m)
 	for (i = 0; i < server_count(); i++) {
 		struct ticket_server *s = &m->tier.srv[i];
 
-		if (s->state == TICKET_REFUSED) {
-			log_error("refusing to start: %s ticket server: %s", s->name,
-			    s->last_error);
+		/* A server of its region (its pair, or a pair of other_regions) passed. */
+		any_up = false;
+		for (unsigned k = 0; k < s->group_count; k++)
+			any_up = any_up || ticket_up(&m->tier.srv[s->group_first + k]);
+		if (s->state == TICKET_REFUSED && (s->refused_local || !any_up)) {
+			log_error("refusing to start: %s ticket server: %s%s", s->name,
+			    s->last_error, s->refused_local ? "" : " (and no ticket server of "
+			    "its region passed its checks)");
 			ok = false;
-		} else if (s->state == TICKET_REGRESSED)
+		} else if (s->state == TICKET_REFUSED)
+			/* Its own settings: left out as a running idserver leaves it. */
+			log_warn("starting without the %s ticket server (refused above: fix it and "
+			    "it is used within refused_retry_ms); serving from the servers that "
+			    "passed their checks", s->name);
+		else if (s->state == TICKET_REGRESSED)
 			/* Not a misconfiguration of this process: the other path serves. */
 			log_error("%s ticket server not used until repaired (see above); serving "
 			    "from the other server or the fallback", s->name);

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "state.h"
 
+#define NS_ROW_WORDS	10	/* the words of one row of a namespace check */
+
 static bool	ns_word(const char **p, char *out, size_t len);
 static bool	ns_u64(const char *w, uint64_t *v);
 static struct nsrv *nss_add(struct nss *s, const char *name);
@@ -111,12 +113,13 @@ ns_u64(const char *w, uint64_t *v)
 
 /* One row's words into r; false when they are not a row. */
 static bool
-ns_row_read(char w[9][NS_NAME_MAX + 2], struct ns_row *r)
+ns_row_read(char w[NS_ROW_WORDS][NS_NAME_MAX + 2], struct ns_row *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (!state_ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
 	    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
-	    !ns_u64(w[8], &r->start_above) || strlen(w[5]) >= sizeof(r->role))
+	    !ns_u64(w[8], &r->start_above) || strlen(w[5]) >= sizeof(r->role) ||
+	    strlen(w[9]) >= sizeof(r->engine))
 		return false;
 	if (strcmp(w[2], "snowflake") == 0)
 		r->policy = NS_SNOWFLAKE;
@@ -128,6 +131,7 @@ ns_row_read(char w[9][NS_NAME_MAX + 2], struct ns_row *r)
 	memcpy(r->name, w[0], strlen(w[0]) + 1);
 	if (strcmp(w[5], "-") != 0)
 		memcpy(r->role, w[5], strlen(w[5]) + 1);
+	memcpy(r->engine, w[9], strlen(w[9]) + 1);
 	return true;
 }
 
@@ -137,7 +141,7 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
 {
 	static char badname[NS_BAD_MAX][NS_NAME_MAX + 2];
 	const char *p = text;
-	char w[9][NS_NAME_MAX + 2];
+	char w[NS_ROW_WORDS][NS_NAME_MAX + 2];
 	unsigned nbad = 0, out = 0;
 
 	*n = 0;
@@ -146,14 +150,14 @@ nss_parse(const char *text, struct ns_row *rows, unsigned max, unsigned *n, bool
 	while (p != NULL && *p != '\0') {
 		unsigned k;
 
-		for (k = 0; k < 9; k++)
+		for (k = 0; k < NS_ROW_WORDS; k++)
 			if (!ns_word(&p, w[k], sizeof(w[k])))
 				break;
 		while (*p == ' ')
 			p++;
-		if (k != 9 || (*p != '\n' && *p != '\0') || *n >= max ||
+		if (k != NS_ROW_WORDS || (*p != '\n' && *p != '\0') || *n >= max ||
 		    !ns_row_read(w, &rows[*n])) {
-			if (*n >= max && k == 9) {
+			if (*n >= max && k == NS_ROW_WORDS) {
 				/* Past the bound: the last name's rows go (it may have more). */
 				while (*n > 0 && strcmp(rows[*n - 1].name, w[0]) == 0)
 					(*n)--;
@@ -331,6 +335,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 			ns->v[i].b = rows[r].b;
 			ns->v[i].policy = rows[r].policy;
 			ns->v[i].counter = rows[r].counter;
+			memcpy(ns->v[i].engine, rows[r].engine, sizeof(ns->v[i].engine));
 			ns->v[i].start_above = rows[r].start_above;
 		}
 		if ((j = ns_role_index(rows[r].role)) >= 0) {

@@ -18,6 +18,7 @@
 #define NS_SERVERS	(SERVER_PAIR + SERVER_EXTRA_MAX)	/* its region's servers */
 #define NS_MAX_CEIL	512	/* ceiling of the max_namespaces setting */
 #define NS_BAD_MAX	64	/* names with rows not understood, in one check */
+#define NS_ENGINE_MAX	32	/* a ticket table's engine name, as read */
 
 enum ns_policy {
 	NS_SNOWFLAKE,		/* past the tickets: Snowflake IDs (unique, not dense) */
@@ -30,6 +31,7 @@ struct ns_view {
 	uint64_t	 b;
 	enum ns_policy	 policy;
 	uint64_t	 counter;	/* AUTO_INCREMENT of tickets_<name>: 0, no table */
+	char		 engine[NS_ENGINE_MAX + 1];	/* ... its ENGINE ("-": no table) */
 	uint64_t	 start_above;	/* no ID at or below it (ns create, ns raise) */
 	uint64_t	 hw[NS_SERVERS];	/* its marks rows, by server index */
 	uint64_t	 hb[NS_SERVERS];	/* ... and the B each was written under */
@@ -75,6 +77,7 @@ struct ns_row {
 	uint64_t	 hw;
 	uint64_t	 hb;
 	uint64_t	 start_above;
+	char		 engine[NS_ENGINE_MAX + 1];	/* its ticket table's ("-": none) */
 };
 
 struct nss {
@@ -101,7 +104,8 @@ struct nsrv	*nss_find(const struct nss *s, const char *name, size_t len);
 
 /*
  * Parses a namespace check's text (one row a line: name B policy state counter
- * role high_water B_of_mark start_above; role "-" for none) into rows. A row
+ * role high_water B_of_mark start_above engine; role "-" for none, engine "-"
+ * for no table) into rows. A row
  * not understood (a newer idgenctl's policy, a bad number) leaves out every
  * row of its name, counted in *bad with the first one's why: the others are
  * served. Past max rows the rest is left out, and with it every row of the

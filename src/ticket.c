@@ -129,7 +129,8 @@ static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_recheck_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_schedule(struct event *ev, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
-static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why);
+static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why,
+		    bool local);
 static bool	ticket_query_error(struct ticket_server *s, const struct db_result *r,
 		    const char *what);
 static void	ticket_up_done(struct ticket_server *s);
@@ -324,7 +325,7 @@ ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
  * operator fixes it; the same reason is logged once, not at every retry.
  */
 static void
-ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
+ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why, bool local)
 {
 	s->other = false;
 	s->stats.refusals++;
@@ -336,6 +337,7 @@ ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 	snprintf(s->logged_refusal, sizeof(s->logged_refusal), "%s", why);
 	snprintf(s->last_error, sizeof(s->last_error), "%s", why);
 	s->state = st;
+	s->refused_local = local;
 	s->backoff_ms = s->p.backoff_min_ms;
 	ticket_schedule(s->retry, s->p.refused_retry_ms);
 	s->notify(s, TICKET_EV_REFUSED, 0, s->notify_arg);
@@ -344,13 +346,19 @@ ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why)
 void
 ticket_refuse(struct ticket_server *s, const char *why)
 {
-	ticket_reject(s, TICKET_REFUSED, why);
+	ticket_reject(s, TICKET_REFUSED, why, false);
+}
+
+void
+ticket_refuse_local(struct ticket_server *s, const char *why)
+{
+	ticket_reject(s, TICKET_REFUSED, why, true);
 }
 
 void
 ticket_regress(struct ticket_server *s, const char *why)
 {
-	ticket_reject(s, TICKET_REGRESSED, why);
+	ticket_reject(s, TICKET_REGRESSED, why, false);
 }
 
 /*
@@ -368,7 +376,7 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 	case DB_ERRC_AUTH:
 		snprintf(why, sizeof(why), "authentication failed: %s (check db_user, "
 		    "IDGEN_DB_PASSWORD or db_password_file, db_name)", r->msg);
-		ticket_refuse(s, why);
+		ticket_refuse_local(s, why);
 		return true;
 	case DB_ERRC_RIGHTS:
 		snprintf(why, sizeof(why), "missing rights: %s (load schema/60-grant.sql.in)",
@@ -383,7 +391,7 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 	case DB_ERRC_TLS:
 		snprintf(why, sizeof(why), "%s (db_tls = required: check db_tls_ca_file, "
 		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)", r->msg);
-		ticket_refuse(s, why);
+		ticket_refuse_local(s, why);
 		return true;
 	default:
 		/* The server answered and refused (read-only, a full disk): not an outage. */
@@ -575,6 +583,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.server_offset = row[16];
 	in.region = row[17];
 	in.region_bits = row[18];
+	in.database = s->dbname;
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);

@@ -131,6 +131,8 @@ struct ticket_server {
 							 * backoff only when its reason changes */
 	bool			 witness_pending;	/* the last witness could not land
 							 * (docs/design.md 6.5) */
+	bool			 refused_local;	/* the last refusal was of this idserver's own
+						 * configuration: fatal at start (6.4) */
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,
@@ -159,6 +161,12 @@ void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg
 
 /* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);
+
+/*
+ * Refuses a server for this idserver's own configuration (authentication,
+ * TLS, B): the same, and fatal at start whatever the others say (6.4).
+ */
+void		ticket_refuse_local(struct ticket_server *s, const char *why);
 
 /* Refuses a server whose counter is not above a high-water mark. */
 void		ticket_regress(struct ticket_server *s, const char *why);

@@ -412,7 +412,7 @@ tier_unrecorded(struct tier *t, struct ticket_server *s)
 	if (s->state == TICKET_REFUSED || s->state == TICKET_REGRESSED)
 		return;		/* already out of use, for a reason of its own */
 	snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
-	ticket_refuse(s, why);
+	ticket_refuse_local(s, why);
 }
 
 /*
@@ -645,7 +645,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but block_size "
 			    "is set to %llu", (unsigned long long)s->block_size,
 			    (unsigned long long)t->expect_block);
-			ticket_refuse(s, why);
+			ticket_refuse_local(s, why);
 			return false;
 		}
 		if (t->block_size != 0 && s->block_size != t->block_size) {
@@ -653,7 +653,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			    "server's is %llu: both servers must use the same B",
 			    (unsigned long long)s->block_size, partner->name,
 			    (unsigned long long)t->block_size);
-			ticket_refuse(s, why);
+			ticket_refuse_local(s, why);
 			return false;
 		}
 		if (!tier_merge_marks(t, s))

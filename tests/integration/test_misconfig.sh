@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# A misconfigured pair is refused at start with a message naming the setting
-# (the service does not listen and exits non-zero); a server without the
-# namespace tables serves the default sequence.
+# Misconfiguration at start (docs/design.md 6.4): a pair that disagrees on B, a
+# block_size setting no server has, swapped ports, or a setting wrong on both
+# servers is refused at start with a message naming the setting (the service
+# does not listen and exits 1); one server misconfigured alone is named once
+# and left out, and the service starts and serves from the other (every ID of
+# that server's parity); a server without the namespace tables serves the
+# default sequence.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -21,6 +25,31 @@ expect_refusal() {
 	log "$what: refused ($(grep -m1 'REFUSED' "$T_DIR/refuse.log" | sed 's/.*REFUSED: //'))"
 }
 
+# expect_partial WHAT NEEDLE BAD [flags]: idserver starts without the BAD
+# server (its refusal logged once, naming NEEDLE), which STATS shows refused,
+# and every ID it hands out is a ticket of the other server's parity.
+PART_PORT=$((SVC_PORT + 2))
+expect_partial() {
+	local what=$1 needle=$2 bad=$3 good=1 errs n
+	shift 3
+	[ "$bad" = odd ] && good=0
+	rm -f "$T_DIR/part.txt"
+	idserver_start part "$PART_PORT" --refused_retry_ms 200 "$@"
+	grep -q -- "$bad ticket server REFUSED: .*$needle" "$T_DIR/part.log" ||
+		fail "$what: log lacks '$needle': $(grep REFUSED "$T_DIR/part.log")"
+	grep -q "starting without the $bad ticket server" "$T_DIR/part.log" || fail "$what: no 'starting without'"
+	[ "$(stat "$PART_PORT" "${bad}_state")" = refused ] || fail "$what: $bad is $(stat "$PART_PORT" "${bad}_state")"
+	read -r errs _ < <(mint_ids "$PART_PORT" 10 "$T_DIR/part.txt")
+	[ "$errs" = 0 ] || fail "$what: $errs errors"
+	n=$(awk -v g=$good '$1 >= 2^53 || int($1 / 1048576) % 2 != g' "$T_DIR/part.txt" | wc -l)
+	[ "$n" = 0 ] || fail "$what: $n ranges not from the $( [ $good = 1 ] && echo odd || echo even) server's tickets"
+	sleep 0.6	# a few retries
+	n=$(grep -c "$bad ticket server REFUSED" "$T_DIR/part.log")
+	[ "$n" = 1 ] || fail "$what: the refusal logged $n times"
+	kill "$part_PID"; wait "$part_PID" 2>/dev/null || true
+	log "$what: started without the $bad server ($(grep -m1 'REFUSED' "$T_DIR/part.log" | sed 's/.*REFUSED: //'))"
+}
+
 # Different B on the two servers.
 db_sql even "UPDATE idgen.idgen_meta SET block_size = 4096"
 expect_refusal "different B" "both servers must use the same B"
@@ -29,37 +58,46 @@ db_sql even "UPDATE idgen.idgen_meta SET block_size = 1048576"
 # A block_size setting that disagrees with the pair.
 expect_refusal "block_size setting" "block_size is set to 2097152" --block_size 2097152
 
-# Same parity: the even server reconfigured as a second odd one.
+# Same parity: the even server reconfigured as a second odd one (until
+# issue 30 item 7 a fatal error at start; now left out, as a running idserver
+# leaves it).
 db_sql even "SET GLOBAL auto_increment_offset = 1"
-expect_refusal "same parity (offset)" "auto_increment_offset is 1, the even server needs 2"
+expect_partial "same parity (offset)" "auto_increment_offset is 1, the even server needs 2" even
 db_sql even "SET GLOBAL auto_increment_offset = 2"
 
 # Same parity: the even server's meta row says odd.
 db_sql even "UPDATE idgen.idgen_meta SET parity = 'odd'"
-expect_refusal "same parity (meta row)" "idgen_meta.parity is 'odd'"
+expect_partial "same parity (meta row)" "idgen_meta.parity is 'odd'" even
 db_sql even "UPDATE idgen.idgen_meta SET parity = 'even'"
 
 # The two servers swapped in the config.
 expect_refusal "swapped ports" "auto_increment_offset" --odd_port "$EVEN_PORT" --even_port "$ODD_PORT"
 
-# Not durable, and not auto_increment_increment = 2.
+# Not durable, and not auto_increment_increment = 2: on one server it is left
+# out; on both, start-up is refused.
 db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
-expect_refusal "flush_log_at_trx_commit" "innodb_flush_log_at_trx_commit is 2"
+expect_partial "flush_log_at_trx_commit (odd)" "innodb_flush_log_at_trx_commit is 2" odd
+db_sql even "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
+expect_refusal "flush_log_at_trx_commit (both)" "innodb_flush_log_at_trx_commit is 2.*no ticket server of its region passed"
 db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+db_sql even "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
 db_sql odd "SET GLOBAL auto_increment_increment = 1"
-expect_refusal "increment 1" "auto_increment_increment is 1"
+expect_partial "increment 1 (odd)" "auto_increment_increment is 1" odd
+db_sql even "SET GLOBAL auto_increment_increment = 1"
+expect_refusal "increment 1 (both)" "auto_increment_increment is 1"
 db_sql odd "SET GLOBAL auto_increment_increment = 2"
+db_sql even "SET GLOBAL auto_increment_increment = 2"
 
 # The tier's shape in the meta row: an offset that is not the role's.
 db_sql even "UPDATE idgen.idgen_meta SET server_offset = 1"
-expect_refusal "meta offset" "idgen_meta.server_offset is 1 but it is configured as the even server"
+expect_partial "meta offset" "idgen_meta.server_offset is 1 but it is configured as the even server" even
 db_sql even "UPDATE idgen.idgen_meta SET server_offset = 2"
 
 # A schema from before the shape columns: refused until the schema files are
 # loaded again, which adds them and sets the offset (the upgrade path).
 db_sql even "ALTER TABLE idgen.idgen_meta DROP COLUMN tier_increment, DROP COLUMN server_offset, \
 DROP COLUMN region, DROP COLUMN region_bits"
-expect_refusal "old schema" "Unknown column 'tier_increment'.*load schema/"
+expect_partial "old schema" "Unknown column 'tier_increment'.*load schema/" even
 db_sql even "$(cat "$ROOT/schema/10-tables.sql" "$ROOT/schema/20-even.sql")"
 [ "$(db_sql even "SELECT CONCAT(tier_increment, '/', server_offset, '/', region, '/', region_bits) FROM idgen.idgen_meta")" = 2/2/0/0 ] ||
 	fail "the schema reload did not add the shape columns"

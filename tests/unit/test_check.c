@@ -70,9 +70,11 @@ test_server_refusals(void **state)
 	expect_refused(&in, ODD, "innodb_flush_log_at_trx_commit");
 	in = good("odd", "1");
 	in.engine = "MyISAM";
-	expect_refused(&in, ODD, "InnoDB");
+	expect_refused(&in, ODD, "ticket table tickets64 uses engine MyISAM, must be InnoDB");
+	in.database = "idgen";
+	expect_refused(&in, ODD, "repair: ALTER TABLE idgen.tickets64 ENGINE=InnoDB");
 	in.engine = NULL;
-	expect_refused(&in, ODD, "missing table");
+	expect_refused(&in, ODD, "ticket table idgen.tickets64 is missing");
 	in = good("odd", "1");
 	in.layout_version = "2";
 	expect_refused(&in, ODD, "layout_version");

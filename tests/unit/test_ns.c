@@ -37,13 +37,14 @@ test_parse(void **state)
 	char why[128];
 
 	(void)state;
-	n = parse("orders 10 snowflake ready 5 even 4 10 0\norders 10 snowflake ready 5 odd 3 10 0\n"
-	    "users 1 refuse creating 1 - 0 0 0");
+	n = parse("orders 10 snowflake ready 5 even 4 10 0 InnoDB\n"
+	    "orders 10 snowflake ready 5 odd 3 10 0 InnoDB\nusers 1 refuse creating 1 - 0 0 0 InnoDB");
 	assert_int_equal(n, 3);
 	assert_string_equal(rows[0].name, "orders");
 	assert_int_equal(rows[0].b, 10);
 	assert_int_equal(rows[0].counter, 5);
 	assert_string_equal(rows[0].role, "even");
+	assert_string_equal(rows[0].engine, "InnoDB");
 	assert_int_equal(rows[0].hw, 4);
 	assert_true(rows[0].ready);
 	assert_int_equal(rows[2].policy, NS_REFUSE);
@@ -52,29 +53,31 @@ test_parse(void **state)
 	/* Not understood: every row of that name left out, the others kept. */
 	static const char *bad_rows[] = {
 		"orders 10 snowflake ready 5 even 4",
-		"orders 0 snowflake ready 5 even 4 10 0",
-		"orders 10 dense ready 5 even 4 10 0",
-		"orders 10 snowflake ready 18446744073709551616 even 4 10 0",
+		"orders 0 snowflake ready 5 even 4 10 0 InnoDB",
+		"orders 10 dense ready 5 even 4 10 0 InnoDB",
+		"orders 10 snowflake ready 18446744073709551616 even 4 10 0 InnoDB",
 		"orders 10 snowflake ready 5 even 4 10 extra",
+		"orders 10 snowflake ready 5 even 4 10 0",	/* no engine word */
 	};
 	char text[256];
 	unsigned bad;
 
 	for (unsigned k = 0; k < sizeof(bad_rows) / sizeof(bad_rows[0]); k++) {
-		snprintf(text, sizeof(text), "orders 10 snowflake ready 5 odd 3 10 0\n%s\n"
-		    "users 1 refuse ready 1 - 0 0 0", bad_rows[k]);
+		snprintf(text, sizeof(text), "orders 10 snowflake ready 5 odd 3 10 0 InnoDB\n%s\n"
+		    "users 1 refuse ready 1 - 0 0 0 InnoDB", bad_rows[k]);
 		assert_true(nss_parse(text, rows, 64, &n, &cut, &bad, why, sizeof(why)));
 		assert_int_equal(bad, 1);
 		assert_int_equal(n, 1);
 		assert_string_equal(rows[0].name, "users");
 	}
-	assert_true(nss_parse("ord-ers 10 snowflake ready 5 even 4 10 0\nusers 1 refuse ready 1 "
-	    "- 0 0 0", rows, 64, &n, &cut, &bad, why, sizeof(why)));
+	assert_true(nss_parse("ord-ers 10 snowflake ready 5 even 4 10 0 InnoDB\n"
+	    "users 1 refuse ready 1 - 0 0 0 InnoDB", rows, 64, &n, &cut, &bad, why, sizeof(why)));
 	assert_int_equal(bad, 1);
 	assert_int_equal(n, 1);
 	/* Past max rows: the last name's rows all go, never part of its marks. */
-	assert_true(nss_parse("a 1 refuse ready 1 even 0 0 0\nb 1 refuse ready 1 even 0 0 0\n"
-	    "b 1 refuse ready 1 odd 0 0 0", rows, 2, &n, &cut, &bad, why, sizeof(why)));
+	assert_true(nss_parse("a 1 refuse ready 1 even 0 0 0 InnoDB\n"
+	    "b 1 refuse ready 1 even 0 0 0 InnoDB\nb 1 refuse ready 1 odd 0 0 0 InnoDB", rows, 2,
+	    &n, &cut, &bad, why, sizeof(why)));
 	assert_true(cut);
 	assert_int_equal(n, 1);
 	assert_string_equal(rows[0].name, "a");
@@ -91,21 +94,22 @@ test_agreement(void **state)
 	(void)state;
 	nss_init(&s, 10);
 	/* Only the odd server read: served on its word while the even's check is pending. */
-	n = parse("orders 10 snowflake ready 1 odd 0 0 0\norders 10 snowflake ready 1 even 0 0 0");
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0 InnoDB\n"
+	    "orders 10 snowflake ready 1 even 0 0 0 InnoDB");
 	nss_apply(&s, 0, rows, n, up);
 	ns = nss_find(&s, "orders", 6);
 	assert_non_null(ns);
 	assert_true(ns->served);
 	/* The even server says creating: not served. */
-	n = parse("orders 10 snowflake creating 1 odd 0 0 0");
+	n = parse("orders 10 snowflake creating 1 odd 0 0 0 InnoDB");
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
 	/* Ready with another B: not served. */
-	n = parse("orders 20 snowflake ready 1 odd 0 0 0");
+	n = parse("orders 20 snowflake ready 1 odd 0 0 0 InnoDB");
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
 	/* Alike: served; the even server down does not unserve it. */
-	n = parse("orders 10 snowflake ready 1 odd 0 0 0");
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0 InnoDB");
 	nss_apply(&s, 1, rows, n, up);
 	assert_true(ns->served);
 	up[0] = up[1] = false;
@@ -114,7 +118,7 @@ test_agreement(void **state)
 	/* Created again with another B on every server: not while they disagree ... */
 	up[0] = up[1] = true;
 	assert_true(pool_add(&ns->pool, 100, 10));
-	n = parse("orders 30 snowflake ready 1 odd 0 0 0");
+	n = parse("orders 30 snowflake ready 1 odd 0 0 0 InnoDB");
 	nss_apply(&s, 0, rows, n, up);
 	assert_false(ns->served);
 	/* ... nor while a ticket of the old one is in flight ... */
@@ -152,7 +156,7 @@ test_dropped_on_one_server_lets_go(void **state)
 
 	(void)state;
 	nss_init(&s, 10);
-	n = parse("orders 10 snowflake ready 1 odd 0 0 0");
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0 InnoDB");
 	nss_apply(&s, 0, rows, n, up);
 	nss_apply(&s, 1, rows, n, up);
 	ns = nss_find(&s, "orders", 6);
@@ -182,8 +186,8 @@ test_order_and_bound(void **state)
 
 	(void)state;
 	nss_init(&s, 3);
-	n = parse("a 1 refuse ready 1 - 0 0 0\nab 1 refuse ready 1 - 0 0 0\nb 1 refuse ready 1 - 0 0 0\n"
-	    "c 1 refuse ready 1 - 0 0 0");
+	n = parse("a 1 refuse ready 1 - 0 0 0 InnoDB\nab 1 refuse ready 1 - 0 0 0 InnoDB\n"
+	    "b 1 refuse ready 1 - 0 0 0 InnoDB\nc 1 refuse ready 1 - 0 0 0 InnoDB");
 	nss_apply(&s, 0, rows, n, up);
 	assert_int_equal(s.n, 3);
 	assert_int_equal(s.ignored, 1);
@@ -207,9 +211,9 @@ test_known_end(void **state)
 	(void)state;
 	nss_init(&s, 10);
 	/* The odd server's own mark 7 (B 10); the even's copy of it 9, written under B 100. */
-	n = parse("orders 10 snowflake ready 9 odd 7 10 0");
+	n = parse("orders 10 snowflake ready 9 odd 7 10 0 InnoDB");
 	nss_apply(&s, 0, rows, n, up);
-	n = parse("orders 10 snowflake ready 9 odd 9 100 0");
+	n = parse("orders 10 snowflake ready 9 odd 9 100 0 InnoDB");
 	nss_apply(&s, 1, rows, n, up);
 	ns = nss_find(&s, "orders", 6);
 	/* The copy covers IDs below 1000: the known end is 1000, ticket 99 of B 10. */

@@ -76,6 +76,7 @@ struct sim {
 	bool		 ns_hold_check;	/* hold the next namespace check's answer */
 	unsigned	 ns_check_err;	/* the namespace check's SELECT fails so (0: none) */
 	unsigned	 ns_tx_err;	/* the next namespace ticket transaction fails so */
+	const char	*ns_engine;	/* tickets_nsx's ENGINE (NULL: InnoDB) */
 	bool		 in_tx;		/* a transaction left open (a failed check's snapshot) */
 };
 
@@ -356,8 +357,9 @@ sim_ns_check(int i, struct fake_answer *a)
 	text[i][0] = '\0';
 	for (unsigned k = 0; s->ns_b != 0 && k < server_own_count(); k++)
 		n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%snsx %" PRIu64
-		    " snowflake ready %" PRIu64 " %s %" PRIu64 " %" PRIu64 " 0", k ? "\n" : "", s->ns_b,
-		    s->ns_counter, sim_roles[k], s->ns_mark[k], s->ns_mark_b[k]);
+		    " snowflake ready %" PRIu64 " %s %" PRIu64 " %" PRIu64 " 0 %s", k ? "\n" : "",
+		    s->ns_b, s->ns_counter, sim_roles[k], s->ns_mark[k], s->ns_mark_b[k],
+		    s->ns_engine != NULL ? s->ns_engine : "InnoDB");
 	if (ns_extra_line != NULL)
 		n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%s%s", n ? "\n" : "",
 		    ns_extra_line);
@@ -2175,7 +2177,7 @@ test_review_ns_bad_row_downs_server(void **state)
 	rig_start(r);
 	settle(r);
 	f0 = r->t.srv[0].stats.failures + r->t.srv[1].stats.failures;
-	ns_extra_line = "newns 8 retry ready 1 odd 0 8";
+	ns_extra_line = "newns 8 retry ready 1 odd 0 8 0 InnoDB";
 	ticket_recheck_soon(&r->t.srv[0]);
 	ticket_recheck_soon(&r->t.srv[1]);
 	run_for(r, 200);
@@ -2295,6 +2297,71 @@ test_ns_refusal_logged_when_reason_changes(void **state)
 		    "no repair line: %s", text);
 	assert_null(strstr(strstr(text, "counter regressed") + 1, "counter regressed"));
 	free(text);
+	rig_free(r);
+}
+
+/* Odd's tickets_nsx moved to MyISAM, rechecked; then repaired, rechecked. */
+static void
+ns_myisam_on_odd(struct rig *r)
+{
+	sim[0].ns_engine = "MyISAM";
+	ticket_recheck_soon(&r->t.srv[0]);
+	run_for(r, 50);
+	ticket_recheck_soon(&r->t.srv[0]);
+	run_for(r, 50);
+}
+
+/*
+ * Issue 30 item 8: a namespace's ticket table on MyISAM was served without a
+ * word, while tickets64 on MyISAM is refused. It is refused on that server
+ * alone, once in the log with the repair; the other server serves it, and a
+ * repair is seen at the next check.
+ */
+static void
+test_ns_engine_refused(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned txs;
+	char *text;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_false(ns->regressed[0]);
+	text = capture_log(r, ns_myisam_on_odd);
+	assert_true(ns->regressed[0]);
+	assert_false(ns->regressed[1]);
+	assert_true(ns->served);
+	assert_non_null(strstr(text, "namespace nsx REFUSED on the odd ticket server: ticket "
+	    "table idgen.tickets_nsx uses engine MyISAM, must be InnoDB"));
+	assert_non_null(strstr(text, "ALTER TABLE idgen.tickets_nsx ENGINE=InnoDB"));
+	/* Once, though checked twice. */
+	assert_null(strstr(strstr(text, "uses engine MyISAM") + 1, "uses engine MyISAM"));
+	free(text);
+	/* Tickets of nsx come from even alone. */
+	txs = sim[0].ns_txs;
+	for (int k = 0; k < 4; k++) {
+		ns = ns_want(r);
+		settle(r);
+	}
+	assert_int_equal(sim[0].ns_txs, txs);
+	assert_true(sim[1].ns_txs > 0);
+	/* Repaired: odd serves nsx again after its next check. */
+	sim[0].ns_engine = NULL;
+	ticket_recheck_soon(&r->t.srv[0]);
+	settle(r);
+	assert_false(ns->regressed[0]);
+	for (int k = 0; k < 4; k++) {
+		ns = ns_want(r);
+		settle(r);
+	}
+	assert_true(sim[0].ns_txs > txs);
 	rig_free(r);
 }
 
@@ -2516,6 +2583,7 @@ main(void)
 		cmocka_unit_test(test_review_ns_partner_stale_check),
 		cmocka_unit_test(test_review_ns_bad_row_downs_server),
 		cmocka_unit_test(test_ns_refusal_logged_when_reason_changes),
+		cmocka_unit_test(test_ns_engine_refused),
 		cmocka_unit_test(test_recheck_slots_apart),
 		cmocka_unit_test(test_ns_check_without_ns_tables),
 	};
