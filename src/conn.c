@@ -22,12 +22,16 @@
 #include <event2/buffer.h>
 
 #include "clk.h"
+#include "log.h"
 #include "proto_resp.h"
 #include "proto_text.h"
 #include "tls.h"
 
 #define CONN_LINGER_MS 2000	/* wait for the peer's EOF after we close */
 #define CONN_TLS_CHUNK 16384	/* TLS: replies handed to the session below this */
+#define CONN_EVICT_EPISODE_MS 10000	/* evictions this far apart are logged again */
+#define CONN_EVICTED "evicted: the server is at max_clients and this connection " \
+	"was the one longest without a request served"
 
 static void	conn_read_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_write_cb(evutil_socket_t fd, short what, void *arg);
@@ -60,6 +64,8 @@ static void	conn_tls_event_cb(struct bufferevent *bev, short what, void *arg);
 static ssize_t	conn_recv(struct conn *c, char *p, size_t len);
 static size_t	conn_pending(const struct conn *c);
 static bool	conn_wait_drain(struct conn *c);
+static void	conn_served(struct conn *c);
+static void	conn_evict(struct conn_set *set);
 
 void
 conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
@@ -74,6 +80,8 @@ conn_set_init(struct conn_set *set, struct event_base *base, const struct config
 	TAILQ_INIT(&set->refusals);
 	peers_init(&set->peers);
 	TAILQ_INIT(&set->deferred);
+	TAILQ_INIT(&set->by_service[0]);
+	TAILQ_INIT(&set->by_service[1]);
 	set->resume = evtimer_new(base, conn_resume_cb, set);
 }
 
@@ -241,6 +249,8 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 		conn_refuse(set, fd, "too many connections from your address (max_clients_per_ip)");
 		return false;
 	}
+	if (set->stats.open >= set->cfg->max_clients)
+		conn_evict(set);
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		evutil_closesocket(fd);
@@ -281,6 +291,7 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 		return false;
 	}
 	TAILQ_INSERT_TAIL(&set->all, c, entry);
+	TAILQ_INSERT_TAIL(&set->by_service[0], c, service_entry);
 	set->stats.open++;
 	set->stats.total++;
 	c->id = set->stats.total;
@@ -304,6 +315,7 @@ conn_free(struct conn *c)
 	if (c->proto != NULL && c->proto->release != NULL)
 		c->proto->release(c);
 	TAILQ_REMOVE(&set->all, c, entry);
+	TAILQ_REMOVE(&set->by_service[c->rank], c, service_entry);
 	if (c->deferred)
 		TAILQ_REMOVE(&set->deferred, c, defer_entry);
 	set->stats.open--;
@@ -827,6 +839,8 @@ conn_process(struct conn *c)
 
 	conn_turn(c->set);
 	yielded = conn_run(c, &handled, &over_turn);
+	if (c->waiter.served)
+		conn_served(c);
 	if (!conn_flush(c)) {
 		if (c->stuck_since_us == UINT64_MAX)
 			conn_abort(c);
@@ -982,4 +996,58 @@ conn_pending(const struct conn *c)
 	if (c->bev != NULL)
 		n += evbuffer_get_length(bufferevent_get_output(c->bev));
 	return n;
+}
+
+/*
+ * The core answered one of c's requests: c goes to the end of the eviction
+ * order, in the served rank while tokens are on (docs/design.md section 5,
+ * "Connection slots").
+ */
+static void
+conn_served(struct conn *c)
+{
+	struct conn_set *set = c->set;
+
+	c->waiter.served = false;
+	TAILQ_REMOVE(&set->by_service[c->rank], c, service_entry);
+	c->rank = set->core->auth != NULL;
+	TAILQ_INSERT_TAIL(&set->by_service[c->rank], c, service_entry);
+}
+
+/*
+ * At max_clients: the connection least recently served (one never served
+ * first while tokens are on) gives its slot to a new one, closed with the
+ * error its protocol reads; logged once per episode (docs/design.md section 5).
+ */
+static void
+conn_evict(struct conn_set *set)
+{
+	struct conn *c = TAILQ_FIRST(&set->by_service[0]);
+	int64_t now = clk_mono_ms();
+	char junk[4096], line[256];
+	int n, i;
+
+	if (c == NULL && (c = TAILQ_FIRST(&set->by_service[1])) == NULL)
+		return;
+	set->stats.evicted++;
+	if (set->evict_last_ms == 0 || now - set->evict_last_ms >= CONN_EVICT_EPISODE_MS)
+		log_warn("text/RESP port at max_clients %u: each new connection takes the slot "
+		    "of the one longest without a request served (%llu evicted so far; logged "
+		    "again after %d s without one)", set->cfg->max_clients,
+		    (unsigned long long)set->stats.evicted, CONN_EVICT_EPISODE_MS / 1000);
+	set->evict_last_ms = now;
+	/*
+	 * The line when nothing else is on its way (TLS: a close, as a refusal).
+	 * Its input is read first (bounded), so that the close is not a reset.
+	 */
+	if (c->bev == NULL && conn_pending(c) == 0) {
+		for (i = 0; i < 16 && recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+			;
+		n = snprintf(line, sizeof(line), c->proto == &proto_resp_ops ? "-%s %s\r\n" :
+		    "ERR %s %s\n", core_err_info(CORE_ERR_UNAVAILABLE)->code, CONN_EVICTED);
+		if (n > 0 && write(c->fd, line, (size_t)n) < 0) {
+			/* Nothing more to tell a peer that is closed anyway. */
+		}
+	}
+	conn_free(c);
 }

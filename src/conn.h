@@ -54,6 +54,7 @@ struct conn_counters {
 	uint64_t	idle_timeouts;	/* no request for idle_timeout_ms */
 	uint64_t	partial_timeouts; /* a request left incomplete for partial_timeout_ms */
 	uint64_t	rejected_per_ip; /* over max_clients_per_ip */
+	uint64_t	evicted;	/* slots given to a new connection at max_clients */
 };
 
 TAILQ_HEAD(conn_list, conn);
@@ -86,11 +87,21 @@ struct conn_set {
 	struct conn_refusal_list refusals;	/* at most max_pending_refusals */
 	unsigned		 nrefusals;
 	struct tls_listener	*tls;		/* listen_tls: every connection's session */
+	/*
+	 * Every connection, least recently served first (docs/design.md section
+	 * 5, "Connection slots"): [0] those never served while tokens are on (a
+	 * tokenless one never is), else all; [1] the others. At max_clients a
+	 * new connection takes the slot of the first of [0], else of [1].
+	 */
+	struct conn_list	 by_service[2];
+	int64_t			 evict_last_ms;	/* the last eviction (monotonic), 0: none */
 };
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 defer_entry;	/* in set->deferred when deferred */
+	TAILQ_ENTRY(conn)	 service_entry;	/* in set->by_service[rank] */
+	unsigned char		 rank;
 	struct conn_set		*set;
 	const struct proto_ops	*proto;		/* NULL until the first byte */
 	void			*proto_state;	/* the adapter's, NULL until it needs some */
@@ -137,8 +148,10 @@ void	conn_set_init(struct conn_set *set, struct event_base *base, const struct c
 	    struct core *core, const struct metrics_src *metrics);
 
 /*
- * Takes over an accepted socket from peer sa; false (socket closed, with one
- * line saying why) when its address is over max_clients_per_ip or out of memory.
+ * Takes over an accepted socket from peer sa, at max_clients in the slot of the
+ * connection least recently served (closed with one line saying why); false
+ * (socket closed, with one line saying why) when its address is over
+ * max_clients_per_ip or out of memory.
  */
 bool	conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa);
 

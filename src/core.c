@@ -556,7 +556,11 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 	case CORE_CMD_ID:
 	case CORE_CMD_IDS:
 	case CORE_CMD_BLOCK:
-		return core_take(c, w, req, res);
+		if (core_take(c, w, req, res) == CORE_PENDING)
+			return CORE_PENDING;
+		if (res->err == CORE_OK && w != NULL)
+			w->served = true;
+		return CORE_DONE;
 	case CORE_CMD_DECODE:
 		e = core_decode(c, req, res, &why);
 		if (e != CORE_OK) {
@@ -589,5 +593,7 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 		break;
 	}
 	c->stats.requests++;
+	if (req->cmd != CORE_CMD_AUTH && w != NULL)
+		w->served = true;
 	return CORE_DONE;
 }

@@ -138,6 +138,12 @@ struct core_waiter {
 	bool			 waited;	/* the refill wait expired: fallback may serve */
 	bool			 timed;		/* timer armed */
 	unsigned char		 penalty;	/* a failed token's reply: 1 held, 2 held enough */
+	/*
+	 * The core answered a request of this caller without error (AUTH aside):
+	 * set here, cleared by the caller, which ranks its connection by it
+	 * (docs/design.md section 5, "Connection slots").
+	 */
+	bool			 served;
 	void			(*resume)(void *arg);
 	void			*arg;
 };

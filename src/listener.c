@@ -1,5 +1,6 @@
 /*
- * listener.c - accept connections within max_clients; pause on accept errors.
+ * listener.c - accept connections (conn.c keeps them within max_clients); pause
+ * on accept errors.
  */
 #include "listener.h"
 
@@ -53,7 +54,11 @@ listener_init(struct listener *l, struct event_base *base, const struct config *
 	return true;
 }
 
-/* A new connection: over max_clients it gets one line and is closed. */
+/*
+ * A new connection: while draining it gets one line and is closed; at
+ * max_clients it takes a slot from a connection that is not being served
+ * (conn_new, docs/design.md section 5).
+ */
 static void
 listener_accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
@@ -63,10 +68,9 @@ listener_accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockadd
 
 	(void)ev;
 	(void)salen;
-	if (l->draining || l->conns->stats.open >= l->cfg->max_clients) {
+	if (l->draining) {
 		l->stats.rejected++;
-		conn_refuse(l->conns, fd, l->draining ? "shutting down" :
-		    "too many connections (max_clients)");
+		conn_refuse(l->conns, fd, "shutting down");
 		return;
 	}
 	evutil_make_socket_nonblocking(fd);

@@ -1,6 +1,6 @@
 /*
- * listener.h - the TCP listener of the text and RESP protocols: accepts within
- * max_clients, pauses on accept errors, stops for draining. Accepted sockets go
+ * listener.h - the TCP listener of the text and RESP protocols: accepts (the
+ * connection set keeps max_clients), pauses on accept errors, stops for draining. Accepted sockets go
  * to the connection set (conn.h); the listener never touches a connection.
  */
 #ifndef IDGEN_LISTENER_H
@@ -17,7 +17,7 @@
 #include "conn.h"
 
 struct listener_counters {
-	uint64_t	rejected;	/* over max_clients, or draining */
+	uint64_t	rejected;	/* accepted while draining */
 	uint64_t	accept_errors;
 };
 

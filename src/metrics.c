@@ -55,9 +55,13 @@
 	X(total_connections, C, SVC, "clients", "client connections accepted", \
 	    "connections_accepted", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->total)) \
-	X(rejected_connections, C, SVC, "clients", "connections refused (max_clients, draining)", \
+	X(rejected_connections, C, SVC, "clients", "connections refused while draining", \
 	    "connections_rejected", METRIC_AS_IS, NULL, \
 	    NUM(m->listener->rejected)) \
+	X(evicted_connections, C, SVC, "clients", \
+	    "connections closed at max_clients to give a new one the slot of the least recently served", \
+	    "connections_evicted", METRIC_AS_IS, NULL, \
+	    NUM(m->conns->evicted)) \
 	X(write_timeouts, C, SVC, "clients", "clients dropped for not reading (write_timeout_ms)", \
 	    "write_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->write_timeouts)) \
@@ -78,9 +82,14 @@
 	X(grpc_connections, G, SVC, "grpc", "gRPC connections open", \
 	    "grpc_connections", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(open))) \
-	X(grpc_rejected, C, SVC, "grpc", "gRPC connections refused over grpc_max_connections", \
+	X(grpc_rejected, C, SVC, "grpc", \
+	    "gRPC connections refused at grpc_max_connections, none being open to evict", \
 	    "grpc_connections_rejected", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(rejected))) \
+	X(grpc_evicted, C, SVC, "grpc", \
+	    "gRPC connections closed at grpc_max_connections to give a new one the slot of the least recently served", \
+	    "grpc_connections_evicted", METRIC_AS_IS, NULL, \
+	    NUM(GRPC(evicted))) \
 	X(grpc_rejected_per_ip, C, SVC, "grpc", \
 	    "gRPC connections refused over grpc_max_connections_per_ip", \
 	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL, \

@@ -1,6 +1,6 @@
 /*
  * peers.c - open connections counted per peer address (IPv4 as IPv4-mapped
- * IPv6), in one fixed open-addressing table per listener.
+ * IPv6, IPv6 per /64), in one fixed open-addressing table per listener.
  */
 #include "peers.h"
 
@@ -31,9 +31,18 @@ peers_get(struct peers *p, const struct sockaddr *sa)
 	if (sa->sa_family == AF_INET) {
 		key[10] = key[11] = 0xff;
 		memcpy(key + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-	} else if (sa->sa_family == AF_INET6)
+	} else if (sa->sa_family == AF_INET6) {
 		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-	else
+		/*
+		 * One /64 counts as one address: it is what one site or host gets,
+		 * and it holds 2^64 addresses (docs/design.md section 5). The tag
+		 * byte keeps the key apart from IPv4-mapped ones and from "unused".
+		 */
+		if (!IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)(const void *)key)) {
+			memset(key + 8, 0, 8);
+			key[15] = 1;
+		}
+	} else
 		return NULL;
 	for (i = 0; i < 16; i++)
 		h = (h ^ key[i]) * UINT64_C(1099511628211);

@@ -13,7 +13,7 @@
 #define PEERS_SLOTS	8192
 
 struct peer {
-	unsigned char	key[16];	/* IPv6, or IPv4-mapped */
+	unsigned char	key[16];	/* IPv4-mapped, or an IPv6 /64 (tagged) */
 	unsigned	count;		/* connections open from it */
 };
 

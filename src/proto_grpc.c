@@ -44,12 +44,18 @@
 #define GRPC_NS_HEADER		"idgen-namespace"
 #define GRPC_NS_HEADER_LEN	(sizeof(GRPC_NS_HEADER) - 1)
 
+/* Evictions this far apart are logged again. */
+#define GRPC_EVICT_EPISODE_MS	10000
+#define GRPC_EVICTED		"evicted: the server is at grpc_max_connections and this " \
+	"connection was the one longest without a request served"
+
 /* google.rpc.Code values used here. */
 #define GRPC_OK			0
 #define GRPC_INVALID_ARGUMENT	3
 #define GRPC_DEADLINE_EXCEEDED	4
 #define GRPC_NOT_FOUND		5
 #define GRPC_RESOURCE_EXHAUSTED	8
+#define GRPC_UNAVAILABLE	14
 #define GRPC_UNIMPLEMENTED	12
 #define GRPC_INTERNAL		13
 
@@ -100,6 +106,8 @@ struct grpc_stream {
 
 struct grpc_conn {
 	TAILQ_ENTRY(grpc_conn)	 entry;
+	TAILQ_ENTRY(grpc_conn)	 service_entry;	/* in g->by_service[rank] */
+	unsigned char		 rank;
 	struct proto_grpc	*g;
 	struct bufferevent	*bev;		/* NULL over memory (proto_grpc_mem_open) */
 	struct evbuffer		*out;		/* the bytes to send: bev's output, or our own */
@@ -122,6 +130,13 @@ struct proto_grpc {
 	struct peers		 peers;		/* open connections per address */
 	struct grpc_conn	*mem;		/* the connection over memory, if open */
 	struct tls_listener	*tls;		/* grpc_tls: every connection's session */
+	/*
+	 * Every connection, least recently served first (docs/design.md section
+	 * 5, "Connection slots"): [0] those never served while tokens are on,
+	 * else all; [1] the others. Served: the core answered a request with IDs.
+	 */
+	TAILQ_HEAD(, grpc_conn)	 by_service[2];
+	int64_t			 evict_last_ms;	/* the last eviction (monotonic), 0: none */
 };
 
 static void	grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
@@ -132,6 +147,8 @@ static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
 static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_stall_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_refuse(evutil_socket_t fd);
+static bool	grpc_evict(struct proto_grpc *g);
+static void	grpc_served(struct grpc_conn *c);
 static struct grpc_conn *grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev);
 static void	grpc_conn_free(struct grpc_conn *c);
 static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used);
@@ -187,6 +204,8 @@ proto_grpc_new(struct proto_grpc **out, struct event_base *base, const struct co
 	g->cfg = cfg;
 	g->core = core;
 	TAILQ_INIT(&g->conns);
+	TAILQ_INIT(&g->by_service[0]);
+	TAILQ_INIT(&g->by_service[1]);
 	return true;
 }
 
@@ -267,8 +286,70 @@ grpc_refuse(evutil_socket_t fd)
 }
 
 /*
- * A new connection from the listener: within grpc_max_connections and, from
- * its address, grpc_max_connections_per_ip; else closed at once.
+ * The core answered one of c's requests with IDs: c goes to the end of the
+ * eviction order, in the served rank while tokens are on. Neither HEADERS, nor
+ * a message that never came, nor a stream ended by grpc_request_timeout_ms is
+ * service.
+ */
+static void
+grpc_served(struct grpc_conn *c)
+{
+	struct proto_grpc *g = c->g;
+
+	TAILQ_REMOVE(&g->by_service[c->rank], c, service_entry);
+	c->rank = g->core->auth != NULL;
+	TAILQ_INSERT_TAIL(&g->by_service[c->rank], c, service_entry);
+}
+
+/*
+ * At grpc_max_connections: the connection least recently served (one never
+ * served first while tokens are on) is closed for a new one. Its unanswered
+ * streams get UNAVAILABLE and it gets GOAWAY, each saying why, written at once
+ * when cleartext (TLS: a close); its input is read first (bounded), so the
+ * close is not a reset. Logged once per episode. False when none is open.
+ */
+static bool
+grpc_evict(struct proto_grpc *g)
+{
+	struct grpc_conn *c = TAILQ_FIRST(&g->by_service[0]);
+	struct grpc_stream *st;
+	int64_t now = clk_mono_ms();
+	evutil_socket_t fd;
+	char junk[4096];
+	int i;
+
+	if (c == NULL && (c = TAILQ_FIRST(&g->by_service[1])) == NULL)
+		return false;
+	g->stats.evicted++;
+	if (g->evict_last_ms == 0 || now - g->evict_last_ms >= GRPC_EVICT_EPISODE_MS)
+		log_warn("gRPC at grpc_max_connections %u: each new connection takes the slot of "
+		    "the one longest without a request served (%llu evicted so far; logged "
+		    "again after %d s without one)", g->cfg->grpc_max_connections,
+		    (unsigned long long)g->stats.evicted, GRPC_EVICT_EPISODE_MS / 1000);
+	g->evict_last_ms = now;
+	if (c->bev != NULL && g->tls == NULL && !c->closing) {
+		TAILQ_FOREACH(st, &c->streams, entry)
+			if (!st->answered && !st->streaming)
+				grpc_fail(st, GRPC_UNAVAILABLE, GRPC_EVICTED);
+		(void)nghttp2_submit_goaway(c->session, NGHTTP2_FLAG_NONE,
+		    nghttp2_session_get_last_proc_stream_id(c->session), NGHTTP2_NO_ERROR,
+		    (const uint8_t *)GRPC_EVICTED, strlen(GRPC_EVICTED));
+		(void)nghttp2_session_send(c->session);
+		fd = bufferevent_getfd(c->bev);
+		for (i = 0; i < 16 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+			;
+		/* The bufferevent holds its output's start frozen: only it drains it. */
+		(void)evbuffer_unfreeze(c->out, 1);
+		(void)evbuffer_write(c->out, fd);
+	}
+	grpc_conn_free(c);
+	return true;
+}
+
+/*
+ * A new connection from the listener: over grpc_max_connections_per_ip from
+ * its address closed at once; at grpc_max_connections it takes the slot of the
+ * connection least recently served (grpc_evict).
  */
 static void
 grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
@@ -282,14 +363,14 @@ grpc_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 
 	(void)l;
 	(void)salen;
-	if (g->stats.open >= g->cfg->grpc_max_connections) {
-		g->stats.rejected++;
-		grpc_refuse(fd);
-		return;
-	}
 	a = peers_get(&g->peers, sa);
 	if (a != NULL && a->count >= g->cfg->grpc_max_connections_per_ip) {
 		g->stats.rejected_per_ip++;
+		grpc_refuse(fd);
+		return;
+	}
+	if (g->stats.open >= g->cfg->grpc_max_connections && !grpc_evict(g)) {
+		g->stats.rejected++;
 		grpc_refuse(fd);
 		return;
 	}
@@ -336,6 +417,7 @@ grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev)
 	c->idle = evtimer_new(g->base, grpc_idle_cb, c);
 	c->stall = evtimer_new(g->base, grpc_stall_cb, c);
 	TAILQ_INSERT_TAIL(&g->conns, c, entry);
+	TAILQ_INSERT_TAIL(&g->by_service[0], c, service_entry);
 	g->stats.open++;
 	if (c->out == NULL || c->idle == NULL || c->stall == NULL ||
 	    nghttp2_session_callbacks_new(&cbs) != 0) {
@@ -481,6 +563,7 @@ grpc_conn_free(struct grpc_conn *c)
 	if (c->g->mem == c)
 		c->g->mem = NULL;
 	TAILQ_REMOVE(&c->g->conns, c, entry);
+	TAILQ_REMOVE(&c->g->by_service[c->rank], c, service_entry);
 	c->g->stats.open--;
 	free(c);
 }
@@ -1346,6 +1429,8 @@ grpc_exec(struct grpc_stream *st)
 	st->waiting = false;
 	if (st->deadline != NULL)
 		evtimer_del(st->deadline);
+	if (res->err == CORE_OK)
+		grpc_served(c);
 	if (res->err != CORE_OK) {
 		grpc_fail(st, (int)core_err_info(res->err)->grpc_status, res->why);
 	} else if (st->creq.cmd == CORE_CMD_ID) {

@@ -9,7 +9,8 @@
  * grpc.health.v1.Health/Check. Statuses come
  * from the core's error mapping; a request that must wait parks a waiter and
  * is answered later, or DEADLINE_EXCEEDED when its grpc-timeout passes first.
- * Bounds like the text port's: grpc_max_connections, grpc_max_connections_per_ip
+ * Bounds like the text port's: grpc_max_connections (at it, a new connection
+ * takes the slot of the one least recently served), grpc_max_connections_per_ip
  * (closed at accept), grpc_request_timeout_ms (a request whose END_STREAM never
  * comes is answered DEADLINE_EXCEEDED and reset), grpc_idle_timeout_ms (counted
  * from the last progress of a request, so stalled streams do not hold a
@@ -32,7 +33,8 @@ struct proto_grpc;
 
 struct grpc_counters {
 	uint64_t	open;			/* connections open */
-	uint64_t	rejected;		/* over grpc_max_connections */
+	uint64_t	rejected;		/* at grpc_max_connections, none to evict */
+	uint64_t	evicted;		/* slots given to a new connection */
 	uint64_t	rejected_per_ip;	/* over grpc_max_connections_per_ip */
 	uint64_t	request_timeouts;	/* streams ended by grpc_request_timeout_ms */
 	uint64_t	idle_timeouts;		/* connections closed by grpc_idle_timeout_ms */

@@ -10,6 +10,10 @@ directory on sys.path. Each mode prints what the test checks, or exits 1.
                                             bounded by 5 s (test_grpc_flood.sh)
   grpc_client.py DIR PORT stall SECONDS     a request that never ends is ended by
                                             the server within SECONDS
+  grpc_client.py DIR PORT first IDS_OUT [TOKEN]  one GenerateId on a new channel
+                                            (5 s deadline, Bearer TOKEN if given):
+                                            "first OK MS" with the milliseconds it
+                                            took (test_lockout.sh), else exit 1
   grpc_client.py DIR PORT ns NAME           GenerateId and GenerateIdBatch (count 3)
                                             with metadata idgen-namespace: NAME ("-":
                                             none); one line each: "ID|BATCH CODE what"
@@ -186,6 +190,17 @@ elif mode == "ns":
             print("%s OK %s" % (what, ",".join(str(i) for i in got)))
         except grpc.RpcError as e:
             print("%s %s %s" % (what, e.code().name, e.details()))
+elif mode == "first":
+    md = [("authorization", "Bearer " + sys.argv[5])] if len(sys.argv) > 5 else None
+    t0 = time.monotonic()
+    try:
+        i = check_one(stub().GenerateId(idgen_pb2.GenerateIdRequest(caller_service="first"),
+                                        metadata=md, timeout=5))
+    except grpc.RpcError as e:
+        sys.exit("first %s %s %.0f" % (e.code().name, e.details(), (time.monotonic() - t0) * 1000))
+    with open(sys.argv[4], "a") as f:
+        f.write("%d 1\n" % i)
+    print("first OK %.0f" % ((time.monotonic() - t0) * 1000))
 elif mode == "deadline":
     got, details = code_of(lambda: stub().GenerateId(idgen_pb2.GenerateIdRequest(), timeout=0.2))
     assert got == grpc.StatusCode.DEADLINE_EXCEEDED, (got, details)

@@ -55,6 +55,7 @@ SERIAL=(
 	test_views          # a fallback ID within a 3 s lease window after kill and drain
 	test_tls            # handshake floods dropped within 1 s timeouts
 	test_auth           # a wrong token's reply held a measured 400 ms
+	test_lockout        # clients served within 1 s while floods hold every slot
 )
 is_serial() { local s; for s in "${SERIAL[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
