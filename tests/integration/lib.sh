@@ -85,7 +85,13 @@ ctl_env() {
 }
 ctl() { "${CTL[@]}" "$@" >>"$T_DIR/ctl.out" 2>&1 || fail "idgenctl $*: $(tail -n 3 "$T_DIR/ctl.out")"; }
 # ns_served PORT NAME: true once that idserver answers ID of namespace NAME.
-ns_served() { q "$1" "ID $2\n" | grep -qE '^[0-9]+$'; }
+ns_served() { q "$1" "ID $2\n" | has -E '^[0-9]+$'; }
+
+# has [GREP FLAGS] PATTERN [FILE]: grep's verdict on its input without -q. Under
+# pipefail, `producer | grep -q` fails at random: grep exits at its first match and
+# the producer (curl, nc, idgen) still writing gets SIGPIPE (seen: test_auth's
+# /metrics check, issue 36). has reads its input to the end.
+has() { grep "$@" >/dev/null; }
 
 # Sends lines to a service and prints the replies (real netcat, exits at EOF).
 q() { local port=$1; shift; printf "$@" | timeout 10 nc -N 127.0.0.1 "$port"; }

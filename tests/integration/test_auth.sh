@@ -140,7 +140,7 @@ out=$(redis-cli -p "$SVC_PORT" --no-auth-warning --user default --pass "$WRONG" 
 grep -q WRONGPASS <<<"$out" || fail "redis-cli --user default, a wrong token: $out"
 out=$(REDISCLI_AUTH=$TOKR redis-cli -p "$SVC_PORT" ID 2>&1 || true)
 grep -q '^NOPERM ' <<<"$out" || fail "redis-cli read-only ID: $out"
-REDISCLI_AUTH=$TOKR redis-cli -p "$SVC_PORT" INFO stats | grep -q '^auth_denied:[1-9]' ||
+REDISCLI_AUTH=$TOKR redis-cli -p "$SVC_PORT" INFO stats | has '^auth_denied:[1-9]' ||
 	fail "redis-cli read-only INFO"
 
 log "redis-py: password, username + password, wrong, pipelined"
@@ -223,7 +223,7 @@ code=$(curl -s -o /dev/null -D "$T_DIR/h.hdr" -w '%{http_code}' -H "Authorizatio
 [ "$code" = 403 ] && grep -qi 'error="insufficient_scope"' "$T_DIR/h.hdr" || fail "HTTP read-only ID: $code"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP/stats")
 [ "$code" = 401 ] || fail "/stats without a token: $code"
-curl -sf -H "Authorization: Bearer $TOKR" "http://127.0.0.1:$HP/stats" | grep -q '"auth_failures":' ||
+curl -sf -H "Authorization: Bearer $TOKR" "http://127.0.0.1:$HP/stats" | has '"auth_failures":' ||
 	fail "/stats with the read-only token"
 curl -sf "http://127.0.0.1:$HP/health" >/dev/null || fail "/health should be open (auth_open_metrics=1)"
 curl -sf "http://127.0.0.1:$HP/metrics" >"$T_DIR/metrics.txt" || fail "/metrics should be open"
@@ -271,7 +271,7 @@ IDGEN_TOKEN=$TOKA "$IDGEN" -s "127.0.0.1:$SVC_PORT" ids 200 | awk '{ print $1, 1
 IDGEN_TOKEN=$TOKA "$IDGEN" -s "127.0.0.1:$SVC_PORT" block 300 >"$T_DIR/block.out" || fail "idgen block"
 cat "$T_DIR/block.out" >>"$IDS"
 printf '%s\n' "$TOKR" >"$T_DIR/ro.token"
-"$IDGEN" -s "127.0.0.1:$SVC_PORT" --token-file "$T_DIR/ro.token" stats | grep -q '^STAT auth_tokens 4$' ||
+"$IDGEN" -s "127.0.0.1:$SVC_PORT" --token-file "$T_DIR/ro.token" stats | has '^STAT auth_tokens 4$' ||
 	fail "idgen --token-file stats"
 rc=0
 out=$("$IDGEN" -s "127.0.0.1:$SVC_PORT" -t 500 id 2>&1) || rc=$?
@@ -397,12 +397,12 @@ for i in ids:
     print(i, 1)
 PY
 wait_for "the reload line" 5 grep -q 'SIGHUP: auth_tokens_file reread: 2 tokens (1 read-only); 1 line left out' "$T_DIR/svc.log"
-grep 'left out' "$T_DIR/svc.log" | tail -n 1 | grep -q "line 3: a token is 16..256 characters" ||
+grep 'left out' "$T_DIR/svc.log" | tail -n 1 | has "line 3: a token is 16..256 characters" ||
 	fail "the bad line not named: $(grep 'left out' "$T_DIR/svc.log" | tail -n 1)"
 qa "$SVC_PORT" "$TOKL" 'IDS 3\n' | ids_in
 [ "$(astat "$SVC_PORT" auth_reload_clean)" = 0 ] && [ "$(astat "$SVC_PORT" auth_reload_errors)" = 1 ] &&
 	[ "$(astat "$SVC_PORT" auth_tokens)" = 2 ] || fail "STATS: the partial reload not shown"
-qa "$SVC_PORT" "$TOKR" 'STATS\n' | grep -q '^STAT auth_reload_error .*line 3: a token is' ||
+qa "$SVC_PORT" "$TOKR" 'STATS\n' | has '^STAT auth_reload_error .*line 3: a token is' ||
 	fail "STATS auth_reload_error: $(qa "$SVC_PORT" "$TOKR" 'STATS\n' | grep auth_reload_error)"
 curl -sf "http://127.0.0.1:$HP/health" >"$T_DIR/health.json" || fail "/health"
 "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["auth_tokens_file"] == "not clean" and "line 3" in d["auth_tokens_file_error"], d' \
@@ -422,8 +422,8 @@ cp "$T_DIR/tokens.good" "$TOKENS"
 kill -HUP "$svc_PID"
 clean_now() { [ "$(astat "$SVC_PORT" auth_reload_clean)" = 1 ]; }
 wait_for "the clean reload" 5 clean_now
-curl -sf "http://127.0.0.1:$HP/health" | grep -q '"auth_tokens_file":"clean"' || fail "/health not clean again"
-curl -sf "http://127.0.0.1:$HP/metrics" | grep -q '^idgen_auth_reload_clean 1$' || fail "/metrics not clean again"
+curl -sf "http://127.0.0.1:$HP/health" | has '"auth_tokens_file":"clean"' || fail "/health not clean again"
+curl -sf "http://127.0.0.1:$HP/metrics" | has '^idgen_auth_reload_clean 1$' || fail "/metrics not clean again"
 qa "$SVC_PORT" "$TOKA" 'IDS 3\n' | ids_in
 
 log "auth_open_metrics=0: /metrics, /health and gRPC health need a token"

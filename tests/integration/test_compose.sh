@@ -75,7 +75,7 @@ sh "$ROOT/scripts/compose-tls.sh" "$TLSOUT" >>"$T_DIR/compose-tls.log" 2>&1 && [
 grep -q '^COPY scripts/compose-tls.sh /usr/local/bin/compose-tls.sh$' "$ROOT/Dockerfile" ||
 	fail "the Dockerfile does not carry scripts/compose-tls.sh"
 for pkg in libevent-openssl-2.1-7 libssl3 openssl; do
-	sed -n '/^FROM debian:12-slim/,$p' "$ROOT/Dockerfile" | grep -qE "[[:space:]]$pkg([[:space:]]|\$)" ||
+	sed -n '/^FROM debian:12-slim/,$p' "$ROOT/Dockerfile" | has -E "[[:space:]]$pkg([[:space:]]|\$)" ||
 		fail "the Dockerfile's runtime image lacks $pkg"
 done
 /usr/bin/python3 - "$ROOT" "$TLSOUT" <<'PY' || fail "compose files: TLS"

@@ -196,7 +196,7 @@ for k in 0 1 2 3; do
 	[ "$(stat "${P[$k]}" tickets_other_regions)" = 0 ] && [ "$(stat "${P[$k]}" ticket_region)" = $r ] ||
 		fail "a: ${NAMES[$k]}: $(snap "${P[$k]}")"
 	first=$(awk 'NR == 1 { print $1 }' "$D/nc-a-$k")
-	q "${P[$(( (k + 2) % 4 ))]}" "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=$r\$" ||
+	q "${P[$(( (k + 2) % 4 ))]}" "DECODE $first\n" | has -E "^ticket block=[0-9]+ server=(odd|even) region=$r\$" ||
 		fail "a: DECODE $first in the other region: '$(q "${P[$(( (k + 2) % 4 ))]}" "DECODE $first\n")', want region=$r"
 	redis-cli -p "${P[$(( (k + 2) % 4 ))]}" DECODE "$first" | tr '\n' ' ' |
 		grep -qE "^source ticket block [0-9]+ server (odd|even) region $r " ||
@@ -259,7 +259,7 @@ for line in open(sys.argv[1]):
     if first // b % m in (3, 0):
         print(first)
         break' "$D/nc-c-$k" "$B" "$M")
-	q "${P[$k]}" "DECODE $last\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=1\$" ||
+	q "${P[$k]}" "DECODE $last\n" | has -E "^ticket block=[0-9]+ server=(odd|even) region=1\$" ||
 		fail "c: DECODE $last: '$(q "${P[$k]}" "DECODE $last\n")', want region=1"
 	[ "$(stat "${P[$k]}" mode)" = ticket ] && [ "$(stat "${P[$k]}" tickets_other_regions)" -gt 0 ] ||
 		fail "c: ${NAMES[$k]}: $(snap "${P[$k]}")"
@@ -303,7 +303,7 @@ clients d 0 1
 sleep 1.5
 for r in odd even; do kill -KILL "$(cat "$R1/$r/mariadbd.pid")"; done
 # none_up PORT: no server of any region up (lib.sh's tier_down looks at the own pair).
-none_up() { ! q "$1" 'STATS\n' | grep -qE '^STAT (odd|even)(_r[0-9]+)?_state up'; }
+none_up() { ! q "$1" 'STATS\n' | has -E '^STAT (odd|even)(_r[0-9]+)?_state up'; }
 for k in 0 1 2 3; do wait_for "${NAMES[$k]} sees no server up" 15 none_up "${P[$k]}"; done
 clients_done d
 for k in 0 1 2 3; do
@@ -318,7 +318,7 @@ for k in 0 1 2 3; do
 	[[ $out =~ ^snowflake\ .*\ worker=([0-9]+)\ seq=[0-9]+\ region=$r$ ]] &&
 		[ "${BASH_REMATCH[1]}" -ge $w0 ] && [ "${BASH_REMATCH[1]}" -le $w1 ] ||
 		fail "d: ${NAMES[$k]}: DECODE $sf: '$out', want a worker of $w0..$w1, region=$r"
-	redis-cli -p "${P[$k]}" DECODE "$sf" | tr '\n' ' ' | grep -qE "datacenter_id $r worker_id [0-9]+ seq [0-9]+ region $r " ||
+	redis-cli -p "${P[$k]}" DECODE "$sf" | tr '\n' ' ' | has -E "datacenter_id $r worker_id [0-9]+ seq [0-9]+ region $r " ||
 		fail "d: RESP DECODE $sf: $(redis-cli -p "${P[$k]}" DECODE "$sf" | tr '\n' ' ')"
 	[ "$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$sf")" = "$sf $out" ] ||
 		fail "d: idgen decode $sf: '$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$sf")'"

@@ -267,7 +267,7 @@ proxy_start() {
 	lp=PROXY_PORT_$r
 	lp=${!lp}
 	if [ "$r" = odd ]; then up=$ODD_PORT seed=$((FAULT_SEED * 2)); else up=$EVEN_PORT seed=$((FAULT_SEED * 2 + 1)); fi
-	! ss -Hltn "( sport = :$lp )" | grep -q . || fail "proxy port $lp ($r) is in use"
+	! ss -Hltn "( sport = :$lp )" | has . || fail "proxy port $lp ($r) is in use"
 	: >"$T_DIR/proxy-$r.ctl"
 	python3 "$ROOT/tests/integration/delayproxy.py" "$lp" "$up" 0 --control "$T_DIR/proxy-$r.ctl" \
 		--seed "$seed" >"$T_DIR/proxy-$r.log" 2>&1 &

@@ -110,7 +110,7 @@ sleep 2
 rssafter=$(rss)
 log "RSS: ${rss0} kB idle, ${rssmid} kB with 1,000 connections x 100 silent streams, ${rssafter} kB after they closed (descriptor numbers up to $fdmax; memory_trims $(stat "$SVC_PORT" memory_trims))"
 # ASan holds freed memory in its quarantine by design: there the figures are only logged.
-if ldd "$IDSERVER" | grep -q libasan; then
+if ldd "$IDSERVER" | has libasan; then
 	log "a sanitizer build: RSS not checked"
 else
 	[ "$rssafter" -le $((rss0 + fdmax)) ] ||

@@ -32,7 +32,7 @@ check_ok() { expect_check 0 '^tier check: ok \(2 servers, B=[0-9]+\)$'; }
 # 0. Usage errors are exit 2 with the usage text.
 rc=0; "$CTL" tier >/dev/null 2>"$T_DIR/usage.err" || rc=$?
 [ $rc = 2 ] && grep -q '^usage: idgenctl' "$T_DIR/usage.err" || fail "bad usage: rc $rc"
-"$CTL" --help | grep -q 'tier check' || fail "--help does not list tier check"
+"$CTL" --help | has 'tier check' || fail "--help does not list tier check"
 
 # 1. A serving tier: status names both servers, check is clean.
 idserver_start svc "$SVC_PORT"

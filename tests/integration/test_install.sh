@@ -68,10 +68,10 @@ done
 log "make install: ${#FILES[@]} files and ${#LINKS[@]} links under DESTDIR, modes right"
 
 # The shared library: SONAME libidgen.so.1, the API exported; the archive has objects.
-readelf -d "$P/lib/libidgen.so.1.0.0" | grep -F '(SONAME)' | grep -qF '[libidgen.so.1]' ||
+readelf -d "$P/lib/libidgen.so.1.0.0" | grep -F '(SONAME)' | has -F '[libidgen.so.1]' ||
 	fail "SONAME: $(readelf -d "$P/lib/libidgen.so.1.0.0" | grep -F '(SONAME)' || echo none)"
 for s in idgen_options_init idgen_open idgen_next idgen_close; do
-	nm -D --defined-only "$P/lib/libidgen.so.1.0.0" | awk '{ print $NF }' | grep -qx "$s" ||
+	nm -D --defined-only "$P/lib/libidgen.so.1.0.0" | awk '{ print $NF }' | has -x "$s" ||
 		fail "libidgen.so does not export $s"
 done
 [ -n "$(ar t "$P/lib/libidgen.a")" ] || fail "libidgen.a is empty"
@@ -94,7 +94,7 @@ for c in db_password auth_tokens tls_key; do
 	f=$c; [ $c = tls_key ] && f=idserver-key.pem
 	grep -qx "LoadCredential=$c:$PREFIX/etc/idgen/$f" "$P/lib/systemd/system/idserver.service" ||
 		fail "unit: LoadCredential=$c"
-	[ $c = db_password ] || grep -q "^SetCredential=$c:# no $PREFIX/etc/idgen/$f" \
+	[ $c = db_password ] || has "^SetCredential=$c:# no $PREFIX/etc/idgen/$f" \
 		"$P/lib/systemd/system/idserver.service" || fail "unit: SetCredential=$c (an optional credential)"
 done
 grep -q -- '--db_password_file %d/db_password' "$P/lib/systemd/system/idserver.service" ||
@@ -176,7 +176,7 @@ cd_prog() { (cd "$T_DIR" && "$@"); }	# compiled and inspected where the tree is 
 # shellcheck disable=SC2086 # pkg-config output is a list of words
 cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog prog.c $flags 2>"$T_DIR/cc.log" ||
 	fail "cc with pkg-config idgen: $(head -n 5 "$T_DIR/cc.log")"
-readelf -d "$T_DIR/prog" | grep -F '(NEEDED)' | grep -qF '[libidgen.so.1]' || fail "prog does not need libidgen.so.1"
+readelf -d "$T_DIR/prog" | grep -F '(NEEDED)' | has -F '[libidgen.so.1]' || fail "prog does not need libidgen.so.1"
 # Captured first: grep -q would stop reading early, and ldd's SIGPIPE fail the pipeline.
 libs=$(LD_LIBRARY_PATH=$P/lib ldd "$T_DIR/prog")
 grep -q "libidgen.so.1 => $P/lib/libidgen.so.1 " <<<"$libs" ||
@@ -186,7 +186,7 @@ grep -q "libidgen.so.1 => $P/lib/libidgen.so.1 " <<<"$libs" ||
 cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog-static prog.c $(pc --cflags idgen) \
 	${sflags//-lidgen/-l:libidgen.a} 2>"$T_DIR/cc.log" ||
 	fail "cc with libidgen.a: $(head -n 5 "$T_DIR/cc.log")"
-! readelf -d "$T_DIR/prog-static" | grep -qF 'libidgen' || fail "prog-static still needs libidgen.so"
+! readelf -d "$T_DIR/prog-static" | has -F 'libidgen' || fail "prog-static still needs libidgen.so"
 # The header in C++ too (extern "C"); clang++ comes with Debian's clang.
 cxx=$(command -v c++ || command -v clang++) || fail "no C++ compiler (c++ or clang++)"
 printf '#include <idgen.h>\nint main() { idgen_options o; idgen_options_init(&o); return 0; }\n' >"$T_DIR/cxx.cc"
@@ -222,7 +222,7 @@ wait_for "idserver with credentials answering PING after AUTH" 10 \
 	bash -c "printf 'AUTH %s\nPING\n' '$TOKEN' | timeout 5 nc -N 127.0.0.1 $CPORT | grep -qx PONG"
 grep -q "authentication on: 1 tokens.* from $CRED/auth_tokens" "$T_DIR/cred.log" ||
 	fail "tokens not read from the credential: $(grep -m1 authentication "$T_DIR/cred.log")"
-! q "$CPORT" 'ID\n' | grep -qE '^[0-9]+$' || fail "idserver with credentials served an ID without a token"
+! q "$CPORT" 'ID\n' | has -E '^[0-9]+$' || fail "idserver with credentials served an ID without a token"
 rc=0
 out=$(env -u CREDENTIALS_DIRECTORY "$P/sbin/idserver" --state_file "" --db_password_file %d/db_password 2>&1) || rc=$?
 [ $rc = 2 ] && grep -q "db_password_file: '%d/db_password' names a systemd credential, but \$CREDENTIALS_DIRECTORY is not set" <<<"$out" ||

@@ -83,12 +83,12 @@ awk '{ print $1, 1 }' "$T_DIR/ids5" >>"$D/cli"
 read -r first n < <("$IDGEN" -s "127.0.0.1:$S2" block 100)
 [ "$n" = 100 ] || fail "idgen block 100 printed '$first $n'"
 echo "$first $n" >>"$D/cli"
-IDGEN_SERVER=127.0.0.1:$S2 "$IDGEN" --json id | grep -qE '^\{"id":[0-9]+,"id_str":"[0-9]+"\}$' || fail "idgen --json id"
-"$IDGEN" decode "$id" | grep -qE "^$id ticket block=[0-9]+ server=(odd|even)$" || fail "idgen decode $id: $("$IDGEN" decode "$id")"
+IDGEN_SERVER=127.0.0.1:$S2 "$IDGEN" --json id | has -E '^\{"id":[0-9]+,"id_str":"[0-9]+"\}$' || fail "idgen --json id"
+"$IDGEN" decode "$id" | has -E "^$id ticket block=[0-9]+ server=(odd|even)$" || fail "idgen decode $id: $("$IDGEN" decode "$id")"
 # Offline: the same answer as the server's DECODE, with no server.
 [ "$("$IDGEN" decode "$id" | cut -d' ' -f2-)" = "$(q "$S2" "DECODE $id\n")" ] || fail "local decode differs from the server's"
-"$IDGEN" -s 127.0.0.1:1 decode 9007199254740993 | grep -q 'snowflake time=2026-' || fail "decode of a Snowflake ID"
-"$IDGEN" -s "127.0.0.1:$S2" stats | grep -q '^STAT pid ' || fail "idgen stats"
+"$IDGEN" -s 127.0.0.1:1 decode 9007199254740993 | has 'snowflake time=2026-' || fail "decode of a Snowflake ID"
+"$IDGEN" -s "127.0.0.1:$S2" stats | has '^STAT pid ' || fail "idgen stats"
 "$IDGEN" -s "127.0.0.1:$S2,127.0.0.1:1" ping >"$T_DIR/ping" && fail "ping with a server down exited 0"
 grep -qE "^PONG 127.0.0.1:$S2 [0-9]+ us$" "$T_DIR/ping" && grep -q '^DOWN 127.0.0.1:1 ' "$T_DIR/ping" || fail "ping: $(cat "$T_DIR/ping")"
 set +e
@@ -118,7 +118,7 @@ for f in sys.argv[1:]:
     codes.append(e["code"])
 assert codes == ["service", "usage", "usage", "usage"], codes
 PY
-"$IDGEN" --help | grep -q 'decode ID' || fail "idgen --help"
+"$IDGEN" --help | has 'decode ID' || fail "idgen --help"
 
 n=$(check_unique "$D"/*) || fail "duplicate IDs across threads, processes, the fork, kills and the CLI"
 log "PASS: $n IDs from libidgen and idgen, no duplicate"

@@ -50,12 +50,12 @@ out=$(q "$SVC_PORT" "$long\nPING\n")
 
 # HELP lists every command.
 for w in ID IDS BLOCK DECODE B58 STATS PING HELP QUIT; do
-	q "$SVC_PORT" 'HELP\n' | grep -q "^$w " || fail "HELP lacks $w"
+	q "$SVC_PORT" 'HELP\n' | has "^$w " || fail "HELP lacks $w"
 done
 # The same numbers over HTTP: /stats is JSON holding every STATS name; /health is 200.
 http() { printf 'GET %s HTTP/1.0\r\n\r\n' "$1" | timeout 5 nc -N 127.0.0.1 "$HTTP_PORT"; }
 [[ "$(http /health | head -n 1)" == "HTTP/1."?" 200"* ]] || fail "/health: $(http /health | head -n 1)"
-http /health | grep -qE '"mode": ?"ticket"' || fail "/health body"
+http /health | has -E '"mode": ?"ticket"' || fail "/health body"
 http /stats | sed '1,/^\r$/d' >"$T_DIR/stats.json"
 q "$SVC_PORT" 'STATS\n' | awk '$1 == "STAT" { print $2 }' >"$T_DIR/stat-names.txt"
 python3 - "$T_DIR/stats.json" "$T_DIR/stat-names.txt" <<'PY' || fail "/stats JSON does not match STATS"

@@ -100,7 +100,7 @@ log "4. ns raise forward ok, backward refused"
 # 5. Drop, then create again: above the old marks.
 expect_ctl 1 "an idserver may use it; --force drops it anyway" ns drop orders
 expect_ctl 0 "^ns drop: orders dropped on 2 servers" ns drop orders --force
-gone() { q "$SVC_PORT" 'ID orders\n' | grep -q "^ERR RANGE unknown namespace"; }
+gone() { q "$SVC_PORT" 'ID orders\n' | has "^ERR RANGE unknown namespace"; }
 wait_for "a dropped namespace unknown to idserver" 10 gone
 expect_ctl 0 "its first ID is (200000000[0-9]{4}) .*, above its old IDs" ns create orders --block-size $B
 first=$(sed -n 's/.*its first ID is \([0-9]*\).*/\1/p' "$T_DIR/ctl.out")

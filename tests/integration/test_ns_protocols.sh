@@ -145,8 +145,8 @@ done
 out=$(rcli ID a b 2>&1)
 [[ $out == *"wrong number of arguments for 'id' command"* ]] || fail "redis-cli ID a b: $out"
 # The command table says so: ID's arity -1, IDS's second argument optional.
-rcli COMMAND INFO id | sed -n 2p | grep -qx -- -1 || fail "COMMAND INFO id: $(rcli COMMAND INFO id)"
-rcli COMMAND DOCS ids | tr '\n' ' ' | grep -q 'name ns type string flags optional' ||
+rcli COMMAND INFO id | sed -n 2p | has -x -- -1 || fail "COMMAND INFO id: $(rcli COMMAND INFO id)"
+rcli COMMAND DOCS ids | tr '\n' ' ' | has 'name ns type string flags optional' ||
 	fail "COMMAND DOCS ids: $(rcli COMMAND DOCS ids | tr '\n' ' ')"
 
 log "RESP (redis-py)"

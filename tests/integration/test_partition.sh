@@ -29,7 +29,7 @@ if [ -z "${IDGEN_PART_NS:-}" ]; then
 		done
 		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 		ip netns del "$NS" 2>/dev/null
-		ip netns list 2>/dev/null | grep -q "^$NS\b" && { echo "[test_partition] FAIL: namespace $NS left behind" >&2; rc=1; }
+		ip netns list 2>/dev/null | has "^$NS\b" && { echo "[test_partition] FAIL: namespace $NS left behind" >&2; rc=1; }
 		exit $rc
 	}
 	trap ns_cleanup EXIT

@@ -94,7 +94,7 @@ for k in 0 1 2 3; do
 	# idgen command says the same offline given the tier's shape.
 	first=$(awk 'NR == 1 { print $1 }' "$T_DIR/ids-$k.txt")
 	for p in "${P[0]}" "${P[2]}"; do
-		q "$p" "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=$r\$" ||
+		q "$p" "DECODE $first\n" | has -E "^ticket block=[0-9]+ server=(odd|even) region=$r\$" ||
 			fail "DECODE $first on port $p: '$(q "$p" "DECODE $first\n")', want region=$r"
 	done
 	[ "$("$BUILD/idgen" -b "$B" --tier-increment $M --region-bits $BITS decode "$first")" = "$first $(q "${P[0]}" "DECODE $first\n")" ] ||
@@ -124,12 +124,12 @@ read -r errs top < <(mint_ids "${P[3]}" 50 "$T_DIR/sf-3.txt")
 [ "$errs" = 0 ] || fail "idserver 3: $errs errors in fallback"
 [ "$top" -ge $((1 << 53)) ] || fail "idserver 3: no Snowflake ID in fallback"
 first=$(awk '$1 >= 9007199254740992 { print $1; exit }' "$T_DIR/sf-3.txt")
-q "${P[3]}" "DECODE $first\n" | grep -qE "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) seq=[0-9]+ region=1\$" ||
+q "${P[3]}" "DECODE $first\n" | has -E "^snowflake .* worker=(3[2-9]|[45][0-9]|6[0-3]) seq=[0-9]+ region=1\$" ||
 	fail "idserver 3: Snowflake ID $first is not of region 1: $(q "${P[3]}" "DECODE $first\n")"
 [ "$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")" = "$first $(q "${P[3]}" "DECODE $first\n")" ] ||
 	fail "idgen decode $first: '$("$BUILD/idgen" --tier-increment $M --region-bits $BITS decode "$first")'"
 # RESP's DECODE: datacenter_id is the region, worker_id the worker within it.
-redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ' | grep -qE "datacenter_id 1 worker_id [0-9]+ seq [0-9]+ region 1 " ||
+redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ' | has -E "datacenter_id 1 worker_id [0-9]+ seq [0-9]+ region 1 " ||
 	fail "RESP DECODE $first: $(redis-cli -p "${P[0]}" DECODE "$first" | tr '\n' ' ')"
 cat "$T_DIR/sf-3.txt" >>"$IDS"
 wait_for "idserver 2 sees its own pair down" 15 bash -c "! printf 'STATS\n' | nc -N 127.0.0.1 ${P[2]} | grep -qE '^STAT (odd|even)_state up'"
@@ -140,7 +140,7 @@ grep -q "taking tickets from region 0's .* server: no server of this region's pa
 	fail "idserver 2 did not log the switch to region 0"
 grep -qE '^mark odd_r0 [1-9]' "$T_DIR/r1a.state" || fail "idserver 2's state file has no mark of region 0's odd server"
 first=$(awk 'END { print $1 }' "$T_DIR/other-2.txt")
-q "${P[2]}" "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=0\$" ||
+q "${P[2]}" "DECODE $first\n" | has -E "^ticket block=[0-9]+ server=(odd|even) region=0\$" ||
 	fail "DECODE $first: '$(q "${P[2]}" "DECODE $first\n")', want region=0"
 cat "$T_DIR/other-2.txt" >>"$IDS"
 read -r errs top < <(mint_ids "${P[0]}" 200 "$T_DIR/after-0.txt")
@@ -177,7 +177,7 @@ wait_for "idserver r1c holds IDs" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 12
 read -r errs top < <(mint_ids $((SVC_PORT + 5)) 20 "$T_DIR/slow-own.txt")
 [ "$errs" = 0 ] && [ "$top" -lt $((1 << 53)) ] || fail "idserver r1c: errors $errs, top $top: not tickets"
 first=$(awk 'NR == 1 { print $1 }' "$T_DIR/slow-own.txt")
-q $((SVC_PORT + 5)) "DECODE $first\n" | grep -qE "^ticket block=[0-9]+ server=(odd|even) region=1\$" ||
+q $((SVC_PORT + 5)) "DECODE $first\n" | has -E "^ticket block=[0-9]+ server=(odd|even) region=1\$" ||
 	fail "idserver r1c's first ID $first: '$(q $((SVC_PORT + 5)) "DECODE $first\n")', want region=1"
 [ "$(stat $((SVC_PORT + 5)) tickets_other_regions)" = 0 ] ||
 	fail "idserver r1c took $(stat $((SVC_PORT + 5)) tickets_other_regions) tickets of region 0 before its own pair's first answer"

@@ -158,7 +158,7 @@ n=$(curl -sS --cacert "$CA" "${CCERT[@]}" "https://127.0.0.1:$HTTP_PORT/v1/ids?c
 rc=$(curl_rc optother --cacert "$CA" --cert "$TLS/otherca-cert.pem" --key "$TLS/otherca-key.pem" \
 	"https://127.0.0.1:$HTTP_PORT/v1/id")
 [ "$rc" != 0 ] && ! grep -q id_str "$T_DIR/optother.out" || fail "optional: a client certificate of another CA was served"
-! redis-cli --tls --cacert "$TLS/otherca-cert.pem" -p "$SVC_PORT" ID 2>&1 | grep -qE '^[0-9]+$' ||
+! redis-cli --tls --cacert "$TLS/otherca-cert.pem" -p "$SVC_PORT" ID 2>&1 | has -E '^[0-9]+$' ||
 	fail "redis-cli took an ID from a server its CA did not sign"
 rc=0; $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$GRPC_PORT" \
 	"$TLS/otherca-cert.pem" >"$T_DIR/grpc-otherca.out" 2>&1 || rc=$?
@@ -258,7 +258,7 @@ cp "$TLS/expired-cert.pem" "$TLS/live-cert.pem"; cp "$TLS/expired-key.pem" "$TLS
 hup 'TLS on the listen listener reloaded' 1
 rc=$(curl_rc expired --cacert "$CA" "https://127.0.0.1:$HTTP_PORT/v1/id")
 [ "$rc" = 60 ] && grep -q 'expired' "$T_DIR/expired.out" || fail "curl took an expired certificate: rc $rc, $(cat "$T_DIR/expired.out")"
-! tq "$SVC_PORT" 'ID\nQUIT\n' | grep -qE '^[0-9]+$' || fail "s_client took an expired certificate"
+! tq "$SVC_PORT" 'ID\nQUIT\n' | has -E '^[0-9]+$' || fail "s_client took an expired certificate"
 echo 'not a certificate' >"$TLS/live-cert.pem"
 hup 'TLS reload of the listen listener failed, keeping the certificate' 1
 [ "$(subject "$SVC_PORT")" = "idgen test expired" ] || fail "a failed reload did not keep the old certificate"
@@ -284,7 +284,7 @@ tls_start_auth() {
 	pid=$!
 	PIDS+=("$pid")
 	for _ in $(seq 1 100); do
-		tq "$M_PORT" "AUTH $TOKEN\nPING\nQUIT\n" "${TQ_OPTS[@]}" | grep -qx PONG && return 0
+		tq "$M_PORT" "AUTH $TOKEN\nPING\nQUIT\n" "${TQ_OPTS[@]}" | has -x PONG && return 0
 		alive "$pid" || fail "mtls exited at start: $(tail -n 3 "$T_DIR/mtls.log")"
 		sleep 0.1
 	done
@@ -305,14 +305,14 @@ n=$( { tq "$M_PORT" "AUTH $TOKEN\nIDS 3\nQUIT\n" "${TQ_OPTS[@]}"
 	} | keep)
 [ "$n" = 2030 ] || fail "mTLS with a client certificate and a token: $n IDs, want 2030"
 # A certificate but no token: the protocol's own refusal, over TLS.
-tq "$M_PORT" 'ID\nQUIT\n' "${TQ_OPTS[@]}" | grep -q '^ERR NOAUTH' || fail "text over TLS without a token: no NOAUTH"
+tq "$M_PORT" 'ID\nQUIT\n' "${TQ_OPTS[@]}" | has '^ERR NOAUTH' || fail "text over TLS without a token: no NOAUTH"
 [ "$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$CA" "${CCERT[@]}" "https://127.0.0.1:$M_HTTP/v1/id")" = 401 ] ||
 	fail "HTTPS without a token: not 401"
 rc=0; $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$M_GRPC" "$CA" "$TLS/client-cert.pem" \
 	"$TLS/client-key.pem" >"$T_DIR/grpc-notoken.out" 2>&1 || rc=$?
 [ $rc = 3 ] && grep -q UNAUTHENTICATED "$T_DIR/grpc-notoken.out" || fail "gRPC over TLS without a token: $(tail -n 1 "$T_DIR/grpc-notoken.out")"
-! tq "$M_PORT" 'ID\nQUIT\n' | grep -qE '^[0-9]+$' || fail "text port served without a client certificate"
-! redis-cli --tls --cacert "$CA" -p "$M_PORT" ID 2>&1 | grep -qE '^[0-9]+$' || fail "redis-cli served without a client certificate"
+! tq "$M_PORT" 'ID\nQUIT\n' | has -E '^[0-9]+$' || fail "text port served without a client certificate"
+! redis-cli --tls --cacert "$CA" -p "$M_PORT" ID 2>&1 | has -E '^[0-9]+$' || fail "redis-cli served without a client certificate"
 rc=$(curl_rc nocert --cacert "$CA" "https://127.0.0.1:$M_HTTP/v1/id")
 [ "$rc" != 0 ] && ! grep -q id_str "$T_DIR/nocert.out" || fail "HTTP served without a client certificate"
 rc=$(curl_rc othercert --cacert "$CA" --cert "$TLS/otherca-cert.pem" --key "$TLS/otherca-key.pem" \

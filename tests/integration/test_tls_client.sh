@@ -49,7 +49,7 @@ tls_start() {
 	PIDS+=("$pid")
 	for _ in $(seq 1 100); do
 		printf "${PRE}PING\nQUIT\n" | timeout 10 openssl s_client -quiet -connect "127.0.0.1:$port" \
-			-cert "$TLS/client-cert.pem" -key "$TLS/client-key.pem" 2>/dev/null | grep -qx PONG && return 0
+			-cert "$TLS/client-cert.pem" -key "$TLS/client-key.pem" 2>/dev/null | has -x PONG && return 0
 		alive "$pid" || fail "$name exited at start: $(tail -n 3 "$T_DIR/$name.log")"
 		sleep 0.1
 	done
@@ -61,7 +61,7 @@ refused() {
 	local name=$1 want=$2 text=$3 rc=0
 	shift 3
 	"$@" >"$T_DIR/$name.out" 2>"$T_DIR/$name.err" || rc=$?
-	[ "$rc" = "$want" ] && cat "$T_DIR/$name.err" "$T_DIR/$name.out" | grep -qF -- "$text" &&
+	[ "$rc" = "$want" ] && cat "$T_DIR/$name.err" "$T_DIR/$name.out" | has -F -- "$text" &&
 		! grep -qE '^[0-9]+$' "$T_DIR/$name.out" ||
 		fail "$name: exit $rc, '$(cat "$T_DIR/$name.err")' (want $want and '$text')"
 }
@@ -91,7 +91,7 @@ read -r first n < <("$IDGEN" -s "127.0.0.1:$S" "${T[@]}" block 100)
 echo "$first $n" >>"$D/cli"
 id=$(IDGEN_TLS=1 IDGEN_TLS_CA=$CA IDGEN_SERVER=localhost:$S "$IDGEN" id) || fail "IDGEN_TLS=1 idgen id (localhost) exited $?"
 echo "$id 1" >>"$D/cli"
-"$IDGEN" -s "127.0.0.1:$S" "${T[@]}" stats | grep -q '^STAT tls_handshakes [1-9]' || fail "idgen --tls stats"
+"$IDGEN" -s "127.0.0.1:$S" "${T[@]}" stats | has '^STAT tls_handshakes [1-9]' || fail "idgen --tls stats"
 "$IDGEN" -s "127.0.0.1:$S,127.0.0.1:$X" "${T[@]}" ping >"$T_DIR/ping" && fail "ping with an expired certificate exited 0"
 grep -qE "^PONG 127.0.0.1:$S [0-9]+ us$" "$T_DIR/ping" && grep -q "^DOWN 127.0.0.1:$X .*expired" "$T_DIR/ping" ||
 	fail "idgen --tls ping: $(cat "$T_DIR/ping")"
@@ -141,7 +141,7 @@ awk '{ print $1, 1 }' "$T_DIR/m7" >>"$D/cli"
 IDGEN_TOKEN=$TOKEN IDGEN_TLS=1 IDGEN_TLS_CA=$CA IDGEN_TLS_CERT=$TLS/client-cert.pem IDGEN_TLS_KEY=$TLS/client-key.pem \
 	"$LOAD" -s "127.0.0.1:$M" -t 2 -n 100000 --mix --dump "$D/mtls" >"$T_DIR/mtls.out" ||
 	fail "idgen_load with mTLS and a token: $(cat "$T_DIR/mtls.out")"
-IDGEN_TOKEN=$TOKEN "$IDGEN" -s "127.0.0.1:$M" "${T[@]}" "${CC[@]}" stats | grep -q '^STAT pid ' || fail "idgen stats over mTLS"
+IDGEN_TOKEN=$TOKEN "$IDGEN" -s "127.0.0.1:$M" "${T[@]}" "${CC[@]}" stats | has '^STAT pid ' || fail "idgen stats over mTLS"
 refused nocert 1 'certificate required' env IDGEN_TOKEN="$TOKEN" "$IDGEN" -s "127.0.0.1:$M" "${T[@]}" id
 refused othercert 1 "127.0.0.1:$M" env IDGEN_TOKEN="$TOKEN" "$IDGEN" -s "127.0.0.1:$M" "${T[@]}" \
 	--cert "$TLS/otherclient-cert.pem" --key "$TLS/otherclient-key.pem" id

@@ -27,7 +27,7 @@ log "1. fallback -> down by itself, ${took} ms after the last read (window end $
 
 lines=$(wc -l <"$T_DIR/svc.log")
 changes=$(stat "$SVC_PORT" mode_changes)
-for _ in $(seq 10000); do echo STATS; done | timeout 60 nc -N 127.0.0.1 "$SVC_PORT" | grep -c '^END' | grep -qx 10000 ||
+for _ in $(seq 10000); do echo STATS; done | timeout 60 nc -N 127.0.0.1 "$SVC_PORT" | grep -c '^END' | has -x 10000 ||
 	fail "10,000 STATS not all answered"
 /usr/bin/python3 - "$HP" <<'PY' || fail "HTTP reads"
 import http.client, sys

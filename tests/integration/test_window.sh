@@ -43,7 +43,7 @@ wait_for "the buffered ticket IDs used up" 10 used_up
 [ "$(st lease_state)" = expired ] || fail "lease_state $(st lease_state) after the window ran out, want expired"
 reason=$(q "$SVC_PORT" 'STATS\n' | sed -n 's/^STAT mode_reason //p' | tr -d '\r')
 [[ "$reason" == "no ticket server up; the Snowflake lease window ended at 20"* ]] || fail "mode_reason '$reason'"
-printf 'GET /health HTTP/1.0\r\n\r\n' | timeout 5 nc -N 127.0.0.1 "$HTTP_PORT" | grep -q '"lease":"expired"' ||
+printf 'GET /health HTTP/1.0\r\n\r\n' | timeout 5 nc -N 127.0.0.1 "$HTTP_PORT" | has '"lease":"expired"' ||
 	fail "/health does not say the lease expired"
 msg=$(q "$SVC_PORT" 'IDS 1000\n')
 [[ "$msg" == "ERR UNAVAILABLE no ticket server reachable and no valid Snowflake lease window" ]] ||

@@ -42,7 +42,7 @@ db_start even
 wait_for "the witness refused on a read-only even" 15 grep -q "even ticket server: the copies of the other servers' marks cannot be written on it" "$T_DIR/svc.log"
 [ "$(stat "$SVC_PORT" even_witness_pending)" = 1 ] || fail "even_witness_pending is not 1: $(stat "$SVC_PORT" even_witness_pending)"
 [ "$(stat "$SVC_PORT" even_state)" != up ] || fail "even up although its witness did not land"
-curl -s "http://127.0.0.1:$HP/health" | grep -q '"witness_pending": *"even"' ||
+curl -s "http://127.0.0.1:$HP/health" | has '"witness_pending": *"even"' ||
 	fail "/health does not name even: $(curl -s "http://127.0.0.1:$HP/health")"
 [ "$(mark_of even odd)" -lt "$odd_now" ] || fail "even took the copy although read-only"
 sleep 1
