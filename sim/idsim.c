@@ -104,6 +104,7 @@ static struct idserver *sim_owner(unsigned who);
 static bool	sim_ids_start(struct idserver *d, bool file);
 static void	sim_ids_stop(struct idserver *d);
 static void	sim_on_change(void *arg);
+static int	sim_datasync(int fd);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
@@ -163,8 +164,11 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 			covered = true;
 	if (d != NULL && (t <= d->file_mark[srv] || t <= d->t.srv[srv].mark_sent))
 		covered = true;
-	sim_trace("e%" PRIu64 " redraw %s t=%" PRIu64 " for i%u %s", S.ev, server_role(srv), t,
-	    owner, covered ? "covered" : "uncovered");
+	sim_trace("e%" PRIu64 " redraw %s t=%" PRIu64 " for i%u %s (own row %" PRIu64 ", copy "
+	    "read %" PRIu64 ", file %" PRIu64 ", known %" PRIu64 ")", S.ev, server_role(srv), t,
+	    owner, covered ? "covered" : "uncovered", own,
+	    d != NULL ? d->read_due[1 - srv][srv] : 0, d != NULL ? d->file_mark[srv] : 0,
+	    d != NULL ? d->t.srv[srv].mark_sent : 0);
 	if (covered)
 		return;
 	if (S.nresidue == S.capresidue) {
@@ -192,6 +196,10 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 
 	if (d != NULL)
 		memcpy(d->read_due[srv], due, sizeof(d->read_due[srv]));
+	if (verbose)
+		printf("  i%u read %s: copy %" PRIu64 " (due %" PRIu64 "), own %" PRIu64 ", counter %"
+		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[1 - srv], due[1 - srv],
+		    S.srv[srv].st.mark[srv], S.srv[srv].st.counter);
 }
 
 static void
@@ -199,6 +207,14 @@ sim_hook_unmodelled(const char *why)
 {
 	if (S.unmodelled[0] == '\0')
 		snprintf(S.unmodelled, sizeof(S.unmodelled), "%s", why);
+}
+
+/* The disk is simulated as never failing: a write is durable once written. */
+static int
+sim_datasync(int fd)
+{
+	(void)fd;
+	return 0;
 }
 
 static void
@@ -224,6 +240,7 @@ sim_ids_start(struct idserver *d, bool file)
 		printf("idsim: state file %s: %s\n", d->path, err);
 		return false;
 	}
+	d->sf.datasync = sim_datasync;
 	snprintf(d->sf.rec.host, sizeof(d->sf.rec.host), "sim%u", slot);
 	snprintf(d->sf.rec.servers, sizeof(d->sf.rec.servers), "127.0.0.1:3307,127.0.0.1:3308");
 	for (unsigned k = 0; k < SERVER_MAX; k++)
@@ -530,7 +547,6 @@ main(int argc, char **argv)
 	unsigned char h[EVP_MAX_MD_SIZE];
 	unsigned hl = 0;
 	time_t start = time(NULL);
-	struct timespec t0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -570,7 +586,6 @@ main(int argc, char **argv)
 	/* idserver's log lines are the trace's business, not the terminal's. */
 	if (!verbose && freopen("/dev/null", "w", stderr) == NULL)
 		return 2;
-	(void)t0;
 	S.md = EVP_MD_CTX_new();
 	if (S.md == NULL || !EVP_DigestInit_ex(S.md, EVP_sha256(), NULL))
 		return 2;
@@ -589,9 +604,12 @@ main(int argc, char **argv)
 		if (r == 1 || r == 3) {
 			dups += r == 1;
 			printf("idsim: seed %" PRIu64 " %s; replay: build/idsim --seed %" PRIu64
-			    " --schedules 1%s%s; the trace's end:\n", seed + done - 1,
-			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1,
-			    rules_off ? " --disable " : "", "");
+			    " --schedules 1", seed + done - 1,
+			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1);
+			for (unsigned k = 0; k < RULE_COUNT; k++)
+				if (!RULE_ON(k))
+					printf(" --disable %s", rules[k].name);
+			printf("; the trace's end:\n");
 			for (unsigned k = S.ntrace > SIM_TRACE_KEEP ? S.ntrace - SIM_TRACE_KEEP : 0;
 			    k < S.ntrace; k++)
 				printf("  %s\n", S.trace[k % SIM_TRACE_KEEP]);

@@ -25,6 +25,9 @@ struct simdb_conn {
 	bool			 connected;
 	bool			 doomed;	/* lost by a crash before it was answered */
 	bool			 doomed_ran;	/* ... after the server ran it */
+	bool			 fresh;		/* connected; its connect-time check not answered */
+	bool			 read_set;	/* that check answered: its read is pending */
+	uint64_t		 read[TSERVER_MAX];	/* ... the copies due it read */
 	bool			 due_set;	/* the witness point passed: copies due */
 	uint64_t		 due[TSERVER_MAX];
 	struct simdb_conn	*next;		/* every connection, in creation order */
@@ -136,6 +139,8 @@ simdb_connect(struct db_conn *conn, db_cb cb, void *arg)
 	if (c->sql != NULL)
 		return false;
 	c->connected = true;
+	c->fresh = true;
+	c->read_set = false;
 	c->due_set = false;
 	return simdb_start(c, "CONNECT", cb, arg);
 }
@@ -295,9 +300,21 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 			c->due_set = true;
 		}
 	}
-	/* Only an answer that arrives tells the idserver what it read. */
-	if (ran && !lost && a.err == 0 && a.nfields > 20 && simdb_h.checked != NULL)
-		simdb_h.checked(c->owner, c->srv, s->st.due);
+	/*
+	 * Only an answer that arrives tells the idserver what it read, and a
+	 * connect-time check only once the connection passed every step after
+	 * it (ticket.c merges its marks then); a recheck at once.
+	 */
+	if (ran && !lost && a.err == 0 && a.nfields > 20) {
+		memcpy(c->read, s->st.due, sizeof(c->read));
+		c->read_set = true;
+	}
+	if (ran && !lost && a.err == 0 && c->read_set && simdb_h.checked != NULL &&
+	    (!c->fresh || strncmp(sql, "EXPLAIN UPDATE idgen_leases", 27) == 0)) {
+		simdb_h.checked(c->owner, c->srv, c->read);
+		c->read_set = false;
+		c->fresh = false;
+	}
 	free(sql);
 	memset(&r, 0, sizeof(r));
 	if (lost) {
