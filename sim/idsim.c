@@ -427,6 +427,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.seed = seed;
 	S.ev = 0;
 	S.nresidue = 0;
+	S.ids_taken = 0;
 	S.failed = false;
 	S.unmodelled[0] = '\0';
 	S.ntrace = 0;
