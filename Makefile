@@ -54,6 +54,10 @@ LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o) $(COMMON_OBJ) $(GEN_OBJ)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
+SIM_SRC   := $(wildcard sim/*.c)
+SIM_OBJ   := $(SIM_SRC:sim/%.c=$(BUILD)/obj/sim/%.o)
+SIM_SECONDS ?= 60
+SIM_SEED  ?= $(shell date +%s)
 TOOL_SRC  := $(wildcard bench/*.c)
 TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 
@@ -69,9 +73,9 @@ LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib \
 # TLS to idserver (lib/wiretls.c): OpenSSL, the library's only dependency.
 LIBIDGEN_LIBS = $(shell pkg-config --libs libssl libcrypto 2>/dev/null)
 
-.PHONY: all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
+.PHONY: sim all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak go test-go
-all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN)
+all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN) $(BUILD)/idsim
 
 $(BUILD)/obj/%.o: src/%.c | $(GEN_H)
 	@mkdir -p $(@D)
@@ -114,6 +118,19 @@ $(BUILD)/obj/gen/%.o: $(GEN)/%.c
 
 $(BUILD)/idserver: $(BUILD)/obj/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The deterministic simulation (docs/design.md section 14): the real tier over
+# simulated ticket servers, in virtual time (sim/vclock.c defines the clocks).
+$(BUILD)/obj/sim/%.o: sim/%.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c $< -o $@
+
+$(BUILD)/idsim: $(SIM_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# Runs it for SIM_SECONDS (default 60) from SIM_SEED (default: the time).
+sim: $(BUILD)/idsim
+	$(BUILD)/idsim --seed $(SIM_SEED) --seconds $(SIM_SECONDS)
 
 # The operator's command: idserver's config, checks and server names, its own queries.
 $(BUILD)/idgenctl: ctl/idgenctl.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
@@ -287,7 +304,7 @@ clean:
 # Generated sources stay (they are not intermediates to delete).
 .SECONDARY: $(GEN_C) $(GEN_H)
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d $(LIBIDGEN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
+-include $(LIB_OBJ:.o=.d) $(SIM_OBJ:.o=.d) $(BUILD)/obj/main.d $(LIBIDGEN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
 	$(BUILD)/idgenctl.d $(BUILD)/idgen.d $(BUILD)/idgen_load.d $(BUILD)/idbench.d
 
 # make install / make uninstall (PREFIX, DESTDIR).

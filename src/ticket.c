@@ -13,6 +13,7 @@
 #include "check.h"
 #include "clk.h"
 #include "log.h"
+#include "rules.h"
 #include "server.h"
 #include "state.h"
 
@@ -808,7 +809,7 @@ ticket_witness(struct ticket_server *s)
 		}
 		any = true;
 	}
-	if (!any) {
+	if (!any || !RULE_ON(RULE_WITNESS)) {
 		ticket_witness_landed(s);
 		ticket_up_done(s);
 		return;
@@ -1059,7 +1060,7 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 		return false;
 	}
 	t = r->stmt_insert_id[TICKET_TX_REPLACE];
-	if (r->stmt_affected[TICKET_TX_MARK] != 1) {
+	if (r->stmt_affected[TICKET_TX_MARK] != 1 && RULE_ON(RULE_OWN_MARK)) {
 		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, own,
 		    "in the server's own idgen_marks");
 		ticket_regress(s, why);
@@ -1070,7 +1071,8 @@ ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ti
 	 * may be this very ticket, read back from another idserver's copy
 	 * (docs/design.md 6.3).
 	 */
-	switch (check_ticket(t, s->mark_sent, s->index, s->block_size)) {
+	switch (check_ticket(t, RULE_ON(RULE_TICKET_KNOWN) ? s->mark_sent : 0, s->index,
+	    s->block_size)) {
 	case CHECK_TICKET_OK:
 		*ticket = t;
 		return true;

@@ -11,6 +11,7 @@
 #include "clk.h"
 #include "layout.h"
 #include "log.h"
+#include "rules.h"
 
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
@@ -68,6 +69,8 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 			return false;
 	}
 	/* The marks of the state file bind from the first ticket on. */
+	if (!RULE_ON(RULE_STATE_MARKS))
+		memset(t->sf->rec.mark, 0, sizeof(t->sf->rec.mark));
 	tier_publish_marks(t);
 	return true;
 }

@@ -1,0 +1,17 @@
+/*
+ * rng.h - the simulation's one source of randomness: xoshiro256** seeded by
+ * splitmix64. One seed gives one sequence, on every machine.
+ */
+#ifndef IDSIM_RNG_H
+#define IDSIM_RNG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+void		rng_seed(uint64_t seed);
+uint64_t	rng_next(void);
+uint64_t	rng_below(uint64_t n);		/* uniform in [0, n); 0 when n is 0 */
+bool		rng_permille(unsigned p);	/* true with probability p / 1000 */
+uint64_t	rng_mix(uint64_t x);		/* splitmix64's finaliser: seeds of schedules */
+
+#endif

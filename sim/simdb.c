@@ -1,0 +1,344 @@
+/*
+ * simdb.c - connections to the simulated ticket servers (simdb.h).
+ */
+#include "simdb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "rng.h"
+
+struct simdb_conn {
+	struct db_conn		 conn;		/* first: db.h's handle */
+	struct event		*answer;	/* the query in flight falls due */
+	struct event		*lost;		/* on_lost, on the next loop turn */
+	db_cb			 cb;
+	void			*arg;
+	db_cb			 lost_cb;
+	void			*lost_arg;
+	char			*sql;		/* in flight, or NULL */
+	unsigned		 srv;
+	unsigned		 owner;
+	bool			 connected;
+	bool			 doomed;	/* lost by a crash before it was answered */
+	bool			 doomed_ran;	/* ... after the server ran it */
+	bool			 fresh;		/* connected; its connect-time check not answered */
+	bool			 read_set;	/* that check answered: its read is pending */
+	uint64_t		 read[TSERVER_MAX];	/* ... the copies due it read */
+	bool			 due_set;	/* the witness point passed: copies due */
+	uint64_t		 due[TSERVER_MAX];
+	struct simdb_conn	*next;		/* every connection, in creation order */
+};
+
+static struct tserver		*simdb_srv;
+static unsigned			 simdb_nsrv;
+static struct simdb_weather	 simdb_w;
+static struct simdb_hooks	 simdb_h;
+static unsigned			 simdb_cur_owner;
+static struct simdb_conn	*simdb_all;
+
+static void	simdb_answer_cb(evutil_socket_t fd, short what, void *arg);
+static void	simdb_lost_cb(evutil_socket_t fd, short what, void *arg);
+static bool	simdb_start(struct simdb_conn *c, const char *sql, db_cb cb, void *arg);
+static void	simdb_lose(struct simdb_conn *c, bool ran);
+static struct db_conn *simdb_create(struct event_base *base, const struct db_params *p,
+		    const char *name);
+static void	simdb_destroy(struct db_conn *conn);
+static bool	simdb_connect(struct db_conn *conn, db_cb cb, void *arg);
+static bool	simdb_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg);
+static void	simdb_close(struct db_conn *conn);
+static void	simdb_on_lost(struct db_conn *conn, db_cb cb, void *arg);
+static bool	simdb_connected(const struct db_conn *conn);
+
+const struct db_ops simdb_ops = {
+	simdb_create, simdb_destroy, simdb_connect, simdb_query, simdb_close, simdb_on_lost,
+	simdb_connected,
+};
+
+void
+simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
+    const struct simdb_hooks *h)
+{
+	simdb_srv = srv;
+	simdb_nsrv = n;
+	simdb_w = *w;
+	simdb_h = *h;
+	simdb_all = NULL;
+}
+
+void
+simdb_owner(unsigned owner)
+{
+	simdb_cur_owner = owner;
+}
+
+static struct db_conn *
+simdb_create(struct event_base *base, const struct db_params *p, const char *name)
+{
+	struct simdb_conn *c = calloc(1, sizeof(*c)), **tail;
+	unsigned srv;
+
+	if (c == NULL || !server_by_name(name, &srv) || srv >= simdb_nsrv) {
+		free(c);
+		return NULL;
+	}
+	c->conn.ops = p->ops;
+	c->srv = srv;
+	c->owner = simdb_cur_owner;
+	c->answer = evtimer_new(base, simdb_answer_cb, c);
+	c->lost = event_new(base, -1, 0, simdb_lost_cb, c);
+	for (tail = &simdb_all; *tail != NULL; tail = &(*tail)->next)
+		;
+	*tail = c;
+	return &c->conn;
+}
+
+static void
+simdb_destroy(struct db_conn *conn)
+{
+	struct simdb_conn *c = (struct simdb_conn *)conn, **p;
+
+	for (p = &simdb_all; *p != NULL; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	event_free(c->answer);
+	event_free(c->lost);
+	free(c->sql);
+	free(c);
+}
+
+/* Arms the answer of one query, after the weather's delay. */
+static bool
+simdb_start(struct simdb_conn *c, const char *sql, db_cb cb, void *arg)
+{
+	struct timeval tv;
+	uint64_t us = rng_below(simdb_w.max_delay_us + 1);
+
+	c->sql = strdup(sql);
+	if (c->sql == NULL)
+		return false;
+	c->cb = cb;
+	c->arg = arg;
+	c->doomed = false;
+	tv.tv_sec = (time_t)(us / 1000000);
+	tv.tv_usec = (suseconds_t)(us % 1000000);
+	evtimer_add(c->answer, &tv);
+	return true;
+}
+
+static bool
+simdb_connect(struct db_conn *conn, db_cb cb, void *arg)
+{
+	struct simdb_conn *c = (struct simdb_conn *)conn;
+
+	if (c->sql != NULL)
+		return false;
+	c->connected = true;
+	c->fresh = true;
+	c->read_set = false;
+	c->due_set = false;
+	return simdb_start(c, "CONNECT", cb, arg);
+}
+
+static bool
+simdb_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg)
+{
+	struct simdb_conn *c = (struct simdb_conn *)conn;
+
+	/* As db.c: one operation at a time, none on a closed connection. */
+	if (!c->connected || c->sql != NULL)
+		return false;
+	return simdb_start(c, sql, cb, arg);
+}
+
+static void
+simdb_close(struct db_conn *conn)
+{
+	struct simdb_conn *c = (struct simdb_conn *)conn;
+
+	evtimer_del(c->answer);
+	event_del(c->lost);
+	free(c->sql);
+	c->sql = NULL;
+	c->cb = NULL;
+	c->connected = false;
+	c->due_set = false;
+}
+
+static void
+simdb_on_lost(struct db_conn *conn, db_cb cb, void *arg)
+{
+	struct simdb_conn *c = (struct simdb_conn *)conn;
+
+	c->lost_cb = cb;
+	c->lost_arg = arg;
+}
+
+static bool
+simdb_connected(const struct db_conn *conn)
+{
+	return ((const struct simdb_conn *)conn)->connected;
+}
+
+/*
+ * The connection is lost: a query in flight fails with 2013 when it falls
+ * due (ran: the server ran it first), an idle one is reported through on_lost.
+ */
+static void
+simdb_lose(struct simdb_conn *c, bool ran)
+{
+	if (!c->connected)
+		return;
+	if (c->sql != NULL) {
+		c->doomed = true;
+		c->doomed_ran = ran;
+		return;
+	}
+	c->connected = false;
+	c->due_set = false;
+	event_active(c->lost, EV_TIMEOUT, 0);
+}
+
+void
+simdb_crash(unsigned srv)
+{
+	for (struct simdb_conn *c = simdb_all; c != NULL; c = c->next)
+		if (c->srv == srv)
+			simdb_lose(c, rng_permille(500));
+}
+
+bool
+simdb_drop_one(void)
+{
+	unsigned n = simdb_open(), k;
+	struct simdb_conn *c;
+
+	if (n == 0)
+		return false;
+	k = (unsigned)rng_below(n);
+	for (c = simdb_all; c != NULL; c = c->next)
+		if (c->connected && k-- == 0)
+			break;
+	if (c != NULL)
+		simdb_lose(c, false);
+	return c != NULL;
+}
+
+unsigned
+simdb_open(void)
+{
+	unsigned n = 0;
+
+	for (struct simdb_conn *c = simdb_all; c != NULL; c = c->next)
+		n += c->connected;
+	return n;
+}
+
+/* An idle connection was closed by the server. */
+static void
+simdb_lost_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct simdb_conn *c = arg;
+	struct db_result r;
+
+	(void)fd;
+	(void)what;
+	memset(&r, 0, sizeof(r));
+	r.err = 2013;
+	r.msg = "Lost connection to server (simulated)";
+	if (c->lost_cb != NULL)
+		c->lost_cb(&c->conn, &r, c->lost_arg);
+}
+
+/* A query falls due: the server answers it, or a fault takes it. */
+static void
+simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct simdb_conn *c = arg;
+	struct tserver *s = &simdb_srv[c->srv];
+	struct tserver_answer a;
+	struct db_result r;
+	char *row[TSERVER_TEXT], *sql = c->sql;
+	db_cb cb = c->cb;
+	bool ran = true, lost = false;
+
+	(void)fd;
+	(void)what;
+	c->sql = NULL;
+	c->cb = NULL;
+	memset(&a, 0, sizeof(a));
+	if (c->doomed) {
+		ran = c->doomed_ran;
+		lost = true;
+	} else if (rng_permille(simdb_w.drop_pm)) {
+		ran = false;
+		lost = true;
+	}
+	if (ran) {
+		tserver_answer(s, sql, &a);
+		if (a.err == 1064 && simdb_h.unmodelled != NULL)
+			simdb_h.unmodelled(a.why);
+		if (a.drew && simdb_h.drew != NULL)
+			simdb_h.drew(c->owner, c->srv, a.ticket, a.own_before);
+		if (a.drew && rng_permille(simdb_w.lost_reply_pm))
+			lost = true;
+		/* The witness point passed on this connection: its copies were due now. */
+		if (a.err == 0 && c->due_set) {
+			for (unsigned k = 0; k < simdb_nsrv; k++)
+				tserver_due(s, k, c->due[k]);
+			c->due_set = false;
+		}
+		if (a.err == 0 && strncmp(sql, "EXPLAIN UPDATE idgen_leases", 27) == 0 &&
+		    simdb_h.copy_want != NULL) {
+			for (unsigned k = 0; k < simdb_nsrv; k++)
+				c->due[k] = k == c->srv ? 0 : simdb_h.copy_want(c->owner, c->srv, k);
+			c->due_set = true;
+		}
+	}
+	/*
+	 * Only an answer that arrives tells the idserver what it read, and a
+	 * connect-time check only once the connection passed every step after
+	 * it (ticket.c merges its marks then); a recheck at once.
+	 */
+	if (ran && !lost && a.err == 0 && a.nfields > 20) {
+		memcpy(c->read, s->st.due, sizeof(c->read));
+		c->read_set = true;
+	}
+	if (ran && !lost && a.err == 0 && c->read_set && simdb_h.checked != NULL &&
+	    (!c->fresh || strncmp(sql, "EXPLAIN UPDATE idgen_leases", 27) == 0)) {
+		simdb_h.checked(c->owner, c->srv, c->read);
+		c->read_set = false;
+		c->fresh = false;
+	}
+	free(sql);
+	memset(&r, 0, sizeof(r));
+	if (lost) {
+		r.err = 2013;
+		r.msg = "Lost connection to server during query (simulated)";
+	} else {
+		r.err = a.err;
+		r.msg = a.err != 0 ? a.why : NULL;
+		r.nstmts = a.nstmts;
+		for (unsigned i = 0; i < DB_MAX_STMTS; i++) {
+			r.stmt_insert_id[i] = a.insert_id[i];
+			r.stmt_affected[i] = a.affected[i];
+		}
+		r.insert_id = a.insert_id[a.nstmts > 0 ? a.nstmts - 1 : 0];
+		r.affected = a.affected[a.nstmts > 0 ? a.nstmts - 1 : 0];
+		for (unsigned i = 0; i < a.nfields; i++)
+			row[i] = a.null[i] ? NULL : a.text[i];
+		r.row = a.nfields > 0 ? row : NULL;
+		r.nfields = a.nfields;
+	}
+	if (r.err != 0 && !db_err_keeps(r.err)) {
+		c->connected = false;
+		c->due_set = false;
+	}
+	if (cb != NULL)
+		cb(&c->conn, &r, c->arg);
+}

@@ -1,0 +1,50 @@
+/*
+ * simdb.h - db.h's table of operations over simulated ticket servers
+ * (tserver.h): each query is answered after a delay on a virtual-time timer,
+ * in order per connection; faults are decided as answers fall due, from the
+ * one seeded generator (rng.h): a connection dropped before the server ran
+ * the query, a reply lost after the commit (both seen as 2013), a server
+ * crash that closes every connection (idle ones through on_lost).
+ */
+#ifndef IDSIM_SIMDB_H
+#define IDSIM_SIMDB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "tserver.h"
+
+/* How often faults strike, per query answered (per mille); the schedule's weather. */
+struct simdb_weather {
+	unsigned	max_delay_us;	/* a query's answer comes after 0 .. this */
+	unsigned	drop_pm;	/* dropped before it ran */
+	unsigned	lost_reply_pm;	/* a ticket transaction committed, its reply lost */
+};
+
+/* What the driver learns from the servers. */
+struct simdb_hooks {
+	/* A ticket drawn for idserver owner on server srv (own: its own mark row before). */
+	void		(*drew)(unsigned owner, unsigned srv, uint64_t ticket, uint64_t own);
+	/* The copy of role's mark idserver owner would write to srv before it serves. */
+	uint64_t	(*copy_want)(unsigned owner, unsigned srv, unsigned role);
+	/* A check of srv ran for owner: the copies it would read, were they as due. */
+	void		(*checked)(unsigned owner, unsigned srv, const uint64_t *due);
+	/* A query no model answers: the schedule fails. */
+	void		(*unmodelled)(const char *why);
+};
+
+extern const struct db_ops simdb_ops;
+
+void	simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
+	    const struct simdb_hooks *h);
+/* The idserver the connections created from now on belong to. */
+void	simdb_owner(unsigned owner);
+/* Server srv crashed: every connection to it is lost (a query in flight may have run). */
+void	simdb_crash(unsigned srv);
+/* One connection, picked at random, is lost; false when none is open. */
+bool	simdb_drop_one(void);
+/* Open connections now. */
+unsigned simdb_open(void);
+
+#endif

@@ -1,0 +1,265 @@
+/*
+ * tserver.c - a simulated ticket server that computes its answers (tserver.h).
+ */
+#include "tserver.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int	tserver_role(const char *p);
+static uint64_t	tserver_end(const struct tserver *s, uint64_t h, uint64_t b);
+static bool	tserver_raise_copy(struct tserver *s, const char *p, bool due);
+static void	tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a);
+static void	tserver_tx(struct tserver *s, const char *sql, struct tserver_answer *a);
+static void	tserver_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
+static void	tserver_fail(struct tserver_answer *a, unsigned err, const char *why,
+		    const char *sql);
+
+void
+tserver_init(struct tserver *s, unsigned index, uint64_t b)
+{
+	memset(s, 0, sizeof(*s));
+	s->index = index;
+	s->up = true;
+	s->b = b;
+	s->st.counter = server_offset(index);
+	for (unsigned k = 0; k < TSERVER_MAX; k++)
+		s->st.mark_b[k] = b;
+}
+
+/* The server index of the role named at p (up to a quote); -1: none. */
+static int
+tserver_role(const char *p)
+{
+	for (unsigned k = 0; k < server_count() && k < TSERVER_MAX; k++) {
+		size_t n = strlen(server_role(k));
+
+		if (strncmp(p, server_role(k), n) == 0 && p[n] == '\'')
+			return (int)k;
+	}
+	return -1;
+}
+
+/* The first ID above a mark (h, b); b of 0 is the server's B. */
+static uint64_t
+tserver_end(const struct tserver *s, uint64_t h, uint64_t b)
+{
+	return (h + 1) * (b != 0 ? b : s->b);
+}
+
+/*
+ * "SET high_water = h, block_size = b WHERE role = 'r' ..." at p: raises
+ * row r where (h, b) covers more, as the UPDATE's WHERE does; due: it is
+ * also what idservers were due to write. False when it does not parse.
+ */
+static bool
+tserver_raise_copy(struct tserver *s, const char *p, bool due)
+{
+	static const char where[] = "WHERE role = '";
+	uint64_t h, b;
+	const char *q;
+	int r;
+
+	if (p == NULL || sscanf(p, "SET high_water = %" SCNu64 ", block_size = %" SCNu64,
+	    &h, &b) != 2 || (q = strstr(p, where)) == NULL ||
+	    (r = tserver_role(q + sizeof(where) - 1)) < 0 || (unsigned)r == s->index)
+		return false;
+	if (tserver_end(s, s->st.mark[r], s->st.mark_b[r]) < tserver_end(s, h, b)) {
+		s->st.mark[r] = h;
+		s->st.mark_b[r] = b;
+	}
+	if (due && h > s->st.due[r])
+		s->st.due[r] = h;
+	return true;
+}
+
+static void
+tserver_fail(struct tserver_answer *a, unsigned err, const char *why, const char *sql)
+{
+	a->err = err;
+	snprintf(a->why, sizeof(a->why), "%s%s%.100s", why, sql[0] ? ": " : "", sql);
+}
+
+/* One field of the check row. */
+#define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
+
+/*
+ * The check row (ticket.c's TICKET_CHECK_SQL): settings and meta row of the
+ * tier's shape, the counter, and each mark subquery from the row its role
+ * names, in the order asked (columns 10, 11, 13, 14, then 26 on).
+ */
+static void
+tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	static const char hw[] = "(SELECT high_water FROM idgen_marks WHERE role = '";
+	static const char bs[] = "(SELECT block_size FROM idgen_marks WHERE role = '";
+	unsigned i = s->index, n = 0;
+	const char *p = sql;
+
+	TS_SET(0, "10.11.19-MariaDB");
+	TS_SET(1, "%u", server_increment());
+	TS_SET(2, "%u", server_offset(i));
+	TS_SET(3, "1");
+	TS_SET(4, "InnoDB");
+	TS_SET(5, "1");
+	TS_SET(6, "%" PRIu64, s->b);
+	TS_SET(7, "%s", server_parity(i));
+	TS_SET(8, "uuid-%s", server_role(i));
+	TS_SET(9, "%" PRIu64, s->st.counter);
+	TS_SET(12, "0");
+	TS_SET(15, "%u", server_increment());
+	TS_SET(16, "%u", server_offset(i));
+	TS_SET(17, "0");
+	TS_SET(18, "0");
+	TS_SET(19, "%u", server_increment());
+	TS_SET(20, "%u", server_offset(i));
+	for (unsigned k = 21; k < 25; k++)
+		TS_SET(k, "0");
+	a->null[25] = true;	/* no server retired */
+	for (;;) {
+		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
+		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 22 + n;
+		int role;
+
+		if (h == NULL && b == NULL)
+			break;
+		q = h != NULL && (b == NULL || h < b) ? h : b;
+		role = tserver_role(q + sizeof(hw) - 1);
+		if (role < 0 || col >= TSERVER_TEXT) {
+			tserver_fail(a, 1054, "unknown role in the check", q);
+			return;
+		}
+		TS_SET(col, "%" PRIu64, q == h ? s->st.mark[role] : s->st.mark_b[role]);
+		n++;
+		p = q + 1;
+	}
+	a->nfields = 22 + n;
+	a->nstmts = 4;
+}
+
+/*
+ * One ticket transaction (ticket.c's TICKET_TX_SQL), committed: the row lock,
+ * REPLACE draws the counter, the own mark raised only where it is below the
+ * ticket in ID space (the own-mark check), then each copy UPDATE.
+ */
+static void
+tserver_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	static const char set[] = "SET high_water = ";
+	unsigned i = s->index, copies = 0;
+	const char *own = strstr(sql, "SET high_water = LAST_INSERT_ID()"), *p;
+	uint64_t t = s->st.counter, b = 0;
+	bool raised = false;
+
+	if (own == NULL || sscanf(own, "SET high_water = LAST_INSERT_ID(), block_size = %"
+	    SCNu64, &b) != 1 || b != s->b || strstr(own, "WHERE role = '") == NULL ||
+	    tserver_role(strstr(own, "WHERE role = '") + 14) != (int)i) {
+		tserver_fail(a, 1064, "ticket transaction not understood", sql);
+		return;
+	}
+	a->drew = true;
+	a->ticket = t;
+	a->own_before = s->st.mark[i];
+	TS_SET(0, "%" PRIu64, s->st.mark[i]);
+	TS_SET(1, "0");		/* generation 0, not sealed */
+	TS_SET(2, "0");
+	a->nfields = 3;
+	s->st.counter += server_increment();
+	if (t > s->drawn_max)
+		s->drawn_max = t;
+	s->draws++;
+	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * s->b) {
+		s->st.mark[i] = t;
+		s->st.mark_b[i] = s->b;
+		raised = true;
+	}
+	for (p = strstr(own + 1, set); p != NULL; p = strstr(p + 1, set)) {
+		if (!tserver_raise_copy(s, p, true) || 5 + copies >= DB_MAX_STMTS) {
+			tserver_fail(a, 1064, "copy UPDATE not understood", p);
+			return;
+		}
+		copies++;
+	}
+	/* START, the SELECT, REPLACE, its own UPDATE, the copies, COMMIT. */
+	a->nstmts = 5 + copies;
+	a->insert_id[2] = t;
+	a->affected[1] = 1;
+	a->affected[2] = 1;
+	a->affected[3] = raised;
+	for (unsigned k = 0; k < copies; k++)
+		a->affected[4 + k] = 1;
+	/* The driver reports insert_id of the last statement (COMMIT: the session's). */
+	a->insert_id[4 + copies] = t;
+}
+
+/* The witness at connect: one copy UPDATE per copy behind, separated by ';'. */
+static void
+tserver_witness(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	static const char update[] = "UPDATE idgen_marks ";
+	unsigned n = 0;
+
+	for (const char *p = sql; p != NULL; p = strstr(p + 1, update)) {
+		if ((p != sql && p[-1] != ';') || n >= DB_MAX_STMTS ||
+		    !tserver_raise_copy(s, strstr(p, "SET high_water = "), false)) {
+			tserver_fail(a, 1064, "witness not understood", sql);
+			return;
+		}
+		a->affected[n++] = 1;
+	}
+	a->nstmts = n;
+}
+
+void
+tserver_answer(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!s->up) {
+		tserver_fail(a, 2003, "server down", "");
+		return;
+	}
+	if (strcmp(sql, "CONNECT") == 0 || strcmp(sql, "ROLLBACK") == 0 ||
+	    strncmp(sql, "EXPLAIN ", 8) == 0)
+		return;		/* every right granted */
+	if (strstr(sql, "SELECT @@version") != NULL)
+		tserver_check(s, sql, a);
+	else if (strncmp(sql, "START TRANSACTION;", 18) == 0)
+		tserver_tx(s, sql, a);
+	else if (strncmp(sql, "UPDATE idgen_marks ", 19) == 0)
+		tserver_witness(s, sql, a);
+	else
+		tserver_fail(a, 1064, "not modelled", sql);
+}
+
+void
+tserver_due(struct tserver *s, unsigned role, uint64_t high_water)
+{
+	if (role < TSERVER_MAX && role != s->index && high_water > s->st.due[role])
+		s->st.due[role] = high_water;
+}
+
+void
+tserver_backup(struct tserver *s)
+{
+	s->backup = s->st;
+	s->have_backup = true;
+}
+
+bool
+tserver_restore(struct tserver *s)
+{
+	if (!s->have_backup)
+		return false;
+	s->st = s->backup;
+	return true;
+}
+
+void
+tserver_lower(struct tserver *s, uint64_t by)
+{
+	uint64_t m = server_increment(), d = by * m;
+
+	s->st.counter = s->st.counter > d + server_offset(s->index) ? s->st.counter - d :
+	    server_offset(s->index);
+}

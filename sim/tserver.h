@@ -1,0 +1,73 @@
+/*
+ * tserver.h - a simulated ticket server: it computes its answers from the SQL
+ * idserver sends (ticket.c's check, rights, witness and ticket transaction),
+ * over the tables that matter to uniqueness: tickets64's AUTO_INCREMENT with
+ * the tier's increment and the server's offset, and idgen_marks (a row per
+ * role, with its B). A statement list is applied at once, as one committed
+ * transaction; committed state survives a crash; a backup is a copy of the
+ * tables, a restore puts them back.
+ */
+#ifndef IDSIM_TSERVER_H
+#define IDSIM_TSERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "server.h"
+
+#define TSERVER_MAX	SERVER_PAIR	/* this slice: the pair */
+#define TSERVER_TEXT	48
+
+/* What the tables hold (what a backup copies). */
+struct tserver_state {
+	uint64_t	counter;		/* the next ticket */
+	uint64_t	mark[TSERVER_MAX];	/* idgen_marks.high_water by role (server index) */
+	uint64_t	mark_b[TSERVER_MAX];
+	/*
+	 * Not a table: the copy of each other role's mark that idservers were
+	 * due to write here (every ticket transaction's copy, and each new
+	 * connection's witness whether or not it was sent). A restore takes it
+	 * back with the rows.
+	 */
+	uint64_t	due[TSERVER_MAX];
+};
+
+struct tserver {
+	unsigned		index;		/* the tier's srv[] index: 0 odd, 1 even */
+	bool			up;
+	uint64_t		b;		/* idgen_meta.block_size */
+	struct tserver_state	st;
+	struct tserver_state	backup;
+	bool			have_backup;
+	uint64_t		drawn_max;	/* the highest ticket ever drawn: no restore lowers it */
+	uint64_t		draws;
+};
+
+/* One answer, as db_result wants it. */
+struct tserver_answer {
+	unsigned	err;
+	unsigned	nstmts;
+	uint64_t	insert_id[DB_MAX_STMTS];
+	uint64_t	affected[DB_MAX_STMTS];
+	char		text[TSERVER_TEXT][32];
+	bool		null[TSERVER_TEXT];
+	unsigned	nfields;
+	/* A ticket transaction: the ticket drawn and its own mark row before it. */
+	bool		drew;
+	uint64_t	ticket;
+	uint64_t	own_before;
+	char		why[160];	/* err: the message */
+};
+
+void	tserver_init(struct tserver *s, unsigned index, uint64_t b);
+/* Answers (and applies) one query; CONNECT for the handshake. */
+void	tserver_answer(struct tserver *s, const char *sql, struct tserver_answer *a);
+/* A copy of a mark an idserver was due to write here (the witness point). */
+void	tserver_due(struct tserver *s, unsigned role, uint64_t high_water);
+void	tserver_backup(struct tserver *s);
+bool	tserver_restore(struct tserver *s);
+/* ALTER TABLE tickets64 AUTO_INCREMENT lowered by hand: the marks stay. */
+void	tserver_lower(struct tserver *s, uint64_t by);
+
+#endif

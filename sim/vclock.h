@@ -1,0 +1,17 @@
+/*
+ * vclock.h - the simulation's clock: idsim defines clock_gettime and
+ * gettimeofday itself, so libevent's timers and src/clk.c read virtual time
+ * (symbols of the executable come before libc's, for libevent.so too).
+ * Time moves only when the driver advances it.
+ */
+#ifndef IDSIM_VCLOCK_H
+#define IDSIM_VCLOCK_H
+
+#include <stdint.h>
+
+/* Back to the start (a fixed date, the same for every schedule). */
+void		vclock_reset(void);
+void		vclock_advance_us(uint64_t us);
+uint64_t	vclock_now_us(void);	/* since the start */
+
+#endif

@@ -1,0 +1,17 @@
+/*
+ * rules.c - the names of the rules the simulation can switch off (rules.h).
+ */
+#include "rules.h"
+
+unsigned rules_off;
+
+const struct rule_info rules[RULE_COUNT] = {
+	[RULE_TICKET_KNOWN] = { "ticket-known",
+	    "a ticket is used only above known[R] as it was when asked for (ticket.c, 6.3)" },
+	[RULE_OWN_MARK] = { "own-mark",
+	    "the ticket transaction's own-mark UPDATE must match its row (ticket.c, 6.3)" },
+	[RULE_STATE_MARKS] = { "state-marks",
+	    "the state file's marks bind a restarted idserver (tier.c, layer 1 of 6.2)" },
+	[RULE_WITNESS] = { "witness",
+	    "a new connection raises its copies of the others' marks before serving (ticket.c, 6.5)" },
+};

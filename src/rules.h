@@ -1,0 +1,28 @@
+/*
+ * rules.h - switches that turn off one rule of the uniqueness argument each,
+ * for the simulation only (build/idsim --disable RULE; docs/design.md section
+ * 14). Production never sets rules_off: every RULE_ON() is then one load and
+ * one test of a bit that is always clear.
+ */
+#ifndef IDGEN_RULES_H
+#define IDGEN_RULES_H
+
+enum rule {
+	RULE_TICKET_KNOWN,	/* ticket.c: t > known[R] as sent (6.3) */
+	RULE_OWN_MARK,		/* ticket.c: the transaction's own-mark UPDATE matched (6.3) */
+	RULE_STATE_MARKS,	/* tier.c: the state file's marks bind from the start (6.2, layer 1) */
+	RULE_WITNESS,		/* ticket.c: copies brought up before a new connection serves (6.5) */
+	RULE_COUNT,
+};
+
+struct rule_info {
+	const char	*name;		/* as --disable takes it */
+	const char	*what;
+};
+
+extern unsigned rules_off;		/* bit (1 << rule): disabled; 0 in production */
+extern const struct rule_info rules[RULE_COUNT];
+
+#define RULE_ON(r)	((rules_off & (1u << (r))) == 0)
+
+#endif
