@@ -68,6 +68,8 @@ static void	db_watch_idle(struct db_maria *c);
 static void	db_arm(struct db_maria *c, short what, event_callback_fn cb,
 		    const struct timeval *tv);
 static void	db_tls_nonblock(struct db_maria *c);
+static void	db_started(struct db_maria *c, int status);
+static void	db_resume_cb(evutil_socket_t fd, short what, void *arg);
 
 /* Allocates a handle; nothing connects until db_connect(). */
 static struct db_conn *
@@ -178,7 +180,7 @@ db_maria_connect(struct db_conn *conn, db_cb cb, void *arg)
 	    c->params.port, NULL,
 	    ((c->params.flags & DB_FOUND_ROWS) ? CLIENT_FOUND_ROWS : 0) |
 	    ((c->params.flags & DB_MULTI_STATEMENTS) ? CLIENT_MULTI_STATEMENTS : 0));
-	db_step(c, status);
+	db_started(c, status);
 	return true;
 }
 
@@ -198,8 +200,42 @@ db_maria_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg)
 	memset(&c->acc, 0, sizeof(c->acc));
 	db_arm_deadline(c, c->params.query_timeout_ms);
 	status = mysql_real_query_start(&c->iret, c->mysql, sql, (unsigned long)strlen(sql));
-	db_step(c, status);
+	db_started(c, status);
 	return true;
+}
+
+/*
+ * After a start call: waits, or, when the driver already has the answer (a
+ * server on loopback often answers within the call, over TLS even more
+ * often), moves on at the next loop turn. The callback never runs inside
+ * db_connect or db_query: callers start a query from inside a callback of
+ * their own and change state after it (ticket.c's checks, tier.c's
+ * partner-first waits); an answer within the call ran them out of order,
+ * and a new connection's "checked" line was lost (issue 36).
+ */
+static void
+db_started(struct db_maria *c, int status)
+{
+	if (status != 0) {
+		db_step(c, status);
+		return;
+	}
+	ERR_clear_error();	/* as db_step: not left for the listeners' sessions */
+	event_del(c->io);
+	event_assign(c->io, c->base, -1, 0, db_resume_cb, c);
+	event_active(c->io, EV_TIMEOUT, 1);
+}
+
+/* The next loop turn after a start call the driver completed: carry on. */
+static void
+db_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct db_maria *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->op != DB_IDLE)
+		db_step(c, 0);
 }
 
 /* Waits for what the driver asked for: readable, writable, or its own timeout. */

@@ -2,8 +2,10 @@
  * db.h - one database connection driven by the event loop: the seam between
  * the ticket and lease logic and MariaDB.
  *
- * One operation in flight per connection. Every operation is bounded by its own
- * timer; on timeout or error the connection is closed and the callback reports it,
+ * One operation in flight per connection. A callback always comes from the
+ * event loop, never inside db_connect or db_query, even when the answer is
+ * already there (callers change state after starting a query). Every operation
+ * is bounded by its own timer; on timeout or error the connection is closed and the callback reports it,
  * except after the errors the server reports within a session that goes on
  * (db_err_keeps): a deadlock, a lock wait timeout, a missing table or column, a
  * missing right. Then a transaction a multi-statement query opened may still be

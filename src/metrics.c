@@ -261,6 +261,11 @@
 	X(state, I, SRV, "tickets", "up, down, connecting, refused or regressed", \
 	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed", \
 	    TEXT(ticket_state_name(SRV->state))) \
+	X(waits_for, I, SRV, "tickets", \
+	    "up but not used yet: the servers whose check, sent after its connection was " \
+	    "checked, it waits for (- none)", \
+	    NULL, METRIC_AS_IS, NULL, \
+	    TEXT(tier_waits_for(TIER, (unsigned)server, v->reason, sizeof(v->reason)))) \
 	X(tickets, C, SRV, "tickets", "tickets used", \
 	    "tickets", METRIC_AS_IS, NULL, \
 	    NUM(SRV->stats.tickets)) \

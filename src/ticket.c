@@ -345,6 +345,12 @@ ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why, bo
 }
 
 void
+ticket_reconnect(struct ticket_server *s, const char *why)
+{
+	ticket_failed(s, "waiting", why);
+}
+
+void
 ticket_refuse(struct ticket_server *s, const char *why)
 {
 	ticket_reject(s, TICKET_REFUSED, why, false);
@@ -880,19 +886,31 @@ ticket_witness_landed(struct ticket_server *s)
 	s->witness_pending = false;
 }
 
-/* Checks passed: the tier judges the counter against the marks and B. */
+/*
+ * Checks passed: the tier judges the counter against the marks and B. What
+ * the check read is logged as it was read: the tier may start the server's
+ * next query (a ticket, a recheck) before it returns.
+ */
 static void
 ticket_up_done(struct ticket_server *s)
 {
+	char line[640];
+	bool first = !s->seen.recheck;
+
+	if (first)
+		snprintf(line, sizeof(line), "%s ticket server checked%s (version %s, B=%" PRIu64
+		    ", next ticket >= %" PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %"
+		    PRIu64 ", %s%s)", s->name, s->logged_refusal[0] ? " and used again" : "",
+		    s->seen.version, s->block_size, s->seen.counter, s->seen.own_mark,
+		    server_name(s->partner), s->seen.copy[s->partner],
+		    s->seen.tls[0] ? "TLS " : "cleartext", s->seen.tls);
 	s->state = TICKET_READY;
 	if (!s->notify(s, TICKET_EV_UP, 0, s->notify_arg))
 		return;		/* the tier refused it */
-	if (!s->seen.recheck)
-		log_info("%s ticket server checked%s (version %s, B=%" PRIu64 ", next ticket >= %"
-		    PRIu64 ", its mark %" PRIu64 ", its copy of the %s mark %" PRIu64 ", %s%s)",
-		    s->name, s->logged_refusal[0] ? " and used again" : "", s->seen.version,
-		    s->block_size, s->seen.counter, s->seen.own_mark, server_name(s->partner),
-		    s->seen.copy[s->partner], s->seen.tls[0] ? "TLS " : "cleartext", s->seen.tls);
+	if (first)
+		log_info("%s", line);
+	if (!ticket_up(s))
+		return;		/* lost from inside the tier's notice: it logged why */
 	s->logged_refusal[0] = '\0';
 	s->backoff_ms = s->p.backoff_min_ms;
 	s->last_error[0] = '\0';

@@ -159,6 +159,9 @@ bool		ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 void		ticket_run_end(struct ticket_server *s);
 void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg);
 
+/* Closes a live connection as an outage (why logged) and connects again after the backoff. */
+void		ticket_reconnect(struct ticket_server *s, const char *why);
+
 /* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);
 

@@ -33,6 +33,7 @@ static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static const char *tier_copies_name(const struct ticket_server *s, char *buf);
 static void	tier_fresh_update(struct tier *t, unsigned i);
 static void	tier_checked_others(struct tier *t, struct ticket_server *s);
+static void	tier_waits_watch(struct tier *t);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
@@ -52,6 +53,8 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->prefetch_blocks = cfg->prefetch_blocks;
 	t->prefetch_max_blocks = cfg->prefetch_max_blocks;
 	t->prefetch_lead_ms = cfg->prefetch_lead_ms;
+	/* A check sent after the query in flight: both bounded by their timeouts. */
+	t->wait_limit_ms = cfg->connect_timeout_ms + 6 * cfg->query_timeout_ms;
 	t->rate_tick = event_new(base, -1, EV_PERSIST, tier_rate_cb, t);
 	if (t->rate_tick == NULL)
 		return false;
@@ -163,6 +166,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 	t->rate = now > t->rate * 0.9 ? now : t->rate * 0.9;
 	tier_retarget(t);
 	tier_ns_tick(t, TIER_RATE_MS, tier_fetch_ms(t));
+	tier_waits_watch(t);
 	tier_prefetch(t);
 }
 
@@ -583,6 +587,66 @@ tier_note_region(struct tier *t, const struct ticket_server *s)
 	t->ticket_region = r;
 }
 
+const char *
+tier_waits_for(const struct tier *t, unsigned i, char *buf, size_t len)
+{
+	unsigned first, count;
+	size_t n = 0;
+
+	snprintf(buf, len, "-");
+	if (i >= server_count() || t->fresh[i] || !ticket_up(&t->srv[i]))
+		return buf;
+	server_group(i, &first, &count);
+	for (unsigned k = 0; k < count && n < len; k++)
+		if (t->waiting[i][first + k])
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n > 0 ? "," : "",
+			    server_name(first + k));
+	return buf;
+}
+
+/*
+ * A new connection's wait for the others' checks ends when they answer, go
+ * down or are refused, each bounded by its timeouts; should one last past
+ * wait_limit_ms all the same, it is said once and the checks are asked for
+ * again, and past twice that the connection is opened again (a new wait,
+ * new checks asked for). It is never served before the checks say it may.
+ */
+static void
+tier_waits_watch(struct tier *t)
+{
+	uint64_t now = clk_mono_ms();
+
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ticket_server *s = &t->srv[i];
+		uint64_t waited = now - t->wait_since[i];
+		char names[SERVER_MAX * 8], why[160 + SERVER_MAX * 8];
+		unsigned first, count;
+
+		if (t->fresh[i] || !ticket_up(s) || waited <= t->wait_limit_ms)
+			continue;
+		(void)tier_waits_for(t, i, names, sizeof(names));
+		if (strcmp(names, "-") == 0)
+			continue;
+		if (waited > 2 * (uint64_t)t->wait_limit_ms) {
+			snprintf(why, sizeof(why), "its new connection waited %llu ms for a check of "
+			    "%s sent after it was checked: connecting again", (unsigned long long)waited,
+			    names);
+			if (s->state == TICKET_READY)
+				ticket_reconnect(s, why);
+			continue;
+		}
+		if (t->wait_asked[i]++ > 0)
+			continue;
+		log_warn("%s ticket server not used yet: waited %llu ms for a check of %s sent "
+		    "after its connection was checked (docs/design.md 6.4); asking again", s->name,
+		    (unsigned long long)waited, names);
+		server_group(i, &first, &count);
+		for (unsigned k = 0; k < count; k++)
+			if (t->waiting[i][first + k])
+				ticket_recheck_soon(&t->srv[first + k]);
+	}
+}
+
 /* Server i may fetch once it waits for no other server's check. */
 static void
 tier_fresh_update(struct tier *t, unsigned i)
@@ -621,15 +685,25 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 	if (s->seen.recheck)
 		return;
 	t->fresh[i] = false;
+	t->wait_since[i] = clk_mono_ms();
+	t->wait_asked[i] = 0;
+	/*
+	 * Every wait is in place before any check is asked for: an answer that
+	 * ended one wait must not find the others not yet set and let s serve.
+	 */
 	for (unsigned k = 0; k < s->group_count; k++) {
 		unsigned h = s->group_first + k;
 		struct ticket_server *hs = &t->srv[h];
 
 		t->waiting[i][h] = h != i && (ticket_up(hs) || hs->state == TICKET_CONNECTING);
-		if (!t->waiting[i][h])
-			continue;
-		t->wait_after[i][h] = hs->checks_sent;
-		ticket_recheck_soon(hs);
+		if (t->waiting[i][h])
+			t->wait_after[i][h] = hs->checks_sent;
+	}
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned h = s->group_first + k;
+
+		if (t->waiting[i][h])
+			ticket_recheck_soon(&t->srv[h]);
 	}
 	tier_fresh_update(t, i);
 }

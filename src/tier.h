@@ -52,6 +52,9 @@ struct tier {
 							 * for a check of h */
 	uint64_t		 wait_after[SERVER_MAX][SERVER_MAX];	/* ... sent after
 							 * h's checks_sent of then */
+	uint64_t		 wait_since[SERVER_MAX];	/* when s's waits began (mono ms) */
+	unsigned		 wait_asked[SERVER_MAX];	/* ... asked again since (tier_waits_watch) */
+	unsigned		 wait_limit_ms;	/* a wait longer than this is asked again */
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
@@ -103,6 +106,13 @@ void		tier_prefetch(struct tier *t);
 
 /* True when a server is up (idle or fetching): a short wait may bring IDs. */
 bool		tier_any_up(const struct tier *t);
+
+/*
+ * The servers whose check, sent after server i's new connection was checked,
+ * i waits for before it serves (docs/design.md 6.4): "odd,o4", or "-" (buf:
+ * at least 8 bytes per server).
+ */
+const char	*tier_waits_for(const struct tier *t, unsigned i, char *buf, size_t len);
 
 /* True when every server has settled (up, refused, or failed once). */
 bool		tier_settled(const struct tier *t);

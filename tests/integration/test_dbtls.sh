@@ -87,19 +87,26 @@ log "2. idserver with another CA: refused to start"
 # 3. Over TLS: IDs served, both sessions named in the log.
 idserver_start svc "$SVC_PORT" "${ON[@]}" "${CERT[@]}" --refused_retry_ms 200
 [ "$(q "$SVC_PORT" 'IDS 3\n' | wc -w)" = 3 ] || fail "no IDs over TLS"
-wait_for "both servers checked over TLS" 10 bash -c \
-	"[ \$(grep -cE 'info (odd|even) ticket server checked .*, TLS TLSv1\.3 [A-Z0-9_]+\)$' '$T_DIR/svc.log') = 2 ]"
+# Bounded generously for a loaded machine; a server that stays unchecked still fails,
+# naming its STATS (issue 36: even up and serving, its checked line lost).
+both_checked() { [ "$(grep -cE 'info (odd|even) ticket server checked .*, TLS TLSv1\.3 [A-Z0-9_]+\)$' "$T_DIR/svc.log")" = 2 ]; }
+for _ in $(seq 300); do both_checked && break; sleep 0.1; done
+both_checked || fail "both servers not checked over TLS within 30 s: $(q "$SVC_PORT" 'STATS\n' | grep -E ' (odd|even)_(state|waits_for|tickets|connects) ' | tr -d '\r' | tr '\n' ' ')"
 log "3. idserver over TLS: $(grep -m1 -oE 'TLS TLSv1\.3 [A-Z0-9_]+' "$T_DIR/svc.log") on both"
 
 # 3b. With odd 150 ms away and rechecked all the time, a client's PING is never
 # held behind a query: over TLS the driver's waits come back to the event loop.
 idserver_start far "$FAR_PORT" "${ON[@]}" "${CERT[@]}" --odd_port "$PROXY_PORT" \
 	--connect_timeout_ms 2000 --query_timeout_ms 2000 --recheck_ms 100
-wait_for "odd checked 150 ms away" 15 grep -q 'info odd ticket server checked .*, TLS TLSv1' "$T_DIR/far.log"
+wait_for "odd checked 150 ms away" 30 grep -q 'info odd ticket server checked .*, TLS TLSv1' "$T_DIR/far.log"
+# The lease's own connection (to odd, through the proxy, for an even pid) opens
+# with a TLS handshake, which holds the loop for its round trip (src/dbtls.c):
+# measured once the lease is held, so that only queries run in the window.
+wait_for "the far idserver's lease" 30 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $FAR_PORT | awk '\$2 == \"lease_state\" { print \$3 }')\" = held ]"
 worst=$(python3 - "$FAR_PORT" <<'PY'
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-worst, end = 0.0, time.monotonic() + 1.5
+worst, end = 0.0, time.monotonic() + 2.5
 while time.monotonic() < end:
     t = time.monotonic()
     s.sendall(b"PING\n")
@@ -129,7 +136,7 @@ kick() {	# kick ROLE: ends the service user's sessions on ROLE
 cp "$TLS/elsewhere-cert.pem" "$TLS/even-cert.pem"; cp "$TLS/elsewhere-key.pem" "$TLS/even-key.pem"
 db_sql even "FLUSH SSL"
 kick even
-wait_for "even refused" 10 state_is even refused
+wait_for "even refused" 30 state_is even refused
 has svc.log 'error even ticket server REFUSED: TLS/SSL error: Validation of SSL server certificate failed \(db_tls = required: check db_tls_ca_file, db_tls_verify_host'
 before=$(ticket_of even) odd_before=$(ticket_of odd)
 for _ in $(seq 700); do echo 'BLOCK 4096'; done | timeout 30 nc -N 127.0.0.1 "$SVC_PORT" >"$T_DIR/blocks.out"
@@ -148,7 +155,7 @@ cp "$T_DIR/db/even/my.cnf" "$T_DIR/even-tls.cnf"
 sed -i '/^ssl_/d' "$T_DIR/db/even/my.cnf"
 db_start even
 db_sql even "ALTER USER 'idgen'@'%' REQUIRE NONE"
-wait_for "even refused for offering no TLS" 10 grep -q 'error even ticket server REFUSED: TLS/SSL error: SSL is required, but the server does not support it' "$T_DIR/svc.log"
+wait_for "even refused for offering no TLS" 30 grep -q 'error even ticket server REFUSED: TLS/SSL error: SSL is required, but the server does not support it' "$T_DIR/svc.log"
 ctl notls 2 "${ON[@]}" "${CERT[@]}" --db_tls_verify_host 0 tier check
 has notls.out '^UNCHECKED even \(127\.0\.0\.1:[0-9]+\): the server does not offer TLS and db_tls = required: not used in cleartext'
 log "5. even without TLS: refused (library, and our own check with db_tls_verify_host = 0)"
@@ -160,7 +167,7 @@ cp "$TLS/even-good-cert.pem" "$TLS/even-cert.pem"; cp "$TLS/even-good-key.pem" "
 { cat "$T_DIR/even-tls.cnf"; echo 'tls_version = TLSv1.2'; } >"$T_DIR/db/even/my.cnf"
 db_start even
 db_sql even "ALTER USER 'idgen'@'%' REQUIRE X509"
-wait_for "even used again over TLS 1.2" 10 grep -qE 'info even ticket server checked and used again .*, TLS TLSv1\.2 ' "$T_DIR/svc.log"
+wait_for "even used again over TLS 1.2" 30 grep -qE 'info even ticket server checked and used again .*, TLS TLSv1\.2 ' "$T_DIR/svc.log"
 ctl min13 2 "${ON[@]}" "${CERT[@]}" --db_tls_min_version TLSv1.3 tier check
 has min13.out '^UNCHECKED even .*TLS/SSL error'
 grep -q '^UNCHECKED odd' "$T_DIR/min13.out" && fail "odd (TLS 1.3) refused with db_tls_min_version TLSv1.3"

@@ -198,10 +198,16 @@ static const struct db_ops fake_ops = {
  * test should not have to spell out. A connection made with fake_live_ops
  * asks fake_live_answer instead, passing the name it was created with
  * ("odd", "even") and the SQL ("CONNECT" for a connect); the answer still
- * comes on the next loop turn. Each connection alternates between two answer
- * buffers, so a query started from inside a callback does not overwrite the
- * answer that callback is still reading.
+ * comes on the next loop turn, unless fake_inline is set: then it comes inside
+ * the call, as MariaDB's driver gave an answer already there before db.c
+ * deferred it (issue 36), so that a test can show the callers do not depend
+ * on the order. Each connection takes turns over FAKE_TURNS answer buffers,
+ * so a query started from inside a callback (callbacks nest when inline)
+ * does not overwrite the answer that callback is still reading.
  */
+#define FAKE_TURNS	8
+
+static bool fake_inline;
 struct fake_answer {
 	struct fake_reply	reply;
 	char			text[48][32];	/* room for the row's fields */
@@ -214,7 +220,7 @@ static fake_answer_fn fake_live_answer;
 struct fake_live_conn {
 	struct fake_conn	f;	/* first: the shared functions take it */
 	const char		*name;
-	struct fake_answer	a[2];
+	struct fake_answer	a[FAKE_TURNS];
 	unsigned		turn;
 };
 
@@ -233,7 +239,7 @@ fake_live_create(struct event_base *base, const struct db_params *p, const char 
 static bool
 fake_live_start(struct fake_live_conn *l, const char *sql, db_cb cb, void *arg)
 {
-	struct fake_answer *a = &l->a[l->turn++ % 2];
+	struct fake_answer *a = &l->a[l->turn++ % FAKE_TURNS];
 
 	memset(a, 0, sizeof(*a));
 	assert_non_null(fake_live_answer);
@@ -241,7 +247,9 @@ fake_live_start(struct fake_live_conn *l, const char *sql, db_cb cb, void *arg)
 	l->f.cb = cb;
 	l->f.arg = arg;
 	l->f.reply = &a->reply;
-	if (!a->reply.hold)
+	if (!a->reply.hold && fake_inline)
+		fake_deliver_cb(-1, EV_TIMEOUT, &l->f);
+	else if (!a->reply.hold)
 		event_active(l->f.deliver, EV_TIMEOUT, 0);
 	return true;
 }

@@ -11,7 +11,9 @@
  * write banking nothing. A region of four servers: taking turns, every copy
  * raised by each ticket transaction, all others first (with a check held, one
  * already in flight, and a server down) and a restored server refused by the
- * others' copies. Every ID handed out is collected and checked for
+ * others' copies; with answers inside the call (fake_inline): all others
+ * first holds and a new connection's checked line is logged (issue 36). Every
+ * ID handed out is collected and checked for
  * duplicates. No MariaDB, no sockets.
  *
  * Servers are indexed as the tier's srv[] (src/server.h): 0 is the odd
@@ -613,6 +615,7 @@ rig_setup(bool file, unsigned n)
 	memset(&r, 0, sizeof(r));
 	gate_reset();
 	fake_live_answer = sim_answer;
+	fake_inline = false;
 	sim_hook = NULL;
 	sim_tier = NULL;
 	nlog = 0;
@@ -2250,6 +2253,96 @@ capture_log(struct rig *r, void (*fn)(struct rig *))
 	return text;
 }
 
+/*
+ * Issue 36, with answers inside the call (fake_inline, as MariaDB's driver
+ * gave them before db.c deferred them): all others first still holds. o3
+ * comes back while even's check is held; odd's and o4's answers come inside
+ * the calls that ask for them, the first of them while o3's waits are being
+ * set. o3 takes no ticket until even has answered a check sent after o3's.
+ */
+static void
+test_all_others_first_inline(void **state)
+{
+	struct rig *r = rig_new4(false);
+	unsigned c, k, first_tx, keven;
+	char names[64];
+
+	(void)state;
+	rig_start(r);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	sim[2].up = false;
+	take_many(r, 8 * B4K, 1024);
+	assert_true(r->t.srv[2].state != TICKET_READY);
+
+	sim[1].hold_check = true;
+	fake_inline = true;
+	sim[2].up = true;
+	run_until_ready(r, 2);
+	settle(r);
+	c = find_ev(last_ev(2, 'C'), 2, 'K');
+	assert_true(c < nlog);
+	assert_string_equal(tier_waits_for(&r->t, 2, names, sizeof(names)), "even");
+	for (k = 0; k < 8; k++) {
+		drain(r);
+		settle(r);
+	}
+	if (find_ev(c, 2, 'T') < nlog)
+		fail_msg("o3 took a ticket while even's check, sent after o3's connect, was "
+		    "still unanswered (answers inside the call)");
+	fake_release(r->t.srv[1].db);
+	settle(r);
+	take_many(r, 8 * B4K, 1024);
+	first_tx = find_ev(c, 2, 'T');
+	keven = find_ev(c + 1, 1, 'K');
+	if (first_tx == nlog)
+		fail_msg("o3 was never used after every other server answered");
+	assert_true(keven < first_tx);
+	assert_string_equal(tier_waits_for(&r->t, 2, names, sizeof(names)), "-");
+	rig_free(r);
+}
+
+/* Even's held connect check answered, with the pool empty, inside-the-call answers on. */
+static void
+even_answers_inline(struct rig *r)
+{
+	fake_inline = true;
+	drain(r);
+	fake_release(r->t.srv[1].db);
+	settle(r);
+	take_many(r, 4 * B4K, 1024);
+}
+
+/*
+ * Issue 36: a new connection's "checked" line is logged even when the tier
+ * starts its next queries inside the notice. Odd is up while even's connect
+ * check is held (so even's recheck is due once it is up); with answers inside
+ * the call, even's notice rechecks odd, which frees even to fetch, whose
+ * answer starts even's due recheck, all before ticket_up_done logged: the line
+ * was lost, though even served.
+ */
+static void
+test_checked_logged_inline(void **state)
+{
+	struct rig *r = rig_new(false);
+	char *text;
+
+	(void)state;
+	sim[1].hold_check = true;
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[0].state, TICKET_READY);
+	assert_int_equal(r->t.srv[1].state, TICKET_CONNECTING);
+	assert_true(r->t.srv[1].recheck_due);
+	text = capture_log(r, even_answers_inline);
+	assert_true(sim[1].txs >= 1);
+	if (strstr(text, "even ticket server checked (") == NULL)
+		fail_msg("even served (%u tickets) but its checked line is not in the log:\n%s",
+		    sim[1].txs, text);
+	free(text);
+	rig_free(r);
+}
+
 /* Odd's ticket table of nsx seen missing mid-TRUNCATE, then back with its counter at 1. */
 static void
 ns_truncated_on_odd(struct rig *r)
@@ -2572,6 +2665,8 @@ main(void)
 		cmocka_unit_test(test_partner_first_stale_recheck),
 		cmocka_unit_test(test_four_take_turns),
 		cmocka_unit_test(test_all_others_first),
+		cmocka_unit_test(test_all_others_first_inline),
+		cmocka_unit_test(test_checked_logged_inline),
 		cmocka_unit_test(test_all_others_first_stale_recheck),
 		cmocka_unit_test(test_down_other_not_waited),
 		cmocka_unit_test(test_regressed_by_others_copies),
