@@ -335,6 +335,11 @@ main_state(struct main_ctx *m)
 	case STATEFILE_NEW:
 		log_info("state file %s: %s; starting fresh", m->cfg.state_file, m->sf.why);
 		break;
+	case STATEFILE_FOREIGN:
+		log_warn("state file %s is foreign: %s; starting fresh (delete %s.foreign once it "
+		    "is known not to be this deployment's)", m->cfg.state_file, m->sf.why,
+		    m->cfg.state_file);
+		break;
 	case STATEFILE_CORRUPT:
 		log_error("state file %s is corrupt (%s): moved to %s.corrupt; no resumption, "
 		    "starting fresh", m->cfg.state_file, m->sf.why, m->cfg.state_file);

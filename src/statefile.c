@@ -102,7 +102,9 @@ static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec, char
 static int	statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns,
 		    uint64_t *gen, char *why, size_t whylen);
 static bool	statefile_load_ns(struct statefile *f, const char *buf, size_t n);
-static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep);
+static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
+		    const char *suffix);
+static bool	statefile_foreign(struct statefile *f);
 static bool	statefile_sync_dir(const char *path);
 static void	statefile_id_file(const char *path, char *out, size_t outlen);
 static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
@@ -327,12 +329,13 @@ statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns, uint64_t *gen,
  * to keep bytes: what follows is rewritten by the next saves.
  */
 static void
-statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep)
+statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
+    const char *suffix)
 {
 	char bad[4096];
 	int fd;
 
-	snprintf(bad, sizeof(bad), "%s.corrupt", f->path);
+	snprintf(bad, sizeof(bad), "%s.%s", f->path, suffix);
 	fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		if (write(fd, buf, n) != (ssize_t)n || fsync(fd) != 0) {
@@ -412,11 +415,46 @@ statefile_load(struct statefile *f, char *err, size_t errlen)
 		snprintf(f->ns_why, sizeof(f->ns_why), "too large");
 	}
 	/* Never cut away a valid record: a main record's, or the namespace marks. */
-	if (f->origin == STATEFILE_CORRUPT)
-		statefile_set_aside(f, buf, n, f->ns_origin == STATEFILE_LOADED ? (off_t)n : 0);
+	if (f->origin == STATEFILE_LOADED && statefile_foreign(f))
+		statefile_set_aside(f, buf, n, 0, "foreign");
+	else if (f->origin == STATEFILE_CORRUPT)
+		statefile_set_aside(f, buf, n, f->ns_origin == STATEFILE_LOADED ? (off_t)n : 0,
+		    "corrupt");
 	else if (!ns_ok)
-		statefile_set_aside(f, buf, n, STATEFILE_NS_AT);
+		statefile_set_aside(f, buf, n, STATEFILE_NS_AT, "corrupt");
 	free(buf);
+	return true;
+}
+
+/*
+ * A record written on another machine (a copied /var/lib/idgen, a golden
+ * image, a volume of another deployment) is not this process's to build on:
+ * its marks move to foreign[], where they refuse tickets in this process only
+ * and are never copied to a server or saved, and the process starts fresh
+ * (docs/design.md section 6.8). True when the record was foreign.
+ */
+static bool
+statefile_foreign(struct statefile *f)
+{
+	const struct state_owner *o = &f->rec.owner;
+
+	if (o->machine[0] == '\0' || f->me.machine[0] == '\0' ||
+	    strcmp(o->machine, f->me.machine) == 0)
+		return false;
+	memcpy(f->foreign, f->rec.mark, sizeof(f->foreign));
+	snprintf(f->why, sizeof(f->why), "written on another machine (machine-id %s, host %s, "
+	    "servers '%s'): moved to %s.foreign; its marks refuse tickets in this process "
+	    "only, until it restarts, and are never copied to the ticket servers; its "
+	    "namespace marks and lease are not used", o->machine, f->rec.host, f->rec.servers,
+	    f->path);
+	memset(&f->rec, 0, sizeof(f->rec));
+	f->origin = STATEFILE_FOREIGN;
+	f->slot = 1;
+	f->ns.n = 0;
+	f->ns_gen = 0;
+	f->ns_slot = 1;
+	f->ns_origin = STATEFILE_NEW;
+	f->stamped = false;
 	return true;
 }
 

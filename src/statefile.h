@@ -35,6 +35,8 @@ enum statefile_origin {
 	STATEFILE_NEW,		/* no file yet, or an empty one */
 	STATEFILE_LOADED,	/* read and verified */
 	STATEFILE_CORRUPT,	/* unreadable record, copied aside to <path>.corrupt */
+	STATEFILE_FOREIGN,	/* written on another machine: moved aside to
+				 * <path>.foreign, its marks kept in foreign[] only */
 };
 
 struct statefile_counters {
@@ -61,10 +63,13 @@ struct statefile {
 	char				*ns_buf;	/* the caller's snapshot of the ns record */
 	struct state_owner		 me;		/* this process, stamped on the record */
 	uint64_t			 dev, ino;	/* the file's, stamped on every write */
+	struct state_mark		 foreign[SERVER_MAX];	/* a foreign file's marks:
+							 * refuse in this process only,
+							 * never copied, never saved */
 	bool				 stamped;	/* the newest record was its last write */
 	char				 stamp_why[256];	/* why not */
 	struct statefile_counters	 stats;
-	char				 why[256];	/* why a file was not loaded */
+	char				 why[1024];	/* why a file was not loaded */
 	char				 last_error[256];
 	uint64_t			 durable_gen;	/* newest snapshot written */
 	uint64_t			 failed_gen;	/* newest snapshot whose write failed */

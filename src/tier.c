@@ -21,6 +21,7 @@ static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static double	tier_fetch_ms(const struct tier *t);
 static void	tier_retarget(struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
+static uint64_t	tier_mark_ticket(const struct tier *t, unsigned i, uint64_t b);
 static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
 static void	tier_saved(struct tier *t, bool ok);
@@ -332,6 +333,20 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 }
 
 /*
+ * The mark server i's tickets must stay above, in tickets of B = b: the known
+ * one, or a foreign state file's where that is higher (it refuses in this
+ * process only: copies take the known marks alone; docs/design.md 6.8).
+ */
+static uint64_t
+tier_mark_ticket(const struct tier *t, unsigned i, uint64_t b)
+{
+	uint64_t known = state_mark_ticket(&t->sf->rec.mark[i], b),
+	    foreign = state_mark_ticket(&t->sf->foreign[i], b);
+
+	return foreign > known ? foreign : known;
+}
+
+/*
  * Hands each server the mark it must stay above, in tickets of its own B
  * (converted exactly from the B each mark was written under), and the copy of
  * its partner's mark it should keep, with that mark's B.
@@ -343,7 +358,7 @@ tier_publish_marks(struct tier *t)
 		struct ticket_server *s = &t->srv[i];
 		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
 
-		s->mark = state_mark_ticket(&t->sf->rec.mark[i], b);
+		s->mark = tier_mark_ticket(t, i, b);
 		for (unsigned k = 0; k < s->group_count; k++) {
 			unsigned j = s->group_first + k;
 
@@ -514,8 +529,8 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	struct state_mark *m = &t->sf->rec.mark[r];
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
 	uint64_t b = s->block_size, before = state_mark_ticket(m, b), mark;
-	char where[256], why[768], was[40], copies[40];
-	bool changed = false;
+	char where[384], why[896], was[40], copies[40];
+	bool changed = false, foreign;
 
 	snprintf(was, sizeof(was), "%s", m->uuid);
 	for (unsigned k = 0; k < s->group_count; k++) {
@@ -547,9 +562,10 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	if (changed)
 		(void)tier_save(t);
 	tier_publish_marks(t);
-	mark = state_mark_ticket(m, b);
+	mark = tier_mark_ticket(t, r, b);
 	if (check_counter(s->seen.counter, mark))
 		return true;
+	foreign = mark > state_mark_ticket(m, b);
 	if (t->copy_read[r])
 		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
 		    "the server's own idgen_marks: %llu; %s: %llu)",
@@ -560,6 +576,10 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 		    "the server's own idgen_marks: %llu; %s: not read yet)",
 		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
 		    tier_copies_name(s, copies));
+	if (foreign)
+		snprintf(where + strlen(where), sizeof(where) - strlen(where), " (a foreign state "
+		    "file's mark: %llu, refusing in this idserver only until it restarts)",
+		    (unsigned long long)mark);
 	check_regressed_msg(why, sizeof(why), s->name, s->dbname, s->seen.counter, mark, where);
 	ticket_regress(s, why);
 	return false;

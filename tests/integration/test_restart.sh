@@ -92,7 +92,7 @@ kill -KILL "$(db_pid odd)" "$(db_pid even)"
 kill_svc
 python3 "$ROOT/tests/integration/statefile.py" edit "$STATE" '^owner [0-9a-zA-Z-]+' 'owner 00000000000000000000000000e15e0e'
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
-grep -q "not resumed: its writer may still be alive: written on another machine (machine-id 00000000000000000000000000e15e0e)" "$T_DIR/svc.log" ||
+grep -q "state file $STATE is foreign: written on another machine (machine-id 00000000000000000000000000e15e0e" "$T_DIR/svc.log" ||
 	fail "foreign file not reported: $(grep 'state file' "$T_DIR/svc.log")"
 out=$(q "$SVC_PORT" 'ID\n')
 [[ "$out" == "ERR UNAVAILABLE"* ]] || fail "foreign file: '$out', want ERR UNAVAILABLE"

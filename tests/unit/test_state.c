@@ -57,6 +57,14 @@ rec_fill(struct state_rec *r)
 	r->lease.reserved = UINT64_C(3000000100);
 }
 
+/* A record as this machine's idserver stamps it (main.c): a file of its own. */
+static void
+file_fill(struct statefile *f)
+{
+	rec_fill(&f->rec);
+	snprintf(f->rec.owner.machine, sizeof(f->rec.owner.machine), "%s", f->me.machine);
+}
+
 static void
 test_round_trip(void **state)
 {
@@ -374,7 +382,7 @@ test_file_lock_and_reload(void **state)
 	snprintf(path, sizeof(path), "%s/a.state", tmpdir);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
 	assert_int_equal(f.origin, STATEFILE_NEW);
-	rec_fill(&f.rec);
+	file_fill(&f);
 	assert_true(statefile_save(&f));
 	assert_false(statefile_open(&g, path, err, sizeof(err)));
 	assert_non_null(strstr(err, "locked by another idserver (pid 4242)"));
@@ -403,7 +411,7 @@ test_file_lock_is_the_file(void **state)
 	snprintf(moved, sizeof(moved), "%s/c-moved.state", tmpdir);
 	snprintf(side, sizeof(side), "%s.lock", path);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
-	rec_fill(&f.rec);
+	file_fill(&f);
 	assert_true(statefile_save(&f));
 	assert_true(stat(side, &st) != 0);
 	assert_true(rename(path, moved) == 0);
@@ -426,7 +434,7 @@ test_file_torn_slot(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/d.state", tmpdir);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
-	rec_fill(&f.rec);
+	file_fill(&f);
 	f.rec.gen = 0;
 	f.rec.mark[SERVER_ODD].high_water = 100;
 	assert_true(statefile_save(&f));	/* gen 1, slot 0 */
@@ -525,7 +533,7 @@ test_file_stamp(void **state)
 	snprintf(path, sizeof(path), "%s/s.state", tmpdir);
 	snprintf(copy, sizeof(copy), "%s/s-copy.state", tmpdir);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
-	rec_fill(&f.rec);
+	file_fill(&f);
 	assert_true(statefile_save(&f));
 	statefile_close(&f);
 	n_old = slurp(path, old, sizeof(old));
@@ -557,6 +565,45 @@ test_file_stamp(void **state)
 	assert_int_equal(f.origin, STATEFILE_LOADED);
 	assert_false(f.stamped);
 	assert_non_null(strstr(f.stamp_why, "changed after its last write"));
+	statefile_close(&f);
+}
+
+/*
+ * A record written on another machine is foreign: set aside as .foreign, the
+ * process starts fresh, its marks kept apart (they refuse, never copied or
+ * saved) and its namespace marks and lease unused (docs/design.md 6.8).
+ */
+static void
+test_file_foreign(void **state)
+{
+	struct statefile f;
+	char path[512], aside[600], err[512];
+	struct stat st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/f.state", tmpdir);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	rec_fill(&f.rec);	/* another machine's id */
+	assert_true(statefile_save(&f));
+	statefile_close(&f);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	assert_int_equal(f.origin, STATEFILE_FOREIGN);
+	assert_non_null(strstr(f.why, "written on another machine (machine-id "
+	    "0123456789abcdef0123456789abcdef"));
+	assert_true(f.foreign[SERVER_ODD].high_water == 12345 &&
+	    f.foreign[SERVER_EVEN].high_water == 12346);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 0 && !f.rec.lease.held);
+	snprintf(aside, sizeof(aside), "%s.foreign", path);
+	assert_true(stat(aside, &st) == 0 && st.st_size > 0);
+	assert_true(stat(path, &st) == 0 && st.st_size == 0);
+	/* What this process saves holds none of the foreign marks. */
+	snprintf(f.rec.host, sizeof(f.rec.host), "test");
+	f.rec.owner = f.me;
+	assert_true(statefile_save(&f));
+	statefile_close(&f);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	assert_int_equal(f.origin, STATEFILE_LOADED);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 0 && f.foreign[SERVER_ODD].high_water == 0);
 	statefile_close(&f);
 }
 
@@ -671,7 +718,7 @@ writer_open(struct statefile *f, const char *name, struct event_base **base)
 	*base = event_base_new();
 	assert_non_null(*base);
 	assert_true(statefile_open(f, path, err, sizeof(err)));
-	rec_fill(&f->rec);
+	file_fill(f);
 	f->rec.gen = 0;
 	f->datasync = gate_sync;
 	assert_true(statefile_start(f, *base, err, sizeof(err)));
@@ -852,6 +899,7 @@ main(void)
 		cmocka_unit_test(test_file_lock_is_the_file),
 		cmocka_unit_test(test_file_torn_slot),
 		cmocka_unit_test(test_file_corrupt_moved),
+		cmocka_unit_test(test_file_foreign),
 		cmocka_unit_test(test_stamp_check),
 		cmocka_unit_test(test_file_stamp),
 		cmocka_unit_test(test_owner_real_process),
