@@ -255,7 +255,13 @@ for r in odd even; do
 	grep -q "$r ticket server: idgen_meta has region_bits 5 and block_size 524288, $RULE" "$T_DIR/r1x.log" ||
 		fail "r1x did not refuse its $r server naming the rule: $(tail -n 3 "$T_DIR/r1x.log")"
 done
-log "6. one B for every region: region 1's pair moved to B = 2^19 refused at a recheck; a region 1 pair set up with B = 2^19 refused at start, no ticket from it"
+# tier check from region 0 with other_regions listing that pair: a violation per server.
+rc=0; "$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --tier_increment $M \
+	--region_bits $BITS --region 0 --other_regions "1=127.0.0.1:$R2_ODD,127.0.0.1:$R2_EVEN" \
+	tier check >"$T_DIR/check-b.out" || rc=$?
+[ $rc = 1 ] && [ "$(grep -c "^VIOLATION \(odd\|even\)_r1: idgen_meta has region_bits 5 and block_size 524288, $RULE" "$T_DIR/check-b.out")" = 2 ] ||
+	fail "tier check with region 1's B = 2^19 pair listed: rc $rc, $(cat "$T_DIR/check-b.out")"
+log "6. one B for every region: region 1's pair moved to B = 2^19 refused at a recheck; a region 1 pair set up with B = 2^19 refused at start, no ticket from it; tier check names both its servers"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the regions"
 log "7. $n IDs in $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
