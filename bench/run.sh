@@ -434,11 +434,12 @@ FAR_BASE=${BENCH_FAR_BASE:-13320}
 FAR_R0_ODD=$FAR_BASE FAR_R0_EVEN=$((FAR_BASE + 1)) FAR_R1_ODD=$((FAR_BASE + 2)) FAR_R1_EVEN=$((FAR_BASE + 3))
 FAR_X_ODD=$((FAR_BASE + 4)) FAR_X_EVEN=$((FAR_BASE + 5)) FAR_ECHO=$((FAR_BASE + 6)) FAR_X_ECHO=$((FAR_BASE + 7))
 FAR_SVC=$((FAR_BASE + 8)) FAR_HTTP=$((FAR_BASE + 9))
-# 1,000 IDS 1000 a second = 1 million IDs/s: about 15 tickets a second of
-# B = 65,536, well under what two fetches in flight across the link carry
-# (2 B per round trip, about 2.5 million IDs/s).
+# 1,000 IDS 1000 a second = 1 million IDs/s: about one ticket a second of
+# B = 2^20 (the only B of a tier of regions, docs/design.md 12.3; before, this
+# row ran at B = 65,536 and 15 tickets a second), well under what two fetches
+# in flight across the link carry (2 B per round trip, about 40 million IDs/s).
 FAR_RATE=${BENCH_FAR_RATE:-1000}
-FAR_B=65536
+FAR_B=1048576
 
 # far_fetch BEFORE AFTER SERVER...: the fetches between two /metrics
 # snapshots, for the servers named: "count mean_us le50ms le100ms".

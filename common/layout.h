@@ -28,6 +28,14 @@
 #define LAYOUT_BLOCK_MIN	UINT64_C(4096)
 #define LAYOUT_BLOCK_MAX	(UINT64_C(1) << 32)
 
+/*
+ * A tier of regions has one layout, not one per region (docs/design.md
+ * section 12.3): regions that cannot see each other must not be able to
+ * disagree on B or on the worker bits that name a region.
+ */
+#define LAYOUT_REGION_BITS	5			/* 32 regions of 32 workers */
+#define LAYOUT_REGION_BLOCK	(UINT64_C(1) << 20)	/* B of every region */
+
 enum layout_region {
 	LAYOUT_INVALID = 0,	/* 0 or negative as a signed BIGINT */
 	LAYOUT_TICKET,

@@ -114,6 +114,31 @@ check_engine(const char *db, const char *table, const char *engine, char *why, s
 	return false;
 }
 
+/*
+ * One layout for every region of a tier: two regions that list each other
+ * nowhere never compare their B or region bits, so neither may be a region's
+ * choice (docs/design.md section 12.3).
+ */
+bool
+check_region_layout(uint64_t region_bits, uint64_t block_size, bool meta, char *why,
+    size_t whylen)
+{
+	if (region_bits == 0 ||
+	    (region_bits == LAYOUT_REGION_BITS &&
+	    (block_size == LAYOUT_REGION_BLOCK || (!meta && block_size == 0))))
+		return true;
+	snprintf(why, whylen, "%s region_bits %llu and block_size %llu, but a tier of regions "
+	    "has region_bits %d and B = %llu in every region (regions that do not see each "
+	    "other cannot compare theirs: docs/design.md section 12.3); repair: %s", meta ?
+	    "idgen_meta has" : "the config sets", (unsigned long long)region_bits,
+	    (unsigned long long)block_size, LAYOUT_REGION_BITS,
+	    (unsigned long long)LAYOUT_REGION_BLOCK, meta ?
+	    "set the region up fresh with both (on a server that has issued no ticket: UPDATE "
+	    "idgen.idgen_meta SET region_bits = 5, block_size = 1048576)" :
+	    "set region_bits = 5 (or 0, a tier of one region) and block_size = 0 or 1048576");
+	return false;
+}
+
 /* Every setting uniqueness depends on, with a message that names it. */
 bool
 check_server(const struct check_server_info *in, unsigned server, uint64_t *block_size,
@@ -165,6 +190,9 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    (unsigned long long)LAYOUT_BLOCK_MIN, (unsigned long long)LAYOUT_BLOCK_MAX);
 		return false;
 	}
+	/* check_tier_shape parsed region_bits and found it equal to the setting. */
+	if (!check_region_layout(server_region_bits(), v, true, why, whylen))
+		return false;
 	*block_size = v;
 	return true;
 }

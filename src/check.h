@@ -56,6 +56,15 @@ extern const size_t check_rights_count;
 bool	check_engine(const char *db, const char *table, const char *engine, char *why,
 	    size_t whylen) __attribute__((warn_unused_result));
 
+/*
+ * The layout of a tier of regions (docs/design.md section 12.3): with
+ * region_bits > 0, region_bits must be LAYOUT_REGION_BITS and B
+ * LAYOUT_REGION_BLOCK (the config's block_size may be 0, "the servers'"). On
+ * failure why names the rule and the repair, of a meta row or of the config.
+ */
+bool	check_region_layout(uint64_t region_bits, uint64_t block_size, bool meta,
+	    char *why, size_t whylen) __attribute__((warn_unused_result));
+
 /* True when the version string has a persistent auto-increment counter. */
 bool	check_version(const char *version);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "server.h"
 #include "state.h"
 
@@ -127,8 +128,8 @@ static const struct config_key config_keys[] = {
 	    "this idserver's region: the odd/even pair it uses, and the worker numbers it "
 	    "leases" },
 	{ "region_bits", U(region_bits), "0", 0, 5,
-	    "top worker bits that name the region (0: one region of 1024 workers; 5: 32 "
-	    "regions of 32); checked against every meta row" },
+	    "top worker bits that name the region: 0 (one region of 1024 workers) or 5 (32 "
+	    "regions of 32, every region with B = 1048576); checked against every meta row" },
 	{ "more_servers", S(more_servers), "", 0, 0,
 	    "this region's ticket servers beyond the pair: OFFSET=IP:PORT separated by spaces "
 	    "(IPv6 in brackets), at most 6, each offset above the pair (3) and at most "
@@ -187,7 +188,8 @@ static const struct config_key config_keys[] = {
 	{ "ns_idle_ms", U(ns_idle_ms), "300000", 1000, 86400000,
 	    "a namespace with no request this long lets its buffered IDs go (a gap)" },
 	{ "block_size", U(block_size), "0", 0, UINT32_MAX,
-	    "expected block size B; 0 accepts the pair's own (it must still agree)" },
+	    "expected block size B; 0 accepts the pair's own (it must still agree; with "
+	    "region_bits 5 it must be 1048576)" },
 	{ "max_clients", U(max_clients), "10000", 1, 1000000, "client connections served at once" },
 	{ "max_output_bytes", U(max_output_bytes), "1048576", 65536, 1073741824,
 	    "replies buffered per client before its reading pauses" },
@@ -516,6 +518,9 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		    cfg->region, cfg->region_bits, (1u << cfg->region_bits) - 1);
 		return false;
 	}
+	/* docs/design.md section 12.3: one layout for every region of a tier. */
+	if (!check_region_layout(cfg->region_bits, cfg->block_size, false, err, errlen))
+		return false;
 	if (2 * cfg->region + 2 > cfg->tier_increment) {
 		snprintf(err, errlen, "region %u's pair has offsets %u and %u: tier_increment "
 		    "(%u) must be at least %u", cfg->region, 2 * cfg->region + 1,

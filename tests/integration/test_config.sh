@@ -53,14 +53,22 @@ expect_error "listen_host name" "listen_host: 'localhost' is not an IP address (
 expect_error "http_host name" "http_host: 'localhost' is not an IP address (the HTTP endpoints bind" \
 	--http_host localhost
 expect_error "empty host" "odd_host: '' is not an IP address" --odd_host ''
+# A tier of regions has one layout: region_bits 5 and B = 2^20 (docs/design.md 12.3).
+rule="but a tier of regions has region_bits 5 and B = 1048576 in every region"
+expect_error "region_bits other than 0 or 5" "the config sets region_bits 2 and block_size 0, $rule" \
+	--tier_increment 8 --region_bits 2
+expect_error "a region's own B" "the config sets region_bits 5 and block_size 524288, $rule" \
+	--tier_increment 4 --region_bits 5 --block_size 524288
+expect_error "region_bits 5 and B = 2^20 accepted" "db_password_file: cannot read '$T_DIR/nope'" \
+	--tier_increment 4 --region_bits 5 --block_size 1048576 --db_password_file "$T_DIR/nope"
 # other_regions: REGION=ODD_IP:PORT,EVEN_IP:PORT entries, each checked.
-R=(--tier_increment 8 --region_bits 2)
+R=(--tier_increment 8 --region_bits 5)
 expect_error "other region is ours" "other_regions: every region must be another than region 0" \
 	"${R[@]}" --other_regions "0=10.0.0.1:3306,10.0.0.2:3306"
 expect_error "other region twice" "listed once" \
 	"${R[@]}" --other_regions "1=10.0.0.1:3306,10.0.0.2:3306 1=10.0.0.3:3306,10.0.0.4:3306"
 expect_error "other region beyond M" "with its pair inside tier_increment 4" \
-	--tier_increment 4 --region_bits 2 --other_regions "2=10.0.0.1:3306,10.0.0.2:3306"
+	--tier_increment 4 --region_bits 5 --other_regions "2=10.0.0.1:3306,10.0.0.2:3306"
 expect_error "other region beyond its bits" "below 2^region_bits (1 regions)" \
 	--tier_increment 4 --other_regions "1=10.0.0.1:3306,10.0.0.2:3306"
 expect_error "other region without its even server" "other_regions: cannot read" \
@@ -70,7 +78,7 @@ expect_error "other region by host name" "other_regions: 'db1.example' is not an
 expect_error "other region port" "other_regions: cannot read" \
 	"${R[@]}" --other_regions "1=10.0.0.1:99999,10.0.0.2:3306"
 expect_error "seven other regions" "other_regions: more than 6 regions" \
-	--tier_increment 16 --region_bits 3 --other_regions \
+	--tier_increment 16 --region_bits 5 --other_regions \
 	"1=10.0.0.1:1,10.0.0.1:2 2=10.0.0.1:3,10.0.0.1:4 3=10.0.0.1:5,10.0.0.1:6 4=10.0.0.1:7,10.0.0.1:8 5=10.0.0.1:9,10.0.0.1:10 6=10.0.0.1:11,10.0.0.1:12 7=10.0.0.1:13,10.0.0.1:14"
 
 # more_servers: OFFSET=IP:PORT entries above every region's pair, at most M.
@@ -83,7 +91,7 @@ expect_error "more_servers: seven" "more_servers: more than 6 servers" --tier_in
 expect_error "more_servers: host name" "more_servers: 'db3' is not an IP address" --tier_increment 8 \
 	--more_servers "3=db3:3306"
 expect_error "more_servers with regions" "more_servers: servers beyond the pair need a tier of one region (region_bits 0)" \
-	--tier_increment 8 --region_bits 1 --more_servers "5=10.0.0.5:3306"
+	--tier_increment 8 --region_bits 5 --more_servers "5=10.0.0.5:3306"
 expect_error "more_servers: no address" "more_servers: cannot read the address of offset 3" \
 	--tier_increment 8 --more_servers "3="
 expect_error "more_servers accepted (IPv6, out of order)" "db_password_file: cannot read '$T_DIR/nope'" \

@@ -13,7 +13,13 @@
 #      start (a proxy) takes no ticket of region 0's;
 #   5. an idserver of region 1 pointed at region 0's pair is refused, and so is
 #      other_regions naming region 1's pair as region 0's;
-#   6. no duplicate anywhere.
+#   6. a tier of regions has one B (issue 30, finding 4; docs/design.md 12.3):
+#      region 1's live pair moved to B = 2^19 is refused at the next recheck,
+#      naming the rule; a fresh pair of region 1 set up with B = 2^19, served by
+#      an idserver with other_regions empty, is refused at start (both servers,
+#      naming the rule) and gives no ticket ID (on the old code it served them:
+#      its blocks overlap region 0's, and the IDs repeat);
+#   7. no duplicate anywhere.
 . "$(dirname "$0")/lib.sh"
 
 M=4 BITS=5
@@ -24,11 +30,7 @@ DBPAIR_INCREMENT=$M DBPAIR_REGION=0 DBPAIR_REGION_BITS=$BITS pair_up
 mkdir -p "$R1" && cp "$T_DIR/db/db_password" "$R1/db_password"	# one service password
 DBPAIR_INCREMENT=$M DBPAIR_REGION=1 DBPAIR_REGION_BITS=$BITS \
 	"$ROOT/scripts/dbpair.sh" up "$R1" "$R1_ODD" "$R1_EVEN" >/dev/null
-# B = 65536: a few hundred thousand IDs take blocks from both servers of a region.
-for r in odd even; do
-	db_sql "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"
-	"$ROOT/scripts/dbpair.sh" sql "$R1" "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"
-done
+# B is the schema's 2^20, the only B of a tier of regions (docs/design.md 12.3).
 IDS=$T_DIR/ids.txt
 : >"$IDS"
 
@@ -52,12 +54,13 @@ assert want <= seen, "both servers of region %d carry load: %s" % (r, seen)
 PY
 }
 
-# mint_until PORT FILE REGION ALSO: IDS 1000 x 200 at a time into FILE until
-# both servers of REGION gave tickets (buffered IDs of ALSO's go first).
+# mint_until PORT FILE REGION ALSO: IDS 1000 x 500 at a time into FILE until
+# both servers of REGION gave tickets (buffered IDs of ALSO's go first; a
+# block is 2^20 IDs).
 mint_until() {
 	local i errs top
 	for i in $(seq 1 30); do
-		read -r errs top < <(mint_ids "$1" 200 "$2")
+		read -r errs top < <(mint_ids "$1" 500 "$2")
 		[ "$errs" = 0 ] && [ "$top" -lt $((1 << 53)) ] || fail "port $1: errors $errs, top $top: not tickets"
 		residues "$2" "$3" "$4" 2>/dev/null && return 0
 	done
@@ -201,6 +204,65 @@ IDGEN_DB_PASSWORD=$IDGEN_DB_PASSWORD timeout 20 "$IDSERVER" --odd_port "$ODD_POR
 	fail "other_regions naming region 0's pair as region 1's: rc $rc, $(tail -n 3 "$T_DIR/wrong2.log")"
 log "5. an idserver of region 1 on region 0's pair is refused, and other regions' servers are checked as theirs"
 
+# 6. One B for every region (issue 30, finding 4). Region 1's live pair moved
+# to B = 2^19: its idservers refuse both servers at the next recheck (every
+# recheck_ms, 5 s), naming the rule.
+RULE="but a tier of regions has region_bits 5 and B = 1048576 in every region"
+for r in odd even; do
+	"$ROOT/scripts/dbpair.sh" sql "$R1" "$r" "UPDATE idgen.idgen_meta SET block_size = 524288"
+done
+for r in odd even; do
+	wait_for "r1b refuses region 1's $r server at a recheck" 15 \
+		grep -q "$r ticket server.*idgen_meta has region_bits 5 and block_size 524288, $RULE" "$T_DIR/r1b.log"
+done
+# A fresh pair of region 1 set up with B = 2^19 and an idserver of region 1
+# with other_regions empty: nothing it reads names region 0, so only the
+# rule keeps their tickets apart. Region 0's even ticket 2 (IDs 2..3 x 2^20)
+# and this pair's even ticket 4 at 2^19 start at the same ID.
+R2=$T_DIR/db2 R2_ODD=$((ODD_PORT + 30)) R2_EVEN=$((EVEN_PORT + 30))
+on_cleanup() {
+	local d
+	for d in "$R1" "$R2"; do [ -d "$d" ] && "$ROOT/scripts/dbpair.sh" down "$d" >/dev/null 2>&1; done
+}
+mkdir -p "$R2" && cp "$T_DIR/db/db_password" "$R2/db_password"
+DBPAIR_INCREMENT=$M DBPAIR_REGION=1 DBPAIR_REGION_BITS=$BITS \
+	"$ROOT/scripts/dbpair.sh" up "$R2" "$R2_ODD" "$R2_EVEN" >/dev/null
+for r in odd even; do
+	"$ROOT/scripts/dbpair.sh" sql "$R2" "$r" "UPDATE idgen.idgen_meta SET block_size = 524288"
+done
+X=$((SVC_PORT + 6))
+IDGEN_DB_PASSWORD=$IDGEN_DB_PASSWORD "$IDSERVER" --odd_port "$R2_ODD" --even_port "$R2_EVEN" \
+	--listen_port $X --state_file "$T_DIR/r1x.state" "${FLAGS[@]}" --region 1 >"$T_DIR/r1x.log" 2>&1 &
+XPID=$!
+PIDS+=($XPID)
+x_settled() { ! alive "$XPID" || [ "$(q $X 'PING\n' 2>/dev/null)" = PONG ]; }
+wait_for "r1x exits or answers" 20 x_settled
+if alive "$XPID"; then
+	# Running (a build that serves from whatever passes its checks): both
+	# servers judged, and whatever it serves is no ticket ID.
+	wait_for "r1x judged both its servers" 15 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $X | grep -qE '^STAT odd_state (up|refused)' && printf 'STATS\n' | nc -N 127.0.0.1 $X | grep -qE '^STAT even_state (up|refused)'"
+	read -r errs top < <(mint_ids $X 50 "$T_DIR/r1x.txt")
+	cat "$T_DIR/r1x.txt" >>"$IDS"
+	tickets=$(awk '$1 < 9007199254740992 { n += $2 } END { print n + 0 }' "$T_DIR/r1x.txt")
+	dups=ok; check_unique "$IDS" >/dev/null || dups="DUPLICATE IDs with region 0's"
+	[ "$tickets" = 0 ] || fail "r1x served $tickets ticket IDs at B = 2^19 ($dups)"
+	kill -TERM "$XPID"
+else
+	rc=0; wait "$XPID" || rc=$?
+	[ $rc = 1 ] || fail "r1x exited $rc at start, want 1: $(tail -n 3 "$T_DIR/r1x.log")"
+fi
+for r in odd even; do
+	grep -q "$r ticket server: idgen_meta has region_bits 5 and block_size 524288, $RULE" "$T_DIR/r1x.log" ||
+		fail "r1x did not refuse its $r server naming the rule: $(tail -n 3 "$T_DIR/r1x.log")"
+done
+# tier check from region 0 with other_regions listing that pair: a violation per server.
+rc=0; "$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" --tier_increment $M \
+	--region_bits $BITS --region 0 --other_regions "1=127.0.0.1:$R2_ODD,127.0.0.1:$R2_EVEN" \
+	tier check >"$T_DIR/check-b.out" || rc=$?
+[ $rc = 1 ] && [ "$(grep -c "^VIOLATION \(odd\|even\)_r1: idgen_meta has region_bits 5 and block_size 524288, $RULE" "$T_DIR/check-b.out")" = 2 ] ||
+	fail "tier check with region 1's B = 2^19 pair listed: rc $rc, $(cat "$T_DIR/check-b.out")"
+log "6. one B for every region: region 1's pair moved to B = 2^19 refused at a recheck; a region 1 pair set up with B = 2^19 refused at start, no ticket from it; tier check names both its servers"
+
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across the regions"
-log "6. $n IDs in $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
+log "7. $n IDs in $(wc -l <"$IDS") ranges from both regions, tickets and Snowflake IDs: no duplicate"
 log ok

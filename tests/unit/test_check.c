@@ -223,6 +223,7 @@ test_server_others(void **state)
 	in.region_bits = "5";
 	in.offset = "1";
 	in.increment = "6";
+	in.block_size = "1048576";	/* a tier of regions has one B (test_region_layout) */
 	assert_true(check_server(&in, 4, &b, why, sizeof(why)));
 	assert_false(check_server(&in, 0, &b, why, sizeof(why)));
 	in.region = "2";
@@ -231,6 +232,62 @@ test_server_others(void **state)
 	assert_non_null(strstr(why, "(check other_regions)"));
 	assert_true(server_others_set(NULL, 0));
 	assert_true(server_shape_set(2, 0, 0));
+}
+
+/*
+ * Issue 30, finding 4: with region bits, B = 2^20 and region_bits = 5 are the
+ * tier's, not a region's (docs/design.md 12.3). Region 1's server with B = 2^19
+ * (every setting of its own region agreeing) is refused at connect and recheck,
+ * naming the rule; so is any region_bits other than 5, in a meta row or in the
+ * config; a tier of one region keeps any B of the layout.
+ */
+static void
+test_region_layout(void **state)
+{
+	struct check_server_info in;
+	char why[512] = "";
+	uint64_t b = 0;
+
+	(void)state;
+	assert_true(check_region_layout(0, 65536, true, why, sizeof(why)));
+	assert_true(check_region_layout(0, 0, false, why, sizeof(why)));
+	assert_true(check_region_layout(5, 1048576, true, why, sizeof(why)));
+	assert_true(check_region_layout(5, 0, false, why, sizeof(why)));	/* any: the meta rows judge */
+	assert_false(check_region_layout(5, 524288, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "idgen_meta has region_bits 5 and block_size 524288, but a "
+	    "tier of regions has region_bits 5 and B = 1048576 in every region"));
+	assert_non_null(strstr(why, "UPDATE idgen.idgen_meta SET region_bits = 5, block_size = 1048576"));
+	assert_false(check_region_layout(5, 0, true, why, sizeof(why)));
+	assert_false(check_region_layout(2, 0, false, why, sizeof(why)));
+	assert_non_null(strstr(why, "the config sets region_bits 2 and block_size 0"));
+	assert_non_null(strstr(why, "repair: set region_bits = 5"));
+	assert_false(check_region_layout(5, 65536, false, why, sizeof(why)));
+	assert_false(check_region_layout(1, 1048576, true, why, sizeof(why)));
+
+	/* Region 1 of M = 4: its odd server at offset 3, every shape column agreeing. */
+	assert_true(server_shape_set(4, 1, 5));
+	in = good("odd", "3");
+	in.increment = in.tier_increment = "4";
+	in.region = "1";
+	in.region_bits = "5";
+	in.block_size = "1048576";
+	assert_true(check_server(&in, ODD, &b, why, sizeof(why)));
+	assert_int_equal(b, 1048576);
+	in.block_size = "524288";
+	expect_refused(&in, ODD, "idgen_meta has region_bits 5 and block_size 524288, but a "
+	    "tier of regions has region_bits 5 and B = 1048576");
+	in.block_size = "2097152";
+	expect_refused(&in, ODD, "a tier of regions has region_bits 5");
+	/* Region bits other than 5, agreeing with a shape the config no longer takes. */
+	assert_true(server_shape_set(4, 1, 3));
+	in.region_bits = "3";
+	in.block_size = "1048576";
+	expect_refused(&in, ODD, "idgen_meta has region_bits 3 and block_size 1048576");
+	/* A tier of one region: B is free within the layout's bounds. */
+	assert_true(server_shape_set(2, 0, 0));
+	in = good("odd", "1");
+	in.block_size = "524288";
+	assert_true(check_server(&in, ODD, &b, why, sizeof(why)));
 }
 
 /*
@@ -329,6 +386,7 @@ main(void)
 		cmocka_unit_test(test_server_identity),
 		cmocka_unit_test(test_server_regions),
 		cmocka_unit_test(test_server_others),
+		cmocka_unit_test(test_region_layout),
 		cmocka_unit_test(test_server_extras),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_tickets),
