@@ -662,6 +662,16 @@ ctl_follow_generation(struct ctl *c)
 }
 
 /*
+ * How long a command waits for the lock: the server frees a finished or killed
+ * command's lock when it has processed that connection's end, a moment after
+ * the process exited (a command run right after another found it still held:
+ * test_ns_serve's 80th ns create, issue 36).
+ */
+#define CTL_LOCK_WAIT_S	5
+#define CTL_STR_(x)	#x
+#define CTL_STR(x)	CTL_STR_(x)
+
+/*
  * One command that changes the tier at a time: a named lock on the odd server,
  * held by this process's connection until it exits (two operators' plans,
  * seals or creates never interleave).
@@ -673,15 +683,17 @@ ctl_lock(struct ctl *c)
 	MYSQL_ROW row;
 	bool ok = false;
 
-	if (c->srv[0].up && (res = ctl_query(&c->srv[0], "SELECT GET_LOCK('idgenctl', 0)")) != NULL) {
+	if (c->srv[0].up && (res = ctl_query(&c->srv[0], "SELECT GET_LOCK('idgenctl', "
+	    CTL_STR(CTL_LOCK_WAIT_S) ")")) != NULL) {
 		row = mysql_fetch_row(res);
 		ok = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
 		mysql_free_result(res);
 	}
 	if (!ok)
 		fprintf(stderr, "idgenctl: %s\n", c->srv[0].up ? "another idgenctl command is "
-		    "changing this tier (it holds the lock 'idgenctl' on the odd server): run this "
-		    "once it has finished" : "the odd server cannot be read: no change without it");
+		    "changing this tier (it has held the lock 'idgenctl' on the odd server for the "
+		    CTL_STR(CTL_LOCK_WAIT_S) " s this one waited): run this once it has finished" :
+		    "the odd server cannot be read: no change without it");
 	return ok;
 }
 
