@@ -1,6 +1,8 @@
 # install.mk - `make install` and `make uninstall`, included by the Makefile.
 #
 #   make install                       # under /usr/local (PREFIX), then ldconfig
+#   make install PREFIX=/opt/idgen     # a LIBDIR the dynamic linker does not search:
+#                                      # no ldconfig; idgen.pc gives programs an rpath
 #   make install PREFIX=/usr           # config under /etc/idgen
 #   make install DESTDIR=/tmp/root     # staged: no ldconfig
 #   make uninstall [PREFIX=...] [DESTDIR=...]
@@ -19,6 +21,7 @@ MANDIR       ?= $(PREFIX)/share/man
 SYSCONFDIR   ?= $(if $(filter /usr /usr/,$(PREFIX)),/etc,$(PREFIX)/etc)
 CONFDIR      ?= $(SYSCONFDIR)/idgen
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
+DATADIR      ?= $(PREFIX)/share/idgen
 INSTALL      ?= install
 LDCONFIG     ?= ldconfig
 IDGEN_VERSION ?= 1.0.0
@@ -42,10 +45,19 @@ INSTALLED_FILES = \
 	$(MANDIR)/man8/idserver.8 \
 	$(MANDIR)/man8/idgenctl.8 \
 	$(MANDIR)/man1/idgen.1 \
-	$(UNITDIR)/idserver.service
+	$(UNITDIR)/idserver.service \
+	$(DATADIR)/grafana/idgen-dashboard.json \
+	$(DATADIR)/prometheus/idgen-alerts.yml \
+	$(DATADIR)/prometheus/idgen-alerts.test.yml
+
+# yes when the dynamic linker searches LIBDIR (ld.so.conf and its built-in
+# directories): only then does install run ldconfig, and programs need no rpath.
+LIB_IS_SYSTEM = $(shell $(LDCONFIG) -N -v 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p' | \
+		grep -qxF '$(patsubst %/,%,$(LIBDIR))' && echo yes)
 
 # pkg-config paths relative to ${prefix} where they can be.
 pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+comma := ,
 
 .PHONY: install uninstall install-check-prefix
 
@@ -64,7 +76,9 @@ install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgenctl $(BUILD)/idgen
 	$(INSTALL) -d -m 755 $(DESTDIR)$(PKGCONFIGDIR)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|g' \
 	    -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|g' \
-	    -e 's|@VERSION@|$(IDGEN_VERSION)|g' dist/idgen.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
+	    -e 's|@VERSION@|$(IDGEN_VERSION)|g' \
+	    -e 's|@RPATH@|$(if $(LIB_IS_SYSTEM),,-Wl$(comma)-rpath$(comma)$${libdir} )|g' \
+	    dist/idgen.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
 	$(INSTALL) -D -m 644 idserver.conf $(DESTDIR)$(CONFDIR)/idserver.conf.sample
 	$(INSTALL) -D -m 644 man/idserver.8 $(DESTDIR)$(MANDIR)/man8/idserver.8
@@ -74,7 +88,17 @@ install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgenctl $(BUILD)/idgen
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
 	    dist/idserver.service >$(DESTDIR)$(UNITDIR)/idserver.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/idserver.service
-	@if [ -z "$(DESTDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
+	$(INSTALL) -D -m 644 dist/grafana/idgen-dashboard.json \
+	    $(DESTDIR)$(DATADIR)/grafana/idgen-dashboard.json
+	$(INSTALL) -D -m 644 dist/prometheus/idgen-alerts.yml $(DESTDIR)$(DATADIR)/prometheus/idgen-alerts.yml
+	$(INSTALL) -D -m 644 dist/prometheus/idgen-alerts.test.yml \
+	    $(DESTDIR)$(DATADIR)/prometheus/idgen-alerts.test.yml
+	@if [ -n "$(DESTDIR)" ]; then :; elif [ "$(LIB_IS_SYSTEM)" = yes ]; then \
+		echo "$(LDCONFIG)"; $(LDCONFIG); \
+	else \
+		echo "install: $(LIBDIR) is not searched by the dynamic linker: ldconfig not run;" \
+		    "programs built with pkg-config idgen carry an rpath to it"; \
+	fi
 
 uninstall: install-check-prefix
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))

@@ -31,6 +31,9 @@ FILES=(
 	"share/man/man8/idgenctl.8 644"
 	"share/man/man1/idgen.1 644"
 	"lib/systemd/system/idserver.service 644"
+	"share/idgen/grafana/idgen-dashboard.json 644"
+	"share/idgen/prometheus/idgen-alerts.yml 644"
+	"share/idgen/prometheus/idgen-alerts.test.yml 644"
 )
 # Symlinks and their targets.
 LINKS=(
@@ -203,6 +206,25 @@ for p in prog prog-static; do
 	[ "$n" = 1000 ] && [ "$lo" -gt 0 ] && [ "$hi" -lt 9007199254740992 ] || fail "$p printed '$out'"
 	log "$p (pkg-config idgen): 1000 distinct IDs, $lo..$hi"
 done
+
+# A prefix the dynamic linker does not search, installed for real (no DESTDIR):
+# the system's linker cache is left alone, and a program built with pkg-config
+# against it runs without LD_LIBRARY_PATH (idgen.pc's rpath).
+OPT=$T_DIR/opt
+inst install "" "$OPT"
+grep -q "install: $OPT/lib is not searched by the dynamic linker: ldconfig not run" "$T_DIR/make-install.log" ||
+	fail "make install PREFIX=$OPT: $(tail -n 2 "$T_DIR/make-install.log")"
+! grep -qx ldconfig "$T_DIR/make-install.log" || fail "make install PREFIX=$OPT ran ldconfig"
+# shellcheck disable=SC2046 # pkg-config output is a list of words
+cd_prog cc -std=c11 -o prog-opt prog.c $(PKG_CONFIG_PATH=$OPT/lib/pkgconfig pkg-config --cflags --libs idgen) \
+	2>"$T_DIR/cc.log" || fail "cc with pkg-config idgen under $OPT: $(head -n 5 "$T_DIR/cc.log")"
+out=$(env -u LD_LIBRARY_PATH timeout 20 "$T_DIR/prog-opt" "127.0.0.1:$SVC_PORT" 2>"$T_DIR/prog-opt.log") ||
+	fail "prog-opt without LD_LIBRARY_PATH: $(cat "$T_DIR/prog-opt.log")"
+read -r n lo hi <<<"$out"
+[ "$n" = 1000 ] || fail "prog-opt printed '$out'"
+inst uninstall "" "$OPT"
+[ -z "$(find "$OPT" -type f -o -type l)" ] || fail "uninstall PREFIX=$OPT left $(find "$OPT" -type f -o -type l | head -3)"
+log "PREFIX=$OPT: no ldconfig, a pkg-config program runs without LD_LIBRARY_PATH, uninstalled"
 
 # Credentials as the unit hands them over: a *_file setting beginning with %d/
 # is read in $CREDENTIALS_DIRECTORY (the password, the tokens); without that
