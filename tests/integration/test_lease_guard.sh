@@ -32,11 +32,12 @@ as_service() {
 	mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u idgen -p"$PW" \
 		--connect-timeout=2 -N -B idgen -e "$1"
 }
-# refused WHO RULE SQL: SQL run as WHO (root or service) fails with the trigger's
+# refused WHO RULE SQL: SQL run as WHO (root on the server ON, default the
+# worker's, or the service user on the worker's) fails with the trigger's
 # message naming RULE (GUARD_DEMO=1: only logged, to show the old code's outcome).
 refused() {
 	local who=$1 rule=$2 sql=$3 out rc=0
-	if [ "$who" = root ]; then out=$(db_sql "$srv" "$sql" 2>&1) || rc=$?
+	if [ "$who" = root ]; then out=$(db_sql "${ON:-$srv}" "$sql" 2>&1) || rc=$?
 	else out=$(as_service "$sql" 2>&1) || rc=$?; fi
 	if [ $rc = 0 ]; then
 		[ "${GUARD_DEMO:-0}" = 1 ] && { log "accepted ($who): $sql"; return 0; }
@@ -58,8 +59,8 @@ refused root "only its holder releases it" "SET @idgen_release = 'someone-else';
 [ "${GUARD_DEMO:-0}" = 1 ] || for r in odd even; do
 	[ "$(db_sql "$r" "SELECT high_water FROM idgen.idgen_marks WHERE role = '$r'")" -gt 0 ] ||
 		fail "the $r server has a mark of 0: $(db_sql "$r" "SELECT * FROM idgen.idgen_marks")"
-	refused root "mark is never lowered" "UPDATE idgen.idgen_marks SET high_water = 0 WHERE role = '$r'"
-	refused root "mark row is never deleted" "DELETE FROM idgen.idgen_marks WHERE role = '$r'"
+	ON=$r refused root "mark is never lowered" "UPDATE idgen.idgen_marks SET high_water = 0 WHERE role = '$r'"
+	ON=$r refused root "mark row is never deleted" "DELETE FROM idgen.idgen_marks WHERE role = '$r'"
 done
 if [ "${GUARD_DEMO:-0}" != 1 ]; then
 	refused service "mark is never lowered" "UPDATE idgen_marks SET high_water = high_water - 1 WHERE role = '$srv'"
