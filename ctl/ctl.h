@@ -51,6 +51,8 @@ struct ctl_server {
 	struct ctl_lease	*lease;
 	unsigned		 nlease;
 	char			 rights[256];	/* "" or the missing right */
+	unsigned		 guards;	/* by index in ctl_guards: triggers present */
+	char			 guards_error[256];	/* "" or why they could not be read */
 	char			 tls[96];	/* TLS version and cipher, "" cleartext */
 };
 
@@ -59,6 +61,7 @@ struct ctl {
 	struct dbtls		 tls;
 	struct ctl_server	 srv[SERVER_MAX];
 	unsigned		 violations;
+	unsigned		 warnings;
 	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
 };
 

@@ -29,6 +29,27 @@ static const char ctl_check_sql[] =
     "AND TABLE_NAME = 'tickets64'), tier_increment, server_offset, region, region_bits, "
     "tier_generation, tier_floor, tier_plan FROM idgen_meta WHERE one = 1";
 
+/*
+ * The schema's guard triggers (docs/design.md 6.5): the database refuses a
+ * lowered mark or a lease window moved back by hand only while they exist.
+ */
+static const struct {
+	const char	*name;
+	const char	*file;
+	const char	*refuses;
+} ctl_guards[] = {
+	{ "idgen_marks_no_lower", "10-tables.sql", "a mark lowered by hand" },
+	{ "idgen_marks_no_delete", "10-tables.sql", "a mark row deleted" },
+	{ "idgen_ns_marks_no_lower", "10-tables.sql", "a namespace's mark lowered by hand" },
+	{ "idgen_ns_marks_no_delete", "10-tables.sql", "a namespace's mark row deleted" },
+	{ "idgen_leases_no_free", "40-leases.sql", "a held worker freed or its window moved "
+	    "back by hand" },
+	{ "idgen_leases_no_delete", "40-leases.sql", "a held worker's lease row deleted" },
+};
+#define CTL_GUARDS	(sizeof(ctl_guards) / sizeof(ctl_guards[0]))
+
+/* The longest lease window (lease_window_ms's bound) plus the skew bound, in ms. */
+#define CTL_LEASE_AHEAD_MAX	(UINT64_C(86400000) + UINT64_C(3600000))
 
 static void	ctl_check_rows(struct ctl *c, unsigned i);
 
@@ -291,6 +312,28 @@ ctl_read_rights(struct ctl_server *s)
 	}
 }
 
+/*
+ * Which guard triggers the server has. The service user sees their names in
+ * information_schema.TRIGGERS (not their bodies) with its rights on the tables.
+ */
+static void
+ctl_read_guards(struct ctl_server *s)
+{
+	MYSQL_RES *res = ctl_query(s, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS "
+	    "WHERE TRIGGER_SCHEMA = DATABASE()");
+	MYSQL_ROW row;
+
+	if (res == NULL) {
+		snprintf(s->guards_error, sizeof(s->guards_error), "%s", s->error);
+		return;
+	}
+	while ((row = mysql_fetch_row(res)) != NULL)
+		for (unsigned g = 0; g < CTL_GUARDS; g++)
+			if (row[0] != NULL && strcmp(row[0], ctl_guards[g].name) == 0)
+				s->guards |= 1u << g;
+	mysql_free_result(res);
+}
+
 /* Layout ms now, by the server's clock (lease windows are in its terms). */
 static void
 ctl_read_now(struct ctl *c, struct ctl_server *s)
@@ -317,6 +360,7 @@ ctl_read(struct ctl *c, struct ctl_server *s)
 	    ctl_read_marks(s) && ctl_read_leases(s);
 	if (s->up) {
 		ctl_read_rights(s);
+		ctl_read_guards(s);
 		ctl_read_now(c, s);
 	}
 }
@@ -417,6 +461,19 @@ ctl_violation(struct ctl *c, const char *fmt, ...)
 	fputc('\n', stdout);
 	va_end(ap);
 	c->violations++;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+ctl_warning(struct ctl *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("WARNING ", stdout);
+	vprintf(fmt, ap);
+	fputc('\n', stdout);
+	va_end(ap);
+	c->warnings++;
 }
 
 /* Settings, meta row and rights of each server (check.c, as idserver judges them). */
@@ -570,6 +627,73 @@ ctl_check_counters(struct ctl *c)
 	}
 }
 
+/* Every server has the schema's guard triggers (docs/design.md 6.5). */
+static void
+ctl_check_guards(struct ctl *c)
+{
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ctl_server *s = &c->srv[i];
+
+		if (!s->up)
+			continue;
+		if (s->guards_error[0] != '\0') {
+			ctl_violation(c, "%s: its triggers cannot be read (%s): nothing proven about "
+			    "the guards; repair: load schema/10-tables.sql and schema/40-leases.sql "
+			    "on it (as root)", server_name(i), s->guards_error);
+			continue;
+		}
+		for (unsigned g = 0; g < CTL_GUARDS; g++)
+			if ((s->guards >> g & 1) == 0)
+				ctl_violation(c, "%s: the trigger %s is missing: the database does not "
+				    "refuse %s; repair: load schema/%s on it (as root)", server_name(i),
+				    ctl_guards[g].name, ctl_guards[g].refuses, ctl_guards[g].file);
+	}
+}
+
+/*
+ * Lease rows that no writer of idgen produces (docs/design.md 12.1): an open
+ * window without a holder, a window_end further ahead than any lease. Each
+ * only wastes a number, so they warn.
+ */
+static void
+ctl_check_lease_rows(struct ctl *c)
+{
+	if (c->now_ms <= 0)
+		return;
+	for (unsigned i = 0; i < server_count(); i++) {
+		struct ctl_server *s = &c->srv[i];
+		char list[96] = "";
+		unsigned open = 0;
+		size_t n = 0;
+
+		if (!s->up)
+			continue;
+		for (unsigned k = 0; k < s->nlease; k++) {
+			const struct ctl_lease *l = &s->lease[k];
+
+			if (l->holder[0] == '\0' && l->window_end > 0 &&
+			    l->window_end >= (uint64_t)c->now_ms && open++ < 8 && n < sizeof(list))
+				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%u", n ? ", " : "",
+				    l->worker);
+			if (l->window_end > (uint64_t)c->now_ms + CTL_LEASE_AHEAD_MAX)
+				ctl_warning(c, "%s: idgen_leases worker %u: window_end %" PRIu64 " is %"
+				    PRIu64 " ms ahead of the server's now, more than any lease "
+				    "(lease_window_ms at most 86400000) plus the skew bound: the number "
+				    "is reserved until then (holder '%s'); a hand edit or a clock far "
+				    "ahead?", server_name(i), l->worker, l->window_end,
+				    l->window_end - (uint64_t)c->now_ms, l->holder);
+		}
+		/* One line: the restore repair (design 6.5) raises every row at once. */
+		if (open > 0)
+			ctl_warning(c, "%s: %u idgen_leases row%s (worker%s %s%s) ha%s an open window "
+			    "and no holder: no idserver claims or extends %s until its window_end; "
+			    "expected for a while after the restore repair, else a hand edit; do not "
+			    "lower it", server_name(i), open, open == 1 ? "" : "s", open == 1 ? "" : "s",
+			    list, open > 8 ? ", ..." : "", open == 1 ? "s" : "ve",
+			    open == 1 ? "it" : "them");
+	}
+}
+
 /*
  * Every worker number has exactly one authority: rows only on their owner, the
  * server of its parity in the pair of its region; none beyond a pair.
@@ -597,7 +721,8 @@ ctl_check_leases(struct ctl *c)
 				continue;
 			ctl_violation(c, "%s: idgen_leases has worker %u, %s (region %u of the "
 			    "worker, region_bits %u): two authorities for one number; repair: once "
-			    "no idserver holds it (window_end %" PRIu64 " is past), DELETE FROM "
+			    "its window ended over an hour ago (window_end %" PRIu64 "; the schema's "
+			    "trigger refuses it before), DELETE FROM "
 			    "%s.idgen_leases WHERE worker = %u on the %s server", server_name(i),
 			    l->worker, why, server_region_of(l->worker), server_region_bits(),
 			    l->window_end, c->cfg.db_name, l->worker, server_name(i));
@@ -622,6 +747,8 @@ ctl_check(struct ctl *c)
 	ctl_check_generations(c);
 	ctl_check_retired(c);
 	ctl_check_leases(c);
+	ctl_check_guards(c);
+	ctl_check_lease_rows(c);
 	if (c->violations > 0) {
 		printf("tier check: %u violation%s\n", c->violations, c->violations == 1 ? "" : "s");
 		return 1;
@@ -631,8 +758,8 @@ ctl_check(struct ctl *c)
 		    down == 1 ? "" : "s", down == 1 ? "it" : "them");
 		return 2;
 	}
-	printf("tier check: ok (%u servers, B=%" PRIu64 ")\n", server_count(),
-	    c->srv[0].block_size);
+	printf("tier check: ok (%u servers, B=%" PRIu64 "%s)\n", server_count(),
+	    c->srv[0].block_size, c->warnings > 0 ? ", with warnings" : "");
 	return 0;
 }
 

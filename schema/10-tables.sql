@@ -97,3 +97,58 @@ CREATE TABLE IF NOT EXISTS idgen_ns_marks (
   used_at    TIMESTAMP(3) NULL DEFAULT NULL,
   PRIMARY KEY (ns, role)
 ) ENGINE=InnoDB;
+
+-- Guards (docs/design.md 6.5): the database itself refuses an edit that lowers a
+-- mark, in ID space: (high_water + 1) * block_size never decreases (a block_size
+-- of 0 is the server's B, or the namespace's). The ticket transactions, tier
+-- add-server and raise-increment only raise marks. A trigger runs as the root
+-- that loads this file: the service user needs no right for it. idgenctl tier
+-- check reports a server without them.
+DELIMITER //
+CREATE OR REPLACE TRIGGER idgen_marks_no_lower BEFORE UPDATE ON idgen_marks FOR EACH ROW
+BEGIN
+  DECLARE b BIGINT UNSIGNED DEFAULT 1;
+  IF OLD.block_size = 0 OR NEW.block_size = 0 THEN
+    SET b = COALESCE((SELECT block_size FROM idgen_meta WHERE one = 1), 1);
+  END IF;
+  IF NEW.role <> OLD.role AND OLD.high_water > 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'idgen: a mark row is never renamed (it would lower the mark; docs/design.md 6.5)';
+  END IF;
+  IF (CAST(NEW.high_water AS DECIMAL(40, 0)) + 1) * IF(NEW.block_size = 0, b, NEW.block_size) <
+     (CAST(OLD.high_water AS DECIMAL(40, 0)) + 1) * IF(OLD.block_size = 0, b, OLD.block_size) THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'idgen: a mark is never lowered ((high_water + 1) * block_size only rises; docs/design.md 6.5)';
+  END IF;
+END//
+CREATE OR REPLACE TRIGGER idgen_marks_no_delete BEFORE DELETE ON idgen_marks FOR EACH ROW
+BEGIN
+  IF OLD.high_water > 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'idgen: a mark row is never deleted (it would lower the mark; docs/design.md 6.5)';
+  END IF;
+END//
+CREATE OR REPLACE TRIGGER idgen_ns_marks_no_lower BEFORE UPDATE ON idgen_ns_marks FOR EACH ROW
+BEGIN
+  DECLARE b BIGINT UNSIGNED DEFAULT 1;
+  IF OLD.block_size = 0 OR NEW.block_size = 0 THEN
+    SET b = COALESCE((SELECT block_size FROM idgen_namespaces WHERE name = OLD.ns), 1);
+  END IF;
+  IF (NEW.ns <> OLD.ns OR NEW.role <> OLD.role) AND OLD.high_water > 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'idgen: a mark row is never renamed (it would lower the mark; docs/design.md 6.5)';
+  END IF;
+  IF (CAST(NEW.high_water AS DECIMAL(40, 0)) + 1) * IF(NEW.block_size = 0, b, NEW.block_size) <
+     (CAST(OLD.high_water AS DECIMAL(40, 0)) + 1) * IF(OLD.block_size = 0, b, OLD.block_size) THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'idgen: a mark is never lowered ((high_water + 1) * block_size only rises; docs/design.md 6.5)';
+  END IF;
+END//
+CREATE OR REPLACE TRIGGER idgen_ns_marks_no_delete BEFORE DELETE ON idgen_ns_marks FOR EACH ROW
+BEGIN
+  IF OLD.high_water > 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'idgen: a mark row is never deleted (it would lower the mark; docs/design.md 6.5)';
+  END IF;
+END//
+DELIMITER ;

@@ -99,12 +99,16 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
 		    (*h >= '0' && *h <= '9') || *h == ':' || *h == '.' || *h == '-'))
 			*h = '_';
-	/* An extend that changes nothing still matches: DB_FOUND_ROWS. */
+	/*
+	 * An extend that changes nothing still matches: DB_FOUND_ROWS. The release
+	 * names its holder to the schema's trigger in the same query:
+	 * DB_MULTI_STATEMENTS.
+	 */
 	for (unsigned i = 0; i < SERVER_PAIR; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "lease-%s", server_name(i));
-		db_params_init(&p, cfg, i, DB_FOUND_ROWS, ops);
+		db_params_init(&p, cfg, i, DB_FOUND_ROWS | DB_MULTI_STATEMENTS, ops);
 		l->db[i] = db_new(base, &p, name);
 		if (l->db[i] == NULL)
 			return false;
@@ -840,7 +844,12 @@ lease_do_release(struct lease *l)
 		lease_failed(l, "could not start a connection");
 }
 
-/* Writes back window_end = the last ts minted, so the number is free after it. */
+/*
+ * Writes back window_end = the last ts minted, so the number is free after it.
+ * The window moves back, which the schema's trigger refuses unless
+ * @idgen_release names the row's holder (docs/design.md 6.5): set for this one
+ * UPDATE, reset in the same query.
+ */
 static void
 lease_release_send(struct lease *l)
 {
@@ -856,9 +865,10 @@ lease_release_send(struct lease *l)
 		lease_failed(l, "the state file cannot record it");
 		return;
 	}
-	if (!lease_send(l, db, lease_release_cb, "UPDATE idgen_leases SET window_end = %"
-	    PRIu64 ", updated_at = NOW(3) WHERE worker = %u AND holder = '%s'", l->c_end,
-	    l->worker, lease_row_holder(l)))
+	if (!lease_send(l, db, lease_release_cb, "SET @idgen_release = '%s';"
+	    "UPDATE idgen_leases SET window_end = %" PRIu64 ", updated_at = NOW(3) WHERE "
+	    "worker = %u AND holder = '%s';SET @idgen_release = NULL", lease_row_holder(l),
+	    l->c_end, l->worker, lease_row_holder(l)))
 		lease_failed(l, "could not send");
 }
 
@@ -871,7 +881,7 @@ lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	(void)db;
 	if (r->err != 0)
 		lease_failed(l, r->msg);
-	else if (r->affected != 1)
+	else if (r->nstmts != 3 || r->stmt_affected[1] != 1)
 		lease_failed(l, "another holder");
 	else {
 		lease_change(l, LEASE_EV_RELEASED, NULL);

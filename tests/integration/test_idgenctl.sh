@@ -64,6 +64,25 @@ expect_check 1 '^VIOLATION even: idgen_leases has worker 3, which belongs to the
 db_sql even "DELETE FROM idgen.idgen_leases WHERE worker = 3"
 check_ok
 
+# 3b. A guard trigger dropped (docs/design.md 6.5): named, with the file to load.
+db_sql odd "DROP TRIGGER idgen.idgen_leases_no_free"
+db_sql even "DROP TRIGGER idgen.idgen_marks_no_lower"
+expect_check 1 '^VIOLATION odd: the trigger idgen_leases_no_free is missing: the database does not refuse a held worker freed .*repair: load schema/40-leases.sql on it \(as root\)$'
+expect_check 1 '^VIOLATION even: the trigger idgen_marks_no_lower is missing: .*repair: load schema/10-tables.sql on it \(as root\)$'
+db_sql odd "source $ROOT/schema/40-leases.sql"
+db_sql even "source $ROOT/schema/10-tables.sql"
+check_ok
+# 3c. Lease rows no writer produces (an open window without a holder, reserved
+# far beyond any lease): warnings, exit status 0.
+far=$(( $(python3 -c 'import time; print(int(time.time()*1000) - 1767225600000)') + 100000000 ))
+db_sql even "UPDATE idgen.idgen_leases SET window_end = $far WHERE worker = 1022"
+expect_check 0 '^WARNING even: 1 idgen_leases row \(worker 1022\) has an open window and no holder'
+expect_check 0 "^WARNING even: idgen_leases worker 1022: window_end $far is [0-9]+ ms ahead of the server's now"
+expect_check 0 '^tier check: ok \(2 servers, B=[0-9]+, with warnings\)$'
+db_restored even "UPDATE idgen.idgen_leases SET window_end = 0 WHERE worker = 1022"
+check_ok
+log "3. lease rows: a row on the wrong server, missing triggers, odd rows reported"
+
 # 4. A non-durable commit setting.
 db_sql odd "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
 expect_check 1 '^VIOLATION odd: innodb_flush_log_at_trx_commit is 2, must be 1$'

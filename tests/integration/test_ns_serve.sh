@@ -117,7 +117,7 @@ grep -q "REFUSED on the odd ticket server" <(grep -v "namespace orders" "$T_DIR/
 #    an old dump" (the counter and the row back to what they were before 3.): the
 #    server's own row no longer catches it; the odd server's copy and the state
 #    files do, for a and b and for a fresh idserver c with no state file.
-db_sql even "TRUNCATE TABLE idgen.tickets_wide; ALTER TABLE idgen.tickets_wide AUTO_INCREMENT = $WIDE_C0; UPDATE idgen.idgen_ns_marks SET high_water = $WIDE_M0 WHERE ns = 'wide' AND role = 'even'"
+db_restored even "TRUNCATE TABLE idgen.tickets_wide; ALTER TABLE idgen.tickets_wide AUTO_INCREMENT = $WIDE_C0; UPDATE idgen.idgen_ns_marks SET high_water = $WIDE_M0 WHERE ns = 'wide' AND role = 'even'"
 C_PORT=$((SVC_PORT + 20))
 idserver_start c "$C_PORT" "${FLAGS[@]}" --ns_idle_ms 1000
 wait_for "wide served by c" 10 ns_served "$C_PORT" wide

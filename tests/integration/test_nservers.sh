@@ -141,7 +141,7 @@ grep -qE '=[1-9]' <<<"$seen" || fail "no other server keeps a copy of o3's mark:
 for kv in $seen; do
 	[ "${kv#*=}" -le "$mark3" ] || fail "a copy of o3's mark is above o3's own $mark3: $seen"
 done
-"$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" o3 "DELETE FROM idgen.tickets64; ALTER TABLE idgen.tickets64 AUTO_INCREMENT = 1; UPDATE idgen.idgen_marks SET high_water = 0 WHERE role = 'o3'"
+db_restored o3 "DELETE FROM idgen.tickets64; ALTER TABLE idgen.tickets64 AUTO_INCREMENT = 1; UPDATE idgen.idgen_marks SET high_water = 0 WHERE role = 'o3'"
 idserver_start fresh $((SVC_PORT + 2)) "${FLAGS[@]}" --more_servers "$MORE"
 wait_for "o3 refused as regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 2)) | awk '\$2==\"o3_state\"{print \$3}')\" = regressed ]"
 grep -q "o3 ticket server .*counter regressed: next ticket [0-9]* is not above the high-water mark [0-9]* (.*the other servers' copies: [1-9]" "$T_DIR/fresh.log" ||
