@@ -52,7 +52,7 @@ struct ctl_server {
 	unsigned		 nlease;
 	char			 rights[256];	/* "" or the missing right */
 	unsigned		 guards;	/* by index in ctl_guards: triggers present */
-	char			 guards_error[256];	/* "" or why they could not be read */
+	char			 guards_error[384];	/* "" or why they could not be read */
 	char			 tls[96];	/* TLS version and cipher, "" cleartext */
 };
 
