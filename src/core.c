@@ -316,6 +316,23 @@ core_count_arg(const struct core_req *req, uint64_t max, uint64_t *n, const char
 	return CORE_OK;
 }
 
+bool
+core_take_args(struct core *c, const struct core_req *req, struct core_result *res)
+{
+	const char *why = "";
+	enum core_err e;
+	uint64_t n;
+
+	if (req->cmd != CORE_CMD_IDS && req->cmd != CORE_CMD_BLOCK)
+		return true;
+	e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX, &n,
+	    &why);
+	if (e == CORE_OK)
+		return true;
+	core_reject(c, e, why, res);
+	return false;
+}
+
 /* Which path made an ID, from its decimal or base58 form. */
 static enum core_err
 core_decode(struct core *c, const struct core_req *req, struct core_result *res,

@@ -214,6 +214,13 @@ enum core_status core_auth(struct core *c, struct core_waiter *w, struct auth_se
 /* Reads the service's health; reading changes nothing. */
 void		core_health(const struct core *c, struct core_health *h);
 
+/*
+ * The count argument of IDS or BLOCK judged as core_exec judges it, nothing
+ * taken (HTTP's HEAD on an ID page); false with res's error when bad.
+ */
+bool		core_take_args(struct core *c, const struct core_req *req,
+		    struct core_result *res) __attribute__((warn_unused_result));
+
 /* Counts one call of the named caller (bounded: see struct core_callers). */
 void		core_count_caller(struct core *c, const char *name, size_t len);
 

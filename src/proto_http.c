@@ -50,10 +50,13 @@ struct http_call {
 	char				 arg[64];
 	char				 ns[CORE_NS_NAME_MAX + 2];	/* ?ns= (route's) */
 	struct auth_sess		 sess;		/* its Bearer token, if any */
+	bool				 probe;		/* HEAD on a page that takes IDs: the
+							 * token checked, no ID taken */
 };
 
 static void	http_gen_cb(struct evhttp_request *req, void *arg);
 static void	http_run(void *arg);
+static void	http_probe(struct http_call *c);
 static void	http_gone(struct evhttp_connection *evcon, void *arg);
 static void	http_done(struct http_call *c);
 static void	http_send_text(struct evhttp_request *req, int status, const char *reason,
@@ -569,6 +572,12 @@ http_run(void *arg)
 	/* A page outside the core (/stats, /health, /metrics) only checks the token. */
 	if (c->route >= PROTO_HTTP_HEALTH)
 		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_RO, res);
+	else if (c->probe && c->h->core->auth != NULL)
+		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_ALL, res);
+	else if (c->probe) {
+		res->err = CORE_OK;	/* no tokens: nothing to check */
+		st = CORE_DONE;
+	}
 	else
 		st = core_exec(c->h->core, &c->w, &c->creq, res);
 	if (st == CORE_PENDING) {
@@ -580,6 +589,10 @@ http_run(void *arg)
 	}
 	if (res->err != CORE_OK)
 		http_send_error(c->req, c->form, res->err, res->why);
+	else if (c->probe && !core_take_args(c->h->core, &c->creq, res))
+		http_send_error(c->req, c->form, res->err, res->why);
+	else if (c->probe)
+		http_probe(c);
 	else if (c->route >= PROTO_HTTP_HEALTH)
 		(void)http_page(c->h, c->req, c->route);
 	else if (c->form == PROTO_HTTP_FORM_TEXT) {
@@ -591,6 +604,28 @@ http_run(void *arg)
 		http_send_json(c->req, 200, "OK", proto_http_result(c->route, res));
 	free(res);
 	http_done(c);
+}
+
+/*
+ * HEAD on /v1/id, /v1/ids or /v1/block: a monitor's probe takes no ID. 200
+ * with GET's headers while IDs can be served, else GET's 503; no body, and no
+ * length (GET's would depend on the IDs).
+ */
+static void
+http_probe(struct http_call *c)
+{
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(c->req);
+	struct core_health hl;
+
+	core_health(c->h->core, &hl);
+	if (!hl.ok) {
+		http_send_error(c->req, c->form, CORE_ERR_UNAVAILABLE, hl.reason);
+		return;
+	}
+	evhttp_add_header(hd, "Content-Type", c->form == PROTO_HTTP_FORM_TEXT ?
+	    "text/plain; charset=utf-8" : "application/json");
+	evhttp_add_header(hd, "Cache-Control", "no-store");
+	evhttp_send_reply(c->req, 200, "OK", NULL);
 }
 
 /* One "name": value member of /stats, typed by the metrics table. */
@@ -985,6 +1020,8 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 	c->route = rt.page;
 	c->form = rt.form;
 	c->creq.cmd = rt.cmd;
+	c->probe = rt.head && rt.page < PROTO_HTTP_HEALTH && (rt.cmd == CORE_CMD_ID ||
+	    rt.cmd == CORE_CMD_IDS || rt.cmd == CORE_CMD_BLOCK);
 	if (rt.has_arg) {
 		memcpy(c->arg, rt.arg, sizeof(c->arg));
 		c->creq.arg = c->arg;

@@ -118,6 +118,16 @@ for p in /health /stats /metrics /v1/openapi.json /v1/id '/v1/ids?count=3' '/v1/
 	esac
 done
 log "HEAD: the GET status and headers, no body, on every GET route"
+# A monitor's HEAD takes no ID (issue 34): the IDs handed out do not move.
+taken() { curl -s "$URL/stats" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ids_ticket"] + d["ids_fallback"])'; }
+before=$(taken)
+for p in /v1/id '/v1/ids?count=1000' '/v1/block?count=4096'; do
+	for _ in 1 2 3; do
+		[ "$(curl -s -I -o /dev/null -w '%{http_code}' "$URL$p")" = 200 ] || fail "HEAD $p not 200"
+	done
+done
+[ "$(taken)" = "$before" ] || fail "HEAD took IDs: $before before, $(taken) after"
+log "HEAD on /v1/id, /v1/ids and /v1/block takes no ID (still $before handed out)"
 
 # 1d. Accept: text/plain, the text protocol's lines; JSON stays the default.
 [ "$(get '/v1/ids?count=4' -H 'Accept: text/plain')" = 200 ] && [ "$(header Content-Type)" = "text/plain; charset=utf-8" ] ||
