@@ -710,12 +710,12 @@ tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now)
 	return t->silent_since[h] != 0 && now - t->silent_since[h] >= t->partner_wait_ms;
 }
 
-/* i's connection serves without a check of h, silent since silent_since[h]. */
+/* i's connection serves without a check of h from now (h silent since silent_since[h]). */
 static void
 tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now)
 {
 	t->unasked[i][h] = true;
-	t->unasked_silent[i][h] = t->silent_since[h] != 0 ? now - t->silent_since[h] : 0;
+	t->unasked_at[i][h] = now;
 }
 
 /*

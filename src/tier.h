@@ -61,8 +61,8 @@ struct tier {
 							 * since (0: it answers) */
 	bool			 unasked[SERVER_MAX][SERVER_MAX];	/* [s][h]: s's connection
 							 * serves without a check of h */
-	uint64_t		 unasked_silent[SERVER_MAX][SERVER_MAX];	/* ... h had been
-							 * silent this long then (ms) */
+	uint64_t		 unasked_at[SERVER_MAX][SERVER_MAX];	/* ... since then
+							 * (mono ms), h silent since silent_since */
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
