@@ -39,6 +39,7 @@ static void	tier_raise_read(struct tier *t, struct ticket_server *s);
 static void	tier_read(struct tier *t, struct ticket_server *s);
 static void	tier_silent(struct tier *t, unsigned h);
 static bool	tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now);
+static bool	tier_refused(const struct ticket_server *s);
 static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
@@ -694,6 +695,13 @@ tier_waits_watch(struct tier *t)
 	}
 }
 
+/* A refused or regressed server: it answered, and is not used until it passes. */
+static bool
+tier_refused(const struct ticket_server *s)
+{
+	return s->state == TICKET_REFUSED || s->state == TICKET_REGRESSED;
+}
+
 /*
  * True when h cannot answer a check at now: it has answered none for
  * partner_wait_ms (docs/design.md 6.4); one failure is not enough.
@@ -705,8 +713,9 @@ tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now)
 
 	if (ticket_up(hs) || hs->state == TICKET_CONNECTING)
 		return false;
-	if (!RULE_ON(RULE_PARTNER_WAIT))
-		return true;	/* the old rule: down or refused now */
+	/* Refused is an answer (retried every refused_retry_ms); down may be a blip. */
+	if (!RULE_ON(RULE_PARTNER_WAIT) || tier_refused(hs))
+		return true;
 	return t->silent_since[h] != 0 && now - t->silent_since[h] >= t->partner_wait_ms;
 }
 
@@ -732,9 +741,7 @@ tier_silent(struct tier *t, unsigned h)
 
 	if (t->silent_since[h] == 0)
 		t->silent_since[h] = now;
-	if (ticket_up(&t->srv[h]) || t->srv[h].state == TICKET_CONNECTING)
-		return;
-	if (RULE_ON(RULE_PARTNER_WAIT) && now - t->silent_since[h] < t->partner_wait_ms)
+	if (!tier_cannot_answer(t, h, now))
 		return;
 	server_group(h, &first, &count);
 	for (unsigned k = 0; k < count; k++) {
