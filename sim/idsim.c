@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <openssl/evp.h>
 
+#include "clk.h"
 #include "config.h"
 #include "layout.h"
 #include "ranges.h"
@@ -54,6 +55,31 @@ static const char *const fault_names[F_COUNT] = {
 	"crash", "down", "drop", "lost-reply", "restore", "lower", "restart", "fresh",
 };
 
+/* The documented residue (docs/design.md 6.5, section 14), one class each. */
+enum residue_class {
+	RES_BOTH,	/* both servers restored: neither row holds the ticket */
+	RES_ABSENT,	/* one restored from a copy taken while its partner was down */
+	RES_SILENT,	/* served while its partner could not answer (partner_wait_ms) */
+	RES_LAG,	/* restored inside the lag of its partner's copy (6.2's table) */
+	RES_COUNT,
+};
+
+static const char *const residue_names[RES_COUNT] = {
+	"both-restored", "partner-absent", "partner-silent", "copy-lag",
+};
+
+struct draw {
+	unsigned	srv;
+	uint64_t	t;
+	bool		absent;		/* the partner was down when it was drawn */
+};
+
+struct residue {
+	unsigned	srv;
+	uint64_t	t;
+	enum residue_class cls;
+};
+
 struct idserver {
 	bool			on;
 	unsigned		who;		/* incarnation number, for reports */
@@ -64,6 +90,13 @@ struct idserver {
 	uint64_t		file_mark[SERVER_MAX];	/* the marks its file held at open */
 	uint64_t		read_due[TSERVER_MAX][TSERVER_MAX];	/* [S][R]: copies due
 							 * at its last check of S */
+	uint64_t		check_ms[TSERVER_MAX];	/* mono ms: S's last check answer
+							 * delivered to it (or its start) */
+	/* [S][R] at S's last check answer: R's copy on S, ever written, ever due. */
+	bool			read[TSERVER_MAX];
+	uint64_t		read_row[TSERVER_MAX][TSERVER_MAX];
+	uint64_t		read_ever[TSERVER_MAX][TSERVER_MAX];
+	uint64_t		read_due_ever[TSERVER_MAX][TSERVER_MAX];
 };
 
 struct sim {
@@ -78,9 +111,16 @@ struct sim {
 	bool			fault_on[F_COUNT];
 	uint64_t		b;
 	uint64_t		drawn_max[TSERVER_MAX];
-	/* Re-drawn tickets no layer was due to hold: duplicates of them are residue. */
-	uint64_t		*residue_t;
+	/* Each first draw: its server and whether the partner was down then. */
+	struct draw		*draws;
+	size_t			ndraws, capdraws;
+	bool			backup_absent[TSERVER_MAX];	/* its backup was taken while
+							 * its partner was down */
+	bool			restore_absent[TSERVER_MAX];	/* ... and restored since */
+	/* Re-drawn tickets that meet a residue condition exactly, with its class. */
+	struct residue		*residue;
 	size_t			nresidue, capresidue;
+	uint64_t		classes[RES_COUNT];	/* residue found, by class, all schedules */
 	struct ranges		ranges;
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
@@ -142,42 +182,96 @@ sim_owner(unsigned who)
 	return NULL;
 }
 
+/* Appends to a growing array of n elements of size z (abort when memory runs out). */
+static void *
+sim_grow(void *p, size_t *cap, size_t n, size_t z)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 64;
+	p = realloc(p, *cap * z);
+	if (p == NULL)
+		abort();
+	return p;
+}
+
 /*
- * A ticket drawn: a re-drawn one (not above every ticket ever drawn there)
- * that no layer was due to hold is residue (docs/design.md 6.2's misses, 6.5):
- * not the server's own row, not a copy the taker read as due on another
- * server, not the taker's own marks (its file at start, or what it knew when
- * it sent the transaction).
+ * The residue class a re-drawn ticket t of srv meets exactly (docs/design.md
+ * 6.5, section 14), or -1: none. The taker d passed srv's counter against
+ * every mark it knew, so srv's own row lost t (a restore; a lowered counter
+ * keeps the rows) and so did what d read of the partner p, or d read nothing.
+ * Never residue when d's state file held t at its start (layer 1). Else:
+ * - partner-silent: d's connection to srv serves without a check of p, and
+ *   no check of p had answered d for partner_wait_ms when the wait ended
+ *   (6.4; the simulator's own record of answers delivered);
+ * Else, as p's rows were at d's last check of them:
+ * - both-restored: p's rows held t once and a restore of p took it back;
+ * - partner-absent: no idserver had been due to write t into p's rows (no
+ *   ticket transaction on p, no witness at a connection to p carried it:
+ *   checked against what was due, so a witness left out is not residue), t
+ *   was drawn while p was down (6.5: the host loss, or the restore, before
+ *   the witness landed; an idserver that remembers t refuses srv itself, but
+ *   d does not ask it);
+ * - copy-lag: the same with t drawn while p was up: p's copy lags by the
+ *   tickets srv drew since p's last ticket transaction (6.2's table).
+ */
+static int
+sim_residue_class(const struct idserver *d, unsigned srv, uint64_t t)
+{
+	unsigned p = 1 - srv;
+	const struct draw *first = NULL;
+
+	/* It remembered t in its state file: layer 1 was due to refuse it. */
+	if (d != NULL && d->file_mark[srv] >= t)
+		return -1;
+	if (d != NULL && d->t.unasked[srv][p] &&
+	    d->t.unasked_at[srv][p] >= d->check_ms[p] + S.cfg.partner_wait_ms)
+		return RES_SILENT;
+	/* What p's rows held, and had held and been due, at d's last read of them. */
+	if (d == NULL || !d->read[p])
+		return -1;
+	if (d->read_ever[p][srv] >= t)
+		return d->read_row[p][srv] < t ? RES_BOTH : -1;
+	if (d->read_due_ever[p][srv] >= t)
+		return -1;	/* due there, never written: a rule left out */
+	for (size_t k = 0; k < S.ndraws && first == NULL; k++)
+		if (S.draws[k].srv == srv && S.draws[k].t == t)
+			first = &S.draws[k];
+	if (first == NULL)
+		return -1;
+	return first->absent ? RES_ABSENT : RES_LAG;
+}
+
+/*
+ * A ticket drawn. A first draw is noted (with whether the partner was down);
+ * a re-drawn one (not above every ticket ever drawn there) that no layer
+ * holds (its server's own row, the taker's marks when it sent the
+ * transaction) is classified now: a duplicate of it later is residue only
+ * when it met a documented residue condition exactly (sim_residue_class).
  */
 static void
 sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 {
 	struct idserver *d = sim_owner(owner);
-	bool covered = t <= own;
+	bool covered = t <= own || (d != NULL && t <= d->t.srv[srv].mark_sent);
+	int cls;
 
 	if (t > S.drawn_max[srv]) {
 		S.drawn_max[srv] = t;
+		S.draws = sim_grow(S.draws, &S.capdraws, S.ndraws, sizeof(*S.draws));
+		S.draws[S.ndraws++] = (struct draw){ srv, t, !S.srv[1 - srv].up };
 		return;
 	}
-	for (unsigned k = 0; k < TSERVER_MAX && d != NULL; k++)
-		if (k != srv && t <= d->read_due[k][srv])
-			covered = true;
-	if (d != NULL && (t <= d->file_mark[srv] || t <= d->t.srv[srv].mark_sent))
-		covered = true;
-	sim_trace("e%" PRIu64 " redraw %s t=%" PRIu64 " for i%u %s (own row %" PRIu64 ", copy "
-	    "read %" PRIu64 ", file %" PRIu64 ", known %" PRIu64 ")", S.ev, server_role(srv), t,
-	    owner, covered ? "covered" : "uncovered", own,
-	    d != NULL ? d->read_due[1 - srv][srv] : 0, d != NULL ? d->file_mark[srv] : 0,
-	    d != NULL ? d->t.srv[srv].mark_sent : 0);
-	if (covered)
+	cls = covered ? -1 : sim_residue_class(d, srv, t);
+	sim_trace("e%" PRIu64 " redraw %s t=%" PRIu64 " for i%u: %s (own row %" PRIu64 ", known %"
+	    PRIu64 ", partner's copy %" PRIu64 " (ever %" PRIu64 "))", S.ev, server_role(srv), t,
+	    owner, covered ? "covered" : cls < 0 ? "UNCOVERED, no residue condition" :
+	    residue_names[cls], own, d != NULL ? d->t.srv[srv].mark_sent : 0,
+	    S.srv[1 - srv].st.mark[srv], S.srv[1 - srv].copy_ever[srv]);
+	if (cls < 0)
 		return;
-	if (S.nresidue == S.capresidue) {
-		S.capresidue = S.capresidue ? 2 * S.capresidue : 64;
-		S.residue_t = realloc(S.residue_t, S.capresidue * sizeof(*S.residue_t));
-		if (S.residue_t == NULL)
-			abort();
-	}
-	S.residue_t[S.nresidue++] = t;
+	S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+	S.residue[S.nresidue++] = (struct residue){ srv, t, (enum residue_class)cls };
 }
 
 /* What a new connection of owner to srv would bring role's copy up to. */
@@ -194,8 +288,16 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 {
 	struct idserver *d = sim_owner(owner);
 
-	if (d != NULL)
+	if (d != NULL) {
 		memcpy(d->read_due[srv], due, sizeof(d->read_due[srv]));
+		d->check_ms[srv] = clk_mono_ms();
+		d->read[srv] = true;
+		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+			d->read_row[srv][k] = S.srv[srv].st.mark[k];
+			d->read_ever[srv][k] = S.srv[srv].copy_ever[k];
+			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
+		}
+	}
 	if (verbose)
 		printf("  i%u read %s: copy %" PRIu64 " (due %" PRIu64 "), own %" PRIu64 ", counter %"
 		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[1 - srv], due[1 - srv],
@@ -234,6 +336,9 @@ sim_ids_start(struct idserver *d, bool file)
 	d->file = file;
 	snprintf(d->path, sizeof(d->path), "%s/state%u", S.dir, slot);
 	memset(d->read_due, 0, sizeof(d->read_due));
+	memset(d->read, 0, sizeof(d->read));
+	for (unsigned k = 0; k < TSERVER_MAX; k++)
+		d->check_ms[k] = clk_mono_ms();
 	if (!file)
 		unlink(d->path);
 	if (!statefile_open(&d->sf, file ? d->path : NULL, err, sizeof(err))) {
@@ -298,7 +403,7 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 {
 	const struct range *o = ranges_add(&S.ranges, lo, hi, d->who, S.ev);
 	uint64_t id, t;
-	bool residue = false;
+	int cls = -1;
 
 	S.ids_taken += hi - lo;
 	if (o == NULL)
@@ -306,11 +411,14 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 	id = lo > o->lo ? lo : o->lo;
 	t = layout_ticket_of(id, S.b);
 	for (size_t k = 0; k < S.nresidue; k++)
-		residue |= S.residue_t[k] == t;
-	sim_trace("e%" PRIu64 " %s: ID %" PRIu64 " (ticket %" PRIu64 ") by i%u at e%" PRIu64
-	    " and by i%u at e%" PRIu64, S.ev, residue ? "RESIDUE" : "DUPLICATE", id, t, o->who,
-	    o->ev, d->who, S.ev);
-	return residue ? 2 : 1;
+		if (S.residue[k].t == t && server_owns_ticket(S.residue[k].srv, t))
+			cls = (int)S.residue[k].cls;
+	sim_trace("e%" PRIu64 " %s%s: ID %" PRIu64 " (ticket %" PRIu64 ") by i%u at e%" PRIu64
+	    " and by i%u at e%" PRIu64, S.ev, cls >= 0 ? "RESIDUE " : "DUPLICATE",
+	    cls >= 0 ? residue_names[cls] : "", id, t, o->who, o->ev, d->who, S.ev);
+	if (cls >= 0)
+		S.classes[cls]++;
+	return cls >= 0 ? 2 : 1;
 }
 
 /* One taker: IDs or a block from a random idserver. */
@@ -380,11 +488,13 @@ sim_fault(void)
 	case F_RESTORE:
 		if (!s->have_backup || rng_permille(400)) {
 			tserver_backup(s);
+			S.backup_absent[srv] = !S.srv[1 - srv].up;
 			sim_trace("e%" PRIu64 " %s backup at %" PRIu64, S.ev, server_role(srv),
 			    s->st.counter);
 			break;
 		}
 		(void)tserver_restore(s);
+		S.restore_absent[srv] = S.backup_absent[srv];
 		sim_trace("e%" PRIu64 " %s restored to %" PRIu64, S.ev, server_role(srv),
 		    s->st.counter);
 		simdb_crash(srv);
@@ -427,6 +537,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.seed = seed;
 	S.ev = 0;
 	S.nresidue = 0;
+	S.ndraws = 0;
+	memset(S.backup_absent, 0, sizeof(S.backup_absent));
+	memset(S.restore_absent, 0, sizeof(S.restore_absent));
 	S.ids_taken = 0;
 	S.failed = false;
 	S.unmodelled[0] = '\0';
@@ -469,6 +582,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.reprobe_max_ms = (unsigned)(20 + rng_below(500));
 	S.cfg.recheck_ms = (unsigned)(50 + rng_below(2000));
 	S.cfg.refused_retry_ms = (unsigned)(100 + rng_below(2000));
+	S.cfg.partner_wait_ms = (unsigned)(100 + rng_below(3000));
 	S.cfg.prefetch_blocks = (unsigned)(1 + rng_below(3));
 	S.cfg.prefetch_max_blocks = S.cfg.prefetch_blocks + (unsigned)rng_below(3);
 	S.cfg.block_size = (unsigned)S.b;
@@ -622,7 +736,12 @@ main(int argc, char **argv)
 	EVP_DigestFinal_ex(S.md, h, &hl);
 	EVP_MD_CTX_free(S.md);
 	ranges_free(&S.ranges);
-	free(S.residue_t);
+	free(S.residue);
+	free(S.draws);
+	printf("residue by class:");
+	for (unsigned k = 0; k < RES_COUNT; k++)
+		printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
+	printf("\n");
 	printf("sim: %" PRIu64 " schedules, %" PRIu64 " events, %" PRIu64 " duplicates, %" PRIu64
 	    " residue, trace ", done, events, dups, res);
 	for (unsigned k = 0; k < hl; k++)

@@ -300,21 +300,9 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 			c->due_set = true;
 		}
 	}
-	/*
-	 * Only an answer that arrives tells the idserver what it read, and a
-	 * connect-time check only once the connection passed every step after
-	 * it (ticket.c merges its marks then); a recheck at once.
-	 */
-	if (ran && !lost && a.err == 0 && a.nfields > 20) {
-		memcpy(c->read, s->st.due, sizeof(c->read));
-		c->read_set = true;
-	}
-	if (ran && !lost && a.err == 0 && c->read_set && simdb_h.checked != NULL &&
-	    (!c->fresh || strncmp(sql, "EXPLAIN UPDATE idgen_leases", 27) == 0)) {
-		simdb_h.checked(c->owner, c->srv, c->read);
-		c->read_set = false;
-		c->fresh = false;
-	}
+	/* A check's answer arrives: the idserver knows what it read (ticket.c, 6.4). */
+	if (ran && !lost && a.err == 0 && a.nfields > 20 && simdb_h.checked != NULL)
+		simdb_h.checked(c->owner, c->srv, s->st.due);
 	free(sql);
 	memset(&r, 0, sizeof(r));
 	if (lost) {

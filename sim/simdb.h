@@ -28,7 +28,7 @@ struct simdb_hooks {
 	void		(*drew)(unsigned owner, unsigned srv, uint64_t ticket, uint64_t own);
 	/* The copy of role's mark idserver owner would write to srv before it serves. */
 	uint64_t	(*copy_want)(unsigned owner, unsigned srv, unsigned role);
-	/* A check of srv ran for owner: the copies it would read, were they as due. */
+	/* A check of srv answered owner: the copies it would read, were they as due. */
 	void		(*checked)(unsigned owner, unsigned srv, const uint64_t *due);
 	/* A query no model answers: the schedule fails. */
 	void		(*unmodelled)(const char *why);

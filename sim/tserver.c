@@ -69,8 +69,12 @@ tserver_raise_copy(struct tserver *s, const char *p, bool due)
 		s->st.mark[r] = h;
 		s->st.mark_b[r] = b;
 	}
+	if (s->st.mark[r] > s->copy_ever[r])
+		s->copy_ever[r] = s->st.mark[r];
 	if (due && h > s->st.due[r])
 		s->st.due[r] = h;
+	if (due && h > s->due_ever[r])
+		s->due_ever[r] = h;
 	return true;
 }
 
@@ -237,6 +241,8 @@ tserver_due(struct tserver *s, unsigned role, uint64_t high_water)
 {
 	if (role < TSERVER_MAX && role != s->index && high_water > s->st.due[role])
 		s->st.due[role] = high_water;
+	if (role < TSERVER_MAX && role != s->index && high_water > s->due_ever[role])
+		s->due_ever[role] = high_water;
 }
 
 void

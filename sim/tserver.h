@@ -41,6 +41,9 @@ struct tserver {
 	struct tserver_state	backup;
 	bool			have_backup;
 	uint64_t		drawn_max;	/* the highest ticket ever drawn: no restore lowers it */
+	uint64_t		copy_ever[TSERVER_MAX];	/* the highest copy of each role's mark
+						 * its rows ever held: no restore lowers it */
+	uint64_t		due_ever[TSERVER_MAX];	/* ... idservers were ever due to write */
 	uint64_t		draws;
 };
 

@@ -174,6 +174,9 @@ static const struct config_key config_keys[] = {
 	{ "refused_retry_ms", U(refused_retry_ms), "30000", 100, 3600000,
 	    "retry delay for a refused ticket server (misconfigured, missing rights, "
 	    "regressed counter)" },
+	{ "partner_wait_ms", U(partner_wait_ms), "2000", 100, 60000,
+	    "a new connection to a ticket server waits this long for its partner's check "
+	    "before serving without it (the partner answered nothing since)" },
 	{ "prefetch_blocks", U(prefetch_blocks), "2", 1, 16,
 	    "keep at least this many blocks buffered or in flight" },
 	{ "prefetch_lead_ms", U(prefetch_lead_ms), "250", 0, 60000,

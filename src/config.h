@@ -86,6 +86,7 @@ struct config {
 	unsigned	 reprobe_min_ms;
 	unsigned	 reprobe_max_ms;
 	unsigned	 recheck_ms;
+	unsigned	 partner_wait_ms;	/* docs/design.md 6.4: partner first */
 	unsigned	 refused_retry_ms;
 	unsigned	 prefetch_blocks;
 	unsigned	 prefetch_max_blocks;

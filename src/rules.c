@@ -14,4 +14,10 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "the state file's marks bind a restarted idserver (tier.c, layer 1 of 6.2)" },
 	[RULE_WITNESS] = { "witness",
 	    "a new connection raises its copies of the others' marks before serving (ticket.c, 6.5)" },
+	[RULE_CHECK_READ] = { "check-read",
+	    "a connect-time check's marks are merged when its answer is taken, not after the "
+	    "rights and witness (ticket.c, tier.c, 6.4)" },
+	[RULE_PARTNER_WAIT] = { "partner-wait",
+	    "a new connection waits for its partner's check until the partner has answered "
+	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },
 };

@@ -12,6 +12,8 @@ enum rule {
 	RULE_OWN_MARK,		/* ticket.c: the transaction's own-mark UPDATE matched (6.3) */
 	RULE_STATE_MARKS,	/* tier.c: the state file's marks bind from the start (6.2, layer 1) */
 	RULE_WITNESS,		/* ticket.c: copies brought up before a new connection serves (6.5) */
+	RULE_CHECK_READ,	/* ticket.c, tier.c: a connect-time check's marks merged when read (6.4) */
+	RULE_PARTNER_WAIT,	/* tier.c: a partner cannot answer only after partner_wait_ms (6.4) */
 	RULE_COUNT,
 };
 

@@ -620,6 +620,12 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	/* One query in flight per connection: this answers the last check sent. */
 	s->check_accepted = s->checks_sent;
 	s->block_size = b;
+	/*
+	 * What it read is known now, whatever the steps after it bring: a mark
+	 * only rises and only refuses (docs/design.md 6.4). A recheck's UP follows.
+	 */
+	if (!s->seen.recheck && RULE_ON(RULE_CHECK_READ))
+		s->notify(s, TICKET_EV_READ, 0, s->notify_arg);
 	if (s->seen.recheck) {
 		ticket_up_done(s);
 		return;

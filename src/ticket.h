@@ -33,6 +33,8 @@ enum ticket_event {
 	TICKET_EV_TICKET,	/* a ticket committed and passed its checks */
 	TICKET_EV_DOWN,		/* connect or query failed */
 	TICKET_EV_REFUSED,	/* a check failed (why in last_error) */
+	TICKET_EV_READ,		/* a connect-time check's answer taken: seen holds its marks
+				 * (the rights and the witness still to come) */
 };
 
 struct ticket_server;

@@ -22,6 +22,7 @@ static double	tier_fetch_ms(const struct tier *t);
 static void	tier_retarget(struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
 static uint64_t	tier_mark_ticket(const struct tier *t, unsigned i, uint64_t b);
+static bool	tier_raise_copies(struct tier *t, const struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
 static void	tier_saved(struct tier *t, bool ok);
@@ -35,6 +36,12 @@ static const char *tier_copies_name(const struct ticket_server *s, char *buf);
 static void	tier_fresh_update(struct tier *t, unsigned i);
 static void	tier_checked_others(struct tier *t, struct ticket_server *s);
 static void	tier_waits_watch(struct tier *t);
+static void	tier_raise_read(struct tier *t, struct ticket_server *s);
+static void	tier_read(struct tier *t, struct ticket_server *s);
+static void	tier_silent(struct tier *t, unsigned h);
+static bool	tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now);
+static bool	tier_refused(const struct ticket_server *s);
+static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
@@ -56,6 +63,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->prefetch_lead_ms = cfg->prefetch_lead_ms;
 	/* A check sent after the query in flight: both bounded by their timeouts. */
 	t->wait_limit_ms = cfg->connect_timeout_ms + 6 * cfg->query_timeout_ms;
+	t->partner_wait_ms = cfg->partner_wait_ms;
 	t->rate_tick = event_new(base, -1, EV_PERSIST, tier_rate_cb, t);
 	if (t->rate_tick == NULL)
 		return false;
@@ -95,6 +103,9 @@ tier_start(struct tier *t)
 	struct timeval tv = clk_tv_ms(TIER_RATE_MS);
 
 	event_add(t->rate_tick, &tv);
+	/* No server has answered yet: each is silent from now (partner first, 6.4). */
+	for (unsigned i = 0; i < server_count(); i++)
+		t->silent_since[i] = clk_mono_ms();
 	for (unsigned i = 0; i < server_count(); i++)
 		ticket_start(&t->srv[i]);
 }
@@ -517,6 +528,51 @@ tier_cross_bind(struct tier *t, const struct ticket_server *s, uint64_t b)
 	return changed;
 }
 
+/* Raises the known marks to s's copies of the others' as its check read them. */
+static bool
+tier_raise_copies(struct tier *t, const struct ticket_server *s)
+{
+	uint64_t b = s->block_size;
+	bool changed = false;
+
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned o = s->group_first + k;
+		struct state_mark copy = { s->seen.copy[o], s->seen.copy_b[o], "" };
+
+		if (o == s->index)
+			continue;
+		if (state_mark_ticket(&copy, b) > t->copy_seen[o])
+			t->copy_seen[o] = state_mark_ticket(&copy, b);
+		t->copy_read[o] = true;
+		changed |= state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b,
+		    NULL);
+	}
+	return changed;
+}
+
+/*
+ * A connect-time check of s was answered: what it read (its own mark, its
+ * copies of the others') is known from now on, though the connection may
+ * fail in its rights or witness steps; it is judged at TICKET_EV_UP. A
+ * server of another B is left to that judgement (refused there).
+ */
+static void
+tier_raise_read(struct tier *t, struct ticket_server *s)
+{
+	bool changed;
+
+	if ((t->expect_block != 0 && s->block_size != t->expect_block) ||
+	    (t->block_size != 0 && s->block_size != t->block_size))
+		return;
+	changed = tier_raise_copies(t, s);
+	changed |= state_raise_mark(&t->sf->rec, s->index, s->seen.own_mark,
+	    s->seen.own_mark_b, s->block_size, NULL);
+	changed |= tier_cross_bind(t, s, s->block_size);
+	if (changed)
+		(void)tier_save(t);
+	tier_publish_marks(t);
+}
+
 /*
  * A server passed its checks: merge what it holds (its own mark, its copy of
  * the partner's) into the known marks, then refuse it unless its counter is
@@ -533,18 +589,7 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	bool changed = false, foreign;
 
 	snprintf(was, sizeof(was), "%s", m->uuid);
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned o = s->group_first + k;
-		struct state_mark copy = { s->seen.copy[o], s->seen.copy_b[o], "" };
-
-		if (o == r)
-			continue;
-		if (state_mark_ticket(&copy, b) > t->copy_seen[o])
-			t->copy_seen[o] = state_mark_ticket(&copy, b);
-		t->copy_read[o] = true;
-		changed |= state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b,
-		    NULL);
-	}
+	changed |= tier_raise_copies(t, s);
 	changed |= state_raise_mark(&t->sf->rec, r, own.high_water, own.block_size, b,
 	    s->seen.uuid);
 	if (was[0] != '\0' && s->seen.uuid[0] != '\0' && strcmp(was, s->seen.uuid) != 0)
@@ -636,6 +681,9 @@ tier_waits_watch(struct tier *t)
 {
 	uint64_t now = clk_mono_ms();
 
+	for (unsigned h = 0; h < server_count(); h++)
+		if (!ticket_up(&t->srv[h]) && t->srv[h].state != TICKET_CONNECTING)
+			tier_silent(t, h);
 	for (unsigned i = 0; i < server_count(); i++) {
 		struct ticket_server *s = &t->srv[i];
 		uint64_t waited = now - t->wait_since[i];
@@ -664,6 +712,88 @@ tier_waits_watch(struct tier *t)
 		for (unsigned k = 0; k < count; k++)
 			if (t->waiting[i][first + k])
 				ticket_recheck_soon(&t->srv[first + k]);
+	}
+}
+
+/* A refused or regressed server: it answered, and is not used until it passes. */
+static bool
+tier_refused(const struct ticket_server *s)
+{
+	return s->state == TICKET_REFUSED || s->state == TICKET_REGRESSED;
+}
+
+/*
+ * True when h cannot answer a check at now: it has answered none for
+ * partner_wait_ms (docs/design.md 6.4); one failure is not enough.
+ */
+static bool
+tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now)
+{
+	const struct ticket_server *hs = &t->srv[h];
+
+	if (ticket_up(hs) || hs->state == TICKET_CONNECTING)
+		return false;
+	/* Refused is an answer (retried every refused_retry_ms); down may be a blip. */
+	if (!RULE_ON(RULE_PARTNER_WAIT) || tier_refused(hs))
+		return true;
+	return t->silent_since[h] != 0 && now - t->silent_since[h] >= t->partner_wait_ms;
+}
+
+/* i's connection serves without a check of h from now (h silent since silent_since[h]). */
+static void
+tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now)
+{
+	t->unasked[i][h] = true;
+	t->unasked_at[i][h] = now;
+}
+
+/*
+ * h failed (down or refused), or is still: its silence dates from its first
+ * failure since it last answered, and a wait for it ends only once h has
+ * been silent for partner_wait_ms, or when it answers (tier_read). Checked
+ * again every rate tick (tier_waits_watch).
+ */
+static void
+tier_silent(struct tier *t, unsigned h)
+{
+	uint64_t now = clk_mono_ms();
+	unsigned first, count;
+
+	if (t->silent_since[h] == 0)
+		t->silent_since[h] = now;
+	if (!tier_cannot_answer(t, h, now))
+		return;
+	server_group(h, &first, &count);
+	for (unsigned k = 0; k < count; k++) {
+		unsigned j = first + k;
+
+		if (j != h && t->waiting[j][h]) {
+			t->waiting[j][h] = false;
+			tier_unasked(t, j, h, now);
+			tier_fresh_update(t, j);
+		}
+	}
+}
+
+/*
+ * s's connect-time check was answered: its marks are known now (6.4), and a
+ * server waiting for a check of s sent after its own connection was checked
+ * has it (the same rule as tier_checked_others).
+ */
+static void
+tier_read(struct tier *t, struct ticket_server *s)
+{
+	unsigned i = s->index;
+
+	t->silent_since[i] = 0;
+	tier_raise_read(t, s);
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned j = s->group_first + k;
+
+		if (j != i && t->waiting[j][i] && s->check_accepted > t->wait_after[j][i]) {
+			t->waiting[j][i] = false;
+			tier_fresh_update(t, j);
+		}
 	}
 }
 
@@ -707,6 +837,7 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 	t->fresh[i] = false;
 	t->wait_since[i] = clk_mono_ms();
 	t->wait_asked[i] = 0;
+	memset(t->unasked[i], 0, sizeof(t->unasked[i]));
 	/*
 	 * Every wait is in place before any check is asked for: an answer that
 	 * ended one wait must not find the others not yet set and let s serve.
@@ -715,9 +846,12 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 		unsigned h = s->group_first + k;
 		struct ticket_server *hs = &t->srv[h];
 
-		t->waiting[i][h] = h != i && (ticket_up(hs) || hs->state == TICKET_CONNECTING);
+		t->waiting[i][h] = h != i && (ticket_up(hs) || hs->state == TICKET_CONNECTING ||
+		    !tier_cannot_answer(t, h, t->wait_since[i]));
 		if (t->waiting[i][h])
 			t->wait_after[i][h] = hs->checks_sent;
+		else if (h != i)
+			tier_unasked(t, i, h, t->wait_since[i]);
 	}
 	for (unsigned k = 0; k < s->group_count; k++) {
 		unsigned h = s->group_first + k;
@@ -753,6 +887,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			ticket_refuse_local(s, why);
 			return false;
 		}
+		t->silent_since[s->index] = 0;
 		if (!tier_merge_marks(t, s))
 			return false;
 		t->block_size = s->block_size;
@@ -770,16 +905,11 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
-		/* Its copies of the others' marks cannot be read now: do not wait for them. */
-		for (unsigned k = 0; k < s->group_count; k++) {
-			unsigned j = s->group_first + k;
-
-			if (j != s->index && t->waiting[j][s->index]) {
-				t->waiting[j][s->index] = false;
-				tier_fresh_update(t, j);
-			}
-		}
+		tier_silent(t, s->index);
 		tier_ns_event(t, s, ev);
+		break;
+	case TICKET_EV_READ:
+		tier_read(t, s);
 		break;
 	}
 	tier_prefetch(t);

@@ -55,6 +55,14 @@ struct tier {
 	uint64_t		 wait_since[SERVER_MAX];	/* when s's waits began (mono ms) */
 	unsigned		 wait_asked[SERVER_MAX];	/* ... asked again since (tier_waits_watch) */
 	unsigned		 wait_limit_ms;	/* a wait longer than this is asked again */
+	unsigned		 partner_wait_ms;	/* a server silent this long cannot
+							 * answer (docs/design.md 6.4) */
+	uint64_t		 silent_since[SERVER_MAX];	/* mono ms: answered no check
+							 * since (0: it answers) */
+	bool			 unasked[SERVER_MAX][SERVER_MAX];	/* [s][h]: s's connection
+							 * serves without a check of h */
+	uint64_t		 unasked_at[SERVER_MAX][SERVER_MAX];	/* ... since then
+							 * (mono ms), h silent since silent_since */
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */

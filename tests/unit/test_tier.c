@@ -68,6 +68,8 @@ struct sim {
 	unsigned	 witnesses;	/* witness queries answered */
 	bool		 hold_check;	/* hold the next check's answer (fake_release) */
 	bool		 hold_tx;	/* hold the next ticket's answer (fake_release) */
+	unsigned	 check_err;	/* the next check fails so (once; 0: none) */
+	unsigned	 rights_err;	/* the next rights EXPLAIN fails so (once) */
 	/* one namespace "nsx" on this server (0: none). */
 	uint64_t	 ns_b;
 	uint64_t	 ns_counter;	/* tickets_nsx's AUTO_INCREMENT */
@@ -482,6 +484,12 @@ sim_answer(const char *name, const char *sql, struct fake_answer *a)
 		log_ev(i, 'C', 0, 0);
 	} else if (strcmp(sql, "ROLLBACK") == 0) {
 		log_ev(i, 'R', 0, 0);
+	} else if (strstr(sql, "SELECT @@version") != NULL && s->check_err != 0) {
+		a->reply.err = s->check_err;	/* lost before it ran */
+		s->check_err = 0;
+	} else if (strncmp(sql, "EXPLAIN ", 8) == 0 && s->rights_err != 0) {
+		a->reply.err = s->rights_err;
+		s->rights_err = 0;
 	} else if (strstr(sql, "SELECT @@version") != NULL) {
 		log_ev(i, 'K', s->counter, 0);
 		sim_check_row(i, sql, a);
@@ -1793,6 +1801,98 @@ test_all_others_first_stale_recheck(void **state)
 }
 
 /*
+ * A fresh idserver (no state file) starts while odd is restored from before
+ * tickets other idservers used (next 99, its own mark 91), and even's copy of
+ * odd's mark says 203. fail: how even's first connect fails once (check_err
+ * or rights_err), after which it is probed again. Takes IDs for a while; no
+ * odd ticket up to 203 may be handed out.
+ */
+static void
+restored_odd_even_blinks(struct rig *r, unsigned check_err, unsigned rights_err)
+{
+	uint64_t t;
+
+	sim_set(0, B4K, 99);
+	sim[0].mark[0] = 91;
+	sim[1].mark[0] = 203;
+	sim[1].check_err = check_err;
+	sim[1].rights_err = rights_err;
+	rig_start(r);
+	for (int k = 0; k < 40; k++) {
+		(void)take(r, 1024);
+		settle(r);
+		run_for(r, 5);
+	}
+	for (t = 1; t <= 203; t += 2)
+		if (handed_out(t, B4K))
+			fail_msg("odd ticket %" PRIu64 " handed out again: even's copy (203) was "
+			    "not known when odd served (odd %s, even %s)", t,
+			    ticket_state_name(r->t.srv[0].state), ticket_state_name(r->t.srv[1].state));
+	assert_int_equal(r->t.srv[0].state, TICKET_REGRESSED);
+	assert_true(r->sf.rec.mark[0].high_water >= 203);
+}
+
+/*
+ * Issue 32, finding a: even's connect-time check read its copy of odd's
+ * mark (203), then its connection was lost in the rights step. What the
+ * check read is known at once (TICKET_EV_READ), so odd is refused; before,
+ * it was thrown away with the connection and odd, no longer waiting for a
+ * server that is down (partner_wait_ms 0 here), served ticket 99.
+ */
+static void
+test_check_read_kept(void **state)
+{
+	struct rig *r = rig_new(false);
+
+	(void)state;
+	restored_odd_even_blinks(r, 0, 2013);
+	rig_free(r);
+}
+
+/*
+ * Issue 32, finding b: even's first check is lost (a dropped connection)
+ * while odd, restored, passes its own. Even answered nothing yet, but for
+ * less than partner_wait_ms: odd waits for its next check, which reads 203.
+ * Before, odd stopped waiting at even's first failure and served ticket 99.
+ */
+static void
+test_partner_wait(void **state)
+{
+	struct rig *r = rig_new(false);
+
+	(void)state;
+	r->cfg.partner_wait_ms = 500;
+	restored_odd_even_blinks(r, 2013, 0);
+	rig_free(r);
+}
+
+/*
+ * A partner that stays silent for partner_wait_ms is not waited for past
+ * it: even down from the start, odd (not restored) serves after the wait.
+ */
+static void
+test_partner_wait_bounded(void **state)
+{
+	struct rig *r = rig_new(false);
+	unsigned k;
+
+	(void)state;
+	r->cfg.partner_wait_ms = 100;
+	sim[1].up = false;
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[0].state, TICKET_READY);
+	assert_false(r->t.fresh[0]);
+	for (k = 0; k < 100 && !r->t.fresh[0]; k++)
+		run_for(r, 10);
+	assert_true(r->t.fresh[0] && r->t.unasked[0][1]);
+	assert_true(r->t.unasked_at[0][1] >= r->t.silent_since[1] + 100);
+	take_many(r, 4 * B4K, 1024);
+	assert_true(blocks_from(0, 0) >= 1);
+	rig_free(r);
+}
+
+/*
  * A down server is not waited for: with o4 down, o3's new connection is used
  * once odd and even have answered checks sent after o3's.
  */
@@ -2665,6 +2765,9 @@ main(void)
 		cmocka_unit_test(test_partner_first_stale_recheck),
 		cmocka_unit_test(test_four_take_turns),
 		cmocka_unit_test(test_all_others_first),
+		cmocka_unit_test(test_check_read_kept),
+		cmocka_unit_test(test_partner_wait),
+		cmocka_unit_test(test_partner_wait_bounded),
 		cmocka_unit_test(test_all_others_first_inline),
 		cmocka_unit_test(test_checked_logged_inline),
 		cmocka_unit_test(test_all_others_first_stale_recheck),
