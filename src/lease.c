@@ -957,11 +957,11 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 	return true;
 }
 
-/* The reservation a save covering ts writes: ts + 2 fallback_reserve_ms, within the window. */
+/* The reservation a save covering ts writes: ts + 3 fallback_reserve_ms, within the window. */
 static uint64_t
 lease_reserve_to(const struct lease *l, uint64_t ts)
 {
-	uint64_t want = ts + 2 * (uint64_t)l->cfg->fallback_reserve_ms;
+	uint64_t want = ts + 3 * (uint64_t)l->cfg->fallback_reserve_ms;
 
 	return want > l->gen->window_end ? l->gen->window_end : want;
 }
@@ -1004,7 +1004,7 @@ lease_reserve_ahead(struct lease *l, uint64_t ts)
 
 	/* No state file (no limit), or far from the limit, the usual case: nothing to do. */
 	if (l->sf == NULL || !statefile_on(l->sf) || ts > g->reserved ||
-	    g->reserved - ts >= l->cfg->fallback_reserve_ms || l->ahead.pending ||
+	    g->reserved - ts >= 2 * (uint64_t)l->cfg->fallback_reserve_ms || l->ahead.pending ||
 	    l->ahead.failed || !g->has_window)
 		return;
 	sl = &l->sf->rec.lease;

@@ -146,7 +146,7 @@ bool	lease_resume(struct lease *l, const char *servers, char *why, size_t whylen
 bool	lease_reserve(struct lease *l, uint64_t ts) __attribute__((warn_unused_result));
 
 /*
- * After minting at ts: when ts is within fallback_reserve_ms of the limit,
+ * After minting at ts: when ts is within 2 fallback_reserve_ms of the limit,
  * posts a higher reservation to the state file's writer without waiting; the
  * generator's limit rises when that write is durable (docs/design.md 6.7).
  */

@@ -743,7 +743,7 @@ loop_until_landed(struct rig *r)
 }
 
 /*
- * Issue 31, item 7: minting within fallback_reserve_ms of the limit posts the
+ * Issue 31, item 7: minting within 2 fallback_reserve_ms of the limit posts the
  * next reservation to the writer and goes on at once; while its fdatasync is
  * held, requests are served up to the old limit and nothing above it; the
  * limit rises only once the write returned (docs/design.md 6.7).
@@ -759,16 +759,17 @@ test_reserve_ahead_in_flight(void **state)
 
 	(void)state;
 	rig_gated_writer(r);
-	/* Outside the lead: nothing is posted. */
-	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
+	/* Outside the lead (2 fallback_reserve_ms): nothing is posted. */
+	assert_int_equal(mint_at(r, lim - 250), SNOWFLAKE_OK);
+	assert_int_equal(mint_at(r, lim - 200), SNOWFLAKE_OK);
 	assert_false(r->l.ahead.pending);
 	assert_int_equal(gate_count(), 0);
 	/* Within it: posted, and the writer holds its fdatasync. */
 	gate_set(true, 0);
-	assert_int_equal(mint_at(r, lim - 50), SNOWFLAKE_OK);
+	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
 	assert_true(r->l.ahead.pending);
 	gate_wait_entered(1);
-	assert_true(r->sf.rec.lease.reserved == lim - 50 + 200);
+	assert_true(r->sf.rec.lease.reserved == lim - 150 + 300);
 	/* Served while the write is in flight, up to the durable limit and no further. */
 	assert_int_equal(mint_at(r, lim - 10), SNOWFLAKE_OK);
 	assert_int_equal(mint_at(r, lim), SNOWFLAKE_OK);
@@ -802,7 +803,7 @@ test_reserve_ahead_fails(void **state)
 	(void)state;
 	rig_gated_writer(r);
 	gate_set(true, EIO);
-	assert_int_equal(mint_at(r, lim - 50), SNOWFLAKE_OK);
+	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
 	gate_wait_entered(1);
 	assert_int_equal(mint_at(r, lim), SNOWFLAKE_OK);
 	gate_set(false, 0);		/* the write in flight fails (its sync began with EIO) */
@@ -819,14 +820,14 @@ test_reserve_ahead_fails(void **state)
 	/* The disk back: the wait lands, minting goes on, and ahead again. */
 	gate_set(false, 0);
 	assert_true(lease_reserve(&r->l, lim + 1));
-	assert_true(r->gen.reserved == lim + 1 + 200 && !r->l.ahead.failed);
+	assert_true(r->gen.reserved == lim + 1 + 300 && !r->l.ahead.failed);
 	assert_true(r->l.stats.reserve_waits == waits + 2);
 	assert_true(r->sf.stats.loop_us_max > 0);
 	assert_int_equal(mint_at(r, lim + 1), SNOWFLAKE_OK);
 	assert_int_equal(mint_at(r, lim + 150), SNOWFLAKE_OK);
 	assert_true(r->l.ahead.pending);
 	loop_until_landed(r);
-	assert_true(r->gen.reserved == lim + 350);
+	assert_true(r->gen.reserved == lim + 450);
 	rig_resumed_free(r, dir);
 }
 
