@@ -385,7 +385,8 @@
 	    NUM(LEASE->stats.reserve_ahead_failures)) \
 	X(fallback_reserved_ts, G, SVC, "fallback", "highest ms that may be minted, layout ms", \
 	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
-	    NUM(m->sf->rec.lease.held ? m->sf->rec.lease.reserved : 0)) \
+	    NUM(!m->sf->rec.lease.held ? 0 : LEASE->gen->reserved < m->sf->rec.lease.reserved ? \
+	    LEASE->gen->reserved : m->sf->rec.lease.reserved)) \
 	X(lease_clock_skew_ms, G, SVC, "fallback", \
 	    "clock skew against the database at the last claim, extend or re-adoption", \
 	    "lease_clock_skew_seconds", METRIC_MS, NULL, \
