@@ -11,7 +11,7 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs \
 	    golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
 	    golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
-	    openssl libssl-dev nginx-light rsync
+	    openssl libssl-dev nginx-light rsync strace
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 	    -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \

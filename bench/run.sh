@@ -31,12 +31,12 @@
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
 #   BENCH_TLS_PORT BENCH_TLS_GRPC_PORT  row 14's idserver over TLS (default 14248 14249)
-#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15 and 16
+#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15, 16 and 17
 #                    (e.g. 10,11 or "10 13"): only those rows and the servers they
 #                    need; each row's section goes to build/bench-var/rowN.md and
 #                    bench/RESULTS.md is left as it is (row 13 alone: about a
 #                    minute; rows 10 and 11: about a minute with the pair's start;
-#                    row 15 about 80 s, row 16 about a minute)
+#                    row 15 about 80 s, row 16 about a minute, row 17 about 30 s)
 #   BENCH_SLO_SECONDS  row 15's runs (default 5); BENCH_SLO_LINE_RATE (text and
 #                    RESP, default 100000), BENCH_SLO_ONE_RATE (HTTP and gRPC single
 #                    IDs, 20000), BENCH_SLO_BATCH_RATE (batches of 1,000, 500): req/s
@@ -44,6 +44,8 @@
 #                    active ones alone, is always the baseline)
 #   BENCH_CONN_RATE  row 16's fixed rate on 50 connections (default 50000 req/s)
 #   BENCH_CONN_ALL_RATE  row 16's fixed rate over all N connections (default 10000)
+#   BENCH_SLOW_DISK_US  row 17's injected fdatasync delay, µs (default 50000)
+#   BENCH_SLOW_DISK_RATE  row 17's open-loop rate on one connection (default 2000/s)
 #   BENCH_FAR_BASE   row 13's ports: BASE..BASE+9 (default 13320): region 0's and
 #                    region 1's pairs, the proxies, the echo, idserver and its HTTP
 #   BENCH_FAR_DELAY_MS  row 13's link, each way (default 25: a 50 ms round trip)
@@ -641,8 +643,8 @@ far_verdict() {
 ONLY=$(tr ', ' '  ' <<<"${BENCH_ONLY:-}" | xargs)
 for r in $ONLY; do
 	case $r in
-	10|11|13|14|15|16) ;;
-	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15 and 16 can, e.g. BENCH_ONLY=10,11)" ;;
+	10|11|13|14|15|16|17) ;;
+	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15, 16 and 17 can, e.g. BENCH_ONLY=10,11)" ;;
 	esac
 done
 # want ROW: the row runs (every row when BENCH_ONLY is not set).
@@ -1474,8 +1476,137 @@ ${TLS_CMD:-the TLS idserver did not start}
 MD
 }
 
+# ---- row 17: fallback with a slow disk (issue 31, item 7) -----------------
+# Fallback mode (the pair SIGSTOPped here unless row 5 already did), and every
+# fdatasync of idserver's state file writer thread (named idgen-state) slowed
+# by SLOW_US with strace fault injection, attached to that thread alone so
+# that nothing else is traced. Single IDs on one connection: closed loop
+# (sequential, as issue 31 measured it) and open loop at SLOW_RATE (latency
+# from the intended send time: a stall cannot hide the requests behind it).
+SLOW_US=${BENCH_SLOW_DISK_US:-50000}
+SLOW_RATE=${BENCH_SLOW_DISK_RATE:-2000}
+# r17_stat NAME: the value idserver reports, for the row's before/after figures.
+r17_stat() { svc_stat "$1"; }
+slow_disk_row() {
+	local stopped=0 tid="" c i b strace_pid
+	say "row 17: fallback with every state file fdatasync slowed to $SLOW_US us (strace)"
+	command -v strace >/dev/null || { R[r17.why]="strace not installed (make deps)"; return 1; }
+	if [ "$(svc_stat mode)" != fallback ]; then
+		kill -STOP "$ODD_PID" "$EVEN_PID" && STOPPED_DB=("$ODD_PID" "$EVEN_PID") && stopped=1
+		# An idle service notices a hung server when it next needs a ticket:
+		# take the buffered ticket IDs until both are judged down and none is left.
+		for i in $(seq 1 $((FALLBACK_WAIT * 4))); do
+			b=$(svc_stat ids_buffered)
+			[ "$(svc_stat odd_state)" != up ] && [ "$(svc_stat even_state)" != up ] &&
+				[ "${b:-1}" = 0 ] && break
+			if [ "${b:-0}" -ge 4096 ] || [ "$(svc_stat odd_state)" = up ] || [ "$(svc_stat even_state)" = up ]; then
+				printf 'BLOCK 4096\n%.0s' $(seq 1 500)
+			elif [ "$b" -ge 1000 ]; then
+				printf 'IDS 1000\n%.0s' $(seq 1 $((b / 1000)))
+			else
+				printf 'ID\n%.0s' $(seq 1 "$b")
+			fi | timeout 10 nc -N 127.0.0.1 "$SVC_PORT" >/dev/null 2>&1
+			sleep 0.1
+		done
+	fi
+	if ! wait_mode fallback 5; then
+		R[r17.why]="fallback unavailable (mode $(svc_stat mode), ids_buffered $(svc_stat ids_buffered))"
+	else
+		# The episode's first reservation is taken on the fast disk.
+		q "$SVC_PORT" 'IDS 1000\n' >/dev/null
+		for c in /proc/"$SVC_PID"/task/*/comm; do
+			[ "$(cat "$c" 2>/dev/null)" = idgen-state ] && tid=$(basename "$(dirname "$c")")
+		done
+		[ -n "$tid" ] || R[r17.why]="no idgen-state thread in idserver $SVC_PID"
+	fi
+	if [ -z "${R[r17.why]:-}" ]; then
+		# The same runs on the fast disk first: the machine's own tail.
+		run_bench r17-seq-fast "$SVC_PID" --port "$SVC_PORT" --command ID --connections 1 \
+			--pipeline 1 --threads 1 --duration "$DUR"
+		run_bench r17-rate-fast "$SVC_PID" --port "$SVC_PORT" --command ID --connections 1 \
+			--pipeline 1 --threads 1 --rate "$SLOW_RATE" --duration "$DUR"
+		strace -qq -o "$VAR/r17-strace.out" -e trace=fdatasync \
+			-e inject=fdatasync:delay_enter="$SLOW_US" -p "$tid" 2>"$VAR/r17-strace.err" &
+		strace_pid=$!
+		PIDS+=("$strace_pid")
+		for i in $(seq 1 100); do
+			awk '/^TracerPid:/ { exit $2 == 0 }' "/proc/$SVC_PID/task/$tid/status" 2>/dev/null && break
+			sleep 0.1
+		done
+		R[r17.waits0]=$(r17_stat lease_reserve_waits)
+		R[r17.res0]=$(r17_stat lease_reservations)
+		R[r17.loop0]=$(r17_stat state_save_loop_us_max)
+		run_bench r17-seq "$SVC_PID" --port "$SVC_PORT" --command ID --connections 1 \
+			--pipeline 1 --threads 1 --duration "$DUR"
+		run_bench r17-rate "$SVC_PID" --port "$SVC_PORT" --command ID --connections 1 \
+			--pipeline 1 --threads 1 --rate "$SLOW_RATE" --duration "$DUR"
+		R[r17.waits1]=$(r17_stat lease_reserve_waits)
+		R[r17.res1]=$(r17_stat lease_reservations)
+		R[r17.loop1]=$(r17_stat state_save_loop_us_max)
+		R[r17.write_max]=$(r17_stat state_write_us_max)
+		kill -TERM "$strace_pid" 2>/dev/null
+		stop_pid "$strace_pid"
+		wait "$strace_pid" 2>/dev/null
+		forget "$strace_pid"
+	else
+		say "  row 17: ${R[r17.why]}"
+	fi
+	if [ "$stopped" = 1 ]; then
+		kill -CONT "$ODD_PID" "$EVEN_PID" 2>/dev/null
+		STOPPED_DB=()
+		wait_mode ticket 15 || say "  row 17: mode $(svc_stat mode) 15 s after SIGCONT"
+	fi
+	[ -z "${R[r17.why]:-}" ]
+}
+
+# r17_verdict: issue 31's target, the slow disk adds to neither run's P99.9 more
+# than a fifth of its delay over the same run on the fast disk (the machine's tail).
+r17_verdict() {
+	local a b f
+	f=$(fig r17-seq-fast p999_us); isnum "$f" || f=0
+	a=$(target_le "$(fig r17-seq p999_us)" "$(calc "$f + $SLOW_US / 5" 1)")
+	f=$(fig r17-rate-fast p999_us); isnum "$f" || f=0
+	b=$(target_le "$(fig r17-rate p999_us)" "$(calc "$f + $SLOW_US / 5" 1)")
+	if [ "$a" = met ] && [ "$b" = met ]; then echo MET; else echo "**MISSED** (sequential $a, open loop $b)"; fi
+}
+
+r17_md() {
+	cat <<MD
+## Row 17: fallback with a slow disk (issue 31, item 7)
+
+Fallback mode (both ticket servers stopped with SIGSTOP), and every \`fdatasync\` of
+idserver's state file writer thread slowed to $(fmt_int "$SLOW_US") µs by strace fault
+injection, attached to that thread alone (\`strace -e trace=fdatasync -e
+inject=fdatasync:delay_enter=$SLOW_US -p <the idgen-state thread>\`). Snowflake time is
+reserved ahead of minting, off the event loop (docs/design.md 6.7): a request waits
+for the disk only when the reservation ran out.${R[r17.why]:+ **Not measured: ${R[r17.why]}.**}
+
+| run | disk | requests | P50 / P99 / P99.9 / max µs | check |
+| --- | --- | ---: | ---: | --- |
+| ID, 1 connection, closed loop (sequential) | fast | $(val r17-seq-fast requests) | $(val r17-seq-fast p50_us) / $(val r17-seq-fast p99_us) / $(val r17-seq-fast p999_us) / $(val r17-seq-fast max_us) | $(status r17-seq-fast) |
+| | **slow** | $(val r17-seq requests) | $(val r17-seq p50_us) / $(val r17-seq p99_us) / **$(val r17-seq p999_us)** / $(val r17-seq max_us) | $(status r17-seq) |
+| ID, 1 connection, open loop at $(fmt_int "$SLOW_RATE")/s | fast | $(val r17-rate-fast requests) | $(val r17-rate-fast p50_us) / $(val r17-rate-fast p99_us) / $(val r17-rate-fast p999_us) / $(val r17-rate-fast max_us) | $(status r17-rate-fast) |
+| | **slow** | $(val r17-rate requests) | $(val r17-rate p50_us) / $(val r17-rate p99_us) / **$(val r17-rate p999_us)** / $(val r17-rate max_us) | $(status r17-rate) |
+
+During the slow-disk runs: reservations written ${R[r17.res0]:-?} -> ${R[r17.res1]:-?},
+\`lease_reserve_waits\` (takes that waited for the disk) ${R[r17.waits0]:-?} -> ${R[r17.waits1]:-?},
+\`state_save_loop_us_max\` ${R[r17.loop0]:-?} -> ${R[r17.loop1]:-?} µs, \`state_write_us_max\`
+${R[r17.write_max]:-?} µs (the injected delay, and strace's own stops).
+Target (issue 31): the slow disk adds to the P99.9 far less than its delay (at most a
+fifth, $(fmt_int $((SLOW_US / 5))) µs, over the same run on the fast disk, whose tail is the
+machine's): $(r17_verdict). A take waits for the disk only when a write takes longer
+than the lead (2 x \`fallback_reserve_ms\`, 200 ms): \`lease_reserve_waits\` above. Before Snowflake time was reserved ahead,
+each reservation (one per 100 ms of minting) held the loop for the delay:
+P99.9 162 ms open loop at 2,000/s in \`test_slow_disk\`.
+MD
+}
+
+r17_summary() {
+	echo "  row 17 fallback, fdatasync +${SLOW_US} us: P99.9 sequential $(val r17-seq p999_us) us (fast disk $(val r17-seq-fast p999_us)), open loop $(val r17-rate p999_us) us (fast disk $(val r17-rate-fast p999_us)); reserve waits ${R[r17.waits0]:-?} -> ${R[r17.waits1]:-?}: $(r17_verdict)" | sed 's/\*\*//g'
+}
+
 # BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
-if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16; then
+if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16 && ! want 17; then
 	for t in mariadb nc ss python3 curl; do
 		command -v "$t" >/dev/null || die "$t not installed (make deps)"
 	done
@@ -1575,7 +1706,8 @@ if [ -n "$ONLY" ]; then
 	want 16 && conn_row
 	want 13 && { far_row || say "row 13 could not run (see $FAR)"; }
 	want 14 && row14
-	for r in 10 11 13 14 15 16; do
+	want 17 && slow_disk_row
+	for r in 10 11 13 14 15 16 17; do
 		want $r || continue
 		{
 			only_head
@@ -1586,6 +1718,7 @@ if [ -n "$ONLY" ]; then
 			14) r14_md ;;
 			15) slo_md ;;
 			16) conn_md ;;
+			17) r17_md ;;
 			esac
 			if [ $r = 10 ] || [ $r = 11 ] || [ $r = 15 ] || [ $r = 16 ]; then
 				printf '\n| target | measured | verdict |\n| --- | --- | --- |\n'
@@ -1605,6 +1738,10 @@ if [ -n "$ONLY" ]; then
 				printf '\nServers: the MariaDB pair and idserver as in RESULTS.md'"'"'s commands, and the TLS idserver above. Runs:\n\n```sh\n'
 				for l in "${LABELS[@]}"; do [[ $l == r14-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
 				printf '```\n'
+			elif [ $r = 17 ]; then
+				printf '\nServers (127.0.0.1):\n\n```sh\n%s\n```\n\nRuns:\n\n```sh\n' "$IDSERVER_CMD"
+				for l in "${LABELS[@]}"; do [[ $l == r17-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
+				printf '```\n'
 			fi
 		} >"$VAR/row$r.md"
 		say "row $r written to build/bench-var/row$r.md"
@@ -1614,6 +1751,7 @@ if [ -n "$ONLY" ]; then
 		"gRPC x$(ratio "$(fig r14-grpc-tls req_per_s)" "$(fig r14-grpc req_per_s)") ($(val r14-grpc-tls req_per_s) vs $(val r14-grpc req_per_s) calls/s)"
 	want 15 && slo_summary
 	want 16 && conn_summary
+	want 17 && r17_summary
 	want 13 && echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)" | sed 's/\*\*//g'
 	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
 	exit
@@ -1881,6 +2019,8 @@ if fb_wait; then
 	IDS_FB_2=$(svc_stat ids_fallback)
 	FB_MODE_END=$(svc_stat mode)
 	STATS_FB=$(q "$SVC_PORT" 'STATS\n' | grep '^STAT ')
+	# Row 17 in the same fallback episode (after row 5's STATS were taken).
+	slow_disk_row || true
 else
 	FB_MODE=$(svc_stat mode)
 	FB_PROBE=$(q "$SVC_PORT" 'ID\n' | head -n 1)
@@ -1889,6 +2029,7 @@ else
 	for l in r5-id1 r5-id50 r5-ids r5-block; do
 		LABELS+=("$l"); R[$l.state]=unavailable; R[$l.why]=$FB_WHY
 	done
+	R[r17.why]=$FB_WHY
 fi
 kill -CONT "$ODD_PID" "$EVEN_PID" 2>/dev/null
 STOPPED_DB=()
@@ -2217,6 +2358,8 @@ $(slo_md)
 
 $(conn_md)
 
+$(r17_md)
+
 ## Memory (idserver VmRSS from /proc/PID/status)
 
 | when | idserver RSS | Redis RSS |
@@ -2313,6 +2456,7 @@ printf '  row 7  open loop 100k    P99 %s us, P99.9 %s us (Redis %s / %s, null %
 r1011_summary
 slo_summary
 conn_summary
+r17_summary
 echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)"
 printf '  memory %s MB with %s idle connections (%s MB after load); rounds %s kB\n' "$(kb_mb "$RSS_IDLE_PING")" "$IDLE_CONNS" "$(kb_mb "$RSS_IDLE_LOADED")" "${MEM_RUNS[*]:-n/a}"
 echo "  targets:"

@@ -242,8 +242,9 @@ static const struct config_key config_keys[] = {
 	    "longest a request waits for the clock (behind a resumed lease's floor, or "
 	    "stopped); then ERR CLOCK" },
 	{ "fallback_reserve_ms", U(fallback_reserve_ms), "100", 1, 60000,
-	    "Snowflake ID time reserved in the state file ahead of minting "
-	    "(one fsync per stretch)" },
+	    "Snowflake ID time reserved in the state file per write (one fsync per "
+	    "stretch), written off the event loop while minting is within twice this of "
+	    "the reservation" },
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))

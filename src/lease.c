@@ -64,6 +64,8 @@ static void	lease_do_release(struct lease *l);
 static void	lease_release_send(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static bool	lease_save(struct lease *l, const char *what);
+static uint64_t	lease_reserve_to(const struct lease *l, uint64_t ts);
+static void	lease_reserved_cb(void *arg, bool ok, uint64_t reserved, uint64_t epoch);
 static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
@@ -314,6 +316,13 @@ lease_apply(struct lease *l, enum lease_event ev)
 {
 	struct state_lease *sl = &l->sf->rec.lease;
 
+	/* A reservation posted for another window says nothing of this one. */
+	if (ev == LEASE_EV_CLAIMED || ev == LEASE_EV_RESUMED || ev == LEASE_EV_LOST ||
+	    ev == LEASE_EV_RELEASED) {
+		l->ahead.epoch++;
+		l->ahead.pending = false;
+		l->ahead.failed = false;
+	}
 	switch (ev) {
 	case LEASE_EV_CLAIMED:
 		snowflake_set_window(l->gen, l->worker, l->window_start, l->window_end);
@@ -958,25 +967,98 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 	return true;
 }
 
-/* Write-ahead: Snowflake time up to ts + fallback_reserve_ms on disk before minting. */
+/* The reservation a save covering ts writes: ts + 3 fallback_reserve_ms, within the window. */
+static uint64_t
+lease_reserve_to(const struct lease *l, uint64_t ts)
+{
+	uint64_t want = ts + 3 * (uint64_t)l->cfg->fallback_reserve_ms;
+
+	return want > l->gen->window_end ? l->gen->window_end : want;
+}
+
+/*
+ * Write-ahead, waiting: the limit was reached, so Snowflake time covering ts
+ * goes on disk before minting. The record may already hold more (a
+ * reservation ahead in flight or failed): it is never lowered, and the limit
+ * rises to what this write made durable.
+ */
 bool
 lease_reserve(struct lease *l, uint64_t ts)
 {
 	struct state_lease *sl = &l->sf->rec.lease;
-	uint64_t want = ts + l->cfg->fallback_reserve_ms;
+	uint64_t want = lease_reserve_to(l, ts);
 
 	if (!statefile_on(l->sf)) {
 		snowflake_set_reserved(l->gen, LAYOUT_TS_MAX);
 		return true;
 	}
-	if (want > l->gen->window_end)
-		want = l->gen->window_end;
 	if (want < ts)
 		return false;
-	sl->reserved = want;
+	if (want > sl->reserved)
+		sl->reserved = want;
+	l->stats.reserve_waits++;
 	if (!lease_save(l, "a Snowflake reservation"))
 		return false;
 	l->stats.reservations++;
-	snowflake_set_reserved(l->gen, want);
+	l->ahead.failed = false;
+	snowflake_set_reserved(l->gen, sl->reserved);
 	return true;
+}
+
+void
+lease_reserve_ahead(struct lease *l, uint64_t ts)
+{
+	const struct snowflake *g = l->gen;
+	struct state_lease *sl;
+	uint64_t want, epoch = l->ahead.epoch;
+
+	/* No state file (no limit), or far from the limit, the usual case: nothing to do. */
+	if (l->sf == NULL || !statefile_on(l->sf) || ts > g->reserved ||
+	    g->reserved - ts >= 2 * (uint64_t)l->cfg->fallback_reserve_ms || l->ahead.pending ||
+	    l->ahead.failed || !g->has_window)
+		return;
+	sl = &l->sf->rec.lease;
+	want = lease_reserve_to(l, ts);
+	if (want <= g->reserved)
+		return;		/* the window's end is reserved already */
+	if (want > sl->reserved)
+		sl->reserved = want;
+	l->ahead.pending = true;
+	switch (statefile_save_then(l->sf, lease_reserved_cb, l, sl->reserved, epoch)) {
+	case STATEFILE_QUEUED:
+		break;
+	case STATEFILE_DURABLE:
+		lease_reserved_cb(l, true, sl->reserved, epoch);
+		break;
+	case STATEFILE_FAILED:
+		lease_reserved_cb(l, false, sl->reserved, epoch);
+		break;
+	}
+}
+
+/*
+ * A reservation ahead ended: durable, the generator may mint up to it; failed,
+ * the limit stays, and the next reservation waits (docs/design.md 6.7).
+ */
+static void
+lease_reserved_cb(void *arg, bool ok, uint64_t reserved, uint64_t epoch)
+{
+	struct lease *l = arg;
+
+	if (epoch != l->ahead.epoch)
+		return;
+	l->ahead.pending = false;
+	if (!ok) {
+		l->ahead.failed = true;
+		l->stats.reserve_ahead_failures++;
+		if (strcmp(l->last_error, l->sf->last_error) != 0)
+			log_error("lease: state file: %s (writing a Snowflake reservation ahead; "
+			    "state_file): minting goes on to %" PRIu64 ", then waits for the disk",
+			    l->sf->last_error, l->gen->reserved);
+		snprintf(l->last_error, sizeof(l->last_error), "%s", l->sf->last_error);
+		return;
+	}
+	l->stats.reservations++;
+	if (reserved > l->gen->reserved)
+		snowflake_set_reserved(l->gen, reserved);
 }

@@ -64,6 +64,8 @@ struct lease_counters {
 	uint64_t	resumed;	/* windows resumed from the state file */
 	uint64_t	adopted;	/* ... and re-adopted in the database */
 	uint64_t	reservations;	/* write-ahead reservations of Snowflake time */
+	uint64_t	reserve_waits;	/* ... a take waited for, the limit reached */
+	uint64_t	reserve_ahead_failures;	/* reservations ahead whose write failed */
 };
 
 struct lease {
@@ -106,6 +108,12 @@ struct lease {
 	uint64_t		 c_now;
 	int64_t			 c_t0;
 	uint64_t		 c_end;
+	/* The reservation ahead of minting (docs/design.md section 6.7). */
+	struct {
+		uint64_t	 epoch;		/* a new window or its end: older callbacks ignored */
+		bool		 pending;	/* a save is posted, its callback not run yet */
+		bool		 failed;	/* its write failed: none until a waited one lands */
+	} ahead;
 	struct lease_counters	 stats;
 	char			 last_error[256];
 };
@@ -132,9 +140,17 @@ bool	lease_resume(struct lease *l, const char *servers, char *why, size_t whylen
 
 /*
  * Persists a reservation of Snowflake time covering ts (write-ahead of
- * minting). False when the state file cannot be written: nothing is minted.
+ * minting), waiting for the disk: the generator's limit was reached. False
+ * when the state file cannot be written: nothing is minted.
  */
 bool	lease_reserve(struct lease *l, uint64_t ts) __attribute__((warn_unused_result));
+
+/*
+ * After minting at ts: when ts is within 2 fallback_reserve_ms of the limit,
+ * posts a higher reservation to the state file's writer without waiting; the
+ * generator's limit rises when that write is durable (docs/design.md 6.7).
+ */
+void	lease_reserve_ahead(struct lease *l, uint64_t ts);
 void	lease_free(struct lease *l);
 
 /* Claims now and keeps the window ahead from then on. */

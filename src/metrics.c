@@ -247,8 +247,8 @@
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.write_us_max)) \
 	X(state_save_loop_us_max, G, SVC, "state", \
-	    "longest a ticket's state file save held the event loop, us (the write is the " \
-	    "writer thread's)", \
+	    "longest a state file save held the event loop, us (a wait for the writer " \
+	    "thread included)", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.loop_us_max)) \
 	X(memory_trims, C, SVC, "memory", \
@@ -375,9 +375,18 @@
 	X(lease_reservations, C, SVC, "fallback", "write-ahead reservations of Snowflake time", \
 	    "lease_reservations", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.reservations)) \
+	X(lease_reserve_waits, C, SVC, "fallback", \
+	    "Snowflake takes that waited for a reservation on disk (the limit reached)", \
+	    "lease_reserve_waits", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.reserve_waits)) \
+	X(lease_reserve_ahead_failures, C, SVC, "fallback", \
+	    "reservations written ahead of minting whose write failed", \
+	    "lease_reserve_ahead_failures", METRIC_AS_IS, NULL, \
+	    NUM(LEASE->stats.reserve_ahead_failures)) \
 	X(fallback_reserved_ts, G, SVC, "fallback", "highest ms that may be minted, layout ms", \
 	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
-	    NUM(m->sf->rec.lease.held ? m->sf->rec.lease.reserved : 0)) \
+	    NUM(!m->sf->rec.lease.held ? 0 : LEASE->gen->reserved < m->sf->rec.lease.reserved ? \
+	    LEASE->gen->reserved : m->sf->rec.lease.reserved)) \
 	X(lease_clock_skew_ms, G, SVC, "fallback", \
 	    "clock skew against the database at the last claim, extend or re-adoption", \
 	    "lease_clock_skew_seconds", METRIC_MS, NULL, \

@@ -242,6 +242,8 @@ source_fallback(struct source *s, unsigned n, uint64_t *first, unsigned *wait_us
 	case SNOWFLAKE_OK:
 		*first = r.first;
 		s->stats.ids_fallback += n;
+		/* The next reservation goes on disk before minting reaches the limit. */
+		lease_reserve_ahead(s->lease, snowflake_last_ts(s->gen));
 		if (tier_any_up(s->tier))
 			s->stats.late_refills++;
 		return SOURCE_OK;

@@ -45,7 +45,7 @@ struct statefile_counters {
 	uint64_t	failures;
 	uint64_t	write_us_total;
 	uint64_t	write_us_max;
-	uint64_t	loop_us_max;	/* longest a statefile_save_then() held the loop */
+	uint64_t	loop_us_max;	/* longest a save held the loop (waits included) */
 };
 
 struct statefile {
@@ -98,8 +98,8 @@ bool	statefile_open(struct statefile *f, const char *path, char *err, size_t err
 void	statefile_close(struct statefile *f);
 
 /*
- * Writes the record durably, waiting for the writer when it runs; false
- * (last_error says why) when it could not.
+ * Writes the record durably, waiting for the writer when it runs (the wait
+ * counted in loop_us_max); false (last_error says why) when it could not.
  */
 bool	statefile_save(struct statefile *f) __attribute__((warn_unused_result));
 

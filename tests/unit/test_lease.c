@@ -6,7 +6,8 @@
  * (docs/design.md section 3.8): a race lost then won on the other server,
  * extends failing until the window runs out, re-adoption after a resume, a
  * refusal episode, a release while a claim is in flight, connections lost
- * mid-claim. The clock is injected.
+ * mid-claim; Snowflake time reserved ahead while a write is held or fails
+ * (a gated fdatasync, gate.h). The clock is injected.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include "clk.h"
 #include "config.h"
 #include "fakedb.h"
+#include "gate.h"
 #include "layout.h"
 #include "lease.h"
 #include "snowflake.h"
@@ -702,6 +704,135 @@ test_commit_lost(void **state)
 	rig_free(r);
 }
 
+/* The resumed rig's state file written by a writer thread whose fdatasync is the gate. */
+static void
+rig_gated_writer(struct rig *r)
+{
+	char err[256];
+
+	gate_reset();
+	r->sf.datasync = gate_sync;
+	assert_true(statefile_start(&r->sf, r->base, err, sizeof(err)));
+}
+
+/* Takes one ID at layout ms ts as source.c does, without waiting: then reserves ahead. */
+static enum snowflake_status
+mint_at(struct rig *r, uint64_t ts)
+{
+	struct snowflake_range out;
+	enum snowflake_status st;
+
+	now_ms = (int64_t)(ts + LAYOUT_EPOCH_UNIX_MS);
+	st = snowflake_take(&r->gen, ts, 1, true, &out);
+	if (st == SNOWFLAKE_OK) {
+		assert_true(layout_snowflake_split(out.first).ts == ts);
+		assert_true(ts <= r->sf.rec.lease.reserved);
+		lease_reserve_ahead(&r->l, ts);
+	}
+	return st;
+}
+
+/* Runs the loop until the reservation ahead was called back (bounded: 5 s). */
+static void
+loop_until_landed(struct rig *r)
+{
+	for (int k = 0; k < 5000 && r->l.ahead.pending; k++) {
+		event_base_loop(r->base, EVLOOP_NONBLOCK);
+		if (r->l.ahead.pending)
+			usleep(1000);
+	}
+	assert_false(r->l.ahead.pending);
+}
+
+/*
+ * Issue 31, item 7: minting within 2 fallback_reserve_ms of the limit posts the
+ * next reservation to the writer and goes on at once; while its fdatasync is
+ * held, requests are served up to the old limit and nothing above it; the
+ * limit rises only once the write returned (docs/design.md 6.7).
+ */
+static void
+test_reserve_ahead_in_flight(void **state)
+{
+	char dir[64];
+	struct rig *r = rig_resumed(dir, sizeof(dir));
+	uint64_t lim = r->gen.reserved, waits = r->l.stats.reserve_waits;
+	uint64_t res = r->l.stats.reservations;
+	struct snowflake_range out;
+
+	(void)state;
+	rig_gated_writer(r);
+	/* Outside the lead (2 fallback_reserve_ms): nothing is posted. */
+	assert_int_equal(mint_at(r, lim - 250), SNOWFLAKE_OK);
+	assert_int_equal(mint_at(r, lim - 200), SNOWFLAKE_OK);
+	assert_false(r->l.ahead.pending);
+	assert_int_equal(gate_count(), 0);
+	/* Within it: posted, and the writer holds its fdatasync. */
+	gate_set(true, 0);
+	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
+	assert_true(r->l.ahead.pending);
+	gate_wait_entered(1);
+	assert_true(r->sf.rec.lease.reserved == lim - 150 + 300);
+	/* Served while the write is in flight, up to the durable limit and no further. */
+	assert_int_equal(mint_at(r, lim - 10), SNOWFLAKE_OK);
+	assert_int_equal(mint_at(r, lim), SNOWFLAKE_OK);
+	assert_int_equal(snowflake_take(&r->gen, lim + 1, 1, true, &out), SNOWFLAKE_RESERVE);
+	assert_true(r->gen.reserved == lim && r->l.ahead.pending);
+	assert_int_equal(gate_count(), 1);	/* one write for the whole stretch */
+	/* The write lands: the limit rises to what it made durable. */
+	gate_set(false, 0);
+	loop_until_landed(r);
+	assert_true(r->gen.reserved == lim + 150);
+	assert_true(r->sf.durable_gen > 0 && r->sf.stats.failures == 0);
+	assert_int_equal(mint_at(r, lim + 1), SNOWFLAKE_OK);
+	assert_true(r->l.stats.reservations == res + 1 && r->l.stats.reserve_waits == waits);
+	rig_resumed_free(r, dir);
+}
+
+/*
+ * A reservation ahead whose write fails never raises the limit: nothing is
+ * minted above what is durably reserved; no more is posted ahead, and the
+ * take that reaches the limit waits for a synchronous write (refused while
+ * the disk fails, served once it lands).
+ */
+static void
+test_reserve_ahead_fails(void **state)
+{
+	char dir[64];
+	struct rig *r = rig_resumed(dir, sizeof(dir));
+	uint64_t lim = r->gen.reserved, waits = r->l.stats.reserve_waits;
+	struct snowflake_range out;
+
+	(void)state;
+	rig_gated_writer(r);
+	gate_set(true, EIO);
+	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
+	gate_wait_entered(1);
+	assert_int_equal(mint_at(r, lim), SNOWFLAKE_OK);
+	gate_set(false, 0);		/* the write in flight fails (its sync began with EIO) */
+	loop_until_landed(r);
+	assert_true(r->l.ahead.failed && r->l.stats.reserve_ahead_failures == 1);
+	assert_true(r->gen.reserved == lim);
+	assert_int_equal(snowflake_take(&r->gen, lim + 1, 1, true, &out), SNOWFLAKE_RESERVE);
+	assert_int_equal(gate_count(), 1);
+	/* The disk still failing: the waited-for reservation fails, nothing minted. */
+	gate_set(false, EIO);
+	assert_false(lease_reserve(&r->l, lim + 1));
+	assert_true(r->gen.reserved == lim);
+	assert_int_equal(snowflake_take(&r->gen, lim + 1, 1, true, &out), SNOWFLAKE_RESERVE);
+	/* The disk back: the wait lands, minting goes on, and ahead again. */
+	gate_set(false, 0);
+	assert_true(lease_reserve(&r->l, lim + 1));
+	assert_true(r->gen.reserved == lim + 1 + 300 && !r->l.ahead.failed);
+	assert_true(r->l.stats.reserve_waits == waits + 2);
+	assert_true(r->sf.stats.loop_us_max > 0);
+	assert_int_equal(mint_at(r, lim + 1), SNOWFLAKE_OK);
+	assert_int_equal(mint_at(r, lim + 150), SNOWFLAKE_OK);
+	assert_true(r->l.ahead.pending);
+	loop_until_landed(r);
+	assert_true(r->gen.reserved == lim + 450);
+	rig_resumed_free(r, dir);
+}
+
 int
 main(void)
 {
@@ -722,6 +853,8 @@ main(void)
 		cmocka_unit_test(test_release_during_failed_claim),
 		cmocka_unit_test(test_lost_mid_claim),
 		cmocka_unit_test(test_commit_lost),
+		cmocka_unit_test(test_reserve_ahead_in_flight),
+		cmocka_unit_test(test_reserve_ahead_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
