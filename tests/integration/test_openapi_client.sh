@@ -32,7 +32,7 @@ C=$T_DIR/client
 mkdir -p "$C"
 curl -sf -o "$C/openapi.json" "$URL/v1/openapi.json" || fail "GET /v1/openapi.json"
 cmp -s "$C/openapi.json" "$ROOT/docs/openapi.json" || fail "/v1/openapi.json is not docs/openapi.json (make all?)"
-timeout 60 "$BIN/redocly" lint --format=stylish "$C/openapi.json" >"$T_DIR/lint.out" 2>&1 ||
+timeout 60 "$BIN/redocly" lint --extends=recommended --format=stylish "$C/openapi.json" >"$T_DIR/lint.out" 2>&1 ||
 	fail "redocly lint: $(grep -E ' error ' "$T_DIR/lint.out" | head -n 10)$(tail -n 3 "$T_DIR/lint.out")"
 grep -q 'Your API description is valid' "$T_DIR/lint.out" || fail "redocly lint: $(tail -n 5 "$T_DIR/lint.out")"
 log "redocly $("$BIN/redocly" --version 2>/dev/null | tail -n 1) lint: no error," \
