@@ -92,6 +92,10 @@ const calls: { [K in keyof operations]: () => Promise<void> } = {
     const t = await client.GET("/v1/id", { params: { header: TEXT }, parseAs: "text" });
     answered("getId text", t.response, 200, "text/plain");
     takeLines("getId text", t.data ?? "", 1);
+    // A refusal, typed as the document's Error: a namespace name outside the grammar.
+    const bad = await client.GET("/v1/id", { params: { query: { ns: "a-b" } } });
+    answered("getId ns=a-b", bad.response, 400, "application/json");
+    check(bad.error?.error.code === "BADREQ", `getId ns=a-b: ${JSON.stringify(bad.error)}`);
   },
   async headId() {
     const { response } = await client.HEAD("/v1/id");
