@@ -205,6 +205,7 @@ if (mode === "auth") {
 
   // The refusals the document lists.
   for (const h of [{}, TEXT]) {
+    await call("get", "/v1/id", "/v1/id?ns=a-b", { headers: h, want: 400 });
     await call("get", "/v1/ids", "/v1/ids?count=5000", { headers: h, want: 400 });
     await call("head", "/v1/ids", "/v1/ids", { headers: h, want: 400 });
     await call("get", "/v1/block", "/v1/block?count=x", { headers: h, want: 400 });
