@@ -21,7 +21,7 @@ CONFDIR      ?= $(SYSCONFDIR)/idgen
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 INSTALL      ?= install
 LDCONFIG     ?= ldconfig
-IDGEN_VERSION ?= 1.0.0
+# IDGEN_VERSION: the Makefile's, read from include/idgen.h.
 IDGEN_SOMAJOR ?= 1
 
 IDGEN_SO     := libidgen.so.$(IDGEN_VERSION)

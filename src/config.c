@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idgen.h"	/* IDGEN_VERSION, the one definition of the version */
 #include "server.h"
 #include "state.h"
 
@@ -765,8 +766,10 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 	return cfg->db_password != NULL;
 }
 
-/* Defaults, then the file named by --config, then the other flags. */
-/* The flags read before the file: --help (*exit_now) and --config FILE. */
+/*
+ * The flags read before the file: --help and --version (*exit_now, printed
+ * here) and --config FILE.
+ */
 static bool
 config_first_pass(int argc, char **argv, const char **file, bool *exit_now, char *err,
     size_t errlen)
@@ -774,6 +777,12 @@ config_first_pass(int argc, char **argv, const char **file, bool *exit_now, char
 	for (int a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
 			*exit_now = true;
+			config_usage(argv[0]);
+			return true;
+		}
+		if (strcmp(argv[a], "--version") == 0 || strcmp(argv[a], "-V") == 0) {
+			*exit_now = true;
+			printf("idserver %s\n", IDGEN_VERSION);
 			return true;
 		}
 		if (strcmp(argv[a], "--config") == 0 || strcmp(argv[a], "-c") == 0) {
@@ -804,10 +813,8 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 			return false;
 	if (!config_first_pass(argc, argv, &file, exit_now, err, errlen))
 		return false;
-	if (*exit_now) {
-		config_usage(argv[0]);
+	if (*exit_now)
 		return true;
-	}
 	if (file != NULL) {
 		line = ini_parse(file, config_ini_cb, &ctx);
 		if (line < 0) {
@@ -923,7 +930,8 @@ config_usage(const char *prog)
 	    "SIGTERM/SIGINT drain and exit, releasing the lease;\n"
 	    "SIGHUP reloads the TLS certificates of the listeners.\n\n"
 	    "  --config FILE                     INI file of the settings below\n"
-	    "  --help                            this text\n", prog);
+	    "  --help                            this text\n"
+	    "  --version                         print the name and version, exit 0\n", prog);
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		const struct config_key *k = &config_keys[i];
 		char flag[64];

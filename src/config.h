@@ -123,7 +123,8 @@ struct config {
 /*
  * Fills cfg from defaults, the --config file and flags, then checks it (numeric
  * host addresses, a user, file types, relations between settings). Returns false
- * with a one-line reason in err; *exit_now is set for --help (exit 0).
+ * with a one-line reason in err; *exit_now is set for --help and --version
+ * (printed on stdout; exit 0).
  */
 bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));

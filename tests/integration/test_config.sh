@@ -136,6 +136,20 @@ for k in $hkeys; do
 	grep -q "\`$k\`" "$ROOT/docs/operations.md" || fail "docs/operations.md does not document $k"
 done
 
+# --version: name and version, exit 0, on every command; the version is defined
+# once (include/idgen.h) and the man pages carry the same.
+ver=$(sed -n 's/^#define IDGEN_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' "$ROOT/include/idgen.h")
+[ -n "$ver" ] || fail "no IDGEN_VERSION in include/idgen.h"
+for cmd in idserver idgenctl idgen; do
+	out=$("$BUILD/$cmd" --version) || fail "$cmd --version exited $?"
+	[ "$out" = "$cmd $ver" ] || fail "$cmd --version printed '$out', want '$cmd $ver'"
+done
+out=$("$IDSERVER" --config /nonexistent.conf --version) || fail "idserver --config X --version exited $?"
+[ "$out" = "idserver $ver" ] || fail "idserver --config X --version printed '$out'"
+for page in idserver.8 idgenctl.8 idgen.1; do
+	grep -q "^\.TH .*\"idgen $ver\"" "$ROOT/man/$page" || fail "man/$page: .TH does not carry idgen $ver"
+done
+
 # Flags win over the file; the password never shows in ps or logs.
 pair_up
 cp "$ROOT/idserver.conf" "$T_DIR/svc.conf"
