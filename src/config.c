@@ -768,13 +768,17 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 
 /*
  * The flags read before the file: --help and --version (*exit_now, printed
- * here) and --config FILE.
+ * here), --config FILE and --check-config.
  */
 static bool
-config_first_pass(int argc, char **argv, const char **file, bool *exit_now, char *err,
-    size_t errlen)
+config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
+    bool *exit_now, char *err, size_t errlen)
 {
 	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--check-config") == 0) {
+			cfg->check_only = true;
+			continue;
+		}
 		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
 			*exit_now = true;
 			config_usage(argv[0]);
@@ -811,7 +815,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	for (i = 0; i < CONFIG_NKEYS; i++)
 		if (!config_set(cfg, config_keys[i].name, config_keys[i].def, err, errlen))
 			return false;
-	if (!config_first_pass(argc, argv, &file, exit_now, err, errlen))
+	if (!config_first_pass(cfg, argc, argv, &file, exit_now, err, errlen))
 		return false;
 	if (*exit_now)
 		return true;
@@ -838,7 +842,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 			a++;
 			continue;
 		}
-		if (strncmp(arg, "--config=", 9) == 0)
+		if (strncmp(arg, "--config=", 9) == 0 || strcmp(arg, "--check-config") == 0)
 			continue;
 		if (strncmp(arg, "--", 2) != 0) {
 			snprintf(err, errlen, "unexpected argument '%s' (see --help)", arg);
@@ -928,8 +932,11 @@ config_usage(const char *prog)
 	    "never from a flag. A *_file value beginning with %%d/ is a file of\n"
 	    "$CREDENTIALS_DIRECTORY (systemd's LoadCredential=).\n"
 	    "SIGTERM/SIGINT drain and exit, releasing the lease;\n"
-	    "SIGHUP reloads the TLS certificates of the listeners.\n\n"
+	    "SIGHUP reloads the TLS certificates of the listeners and auth_tokens_file.\n\n"
 	    "  --config FILE                     INI file of the settings below\n"
+	    "  --check-config                    load the settings and every file a start or\n"
+	    "                                    a reload reads, print ok (exit 0) or the\n"
+	    "                                    first problem (exit 1); start nothing\n"
 	    "  --help                            this text\n"
 	    "  --version                         print the name and version, exit 0\n", prog);
 	for (i = 0; i < CONFIG_NKEYS; i++) {

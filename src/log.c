@@ -1,5 +1,5 @@
 /*
- * log.c - timestamped log lines on stderr.
+ * log.c - timestamped log lines on stderr, filtered by level.
  */
 #include "log.h"
 
@@ -9,22 +9,47 @@
 #include <stdio.h>
 #include <time.h>
 
-static void	log_line(const char *level, const char *fmt, va_list ap)
+static enum log_level log_min = LOG_LEVEL_INFO;
+
+static void	log_line(enum log_level level, const char *fmt, va_list ap)
 		    __attribute__((format(printf, 2, 0)));
+
+static const char *const log_names[] = { "debug", "info", "warn", "error" };
+
+void
+log_set_level(enum log_level level)
+{
+	log_min = level;
+}
 
 /* Writes "2026-11-30T05:00:00.123Z level message" as one line. */
 static void
-log_line(const char *level, const char *fmt, va_list ap)
+log_line(enum log_level level, const char *fmt, va_list ap)
 {
 	char msg[1024], ts[32];
-	int64_t us = clk_real_us();
-	time_t sec = (time_t)(us / 1000000);
+	int64_t us;
+	time_t sec;
 	struct tm tm;
 
+	if (level < log_min)
+		return;
+	us = clk_real_us();
+	sec = (time_t)(us / 1000000);
 	gmtime_r(&sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "%s.%03dZ %s %s\n", ts, (int)(us % 1000000 / 1000), level, msg);
+	fprintf(stderr, "%s.%03dZ %s %s\n", ts, (int)(us % 1000000 / 1000), log_names[level],
+	    msg);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(LOG_LEVEL_DEBUG, fmt, ap);
+	va_end(ap);
 }
 
 void
@@ -33,7 +58,7 @@ log_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("info", fmt, ap);
+	log_line(LOG_LEVEL_INFO, fmt, ap);
 	va_end(ap);
 }
 
@@ -43,7 +68,7 @@ log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("warn", fmt, ap);
+	log_line(LOG_LEVEL_WARN, fmt, ap);
 	va_end(ap);
 }
 
@@ -53,6 +78,6 @@ log_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("error", fmt, ap);
+	log_line(LOG_LEVEL_ERROR, fmt, ap);
 	va_end(ap);
 }

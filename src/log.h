@@ -4,6 +4,17 @@
 #ifndef IDGEN_LOG_H
 #define IDGEN_LOG_H
 
+enum log_level {
+	LOG_LEVEL_DEBUG,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_ERROR,
+};
+
+/* Lines below level are not written (the default: LOG_LEVEL_INFO). */
+void	log_set_level(enum log_level level);
+
+void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "core.h"
 #include "db.h"
+#include "dbtls.h"
 #include "proto_grpc.h"
 #include "proto_http.h"
 #include "lease.h"
@@ -64,6 +65,7 @@ static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
 static bool	main_auth(struct main_ctx *m);
+static int	main_check_config(struct main_ctx *m);
 static bool	main_state(struct main_ctx *m);
 static void	main_state_ns(const struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
@@ -211,6 +213,40 @@ main_auth(struct main_ctx *m)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * --check-config: after the settings (config_load, which also read the
+ * password file), every file a start or a SIGHUP loads: the listeners'
+ * certificates, keys and client CA (tls_init builds their contexts), the
+ * ticket servers' TLS files, auth_tokens_file (read strictly, as at start).
+ * Nothing listens and no server is reached; the state file is not opened
+ * (a running idserver holds its lock). "ok" and 0, or the problem and 1.
+ */
+static int
+main_check_config(struct main_ctx *m)
+{
+	struct dbtls dt;
+	char err[512];
+	bool ok;
+
+	dbtls_from_config(&dt, &m->cfg);
+	ok = tls_init(&m->tls, &m->cfg, err, sizeof(err)) &&
+	    dbtls_load_files(&dt, err, sizeof(err));
+	tls_free(m->tls);
+	m->tls = NULL;
+	if (ok && m->cfg.auth_tokens_file[0] != '\0') {
+		ok = auth_init(&m->auth, m->cfg.auth_tokens_file, m->cfg.auth_fail_delay_ms, err,
+		    sizeof(err));
+		auth_free(&m->auth);
+	}
+	config_free(&m->cfg);
+	if (!ok) {
+		fprintf(stderr, "idserver: %s\n", err);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
 }
 
 /* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
@@ -582,13 +618,19 @@ main(int argc, char **argv)
 
 	memset(&m, 0, sizeof(m));
 	if (!config_load(&m.cfg, argc, argv, &exit_now, err, sizeof(err))) {
+		bool check = m.cfg.check_only;
+
 		fprintf(stderr, "idserver: %s\n", err);
 		config_free(&m.cfg);	/* what was read: nothing for LeakSanitizer to report */
-		return 2;
+		return check ? 1 : 2;
 	}
 	if (exit_now) {
 		config_free(&m.cfg);
 		return 0;
+	}
+	if (m.cfg.check_only) {
+		log_set_level(LOG_LEVEL_WARN);	/* ok or the problem: the one line said */
+		return main_check_config(&m);
 	}
 	if (!main_auth(&m)) {
 		config_free(&m.cfg);

@@ -150,6 +150,66 @@ for page in idserver.8 idgenctl.8 idgen.1; do
 	grep -q "^\.TH .*\"idgen $ver\"" "$ROOT/man/$page" || fail "man/$page: .TH does not carry idgen $ver"
 done
 
+# --check-config loads what a start or a reload would (settings, certificates and
+# keys, CA files, the tokens file), prints ok and exits 0, or names the first
+# problem and exits 1; it listens on nothing and reaches no database (no pair is
+# up: a start would wait for it), so it returns at once.
+tls_ca ca
+tls_leaf srv ca
+tls_leaf other ca
+tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+printf 'alice:%s\nbob:%s:ro\n' "$(tok)" "$(tok)" >"$T_DIR/tokens"
+echo pw >"$T_DIR/pw"
+cat >"$T_DIR/check.conf" <<EOF
+listen_port = $SVC_PORT
+odd_port = $ODD_PORT
+even_port = $EVEN_PORT
+state_file = $T_DIR/check.state
+db_password_file = $T_DIR/pw
+listen_tls = on
+tls_cert_file = $TLS_DIR/srv-cert.pem
+tls_key_file = $TLS_DIR/srv-key.pem
+tls_verify_client = optional
+tls_ca_file = $TLS_DIR/ca-cert.pem
+auth_tokens_file = $T_DIR/tokens
+db_tls = required
+db_tls_ca_file = $TLS_DIR/ca-cert.pem
+EOF
+# check_config WANT_RC NEEDLE ARGS...: idserver --check-config --config check.conf ARGS.
+check_config() {
+	local want=$1 needle=$2 rc=0 out
+	shift 2
+	out=$(timeout 5 "$IDSERVER" --check-config --config "$T_DIR/check.conf" "$@" 2>&1) || rc=$?
+	[ $rc -eq "$want" ] || fail "--check-config $*: exit $rc, want $want: $out"
+	[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "--check-config $*: not one line: $out"
+	grep -qF -- "$needle" <<<"$out" || fail "--check-config $*: '$out' lacks '$needle'"
+	! ss -Htln "sport = :$SVC_PORT" | has . || fail "--check-config $*: something listens on $SVC_PORT"
+	[ ! -e "$T_DIR/check.state" ] || fail "--check-config $*: the state file was written"
+}
+t0=$SECONDS
+check_config 0 ok
+[ "$(timeout 5 "$IDSERVER" --check-config --config "$T_DIR/check.conf" 2>/dev/null)" = ok ] ||
+	fail "--check-config: stdout is not 'ok'"
+check_config 0 ok --http_port $((SVC_PORT + 1)) --http_tls on \
+	--http_tls_cert_file "$TLS_DIR/other-cert.pem" --http_tls_key_file "$TLS_DIR/other-key.pem"
+[ $((SECONDS - t0)) -le 3 ] || fail "--check-config took $((SECONDS - t0)) s (did it wait for a database?)"
+check_config 1 "tls_cert_file: cannot read '$T_DIR/nope.pem'" --tls_cert_file "$T_DIR/nope.pem"
+check_config 1 "cannot load the certificate '$T_DIR/tokens'" --tls_cert_file "$T_DIR/tokens"
+check_config 1 "cannot load the key '$TLS_DIR/other-key.pem': " --tls_key_file "$TLS_DIR/other-key.pem"
+check_config 1 "key values mismatch (tls_key_file)" --tls_key_file "$TLS_DIR/other-key.pem"
+check_config 1 "cannot load the client CA '$T_DIR/pw'" --tls_ca_file "$T_DIR/pw"
+check_config 1 "db_tls_ca_file: cannot load '$T_DIR/pw' as CA certificates" --db_tls_ca_file "$T_DIR/pw"
+check_config 1 "db_tls_key_file: cannot load" --db_tls_cert_file "$TLS_DIR/srv-cert.pem" \
+	--db_tls_key_file "$TLS_DIR/other-key.pem"
+check_config 1 "db_password_file: cannot read '$T_DIR/nope'" --db_password_file "$T_DIR/nope"
+printf 'alice:%s\nbob:x:y:z:w\n' "$(tok)" >"$T_DIR/tokens.bad"
+check_config 1 "line 2" --auth_tokens_file "$T_DIR/tokens.bad"
+check_config 1 "auth_tokens_file: cannot read '$T_DIR/no-tokens'" --auth_tokens_file "$T_DIR/no-tokens"
+check_config 1 "unknown option '--bogus'" --bogus 1
+printf 'no_such_key = 1\n' >>"$T_DIR/check.conf"
+check_config 1 "check.conf:14: unknown setting 'no_such_key'"
+log "--check-config: ok on 2 good configs, the problem named (exit 1) on 12 bad ones"
+
 # Flags win over the file; the password never shows in ps or logs.
 pair_up
 cp "$ROOT/idserver.conf" "$T_DIR/svc.conf"

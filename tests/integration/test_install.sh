@@ -99,6 +99,11 @@ for c in db_password auth_tokens tls_key; do
 done
 grep -q -- '--db_password_file %d/db_password' "$P/lib/systemd/system/idserver.service" ||
 	fail "unit: the password is not read from its credential"
+# A reload runs --check-config on ExecStart's own arguments, then signals.
+start=$(sed -n 's/^ExecStart=[^ ]* //p' "$P/lib/systemd/system/idserver.service")
+mapfile -t reload < <(sed -n 's/^ExecReload=//p' "$P/lib/systemd/system/idserver.service")
+[ "${#reload[@]}" = 2 ] && [ "${reload[0]}" = "$PREFIX/sbin/idserver --check-config $start" ] &&
+	[ "${reload[1]}" = '/bin/kill -HUP $MAINPID' ] || fail "unit: ExecReload is not --check-config then kill -HUP: ${reload[*]}"
 grep -q '^; .*auth_tokens_file = %d/auth_tokens' "$P/etc/idgen/idserver.conf.sample" &&
 	grep -q '^; .*tls_key_file = %d/tls_key' "$P/etc/idgen/idserver.conf.sample" ||
 	fail "idserver.conf.sample does not show the credentials' %d/ names"
@@ -227,6 +232,10 @@ rc=0
 out=$(env -u CREDENTIALS_DIRECTORY "$P/sbin/idserver" --state_file "" --db_password_file %d/db_password 2>&1) || rc=$?
 [ $rc = 2 ] && grep -q "db_password_file: '%d/db_password' names a systemd credential, but \$CREDENTIALS_DIRECTORY is not set" <<<"$out" ||
 	fail "%d/ without CREDENTIALS_DIRECTORY: exit $rc, '$out'"
+# ... and the reload's check reads them there too.
+out=$(env -u IDGEN_DB_PASSWORD CREDENTIALS_DIRECTORY="$CRED" "$P/sbin/idserver" --check-config \
+	--db_password_file %d/db_password --auth_tokens_file %d/auth_tokens 2>&1) && [ "$out" = ok ] ||
+	fail "--check-config with credentials: '$out'"
 log "credentials: %d/db_password and %d/auth_tokens read in \$CREDENTIALS_DIRECTORY; refused (exit 2) without it"
 
 # The installed idgen: one positive integer; decode agrees, offline.
@@ -279,7 +288,7 @@ done
 # pointing into DESTDIR, and MANPATH for Documentation=man:idserver(8). It
 # prints problems but exits 0 for most, so any output fails.
 mkdir -p "$T_DIR/verify"
-sed "s|^ExecStart=$PREFIX/sbin/|ExecStart=$P/sbin/|" "$P/lib/systemd/system/idserver.service" \
+sed "s|^ExecStart=$PREFIX/sbin/|ExecStart=$P/sbin/|; s|^ExecReload=$PREFIX/sbin/|ExecReload=$P/sbin/|" "$P/lib/systemd/system/idserver.service" \
 	>"$T_DIR/verify/idserver.service"
 grep -q "^ExecStart=$P/sbin/idserver " "$T_DIR/verify/idserver.service" || fail "verify copy: ExecStart"
 out=$(cd "$T_DIR/verify" && MANPATH=$P/share/man systemd-analyze verify idserver.service 2>&1) ||
