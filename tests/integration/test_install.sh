@@ -99,6 +99,7 @@ for c in db_password auth_tokens tls_key; do
 done
 grep -q -- '--db_password_file %d/db_password' "$P/lib/systemd/system/idserver.service" ||
 	fail "unit: the password is not read from its credential"
+grep -qx 'Type=notify' "$P/lib/systemd/system/idserver.service" || fail "unit: not Type=notify"
 # A reload runs --check-config on ExecStart's own arguments, then signals.
 start=$(sed -n 's/^ExecStart=[^ ]* //p' "$P/lib/systemd/system/idserver.service")
 mapfile -t reload < <(sed -n 's/^ExecReload=//p' "$P/lib/systemd/system/idserver.service")
