@@ -226,6 +226,11 @@ static const struct config_key config_keys[] = {
 	    "(and the most free() keeps at the heap's top)" },
 	{ "drain_timeout_ms", U(drain_timeout_ms), "5000", 0, 600000,
 	    "on SIGTERM, how long clients get to collect their replies" },
+	{ "log_level", S(log_level), "info", 0, 0,
+	    "lowest level of the log lines written to stderr: debug, info, warn or error" },
+	{ "log_format", S(log_format), "text", 0, 0,
+	    "log lines: text (time level message) or json (one object a line: time, level, "
+	    "message, for log shippers)" },
 	{ "lease_window_ms", U(lease_window_ms), "300000", 1000, 86400000,
 	    "Snowflake lease window: an outage this long is served without a database" },
 	{ "lease_extend_ms", U(lease_extend_ms), "5000", 100, 3600000,
@@ -528,7 +533,10 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		    "as the OS user)");
 		return false;
 	}
-	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen))
+	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen) ||
+	    !config_check_word("log_level", cfg->log_level, "debug|info|warn|error", err,
+	    errlen) ||
+	    !config_check_word("log_format", cfg->log_format, "text|json", err, errlen))
 		return false;
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
 		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",

@@ -112,6 +112,8 @@ struct config {
 	unsigned	 trim_interval_ms;
 	unsigned	 trim_free_bytes;
 	unsigned	 drain_timeout_ms;
+	char		*log_level;		/* "debug", "info", "warn" or "error" */
+	char		*log_format;		/* "text" or "json" */
 	unsigned	 lease_window_ms;
 	unsigned	 lease_extend_ms;
 	unsigned	 max_clock_skew_ms;

@@ -663,6 +663,7 @@ main(int argc, char **argv)
 		log_set_level(LOG_LEVEL_WARN);	/* ok or the problem: the one line said */
 		return main_check_config(&m);
 	}
+	(void)log_configure(m.cfg.log_level, m.cfg.log_format);	/* checked by config_load */
 	if (!main_auth(&m)) {
 		config_free(&m.cfg);
 		return 2;

@@ -69,6 +69,7 @@ notify_send(const char *fmt, ...)
 		return;
 	if ((size_t)n >= sizeof(msg))
 		n = (int)sizeof(msg) - 1;
+	log_debug("NOTIFY_SOCKET: %.*s", n, msg);
 	if (sendto(notify_fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&notify_addr,
 	    notify_len) < 0 && !notify_failed) {
 		notify_failed = true;

@@ -221,4 +221,52 @@ wait_for "service on the flag's port" 10 bash -c "[ \"\$(printf 'PING\n' | nc -N
 pw=$(cat "$T_DIR/db/db_password")
 ! grep -q -- "$pw" "/proc/${PIDS[-1]}/cmdline" || fail "password in the command line"
 ! grep -q -- "$pw" "$T_DIR/svc.log" || fail "password in the log"
+
+# log_level filters, log_format = json writes one object a line (time, level,
+# message); an unknown word is refused like any bad value.
+expect_error "log_level word" "log_level: 'verbose' is not one of debug|info|warn|error" --log_level verbose
+expect_error "log_format word" "log_format: 'xml' is not one of text|json" --log_format xml
+# logrun NAME ARGS...: an idserver with ARGS until it answers PING, then drained.
+logrun() {
+	local name=$1 pid
+	shift
+	IDGEN_DB_PASSWORD=$pw "$IDSERVER" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+		--listen_port "$SVC_PORT" --state_file "$T_DIR/$name.state" "$@" >"$T_DIR/$name.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_for "$name answering PING" 10 bash -c "[ \"\$(printf 'PING\n' | nc -N 127.0.0.1 $SVC_PORT 2>/dev/null)\" = PONG ]"
+	kill -TERM "$pid"
+	wait_for "$name exit" 15 bash -c "! kill -0 $pid 2>/dev/null"
+}
+# jsonlog FILE LEVELS: every line one JSON object with exactly time, level, message,
+# a level of LEVELS (a regex); prints the levels seen.
+jsonlog() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import json, re, sys
+seen = set()
+for n, line in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(line)
+    assert list(o) == ["time", "level", "message"], (n, line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["time"]), (n, line)
+    assert re.fullmatch(sys.argv[2], o["level"]), (n, line)
+    seen.add(o["level"])
+print(" ".join(sorted(seen)))
+PY
+}
+kill -TERM "${PIDS[-1]}"
+wait_for "service exit" 15 bash -c "! kill -0 ${PIDS[-1]} 2>/dev/null"
+logrun json --log_format json
+seen=$(jsonlog "$T_DIR/json.log" 'info|warn|error') || fail "log_format = json: $(head -n 3 "$T_DIR/json.log")"
+has '"message":"idserver starting: odd 127.0.0.1' "$T_DIR/json.log" || fail "json log lacks the start line"
+has '"message":"idserver stopped"' "$T_DIR/json.log" || fail "json log lacks the stop line"
+# An odd server nobody listens on: warn lines, and no info line at warn.
+logrun warn --log_format json --log_level warn --odd_port 1 --connect_timeout_ms 100
+seen2=$(jsonlog "$T_DIR/warn.log" 'warn|error') || fail "log_level = warn: $(grep -m3 -v '"warn"' "$T_DIR/warn.log")"
+has '"level":"warn","message":"odd ticket server unreachable at start' "$T_DIR/warn.log" ||
+	fail "log_level = warn lacks the warn line: $(head -n 3 "$T_DIR/warn.log")"
+logrun text --log_level error --odd_port 1 --connect_timeout_ms 100
+[ ! -s "$T_DIR/text.log" ] || fail "log_level = error wrote: $(head -n 3 "$T_DIR/text.log")"
+NOTIFY_SOCKET=$T_DIR/no.sock logrun debug --log_level debug
+has -E '^[0-9T:.-]+Z debug NOTIFY_SOCKET: READY=1' "$T_DIR/debug.log" || fail "log_level = debug: no debug line"
+log "json: $(wc -l <"$T_DIR/json.log") lines, levels $seen; warn: levels $seen2; error: none; debug: $(grep -c ' debug ' "$T_DIR/debug.log") debug lines"
 log "ok"
