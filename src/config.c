@@ -104,6 +104,12 @@ static const struct config_key config_keys[] = {
 	    "or required" },
 	{ "tls_min_version", S(tls_min_version), "TLSv1.2", 0, 0,
 	    "oldest TLS version a client may use on the listeners: TLSv1.2 or TLSv1.3" },
+	{ "tls_ciphers", S(tls_ciphers), "ECDHE+AESGCM:ECDHE+CHACHA20", 0, 0,
+	    "TLS 1.2 cipher list of the listeners (OpenSSL's syntax); the default: forward "
+	    "secret AEAD suites only, no CBC" },
+	{ "tls_ciphersuites", S(tls_ciphersuites),
+	    "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256", 0, 0,
+	    "TLS 1.3 cipher suites of the listeners, separated by colons" },
 	{ "tls_handshake_timeout_ms", U(tls_handshake_timeout_ms), "10000", 100, 600000,
 	    "a TLS client whose handshake is not done this long after accept is closed "
 	    "(HTTP: http_timeout_ms)" },

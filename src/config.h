@@ -45,6 +45,8 @@ struct config {
 	char		*tls_ca_file;		/* client certificates' CA */
 	char		*tls_verify_client;	/* "off", "optional" or "required" */
 	char		*tls_min_version;	/* "TLSv1.2" or "TLSv1.3" */
+	char		*tls_ciphers;		/* TLS 1.2, OpenSSL's cipher list syntax */
+	char		*tls_ciphersuites;	/* TLS 1.3 */
 	unsigned	 tls_handshake_timeout_ms;
 	char		*auth_tokens_file;	/* "" = no authentication */
 	unsigned	 auth_fail_delay_ms;

@@ -202,13 +202,15 @@ check_config 1 "db_tls_ca_file: cannot load '$T_DIR/pw' as CA certificates" --db
 check_config 1 "db_tls_key_file: cannot load" --db_tls_cert_file "$TLS_DIR/srv-cert.pem" \
 	--db_tls_key_file "$TLS_DIR/other-key.pem"
 check_config 1 "db_password_file: cannot read '$T_DIR/nope'" --db_password_file "$T_DIR/nope"
+check_config 1 "no cipher match (tls_ciphers)" --tls_ciphers RC4-MD5
+check_config 1 "(tls_ciphersuites)" --tls_ciphersuites TLS_NO_SUCH_SUITE
 printf 'alice:%s\nbob:x:y:z:w\n' "$(tok)" >"$T_DIR/tokens.bad"
 check_config 1 "line 2" --auth_tokens_file "$T_DIR/tokens.bad"
 check_config 1 "auth_tokens_file: cannot read '$T_DIR/no-tokens'" --auth_tokens_file "$T_DIR/no-tokens"
 check_config 1 "unknown option '--bogus'" --bogus 1
 printf 'no_such_key = 1\n' >>"$T_DIR/check.conf"
 check_config 1 "check.conf:14: unknown setting 'no_such_key'"
-log "--check-config: ok on 2 good configs, the problem named (exit 1) on 12 bad ones"
+log "--check-config: ok on 2 good configs, the problem named (exit 1) on 14 bad ones"
 
 # Flags win over the file; the password never shows in ps or logs.
 pair_up
