@@ -243,18 +243,24 @@ $(JS_DEPS): tests/js/package.json tests/js/package-lock.json
 	cd tests/js && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
+# PORT=N moves `make run` (text/RESP N, HTTP N+1, gRPC N+2, its pair N+3/N+4, data
+# under var/N/) and `make run-regions` (region 1 from N+10); unset, the sample
+# config's ports (4242-4244, pair 3307/3308) and var/.
+PORT ?=
+RUN_VAR := $(if $(PORT),var/$(PORT),var)
+
 db-up: deps
-	scripts/dbpair.sh up var 3307 3308
+	$(if $(PORT),scripts/dbpair.sh up $(RUN_VAR) $$(($(PORT) + 3)) $$(($(PORT) + 4)),scripts/dbpair.sh up var 3307 3308)
 
 db-down:
-	scripts/dbpair.sh down var
+	scripts/dbpair.sh down $(RUN_VAR)
 
-run: deps all db-up
-	$(BUILD)/idserver --config idserver.conf
+run: deps all
+	BUILD=$(BUILD) scripts/run.sh $(PORT)
 
 # Two regions on loopback, each its own pair (docs/design.md section 12).
 run-regions: deps all
-	BUILD=$(BUILD) scripts/run-regions.sh
+	BUILD=$(BUILD) scripts/run-regions.sh $(PORT)
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
