@@ -687,7 +687,7 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 	static const char form[] = "REGION=ODD_IP:PORT,EVEN_IP:PORT entries separated by "
 	    "spaces";
 	unsigned regions[SERVER_OTHER_MAX];
-	const char *p = cfg->other_regions;
+	const char *p = cfg->other_regions, *entry = p;
 	char *end;
 
 	for (cfg->others = 0;;) {
@@ -697,6 +697,8 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 		p += strspn(p, " \t;");
 		if (*p == '\0')
 			break;
+		/* Named on error: p itself may have stepped past the string's end. */
+		entry = p;
 		if (cfg->others == SERVER_OTHER_MAX) {
 			snprintf(err, errlen, "other_regions: more than %d regions", SERVER_OTHER_MAX);
 			return false;
@@ -727,7 +729,7 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 	}
 	return true;
 bad:
-	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", p, form);
+	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", entry, form);
 	return false;
 }
 
