@@ -3,6 +3,9 @@
 #   make install                       # under /usr/local (PREFIX), then ldconfig
 #   make install PREFIX=/usr           # config under /etc/idgen
 #   make install DESTDIR=/tmp/root     # staged: no ldconfig
+#   make install PREFIX=$HOME/idgen    # a directory the dynamic linker does not search:
+#                                      # no ldconfig (the system's cache is left alone);
+#                                      # idgen.pc adds -Wl,-rpath so programs find it
 #   make uninstall [PREFIX=...] [DESTDIR=...]
 #
 # Every directory can be set on its own (BINDIR=..., LIBDIR=/usr/lib/x86_64-linux-gnu);
@@ -24,6 +27,13 @@ LDCONFIG     ?= ldconfig
 # IDGEN_VERSION: the Makefile's, read from include/idgen.h.
 IDGEN_SOMAJOR ?= 1
 
+# The directories the dynamic linker searches by default (Debian's ld.so.conf):
+# only a LIBDIR among them is worth ldconfig, and needs no rpath.
+MULTIARCH    := $(shell $(CC) -print-multiarch 2>/dev/null)
+LINKER_DIRS  := /lib /usr/lib /usr/local/lib \
+		$(if $(MULTIARCH),/lib/$(MULTIARCH) /usr/lib/$(MULTIARCH) /usr/local/lib/$(MULTIARCH))
+SYSTEM_LIBDIR = $(filter $(LINKER_DIRS),$(patsubst %/,%,$(LIBDIR)))
+
 IDGEN_SO     := libidgen.so.$(IDGEN_VERSION)
 IDGEN_SONAME := libidgen.so.$(IDGEN_SOMAJOR)
 
@@ -43,6 +53,8 @@ INSTALLED_FILES = \
 	$(MANDIR)/man8/idgenctl.8 \
 	$(MANDIR)/man1/idgen.1 \
 	$(UNITDIR)/idserver.service
+
+comma := ,
 
 # pkg-config paths relative to ${prefix} where they can be.
 pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
@@ -64,7 +76,9 @@ install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgenctl $(BUILD)/idgen
 	$(INSTALL) -d -m 755 $(DESTDIR)$(PKGCONFIGDIR)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|g' \
 	    -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|g' \
-	    -e 's|@VERSION@|$(IDGEN_VERSION)|g' dist/idgen.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
+	    -e 's|@VERSION@|$(IDGEN_VERSION)|g' \
+	    -e 's|@RPATH@|$(if $(SYSTEM_LIBDIR),,-Wl$(comma)-rpath$(comma)$${libdir} )|g' \
+	    dist/idgen.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/idgen.pc
 	$(INSTALL) -D -m 644 idserver.conf $(DESTDIR)$(CONFDIR)/idserver.conf.sample
 	$(INSTALL) -D -m 644 man/idserver.8 $(DESTDIR)$(MANDIR)/man8/idserver.8
@@ -74,9 +88,9 @@ install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgenctl $(BUILD)/idgen
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
 	    dist/idserver.service >$(DESTDIR)$(UNITDIR)/idserver.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/idserver.service
-	@if [ -z "$(DESTDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
+	@if [ -z "$(DESTDIR)" ] && [ -n "$(SYSTEM_LIBDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
 
 uninstall: install-check-prefix
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
 	@if [ -d $(DESTDIR)$(CONFDIR) ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR); fi
-	@if [ -z "$(DESTDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
+	@if [ -z "$(DESTDIR)" ] && [ -n "$(SYSTEM_LIBDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi

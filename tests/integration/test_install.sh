@@ -300,6 +300,35 @@ out=$(cd "$T_DIR/verify" && systemd-analyze security --offline=yes --threshold=2
 	fail "systemd-analyze security: $(echo "$out" | tail -n 1)"
 log "systemd-analyze verify: clean; $(echo "$out" | tail -n 1 | sed 's/ for .*:/:/')"
 
+# A PREFIX the dynamic linker does not search, no DESTDIR (a user's own tree): the
+# system's linker cache is left alone (LDCONFIG records any call), and a program
+# built with `pkg-config idgen` runs with no LD_LIBRARY_PATH (idgen.pc's rpath).
+# Under /usr/local the same make would run ldconfig (its LIBDIR is searched).
+OPT=$T_DIR/opt
+rm -rf "$OPT" "$T_DIR/ldconfig.calls"
+printf '#!/bin/sh\necho "$0 $*" >>"%s"\n' "$T_DIR/ldconfig.calls" >"$T_DIR/ldconfig"
+chmod +x "$T_DIR/ldconfig"
+make -s -C "$ROOT" BUILD="$BUILD" install PREFIX="$OPT" LDCONFIG="$T_DIR/ldconfig" >"$T_DIR/make-opt.log" 2>&1 ||
+	fail "make install PREFIX=$OPT: $(tail -n 5 "$T_DIR/make-opt.log")"
+[ ! -e "$T_DIR/ldconfig.calls" ] || fail "make install PREFIX=$OPT ran ldconfig"
+make -n -C "$ROOT" BUILD="$BUILD" install PREFIX=/usr/local LDCONFIG=LDCONFIG_HERE 2>/dev/null |
+	has -F '[ -n "/usr/local/lib" ]; then echo "LDCONFIG_HERE"' || fail "make install PREFIX=/usr/local would not run ldconfig"
+oflags=$(PKG_CONFIG_LIBDIR=$OPT/lib/pkgconfig pkg-config --cflags --libs idgen) || fail "pkg-config under $OPT"
+[[ " $oflags " == *" -Wl,-rpath,$OPT/lib "* ]] || fail "idgen.pc under $OPT: no rpath in '$oflags'"
+[[ " $flags " != *"-rpath"* ]] || fail "idgen.pc under /usr/local: an rpath in '$flags'"
+# shellcheck disable=SC2086
+cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog-opt prog.c $oflags 2>"$T_DIR/cc.log" ||
+	fail "cc with pkg-config idgen under $OPT: $(head -n 5 "$T_DIR/cc.log")"
+libs=$(env -u LD_LIBRARY_PATH ldd "$T_DIR/prog-opt")
+grep -q "libidgen.so.1 => $OPT/lib/libidgen.so.1 " <<<"$libs" ||
+	fail "prog-opt does not load $OPT/lib's library: $(grep idgen <<<"$libs")"
+out=$(env -u LD_LIBRARY_PATH timeout 20 "$T_DIR/prog-opt" "127.0.0.1:$SVC_PORT" 2>"$T_DIR/prog-opt.log") ||
+	fail "prog-opt: $(cat "$T_DIR/prog-opt.log")"
+make -s -C "$ROOT" BUILD="$BUILD" uninstall PREFIX="$OPT" LDCONFIG="$T_DIR/ldconfig" >"$T_DIR/make-opt.log" 2>&1 ||
+	fail "make uninstall PREFIX=$OPT: $(tail -n 5 "$T_DIR/make-opt.log")"
+[ ! -e "$T_DIR/ldconfig.calls" ] || fail "make uninstall PREFIX=$OPT ran ldconfig"
+log "PREFIX=$OPT (not searched by the linker): no ldconfig, prog-opt runs by idgen.pc's rpath: $out"
+
 # PREFIX=/usr: configuration under /etc/idgen.
 inst install "$T_DIR/usr" /usr
 [ -f "$T_DIR/usr/etc/idgen/idserver.conf.sample" ] || fail "PREFIX=/usr: no /etc/idgen/idserver.conf.sample"
