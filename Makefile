@@ -40,6 +40,12 @@ GEN_C     += $(GEN)/descriptors.c
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o) $(BUILD)/obj/gen/openapi_json.o
 override CFLAGS += -I$(GEN)
 
+# The version, defined once: include/idgen.h's IDGEN_VERSION (idserver, idgenctl and
+# idgen print it with --version; the library's file name, idgen.pc and the man pages
+# installed carry it).
+IDGEN_VERSION := $(shell sed -n 's/^\#define IDGEN_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' include/idgen.h)
+override CFLAGS += -Iinclude
+
 # A binary's own sources and objects: $^ also holds the headers its .d file names.
 SRCS = $(filter %.c %.o,$^)
 
@@ -66,7 +72,7 @@ TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 LIBIDGEN_SRC := $(wildcard lib/*.c)
 LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) \
 		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o)
-LIBIDGEN_SO  := $(BUILD)/libidgen.so.1.0.0
+LIBIDGEN_SO  := $(BUILD)/libidgen.so.$(IDGEN_VERSION)
 LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen_load
 LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib \
 		$(shell pkg-config --cflags libssl libcrypto 2>/dev/null)
@@ -167,7 +173,7 @@ $(BUILD)/libidgen.a: $(LIBIDGEN_OBJ)
 $(LIBIDGEN_SO): $(LIBIDGEN_OBJ)
 	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,libidgen.so.1 $(if $(SAN),,-Wl,--no-undefined) \
 	    -o $@ $^ $(LIBIDGEN_LIBS)
-	ln -sf libidgen.so.1.0.0 $(BUILD)/libidgen.so.1
+	ln -sf libidgen.so.$(IDGEN_VERSION) $(BUILD)/libidgen.so.1
 	ln -sf libidgen.so.1 $(BUILD)/libidgen.so
 
 # The idgen command (the library's objects linked in: one file to copy; it also
@@ -237,18 +243,24 @@ $(JS_DEPS): tests/js/package.json tests/js/package-lock.json
 	cd tests/js && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
+# PORT=N moves `make run` (text/RESP N, HTTP N+1, gRPC N+2, its pair N+3/N+4, data
+# under var/N/) and `make run-regions` (region 1 from N+10); unset, the sample
+# config's ports (4242-4244, pair 3307/3308) and var/.
+PORT ?=
+RUN_VAR := $(if $(PORT),var/$(PORT),var)
+
 db-up: deps
-	scripts/dbpair.sh up var 3307 3308
+	$(if $(PORT),scripts/dbpair.sh up $(RUN_VAR) $$(($(PORT) + 3)) $$(($(PORT) + 4)),scripts/dbpair.sh up var 3307 3308)
 
 db-down:
-	scripts/dbpair.sh down var
+	scripts/dbpair.sh down $(RUN_VAR)
 
-run: deps all db-up
-	$(BUILD)/idserver --config idserver.conf
+run: deps all
+	BUILD=$(BUILD) scripts/run.sh $(PORT)
 
 # Two regions on loopback, each its own pair (docs/design.md section 12).
 run-regions: deps all
-	BUILD=$(BUILD) scripts/run-regions.sh
+	BUILD=$(BUILD) scripts/run-regions.sh $(PORT)
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done

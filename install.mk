@@ -24,7 +24,7 @@ UNITDIR      ?= $(PREFIX)/lib/systemd/system
 DATADIR      ?= $(PREFIX)/share/idgen
 INSTALL      ?= install
 LDCONFIG     ?= ldconfig
-IDGEN_VERSION ?= 1.0.0
+# IDGEN_VERSION: the Makefile's, read from include/idgen.h.
 IDGEN_SOMAJOR ?= 1
 
 IDGEN_SO     := libidgen.so.$(IDGEN_VERSION)
@@ -51,8 +51,10 @@ INSTALLED_FILES = \
 	$(DATADIR)/prometheus/idgen-alerts.test.yml
 
 # yes when the dynamic linker searches LIBDIR (ld.so.conf and its built-in
-# directories): only then does install run ldconfig, and programs need no rpath.
-LIB_IS_SYSTEM = $(shell $(LDCONFIG) -N -v 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p' | \
+# directories, as the system's ldconfig lists them without touching its cache):
+# only then does install run $(LDCONFIG), and programs need no rpath.
+LIB_IS_SYSTEM = $(shell PATH="$$PATH:/sbin:/usr/sbin" ldconfig -N -v 2>/dev/null | \
+		sed -n 's|^\(/[^:]*\):.*|\1|p' | \
 		grep -qxF '$(patsubst %/,%,$(LIBDIR))' && echo yes)
 
 # pkg-config paths relative to ${prefix} where they can be.
@@ -103,4 +105,4 @@ install: install-check-prefix $(BUILD)/idserver $(BUILD)/idgenctl $(BUILD)/idgen
 uninstall: install-check-prefix
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
 	@if [ -d $(DESTDIR)$(CONFDIR) ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(CONFDIR); fi
-	@if [ -z "$(DESTDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
+	@if [ -z "$(DESTDIR)" ] && [ "$(LIB_IS_SYSTEM)" = yes ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "ctl.h"
+#include "idgen.h"	/* IDGEN_VERSION */
 #include "layout.h"
 
 static const char ctl_check_sql[] =
@@ -59,6 +60,7 @@ ctl_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: idgenctl [--config FILE] [idserver options] COMMAND\n"
+	    "       idgenctl --help | --version\n"
 	    "\n"
 	    "Reads every ticket server of the tier named by the config (odd_host/odd_port,\n"
 	    "even_host/even_port, db_user, db_name, db_password_file or IDGEN_DB_PASSWORD),\n"
@@ -744,7 +746,8 @@ ctl_command_start(int argc, char **argv)
 	for (a = 1; a < argc; a++) {
 		if (strncmp(argv[a], "--", 2) != 0)
 			return a;
-		if (strchr(argv[a], '=') == NULL && strcmp(argv[a], "--help") != 0)
+		if (strchr(argv[a], '=') == NULL && strcmp(argv[a], "--help") != 0 &&
+		    strcmp(argv[a], "--version") != 0)
 			a++;	/* its value */
 	}
 	return argc;
@@ -808,6 +811,9 @@ main(int argc, char **argv)
 	for (int a = 1; a < cmd; a++)
 		if (strcmp(argv[a], "--help") == 0) {
 			ctl_usage(stdout);
+			return 0;
+		} else if (strcmp(argv[a], "--version") == 0) {
+			printf("idgenctl %s\n", IDGEN_VERSION);
 			return 0;
 		}
 	ns = cmd + 2 <= argc && strcmp(argv[cmd], "ns") == 0 &&

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "idgen.h"	/* IDGEN_VERSION, the one definition of the version */
 #include "server.h"
 #include "state.h"
 
@@ -104,6 +105,12 @@ static const struct config_key config_keys[] = {
 	    "or required" },
 	{ "tls_min_version", S(tls_min_version), "TLSv1.2", 0, 0,
 	    "oldest TLS version a client may use on the listeners: TLSv1.2 or TLSv1.3" },
+	{ "tls_ciphers", S(tls_ciphers), "ECDHE+AESGCM:ECDHE+CHACHA20", 0, 0,
+	    "TLS 1.2 cipher list of the listeners (OpenSSL's syntax); the default: forward "
+	    "secret AEAD suites only, no CBC" },
+	{ "tls_ciphersuites", S(tls_ciphersuites),
+	    "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256", 0, 0,
+	    "TLS 1.3 cipher suites of the listeners, separated by colons" },
 	{ "tls_handshake_timeout_ms", U(tls_handshake_timeout_ms), "10000", 100, 600000,
 	    "a TLS client whose handshake is not done this long after accept is closed "
 	    "(HTTP: http_timeout_ms)" },
@@ -230,6 +237,11 @@ static const struct config_key config_keys[] = {
 	    "(and the most free() keeps at the heap's top)" },
 	{ "drain_timeout_ms", U(drain_timeout_ms), "5000", 0, 600000,
 	    "on SIGTERM, how long clients get to collect their replies" },
+	{ "log_level", S(log_level), "info", 0, 0,
+	    "lowest level of the log lines written to stderr: debug, info, warn or error" },
+	{ "log_format", S(log_format), "text", 0, 0,
+	    "log lines: text (time level message) or json (one object a line: time, level, "
+	    "message, for log shippers)" },
 	{ "lease_window_ms", U(lease_window_ms), "300000", 1000, 86400000,
 	    "Snowflake lease window: an outage this long is served without a database" },
 	{ "lease_extend_ms", U(lease_extend_ms), "5000", 100, 3600000,
@@ -536,7 +548,10 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		    "as the OS user)");
 		return false;
 	}
-	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen))
+	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen) ||
+	    !config_check_word("log_level", cfg->log_level, "debug|info|warn|error", err,
+	    errlen) ||
+	    !config_check_word("log_format", cfg->log_format, "text|json", err, errlen))
 		return false;
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
 		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
@@ -681,7 +696,7 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 	static const char form[] = "REGION=ODD_IP:PORT,EVEN_IP:PORT entries separated by "
 	    "spaces";
 	unsigned regions[SERVER_OTHER_MAX];
-	const char *p = cfg->other_regions;
+	const char *p = cfg->other_regions, *entry = p;
 	char *end;
 
 	for (cfg->others = 0;;) {
@@ -691,6 +706,8 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 		p += strspn(p, " \t;");
 		if (*p == '\0')
 			break;
+		/* Named on error: p itself may have stepped past the string's end. */
+		entry = p;
 		if (cfg->others == SERVER_OTHER_MAX) {
 			snprintf(err, errlen, "other_regions: more than %d regions", SERVER_OTHER_MAX);
 			return false;
@@ -721,7 +738,7 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 	}
 	return true;
 bad:
-	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", p, form);
+	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", entry, form);
 	return false;
 }
 
@@ -774,15 +791,27 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 	return cfg->db_password != NULL;
 }
 
-/* Defaults, then the file named by --config, then the other flags. */
-/* The flags read before the file: --help (*exit_now) and --config FILE. */
+/*
+ * The flags read before the file: --help and --version (*exit_now, printed
+ * here), --config FILE and --check-config.
+ */
 static bool
-config_first_pass(int argc, char **argv, const char **file, bool *exit_now, char *err,
-    size_t errlen)
+config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
+    bool *exit_now, char *err, size_t errlen)
 {
 	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--check-config") == 0) {
+			cfg->check_only = true;
+			continue;
+		}
 		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
 			*exit_now = true;
+			config_usage(argv[0]);
+			return true;
+		}
+		if (strcmp(argv[a], "--version") == 0 || strcmp(argv[a], "-V") == 0) {
+			*exit_now = true;
+			printf("idserver %s\n", IDGEN_VERSION);
 			return true;
 		}
 		if (strcmp(argv[a], "--config") == 0 || strcmp(argv[a], "-c") == 0) {
@@ -811,12 +840,10 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	for (i = 0; i < CONFIG_NKEYS; i++)
 		if (!config_set(cfg, config_keys[i].name, config_keys[i].def, err, errlen))
 			return false;
-	if (!config_first_pass(argc, argv, &file, exit_now, err, errlen))
+	if (!config_first_pass(cfg, argc, argv, &file, exit_now, err, errlen))
 		return false;
-	if (*exit_now) {
-		config_usage(argv[0]);
+	if (*exit_now)
 		return true;
-	}
 	if (file != NULL) {
 		line = ini_parse(file, config_ini_cb, &ctx);
 		if (line < 0) {
@@ -840,7 +867,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 			a++;
 			continue;
 		}
-		if (strncmp(arg, "--config=", 9) == 0)
+		if (strncmp(arg, "--config=", 9) == 0 || strcmp(arg, "--check-config") == 0)
 			continue;
 		if (strncmp(arg, "--", 2) != 0) {
 			snprintf(err, errlen, "unexpected argument '%s' (see --help)", arg);
@@ -930,9 +957,13 @@ config_usage(const char *prog)
 	    "never from a flag. A *_file value beginning with %%d/ is a file of\n"
 	    "$CREDENTIALS_DIRECTORY (systemd's LoadCredential=).\n"
 	    "SIGTERM/SIGINT drain and exit, releasing the lease;\n"
-	    "SIGHUP reloads the TLS certificates of the listeners.\n\n"
+	    "SIGHUP reloads the TLS certificates of the listeners and auth_tokens_file.\n\n"
 	    "  --config FILE                     INI file of the settings below\n"
-	    "  --help                            this text\n", prog);
+	    "  --check-config                    load the settings and every file a start or\n"
+	    "                                    a reload reads, print ok (exit 0) or the\n"
+	    "                                    first problem (exit 1); start nothing\n"
+	    "  --help                            this text\n"
+	    "  --version                         print the name and version, exit 0\n", prog);
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		const struct config_key *k = &config_keys[i];
 		char flag[64];

@@ -45,6 +45,8 @@ struct config {
 	char		*tls_ca_file;		/* client certificates' CA */
 	char		*tls_verify_client;	/* "off", "optional" or "required" */
 	char		*tls_min_version;	/* "TLSv1.2" or "TLSv1.3" */
+	char		*tls_ciphers;		/* TLS 1.2, OpenSSL's cipher list syntax */
+	char		*tls_ciphersuites;	/* TLS 1.3 */
 	unsigned	 tls_handshake_timeout_ms;
 	char		*auth_tokens_file;	/* "" = no authentication */
 	unsigned	 auth_fail_delay_ms;
@@ -113,18 +115,22 @@ struct config {
 	unsigned	 trim_interval_ms;
 	unsigned	 trim_free_bytes;
 	unsigned	 drain_timeout_ms;
+	char		*log_level;		/* "debug", "info", "warn" or "error" */
+	char		*log_format;		/* "text" or "json" */
 	unsigned	 lease_window_ms;
 	unsigned	 lease_extend_ms;
 	unsigned	 max_clock_skew_ms;
 	unsigned	 backstep_tolerance_ms;
 	unsigned	 clock_wait_ms;
 	unsigned	 fallback_reserve_ms;
+	bool		 check_only;		/* --check-config: not a setting */
 };
 
 /*
  * Fills cfg from defaults, the --config file and flags, then checks it (numeric
  * host addresses, a user, file types, relations between settings). Returns false
- * with a one-line reason in err; *exit_now is set for --help (exit 0).
+ * with a one-line reason in err; *exit_now is set for --help and --version
+ * (printed on stdout; exit 0).
  */
 bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));

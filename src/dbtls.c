@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <mysql.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "config.h"
 
@@ -18,6 +20,8 @@ static int dbtls_wait_ms = 1000;
 
 static int	dbtls_io_wait(my_socket fd, my_bool is_read, int timeout);
 static const char *dbtls_str(const char *s);
+static bool	dbtls_why(const char *what, const char *file, const char *key, char *err,
+		    size_t errlen);
 
 /*
  * Connector/C 3.3 waits for each step of the TLS handshake with poll() for its
@@ -133,4 +137,46 @@ dbtls_auth_hint(unsigned err, const struct dbtls *t)
 {
 	return err == 1045 && !t->required ? " (db_tls = off: a MariaDB user created REQUIRE "
 	    "SSL, or X509, is refused so over cleartext; if it is, set db_tls = required)" : "";
+}
+
+/* OpenSSL's first reason for the last failure, in one line naming the setting. */
+static bool
+dbtls_why(const char *what, const char *file, const char *key, char *err, size_t errlen)
+{
+	char reason[256] = "unknown error";
+	unsigned long e = ERR_peek_error();
+
+	if (e != 0)
+		ERR_error_string_n(e, reason, sizeof(reason));
+	ERR_clear_error();
+	snprintf(err, errlen, "%s: cannot load '%s' as %s: %s", key, file, what, reason);
+	return false;
+}
+
+bool
+dbtls_load_files(const struct dbtls *t, char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+	bool ok = true;
+
+	if (!t->required)
+		return true;
+	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	if (t->ca_file[0] != '\0' && SSL_CTX_load_verify_locations(ctx, t->ca_file, NULL) != 1)
+		ok = dbtls_why("CA certificates (PEM)", t->ca_file, "db_tls_ca_file", err, errlen);
+	else if (t->cert_file[0] != '\0' &&
+	    SSL_CTX_use_certificate_chain_file(ctx, t->cert_file) != 1)
+		ok = dbtls_why("a certificate chain (PEM)", t->cert_file, "db_tls_cert_file", err,
+		    errlen);
+	else if (t->key_file[0] != '\0' &&
+	    SSL_CTX_use_PrivateKey_file(ctx, t->key_file, SSL_FILETYPE_PEM) != 1)
+		ok = dbtls_why("a private key (PEM)", t->key_file, "db_tls_key_file", err, errlen);
+	else if (t->key_file[0] != '\0' && SSL_CTX_check_private_key(ctx) != 1)
+		ok = dbtls_why("the key of db_tls_cert_file", t->key_file, "db_tls_key_file", err,
+		    errlen);
+	SSL_CTX_free(ctx);
+	return ok;
 }

@@ -50,6 +50,14 @@ bool	dbtls_check(struct st_mysql *m, const struct dbtls *t, char *why, size_t le
  */
 const char *dbtls_auth_hint(unsigned err, const struct dbtls *t);
 
+/*
+ * Loads the CA file, client certificate and key as a connect would (the key
+ * checked against the certificate), for --check-config; false with the first
+ * problem, naming its setting. True at once when db_tls is off.
+ */
+bool	dbtls_load_files(const struct dbtls *t, char *err, size_t errlen)
+	    __attribute__((warn_unused_result));
+
 /* "TLSv1.3 TLS_AES_256_GCM_SHA384", or "" for a cleartext session. */
 void	dbtls_describe(struct st_mysql *m, char *buf, size_t len);
 

@@ -16,12 +16,14 @@
 #include "conn.h"
 #include "core.h"
 #include "db.h"
+#include "dbtls.h"
 #include "proto_grpc.h"
 #include "proto_http.h"
 #include "lease.h"
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
+#include "notify.h"
 #include "source.h"
 #include "statefile.h"
 #include "trim.h"
@@ -55,6 +57,8 @@ struct main_ctx {
 	struct event		*mode_tick;	/* the mode's changes that only time makes */
 	struct timeval		 drain_deadline;
 	bool			 listening;
+	bool			 ready;		/* READY=1 sent: STATUS= follows the mode */
+	enum source_mode	 told;		/* the mode STATUS= last said */
 	int			 signals;
 };
 
@@ -64,11 +68,13 @@ static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
 static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
 static bool	main_auth(struct main_ctx *m);
+static int	main_check_config(struct main_ctx *m);
 static bool	main_state(struct main_ctx *m);
 static void	main_state_ns(const struct main_ctx *m);
 static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
 static void	main_mode_arm(struct main_ctx *m);
+static void	main_notify_mode(struct main_ctx *m, const char *state);
 static void	main_released(void *arg);
 static bool	main_startup(struct main_ctx *m);
 static void	main_fd_limit(const struct config *cfg);
@@ -86,8 +92,27 @@ main_tier_change(void *arg)
 	struct main_ctx *m = arg;
 
 	source_update_mode(&m->source);
+	main_notify_mode(m, NULL);
 	main_mode_arm(m);
 	core_wake(&m->core);
+}
+
+/*
+ * Tells systemd (NOTIFY_SOCKET) the mode as STATUS=, with state ("READY=1",
+ * "RELOADING=1...") in the same datagram when given; alone only once ready and
+ * when the mode moved since it last said it.
+ */
+static void
+main_notify_mode(struct main_ctx *m, const char *state)
+{
+	char why[256];
+
+	if (state == NULL && (!m->ready || m->source.mode == m->told))
+		return;
+	source_mode_reason(&m->source, why, sizeof(why));
+	m->told = m->source.mode;
+	notify_send("%s%sSTATUS=mode %s: %s", state != NULL ? state : "",
+	    state != NULL ? "\n" : "", source_mode_name(m->source.mode), why);
 }
 
 #define MAIN_MODE_TICK_MS	1000	/* the mode is looked at again at least this often */
@@ -119,6 +144,7 @@ main_mode_cb(evutil_socket_t fd, short what, void *arg)
 	source_update_mode(&m->source);
 	if (m->source.mode != was)
 		core_wake(&m->core);
+	main_notify_mode(m, NULL);
 	main_mode_arm(m);
 }
 
@@ -170,8 +196,11 @@ main_hup_cb(evutil_socket_t sig, short what, void *arg)
 	char err[512], tls[1024] = "", toks[640] = "";
 	bool tls_ok = true, auth_ok = true;
 
+	/* systemd waits for READY=1 again after RELOADING=1 (sd_notify(3)). */
+	notify_send("RELOADING=1\nMONOTONIC_USEC=%lld", (long long)clk_mono_us());
 	if (m->core.auth == NULL && m->tls == NULL) {
 		main_ignore_cb(sig, what, arg);
+		main_notify_mode(m, "READY=1");
 		return;
 	}
 	/* One line per SIGHUP, whatever it reloaded (issue 31). */
@@ -194,6 +223,7 @@ main_hup_cb(evutil_socket_t sig, short what, void *arg)
 		log_warn("SIGHUP: %s%s%s", tls, tls[0] ? "; " : "", toks);
 	else
 		log_info("SIGHUP: %s%s%s", tls, tls[0] && toks[0] ? "; " : "", toks);
+	main_notify_mode(m, "READY=1");
 }
 
 /* Loads auth_tokens_file when set; false (said on stderr) when it cannot be used. */
@@ -213,6 +243,40 @@ main_auth(struct main_ctx *m)
 	return true;
 }
 
+/*
+ * --check-config: after the settings (config_load, which also read the
+ * password file), every file a start or a SIGHUP loads: the listeners'
+ * certificates, keys and client CA (tls_init builds their contexts), the
+ * ticket servers' TLS files, auth_tokens_file (read strictly, as at start).
+ * Nothing listens and no server is reached; the state file is not opened
+ * (a running idserver holds its lock). "ok" and 0, or the problem and 1.
+ */
+static int
+main_check_config(struct main_ctx *m)
+{
+	struct dbtls dt;
+	char err[512];
+	bool ok;
+
+	dbtls_from_config(&dt, &m->cfg);
+	ok = tls_init(&m->tls, &m->cfg, err, sizeof(err)) &&
+	    dbtls_load_files(&dt, err, sizeof(err));
+	tls_free(m->tls);
+	m->tls = NULL;
+	if (ok && m->cfg.auth_tokens_file[0] != '\0') {
+		ok = auth_init(&m->auth, m->cfg.auth_tokens_file, m->cfg.auth_fail_delay_ms, err,
+		    sizeof(err));
+		auth_free(&m->auth);
+	}
+	config_free(&m->cfg);
+	if (!ok) {
+		fprintf(stderr, "idserver: %s\n", err);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
+
 /* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
 static void
 main_signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -227,6 +291,8 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	log_info("signal %d: draining %llu clients (drain_timeout_ms=%u)", (int)sig,
+	    (unsigned long long)m->conns.stats.open, m->cfg.drain_timeout_ms);
+	notify_send("STOPPING=1\nSTATUS=draining %llu clients (drain_timeout_ms=%u)",
 	    (unsigned long long)m->conns.stats.open, m->cfg.drain_timeout_ms);
 	listener_drain(&m->listener);
 	{
@@ -575,6 +641,7 @@ main_free(struct main_ctx *m)
 	statefile_close(&m->sf);
 	config_free(&m->cfg);
 	db_library_end();
+	notify_free();
 }
 
 int
@@ -587,14 +654,21 @@ main(int argc, char **argv)
 
 	memset(&m, 0, sizeof(m));
 	if (!config_load(&m.cfg, argc, argv, &exit_now, err, sizeof(err))) {
+		bool check = m.cfg.check_only;
+
 		fprintf(stderr, "idserver: %s\n", err);
 		config_free(&m.cfg);	/* what was read: nothing for LeakSanitizer to report */
-		return 2;
+		return check ? 1 : 2;
 	}
 	if (exit_now) {
 		config_free(&m.cfg);
 		return 0;
 	}
+	if (m.cfg.check_only) {
+		log_set_level(LOG_LEVEL_WARN);	/* ok or the problem: the one line said */
+		return main_check_config(&m);
+	}
+	(void)log_configure(m.cfg.log_level, m.cfg.log_format);	/* checked by config_load */
 	if (!main_auth(&m)) {
 		config_free(&m.cfg);
 		return 2;
@@ -621,11 +695,16 @@ main(int argc, char **argv)
 	main_signals(&m);
 	log_info("idserver starting: odd %s:%u, even %s:%u", m.cfg.odd_host, m.cfg.odd_port,
 	    m.cfg.even_host, m.cfg.even_port);
+	(void)notify_init();
+	notify_send("STATUS=starting: checking the ticket servers");
 	if (main_state(&m) && main_startup(&m) && m.signals == 0 && main_listen(&m)) {
 		main_reserve_fds(&m);
 		if (trim_init(&m.trim, m.base, m.cfg.trim_interval_ms, m.cfg.trim_free_bytes)) {
 			lease_start(&m.lease);
 			source_update_mode(&m.source);
+			/* Every listener is open: systemctl start returns now. */
+			main_notify_mode(&m, "READY=1");
+			m.ready = true;
 			main_mode_arm(&m);
 			event_base_dispatch(m.base);
 			log_info("idserver stopped");

@@ -95,7 +95,8 @@ tls_ctx_verify(SSL_CTX *ctx, const struct config *cfg, char *err, size_t errlen)
 }
 
 /*
- * A server context from the listener's files: TLS from tls_min_version, no
+ * A server context from the listener's files: TLS from tls_min_version, the
+ * ciphers of tls_ciphers (1.2) and tls_ciphersuites (1.3), no
  * renegotiation or compression, the certificate chain and its key (checked to
  * match), client certificates when asked, ALPN h2 for gRPC. Sessions resume
  * (tickets, and the cache with an id context so client certificates allow it).
@@ -120,6 +121,15 @@ tls_ctx_new(const struct tls_listener *l, char *err, size_t errlen)
 	    TLS1_3_VERSION : TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
 	    SSL_OP_CIPHER_SERVER_PREFERENCE);
+	if (SSL_CTX_set_cipher_list(ctx, cfg->tls_ciphers) != 1) {
+		tls_why("no cipher selected by", cfg->tls_ciphers, "tls_ciphers", err, errlen);
+		goto fail;
+	}
+	if (SSL_CTX_set_ciphersuites(ctx, cfg->tls_ciphersuites) != 1) {
+		tls_why("no TLS 1.3 cipher suite selected by", cfg->tls_ciphersuites,
+		    "tls_ciphersuites", err, errlen);
+		goto fail;
+	}
 	/* An idle session holds no read or write buffer. */
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_session_id_context(ctx, (const unsigned char *)tls_names[l->where],

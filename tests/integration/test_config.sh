@@ -144,6 +144,82 @@ for k in $hkeys; do
 	grep -q "\`$k\`" "$ROOT/docs/operations.md" || fail "docs/operations.md does not document $k"
 done
 
+# --version: name and version, exit 0, on every command; the version is defined
+# once (include/idgen.h) and the man pages carry the same.
+ver=$(sed -n 's/^#define IDGEN_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' "$ROOT/include/idgen.h")
+[ -n "$ver" ] || fail "no IDGEN_VERSION in include/idgen.h"
+for cmd in idserver idgenctl idgen; do
+	out=$("$BUILD/$cmd" --version) || fail "$cmd --version exited $?"
+	[ "$out" = "$cmd $ver" ] || fail "$cmd --version printed '$out', want '$cmd $ver'"
+done
+out=$("$IDSERVER" --config /nonexistent.conf --version) || fail "idserver --config X --version exited $?"
+[ "$out" = "idserver $ver" ] || fail "idserver --config X --version printed '$out'"
+for page in idserver.8 idgenctl.8 idgen.1; do
+	grep -q "^\.TH .*\"idgen $ver\"" "$ROOT/man/$page" || fail "man/$page: .TH does not carry idgen $ver"
+done
+
+# --check-config loads what a start or a reload would (settings, certificates and
+# keys, CA files, the tokens file), prints ok and exits 0, or names the first
+# problem and exits 1; it listens on nothing and reaches no database (no pair is
+# up: a start would wait for it), so it returns at once.
+tls_ca ca
+tls_leaf srv ca
+tls_leaf other ca
+tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+printf 'alice:%s\nbob:%s:ro\n' "$(tok)" "$(tok)" >"$T_DIR/tokens"
+echo pw >"$T_DIR/pw"
+cat >"$T_DIR/check.conf" <<EOF
+listen_port = $SVC_PORT
+odd_port = $ODD_PORT
+even_port = $EVEN_PORT
+state_file = $T_DIR/check.state
+db_password_file = $T_DIR/pw
+listen_tls = on
+tls_cert_file = $TLS_DIR/srv-cert.pem
+tls_key_file = $TLS_DIR/srv-key.pem
+tls_verify_client = optional
+tls_ca_file = $TLS_DIR/ca-cert.pem
+auth_tokens_file = $T_DIR/tokens
+db_tls = required
+db_tls_ca_file = $TLS_DIR/ca-cert.pem
+EOF
+# check_config WANT_RC NEEDLE ARGS...: idserver --check-config --config check.conf ARGS.
+check_config() {
+	local want=$1 needle=$2 rc=0 out
+	shift 2
+	out=$(timeout 5 "$IDSERVER" --check-config --config "$T_DIR/check.conf" "$@" 2>&1) || rc=$?
+	[ $rc -eq "$want" ] || fail "--check-config $*: exit $rc, want $want: $out"
+	[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "--check-config $*: not one line: $out"
+	grep -qF -- "$needle" <<<"$out" || fail "--check-config $*: '$out' lacks '$needle'"
+	! ss -Htln "sport = :$SVC_PORT" | has . || fail "--check-config $*: something listens on $SVC_PORT"
+	[ ! -e "$T_DIR/check.state" ] || fail "--check-config $*: the state file was written"
+}
+t0=$SECONDS
+check_config 0 ok
+[ "$(timeout 5 "$IDSERVER" --check-config --config "$T_DIR/check.conf" 2>/dev/null)" = ok ] ||
+	fail "--check-config: stdout is not 'ok'"
+check_config 0 ok --http_port $((SVC_PORT + 1)) --http_tls on \
+	--http_tls_cert_file "$TLS_DIR/other-cert.pem" --http_tls_key_file "$TLS_DIR/other-key.pem"
+[ $((SECONDS - t0)) -le 3 ] || fail "--check-config took $((SECONDS - t0)) s (did it wait for a database?)"
+check_config 1 "tls_cert_file: cannot read '$T_DIR/nope.pem'" --tls_cert_file "$T_DIR/nope.pem"
+check_config 1 "cannot load the certificate '$T_DIR/tokens'" --tls_cert_file "$T_DIR/tokens"
+check_config 1 "cannot load the key '$TLS_DIR/other-key.pem': " --tls_key_file "$TLS_DIR/other-key.pem"
+check_config 1 "key values mismatch (tls_key_file)" --tls_key_file "$TLS_DIR/other-key.pem"
+check_config 1 "cannot load the client CA '$T_DIR/pw'" --tls_ca_file "$T_DIR/pw"
+check_config 1 "db_tls_ca_file: cannot load '$T_DIR/pw' as CA certificates" --db_tls_ca_file "$T_DIR/pw"
+check_config 1 "db_tls_key_file: cannot load" --db_tls_cert_file "$TLS_DIR/srv-cert.pem" \
+	--db_tls_key_file "$TLS_DIR/other-key.pem"
+check_config 1 "db_password_file: cannot read '$T_DIR/nope'" --db_password_file "$T_DIR/nope"
+check_config 1 "no cipher match (tls_ciphers)" --tls_ciphers RC4-MD5
+check_config 1 "(tls_ciphersuites)" --tls_ciphersuites TLS_NO_SUCH_SUITE
+printf 'alice:%s\nbob:x:y:z:w\n' "$(tok)" >"$T_DIR/tokens.bad"
+check_config 1 "line 2" --auth_tokens_file "$T_DIR/tokens.bad"
+check_config 1 "auth_tokens_file: cannot read '$T_DIR/no-tokens'" --auth_tokens_file "$T_DIR/no-tokens"
+check_config 1 "unknown option '--bogus'" --bogus 1
+printf 'no_such_key = 1\n' >>"$T_DIR/check.conf"
+check_config 1 "check.conf:14: unknown setting 'no_such_key'"
+log "--check-config: ok on 2 good configs, the problem named (exit 1) on 14 bad ones"
+
 # Flags win over the file; the password never shows in ps or logs.
 pair_up
 cp "$ROOT/idserver.conf" "$T_DIR/svc.conf"
@@ -155,4 +231,52 @@ wait_for "service on the flag's port" 10 bash -c "[ \"\$(printf 'PING\n' | nc -N
 pw=$(cat "$T_DIR/db/db_password")
 ! grep -q -- "$pw" "/proc/${PIDS[-1]}/cmdline" || fail "password in the command line"
 ! grep -q -- "$pw" "$T_DIR/svc.log" || fail "password in the log"
+
+# log_level filters, log_format = json writes one object a line (time, level,
+# message); an unknown word is refused like any bad value.
+expect_error "log_level word" "log_level: 'verbose' is not one of debug|info|warn|error" --log_level verbose
+expect_error "log_format word" "log_format: 'xml' is not one of text|json" --log_format xml
+# logrun NAME ARGS...: an idserver with ARGS until it answers PING, then drained.
+logrun() {
+	local name=$1 pid
+	shift
+	IDGEN_DB_PASSWORD=$pw "$IDSERVER" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT" \
+		--listen_port "$SVC_PORT" --state_file "$T_DIR/$name.state" "$@" >"$T_DIR/$name.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_for "$name answering PING" 10 bash -c "[ \"\$(printf 'PING\n' | nc -N 127.0.0.1 $SVC_PORT 2>/dev/null)\" = PONG ]"
+	kill -TERM "$pid"
+	wait_for "$name exit" 15 bash -c "! kill -0 $pid 2>/dev/null"
+}
+# jsonlog FILE LEVELS: every line one JSON object with exactly time, level, message,
+# a level of LEVELS (a regex); prints the levels seen.
+jsonlog() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import json, re, sys
+seen = set()
+for n, line in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(line)
+    assert list(o) == ["time", "level", "message"], (n, line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["time"]), (n, line)
+    assert re.fullmatch(sys.argv[2], o["level"]), (n, line)
+    seen.add(o["level"])
+print(" ".join(sorted(seen)))
+PY
+}
+kill -TERM "${PIDS[-1]}"
+wait_for "service exit" 15 bash -c "! kill -0 ${PIDS[-1]} 2>/dev/null"
+logrun json --log_format json
+seen=$(jsonlog "$T_DIR/json.log" 'info|warn|error') || fail "log_format = json: $(head -n 3 "$T_DIR/json.log")"
+has '"message":"idserver starting: odd 127.0.0.1' "$T_DIR/json.log" || fail "json log lacks the start line"
+has '"message":"idserver stopped"' "$T_DIR/json.log" || fail "json log lacks the stop line"
+# An odd server nobody listens on: warn lines, and no info line at warn.
+logrun warn --log_format json --log_level warn --odd_port 1 --connect_timeout_ms 100
+seen2=$(jsonlog "$T_DIR/warn.log" 'warn|error') || fail "log_level = warn: $(grep -m3 -v '"warn"' "$T_DIR/warn.log")"
+has '"level":"warn","message":"odd ticket server unreachable at start' "$T_DIR/warn.log" ||
+	fail "log_level = warn lacks the warn line: $(head -n 3 "$T_DIR/warn.log")"
+logrun text --log_level error --odd_port 1 --connect_timeout_ms 100
+[ ! -s "$T_DIR/text.log" ] || fail "log_level = error wrote: $(head -n 3 "$T_DIR/text.log")"
+NOTIFY_SOCKET=$T_DIR/no.sock logrun debug --log_level debug
+has -E '^[0-9T:.-]+Z debug NOTIFY_SOCKET: READY=1' "$T_DIR/debug.log" || fail "log_level = debug: no debug line"
+log "json: $(wc -l <"$T_DIR/json.log") lines, levels $seen; warn: levels $seen2; error: none; debug: $(grep -c ' debug ' "$T_DIR/debug.log") debug lines"
 log "ok"

@@ -102,6 +102,12 @@ for c in db_password auth_tokens tls_key; do
 done
 grep -q -- '--db_password_file %d/db_password' "$P/lib/systemd/system/idserver.service" ||
 	fail "unit: the password is not read from its credential"
+grep -qx 'Type=notify' "$P/lib/systemd/system/idserver.service" || fail "unit: not Type=notify"
+# A reload runs --check-config on ExecStart's own arguments, then signals.
+start=$(sed -n 's/^ExecStart=[^ ]* //p' "$P/lib/systemd/system/idserver.service")
+mapfile -t reload < <(sed -n 's/^ExecReload=//p' "$P/lib/systemd/system/idserver.service")
+[ "${#reload[@]}" = 2 ] && [ "${reload[0]}" = "$PREFIX/sbin/idserver --check-config $start" ] &&
+	[ "${reload[1]}" = '/bin/kill -HUP $MAINPID' ] || fail "unit: ExecReload is not --check-config then kill -HUP: ${reload[*]}"
 grep -q '^; .*auth_tokens_file = %d/auth_tokens' "$P/etc/idgen/idserver.conf.sample" &&
 	grep -q '^; .*tls_key_file = %d/tls_key' "$P/etc/idgen/idserver.conf.sample" ||
 	fail "idserver.conf.sample does not show the credentials' %d/ names"
@@ -207,24 +213,6 @@ for p in prog prog-static; do
 	log "$p (pkg-config idgen): 1000 distinct IDs, $lo..$hi"
 done
 
-# A prefix the dynamic linker does not search, installed for real (no DESTDIR):
-# the system's linker cache is left alone, and a program built with pkg-config
-# against it runs without LD_LIBRARY_PATH (idgen.pc's rpath).
-OPT=$T_DIR/opt
-inst install "" "$OPT"
-grep -q "install: $OPT/lib is not searched by the dynamic linker: ldconfig not run" "$T_DIR/make-install.log" ||
-	fail "make install PREFIX=$OPT: $(tail -n 2 "$T_DIR/make-install.log")"
-! grep -qx ldconfig "$T_DIR/make-install.log" || fail "make install PREFIX=$OPT ran ldconfig"
-# shellcheck disable=SC2046 # pkg-config output is a list of words
-cd_prog cc -std=c11 -o prog-opt prog.c $(PKG_CONFIG_PATH=$OPT/lib/pkgconfig pkg-config --cflags --libs idgen) \
-	2>"$T_DIR/cc.log" || fail "cc with pkg-config idgen under $OPT: $(head -n 5 "$T_DIR/cc.log")"
-out=$(env -u LD_LIBRARY_PATH timeout 20 "$T_DIR/prog-opt" "127.0.0.1:$SVC_PORT" 2>"$T_DIR/prog-opt.log") ||
-	fail "prog-opt without LD_LIBRARY_PATH: $(cat "$T_DIR/prog-opt.log")"
-read -r n lo hi <<<"$out"
-[ "$n" = 1000 ] || fail "prog-opt printed '$out'"
-inst uninstall "" "$OPT"
-[ -z "$(find "$OPT" -type f -o -type l)" ] || fail "uninstall PREFIX=$OPT left $(find "$OPT" -type f -o -type l | head -3)"
-log "PREFIX=$OPT: no ldconfig, a pkg-config program runs without LD_LIBRARY_PATH, uninstalled"
 
 # Credentials as the unit hands them over: a *_file setting beginning with %d/
 # is read in $CREDENTIALS_DIRECTORY (the password, the tokens); without that
@@ -249,6 +237,10 @@ rc=0
 out=$(env -u CREDENTIALS_DIRECTORY "$P/sbin/idserver" --state_file "" --db_password_file %d/db_password 2>&1) || rc=$?
 [ $rc = 2 ] && grep -q "db_password_file: '%d/db_password' names a systemd credential, but \$CREDENTIALS_DIRECTORY is not set" <<<"$out" ||
 	fail "%d/ without CREDENTIALS_DIRECTORY: exit $rc, '$out'"
+# ... and the reload's check reads them there too.
+out=$(env -u IDGEN_DB_PASSWORD CREDENTIALS_DIRECTORY="$CRED" "$P/sbin/idserver" --check-config \
+	--db_password_file %d/db_password --auth_tokens_file %d/auth_tokens 2>&1) && [ "$out" = ok ] ||
+	fail "--check-config with credentials: '$out'"
 log "credentials: %d/db_password and %d/auth_tokens read in \$CREDENTIALS_DIRECTORY; refused (exit 2) without it"
 
 # The installed idgen: one positive integer; decode agrees, offline.
@@ -274,7 +266,7 @@ done
 "$P/sbin/idserver" --help >"$T_DIR/idserver-help.txt" || fail "installed idserver --help exited $?"
 python3 - "$T_DIR/idserver-help.txt" "$P/share/man/man8/idserver.8" <<'PY' || fail "idserver.8 does not match idserver --help"
 import re, sys
-page = open(sys.argv[2]).read()
+page = open(sys.argv[2]).read().replace("\\:", "")	# \: lets troff break a long default
 bad = []
 for line in open(sys.argv[1]):
     m = re.match(r"  --(\w+) (N|STR)\s+.*\(default: (.*)\)$", line.rstrip("\n"))
@@ -301,7 +293,7 @@ done
 # pointing into DESTDIR, and MANPATH for Documentation=man:idserver(8). It
 # prints problems but exits 0 for most, so any output fails.
 mkdir -p "$T_DIR/verify"
-sed "s|^ExecStart=$PREFIX/sbin/|ExecStart=$P/sbin/|" "$P/lib/systemd/system/idserver.service" \
+sed "s|^ExecStart=$PREFIX/sbin/|ExecStart=$P/sbin/|; s|^ExecReload=$PREFIX/sbin/|ExecReload=$P/sbin/|" "$P/lib/systemd/system/idserver.service" \
 	>"$T_DIR/verify/idserver.service"
 grep -q "^ExecStart=$P/sbin/idserver " "$T_DIR/verify/idserver.service" || fail "verify copy: ExecStart"
 out=$(cd "$T_DIR/verify" && MANPATH=$P/share/man systemd-analyze verify idserver.service 2>&1) ||
@@ -311,6 +303,36 @@ out=$(cd "$T_DIR/verify" && MANPATH=$P/share/man systemd-analyze verify idserver
 out=$(cd "$T_DIR/verify" && systemd-analyze security --offline=yes --threshold=20 idserver.service 2>&1) ||
 	fail "systemd-analyze security: $(echo "$out" | tail -n 1)"
 log "systemd-analyze verify: clean; $(echo "$out" | tail -n 1 | sed 's/ for .*:/:/')"
+
+# A PREFIX the dynamic linker does not search, no DESTDIR (a user's own tree): the
+# system's linker cache is left alone (LDCONFIG records any call), and a program
+# built with `pkg-config idgen` runs with no LD_LIBRARY_PATH (idgen.pc's rpath).
+# Under /usr/local the same make would run ldconfig (its LIBDIR is searched).
+OPT=$T_DIR/opt
+rm -rf "$OPT" "$T_DIR/ldconfig.calls"
+printf '#!/bin/sh\necho "$0 $*" >>"%s"\n' "$T_DIR/ldconfig.calls" >"$T_DIR/ldconfig"
+chmod +x "$T_DIR/ldconfig"
+make -s -C "$ROOT" BUILD="$BUILD" install PREFIX="$OPT" LDCONFIG="$T_DIR/ldconfig" >"$T_DIR/make-opt.log" 2>&1 ||
+	fail "make install PREFIX=$OPT: $(tail -n 5 "$T_DIR/make-opt.log")"
+[ ! -e "$T_DIR/ldconfig.calls" ] || fail "make install PREFIX=$OPT ran ldconfig"
+dry=$(make -n -C "$ROOT" BUILD="$BUILD" install PREFIX=/usr/local LDCONFIG=LDCONFIG_HERE 2>/dev/null)
+grep -qF 'elif [ "yes" = yes ]; then' <<<"$dry" && grep -qF 'echo "LDCONFIG_HERE"; LDCONFIG_HERE;' <<<"$dry" ||
+	fail "make install PREFIX=/usr/local would not run ldconfig"
+oflags=$(PKG_CONFIG_LIBDIR=$OPT/lib/pkgconfig pkg-config --cflags --libs idgen) || fail "pkg-config under $OPT"
+[[ " $oflags " == *" -Wl,-rpath,$OPT/lib "* ]] || fail "idgen.pc under $OPT: no rpath in '$oflags'"
+[[ " $flags " != *"-rpath"* ]] || fail "idgen.pc under /usr/local: an rpath in '$flags'"
+# shellcheck disable=SC2086
+cd_prog cc -std=c11 -Wall -Wextra -Werror -o prog-opt prog.c $oflags 2>"$T_DIR/cc.log" ||
+	fail "cc with pkg-config idgen under $OPT: $(head -n 5 "$T_DIR/cc.log")"
+libs=$(env -u LD_LIBRARY_PATH ldd "$T_DIR/prog-opt")
+grep -q "libidgen.so.1 => $OPT/lib/libidgen.so.1 " <<<"$libs" ||
+	fail "prog-opt does not load $OPT/lib's library: $(grep idgen <<<"$libs")"
+out=$(env -u LD_LIBRARY_PATH timeout 20 "$T_DIR/prog-opt" "127.0.0.1:$SVC_PORT" 2>"$T_DIR/prog-opt.log") ||
+	fail "prog-opt: $(cat "$T_DIR/prog-opt.log")"
+make -s -C "$ROOT" BUILD="$BUILD" uninstall PREFIX="$OPT" LDCONFIG="$T_DIR/ldconfig" >"$T_DIR/make-opt.log" 2>&1 ||
+	fail "make uninstall PREFIX=$OPT: $(tail -n 5 "$T_DIR/make-opt.log")"
+[ ! -e "$T_DIR/ldconfig.calls" ] || fail "make uninstall PREFIX=$OPT ran ldconfig"
+log "PREFIX=$OPT (not searched by the linker): no ldconfig, prog-opt runs by idgen.pc's rpath: $out"
 
 # PREFIX=/usr: configuration under /etc/idgen.
 inst install "$T_DIR/usr" /usr

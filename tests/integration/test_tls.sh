@@ -170,13 +170,26 @@ for p in "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT"; do
 	grep -qE 'alert protocol version|unsupported protocol' <<<"$out" ||
 		fail "TLS 1.1 on port $p not refused by the server: $(head -n 3 <<<"$out")"
 done
+# TLS 1.2 ciphers (tls_ciphers' default): CBC suites refused by the server, with an
+# RSA or an ECDSA key exchange; the AEAD suites of the default served.
+for p in "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT"; do
+	for c in AES128-SHA ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA384; do
+		out=$(timeout 10 openssl s_client -connect "127.0.0.1:$p" -tls1_2 -cipher "$c" </dev/null 2>&1 || true)
+		grep -qE 'alert handshake failure|no cipher' <<<"$out" && ! grep -q "^New, .*Cipher is $c" <<<"$out" ||
+			fail "TLS 1.2 $c on port $p not refused by the server: $(grep -m2 -E 'Cipher|alert' <<<"$out")"
+	done
+	for c in ECDHE-ECDSA-AES128-GCM-SHA256 ECDHE-ECDSA-AES256-GCM-SHA384 ECDHE-ECDSA-CHACHA20-POLY1305; do
+		timeout 10 openssl s_client -connect "127.0.0.1:$p" -tls1_2 -cipher "$c" -CAfile "$CA" \
+			</dev/null 2>&1 | has "^New, TLSv1.2, Cipher is $c" || fail "TLS 1.2 $c on port $p not served"
+	done
+done
 # Cleartext to the TLS ports: nothing useful, and the server goes on.
 out=$(printf 'ID\nPING\n' | timeout 10 nc -N -w 3 127.0.0.1 "$SVC_PORT" | tr -cd '[:print:]\n' || true)
 ! grep -qE '^([0-9]+|PONG)$' <<<"$out" || fail "cleartext client got an answer from the TLS port: $out"
 rc=$(curl_rc cleartext "http://127.0.0.1:$HTTP_PORT/v1/id")
 [ "$rc" != 0 ] && ! grep -q id_str "$T_DIR/cleartext.out" || fail "cleartext HTTP answered on the TLS port"
 [ "$(tq "$SVC_PORT" 'PING\nQUIT\n')" = PONG ] || fail "no PONG after cleartext clients"
-log "2. another CA and another name refused by curl, redis-cli, grpcio; with tls_verify_client = optional a client certificate of another CA, TLS 1.1 and cleartext refused by the server"
+log "2. another CA and another name refused by curl, redis-cli, grpcio; with tls_verify_client = optional a client certificate of another CA, TLS 1.1, CBC suites on TLS 1.2 and cleartext refused by the server; the GCM and ChaCha20 suites served"
 
 # 3. Handshake flood: 30 silent connections fill max_clients_per_ip (30), the
 # 31st is closed at accept; all 30 are dropped after tls_handshake_timeout_ms.
@@ -293,7 +306,8 @@ tls_start_auth() {
 tls_start_auth --listen_tls on --http_port "$M_HTTP" --http_tls on \
 	--grpc_port "$M_GRPC" --grpc_tls on --tls_cert_file "$TLS/server-cert.pem" \
 	--tls_key_file "$TLS/server-key.pem" --tls_ca_file "$CA" --tls_verify_client required \
-	--tls_min_version TLSv1.3 --auth_tokens_file "$T_DIR/tokens"
+	--tls_min_version TLSv1.3 --auth_tokens_file "$T_DIR/tokens" \
+	--tls_ciphersuites TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256
 n=$( { tq "$M_PORT" "AUTH $TOKEN\nIDS 3\nQUIT\n" "${TQ_OPTS[@]}"
 	REDISCLI_AUTH=$TOKEN redis-cli --tls --cacert "$CA" "${CCERT[@]}" -p "$M_PORT" IDS 3
 	curl -sS --cacert "$CA" "${CCERT[@]}" -H "Authorization: Bearer $TOKEN" \
@@ -322,7 +336,14 @@ rc=0; $PY "$ROOT/tests/integration/tls_client.py" grpc "$T_DIR/py" "$M_GRPC" "$C
 [ $rc = 3 ] || fail "gRPC without a client certificate exited $rc, want 3"
 out=$(timeout 10 openssl s_client -connect "127.0.0.1:$M_PORT" -tls1_2 "${TQ_OPTS[@]}" </dev/null 2>&1 || true)
 grep -qE 'alert protocol version|unsupported protocol' <<<"$out" || fail "TLS 1.2 not refused with tls_min_version TLSv1.3"
-log "5. mTLS and tokens: every protocol served with a client certificate and a token; refused without a certificate or with another CA's (handshake), without a token (NOAUTH, 401, UNAUTHENTICATED); TLS 1.2 refused"
+# tls_ciphersuites: a suite left out is refused, one kept served.
+out=$(timeout 10 openssl s_client -connect "127.0.0.1:$M_PORT" -ciphersuites TLS_AES_128_GCM_SHA256 \
+	"${TQ_OPTS[@]}" </dev/null 2>&1 || true)
+grep -q 'alert handshake failure' <<<"$out" || fail "TLS 1.3 suite outside tls_ciphersuites served: $(grep -m1 Cipher <<<"$out")"
+timeout 10 openssl s_client -connect "127.0.0.1:$M_PORT" -ciphersuites TLS_CHACHA20_POLY1305_SHA256 \
+	-CAfile "$CA" "${TQ_OPTS[@]}" </dev/null 2>&1 | has '^New, TLSv1.3, Cipher is TLS_CHACHA20_POLY1305_SHA256' ||
+	fail "TLS 1.3 suite of tls_ciphersuites not served"
+log "5. mTLS and tokens: every protocol served with a client certificate and a token; refused without a certificate or with another CA's (handshake), without a token (NOAUTH, 401, UNAUTHENTICATED); TLS 1.2 refused; a TLS 1.3 suite outside tls_ciphersuites refused"
 
 n=$(check_unique <(awk '{ print $1, 1 }' "$IDS")) || fail "DUPLICATE IDs over TLS"
 log "PASS: $n IDs over TLS, all distinct"
