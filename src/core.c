@@ -57,6 +57,8 @@ static enum core_err	core_count_arg(const struct core_req *req, uint64_t max,
 			    uint64_t *n, const char **why);
 static enum core_err	core_decode(struct core *c, const struct core_req *req,
 			    struct core_result *res, const char **why);
+static bool		core_take_judge(struct core *c, const struct core_req *req,
+			    struct core_result *res, uint64_t *n_out, struct nsrv **ns_out);
 static enum core_status	core_take(struct core *c, struct core_waiter *w,
 			    const struct core_req *req, struct core_result *res);
 static void		core_fail(struct core *c, struct core_result *res, enum core_err err,
@@ -319,18 +321,12 @@ core_count_arg(const struct core_req *req, uint64_t max, uint64_t *n, const char
 bool
 core_take_args(struct core *c, const struct core_req *req, struct core_result *res)
 {
-	const char *why = "";
-	enum core_err e;
+	struct nsrv *ns;
 	uint64_t n;
 
-	if (req->cmd != CORE_CMD_IDS && req->cmd != CORE_CMD_BLOCK)
-		return true;
-	e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX, &n,
-	    &why);
-	if (e == CORE_OK)
-		return true;
-	core_reject(c, e, why, res);
-	return false;
+	res->err = CORE_OK;
+	res->why = NULL;
+	return core_take_judge(c, req, res, &n, &ns);
 }
 
 /* Which path made an ID, from its decimal or base58 form. */
@@ -389,6 +385,59 @@ core_health(const struct core *c, struct core_health *h)
 	h->auth_why = c->auth != NULL && !c->auth->clean ? c->auth->why : NULL;
 }
 
+/*
+ * A take's arguments judged, nothing taken: its count, its token's namespaces,
+ * the namespace (its name, known, the count within its B). False with res's
+ * error; else *n and *ns (NULL: the default sequence).
+ */
+static bool
+core_take_judge(struct core *c, const struct core_req *req, struct core_result *res,
+    uint64_t *n_out, struct nsrv **ns_out)
+{
+	const char *why = "";
+	uint64_t n = 1;
+	enum core_err e;
+	struct nsrv *ns = NULL;
+
+	if (req->cmd != CORE_CMD_ID &&
+	    (e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX,
+	    &n, &why)) != CORE_OK) {
+		core_reject(c, e, why, res);
+		return false;
+	}
+	/* A token limited to namespaces (ns= in auth_tokens_file): its session is current. */
+	if (c->auth != NULL && req->sess != NULL && req->sess->tok != NULL &&
+	    !auth_ns_allowed(req->sess, req->ns != NULL ? req->ns : "default",
+	    req->ns != NULL ? req->nslen : 7)) {
+		core_reject(c, CORE_ERR_NOPERM, "this token may not take IDs of this namespace "
+		    "(ns= in auth_tokens_file)", res);
+		return false;
+	}
+	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
+		if (!state_ns_name_len_ok(req->ns, req->nslen)) {
+			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
+			    CORE_XSTR(STATE_NS_NAME_MAX) " letters, digits or _", res);
+			return false;
+		}
+		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL) {
+			core_reject(c, CORE_ERR_NONS, "unknown namespace (idgenctl ns list)", res);
+			return false;
+		}
+		/* A BLOCK never crosses a ticket; IDS n must fit the buffered tickets. */
+		if (req->cmd == CORE_CMD_BLOCK ? n > ns->b : n > POOL_RANGES_ROOM * ns->b) {
+			snprintf(c->why_buf, sizeof(c->why_buf), req->cmd == CORE_CMD_BLOCK ?
+			    "BLOCK n is at most the namespace's block size B = %" PRIu64 :
+			    "IDS n is at most %" PRIu64 " (56 x the namespace's block size B)",
+			    req->cmd == CORE_CMD_BLOCK ? ns->b : POOL_RANGES_ROOM * ns->b);
+			core_reject(c, CORE_ERR_RANGE, c->why_buf, res);
+			return false;
+		}
+	}
+	*n_out = n;
+	*ns_out = ns;
+	return true;
+}
+
 /* ID, IDS, BLOCK: from the source, or park the waiter (refill, next millisecond). */
 static enum core_status
 core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
@@ -398,43 +447,10 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 	const char *why = "";
 	unsigned wait_us = 0;
 	uint64_t n = 1;
-	enum core_err e;
 	struct nsrv *ns = NULL;
 
-	if (req->cmd != CORE_CMD_ID &&
-	    (e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX,
-	    &n, &why)) != CORE_OK) {
-		core_reject(c, e, why, res);
+	if (!core_take_judge(c, req, res, &n, &ns))
 		return CORE_DONE;
-	}
-	/* A token limited to namespaces (ns= in auth_tokens_file): its session is current. */
-	if (c->auth != NULL && req->sess != NULL && req->sess->tok != NULL &&
-	    !auth_ns_allowed(req->sess, req->ns != NULL ? req->ns : "default",
-	    req->ns != NULL ? req->nslen : 7)) {
-		core_reject(c, CORE_ERR_NOPERM, "this token may not take IDs of this namespace "
-		    "(ns= in auth_tokens_file)", res);
-		return CORE_DONE;
-	}
-	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
-		if (!state_ns_name_len_ok(req->ns, req->nslen)) {
-			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
-			    CORE_XSTR(STATE_NS_NAME_MAX) " letters, digits or _", res);
-			return CORE_DONE;
-		}
-		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL) {
-			core_reject(c, CORE_ERR_NONS, "unknown namespace (idgenctl ns list)", res);
-			return CORE_DONE;
-		}
-		/* A BLOCK never crosses a ticket; IDS n must fit the buffered tickets. */
-		if (req->cmd == CORE_CMD_BLOCK ? n > ns->b : n > POOL_RANGES_ROOM * ns->b) {
-			snprintf(c->why_buf, sizeof(c->why_buf), req->cmd == CORE_CMD_BLOCK ?
-			    "BLOCK n is at most the namespace's block size B = %" PRIu64 :
-			    "IDS n is at most %" PRIu64 " (56 x the namespace's block size B)",
-			    req->cmd == CORE_CMD_BLOCK ? ns->b : POOL_RANGES_ROOM * ns->b);
-			core_reject(c, CORE_ERR_RANGE, c->why_buf, res);
-			return CORE_DONE;
-		}
-	}
 	if (ns != NULL)
 		st = source_ns_take(c->source, ns, req->cmd == CORE_CMD_BLOCK, (unsigned)n,
 		    req->cmd == CORE_CMD_BLOCK ? &res->first : res->ids, w->waited, &wait_us, &why);

@@ -215,8 +215,9 @@ enum core_status core_auth(struct core *c, struct core_waiter *w, struct auth_se
 void		core_health(const struct core *c, struct core_health *h);
 
 /*
- * The count argument of IDS or BLOCK judged as core_exec judges it, nothing
- * taken (HTTP's HEAD on an ID page); false with res's error when bad.
+ * A take's arguments (the count, the namespace and the token's right to it)
+ * judged as core_exec judges them, nothing taken (HTTP's HEAD on an ID
+ * page); false with res's error when bad.
  */
 bool		core_take_args(struct core *c, const struct core_req *req,
 		    struct core_result *res) __attribute__((warn_unused_result));

@@ -127,7 +127,12 @@ for p in /v1/id '/v1/ids?count=1000' '/v1/block?count=4096'; do
 	done
 done
 [ "$(taken)" = "$before" ] || fail "HEAD took IDs: $before before, $(taken) after"
-log "HEAD on /v1/id, /v1/ids and /v1/block takes no ID (still $before handed out)"
+for p in '/v1/id?ns=a-b' '/v1/id?ns=nosuchns' '/v1/ids?count=0'; do
+	g=$(curl -s -o /dev/null -w '%{http_code}' "$URL$p")
+	h=$(curl -s -I -o /dev/null -w '%{http_code}' "$URL$p")
+	[ "$g" != 200 ] && [ "$h" = "$g" ] || fail "HEAD $p answered $h, GET $g"
+done
+log "HEAD on /v1/id, /v1/ids and /v1/block takes no ID (still $before handed out); a bad count or namespace gets GET's status"
 
 # 1d. Accept: text/plain, the text protocol's lines; JSON stays the default.
 [ "$(get '/v1/ids?count=4' -H 'Accept: text/plain')" = 200 ] && [ "$(header Content-Type)" = "text/plain; charset=utf-8" ] ||
