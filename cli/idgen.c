@@ -76,6 +76,7 @@ static bool	cli_json_errors;
 static void	cli_usage(FILE *);
 static void	cli_json_string(FILE *, const char *);
 static int	cli_error(int, const char *, ...) __attribute__((format(printf, 2, 3)));
+static void	cli_warn_unneeded(const char *);
 static int	cli_count(const char *, unsigned, unsigned, unsigned *);
 static idgen_client *cli_open(const struct cli *, unsigned, int *);
 static void	cli_json_num(const char *, uint64_t);
@@ -214,6 +215,31 @@ cli_error(int rc, const char *fmt, ...)
 	return rc;
 }
 
+/*
+ * Once per run, on stderr: an idserver answered the token with "no token
+ * configured" (it has no auth_tokens_file yet, a rollout of tokens) and was
+ * used all the same. name: the idserver, or NULL when the library's.
+ */
+static void
+cli_warn_unneeded(const char *name)
+{
+	static bool	 warned;
+	char		 msg[IDGEN_ERR_LEN + 128];
+
+	if (warned)
+		return;
+	warned = true;
+	snprintf(msg, sizeof(msg), "warning: %s has no auth_tokens_file: the token is not "
+	    "needed there (used without it)", name != NULL ? name : "an idserver");
+	if (!cli_json_errors) {
+		fprintf(stderr, "idgen: %s\n", msg);
+		return;
+	}
+	fprintf(stderr, "{\"warning\":{\"code\":\"auth_unneeded\",\"message\":");
+	cli_json_string(stderr, msg);
+	fprintf(stderr, "}}\n");
+}
+
 /* Parses a count in [lo, hi]; CLI_EXIT_USAGE with a message otherwise. */
 static int
 cli_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -295,6 +321,7 @@ static int
 cli_ids(const struct cli *cli, const char *cmd, unsigned n)
 {
 	uint64_t	 ids[IDGEN_IDS_MAX], first = 0;
+	struct idgen_stats st;
 	idgen_client	*c;
 	unsigned	 i;
 	int		 rc;
@@ -307,6 +334,9 @@ cli_ids(const struct cli *cli, const char *cmd, unsigned n)
 		rc = idgen_ids(c, n, ids);
 	else
 		rc = idgen_next(c, &ids[0]);
+	idgen_stats(c, &st);
+	if (st.auth_unneeded > 0)
+		cli_warn_unneeded(NULL);
 	if (rc != IDGEN_OK) {
 		rc = cli_error(CLI_EXIT_SERVICE, "%s: %s", cmd, idgen_last_error());
 		idgen_close(c);
@@ -470,6 +500,7 @@ cli_stats(const struct cli *cli)
 	struct wire		 w;
 	const char		*p, *e;
 	char			 err[IDGEN_ERR_LEN];
+	unsigned		 got;
 
 	for (p = cli->servers; ; p = e + 1) {
 		if ((e = strchr(p, ',')) == NULL)
@@ -486,8 +517,11 @@ cli_stats(const struct cli *cli)
 			return cli_error(CLI_EXIT_SERVICE, "out of memory");
 		}
 		err[0] = '\0';
-		if (wire_exchange(&w, "STATS\n", 6, 1, cli->timeout_ms, cli->timeout_ms,
-		    cli_stats_line, &x, err, sizeof(err)) == 1 && !x.err) {
+		got = wire_exchange(&w, "STATS\n", 6, 1, cli->timeout_ms, cli->timeout_ms,
+		    cli_stats_line, &x, err, sizeof(err));
+		if (w.auth_unneeded > 0)
+			cli_warn_unneeded(w.name);
+		if (got == 1 && !x.err) {
 			cli_stats_print(cli, x.text, x.len);
 			free(x.text);
 			wire_free(&w);
@@ -514,6 +548,7 @@ cli_ping(const struct cli *cli)
 	int64_t			 t0;
 	int			 rc = 0;
 	long			 us;
+	unsigned		 got;
 
 	for (p = cli->servers; ; p = e + 1) {
 		if ((e = strchr(p, ',')) == NULL)
@@ -526,8 +561,11 @@ cli_ping(const struct cli *cli)
 		memset(&x, 0, sizeof(x));
 		t0 = clk_mono_ns();
 		err[0] = '\0';
-		if (wire_exchange(&w, "PING\n", 5, 1, cli->timeout_ms, cli->timeout_ms,
-		    cli_stats_line, &x, err, sizeof(err)) == 1 && x.pong) {
+		got = wire_exchange(&w, "PING\n", 5, 1, cli->timeout_ms, cli->timeout_ms,
+		    cli_stats_line, &x, err, sizeof(err));
+		if (w.auth_unneeded > 0)
+			cli_warn_unneeded(w.name);
+		if (got == 1 && x.pong) {
 			us = (long)((clk_mono_ns() - t0) / 1000);
 			if (cli->json)
 				printf("{\"server\":\"%s\",\"up\":true,\"us\":%ld}\n",

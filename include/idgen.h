@@ -128,7 +128,14 @@ struct idgen_stats {
 	uint64_t tls_resumed;		/* ... of them resumed a session the
 					   idserver gave before (no certificate
 					   exchange) */
-	uint64_t reserved[6];		/* room for later counters */
+	uint64_t auth_unneeded;		/* connections whose idserver has no
+					   auth_tokens_file (it answered the
+					   token with "ERR BADREQ AUTH called
+					   without any token configured"): the
+					   token is not needed there, the
+					   idserver is used all the same (a
+					   rollout of tokens, docs/operations.md) */
+	uint64_t reserved[5];		/* room for later counters */
 };
 
 /* Which path made an ID. */

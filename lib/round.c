@@ -24,20 +24,24 @@ struct round {
 };
 
 static bool	round_line(void *, const char *, const char *);
-static void	round_tls_counts(struct idgen_client *, uint64_t *, uint64_t *);
+static void	round_tls_counts(struct idgen_client *, uint64_t *, uint64_t *, uint64_t *);
 
-/* The TLS counters of every endpoint (the refill thread's own fields). */
+/*
+ * The TLS counters of every endpoint, and its logins that found no tokens
+ * (the refill thread's own fields).
+ */
 static void
-round_tls_counts(struct idgen_client *c, uint64_t *hs, uint64_t *res)
+round_tls_counts(struct idgen_client *c, uint64_t *hs, uint64_t *res, uint64_t *unneeded)
 {
 	uint64_t	 h, r;
 	unsigned	 i;
 
-	*hs = *res = 0;
+	*hs = *res = *unneeded = 0;
 	for (i = 0; i < c->neps; i++) {
 		wiretls_counts(c->eps[i].w.tlsc, &h, &r);
 		*hs += h;
 		*res += r;
+		*unneeded += c->eps[i].w.auth_unneeded;
 	}
 }
 
@@ -90,7 +94,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 	char			 msg[IDGEN_ERR_LEN], all[IDGEN_ERR_LEN];
 	uint64_t		 now, retry = UINT64_MAX;
 	unsigned		 i, k, lines, failures = 0, failovers = 0, share, conn_ms;
-	uint64_t		 hs, res;
+	uint64_t		 hs, res, un;
 	unsigned		 nons = 0, other = 0;
 	size_t			 alen = 0;
 	bool			 stop;
@@ -125,7 +129,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 		    nblocks, conn_ms, share, round_line, &r, msg, sizeof(msg));
 		if (r.bad)
 			c->tr.reset(c->tr.ctx, k);
-		round_tls_counts(c, &hs, &res);
+		round_tls_counts(c, &hs, &res, &un);
 		/* err is the exchange's only when it failed (wire.h): ERR lines are r.why. */
 		if (lines == nblocks)
 			msg[0] = '\0';
@@ -133,6 +137,7 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 			pthread_mutex_lock(&c->mu);
 			c->st.tls_handshakes = hs;
 			c->st.tls_resumed = res;
+			c->st.auth_unneeded = un;
 			c->st.round_trips++;
 			c->st.requests += r.blocks;
 			c->st.ids_fetched += (uint64_t)r.blocks * c->o.fetch_ids;
@@ -174,10 +179,11 @@ round_fetch(struct idgen_client *c, unsigned nblocks)
 			alen += (size_t)snprintf(all + alen, sizeof(all) - alen,
 			    " from %s", ep->w.name);
 	}
-	round_tls_counts(c, &hs, &res);
+	round_tls_counts(c, &hs, &res, &un);
 	pthread_mutex_lock(&c->mu);
 	c->st.tls_handshakes = hs;
 	c->st.tls_resumed = res;
+	c->st.auth_unneeded = un;
 	c->trying_since = 0;
 	c->st.failures += failures;
 	c->st.failovers += failovers;

@@ -84,7 +84,10 @@ wire_login_line(void *arg, const char *p, const char *e)
 	return true;
 }
 
-/* The token, on a connection just made; false (dropped) when refused. */
+/*
+ * The token, on a connection just made; false (dropped) when refused. An
+ * idserver without tokens is no refusal (w->auth_unneeded counts it).
+ */
 static bool
 wire_login(struct wire *w, unsigned timeout_ms, char *err, size_t errlen)
 {
@@ -94,6 +97,11 @@ wire_login(struct wire *w, unsigned timeout_ms, char *err, size_t errlen)
 	if (wire_once(w, w->auth, w->authlen, 1, timeout_ms, timeout_ms, wire_login_line, &r,
 	    &closed, err, errlen) != 1)
 		return false;
+	/* A server without tokens yet (their rollout): used all the same, and counted. */
+	if (!r.ok && strncmp(r.line, WIRE_AUTH_UNNEEDED, sizeof(WIRE_AUTH_UNNEEDED) - 1) == 0) {
+		w->auth_unneeded++;
+		return true;
+	}
 	if (!r.ok) {
 		snprintf(err, errlen, "%s: token refused: %s", w->name, r.line);
 		wire_reset(w);

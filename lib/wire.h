@@ -28,10 +28,17 @@ struct wire {
 						   connection (the owner's), or NULL */
 	size_t	 authlen;
 	struct wiretls *tls;			/* the owner's TLS context; NULL: cleartext */
+	uint64_t auth_unneeded;			/* logins answered "no token configured":
+						   the connection kept, unauthenticated */
 	struct wiretls_conn *tlsc;		/* the session, and the one to resume */
 };
 
 #define WIRE_TOKEN_MAX	256	/* bytes of a token (idserver's bound) */
+/*
+ * idserver's answer to AUTH without auth_tokens_file (docs/protocols.md):
+ * nothing to check, the token not needed, so not a reason to drop it.
+ */
+#define WIRE_AUTH_UNNEEDED	"ERR BADREQ AUTH called without any token configured"
 
 /*
  * Called with each reply line, without its newline (nor a CR before it);

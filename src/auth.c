@@ -170,6 +170,39 @@ auth_bearer(const char *value, size_t len, const char **tok, size_t *toklen)
 	return true;
 }
 
+bool
+auth_basic(const char *value, size_t len, char buf[AUTH_BASIC_MAX], const char **user,
+    size_t *userlen, const char **tok, size_t *toklen)
+{
+	size_t i = 5, n, pad = 0;
+	const char *colon;
+	int got;
+
+	if (value == NULL || len < 7 || strncasecmp(value, "Basic", 5) != 0 ||
+	    (value[5] != ' ' && value[5] != '\t'))
+		return false;
+	while (i < len && (value[i] == ' ' || value[i] == '\t'))
+		i++;
+	while (len > i && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+		len--;
+	n = len - i;
+	/* OpenSSL's decoder (libcrypto is linked for the hashes): whole quanta only. */
+	if (n == 0 || n % 4 != 0 || n / 4 * 3 > AUTH_BASIC_MAX)
+		return false;
+	pad = (value[len - 1] == '=') + (value[len - 2] == '=');
+	got = EVP_DecodeBlock((unsigned char *)buf, (const unsigned char *)value + i, (int)n);
+	if (got < 0 || (size_t)got < pad)
+		return false;
+	got -= (int)pad;	/* EVP_DecodeBlock counts the padding's zero bytes */
+	if ((colon = memchr(buf, ':', (size_t)got)) == NULL)
+		return false;
+	*user = buf;
+	*userlen = (size_t)(colon - buf);
+	*tok = colon + 1;
+	*toklen = (size_t)got - *userlen - 1;
+	return *toklen > 0 && *toklen <= AUTH_TOKEN_MAX;
+}
+
 void
 auth_hash(const char *tok, size_t len, uint8_t out[AUTH_HASH_LEN])
 {

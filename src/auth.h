@@ -79,6 +79,12 @@ struct auth {
 	unsigned		 bad;		/* lines the last applied load left out */
 	char			 why[320];
 	unsigned		 fail_delay_ms;
+	/*
+	 * auth_mode = optional: a request without a token is served (counted by
+	 * the core), one with a token is checked as always. docs/design.md
+	 * section 7.
+	 */
+	bool			 optional;
 	struct auth_counters	 stats;
 	struct auth_fail	 fail[AUTH_FAIL_SLOTS];
 };
@@ -129,6 +135,15 @@ bool	auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *s
 /* The token of an "Authorization: Bearer <token>" value (pure); false if not one. */
 bool	auth_bearer(const char *value, size_t len, const char **tok, size_t *toklen)
 	    __attribute__((warn_unused_result));
+
+/*
+ * The user and token of an "Authorization: Basic base64(user:token)" value
+ * (RFC 7617; pure): decoded into buf (AUTH_BASIC_MAX bytes; the caller wipes
+ * it), split at the first ':'. False if not one.
+ */
+#define AUTH_BASIC_MAX		(AUTH_NAME_MAX + 1 + AUTH_TOKEN_MAX + 3)
+bool	auth_basic(const char *value, size_t len, char buf[AUTH_BASIC_MAX], const char **user,
+	    size_t *userlen, const char **tok, size_t *toklen) __attribute__((warn_unused_result));
 
 void	auth_hash(const char *tok, size_t len, uint8_t out[AUTH_HASH_LEN]);
 

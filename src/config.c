@@ -123,6 +123,10 @@ static const struct config_key config_keys[] = {
 	{ "auth_open_metrics", U(auth_open_metrics), "1", 0, 1,
 	    "auth: 1: /metrics, /health and gRPC health answer without a token; 0: they need "
 	    "one (read-only suffices)" },
+	{ "auth_mode", S(auth_mode), "required", 0, 0,
+	    "auth: required: every request needs a token; optional: a token given is checked "
+	    "(a wrong one refused), requests without one are served and counted "
+	    "(auth_anonymous): the rollout of tokens" },
 	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
 	    "IP address of the odd ticket server (no host names: they block)" },
 	{ "odd_port", U(odd_port), "3307", 1, 65535, "port of the odd ticket server" },
@@ -551,8 +555,14 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen) ||
 	    !config_check_word("log_level", cfg->log_level, "debug|info|warn|error", err,
 	    errlen) ||
-	    !config_check_word("log_format", cfg->log_format, "text|json", err, errlen))
+	    !config_check_word("log_format", cfg->log_format, "text|json", err, errlen) ||
+	    !config_check_word("auth_mode", cfg->auth_mode, "required|optional", err, errlen))
 		return false;
+	if (strcmp(cfg->auth_mode, "optional") == 0 && cfg->auth_tokens_file[0] == '\0') {
+		snprintf(err, errlen, "auth_mode = optional needs auth_tokens_file (without "
+		    "tokens nothing is checked)");
+		return false;
+	}
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
 		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
 		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);

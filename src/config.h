@@ -51,6 +51,7 @@ struct config {
 	char		*auth_tokens_file;	/* "" = no authentication */
 	unsigned	 auth_fail_delay_ms;
 	unsigned	 auth_open_metrics;
+	char		*auth_mode;		/* "required" or "optional" (the rollout) */
 	char		*odd_host;
 	unsigned	 odd_port;
 	char		*even_host;

@@ -561,11 +561,21 @@ core_auth(struct core *c, struct core_waiter *w, struct auth_sess *s, enum auth_
 	if (need == AUTH_PERM_NONE)
 		return CORE_DONE;
 	have = s != NULL ? auth_perm(c->auth, s) : AUTH_PERM_NONE;
-	if (have == AUTH_PERM_NONE)
+	/* docs/design.md section 7: optional mode serves, and counts, who gave none. */
+	if (have == AUTH_PERM_NONE && c->auth->optional)
+		c->stats.anonymous++;
+	else if (have == AUTH_PERM_NONE)
 		core_reject(c, CORE_ERR_NOAUTH, CORE_WHY_NOAUTH, res);
 	else if (have < need)
 		core_reject(c, CORE_ERR_NOPERM, CORE_WHY_NOPERM, res);
 	return CORE_DONE;
+}
+
+bool
+core_auth_anonymous(const struct core *c, struct auth_sess *s)
+{
+	return c->auth != NULL && c->auth->optional && s != NULL && !s->presented &&
+	    auth_perm(c->auth, s) == AUTH_PERM_NONE;
 }
 
 enum core_status

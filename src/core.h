@@ -153,6 +153,7 @@ struct core_counters {
 	uint64_t	requests;
 	uint64_t	errors[CORE_ERR_COUNT];
 	uint64_t	waits;		/* requests that waited for a refill */
+	uint64_t	anonymous;	/* served without a token (auth_mode = optional) */
 };
 
 /* Calls per caller name (gRPC's caller_service), a bounded set. */
@@ -206,10 +207,19 @@ void		core_count(struct core *c, enum core_err err);
  * set): CORE_DONE with res filled (CORE_OK or the refusal, counted), or
  * CORE_PENDING while a failed token's reply is held (auth_fail_delay_ms):
  * run the same request again when resumed. A token the session presents is
- * checked first and, when valid, becomes the session's.
+ * checked first and, when valid, becomes the session's. With auth_mode =
+ * optional a session that never presented one is let through and counted
+ * (auth_anonymous); a wrong token is refused as in required mode.
  */
 enum core_status core_auth(struct core *c, struct core_waiter *w, struct auth_sess *s,
 		    enum auth_perm need, struct core_result *res);
+
+/*
+ * Whether s runs without a token by auth_mode = optional (never presented
+ * one, or its token was removed): a gate an adapter keeps before the core's
+ * own check lets it through uncounted, the core counting it when it runs.
+ */
+bool		core_auth_anonymous(const struct core *c, struct auth_sess *s);
 
 /* Reads the service's health; reading changes nothing. */
 void		core_health(const struct core *c, struct core_health *h);

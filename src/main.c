@@ -240,6 +240,7 @@ main_auth(struct main_ctx *m)
 		auth_free(&m->auth);
 		return false;
 	}
+	m->auth.optional = strcmp(m->cfg.auth_mode, "optional") == 0;
 	return true;
 }
 
@@ -528,8 +529,9 @@ main_core(struct main_ctx *m)
 	if (m->auth.path != NULL) {
 		m->core.auth = &m->auth;
 		log_info("authentication on: %zu tokens (%zu read-only) from %s; /metrics and "
-		    "/health %s", m->auth.n, m->auth.nro, m->auth.path, m->cfg.auth_open_metrics ?
-		    "open (auth_open_metrics)" : "need a token");
+		    "/health %s%s", m->auth.n, m->auth.nro, m->auth.path, m->cfg.auth_open_metrics ?
+		    "open (auth_open_metrics)" : "need a token", m->auth.optional ? "; auth_mode "
+		    "optional: requests without a token are served (auth_anonymous)" : "");
 	}
 	m->metrics.listener = &m->listener.stats;
 	m->metrics.conns = &m->conns.stats;

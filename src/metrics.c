@@ -195,6 +195,10 @@
 	X(auth_refused, C, SVC, "stats", "requests refused: no token given (NOAUTH, 401)", \
 	    "auth_refused", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_NOAUTH])) \
+	X(auth_anonymous, C, SVC, "stats", \
+	    "requests served without a token by auth_mode = optional (0 before auth_mode = required)", \
+	    "auth_anonymous", METRIC_AS_IS, NULL, \
+	    NUM(CORE.anonymous)) \
 	X(auth_failures, C, SVC, "stats", \
 	    "tokens refused: not in auth_tokens_file, or not the name given (WRONGPASS, 401)", \
 	    "auth_failures", METRIC_AS_IS, NULL, \
@@ -411,13 +415,17 @@
 	    NUM(GEN->counters.clock_refusals)) \
 	X(fallback_window_refusals, C, SVC, "fallback", "takes refused outside the window", \
 	    "fallback_window_refusals", METRIC_AS_IS, NULL, \
-	    NUM(GEN->counters.window_refusals))
+	    NUM(GEN->counters.window_refusals)) \
+	X(ids_buffered, G, NS, "namespaces", "ticket IDs of a namespace prefetched, not yet issued", \
+	    "namespace_ids_buffered", METRIC_AS_IS, NULL, \
+	    NUM(NSRV != NULL ? pool_available(&NSRV->pool) : 0))
 
 #define NUM(x)		(v->num = (x))
 #define TEXT(x)		metrics_text(v, (x))
 #define AVG(sum, n)	((n) != 0 ? (sum) / (n) : 0)
 #define TIER		(m->source->tier)
 #define SRV		(&TIER->srv[server])
+#define NSRV		((unsigned)server < TIER->nss.n ? TIER->nss.v[server] : NULL)
 #define LEASE		(m->source->lease)
 #define GEN		(m->source->gen)
 #define CORE		(m->core->stats)
@@ -432,10 +440,10 @@ metrics_text(struct metric_value *v, const char *text)
 	v->text = text;
 }
 
-/* One reader per row: metrics_get_<name>. */
+/* One reader per row: metrics_get_<scope>_<name> (a name is unique in its scope). */
 #define METRICS_GETTER(name, type, scope, section, help, prom, conv, states, ...) \
 static void \
-metrics_get_##name(const struct metrics_src *m, int server, struct metric_value *v) \
+metrics_get_##scope##_##name(const struct metrics_src *m, int server, struct metric_value *v) \
 { \
 	(void)m; \
 	(void)server; \
@@ -449,6 +457,7 @@ METRICS_ROWS(METRICS_GETTER)
 #undef AVG
 #undef TIER
 #undef SRV
+#undef NSRV
 #undef LEASE
 #undef GEN
 #undef CORE
@@ -460,8 +469,9 @@ METRICS_ROWS(METRICS_GETTER)
 #define I	METRIC_INFO
 #define SVC	METRIC_SERVICE
 #define SRV	METRIC_PER_SERVER
+#define NS	METRIC_PER_NS
 #define METRICS_DEF(name, type, scope, section, help, prom, conv, states, ...) \
-	{ #name, type, scope, section, help, prom, conv, states, metrics_get_##name },
+	{ #name, type, scope, section, help, prom, conv, states, metrics_get_##scope##_##name },
 const struct metric_def metrics_table[] = {
 	METRICS_ROWS(METRICS_DEF)
 };
@@ -473,6 +483,7 @@ const size_t metrics_count = sizeof(metrics_table) / sizeof(metrics_table[0]);
 #undef I
 #undef SVC
 #undef SRV
+#undef NS
 
 /* One row's value, read where it lives. */
 void
@@ -482,30 +493,52 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 	metrics_table[row].get(m, server, v);
 }
 
-/* Every value in table order; a run of per-server rows for odd, then even. */
+unsigned
+metrics_ns_count(const struct metrics_src *m)
+{
+	return m->source->tier->nss.n;
+}
+
+const char *
+metrics_ns_name(const struct metrics_src *m, unsigned i)
+{
+	return m->source->tier->nss.v[i]->name;
+}
+
+/*
+ * Every value in table order; a run of per-server rows for odd, then even,
+ * and a run of per-namespace rows for each namespace in name order.
+ */
 void
 metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 {
 	struct metric_value v;
-	char name[96];
+	enum metric_scope scope;
+	char name[128];
 	size_t i, j, end;
-	unsigned s;
+	unsigned s, n;
 
 	for (i = 0; i < metrics_count; i = end) {
-		if (metrics_table[i].scope == METRIC_SERVICE) {
+		scope = metrics_table[i].scope;
+		if (scope == METRIC_SERVICE) {
 			metrics_value(m, i, 0, &v);
 			fn(&metrics_table[i], metrics_table[i].name, 0, &v, arg);
 			end = i + 1;
 			continue;
 		}
-		for (end = i; end < metrics_count && metrics_table[end].scope == METRIC_PER_SERVER;
-		    end++)
+		for (end = i; end < metrics_count && metrics_table[end].scope == scope; end++)
 			;
-		for (s = 0; s < server_count(); s++)
+		n = scope == METRIC_PER_SERVER ? server_count() : metrics_ns_count(m);
+		for (s = 0; s < n; s++)
 			for (j = i; j < end; j++) {
-				metrics_value(m, j, s, &v);
-				snprintf(name, sizeof(name), "%s_%s", server_name(s), metrics_table[j].name);
-				fn(&metrics_table[j], name, s, &v, arg);
+				metrics_value(m, j, (int)s, &v);
+				if (scope == METRIC_PER_SERVER)
+					snprintf(name, sizeof(name), "%s_%s", server_name(s),
+					    metrics_table[j].name);
+				else
+					snprintf(name, sizeof(name), "ns_%s_%s", metrics_ns_name(m, s),
+					    metrics_table[j].name);
+				fn(&metrics_table[j], name, (int)s, &v, arg);
 			}
 	}
 }
@@ -625,11 +658,6 @@ metrics_namespaces(struct metrics_buf *b, const struct nss *ns)
 		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"fallback\"} %"
 		    PRIu64 "\n", ns->v[i]->name, ns->v[i]->ids_fallback);
 	}
-	metrics_family(b, "namespace_ids_buffered", "gauge",
-	    "ticket IDs of a namespace prefetched, not yet issued");
-	for (i = 0; i < ns->n; i++)
-		metrics_printf(b, "idgen_namespace_ids_buffered{ns=\"%s\"} %" PRIu64 "\n",
-		    ns->v[i]->name, pool_available(&ns->v[i]->pool));
 	metrics_family(b, "namespace_served", "gauge",
 	    "1 while a namespace is served (every server up says ready, alike)");
 	for (i = 0; i < ns->n; i++)
@@ -708,9 +736,9 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 {
 	struct metrics_buf b = { malloc(8192), 0, 8192, false };
 	struct metric_value v;
-	char family[96], labels[32];
+	char family[96], labels[80];
 	size_t i;
-	unsigned s;
+	unsigned s, n;
 
 	if (b.p == NULL)
 		return NULL;
@@ -723,10 +751,14 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 		    d->type == METRIC_COUNTER ? "_total" : "");
 		metrics_family(&b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
 		    d->help);
-		for (s = 0; s < (d->scope == METRIC_PER_SERVER ? server_count() : 1); s++) {
-			metrics_value(m, i, s, &v);
+		n = d->scope == METRIC_PER_SERVER ? server_count() :
+		    d->scope == METRIC_PER_NS ? metrics_ns_count(m) : 1;
+		for (s = 0; s < n; s++) {
+			metrics_value(m, i, (int)s, &v);
 			if (d->scope == METRIC_PER_SERVER)
 				snprintf(labels, sizeof(labels), "server=\"%s\"", server_name(s));
+			else if (d->scope == METRIC_PER_NS)	/* a name is [A-Za-z0-9_] */
+				snprintf(labels, sizeof(labels), "ns=\"%s\"", metrics_ns_name(m, s));
 			else
 				labels[0] = '\0';
 			metrics_sample(&b, d, family, labels, &v);

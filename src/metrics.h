@@ -3,7 +3,8 @@
  * (docs/design.md section 7).
  *
  * Each row has a name, a type (counter, gauge, info), help text and a scope:
- * service-wide, or one value per ticket server (label server="odd"/"even").
+ * service-wide, one value per ticket server (label server="odd"/"even"), or
+ * one per namespace (label ns).
  * STATS, RESP INFO and the HTTP /stats JSON are views of the same table, in
  * the same order.
  */
@@ -24,6 +25,8 @@ enum metric_type {
 enum metric_scope {
 	METRIC_SERVICE,
 	METRIC_PER_SERVER,	/* odd and even: "<role>_<name>" in STATS and INFO */
+	METRIC_PER_NS,		/* each namespace known: "ns_<ns>_<name>" in STATS and
+				 * INFO, label ns="<ns>" in /metrics */
 };
 
 /* How a value is shown in Prometheus: base units (seconds, unix time). */
@@ -76,14 +79,22 @@ struct metric_value {
 extern const struct metric_def metrics_table[];
 extern const size_t metrics_count;
 
-/* One row's value; server is 0 (odd) or 1 (even) for per-server rows. */
+/*
+ * One row's value; server is 0 (odd) or 1 (even) for per-server rows, the
+ * namespace's index (0..metrics_ns_count - 1) for per-namespace rows.
+ */
 void	metrics_value(const struct metrics_src *m, size_t row, int server,
 	    struct metric_value *v);
 
+/* The namespaces a per-namespace row has a value for, and the name of one. */
+unsigned	 metrics_ns_count(const struct metrics_src *m);
+const char	*metrics_ns_name(const struct metrics_src *m, unsigned i);
+
 /*
  * Walks every value in order: per-server rows come as a run, all of the odd
- * server's, then all of the even server's. name is the flat name
- * ("odd_tickets"), section the INFO section.
+ * server's, then all of the even server's; per-namespace rows likewise, a
+ * namespace at a time. name is the flat name ("odd_tickets",
+ * "ns_orders_ids_buffered"), section the INFO section.
  */
 typedef void	(*metrics_fn)(const struct metric_def *def, const char *name, int server,
 		    const struct metric_value *v, void *arg);

@@ -489,6 +489,10 @@ http_send_error(struct evhttp_request *req, enum proto_http_form form, enum core
 		    err == CORE_ERR_NOAUTH ? "Bearer realm=\"idgen\"" :
 		    err == CORE_ERR_WRONGPASS ? "Bearer realm=\"idgen\", error=\"invalid_token\"" :
 		    "Bearer realm=\"idgen\", error=\"insufficient_scope\"");
+	/* ... and Basic's (the token as the password), which curl -u answers. */
+	if (e->http_status == 401)
+		evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+		    "Basic realm=\"idgen\", charset=\"UTF-8\"");
 	if (e->retry_after > 0) {
 		snprintf(secs, sizeof(secs), "%u", e->retry_after);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
@@ -1049,19 +1053,29 @@ http_needs_token(const struct proto_http *h, enum proto_http_page page)
 	return true;
 }
 
-/* The request's "Authorization: Bearer <token>", if any, for the core to check. */
+/*
+ * The request's "Authorization: Bearer <token>", or "Basic" with the token
+ * as the password (curl -u name:token; the user name judged as RESP's AUTH
+ * judges it: "default", or the token's name; none when empty), if any, for
+ * the core to check.
+ */
 static void
 http_bearer(struct http_call *c)
 {
 	struct evkeyvalq *hd = evhttp_request_get_input_headers(c->req);
-	const char *v = evhttp_find_header(hd, "Authorization"), *tok;
+	const char *v = evhttp_find_header(hd, "Authorization"), *tok, *user;
 	struct bufferevent *bev = c->evcon != NULL ?
 	    evhttp_connection_get_bufferevent(c->evcon) : NULL;
-	size_t toklen;
+	char basic[AUTH_BASIC_MAX];
+	size_t toklen, userlen;
 
 	auth_sess_init(&c->sess, bev != NULL ? (int)bufferevent_getfd(bev) : -1);
 	if (v != NULL && auth_bearer(v, strlen(v), &tok, &toklen))
 		auth_sess_present(&c->sess, tok, toklen, NULL, 0, c->h->core->auth);
+	else if (v != NULL && auth_basic(v, strlen(v), basic, &user, &userlen, &tok, &toklen))
+		auth_sess_present(&c->sess, tok, toklen, userlen > 0 ? user : NULL, userlen,
+		    c->h->core->auth);	/* -u :token names no user, as Bearer */
+	explicit_bzero(basic, sizeof(basic));
 }
 
 /* Answers a page outside the core; false for a page of the core. */

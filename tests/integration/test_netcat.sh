@@ -68,8 +68,9 @@ assert d["mode"] == "ticket" and d["block_size"] == 1048576, d
 PY
 [[ "$(http /nope | head -n 1)" == "HTTP/1."?" 404"* ]] || fail "unknown path not 404"
 
-# docs/protocols.md documents every STATS name (per-server ones as odd_*/even_*).
-for n in $(sed 's/^\(odd\|even\)_//' "$T_DIR/stat-names.txt" | sort -u); do
+# docs/protocols.md documents every STATS name (per-server ones as odd_*/even_*,
+# per-namespace ones as ns_<ns>_*).
+for n in $(sed 's/^\(odd\|even\)_//; s/^ns_.*_\(ids_buffered\)$/ns_<ns>_\1/' "$T_DIR/stat-names.txt" | sort -u); do
 	grep -q "\`$n\`" "$ROOT/docs/protocols.md" || fail "docs/protocols.md does not document STAT $n"
 done
 log "ok"

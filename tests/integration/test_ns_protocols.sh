@@ -6,7 +6,8 @@
 # that protocol's unknown-namespace error, (c) a bad name (a-b, 49 bytes) is a
 # bad request, (d) the form without a namespace is unchanged; and (served_checks,
 # at the end) a namespace created while idserver runs serves IDs of its own
-# sequence on every protocol.
+# sequence on every protocol, and its buffered IDs show in STATS, INFO, /stats
+# and /metrics alike.
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
@@ -270,6 +271,31 @@ for ns in a-b "$LONG" ""; do
 done
 
 served_checks
+
+# ns_stats_checks: each namespace's buffered IDs in every view of the metrics
+# table: STATS (STAT ns_orders_ids_buffered), RESP INFO (its Namespaces
+# section), /stats and /metrics (label ns); the same number in all four once
+# no refill is in flight (read until two rounds agree, bounded).
+ns_stats_checks() {
+	local i st info js pm ok=
+	for i in $(seq 1 50); do
+		st=$(stat "$SVC_PORT" ns_orders_ids_buffered)
+		info=$(rcli INFO namespaces | tr -d '\r' | sed -n 's/^ns_orders_ids_buffered://p')
+		js=$(curl -s "$URL/stats" | $PY -c 'import json, sys; print(json.load(sys.stdin).get("ns_orders_ids_buffered", ""))')
+		pm=$(curl -s "$URL/metrics" | sed -n 's/^idgen_namespace_ids_buffered{ns="orders"} //p')
+		[[ $st =~ ^[0-9]+$ ]] || fail "STATS has no ns_orders_ids_buffered: '$st'"
+		if [ "$st" = "$info" ] && [ "$st" = "$js" ] && [ "$st" = "$pm" ] &&
+			[ "$st" = "$(stat "$SVC_PORT" ns_orders_ids_buffered)" ]; then
+			ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	[ -n "$ok" ] || fail "ns_orders_ids_buffered: STATS $st, INFO '$info', /stats '$js', /metrics '$pm'"
+	rcli INFO namespaces | tr -d '\r' | has -x '# Namespaces' || fail "INFO namespaces: no section header"
+	log "namespace orders: $st IDs buffered, alike in STATS, INFO, /stats and /metrics"
+}
+ns_stats_checks
 
 n=$(check_unique "$IDS")
 log "ok: $n IDs of the default sequence, named and not, on every protocol; no duplicate"

@@ -129,6 +129,37 @@ test_bearer(void **state)
 	assert_false(auth_bearer(NULL, 0, &tok, &len));
 }
 
+/* Basic credentials: base64(user:token), OpenSSL's decoder, the padding left out. */
+static void
+test_basic(void **state)
+{
+	char buf[AUTH_BASIC_MAX];
+	const char *user, *tok;
+	size_t ul, tl;
+
+	(void)state;
+	/* base64("alice:0123456789abcdef") */
+	assert_true(auth_basic("Basic YWxpY2U6MDEyMzQ1Njc4OWFiY2RlZg==", 38, buf, &user, &ul,
+	    &tok, &tl));
+	assert_int_equal(ul, 5);
+	assert_memory_equal(user, "alice", 5);
+	assert_int_equal(tl, 16);
+	assert_memory_equal(tok, "0123456789abcdef", 16);
+	/* base64(":ab") and base64("a:b"): an empty user; no padding */
+	assert_true(auth_basic("basic  OmFi ", 12, buf, &user, &ul, &tok, &tl));
+	assert_int_equal(ul, 0);
+	assert_int_equal(tl, 2);
+	assert_true(auth_basic("Basic YTpi", 10, buf, &user, &ul, &tok, &tl));
+	assert_int_equal(tl, 1);
+	assert_memory_equal(tok, "b", 1);
+	assert_false(auth_basic("Basic YWxpY2U=", 14, buf, &user, &ul, &tok, &tl));	/* no ':' */
+	assert_false(auth_basic("Basic YTo=", 10, buf, &user, &ul, &tok, &tl));	/* no token */
+	assert_false(auth_basic("Basic YWxp*2U6", 14, buf, &user, &ul, &tok, &tl));
+	assert_false(auth_basic("Basic YWx", 9, buf, &user, &ul, &tok, &tl));
+	assert_false(auth_basic("Bearer YTpi", 11, buf, &user, &ul, &tok, &tl));
+	assert_false(auth_basic(NULL, 0, buf, &user, &ul, &tok, &tl));
+}
+
 static void
 test_table_and_reload(void **state)
 {
@@ -345,6 +376,27 @@ test_core_auth(void **state)
 	auth_sess_present(&s, TOK_A, strlen(TOK_A), "alice", 5, a);
 	assert_int_equal(core_auth(c, &w, &s, AUTH_PERM_ALL, res), CORE_DONE);
 	assert_int_equal(res->err, CORE_OK);
+
+	/* auth_mode = optional: none given is served and counted; a token still checked. */
+	a->optional = true;
+	assert_false(core_auth_anonymous(c, &s));
+	auth_sess_init(&s, -1);
+	assert_true(core_auth_anonymous(c, &s));
+	assert_int_equal(core_auth(c, &w, &s, AUTH_PERM_ALL, res), CORE_DONE);
+	assert_int_equal(res->err, CORE_OK);
+	assert_int_equal(c->stats.anonymous, 1);
+	auth_sess_present(&s, TOK_R, strlen(TOK_R), NULL, 0, a);
+	assert_false(core_auth_anonymous(c, &s));
+	assert_int_equal(core_auth(c, &w, &s, AUTH_PERM_ALL, res), CORE_DONE);
+	assert_int_equal(res->err, CORE_ERR_NOPERM);
+	auth_sess_init(&s, -1);
+	auth_sess_present(&s, TOK_A, strlen(TOK_A), "bob", 3, a);
+	/* Not alice's name: a failure, held as the slowed address's are, then WRONGPASS. */
+	assert_int_equal(core_auth(c, &w, &s, AUTH_PERM_ALL, res), CORE_PENDING);
+	assert_int_equal(event_base_loop(base, EVLOOP_ONCE), 0);
+	assert_int_equal(core_auth(c, &w, &s, AUTH_PERM_ALL, res), CORE_DONE);
+	assert_int_equal(res->err, CORE_ERR_WRONGPASS);
+	assert_int_equal(c->stats.anonymous, 1);
 	core_waiter_free(&w);
 	core_free(c);
 	auth_free(a);
@@ -360,6 +412,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grammar),
 		cmocka_unit_test(test_bearer),
+		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_table_and_reload),
 		cmocka_unit_test(test_user_names),
 		cmocka_unit_test(test_fail_counter),
