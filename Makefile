@@ -64,7 +64,7 @@ TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 # libidgen (lib/, include/idgen.h): position-independent, only idgen_* exported;
 # it carries its own build of common/, and of idserver's lease and the code it
 # runs on (the generator of a mariadb:// address, lib/gen.c; docs/design.md
-# 11.9): one lease implementation, compiled twice. lib/genlog.c stands in for
+# 11.8): one lease implementation, compiled twice. lib/genlog.c stands in for
 # src/log.c (the library writes nothing).
 LIBIDGEN_SRC := $(wildcard lib/*.c)
 LIBIDGEN_SRV := lease snowflake db dbtls server statefile state config check

@@ -23,7 +23,7 @@
  * lease settings as ?lease_window_ms=N&...): the client is then a generator,
  * which leases a worker number from the tier itself (as idserver does) and
  * mints Snowflake IDs in the process, no idserver involved; without a lease
- * it mints nothing (IDGEN_EUNAVAILABLE). See docs/design.md section 11.9.
+ * it mints nothing (IDGEN_EUNAVAILABLE). See docs/design.md section 11.8.
  *
  * The library writes nothing to stdout or stderr.
  */

@@ -3,7 +3,7 @@
  * idserver's own lease code (src/lease.c), Snowflake IDs minted in the
  * process by idserver's generator (src/snowflake.c), the lease kept on a
  * private event loop in the client's background thread (docs/design.md
- * section 11.9).
+ * section 11.8).
  */
 #include "gen.h"
 

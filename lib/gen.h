@@ -1,7 +1,7 @@
 /*
  * gen.h - libidgen as a generator: a client opened on a mariadb:// address
  * leases a worker number from the tier itself and mints Snowflake IDs in
- * the process (docs/design.md section 11.9).
+ * the process (docs/design.md section 11.8).
  *
  * The lease is idserver's own (src/lease.c on the database seam src/db.h),
  * run on a private event loop in the client's background thread; every

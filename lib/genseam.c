@@ -1,7 +1,7 @@
 /*
  * genseam.c - MariaDB's database operations (src/db.c) wrapped so that each
  * callback runs under the client's mutex, followed by the generator's hook
- * (docs/design.md section 11.9).
+ * (docs/design.md section 11.8).
  */
 #include "genseam.h"
 

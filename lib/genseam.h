@@ -1,7 +1,7 @@
 /*
  * genseam.h - the database seam (src/db.h) as libidgen's generator gives it
  * to idserver's lease code: MariaDB's, with every callback run under the
- * client's mutex (docs/design.md section 11.9).
+ * client's mutex (docs/design.md section 11.8).
  *
  * lease.c changes the lease and the generator's window only in the callbacks
  * of its database operations (its timer only starts operations), so callers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libidgen as a generator (issue 35, docs/design.md 11.9): a mariadb:// address
+# libidgen as a generator (issue 35, docs/design.md 11.8): a mariadb:// address
 # makes the library lease a worker number from the tier itself (idserver's own
 # src/lease.c) and mint Snowflake IDs in the process. On a pair with 6 worker
 # rows per server: the idgen command mints after a claim and releases; a claim
