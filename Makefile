@@ -68,16 +68,23 @@ TOOL_SRC  := $(wildcard bench/*.c)
 TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 
 # libidgen (lib/, include/idgen.h): position-independent, only idgen_* exported;
-# it carries its own build of common/, and includes nothing from src/.
+# it carries its own build of common/, and of idserver's lease and the code it
+# runs on (the generator of a mariadb:// address, lib/gen.c; docs/design.md
+# 11.8): one lease implementation, compiled twice. lib/genlog.c stands in for
+# src/log.c (the library writes nothing).
 LIBIDGEN_SRC := $(wildcard lib/*.c)
+LIBIDGEN_SRV := lease snowflake db dbtls server statefile state config check
 LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) \
-		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o)
+		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o) \
+		$(LIBIDGEN_SRV:%=$(BUILD)/obj/lib/src/%.o)
 LIBIDGEN_SO  := $(BUILD)/libidgen.so.$(IDGEN_VERSION)
 LIBIDGEN     := $(BUILD)/libidgen.a $(LIBIDGEN_SO) $(BUILD)/idgen $(BUILD)/idgen_load
-LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib \
-		$(shell pkg-config --cflags libssl libcrypto 2>/dev/null)
-# TLS to idserver (lib/wiretls.c): OpenSSL, the library's only dependency.
-LIBIDGEN_LIBS = $(shell pkg-config --libs libssl libcrypto 2>/dev/null)
+LIBIDGEN_PKGS := libssl libcrypto libmariadb libevent inih
+LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib -Isrc \
+		$(shell pkg-config --cflags $(LIBIDGEN_PKGS) 2>/dev/null)
+# TLS to idserver (lib/wiretls.c): OpenSSL; the generator: MariaDB's
+# Connector/C, libevent and inih (idserver's config table).
+LIBIDGEN_LIBS = $(shell pkg-config --libs $(LIBIDGEN_PKGS) 2>/dev/null)
 
 .PHONY: sim all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak go test-go
@@ -158,6 +165,10 @@ $(BUILD)/obj/lib/%.o: lib/%.c
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/lib/common/%.o: common/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/lib/src/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 

@@ -17,6 +17,14 @@
  * never hands out an ID its parent holds: the held IDs are dropped in the child
  * and it fetches its own. See docs/design.md section 11.
  *
+ * The servers may instead be a tier's address,
+ * "mariadb://USER@HOST:PORT,HOST:PORT/DATABASE" (the pair, odd then even;
+ * the password from options.db_password or IDGEN_DB_PASSWORD; idserver's
+ * lease settings as ?lease_window_ms=N&...): the client is then a generator,
+ * which leases a worker number from the tier itself (as idserver does) and
+ * mints Snowflake IDs in the process, no idserver involved; without a lease
+ * it mints nothing (IDGEN_EUNAVAILABLE). See docs/design.md section 11.8.
+ *
  * The library writes nothing to stdout or stderr.
  */
 #ifndef IDGEN_H
@@ -107,6 +115,9 @@ struct idgen_options {
 					   certificate must carry; NULL:
 					   IDGEN_TLS_SERVER_NAME, else each
 					   endpoint's host */
+	const char *db_password;	/* a mariadb:// address: the database
+					   password; NULL: IDGEN_DB_PASSWORD
+					   (copied by idgen_open) */
 };
 
 /* What a client has done; a snapshot. */
@@ -135,7 +146,12 @@ struct idgen_stats {
 					   token is not needed there, the
 					   idserver is used all the same (a
 					   rollout of tokens, docs/operations.md) */
-	uint64_t reserved[5];		/* room for later counters */
+	uint64_t lease_claims;		/* a mariadb:// address: worker-number
+					   windows claimed from the tier */
+	uint64_t lease_worker;		/* ... the worker number of the window
+					   held now (see lease_window_end_ms) */
+	int64_t	 lease_window_end_ms;	/* ... its end, Unix ms; 0: no window */
+	uint64_t reserved[2];		/* room for later counters */
 };
 
 /* Which path made an ID. */

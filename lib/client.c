@@ -12,6 +12,7 @@
 
 #include "clk.h"
 #include "epoch.h"
+#include "gen.h"
 #include "wiretls.h"
 
 #include <stdatomic.h>
@@ -102,7 +103,8 @@ client_open(const char *servers, const struct idgen_options *opt,
 		o.size = sizeof(o);
 	}
 	if (servers == NULL || *servers == '\0') {
-		snprintf(err, errlen, "no idserver given (host:port[,host:port...])");
+		snprintf(err, errlen, "no idserver given (host:port[,host:port...], or "
+		    "mariadb://USER@HOST:PORT,HOST:PORT/DATABASE)");
 		return NULL;
 	}
 	if (o.fetch_ids < 1 || o.fetch_ids > IDGEN_BLOCK_MAX || o.max_batch < 1 ||
@@ -133,6 +135,7 @@ client_open(const char *servers, const struct idgen_options *opt,
 	if (o.ns != NULL)
 		memcpy(c->ns, o.ns, strlen(o.ns) + 1);
 	c->o.ns = NULL;		/* likewise: c->ns is the copy */
+	c->o.db_password = NULL;	/* ... and the generator's config */
 	if (!wire_auth_line(o.token, &c->auth, &c->authlen, err, errlen)) {
 		free(c);
 		return NULL;
@@ -154,7 +157,11 @@ client_open(const char *servers, const struct idgen_options *opt,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	for (p = servers; ; p = e + 1) {
+	if (gen_is_url(servers)) {
+		if ((c->gen = gen_new(c, servers, &o, err, errlen)) == NULL)
+			goto fail;
+	}
+	for (p = servers; c->gen == NULL; p = e + 1) {
 		e = strchr(p, ',');
 		if (e == NULL)
 			e = p + strlen(p);
@@ -186,11 +193,12 @@ client_open(const char *servers, const struct idgen_options *opt,
 	c->epoch = epoch_current();
 	c->target = o.min_held;
 	/* Clients of many processes spread over the list; then it sticks. */
-	c->cur = (unsigned)((uint64_t)getpid() * 2654435761u % c->neps);
+	c->cur = c->neps ? (unsigned)((uint64_t)getpid() * 2654435761u % c->neps) : 0;
 	c->st.server = c->cur;
 	epoch_register(c);
 	return c;
 fail:
+	gen_free(c->gen);
 	for (i = 0; i < c->neps; i++)
 		wire_free(&c->eps[i].w);
 	held_free(&c->held);
@@ -218,9 +226,12 @@ idgen_close(idgen_client *c)
 	join = c->thread_on;
 	c->stopping = true;
 	pthread_cond_signal(&c->wake);
+	if (c->gen != NULL && join)
+		gen_stop(c->gen);	/* the lease is released first */
 	pthread_mutex_unlock(&c->mu);
 	if (join)
 		pthread_join(c->thread, NULL);
+	gen_free(c->gen);
 	for (i = 0; i < c->neps; i++)
 		wire_free(&c->eps[i].w);
 	held_free(&c->held);
@@ -243,6 +254,8 @@ idgen_stats(idgen_client *c, struct idgen_stats *st)
 	epoch_check(c);
 	*st = c->st;
 	st->ids_held = c->held.ids;
+	if (c->gen != NULL)
+		gen_stats(c->gen, st);
 	pthread_mutex_unlock(&c->mu);
 }
 

@@ -61,6 +61,8 @@ struct idgen_client {
 	size_t			 reqline;
 	struct held_range	*got;		/* one round's blocks */
 	struct idgen_client	*next_client;	/* registry, for fork handling */
+	struct gen		*gen;		/* a mariadb:// address: the generator
+						   (gen.c); NULL: idservers' blocks */
 };
 
 /* The condition variables, on the monotonic clock their deadlines use. */

@@ -5,6 +5,7 @@
 #include "epoch.h"
 
 #include "client_impl.h"
+#include "gen.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -111,6 +112,9 @@ epoch_forked(struct idgen_client *c, uint64_t epoch)
 	unsigned	 i;
 
 	held_clear(&c->held);
+	/* A generator's worker number is its parent's: never minted with here. */
+	if (c->gen != NULL)
+		gen_forked(c->gen);
 	for (i = 0; i < c->neps; i++)
 		c->tr.reset(c->tr.ctx, i);
 	/* The refill thread and any waiter stayed in the parent. */

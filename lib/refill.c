@@ -6,6 +6,7 @@
 
 #include "client_impl.h"
 #include "clk.h"
+#include "gen.h"
 #include "round.h"
 
 #include <pthread.h>
@@ -26,10 +27,14 @@ refill_start(struct idgen_client *c)
 
 	if (c->thread_on)
 		return true;
+	/* A generator's thread keeps its lease instead (gen.c). */
+	if (c->gen != NULL && !gen_start(c->gen))
+		return false;
 	/* Signals stay with the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&c->thread, NULL, refill_main, c);
+	rc = c->gen != NULL ? pthread_create(&c->thread, NULL, gen_main, c->gen) :
+	    pthread_create(&c->thread, NULL, refill_main, c);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		return false;

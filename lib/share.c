@@ -8,9 +8,11 @@
 #include "clk.h"
 #include "epoch.h"
 #include "errmsg.h"
+#include "gen.h"
 #include "refill.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -32,6 +34,9 @@ static int	share_wait(struct idgen_client *, uint64_t *);
 static struct share *share_of(struct idgen_client *);
 static int	share_next_slow(struct idgen_client *, uint64_t *);
 static bool	share_take(struct idgen_client *, unsigned, uint64_t *);
+static unsigned	share_take_some(struct idgen_client *, unsigned, uint64_t *, int *);
+static bool	share_take_gen(struct idgen_client *, unsigned, uint64_t *, bool, int *);
+static int	share_cmp(const void *, const void *);
 static int	share_take_held(struct idgen_client *, unsigned, uint64_t *, bool);
 
 /* Counts IDs leaving the held ranges; wakes the refill thread (mutex held). */
@@ -53,6 +58,8 @@ share_wait(struct idgen_client *c, uint64_t *deadline)
 	struct timespec	 ts;
 	uint64_t	 now = clk_mono_ms(), seen;
 
+	if (c->gen != NULL)
+		return gen_wait(c->gen, deadline);
 	if (*deadline == 0)
 		*deadline = now + c->o.timeout_ms;
 	if (!refill_start(c))
@@ -120,9 +127,9 @@ share_next_slow(struct idgen_client *c, uint64_t *id)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		epoch_check(c);
-		if ((k = held_take(&c->held, c->o.chunk, &first)) > 0)
+		if ((k = share_take_some(c, c->o.chunk, &first, &rc)) > 0)
 			break;
-		if ((rc = share_wait(c, &deadline)) != IDGEN_OK) {
+		if (rc != IDGEN_OK || (rc = share_wait(c, &deadline)) != IDGEN_OK) {
 			pthread_mutex_unlock(&c->mu);
 			return rc;
 		}
@@ -134,6 +141,55 @@ share_next_slow(struct idgen_client *c, uint64_t *id)
 	t->next = first + 1;
 	t->end = first + k;
 	return IDGEN_OK;
+}
+
+/*
+ * Up to want dense IDs for a share (mutex held): from the held ranges, or
+ * minted by the generator; 0 with *rc an error, or IDGEN_OK to wait.
+ */
+static unsigned
+share_take_some(struct idgen_client *c, unsigned want, uint64_t *first, int *rc)
+{
+	*rc = IDGEN_OK;
+	if (c->gen != NULL)
+		return gen_take(c->gen, want, false, first, rc);
+	return (unsigned)held_take(&c->held, want, first);
+}
+
+/*
+ * n IDs minted by the generator (mutex held): a dense block of one
+ * millisecond, or a list, ascending (a new worker number may mint lower
+ * IDs than the last one's: sorted). False with *rc IDGEN_OK to wait.
+ */
+static bool
+share_take_gen(struct idgen_client *c, unsigned n, uint64_t *out, bool block, int *rc)
+{
+	uint64_t	 first;
+	unsigned	 got = 0, k, i;
+
+	if (block)
+		return gen_take(c->gen, n, true, out, rc) == n;
+	while (got < n) {
+		if ((k = gen_take(c->gen, n - got, false, &first, rc)) == 0)
+			return false;	/* those minted are dropped: gaps, never reuse */
+		for (i = 0; i < k; i++)
+			out[got + i] = first + i;
+		got += k;
+	}
+	for (i = 1; i < n; i++)
+		if (out[i] <= out[i - 1]) {
+			qsort(out, n, sizeof(*out), share_cmp);
+			break;
+		}
+	return true;
+}
+
+static int
+share_cmp(const void *a, const void *b)
+{
+	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* One ID: from this thread's share with no lock while it lasts and is this process's. */
@@ -177,7 +233,10 @@ share_take_held(struct idgen_client *c, unsigned n, uint64_t *out, bool block)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		epoch_check(c);
-		if (block) {
+		rc = IDGEN_OK;
+		if (c->gen != NULL)
+			ok = share_take_gen(c, n, out, block, &rc);
+		else if (block) {
 			ok = held_take_block(&c->held, n, out, &dropped);
 			c->st.ids_dropped += dropped;
 		} else
@@ -185,7 +244,7 @@ share_take_held(struct idgen_client *c, unsigned n, uint64_t *out, bool block)
 		if (ok)
 			break;
 		/* For a block, IDs may be held in pieces smaller than n. */
-		if ((rc = share_wait(c, &deadline)) != IDGEN_OK) {
+		if (rc != IDGEN_OK || (rc = share_wait(c, &deadline)) != IDGEN_OK) {
 			pthread_mutex_unlock(&c->mu);
 			return rc;
 		}

@@ -3,11 +3,14 @@
  *
  *   idgen_load -s LIST [-t THREADS] [-n IDS | -d SECONDS] [--mix] [--dump FILE]
  *              [--fork] [--outage DIR] [--bench] [--allow-errors] [--pace US]
- *              [--lead-ms MS] [--min-held N] [--fetch-ids N]
+ *              [--lead-ms MS] [--min-held N] [--fetch-ids N] [--stream]
  *
  * Every thread takes IDs (idgen_next, or a seeded mix of next, ids and block),
  * checks each reply (ascending lists, nonzero), and records what it got as
  * "first count" ranges; --dump writes them for the tests' duplicate check.
+ * --stream writes each thread's ranges as they close to FILE.t<thread>
+ * (a process killed or stopped keeps what it wrote); LIST may be a tier's
+ * mariadb:// address (the generator; its lease counted in RESULT).
  * --fork forks after the first IDs are held: parent and child both go on
  * (FILE.parent, FILE.child). --outage DIR runs the both-idservers-down
  * script with the test (files in DIR). --bench only counts.
@@ -17,6 +20,7 @@
 #include "idgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -51,6 +55,7 @@ struct load_thread {
 	struct load_range *r;
 	size_t		 n, cap;
 	bool		 open;
+	int		 fd;		/* --stream: the thread's file; -1: kept in r */
 	uint64_t	 lo, hi;
 	char		 firsterr[IDGEN_ERR_LEN];
 };
@@ -62,14 +67,14 @@ static struct {
 	double		 duration;
 	unsigned	 pace_us;	/* sleep after every 1,024 calls */
 	struct idgen_options o;
-	bool		 mix, fork, bench, allow_errors;
+	bool		 mix, fork, bench, allow_errors, stream;
 	const char	*dump;
 	const char	*outage;
 } opt = { .threads = 1 };
 
 static idgen_client	*load_client;
 static atomic_bool	 load_stop;
-static struct load_thread load_main_t;	/* --fork: the forking thread's IDs */
+static struct load_thread load_main_t = { .fd = -1 };	/* --fork: the forking thread's IDs */
 
 static double
 load_now(void)
@@ -98,7 +103,9 @@ load_add(struct load_thread *t, uint64_t lo, uint64_t hi)
 		t->hi = hi;
 		return;
 	}
-	if (t->open) {
+	if (t->open && t->fd >= 0)
+		dprintf(t->fd, "%" PRIu64 " %" PRIu64 "\n", t->lo, t->hi - t->lo + 1);
+	else if (t->open) {
 		if (t->n == t->cap) {
 			t->cap = t->cap ? t->cap * 2 : 4096;
 			if ((t->r = realloc(t->r, t->cap * sizeof(*t->r))) == NULL) {
@@ -243,13 +250,27 @@ load_run(const char *role, const char *dump)
 	for (i = 0; i < opt.threads; i++) {
 		ts[i].idx = i;
 		ts[i].rng = (uint64_t)getpid() * 1000 + i;
+		ts[i].fd = -1;
+		if (opt.stream && dump != NULL) {
+			char	 path[4096];
+
+			snprintf(path, sizeof(path), "%s.t%u", dump, i);
+			if ((ts[i].fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND,
+			    0644)) < 0) {
+				fprintf(stderr, "idgen_load: %s: %s\n", path, strerror(errno));
+				return 1;
+			}
+		}
 		if (pthread_create(&ts[i].t, NULL, load_main, &ts[i]) != 0) {
 			fprintf(stderr, "idgen_load: pthread_create failed\n");
 			return 1;
 		}
 	}
-	for (i = 0; i < opt.threads; i++)
+	for (i = 0; i < opt.threads; i++) {
 		pthread_join(ts[i].t, NULL);
+		if (ts[i].fd >= 0)
+			close(ts[i].fd);
+	}
 	dt = load_now() - t0;
 	idgen_stats(load_client, &st);
 	for (i = 0; i < opt.threads; i++) {
@@ -269,11 +290,13 @@ load_run(const char *role, const char *dump)
 	    "ids_per_s=%.0f round_trips=%" PRIu64 " rt_per_million=%.2f "
 	    "failures=%" PRIu64 " failovers=%" PRIu64 " forks=%" PRIu64
 	    " bad=%" PRIu64 " errors=%" PRIu64 " unavailable=%" PRIu64
-	    " timeout=%" PRIu64 " tls_handshakes=%" PRIu64 " tls_resumed=%" PRIu64 "\n",
+	    " timeout=%" PRIu64 " tls_handshakes=%" PRIu64 " tls_resumed=%" PRIu64
+	    " lease_claims=%" PRIu64 "\n",
 	    role, opt.threads, ids, calls, dt,
 	    (double)ids / dt, st.round_trips, ids ? (double)st.round_trips * 1e6 /
 	    (double)ids : 0, st.failures, st.failovers, st.forks, bad, errors,
-	    errs[IDGEN_EUNAVAILABLE], errs[IDGEN_ETIMEOUT], st.tls_handshakes, st.tls_resumed);
+	    errs[IDGEN_EUNAVAILABLE], errs[IDGEN_ETIMEOUT], st.tls_handshakes, st.tls_resumed,
+	    st.lease_claims);
 	if (errors > 0)
 		printf("first error: %s\n", firsterr);
 	fflush(stdout);
@@ -320,7 +343,7 @@ load_touch(const char *dir, const char *name, const char *text)
 static int
 load_outage(void)
 {
-	struct load_thread	 t = { .rng = 1 };
+	struct load_thread	 t = { .rng = 1, .fd = -1 };
 	uint64_t		 id, held = 0;
 	double			 end;
 	char			 text[IDGEN_ERR_LEN + 64];
@@ -373,7 +396,7 @@ load_usage(void)
 {
 	fprintf(stderr, "usage: idgen_load -s LIST [-t THREADS] [-n IDS | -d SECONDS] "
 	    "[--mix] [--dump FILE] [--fork] [--outage DIR] [--bench] [--allow-errors] "
-	    "[--pace US] [--lead-ms MS] [--min-held N] [--fetch-ids N]\n");
+	    "[--pace US] [--lead-ms MS] [--min-held N] [--fetch-ids N] [--stream]\n");
 	exit(2);
 }
 
@@ -395,6 +418,7 @@ main(int argc, char **argv)
 		{ "lead-ms", required_argument, NULL, 'L' },
 		{ "min-held", required_argument, NULL, 'H' },
 		{ "fetch-ids", required_argument, NULL, 'F' },
+		{ "stream", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char		 err[IDGEN_ERR_LEN], path[4096];
@@ -415,6 +439,7 @@ main(int argc, char **argv)
 		case 'o': opt.outage = optarg; break;
 		case 'b': opt.bench = true; break;
 		case 'a': opt.allow_errors = true; break;
+		case 'S': opt.stream = true; break;
 		case 'p': opt.pace_us = (unsigned)atoi(optarg); break;
 		case 'L': opt.o.lead_ms = (unsigned)atoi(optarg); break;
 		case 'H': opt.o.min_held = strtoull(optarg, NULL, 10); break;
