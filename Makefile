@@ -200,7 +200,7 @@ $(BUILD)/idgen_load: tests/integration/idgen_load.c $(BUILD)/libidgen.a
 $(BUILD)/test_libidgen: tests/unit/test_libidgen.c $(LIBIDGEN_OBJ)
 	$(CC) $(CFLAGS) -Iinclude -Ilib -pthread -o $@ $(SRCS) $(LDFLAGS) $(LIBIDGEN_LIBS) -lcmocka
 
-# The Go programs of tests/go (the README's grpc-go client, the bench's grpc-go
+# The Go programs of tests/go (docs/clients.md's grpc-go client, the bench's grpc-go
 # peer), built offline from Debian's packages only: GOPATH mode (GO111MODULE=off,
 # as Debian's own Go packaging builds) over /usr/share/gocode, no module proxy;
 # the stubs of proto/idgen.proto by protoc-gen-go and protoc-gen-go-grpc into the
@@ -225,7 +225,7 @@ $(GO_DIR)/bin/go-idclient: $(wildcard tests/go/idclient/*.go) $(GO_STUBS)
 $(GO_DIR)/bin/go-idpeer: $(wildcard tests/go/idpeer/*.go) $(GO_STUBS)
 	cd tests/go/idpeer && $(GO_ENV) go build -o $(abspath $@) .
 
-# test_go alone (README's Go client against a real idserver, both modes).
+# test_go alone (docs/clients.md's Go client against a real idserver, both modes).
 test-go: deps all go
 	tests/integration/run.sh $(BUILD) tests/integration/test_go.sh
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Go client, as the README shows it (tests/go/idclient/grpc_ids.go, quoted
+# The Go client, as docs/clients.md shows it (tests/go/idclient/grpc_ids.go, quoted
 # there verbatim): grpc-go with stubs generated from proto/idgen.proto, built
 # offline from Debian's packages (`make go`: GOPATH mode over /usr/share/gocode,
 # no module proxy). In ticket mode, then in fallback (both MariaDB servers killed
@@ -15,7 +15,7 @@ GO=$ROOT/tests/go/idclient
 CLIENT=$ROOT/build/go/bin/go-idclient
 ROUNDS=10
 python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
-	"$GO/grpc_ids.go" "$ROOT/README.md" || fail "README.md does not quote tests/go/idclient/grpc_ids.go verbatim"
+	"$GO/grpc_ids.go" "$ROOT/docs/clients.md" || fail "docs/clients.md does not quote tests/go/idclient/grpc_ids.go verbatim"
 command -v go >/dev/null || fail "go not found (make deps)"
 cache=warm
 [ -d "$ROOT/build/go-cache" ] || cache=cold

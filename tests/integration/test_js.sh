@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# JavaScript clients, as the README shows them (tests/js/*_ids.js, quoted
+# JavaScript clients, as docs/clients.md shows them (tests/js/*_ids.js, quoted
 # there verbatim): ioredis with stringNumbers, fetch reading id_str/ids_str,
 # grpc-js with proto-loader's longs: String, on Node with the packages pinned in
 # tests/js/package-lock.json (`make deps` installs them). In ticket mode, then in
@@ -7,11 +7,11 @@
 # ticket IDs drained), every ID reaches the program as an exact decimal string,
 # never twice, and the HTTP bodies carry numeric IDs only below 2^53. The unsafe
 # defaults (ioredis without stringNumbers, longs: Number) are run too: exact in
-# ticket mode, repeated IDs in fallback, which is why the README avoids them.
+# ticket mode, repeated IDs in fallback, which is why docs/clients.md avoids them.
 # The idgen command's --json output follows the HTTP rule in both modes, with
 # the server's decode names and /stats's types.
 # ioredis's multi() (MULTI/EXEC) and pipeline() (tests/js/redis_multi.js).
-# TypeScript (tests/js/ids.ts, quoted in the README verbatim): tsc --noEmit
+# TypeScript (tests/js/ids.ts, quoted in docs/clients.md verbatim): tsc --noEmit
 # --strict against the packages' own type definitions (typescript pinned in
 # package-lock.json), then compiled and run by check.js with the JS clients.
 # gRPC server reflection (tests/js/reflect.js): grpc-js-reflection-client lists
@@ -25,10 +25,10 @@ command -v node >/dev/null || fail "node not found (make deps)"
 [ -d "$JS/node_modules/ioredis" ] && [ -d "$JS/node_modules/@grpc/grpc-js" ] &&
 	[ -d "$JS/node_modules/@grpc/proto-loader" ] && [ -x "$JS/node_modules/.bin/tsc" ] &&
 	[ -d "$JS/node_modules/grpc-js-reflection-client" ] || fail "tests/js/node_modules missing: run make deps"
-# The README's JavaScript section quotes each client file whole.
+# docs/clients.md's JavaScript section quotes each client file whole.
 for f in redis_ids.js http_ids.js grpc_ids.js ids.ts; do
 	python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
-		"$JS/$f" "$ROOT/README.md" || fail "README.md does not quote tests/js/$f verbatim"
+		"$JS/$f" "$ROOT/docs/clients.md" || fail "docs/clients.md does not quote tests/js/$f verbatim"
 done
 # The TypeScript client type-checks with --strict against the real type
 # definitions of ioredis, @grpc/grpc-js, @grpc/proto-loader and Node; then it is

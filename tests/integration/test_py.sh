@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Python clients, as the README shows them (tests/py/redis_ids.py and
+# Python clients, as docs/clients.md shows them (tests/py/redis_ids.py and
 # grpc_ids.py, quoted there verbatim): redis-py (a pipeline is MULTI/EXEC) and
 # grpcio with stubs generated from proto/idgen.proto, on Debian's Python. In
 # ticket mode, then in fallback (both MariaDB servers killed after the lease is
@@ -11,7 +11,7 @@ PY=$ROOT/tests/py
 ROUNDS=10
 for f in redis_ids.py grpc_ids.py; do
 	python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
-		"$PY/$f" "$ROOT/README.md" || fail "README.md does not quote tests/py/$f verbatim"
+		"$PY/$f" "$ROOT/docs/clients.md" || fail "docs/clients.md does not quote tests/py/$f verbatim"
 done
 pair_up
 grpc_stubs

@@ -1,4 +1,4 @@
-// check.js - runs the README's JavaScript clients (redis_ids.js, http_ids.js,
+// check.js - runs docs/clients.md's JavaScript clients (redis_ids.js, http_ids.js,
 // grpc_ids.js) against one idserver and checks every ID they return: a decimal
 // string that round-trips through BigInt, in the mode's region (ticket: below
 // 2^53, fallback: at or above it), never twice. It sees every HTTP body the
@@ -7,7 +7,7 @@
 // without stringNumbers, proto-loader with longs: Number) and asserts what they
 // do: exact in ticket mode, repeated and inexact IDs in fallback.
 //
-// With TS_DIR, the README's TypeScript clients too (ids.ts as tsc compiled it
+// With TS_DIR, docs/clients.md's TypeScript clients too (ids.ts as tsc compiled it
 // into TS_DIR), checked the same way.
 //
 // node tests/js/check.js MODE HOST RESP_PORT HTTP_PORT GRPC_PORT ROUNDS OUT [TS_DIR]

@@ -1,4 +1,4 @@
-# The README's Python clients (redis_ids.py, grpc_ids.py) run ROUNDS times each;
+# The Python clients of docs/clients.md (redis_ids.py, grpc_ids.py) run ROUNDS times each;
 # every ID must be an int of the mode's region (below 2^53 for tickets, above for
 # Snowflake), and the gRPC strings equal the numbers. IDs are appended to DUMP
 # as "id 1" lines for the test's duplicate check. One report line per client.

@@ -1,4 +1,4 @@
-// The README's Go client (grpc_ids.go) run ROUNDS times, then the fields it
+// The Go client of docs/clients.md (grpc_ids.go) run ROUNDS times, then the fields it
 // leaves aside checked on calls of its own: id_str and ids_str equal the int64
 // fields, a Snowflake ID's timestamp_ms is now, a ticket ID's is 0. Every ID must
 // be positive and in the mode's region (below 2^53 for tickets, above for
