@@ -175,6 +175,10 @@ kill -TERM "$a_PID"
 wait "$a_PID" 2>/dev/null || true
 idserver_start a "$A" "${FLAGS[@]}"
 wait_for "a in generation 1 after its restart" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $A | awk '\$2==\"tier_generation\"{print \$3}')\" = 1 ]"
+# Serving tickets again before the load: a restart's first blocks come after its
+# checks (all others first), and a request that finds none within refill_wait_ms
+# goes to a fallback whose lease may not be claimed yet (seen: 200 ERR UNAVAILABLE).
+wait_for "a holds ticket IDs after its restart" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $A | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
 read -r errs _ < <(mint_ids "$A" 200 "$T_DIR/a2.txt")
 [ "$errs" = 0 ] || fail "the restarted idserver: $errs errors"
 SUBSET=1 above "$T_DIR/a2.txt" "$FLOOR" 1 2 >/dev/null || fail "the restarted idserver: residues"
