@@ -24,11 +24,14 @@
 #include "clk.h"
 #include "config.h"
 #include "layout.h"
+#include "lease.h"
 #include "ranges.h"
 #include "rng.h"
 #include "rules.h"
 #include "server.h"
 #include "simdb.h"
+#include "snowflake.h"
+#include "source.h"
 #include "statefile.h"
 #include "tier.h"
 #include "tserver.h"
@@ -37,6 +40,9 @@
 #define SIM_IDSERVERS	3
 #define SIM_TRACE_KEEP	40	/* lines of the trace shown with a failure */
 #define SIM_TAKE_MAX	256
+#define SIM_SERVERS	"127.0.0.1:3307,127.0.0.1:3308"
+#define SIM_PID_BASE	100000	/* the incarnations' pids (sim_running) */
+#define SIM_OLD_MIN_US	300000	/* older file contents are at least this old (sim_file_back) */
 
 /* Fault kinds; each schedule enables a random subset. */
 enum fault {
@@ -47,12 +53,18 @@ enum fault {
 	F_RESTORE,	/* a backup taken at a random moment, restored later */
 	F_LOWER,	/* the counter lowered by hand, marks kept */
 	F_RESTART,	/* an idserver restarted on its state file */
-	F_FRESH,	/* an idserver restarted without a state file */
+	F_FRESH,	/* an idserver restarted without a state file (or it deleted) */
+	F_BOTH_DOWN,	/* both servers down for a while: the Snowflake fallback */
+	F_CLOCK,	/* an idserver's clock skewed or stepped */
+	F_FILE_COPY,	/* an idserver's state file copied to another's path, that restarted */
+	F_FILE_BACK,	/* older contents of an idserver's state file put back, it restarted */
+	F_CUT,		/* an idserver cut off from one server or both for a while */
 	F_COUNT,
 };
 
 static const char *const fault_names[F_COUNT] = {
 	"crash", "down", "drop", "lost-reply", "restore", "lower", "restart", "fresh",
+	"both-down", "clock", "file-copy", "file-back", "cut",
 };
 
 /* The documented residue (docs/design.md 6.5, section 14), one class each. */
@@ -97,6 +109,17 @@ struct idserver {
 	uint64_t		read_row[TSERVER_MAX][TSERVER_MAX];
 	uint64_t		read_ever[TSERVER_MAX][TSERVER_MAX];
 	uint64_t		read_due_ever[TSERVER_MAX][TSERVER_MAX];
+	/* The Snowflake fallback, as main.c wires it (source.c, lease.c, snowflake.c). */
+	struct snowflake	gen;
+	struct lease		lease;
+	struct source		src;
+	bool			released;
+	int64_t			skew_us;	/* its wall clock minus the true one */
+	uint64_t		cut_until[TSERVER_MAX];	/* virtual us: cut off from S */
+	/* Older contents of its state file (F_FILE_BACK), and when they were taken. */
+	char			*old;
+	size_t			oldlen;
+	uint64_t		old_us;
 };
 
 struct sim {
@@ -130,20 +153,43 @@ struct sim {
 	unsigned		ntrace;
 	EVP_MD_CTX		*md;
 	uint64_t		ids_taken;
+	/* All schedules: Snowflake IDs handed out, and what the leases did. */
+	uint64_t		fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases,
+				fb_refused;
 };
 
 static struct sim S;
 static bool verbose;
+
+/* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
+static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
+static int64_t sim_ms0(void) { return sim_unix_us(0) / 1000; }
+static int64_t sim_ms1(void) { return sim_unix_us(1) / 1000; }
+static int64_t sim_ms2(void) { return sim_unix_us(2) / 1000; }
+static int64_t sim_us0(void) { return sim_unix_us(0); }
+static int64_t sim_us1(void) { return sim_unix_us(1); }
+static int64_t sim_us2(void) { return sim_unix_us(2); }
+static int64_t (*const sim_clock_ms[SIM_IDSERVERS])(void) = { sim_ms0, sim_ms1, sim_ms2 };
+static int64_t (*const sim_clock_us[SIM_IDSERVERS])(void) = { sim_us0, sim_us1, sim_us2 };
 
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
 static void	sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due);
 static void	sim_hook_unmodelled(const char *why);
+static bool	sim_hook_cut(unsigned owner, unsigned srv);
 static struct idserver *sim_owner(unsigned who);
 static bool	sim_ids_start(struct idserver *d, bool file);
-static void	sim_ids_stop(struct idserver *d);
+static void	sim_ids_stop(struct idserver *d, bool clean);
 static void	sim_on_change(void *arg);
+static enum lease_trust sim_trust(void *arg, int server);
+static bool	sim_running(uint64_t pid, uint64_t start);
+static void	sim_released(void *arg);
+static uint64_t	sim_now_ms(void);
+static bool	sim_file_copy(const char *from, const char *to);
+static bool	sim_file_back(struct idserver *d);
+static void	sim_file_keep(struct idserver *d);
+static void	sim_restart(struct idserver *d, bool file, bool clean);
 static int	sim_datasync(int fd);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
@@ -304,6 +350,15 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 		    S.srv[srv].st.mark[srv], S.srv[srv].st.counter);
 }
 
+/* A partition: owner's queries to srv are lost before they reach it. */
+static bool
+sim_hook_cut(unsigned owner, unsigned srv)
+{
+	struct idserver *d = sim_owner(owner);
+
+	return d != NULL && srv < TSERVER_MAX && vclock_now_us() < d->cut_until[srv];
+}
+
 static void
 sim_hook_unmodelled(const char *why)
 {
@@ -325,12 +380,65 @@ sim_on_change(void *arg)
 	(void)arg;
 }
 
-/* Starts idserver d: its state file (kept, or none), a tier, the probes. */
+/* The lease uses a server only while the ticket tier vouches for it (main.c's main_trust). */
+static enum lease_trust
+sim_trust(void *arg, int server)
+{
+	const struct idserver *d = arg;
+
+	if (server < 0 || server >= SERVER_PAIR)
+		return LEASE_DISTRUSTED;
+	switch (d->t.srv[server].state) {
+	case TICKET_READY:
+	case TICKET_FETCHING:
+	case TICKET_RECHECKING:
+		return LEASE_TRUSTED;
+	case TICKET_REFUSED:
+	case TICKET_REGRESSED:
+		return LEASE_DISTRUSTED;
+	case TICKET_DOWN:
+	case TICKET_CONNECTING:
+		break;
+	}
+	return LEASE_AWAY;
+}
+
+/*
+ * The owner rule's process table (statefile.h's running): every idserver of
+ * the simulation is one process, so each incarnation is stamped as a process
+ * of its own (pid SIM_PID_BASE + who, start time who), running while it is on.
+ */
+static bool
+sim_running(uint64_t pid, uint64_t start)
+{
+	return pid == SIM_PID_BASE + start && sim_owner((unsigned)start) != NULL;
+}
+
+static void
+sim_released(void *arg)
+{
+	((struct idserver *)arg)->released = true;
+}
+
+/* The servers' NOW(3): the true wall clock, unix ms. */
+static uint64_t
+sim_now_ms(void)
+{
+	return (uint64_t)(vclock_unix_us() / 1000);
+}
+
+/*
+ * Starts idserver d as main.c does: its state file (kept, or none), a tier,
+ * the generator and the lease (resumed from the file when lease_resume says
+ * so), the file stamped with this incarnation, the probes and the first claim.
+ */
 static bool
 sim_ids_start(struct idserver *d, bool file)
 {
-	char err[256];
+	char err[256], why[512];
 	unsigned slot = (unsigned)(d - S.ids);
+	struct snowflake_config sc = { S.cfg.backstep_tolerance_ms, S.cfg.clock_wait_ms };
+	bool resumed;
 
 	d->who = S.next_who++;
 	d->file = file;
@@ -346,8 +454,10 @@ sim_ids_start(struct idserver *d, bool file)
 		return false;
 	}
 	d->sf.datasync = sim_datasync;
+	d->sf.running = sim_running;
+	d->sf.me.pid = SIM_PID_BASE + d->who;
+	d->sf.me.start = d->who;
 	snprintf(d->sf.rec.host, sizeof(d->sf.rec.host), "sim%u", slot);
-	snprintf(d->sf.rec.servers, sizeof(d->sf.rec.servers), "127.0.0.1:3307,127.0.0.1:3308");
 	for (unsigned k = 0; k < SERVER_MAX; k++)
 		d->file_mark[k] = k < server_count() ?
 		    state_mark_ticket(&d->sf.rec.mark[k], S.b) : 0;
@@ -357,19 +467,169 @@ sim_ids_start(struct idserver *d, bool file)
 		statefile_close(&d->sf);
 		return false;
 	}
+	snowflake_init(&d->gen, &sc);
+	if (!lease_init(&d->lease, S.base, &S.cfg, &d->gen, &d->sf, &simdb_ops,
+	    sim_clock_ms[slot], sim_on_change, sim_trust, d)) {
+		printf("idsim: lease_init failed\n");
+		tier_free(&d->t);
+		statefile_close(&d->sf);
+		return false;
+	}
+	d->lease.home = (unsigned)rng_below(SERVER_PAIR);	/* not the real pid's parity */
+	resumed = lease_resume(&d->lease, SIM_SERVERS, why, sizeof(why));
+	/* The trace keeps the reason's words, not its inode numbers and real times. */
+	why[strcspn(why, "(0123456789")] = '\0';
+	if (d->sf.origin == STATEFILE_LOADED && d->sf.rec.lease.held)
+		sim_trace("e%" PRIu64 " i%u lease of worker %u %s%s", S.ev, d->who,
+		    d->sf.rec.lease.worker, resumed ? "resumed" : "not resumed: ",
+		    resumed ? "" : why);
+	if (!resumed)
+		d->sf.rec.lease.held = false;
+	snprintf(d->sf.rec.servers, sizeof(d->sf.rec.servers), "%s", SIM_SERVERS);
+	d->sf.rec.owner = d->sf.me;
+	if (!statefile_save(&d->sf)) {
+		printf("idsim: state file %s: %s\n", d->path, d->sf.last_error);
+		lease_free(&d->lease);
+		tier_free(&d->t);
+		statefile_close(&d->sf);
+		return false;
+	}
+	source_init(&d->src, &d->t, &d->gen, &d->lease, sim_clock_us[slot], S.cfg.refill_wait_ms);
 	d->on = true;
+	d->released = false;
 	tier_start(&d->t);
+	lease_start(&d->lease);
 	return true;
 }
 
+/*
+ * Stops idserver d: clean (its lease released, waited for in virtual time,
+ * at most two seconds) or as a crash (nothing more is written anywhere).
+ */
 static void
-sim_ids_stop(struct idserver *d)
+sim_ids_stop(struct idserver *d, bool clean)
 {
 	if (!d->on)
 		return;
+	if (clean && d->lease.state == LEASE_HELD) {
+		d->released = false;
+		lease_release(&d->lease, sim_released, d);
+		for (unsigned k = 0; k < 100 && !d->released && d->on; k++)
+			sim_run(20000);
+		sim_trace("e%" PRIu64 " i%u lease %s", S.ev, d->who, d->released ?
+		    "released" : "release still in flight");
+	}
+	S.fb_claims += d->lease.stats.claims;
+	S.fb_resumed += d->lease.stats.resumed;
+	S.fb_adopted += d->lease.stats.adopted;
+	S.fb_lost += d->lease.stats.lost;
+	S.fb_releases += d->lease.stats.releases;
+	S.fb_refused += d->lease.stats.skew_refusals + d->lease.stats.extend_skew_refusals;
+	lease_free(&d->lease);
 	tier_free(&d->t);
 	statefile_close(&d->sf);
 	d->on = false;
+}
+
+/* Stops and starts d again (on its file or without one). */
+static void
+sim_restart(struct idserver *d, bool file, bool clean)
+{
+	sim_ids_stop(d, clean);
+	if (!sim_ids_start(d, file))
+		S.failed = true;
+}
+
+/* cp from to: a new file (a new inode) renamed over to, as cp to a temporary name does. */
+static bool
+sim_file_copy(const char *from, const char *to)
+{
+	char tmp[200], buf[65536];
+	int in = open(from, O_RDONLY), out;
+	ssize_t n;
+	bool ok = true;
+
+	if (in < 0)
+		return false;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (out < 0) {
+		close(in);
+		return false;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			ok = false;
+	close(in);
+	close(out);
+	return ok && n == 0 && rename(tmp, to) == 0;
+}
+
+/*
+ * Puts d's older contents back into its file, in place (cp old state_file:
+ * the same inode, the file's ctime moved by the kernel now). The contents
+ * were taken at least SIM_OLD_MIN_US of virtual time ago, but the real clock
+ * has hardly moved since (the run is faster than its virtual time): so that
+ * the stamp check sees their age, each slot's stamp time is set back by that
+ * virtual age (state_stamp_format keeps its checksum right); the age is at
+ * least SIM_OLD_MIN_US, past the stamp's 200 ms slack, so the outcome does
+ * not depend on the real clock. The file's ctime is the real one the kernel
+ * sets, read through statx as in production.
+ */
+static bool
+sim_file_back(struct idserver *d)
+{
+	uint64_t age = vclock_now_us() - d->old_us;
+	int fd;
+	bool ok;
+
+	if (d->old == NULL || age < SIM_OLD_MIN_US)
+		return false;
+	for (size_t at = STATE_REC_MAX; at + STATE_STAMP_LEN <= d->oldlen &&
+	    at < 2 * (size_t)STATE_MAX_LEN; at += STATE_MAX_LEN) {
+		struct state_stamp st;
+
+		if (!state_stamp_parse(d->old + at, STATE_STAMP_LEN, &st))
+			continue;
+		st.sec -= (int64_t)(age / 1000000);
+		st.nsec -= (long)(age % 1000000) * 1000;
+		if (st.nsec < 0) {
+			st.nsec += 1000000000;
+			st.sec--;
+		}
+		(void)state_stamp_format(&st, d->old + at, STATE_STAMP_LEN);
+	}
+	fd = open(d->path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return false;
+	ok = write(fd, d->old, d->oldlen) == (ssize_t)d->oldlen;
+	close(fd);
+	free(d->old);
+	d->old = NULL;
+	return ok;
+}
+
+/* Takes a copy of d's file as it is now, to be put back later. */
+static void
+sim_file_keep(struct idserver *d)
+{
+	char buf[65536];
+	int fd = open(d->path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return;
+	free(d->old);
+	d->old = malloc((size_t)n);
+	if (d->old == NULL)
+		return;
+	memcpy(d->old, buf, (size_t)n);
+	d->oldlen = (size_t)n;
+	d->old_us = vclock_now_us();
 }
 
 /* Advances virtual time by us, letting every timer that falls due run. */
@@ -406,9 +666,19 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 	int cls = -1;
 
 	S.ids_taken += hi - lo;
+	if (lo >= (UINT64_C(1) << 53))
+		S.fb_ids += hi - lo;
 	if (o == NULL)
 		return 0;
 	id = lo > o->lo ? lo : o->lo;
+	/* A Snowflake ID (2^53 and up): no residue is documented for the fallback. */
+	if (id >= (UINT64_C(1) << 53)) {
+		sim_trace("e%" PRIu64 " DUPLICATE Snowflake ID %" PRIu64 " (worker %u, ts %" PRIu64
+		    ") by i%u at e%" PRIu64 " and by i%u at e%" PRIu64, S.ev, id,
+		    (unsigned)((id >> LAYOUT_SEQ_BITS) & LAYOUT_WORKER_MAX),
+		    id >> (LAYOUT_SEQ_BITS + LAYOUT_WORKER_BITS), o->who, o->ev, d->who, S.ev);
+		return 1;
+	}
 	t = layout_ticket_of(id, S.b);
 	for (size_t k = 0; k < S.nresidue; k++)
 		if (S.residue[k].t == t && server_owns_ticket(S.residue[k].srv, t))
@@ -421,29 +691,37 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 	return cls >= 0 ? 2 : 1;
 }
 
-/* One taker: IDs or a block from a random idserver. */
+/*
+ * One taker: IDs or a block from a random idserver, through source.c as a
+ * request gets them (tickets, else the Snowflake fallback once it may).
+ */
 static int
 sim_take(void)
 {
 	struct idserver *d = &S.ids[rng_below(S.nids)];
 	uint64_t out[SIM_TAKE_MAX], first;
-	unsigned n;
+	unsigned n, wait_us = 0;
+	bool may_fallback = rng_permille(300);
+	const char *why = "";
+	enum source_status st;
 	int r = 0;
 
 	if (!d->on)
 		return 0;
 	if (rng_permille(700)) {
-		n = 1 + (unsigned)rng_below(S.b);
-		if (!tier_take_block(&d->t, n, &first)) {
-			sim_trace("e%" PRIu64 " i%u block %u: none", S.ev, d->who, n);
+		n = 1 + (unsigned)rng_below(S.b < SNOWFLAKE_TAKE_MAX ? S.b : SNOWFLAKE_TAKE_MAX);
+		st = source_block(&d->src, n, &first, may_fallback, &wait_us, &why);
+		if (st != SOURCE_OK) {
+			sim_trace("e%" PRIu64 " i%u block %u: none (%d)", S.ev, d->who, n, (int)st);
 			return 0;
 		}
 		sim_trace("e%" PRIu64 " i%u block %u: %" PRIu64, S.ev, d->who, n, first);
 		return sim_record(d, first, first + n);
 	}
 	n = 1 + (unsigned)rng_below(SIM_TAKE_MAX);
-	if (!tier_take_ids(&d->t, n, out)) {
-		sim_trace("e%" PRIu64 " i%u ids %u: none", S.ev, d->who, n);
+	st = source_ids(&d->src, n, out, may_fallback, &wait_us, &why);
+	if (st != SOURCE_OK) {
+		sim_trace("e%" PRIu64 " i%u ids %u: none (%d)", S.ev, d->who, n, (int)st);
 		return 0;
 	}
 	sim_trace("e%" PRIu64 " i%u ids %u: %" PRIu64 "..%" PRIu64, S.ev, d->who, n, out[0],
@@ -495,8 +773,18 @@ sim_fault(void)
 		}
 		(void)tserver_restore(s);
 		S.restore_absent[srv] = S.backup_absent[srv];
-		sim_trace("e%" PRIu64 " %s restored to %" PRIu64, S.ev, server_role(srv),
-		    s->st.counter);
+		/*
+		 * Its idgen_leases rows went back too; the operator's repair of 6.5
+		 * ends every earlier window before it serves again.
+		 */
+		{
+			uint64_t now = 0;
+
+			(void)layout_ts_from_unix_ms((int64_t)sim_now_ms(), &now);
+			tserver_lease_repair(s, now + S.cfg.lease_window_ms + S.cfg.max_clock_skew_ms);
+		}
+		sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)", S.ev,
+		    server_role(srv), s->st.counter);
 		simdb_crash(srv);
 		break;
 	case F_LOWER:
@@ -510,13 +798,89 @@ sim_fault(void)
 			break;
 		{
 			bool file = S.fault_on[F_RESTART] && d->file && rng_permille(700);
+			bool clean = rng_permille(300);
 
-			sim_trace("e%" PRIu64 " i%u restart %s", S.ev, d->who,
-			    file ? "on its file" : "without a file");
-			sim_ids_stop(d);
-			if (!sim_ids_start(d, file))
+			sim_trace("e%" PRIu64 " i%u %s %s", S.ev, d->who, clean ? "stopped" :
+			    "crashed", file ? "restarts on its file" : "restarts without a file");
+			sim_restart(d, file, clean);
+		}
+		break;
+	case F_BOTH_DOWN:
+		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+			S.srv[k].up = false;
+			S.down_until[k] = vclock_now_us() + 200000 + rng_below(4000000);
+			simdb_crash(k);
+		}
+		sim_trace("e%" PRIu64 " both servers down", S.ev);
+		break;
+	case F_CLOCK:
+		{
+			int64_t skew = (int64_t)S.cfg.max_clock_skew_ms * 1000, was = d->skew_us;
+
+			switch (rng_below(3)) {
+			case 0:		/* drift within twice the bound either way */
+				d->skew_us = (int64_t)rng_below((uint64_t)(4 * skew + 1)) - 2 * skew;
+				break;
+			case 1:		/* a step back past the tolerance, up to a few seconds */
+				d->skew_us -= (int64_t)(1000 * S.cfg.backstep_tolerance_ms +
+				    rng_below(3000000));
+				break;
+			default:	/* a step forward, up to a few seconds */
+				d->skew_us += (int64_t)rng_below(3000000);
+				break;
+			}
+			sim_trace("e%" PRIu64 " i%u clock %+" PRId64 " us (skew %+" PRId64 " us)",
+			    S.ev, d->who, d->skew_us - was, d->skew_us);
+		}
+		break;
+	case F_FILE_COPY:
+		{
+			struct idserver *to = &S.ids[rng_below(S.nids)];
+
+			if (!d->on || !d->file || to == d || !to->on)
+				break;
+			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
+			    S.ev, to->who, d->who);
+			sim_ids_stop(to, false);
+			if (!sim_file_copy(d->path, to->path))
+				S.failed = true;
+			else if (!sim_ids_start(to, true))
 				S.failed = true;
 		}
+		break;
+	case F_CUT:
+		if (!d->on)
+			break;
+		{
+			unsigned which = (unsigned)rng_below(TSERVER_MAX + 1);	/* MAX: both */
+			uint64_t until = vclock_now_us() + 100000 +
+			    rng_below(2 * (uint64_t)S.cfg.lease_window_ms * 1000);
+
+			for (unsigned k = 0; k < TSERVER_MAX; k++)
+				if (which == TSERVER_MAX || which == k) {
+					d->cut_until[k] = until;
+					simdb_drop_owner(d->who, k);
+				}
+			sim_trace("e%" PRIu64 " i%u cut off from %s", S.ev, d->who,
+			    which == TSERVER_MAX ? "both servers" : server_role(which));
+		}
+		break;
+	case F_FILE_BACK:
+		if (!d->on || !d->file)
+			break;
+		if (d->old == NULL || rng_permille(400)) {
+			sim_file_keep(d);
+			sim_trace("e%" PRIu64 " i%u's state file kept", S.ev, d->who);
+			break;
+		}
+		if (vclock_now_us() - d->old_us < SIM_OLD_MIN_US)
+			break;
+		sim_trace("e%" PRIu64 " i%u crashed; its older state file put back", S.ev, d->who);
+		sim_ids_stop(d, false);
+		if (!sim_file_back(d))
+			S.failed = true;
+		else if (!sim_ids_start(d, true))
+			S.failed = true;
 		break;
 	}
 }
@@ -553,6 +917,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.b = UINT64_C(4096) << rng_below(2);	/* the smallest B check.c takes */
 	for (k = 0; k < TSERVER_MAX; k++)
 		tserver_init(&S.srv[k], k, S.b);
+	for (k = 0; k < TSERVER_MAX; k++)
+		S.srv[k].now_ms = sim_now_ms;
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
 		S.fault_on[k] = rng_permille(500);
@@ -563,7 +929,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 			S.fault_on[F_LOST_REPLY] ? (unsigned)(1 + rng_below(100)) : 0,
 		};
 		struct simdb_hooks h = { sim_hook_drew, sim_hook_copy_want, sim_hook_checked,
-		    sim_hook_unmodelled };
+		    sim_hook_cut, sim_hook_unmodelled };
 
 		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
 	}
@@ -587,6 +953,20 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.prefetch_max_blocks = S.cfg.prefetch_blocks + (unsigned)rng_below(3);
 	S.cfg.block_size = (unsigned)S.b;
 	S.cfg.max_namespaces = 0;
+	/* The fallback: short windows, so they end, are extended and are claimed again. */
+	S.cfg.lease_window_ms = (unsigned)(800 + rng_below(4000));
+	S.cfg.lease_extend_ms = S.cfg.lease_window_ms / (unsigned)(2 + rng_below(4));
+	S.cfg.max_clock_skew_ms = (unsigned)(50 + rng_below(1000));
+	S.cfg.backstep_tolerance_ms = (unsigned)rng_below(100);
+	S.cfg.clock_wait_ms = (unsigned)(50 + rng_below(1000));
+	S.cfg.fallback_reserve_ms = (unsigned)(5 + rng_below(100));
+	S.cfg.refill_wait_ms = (unsigned)(1 + rng_below(50));
+	for (k = 0; k < SIM_IDSERVERS; k++) {
+		S.ids[k].skew_us = 0;
+		memset(S.ids[k].cut_until, 0, sizeof(S.ids[k].cut_until));
+		free(S.ids[k].old);
+		S.ids[k].old = NULL;
+	}
 	snprintf(S.dir, sizeof(S.dir), "/dev/shm/idsim-%d-XXXXXX", (int)getpid());
 	if (mkdtemp(S.dir) == NULL) {
 		snprintf(S.dir, sizeof(S.dir), "/tmp/idsim-%d-XXXXXX", (int)getpid());
@@ -631,13 +1011,15 @@ sim_schedule(uint64_t seed, unsigned *events)
 	}
 	*events = (unsigned)S.ev;
 	for (k = 0; k < S.nids; k++)
-		sim_ids_stop(&S.ids[k]);
+		sim_ids_stop(&S.ids[k], false);
 	for (k = 0; k < SIM_IDSERVERS; k++) {
 		char p[200];
 
 		snprintf(p, sizeof(p), "%s/state%u", S.dir, k);
 		unlink(p);
 		snprintf(p, sizeof(p), "%s/state%u.corrupt", S.dir, k);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/state%u.tmp", S.dir, k);
 		unlink(p);
 	}
 	rmdir(S.dir);
@@ -738,6 +1120,10 @@ main(int argc, char **argv)
 	ranges_free(&S.ranges);
 	free(S.residue);
 	free(S.draws);
+	printf("fallback: %" PRIu64 " Snowflake IDs; leases %" PRIu64 " claimed, %" PRIu64
+	    " resumed, %" PRIu64 " re-adopted, %" PRIu64 " lost, %" PRIu64 " released, %" PRIu64
+	    " refused for skew\n", S.fb_ids, S.fb_claims, S.fb_resumed, S.fb_adopted, S.fb_lost,
+	    S.fb_releases, S.fb_refused);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		printf(" %s %" PRIu64, residue_names[k], S.classes[k]);

@@ -22,6 +22,7 @@ struct simdb_conn {
 	char			*sql;		/* in flight, or NULL */
 	unsigned		 srv;
 	unsigned		 owner;
+	uint64_t		 id;		/* for the server's row locks (tserver.h) */
 	bool			 connected;
 	bool			 doomed;	/* lost by a crash before it was answered */
 	bool			 doomed_ran;	/* ... after the server ran it */
@@ -39,6 +40,7 @@ static struct simdb_weather	 simdb_w;
 static struct simdb_hooks	 simdb_h;
 static unsigned			 simdb_cur_owner;
 static struct simdb_conn	*simdb_all;
+static uint64_t			 simdb_next_id;
 
 static void	simdb_answer_cb(evutil_socket_t fd, short what, void *arg);
 static void	simdb_lost_cb(evutil_socket_t fd, short what, void *arg);
@@ -81,6 +83,9 @@ simdb_create(struct event_base *base, const struct db_params *p, const char *nam
 	struct simdb_conn *c = calloc(1, sizeof(*c)), **tail;
 	unsigned srv;
 
+	/* The lease's connections are named lease-odd, lease-even. */
+	if (strncmp(name, "lease-", 6) == 0)
+		name += 6;
 	if (c == NULL || !server_by_name(name, &srv) || srv >= simdb_nsrv) {
 		free(c);
 		return NULL;
@@ -88,6 +93,7 @@ simdb_create(struct event_base *base, const struct db_params *p, const char *nam
 	c->conn.ops = p->ops;
 	c->srv = srv;
 	c->owner = simdb_cur_owner;
+	c->id = ++simdb_next_id;
 	c->answer = evtimer_new(base, simdb_answer_cb, c);
 	c->lost = event_new(base, -1, 0, simdb_lost_cb, c);
 	for (tail = &simdb_all; *tail != NULL; tail = &(*tail)->next)
@@ -101,6 +107,7 @@ simdb_destroy(struct db_conn *conn)
 {
 	struct simdb_conn *c = (struct simdb_conn *)conn, **p;
 
+	tserver_conn_gone(&simdb_srv[c->srv], c->id);
 	for (p = &simdb_all; *p != NULL; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
@@ -168,6 +175,7 @@ simdb_close(struct db_conn *conn)
 	c->cb = NULL;
 	c->connected = false;
 	c->due_set = false;
+	tserver_conn_gone(&simdb_srv[c->srv], c->id);
 }
 
 static void
@@ -201,6 +209,7 @@ simdb_lose(struct simdb_conn *c, bool ran)
 	}
 	c->connected = false;
 	c->due_set = false;
+	tserver_conn_gone(&simdb_srv[c->srv], c->id);
 	event_active(c->lost, EV_TIMEOUT, 0);
 }
 
@@ -210,6 +219,14 @@ simdb_crash(unsigned srv)
 	for (struct simdb_conn *c = simdb_all; c != NULL; c = c->next)
 		if (c->srv == srv)
 			simdb_lose(c, rng_permille(500));
+}
+
+void
+simdb_drop_owner(unsigned owner, unsigned srv)
+{
+	for (struct simdb_conn *c = simdb_all; c != NULL; c = c->next)
+		if (c->owner == owner && c->srv == srv)
+			simdb_lose(c, false);
 }
 
 bool
@@ -275,12 +292,15 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->doomed) {
 		ran = c->doomed_ran;
 		lost = true;
+	} else if (simdb_h.cut != NULL && simdb_h.cut(c->owner, c->srv)) {
+		ran = false;	/* never reached the server */
+		lost = true;
 	} else if (rng_permille(simdb_w.drop_pm)) {
 		ran = false;
 		lost = true;
 	}
 	if (ran) {
-		tserver_answer(s, sql, &a);
+		tserver_answer(s, c->id, sql, &a);
 		if (a.err == 1064 && simdb_h.unmodelled != NULL)
 			simdb_h.unmodelled(a.why);
 		if (a.drew && simdb_h.drew != NULL)
@@ -326,6 +346,7 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 	if (r.err != 0 && !db_err_keeps(r.err)) {
 		c->connected = false;
 		c->due_set = false;
+		tserver_conn_gone(s, c->id);
 	}
 	if (cb != NULL)
 		cb(&c->conn, &r, c->arg);

@@ -30,6 +30,8 @@ struct simdb_hooks {
 	uint64_t	(*copy_want)(unsigned owner, unsigned srv, unsigned role);
 	/* A check of srv answered owner: the copies it would read, were they as due. */
 	void		(*checked)(unsigned owner, unsigned srv, const uint64_t *due);
+	/* Whether idserver owner is cut off from server srv now (a network partition). */
+	bool		(*cut)(unsigned owner, unsigned srv);
 	/* A query no model answers: the schedule fails. */
 	void		(*unmodelled)(const char *why);
 };
@@ -42,6 +44,8 @@ void	simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 void	simdb_owner(unsigned owner);
 /* Server srv crashed: every connection to it is lost (a query in flight may have run). */
 void	simdb_crash(unsigned srv);
+/* Every connection of owner to srv is lost (a partition begins). */
+void	simdb_drop_owner(unsigned owner, unsigned srv);
 /* One connection, picked at random, is lost; false when none is open. */
 bool	simdb_drop_one(void);
 /* Open connections now. */

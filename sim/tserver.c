@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* One field of the check row. */
+#define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
+
 static int	tserver_role(const char *p);
 static uint64_t	tserver_end(const struct tserver *s, uint64_t h, uint64_t b);
 static bool	tserver_raise_copy(struct tserver *s, const char *p, bool due);
@@ -15,6 +18,12 @@ static void	tserver_tx(struct tserver *s, const char *sql, struct tserver_answer
 static void	tserver_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
 static void	tserver_fail(struct tserver_answer *a, unsigned err, const char *why,
 		    const char *sql);
+static void	tserver_leases(struct tserver *s, uint64_t conn, const char *sql,
+		    struct tserver_answer *a);
+static int	tserver_lease_row(const struct tserver *s, unsigned w);
+static bool	tserver_quoted(const char *p, char *out, size_t len);
+static bool	tserver_in_tx(const struct tserver *s, uint64_t conn);
+static void	tserver_tx_set(struct tserver *s, uint64_t conn, bool open);
 
 void
 tserver_init(struct tserver *s, unsigned index, uint64_t b)
@@ -26,6 +35,224 @@ tserver_init(struct tserver *s, unsigned index, uint64_t b)
 	s->st.counter = server_offset(index);
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
 		s->st.mark_b[k] = b;
+	/* Worker numbers of the server's parity: odd 1, 3; even 0, 2. */
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		s->st.lease[k].worker = 2 * k + (server_owns_worker(index, 1) ? 1 : 0);
+}
+
+/* Whether conn has a transaction open (START TRANSACTION, not yet ended). */
+static bool
+tserver_in_tx(const struct tserver *s, uint64_t conn)
+{
+	for (unsigned k = 0; k < TSERVER_TX_MAX; k++)
+		if (s->tx[k].conn == conn)
+			return true;
+	return false;
+}
+
+static void
+tserver_tx_set(struct tserver *s, uint64_t conn, bool open)
+{
+	unsigned k, free_k = TSERVER_TX_MAX;
+
+	for (k = 0; k < TSERVER_TX_MAX; k++) {
+		if (s->tx[k].conn == conn) {
+			if (!open)
+				s->tx[k].conn = 0;
+			return;
+		}
+		if (s->tx[k].conn == 0 && free_k == TSERVER_TX_MAX)
+			free_k = k;
+	}
+	if (open && free_k < TSERVER_TX_MAX)
+		s->tx[free_k].conn = conn;
+}
+
+void
+tserver_conn_gone(struct tserver *s, uint64_t conn)
+{
+	/* Rolled back: its pending row changes and its locks go. */
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		if (s->locked[k] == conn) {
+			s->locked[k] = 0;
+			s->pending_set[k] = false;
+		}
+	tserver_tx_set(s, conn, false);
+}
+
+void
+tserver_lease_repair(struct tserver *s, uint64_t until)
+{
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		if (s->st.lease[k].window_end < until)
+			s->st.lease[k].window_end = until;
+}
+
+/* The row of worker w; -1: none. */
+static int
+tserver_lease_row(const struct tserver *s, unsigned w)
+{
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		if (s->st.lease[k].worker == w)
+			return (int)k;
+	return -1;
+}
+
+/* Copies a quoted name at p (after the opening quote) into out; false when unterminated. */
+static bool
+tserver_quoted(const char *p, char *out, size_t len)
+{
+	const char *q = p != NULL ? strchr(p, '\'') : NULL;
+
+	if (q == NULL || (size_t)(q - p) >= len)
+		return false;
+	memcpy(out, p, (size_t)(q - p));
+	out[q - p] = '\0';
+	return true;
+}
+
+/*
+ * lease.c's statements on idgen_leases (docs/design.md 3.3-3.5): the clock,
+ * the claim's transaction (SELECT ... FOR UPDATE SKIP LOCKED locks the row
+ * it returns, the UPDATE is pending until COMMIT, a lost connection rolls
+ * back), the extend's and adoption's compare-and-set (affected: rows
+ * matched, CLIENT_FOUND_ROWS), the release. No trigger is modelled.
+ */
+static void
+tserver_leases(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
+{
+	char holder[160], old[160];
+	uint64_t start, end, below;
+	unsigned w, lo, hi;
+	int k;
+	const char *p;
+
+	if (strcmp(sql, "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)") == 0) {
+		TS_SET(0, "%" PRIu64, s->now_ms());
+		a->nfields = 1;
+		a->nstmts = 1;
+		return;
+	}
+	if (strcmp(sql, "START TRANSACTION") == 0) {
+		tserver_conn_gone(s, conn);	/* an implicit commit of nothing */
+		tserver_tx_set(s, conn, true);
+		a->nstmts = 1;
+		return;
+	}
+	if (strcmp(sql, "COMMIT") == 0) {
+		for (unsigned r = 0; r < TSERVER_WORKERS; r++)
+			if (s->locked[r] == conn && s->pending_set[r])
+				s->st.lease[r] = s->pending[r];
+		for (unsigned r = 0; r < TSERVER_WORKERS; r++)
+			if (s->locked[r] == conn) {
+				s->locked[r] = 0;
+				s->pending_set[r] = false;
+			}
+		tserver_tx_set(s, conn, false);
+		a->nstmts = 1;
+		return;
+	}
+	if (sscanf(sql, "SELECT worker FROM idgen_leases WHERE window_end < %" SCNu64 " AND "
+	    "worker BETWEEN %u AND %u ORDER BY window_end, worker LIMIT 1 FOR UPDATE SKIP LOCKED",
+	    &below, &lo, &hi) == 3) {
+		int best = -1;
+
+		for (unsigned r = 0; r < TSERVER_WORKERS; r++) {
+			const struct tserver_lease *l = &s->st.lease[r];
+
+			if (l->window_end >= below || l->worker < lo || l->worker > hi ||
+			    (s->locked[r] != 0 && s->locked[r] != conn))
+				continue;
+			if (best < 0 || l->window_end < s->st.lease[best].window_end ||
+			    (l->window_end == s->st.lease[best].window_end &&
+			    l->worker < s->st.lease[best].worker))
+				best = (int)r;
+		}
+		a->nstmts = 1;
+		if (best < 0)
+			return;
+		if (tserver_in_tx(s, conn))
+			s->locked[best] = conn;
+		TS_SET(0, "%u", s->st.lease[best].worker);
+		a->nfields = 1;
+		return;
+	}
+	if (strncmp(sql, "UPDATE idgen_leases SET holder = '", 34) == 0 &&
+	    (p = strstr(sql, "', window_start = ")) != NULL &&
+	    tserver_quoted(sql + 34, holder, sizeof(holder)) &&
+	    sscanf(p, "', window_start = %" SCNu64 ", window_end = %" SCNu64 ", claims = "
+	    "claims + 1, updated_at = NOW(3) WHERE worker = %u AND window_end < %" SCNu64,
+	    &start, &end, &w, &below) == 4) {
+		struct tserver_lease *l;
+
+		a->nstmts = 1;
+		if ((k = tserver_lease_row(s, w)) < 0)
+			return;
+		if (s->locked[k] != 0 && s->locked[k] != conn) {
+			tserver_fail(a, 1205, "Lock wait timeout exceeded", "");
+			return;
+		}
+		l = s->pending_set[k] && s->locked[k] == conn ? &s->pending[k] : &s->st.lease[k];
+		if (l->window_end >= below)
+			return;
+		s->pending[k] = *l;
+		snprintf(s->pending[k].holder, sizeof(s->pending[k].holder), "%s", holder);
+		s->pending[k].window_start = start;
+		s->pending[k].window_end = end;
+		a->affected[0] = 1;
+		if (tserver_in_tx(s, conn)) {
+			s->locked[k] = conn;
+			s->pending_set[k] = true;
+		} else {
+			s->st.lease[k] = s->pending[k];
+		}
+		return;
+	}
+	if (strncmp(sql, "UPDATE idgen_leases SET holder = '", 34) == 0 &&
+	    (p = strstr(sql, "', window_end = GREATEST(window_end, ")) != NULL &&
+	    tserver_quoted(sql + 34, holder, sizeof(holder)) &&
+	    sscanf(p, "', window_end = GREATEST(window_end, %" SCNu64 "), updated_at = NOW(3) "
+	    "WHERE worker = %u AND ", &end, &w) == 2) {
+		const char *h = strstr(p, "AND holder = '"), *any = strstr(p, "AND '");
+		struct tserver_lease *l;
+
+		a->nstmts = 1;
+		if ((h == NULL || !tserver_quoted(h + 14, old, sizeof(old))) && any == NULL) {
+			tserver_fail(a, 1064, "extend not understood", sql);
+			return;
+		}
+		if ((k = tserver_lease_row(s, w)) < 0)
+			return;
+		l = &s->st.lease[k];
+		if (h != NULL && strcmp(l->holder, old) != 0)
+			return;
+		if (s->locked[k] != 0 && s->locked[k] != conn) {
+			tserver_fail(a, 1205, "Lock wait timeout exceeded", "");
+			return;
+		}
+		snprintf(l->holder, sizeof(l->holder), "%s", holder);
+		if (end > l->window_end)
+			l->window_end = end;
+		a->affected[0] = 1;
+		return;
+	}
+	if (strncmp(sql, "SET @idgen_release = '", 22) == 0 &&
+	    (p = strstr(sql, "';UPDATE idgen_leases SET window_end = ")) != NULL &&
+	    sscanf(p, "';UPDATE idgen_leases SET window_end = %" SCNu64 ", updated_at = NOW(3) "
+	    "WHERE worker = %u AND holder = '", &end, &w) == 2 &&
+	    tserver_quoted(strstr(p, "AND holder = '") + 14, old, sizeof(old))) {
+		a->nstmts = 3;
+		if ((k = tserver_lease_row(s, w)) < 0 || strcmp(s->st.lease[k].holder, old) != 0)
+			return;
+		if (s->locked[k] != 0 && s->locked[k] != conn) {
+			tserver_fail(a, 1205, "Lock wait timeout exceeded", "");
+			return;
+		}
+		s->st.lease[k].window_end = end;
+		a->affected[1] = 1;
+		return;
+	}
+	tserver_fail(a, 1064, "not modelled", sql);
 }
 
 /* The server index of the role named at p (up to a quote); -1: none. */
@@ -85,8 +312,6 @@ tserver_fail(struct tserver_answer *a, unsigned err, const char *why, const char
 	snprintf(a->why, sizeof(a->why), "%s%s%.100s", why, sql[0] ? ": " : "", sql);
 }
 
-/* One field of the check row. */
-#define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
 
 /*
  * The check row (ticket.c's TICKET_CHECK_SQL): settings and meta row of the
@@ -216,7 +441,7 @@ tserver_witness(struct tserver *s, const char *sql, struct tserver_answer *a)
 }
 
 void
-tserver_answer(struct tserver *s, const char *sql, struct tserver_answer *a)
+tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (!s->up) {
@@ -232,6 +457,9 @@ tserver_answer(struct tserver *s, const char *sql, struct tserver_answer *a)
 		tserver_tx(s, sql, a);
 	else if (strncmp(sql, "UPDATE idgen_marks ", 19) == 0)
 		tserver_witness(s, sql, a);
+	else if (strstr(sql, "idgen_leases") != NULL || strstr(sql, "NOW(3)") != NULL ||
+	    strcmp(sql, "START TRANSACTION") == 0 || strcmp(sql, "COMMIT") == 0)
+		tserver_leases(s, conn, sql, a);
 	else
 		tserver_fail(a, 1064, "not modelled", sql);
 }

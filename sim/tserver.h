@@ -18,6 +18,16 @@
 
 #define TSERVER_MAX	SERVER_PAIR	/* this slice: the pair */
 #define TSERVER_TEXT	48
+#define TSERVER_WORKERS	2	/* idgen_leases rows per server: few, so numbers are reused */
+#define TSERVER_TX_MAX	16	/* open lease transactions at once */
+
+/* One idgen_leases row (schema/40-leases.sql); worker numbers of the server's parity. */
+struct tserver_lease {
+	unsigned	worker;
+	char		holder[160];
+	uint64_t	window_start;	/* layout ms */
+	uint64_t	window_end;
+};
 
 /* What the tables hold (what a backup copies). */
 struct tserver_state {
@@ -31,6 +41,7 @@ struct tserver_state {
 	 * back with the rows.
 	 */
 	uint64_t	due[TSERVER_MAX];
+	struct tserver_lease lease[TSERVER_WORKERS];	/* idgen_leases: a backup copies them */
 };
 
 struct tserver {
@@ -45,6 +56,14 @@ struct tserver {
 						 * its rows ever held: no restore lowers it */
 	uint64_t		due_ever[TSERVER_MAX];	/* ... idservers were ever due to write */
 	uint64_t		draws;
+	/* Row locks of open lease transactions (FOR UPDATE): the connection's id, 0 none. */
+	uint64_t		locked[TSERVER_WORKERS];
+	struct tserver_lease	pending[TSERVER_WORKERS];	/* ... its uncommitted UPDATE */
+	bool			pending_set[TSERVER_WORKERS];
+	struct {
+		uint64_t	conn;	/* a connection with a transaction open; 0: free */
+	}			tx[TSERVER_TX_MAX];
+	uint64_t		(*now_ms)(void);	/* NOW(3), unix ms */
 };
 
 /* One answer, as db_result wants it. */
@@ -64,8 +83,16 @@ struct tserver_answer {
 };
 
 void	tserver_init(struct tserver *s, unsigned index, uint64_t b);
-/* Answers (and applies) one query; CONNECT for the handshake. */
-void	tserver_answer(struct tserver *s, const char *sql, struct tserver_answer *a);
+/*
+ * Answers (and applies) one query of connection conn (its id, for lease row
+ * locks and the session's transaction); CONNECT for the handshake.
+ */
+void	tserver_answer(struct tserver *s, uint64_t conn, const char *sql,
+	    struct tserver_answer *a);
+/* Connection conn ended: its open transaction rolls back, its row locks go. */
+void	tserver_conn_gone(struct tserver *s, uint64_t conn);
+/* The operator's repair after a restore (6.5): every window ends after until. */
+void	tserver_lease_repair(struct tserver *s, uint64_t until);
 /* A copy of a mark an idserver was due to write here (the witness point). */
 void	tserver_due(struct tserver *s, unsigned role, uint64_t high_water);
 void	tserver_backup(struct tserver *s);

@@ -30,6 +30,12 @@ vclock_now_us(void)
 	return vclock_us;
 }
 
+int64_t
+vclock_unix_us(void)
+{
+	return VCLOCK_REAL_START_S * 1000000LL + (int64_t)vclock_us;
+}
+
 /* Every clock reads virtual time: realtime from a fixed date, the rest from boot. */
 int
 clock_gettime(clockid_t id, struct timespec *ts)

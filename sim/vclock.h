@@ -13,5 +13,6 @@
 void		vclock_reset(void);
 void		vclock_advance_us(uint64_t us);
 uint64_t	vclock_now_us(void);	/* since the start */
+int64_t		vclock_unix_us(void);	/* the true wall clock, unix us */
 
 #endif

@@ -18,6 +18,7 @@
 #include "clk.h"
 #include "layout.h"
 #include "log.h"
+#include "rules.h"
 #include "server.h"
 
 /* What changes the lease; each has its state, counter and log line (lease_change). */
@@ -90,6 +91,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	l->on_change = on_change;
 	l->trust = trust;
 	l->arg = arg;
+	l->home = (unsigned)getpid() % SERVER_PAIR;
 	gethostname(host, sizeof(host) - 1);
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
 		nonce = (uint64_t)clk_real_ms() ^ ((uint64_t)getpid() << 32);
@@ -209,7 +211,7 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 		lease_cas(l, l->adopt_from[0] != '\0' ? LEASE_OP_ADOPT : LEASE_OP_EXTEND);
 	else
 		lease_claim(l, l->state == LEASE_HELD ? (int)((unsigned)l->server ^ 1u) :
-		    getpid() % SERVER_PAIR);
+		    (int)l->home);
 }
 
 /* An operation starts, or goes on (on the other server, or once connected). */
@@ -594,7 +596,8 @@ lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	server_worker_range(&lo, &hi);
 	if (!lease_send(l, db, lease_claim_picked_cb, "SELECT worker FROM idgen_leases "
 	    "WHERE window_end < %" PRIu64 " AND worker BETWEEN %u AND %u "
-	    "ORDER BY window_end, worker LIMIT 1 FOR UPDATE SKIP LOCKED", l->c_now, lo, hi))
+	    "ORDER BY window_end, worker LIMIT 1 FOR UPDATE SKIP LOCKED",
+	    RULE_ON(RULE_CLAIM_NOW) ? l->c_now : LAYOUT_TS_MAX, lo, hi))
 		lease_claim_failed(l, "could not start the claim query", true);
 }
 
@@ -632,7 +635,7 @@ lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	if (!lease_send(l, db, lease_claim_taken_cb, "UPDATE idgen_leases SET holder = '%s', "
 	    "window_start = %" PRIu64 ", window_end = %" PRIu64 ", claims = claims + 1, "
 	    "updated_at = NOW(3) WHERE worker = %u AND window_end < %" PRIu64, l->holder,
-	    l->c_now, l->c_end, l->c_worker, l->c_now))
+	    l->c_now, l->c_end, l->c_worker, RULE_ON(RULE_CLAIM_NOW) ? l->c_now : LAYOUT_TS_MAX))
 		lease_claim_failed(l, "could not start the claim update", true);
 }
 
@@ -933,11 +936,11 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 		snprintf(why, whylen, "the state file holds no lease");
 		return false;
 	}
-	if (!statefile_owner_dead(l->sf, dead, sizeof(dead))) {
+	if (RULE_ON(RULE_OWNER) && !statefile_owner_dead(l->sf, dead, sizeof(dead))) {
 		snprintf(why, whylen, "its writer may still be alive: %s", dead);
 		return false;
 	}
-	if (!l->sf->stamped) {
+	if (RULE_ON(RULE_STAMP) && !l->sf->stamped) {
 		snprintf(why, whylen, "it may not be the file's latest write: %s",
 		    l->sf->stamp_why);
 		return false;

@@ -79,6 +79,8 @@ struct lease {
 	enum lease_state	 state;
 	unsigned		 worker;
 	int			 server;	/* owner of worker, by server index */
+	unsigned		 home;		/* where claims start: our pid's parity (the
+						 * simulation sets it per idserver) */
 	uint64_t		 window_start;	/* layout ms, as stored */
 	uint64_t		 window_end;
 	int64_t			 skew_ms;	/* database minus local, at the last check */

@@ -20,4 +20,13 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },
+	[RULE_CLAIM_NOW] = { "claim-now",
+	    "a claim takes only a worker row whose window_end is below the claimant's now "
+	    "(lease.c, 3.3)" },
+	[RULE_WRITE_AHEAD] = { "write-ahead",
+	    "no Snowflake ts is minted above the reservation on disk (snowflake.c, 6.7)" },
+	[RULE_STAMP] = { "stamp",
+	    "a lease is resumed only from the very file at its latest write (lease.c, 6.8 rule 4)" },
+	[RULE_OWNER] = { "owner",
+	    "a lease is resumed only when the file's writer is provably dead (lease.c, 6.8)" },
 };

@@ -14,6 +14,10 @@ enum rule {
 	RULE_WITNESS,		/* ticket.c: copies brought up before a new connection serves (6.5) */
 	RULE_CHECK_READ,	/* ticket.c, tier.c: a connect-time check's marks merged when read (6.4) */
 	RULE_PARTNER_WAIT,	/* tier.c: a partner cannot answer only after partner_wait_ms (6.4) */
+	RULE_CLAIM_NOW,		/* lease.c: a claim takes only a row whose window_end < now (3.3) */
+	RULE_WRITE_AHEAD,	/* snowflake.c: no ts above the reservation on disk (6.7) */
+	RULE_STAMP,		/* lease.c: resumed only from the very file at its latest write (6.8) */
+	RULE_OWNER,		/* lease.c: resumed only when the file's writer is provably dead (6.8) */
 	RULE_COUNT,
 };
 

@@ -9,6 +9,8 @@
 #include <assert.h>
 #include <string.h>
 
+#include "rules.h"
+
 static uint64_t	snowflake_floor(const struct snowflake *);
 static uint64_t	snowflake_step_base(const struct snowflake *, uint64_t);
 static bool	snowflake_too_far_ahead(const struct snowflake *, uint64_t, uint64_t);
@@ -234,7 +236,7 @@ snowflake_take(struct snowflake *g, uint64_t now_ms, unsigned want,
 	ts = now_ms > base ? now_ms : base;
 	if (ts > g->window_end)
 		return snowflake_refuse(g, SNOWFLAKE_UNAVAILABLE);
-	if (ts > g->reserved)
+	if (ts > g->reserved && RULE_ON(RULE_WRITE_AHEAD))
 		return SNOWFLAKE_RESERVE;
 
 	if (g->minted && ts == g->last_ts)

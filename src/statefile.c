@@ -226,7 +226,7 @@ statefile_whoami(struct state_owner *me)
 bool
 statefile_owner_dead(const struct statefile *f, char *why, size_t whylen)
 {
-	return state_owner_dead(&f->rec.owner, &f->me, statefile_running, why, whylen);
+	return state_owner_dead(&f->rec.owner, &f->me, f->running, why, whylen);
 }
 
 /* Reads up to len bytes from the start of the file. */
@@ -539,6 +539,7 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	f->datasync = fdatasync;
+	f->running = statefile_running;
 	f->ns_slot = 1;
 	statefile_whoami(&f->me);
 	/* Held whether or not there is a file: callers raise marks either way. */

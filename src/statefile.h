@@ -74,6 +74,8 @@ struct statefile {
 	uint64_t			 durable_gen;	/* newest snapshot written */
 	uint64_t			 failed_gen;	/* newest snapshot whose write failed */
 	int				(*datasync)(int fd);	/* fdatasync; tests replace it */
+	/* Whether a process (pid, start time) still runs; the simulation replaces it. */
+	bool				(*running)(uint64_t pid, uint64_t start);
 	struct statefile_writer		*w;		/* NULL: saves write in the caller */
 };
 

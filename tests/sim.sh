@@ -28,16 +28,20 @@ else
 	echo "FAIL: seed 1 gave traces $a and $b"; fail=1
 fi
 # Where each rule's search starts: check-read's first duplicate from seed 1 lies
-# past the budget (seed 3458; its window needs a partner's check read, then its
+# past the budget (seed 5018; its window needs a partner's check read, then its
 # connection lost, after the partner had been silent for partner_wait_ms).
-rule_seed() { case "$1" in check-read) echo 3001 ;; *) echo 1 ;; esac; }
+rule_seed() { case "$1" in check-read) echo 4501 ;; *) echo 1 ;; esac; }
+# The owner rule is shown with the stamp off: on one machine the stamp's inode
+# check refuses every copy the owner rule refuses (docs/design.md section 14).
+rule_args() { case "$1" in owner) echo "--disable owner --disable stamp" ;; *) echo "--disable $1" ;; esac; }
 for rule in $("$SIM" --list-rules | awk '{print $1}'); do
-	line=$("$SIM" --seed "$(rule_seed "$rule")" --schedules "$SIM_RULE_BUDGET" --disable "$rule" |
+	# shellcheck disable=SC2046
+	line=$("$SIM" --seed "$(rule_seed "$rule")" --schedules "$SIM_RULE_BUDGET" $(rule_args "$rule") |
 	    tail -n 1)
 	case "$line" in
-	*" 0 duplicates"*) echo "FAIL: --disable $rule found no duplicate in $SIM_RULE_BUDGET schedules: $line"
+	*" 0 duplicates"*) echo "FAIL: $(rule_args "$rule") found no duplicate in $SIM_RULE_BUDGET schedules: $line"
 		fail=1 ;;
-	*) echo "--disable $rule: $line" ;;
+	*) echo "$(rule_args "$rule"): $line" ;;
 	esac
 done
 exit $fail
