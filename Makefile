@@ -73,7 +73,7 @@ TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 # 11.8): one lease implementation, compiled twice. lib/genlog.c stands in for
 # src/log.c (the library writes nothing).
 LIBIDGEN_SRC := $(wildcard lib/*.c)
-LIBIDGEN_SRV := lease snowflake db dbtls server statefile state config check
+LIBIDGEN_SRV := lease snowflake db dbtls server statefile state config check rules
 LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) \
 		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o) \
 		$(LIBIDGEN_SRV:%=$(BUILD)/obj/lib/src/%.o)

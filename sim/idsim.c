@@ -70,14 +70,14 @@ static const char *const fault_names[F_COUNT] = {
 /* The documented residue (docs/design.md 6.5, section 14), one class each. */
 enum residue_class {
 	RES_BOTH,	/* both servers restored: neither row holds the ticket */
-	RES_ABSENT,	/* one restored from a copy taken while its partner was down */
+	RES_ABSENT,	/* banked with no other server up, then its server restored */
 	RES_SILENT,	/* served while its partner could not answer (partner_wait_ms) */
-	RES_LAG,	/* restored inside the lag of its partner's copy (6.2's table) */
+	RES_INFLIGHT,	/* its copy landed on the partner after the taker last read it */
 	RES_COUNT,
 };
 
 static const char *const residue_names[RES_COUNT] = {
-	"both-restored", "partner-absent", "partner-silent", "copy-lag",
+	"both-restored", "partner-absent", "partner-silent", "copy-in-flight",
 };
 
 struct draw {
@@ -137,6 +137,9 @@ struct sim {
 	/* Each first draw: its server and whether the partner was down then. */
 	struct draw		*draws;
 	size_t			ndraws, capdraws;
+	/* Tickets banked alone (no copy elsewhere, no other server up: 6.5). */
+	struct draw		*alone;
+	size_t			nalone, capalone;
 	bool			backup_absent[TSERVER_MAX];	/* its backup was taken while
 							 * its partner was down */
 	bool			restore_absent[TSERVER_MAX];	/* ... and restored since */
@@ -174,6 +177,7 @@ static int64_t (*const sim_clock_us[SIM_IDSERVERS])(void) = { sim_us0, sim_us1, 
 
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
+static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
 static void	sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due);
 static void	sim_hook_unmodelled(const char *why);
@@ -258,8 +262,11 @@ sim_grow(void *p, size_t *cap, size_t n, size_t z)
  *   was drawn while p was down (6.5: the host loss, or the restore, before
  *   the witness landed; an idserver that remembers t refuses srv itself, but
  *   d does not ask it);
- * - copy-lag: the same with t drawn while p was up: p's copy lags by the
- *   tickets srv drew since p's last ticket transaction (6.2's table).
+ * - partner-absent is judged by copy first (6.5): t's block was banked by an
+ *   idserver that had no other server up (tier_banked_hook). A block banked
+ *   with p up is handed out only once p holds its copy, so "copy lag" (p's
+ *   copy behind srv's tickets, 6.2's table) is no residue any more: an ID
+ *   handed out twice that way is a duplicate.
  */
 static int
 sim_residue_class(const struct idserver *d, unsigned srv, uint64_t t)
@@ -285,7 +292,22 @@ sim_residue_class(const struct idserver *d, unsigned srv, uint64_t t)
 			first = &S.draws[k];
 	if (first == NULL)
 		return -1;
-	return first->absent ? RES_ABSENT : RES_LAG;
+	/*
+	 * Copy first (6.5): its block was handed out only once the partner held
+	 * its copy, unless the idserver that banked it had no other server up.
+	 */
+	for (size_t k = 0; k < S.nalone; k++)
+		if (S.alone[k].srv == srv && S.alone[k].t == t)
+			return RES_ABSENT;
+	/*
+	 * Copy first's window (6.5): the copy of t landed on p only after the
+	 * taker's last read of p, so no check of the taker could see it (srv
+	 * restored between t's commit and its copy's landing).
+	 */
+	for (size_t k = 0; k < S.srv[p].nlanded; k++)
+		if (S.srv[p].landed[k].role == srv && S.srv[p].landed[k].value >= t)
+			return S.srv[p].landed[k].ms > d->check_ms[p] ? RES_INFLIGHT : -1;
+	return -1;
 }
 
 /*
@@ -318,6 +340,17 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 		return;
 	S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
 	S.residue[S.nresidue++] = (struct residue){ srv, t, (enum residue_class)cls };
+}
+
+/* A block banked; alone: with no copy of its mark elsewhere, none being up. */
+static void
+sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+{
+	(void)t;
+	if (!alone)
+		return;
+	S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+	S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
 }
 
 /* What a new connection of owner to srv would bring role's copy up to. */
@@ -902,6 +935,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.ev = 0;
 	S.nresidue = 0;
 	S.ndraws = 0;
+	S.nalone = 0;
 	memset(S.backup_absent, 0, sizeof(S.backup_absent));
 	memset(S.restore_absent, 0, sizeof(S.restore_absent));
 	S.ids_taken = 0;
@@ -932,6 +966,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		    sim_hook_cut, sim_hook_unmodelled };
 
 		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
+		tier_banked_hook = sim_hook_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
 	S.cfg.tier_increment = 2;

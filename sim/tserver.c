@@ -5,7 +5,10 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "clk.h"
 
 /* One field of the check row. */
 #define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
@@ -28,7 +31,12 @@ static void	tserver_tx_set(struct tserver *s, uint64_t conn, bool open);
 void
 tserver_init(struct tserver *s, unsigned index, uint64_t b)
 {
+	void *landed = s->landed;
+	size_t cap = s->caplanded;
+
 	memset(s, 0, sizeof(*s));
+	s->landed = landed;	/* kept from schedule to schedule, emptied */
+	s->caplanded = cap;
 	s->index = index;
 	s->up = true;
 	s->b = b;
@@ -296,8 +304,19 @@ tserver_raise_copy(struct tserver *s, const char *p, bool due)
 		s->st.mark[r] = h;
 		s->st.mark_b[r] = b;
 	}
-	if (s->st.mark[r] > s->copy_ever[r])
+	if (s->st.mark[r] > s->copy_ever[r]) {
 		s->copy_ever[r] = s->st.mark[r];
+		if (s->nlanded == s->caplanded) {
+			s->caplanded = s->caplanded ? 2 * s->caplanded : 64;
+			s->landed = realloc(s->landed, s->caplanded * sizeof(*s->landed));
+			if (s->landed == NULL)
+				abort();
+		}
+		s->landed[s->nlanded].role = (unsigned)r;
+		s->landed[s->nlanded].value = s->st.mark[r];
+		s->landed[s->nlanded].ms = (uint64_t)clk_mono_ms();
+		s->nlanded++;
+	}
 	if (due && h > s->st.due[r])
 		s->st.due[r] = h;
 	if (due && h > s->due_ever[r])

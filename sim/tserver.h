@@ -55,6 +55,13 @@ struct tserver {
 	uint64_t		copy_ever[TSERVER_MAX];	/* the highest copy of each role's mark
 						 * its rows ever held: no restore lowers it */
 	uint64_t		due_ever[TSERVER_MAX];	/* ... idservers were ever due to write */
+	/* When copy_ever rose, and to what (mono ms), for copy first's window (6.5). */
+	struct {
+		unsigned	role;
+		uint64_t	value;
+		uint64_t	ms;
+	}			*landed;
+	size_t			nlanded, caplanded;
 	uint64_t		draws;
 	/* Row locks of open lease transactions (FOR UPDATE): the connection's id, 0 none. */
 	uint64_t		locked[TSERVER_WORKERS];

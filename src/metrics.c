@@ -163,6 +163,15 @@
 	    "tickets taken from other regions' pairs (other_regions)", \
 	    "tickets_other_regions", METRIC_AS_IS, NULL, \
 	    NUM(TIER->tickets_other_regions)) \
+	X(copies_pushed, C, SVC, "stats", \
+	    "copy UPDATEs run so that a ticket's block is banked with its mark copied to " \
+	    "another server (copy first)", \
+	    "copies_pushed", METRIC_AS_IS, NULL, \
+	    NUM(TIER->copies_pushed)) \
+	X(tickets_banked_alone, C, SVC, "stats", \
+	    "tickets banked with no other server of their region up to hold a copy", \
+	    "tickets_banked_alone", METRIC_AS_IS, NULL, \
+	    NUM(TIER->banked_alone)) \
 	X(refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
 	    "refill_waits", METRIC_AS_IS, NULL, \
 	    NUM(CORE.waits)) \

@@ -17,6 +17,9 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_CHECK_READ] = { "check-read",
 	    "a connect-time check's marks are merged when its answer is taken, not after the "
 	    "rights and witness (ticket.c, tier.c, 6.4)" },
+	[RULE_COPY_FIRST] = { "copy-first",
+	    "a ticket's block is banked only once another server of its region holds a copy "
+	    "of its mark, or none is up (tier.c, 6.5)" },
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },

@@ -18,6 +18,7 @@ enum rule {
 	RULE_WRITE_AHEAD,	/* snowflake.c: no ts above the reservation on disk (6.7) */
 	RULE_STAMP,		/* lease.c: resumed only from the very file at its latest write (6.8) */
 	RULE_OWNER,		/* lease.c: resumed only when the file's writer is provably dead (6.8) */
+	RULE_COPY_FIRST,	/* tier.c: a block banked once another server holds its copy (6.5) */
 	RULE_COUNT,
 };
 

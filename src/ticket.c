@@ -942,6 +942,20 @@ ticket_run(struct ticket_server *s, const char *sql, db_cb cb)
 }
 
 bool
+ticket_copy(struct ticket_server *s, unsigned j, uint64_t high_water, uint64_t b, db_cb cb)
+{
+	char sql[TICKET_SQL_MAX];
+	int len = 0;
+
+	if (s->state != TICKET_READY || b == 0 ||
+	    !ticket_append(sql, sizeof(sql), &len, TICKET_WITNESS_SQL, high_water, b,
+	    server_role(j), s->block_size, ticket_copy_end(s, high_water, b)))
+		return false;
+	sql[len - 1] = '\0';	/* one statement: no separator */
+	return ticket_run(s, sql, cb);
+}
+
+bool
 ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 {
 	s->step = TICKET_STEP_OTHER;

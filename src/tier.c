@@ -29,7 +29,13 @@ static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
 static bool	tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket);
 static void	tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket);
-static void	tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket);
+static void	tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket, bool alone);
+static void	tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket);
+static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
+static void	tier_copy_push(struct tier *t);
+static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
+static void	tier_copy_landed(struct tier *t, unsigned j, uint64_t high_water,
+		    uint64_t block_size);
 static void	tier_unrecorded(struct tier *t, struct ticket_server *s);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static const char *tier_copies_name(const struct ticket_server *s, char *buf);
@@ -57,6 +63,8 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 
 	memset(t, 0, sizeof(*t));
 	pool_init(&t->pool);
+	for (i = 0; i < SERVER_MAX; i++)
+		t->copy_on[i] = -1;
 	t->expect_block = cfg->block_size;
 	t->prefetch_blocks = cfg->prefetch_blocks;
 	t->prefetch_max_blocks = cfg->prefetch_max_blocks;
@@ -186,7 +194,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 static unsigned
 tier_in_flight(const struct tier *t)
 {
-	unsigned n = t->writing;
+	unsigned n = t->writing + t->nawait;
 
 	for (unsigned i = 0; i < server_count(); i++)
 		n += t->srv[i].state == TICKET_FETCHING && !t->srv[i].other;
@@ -286,9 +294,11 @@ tier_next_server(const struct tier *t)
 void
 tier_prefetch(struct tier *t)
 {
-	/* The hot path of a tier without namespaces: two tests, nothing else. */
+	/* The hot path of a tier without namespaces: three tests, nothing else. */
 	bool ns = t->nss.n > 0 || t->ns_due_some;
 
+	if (t->copy_due)
+		tier_copy_push(t);
 	if (ns)
 		tier_ns_kick_first(t);
 	tier_prefetch_default(t);
@@ -421,10 +431,17 @@ tier_save_marks(struct tier *t)
 	return tier_save(t);
 }
 
-/* Adds a recorded ticket's block to the pool. */
+void (*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
+
+/*
+ * Adds a recorded ticket's block to the pool; alone: no copy of its mark is
+ * known on another server of its region, none being up (copy first, 6.5).
+ */
 static void
-tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket)
+tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket, bool alone)
 {
+	if (tier_banked_hook != NULL)
+		tier_banked_hook(t, s->index, ticket, alone);
 	if (!pool_add(&t->pool, layout_ticket_first(ticket, t->block_size), t->block_size)) {
 		/* Cannot happen with the prefetch bound; losing a block is only a gap. */
 		t->ids_dropped += t->block_size;
@@ -434,6 +451,154 @@ tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket)
 	t->demand = false;
 	t->banked++;
 	tier_note_region(t, s);
+}
+
+/* True when another server of s's region is up (checked and connected). */
+static bool
+tier_other_up(const struct tier *t, const struct ticket_server *s)
+{
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned j = s->group_first + k;
+
+		if (j != s->index && ticket_up(&t->srv[j]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Copy first (docs/design.md 6.5): a durable ticket's block is banked once a
+ * copy of its server's mark at or above it is on another server of its
+ * region, or when no other server of the region is up; else it waits for one.
+ */
+static void
+tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket)
+{
+	bool alone = t->copied[s->index] < ticket && !tier_other_up(t, s);
+
+	if (!RULE_ON(RULE_COPY_FIRST) || t->copied[s->index] >= ticket || alone) {
+		t->banked_alone += alone;
+		tier_bank(t, s, ticket, alone);
+		return;
+	}
+	if (t->nawait == TIER_AWAIT_MAX) {
+		log_error("%s ticket server: ticket %llu not used: %u tickets already wait for "
+		    "a copy of their mark on another server", s->name,
+		    (unsigned long long)ticket, TIER_AWAIT_MAX);
+		return;		/* a gap, never a block handed out with no copy */
+	}
+	t->await[t->nawait].srv = s->index;
+	t->await[t->nawait].ticket = ticket;
+	t->nawait++;
+	t->copy_due = true;
+	tier_copy_push(t);
+}
+
+/*
+ * Banks the waiting tickets a copy now covers, or whose region has no other
+ * server up; for the rest, starts one copy UPDATE per server's mark on an
+ * idle other server of its region.
+ */
+static void
+tier_copy_push(struct tier *t)
+{
+	unsigned k;
+
+	/* A copy answered inside the call that sent it ends here in another pass. */
+	if (t->pushing) {
+		t->push_again = true;
+		return;
+	}
+	t->pushing = true;
+again:
+	t->push_again = false;
+	k = 0;
+	while (k < t->nawait) {
+		struct ticket_server *r = &t->srv[t->await[k].srv];
+		uint64_t ticket = t->await[k].ticket;
+
+		if (t->copied[r->index] >= ticket || !tier_other_up(t, r)) {
+			bool alone = t->copied[r->index] < ticket;
+
+			t->banked_alone += alone;
+			memmove(&t->await[k], &t->await[k + 1],
+			    (t->nawait - k - 1) * sizeof(t->await[0]));
+			t->nawait--;
+			tier_bank(t, r, ticket, alone);
+			continue;
+		}
+		k++;
+	}
+	/* A copy wanted and none running: on an idle other server of its region. */
+	for (unsigned i = 0; i < server_count() && !t->push_again; i++) {
+		const struct ticket_server *r = &t->srv[i];
+		const struct state_mark *m = &t->sf->rec.mark[i];
+
+		if (t->copy_need[i] <= t->copied[i] || t->copy_on[i] >= 0)
+			continue;
+		for (unsigned g = 0; g < r->group_count; g++) {
+			unsigned j = r->group_first + g;
+
+			if (j == i || t->srv[j].state != TICKET_READY)
+				continue;
+			/* Set first: the answer may come inside the call. */
+			t->copy_on[i] = (int)j;
+			t->copy_val[i] = state_mark_ticket(m, t->block_size);
+			if (ticket_copy(&t->srv[j], i, m->high_water,
+			    m->block_size != 0 ? m->block_size : t->block_size, tier_copied))
+				break;
+			t->copy_on[i] = -1;
+		}
+	}
+	if (t->push_again)
+		goto again;	/* an answer inside a call changed what waits */
+	t->pushing = false;
+	t->copy_due = t->nawait > 0;
+	for (unsigned i = 0; i < server_count() && !t->copy_due; i++)
+		t->copy_due = t->copy_need[i] > t->copied[i];
+}
+
+/* A copy UPDATE of copy first ended on server s. */
+static void
+tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	struct tier *t = s->notify_arg;
+	unsigned i;
+
+	(void)db;
+	for (i = 0; i < server_count() && t->copy_on[i] != (int)s->index; i++)
+		;
+	if (i < server_count()) {
+		t->copy_on[i] = -1;
+		if (r->err == 0 && t->copy_val[i] > t->copied[i])
+			t->copied[i] = t->copy_val[i];
+		t->copies_pushed++;
+	}
+	if (r->err != 0) {
+		ticket_run_lost(s, "copy of a mark", r->msg);	/* its DOWN event pushes again */
+		return;
+	}
+	ticket_run_end(s);
+	tier_copy_push(t);
+	if (t->pushing)
+		return;		/* answered inside tier_copy_push: its caller goes on */
+	tier_prefetch(t);
+	t->on_change(t->arg);
+}
+
+/* A copy of server j's mark (high_water, block_size) is on another server now. */
+static void
+tier_copy_landed(struct tier *t, unsigned j, uint64_t high_water, uint64_t block_size)
+{
+	struct state_mark m = { high_water, block_size, "" };
+	uint64_t v;
+
+	if (t->block_size == 0)
+		return;
+	v = state_mark_ticket(&m, t->block_size);
+	if (v > t->copied[j])
+		t->copied[j] = v;
 }
 
 /* A ticket's mark could not be recorded: the ticket is a gap, its server refused. */
@@ -462,7 +627,7 @@ tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
 		return true;
 	case STATEFILE_DURABLE:
 		tier_saved(t, true);
-		tier_bank(t, s, ticket);
+		tier_copy_first(t, s, ticket);
 		return true;
 	case STATEFILE_FAILED:
 		break;
@@ -482,7 +647,7 @@ tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket)
 	t->writing--;
 	tier_saved(t, ok);
 	if (ok)
-		tier_bank(t, s, ticket);
+		tier_copy_first(t, s, ticket);
 	else
 		tier_unrecorded(t, s);
 	tier_prefetch(t);
@@ -544,6 +709,7 @@ tier_raise_copies(struct tier *t, const struct ticket_server *s)
 		if (state_mark_ticket(&copy, b) > t->copy_seen[o])
 			t->copy_seen[o] = state_mark_ticket(&copy, b);
 		t->copy_read[o] = true;
+		tier_copy_landed(t, o, copy.high_water, copy.block_size);
 		changed |= state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b,
 		    NULL);
 	}
@@ -891,14 +1057,31 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		if (!tier_merge_marks(t, s))
 			return false;
 		t->block_size = s->block_size;
+		/* Its witness landed its copies before it came up (6.5). */
+		for (unsigned k = 0; RULE_ON(RULE_WITNESS) && k < s->group_count; k++)
+			if (s->group_first + k != s->index)
+				tier_copy_landed(t, s->group_first + k,
+				    s->copy_sending[s->group_first + k],
+				    s->copy_sending_b[s->group_first + k]);
 		tier_retarget(t);
 		tier_checked_others(t, s);
 		tier_ns_event(t, s, ev);
 		break;
 	case TICKET_EV_TICKET:
+		/* Its transaction committed the copies it carried (copy first, 6.5). */
+		for (unsigned k = 0; k < s->group_count; k++)
+			if (s->group_first + k != s->index)
+				tier_copy_landed(t, s->group_first + k,
+				    s->copy_sending[s->group_first + k],
+				    s->copy_sending_b[s->group_first + k]);
 		/* Write-ahead: on disk before any of its IDs is handed out. */
 		state_raise_mark(&t->sf->rec, s->index, ticket,
 		    t->block_size, t->block_size, NULL);
+		/* Its copy goes out beside the state file write (copy first, 6.5). */
+		if (RULE_ON(RULE_COPY_FIRST) && ticket > t->copy_need[s->index]) {
+			t->copy_need[s->index] = ticket;
+			t->copy_due = true;
+		}
 		tier_publish_marks(t);
 		if (!tier_record(t, s, ticket))
 			return false;
@@ -912,6 +1095,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		tier_read(t, s);
 		break;
 	}
+	tier_copy_push(t);
 	tier_prefetch(t);
 	t->on_change(t->arg);
 	return true;

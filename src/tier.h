@@ -23,6 +23,18 @@
 #include "statefile.h"
 #include "ticket.h"
 
+#define TIER_AWAIT_MAX	64	/* tickets waiting for a copy (more: a gap) */
+
+struct tier;
+
+/*
+ * Called as each ticket's block is banked (alone: with no copy of its mark on
+ * another server, none being up); NULL but in the simulation, which judges
+ * its residue by it (docs/design.md 6.5, 14).
+ */
+extern void	(*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket,
+		    bool alone);
+
 struct tier {
 	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
 	struct pool		 pool;
@@ -65,6 +77,27 @@ struct tier {
 							 * (mono ms), h silent since silent_since */
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
+	/* Copy first (docs/design.md 6.5): durable tickets waiting for a copy elsewhere. */
+	struct {
+		unsigned	 srv;
+		uint64_t	 ticket;
+	}			 await[TIER_AWAIT_MAX];
+	unsigned		 nawait;
+	uint64_t		 copied[SERVER_MAX];	/* a ticket of server i that a copy on
+							 * another server is known to hold */
+	uint64_t		 copy_need[SERVER_MAX];	/* a ticket of server i drawn, its
+							 * copy wanted (from its commit on,
+							 * beside its state file write) */
+	int			 copy_on[SERVER_MAX];	/* the server a copy UPDATE of i's
+							 * mark runs on, -1: none */
+	uint64_t		 copy_val[SERVER_MAX];	/* ... the ticket it writes */
+	uint64_t		 copies_pushed;	/* copy UPDATEs run for copy first */
+	bool			 copy_due;	/* a copy is wanted or a block waits: every
+						 * prefetch pushes (a server idle again) */
+	bool			 pushing;	/* tier_copy_push runs: an answer inside it
+						 * asks for another pass instead */
+	bool			 push_again;
+	uint64_t		 banked_alone;	/* tickets banked with no other server up */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
 	struct nss		 nss;

@@ -68,6 +68,9 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
+# A command that stops the test through set -e says so (a silent exit was all a
+# loaded clean-clone run of test_ns_adopt left to read, issue 36).
+trap 'log "FAIL: exit $? at ${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND"' ERR
 
 pair_up() { "$ROOT/scripts/dbpair.sh" up "$T_DIR/db" "$ODD_PORT" "$EVEN_PORT" >/dev/null; }
 pair_down() { [ -d "$T_DIR/db" ] && "$ROOT/scripts/dbpair.sh" down "$T_DIR/db" || true; }

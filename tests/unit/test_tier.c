@@ -43,6 +43,7 @@
 #include "layout.h"
 #include "state.h"
 #include "statefile.h"
+#include "rules.h"
 #include "tier.h"
 
 #define B4K	UINT64_C(4096)
@@ -1892,6 +1893,60 @@ test_partner_wait_bounded(void **state)
 	rig_free(r);
 }
 
+/* Copy first: each block banked with the partner's copy of its mark at or above it. */
+static unsigned copy_banked, copy_behind;
+
+static void
+copy_first_hook(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+{
+	(void)t;
+	if (alone)
+		return;
+	copy_banked++;
+	if (sim[1 - srv].mark[srv] < ticket)
+		copy_behind++;
+}
+
+/*
+ * Copy first (docs/design.md 6.5): no block is banked before the partner holds
+ * a copy of its mark (a copy UPDATE runs when no ticket there carried it); with
+ * the partner down a block is banked alone, and counted. With the rule off,
+ * blocks are banked while the partner's copy lags.
+ */
+static void
+test_copy_first(void **state)
+{
+	struct rig *r;
+
+	(void)state;
+	tier_banked_hook = copy_first_hook;
+	copy_banked = copy_behind = 0;
+	r = rig_new(false);
+	rig_start(r);
+	settle(r);
+	take_many(r, 16 * B4K, 1024);
+	assert_true(copy_banked >= 8);
+	assert_int_equal(copy_behind, 0);
+	assert_true(r->t.copies_pushed >= 1);
+	sim[1].up = false;
+	ticket_recheck_soon(&r->t.srv[1]);
+	run_for(r, 50);
+	take_many(r, 8 * B4K, 1024);
+	assert_true(r->t.banked_alone >= 1);
+	rig_free(r);
+
+	rules_off = 1u << RULE_COPY_FIRST;
+	copy_banked = copy_behind = 0;
+	r = rig_new(false);
+	rig_start(r);
+	settle(r);
+	take_many(r, 16 * B4K, 1024);
+	rules_off = 0;
+	assert_true(copy_behind >= 1);
+	rig_free(r);
+	tier_banked_hook = NULL;
+}
+
 /*
  * A down server is not waited for: with o4 down, o3's new connection is used
  * once odd and even have answered checks sent after o3's.
@@ -2770,6 +2825,7 @@ main(void)
 		cmocka_unit_test(test_partner_wait_bounded),
 		cmocka_unit_test(test_all_others_first_inline),
 		cmocka_unit_test(test_checked_logged_inline),
+		cmocka_unit_test(test_copy_first),
 		cmocka_unit_test(test_all_others_first_stale_recheck),
 		cmocka_unit_test(test_down_other_not_waited),
 		cmocka_unit_test(test_regressed_by_others_copies),
