@@ -144,6 +144,9 @@ tier_fetch_ms(const struct tier *t)
 		if (f > ms)
 			ms = f;
 	}
+	/* A block also waits for its copy on another server (copy first, 6.5). */
+	if (t->copy_waits > 0)
+		ms += (double)t->copy_wait_us_total / (double)t->copy_waits / 1000.0;
 	return ms;
 }
 
@@ -297,11 +300,15 @@ tier_prefetch(struct tier *t)
 	/* The hot path of a tier without namespaces: three tests, nothing else. */
 	bool ns = t->nss.n > 0 || t->ns_due_some;
 
-	if (t->copy_due)
-		tier_copy_push(t);
 	if (ns)
 		tier_ns_kick_first(t);
 	tier_prefetch_default(t);
+	/*
+	 * After the fetches: a ticket on another server carries the copies a
+	 * waiting block needs; a plain copy UPDATE only where a server stays idle.
+	 */
+	if (t->copy_due)
+		tier_copy_push(t);
 	if (ns)
 		tier_ns_kick(t);
 }
@@ -489,6 +496,7 @@ tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket)
 	}
 	t->await[t->nawait].srv = s->index;
 	t->await[t->nawait].ticket = ticket;
+	t->await[t->nawait].since_us = (uint64_t)clk_mono_us();
 	t->nawait++;
 	t->copy_due = true;
 	tier_copy_push(t);
@@ -521,6 +529,8 @@ again:
 			bool alone = t->copied[r->index] < ticket;
 
 			t->banked_alone += alone;
+			t->copy_wait_us_total += (uint64_t)clk_mono_us() - t->await[k].since_us;
+			t->copy_waits++;
 			memmove(&t->await[k], &t->await[k + 1],
 			    (t->nawait - k - 1) * sizeof(t->await[0]));
 			t->nawait--;
@@ -1095,7 +1105,6 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		tier_read(t, s);
 		break;
 	}
-	tier_copy_push(t);
 	tier_prefetch(t);
 	t->on_change(t->arg);
 	return true;

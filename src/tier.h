@@ -81,6 +81,7 @@ struct tier {
 	struct {
 		unsigned	 srv;
 		uint64_t	 ticket;
+		uint64_t	 since_us;	/* mono: when it began to wait */
 	}			 await[TIER_AWAIT_MAX];
 	unsigned		 nawait;
 	uint64_t		 copied[SERVER_MAX];	/* a ticket of server i that a copy on
@@ -92,6 +93,8 @@ struct tier {
 							 * mark runs on, -1: none */
 	uint64_t		 copy_val[SERVER_MAX];	/* ... the ticket it writes */
 	uint64_t		 copies_pushed;	/* copy UPDATEs run for copy first */
+	uint64_t		 copy_wait_us_total;	/* blocks' waits for a copy, summed ... */
+	uint64_t		 copy_waits;	/* ... over this many: part of a fetch's time */
 	bool			 copy_due;	/* a copy is wanted or a block waits: every
 						 * prefetch pushes (a server idle again) */
 	bool			 pushing;	/* tier_copy_push runs: an answer inside it
