@@ -73,8 +73,12 @@ log "odd restored: its counter $(db_sql odd 'SELECT AUTO_INCREMENT FROM informat
 
 idserver_start fresh "$P2" "${FLAGS[@]}"
 wait_for "fresh: odd regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $P2 | awk '\$2==\"odd_state\"{print \$3}')\" = regressed ]"
-grep -q "odd ticket server REFUSED: counter regressed.*the even server's copy: $copy" "$T_DIR/fresh.log" ||
-	fail "the refusal does not name even's copy: $(grep -m1 REFUSED "$T_DIR/fresh.log")"
+# Refused by even's copy: at its check (the copy read first, named), or, when
+# even's check answered only after odd's was judged, by its first ticket against
+# the mark that copy raised (design 6.4: a copy read later is not compared with
+# the counter read before it; seen once under the sanitizer build).
+grep -qE "odd ticket server REFUSED: counter regressed.*(the even server's copy: $copy|not above the high-water mark $copy known to this idserver)" "$T_DIR/fresh.log" ||
+	fail "the refusal does not come from even's copy $copy: $(grep -m1 REFUSED "$T_DIR/fresh.log")"
 read -r errs _ <<<"$(mint_ids "$P2" 300 "$IDS")"
 [ "$errs" = 0 ] || fail "fresh: $errs errors while even serves"
 n=$(check_unique "$IDS") || fail "duplicate IDs after the restore"
