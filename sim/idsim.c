@@ -413,27 +413,13 @@ sim_on_change(void *arg)
 	(void)arg;
 }
 
-/* The lease uses a server only while the ticket tier vouches for it (main.c's main_trust). */
+/* The lease uses a server only while the ticket tier vouches for it (source_trust). */
 static enum lease_trust
 sim_trust(void *arg, int server)
 {
 	const struct idserver *d = arg;
 
-	if (server < 0 || server >= SERVER_PAIR)
-		return LEASE_DISTRUSTED;
-	switch (d->t.srv[server].state) {
-	case TICKET_READY:
-	case TICKET_FETCHING:
-	case TICKET_RECHECKING:
-		return LEASE_TRUSTED;
-	case TICKET_REFUSED:
-	case TICKET_REGRESSED:
-		return LEASE_DISTRUSTED;
-	case TICKET_DOWN:
-	case TICKET_CONNECTING:
-		break;
-	}
-	return LEASE_AWAY;
+	return source_trust(&d->t, server);
 }
 
 /*

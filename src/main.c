@@ -154,21 +154,7 @@ main_trust(void *arg, int server)
 {
 	struct main_ctx *m = arg;
 
-	if (server < 0 || server >= SERVER_PAIR)
-		return LEASE_DISTRUSTED;
-	switch (m->tier.srv[server].state) {
-	case TICKET_READY:
-	case TICKET_FETCHING:
-	case TICKET_RECHECKING:
-		return LEASE_TRUSTED;
-	case TICKET_REFUSED:
-	case TICKET_REGRESSED:
-		return LEASE_DISTRUSTED;
-	case TICKET_DOWN:
-	case TICKET_CONNECTING:
-		break;
-	}
-	return LEASE_AWAY;
+	return source_trust(&m->tier, server);
 }
 
 /* SIGHUP, SIGUSR1, SIGUSR2: logged, never fatal (settings are read at start only). */

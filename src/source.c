@@ -399,3 +399,23 @@ source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64
 			out[i] = first + i;
 	return SOURCE_OK;
 }
+
+enum lease_trust
+source_trust(const struct tier *t, int server)
+{
+	if (server < 0 || server >= SERVER_PAIR)
+		return LEASE_DISTRUSTED;
+	switch (t->srv[server].state) {
+	case TICKET_READY:
+	case TICKET_FETCHING:
+	case TICKET_RECHECKING:
+		return LEASE_TRUSTED;
+	case TICKET_REFUSED:
+	case TICKET_REGRESSED:
+		return LEASE_DISTRUSTED;
+	case TICKET_DOWN:
+	case TICKET_CONNECTING:
+		break;
+	}
+	return LEASE_AWAY;
+}

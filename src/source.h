@@ -113,4 +113,12 @@ const char	*source_lease_state(const struct source *s);
 /* The reason for the current mode, one line of text into buf. */
 void		source_mode_reason(const struct source *s, char *buf, size_t len);
 
+/*
+ * Whether the lease may use ticket server index server (its pair): while the
+ * ticket tier vouches for it (checked and connected), never while refused or
+ * regressed, away while down or connecting. One rule for idserver, the
+ * simulation and nothing else to copy.
+ */
+enum lease_trust	source_trust(const struct tier *t, int server);
+
 #endif
