@@ -30,9 +30,17 @@ IDGEN_DB_PASSWORD=$(cat "$T_DIR/dbA/db_password") "$IDSERVER" --odd_port "$PA" \
 	"${FLAGS[@]}" >"$T_DIR/a.log" 2>&1 &
 a=$!
 PIDS+=("$a")
-wait_for "A serves" 10 bash -c "[ \"\$(printf 'PING\n' | nc -N 127.0.0.1 $((SVC_PORT + 9)))\" = PONG ]"
-read -r errs _ <<<"$(mint_ids $((SVC_PORT + 9)) 50 "$T_DIR/a-ids.txt")"
-[ "$errs" = 0 ] || fail "deployment A: $errs errors"
+wait_for "A: both of its servers up" 15 bash -c "out=\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 9))); grep -q '^STAT odd_state up' <<<\"\$out\" && grep -q '^STAT even_state up' <<<\"\$out\""
+# Both marks must be above 1000 for x to refuse both of B's servers. A block is
+# 2^20 IDs and the first prefetch may take both blocks from the server that
+# answered first (the other still connecting): take blocks until A's file holds
+# a mark from each server.
+marks_both() { python3 "$ROOT/tests/integration/statefile.py" show "$T_DIR/a.state" 2>/dev/null | grep -cE '^mark (odd|even) 1[0-9]{3} '; }
+for _ in 1 2 3 4 5; do
+	read -r errs _ <<<"$(mint_ids $((SVC_PORT + 9)) 1100 "$T_DIR/a-ids.txt")"
+	[ "$errs" = 0 ] || fail "deployment A: $errs errors"
+	[ "$(marks_both)" = 2 ] && break
+done
 kill -TERM "$a"
 wait "$a" 2>/dev/null || true
 grep -qE '^mark odd (1[0-9]{3}) ' <(python3 "$ROOT/tests/integration/statefile.py" show "$T_DIR/a.state") ||
