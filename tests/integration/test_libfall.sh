@@ -11,6 +11,10 @@ IDGEN=$BUILD/idgen
 
 pair_up
 ctl_env
+# Region 1 of 5 region bits (workers 32..63) has no rows: a claim there finds none.
+for role in odd even; do
+	db_restored "$role" "DELETE FROM idgen.idgen_leases WHERE worker BETWEEN 32 AND 63"
+done
 S1=$SVC_PORT
 S2=$((SVC_PORT + 1))
 idserver_start a "$S1"
@@ -56,6 +60,13 @@ log "the idgen command on the same list, no idserver up: minted from its own lea
 [ "$(sort -u "$T_DIR/cli.out" | wc -l)" = 100 ] || fail "idgen: not 100 distinct IDs"
 awk '$1 >= 9007199254740992 { n++ } END { exit n != 100 }' "$T_DIR/cli.out" || fail "idgen: not Snowflake IDs"
 sed 's/$/ 1/' "$T_DIR/cli.out" >"$D/cli"
+log "no idserver and no free worker number (region 1 has no rows): a clear error naming both"
+if "$IDGEN" --server "127.0.0.1:$S1,$TIER&region_bits=5&region=1&tier_increment=4" ids 1 >"$T_DIR/none.out" 2>&1; then
+	fail "minted with no idserver and no free number: $(cat "$T_DIR/none.out")"
+fi
+cat "$T_DIR/none.out" >&2
+has -E 'no idserver could give any \(.*127\.0\.0\.1:'"$S1"'.*\) and no Snowflake lease: no free worker number on the (odd|even) server' "$T_DIR/none.out" ||
+	fail "no clear error: $(cat "$T_DIR/none.out")"
 
 sleep 2
 idserver_start a "$S1"
