@@ -154,6 +154,12 @@ gen_parse(const char *url, char (*argv)[256], int *argc, char *err, size_t errle
 	}
 	p++;
 	len = strcspn(p, "?");
+	if (memchr(p, ',', len) != NULL) {
+		snprintf(err, errlen, "mariadb:// address: a ',' after the database: in a "
+		    "list the idservers come first and the tier's address last "
+		    "(HOST:PORT,...,mariadb://...)");
+		return false;
+	}
 	snprintf(argv[(*argc)++], 256, "--db_name=%.*s", (int)len, p);
 	for (q = p[len] == '?' ? p + len + 1 : NULL; q != NULL && *q != '\0'; q = e) {
 		e = q + strcspn(q, "&");

@@ -29,12 +29,18 @@ lib_held() { status; awk '$1 == "held" && $4 == "libidgen"' "$T_DIR/status.out";
 libs_hold() { [ "$(lib_held | wc -l)" -ge "$1" ]; }
 libs_released() { [ -z "$(lib_held)" ]; }
 
+# The tier's address comes last: idservers after it are a usage error, not ignored.
+if "$IDGEN" -s "mariadb://idgen@127.0.0.1:$ODD_PORT,127.0.0.1:$EVEN_PORT/idgen,127.0.0.1:$S1" id >"$T_DIR/order.out" 2>&1; then
+	fail "idservers after the tier's address were accepted: $(cat "$T_DIR/order.out")"
+fi
+has "idservers come first and the tier's address last" "$T_DIR/order.out" || fail "list order: $(cat "$T_DIR/order.out")"
+
 log "4 processes (3 threads each, one forking) on the list: idservers, then the tier"
 LPIDS=()
 for p in 1 2 3 4; do
 	extra=()
 	[ "$p" = 4 ] && extra=(--fork)
-	"$LOAD" -s "$LIST" -t 3 -d 14 --mix --pace 15000 --stream "${extra[@]}" --dump "$D/p$p" \
+	"$LOAD" -s "$LIST" -t 3 -d 12 --mix --pace 15000 --stream "${extra[@]}" --dump "$D/p$p" \
 		>"$T_DIR/p$p.out" 2>&1 &
 	LPIDS+=("$!")
 	PIDS+=("$!")
