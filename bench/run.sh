@@ -31,12 +31,13 @@
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
 #   BENCH_TLS_PORT BENCH_TLS_GRPC_PORT  row 14's idserver over TLS (default 14248 14249)
-#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15, 16 and 17
+#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15, 16, 17 and 18
 #                    (e.g. 10,11 or "10 13"): only those rows and the servers they
 #                    need; each row's section goes to build/bench-var/rowN.md and
 #                    bench/RESULTS.md is left as it is (row 13 alone: about a
 #                    minute; rows 10 and 11: about a minute with the pair's start;
-#                    row 15 about 80 s, row 16 about a minute, row 17 about 30 s)
+#                    row 15 about 80 s, row 16 about a minute, row 17 about 30 s,
+#                    row 18 about 10 s with the pair's start)
 #   BENCH_SLO_SECONDS  row 15's runs (default 5); BENCH_SLO_LINE_RATE (text and
 #                    RESP, default 100000), BENCH_SLO_ONE_RATE (HTTP and gRPC single
 #                    IDs, 20000), BENCH_SLO_BATCH_RATE (batches of 1,000, 500): req/s
@@ -643,8 +644,8 @@ far_verdict() {
 ONLY=$(tr ', ' '  ' <<<"${BENCH_ONLY:-}" | xargs)
 for r in $ONLY; do
 	case $r in
-	10|11|13|14|15|16|17) ;;
-	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15, 16 and 17 can, e.g. BENCH_ONLY=10,11)" ;;
+	10|11|13|14|15|16|17|18) ;;
+	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15, 16, 17 and 18 can, e.g. BENCH_ONLY=10,11)" ;;
 	esac
 done
 # want ROW: the row runs (every row when BENCH_ONLY is not set).
@@ -1605,8 +1606,60 @@ r17_summary() {
 	echo "  row 17 fallback, fdatasync +${SLOW_US} us: P99.9 sequential $(val r17-seq p999_us) us (fast disk $(val r17-seq-fast p999_us)), open loop $(val r17-rate p999_us) us (fast disk $(val r17-rate-fast p999_us)); reserve waits ${R[r17.waits0]:-?} -> ${R[r17.waits1]:-?}: $(r17_verdict)" | sed 's/\*\*//g'
 }
 
+# ---- row 18: libidgen as a generator (issue 35) ----------------------------
+# idgen_next on one thread (tests/integration/idgen_load.c --bench) from a
+# worker number the library leases itself (a mariadb:// address, no
+# idserver), against one worker's ceiling (4,096,000 IDs/s), and the same call
+# in block mode (idserver's blocks, as row 12) in the same run: ns per call.
+GEN_CEILING=4096000
+gen_row() {
+	local l mode srv
+	say "row 18: libidgen idgen_next on 1 thread, library mode (its own lease) vs block mode"
+	for mode in gen block; do
+		l=r18-$mode
+		LABELS+=("$l")
+		srv=127.0.0.1:$SVC_PORT
+		[ $mode = gen ] && srv="mariadb://idgen@127.0.0.1:$ODD_PORT,127.0.0.1:$EVEN_PORT/idgen"
+		R[$l.cmd]="IDGEN_DB_PASSWORD=... build/idgen_load -s '$srv' -t 1 -d 3 --bench"
+		if IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "$BUILD/idgen_load" -s "$srv" -t 1 -d 3 \
+			--bench >"$VAR/$l.out" 2>&1; then
+			R[$l.state]=ok
+			R[$l.ids_per_s]=$(sed -n 's/^RESULT.* ids_per_s=\([0-9]*\).*/\1/p' "$VAR/$l.out")
+			R[$l.ns_per_call]=$(ratio 1000000000 "${R[$l.ids_per_s]}" 1)
+			R[$l.lease_claims]=$(sed -n 's/^RESULT.* lease_claims=\([0-9]*\).*/\1/p' "$VAR/$l.out")
+		else
+			R[$l.state]=failed-run
+			say "row 18 ($mode) failed: $(tail -n 2 "$VAR/$l.out")"
+		fi
+	done
+}
+
+r18_md() {
+	cat <<MD
+## Row 18: libidgen as a generator (issue 35)
+
+\`idgen_next\` on one thread, 3 s (\`idgen_load --bench\`). Library mode: a
+\`mariadb://\` address, the library leases a worker number from the pair itself
+(${R[r18-gen.lease_claims]:-?} claim) and mints Snowflake IDs in the process, a
+thread's share being one millisecond's consecutive IDs (at most \`chunk\`, 1,024) taken
+under the client's mutex; one worker's ceiling is 4,096,000 IDs/s (docs/design.md
+11.8). Block mode: the same call on idserver's blocks (row 12's shape), in the same run.
+
+| mode | IDs/s | of one worker's ceiling | ns per \`idgen_next\` | check |
+| --- | ---: | ---: | ---: | --- |
+| library (own lease) | $(val r18-gen ids_per_s) | $(ratio "$(fig r18-gen ids_per_s)" $GEN_CEILING) | $(val r18-gen ns_per_call) | ${R[r18-gen.state]:-not run} |
+| block (idserver) | $(val r18-block ids_per_s) | | $(val r18-block ns_per_call) | ${R[r18-block.state]:-not run} |
+
+A call in library mode costs $(ratio "$(fig r18-gen ns_per_call)" "$(fig r18-block ns_per_call)") times one in block mode.
+MD
+}
+
+r18_summary() {
+	echo "  row 18 libidgen 1 thread: library mode $(val r18-gen ids_per_s) IDs/s ($(ratio "$(fig r18-gen ids_per_s)" $GEN_CEILING) of one worker's 4,096,000), $(val r18-gen ns_per_call) ns/call; block mode $(val r18-block ids_per_s) IDs/s, $(val r18-block ns_per_call) ns/call"
+}
+
 # BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
-if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16 && ! want 17; then
+if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16 && ! want 17 && ! want 18; then
 	for t in mariadb nc ss python3 curl; do
 		command -v "$t" >/dev/null || die "$t not installed (make deps)"
 	done
@@ -1707,7 +1760,8 @@ if [ -n "$ONLY" ]; then
 	want 13 && { far_row || say "row 13 could not run (see $FAR)"; }
 	want 14 && row14
 	want 17 && slow_disk_row
-	for r in 10 11 13 14 15 16 17; do
+	want 18 && gen_row
+	for r in 10 11 13 14 15 16 17 18; do
 		want $r || continue
 		{
 			only_head
@@ -1719,6 +1773,7 @@ if [ -n "$ONLY" ]; then
 			15) slo_md ;;
 			16) conn_md ;;
 			17) r17_md ;;
+			18) r18_md ;;
 			esac
 			if [ $r = 10 ] || [ $r = 11 ] || [ $r = 15 ] || [ $r = 16 ]; then
 				printf '\n| target | measured | verdict |\n| --- | --- | --- |\n'
@@ -1738,9 +1793,9 @@ if [ -n "$ONLY" ]; then
 				printf '\nServers: the MariaDB pair and idserver as in RESULTS.md'"'"'s commands, and the TLS idserver above. Runs:\n\n```sh\n'
 				for l in "${LABELS[@]}"; do [[ $l == r14-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
 				printf '```\n'
-			elif [ $r = 17 ]; then
+			elif [ $r = 17 ] || [ $r = 18 ]; then
 				printf '\nServers (127.0.0.1):\n\n```sh\n%s\n```\n\nRuns:\n\n```sh\n' "$IDSERVER_CMD"
-				for l in "${LABELS[@]}"; do [[ $l == r17-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
+				for l in "${LABELS[@]}"; do [[ $l == r$r-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
 				printf '```\n'
 			fi
 		} >"$VAR/row$r.md"
@@ -1752,6 +1807,7 @@ if [ -n "$ONLY" ]; then
 	want 15 && slo_summary
 	want 16 && conn_summary
 	want 17 && r17_summary
+	want 18 && r18_summary
 	want 13 && echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)" | sed 's/\*\*//g'
 	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
 	exit
@@ -1831,6 +1887,7 @@ for t in 1 2; do
 		say "row 12 ($t threads) failed: $(tail -n 2 "$VAR/$l.out")"
 	fi
 done
+gen_row
 
 # ---- row 7: open loop at 100k req/s --------------------------------------
 OPEN=(--connections 50 --pipeline 32 --rate 100000)
@@ -2360,6 +2417,8 @@ $(conn_md)
 
 $(r17_md)
 
+$(r18_md)
+
 ## Memory (idserver VmRSS from /proc/PID/status)
 
 | when | idserver RSS | Redis RSS |
@@ -2457,6 +2516,7 @@ r1011_summary
 slo_summary
 conn_summary
 r17_summary
+r18_summary
 echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)"
 printf '  memory %s MB with %s idle connections (%s MB after load); rounds %s kB\n' "$(kb_mb "$RSS_IDLE_PING")" "$IDLE_CONNS" "$(kb_mb "$RSS_IDLE_LOADED")" "${MEM_RUNS[*]:-n/a}"
 echo "  targets:"

@@ -324,6 +324,69 @@ ctl_leases_held(const struct ctl *c, const struct ctl_server *s)
 	return n;
 }
 
+/*
+ * A holder name's fields (docs/design.md 3.7): HOST:PID:NONCE[:KIND], read
+ * from the right (a row written before the kind has three); a name of
+ * another shape is shown whole as the host.
+ */
+static void
+ctl_holder_fields(const char *holder, char *host, size_t hostlen, char *pid, size_t pidlen,
+    const char **kind)
+{
+	char buf[161], *f[3];
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", holder);
+	*kind = "-";
+	snprintf(host, hostlen, "%s", holder);
+	snprintf(pid, pidlen, "-");
+	for (char *p = buf + strlen(buf); p > buf && n < 3; p--)
+		if (p[-1] == ':') {
+			p[-1] = '\0';
+			f[n++] = p;
+		}
+	if (n >= 3 && (strcmp(f[0], "idserver") == 0 || strcmp(f[0], "libidgen") == 0)) {
+		*kind = strcmp(f[0], "idserver") == 0 ? "idserver" : "libidgen";
+		snprintf(pid, pidlen, "%s", f[2]);
+	} else if (n >= 2)
+		snprintf(pid, pidlen, "%s", f[1]);
+	else
+		return;
+	if (strspn(pid, "0123456789") != strlen(pid) || pid[0] == '\0') {
+		*kind = "-";
+		snprintf(pid, pidlen, "-");
+		return;
+	}
+	snprintf(host, hostlen, "%s", buf);
+}
+
+/* One line per worker number held now: who holds it (idserver or library), host, pid. */
+static void
+ctl_status_holders(const struct ctl *c)
+{
+	bool header = false;
+
+	for (unsigned i = 0; i < server_count(); i++) {
+		const struct ctl_server *s = &c->srv[i];
+
+		for (unsigned k = 0; s->up && k < s->nlease; k++) {
+			const struct ctl_lease *l = &s->lease[k];
+			char host[161], pid[32];
+			const char *kind;
+
+			if (l->holder[0] == '\0' || (int64_t)l->window_end < c->now_ms)
+				continue;
+			if (!header)
+				printf("%-6s %6s %-8s %-8s %-30s %8s %10s\n", "held", "worker", "server",
+				    "kind", "host", "pid", "ends_in_ms");
+			header = true;
+			ctl_holder_fields(l->holder, host, sizeof(host), pid, sizeof(pid), &kind);
+			printf("%-6s %6u %-8s %-8s %-30s %8s %10" PRId64 "\n", "held", l->worker,
+			    server_name(i), kind, host, pid, (int64_t)l->window_end - c->now_ms);
+		}
+	}
+}
+
 static int
 ctl_status(struct ctl *c)
 {
@@ -361,6 +424,7 @@ ctl_status(struct ctl *c)
 		    s->counter, own, copies[0] ? copies : "-", tls, ctl_leases_held(c, s),
 		    s->nlease);
 	}
+	ctl_status_holders(c);
 	return rc;
 }
 

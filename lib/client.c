@@ -35,6 +35,7 @@ static unsigned	client_tcp_exchange(void *, unsigned, const char *, size_t,
 		    unsigned, unsigned, unsigned, wire_line_fn, void *, char *, size_t);
 static void	client_tcp_reset(void *, unsigned);
 static bool	client_ns_ok(const char *);
+static const char *client_tier(const char *);
 
 /* The defaults every option starts from (docs/protocols.md, docs/design.md section 11). */
 IDGEN_EXPORT void
@@ -82,8 +83,9 @@ client_open(const char *servers, const struct idgen_options *opt,
 {
 	struct idgen_client	*c;
 	struct idgen_options	 o;
-	const char		*p, *e;
+	const char		*p, *e, *tier;
 	unsigned		 i, cap;
+	size_t			 listlen;
 	char			 dummy[8];
 
 	if (err == NULL || errlen == 0) {
@@ -157,14 +159,18 @@ client_open(const char *servers, const struct idgen_options *opt,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (gen_is_url(servers)) {
-		if ((c->gen = gen_new(c, servers, &o, err, errlen)) == NULL)
+	/* idservers first, the tier's address last (docs/design.md 11.8). */
+	if ((tier = client_tier(servers)) != NULL) {
+		if ((c->gen = gen_new(c, tier, &o, err, errlen)) == NULL)
 			goto fail;
+		c->hybrid = tier != servers;
 	}
-	for (p = servers; c->gen == NULL; p = e + 1) {
-		e = strchr(p, ',');
+	listlen = tier == NULL ? strlen(servers) : tier == servers ? 0 :
+	    (size_t)(tier - 1 - servers);
+	for (p = servers; listlen > 0; p = e + 1) {
+		e = memchr(p, ',', listlen - (size_t)(p - servers));
 		if (e == NULL)
-			e = p + strlen(p);
+			e = servers + listlen;
 		if (c->neps == IDGEN_SERVERS_MAX) {
 			snprintf(err, errlen, "more than %d idservers", IDGEN_SERVERS_MAX);
 			goto fail;
@@ -175,7 +181,7 @@ client_open(const char *servers, const struct idgen_options *opt,
 		c->eps[c->neps].w.authlen = c->authlen;
 		c->eps[c->neps].w.tls = c->tls;
 		c->neps++;
-		if (*e == '\0')
+		if (e == servers + listlen)
 			break;
 	}
 	c->reqline = (size_t)snprintf(c->req, CLIENT_REQ_MAX, "BLOCK %u%s%s\n", o.fetch_ids,
@@ -231,6 +237,8 @@ idgen_close(idgen_client *c)
 	pthread_mutex_unlock(&c->mu);
 	if (join)
 		pthread_join(c->thread, NULL);
+	if (c->hybrid)
+		gen_close(c->gen);
 	gen_free(c->gen);
 	for (i = 0; i < c->neps; i++)
 		wire_free(&c->eps[i].w);
@@ -257,6 +265,24 @@ idgen_stats(idgen_client *c, struct idgen_stats *st)
 	if (c->gen != NULL)
 		gen_stats(c->gen, st);
 	pthread_mutex_unlock(&c->mu);
+}
+
+/*
+ * Where the tier's address starts in a list: the list itself
+ * (mariadb://...), after the last idserver ("host:port,...,mariadb://..."),
+ * or NULL (idservers only).
+ */
+static const char *
+client_tier(const char *servers)
+{
+	const char	*t;
+
+	if (gen_is_url(servers))
+		return servers;
+	for (t = strchr(servers, ','); t != NULL; t = strchr(t + 1, ','))
+		if (gen_is_url(t + 1))
+			return t + 1;
+	return NULL;
 }
 
 /* A namespace name by idserver's grammar: [A-Za-z0-9_], 1..IDGEN_NS_MAX bytes. */

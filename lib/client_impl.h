@@ -63,6 +63,8 @@ struct idgen_client {
 	struct idgen_client	*next_client;	/* registry, for fork handling */
 	struct gen		*gen;		/* a mariadb:// address: the generator
 						   (gen.c); NULL: idservers' blocks */
+	bool			 hybrid;	/* idservers and a tier: the generator
+						   only while none answers (11.8) */
 };
 
 /* The condition variables, on the monotonic clock their deadlines use. */

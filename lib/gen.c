@@ -8,6 +8,8 @@
 #include "gen.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,11 @@ struct gen {
 	struct event		*wake_ev;
 	int			 wake_fd;	/* callers wake the loop: stop, clock */
 	bool			 releasing;
+	/* A list with idservers: the loop runs in its own thread, per episode. */
+	pthread_t		 thread;
+	bool			 thread_on;	/* an episode's thread to join */
+	bool			 ended;		/* ... which has left its loop */
+	bool			 want_end;	/* an idserver answers: release, end */
 	bool			 want_fresh;	/* the clock stepped back: a fresh number */
 	bool			 round_failed;	/* the last claim round found no lease */
 	uint64_t		 events;	/* lease callbacks run: a waiter's cue */
@@ -75,6 +82,7 @@ static enum lease_trust gen_trust(void *arg, int server);
 static void	gen_wake(struct gen *g);
 static void	gen_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void	gen_released(void *arg);
+static void	gen_reset(struct gen *g);
 
 bool
 gen_is_url(const char *servers)
@@ -146,6 +154,12 @@ gen_parse(const char *url, char (*argv)[256], int *argc, char *err, size_t errle
 	}
 	p++;
 	len = strcspn(p, "?");
+	if (memchr(p, ',', len) != NULL) {
+		snprintf(err, errlen, "mariadb:// address: a ',' after the database: in a "
+		    "list the idservers come first and the tier's address last "
+		    "(HOST:PORT,...,mariadb://...)");
+		return false;
+	}
 	snprintf(argv[(*argc)++], 256, "--db_name=%.*s", (int)len, p);
 	for (q = p[len] == '?' ? p + len + 1 : NULL; q != NULL && *q != '\0'; q = e) {
 		e = q + strcspn(q, "&");
@@ -250,6 +264,7 @@ gen_start(struct gen *g)
 		return false;
 	}
 	g->lease_on = true;
+	lease_set_kind(&g->lease, LEASE_KIND_LIBIDGEN);
 	lease_start(&g->lease);
 	return true;
 }
@@ -262,7 +277,132 @@ gen_main(void *arg)
 
 	genlog_to(g->log, sizeof(g->log));
 	event_base_dispatch(g->base);
+	/* After this, under the lock, the thread touches nothing: joined at once. */
+	pthread_mutex_lock(&g->c->mu);
+	g->ended = true;
+	g->events++;
+	pthread_cond_broadcast(&g->c->filled);
+	pthread_mutex_unlock(&g->c->mu);
 	return NULL;
+}
+
+/* An episode's loop, lease and connections freed after its thread ended (mutex held). */
+static void
+gen_reset(struct gen *g)
+{
+	if (g->lease_on) {
+		lease_free(&g->lease);
+		statefile_close(&g->sf);
+	}
+	g->lease_on = false;
+	if (g->wake_ev != NULL)
+		event_free(g->wake_ev);
+	g->wake_ev = NULL;
+	if (g->base != NULL)
+		event_base_free(g->base);
+	g->base = NULL;
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
+	g->wake_fd = -1;
+	memset(&g->lease, 0, sizeof(g->lease));
+	g->releasing = false;
+	g->want_fresh = false;
+	g->round_failed = false;
+	g->seen_claims = 0;
+	g->seen_claim_failures = 0;
+}
+
+/*
+ * No idserver answered (c's mutex held, the refill thread): the generator's
+ * loop starts in a thread of its own and claims; a caller mints from its
+ * window. An episode still releasing is left to end; a later round starts
+ * the next. False when it cannot start (the reason in lasterr).
+ */
+bool
+gen_fallback_on(struct gen *g)
+{
+	sigset_t	 all, old;
+	int		 rc;
+
+	if (g->c->stopping || (g->thread_on && !g->ended))
+		return true;
+	if (g->thread_on) {
+		/* It has left its loop and sets nothing more: this join is short. */
+		pthread_join(g->thread, NULL);
+		g->thread_on = false;
+		gen_reset(g);
+	}
+	g->ended = false;
+	g->want_end = false;
+	if (!gen_start(g)) {
+		snprintf(g->lasterr, sizeof(g->lasterr), "the lease could not start");
+		g->round_failed = true;
+		gen_reset(g);
+		return false;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&g->thread, NULL, gen_main, g);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(g->lasterr, sizeof(g->lasterr), "no thread for the lease");
+		g->round_failed = true;
+		gen_reset(g);
+		return false;
+	}
+	g->thread_on = true;
+	return true;
+}
+
+/* An idserver answered (c's mutex held): the episode's lease released, its thread ends. */
+void
+gen_fallback_off(struct gen *g)
+{
+	if (!g->thread_on || g->ended || g->want_end)
+		return;
+	g->want_end = true;
+	gen_wake(g);
+}
+
+/* True while an episode runs or a claim is under way: worth waiting for. */
+bool
+gen_fallback_live(const struct gen *g)
+{
+	return g->thread_on && !g->ended && !g->want_end;
+}
+
+/* A claim round ended with no lease: minting from the tier fails now. */
+bool
+gen_failed(const struct gen *g, const char **why)
+{
+	*why = g->lasterr[0] != '\0' ? g->lasterr : "no lease";
+	return g->round_failed;
+}
+
+/* Lease callbacks and episode ends so far: a waiter's cue. */
+uint64_t
+gen_events(const struct gen *g)
+{
+	return g->events;
+}
+
+/*
+ * At idgen_close, after the refill thread was joined: a list's episode
+ * thread is told to release (c->stopping) and joined.
+ */
+void
+gen_close(struct gen *g)
+{
+	bool	 join;
+
+	pthread_mutex_lock(&g->c->mu);
+	join = g->thread_on;
+	if (join && !g->ended)
+		gen_wake(g);
+	pthread_mutex_unlock(&g->c->mu);
+	if (join)
+		pthread_join(g->thread, NULL);
+	g->thread_on = false;
 }
 
 /* After each lease callback (mutex held): the outcome of a claim round; waiters woken. */
@@ -329,7 +469,7 @@ gen_wake_cb(evutil_socket_t fd, short what, void *arg)
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	pthread_mutex_lock(&g->c->mu);
-	if (g->c->stopping && !g->releasing) {
+	if ((g->c->stopping || g->want_end) && !g->releasing) {
 		g->releasing = true;
 		tv = clk_tv_ms((uint64_t)g->cfg.connect_timeout_ms + g->cfg.query_timeout_ms +
 		    500);
@@ -452,6 +592,10 @@ gen_forked(struct gen *g)
 	g->releasing = false;
 	g->want_fresh = false;
 	g->round_failed = false;
+	/* The parent's episode thread stayed in the parent. */
+	g->thread_on = false;
+	g->ended = false;
+	g->want_end = false;
 	g->events = 0;
 	g->seen_claims = 0;
 	g->seen_claim_failures = 0;

@@ -63,6 +63,27 @@ int		 gen_wait(struct gen *g, uint64_t *deadline);
 /* In a forked child: the parent's lease and window are forgotten, never used. */
 void		 gen_forked(struct gen *g);
 
+/*
+ * A list of idservers and a tier (docs/design.md 11.8), c's mutex held:
+ * no idserver answered, so a thread claims and the callers mint
+ * (gen_fallback_on; false when it cannot start), or one answered again, so
+ * the lease is released and the thread ends (gen_fallback_off).
+ */
+bool		 gen_fallback_on(struct gen *g);
+void		 gen_fallback_off(struct gen *g);
+
+/* An episode runs and has not been told to end (c's mutex held). */
+bool		 gen_fallback_live(const struct gen *g);
+
+/* A claim round ended with no lease; why names the reason (c's mutex held). */
+bool		 gen_failed(const struct gen *g, const char **why);
+
+/* A count that moves at every lease callback and episode end (c's mutex held). */
+uint64_t	 gen_events(const struct gen *g);
+
+/* idgen_close of a list: its episode thread released and joined (no lock held). */
+void		 gen_close(struct gen *g);
+
 /* The lease's counters into st (c's mutex held). */
 void		 gen_stats(const struct gen *g, struct idgen_stats *st);
 

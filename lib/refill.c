@@ -28,12 +28,12 @@ refill_start(struct idgen_client *c)
 	if (c->thread_on)
 		return true;
 	/* A generator's thread keeps its lease instead (gen.c). */
-	if (c->gen != NULL && !gen_start(c->gen))
+	if (c->gen != NULL && !c->hybrid && !gen_start(c->gen))
 		return false;
 	/* Signals stay with the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = c->gen != NULL ? pthread_create(&c->thread, NULL, gen_main, c->gen) :
+	rc = c->gen != NULL && !c->hybrid ? pthread_create(&c->thread, NULL, gen_main, c->gen) :
 	    pthread_create(&c->thread, NULL, refill_main, c);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
@@ -101,6 +101,11 @@ refill_main(void *arg)
 			c->st.ids_dropped += held_add(&c->held, c->got[i].first,
 			    c->got[i].count);
 		c->rounds++;
+		/* A list with a tier: its own lease only while no idserver answers. */
+		if (c->hybrid && got > 0)
+			gen_fallback_off(c->gen);
+		else if (c->hybrid && c->all_down && !c->stopping)
+			(void)gen_fallback_on(c->gen);
 		pthread_cond_broadcast(&c->filled);
 		if (c->all_down && !c->stopping) {
 			now = clk_mono_ms();

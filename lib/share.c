@@ -31,6 +31,7 @@ static _Thread_local struct share	 share_tl[SHARE_SLOTS];
 
 static void	share_took(struct idgen_client *, uint64_t);
 static int	share_wait(struct idgen_client *, uint64_t *);
+static int	share_wait_both(struct idgen_client *, uint64_t *);
 static struct share *share_of(struct idgen_client *);
 static int	share_next_slow(struct idgen_client *, uint64_t *);
 static bool	share_take(struct idgen_client *, unsigned, uint64_t *);
@@ -58,6 +59,8 @@ share_wait(struct idgen_client *c, uint64_t *deadline)
 	struct timespec	 ts;
 	uint64_t	 now = clk_mono_ms(), seen;
 
+	if (c->hybrid)
+		return share_wait_both(c, deadline);
 	if (c->gen != NULL)
 		return gen_wait(c->gen, deadline);
 	if (*deadline == 0)
@@ -87,6 +90,48 @@ share_wait(struct idgen_client *c, uint64_t *deadline)
 		c->want_round = seen + 1;
 	pthread_cond_signal(&c->wake);
 	while (c->rounds == seen && c->thread_on && (now = clk_mono_ms()) < *deadline) {
+		ts = clk_mono_deadline(*deadline - now);
+		pthread_cond_timedwait(&c->filled, &c->mu, &ts);
+	}
+	return IDGEN_OK;
+}
+
+/*
+ * share_wait for a list of idservers and a tier (docs/design.md 11.8): no
+ * error while either path may still give IDs. It fails at once only when no
+ * idserver answered and a claim round ended with no lease, else at the
+ * deadline; it waits for a refill round or a lease change, whichever comes.
+ */
+static int
+share_wait_both(struct idgen_client *c, uint64_t *deadline)
+{
+	struct timespec	 ts;
+	uint64_t	 now = clk_mono_ms(), seen, seen_gen;
+	const char	*why;
+
+	if (*deadline == 0)
+		*deadline = now + c->o.timeout_ms;
+	if (!refill_start(c))
+		return errmsg_set(IDGEN_ENOMEM, "cannot start the refill thread");
+	if (c->all_down && now < c->retry_at && gen_failed(c->gen, &why))
+		return errmsg_set(IDGEN_EUNAVAILABLE, "no IDs held, no idserver could give "
+		    "any (%s) and no Snowflake lease: %s", c->lasterr, why);
+	if (now >= *deadline) {
+		(void)gen_failed(c->gen, &why);
+		return errmsg_set(IDGEN_ETIMEOUT, "no IDs within %u ms (timeout_ms): "
+		    "idservers: %s; lease: %s", c->o.timeout_ms, c->lasterr[0] ? c->lasterr :
+		    "none failed", gen_fallback_live(c->gen) ? "claiming" : why);
+	}
+	seen = c->rounds;
+	seen_gen = gen_events(c->gen);
+	/* A round now, unless every idserver waits out its retry delay (the lease's turn). */
+	if (!c->all_down || now >= c->retry_at) {
+		if (c->want_round < seen + 1)
+			c->want_round = seen + 1;
+		pthread_cond_signal(&c->wake);
+	}
+	while (c->rounds == seen && gen_events(c->gen) == seen_gen && c->thread_on &&
+	    (now = clk_mono_ms()) < *deadline) {
 		ts = clk_mono_deadline(*deadline - now);
 		pthread_cond_timedwait(&c->filled, &c->mu, &ts);
 	}
@@ -150,10 +195,15 @@ share_next_slow(struct idgen_client *c, uint64_t *id)
 static unsigned
 share_take_some(struct idgen_client *c, unsigned want, uint64_t *first, int *rc)
 {
+	uint64_t	 k;
+
 	*rc = IDGEN_OK;
-	if (c->gen != NULL)
+	if (c->gen != NULL && !c->hybrid)
 		return gen_take(c->gen, want, false, first, rc);
-	return (unsigned)held_take(&c->held, want, first);
+	if ((k = held_take(&c->held, want, first)) > 0 || !c->hybrid)
+		return (unsigned)k;
+	/* None held: the lease's window, if an episode holds one. */
+	return gen_take(c->gen, want, false, first, rc);
 }
 
 /*
@@ -234,13 +284,16 @@ share_take_held(struct idgen_client *c, unsigned n, uint64_t *out, bool block)
 	for (;;) {
 		epoch_check(c);
 		rc = IDGEN_OK;
-		if (c->gen != NULL)
+		if (c->gen != NULL && !c->hybrid)
 			ok = share_take_gen(c, n, out, block, &rc);
 		else if (block) {
 			ok = held_take_block(&c->held, n, out, &dropped);
 			c->st.ids_dropped += dropped;
 		} else
 			ok = held_take_list(&c->held, n, out);
+		/* A list's tier: minted when the held IDs do not cover the call. */
+		if (!ok && c->hybrid)
+			ok = share_take_gen(c, n, out, block, &rc);
 		if (ok)
 			break;
 		/* For a block, IDs may be held in pieces smaller than n. */

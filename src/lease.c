@@ -95,9 +95,12 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	gethostname(host, sizeof(host) - 1);
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
 		nonce = (uint64_t)clk_real_ms() ^ ((uint64_t)getpid() << 32);
-	/* Host, pid and a random nonce: unique per process incarnation. */
-	snprintf(l->holder, sizeof(l->holder), "%.60s:%d:%016" PRIx64, host, (int)getpid(),
-	    nonce);
+	/*
+	 * Host, pid and a random nonce: unique per process incarnation; then who
+	 * holds it, for tier status (docs/design.md 3.7).
+	 */
+	snprintf(l->holder, sizeof(l->holder), "%.60s:%d:%016" PRIx64 ":%s", host,
+	    (int)getpid(), nonce, LEASE_KIND_IDSERVER);
 	/* Only safe characters reach the SQL text. */
 	for (char *h = l->holder; *h; h++)
 		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
@@ -119,6 +122,16 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	}
 	l->tick = evtimer_new(base, lease_tick_cb, l);
 	return l->tick != NULL;
+}
+
+/* Names the holder's kind (the name's last field), before the first claim. */
+void
+lease_set_kind(struct lease *l, const char *kind)
+{
+	char *k = strrchr(l->holder, ':');
+
+	if (k != NULL && l->state == LEASE_NONE && l->op == LEASE_OP_IDLE)
+		snprintf(k + 1, sizeof(l->holder) - (size_t)(k + 1 - l->holder), "%s", kind);
 }
 
 void

@@ -155,6 +155,13 @@ bool	lease_reserve(struct lease *l, uint64_t ts) __attribute__((warn_unused_resu
 void	lease_reserve_ahead(struct lease *l, uint64_t ts);
 void	lease_free(struct lease *l);
 
+/* The holder name's last field: who holds the number (docs/design.md 3.7, 11.8). */
+#define LEASE_KIND_IDSERVER	"idserver"
+#define LEASE_KIND_LIBIDGEN	"libidgen"
+
+/* Names the holder's kind (safe characters only), after lease_init, before lease_start. */
+void	lease_set_kind(struct lease *l, const char *kind);
+
 /* Claims now and keeps the window ahead from then on. */
 void	lease_start(struct lease *l);
 

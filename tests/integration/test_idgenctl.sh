@@ -46,6 +46,9 @@ done
 [ "$(awk '$1 == "even" { print $5 "/" $6 "/" $7 }' "$T_DIR/status.out")" = 2/2/0 ] || fail "even: increment/offset/region not 2/2/0"
 held=$(awk '$1 == "odd" || $1 == "even" { n += $(NF-3) } END { print n }' "$T_DIR/status.out")
 [ "$held" = 1 ] || fail "tier status: $held leases held, the idserver holds 1"
+# Who holds it: the idserver, by host and pid (the holder name's fields, design 3.7).
+awk -v pid="$svc_PID" '$1 == "held" && $4 == "idserver" && $6 == pid' "$T_DIR/status.out" | has . ||
+	{ cat "$T_DIR/status.out" >&2; fail "tier status: no 'held' line naming idserver $svc_PID"; }
 check_ok
 log "1. clean tier: status lists both, check ok"
 
