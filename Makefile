@@ -73,7 +73,7 @@ TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 # 11.8): one lease implementation, compiled twice. lib/genlog.c stands in for
 # src/log.c (the library writes nothing).
 LIBIDGEN_SRC := $(wildcard lib/*.c)
-LIBIDGEN_SRV := lease snowflake db dbtls server statefile state config check rules
+LIBIDGEN_SRV := lease snowflake db dbtls server statefile state config config_doc check rules
 LIBIDGEN_OBJ := $(LIBIDGEN_SRC:lib/%.c=$(BUILD)/obj/lib/%.o) \
 		$(COMMON_SRC:common/%.c=$(BUILD)/obj/lib/common/%.o) \
 		$(LIBIDGEN_SRV:%=$(BUILD)/obj/lib/src/%.o)
@@ -86,7 +86,7 @@ LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib -Isrc \
 # Connector/C, libevent and inih (idserver's config table).
 LIBIDGEN_LIBS = $(shell pkg-config --libs $(LIBIDGEN_PKGS) 2>/dev/null)
 
-.PHONY: sim all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
+.PHONY: settings sim all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak go test-go
 all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN) $(BUILD)/idsim
 
@@ -272,6 +272,11 @@ run: deps all
 # Two regions on loopback, each its own pair (docs/design.md section 12).
 run-regions: deps all
 	BUILD=$(BUILD) scripts/run-regions.sh $(PORT)
+
+# The sample config, the man page's settings and docs/operations.md's reference,
+# written from src/config.c's settings table (test_config checks they match).
+settings: $(BUILD)/idserver
+	BUILD=$(BUILD) scripts/gen-settings.sh
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done

@@ -18,30 +18,16 @@
 #include "server.h"
 #include "state.h"
 
-enum config_type {
-	CONFIG_STR,
-	CONFIG_UINT,
-};
-
-struct config_key {
-	const char		*name;
-	enum config_type	 type;
-	size_t			 offset;
-	const char		*def;
-	unsigned		 min;
-	unsigned		 max;
-	const char		*help;
-};
-
 #define S(f)	CONFIG_STR, offsetof(struct config, f)
 #define U(f)	CONFIG_UINT, offsetof(struct config, f)
 
 static const struct config_key config_keys[] = {
 	{ "listen_host", S(listen_host), "127.0.0.1", 0, 0,
-	    "IP address to serve the text protocol on (v4 or v6)" },
-	{ "listen_port", U(listen_port), "4242", 1, 65535, "TCP port of the text protocol" },
+	    "IP address to serve the text protocol and RESP on (v4 or v6)" },
+	{ "listen_port", U(listen_port), "4242", 1, 65535,
+	    "TCP port of the text protocol and RESP" },
 	{ "http_host", S(http_host), "127.0.0.1", 0, 0,
-	    "IP address of the HTTP API (/v1/*, /health, /stats, /metrics)" },
+	    "IP address of the HTTP API (`/v1/*`, `/health`, `/stats`, `/metrics`)" },
 	{ "http_port", U(http_port), "0", 0, 65535,
 	    "port of the HTTP API; 0 turns HTTP off" },
 	{ "http_timeout_ms", U(http_timeout_ms), "10000", 100, 600000,
@@ -49,62 +35,72 @@ static const struct config_key config_keys[] = {
 	{ "http_max_header_bytes", U(http_max_header_bytes), "8192", 1024, 1048576,
 	    "HTTP: largest request line and headers; more is refused" },
 	{ "http_max_body_bytes", U(http_max_body_bytes), "4096", 0, 1048576,
-	    "HTTP: largest request body (a POST's JSON body, e.g. {\"count\": 5}); more is "
+	    "HTTP: largest request body (a POST's JSON body, e.g. `{\"count\": 5}`); more is "
 	    "refused (413)" },
 	{ "http_cors_origins", S(http_cors_origins), "", 0, 0,
-	    "HTTP: origins allowed by CORS, separated by commas (e.g. https://app.example); "
-	    "* allows any; empty: no CORS headers" },
+	    "HTTP: origins a browser page may call the API from (CORS), separated by commas "
+	    "(e.g. `https://app.example`); `*` allows any; empty: no CORS headers" },
 	{ "http_cors_max_age_s", U(http_cors_max_age_s), "600", 0, 86400,
-	    "HTTP: how long a browser may cache a CORS preflight (Access-Control-Max-Age)" },
+	    "HTTP: how long a browser may cache a CORS preflight (`Access-Control-Max-Age`)" },
 	{ "grpc_host", S(grpc_host), "127.0.0.1", 0, 0,
-	    "IP address of the gRPC service (HTTP/2; over TLS with grpc_tls)" },
+	    "IP address of the gRPC service (HTTP/2; over TLS with `grpc_tls`)" },
 	{ "grpc_port", U(grpc_port), "0", 0, 65535, "port of the gRPC service; 0 turns it off" },
 	{ "grpc_max_streams", U(grpc_max_streams), "100", 1, 100000,
-	    "gRPC: concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS)" },
+	    "gRPC: concurrent streams per connection (`SETTINGS_MAX_CONCURRENT_STREAMS`)" },
 	{ "grpc_max_message_bytes", U(grpc_max_message_bytes), "4096", 16, 1048576,
-	    "gRPC: largest request message; more is RESOURCE_EXHAUSTED" },
+	    "gRPC: largest request message; more is `RESOURCE_EXHAUSTED`" },
 	{ "grpc_max_connections", U(grpc_max_connections), "1000", 1, 1000000,
-	    "gRPC: connections served at once; more are closed at accept" },
+	    "gRPC: connections served at once; at it, a new connection takes the slot of the "
+	    "one least recently served (its calls get `UNAVAILABLE`, then GOAWAY, naming the "
+	    "setting; `grpc_evicted`)" },
 	{ "grpc_max_connections_per_ip", U(grpc_max_connections_per_ip), "100", 1, 1000000,
-	    "gRPC: connections from one address at once (each carries grpc_max_streams "
-	    "calls); more are closed at accept" },
+	    "gRPC: connections from one address (an IPv6 /64 counts as one) at once (each "
+	    "carries `grpc_max_streams` calls); more are closed at accept, so that one peer "
+	    "cannot take every slot" },
 	{ "grpc_request_timeout_ms", U(grpc_request_timeout_ms), "10000", 100, 3600000,
-	    "gRPC: a request not complete this long after its headers is ended "
-	    "(DEADLINE_EXCEEDED)" },
+	    "gRPC: a request whose `END_STREAM` has not come this long after its headers "
+	    "(headers without the message, or a partial message) is answered "
+	    "`DEADLINE_EXCEEDED` and reset" },
 	{ "grpc_idle_timeout_ms", U(grpc_idle_timeout_ms), "60000", 100, 3600000,
-	    "gRPC: a connection whose requests make no progress this long is closed "
-	    "(calls waiting for IDs excepted)" },
+	    "gRPC: a connection whose requests make no progress this long (no request bytes "
+	    "in, no reply out) is closed with a GOAWAY; PINGs and stalled streams do not "
+	    "count, a call waiting for IDs does" },
 	{ "max_callers", U(max_callers), "32", 0, 256,
-	    "distinct caller_service names counted in /metrics (the rest count as _other)" },
+	    "distinct `caller_service` names counted in `/metrics` (the rest count as "
+	    "`_other`)" },
 	{ "listen_tls", S(listen_tls), "off", 0, 0,
-	    "TLS on the text/RESP port: off, or on (TLS only; tls_cert_file and tls_key_file)" },
+	    "TLS on the text/RESP port: `off`, or `on` (that port then speaks TLS only; "
+	    "`tls_cert_file` and `tls_key_file`)" },
 	{ "http_tls", S(http_tls), "off", 0, 0,
-	    "TLS on the HTTP port (HTTPS only): off or on" },
+	    "TLS on the HTTP port (HTTPS only): `off` or `on`" },
 	{ "grpc_tls", S(grpc_tls), "off", 0, 0,
-	    "TLS on the gRPC port (ALPN h2 only): off or on" },
+	    "TLS on the gRPC port (ALPN `h2` only): `off` or `on`" },
 	{ "tls_cert_file", S(tls_cert_file), "", 0, 0,
-	    "certificate chain (PEM) of every TLS listener, unless its own is set; reloaded "
-	    "on SIGHUP" },
-	{ "tls_key_file", S(tls_key_file), "", 0, 0, "private key (PEM) of tls_cert_file" },
+	    "certificate chain (PEM) of every TLS port, unless a port has its own; with "
+	    "`tls_key_file` (both or neither); loaded again on SIGHUP" },
+	{ "tls_key_file", S(tls_key_file), "", 0, 0, "private key (PEM) of `tls_cert_file`" },
 	{ "listen_tls_cert_file", S(listen_tls_cert_file), "", 0, 0,
-	    "the text/RESP port's own certificate chain (PEM), instead of tls_cert_file" },
+	    "the text/RESP port's own certificate chain (PEM), instead of `tls_cert_file`" },
 	{ "listen_tls_key_file", S(listen_tls_key_file), "", 0, 0,
-	    "private key (PEM) of listen_tls_cert_file" },
+	    "private key (PEM) of `listen_tls_cert_file`" },
 	{ "http_tls_cert_file", S(http_tls_cert_file), "", 0, 0,
-	    "the HTTP port's own certificate chain (PEM), instead of tls_cert_file" },
+	    "the HTTP port's own certificate chain (PEM), instead of `tls_cert_file`" },
 	{ "http_tls_key_file", S(http_tls_key_file), "", 0, 0,
-	    "private key (PEM) of http_tls_cert_file" },
+	    "private key (PEM) of `http_tls_cert_file`" },
 	{ "grpc_tls_cert_file", S(grpc_tls_cert_file), "", 0, 0,
-	    "the gRPC port's own certificate chain (PEM), instead of tls_cert_file" },
+	    "the gRPC port's own certificate chain (PEM), instead of `tls_cert_file`" },
 	{ "grpc_tls_key_file", S(grpc_tls_key_file), "", 0, 0,
-	    "private key (PEM) of grpc_tls_cert_file" },
+	    "private key (PEM) of `grpc_tls_cert_file`" },
 	{ "tls_ca_file", S(tls_ca_file), "", 0, 0,
-	    "CA certificates (PEM) client certificates must chain to (tls_verify_client)" },
+	    "CA certificates (PEM) client certificates must chain to; only with "
+	    "`tls_verify_client`" },
 	{ "tls_verify_client", S(tls_verify_client), "off", 0, 0,
-	    "client certificates on every TLS listener: off, optional (verified when sent) "
-	    "or required" },
+	    "client certificates (mTLS) on every TLS port: `off`, `optional` (asked for, "
+	    "verified when sent) or `required` (a client without one is refused in the "
+	    "handshake)" },
 	{ "tls_min_version", S(tls_min_version), "TLSv1.2", 0, 0,
-	    "oldest TLS version a client may use on the listeners: TLSv1.2 or TLSv1.3" },
+	    "oldest TLS version a client may use on the listeners: `TLSv1.2` or `TLSv1.3`; "
+	    "older ones are refused in the handshake" },
 	{ "tls_ciphers", S(tls_ciphers), "ECDHE+AESGCM:ECDHE+CHACHA20", 0, 0,
 	    "TLS 1.2 cipher list of the listeners (OpenSSL's syntax); the default: forward "
 	    "secret AEAD suites only, no CBC" },
@@ -113,73 +109,92 @@ static const struct config_key config_keys[] = {
 	    "TLS 1.3 cipher suites of the listeners, separated by colons" },
 	{ "tls_handshake_timeout_ms", U(tls_handshake_timeout_ms), "10000", 100, 600000,
 	    "a TLS client whose handshake is not done this long after accept is closed "
-	    "(HTTP: http_timeout_ms)" },
+	    "(text/RESP and gRPC; HTTP's handshake counts in `http_timeout_ms`)" },
 	{ "auth_tokens_file", S(auth_tokens_file), "", 0, 0,
-	    "tokens clients must present (AUTH, Bearer), one a line: token, name:token or "
-	    "name:token:flags (ro; ns=NAME,...); reread on SIGHUP; empty: no authentication" },
+	    "tokens clients must present, one a line (the format above), e.g. "
+	    "`/etc/idgen/tokens` (mode 0600) or, under the systemd unit, "
+	    "`auth_tokens_file = %d/auth_tokens` (its credential); "
+	    "reread on SIGHUP (a removed token stops working on its connections' next "
+	    "request; a malformed line is left out, the others applied); empty: no "
+	    "authentication" },
 	{ "auth_fail_delay_ms", U(auth_fail_delay_ms), "1000", 0, 10000,
-	    "auth: a wrong token's reply is held this long once its address has failed 3 "
-	    "times within 60 s" },
+	    "auth: a wrong token's reply is held this long once its address (an IPv4 "
+	    "address, an IPv6 /64) has failed 3 times within 60 s" },
 	{ "auth_open_metrics", U(auth_open_metrics), "1", 0, 1,
-	    "auth: 1: /metrics, /health and gRPC health answer without a token; 0: they need "
-	    "one (read-only suffices)" },
+	    "auth: 1: `/metrics`, `/health` and gRPC health answer without a token; 0: they "
+	    "need one (read-only suffices)" },
 	{ "auth_mode", S(auth_mode), "required", 0, 0,
-	    "auth: required: every request needs a token; optional: a token given is checked "
-	    "(a wrong one refused), requests without one are served and counted "
-	    "(auth_anonymous): the rollout of tokens" },
+	    "auth: `required`: every request needs a token; `optional`: a token given is "
+	    "checked (a wrong one refused), a request without one is served and counted in "
+	    "`auth_anonymous`: the rollout of tokens (docs/operations.md, \"Rolling out "
+	    "tokens\"); needs `auth_tokens_file`; read at start" },
 	{ "odd_host", S(odd_host), "127.0.0.1", 0, 0,
-	    "IP address of the odd ticket server (no host names: they block)" },
+	    "IP address of the odd ticket server" },
 	{ "odd_port", U(odd_port), "3307", 1, 65535, "port of the odd ticket server" },
 	{ "even_host", S(even_host), "127.0.0.1", 0, 0, "IP address of the even ticket server" },
 	{ "even_port", U(even_port), "3308", 1, 65535, "port of the even ticket server" },
 	{ "tier_increment", U(tier_increment), "2", 2, 64,
-	    "auto_increment_increment of every ticket server (the tier's M): region r's "
-	    "pair has offsets 2r+1 and 2r+2; checked against every meta row" },
+	    "`auto_increment_increment` of every ticket server (the tier's `M`): region `r`'s "
+	    "pair has offsets `2r+1` and `2r+2`; the same in every region; checked against "
+	    "every meta row" },
 	{ "region", U(region), "0", 0, 31,
-	    "this idserver's region: the odd/even pair it uses, and the worker numbers it "
-	    "leases" },
+	    "this idserver's region: the odd/even pair it takes tickets from, and the worker "
+	    "numbers it leases" },
 	{ "region_bits", U(region_bits), "0", 0, 5,
 	    "top worker bits that name the region: 0 (one region of 1024 workers) or 5 (32 "
-	    "regions of 32, every region with B = 1048576); checked against every meta row" },
+	    "regions of 32, every region with `B` = 1048576, the only values accepted with "
+	    "regions); checked against every meta row" },
 	{ "more_servers", S(more_servers), "", 0, 0,
-	    "this region's ticket servers beyond the pair: OFFSET=IP:PORT separated by spaces "
-	    "(IPv6 in brackets), at most 6, each offset above the pair (3) and at most "
-	    "tier_increment, in a tier of one region (region_bits 0); idgenctl tier add-server "
-	    "prepares one; empty: none" },
+	    "this region's ticket servers beyond the pair: `OFFSET=IP:PORT` separated by "
+	    "spaces (IPv6 in brackets; e.g. `3=10.0.0.13:3306`), at most 6, each offset above "
+	    "the pair (3) and at most `tier_increment`, in a tier of one region (`region_bits` "
+	    "0); `idgenctl tier add-server` prepares one; empty: the pair only" },
 	{ "other_regions", S(other_regions), "", 0, 0,
-	    "other regions' pairs to take tickets from while this region's pair is down, "
-	    "tried in order: REGION=ODD_IP:PORT,EVEN_IP:PORT separated by spaces (IPv6 in "
-	    "brackets), at most 6; empty: none" },
-	{ "db_user", S(db_user), "idgen", 0, 0, "database user on every ticket server" },
+	    "other regions' pairs to take tickets from while this region's pair is down "
+	    "(their tickets are unique by offset), tried in order: "
+	    "`REGION=ODD_IP:PORT,EVEN_IP:PORT` separated by spaces (IPv6 in brackets; e.g. "
+	    "`1=10.1.0.11:3306,10.1.0.12:3306`), at most 6; empty: none" },
+	{ "db_user", S(db_user), "idgen", 0, 0,
+	    "database user on every ticket server; not empty (the client would connect as "
+	    "the OS user)" },
 	{ "db_name", S(db_name), "idgen", 0, 0, "database holding the ticket, meta and lease tables" },
 	{ "db_password_file", S(db_password_file), "", 0, 0,
-	    "file whose first line is the password (else env IDGEN_DB_PASSWORD)" },
+	    "file (a regular one) whose first line is the password; when set it wins, even "
+	    "if empty; else env `IDGEN_DB_PASSWORD`" },
 	{ "db_tls", S(db_tls), "off", 0, 0,
-	    "TLS to the ticket servers: off, or required (encrypted, the server's certificate "
-	    "verified; a server without TLS or a certificate that does not verify is refused)" },
+	    "TLS to the ticket servers (and for the lease): `off`, or `required`: every "
+	    "connection encrypted and the server's certificate verified; a server that offers "
+	    "no TLS, whose certificate does not verify, or that only speaks an older TLS "
+	    "version is refused (at start: no start; while running: retried every "
+	    "`refused_retry_ms`), never used in cleartext" },
 	{ "db_tls_ca_file", S(db_tls_ca_file), "", 0, 0,
-	    "CA certificates (PEM) the ticket servers' certificates must chain to "
-	    "(empty: the system's trust store)" },
+	    "CA certificates (PEM) the ticket servers' certificates must chain to (empty: the "
+	    "system's trust store); read at each connection, so a new file applies without a "
+	    "restart" },
 	{ "db_tls_verify_host", U(db_tls_verify_host), "1", 0, 1,
-	    "1: a server's certificate must name the IP address connected to (subjectAltName "
-	    "IP); 0: only its chain is verified (needs db_tls_ca_file)" },
+	    "1: a server's certificate must name the IP address connected to (a "
+	    "`subjectAltName` `IP:` entry); 0: only its chain is verified (needs "
+	    "`db_tls_ca_file`; logins limited to `mysql_native_password` and "
+	    "`client_ed25519`, which never send the password itself)" },
 	{ "db_tls_cert_file", S(db_tls_cert_file), "", 0, 0,
-	    "client certificate (PEM) for servers that ask for one (REQUIRE X509); "
-	    "with db_tls_key_file" },
+	    "client certificate (PEM) for servers whose user is `REQUIRE X509`; with "
+	    "`db_tls_key_file` (both or neither)" },
 	{ "db_tls_key_file", S(db_tls_key_file), "", 0, 0,
-	    "private key (PEM) of db_tls_cert_file" },
+	    "private key (PEM) of `db_tls_cert_file`" },
 	{ "db_tls_min_version", S(db_tls_min_version), "TLSv1.2", 0, 0,
-	    "oldest TLS version accepted from a ticket server: TLSv1.2 or TLSv1.3" },
+	    "oldest TLS version accepted from a ticket server: `TLSv1.2` or `TLSv1.3`" },
 	{ "state_file", S(state_file), "/var/lib/idgen/idserver.state", 0, 0,
-	    "local state file: ticket high-water marks and the Snowflake lease, "
-	    "fsync'd and locked (empty turns it off)" },
+	    "local state file: ticket high-water marks and the Snowflake lease, fsync'd and "
+	    "locked; empty turns it off; an existing directory or other non-regular file is "
+	    "refused" },
 	{ "connect_timeout_ms", U(connect_timeout_ms), "500", 10, 60000,
 	    "bound on a connect + handshake to a ticket server" },
 	{ "query_timeout_ms", U(query_timeout_ms), "1000", 10, 60000,
 	    "bound on one query; a slower server is marked down" },
 	{ "reprobe_min_ms", U(reprobe_min_ms), "100", 1, 600000,
-	    "first retry delay for a down server (doubles each failure)" },
-	{ "reprobe_max_ms", U(reprobe_max_ms), "2000", 1, 600000, "largest retry delay" },
+	    "first retry delay for a down server, doubling per failure" },
+	{ "reprobe_max_ms", U(reprobe_max_ms), "2000", 1, 600000,
+	    "largest retry delay; at least `reprobe_min_ms`" },
 	{ "recheck_ms", U(recheck_ms), "5000", 100, 3600000,
 	    "how often a live ticket server's settings and high-water marks are checked again" },
 	{ "refused_retry_ms", U(refused_retry_ms), "30000", 100, 3600000,
@@ -187,83 +202,163 @@ static const struct config_key config_keys[] = {
 	    "regressed counter)" },
 	{ "partner_wait_ms", U(partner_wait_ms), "2000", 100, 60000,
 	    "a new connection to a ticket server waits this long for its partner's check "
-	    "before serving without it (the partner answered nothing since)" },
+	    "before serving without it (the partner answered nothing since; design.md 6.4)" },
 	{ "prefetch_blocks", U(prefetch_blocks), "2", 1, 16,
-	    "keep at least this many blocks buffered or in flight" },
+	    "keep at least this many blocks of `B` IDs buffered or in flight" },
 	{ "prefetch_lead_ms", U(prefetch_lead_ms), "250", 0, 60000,
-	    "also keep enough for this long, plus two ticket fetch times, at the recent rate" },
+	    "... and enough for this long plus two ticket fetch times at the recent request "
+	    "rate (a decaying peak, sampled every 100 ms)" },
 	{ "prefetch_max_blocks", U(prefetch_max_blocks), "16", 1, 48,
-	    "upper bound of the rate-driven prefetch (what a crash may waste)" },
+	    "ceiling of that rate-driven target, at least `prefetch_blocks`: what a crash "
+	    "can waste at most (a gap, never a duplicate)" },
 	{ "refill_wait_ms", U(refill_wait_ms), "50", 0, 10000,
-	    "how long a request waits for a refill before the fallback serves it" },
+	    "longest a request finding no ticket IDs waits for a refill before the fallback "
+	    "serves it" },
 	{ "max_namespaces", U(max_namespaces), "100", 0, 512,
-	    "namespaces served at once (more in the catalogue are not served; 0: none; "
-	    "x servers at most 1024)" },
+	    "namespaces (`idgenctl ns create`) served at once, and times the region's "
+	    "servers at most 1024 (the state file's namespace marks); more in the catalogue "
+	    "are not served (logged); 0: none" },
 	{ "ns_idle_ms", U(ns_idle_ms), "300000", 1000, 86400000,
-	    "a namespace with no request this long lets its buffered IDs go (a gap)" },
+	    "a namespace with no request this long lets its buffered IDs go (a gap, never a "
+	    "repeat)" },
 	{ "block_size", U(block_size), "0", 0, UINT32_MAX,
-	    "expected block size B; 0 accepts the pair's own (it must still agree; with "
-	    "region_bits 5 it must be 1048576)" },
-	{ "max_clients", U(max_clients), "10000", 1, 1000000, "client connections served at once" },
+	    "block size `B` (IDs per ticket) the servers' meta rows must hold; set it in every "
+	    "deployment: a server whose `B` differs is refused; 0 accepts the pair's own "
+	    "(which must still agree; with `region_bits` 5 it must be 1048576)" },
+	{ "max_clients", U(max_clients), "10000", 1, 1000000,
+	    "client connections served at once; at it, a new connection takes the slot of "
+	    "the one least recently served (never served first with tokens on), which gets "
+	    "`ERR UNAVAILABLE evicted: the server is at max_clients ...` and is closed "
+	    "(`evicted_connections`; clients reconnect)" },
 	{ "max_output_bytes", U(max_output_bytes), "1048576", 65536, 1073741824,
 	    "replies buffered per client before its reading pauses" },
 	{ "write_timeout_ms", U(write_timeout_ms), "30000", 100, 3600000,
-	    "a client whose replies are not all taken for this long is dropped" },
+	    "a client whose replies are not all taken for this long is dropped (counted from "
+	    "the last time its output was fully drained: reading a trickle does not reset "
+	    "it)" },
 	{ "idle_timeout_ms", U(idle_timeout_ms), "600000", 0, 86400000,
 	    "a client that sends no request for this long is closed (0: never)" },
 	{ "partial_timeout_ms", U(partial_timeout_ms), "10000", 0, 3600000,
-	    "a client that leaves a request unfinished this long is closed (0: never)" },
+	    "a client that leaves a request unfinished this long, from its first byte, is "
+	    "closed (0: never): slowloris" },
 	{ "refusal_wait_ms", U(refusal_wait_ms), "100", 0, 10000,
-	    "a refused client is answered once its first bytes tell RESP from text, or after this" },
+	    "a refused client's first bytes are awaited this long, so a Redis client gets "
+	    "the refusal as a RESP error (`-UNAVAILABLE too many connections ...`) and a text "
+	    "client the `ERR` line" },
 	{ "max_pending_refusals", U(max_pending_refusals), "256", 0, 100000,
-	    "refused clients waited on at once; beyond, the text protocol's line at once" },
+	    "refused clients waited on at once; beyond, they get the text line at once" },
 	{ "max_clients_per_ip", U(max_clients_per_ip), "5000", 1, 1000000,
-	    "connections from one address at once (so one peer cannot take every slot)" },
+	    "connections from one address (an IPv6 /64 counts as one) at once, so one peer "
+	    "cannot take every slot; more get `ERR UNAVAILABLE too many connections from "
+	    "your address (max_clients_per_ip)`" },
 	{ "max_requests_per_event", U(max_requests_per_event), "256", 1, 1000000,
-	    "requests handled per client before others get a turn" },
+	    "requests handled per client before other clients get a turn" },
 	{ "max_output_per_turn", U(max_output_per_turn), "262144", 4096, 1073741824,
-	    "reply bytes formatted in one loop turn, all clients together (each gets one request)" },
+	    "reply bytes formatted in one loop turn by all clients together; past it, a "
+	    "client handles one request and yields" },
 	{ "client_sndbuf_bytes", U(client_sndbuf_bytes), "131072", 0, 67108864,
-	    "kernel send buffer of each text/RESP client (SO_SNDBUF; 0: the kernel's autotuning)" },
+	    "kernel send buffer of each text/RESP client (`SO_SNDBUF`; 0: the kernel's "
+	    "autotuning, several MB on loopback): bounds what a client that never reads "
+	    "makes idserver format; 0 for clients far away that pipeline large replies" },
 	{ "resp_max_args", U(resp_max_args), "32", 1, 64,
-	    "Redis protocol: most arguments in one request (more is a protocol error)" },
+	    "Redis protocol: most arguments in one request (more is a protocol error and a "
+	    "close)" },
 	{ "resp_max_bulk_bytes", U(resp_max_bulk_bytes), "1024", 1, 2048,
-	    "Redis protocol: longest argument in bytes (longer is a protocol error)" },
+	    "Redis protocol: longest argument in bytes (longer is a protocol error and a "
+	    "close)" },
 	{ "resp_multi_max_commands", U(resp_multi_max_commands), "10000", 1, 1000000,
-	    "Redis protocol: commands queued in one MULTI; more is refused and EXEC aborts" },
+	    "Redis protocol: commands queued in one `MULTI`; one more is refused (`-ERR too "
+	    "many commands in this MULTI (resp_multi_max_commands)`) and the `EXEC` answers "
+	    "`-EXECABORT`" },
 	{ "resp_multi_max_bytes", U(resp_multi_max_bytes), "1048576", 4096, 1073741824,
-	    "Redis protocol: bytes of requests queued in one MULTI; more is refused and "
-	    "EXEC aborts" },
+	    "Redis protocol: bytes of the requests queued in one `MULTI` (kept as they came "
+	    "until `EXEC`); past it, the same as above with `(resp_multi_max_bytes)`" },
 	{ "trim_interval_ms", U(trim_interval_ms), "1000", 0, 3600000,
-	    "how often freed memory is looked at, to give it back after a flood (0: never)" },
+	    "how often idserver looks at the memory it freed, to give it back to the system "
+	    "after a flood of connections (0: never)" },
 	{ "trim_free_bytes", U(trim_free_bytes), "4194304", 65536, 1073741824,
-	    "freed heap bytes, grown since the last trim, that make idserver give them back "
-	    "(and the most free() keeps at the heap's top)" },
+	    "freed heap bytes, grown since the last time, that make it give them back "
+	    "(`STAT memory_trims`); also the most `free()` keeps at the heap's top between "
+	    "trims" },
 	{ "drain_timeout_ms", U(drain_timeout_ms), "5000", 0, 600000,
 	    "on SIGTERM, how long clients get to collect their replies" },
 	{ "log_level", S(log_level), "info", 0, 0,
-	    "lowest level of the log lines written to stderr: debug, info, warn or error" },
+	    "lowest level of the log lines written to stderr: `debug`, `info`, `warn` or "
+	    "`error`" },
 	{ "log_format", S(log_format), "text", 0, 0,
-	    "log lines: text (time level message) or json (one object a line: time, level, "
-	    "message, for log shippers)" },
+	    "`text` (`2026-12-01T05:00:00.123Z info message`) or `json`: one object a line, "
+	    "`{\"time\":\"2026-12-01T05:00:00.123Z\",\"level\":\"info\",\"message\":\"...\"}`, "
+	    "for log shippers" },
 	{ "lease_window_ms", U(lease_window_ms), "300000", 1000, 86400000,
 	    "Snowflake lease window: an outage this long is served without a database" },
 	{ "lease_extend_ms", U(lease_extend_ms), "5000", 100, 3600000,
-	    "how often the lease window is pushed forward while the tier is up" },
+	    "how often the lease window is pushed forward while the tier is up; at most half "
+	    "of `lease_window_ms`" },
 	{ "max_clock_skew_ms", U(max_clock_skew_ms), "1000", 0, 3600000,
-	    "refuse a lease when the local clock differs from the database's by more" },
+	    "refuse a lease claim, extend or re-adoption when the local clock is this far "
+	    "from the database's; a refused extend leaves `window_end` where it is "
+	    "(`lease_extend_skew_refusals`) and the window runs on to its end" },
 	{ "backstep_tolerance_ms", U(backstep_tolerance_ms), "50", 0, 60000,
 	    "a backward clock step up to this is absorbed; larger needs a new lease" },
 	{ "clock_wait_ms", U(clock_wait_ms), "1000", 100, 3600000,
-	    "longest a request waits for the clock (behind a resumed lease's floor, or "
-	    "stopped); then ERR CLOCK" },
+	    "longest a request waits for the clock: a lease window resumed after a restart "
+	    "may start ahead of a clock set back (within this it is served, beyond it `ERR "
+	    "CLOCK` at once, and `STATS mode_reason` and `/health` say why); a clock that "
+	    "stops ends the waits on it after this long" },
 	{ "fallback_reserve_ms", U(fallback_reserve_ms), "100", 1, 60000,
 	    "Snowflake ID time reserved in the state file per write (one fsync per "
 	    "stretch), written off the event loop while minting is within twice this of "
-	    "the reservation" },
+	    "the reservation; below `lease_window_ms`" },
+};
+
+/* The headings the settings are grouped under in the man page, docs and sample. */
+static const struct config_group config_groups[] = {
+	{ "listen_host", "Text and Redis protocol", NULL },
+	{ "http_host", "HTTP API", NULL },
+	{ "grpc_host", "gRPC", NULL },
+	{ "listen_tls", "TLS on the listeners",
+	    "A port with TLS on speaks TLS only; every setting below is off or empty by "
+	    "default. Connections over TLS count against the same limits as cleartext ones "
+	    "(`max_clients`, `max_clients_per_ip`, `grpc_max_connections`, "
+	    "`grpc_max_connections_per_ip`), at accept, before their handshake. SIGHUP loads "
+	    "the certificate and key files again. Any `*_file` setting but `state_file` may "
+	    "begin with `%d/`: a file of `$CREDENTIALS_DIRECTORY`, where systemd's "
+	    "`LoadCredential=` puts the unit's secrets (the shipped unit loads `tls_key` and "
+	    "`auth_tokens`): `tls_key_file = %d/tls_key`." },
+	{ "auth_tokens_file", "Authentication",
+	    "Tokens are off while `auth_tokens_file` is empty. Each line of that file is "
+	    "`token`, `name:token` or `name:token:flags`; `#` starts a comment. A token is "
+	    "16..256 printable characters without spaces or `:`; a name is letters, digits, "
+	    "`.`, `_`, `-`. The flag `ro` allows STATS, INFO, DECODE, B58, PING, `/stats`, "
+	    "`/metrics` and `/health` but no IDs; `ns=NAME` (once per namespace, at most 16; "
+	    "`ns=default` is the default sequence) limits a token's IDs to those namespaces "
+	    "(e.g. `name:token:rw,ns=orders,ns=users`). Only SHA-256 hashes of the tokens are "
+	    "kept, in memory left out of core dumps. A file that does not parse refuses the "
+	    "start (exit 2). Clients send `AUTH token` (text protocol and RESP, where `AUTH "
+	    "name token` and `HELLO 3 AUTH name token` work too), `Authorization: Bearer "
+	    "token` or HTTP Basic credentials with the token as the password (`curl -u "
+	    "default:token`), or the same gRPC metadata (docs/protocols.md, "
+	    "\"Authentication\")." },
+	{ "odd_host", "Ticket servers",
+	    "Ticket servers are IP addresses: host names would block the event loop, and "
+	    "`localhost` would make the MariaDB client use its unix socket. The tier's shape "
+	    "(`tier_increment`, `region`, `region_bits`) must match every server's "
+	    "`idgen_meta`; the classic pair is 2, 0, 0." },
+	{ "db_tls", "TLS to the ticket servers",
+	    "Hosts are IP addresses, so a verified certificate carries `subjectAltName` "
+	    "`IP:...` (docs/operations.md, \"TLS to the ticket servers\")." },
+	{ "state_file", "State file", NULL },
+	{ "connect_timeout_ms", "Waiting for ticket servers", NULL },
+	{ "prefetch_blocks", "Prefetch", NULL },
+	{ "max_clients", "Client limits", NULL },
+	{ "trim_interval_ms", "Memory", NULL },
+	{ "drain_timeout_ms", "Shutdown", NULL },
+	{ "log_level", "Logs", NULL },
+	{ "lease_window_ms", "Snowflake fallback lease", NULL },
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+#define CONFIG_NGROUPS (sizeof(config_groups) / sizeof(config_groups[0]))
 
 struct config_ctx {
 	struct config	*cfg;
@@ -814,6 +909,19 @@ config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
 			cfg->check_only = true;
 			continue;
 		}
+		if (strcmp(argv[a], "--dump-settings") == 0) {
+			if (a + 1 >= argc) {
+				snprintf(err, errlen, "--dump-settings needs a format (man, md, "
+				    "conf or help)");
+				return false;
+			}
+			cfg->dump_format = argv[++a];
+			continue;
+		}
+		if (strncmp(argv[a], "--dump-settings=", 16) == 0) {
+			cfg->dump_format = argv[a] + 16;
+			continue;
+		}
 		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
 			*exit_now = true;
 			config_usage(argv[0]);
@@ -873,11 +981,13 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		char name[64];
 		const char *arg = argv[a], *eq, *value;
 
-		if (strcmp(arg, "--config") == 0 || strcmp(arg, "-c") == 0) {
+		if (strcmp(arg, "--config") == 0 || strcmp(arg, "-c") == 0 ||
+		    strcmp(arg, "--dump-settings") == 0) {
 			a++;
 			continue;
 		}
-		if (strncmp(arg, "--config=", 9) == 0 || strcmp(arg, "--check-config") == 0)
+		if (strncmp(arg, "--config=", 9) == 0 || strcmp(arg, "--check-config") == 0 ||
+		    strncmp(arg, "--dump-settings=", 16) == 0)
 			continue;
 		if (strncmp(arg, "--", 2) != 0) {
 			snprintf(err, errlen, "unexpected argument '%s' (see --help)", arg);
@@ -902,6 +1012,16 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		}
 		if (!config_set(cfg, name, value, err, errlen))
 			return false;
+	}
+	/* The values as given, before the checks: a sample may name files to come. */
+	if (cfg->dump_format != NULL) {
+		*exit_now = true;
+		if (!config_doc_print(cfg, cfg->dump_format, stdout)) {
+			snprintf(err, errlen, "--dump-settings: unknown format '%s' (man, md, conf "
+			    "or help)", cfg->dump_format);
+			return false;
+		}
+		return true;
 	}
 	if (!config_credentials(cfg, err, errlen) || !config_check(cfg, err, errlen))
 		return false;
@@ -957,7 +1077,7 @@ config_credentials(struct config *cfg, char *err, size_t errlen)
 void
 config_usage(const char *prog)
 {
-	size_t i;
+	struct config cfg;
 
 	printf("usage: %s [--config FILE] [--SETTING VALUE | --SETTING=VALUE ...]\n\n"
 	    "idserver hands out unique 64-bit IDs: dense blocks from an odd/even pair of\n"
@@ -972,17 +1092,27 @@ config_usage(const char *prog)
 	    "  --check-config                    load the settings and every file a start or\n"
 	    "                                    a reload reads, print ok (exit 0) or the\n"
 	    "                                    first problem (exit 1); start nothing\n"
+	    "  --dump-settings FORMAT            print the settings as given (file, flags)\n"
+	    "                                    as FORMAT: conf (an INI file), man, md or\n"
+	    "                                    help; start nothing\n"
 	    "  --help                            this text\n"
 	    "  --version                         print the name and version, exit 0\n", prog);
-	for (i = 0; i < CONFIG_NKEYS; i++) {
-		const struct config_key *k = &config_keys[i];
-		char flag[64];
+	memset(&cfg, 0, sizeof(cfg));
+	(void)config_doc_print(&cfg, "help", stdout);
+}
 
-		snprintf(flag, sizeof(flag), "--%s %s", k->name,
-		    k->type == CONFIG_UINT ? "N" : "STR");
-		printf("  %-33s %s (default: %s)\n", flag, k->help,
-		    k->def[0] ? k->def : "none");
-	}
+const struct config_key *
+config_table(size_t *n)
+{
+	*n = CONFIG_NKEYS;
+	return config_keys;
+}
+
+const struct config_group *
+config_table_groups(size_t *n)
+{
+	*n = CONFIG_NGROUPS;
+	return config_groups;
 }
 
 void

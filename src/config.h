@@ -1,14 +1,17 @@
 /*
  * config.h - settings from an INI file and command-line flags (flags win).
  *
- * One declarative table of keys with type, bounds, default and help; --help is
- * generated from it. Passwords come only from the environment or a file.
+ * One declarative table of keys with type, bounds, default and help; --help,
+ * the man page's settings, the sample config and docs/operations.md's settings
+ * reference are generated from it (config_doc.c, scripts/gen-settings.sh).
+ * Passwords come only from the environment or a file.
  */
 #ifndef IDGEN_CONFIG_H
 #define IDGEN_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "server.h"
 
@@ -125,6 +128,34 @@ struct config {
 	unsigned	 clock_wait_ms;
 	unsigned	 fallback_reserve_ms;
 	bool		 check_only;		/* --check-config: not a setting */
+	const char	*dump_format;		/* --dump-settings FORMAT: not a setting */
+};
+
+enum config_type {
+	CONFIG_STR,
+	CONFIG_UINT,
+};
+
+/*
+ * One row of the settings table: the one place a setting is described. help
+ * is a phrase without a final period; `code` marks names and values (bold in
+ * the man page, code in Markdown, plain in --help and the sample config).
+ */
+struct config_key {
+	const char		*name;
+	enum config_type	 type;
+	size_t			 offset;
+	const char		*def;
+	unsigned		 min;
+	unsigned		 max;
+	const char		*help;
+};
+
+/* A heading of the table, from the key named first on; intro may be NULL. */
+struct config_group {
+	const char	*first;
+	const char	*title;
+	const char	*intro;
 };
 
 /*
@@ -138,6 +169,18 @@ bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 
 /* Prints --help, generated from the key table. */
 void	config_usage(const char *prog);
+
+/* The settings table and its headings (*n rows each). */
+const struct config_key *config_table(size_t *n);
+const struct config_group *config_table_groups(size_t *n);
+
+/*
+ * config_doc.c: prints the settings table as FORMAT: "man" (roff for
+ * man/idserver.8), "md" (docs/operations.md), "conf" (an INI file of cfg's
+ * values, every setting with its help) or "help" (--help's lines). Returns
+ * false for an unknown format.
+ */
+bool	config_doc_print(const struct config *cfg, const char *format, FILE *out);
 
 /*
  * The address of ticket server index (server.h): the odd_* or even_*

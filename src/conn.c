@@ -25,6 +25,7 @@
 #include "log.h"
 #include "proto_resp.h"
 #include "proto_text.h"
+#include "reqlat.h"
 #include "tls.h"
 
 #define CONN_LINGER_MS 2000	/* wait for the peer's EOF after we close */
@@ -836,9 +837,15 @@ conn_process(struct conn *c)
 	const struct config *cfg = c->set->cfg;
 	unsigned handled = 0;
 	bool yielded, over_turn = false;
+	/* The batch's time, from its read or from when its first request parked. */
+	uint64_t t0 = c->parked_us != 0 ? c->parked_us : (uint64_t)clk_mono_us();
 
 	conn_turn(c->set);
 	yielded = conn_run(c, &handled, &over_turn);
+	if (handled > 0)
+		reqlat_add(c->proto == &proto_resp_ops ? REQLAT_RESP : REQLAT_TEXT,
+		    (uint64_t)clk_mono_us() - t0, handled);
+	c->parked_us = c->waiter.parked ? t0 : 0;
 	if (c->waiter.served)
 		conn_served(c);
 	if (!conn_flush(c)) {

@@ -122,6 +122,8 @@ struct conn {
 	struct auth_sess	 auth;		/* its token (AUTH), checked per request */
 	struct peer		*peer;		/* its address's count in set->peers, or NULL */
 	uint64_t		 stuck_since_us; /* output pending since, 0 when drained */
+	uint64_t		 parked_us;	/* the parked request's batch began
+						 * (monotonic; reqlat.h), else 0 */
 	char			*out;		/* NULL while no reply is pending */
 	size_t			 out_len;
 	size_t			 out_off;

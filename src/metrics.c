@@ -16,6 +16,7 @@
 #include "lease.h"
 #include "listener.h"
 #include "proto_grpc.h"
+#include "reqlat.h"
 #include "server.h"
 #include "snowflake.h"
 #include "source.h"
@@ -568,6 +569,8 @@ static void	metrics_sample(struct metrics_buf *b, const struct metric_def *d,
 		    const char *family, const char *labels, const struct metric_value *v);
 static void	metrics_capacity(struct metrics_buf *b, const struct metrics_src *m);
 static void	metrics_namespaces(struct metrics_buf *b, const struct nss *ns);
+static void	metrics_latency(struct metrics_buf *b);
+static void	metrics_certs(struct metrics_buf *b, const struct tls_counters *tls);
 
 static void
 metrics_printf(struct metrics_buf *b, const char *fmt, ...)
@@ -740,6 +743,48 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 	}
 }
 
+/* Request latency per protocol (reqlat.h): one histogram, label protocol. */
+static void
+metrics_latency(struct metrics_buf *b)
+{
+	const struct reqlat *r = reqlat_get();
+
+	metrics_family(b, "request_duration_seconds", "histogram",
+	    "time from a request read to its reply handed to the connection, waits for a "
+	    "refill included, by protocol (text and RESP: per batch read)");
+	for (int p = 0; p < REQLAT_PROTOS; p++) {
+		const char *name = reqlat_name((enum reqlat_proto)p);
+		uint64_t cum = 0;
+
+		for (unsigned k = 0; k < REQLAT_BUCKETS; k++) {
+			cum += r->hist[p][k];
+			metrics_printf(b, "idgen_request_duration_seconds_bucket{protocol=\"%s\","
+			    "le=\"%g\"} %" PRIu64 "\n", name, reqlat_bounds_us[k] / 1e6, cum);
+		}
+		cum += r->hist[p][REQLAT_BUCKETS];
+		metrics_printf(b, "idgen_request_duration_seconds_bucket{protocol=\"%s\","
+		    "le=\"+Inf\"} %" PRIu64 "\n", name, cum);
+		metrics_printf(b, "idgen_request_duration_seconds_sum{protocol=\"%s\"} %.6f\n",
+		    name, (double)r->sum_us[p] / 1e6);
+		metrics_printf(b, "idgen_request_duration_seconds_count{protocol=\"%s\"} %"
+		    PRIu64 "\n", name, cum);
+	}
+}
+
+/* When each TLS listener's certificate expires; none while all are cleartext. */
+static void
+metrics_certs(struct metrics_buf *b, const struct tls_counters *tls)
+{
+	metrics_family(b, "tls_cert_not_after_timestamp_seconds", "gauge",
+	    "notAfter of the certificate a TLS listener serves, unix seconds (as loaded at "
+	    "start or by the last SIGHUP that loaded it)");
+	for (int w = 0; tls != NULL && w < TLS_WHERE_N; w++)
+		if (tls->not_after[w] != 0)
+			metrics_printf(b, "idgen_tls_cert_not_after_timestamp_seconds{listener="
+			    "\"%s\"} %" PRId64 "\n", tls_where_name((enum tls_where)w),
+			    tls->not_after[w]);
+}
+
 char *
 metrics_prometheus(const struct metrics_src *m, size_t *len)
 {
@@ -774,6 +819,8 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 		}
 	}
 	metrics_capacity(&b, m);
+	metrics_latency(&b);
+	metrics_certs(&b, m->tls);
 	if (b.failed) {
 		free(b.p);
 		return NULL;

@@ -30,6 +30,7 @@
 #include "peers.h"
 #include "tls.h"
 #include "reflect.h"
+#include "reqlat.h"
 
 #define GRPC_PATH_ID		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateId"
 #define GRPC_PATH_BATCH		"/hispeeddesign.idgen.v1.IdGeneratorService/GenerateIdBatch"
@@ -1006,6 +1007,7 @@ grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg)
 	st->out_len = n + 5;
 	st->status = GRPC_OK;
 	st->answered = true;
+	reqlat_add(REQLAT_GRPC, (uint64_t)clk_mono_us() - st->begun_us, 1);
 	prd.source.ptr = st;
 	prd.read_callback = grpc_body_cb;
 	nghttp2_submit_response(st->conn->session, st->id, hd, 2, &prd);
@@ -1048,6 +1050,7 @@ grpc_fail(struct grpc_stream *st, int status, const char *message)
 	hd[3].valuelen = k;
 	st->status = status;
 	st->answered = true;
+	reqlat_add(REQLAT_GRPC, (uint64_t)clk_mono_us() - st->begun_us, 1);
 	nghttp2_submit_response(st->conn->session, st->id, hd, 4, NULL);
 }
 

@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "metrics.h"
+#include "reqlat.h"
 #include "tls.h"
 
 /* Every ticket ID has its number; no Snowflake ID has one. */
@@ -52,6 +53,7 @@ struct http_call {
 	struct auth_sess		 sess;		/* its Bearer token, if any */
 	bool				 probe;		/* HEAD on a page that takes IDs: the
 							 * token checked, no ID taken */
+	uint64_t			 begun_us;	/* it came (monotonic; reqlat.h) */
 };
 
 static void	http_gen_cb(struct evhttp_request *req, void *arg);
@@ -606,6 +608,7 @@ http_run(void *arg)
 		http_send_ids(c->req, res);	/* the hot batch page, written directly */
 	else
 		http_send_json(c->req, 200, "OK", proto_http_result(c->route, res));
+	reqlat_add(REQLAT_HTTP, (uint64_t)clk_mono_us() - c->begun_us, 1);
 	free(res);
 	http_done(c);
 }
@@ -1018,6 +1021,7 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 500, "out of memory");
 		return;
 	}
+	c->begun_us = (uint64_t)clk_mono_us();
 	c->h = h;
 	c->req = req;
 	c->evcon = evhttp_request_get_connection(req);

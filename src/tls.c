@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/bufferevent_ssl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "clk.h"
 #include "log.h"
@@ -37,6 +39,7 @@ static bool	tls_ctx_verify(SSL_CTX *ctx, const struct config *cfg, char *err,
 		    size_t errlen);
 static int	tls_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 		    const unsigned char *in, unsigned int inlen, void *arg);
+static int64_t	tls_not_after(SSL_CTX *ctx);
 static void	tls_why(const char *what, const char *file, const char *key, char *err,
 		    size_t errlen);
 
@@ -156,6 +159,24 @@ fail:
 	return NULL;
 }
 
+/* The notAfter of the certificate ctx serves, in unix seconds (0: unreadable). */
+static int64_t
+tls_not_after(SSL_CTX *ctx)
+{
+	X509 *x = SSL_CTX_get0_certificate(ctx);
+	struct tm tm;
+
+	if (x == NULL || ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) != 1)
+		return 0;
+	return (int64_t)timegm(&tm);
+}
+
+const char *
+tls_where_name(enum tls_where where)
+{
+	return tls_names[where];
+}
+
 bool
 tls_init(struct tls **out, const struct config *cfg, char *err, size_t errlen)
 {
@@ -187,6 +208,7 @@ tls_init(struct tls **out, const struct config *cfg, char *err, size_t errlen)
 			tls_free(t);
 			return false;
 		}
+		t->stats.not_after[w] = tls_not_after(l->ctx);
 		log_info("TLS on the %s listener: %s, from %s, client certificates %s",
 		    tls_names[w], l->cert, cfg->tls_min_version, cfg->tls_verify_client);
 		any = true;
@@ -289,6 +311,7 @@ tls_reload(struct tls *t, char *msg, size_t len)
 			/* Open sessions hold a reference to the old context: freed with the last. */
 			SSL_CTX_free(l->ctx);
 			l->ctx = ctx;
+			t->stats.not_after[w] = tls_not_after(ctx);
 			k = snprintf(msg + n, len - n, "%sTLS on the %s listener reloaded from %s",
 			    n ? "; " : "", tls_names[w], l->cert);
 		}

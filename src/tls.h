@@ -36,7 +36,16 @@ struct tls_counters {
 	uint64_t	handshakes;		/* sessions established */
 	uint64_t	handshake_failures;	/* refused: version, certificate, not TLS */
 	uint64_t	handshake_timeouts;	/* tls_handshake_timeout_ms */
+	/*
+	 * Each listener's certificate (the first of its chain, the one served):
+	 * its notAfter in unix seconds, 0 while the listener is cleartext. Set at
+	 * start and by every reload that loads a context.
+	 */
+	int64_t		not_after[TLS_WHERE_N];
 };
+
+/* The listener's name in logs and metric labels: listen, http or grpc. */
+const char *tls_where_name(enum tls_where where);
 
 struct tls;
 struct tls_listener;

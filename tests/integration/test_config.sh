@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Flags and config file: clear one-line errors, --help matches the sample config.
+# Flags and config file: clear one-line errors; --help, the sample config, the man
+# page's settings and docs/operations.md's reference all come from src/config.c's table.
 . "$(dirname "$0")/lib.sh"
 
 # expect_error WHAT NEEDLE ARGS...: exit 2 with one line naming the problem (NEEDLE
@@ -143,6 +144,12 @@ hkeys=$(printf '%s\n' "$help" | grep -oE '^  --[a-z_]+ (N|STR)' | sed 's/^  --//
 for k in $hkeys; do
 	grep -q "\`$k\`" "$ROOT/docs/operations.md" || fail "docs/operations.md does not document $k"
 done
+# ... and all three, with the man page's settings, are written from the settings
+# table (src/config.c): regenerating them changes nothing.
+out=$(BUILD=$BUILD "$ROOT/scripts/gen-settings.sh" --check 2>&1) ||
+	fail "settings described apart from src/config.c's table: $(head -c 800 <<<"$out")"
+out=$("$IDSERVER" --dump-settings xml 2>&1) && fail "--dump-settings xml exited 0"
+grep -qF "unknown format 'xml'" <<<"$out" || fail "--dump-settings xml: $out"
 
 # --version: name and version, exit 0, on every command; the version is defined
 # once (include/idgen.h) and the man pages carry the same.

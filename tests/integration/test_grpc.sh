@@ -24,6 +24,11 @@ curl -s "http://127.0.0.1:$HP/metrics" >"$T_DIR/metrics.txt"
 grep -qE '^idgen_grpc_calls_total\{caller="t"\} [1-9][0-9]*$' "$T_DIR/metrics.txt" ||
 	fail "no per-caller count: $(grep grpc_calls "$T_DIR/metrics.txt")"
 lint=$(promtool check metrics <"$T_DIR/metrics.txt" 2>&1) && [ -z "$lint" ] || fail "promtool: $lint"
+# Each call is in the gRPC request latency histogram (from its HEADERS to its status).
+calls=$(awk -F'[{} ]' '$1 == "idgen_grpc_calls_total" { n += $NF } END { print n + 0 }' "$T_DIR/metrics.txt")
+lat=$(awk '$1 == "idgen_request_duration_seconds_count{protocol=\"grpc\"}" { print $2 }' "$T_DIR/metrics.txt")
+[ "${lat:-0}" -ge "$calls" ] && [ "$calls" -gt 0 ] ||
+	fail "gRPC latency histogram counts ${lat:-none} calls, idgen_grpc_calls_total $calls"
 # 2. Every status.
 grpc_client "$GP" statuses || fail "gRPC statuses"
 

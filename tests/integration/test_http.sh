@@ -333,6 +333,12 @@ for m in idgen_ids_ticket_total idgen_layout_seconds_left idgen_lease_window_sec
 	'idgen_ticket_server_state{server="odd",state="up"} 1'; do
 	grep -qF "$m" "$T_DIR/metrics.txt" || fail "/metrics lacks $m"
 done
+# Request latency per protocol: h2load's 20,000 requests are in the HTTP histogram,
+# whose buckets rise to its count.
+n=$(awk '$1 == "idgen_request_duration_seconds_count{protocol=\"http\"}" { print $2 }' "$T_DIR/metrics.txt")
+[ "${n:-0}" -ge 20000 ] || fail "idgen_request_duration_seconds_count{protocol=\"http\"} is '$n', want >= 20000"
+inf=$(awk '$1 == "idgen_request_duration_seconds_bucket{protocol=\"http\",le=\"+Inf\"}" { print $2 }' "$T_DIR/metrics.txt")
+[ "$inf" = "$n" ] || fail "the HTTP latency histogram's +Inf bucket ($inf) is not its count ($n)"
 # The metrics table of docs/protocols.md names every family.
 for fam in $(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$T_DIR/metrics.txt"); do
 	grep -qF "\`$fam\`" "$ROOT/docs/protocols.md" || fail "docs/protocols.md does not document metric $fam"

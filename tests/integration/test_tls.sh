@@ -15,7 +15,8 @@
 #     reads is dropped by write_timeout_ms, as in cleartext.
 #  4. SIGHUP reload: an expired certificate (the client refuses it), then a
 #     file that does not load (the old certificate stays, one log line), then a
-#     new certificate, seen by a new connection.
+#     new certificate, seen by a new connection; /metrics gives the notAfter
+#     of each listener's certificate, as loaded.
 #  5. Client certificates required (mTLS), TLS 1.3 only, and tokens
 #     (auth_tokens_file): with a client certificate and a token every protocol
 #     serves, without a certificate each is refused in the handshake, without a
@@ -267,21 +268,38 @@ hup() {
 	[ "$(grep -cE 'SIGHUP|TLS on the|TLS reload' "$T_DIR/svc.log")" = $((lines + 1)) ] ||
 		fail "SIGHUP logged $(($(grep -cE 'SIGHUP|TLS on the|TLS reload' "$T_DIR/svc.log") - lines)) lines, want 1"
 }
+# not_after FILE: a certificate's notAfter in unix seconds. expiry LISTENER: what
+# /metrics says of the certificate that listener serves.
+not_after() { date -d "$(openssl x509 -enddate -noout -in "$1" | cut -d= -f2)" +%s; }
+expiry() {
+	curl -sSk "https://127.0.0.1:$HTTP_PORT/metrics" |
+		awk -v l="idgen_tls_cert_not_after_timestamp_seconds{listener=\"$1\"}" '$1 == l { print $2 }'
+}
+[ "$(expiry listen)" = "$(not_after "$TLS/server-cert.pem")" ] ||
+	fail "metric expiry of listen: '$(expiry listen)', want $(not_after "$TLS/server-cert.pem")"
+[ "$(expiry grpc)" = "$(not_after "$TLS/grpc-cert.pem")" ] ||
+	fail "metric expiry of grpc: '$(expiry grpc)', want $(not_after "$TLS/grpc-cert.pem")"
 cp "$TLS/expired-cert.pem" "$TLS/live-cert.pem"; cp "$TLS/expired-key.pem" "$TLS/live-key.pem"
 hup 'TLS on the listen listener reloaded' 1
+[ "$(expiry listen)" = "$(not_after "$TLS/expired-cert.pem")" ] && [ "$(expiry listen)" -lt "$(date +%s)" ] ||
+	fail "after the reload of an expired certificate, the metric says '$(expiry listen)'"
 rc=$(curl_rc expired --cacert "$CA" "https://127.0.0.1:$HTTP_PORT/v1/id")
 [ "$rc" = 60 ] && grep -q 'expired' "$T_DIR/expired.out" || fail "curl took an expired certificate: rc $rc, $(cat "$T_DIR/expired.out")"
 ! tq "$SVC_PORT" 'ID\nQUIT\n' | has -E '^[0-9]+$' || fail "s_client took an expired certificate"
 echo 'not a certificate' >"$TLS/live-cert.pem"
 hup 'TLS reload of the listen listener failed, keeping the certificate' 1
 [ "$(subject "$SVC_PORT")" = "idgen test expired" ] || fail "a failed reload did not keep the old certificate"
+[ "$(expiry listen)" = "$(not_after "$TLS/expired-cert.pem")" ] ||
+	fail "a failed reload changed the metric's expiry to '$(expiry listen)'"
 cp "$TLS/renewed-cert.pem" "$TLS/live-cert.pem"; cp "$TLS/renewed-key.pem" "$TLS/live-key.pem"
 hup 'TLS on the http listener reloaded' 1
 [ "$(subject "$SVC_PORT")" = "idgen test renewed" ] || fail "the text port did not take the renewed certificate"
 [ "$(subject "$HTTP_PORT")" = "idgen test renewed" ] || fail "the HTTP port did not take the renewed certificate"
 n=$( { tq "$SVC_PORT" 'IDS 5\nQUIT\n'; curl -sS --cacert "$CA" "https://127.0.0.1:$HTTP_PORT/v1/ids?count=5" | ids_json; } | keep)
 [ "$n" = 10 ] || fail "after the reload: $n IDs, want 10"
-log "4. SIGHUP: expired certificate refused by curl and s_client, a bad file kept the old one ($(grep -c 'reload of the listen listener failed' "$T_DIR/svc.log") line), the renewed one served"
+[ "$(expiry http)" = "$(not_after "$TLS/renewed-cert.pem")" ] ||
+	fail "after the renewal the metric's expiry of http is '$(expiry http)'"
+log "4. SIGHUP: expired certificate refused by curl and s_client (idgen_tls_cert_not_after_timestamp_seconds followed each load), a bad file kept the old one ($(grep -c 'reload of the listen listener failed' "$T_DIR/svc.log") line), the renewed one served"
 
 # 5. mTLS required, TLS 1.3 only, and tokens.
 TOKEN=$(openssl rand -hex 16)

@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
@@ -146,7 +148,9 @@ test_rows(void **state)
  * Every counter slot of every module is shown by a row. The exceptions are
  * named: sums behind an average, a histogram /metrics exports by its own
  * code, core's count of requests without error (requests counts them all),
- * and the generator's IDs (ids_fallback counts the same IDs as handed out).
+ * the generator's IDs (ids_fallback counts the same IDs as handed out), and
+ * the certificates' notAfter, which /metrics exports by its own code (checked
+ * there).
  */
 static void
 test_every_counter_shown(void **state)
@@ -186,8 +190,10 @@ test_every_counter_shown(void **state)
 				const uint64_t *p = &slabs[k].p[i];
 				const uint64_t *h0 = r.tier.srv[SERVER_ODD].stats.fetch_hist;
 				const uint64_t *h1 = r.tier.srv[SERVER_EVEN].stats.fetch_hist;
+				const uint64_t *na = (const uint64_t *)(const void *)r.tc.not_after;
 				bool excused = (p >= h0 && p < h0 + TICKET_FETCH_BUCKETS + 1) ||
-				    (p >= h1 && p < h1 + TICKET_FETCH_BUCKETS + 1);
+				    (p >= h1 && p < h1 + TICKET_FETCH_BUCKETS + 1) ||
+				    (p >= na && p < na + TLS_WHERE_N);
 				size_t j;
 
 				for (j = 0; j < sizeof(skip) / sizeof(skip[0]); j++)
@@ -196,6 +202,20 @@ test_every_counter_shown(void **state)
 					fail_msg("%s counter #%zu (value %llu) is shown by no row",
 					    slabs[k].what, i, (unsigned long long)*p);
 			}
+	}
+	{
+		size_t len;
+		char *text = metrics_prometheus(&r.m, &len), want[128];
+
+		assert_non_null(text);
+		for (int w = 0; w < TLS_WHERE_N; w++) {
+			snprintf(want, sizeof(want), "idgen_tls_cert_not_after_timestamp_seconds"
+			    "{listener=\"%s\"} %lld\n", tls_where_name((enum tls_where)w),
+			    (long long)r.tc.not_after[w]);
+			if (strstr(text, want) == NULL)
+				fail_msg("/metrics lacks %s", want);
+		}
+		free(text);
 	}
 }
 
