@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "db.h"
 #include "idgen.h"	/* IDGEN_VERSION, the one definition of the version */
 #include "server.h"
 #include "state.h"
@@ -1004,6 +1005,26 @@ config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	}
 	*host = server == 0 ? cfg->odd_host : cfg->even_host;
 	*port = server == 0 ? cfg->odd_port : cfg->even_port;
+}
+
+/*
+ * The connection settings of ticket server index (server.h): the caller builds
+ * them here and hands them to db_new, so db.c never reads the config.
+ */
+void
+config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
+    unsigned flags, const struct db_ops *ops)
+{
+	memset(p, 0, sizeof(*p));
+	config_server_addr(cfg, server, &p->host, &p->port);
+	p->user = cfg->db_user;
+	p->password = cfg->db_password;
+	p->database = cfg->db_name;
+	p->connect_timeout_ms = cfg->connect_timeout_ms;
+	p->query_timeout_ms = cfg->query_timeout_ms;
+	p->flags = flags;
+	dbtls_from_config(&p->tls, cfg);
+	p->ops = ops;
 }
 
 /* Frees the strings a config owns. */

@@ -147,6 +147,15 @@ void	config_server_addr(const struct config *cfg, unsigned server, const char **
 	    unsigned *port);
 
 /*
+ * The connection settings (db.h) of ticket server index: its address, the
+ * db_* login and timeouts, TLS; flags and ops as db_params takes them.
+ */
+struct db_params;
+struct db_ops;
+void	config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
+	    unsigned flags, const struct db_ops *ops);
+
+/*
  * Reads one "IP:PORT" or "[IPv6]:PORT" (more_servers, other_regions, idgenctl
  * tier add-server) into host and port; *p moves past it. Whether host is a
  * numeric address is the caller's check.
