@@ -17,7 +17,7 @@
 #include "db.h"
 #include "idgen.h"	/* IDGEN_VERSION, the one definition of the version */
 #include "server.h"
-#include "state.h"
+#include "ns.h"		/* NS_MARKS_MAX */
 
 enum config_type {
 	CONFIG_STR,
@@ -575,10 +575,10 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		return false;
 	}
 	/* Every served namespace may hold a mark per server in the state file (13.6). */
-	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > STATE_NS_MARKS_MAX) {
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX) {
 		snprintf(err, errlen, "max_namespaces (%u) x the region's %u servers is above the "
 		    "state file's %u namespace marks", cfg->max_namespaces,
-		    SERVER_PAIR + cfg->extras, STATE_NS_MARKS_MAX);
+		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
 		return false;
 	}
 	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {

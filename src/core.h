@@ -79,7 +79,7 @@ struct core_req {
 	size_t		 nslen;
 };
 
-#define CORE_NS_NAME_MAX	STATE_NS_NAME_MAX	/* a namespace name (state.h's grammar) */
+#define CORE_NS_NAME_MAX	NS_NAME_MAX	/* a namespace name (ns.h's rule) */
 
 /* Command words shared by every protocol. */
 struct core_word {
