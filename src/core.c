@@ -11,6 +11,7 @@
 
 #include "clk.h"
 #include "tier.h"
+#include "source.h"
 
 /* The one mapping of errors to each protocol's form. */
 static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
