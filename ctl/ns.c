@@ -23,7 +23,6 @@
 #include "state.h"
 
 #define NS_SQL_MAX	2048
-#define NS_NAME_MAX	STATE_NS_NAME_MAX	/* tickets_<name> fits MariaDB's 64 */
 #define NS_BLOCK_MIN	UINT64_C(1)	/* one ID per ticket: numbers of human size */
 #define NS_ADOPT_MAX	16		/* --start-above-max sources */
 #define NS_DROP_IDLE_S	600		/* drop refuses a namespace used this recently */
@@ -87,9 +86,12 @@ ns_value(struct ctl_server *s, const char *sql, uint64_t *out)
 	return ok;
 }
 
-/* A namespace's name: a lower-case word, not 'default' (the tier's own sequence). */
+/*
+ * A new namespace's name: a lower-case word within ns.h's rule, not 'default'
+ * (the tier's own sequence).
+ */
 static bool
-ns_name_ok(const char *n)
+ns_new_name_ok(const char *n)
 {
 	size_t len = strlen(n);
 
@@ -681,7 +683,7 @@ ctl_ns(struct ctl *c, int argc, char **argv)
 	x.fallback = "snowflake";
 	x.settle_ms = NS_SETTLE_MS;
 	x.name = argc > 1 ? argv[1] : "";
-	if (strcmp(verb, "list") != 0 && !ns_name_ok(x.name)) {
+	if (strcmp(verb, "list") != 0 && !ns_new_name_ok(x.name)) {
 		fprintf(stderr, "idgenctl: a namespace's name is a lower-case letter, then up to %d "
 		    "letters, digits or '_' ('default' is the tier's own)\n", NS_NAME_MAX - 1);
 		return 2;

@@ -11,13 +11,13 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct state_ns_mark ma[STATE_NS_MARKS_MAX], mb[STATE_NS_MARKS_MAX];
+static struct state_ns_mark ma[NS_MARKS_MAX], mb[NS_MARKS_MAX];
 static char buf[STATE_NS_SLOT];
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct state_ns a = { 0, STATE_NS_MARKS_MAX, ma }, b = { 0, STATE_NS_MARKS_MAX, mb };
+	struct state_ns a = { 0, NS_MARKS_MAX, ma }, b = { 0, NS_MARKS_MAX, mb };
 	uint64_t ga, gb;
 	char why[128];
 	size_t n;

@@ -19,7 +19,6 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "state.h"
 
 static bool	auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n,
 		    size_t *nro, unsigned *bad, size_t *maplen, char *err, size_t errlen);
@@ -67,7 +66,7 @@ auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t er
 		else if (i - start > 3 && strncasecmp(p + start, "ns=", 3) == 0) {
 			size_t n = i - start - 3;
 
-			if (!state_ns_name_len_ok(p + start + 3, n)) {
+			if (!ns_name_ok(p + start + 3, n)) {
 				snprintf(err, errlen, "ns=NAME: a namespace is 1..%d letters, digits "
 				    "or '_'", AUTH_NS_NAME_MAX);
 				return false;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "state.h"
+#include "ns.h"
 
 #define AUTH_HASH_LEN		32	/* SHA-256 */
 #define AUTH_TOKEN_MIN		16	/* bytes: a shorter token is refused at load */
@@ -27,7 +27,7 @@
 #define AUTH_FAIL_FREE		3	/* failures from an address answered at once */
 #define AUTH_FAIL_FORGET_MS	60000	/* a count starts again after this long quiet */
 #define AUTH_NS_MAX		16	/* namespaces one token may be limited to */
-#define AUTH_NS_NAME_MAX	STATE_NS_NAME_MAX	/* bytes of a namespace's name */
+#define AUTH_NS_NAME_MAX	NS_NAME_MAX	/* bytes of a namespace's name */
 
 /* What a token allows; ordered: a command needing p is allowed from p up. */
 enum auth_perm {

@@ -14,9 +14,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "db.h"
 #include "idgen.h"	/* IDGEN_VERSION, the one definition of the version */
 #include "server.h"
-#include "state.h"
+#include "ns.h"		/* NS_MARKS_MAX */
 
 #define S(f)	CONFIG_STR, offsetof(struct config, f)
 #define U(f)	CONFIG_UINT, offsetof(struct config, f)
@@ -360,6 +361,11 @@ static const struct config_group config_groups[] = {
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 #define CONFIG_NGROUPS (sizeof(config_groups) / sizeof(config_groups[0]))
 
+/* What config_doc.c prints. */
+static const struct config_table config_table = {
+	config_keys, CONFIG_NKEYS, config_groups, CONFIG_NGROUPS,
+};
+
 struct config_ctx {
 	struct config	*cfg;
 	char		*err;
@@ -669,10 +675,10 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		return false;
 	}
 	/* Every served namespace may hold a mark per server in the state file (13.6). */
-	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > STATE_NS_MARKS_MAX) {
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX) {
 		snprintf(err, errlen, "max_namespaces (%u) x the region's %u servers is above the "
 		    "state file's %u namespace marks", cfg->max_namespaces,
-		    SERVER_PAIR + cfg->extras, STATE_NS_MARKS_MAX);
+		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
 		return false;
 	}
 	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {
@@ -1016,7 +1022,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	/* The values as given, before the checks: a sample may name files to come. */
 	if (cfg->dump_format != NULL) {
 		*exit_now = true;
-		if (!config_doc_print(cfg, cfg->dump_format, stdout)) {
+		if (!config_doc_print(cfg, &config_table, cfg->dump_format, stdout)) {
 			snprintf(err, errlen, "--dump-settings: unknown format '%s' (man, md, conf "
 			    "or help)", cfg->dump_format);
 			return false;
@@ -1098,21 +1104,7 @@ config_usage(const char *prog)
 	    "  --help                            this text\n"
 	    "  --version                         print the name and version, exit 0\n", prog);
 	memset(&cfg, 0, sizeof(cfg));
-	(void)config_doc_print(&cfg, "help", stdout);
-}
-
-const struct config_key *
-config_table(size_t *n)
-{
-	*n = CONFIG_NKEYS;
-	return config_keys;
-}
-
-const struct config_group *
-config_table_groups(size_t *n)
-{
-	*n = CONFIG_NGROUPS;
-	return config_groups;
+	(void)config_doc_print(&cfg, &config_table, "help", stdout);
 }
 
 void
@@ -1134,6 +1126,26 @@ config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	}
 	*host = server == 0 ? cfg->odd_host : cfg->even_host;
 	*port = server == 0 ? cfg->odd_port : cfg->even_port;
+}
+
+/*
+ * The connection settings of ticket server index (server.h): the caller builds
+ * them here and hands them to db_new, so db.c never reads the config.
+ */
+void
+config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
+    unsigned flags, const struct db_ops *ops)
+{
+	memset(p, 0, sizeof(*p));
+	config_server_addr(cfg, server, &p->host, &p->port);
+	p->user = cfg->db_user;
+	p->password = cfg->db_password;
+	p->database = cfg->db_name;
+	p->connect_timeout_ms = cfg->connect_timeout_ms;
+	p->query_timeout_ms = cfg->query_timeout_ms;
+	p->flags = flags;
+	dbtls_from_config(&p->tls, cfg);
+	p->ops = ops;
 }
 
 /* Frees the strings a config owns. */

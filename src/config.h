@@ -170,17 +170,23 @@ bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 /* Prints --help, generated from the key table. */
 void	config_usage(const char *prog);
 
-/* The settings table and its headings (*n rows each). */
-const struct config_key *config_table(size_t *n);
-const struct config_group *config_table_groups(size_t *n);
+/* The settings table and its headings, as config_doc.c prints them. */
+struct config_table {
+	const struct config_key		*keys;
+	size_t				 nkeys;
+	const struct config_group	*groups;
+	size_t				 ngroups;
+};
 
 /*
- * config_doc.c: prints the settings table as FORMAT: "man" (roff for
+ * config_doc.c: prints the settings table t as FORMAT: "man" (roff for
  * man/idserver.8), "md" (docs/operations.md), "conf" (an INI file of cfg's
  * values, every setting with its help) or "help" (--help's lines). Returns
- * false for an unknown format.
+ * false for an unknown format. The table comes from the caller (config.c), so
+ * the printer calls nothing back.
  */
-bool	config_doc_print(const struct config *cfg, const char *format, FILE *out);
+bool	config_doc_print(const struct config *cfg, const struct config_table *t,
+	    const char *format, FILE *out);
 
 /*
  * The address of ticket server index (server.h): the odd_* or even_*
@@ -188,6 +194,15 @@ bool	config_doc_print(const struct config *cfg, const char *format, FILE *out);
  */
 void	config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	    unsigned *port);
+
+/*
+ * The connection settings (db.h) of ticket server index: its address, the
+ * db_* login and timeouts, TLS; flags and ops as db_params takes them.
+ */
+struct db_params;
+struct db_ops;
+void	config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
+	    unsigned flags, const struct db_ops *ops);
 
 /*
  * Reads one "IP:PORT" or "[IPv6]:PORT" (more_servers, other_regions, idgenctl

@@ -29,6 +29,9 @@ static void	doc_man(FILE *out);
 static void	doc_md(FILE *out);
 static void	doc_conf(FILE *out, const struct config *cfg);
 
+/* The table being printed (config_doc_print's argument; one print at a time). */
+static const struct config_table *doc_tab;
+
 /* Writes s in style: markup and the characters the target gives a meaning to. */
 static void
 doc_text(FILE *out, const char *s, enum doc_style style)
@@ -126,7 +129,8 @@ doc_group(const char *name)
 	const struct config_group *g;
 	size_t n;
 
-	g = config_table_groups(&n);
+	g = doc_tab->groups;
+	n = doc_tab->ngroups;
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(g[i].first, name) == 0)
 			return &g[i];
@@ -151,7 +155,8 @@ doc_help(FILE *out)
 	size_t n;
 	char flag[80], text[1024], rest[DOC_HELP_COL + 1], bounds[32];
 
-	keys = config_table(&n);
+	keys = doc_tab->keys;
+	n = doc_tab->nkeys;
 	memset(rest, ' ', DOC_HELP_COL);
 	rest[DOC_HELP_COL] = '\0';
 	for (size_t i = 0; i < n; i++) {
@@ -180,7 +185,8 @@ doc_man(FILE *out)
 	size_t n;
 	char bounds[32];
 
-	keys = config_table(&n);
+	keys = doc_tab->keys;
+	n = doc_tab->nkeys;
 	for (size_t i = 0; i < n; i++) {
 		const struct config_key *k = &keys[i];
 
@@ -219,7 +225,8 @@ doc_md(FILE *out)
 	size_t n;
 	char bounds[32];
 
-	keys = config_table(&n);
+	keys = doc_tab->keys;
+	n = doc_tab->nkeys;
 	for (size_t i = 0; i < n; i++) {
 		const struct config_key *k = &keys[i];
 
@@ -257,7 +264,8 @@ doc_conf(FILE *out, const struct config *cfg)
 	char buf[32], bounds[32], text[1536];
 	const char *v;
 
-	keys = config_table(&n);
+	keys = doc_tab->keys;
+	n = doc_tab->nkeys;
 	fputs("; idserver settings: every setting with its help, from the settings table\n"
 	    "; (src/config.c; idserver --dump-settings conf prints them). Every setting is\n"
 	    "; also a flag (--listen_port 4343); flags win. See idserver --help, idserver(8).\n",
@@ -286,8 +294,10 @@ doc_conf(FILE *out, const struct config *cfg)
 }
 
 bool
-config_doc_print(const struct config *cfg, const char *format, FILE *out)
+config_doc_print(const struct config *cfg, const struct config_table *t, const char *format,
+    FILE *out)
 {
+	doc_tab = t;
 	if (strcmp(format, "help") == 0)
 		doc_help(out);
 	else if (strcmp(format, "man") == 0)

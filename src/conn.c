@@ -23,8 +23,6 @@
 
 #include "clk.h"
 #include "log.h"
-#include "proto_resp.h"
-#include "proto_text.h"
 #include "reqlat.h"
 #include "tls.h"
 
@@ -70,10 +68,13 @@ static void	conn_evict(struct conn_set *set);
 
 void
 conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
-    struct core *core, const struct metrics_src *metrics)
+    struct core *core, const struct metrics_src *metrics, const struct proto_ops *resp,
+    const struct proto_ops *text)
 {
 	memset(set, 0, sizeof(*set));
 	set->base = base;
+	set->resp = resp;
+	set->text = text;
 	set->cfg = cfg;
 	set->core = core;
 	set->metrics = metrics;
@@ -784,7 +785,7 @@ conn_run(struct conn *c, unsigned *handled, bool *over_turn)
 
 	/* The first byte decides, as memcached tells its binary protocol apart. */
 	if (c->proto == NULL && c->in_len > c->in_off)
-		c->proto = c->in[c->in_off] == '*' ? &proto_resp_ops : &proto_text_ops;
+		c->proto = c->in[c->in_off] == '*' ? c->set->resp : c->set->text;
 	while (c->proto != NULL && c->in != NULL && !c->closing && !c->waiter.parked) {
 		/*
 		 * Replies over their bound, or our share of this turn used up: come
@@ -843,7 +844,7 @@ conn_process(struct conn *c)
 	conn_turn(c->set);
 	yielded = conn_run(c, &handled, &over_turn);
 	if (handled > 0)
-		reqlat_add(c->proto == &proto_resp_ops ? REQLAT_RESP : REQLAT_TEXT,
+		reqlat_add((enum reqlat_proto)c->proto->reqlat,
 		    (uint64_t)clk_mono_us() - t0, handled);
 	c->parked_us = c->waiter.parked ? t0 : 0;
 	if (c->waiter.served)
@@ -1050,7 +1051,7 @@ conn_evict(struct conn_set *set)
 	if (c->bev == NULL && conn_pending(c) == 0) {
 		for (i = 0; i < 16 && recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
 			;
-		n = snprintf(line, sizeof(line), c->proto == &proto_resp_ops ? "-%s %s\r\n" :
+		n = snprintf(line, sizeof(line), c->proto == set->resp ? "-%s %s\r\n" :
 		    "ERR %s %s\n", core_err_info(CORE_ERR_UNAVAILABLE)->code, CONN_EVICTED);
 		if (n > 0 && write(c->fd, line, (size_t)n) < 0) {
 			/* Nothing more to tell a peer that is closed anyway. */

@@ -43,6 +43,7 @@ enum proto_step {
  */
 struct proto_ops {
 	const char	*name;
+	int		 reqlat;	/* its enum reqlat_proto: its latency histogram */
 	enum proto_step	(*one)(struct conn *c, bool eof);
 	void		(*release)(struct conn *c);
 };
@@ -87,6 +88,8 @@ struct conn_set {
 	struct conn_refusal_list refusals;	/* at most max_pending_refusals */
 	unsigned		 nrefusals;
 	struct tls_listener	*tls;		/* listen_tls: every connection's session */
+	const struct proto_ops	*resp;		/* a first byte '*' (the caller's choice: */
+	const struct proto_ops	*text;		/* ... conn.c calls no adapter by name) */
 	/*
 	 * Every connection, least recently served first (docs/design.md section
 	 * 5, "Connection slots"): [0] those never served while tokens are on (a
@@ -146,8 +149,13 @@ struct conn {
 struct metrics_src;
 struct tls_listener;
 
+/*
+ * The connections of the text/RESP port; resp serves a connection whose first
+ * byte is '*' (a Redis client), text any other.
+ */
 void	conn_set_init(struct conn_set *set, struct event_base *base, const struct config *cfg,
-	    struct core *core, const struct metrics_src *metrics);
+	    struct core *core, const struct metrics_src *metrics,
+	    const struct proto_ops *resp, const struct proto_ops *text);
 
 /*
  * Takes over an accepted socket from peer sa, at max_clients in the slot of the

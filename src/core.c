@@ -11,6 +11,7 @@
 
 #include "clk.h"
 #include "tier.h"
+#include "source.h"
 
 /* The one mapping of errors to each protocol's form. */
 static const struct core_err_info core_errs[CORE_ERR_COUNT] = {
@@ -414,9 +415,9 @@ core_take_judge(struct core *c, const struct core_req *req, struct core_result *
 		return false;
 	}
 	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
-		if (!state_ns_name_len_ok(req->ns, req->nslen)) {
+		if (!ns_name_ok(req->ns, req->nslen)) {
 			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
-			    CORE_XSTR(STATE_NS_NAME_MAX) " letters, digits or _", res);
+			    CORE_XSTR(NS_NAME_MAX) " letters, digits or _", res);
 			return false;
 		}
 		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL) {

@@ -21,10 +21,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
-#include "b58.h"
 #include "decode.h"
-#include "layout.h"
-#include "source.h"
 
 #define CORE_IDS_MAX	1000	/* IDS n: 1..1000 (contract) */
 #define CORE_BLOCK_MAX	4096	/* BLOCK n: 1..4096, one ms of Snowflake sequence */
@@ -79,7 +76,7 @@ struct core_req {
 	size_t		 nslen;
 };
 
-#define CORE_NS_NAME_MAX	STATE_NS_NAME_MAX	/* a namespace name (state.h's grammar) */
+#define CORE_NS_NAME_MAX	NS_NAME_MAX	/* a namespace name (ns.h's rule) */
 
 /* Command words shared by every protocol. */
 struct core_word {
@@ -128,6 +125,7 @@ enum core_status {
 };
 
 struct core;
+struct source;		/* source.h; the core only points to it */
 
 /* Embedded by every connection or request that may wait; owned by the caller. */
 struct core_waiter {

@@ -15,7 +15,6 @@
 #include <openssl/err.h>
 
 #include "clk.h"
-#include "config.h"
 
 enum db_op {
 	DB_IDLE,
@@ -627,22 +626,6 @@ db_err_keeps(unsigned err)
 	default:
 		return false;
 	}
-}
-
-void
-db_params_init(struct db_params *p, const struct config *cfg, unsigned server,
-    unsigned flags, const struct db_ops *ops)
-{
-	memset(p, 0, sizeof(*p));
-	config_server_addr(cfg, server, &p->host, &p->port);
-	p->user = cfg->db_user;
-	p->password = cfg->db_password;
-	p->database = cfg->db_name;
-	p->connect_timeout_ms = cfg->connect_timeout_ms;
-	p->query_timeout_ms = cfg->query_timeout_ms;
-	p->flags = flags;
-	dbtls_from_config(&p->tls, cfg);
-	p->ops = ops;
 }
 
 bool

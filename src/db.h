@@ -138,11 +138,6 @@ bool		 db_connected(const struct db_conn *c);
  */
 char		**db_first_row(const struct db_result *r, unsigned *nfields);
 
-/* Connection settings from the config for ticket server index (server.h). */
-struct config;
-void		 db_params_init(struct db_params *p, const struct config *cfg,
-		    unsigned server, unsigned flags, const struct db_ops *ops);
-
 /* Once per process, before any connection / at exit. */
 bool		 db_library_init(void) __attribute__((warn_unused_result));
 void		 db_library_end(void);

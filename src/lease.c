@@ -115,7 +115,7 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 		char name[32];
 
 		snprintf(name, sizeof(name), "lease-%s", server_name(i));
-		db_params_init(&p, cfg, i, DB_FOUND_ROWS | DB_MULTI_STATEMENTS, ops);
+		config_db_params(&p, cfg, i, DB_FOUND_ROWS | DB_MULTI_STATEMENTS, ops);
 		l->db[i] = db_new(base, &p, name);
 		if (l->db[i] == NULL)
 			return false;

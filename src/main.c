@@ -19,6 +19,8 @@
 #include "dbtls.h"
 #include "proto_grpc.h"
 #include "proto_http.h"
+#include "proto_resp.h"
+#include "proto_text.h"
 #include "lease.h"
 #include "listener.h"
 #include "log.h"
@@ -526,7 +528,8 @@ main_core(struct main_ctx *m)
 	m->metrics.sf = &m->sf;
 	m->metrics.trim = &m->trim;
 	m->metrics.started = time(NULL);
-	conn_set_init(&m->conns, m->base, &m->cfg, &m->core, &m->metrics);
+	conn_set_init(&m->conns, m->base, &m->cfg, &m->core, &m->metrics,
+	    &proto_resp_ops, &proto_text_ops);
 	return true;
 }
 

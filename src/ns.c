@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "log.h"
-#include "state.h"
 
 #define NS_ROW_WORDS	10	/* the words of one row of a namespace check */
 
@@ -116,7 +115,7 @@ static bool
 ns_row_read(char w[NS_ROW_WORDS][NS_NAME_MAX + 2], struct ns_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (!state_ns_name_ok(w[0]) || !ns_u64(w[1], &r->b) || r->b == 0 ||
+	if (!ns_name_ok(w[0], strlen(w[0])) || !ns_u64(w[1], &r->b) || r->b == 0 ||
 	    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
 	    !ns_u64(w[8], &r->start_above) || strlen(w[5]) >= sizeof(r->role) ||
 	    strlen(w[9]) >= sizeof(r->engine))

@@ -12,9 +12,14 @@
 
 #include "pool.h"
 #include "server.h"
-#include "state.h"
 
-#define NS_NAME_MAX	STATE_NS_NAME_MAX	/* tickets_<name> fits MariaDB's 64 */
+/*
+ * A namespace's name, [A-Za-z0-9_], 1..48 bytes: every module's bound
+ * (tickets_<name> fits MariaDB's 64).
+ */
+#define NS_NAME_MAX	48
+#define NS_MARKS_MAX	1024	/* (namespace, server) marks one process keeps: the
+				 * state file's record holds that many (13.6) */
 #define NS_SERVERS	(SERVER_PAIR + SERVER_EXTRA_MAX)	/* its region's servers */
 #define NS_MAX_CEIL	512	/* ceiling of the max_namespaces setting */
 #define NS_BAD_MAX	64	/* names with rows not understood, in one check */
@@ -92,6 +97,23 @@ struct nss {
 	uint32_t	 next_id;
 	bool		 warned_max;
 };
+
+/*
+ * The namespace-name rule (len bytes of name), the one every module checks
+ * names with: inline, so the state file's code (also in libidgen) checks names
+ * without linking the namespaces.
+ */
+static inline bool
+ns_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > NS_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return false;
+	return true;
+}
 
 void		nss_init(struct nss *s, unsigned max);
 void		nss_free(struct nss *s);

@@ -8,7 +8,9 @@
  * own wording for unknown commands, wrong arity and protocol errors. The frame
  * parser (proto_resp_parse) is pure. Per connection (c->proto_state, made when
  * first needed, freed by proto_resp_ops.release): its CLIENT SETNAME and a
- * MULTI's queue, run by EXEC one command per step of the adapter.
+ * MULTI's queue, run by EXEC one command per step of the adapter. The
+ * commands RESP answers itself (COMMAND, CLIENT, HELLO, INFO, MULTI/EXEC ...)
+ * are resp_admin.c's; the reply encoding is resp_reply.c's.
  */
 #ifndef IDGEN_PROTO_RESP_H
 #define IDGEN_PROTO_RESP_H

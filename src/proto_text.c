@@ -11,6 +11,7 @@
 
 #include "fmt.h"
 #include "metrics.h"
+#include "reqlat.h"
 
 const char proto_text_help[] =
     "ID [<ns>] - one ID (ns: a namespace, default the default sequence)\n"
@@ -37,7 +38,7 @@ static bool		proto_text_space(char c);
 static enum proto_text_kind proto_text_word(const char *word, size_t len, size_t *nargs);
 static enum proto_step	proto_text_auth(struct conn *c, const struct core_req *req);
 
-const struct proto_ops proto_text_ops = { "text", proto_text_one, NULL };
+const struct proto_ops proto_text_ops = { "text", REQLAT_TEXT, proto_text_one, NULL };
 
 /*
  * The words the text protocol answers itself, before the core's, and their

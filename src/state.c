@@ -498,25 +498,7 @@ state_stamp_check(const struct state_stamp *s, uint64_t gen, uint64_t dev, uint6
 	return true;
 }
 
-bool
-state_ns_name_ok(const char *name)
-{
-	return state_ns_name_len_ok(name, strnlen(name, STATE_NS_NAME_MAX + 1));
-}
-
-bool
-state_ns_name_len_ok(const char *name, size_t len)
-{
-	if (len == 0 || len > STATE_NS_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-			return false;
-	return true;
-}
-
-/* (ns, server)'s mark, or NULL; a scan, as a record holds at most STATE_NS_MARKS_MAX. */
+/* (ns, server)'s mark, or NULL; a scan, as a record holds at most NS_MARKS_MAX. */
 static struct state_ns_mark *
 state_ns_find(const struct state_ns *r, const char *ns, unsigned server)
 {
@@ -552,7 +534,7 @@ state_ns_raise(struct state_ns *r, const char *ns, unsigned server, uint64_t hig
 	struct state_ns_mark want, *m;
 
 	*changed = false;
-	if (ns == NULL || !state_ns_name_ok(ns) || server >= server_count() || block_size == 0)
+	if (ns == NULL || !ns_name_ok(ns, strnlen(ns, NS_NAME_MAX + 1)) || server >= server_count() || block_size == 0)
 		return false;
 	if (high_water == 0)
 		return true;	/* no ticket is 0: nothing to cover */
@@ -563,7 +545,7 @@ state_ns_raise(struct state_ns *r, const char *ns, unsigned server, uint64_t hig
 	want.block_size = block_size;
 	if ((m = state_ns_find(r, ns, server)) == NULL) {
 		/* Full: refusing the ticket beats banking a block no file remembers. */
-		if (r->n >= r->cap || r->n >= STATE_NS_MARKS_MAX)
+		if (r->n >= r->cap || r->n >= NS_MARKS_MAX)
 			return false;
 		r->m[r->n++] = want;
 		*changed = true;
@@ -585,7 +567,7 @@ state_ns_format(const struct state_ns *r, uint64_t gen, char *buf, size_t len)
 	for (unsigned i = 0; i < r->n && n >= 0 && (size_t)n < len; i++) {
 		const struct state_ns_mark *k = &r->m[i];
 
-		if (!state_ns_name_ok(k->ns) || k->server >= server_count())
+		if (!ns_name_ok(k->ns, strnlen(k->ns, NS_NAME_MAX + 1)) || k->server >= server_count())
 			return 0;
 		if (k->high_water == 0 || k->block_size == 0)
 			continue;	/* covers nothing a ticket gave out */
@@ -677,13 +659,13 @@ state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *w
     size_t whylen)
 {
 	struct state_ns_mark m;
-	char w[STATE_NS_NAME_MAX + 2], name[STATE_NS_SERVER_NAME_MAX + 2];
+	char w[NS_NAME_MAX + 2], name[STATE_NS_SERVER_NAME_MAX + 2];
 	const char *what;
 
 	memset(&m, 0, sizeof(m));
 	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "nsmark") != 0)
 		what = "malformed";
-	else if (!state_word(p, end, w, sizeof(w)) || !state_ns_name_ok(w))
+	else if (!state_word(p, end, w, sizeof(w)) || !ns_name_ok(w, strlen(w)))
 		what = "bad namespace name";
 	else if (!state_word(p, end, name, sizeof(name)) || (!server_by_name(name, &m.server) &&
 	    !server_name_shaped(name)))
@@ -697,10 +679,10 @@ state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *w
 		return true;	/* a server no longer configured keeps its own marks */
 	else if (state_ns_find(r, w, m.server) != NULL)
 		what = "a second mark of one namespace and server";
-	else if (r->n >= r->cap || r->n >= STATE_NS_MARKS_MAX)
+	else if (r->n >= r->cap || r->n >= NS_MARKS_MAX)
 		what = "too many marks";
 	else {
-		memcpy(m.ns, w, strlen(w) + 1);	/* at most STATE_NS_NAME_MAX: name_ok */
+		memcpy(m.ns, w, strlen(w) + 1);	/* at most NS_NAME_MAX: name_ok */
 		r->m[r->n++] = m;
 		return true;
 	}
@@ -728,7 +710,7 @@ state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen, c
 			snprintf(why, whylen, "%s on line %d", what, state_line_of(buf, line));
 			if (strcmp(what, "too many marks") == 0)
 				snprintf(why, whylen, "more than %u namespace marks (line %d)",
-				    r->cap < STATE_NS_MARKS_MAX ? r->cap : STATE_NS_MARKS_MAX,
+				    r->cap < NS_MARKS_MAX ? r->cap : NS_MARKS_MAX,
 				    state_line_of(buf, line));
 			r->n = 0;
 			*gen = 0;

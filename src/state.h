@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns.h"		/* NS_NAME_MAX, NS_MARKS_MAX, ns_name_ok */
 #include "server.h"
 
 #define STATE_VERSION	2	/* version 1 files are read (marks only) */
@@ -96,37 +97,30 @@ bool	state_raise_mark(struct state_rec *r, unsigned server, uint64_t high_water,
  * block_size may have been handed out. Only non-zero marks exist.
  */
 #define STATE_NS_VERSION	1
-#define STATE_NS_NAME_MAX	48	/* [A-Za-z0-9_], 1..48 bytes: every module's bound */
 #define STATE_NS_SLOT		(128 * 1024)	/* a formatted record always fits: one slot */
-#define STATE_NS_MARKS_MAX	1024	/* (namespace, server) marks in one record */
 #define STATE_NS_SERVER_NAME_MAX 15	/* server_name()'s longest ("even_r31" is 8) */
 
 /* The longest nsmark line, and the header and checksum lines around them. */
-#define STATE_NS_LINE_MAX	(sizeof("nsmark ") - 1 + STATE_NS_NAME_MAX + 1 + \
+#define STATE_NS_LINE_MAX	(sizeof("nsmark ") - 1 + NS_NAME_MAX + 1 + \
 				    STATE_NS_SERVER_NAME_MAX + 1 + 20 + 1 + 20 + 1)
 #define STATE_NS_FRAME_MAX	(sizeof("idgen-ns 4294967295\ngen \n") - 1 + 20 + \
 				    sizeof("check 0123456789abcdef\n") - 1)
-_Static_assert(STATE_NS_FRAME_MAX + STATE_NS_MARKS_MAX * STATE_NS_LINE_MAX < STATE_NS_SLOT,
+_Static_assert(STATE_NS_FRAME_MAX + NS_MARKS_MAX * STATE_NS_LINE_MAX < STATE_NS_SLOT,
     "a full namespace marks record must fit its slot");
 
 struct state_ns_mark {
-	char		ns[STATE_NS_NAME_MAX + 1];
+	char		ns[NS_NAME_MAX + 1];
 	unsigned	server;		/* by index (server.h) */
 	uint64_t	high_water;	/* a ticket of the namespace's table, > 0 */
 	uint64_t	block_size;	/* the namespace's B when it was written, > 0 */
 };
 
-/* The marks, in the order they were added; m holds cap entries (<= STATE_NS_MARKS_MAX). */
+/* The marks, in the order they were added; m holds cap entries (<= NS_MARKS_MAX). */
 struct state_ns {
 	unsigned		 n;
 	unsigned		 cap;
 	struct state_ns_mark	*m;
 };
-
-/* True when name is a namespace name by the grammar: [A-Za-z0-9_], 1..48 bytes. */
-bool	state_ns_name_ok(const char *name);
-/* The namespace grammar, the one every module checks names with (len bytes). */
-bool	state_ns_name_len_ok(const char *name, size_t len);
 
 /*
  * Raises (ns, server)'s mark to (high_water, block_size) when that covers more

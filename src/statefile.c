@@ -543,8 +543,8 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	f->ns_slot = 1;
 	statefile_whoami(&f->me);
 	/* Held whether or not there is a file: callers raise marks either way. */
-	f->ns.m = calloc(STATE_NS_MARKS_MAX, sizeof(*f->ns.m));
-	f->ns.cap = STATE_NS_MARKS_MAX;
+	f->ns.m = calloc(NS_MARKS_MAX, sizeof(*f->ns.m));
+	f->ns.cap = NS_MARKS_MAX;
 	if (f->ns.m == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return false;

@@ -84,7 +84,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->ticket_region = server_region();
 	for (i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
-		db_params_init(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
+		config_db_params(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
 		if (!ticket_init(&t->srv[i], base, &p, i, &tp, tier_notify, t))
 			return false;
 	}

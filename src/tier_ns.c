@@ -222,7 +222,7 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 			    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
 				if (!t->ns_full_warned)
 					log_error("state file: its namespace marks are full "
-					    "(STATE_NS_MARKS_MAX): marks read from the servers are not "
+					    "(NS_MARKS_MAX): marks read from the servers are not "
 					    "kept; new namespace tickets are refused");
 				t->ns_full_warned = true;
 				continue;
@@ -767,7 +767,7 @@ tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_
 		tier_ns_prune(t);
 	if (!changed && !state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed)) {
 		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
-		    "(STATE_NS_MARKS_MAX): the ticket is not used");
+		    "(NS_MARKS_MAX): the ticket is not used");
 		return;
 	}
 	ns->writing++;

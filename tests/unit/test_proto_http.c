@@ -366,7 +366,7 @@ test_route_ns(void **state)
 	memset(q + 3, 'n', 100);
 	route(EVHTTP_REQ_GET, "/v1/id", q, NULL, NULL, &r);
 	assert_int_equal(r.nslen, CORE_NS_NAME_MAX + 1);
-	assert_false(state_ns_name_len_ok(r.ns, r.nslen));
+	assert_false(ns_name_ok(r.ns, r.nslen));
 	/* A POST takes it from the query too; its body is still only {"count": N}. */
 	route(EVHTTP_REQ_POST, "/v1/ids", "ns=orders", "application/json", "{\"count\":4}", &r);
 	assert_int_equal(r.status, 0);

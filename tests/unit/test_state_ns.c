@@ -208,7 +208,7 @@ test_ns_full(void **state)
 {
 	unsigned others[] = { 30, 31 };
 	struct state_ns r = ns_new(3), a, b;
-	char *buf, why[128], name[STATE_NS_NAME_MAX + 1];
+	char *buf, why[128], name[NS_NAME_MAX + 1];
 	uint64_t gen;
 	bool changed;
 	size_t n;
@@ -224,14 +224,14 @@ test_ns_full(void **state)
 	assert_null(state_ns_get(&r, "d", SERVER_ODD));
 	assert_true(ns_raise(&r, "b", SERVER_ODD, 2, 1));
 	free(r.m);
-	/* STATE_NS_MARKS_MAX marks, 48-byte names, the longest server names, 20-digit numbers. */
+	/* NS_MARKS_MAX marks, 48-byte names, the longest server names, 20-digit numbers. */
 	assert_true(server_shape_set(64, 0, 5));
 	assert_true(server_others_set(others, 2));
-	a = ns_new(STATE_NS_MARKS_MAX + 1);
-	b = ns_new(STATE_NS_MARKS_MAX + 1);
+	a = ns_new(NS_MARKS_MAX + 1);
+	b = ns_new(NS_MARKS_MAX + 1);
 	buf = malloc(STATE_NS_SLOT);
 	assert_non_null(buf);
-	for (unsigned i = 0; i < STATE_NS_MARKS_MAX; i++) {
+	for (unsigned i = 0; i < NS_MARKS_MAX; i++) {
 		snprintf(name, sizeof(name), "%048u", i / 2);
 		assert_true(ns_raise(&a, name, server_count() - 1 - i % 2, UINT64_MAX - i,
 		    UINT64_MAX));
@@ -409,7 +409,7 @@ test_ns_file_reopen(void **state)
 	sf_open(&f, "n1.state");
 	assert_int_equal(f.origin, STATEFILE_LOADED);
 	assert_int_equal(f.ns_origin, STATEFILE_NEW);
-	assert_true(f.ns.n == 0 && f.ns.cap == STATE_NS_MARKS_MAX);
+	assert_true(f.ns.n == 0 && f.ns.cap == NS_MARKS_MAX);
 	assert_true(ns_raise(&f.ns, "orders", SERVER_EVEN, 500, 1024));
 	assert_true(ns_raise(&f.ns, "users", SERVER_ODD, 9, 1));
 	assert_true(statefile_save(&f));
