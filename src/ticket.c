@@ -147,7 +147,6 @@ static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char 
 		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
-static bool	ticket_tx_retried(struct ticket_server *s, const struct db_result *r);
 static bool	ticket_tx_judge(struct ticket_server *s, const struct db_result *r,
 		    uint64_t *ticket);
 static void	ticket_tx_bank(struct ticket_server *s, uint64_t t);
@@ -1058,8 +1057,12 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	uint64_t t;
 
 	(void)db;
-	if (ticket_tx_retried(s, r))
+	/* A deadlock or lock wait timeout: roll back and start over (no ticket was used). */
+	if (r->err != 0 && ticket_tx_failure(s, r) == TICKET_TXF_RETRY) {
+		if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
+			ticket_failed(s, "ticket", "could not roll back after a deadlock");
 		return;
+	}
 	/* A failed statement may still have run on the server: a gap, never a duplicate. */
 	if (ticket_query_error(s, r, "ticket"))
 		return;
@@ -1090,18 +1093,6 @@ ticket_tx_failure(struct ticket_server *s, const struct db_result *r)
 	else
 		return TICKET_TXF_LOST;
 	return TICKET_TXF_RETRY;
-}
-
-/* A deadlock or lock wait timeout: roll back and start over (no ticket was used). */
-static bool
-ticket_tx_retried(struct ticket_server *s, const struct db_result *r)
-{
-	if (r->err == 0 || ticket_tx_failure(s, r) != TICKET_TXF_RETRY)
-		return false;
-	/* Rolled back, or only the statement: roll back, start over. */
-	if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
-		ticket_failed(s, "ticket", "could not roll back after a deadlock");
-	return true;
 }
 
 enum ticket_verdict
