@@ -626,8 +626,8 @@ ctl_check_counters(struct ctl *c)
 			continue;
 		snprintf(where, sizeof(where), at == i ? "(its own idgen_marks)" :
 		    "(the %s server's copy)", server_name(at));
-		check_regressed_msg(why, sizeof(why), server_name(i), c->cfg.db_name, s->counter,
-		    mark, where);
+		check_regressed_msg(why, sizeof(why), server_name(i), c->cfg.db_name, "tickets64",
+		    s->counter, mark, where);
 		ctl_violation(c, "%s: %s", server_name(i), why);
 	}
 }

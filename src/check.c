@@ -3,6 +3,7 @@
  */
 #include "check.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,18 +11,17 @@
 #include "layout.h"
 #include "server.h"
 
-static bool	check_uint(const char *s, uint64_t *out);
-
-/* Strict decimal parse of a whole string. */
-static bool
+/* Strict decimal parse of a whole string: no sign, no space, no overflow. */
+bool
 check_uint(const char *s, uint64_t *out)
 {
 	char *end;
 
 	if (s == NULL || *s < '0' || *s > '9')
 		return false;
+	errno = 0;
 	*out = strtoull(s, &end, 10);
-	return *end == '\0';
+	return *end == '\0' && errno == 0;
 }
 
 /* MariaDB >= 10.2.4 or MySQL >= 8.0 keep the auto-increment counter across restarts. */
@@ -204,20 +204,27 @@ check_counter(uint64_t next, uint64_t mark)
 	return next > mark;
 }
 
-/* Names the numbers and the one statement that puts the counter above the mark. */
+/*
+ * Names the numbers and the one statement that puts the counter of a ticket
+ * table (tickets64, a namespace's tickets_N) above the mark.
+ */
 void
-check_regressed_msg(char *buf, size_t len, const char *name, const char *db, uint64_t next,
-    uint64_t mark, const char *where)
+check_regressed_msg(char *buf, size_t len, const char *name, const char *db,
+    const char *table, uint64_t next, uint64_t mark, const char *where)
 {
 	snprintf(buf, len, "counter regressed: next ticket %llu is not above the high-water "
 	    "mark %llu %s; tickets up to %llu were already used (TRUNCATE, re-created table, "
 	    "restored backup or replica?); repair: on the %s server run ALTER TABLE "
-	    "%s.tickets64 AUTO_INCREMENT = %llu", (unsigned long long)next,
-	    (unsigned long long)mark, where, (unsigned long long)mark, name, db,
+	    "%s.%s AUTO_INCREMENT = %llu", (unsigned long long)next,
+	    (unsigned long long)mark, where, (unsigned long long)mark, name, db, table,
 	    (unsigned long long)mark + 1);
 }
 
-/* A ticket must have its server's residue, exceed the mark, and fit below 2^53. */
+/*
+ * A ticket must have its server's residue, exceed the mark, and fit below
+ * 2^53 in its own B (a namespace's B_N may be below the default's least B;
+ * the default's B was bounded by check_server).
+ */
 enum check_ticket
 check_ticket(uint64_t ticket, uint64_t mark, unsigned server, uint64_t block_size)
 {
@@ -225,7 +232,7 @@ check_ticket(uint64_t ticket, uint64_t mark, unsigned server, uint64_t block_siz
 		return CHECK_TICKET_PARITY;
 	if (!check_counter(ticket, mark))
 		return CHECK_TICKET_REGRESSED;
-	if (!layout_ticket_ok(ticket, block_size))
+	if (block_size == 0 || ticket >= LAYOUT_TICKET_LIMIT / block_size)
 		return CHECK_TICKET_LIMIT;
 	return CHECK_TICKET_OK;
 }

@@ -77,10 +77,17 @@ enum check_ticket {
 
 /*
  * The refusal of a counter that moved back: the numbers, where the mark was
- * found, and the statement that repairs it.
+ * found, and the statement that repairs it on that ticket table (tickets64,
+ * tickets_N: one message for every sequence).
  */
 void	check_regressed_msg(char *buf, size_t len, const char *name, const char *db,
-	    uint64_t next, uint64_t mark, const char *where);
+	    const char *table, uint64_t next, uint64_t mark, const char *where);
+
+/*
+ * A column or word read as a decimal (SQL NULL, a sign, junk or overflow:
+ * false): the one parser of what a ticket server says.
+ */
+bool	check_uint(const char *s, uint64_t *out) __attribute__((warn_unused_result));
 
 /* True when a counter whose next ticket is >= next is above the mark. */
 bool	check_counter(uint64_t next, uint64_t mark);

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "log.h"
 
 #define NS_ROW_WORDS	10	/* the words of one row of a namespace check */
 
 static bool	ns_word(const char **p, char *out, size_t len);
-static bool	ns_u64(const char *w, uint64_t *v);
 static struct nsrv *nss_add(struct nss *s, const char *name);
 static void	nss_remove(struct nss *s, unsigned k);
 static void	ns_judge(struct nss *s, struct nsrv *ns, const bool *up);
@@ -91,33 +91,15 @@ ns_word(const char **p, char *out, size_t len)
 	return n > 0;
 }
 
-/* A strict decimal of at most 20 digits, no overflow. */
-static bool
-ns_u64(const char *w, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (*w == '\0')
-		return false;
-	for (; *w != '\0'; w++) {
-		unsigned d = (unsigned)(*w - '0');
-
-		if (*w < '0' || *w > '9' || x > (UINT64_MAX - d) / 10)
-			return false;
-		x = x * 10 + d;
-	}
-	*v = x;
-	return true;
-}
-
 /* One row's words into r; false when they are not a row. */
 static bool
 ns_row_read(char w[NS_ROW_WORDS][NS_NAME_MAX + 2], struct ns_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (!ns_name_ok(w[0], strlen(w[0])) || !ns_u64(w[1], &r->b) || r->b == 0 ||
-	    !ns_u64(w[4], &r->counter) || !ns_u64(w[6], &r->hw) || !ns_u64(w[7], &r->hb) ||
-	    !ns_u64(w[8], &r->start_above) || strlen(w[5]) >= sizeof(r->role) ||
+	if (!ns_name_ok(w[0], strlen(w[0])) || !check_uint(w[1], &r->b) || r->b == 0 ||
+	    !check_uint(w[4], &r->counter) || !check_uint(w[6], &r->hw) ||
+	    !check_uint(w[7], &r->hb) || !check_uint(w[8], &r->start_above) ||
+	    strlen(w[5]) >= sizeof(r->role) ||
 	    strlen(w[9]) >= sizeof(r->engine))
 		return false;
 	if (strcmp(w[2], "snowflake") == 0)

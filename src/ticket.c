@@ -71,7 +71,8 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
 };
 
 /*
- * One ticket, one round trip, one transaction (docs/design.md section 6):
+ * One ticket, one round trip, one transaction (docs/design.md section 6), for
+ * the default sequence and every namespace alike (13.7):
  *
  *	START TRANSACTION;
  *	SELECT ... FROM idgen_marks ... FOR UPDATE;	(1) serialises ticket takers
@@ -87,35 +88,40 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
  * order they are allocated, across every idserver; (3) then matches no row
  * exactly when the counter is not above the server's own mark: it moved back.
  * Sent as one multi-statement query, the locks are never held across a
- * client round trip, so a frozen idserver cannot hold up the others.
+ * client round trip, so a frozen idserver cannot hold up the others. A
+ * namespace's (1) also reads its catalogue row under a shared lock, and its
+ * (3) and (4) write only while that row is as this process judged it (13.6).
  */
+#define TICKET_TX_LOCK_SQL \
+    "SELECT high_water, generation, sealed FROM idgen_marks WHERE role = '%s' FOR UPDATE;"
+#define TICKET_TX_NS_LOCK_SQL \
+    "SET @idgen_ns_ok = 0;" \
+    "SELECT n.state, n.block_size, n.fallback, m.generation, m.sealed, @idgen_ns_ok := " \
+    "(n.state = 'ready' AND n.block_size = %" PRIu64 " AND n.fallback = '%s') FROM " \
+    "idgen_namespaces n JOIN idgen_marks m ON m.role = '%s' WHERE n.name = '%s' " \
+    "LOCK IN SHARE MODE;" \
+    "SELECT high_water FROM idgen_ns_marks WHERE ns = '%s' AND role = '%s' FOR UPDATE;"
 #define TICKET_TX_SQL \
-    "START TRANSACTION;" \
-    "SELECT high_water, generation, sealed FROM idgen_marks WHERE role = '%s' FOR UPDATE;" \
-    "REPLACE INTO tickets64 (stub) VALUES ('a');" \
-    "UPDATE idgen_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 " " \
-    "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
-    "<= LAST_INSERT_ID() * %" PRIu64 ";" \
-    "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
-    "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
-    "< %" PRIu64 ";"
-/* (4) again for each other server of its region beyond the partner, then: */
-#define TICKET_TX_TAIL_SQL	"COMMIT"
-#define TICKET_TX_STMTS		6	/* with one other server, the pair's partner */
+    "REPLACE INTO %s (stub) VALUES ('a');" \
+    "UPDATE %s SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 "%s " \
+    "WHERE %s%s%srole = '%s'%s AND (high_water + 1) * IF(block_size = 0, %" PRIu64 \
+    ", block_size) <= LAST_INSERT_ID() * %" PRIu64
+#define TICKET_TX_NS_GUARD	" AND @idgen_ns_ok = 1"
+#define TICKET_TX_STMTS		5	/* with no copy: START, (1), (2), (3), COMMIT */
+#define TICKET_TX_NS_STMTS	2	/* ... and a namespace's SET and catalogue read */
 
 /*
- * At connect, the copy of the partner's mark brought up to what this process
- * knows, before the server serves: a server that was down while its partner
- * took tickets learns of them at once, not at its next ticket (docs/design.md
- * section 6.5).
+ * A copy of server j's mark, written only where the row covers less: at
+ * connect, the witness brings every copy up to what this process knows before
+ * the server serves (a server that was down while its partner took tickets
+ * learns of them at once, not at its next ticket: docs/design.md section
+ * 6.5); in a ticket, (4).
  */
-#define TICKET_WITNESS_SQL \
-    "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
-    "WHERE role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) " \
-    "< %" PRIu64 ";"
-#define TICKET_TX_REPLACE	2	/* index of the REPLACE among the statements */
+#define TICKET_COPY_SQL \
+    "%sUPDATE %s SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
+    "WHERE %s%s%srole = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 \
+    ", block_size) < %" PRIu64 "%s"
 #define TICKET_SQL_MAX		4096	/* the longest query: a check with every copy */
-#define TICKET_TX_MARK		3
 
 
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
@@ -139,10 +145,8 @@ static void	ticket_start_recheck(struct ticket_server *s);
 static unsigned	ticket_recheck_delay(const struct ticket_server *s);
 static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
-static bool	ticket_u64(const char *v, uint64_t *out);
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
-static bool	ticket_tx_retried(struct ticket_server *s, const struct db_result *r);
 static bool	ticket_tx_judge(struct ticket_server *s, const struct db_result *r,
 		    uint64_t *ticket);
 static void	ticket_tx_bank(struct ticket_server *s, uint64_t t);
@@ -159,18 +163,6 @@ static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
 static bool	ticket_retired(struct ticket_server *s, const char *roles);
 static bool	ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len,
 		    int *n);
-
-/* A decimal column; SQL NULL or junk is false. */
-static bool
-ticket_u64(const char *v, uint64_t *out)
-{
-	char *end;
-
-	if (v == NULL || *v < '0' || *v > '9')
-		return false;
-	*out = strtoull(v, &end, 10);
-	return *end == '\0';
-}
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
@@ -608,11 +600,11 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	snprintf(s->seen.uuid, sizeof(s->seen.uuid), "%s", row[8] != NULL ? row[8] : "");
-	if (!ticket_u64(row[9], &s->seen.counter)) {
+	if (!check_uint(row[9], &s->seen.counter)) {
 		ticket_refuse(s, "tickets64 has no AUTO_INCREMENT counter (load schema/)");
 		return;
 	}
-	if (!ticket_u64(row[12], &s->seen.workers_leased))
+	if (!check_uint(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
 	if (!ticket_read_marks(s, row) || !ticket_retired(s, row[25]))
 		return;
@@ -656,8 +648,8 @@ ticket_check_generation(struct ticket_server *s, char **row)
 		    "connecting again");
 		return false;
 	}
-	if (!ticket_u64(row[21], &g) || !ticket_u64(row[23], &own_g) ||
-	    !ticket_u64(row[24], &sealed) || g > UINT_MAX) {
+	if (!check_uint(row[21], &g) || !check_uint(row[23], &own_g) ||
+	    !check_uint(row[24], &sealed) || g > UINT_MAX) {
 		ticket_refuse(s, "idgen_meta or idgen_marks lacks the generation columns (load "
 		    "schema/10-tables.sql)");
 		return false;
@@ -677,7 +669,7 @@ ticket_check_generation(struct ticket_server *s, char **row)
 		return false;
 	}
 	if (g > server_generation()) {
-		if (!ticket_u64(row[15], &m) || m > UINT_MAX ||
+		if (!check_uint(row[15], &m) || m > UINT_MAX ||
 		    !server_view_adopt((unsigned)g, (unsigned)m)) {
 			snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
 			    "tier_increment %s: not a change this idserver can follow (from %u)", g,
@@ -723,7 +715,7 @@ ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
 	uint64_t f;
 
-	if (!ticket_u64(floor, &f) || f == 0 || b == 0)
+	if (!check_uint(floor, &f) || f == 0 || b == 0)
 		return;
 	f = (f + b - 1) / b - 1;	/* the last ticket whose block starts below it */
 	if (f > state_mark_ticket(&own, b)) {
@@ -743,7 +735,7 @@ ticket_read_marks(struct ticket_server *s, char **row)
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char why[256];
 
-	if (!ticket_u64(row[10], &s->seen.own_mark) || !ticket_u64(row[13], &s->seen.own_mark_b)) {
+	if (!check_uint(row[10], &s->seen.own_mark) || !check_uint(row[13], &s->seen.own_mark_b)) {
 		snprintf(why, sizeof(why), "idgen_marks lacks its own row '%s' or its block_size "
 		    "(load schema/10-tables.sql%s)", server_role(s->index),
 		    s->index < SERVER_PAIR || !server_is_own(s->index) ? "" :
@@ -755,8 +747,8 @@ ticket_read_marks(struct ticket_server *s, char **row)
 		unsigned j = others[k], h = k == 0 ? 11 : TICKET_CHECK_FIELDS + 2 * (k - 1),
 		    b = k == 0 ? 14 : h + 1;
 
-		if (!ticket_u64(row[h], &s->seen.copy[j]) ||
-		    !ticket_u64(row[b], &s->seen.copy_b[j])) {
+		if (!check_uint(row[h], &s->seen.copy[j]) ||
+		    !check_uint(row[b], &s->seen.copy_b[j])) {
 			snprintf(why, sizeof(why), "idgen_marks lacks the row '%s' (the copy of "
 			    "the %s server's mark) or its block_size (load schema/10-tables.sql%s)",
 			    server_role(j), server_name(j), j < SERVER_PAIR ? "" :
@@ -805,7 +797,6 @@ ticket_witness(struct ticket_server *s)
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
 	int len = 0;
-	bool any = false;
 
 	ticket_copies_take(s);
 	for (unsigned k = 0; k < n; k++) {
@@ -814,14 +805,12 @@ ticket_witness(struct ticket_server *s)
 		if (ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) <=
 		    ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]))
 			continue;
-		if ((any && !ticket_append(sql, sizeof(sql), &len, ";")) ||
-		    !ticket_copy_sql(s, j, sql, sizeof(sql), &len)) {
+		if (!ticket_copy_sql(s, j, sql, sizeof(sql), &len)) {
 			ticket_failed(s, "check", "the copies of the marks do not fit a query");
 			return;
 		}
-		any = true;
 	}
-	if (!any || !RULE_ON(RULE_WITNESS)) {
+	if (len == 0 || !RULE_ON(RULE_WITNESS)) {
 		ticket_witness_landed(s);
 		ticket_up_done(s);
 		return;
@@ -849,14 +838,53 @@ ticket_copies_take(struct ticket_server *s)
 static bool
 ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len, int *n)
 {
-	uint64_t end = ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]);
+	struct ticket_seq q;
 
-	if (!ticket_append(buf, len, n, TICKET_WITNESS_SQL, s->copy_sending[j],
-	    s->copy_sending_b[j], server_role(j), s->block_size, end))
-		return false;
-	(*n)--;		/* the format's ';' is the separator's business */
-	buf[*n] = '\0';
-	return true;
+	ticket_seq_set(&q, NULL, s->block_size, NULL);
+	return ticket_seq_copy(&q, false, j, s->copy_sending[j], s->copy_sending_b[j],
+	    ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]), buf, len, n);
+}
+
+void
+ticket_seq_set(struct ticket_seq *q, const char *ns, uint64_t b, const char *policy)
+{
+	q->ns = ns;
+	q->policy = policy;
+	q->b = b;
+	snprintf(q->table, sizeof(q->table), "%s%s", ns != NULL ? "tickets_" : "tickets64",
+	    ns != NULL ? ns : "");
+}
+
+bool
+ticket_seq_copy(const struct ticket_seq *q, bool in_tx, unsigned j, uint64_t high_water,
+    uint64_t block_size, uint64_t end, char *buf, size_t len, int *n)
+{
+	bool ns = q->ns != NULL;
+
+	return ticket_append(buf, len, n, TICKET_COPY_SQL, *n > 0 ? ";" : "",
+	    ns ? "idgen_ns_marks" : "idgen_marks",
+	    high_water, block_size, ns ? "ns = '" : "", ns ? q->ns : "", ns ? "' AND " : "",
+	    server_role(j), q->b, end, ns && in_tx ? TICKET_TX_NS_GUARD : "");
+}
+
+bool
+ticket_seq_tx(const struct ticket_seq *q, unsigned own, char *buf, size_t len, int *n)
+{
+	const char *r = server_role(own);
+	bool ns = q->ns != NULL;
+
+	return ticket_append(buf, len, n, "START TRANSACTION;") &&
+	    (ns ? ticket_append(buf, len, n, TICKET_TX_NS_LOCK_SQL, q->b, q->policy, r, q->ns,
+	    q->ns, r) : ticket_append(buf, len, n, TICKET_TX_LOCK_SQL, r)) &&
+	    ticket_append(buf, len, n, TICKET_TX_SQL, q->table, ns ? "idgen_ns_marks" :
+	    "idgen_marks", q->b, ns ? ", used_at = NOW(3)" : "", ns ? "ns = '" : "",
+	    ns ? q->ns : "", ns ? "' AND " : "", r, ns ? TICKET_TX_NS_GUARD : "", q->b, q->b);
+}
+
+unsigned
+ticket_seq_stmts(const struct ticket_seq *q, unsigned copies)
+{
+	return TICKET_TX_STMTS + (q->ns != NULL ? TICKET_TX_NS_STMTS : 0) + copies;
 }
 
 /* The first ID above a mark (a block_size of 0 is the server's B); saturates. */
@@ -947,11 +975,12 @@ ticket_copy(struct ticket_server *s, unsigned j, uint64_t high_water, uint64_t b
 	char sql[TICKET_SQL_MAX];
 	int len = 0;
 
-	if (s->state != TICKET_READY || b == 0 ||
-	    !ticket_append(sql, sizeof(sql), &len, TICKET_WITNESS_SQL, high_water, b,
-	    server_role(j), s->block_size, ticket_copy_end(s, high_water, b)))
+	struct ticket_seq q;
+
+	ticket_seq_set(&q, NULL, s->block_size, NULL);
+	if (s->state != TICKET_READY || b == 0 || !ticket_seq_copy(&q, false, j, high_water, b,
+	    ticket_copy_end(s, high_water, b), sql, sizeof(sql), &len))
 		return false;
-	sql[len - 1] = '\0';	/* one statement: no separator */
 	return ticket_run(s, sql, cb);
 }
 
@@ -1005,20 +1034,17 @@ ticket_fetch(struct ticket_server *s)
 static bool
 ticket_send_tx(struct ticket_server *s)
 {
-	unsigned others[SERVER_MAX], n = ticket_others(s, others), p = s->partner;
-	uint64_t b = s->block_size;
+	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
 	int len = 0;
 	bool ok;
+	struct ticket_seq q;
 
-	/* The first ID above each copy; written only where the row covers less. */
-	ok = ticket_append(sql, sizeof(sql), &len, TICKET_TX_SQL, server_role(s->index), b,
-	    server_role(s->index), b, b, s->copy_sending[p], s->copy_sending_b[p],
-	    server_role(p), b, ticket_copy_end(s, s->copy_sending[p], s->copy_sending_b[p]));
-	for (unsigned k = 1; k < n && ok; k++)
-		ok = ticket_copy_sql(s, others[k], sql, sizeof(sql), &len) &&
-		    ticket_append(sql, sizeof(sql), &len, ";");
-	if (!ok || !ticket_append(sql, sizeof(sql), &len, TICKET_TX_TAIL_SQL))
+	ticket_seq_set(&q, NULL, s->block_size, NULL);
+	ok = ticket_seq_tx(&q, s->index, sql, sizeof(sql), &len);
+	for (unsigned k = 0; k < n && ok; k++)
+		ok = ticket_copy_sql(s, others[k], sql, sizeof(sql), &len);
+	if (!ok || !ticket_append(sql, sizeof(sql), &len, ";COMMIT"))
 		return false;
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
 }
@@ -1031,8 +1057,12 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	uint64_t t;
 
 	(void)db;
-	if (ticket_tx_retried(s, r))
+	/* A deadlock or lock wait timeout: roll back and start over (no ticket was used). */
+	if (r->err != 0 && ticket_tx_failure(s, r) == TICKET_TXF_RETRY) {
+		if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
+			ticket_failed(s, "ticket", "could not roll back after a deadlock");
 		return;
+	}
 	/* A failed statement may still have run on the server: a gap, never a duplicate. */
 	if (ticket_query_error(s, r, "ticket"))
 		return;
@@ -1049,89 +1079,111 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_tx_bank(s, t);
 }
 
-/* A deadlock or lock wait timeout: roll back and start over (no ticket was used). */
-static bool
-ticket_tx_retried(struct ticket_server *s, const struct db_result *r)
+enum ticket_txfail
+ticket_tx_failure(struct ticket_server *s, const struct db_result *r)
 {
 	enum db_errclass c = db_classify(r->err);
 
-	if (c != DB_ERRC_DEADLOCK && c != DB_ERRC_LOCK_TIMEOUT)
-		return false;
-	/* Rolled back, or only the statement: roll back, start over. */
 	if (c == DB_ERRC_DEADLOCK)
 		s->stats.deadlocks++;
-	else
+	else if (c == DB_ERRC_LOCK_TIMEOUT)
 		s->stats.lock_timeouts++;
-	if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
-		ticket_failed(s, "ticket", "could not roll back after a deadlock");
-	return true;
+	else if (c == DB_ERRC_SCHEMA || c == DB_ERRC_RIGHTS || (r->err > 0 && r->err < 2000))
+		return TICKET_TXF_REFUSED;
+	else
+		return TICKET_TXF_LOST;
+	return TICKET_TXF_RETRY;
 }
 
-/*
- * A committed ticket transaction: the ticket and the server's own mark moved
- * together, or not at all; the ticket must also pass check_ticket. False when
- * the server was refused (the ticket is not used).
- */
-static bool
-ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ticket)
+enum ticket_verdict
+ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
+    const struct db_result *r, unsigned copies, uint64_t mark, uint64_t *ticket, char *why,
+    size_t whylen)
 {
-	char **row, why[512];
-	unsigned nf = 0;
+	/* The first row: (1)'s, the own mark's or the catalogue's, then generation, seal. */
+	unsigned nf = 0, fields = q->ns != NULL ? 6 : 3, gen = q->ns != NULL ? 3 : 1;
+	unsigned replace = ticket_seq_stmts(q, 0) - 3;
+	char **row;
 	uint64_t t, own = 0, g, sealed;
 
-	if (r->nstmts != TICKET_TX_STMTS + (s->group_count - 2)) {
-		ticket_failed(s, "ticket", "the ticket transaction did not run to its end");
-		return false;
+	if (r->nstmts != ticket_seq_stmts(q, copies)) {
+		snprintf(why, whylen, "the ticket transaction did not run to its end");
+		return TICKET_TX_SHORT;
 	}
 	row = db_first_row(r, &nf);
-	if (row == NULL || nf != 3 || !ticket_u64(row[0], &own)) {
-		ticket_refuse(s, "idgen_marks lacks its row for this server's role (load "
-		    "schema/10-tables.sql)");
-		return false;
+	if (row == NULL || nf != fields || (q->ns == NULL && !check_uint(row[0], &own))) {
+		snprintf(why, whylen, "%s lacks its row for this server's role (load "
+		    "schema/10-tables.sql)", q->ns != NULL ? "idgen_namespaces or idgen_marks" :
+		    "idgen_marks");
+		return TICKET_TX_NO_ROW;
 	}
 	/* Read under the row's lock: sealed, or opened in another generation (12.4). */
-	if (!ticket_u64(row[1], &g) || !ticket_u64(row[2], &sealed) || sealed != 0 ||
+	if (!check_uint(row[gen], &g) || !check_uint(row[gen + 1], &sealed) || sealed != 0 ||
 	    g != s->generation || s->generation != server_generation()) {
 		s->stats.unbanked++;
-		ticket_failed(s, "ticket", "a change of the tier's increment sealed the server or "
+		snprintf(why, whylen, "a change of the tier's increment sealed the server or "
 		    "moved it to another generation: the ticket is not used; connecting again");
-		return false;
+		return TICKET_TX_SEALED;
 	}
-	t = r->stmt_insert_id[TICKET_TX_REPLACE];
-	if (r->stmt_affected[TICKET_TX_MARK] != 1 && RULE_ON(RULE_OWN_MARK)) {
-		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, own,
-		    "in the server's own idgen_marks");
-		ticket_regress(s, why);
-		return false;
+	*ticket = t = r->stmt_insert_id[replace];
+	if (r->stmt_affected[replace + 1] != 1 && RULE_ON(RULE_OWN_MARK)) {
+		/* A namespace's own mark is locked in a statement of its own: not in the row. */
+		if (q->ns != NULL)
+			snprintf(why, whylen, "counter regressed: ticket %" PRIu64 " of %s is not "
+			    "above the server's own mark in idgen_ns_marks; repair: idgenctl ns "
+			    "raise %s --above <its largest ID> (or ALTER TABLE %s AUTO_INCREMENT "
+			    "above the mark)", t, q->table, q->ns, q->table);
+		else
+			check_regressed_msg(why, whylen, s->name, s->dbname, q->table, t, own,
+			    "in the server's own idgen_marks");
+		return TICKET_TX_REGRESS;
 	}
 	/*
 	 * Against the mark known when the ticket was asked for: one learned since
 	 * may be this very ticket, read back from another idserver's copy
 	 * (docs/design.md 6.3).
 	 */
-	switch (check_ticket(t, RULE_ON(RULE_TICKET_KNOWN) ? s->mark_sent : 0, s->index,
-	    s->block_size)) {
+	switch (check_ticket(t, RULE_ON(RULE_TICKET_KNOWN) ? mark : 0, s->index, q->b)) {
 	case CHECK_TICKET_OK:
-		*ticket = t;
-		return true;
+		return TICKET_TX_OK;
 	case CHECK_TICKET_PARITY:
-		snprintf(why, sizeof(why), "ticket %" PRIu64 " has the wrong parity for the %s "
+		snprintf(why, whylen, "ticket %" PRIu64 " has the wrong parity for the %s "
 		    "server (auto_increment_offset changed?)", t, s->name);
-		ticket_refuse(s, why);
-		return false;
+		return TICKET_TX_REFUSE;
 	case CHECK_TICKET_REGRESSED:
-		check_regressed_msg(why, sizeof(why), s->name, s->dbname, t, s->mark_sent,
+		check_regressed_msg(why, whylen, s->name, s->dbname, q->table, t, mark,
 		    "known to this idserver (its state file, or a copy on another server of "
 		    "its region)");
-		ticket_regress(s, why);
-		return false;
+		return TICKET_TX_REGRESS;
 	case CHECK_TICKET_LIMIT:
-		snprintf(why, sizeof(why), "ticket %" PRIu64 " with B=%" PRIu64 " would reach "
-		    "2^53: the ticket region is exhausted", t, s->block_size);
-		ticket_refuse(s, why);
-		return false;
+		break;
 	}
-	return false;
+	snprintf(why, whylen, "ticket %" PRIu64 " with B=%" PRIu64 " would reach 2^53: %s is "
+	    "exhausted", t, q->b, q->ns != NULL ? "the namespace" : "the ticket region");
+	return TICKET_TX_REFUSE;
+}
+
+/*
+ * A committed ticket transaction judged (ticket_tx_verdict); false when the
+ * server was refused or closed (the ticket is not used).
+ */
+static bool
+ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ticket)
+{
+	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+	struct ticket_seq q;
+	enum ticket_verdict v;
+	char why[512];
+
+	ticket_seq_set(&q, NULL, s->block_size, NULL);
+	v = ticket_tx_verdict(s, &q, r, n, s->mark_sent, ticket, why, sizeof(why));
+	if (v == TICKET_TX_SHORT || v == TICKET_TX_SEALED)
+		ticket_failed(s, "ticket", why);
+	else if (v == TICKET_TX_REGRESS)
+		ticket_regress(s, why);
+	else if (v != TICKET_TX_OK)
+		ticket_refuse(s, why);
+	return v == TICKET_TX_OK;
 }
 
 /* Hands a checked ticket to the tier, which records it before banking its block. */

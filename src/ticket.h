@@ -82,6 +82,37 @@ struct ticket_seen {
 	bool		recheck;	/* a recheck, not a new connection */
 };
 
+/*
+ * A sequence's ticket table and marks rows: the default sequence (tickets64,
+ * its marks in idgen_marks) or a namespace N (tickets_N, N's rows of
+ * idgen_ns_marks, drawn under its catalogue row's shared lock). Every
+ * sequence's ticket transaction, copy UPDATE and verdict is built from it
+ * (docs/design.md 13.7).
+ */
+struct ticket_seq {
+	const char	*ns;		/* NULL: the default sequence */
+	const char	*policy;	/* a namespace's fallback, as its catalogue row has it */
+	uint64_t	 b;		/* the B its tickets are drawn under */
+	char		 table[80];	/* tickets64, tickets_N */
+};
+
+/* Why a ticket transaction was not committed, its counters raised. */
+enum ticket_txfail {
+	TICKET_TXF_RETRY,	/* a deadlock or lock wait: rolled back, no ticket used */
+	TICKET_TXF_REFUSED,	/* the server refused a statement (no table, no right) */
+	TICKET_TXF_LOST,	/* anything else: it may have run (a gap) */
+};
+
+/* A committed ticket transaction's verdict; only TICKET_TX_OK's ticket is used. */
+enum ticket_verdict {
+	TICKET_TX_OK,
+	TICKET_TX_SHORT,	/* it did not run to its end */
+	TICKET_TX_NO_ROW,	/* the rows it locks are missing */
+	TICKET_TX_SEALED,	/* a change of the increment: connect again (unbanked) */
+	TICKET_TX_REFUSE,	/* the wrong residue, or past 2^53 */
+	TICKET_TX_REGRESS,	/* the counter is not above a mark */
+};
+
 struct ticket_params {
 	unsigned	backoff_min_ms;
 	unsigned	backoff_max_ms;
@@ -172,6 +203,43 @@ void		ticket_reconnect(struct ticket_server *s, const char *why);
  */
 bool		ticket_copy(struct ticket_server *s, unsigned j, uint64_t high_water, uint64_t b,
 		    db_cb cb) __attribute__((warn_unused_result));
+
+/* The default sequence (ns NULL) or namespace ns, its tickets of B b. */
+void		ticket_seq_set(struct ticket_seq *q, const char *ns, uint64_t b,
+		    const char *policy);
+
+/*
+ * Appends one copy UPDATE of q's marks (after a ';' unless buf is empty):
+ * server j's row raised to (high_water, block_size) only where it covers less
+ * than end, the first ID above the copy; in_tx: inside a namespace ticket, only while its catalogue row is as
+ * judged. False when it does not fit len.
+ */
+bool		ticket_seq_copy(const struct ticket_seq *q, bool in_tx, unsigned j,
+		    uint64_t high_water, uint64_t block_size, uint64_t end, char *buf, size_t len,
+		    int *n) __attribute__((warn_unused_result));
+
+/*
+ * Appends q's ticket transaction on server own up to its own mark's UPDATE;
+ * the caller appends a copy per other server, then ";COMMIT".
+ */
+bool		ticket_seq_tx(const struct ticket_seq *q, unsigned own, char *buf, size_t len,
+		    int *n) __attribute__((warn_unused_result));
+
+/* The statements q's ticket transaction with that many copies runs. */
+unsigned	ticket_seq_stmts(const struct ticket_seq *q, unsigned copies);
+
+/* Classifies a failed ticket transaction, counting deadlocks and lock waits. */
+enum ticket_txfail ticket_tx_failure(struct ticket_server *s, const struct db_result *r);
+
+/*
+ * Judges q's committed transaction on s (copies: as sent): it ran to its end,
+ * in s's generation, unsealed, its own mark raised, and its ticket has s's
+ * residue, is above mark (the known one when it was sent) and below 2^53.
+ * The ticket in *ticket; why names anything else.
+ */
+enum ticket_verdict ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
+		    const struct db_result *r, unsigned copies, uint64_t mark, uint64_t *ticket,
+		    char *why, size_t whylen);
 
 /* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);

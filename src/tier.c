@@ -19,7 +19,6 @@ static unsigned	tier_in_flight(const struct tier *t);
 static void	tier_prefetch_default(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static double	tier_fetch_ms(const struct tier *t);
-static void	tier_retarget(struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
 static uint64_t	tier_mark_ticket(const struct tier *t, unsigned i, uint64_t b);
 static bool	tier_raise_copies(struct tier *t, const struct ticket_server *s);
@@ -166,14 +165,23 @@ tier_fetch_ms(const struct tier *t)
  * alone let requests wait on refills at 3.5 million IDs/s, three quarters of
  * what two fetches in flight carry (2B / F ~ 4.9 million IDs/s).
  */
-static void
-tier_retarget(struct tier *t)
+uint64_t
+tier_target(const struct tier *t, double rate, double fetch_ms, uint64_t b)
 {
-	double want = t->rate * (t->prefetch_lead_ms + 2 * tier_fetch_ms(t)) / 1000.0;
-	uint64_t lo = t->prefetch_blocks * t->block_size;
-	uint64_t hi = t->prefetch_max_blocks * t->block_size;
+	double want = rate * (t->prefetch_lead_ms + 2 * fetch_ms) / 1000.0;
+	uint64_t lo = t->prefetch_blocks * b, hi = t->prefetch_max_blocks * b;
 
-	t->target = want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
+	return want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
+}
+
+/* A rate sample of IDs handed out: the decaying peak. */
+double
+tier_rate(uint64_t taken, uint64_t *taken_mark, double rate, unsigned rate_ms)
+{
+	double now = (double)(taken - *taken_mark) * (1000.0 / rate_ms);
+
+	*taken_mark = taken;
+	return now > rate * 0.9 ? now : rate * 0.9;
 }
 
 /* Samples the rate of IDs handed out from the pool. */
@@ -181,13 +189,11 @@ static void
 tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tier *t = arg;
-	double now = (double)(t->taken - t->taken_mark) * (1000.0 / TIER_RATE_MS);
 
 	(void)fd;
 	(void)what;
-	t->taken_mark = t->taken;
-	t->rate = now > t->rate * 0.9 ? now : t->rate * 0.9;
-	tier_retarget(t);
+	t->rate = tier_rate(t->taken, &t->taken_mark, t->rate, TIER_RATE_MS);
+	t->target = tier_target(t, t->rate, tier_fetch_ms(t), t->block_size);
 	tier_ns_tick(t, TIER_RATE_MS, tier_fetch_ms(t));
 	tier_waits_watch(t);
 	tier_prefetch(t);
@@ -290,7 +296,7 @@ tier_next_server(const struct tier *t)
 }
 
 /*
- * Keeps the target (tier_retarget) buffered or in flight, one request per
+ * Keeps the target (tier_target) buffered or in flight, one request per
  * server, taking turns so every server carries load. A waiting BLOCK that no buffered
  * range can hold (demand) gets a fetch even when the count looks sufficient.
  */
@@ -801,7 +807,8 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 		snprintf(where + strlen(where), sizeof(where) - strlen(where), " (a foreign state "
 		    "file's mark: %llu, refusing in this idserver only until it restarts)",
 		    (unsigned long long)mark);
-	check_regressed_msg(why, sizeof(why), s->name, s->dbname, s->seen.counter, mark, where);
+	check_regressed_msg(why, sizeof(why), s->name, s->dbname, "tickets64", s->seen.counter,
+	    mark, where);
 	ticket_regress(s, why);
 	return false;
 }
@@ -1073,7 +1080,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 				tier_copy_landed(t, s->group_first + k,
 				    s->copy_sending[s->group_first + k],
 				    s->copy_sending_b[s->group_first + k]);
-		tier_retarget(t);
+		t->target = tier_target(t, t->rate, tier_fetch_ms(t), t->block_size);
 		tier_checked_others(t, s);
 		tier_ns_event(t, s, ev);
 		break;

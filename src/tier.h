@@ -120,6 +120,7 @@ struct tier {
 							 * for it there when it was asked
 							 * for (ID space; 13.6) */
 	bool			 ns_inflight[NS_SERVERS];	/* ... while one is */
+	unsigned		 ns_copies[NS_SERVERS];	/* ... the copies it carries */
 	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
 							 * was sent then (ns_epoch) */
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
@@ -166,6 +167,14 @@ void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event e
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+
+/*
+ * Every sequence's rate and target, the default's and each namespace's: a
+ * rate sample (IDs/s, a decaying peak, taken_mark moved on), and the IDs to
+ * keep buffered or in flight at that rate for tickets of B b.
+ */
+double		tier_rate(uint64_t taken, uint64_t *taken_mark, double rate, unsigned rate_ms);
+uint64_t	tier_target(const struct tier *t, double rate, double fetch_ms, uint64_t b);
 
 /* Saves the state file without waiting (marks merged); false when it failed now. */
 bool		tier_save_marks(struct tier *t);

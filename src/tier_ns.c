@@ -9,7 +9,6 @@
  */
 #include "tier.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,37 +40,7 @@
     "LEFT JOIN idgen_ns_marks m ON m.ns = n.name WHERE n.state <> 'dropped'), 1;" \
     "COMMIT"
 
-/*
- * A namespace's ticket, as the default one (docs/design.md 6.3) on its own
- * table and marks rows: the namespace's catalogue row and the server's own
- * idgen_marks row are read under a shared lock (ns drop and create change
- * the one, a change of the increment seals the other: 13.6, 12.4), the
- * namespace's own marks row locked before REPLACE draws, raised only from
- * below t in ID space (else the counter regressed), the copies raised.
- */
-#define TIER_NS_TX_SQL \
-    "START TRANSACTION;" \
-    "SET @idgen_ns_ok = 0;" \
-    "SELECT n.state, n.block_size, n.fallback, m.generation, m.sealed, @idgen_ns_ok := " \
-    "(n.state = 'ready' AND n.block_size = %" PRIu64 " AND n.fallback = '%s') FROM " \
-    "idgen_namespaces n JOIN idgen_marks m ON m.role = '%s' WHERE n.name = '%s' " \
-    "LOCK IN SHARE MODE;" \
-    "SELECT high_water FROM idgen_ns_marks WHERE ns = '%s' AND role = '%s' FOR UPDATE;" \
-    "REPLACE INTO tickets_%s (stub) VALUES ('a');" \
-    "UPDATE idgen_ns_marks SET high_water = LAST_INSERT_ID(), block_size = %" PRIu64 ", " \
-    "used_at = NOW(3) WHERE ns = '%s' AND role = '%s' AND @idgen_ns_ok = 1 AND " \
-    "(high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) <= LAST_INSERT_ID() * %" \
-    PRIu64
-/* A copy of another server's mark: at a new connection (witness), and in a ticket. */
-#define TIER_NS_COPY_SQL \
-    ";UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", block_size = %" PRIu64 " " \
-    "WHERE ns = '%s' AND role = '%s' AND (high_water + 1) * IF(block_size = 0, %" PRIu64 \
-    ", block_size) < %" PRIu64
-/* In a ticket, only while the catalogue row is as this process judged it. */
-#define TIER_NS_TX_COPY_SQL	TIER_NS_COPY_SQL " AND @idgen_ns_ok = 1"
-#define TIER_NS_TX_STMTS	7	/* with no copy: START ... UPDATE own, COMMIT */
-#define TIER_NS_TX_REPLACE	4
-#define TIER_NS_TX_MARK		5
+/* A namespace's ticket is ticket.c's one transaction on its table and rows (13.7). */
 #define TIER_NS_SQL_MAX		4096
 #define TIER_NS_WITNESS_MAX	(NS_MAX_CEIL * (NS_SERVERS - 1) * 320)
 
@@ -83,6 +52,7 @@ static void	tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, v
 static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
 		    const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
+static bool	tier_ns_row_same(const struct nsrv *ns, char **row);
 static void	tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns,
 		    uint64_t ticket);
 static void	tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t ticket);
@@ -93,19 +63,8 @@ static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
-
-/* A field read as a decimal; false for NULL or anything else. */
-static bool
-tier_ns_u64(const char *v, uint64_t *out)
-{
-	char *end;
-
-	if (v == NULL || *v < '0' || *v > '9')
-		return false;
-	errno = 0;
-	*out = strtoull(v, &end, 10);
-	return errno == 0 && *end == '\0';
-}
+static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw,
+		    uint64_t b, bool *changed);
 
 /* The mark the state file holds for (ns, server i), as an end in ID space. */
 static uint64_t
@@ -126,8 +85,8 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 {
 	static char sql[TIER_NS_WITNESS_MAX];
 	unsigned i = s->index;
-	size_t len = 0;
-	int m;
+	struct ticket_seq q;
+	int len = 0;
 
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		const struct nsrv *ns = t->nss.v[k];
@@ -135,6 +94,7 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 
 		if (ns->seen[i] != t->nss.last_check[i] || !ns->v[i].ready || b == 0)
 			continue;
+		ticket_seq_set(&q, ns->name, b, NULL);
 		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 			uint64_t end = tier_ns_known(t, ns, j), unit = ns->v[i].hb[j] != 0 ?
 			    ns->v[i].hb[j] : b, have;
@@ -143,21 +103,18 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 			    (ns->v[i].hw[j] + 1) * unit;
 			if (j == i || end <= have)
 				continue;
-			/* Each begins with ';': the query is sent from its second byte. */
-			m = snprintf(sql + len, sizeof(sql) - len, TIER_NS_COPY_SQL,
-			    ns_end_ticket(end, b), b, ns->name, server_role(j), b,
-			    (ns_end_ticket(end, b) + 1) * b);
-			if (m < 0 || (size_t)m >= sizeof(sql) - len) {
+			/* The copy as a mark of B_N: its end rounded up to a whole block. */
+			if (!ticket_seq_copy(&q, false, j, ns_end_ticket(end, b), b,
+			    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len)) {
 				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
 				    "fit a query");
 				return true;
 			}
-			len += (size_t)m;
 		}
 	}
 	if (len == 0)
 		return false;
-	if (!ticket_run_next(s, sql + 1, tier_ns_witnessed))
+	if (!ticket_run_next(s, sql, tier_ns_witnessed))
 		ticket_run_lost(s, "namespace check", "could not send the copies of the marks");
 	return true;
 }
@@ -200,6 +157,17 @@ tier_ns_prune(struct tier *t)
 		    "to make room (a name dropped on every server)", gone);
 }
 
+/* Raises (name, i)'s mark in the state file, room made if need be; false when full. */
+static bool
+tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
+    bool *changed)
+{
+	if (state_ns_raise(&t->sf->ns, name, i, hw, b, changed))
+		return true;
+	tier_ns_prune(t);
+	return state_ns_raise(&t->sf->ns, name, i, hw, b, changed);
+}
+
 /*
  * Every mark a check read is kept in the state file's namespace record, as
  * tier_merge_marks does for the default (6.4): a server restored later with
@@ -215,18 +183,14 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 		if (rows[r].hw == 0 || (j = ns_role_index(rows[r].role)) < 0 ||
 		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
 			continue;
-		if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
+		if (!tier_ns_keep(t, rows[r].name, (unsigned)j, rows[r].hw,
 		    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
-			tier_ns_prune(t);
-			if (!state_ns_raise(&t->sf->ns, rows[r].name, (unsigned)j, rows[r].hw,
-			    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
-				if (!t->ns_full_warned)
-					log_error("state file: its namespace marks are full "
-					    "(NS_MARKS_MAX): marks read from the servers are not "
-					    "kept; new namespace tickets are refused");
-				t->ns_full_warned = true;
-				continue;
-			}
+			if (!t->ns_full_warned)
+				log_error("state file: its namespace marks are full "
+				    "(NS_MARKS_MAX): marks read from the servers are not "
+				    "kept; new namespace tickets are refused");
+			t->ns_full_warned = true;
+			continue;
 		}
 		any = any || changed;
 	}
@@ -316,7 +280,7 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 static void
 tier_ns_counters(struct tier *t, unsigned i)
 {
-	char why[512], table[NS_NAME_MAX + 16];
+	char why[768], where[256], table[NS_NAME_MAX + 16];
 
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
@@ -337,7 +301,7 @@ tier_ns_counters(struct tier *t, unsigned i)
 			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
-		if (next != 0 && next > ns_end_ticket(end, b)) {
+		if (next != 0 && check_counter(next, ns_end_ticket(end, b))) {
 			ns->regressed[i] = false;
 			ns->logged[i] = 0;
 			continue;
@@ -349,12 +313,12 @@ tier_ns_counters(struct tier *t, unsigned i)
 			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
-		snprintf(why, sizeof(why), "counter regressed: tickets_%s's next ticket %" PRIu64
-		    " is not above the high-water mark %" PRIu64 " (in its B=%" PRIu64 "); repair: "
-		    "on the %s server run ALTER TABLE %s.tickets_%s AUTO_INCREMENT = %" PRIu64
-		    " (or idgenctl ns raise %s --above %" PRIu64 ")", ns->name, next,
-		    ns_end_ticket(end, b), b, t->srv[i].name, t->srv[i].dbname, ns->name,
-		    ns_end_ticket(end, b) + 1, ns->name, end > 0 ? end - 1 : 0);
+		/* The default's words (tier_merge_marks), on this table and in its B_N. */
+		snprintf(where, sizeof(where), "(in its B=%" PRIu64 ": every server's marks and "
+		    "this idserver's state file; idgenctl ns raise %s --above %" PRIu64 " also "
+		    "repairs)", b, ns->name, end > 0 ? end - 1 : 0);
+		check_regressed_msg(why, sizeof(why), t->srv[i].name, t->srv[i].dbname, table, next,
+		    ns_end_ticket(end, b), where);
 		tier_ns_refuse(t, ns, i, why);
 	}
 }
@@ -585,28 +549,31 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 static bool
 tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
-	const char *own = server_role(s->index);
 	uint64_t b = ns->b;
 	char sql[TIER_NS_SQL_MAX];
-	int len;
+	unsigned copies = 0;
+	struct ticket_seq q;
+	int len = 0;
+	bool ok;
 
-	len = snprintf(sql, sizeof(sql), TIER_NS_TX_SQL, b, ns_policy_name(ns->policy), own,
-	    ns->name, ns->name, own, ns->name, b, ns->name, own, b, b);
-	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
+	ticket_seq_set(&q, ns->name, b, ns_policy_name(ns->policy));
+	ok = ticket_seq_tx(&q, s->index, sql, sizeof(sql), &len);
+	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS && ok; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
 
-		if (j == s->index || end == 0 || len < 0 || (size_t)len >= sizeof(sql))
+		if (j == s->index || end == 0)
 			continue;
 		/* The copy as a mark of B_N: its end rounded up to a whole block. */
-		len += snprintf(sql + len, sizeof(sql) - (size_t)len, TIER_NS_TX_COPY_SQL,
-		    ns_end_ticket(end, b), b, ns->name, server_role(j), b,
-		    (ns_end_ticket(end, b) + 1) * b);
+		ok = ticket_seq_copy(&q, true, j, ns_end_ticket(end, b), b,
+		    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len);
+		copies++;
 	}
-	if (len < 0 || (size_t)len + 8 >= sizeof(sql))
+	if (!ok || (size_t)len + 8 >= sizeof(sql))
 		return false;
 	memcpy(sql + len, ";COMMIT", 8);
 	t->ns_fetch[s->index] = ns->id;
 	t->ns_fetch_end[s->index] = tier_ns_known(t, ns, s->index);
+	t->ns_copies[s->index] = copies;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
 	if (!ticket_run(s, sql, tier_ns_tx_cb))
 		return false;
@@ -616,31 +583,46 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 
 /*
  * A namespace ticket that failed: no ticket is used. Deadlocks and lock
- * waits, and the server refusing a statement (no table, no right, out of
- * range), roll back and leave the connection up (the others' for that
- * namespace only); anything else may have run and closes it (a gap).
+ * waits (counted as the default's: ticket_tx_failure), and the server
+ * refusing a statement (no table, no right, out of range), roll back and
+ * leave the connection up (the others' for that namespace only); anything
+ * else may have run and closes it (a gap).
  */
 static void
 tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
     const struct db_result *r)
 {
-	enum db_errclass c = db_classify(r->err);
 	char why[512];
 
-	if (c == DB_ERRC_DEADLOCK)
-		s->stats.deadlocks++;
-	else if (c == DB_ERRC_LOCK_TIMEOUT)
-		s->stats.lock_timeouts++;	/* as the default sequence counts it */
-	else if (c == DB_ERRC_SCHEMA || c == DB_ERRC_RIGHTS || (r->err > 0 && r->err < 2000)) {
+	switch (ticket_tx_failure(s, r)) {
+	case TICKET_TXF_RETRY:
+		break;
+	case TICKET_TXF_REFUSED:
 		snprintf(why, sizeof(why), "its ticket transaction failed: %s (idgenctl ns create "
 		    "makes tickets_%s and its rights)", r->msg, ns->name);
 		tier_ns_refuse(t, ns, s->index, why);
-	} else {
+		break;
+	case TICKET_TXF_LOST:
 		ticket_run_lost(s, "namespace ticket", r->msg);
 		return;
 	}
 	if (!ticket_run_next(s, "ROLLBACK", tier_ns_rolled_back))
 		ticket_run_lost(s, "namespace ticket", "could not roll back");
+}
+
+/*
+ * The catalogue row the transaction read under its shared lock is still the
+ * one this process judged: (state, B, fallback) of its first row.
+ */
+static bool
+tier_ns_row_same(const struct nsrv *ns, char **row)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%" PRIu64, ns->b);
+	return row[0] != NULL && strcmp(row[0], "ready") == 0 && row[1] != NULL &&
+	    strcmp(row[1], b) == 0 && row[2] != NULL &&
+	    strcmp(row[2], ns_policy_name(ns->policy)) == 0;
 }
 
 /* The transaction's outcome: only a committed ticket that passed every check is used. */
@@ -650,8 +632,10 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	struct ticket_server *s = arg;
 	struct tier *t = s->notify_arg;
 	struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[s->index]);
-	unsigned nf = 0;
-	uint64_t g, sealed, tk, nb;
+	unsigned nf = 0, copies = t->ns_copies[s->index];
+	enum ticket_verdict v;
+	struct ticket_seq q;
+	uint64_t tk = 0;
 	char why[512];
 	char **row;
 
@@ -667,15 +651,11 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		tier_ns_tx_failed(t, s, ns, r);
 		return;
 	}
+	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
 	row = db_first_row(r, &nf);
-	if (r->nstmts < TIER_NS_TX_STMTS || row == NULL || nf != 6 ||
-	    !tier_ns_u64(row[3], &g) || !tier_ns_u64(row[4], &sealed)) {
-		ticket_run_lost(s, "namespace ticket", "the transaction did not run to its end");
-		return;
-	}
 	/* Dropped or created again since our check: the ticket is not used (a gap). */
-	if (row[0] == NULL || strcmp(row[0], "ready") != 0 || !tier_ns_u64(row[1], &nb) ||
-	    nb != ns->b || row[2] == NULL || strcmp(row[2], ns_policy_name(ns->policy)) != 0) {
+	if (r->nstmts == ticket_seq_stmts(&q, copies) && row != NULL && nf == 6 &&
+	    !tier_ns_row_same(ns, row)) {
 		ticket_run_end(s);
 		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
 		    "the ticket is not used");
@@ -686,22 +666,18 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		t->on_change(t->arg);
 		return;
 	}
-	if (sealed != 0 || g != s->generation || s->generation != server_generation()) {
-		s->stats.unbanked++;
-		ticket_run_lost(s, "namespace ticket", "a change of the tier's increment sealed "
-		    "the server or moved it to another generation: the ticket is not used");
+	v = ticket_tx_verdict(s, &q, r, copies, ns_end_ticket(t->ns_fetch_end[s->index], ns->b),
+	    &tk, why, sizeof(why));
+	if (v == TICKET_TX_SHORT || v == TICKET_TX_NO_ROW || v == TICKET_TX_SEALED) {
+		ticket_run_lost(s, "namespace ticket", v == TICKET_TX_SEALED ? why :
+		    "the transaction did not run to its end");
 		return;
 	}
-	tk = r->stmt_insert_id[TIER_NS_TX_REPLACE];
 	ticket_run_end(s);
-	if (r->stmt_affected[TIER_NS_TX_MARK] != 1) {
-		snprintf(why, sizeof(why), "counter regressed: ticket %" PRIu64 " of tickets_%s is "
-		    "not above the server's own mark in idgen_ns_marks; repair: idgenctl ns raise "
-		    "%s --above <its largest ID> (or ALTER TABLE tickets_%s AUTO_INCREMENT above "
-		    "the mark)", tk, ns->name, ns->name, ns->name);
-		tier_ns_refuse(t, ns, s->index, why);
-	} else
+	if (v == TICKET_TX_OK)
 		tier_ns_judged(t, s, ns, tk);
+	else
+		tier_ns_refuse(t, ns, s->index, why);
 	tier_prefetch(t);
 	t->on_change(t->arg);
 }
@@ -724,48 +700,16 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 }
 
 /*
- * A committed ticket: checked against every mark known when it was asked for
- * (one learned since may be this very ticket, read back from another
- * idserver's copy: docs/design.md 13.6), then written ahead.
+ * A ticket that passed ticket_tx_verdict (against every mark known when it
+ * was asked for: docs/design.md 13.6) is written ahead: on disk before any of
+ * its IDs is handed out (13.5).
  */
 static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
-	uint64_t mark = ns_end_ticket(t->ns_fetch_end[s->index], ns->b);
 	bool changed = false;
-	char why[256];
 
-	enum check_ticket c = check_ticket(tk, mark, s->index, LAYOUT_BLOCK_MIN);
-
-	/* B_N may be below the default's least B: the 2^53 bound is checked in B_N. */
-	if (c == CHECK_TICKET_OK || c == CHECK_TICKET_LIMIT)
-		c = ns->b != 0 && tk < LAYOUT_TICKET_LIMIT / ns->b ? CHECK_TICKET_OK :
-		    CHECK_TICKET_LIMIT;
-	switch (c) {
-	case CHECK_TICKET_OK:
-		break;
-	case CHECK_TICKET_PARITY:
-		snprintf(why, sizeof(why), "ticket %" PRIu64 " is not this server's residue "
-		    "(auto_increment_offset changed?)", tk);
-		tier_ns_refuse(t, ns, s->index, why);
-		return;
-	case CHECK_TICKET_REGRESSED:
-		snprintf(why, sizeof(why), "counter regressed: ticket %" PRIu64 " is not above "
-		    "the mark %" PRIu64 " known to this idserver (its state file, or another "
-		    "server's copy); repair: ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64,
-		    tk, mark, ns->name, mark + 1);
-		tier_ns_refuse(t, ns, s->index, why);
-		return;
-	case CHECK_TICKET_LIMIT:
-		snprintf(why, sizeof(why), "ticket %" PRIu64 " with B=%" PRIu64 " would reach "
-		    "2^53: the namespace is exhausted", tk, ns->b);
-		tier_ns_refuse(t, ns, s->index, why);
-		return;
-	}
-	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
-	if (!state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed))
-		tier_ns_prune(t);
-	if (!changed && !state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed)) {
+	if (!tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
 		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
 		    "(NS_MARKS_MAX): the ticket is not used");
 		return;
@@ -830,13 +774,9 @@ tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
 
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
-		double r = (double)(ns->taken - ns->taken_mark) * (1000.0 / rate_ms), want;
-		uint64_t lo = t->prefetch_blocks * ns->b, hi = t->prefetch_max_blocks * ns->b;
 
-		ns->taken_mark = ns->taken;
-		ns->rate = r > ns->rate * 0.9 ? r : ns->rate * 0.9;
-		want = ns->rate * (t->prefetch_lead_ms + 2 * fetch_ms) / 1000.0;
-		ns->target = want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
+		ns->rate = tier_rate(ns->taken, &ns->taken_mark, ns->rate, rate_ms);
+		ns->target = tier_target(t, ns->rate, fetch_ms, ns->b);
 		if (pool_available(&ns->pool) > 0 && ns->last_take_ms != 0 &&
 		    now - ns->last_take_ms > t->ns_idle_ms) {
 			uint64_t n = pool_clear(&ns->pool);

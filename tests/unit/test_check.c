@@ -375,6 +375,33 @@ test_tickets(void **state)
 	/* last_ok is odd (2^37 - 1): its block ends exactly at 2^53. */
 	assert_int_equal(check_ticket(last_ok, 1, ODD, b), CHECK_TICKET_OK);
 	assert_int_equal(check_ticket(last_ok + 1, 2, EVEN, b), CHECK_TICKET_LIMIT);
+	/*
+	 * A namespace's B_N may be below the default's least B: the one check of
+	 * both paths bounds 2^53 in the ticket's own B (docs/design.md 13.7).
+	 */
+	b = 8;
+	last_ok = LAYOUT_TICKET_LIMIT / b - 1;	/* 2^50 - 1: odd */
+	assert_int_equal(check_ticket(7, 5, ODD, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(last_ok, 1, ODD, b), CHECK_TICKET_OK);
+	assert_int_equal(check_ticket(last_ok + 1, 2, EVEN, b), CHECK_TICKET_LIMIT);
+	assert_int_equal(check_ticket(7, 5, ODD, 0), CHECK_TICKET_LIMIT);
+}
+
+/* One strict decimal parser for what a ticket server sends. */
+static void
+test_uint(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_true(check_uint("0", &v) && v == 0);
+	assert_true(check_uint("18446744073709551615", &v) && v == UINT64_MAX);
+	assert_false(check_uint("18446744073709551616", &v));	/* overflow */
+	assert_false(check_uint(NULL, &v));
+	assert_false(check_uint("", &v));
+	assert_false(check_uint("-1", &v));
+	assert_false(check_uint(" 1", &v));
+	assert_false(check_uint("12a", &v));
 }
 
 int
@@ -382,6 +409,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_server_ok),
+		cmocka_unit_test(test_uint),
 		cmocka_unit_test(test_server_refusals),
 		cmocka_unit_test(test_server_identity),
 		cmocka_unit_test(test_server_regions),

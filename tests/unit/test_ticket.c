@@ -441,6 +441,53 @@ test_tls_refused(void **state)
 	rig_down(&r);
 }
 
+/*
+ * One transaction for every sequence (docs/design.md 13.7): the default's and
+ * a namespace's, built from their tables' names, are the statements 6.3 and
+ * 13.6 write (the namespace's copy guarded in a ticket, not in a witness).
+ */
+static void
+test_seq_sql(void **state)
+{
+	struct ticket_seq q;
+	char sql[2048];
+	int n = 0;
+
+	(void)state;
+	ticket_seq_set(&q, NULL, 4096, NULL);
+	assert_true(ticket_seq_tx(&q, SERVER_ODD, sql, sizeof(sql), &n));
+	assert_true(ticket_seq_copy(&q, true, SERVER_EVEN, 5, 4096, 24576, sql, sizeof(sql), &n));
+	assert_string_equal(sql, "START TRANSACTION;SELECT high_water, generation, sealed FROM "
+	    "idgen_marks WHERE role = 'odd' FOR UPDATE;REPLACE INTO tickets64 (stub) VALUES "
+	    "('a');UPDATE idgen_marks SET high_water = LAST_INSERT_ID(), block_size = 4096 WHERE "
+	    "role = 'odd' AND (high_water + 1) * IF(block_size = 0, 4096, block_size) <= "
+	    "LAST_INSERT_ID() * 4096;UPDATE idgen_marks SET high_water = 5, block_size = 4096 "
+	    "WHERE role = 'even' AND (high_water + 1) * IF(block_size = 0, 4096, block_size) < "
+	    "24576");
+	assert_int_equal(ticket_seq_stmts(&q, 1), 6);
+	n = 0;
+	ticket_seq_set(&q, "orders", 8, "refuse");
+	assert_string_equal(q.table, "tickets_orders");
+	assert_true(ticket_seq_tx(&q, SERVER_EVEN, sql, sizeof(sql), &n));
+	assert_true(ticket_seq_copy(&q, true, SERVER_ODD, 9, 8, 80, sql, sizeof(sql), &n));
+	assert_string_equal(sql, "START TRANSACTION;SET @idgen_ns_ok = 0;SELECT n.state, "
+	    "n.block_size, n.fallback, m.generation, m.sealed, @idgen_ns_ok := (n.state = 'ready' "
+	    "AND n.block_size = 8 AND n.fallback = 'refuse') FROM idgen_namespaces n JOIN "
+	    "idgen_marks m ON m.role = 'even' WHERE n.name = 'orders' LOCK IN SHARE MODE;SELECT "
+	    "high_water FROM idgen_ns_marks WHERE ns = 'orders' AND role = 'even' FOR UPDATE;"
+	    "REPLACE INTO tickets_orders (stub) VALUES ('a');UPDATE idgen_ns_marks SET high_water "
+	    "= LAST_INSERT_ID(), block_size = 8, used_at = NOW(3) WHERE ns = 'orders' AND role = "
+	    "'even' AND @idgen_ns_ok = 1 AND (high_water + 1) * IF(block_size = 0, 8, block_size) "
+	    "<= LAST_INSERT_ID() * 8;UPDATE idgen_ns_marks SET high_water = 9, block_size = 8 "
+	    "WHERE ns = 'orders' AND role = 'odd' AND (high_water + 1) * IF(block_size = 0, 8, "
+	    "block_size) < 80 AND @idgen_ns_ok = 1");
+	assert_int_equal(ticket_seq_stmts(&q, 1), 8);
+	n = 0;
+	assert_true(ticket_seq_copy(&q, false, SERVER_ODD, 9, 8, 80, sql, sizeof(sql), &n));
+	assert_null(strstr(sql, "@idgen_ns_ok"));
+	assert_int_equal(strncmp(sql, "UPDATE idgen_ns_marks", 21), 0);
+}
+
 int
 main(void)
 {
@@ -460,6 +507,7 @@ main(void)
 		cmocka_unit_test(test_generation_adopted),
 		cmocka_unit_test(test_view_not_moved_by_bad_server),
 		cmocka_unit_test(test_retired),
+		cmocka_unit_test(test_seq_sql),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
