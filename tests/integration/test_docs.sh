@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The map cannot go stale: ARCHITECTURE.md stays under 10 KB, its source map names
 # every source file of the tree (src/, common/, lib/, ctl/, cli/, sim/) and only
-# paths that exist; and every "design.md N.M" a source or test file cites is a
-# section docs/design.md has. The README stays a guide of at most 12 KB, and
-# every relative link in README.md, ARCHITECTURE.md and docs/*.md names a file
-# that exists and, for file.md#anchor, a heading that file has (GitHub's slugs).
+# paths that exist; and every "design.md N.M" (or "design N.M", "docs/design.md
+# sections N and M", across a comment's line break) that a source, test or document
+# cites is a section of the design: a heading of docs/design/*.md once
+# scripts/split-design.py has split it, else of docs/design.md. Once split, every
+# section number is in one file only and the index docs/design.md links every one.
+# The README stays a guide of at most 12 KB, and every relative link in README.md,
+# ARCHITECTURE.md, docs/*.md and docs/design/*.md names a file that exists and, for
+# file.md#anchor, a heading that file has (GitHub's slugs).
 . "$(dirname "$0")/lib.sh"
 
 A=$ROOT/ARCHITECTURE.md
@@ -22,30 +26,71 @@ for pat in ("src/*.c", "common/*.c", "lib/*.c", "ctl/*.c", "cli/*.c", "sim/*.c")
 for p in sorted(named):
     if not os.path.exists(p.rstrip("/")):
         bad.append("in the source map but not in the tree: " + p)
-heads = set()
-for line in open("docs/design.md"):
-    m = re.match(r"#{2,3} ([0-9]+(?:\.[0-9]+)*)\.? ", line)
-    if m:
-        heads.add(m.group(1))
-cite = re.compile(r"design\.md,?(?: sections?)? ([0-9]+(?:\.[0-9]+)*)")
-for root in ("src", "common", "lib", "ctl", "cli", "sim", "tests", "bench", "fuzz", "scripts"):
-    for dirpath, dirs, files in os.walk(root):
+def slug(h):
+    return re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+def numbered(path):
+    """(number, anchor) of each numbered heading of a file, outside fenced blocks."""
+    out, seen, fence = [], {}, False
+    for line in open(path):
+        if line.startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        m = None if fence else re.match(r"#{1,6} (.*)", line)
+        if m:
+            s = slug(m.group(1))
+            n = seen.get(s, 0)
+            seen[s] = n + 1
+            num = re.match(r"([0-9]+(?:\.[0-9]+)*)\.? ", m.group(1))
+            if num and m.group(0).startswith(("## ", "### ", "#### ")):
+                out.append((num.group(1), s if n == 0 else "%s-%d" % (s, n)))
+    return out
+heads = {}
+split = sorted(glob.glob("docs/design/*.md"))
+for f in split or ["docs/design.md"]:
+    for num, anchor in numbered(f):
+        if num in heads:
+            bad.append("section %s is a heading of both %s and %s" % (num, heads[num][0], f))
+        heads[num] = (f, anchor)
+if split:
+    index = open("docs/design.md").read()
+    if numbered("docs/design.md"):
+        bad.append("docs/design.md is the index, yet has numbered sections: move them into docs/design/")
+    for num, (f, anchor) in sorted(heads.items()):
+        target = "design/%s#%s" % (os.path.basename(f), anchor)
+        if "](%s)" % target not in index and not ("." not in num and "](design/%s)" % os.path.basename(f) in index):
+            bad.append("docs/design.md: the contents do not link section %s (%s)" % (num, target))
+NUM = r"[0-9]{1,2}(?:\.[0-9]+)*"
+BREAK = r"[ \t]*(?:\n[ \t]*(?:\*|#+|//|--|;+)?[ \t]*)?"
+cite = re.compile(r"\bdesign(?:\.md)?,?" + BREAK + r"(?:sections?" + BREAK + r")?(" + NUM +
+                  r")\b((?:(?:,|,? and|,? or|–|-|to)[ \t]*" + NUM + r"\b(?!\.[0-9]))*)")
+cites = 0
+tops = ("src", "common", "include", "lib", "ctl", "cli", "sim", "tests", "bench", "fuzz",
+        "scripts", "schema", "man", "dist", "proto", "docs", "ARCHITECTURE.md", "README.md",
+        "Makefile", "install.mk", "Dockerfile", "idserver.conf")
+for top in tops:
+    walk = [(".", [], [top])] if os.path.isfile(top) else os.walk(top)
+    for dirpath, dirs, files in walk:
         dirs[:] = [d for d in dirs if d != "node_modules"]
         for f in files:
-            path = os.path.join(dirpath, f)
+            path = os.path.normpath(os.path.join(dirpath, f))
             try:
                 body = open(path, errors="replace").read()
             except OSError:
                 continue
-            for n in cite.findall(body):
-                n = n.rstrip(".")
-                if n not in heads:
-                    bad.append("%s cites design.md %s, which has no such section" % (path, n))
+            for m in cite.finditer(body):
+                for n in [m.group(1)] + re.findall(NUM, m.group(2)):
+                    cites += 1
+                    if n not in heads:
+                        line = body.count("\n", 0, m.start()) + 1
+                        bad.append("%s:%d cites design %s, which has no such section" % (path, line, n))
+if not bad:
+    print("%d citations of %d sections in %s" % (cites, len(heads), "docs/design/" if split else "docs/design.md"))
+    sys.exit(0)
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 ) || fail "$(head -n 8 <<<"$out")"
-log "ARCHITECTURE.md: $(wc -c <"$A") bytes, its source map matches the tree; every design.md citation resolves"
+log "ARCHITECTURE.md: $(wc -c <"$A") bytes, its source map matches the tree; $out resolve"
 R=$ROOT/README.md
 [ "$(wc -c <"$R")" -le 12288 ] || fail "README.md is $(wc -c <"$R") bytes (at most 12 KB: the reference belongs in docs/)"
 out=$(cd "$ROOT" && python3 - <<'PY'
@@ -66,7 +111,7 @@ def anchors(path):
             out.add(s if n == 0 else "%s-%d" % (s, n))
     return out
 bad, links = [], 0
-for f in ["README.md", "ARCHITECTURE.md"] + sorted(glob.glob("docs/*.md")):
+for f in ["README.md", "ARCHITECTURE.md"] + sorted(glob.glob("docs/*.md")) + sorted(glob.glob("docs/design/*.md")):
     text = re.sub(r"^```.*?^```", "", open(f).read(), flags=re.M | re.S)
     text = re.sub(r"`[^`\n]*`", "", text)
     for target in re.findall(r"\]\(([^)\s]+)\)", text):
@@ -83,5 +128,5 @@ print("\n".join(bad) if bad else links)
 sys.exit(1 if bad else 0)
 PY
 ) || fail "$(head -n 8 <<<"$out")"
-log "README.md: $(wc -c <"$R") bytes; $out relative links in README.md, ARCHITECTURE.md and docs/*.md resolve"
+log "README.md: $(wc -c <"$R") bytes; $out relative links in README.md, ARCHITECTURE.md, docs/*.md and docs/design/*.md resolve"
 log ok
