@@ -974,14 +974,10 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 uint64_t
 lease_reserve_lead(const struct lease *l)
 {
-	uint64_t fixed = 2 * (uint64_t)l->cfg->fallback_reserve_ms, land_us = 0, lead;
-	unsigned n = l->ahead.nland < LEASE_LANDINGS ? l->ahead.nland : LEASE_LANDINGS;
+	uint64_t fixed = 2 * (uint64_t)l->cfg->fallback_reserve_ms, lead;
 
-	for (unsigned k = 0; k < n; k++)
-		if (l->ahead.land_us[k] > land_us)
-			land_us = l->ahead.land_us[k];
 	/* Twice: a write posted as the previous one lands must land within L + R of it. */
-	lead = (2 * land_us + 999) / 1000;
+	lead = (2 * l->ahead.land_max_us + 999) / 1000;
 	if (lead > l->cfg->fallback_reserve_lead_max_ms)
 		lead = l->cfg->fallback_reserve_lead_max_ms;
 	return lead > fixed ? lead : fixed;
@@ -992,8 +988,14 @@ static void
 lease_landed(struct lease *l, int64_t t0_us)
 {
 	int64_t us = clk_mono_us() - t0_us;
+	unsigned n;
 
 	l->ahead.land_us[l->ahead.nland++ % LEASE_LANDINGS] = us > 0 ? (uint64_t)us : 0;
+	n = l->ahead.nland < LEASE_LANDINGS ? l->ahead.nland : LEASE_LANDINGS;
+	l->ahead.land_max_us = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (l->ahead.land_us[k] > l->ahead.land_max_us)
+			l->ahead.land_max_us = l->ahead.land_us[k];
 }
 
 /* The reservation a save covering ts writes: ts + the lead + fallback_reserve_ms, within the window. */

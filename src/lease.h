@@ -52,8 +52,8 @@ enum lease_op {
 	LEASE_OP_RELEASE,	/* writing back the last ts minted; then on_done */
 };
 
-/* Reservations whose landing times set the lead (docs/design.md 6.7). */
-#define LEASE_LANDINGS	32
+/* Reservations whose landing times set the lead: 25 s at 100 ms (docs/design.md 6.7). */
+#define LEASE_LANDINGS	256
 
 struct lease_counters {
 	uint64_t	claims;
@@ -121,6 +121,7 @@ struct lease {
 		int64_t		 posted_us;	/* mono us of the pending post */
 		uint64_t	 land_us[LEASE_LANDINGS];	/* the last landing times, a ring */
 		unsigned	 nland;		/* landings timed so far (the ring's next is % N) */
+		uint64_t	 land_max_us;	/* the longest in the ring */
 	} ahead;
 	struct lease_counters	 stats;
 	char			 last_error[256];
