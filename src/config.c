@@ -261,7 +261,7 @@ static const struct config_key config_keys[] = {
 	    "Snowflake ID time reserved in the state file per write (one fsync per "
 	    "stretch), written off the event loop while minting is within twice this of "
 	    "the reservation (or of the lead measured: fallback_reserve_lead_max_ms)" },
-	{ "fallback_reserve_lead_max_ms", U(fallback_reserve_lead_max_ms), "800", 0, 60000,
+	{ "fallback_reserve_lead_max_ms", U(fallback_reserve_lead_max_ms), "400", 0, 60000,
 	    "longest lead a Snowflake reservation is written ahead with: twice the longest "
 	    "of the last 256 writes of one, when that is above twice fallback_reserve_ms; a "
 	    "restart after a crash may resume this plus fallback_reserve_ms ahead of the clock" },

@@ -87,7 +87,7 @@ rig_new(unsigned extend_ms)
 	r.cfg.lease_extend_ms = extend_ms;
 	r.cfg.max_clock_skew_ms = 1000;
 	r.cfg.fallback_reserve_ms = 100;
-	r.cfg.fallback_reserve_lead_max_ms = 800;
+	r.cfg.fallback_reserve_lead_max_ms = 400;
 	r.cfg.reprobe_max_ms = 1000;
 	r.cfg.odd_host = host;
 	r.cfg.even_host = host;
@@ -861,7 +861,7 @@ test_reserve_lead_adapts(void **state)
 	gate_set(false, 0);
 	loop_until_landed(r);
 	lead = lease_reserve_lead(&r->l);
-	assert_true(lead >= 300 && lead <= 800);
+	assert_true(lead >= 300 && lead <= 400);
 	assert_true(r->gen.reserved == lim + 150);
 	/*
 	 * 299 ms short of the new limit: the fixed lead (200) would post nothing
