@@ -981,6 +981,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.backstep_tolerance_ms = (unsigned)rng_below(100);
 	S.cfg.clock_wait_ms = (unsigned)(50 + rng_below(1000));
 	S.cfg.fallback_reserve_ms = (unsigned)(5 + rng_below(100));
+	S.cfg.fallback_reserve_lead_max_ms = 400;	/* the default; no draw (seeds keep their schedules) */
 	S.cfg.refill_wait_ms = (unsigned)(1 + rng_below(50));
 	for (k = 0; k < SIM_IDSERVERS; k++) {
 		S.ids[k].skew_us = 0;

@@ -309,7 +309,15 @@ static const struct config_key config_keys[] = {
 	{ "fallback_reserve_ms", U(fallback_reserve_ms), "100", 1, 60000,
 	    "Snowflake ID time reserved in the state file per write (one fsync per "
 	    "stretch), written off the event loop while minting is within twice this of "
-	    "the reservation; below `lease_window_ms`" },
+	    "the reservation (or of the lead measured: `fallback_reserve_lead_max_ms`); below "
+	    "`lease_window_ms`" },
+	{ "fallback_reserve_lead_max_ms", U(fallback_reserve_lead_max_ms), "400", 0, 60000,
+	    "longest lead a reservation is written ahead with: twice the longest of the last "
+	    "256 reservation writes (post to return, `STAT lease_reserve_lead_ms`), when "
+	    "that is above twice `fallback_reserve_ms`; 0 keeps the fixed lead. A restart "
+	    "after a crash may resume up to this plus `fallback_reserve_ms` ahead of the "
+	    "clock: keep the sum well below `clock_wait_ms`, which also absorbs a clock set "
+	    "back across the restart (docs/design.md 6.7)" },
 };
 
 /* The headings the settings are grouped under in the man page, docs and sample. */

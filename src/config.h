@@ -127,6 +127,7 @@ struct config {
 	unsigned	 backstep_tolerance_ms;
 	unsigned	 clock_wait_ms;
 	unsigned	 fallback_reserve_ms;
+	unsigned	 fallback_reserve_lead_max_ms;
 	bool		 check_only;		/* --check-config: not a setting */
 	const char	*dump_format;		/* --dump-settings FORMAT: not a setting */
 };

@@ -66,6 +66,7 @@ static void	lease_release_send(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static bool	lease_save(struct lease *l, const char *what);
 static uint64_t	lease_reserve_to(const struct lease *l, uint64_t ts);
+static void	lease_landed(struct lease *l, int64_t t0_us);
 static void	lease_reserved_cb(void *arg, bool ok, uint64_t reserved, uint64_t epoch);
 static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
@@ -983,11 +984,38 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 	return true;
 }
 
-/* The reservation a save covering ts writes: ts + 3 fallback_reserve_ms, within the window. */
+uint64_t
+lease_reserve_lead(const struct lease *l)
+{
+	uint64_t fixed = 2 * (uint64_t)l->cfg->fallback_reserve_ms, lead;
+
+	/* Twice: a write posted as the previous one lands must land within L + R of it. */
+	lead = (2 * l->ahead.land_max_us + 999) / 1000;
+	if (lead > l->cfg->fallback_reserve_lead_max_ms)
+		lead = l->cfg->fallback_reserve_lead_max_ms;
+	return lead > fixed ? lead : fixed;
+}
+
+/* Times a reservation's write, from its post (mono us t0) to now: the lead covers it. */
+static void
+lease_landed(struct lease *l, int64_t t0_us)
+{
+	int64_t us = clk_mono_us() - t0_us;
+	unsigned n;
+
+	l->ahead.land_us[l->ahead.nland++ % LEASE_LANDINGS] = us > 0 ? (uint64_t)us : 0;
+	n = l->ahead.nland < LEASE_LANDINGS ? l->ahead.nland : LEASE_LANDINGS;
+	l->ahead.land_max_us = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (l->ahead.land_us[k] > l->ahead.land_max_us)
+			l->ahead.land_max_us = l->ahead.land_us[k];
+}
+
+/* The reservation a save covering ts writes: ts + the lead + fallback_reserve_ms, within the window. */
 static uint64_t
 lease_reserve_to(const struct lease *l, uint64_t ts)
 {
-	uint64_t want = ts + 3 * (uint64_t)l->cfg->fallback_reserve_ms;
+	uint64_t want = ts + lease_reserve_lead(l) + l->cfg->fallback_reserve_ms;
 
 	return want > l->gen->window_end ? l->gen->window_end : want;
 }
@@ -1003,6 +1031,8 @@ lease_reserve(struct lease *l, uint64_t ts)
 {
 	struct state_lease *sl = &l->sf->rec.lease;
 	uint64_t want = lease_reserve_to(l, ts);
+	int64_t t0 = clk_mono_us();
+	bool ok;
 
 	if (!statefile_on(l->sf)) {
 		snowflake_set_reserved(l->gen, LAYOUT_TS_MAX);
@@ -1013,7 +1043,9 @@ lease_reserve(struct lease *l, uint64_t ts)
 	if (want > sl->reserved)
 		sl->reserved = want;
 	l->stats.reserve_waits++;
-	if (!lease_save(l, "a Snowflake reservation"))
+	ok = lease_save(l, "a Snowflake reservation");
+	lease_landed(l, t0);
+	if (!ok)
 		return false;
 	l->stats.reservations++;
 	l->ahead.failed = false;
@@ -1029,9 +1061,8 @@ lease_reserve_ahead(struct lease *l, uint64_t ts)
 	uint64_t want, epoch = l->ahead.epoch;
 
 	/* No state file (no limit), or far from the limit, the usual case: nothing to do. */
-	if (l->sf == NULL || !statefile_on(l->sf) || ts > g->reserved ||
-	    g->reserved - ts >= 2 * (uint64_t)l->cfg->fallback_reserve_ms || l->ahead.pending ||
-	    l->ahead.failed || !g->has_window)
+	if (l->sf == NULL || !statefile_on(l->sf) || ts > g->reserved || l->ahead.pending ||
+	    l->ahead.failed || !g->has_window || g->reserved - ts >= lease_reserve_lead(l))
 		return;
 	sl = &l->sf->rec.lease;
 	want = lease_reserve_to(l, ts);
@@ -1040,6 +1071,7 @@ lease_reserve_ahead(struct lease *l, uint64_t ts)
 	if (want > sl->reserved)
 		sl->reserved = want;
 	l->ahead.pending = true;
+	l->ahead.posted_us = clk_mono_us();
 	switch (statefile_save_then(l->sf, lease_reserved_cb, l, sl->reserved, epoch)) {
 	case STATEFILE_QUEUED:
 		break;
@@ -1064,6 +1096,7 @@ lease_reserved_cb(void *arg, bool ok, uint64_t reserved, uint64_t epoch)
 	if (epoch != l->ahead.epoch)
 		return;
 	l->ahead.pending = false;
+	lease_landed(l, l->ahead.posted_us);
 	if (!ok) {
 		l->ahead.failed = true;
 		l->stats.reserve_ahead_failures++;

@@ -52,6 +52,9 @@ enum lease_op {
 	LEASE_OP_RELEASE,	/* writing back the last ts minted; then on_done */
 };
 
+/* Reservations whose landing times set the lead: 25 s at 100 ms (docs/design.md 6.7). */
+#define LEASE_LANDINGS	256
+
 struct lease_counters {
 	uint64_t	claims;
 	uint64_t	claim_failures;
@@ -115,6 +118,10 @@ struct lease {
 		uint64_t	 epoch;		/* a new window or its end: older callbacks ignored */
 		bool		 pending;	/* a save is posted, its callback not run yet */
 		bool		 failed;	/* its write failed: none until a waited one lands */
+		int64_t		 posted_us;	/* mono us of the pending post */
+		uint64_t	 land_us[LEASE_LANDINGS];	/* the last landing times, a ring */
+		unsigned	 nland;		/* landings timed so far (the ring's next is % N) */
+		uint64_t	 land_max_us;	/* the longest in the ring */
 	} ahead;
 	struct lease_counters	 stats;
 	char			 last_error[256];
@@ -148,11 +155,17 @@ bool	lease_resume(struct lease *l, const char *servers, char *why, size_t whylen
 bool	lease_reserve(struct lease *l, uint64_t ts) __attribute__((warn_unused_result));
 
 /*
- * After minting at ts: when ts is within 2 fallback_reserve_ms of the limit,
- * posts a higher reservation to the state file's writer without waiting; the
- * generator's limit rises when that write is durable (docs/design.md 6.7).
+ * After minting at ts: when ts is within the lead of the limit, posts a higher
+ * reservation to the state file's writer without waiting; the generator's
+ * limit rises when that write is durable (docs/design.md 6.7).
  */
 void	lease_reserve_ahead(struct lease *l, uint64_t ts);
+
+/*
+ * The lead in ms: twice fallback_reserve_ms, or twice the longest of the last
+ * LEASE_LANDINGS reservation writes, up to fallback_reserve_lead_max_ms.
+ */
+uint64_t	lease_reserve_lead(const struct lease *l);
 void	lease_free(struct lease *l);
 
 /* The holder name's last field: who holds the number (docs/design.md 3.7, 11.8). */

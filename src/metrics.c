@@ -397,6 +397,11 @@
 	    "reservations written ahead of minting whose write failed", \
 	    "lease_reserve_ahead_failures", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.reserve_ahead_failures)) \
+	X(lease_reserve_lead_ms, G, SVC, "fallback", \
+	    "how far ahead of minting a reservation is written: twice fallback_reserve_ms, " \
+	    "or twice the slowest recent reservation write (up to fallback_reserve_lead_max_ms)", \
+	    "lease_reserve_lead_seconds", METRIC_MS, NULL, \
+	    NUM(lease_reserve_lead(LEASE))) \
 	X(fallback_reserved_ts, G, SVC, "fallback", "highest ms that may be minted, layout ms", \
 	    "fallback_reserved_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
 	    NUM(!m->sf->rec.lease.held ? 0 : LEASE->gen->reserved < m->sf->rec.lease.reserved ? \

@@ -44,7 +44,7 @@ SERIAL=(
 	test_faults         # 45 s of faults under open-loop load
 	test_failover       # kills under a 12 s load: restarts must fit in it
 	test_fallback       # the switch under load, 5 s bounds; P99.9 reported
-	test_slow_disk      # P99.9 of open-loop IDs below 10 ms with a 50 ms fdatasync
+	test_slow_disk      # no reservation waited for with a 50 ms fdatasync; P99.9 judged when quiet
 	test_partition      # 800 ms timeouts under load (its own netns and nftables)
 	test_distant        # delay proxy, 800 ms timeouts under load
 	test_far            # delay proxy; refill_waits must not move under steady load

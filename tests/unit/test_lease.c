@@ -87,6 +87,7 @@ rig_new(unsigned extend_ms)
 	r.cfg.lease_extend_ms = extend_ms;
 	r.cfg.max_clock_skew_ms = 1000;
 	r.cfg.fallback_reserve_ms = 100;
+	r.cfg.fallback_reserve_lead_max_ms = 400;
 	r.cfg.reprobe_max_ms = 1000;
 	r.cfg.odd_host = host;
 	r.cfg.even_host = host;
@@ -760,6 +761,7 @@ test_reserve_ahead_in_flight(void **state)
 	struct snowflake_range out;
 
 	(void)state;
+	r->cfg.fallback_reserve_lead_max_ms = 0;	/* the fixed lead, whatever the machine's speed */
 	rig_gated_writer(r);
 	/* Outside the lead (2 fallback_reserve_ms): nothing is posted. */
 	assert_int_equal(mint_at(r, lim - 250), SNOWFLAKE_OK);
@@ -803,6 +805,7 @@ test_reserve_ahead_fails(void **state)
 	struct snowflake_range out;
 
 	(void)state;
+	r->cfg.fallback_reserve_lead_max_ms = 0;	/* the fixed lead, whatever the machine's speed */
 	rig_gated_writer(r);
 	gate_set(true, EIO);
 	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
@@ -833,6 +836,50 @@ test_reserve_ahead_fails(void **state)
 	rig_resumed_free(r, dir);
 }
 
+/*
+ * Issue 36: the lead follows the disk. A reservation whose write took 150 ms
+ * makes the lead twice that (above the fixed 2 fallback_reserve_ms = 200), so
+ * the next one is posted earlier and reaches further: ts + lead + 100; never
+ * more than fallback_reserve_lead_max_ms (docs/design.md 6.7).
+ */
+static void
+test_reserve_lead_adapts(void **state)
+{
+	char dir[64];
+	struct rig *r = rig_resumed(dir, sizeof(dir));
+	uint64_t lim = r->gen.reserved, lead, waits = r->l.stats.reserve_waits;
+
+	(void)state;
+	rig_gated_writer(r);
+	assert_true(lease_reserve_lead(&r->l) == 200);
+	/* A write held 150 ms. */
+	gate_set(true, 0);
+	assert_int_equal(mint_at(r, lim - 150), SNOWFLAKE_OK);
+	gate_wait_entered(1);
+	assert_true(r->sf.rec.lease.reserved == lim - 150 + 300);
+	usleep(150 * 1000);
+	gate_set(false, 0);
+	loop_until_landed(r);
+	lead = lease_reserve_lead(&r->l);
+	assert_true(lead >= 300 && lead <= 400);
+	assert_true(r->gen.reserved == lim + 150);
+	/*
+	 * 299 ms short of the new limit: the fixed lead (200) would post nothing
+	 * yet; the measured one posts, reaching lead + 100 ahead.
+	 */
+	assert_int_equal(mint_at(r, lim - 149), SNOWFLAKE_OK);
+	assert_true(r->l.ahead.pending);
+	assert_true(r->sf.rec.lease.reserved == lim - 149 + lead + 100);
+	loop_until_landed(r);
+	/* The bound: never past fallback_reserve_lead_max_ms, never below the fixed lead. */
+	r->cfg.fallback_reserve_lead_max_ms = 250;
+	assert_true(lease_reserve_lead(&r->l) == 250);
+	r->cfg.fallback_reserve_lead_max_ms = 0;
+	assert_true(lease_reserve_lead(&r->l) == 200);
+	assert_true(r->l.stats.reserve_waits == waits);
+	rig_resumed_free(r, dir);
+}
+
 int
 main(void)
 {
@@ -855,6 +902,7 @@ main(void)
 		cmocka_unit_test(test_commit_lost),
 		cmocka_unit_test(test_reserve_ahead_in_flight),
 		cmocka_unit_test(test_reserve_ahead_fails),
+		cmocka_unit_test(test_reserve_lead_adapts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

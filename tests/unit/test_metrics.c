@@ -47,6 +47,7 @@ struct rig {
 	struct statefile		sf;
 	struct trim			trim;
 	struct metrics_src		m;
+	struct config			cfg;		/* the lease's settings (its lead) */
 };
 
 /* A counters struct (uint64_t only) under test, and the slots shown elsewhere. */
@@ -111,6 +112,8 @@ rig_init(struct rig *r)
 	r->tier.srv[SERVER_ODD].name = "odd";
 	r->tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&r->gen, &sc);
+	r->cfg.fallback_reserve_ms = 100;
+	r->lease.cfg = &r->cfg;
 	source_init(&r->src, &r->tier, &r->gen, &r->lease, fake_clock_us, 50);
 	r->m.listener = &r->lc;
 	r->m.conns = &r->cc;
