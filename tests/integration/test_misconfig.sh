@@ -11,13 +11,18 @@
 pair_up
 pw=$(cat "$T_DIR/db/db_password")
 
-# expect_refusal WHAT NEEDLE [flags]: idserver must exit 1 and log NEEDLE.
+# expect_refusal WHAT NEEDLE [flags]: idserver must exit 1 and log NEEDLE. The
+# connect and query timeouts are wide: a server merely slow to answer on a
+# loaded machine would count as down, and one down at start is retried in the
+# background while the service starts (design 6.4), which is not what is tested.
 expect_refusal() {
 	local what=$1 needle=$2 rc=0
 	shift 2
 	IDGEN_DB_PASSWORD=$pw timeout 20 "$IDSERVER" --state_file "$T_DIR/refuse.state" --odd_port "$ODD_PORT" \
-		--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" "$@" \
-		>"$T_DIR/refuse.log" 2>&1 || rc=$?
+		--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" --connect_timeout_ms 5000 \
+		--query_timeout_ms 5000 "$@" >"$T_DIR/refuse.log" 2>&1 || rc=$?
+	! grep -q "unreachable at start" "$T_DIR/refuse.log" ||
+		fail "$what: a server did not answer in 5 s: $(grep -m1 'unreachable at start' "$T_DIR/refuse.log")"
 	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1: $(tail -n 2 "$T_DIR/refuse.log")"
 	grep -q "refusing to start" "$T_DIR/refuse.log" || fail "$what: no 'refusing to start'"
 	grep -q -- "$needle" "$T_DIR/refuse.log" || fail "$what: log lacks '$needle': $(cat "$T_DIR/refuse.log")"
@@ -136,4 +141,15 @@ grep -q "both servers must use the same B" "$T_DIR/svc.log" || fail "refusal not
 # server is given up for one from the odd server.
 wait_for "lease on the odd server" 20 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_server odd'"
 [ $(( $(stat "$SVC_PORT" lease_worker) % 2 )) = 1 ] || fail "lease worker not odd"
+kill "$svc_PID"; wait "$svc_PID" 2>/dev/null || true
+
+# A start on that pair is refused whatever answers first (issue 36): even's own
+# mark row, written under odd's B, binds in ID space, so even judged before odd's
+# check answered was "regressed", and odd, judged next against no B, started the
+# service alone (2 starts in 3 with odd holding a mark, as here; 1 in 15 on a
+# fresh pair, the first step's case). Fresh idservers: what the servers hold.
+for i in 1 2 3 4 5 6 7 8; do
+	rm -f "$T_DIR/refuse.state"
+	expect_refusal "different B, odd holding a mark ($i)" "both servers must use the same B"
+done
 log "ok"
