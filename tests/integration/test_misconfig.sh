@@ -43,7 +43,13 @@ expect_partial() {
 	grep -q -- "$bad ticket server REFUSED: .*$needle" "$T_DIR/part.log" ||
 		fail "$what: log lacks '$needle': $(grep REFUSED "$T_DIR/part.log")"
 	grep -q "starting without the $bad ticket server" "$T_DIR/part.log" || fail "$what: no 'starting without'"
-	[ "$(stat "$PART_PORT" "${bad}_state")" = refused ] || fail "$what: $bad is $(stat "$PART_PORT" "${bad}_state")"
+	# Retried every 200 ms, it shows "connecting" for the few ms each retry takes
+	# (seen once in 6 runs): refused at one of a few reads, not at the first.
+	for n in $(seq 1 50); do
+		[ "$(stat "$PART_PORT" "${bad}_state")" = refused ] && break
+		[ "$n" -lt 50 ] || fail "$what: $bad is $(stat "$PART_PORT" "${bad}_state")"
+		sleep 0.02
+	done
 	read -r errs _ < <(mint_ids "$PART_PORT" 10 "$T_DIR/part.txt")
 	[ "$errs" = 0 ] || fail "$what: $errs errors"
 	n=$(awk -v g=$good '$1 >= 2^53 || int($1 / 1048576) % 2 != g' "$T_DIR/part.txt" | wc -l)
@@ -118,12 +124,15 @@ db_sql odd "RENAME TABLE idgen.idgen_namespaces TO idgen.idgen_namespaces_gone"
 NONS_PORT=$((SVC_PORT + 1))
 idserver_start nons "$NONS_PORT" --recheck_ms 200
 wait_for "odd: namespaces not read" 10 grep -q "odd ticket server: namespaces not read" "$T_DIR/nons.log"
-sleep 2	# ten rechecks
+# Five rechecks of odd (ten in 2 s on a quiet machine; counted, not slept for).
+wait_for "five rechecks of odd" 20 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $NONS_PORT | awk '\$2==\"odd_rechecks\"{print \$3}')\" -ge 5 ]"
 ! grep -q "ticket server down" "$T_DIR/nons.log" || fail "a server went down: $(grep -m1 'server down' "$T_DIR/nons.log")"
 [ "$(stat "$NONS_PORT" odd_failures)" = 0 ] || fail "odd_failures $(stat "$NONS_PORT" odd_failures)"
-[ "$(stat "$NONS_PORT" odd_rechecks)" -ge 5 ] || fail "odd_rechecks $(stat "$NONS_PORT" odd_rechecks)"
 for i in 1 2 3 4; do out=$(q "$NONS_PORT" 'IDS 1000\n'); [ "$(wc -w <<<"$out")" = 1000 ] || fail "IDS: $out"; done
-[ "$(stat "$NONS_PORT" odd_tickets)" -ge 1 ] || fail "no ticket from odd"
+# The first prefetch may take both blocks from even (odd still connecting: 14 of
+# 30 starts here); the refill after these IDs goes to odd, its ticket perhaps
+# still in flight when they are answered.
+wait_for "a ticket from odd" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $NONS_PORT | awk '\$2==\"odd_tickets\"{print \$3}')\" -ge 1 ]"
 kill "$nons_PID"; wait "$nons_PID" 2>/dev/null || true
 db_sql odd "RENAME TABLE idgen.idgen_namespaces_gone TO idgen.idgen_namespaces"
 log "no namespace tables on odd: served, $(grep -c . "$T_DIR/nons.log") log lines, no server down"
