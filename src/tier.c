@@ -1041,13 +1041,12 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 }
 
 /*
- * The B that s must have, and the server it was read from (NULL when none
- * binds yet): the tier's once a server came up, else the B a check of any
- * other server not refused read. Only the first to come up set the tier's B
- * before, so a server whose check passed before its partner's (whose B was
- * read, marks merged) was judged against its counter alone: with marks read
- * it was "regressed", not refused for B, and the start went on (docs/design.md
- * 6.4: two servers that disagree on B refuse the start whatever answers
+ * The B s must have, and a server it was read from (NULL while none binds):
+ * the tier's once a server came up, else what a check of another server not
+ * refused read, whatever that server's verdict. The server judged first is
+ * often "regressed" (its own mark, written under the other B, binds in ID
+ * space) and sets no tier B; judged against the tier's alone, its partner
+ * came up and the start went on (docs/design.md 6.4: refused whatever answers
  * first; issue 36).
  */
 static const struct ticket_server *
