@@ -47,6 +47,8 @@ static void	tier_silent(struct tier *t, unsigned h);
 static bool	tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now);
 static bool	tier_refused(const struct ticket_server *s);
 static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
+static const struct ticket_server *tier_b_agreed(const struct tier *t,
+		    const struct ticket_server *s, uint64_t *b);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
@@ -1045,13 +1047,41 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 	tier_fresh_update(t, i);
 }
 
+/*
+ * The B s must have, and a server it was read from (NULL while none binds):
+ * the tier's once a server came up, else what a check of another server not
+ * refused read, whatever that server's verdict. The server judged first is
+ * often "regressed" (its own mark, written under the other B, binds in ID
+ * space) and sets no tier B; judged against the tier's alone, its partner
+ * came up and the start went on (docs/design.md 6.4: refused whatever answers
+ * first; issue 36).
+ */
+static const struct ticket_server *
+tier_b_agreed(const struct tier *t, const struct ticket_server *s, uint64_t *b)
+{
+	if (t->block_size != 0) {
+		*b = t->block_size;
+		return &t->srv[s->partner];
+	}
+	for (unsigned i = 0; i < server_count(); i++) {
+		const struct ticket_server *o = &t->srv[i];
+
+		if (o != s && o->block_size != 0 && o->state != TICKET_REFUSED) {
+			*b = o->block_size;
+			return o;
+		}
+	}
+	return NULL;
+}
+
 /* Server events: agree on B and the marks, bank tickets, wake waiting clients. */
 static bool
 tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void *arg)
 {
 	struct tier *t = arg;
-	struct ticket_server *partner = &t->srv[s->partner];
+	const struct ticket_server *other;
 	char why[512];
+	uint64_t b;
 
 	switch (ev) {
 	case TICKET_EV_UP:
@@ -1062,11 +1092,11 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			ticket_refuse_local(s, why);
 			return false;
 		}
-		if (t->block_size != 0 && s->block_size != t->block_size) {
+		if ((other = tier_b_agreed(t, s, &b)) != NULL && s->block_size != b) {
 			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but the %s "
 			    "server's is %llu: both servers must use the same B",
-			    (unsigned long long)s->block_size, partner->name,
-			    (unsigned long long)t->block_size);
+			    (unsigned long long)s->block_size, other->name,
+			    (unsigned long long)b);
 			ticket_refuse_local(s, why);
 			return false;
 		}

@@ -189,6 +189,19 @@ tls_leaf() {
 
 # stat PORT NAME: one STATS value.
 stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
+# stat_shows PORT NAME VALUE: STATS shows VALUE at one of 100 reads 50 ms apart
+# (5 s at least). A refused server is retried every refused_retry_ms and shows
+# "connecting" for the few ms each retry takes (7 of 300 reads at 200 ms, 15 of
+# 300 on a loaded machine), or "down" with its backoff when a retry's connect
+# timed out, so one read of "refused" can miss it (issue 36).
+stat_shows() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(stat "$1" "$2")" = "$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
 
 # tier_down PORT: true once no ticket server it knows is up (the pair, servers
 # beyond it, other regions'; the buffered ticket IDs may still be served: mode

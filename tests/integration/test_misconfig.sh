@@ -11,13 +11,18 @@
 pair_up
 pw=$(cat "$T_DIR/db/db_password")
 
-# expect_refusal WHAT NEEDLE [flags]: idserver must exit 1 and log NEEDLE.
+# expect_refusal WHAT NEEDLE [flags]: idserver must exit 1 and log NEEDLE. The
+# connect and query timeouts are wide: a server merely slow to answer on a
+# loaded machine would count as down, and one down at start is retried in the
+# background while the service starts (design 6.4), which is not what is tested.
 expect_refusal() {
 	local what=$1 needle=$2 rc=0
 	shift 2
 	IDGEN_DB_PASSWORD=$pw timeout 20 "$IDSERVER" --state_file "$T_DIR/refuse.state" --odd_port "$ODD_PORT" \
-		--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" "$@" \
-		>"$T_DIR/refuse.log" 2>&1 || rc=$?
+		--even_port "$EVEN_PORT" --listen_port "$SVC_PORT" --connect_timeout_ms 5000 \
+		--query_timeout_ms 5000 "$@" >"$T_DIR/refuse.log" 2>&1 || rc=$?
+	! grep -q "unreachable at start" "$T_DIR/refuse.log" ||
+		fail "$what: a server did not answer in 5 s: $(grep -m1 'unreachable at start' "$T_DIR/refuse.log")"
 	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1: $(tail -n 2 "$T_DIR/refuse.log")"
 	grep -q "refusing to start" "$T_DIR/refuse.log" || fail "$what: no 'refusing to start'"
 	grep -q -- "$needle" "$T_DIR/refuse.log" || fail "$what: log lacks '$needle': $(cat "$T_DIR/refuse.log")"
@@ -38,7 +43,8 @@ expect_partial() {
 	grep -q -- "$bad ticket server REFUSED: .*$needle" "$T_DIR/part.log" ||
 		fail "$what: log lacks '$needle': $(grep REFUSED "$T_DIR/part.log")"
 	grep -q "starting without the $bad ticket server" "$T_DIR/part.log" || fail "$what: no 'starting without'"
-	[ "$(stat "$PART_PORT" "${bad}_state")" = refused ] || fail "$what: $bad is $(stat "$PART_PORT" "${bad}_state")"
+	# Retried every 200 ms: one read in 40 shows "connecting" (one failed run in 6).
+	stat_shows "$PART_PORT" "${bad}_state" refused || fail "$what: $bad is $(stat "$PART_PORT" "${bad}_state")"
 	read -r errs _ < <(mint_ids "$PART_PORT" 10 "$T_DIR/part.txt")
 	[ "$errs" = 0 ] || fail "$what: $errs errors"
 	n=$(awk -v g=$good '$1 >= 2^53 || int($1 / 1048576) % 2 != g' "$T_DIR/part.txt" | wc -l)
@@ -113,12 +119,15 @@ db_sql odd "RENAME TABLE idgen.idgen_namespaces TO idgen.idgen_namespaces_gone"
 NONS_PORT=$((SVC_PORT + 1))
 idserver_start nons "$NONS_PORT" --recheck_ms 200
 wait_for "odd: namespaces not read" 10 grep -q "odd ticket server: namespaces not read" "$T_DIR/nons.log"
-sleep 2	# ten rechecks
+# Five rechecks of odd (ten in 2 s on a quiet machine; counted, not slept for).
+wait_for "five rechecks of odd" 20 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $NONS_PORT | awk '\$2==\"odd_rechecks\"{print \$3}')\" -ge 5 ]"
 ! grep -q "ticket server down" "$T_DIR/nons.log" || fail "a server went down: $(grep -m1 'server down' "$T_DIR/nons.log")"
 [ "$(stat "$NONS_PORT" odd_failures)" = 0 ] || fail "odd_failures $(stat "$NONS_PORT" odd_failures)"
-[ "$(stat "$NONS_PORT" odd_rechecks)" -ge 5 ] || fail "odd_rechecks $(stat "$NONS_PORT" odd_rechecks)"
 for i in 1 2 3 4; do out=$(q "$NONS_PORT" 'IDS 1000\n'); [ "$(wc -w <<<"$out")" = 1000 ] || fail "IDS: $out"; done
-[ "$(stat "$NONS_PORT" odd_tickets)" -ge 1 ] || fail "no ticket from odd"
+# The first prefetch may take both blocks from even (odd still connecting: 14 of
+# 30 starts here); the refill after these IDs goes to odd, its ticket perhaps
+# still in flight when they are answered.
+wait_for "a ticket from odd" 10 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $NONS_PORT | awk '\$2==\"odd_tickets\"{print \$3}')\" -ge 1 ]"
 kill "$nons_PID"; wait "$nons_PID" 2>/dev/null || true
 db_sql odd "RENAME TABLE idgen.idgen_namespaces_gone TO idgen.idgen_namespaces"
 log "no namespace tables on odd: served, $(grep -c . "$T_DIR/nons.log") log lines, no server down"
@@ -136,4 +145,15 @@ grep -q "both servers must use the same B" "$T_DIR/svc.log" || fail "refusal not
 # server is given up for one from the odd server.
 wait_for "lease on the odd server" 20 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_server odd'"
 [ $(( $(stat "$SVC_PORT" lease_worker) % 2 )) = 1 ] || fail "lease worker not odd"
+kill "$svc_PID"; wait "$svc_PID" 2>/dev/null || true
+
+# A start on that pair is refused whatever answers first (issue 36): even's own
+# mark row, written under odd's B, binds in ID space, so even judged before odd's
+# check answered was "regressed", and odd, judged next against no B, started the
+# service alone (2 starts in 3 with odd holding a mark, as here; 1 in 15 on a
+# fresh pair, the first step's case). Fresh idservers: what the servers hold.
+for i in 1 2 3 4 5 6 7 8; do
+	rm -f "$T_DIR/refuse.state"
+	expect_refusal "different B, odd holding a mark ($i)" "both servers must use the same B"
+done
 log "ok"

@@ -51,7 +51,7 @@ grep -qF "repair: set auto_increment_increment = 4 in the server's my.cnf and re
 	fail "the refusal names no fix: $(grep -m1 REFUSED "$T_DIR/a.log")"
 grep -q "starting without the odd ticket server" "$T_DIR/a.log" || fail "no line says it starts without odd"
 ! grep -q "refusing to start" "$T_DIR/a.log" || fail "a 'refusing to start' line"
-[ "$(stat "$A" odd_state)" = refused ] && [ "$(stat "$A" even_state)" = up ] ||
+stat_shows "$A" odd_state refused && [ "$(stat "$A" even_state)" = up ] ||
 	fail "states odd $(stat "$A" odd_state), even $(stat "$A" even_state)"
 read -r errs _ < <(mint_ids "$A" 100 "$T_DIR/a.txt")
 [ "$errs" = 0 ] || fail "$errs errors from the idserver started without odd"

@@ -975,6 +975,42 @@ test_b_disagree(void **state)
 	rig_free(r);
 }
 
+/*
+ * The servers disagree on B and the even one is judged first, alone: its own
+ * mark row was written under odd's B (the schema's row, or a B changed on one
+ * server), so in ID space its counter is below it and it is "regressed",
+ * which left the tier's B unset. Odd's check, answered after, was then judged
+ * against nothing and odd served: an idserver started on a pair that
+ * disagrees on B (issue 36; docs/design.md 6.4 refuses that whatever answers
+ * first). Odd is refused for B against the B even's check read.
+ */
+static void
+test_b_disagree_partner_regressed(void **state)
+{
+	struct rig *r = rig_new(false);
+	uint64_t id;
+
+	(void)state;
+	sim_set(0, 16 * B4K, 1);
+	sim_set(1, B4K, 2);
+	sim[1].mark_b[1] = 16 * B4K;	/* mark 0 under B=65536: even tickets above 15 */
+	sim[0].hold_check = true;	/* odd's check answers after even was judged */
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[1].state, TICKET_REGRESSED);
+	assert_int_equal(r->t.srv[0].state, TICKET_CONNECTING);
+	fake_release(r->t.srv[0].db);
+	settle(r);
+	assert_true(tier_settled(&r->t));
+	assert_int_equal(r->t.srv[0].state, TICKET_REFUSED);
+	assert_true(r->t.srv[0].refused_local);
+	assert_non_null(strstr(r->t.srv[0].last_error, "both servers must use the same B"));
+	assert_false(tier_any_up(&r->t));
+	assert_false(tier_take_ids(&r->t, 1, &id));
+	assert_true(sim[0].txs == 0 && sim[1].txs == 0);
+	rig_free(r);
+}
+
 /* Both servers' B differs from the block_size setting: both refused, nothing served. */
 static void
 test_b_setting_refused(void **state)
@@ -2800,6 +2836,7 @@ main(void)
 		cmocka_unit_test(test_both_down),
 		cmocka_unit_test(test_one_down_then_back),
 		cmocka_unit_test(test_b_disagree),
+		cmocka_unit_test(test_b_disagree_partner_regressed),
 		cmocka_unit_test(test_b_setting_refused),
 		cmocka_unit_test(test_regressed_by_state_file),
 		cmocka_unit_test(test_regressed_by_partner_copy),
