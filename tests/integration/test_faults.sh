@@ -510,7 +510,11 @@ for snap, role, w, holder, start, end, claims in rows:
 windows = {w: sorted((s, h) for h, s in hs.items()) for w, hs in holders.items()}
 
 def pid_of(holder):
-    return int(holder.split(":")[-2])
+    # HOST:PID:NONCE[:KIND] (docs/design.md 3.7): the kind came later.
+    f = holder.split(":")
+    if f[-1] in ("idserver", "libidgen"):
+        f = f[:-1]
+    return int(f[-2])
 
 # Every ID range of every dump file; the Snowflake ones checked against the leases.
 ranges = []
