@@ -7,9 +7,6 @@
 
 KNOWN=(
 	"tier.o tier_ns.o"
-	"lib/client.o lib/epoch.o"
-	"lib/gen.o lib/refill.o"
-	"lib/wire.o lib/wiretls.o"
 )
 O=$BUILD/obj
 for d in "$O" "$O/common" "$O/sim" "$O/lib" "$O/lib/common" "$O/lib/src"; do
