@@ -1,8 +1,12 @@
 /*
- * clk.c - wall and monotonic clocks, deadlines and timeval intervals.
+ * clk.c - wall and monotonic clocks, deadlines (and a wait on a descriptor
+ * until one), timeval intervals.
  * clock_gettime cannot fail on Linux for these clocks: no error path.
  */
 #include "clk.h"
+
+#include <errno.h>
+#include <poll.h>
 
 int64_t
 clk_real_us(void)
@@ -54,6 +58,28 @@ clk_mono_deadline(uint64_t ms)
 		ts.tv_nsec -= 1000000000;
 	}
 	return ts;
+}
+
+/* A blocking wait bounded by a deadline, restarted after a signal. */
+int
+clk_wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd	 pfd = { .fd = fd, .events = events };
+	uint64_t	 now;
+	int		 n;
+
+	for (;;) {
+		now = (uint64_t)clk_mono_ms();
+		if (now >= deadline)
+			return 0;
+		n = poll(&pfd, 1, (int)(deadline - now));
+		if (n > 0)
+			return 1;
+		if (n == 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+	}
 }
 
 struct timeval

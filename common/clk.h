@@ -31,6 +31,10 @@ int64_t		clk_mono_ms(void);
 /* The monotonic time ms milliseconds from now, for pthread_cond_timedwait. */
 struct timespec	clk_mono_deadline(uint64_t ms);
 
+/* Waits for events (POLLIN, POLLOUT) on fd until the monotonic ms deadline:
+ * 1 ready, 0 timed out, -1 error (errno set). */
+int		clk_wait_fd(int fd, short events, uint64_t deadline);
+
 /* A timer interval of ms milliseconds / us microseconds. */
 struct timeval	clk_tv_ms(uint64_t ms);
 struct timeval	clk_tv_us(uint64_t us);

@@ -5,8 +5,9 @@
  *
  * The rest of the client is one file per job: share.c hands IDs out (a
  * thread's share, then the held ranges), refill.c runs the thread that
- * fetches them, round.c is one fetch with failover, epoch.c the fork
- * handling, errmsg.c the errors; client_impl.h is the state they share.
+ * fetches them, round.c is one fetch with failover, epoch.c finds forks
+ * (this file resets a client in a child), errmsg.c the errors;
+ * client_impl.h is the state they share.
  */
 #include "client_impl.h"
 
@@ -35,6 +36,8 @@ static unsigned	client_tcp_exchange(void *, unsigned, const char *, size_t,
 		    unsigned, unsigned, unsigned, wire_line_fn, void *, char *, size_t);
 static void	client_tcp_reset(void *, unsigned);
 static bool	client_ns_ok(const char *);
+static void	client_conds_init(struct idgen_client *);
+static void	client_forked(struct idgen_client *, uint64_t);
 static const char *client_tier(const char *);
 
 /* The defaults every option starts from (docs/protocols.md, docs/design.md section 11). */
@@ -56,7 +59,7 @@ idgen_options_init(struct idgen_options *o)
 }
 
 /* The condition variables, on the monotonic clock of clk_mono_deadline(). */
-void
+static void
 client_conds_init(struct idgen_client *c)
 {
 	pthread_condattr_t	 ca;
@@ -66,6 +69,33 @@ client_conds_init(struct idgen_client *c)
 	pthread_cond_init(&c->wake, &ca);
 	pthread_cond_init(&c->filled, &ca);
 	pthread_condattr_destroy(&ca);
+}
+
+/* Resets a client inherited from the parent process (its mutex held; epoch.c calls it). */
+static void
+client_forked(struct idgen_client *c, uint64_t epoch)
+{
+	unsigned	 i;
+
+	held_clear(&c->held);
+	/* A generator's worker number is its parent's: never minted with here. */
+	if (c->gen != NULL)
+		gen_forked(c->gen);
+	for (i = 0; i < c->neps; i++)
+		c->tr.reset(c->tr.ctx, i);
+	/* The refill thread and any waiter stayed in the parent. */
+	c->thread_on = false;
+	c->stopping = false;
+	c->want_round = 0;
+	c->rounds = 0;
+	c->all_down = false;
+	c->trying_since = 0;
+	c->taken = 0;
+	c->rate = 0;
+	c->target = c->o.min_held;
+	client_conds_init(c);
+	c->st.forks++;
+	c->epoch = epoch;
 }
 
 /* A client of the idservers in servers ("host:port,..."), over TCP. */
@@ -92,7 +122,7 @@ client_open(const char *servers, const struct idgen_options *opt,
 		err = dummy;
 		errlen = sizeof(dummy);
 	}
-	epoch_init();
+	epoch_init(client_forked);
 	idgen_options_init(&o);
 	if (opt != NULL) {
 		/* A caller built against an older header passes a shorter struct. */

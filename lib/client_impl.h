@@ -1,8 +1,8 @@
 /*
  * client_impl.h - the state of one libidgen client, shared by the files that
  * make it up (docs/design.md section 11): client.c opens and closes it,
- * share.c hands its IDs out, refill.c and round.c fetch them, epoch.c resets
- * it in a forked child. Private to lib/.
+ * share.c hands its IDs out, refill.c and round.c fetch them, epoch.c finds
+ * a forked child (client.c resets it there). Private to lib/.
  */
 #ifndef IDGEN_CLIENT_IMPL_H
 #define IDGEN_CLIENT_IMPL_H
@@ -66,8 +66,5 @@ struct idgen_client {
 	bool			 hybrid;	/* idservers and a tier: the generator
 						   only while none answers (11.8) */
 };
-
-/* The condition variables, on the monotonic clock their deadlines use. */
-void	client_conds_init(struct idgen_client *c);
 
 #endif

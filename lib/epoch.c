@@ -5,7 +5,6 @@
 #include "epoch.h"
 
 #include "client_impl.h"
-#include "gen.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -17,17 +16,19 @@ _Atomic uint64_t		*epoch_page = &epoch_mem;
 static _Atomic uint64_t		 epoch_last;	/* last epoch given out */
 static pthread_mutex_t		 epoch_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct idgen_client	*epoch_registry;
+/* client.c's reset, handed in: this file knows no file above it. */
+static _Atomic(epoch_forked_fn)	 epoch_forked;
 
 static void	epoch_init_once(void);
 static void	epoch_atfork_prepare(void);
 static void	epoch_atfork_parent(void);
 static void	epoch_atfork_child(void);
-static void	epoch_forked(struct idgen_client *, uint64_t);
 
 /* Runs epoch_init_once() the first time any client is opened. */
 void
-epoch_init(void)
+epoch_init(epoch_forked_fn forked)
 {
+	atomic_store(&epoch_forked, forked);
 	pthread_once(&epoch_once, epoch_init_once);
 }
 
@@ -78,12 +79,13 @@ static void
 epoch_atfork_child(void)
 {
 	struct idgen_client	*c;
+	epoch_forked_fn		 forked = atomic_load(&epoch_forked);
 	uint64_t		 e;
 
 	atomic_store(epoch_page, 0);
 	e = epoch_current();
 	for (c = epoch_registry; c != NULL; c = c->next_client) {
-		epoch_forked(c, e);
+		forked(c, e);
 		pthread_mutex_unlock(&c->mu);
 	}
 	pthread_mutex_unlock(&epoch_registry_mu);
@@ -105,33 +107,6 @@ epoch_current(void)
 	return v;
 }
 
-/* Resets a client inherited from the parent process (its mutex held). */
-static void
-epoch_forked(struct idgen_client *c, uint64_t epoch)
-{
-	unsigned	 i;
-
-	held_clear(&c->held);
-	/* A generator's worker number is its parent's: never minted with here. */
-	if (c->gen != NULL)
-		gen_forked(c->gen);
-	for (i = 0; i < c->neps; i++)
-		c->tr.reset(c->tr.ctx, i);
-	/* The refill thread and any waiter stayed in the parent. */
-	c->thread_on = false;
-	c->stopping = false;
-	c->want_round = 0;
-	c->rounds = 0;
-	c->all_down = false;
-	c->trying_since = 0;
-	c->taken = 0;
-	c->rate = 0;
-	c->target = c->o.min_held;
-	client_conds_init(c);
-	c->st.forks++;
-	c->epoch = epoch;
-}
-
 /* A copy without fork() (a raw clone) is seen here, at the next call. */
 void
 epoch_check(struct idgen_client *c)
@@ -139,7 +114,7 @@ epoch_check(struct idgen_client *c)
 	uint64_t	 e = epoch_current();
 
 	if (c->epoch != e)
-		epoch_forked(c, e);
+		atomic_load(&epoch_forked)(c, e);
 }
 
 /* Newest first: the order does not matter to the handlers. */

@@ -26,8 +26,14 @@ struct idgen_client;
  */
 extern _Atomic uint64_t	*epoch_page __attribute__((visibility("hidden")));
 
-/* The wipe-on-fork page and the fork handlers, once per process. */
-void		epoch_init(void);
+/* Resets a client a child inherited (c's mutex held): client.c's, handed in. */
+typedef void	(*epoch_forked_fn)(struct idgen_client *c, uint64_t epoch);
+
+/*
+ * The wipe-on-fork page and the fork handlers, once per process; forked is
+ * called for each client of a new process (the same function every call).
+ */
+void		epoch_init(epoch_forked_fn forked);
 
 /* The current process's epoch; a wiped page means a new process. */
 uint64_t	epoch_current(void);

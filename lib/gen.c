@@ -27,7 +27,6 @@
 #include "genseam.h"
 #include "layout.h"
 #include "lease.h"
-#include "refill.h"
 #include "snowflake.h"
 #include "statefile.h"
 
@@ -554,8 +553,6 @@ gen_wait(struct gen *g, uint64_t *deadline)
 
 	if (*deadline == 0)
 		*deadline = now + c->o.timeout_ms;
-	if (!refill_start(c))
-		return errmsg_set(IDGEN_ENOMEM, "cannot start the lease thread");
 	if (g->round_failed)
 		return errmsg_set(IDGEN_EUNAVAILABLE, "no Snowflake lease: %s", g->lasterr);
 	if (now >= *deadline)

@@ -55,8 +55,8 @@ void		 gen_stop(struct gen *g);
 unsigned	 gen_take(struct gen *g, unsigned want, bool all, uint64_t *first, int *rc);
 
 /*
- * Waits for a lease change after a take found no window (c's mutex held):
- * IDGEN_OK to take again, or why not (the claim failed, the deadline passed).
+ * Waits for a lease change after a take found no window (c's mutex held,
+ * the thread started by refill_start): IDGEN_OK to take again, or why not (the claim failed, the deadline passed).
  */
 int		 gen_wait(struct gen *g, uint64_t *deadline);
 

@@ -61,8 +61,12 @@ share_wait(struct idgen_client *c, uint64_t *deadline)
 
 	if (c->hybrid)
 		return share_wait_both(c, deadline);
-	if (c->gen != NULL)
+	if (c->gen != NULL) {
+		/* Started here: gen.c lies below refill.c, which runs its thread. */
+		if (!refill_start(c))
+			return errmsg_set(IDGEN_ENOMEM, "cannot start the lease thread");
 		return gen_wait(c->gen, deadline);
+	}
 	if (*deadline == 0)
 		*deadline = now + c->o.timeout_ms;
 	if (!refill_start(c))

@@ -177,27 +177,6 @@ wire_reset(struct wire *w)
 		close(fd);
 }
 
-int
-wire_wait(int fd, short events, uint64_t deadline)
-{
-	struct pollfd	 pfd = { .fd = fd, .events = events };
-	uint64_t	 now;
-	int		 n;
-
-	for (;;) {
-		now = clk_mono_ms();
-		if (now >= deadline)
-			return 0;
-		n = poll(&pfd, 1, (int)(deadline - now));
-		if (n > 0)
-			return 1;
-		if (n == 0)
-			return 0;
-		if (errno != EINTR)
-			return -1;
-	}
-}
-
 /*
  * Connects to the first address of host:port that answers within connect_ms,
  * and makes the TLS handshake within the same time when TLS is on.
@@ -225,7 +204,7 @@ wire_connect(struct wire *w, unsigned connect_ms, char *err, size_t errlen)
 		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
 			break;
 		if (errno == EINPROGRESS) {
-			rc = wire_wait(fd, POLLOUT, deadline);
+			rc = clk_wait_fd(fd, POLLOUT, deadline);
 			sl = sizeof(soerr);
 			if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
 			    soerr == 0)
@@ -333,7 +312,7 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN && (rc = wire_wait(w->fd, ev, deadline)) == 1)
+		if (n < 0 && errno == EAGAIN && (rc = clk_wait_fd(w->fd, ev, deadline)) == 1)
 			continue;
 		*closed = n < 0 && (errno == EPIPE || errno == ECONNRESET);
 		snprintf(err, errlen, "%s: send: %s", w->name, n < 0 && errno == EPROTO &&
@@ -377,7 +356,7 @@ wire_once(struct wire *w, const char *req, size_t len, unsigned nreq,
 		}
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN && (rc = wire_wait(w->fd, ev, deadline)) == 1)
+		if (errno == EAGAIN && (rc = clk_wait_fd(w->fd, ev, deadline)) == 1)
 			continue;
 		*closed = !replied && errno == ECONNRESET;
 		snprintf(err, errlen, "%s: %s", w->name, errno == EPROTO && w->tls != NULL ?

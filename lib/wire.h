@@ -61,9 +61,6 @@ bool	wire_auth_line(const char *token, char **line, size_t *len, char *err, size
 /* Wipes and frees such a line. */
 void	wire_auth_free(char *line, size_t len);
 
-/* Waits for events on fd until deadline (monotonic ms): 1 ready, 0 timed out, -1 error. */
-int	wire_wait(int fd, short events, uint64_t deadline);
-
 /* Drops the connection (a failure, a fork: the child must not share it). */
 void	wire_reset(struct wire *w);
 

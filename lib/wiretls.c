@@ -5,7 +5,7 @@
  */
 #include "wiretls.h"
 
-#include "wire.h"
+#include "clk.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -298,7 +298,7 @@ wiretls_start(struct wiretls *t, struct wiretls_conn **cp, int fd, const char *h
 		e = SSL_get_error(c->ssl, rc);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
 			ev = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
-			if ((rc = wire_wait(fd, ev, deadline)) == 1)
+			if ((rc = clk_wait_fd(fd, ev, deadline)) == 1)
 				continue;
 			snprintf(err, errlen, rc == 0 ? "%s: TLS handshake not done within "
 			    "connect_timeout_ms" : "%s: TLS handshake: poll failed", name);

@@ -144,7 +144,7 @@
 	    NUM(TIER->ns_released + TIER->nss.released)) \
 	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
 	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
-	    NUM(TIER->target)) \
+	    NUM(TIER->seq.target)) \
 	X(ids_dropped, C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)", \
 	    "ids_dropped", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ids_dropped)) \

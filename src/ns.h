@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "pool.h"
+#include "seq.h"
 #include "server.h"
 
 /*
@@ -55,10 +56,7 @@ struct nsrv {
 	bool		 regressed[NS_SERVERS];	/* refused there until a check passes */
 	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
 	struct pool	 pool;
-	uint64_t	 target;	/* IDs to keep buffered or in flight */
-	uint64_t	 taken;		/* IDs handed out, ever */
-	uint64_t	 taken_mark;	/* ... at the last rate sample */
-	double		 rate;		/* IDs/s, decaying peak */
+	struct seq	 seq;		/* its demand: taken, rate, target */
 	uint64_t	 last_take_ms;	/* monotonic: idle namespaces let their IDs go */
 	unsigned	 fetching;	/* tickets in flight */
 	unsigned	 writing;	/* ... waiting for their state file write */

@@ -370,7 +370,7 @@ source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64
 	ns->last_take_ms = clk_mono_ms();
 	ok = block ? pool_take_block(&ns->pool, n, out) : pool_take_ids(&ns->pool, n, out);
 	if (ok) {
-		ns->taken += n;
+		ns->seq.taken += n;
 		ns->ids_ticket += n;
 		s->stats.ids_ticket += n;
 		tier_ns_kick(s->tier);

@@ -50,6 +50,9 @@ static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
 static const struct ticket_server *tier_b_agreed(const struct tier *t,
 		    const struct ticket_server *s, uint64_t *b);
 
+/* What tier_ns.c calls tier.c through (tier.h). */
+static const struct tier_up tier_up_calls = { tier_prefetch, tier_save };
+
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 
 /* Sets up every server from the config; nothing connects until tier_start(). */
@@ -67,15 +70,15 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	for (i = 0; i < SERVER_MAX; i++)
 		t->copy_on[i] = -1;
 	t->expect_block = cfg->block_size;
-	t->prefetch_blocks = cfg->prefetch_blocks;
-	t->prefetch_max_blocks = cfg->prefetch_max_blocks;
-	t->prefetch_lead_ms = cfg->prefetch_lead_ms;
+	t->prefetch = (struct seq_prefetch){ cfg->prefetch_blocks, cfg->prefetch_max_blocks,
+	    cfg->prefetch_lead_ms };
 	/* A check sent after the query in flight: both bounded by their timeouts. */
 	t->wait_limit_ms = cfg->connect_timeout_ms + 6 * cfg->query_timeout_ms;
 	t->partner_wait_ms = cfg->partner_wait_ms;
 	t->rate_tick = event_new(base, -1, EV_PERSIST, tier_rate_cb, t);
 	if (t->rate_tick == NULL)
 		return false;
+	t->up = &tier_up_calls;
 	t->on_change = on_change;
 	t->arg = arg;
 	t->sf = sf;
@@ -151,41 +154,6 @@ tier_fetch_ms(const struct tier *t)
 	return ms;
 }
 
-/*
- * The prefetch target: prefetch_blocks blocks at least, or enough IDs for
- * prefetch_lead_ms plus two fetch times at the recent rate, at most
- * prefetch_max_blocks blocks. The rate is a decaying peak, so a burst raises
- * the target at once and it relaxes slowly.
- *
- * Why two fetch times: the target counts IDs in flight, at most one block per
- * server, and a block in flight arrives up to one fetch time F from now. Right
- * after both servers were asked, the pool holds target - 2B and must last F:
- * target >= 2B + rate * F. Near the pair's capacity (rate ~ 2B / F) that is
- * rate * 2F; further below it, prefetch_lead_ms and the floor cover it. With a
- * local pair F is 1-2 ms, so the target is nearly rate * prefetch_lead_ms as
- * before; with the pair 200 ms away (F ~ 430 ms) a lead of prefetch_lead_ms
- * alone let requests wait on refills at 3.5 million IDs/s, three quarters of
- * what two fetches in flight carry (2B / F ~ 4.9 million IDs/s).
- */
-uint64_t
-tier_target(const struct tier *t, double rate, double fetch_ms, uint64_t b)
-{
-	double want = rate * (t->prefetch_lead_ms + 2 * fetch_ms) / 1000.0;
-	uint64_t lo = t->prefetch_blocks * b, hi = t->prefetch_max_blocks * b;
-
-	return want < (double)lo ? lo : want > (double)hi ? hi : (uint64_t)want;
-}
-
-/* A rate sample of IDs handed out: the decaying peak. */
-double
-tier_rate(uint64_t taken, uint64_t *taken_mark, double rate, unsigned rate_ms)
-{
-	double now = (double)(taken - *taken_mark) * (1000.0 / rate_ms);
-
-	*taken_mark = taken;
-	return now > rate * 0.9 ? now : rate * 0.9;
-}
-
 /* Samples the rate of IDs handed out from the pool. */
 static void
 tier_rate_cb(evutil_socket_t fd, short what, void *arg)
@@ -194,8 +162,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	t->rate = tier_rate(t->taken, &t->taken_mark, t->rate, TIER_RATE_MS);
-	t->target = tier_target(t, t->rate, tier_fetch_ms(t), t->block_size);
+	seq_sample(&t->seq, &t->prefetch, TIER_RATE_MS, tier_fetch_ms(t), t->block_size);
 	tier_ns_tick(t, TIER_RATE_MS, tier_fetch_ms(t));
 	tier_waits_watch(t);
 	tier_prefetch(t);
@@ -298,7 +265,7 @@ tier_next_server(const struct tier *t)
 }
 
 /*
- * Keeps the target (tier_target) buffered or in flight, one request per
+ * Keeps the target (seq_retarget) buffered or in flight, one request per
  * server, taking turns so every server carries load. A waiting BLOCK that no buffered
  * range can hold (demand) gets a fetch even when the count looks sufficient.
  */
@@ -330,7 +297,7 @@ tier_prefetch_default(struct tier *t)
 		uint64_t have = pool_available(&t->pool) + tier_in_flight(t) * t->block_size;
 		int next;
 
-		if (have >= t->target && !(t->demand && tier_in_flight(t) == 0))
+		if (have >= t->seq.target && !(t->demand && tier_in_flight(t) == 0))
 			return;
 		/* Fragments that BLOCKs skipped must not stop the refills. */
 		if (t->pool.count >= POOL_RANGES_ROOM)
@@ -349,7 +316,7 @@ tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
 	bool ok = pool_take_ids(&t->pool, n, out);
 
 	if (ok)
-		t->taken += n;
+		t->seq.taken += n;
 	tier_prefetch(t);
 	return ok;
 }
@@ -361,7 +328,7 @@ tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 	bool ok = pool_take_block(&t->pool, n, first);
 
 	if (ok)
-		t->taken += n;
+		t->seq.taken += n;
 	else
 		t->demand = true;
 	tier_prefetch(t);
@@ -438,12 +405,6 @@ tier_save(struct tier *t)
 	if (r != STATEFILE_QUEUED)
 		tier_saved(t, r == STATEFILE_DURABLE);
 	return r != STATEFILE_FAILED;
-}
-
-bool
-tier_save_marks(struct tier *t)
-{
-	return tier_save(t);
 }
 
 void (*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
@@ -1110,7 +1071,7 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 				tier_copy_landed(t, s->group_first + k,
 				    s->copy_sending[s->group_first + k],
 				    s->copy_sending_b[s->group_first + k]);
-		t->target = tier_target(t, t->rate, tier_fetch_ms(t), t->block_size);
+		seq_retarget(&t->seq, &t->prefetch, tier_fetch_ms(t), t->block_size);
 		tier_checked_others(t, s);
 		tier_ns_event(t, s, ev);
 		break;

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "ns.h"
 #include "pool.h"
+#include "seq.h"
 #include "server.h"
 #include "statefile.h"
 #include "ticket.h"
@@ -40,13 +41,8 @@ struct tier {
 	struct pool		 pool;
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
-	unsigned		 prefetch_blocks;	/* the floor of the target */
-	unsigned		 prefetch_max_blocks;	/* its ceiling */
-	unsigned		 prefetch_lead_ms;
-	uint64_t		 target;	/* IDs to keep buffered or in flight */
-	uint64_t		 taken;		/* IDs handed out, ever */
-	uint64_t		 taken_mark;	/* ... at the last rate sample */
-	double			 rate;		/* IDs/s, decaying peak */
+	struct seq_prefetch	 prefetch;	/* every sequence's target follows it */
+	struct seq		 seq;		/* the default sequence's demand (13.7) */
 	struct event		*rate_tick;
 	unsigned		 last_used;	/* server of the last fetch, for taking turns */
 	bool			 demand;	/* a request waits for a block that is not here */
@@ -126,8 +122,19 @@ struct tier {
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
 	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
 	uint64_t		 ns_refusals;	/* namespaces refused on a server */
+	const struct tier_up	*up;		/* tier.c's, for tier_ns.c */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
+};
+
+/*
+ * What tier_ns.c asks of tier.c, filled by tier_init: the namespaces lie
+ * below tier.c and reach it through nothing else (docs/design.md 13.7).
+ */
+struct tier_up {
+	void	(*prefetch)(struct tier *t);	/* a pass: checks, refills, copies */
+	bool	(*save_marks)(struct tier *t);	/* the state file, without waiting;
+						   false when it failed now */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */
@@ -162,22 +169,11 @@ const char	*tier_waits_for(const struct tier *t, unsigned i, char *buf, size_t l
 /* True when every server has settled (up, refused, or failed once). */
 bool		tier_settled(const struct tier *t);
 
-/* Namespaces (tier_ns.c): a server's event, the refills, the rate tick. */
+/* Namespaces (tier_ns.c, below tier.c): a server's event, the refills, the rate tick. */
 void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
-
-/*
- * Every sequence's rate and target, the default's and each namespace's: a
- * rate sample (IDs/s, a decaying peak, taken_mark moved on), and the IDs to
- * keep buffered or in flight at that rate for tickets of B b.
- */
-double		tier_rate(uint64_t taken, uint64_t *taken_mark, double rate, unsigned rate_ms);
-uint64_t	tier_target(const struct tier *t, double rate, double fetch_ms, uint64_t b);
-
-/* Saves the state file without waiting (marks merged); false when it failed now. */
-bool		tier_save_marks(struct tier *t);
 
 /* How many namespaces are served now. */
 unsigned	tier_ns_served(const struct tier *t);

@@ -6,6 +6,8 @@
  *
  * Only the servers of our own region serve namespaces; with none of them up
  * a namespace falls back by its policy (source.c).
+ *
+ * Below tier.c: it calls tier.c only through t->up (struct tier_up, 13.7).
  */
 #include "tier.h"
 
@@ -133,7 +135,7 @@ tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	t->ns_witnessed[s->index] = true;
 	ticket_run_end(s);
-	tier_prefetch(t);
+	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
 
@@ -195,7 +197,7 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 		any = any || changed;
 	}
 	if (any)
-		(void)tier_save_marks(t);
+		(void)t->up->save_marks(t);
 }
 
 /* Which servers' latest namespace checks count: up, and read since it connected. */
@@ -361,7 +363,7 @@ tier_ns_need(const struct tier *t, const struct nsrv *ns)
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
 	if (ns->last_take_ms == 0 || clk_mono_ms() - ns->last_take_ms > t->ns_idle_ms)
 		return false;
-	return have < ns->target || (ns->demand && have < ns->want);
+	return have < ns->seq.target || (ns->demand && have < ns->want);
 }
 
 /* Starts the namespace checks due on idle servers. */
@@ -541,7 +543,7 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 		}
 	}
 	ticket_run_end(s);
-	tier_prefetch(t);
+	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
 
@@ -662,7 +664,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		for (unsigned j = 0; j < NS_SERVERS; j++)
 			t->ns_due[j] = true;
 		t->ns_due_some = true;
-		tier_prefetch(t);
+		t->up->prefetch(t);
 		t->on_change(t->arg);
 		return;
 	}
@@ -678,7 +680,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		tier_ns_judged(t, s, ns, tk);
 	else
 		tier_ns_refuse(t, ns, s->index, why);
-	tier_prefetch(t);
+	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
 
@@ -695,7 +697,7 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	ticket_run_end(s);
-	tier_prefetch(t);
+	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
 
@@ -762,7 +764,7 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 	}
 	ns->demand = false;
 	ns->tickets++;
-	tier_prefetch(t);
+	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
 
@@ -775,8 +777,7 @@ tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
 
-		ns->rate = tier_rate(ns->taken, &ns->taken_mark, ns->rate, rate_ms);
-		ns->target = tier_target(t, ns->rate, fetch_ms, ns->b);
+		seq_sample(&ns->seq, &t->prefetch, rate_ms, fetch_ms, ns->b);
 		if (pool_available(&ns->pool) > 0 && ns->last_take_ms != 0 &&
 		    now - ns->last_take_ms > t->ns_idle_ms) {
 			uint64_t n = pool_clear(&ns->pool);

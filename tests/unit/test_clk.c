@@ -1,6 +1,7 @@
 /*
  * test_clk.c - the clock module: intervals split into timeval fields,
- * condition-variable deadlines normalised, the units of each clock agree.
+ * condition-variable deadlines normalised, the units of each clock agree, a
+ * descriptor's wait ends when it is ready or at its deadline.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clk.h"
 
@@ -70,6 +73,26 @@ test_units(void **state)
 	assert_true(clk_real_us() / 1000 >= real);
 }
 
+/* clk_wait_fd: 1 once readable, 0 at the deadline (and at once past it). */
+static void
+test_wait_fd(void **state)
+{
+	int p[2];
+	int64_t before;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	before = clk_mono_ms();
+	assert_int_equal(clk_wait_fd(p[0], POLLIN, (uint64_t)before + 30), 0);
+	assert_true(clk_mono_ms() >= before + 30);
+	assert_int_equal(clk_wait_fd(p[0], POLLIN, (uint64_t)before), 0);
+	assert_int_equal(clk_wait_fd(p[1], POLLOUT, (uint64_t)clk_mono_ms() + 1000), 1);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(clk_wait_fd(p[0], POLLIN, (uint64_t)clk_mono_ms() + 1000), 1);
+	close(p[0]);
+	close(p[1]);
+}
+
 int
 main(void)
 {
@@ -77,6 +100,7 @@ main(void)
 		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_wait_fd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1156,8 +1156,8 @@ test_prefetch_keeps_target(void **state)
 	r->cfg.prefetch_max_blocks = 4;
 	rig_start(r);
 	settle(r);
-	assert_true(r->t.target == 4 * B4K);
-	assert_true(pool_available(&r->t.pool) >= r->t.target);
+	assert_true(r->t.seq.target == 4 * B4K);
+	assert_true(pool_available(&r->t.pool) >= r->t.seq.target);
 	for (k = 0; k < 64; k++) {
 		unsigned fetching = (r->t.srv[0].state == TICKET_FETCHING) +
 		    (r->t.srv[1].state == TICKET_FETCHING);
@@ -1166,10 +1166,10 @@ test_prefetch_keeps_target(void **state)
 		assert_true(take(r, 1500));
 		fetching = (r->t.srv[0].state == TICKET_FETCHING) +
 		    (r->t.srv[1].state == TICKET_FETCHING);
-		assert_true(pool_available(&r->t.pool) + fetching * B4K >= r->t.target);
+		assert_true(pool_available(&r->t.pool) + fetching * B4K >= r->t.seq.target);
 		settle(r);
-		assert_true(pool_available(&r->t.pool) >= r->t.target);
-		assert_true(pool_available(&r->t.pool) < r->t.target + 2 * B4K);
+		assert_true(pool_available(&r->t.pool) >= r->t.seq.target);
+		assert_true(pool_available(&r->t.pool) < r->t.seq.target + 2 * B4K);
 	}
 	rig_free(r);
 }
