@@ -18,6 +18,11 @@ CREATE TABLE IF NOT EXISTS idgen_leases (
   CONSTRAINT worker_range CHECK (worker <= 1023)
 ) ENGINE=InnoDB;
 
+-- The claim's SELECT ... ORDER BY window_end, worker LIMIT 1 FOR UPDATE SKIP LOCKED
+-- reads this index in order and locks only the row it returns; without it MariaDB
+-- locks every row it sorts, and concurrent claims find no free number (docs/design.md 3.3).
+CREATE INDEX IF NOT EXISTS idgen_leases_free ON idgen_leases (window_end, worker);
+
 -- Guards (docs/design.md 6.5): while a window may be open (window_end not an hour,
 -- the largest max_clock_skew_ms, before this server's now in layout ms), the
 -- database refuses to move window_end back, empty the holder, start a window that

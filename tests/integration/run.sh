@@ -40,6 +40,7 @@ SERIAL=(
 	test_load           # millions of IDs from two processes at full speed
 	test_libgen         # 11 minting threads for 12 s; a 3 s lease window outlived by SIGSTOP
 	test_libfall        # 15 library threads for 12 s; the switch back must land inside them
+	test_libmany        # 88 library threads for 18 s; 3 s lease windows outlived by SIGSTOPs
 	test_idbench        # idbench at full speed
 	test_faults         # 45 s of faults under open-loop load
 	test_failover       # kills under a 12 s load: restarts must fit in it
