@@ -137,6 +137,14 @@ struct idserver {
 	uint64_t		ns_read_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever due */
 	uint64_t		ns_sent_end[TSERVER_MAX];	/* its known end when it sent the
 							 * ticket transaction to S (tier_ns.c) */
+	/*
+	 * What its file must hold (write-ahead, 13.6): the end of every block of
+	 * k drawn on R it handed IDs of, carried with the file (copied, kept,
+	 * put back); and as it was at this incarnation's start.
+	 */
+	uint64_t		ns_handed[TSERVER_NS][TSERVER_MAX];
+	uint64_t		ns_old_handed[TSERVER_NS][TSERVER_MAX];
+	uint64_t		ns_should[TSERVER_NS][TSERVER_MAX];
 	bool			ns_due_set[TSERVER_MAX];	/* copies due at S's witness point */
 	uint64_t		ns_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];
 	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with its partner up or
@@ -491,7 +499,7 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	}
 	S.ns_redraws++;
 	covered = a->ns_own_end > lo || (d != NULL && (d->ns_sent_end[srv] > lo ||
-	    d->ns_file_end[k][srv] > lo));
+	    d->ns_file_end[k][srv] > lo || d->ns_should[k][srv] > lo));
 	cls = covered ? -1 : sim_ns_class(d, srv, k, lo);
 	sim_trace("e%" PRIu64 " redraw %s %s t=%" PRIu64 " (IDs %" PRIu64 "..) for i%u: %s (own "
 	    "row end %" PRIu64 ", known %" PRIu64 ")", S.ev, tserver_ns_name(k), server_role(srv),
@@ -674,6 +682,9 @@ sim_ids_start(struct idserver *d, bool file)
 
 			d->ns_file_end[k][j] = m != NULL ? state_ns_end(m) : 0;
 		}
+	if (d->sf.origin != STATEFILE_LOADED)
+		memset(d->ns_handed, 0, sizeof(d->ns_handed));
+	memcpy(d->ns_should, d->ns_handed, sizeof(d->ns_should));
 	memset(d->ns_conn_us, 0, sizeof(d->ns_conn_us));
 	memset(d->ns_fresh, 0, sizeof(d->ns_fresh));
 	memset(d->ns_read, 0, sizeof(d->ns_read));
@@ -826,6 +837,7 @@ sim_file_back(struct idserver *d)
 	close(fd);
 	free(d->old);
 	d->old = NULL;
+	memcpy(d->ns_handed, d->ns_old_handed, sizeof(d->ns_handed));
 	return ok;
 }
 
@@ -850,6 +862,7 @@ sim_file_keep(struct idserver *d)
 	memcpy(d->old, buf, (size_t)n);
 	d->oldlen = (size_t)n;
 	d->old_us = vclock_now_us();
+	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
 }
 
 /* Advances virtual time by us, letting every timer that falls due run. */
@@ -926,8 +939,18 @@ sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
 		return sim_record(d, lo, hi);
 	S.ns_ids += hi - lo;
 	o = ranges_add(&S.nsr[k], lo, hi, d->who, S.ev);
-	if (o == NULL)
+	if (o == NULL) {
+		const char *name = tserver_ns_name(k);
+		const struct nsrv *ns = nss_find(&d->t.nss, name, strlen(name));
+		uint64_t b = ns != NULL ? ns->b : 0;
+
+		/* Each block it handed IDs of: its file holds the block's mark. */
+		for (uint64_t t = b ? lo / b : 1, last = b ? (hi - 1) / b : 0; t <= last; t++)
+			for (unsigned j = 0; j < TSERVER_MAX; j++)
+				if (server_owns_ticket(j, t) && (t + 1) * b > d->ns_handed[k][j])
+					d->ns_handed[k][j] = (t + 1) * b;
 		return 0;
+	}
 	lo = lo > o->lo ? lo : o->lo;
 	for (size_t r = 0; r < S.nnsres; r++)
 		if (S.nsres[r].ns == k && S.nsres[r].lo <= lo && lo < S.nsres[r].hi)
@@ -991,7 +1014,7 @@ sim_take_ns(struct idserver *d, unsigned k)
 static void
 sim_ns_op(unsigned k, bool whole)
 {
-	static const uint64_t bs[] = { 1, 3, 64, 4096 };
+	static const uint64_t bs[] = { 1, 4, 16, 64, 4096 };
 	unsigned creating = 0, ready = 0, dropped = 0, none = 0;
 	uint64_t b, end = 0, t0, m = server_increment();
 	bool refuse;
@@ -1017,7 +1040,7 @@ sim_ns_op(unsigned k, bool whole)
 		return;
 	}
 	if (ready == TSERVER_MAX) {
-		if (!rng_permille(300))
+		if (!rng_permille(200))
 			return;
 		for (unsigned i = 0; i < TSERVER_MAX; i++) {
 			S.srv[i].st.ns[k].state = TS_NS_DROPPED;
@@ -1088,7 +1111,7 @@ sim_take(void)
 
 	if (!d->on)
 		return 0;
-	if (S.ns_on && rng_permille(400) &&
+	if (S.ns_on && rng_permille(500) &&
 	    (r = sim_take_ns(d, (unsigned)rng_below(TSERVER_NS))) >= 0)
 		return r;
 	r = 0;
@@ -1155,6 +1178,21 @@ sim_fault(void)
 			    s->st.counter);
 			break;
 		}
+		/*
+		 * With namespaces, half the restores put back one namespace's
+		 * tables alone (tickets_N and its idgen_ns_marks rows, 13.2), the
+		 * server running on: the default sequence and the lease rows keep.
+		 */
+		if (S.ns_on && rng_permille(500)) {
+			unsigned k = (unsigned)rng_below(TSERVER_NS);
+
+			if (s->backup.ns[k].state != s->st.ns[k].state)
+				break;
+			s->st.ns[k] = s->backup.ns[k];
+			sim_trace("e%" PRIu64 " %s tickets_%s restored to %" PRIu64, S.ev,
+			    server_role(srv), tserver_ns_name(k), s->st.ns[k].counter);
+			break;
+		}
 		(void)tserver_restore(s);
 		S.restore_absent[srv] = S.backup_absent[srv];
 		/*
@@ -1170,6 +1208,19 @@ sim_fault(void)
 		sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)", S.ev,
 		    server_role(srv), s->st.counter);
 		simdb_crash(srv);
+		/*
+		 * With namespaces, half the restores come with an idserver
+		 * crashed in the same outage, back on its file or without one:
+		 * what it remembered of the restored server's namespace tickets
+		 * is then only what its file and the partner's copies hold.
+		 */
+		if (S.ns_on && d->on && rng_permille(500)) {
+			bool file = d->file && rng_permille(500);
+
+			sim_trace("e%" PRIu64 " i%u crashed with it, restarts %s", S.ev, d->who,
+			    file ? "on its file" : "without a file");
+			sim_restart(d, file, false);
+		}
 		break;
 	case F_LOWER:
 		if (S.ns_on && rng_permille(500)) {
@@ -1234,6 +1285,7 @@ sim_fault(void)
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
 			sim_ids_stop(to, false);
+			memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
 			if (!sim_file_copy(d->path, to->path))
 				S.failed = true;
 			else if (!sim_ids_start(to, true))

@@ -19,6 +19,7 @@
 #include "clk.h"
 #include "layout.h"
 #include "log.h"
+#include "rules.h"
 
 /*
  * Every namespace this server lists, each marks row of it, and its ticket
@@ -111,7 +112,8 @@ tier_ns_u64(const char *v, uint64_t *out)
 static uint64_t
 tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i)
 {
-	const struct state_ns_mark *m = state_ns_get(&t->sf->ns, ns->name, i);
+	const struct state_ns_mark *m = RULE_ON(RULE_NS_STATE_MARKS) ?
+	    state_ns_get(&t->sf->ns, ns->name, i) : NULL;
 
 	return ns_known_end(ns, i, m != NULL ? m->high_water : 0, m != NULL ? m->block_size : 0);
 }
@@ -129,6 +131,8 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 	size_t len = 0;
 	int m;
 
+	if (!RULE_ON(RULE_NS_WITNESS))
+		return false;
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		const struct nsrv *ns = t->nss.v[k];
 		uint64_t b = ns->v[i].b;
@@ -302,7 +306,7 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 	 */
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
 		if (j != i && (ticket_up(&t->srv[j]) || t->srv[j].state == TICKET_CONNECTING) &&
-		    t->ns_at[j] <= t->ns_up_at[i])
+		    t->ns_at[j] <= t->ns_up_at[i] && RULE_ON(RULE_NS_PARTNER_FIRST))
 			return false;
 	return true;
 }
@@ -694,7 +698,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	}
 	tk = r->stmt_insert_id[TIER_NS_TX_REPLACE];
 	ticket_run_end(s);
-	if (r->stmt_affected[TIER_NS_TX_MARK] != 1) {
+	if (r->stmt_affected[TIER_NS_TX_MARK] != 1 && RULE_ON(RULE_NS_OWN_MARK)) {
 		snprintf(why, sizeof(why), "counter regressed: ticket %" PRIu64 " of tickets_%s is "
 		    "not above the server's own mark in idgen_ns_marks; repair: idgenctl ns raise "
 		    "%s --above <its largest ID> (or ALTER TABLE tickets_%s AUTO_INCREMENT above "
@@ -731,7 +735,7 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
-	uint64_t mark = ns_end_ticket(t->ns_fetch_end[s->index], ns->b);
+	uint64_t mark = RULE_ON(RULE_NS_KNOWN) ? ns_end_ticket(t->ns_fetch_end[s->index], ns->b) : 0;
 	bool changed = false;
 	char why[256];
 
@@ -763,6 +767,11 @@ tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_
 		return;
 	}
 	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
+	if (!RULE_ON(RULE_NS_WRITE_AHEAD)) {
+		ns->writing++;
+		tier_ns_recorded(t, true, (uint64_t)ns->id << 8 | s->index, tk);
+		return;
+	}
 	if (!state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed))
 		tier_ns_prune(t);
 	if (!changed && !state_ns_raise(&t->sf->ns, ns->name, s->index, tk, ns->b, &changed)) {
