@@ -138,9 +138,10 @@ struct idserver {
 	uint64_t		ns_sent_end[TSERVER_MAX];	/* its known end when it sent the
 							 * ticket transaction to S (tier_ns.c) */
 	/*
-	 * What its file must hold (write-ahead, 13.6): the end of every block of
-	 * k drawn on R it handed IDs of, carried with the file (copied, kept,
-	 * put back); and as it was at this incarnation's start.
+	 * What its file must hold (13.6): the end of every block of k drawn on R
+	 * it handed IDs of (write-ahead) and every mark of R a check read
+	 * (known marks are kept), carried with the file (copied, kept, put
+	 * back); and as it was at this incarnation's start.
 	 */
 	uint64_t		ns_handed[TSERVER_NS][TSERVER_MAX];
 	uint64_t		ns_old_handed[TSERVER_NS][TSERVER_MAX];
@@ -203,6 +204,7 @@ struct sim {
 
 static struct sim S;
 static bool verbose;
+static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -550,6 +552,14 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	d->ns_read[srv] = true;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
 		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			const struct tserver_ns *n = &s->st.ns[k];
+			const char *name = tserver_ns_name(k);
+
+			/* Every mark read of a namespace it knows is kept in its file. */
+			if (n->state != TS_NS_NONE && n->state != TS_NS_DROPPED && n->hw[j] != 0 &&
+			    nss_find(&d->t.nss, name, strlen(name)) != NULL &&
+			    tserver_ns_end(n->hw[j], n->hb[j], n->b) > d->ns_handed[k][j])
+				d->ns_handed[k][j] = tserver_ns_end(n->hw[j], n->hb[j], n->b);
 			d->ns_read_row[srv][k][j] = s->st.ns[k].state == TS_NS_NONE ? 0 :
 			    tserver_ns_end(s->st.ns[k].hw[j], s->st.ns[k].hb[j], s->st.ns[k].b);
 			d->ns_read_ever[srv][k][j] = s->ns_copy_ever[k][j];
@@ -1111,7 +1121,7 @@ sim_take(void)
 
 	if (!d->on)
 		return 0;
-	if (S.ns_on && rng_permille(500) &&
+	if (S.ns_on && rng_permille(600) &&
 	    (r = sim_take_ns(d, (unsigned)rng_below(TSERVER_NS))) >= 0)
 		return r;
 	r = 0;
@@ -1191,23 +1201,24 @@ sim_fault(void)
 			s->st.ns[k] = s->backup.ns[k];
 			sim_trace("e%" PRIu64 " %s tickets_%s restored to %" PRIu64, S.ev,
 			    server_role(srv), tserver_ns_name(k), s->st.ns[k].counter);
-			break;
-		}
-		(void)tserver_restore(s);
-		S.restore_absent[srv] = S.backup_absent[srv];
-		/*
-		 * Its idgen_leases rows went back too; the operator's repair of 6.5
-		 * ends every earlier window before it serves again.
-		 */
-		{
-			uint64_t now = 0;
+		} else {
+			(void)tserver_restore(s);
+			S.restore_absent[srv] = S.backup_absent[srv];
+			/*
+			 * Its idgen_leases rows went back too; the operator's repair of 6.5
+			 * ends every earlier window before it serves again.
+			 */
+			{
+				uint64_t now = 0;
 
-			(void)layout_ts_from_unix_ms((int64_t)sim_now_ms(), &now);
-			tserver_lease_repair(s, now + S.cfg.lease_window_ms + S.cfg.max_clock_skew_ms);
+				(void)layout_ts_from_unix_ms((int64_t)sim_now_ms(), &now);
+				tserver_lease_repair(s, now + S.cfg.lease_window_ms +
+				    S.cfg.max_clock_skew_ms);
+			}
+			sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)",
+			    S.ev, server_role(srv), s->st.counter);
+			simdb_crash(srv);
 		}
-		sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)", S.ev,
-		    server_role(srv), s->st.counter);
-		simdb_crash(srv);
 		/*
 		 * With namespaces, half the restores come with an idserver
 		 * crashed in the same outage, back on its file or without one:
@@ -1376,11 +1387,22 @@ sim_schedule(uint64_t seed, unsigned *events)
 			(unsigned)(100 + rng_below(3000)),
 			S.fault_on[F_DROP] ? (unsigned)(1 + rng_below(30)) : 0,
 			S.fault_on[F_LOST_REPLY] ? (unsigned)(1 + rng_below(100)) : 0,
+			0,
 		};
 		struct simdb_hooks h = { sim_hook_drew, sim_hook_copy_want, sim_hook_checked,
 		    sim_hook_cut, sim_hook_ns_drew, sim_hook_ns_sent, sim_hook_ns_seen,
 		    sim_hook_ns_ran, sim_hook_unmodelled };
 
+		/*
+		 * Namespaces in every third schedule (--namespaces: in all, or
+		 * none), chosen by the seed and drawing nothing from the generator
+		 * when off: a schedule without namespaces is the one it was before
+		 * they came in. With them, one server may be far (its answers ten
+		 * times slower), so a new connection's partner answers late.
+		 */
+		S.ns_on = ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0);
+		if (S.ns_on)
+			w.far = (unsigned)rng_below(TSERVER_MAX + 1);
 		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
 		tier_banked_hook = sim_hook_banked;
 	}
@@ -1403,10 +1425,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.prefetch_blocks = (unsigned)(1 + rng_below(3));
 	S.cfg.prefetch_max_blocks = S.cfg.prefetch_blocks + (unsigned)rng_below(3);
 	S.cfg.block_size = (unsigned)S.b;
-	/* Namespaces in most schedules; idle ones let their IDs go after ns_idle_ms. */
-	S.ns_on = rng_permille(700);
 	S.cfg.max_namespaces = S.ns_on ? 4 : 0;
-	S.cfg.ns_idle_ms = (unsigned)(200 + rng_below(3000));
+	if (S.ns_on)
+		S.cfg.ns_idle_ms = (unsigned)(200 + rng_below(3000));
 	/* The fallback: short windows, so they end, are extended and are claimed again. */
 	S.cfg.lease_window_ms = (unsigned)(800 + rng_below(4000));
 	S.cfg.lease_extend_ms = S.cfg.lease_window_ms / (unsigned)(2 + rng_below(4));
@@ -1493,7 +1514,7 @@ static void
 usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
-	    "[--list-rules] [--verbose]\n");
+	    "[--namespaces third|all|none] [--list-rules] [--verbose]\n");
 }
 
 int
@@ -1511,6 +1532,13 @@ main(int argc, char **argv)
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				printf("%-14s %s\n", rules[k].name, rules[k].what);
 			return 0;
+		} else if (v != NULL && strcmp(a, "--namespaces") == 0) {
+			ns_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (ns_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
 		} else if (strcmp(a, "--verbose") == 0) {
 			verbose = true;
 		} else if (v != NULL && strcmp(a, "--seed") == 0) {
@@ -1562,6 +1590,8 @@ main(int argc, char **argv)
 			printf("idsim: seed %" PRIu64 " %s; replay: build/idsim --seed %" PRIu64
 			    " --schedules 1", seed + done - 1,
 			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1);
+			if (ns_mode != 0)
+				printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);

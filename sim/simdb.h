@@ -20,6 +20,7 @@ struct simdb_weather {
 	unsigned	max_delay_us;	/* a query's answer comes after 0 .. this */
 	unsigned	drop_pm;	/* dropped before it ran */
 	unsigned	lost_reply_pm;	/* a ticket transaction committed, its reply lost */
+	unsigned	far;		/* 1 + the server far away (its delays x 10); 0: none */
 };
 
 /* What the driver learns from the servers. */

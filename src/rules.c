@@ -30,6 +30,8 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_NS_WRITE_AHEAD] = { "ns-write-ahead",
 	    "a namespace ticket's mark is in the state file before its block is banked "
 	    "(tier_ns.c, 13.6)" },
+	[RULE_NS_REMEMBER] = { "ns-remember",
+	    "every namespace mark a check reads is kept in the state file (tier_ns.c, 13.6)" },
 	[RULE_NS_PARTNER_FIRST] = { "ns-partner-first",
 	    "a new connection serves a namespace only once every other server up or connecting "
 	    "answered a namespace check sent after it connected (tier_ns.c, 13.6)" },

@@ -215,6 +215,8 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 	bool changed, any = false;
 	int j;
 
+	if (!RULE_ON(RULE_NS_REMEMBER))
+		return;
 	for (unsigned r = 0; r < n; r++) {
 		if (rows[r].hw == 0 || (j = ns_role_index(rows[r].role)) < 0 ||
 		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
@@ -735,7 +737,8 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
-	uint64_t mark = RULE_ON(RULE_NS_KNOWN) ? ns_end_ticket(t->ns_fetch_end[s->index], ns->b) : 0;
+	uint64_t mark = RULE_ON(RULE_NS_KNOWN) ?
+	    ns_end_ticket(t->ns_fetch_end[s->index], ns->b) : 0;
 	bool changed = false;
 	char why[256];
 

@@ -32,11 +32,16 @@ fi
 # covers what the witness and a check's early read would (a copy lands before
 # any block is handed out), so each of those is shown with copy first off
 # (docs/design.md section 14).
+# Namespace rules are hunted in schedules that all serve namespaces; the
+# write-ahead of a namespace ticket's mark is shown with the check's marks
+# not kept (ns-remember): the next check writes the same mark to the file.
 rule_seed() { echo 1; }
 rule_args() {
 	case "$1" in
 	owner) echo "--disable owner --disable stamp" ;;
 	witness | check-read) echo "--disable $1 --disable copy-first" ;;
+	ns-write-ahead) echo "--namespaces all --disable ns-write-ahead --disable ns-remember" ;;
+	ns-*) echo "--namespaces all --disable $1" ;;
 	*) echo "--disable $1" ;;
 	esac
 }
