@@ -1121,7 +1121,8 @@ sim_take(void)
 
 	if (!d->on)
 		return 0;
-	if (S.ns_on && rng_permille(600) &&
+	/* --namespaces all hunts the namespace rules: most takes are of namespaces. */
+	if (S.ns_on && rng_permille(ns_mode == 1 ? 850 : 600) &&
 	    (r = sim_take_ns(d, (unsigned)rng_below(TSERVER_NS))) >= 0)
 		return r;
 	r = 0;
