@@ -502,6 +502,7 @@ tserver_due(struct tserver *s, unsigned role, uint64_t high_water)
 		s->due_ever[role] = high_water;
 }
 
+/* A copy idservers were due to write here: raised, never lowered by a restore in _ever. */
 void
 tserver_ns_due(struct tserver *s, unsigned k, unsigned role, uint64_t end)
 {
@@ -529,6 +530,7 @@ tserver_restore(struct tserver *s)
 	return true;
 }
 
+/* tickets_N's counter lowered by hand, not below the server's offset. */
 void
 tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by)
 {
@@ -548,6 +550,7 @@ tserver_lower(struct tserver *s, uint64_t by)
 	    server_offset(s->index);
 }
 
+/* Namespace k's name. */
 const char *
 tserver_ns_name(unsigned k)
 {
@@ -556,6 +559,7 @@ tserver_ns_name(unsigned k)
 	return k < TSERVER_NS ? names[k] : "";
 }
 
+/* The namespace named name (len bytes); -1: none. */
 int
 tserver_ns_index(const char *name, size_t len)
 {
@@ -565,6 +569,7 @@ tserver_ns_index(const char *name, size_t len)
 	return -1;
 }
 
+/* A mark's end in ID space, saturating. */
 uint64_t
 tserver_ns_end(uint64_t hw, uint64_t hb, uint64_t b)
 {
