@@ -73,11 +73,19 @@ enum residue_class {
 	RES_ABSENT,	/* banked with no other server up, then its server restored */
 	RES_SILENT,	/* served while its partner could not answer (partner_wait_ms) */
 	RES_INFLIGHT,	/* its copy landed on the partner after the taker last read it */
+	RES_NS_UNHELD,	/* a namespace ticket no row or copy held, nor was due to (13.6) */
 	RES_COUNT,
 };
 
 static const char *const residue_names[RES_COUNT] = {
-	"both-restored", "partner-absent", "partner-silent", "copy-in-flight",
+	"both-restored", "partner-absent", "partner-silent", "copy-in-flight", "ns-unheld",
+};
+
+/* A re-drawn namespace block that met a residue condition (sim_ns_class). */
+struct ns_residue {
+	unsigned	ns;
+	uint64_t	lo, hi;		/* its IDs */
+	enum residue_class cls;
 };
 
 struct draw {
@@ -116,6 +124,32 @@ struct idserver {
 	bool			released;
 	int64_t			skew_us;	/* its wall clock minus the true one */
 	uint64_t		cut_until[TSERVER_MAX];	/* virtual us: cut off from S */
+	/* Namespaces (docs/design.md 13.6), by server S, namespace k, role R, in ID space. */
+	uint64_t		ns_file_end[TSERVER_NS][TSERVER_MAX];	/* its file's marks
+							 * at its start */
+	uint64_t		ns_conn_us[TSERVER_MAX];	/* its tier connection to S
+							 * connected (virtual us) */
+	bool			ns_fresh[TSERVER_MAX];	/* ... its first namespace check unread */
+	uint64_t		ns_read_us[TSERVER_MAX];	/* its last namespace check of S read */
+	bool			ns_read[TSERVER_MAX];
+	uint64_t		ns_read_row[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* S's rows then */
+	uint64_t		ns_read_ever[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever held */
+	uint64_t		ns_read_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever due */
+	uint64_t		ns_sent_end[TSERVER_MAX];	/* its known end when it sent the
+							 * ticket transaction to S (tier_ns.c) */
+	/*
+	 * What its file must hold (13.6): the end of every block of k drawn on R
+	 * it handed IDs of (write-ahead) and every mark of R a check read
+	 * (known marks are kept), carried with the file (copied, kept, put
+	 * back); and as it was at this incarnation's start.
+	 */
+	uint64_t		ns_handed[TSERVER_NS][TSERVER_MAX];
+	uint64_t		ns_old_handed[TSERVER_NS][TSERVER_MAX];
+	uint64_t		ns_should[TSERVER_NS][TSERVER_MAX];
+	bool			ns_due_set[TSERVER_MAX];	/* copies due at S's witness point */
+	uint64_t		ns_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];
+	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with its partner up or
+							 * connecting and not read since S connected */
 	/* Older contents of its state file (F_FILE_BACK), and when they were taken. */
 	char			*old;
 	size_t			oldlen;
@@ -148,6 +182,13 @@ struct sim {
 	size_t			nresidue, capresidue;
 	uint64_t		classes[RES_COUNT];	/* residue found, by class, all schedules */
 	struct ranges		ranges;
+	/* Namespaces: on in this schedule, IDs by name (every incarnation), blocks drawn. */
+	bool			ns_on;
+	struct ranges		nsr[TSERVER_NS];
+	uint64_t		ns_drawn_end[TSERVER_NS][TSERVER_MAX];
+	struct ns_residue	*nsres;
+	size_t			nnsres, capnsres;
+	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -163,6 +204,7 @@ struct sim {
 
 static struct sim S;
 static bool verbose;
+static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -198,6 +240,13 @@ static int	sim_datasync(int fd);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
+static int	sim_take_ns(struct idserver *d, unsigned k);
+static void	sim_ns_op(unsigned k, bool whole);
+static int	sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo);
+static void	sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a);
+static void	sim_hook_ns_sent(unsigned owner, unsigned srv);
+static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
+static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	usage(void);
@@ -399,6 +448,163 @@ sim_hook_unmodelled(const char *why)
 		snprintf(S.unmodelled, sizeof(S.unmodelled), "%s", why);
 }
 
+/*
+ * The residue class a re-drawn namespace block [lo, lo + B) of srv meets
+ * (docs/design.md 13.6, section 14), or -1: none. The taker d's marks when
+ * it sent the transaction, its server's own row and d's state file at its
+ * start did not hold it (sim_hook_ns_drew). The namespace code has no copy
+ * first, so copy lag stays residue there; what is never residue: partner
+ * first broken (d's partner p up or connecting, and not read since d's
+ * connection to srv came up), p's row holding lo at d's last read of it (the
+ * check's marks not merged), or a copy due on p (a witness, a ticket's copy)
+ * that never landed there.
+ */
+static int
+sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
+{
+	unsigned p = 1 - srv;
+
+	if (d == NULL)
+		return -1;
+	if (d->ns_sent_unasked[srv])
+		return -1;
+	if (!d->ns_read[p])
+		return RES_ABSENT;	/* no check of p answered this incarnation */
+	if (d->ns_read_row[p][k][srv] > lo)
+		return -1;
+	if (d->ns_read_ever[p][k][srv] > lo)
+		return RES_BOTH;
+	if (d->ns_read_due[p][k][srv] > lo)
+		return -1;	/* due there, never written: a rule left out */
+	return RES_NS_UNHELD;
+}
+
+/*
+ * A namespace ticket drawn. A first draw raises the server's highest block
+ * drawn; a block below it (the counter moved back) that no layer holds is
+ * classified now (sim_ns_class), as sim_hook_drew does for the default.
+ */
+static void
+sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
+{
+	struct idserver *d = sim_owner(owner);
+	uint64_t lo = a->ticket * a->ns_b, hi = lo + a->ns_b;
+	unsigned k = a->ns;
+	bool covered;
+	int cls;
+
+	if (!a->ns_ok)
+		return;		/* the catalogue row changed: the ticket is not used */
+	if (lo >= S.ns_drawn_end[k][srv]) {
+		S.ns_drawn_end[k][srv] = hi;
+		return;
+	}
+	S.ns_redraws++;
+	covered = a->ns_own_end > lo || (d != NULL && (d->ns_sent_end[srv] > lo ||
+	    d->ns_file_end[k][srv] > lo || d->ns_should[k][srv] > lo));
+	cls = covered ? -1 : sim_ns_class(d, srv, k, lo);
+	sim_trace("e%" PRIu64 " redraw %s %s t=%" PRIu64 " (IDs %" PRIu64 "..) for i%u: %s (own "
+	    "row end %" PRIu64 ", known %" PRIu64 ")", S.ev, tserver_ns_name(k), server_role(srv),
+	    a->ticket, lo, owner, covered ? "covered" : cls < 0 ?
+	    "UNCOVERED, no residue condition" : residue_names[cls], a->ns_own_end,
+	    d != NULL ? d->ns_sent_end[srv] : 0);
+	if (cls < 0)
+		return;
+	S.nsres = sim_grow(S.nsres, &S.capnsres, S.nnsres, sizeof(*S.nsres));
+	S.nsres[S.nnsres++] = (struct ns_residue){ k, lo, hi, (enum residue_class)cls };
+}
+
+/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_fetch_end). */
+static void
+sim_hook_ns_sent(unsigned owner, unsigned srv)
+{
+	struct idserver *d = sim_owner(owner);
+	unsigned p = 1 - srv;
+
+	if (d == NULL || srv >= TSERVER_MAX)
+		return;
+	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
+	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
+	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
+}
+
+/*
+ * owner's tier connection to srv connected, or its namespace check of srv
+ * was read (after the idserver took it): what srv's rows held then; at a
+ * connection's first check, the copies of the others' marks it is due to
+ * write there (the witness point, whether or not the witness is sent).
+ */
+static void
+sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
+{
+	struct idserver *d = sim_owner(owner);
+	const struct tserver *s = &S.srv[srv];
+
+	if (d == NULL || srv >= TSERVER_MAX)
+		return;
+	if (connect) {
+		d->ns_conn_us[srv] = vclock_now_us();
+		d->ns_fresh[srv] = true;
+		d->ns_due_set[srv] = false;
+		return;
+	}
+	d->ns_read_us[srv] = vclock_now_us();
+	d->ns_read[srv] = true;
+	for (unsigned k = 0; k < TSERVER_NS; k++)
+		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			const struct tserver_ns *n = &s->st.ns[k];
+			const char *name = tserver_ns_name(k);
+
+			/* Every mark read of a namespace it knows is kept in its file. */
+			if (n->state != TS_NS_NONE && n->state != TS_NS_DROPPED && n->hw[j] != 0 &&
+			    nss_find(&d->t.nss, name, strlen(name)) != NULL &&
+			    tserver_ns_end(n->hw[j], n->hb[j], n->b) > d->ns_handed[k][j])
+				d->ns_handed[k][j] = tserver_ns_end(n->hw[j], n->hb[j], n->b);
+			d->ns_read_row[srv][k][j] = s->st.ns[k].state == TS_NS_NONE ? 0 :
+			    tserver_ns_end(s->st.ns[k].hw[j], s->st.ns[k].hb[j], s->st.ns[k].b);
+			d->ns_read_ever[srv][k][j] = s->ns_copy_ever[k][j];
+			d->ns_read_due[srv][k][j] = s->ns_due_ever[k][j];
+		}
+	if (!d->ns_fresh[srv])
+		return;
+	d->ns_fresh[srv] = false;
+	d->ns_due_set[srv] = true;
+	memset(d->ns_due[srv], 0, sizeof(d->ns_due[srv]));
+	for (unsigned k = 0; k < TSERVER_NS; k++) {
+		const char *name = tserver_ns_name(k);
+		const struct nsrv *ns = nss_find(&d->t.nss, name, strlen(name));
+
+		if (ns == NULL || !ns->v[srv].ready || ns->v[srv].b == 0 ||
+		    ns->seen[srv] != d->t.nss.last_check[srv])
+			continue;
+		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, name, j);
+
+			if (j != srv)
+				d->ns_due[srv][k][j] = ns_known_end(ns, j,
+				    m != NULL ? m->high_water : 0, m != NULL ? m->block_size : 0);
+		}
+	}
+}
+
+/*
+ * A query of owner's tier connection to srv ran: the witness point passed
+ * on it (the copies were due from the first query after the first check,
+ * the witness itself or whatever came next).
+ */
+static void
+sim_hook_ns_ran(unsigned owner, unsigned srv)
+{
+	struct idserver *d = sim_owner(owner);
+
+	if (d == NULL || srv >= TSERVER_MAX || !d->ns_due_set[srv])
+		return;
+	d->ns_due_set[srv] = false;
+	for (unsigned k = 0; k < TSERVER_NS; k++)
+		for (unsigned j = 0; j < TSERVER_MAX; j++)
+			tserver_ns_due(&S.srv[srv], k, j, d->ns_due[srv][k][j]);
+}
+
 /* The disk is simulated as never failing: a write is durable once written. */
 static int
 sim_datasync(int fd)
@@ -480,6 +686,22 @@ sim_ids_start(struct idserver *d, bool file)
 	for (unsigned k = 0; k < SERVER_MAX; k++)
 		d->file_mark[k] = k < server_count() ?
 		    state_mark_ticket(&d->sf.rec.mark[k], S.b) : 0;
+	for (unsigned k = 0; k < TSERVER_NS; k++)
+		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, tserver_ns_name(k), j);
+
+			d->ns_file_end[k][j] = m != NULL ? state_ns_end(m) : 0;
+		}
+	if (d->sf.origin != STATEFILE_LOADED)
+		memset(d->ns_handed, 0, sizeof(d->ns_handed));
+	memcpy(d->ns_should, d->ns_handed, sizeof(d->ns_should));
+	memset(d->ns_conn_us, 0, sizeof(d->ns_conn_us));
+	memset(d->ns_fresh, 0, sizeof(d->ns_fresh));
+	memset(d->ns_read, 0, sizeof(d->ns_read));
+	memset(d->ns_read_us, 0, sizeof(d->ns_read_us));
+	memset(d->ns_due_set, 0, sizeof(d->ns_due_set));
+	memset(d->ns_sent_end, 0, sizeof(d->ns_sent_end));
+	memset(d->ns_sent_unasked, 0, sizeof(d->ns_sent_unasked));
 	simdb_owner(d->who);
 	if (!tier_init(&d->t, S.base, &S.cfg, &d->sf, &simdb_ops, sim_on_change, d)) {
 		printf("idsim: tier_init failed\n");
@@ -625,6 +847,7 @@ sim_file_back(struct idserver *d)
 	close(fd);
 	free(d->old);
 	d->old = NULL;
+	memcpy(d->ns_handed, d->ns_old_handed, sizeof(d->ns_handed));
 	return ok;
 }
 
@@ -649,6 +872,7 @@ sim_file_keep(struct idserver *d)
 	memcpy(d->old, buf, (size_t)n);
 	d->oldlen = (size_t)n;
 	d->old_us = vclock_now_us();
+	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
 }
 
 /* Advances virtual time by us, letting every timer that falls due run. */
@@ -711,6 +935,176 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 }
 
 /*
+ * Namespace IDs taken: Snowflake IDs (the fallback) go with every other
+ * Snowflake ID; ticket IDs into the namespace's own set, over every
+ * incarnation of its name (docs/design.md 13.1: unique within a namespace).
+ */
+static int
+sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
+{
+	const struct range *o;
+	int cls = -1;
+
+	if (lo >= (UINT64_C(1) << 53))
+		return sim_record(d, lo, hi);
+	S.ns_ids += hi - lo;
+	o = ranges_add(&S.nsr[k], lo, hi, d->who, S.ev);
+	if (o == NULL) {
+		const char *name = tserver_ns_name(k);
+		const struct nsrv *ns = nss_find(&d->t.nss, name, strlen(name));
+		uint64_t b = ns != NULL ? ns->b : 0;
+
+		/* Each block it handed IDs of: its file holds the block's mark. */
+		for (uint64_t t = b ? lo / b : 1, last = b ? (hi - 1) / b : 0; t <= last; t++)
+			for (unsigned j = 0; j < TSERVER_MAX; j++)
+				if (server_owns_ticket(j, t) && (t + 1) * b > d->ns_handed[k][j])
+					d->ns_handed[k][j] = (t + 1) * b;
+		return 0;
+	}
+	lo = lo > o->lo ? lo : o->lo;
+	for (size_t r = 0; r < S.nnsres; r++)
+		if (S.nsres[r].ns == k && S.nsres[r].lo <= lo && lo < S.nsres[r].hi)
+			cls = (int)S.nsres[r].cls;
+	sim_trace("e%" PRIu64 " %s%s: namespace %s ID %" PRIu64 " by i%u at e%" PRIu64
+	    " and by i%u at e%" PRIu64, S.ev, cls >= 0 ? "RESIDUE " : "DUPLICATE",
+	    cls >= 0 ? residue_names[cls] : "", tserver_ns_name(k), lo, o->who, o->ev, d->who,
+	    S.ev);
+	if (cls >= 0)
+		S.classes[cls]++;
+	return cls >= 0 ? 2 : 1;
+}
+
+/* A taker of namespace k on idserver d (source.c's source_ns_take); -1: not served there. */
+static int
+sim_take_ns(struct idserver *d, unsigned k)
+{
+	const char *name = tserver_ns_name(k), *why = "";
+	struct nsrv *ns = source_ns_find(&d->src, name, strlen(name));
+	uint64_t out[SIM_TAKE_MAX], b;
+	unsigned n, wait_us = 0;
+	bool block = rng_permille(500), may_fallback = rng_permille(300);
+	enum source_status st;
+	int r = 0;
+
+	if (ns == NULL || ns->b == 0)
+		return -1;
+	b = ns->b;
+	n = 1 + (unsigned)rng_below(block ? (b < SNOWFLAKE_TAKE_MAX ? b : SNOWFLAKE_TAKE_MAX) :
+	    (56 * b < SIM_TAKE_MAX ? 56 * b : SIM_TAKE_MAX));
+	st = source_ns_take(&d->src, ns, block, n, out, may_fallback, &wait_us, &why);
+	if (st != SOURCE_OK) {
+		sim_trace("e%" PRIu64 " i%u %s %s %u: none (%d)", S.ev, d->who, name,
+		    block ? "block" : "ids", n, (int)st);
+		return 0;
+	}
+	sim_trace("e%" PRIu64 " i%u %s %s %u: %" PRIu64, S.ev, d->who, name, block ? "block" :
+	    "ids", n, out[0]);
+	if (block)
+		return sim_record_ns(d, k, out[0], out[0] + n);
+	for (unsigned i = 0, start = 0; i < n && r == 0; i++)
+		if (i + 1 == n || out[i + 1] != out[i] + 1) {
+			r = sim_record_ns(d, k, out[start], out[i] + 1);
+			start = i + 1;
+		}
+	return r;
+}
+
+/*
+ * The operator's namespace procedures on namespace k, as idgenctl ns does
+ * them (docs/design.md 13.3), applied to the servers' tables directly (the
+ * simulation does not run ctl/ns.c): create in two phases (phase 1 writes
+ * every server's catalogue row 'creating', its table and its marks; each
+ * later step flips one server's row to 'ready'), drop (every row
+ * 'dropped', tables and marks kept), and create again over a dropped name:
+ * every marks row raised to t0 - 1 in the new B, t0 above every mark the
+ * name left in ID space, each counter set to its first ticket at or above
+ * t0. A backup taken before a phase 1 or a drop is not restored after it
+ * (the operator's rule; section 14). whole: both phases at once.
+ */
+static void
+sim_ns_op(unsigned k, bool whole)
+{
+	static const uint64_t bs[] = { 1, 4, 16, 64, 4096 };
+	unsigned creating = 0, ready = 0, dropped = 0, none = 0;
+	uint64_t b, end = 0, t0, m = server_increment();
+	bool refuse;
+
+	for (unsigned i = 0; i < TSERVER_MAX; i++) {
+		enum tserver_ns_state st = S.srv[i].st.ns[k].state;
+
+		creating += st == TS_NS_CREATING;
+		ready += st == TS_NS_READY;
+		dropped += st == TS_NS_DROPPED;
+		none += st == TS_NS_NONE;
+	}
+	if (creating > 0) {
+		unsigned pick = (unsigned)rng_below(creating);
+
+		for (unsigned i = 0; i < TSERVER_MAX; i++)
+			if (S.srv[i].st.ns[k].state == TS_NS_CREATING && (whole || pick-- == 0)) {
+				S.srv[i].st.ns[k].state = TS_NS_READY;
+				sim_trace("e%" PRIu64 " ns %s ready on %s", S.ev, tserver_ns_name(k),
+				    server_role(i));
+			}
+		S.ns_ops++;
+		return;
+	}
+	if (ready == TSERVER_MAX) {
+		if (!rng_permille(200))
+			return;
+		for (unsigned i = 0; i < TSERVER_MAX; i++) {
+			S.srv[i].st.ns[k].state = TS_NS_DROPPED;
+			S.srv[i].have_backup = false;
+		}
+		sim_trace("e%" PRIu64 " ns %s dropped", S.ev, tserver_ns_name(k));
+		S.ns_ops++;
+		return;
+	}
+	if (none + dropped != TSERVER_MAX)
+		return;
+	b = bs[rng_below(sizeof(bs) / sizeof(bs[0]))];
+	refuse = rng_permille(500);
+	for (unsigned i = 0; i < TSERVER_MAX; i++)
+		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			const struct tserver_ns *n = &S.srv[i].st.ns[k];
+			uint64_t e = n->state == TS_NS_NONE || (n->hw[j] == 0 && n->hb[j] == 0) ? 0 :
+			    tserver_ns_end(n->hw[j], n->hb[j], n->b);
+
+			end = e > end ? e : end;
+		}
+	t0 = (end + b - 1) / b;
+	t0 = t0 > 1 ? t0 : 1;
+	for (unsigned i = 0; i < TSERVER_MAX; i++) {
+		struct tserver_ns *n = &S.srv[i].st.ns[k];
+		uint64_t o = server_offset(i) % m;
+
+		if (n->state == TS_NS_NONE)
+			memset(n, 0, sizeof(*n));
+		n->state = TS_NS_CREATING;
+		n->b = b;
+		n->refuse = refuse;
+		n->start_above = 0;
+		for (unsigned j = 0; j < TSERVER_MAX; j++)
+			if (t0 > 1 && tserver_ns_end(n->hw[j], n->hb[j], b) < t0 * b) {
+				n->hw[j] = t0 - 1;
+				n->hb[j] = b;
+			}
+		n->counter = t0 + (o + m - t0 % m) % m;
+		S.srv[i].have_backup = false;
+	}
+	for (unsigned i = 0; i < TSERVER_MAX; i++)
+		for (unsigned j = 0; j < TSERVER_MAX; j++)
+			if (S.ns_drawn_end[k][j] > S.ns_drawn_end[k][i])
+				S.ns_drawn_end[k][i] = S.ns_drawn_end[k][j];
+	sim_trace("e%" PRIu64 " ns %s %s: B=%" PRIu64 " %s, first ticket %" PRIu64, S.ev,
+	    tserver_ns_name(k), dropped ? "created again" : "created", b,
+	    refuse ? "refuse" : "snowflake", t0);
+	S.ns_ops++;
+	if (whole)
+		sim_ns_op(k, true);
+}
+
+/*
  * One taker: IDs or a block from a random idserver, through source.c as a
  * request gets them (tickets, else the Snowflake fallback once it may).
  */
@@ -727,6 +1121,11 @@ sim_take(void)
 
 	if (!d->on)
 		return 0;
+	/* --namespaces all hunts the namespace rules: most takes are of namespaces. */
+	if (S.ns_on && rng_permille(ns_mode == 1 ? 850 : 600) &&
+	    (r = sim_take_ns(d, (unsigned)rng_below(TSERVER_NS))) >= 0)
+		return r;
+	r = 0;
 	if (rng_permille(700)) {
 		n = 1 + (unsigned)rng_below(S.b < SNOWFLAKE_TAKE_MAX ? S.b : SNOWFLAKE_TAKE_MAX);
 		st = source_block(&d->src, n, &first, may_fallback, &wait_us, &why);
@@ -790,23 +1189,60 @@ sim_fault(void)
 			    s->st.counter);
 			break;
 		}
-		(void)tserver_restore(s);
-		S.restore_absent[srv] = S.backup_absent[srv];
 		/*
-		 * Its idgen_leases rows went back too; the operator's repair of 6.5
-		 * ends every earlier window before it serves again.
+		 * With namespaces, half the restores put back one namespace's
+		 * tables alone (tickets_N and its idgen_ns_marks rows, 13.2), the
+		 * server running on: the default sequence and the lease rows keep.
 		 */
-		{
-			uint64_t now = 0;
+		if (S.ns_on && rng_permille(500)) {
+			unsigned k = (unsigned)rng_below(TSERVER_NS);
 
-			(void)layout_ts_from_unix_ms((int64_t)sim_now_ms(), &now);
-			tserver_lease_repair(s, now + S.cfg.lease_window_ms + S.cfg.max_clock_skew_ms);
+			if (s->backup.ns[k].state != s->st.ns[k].state)
+				break;
+			s->st.ns[k] = s->backup.ns[k];
+			sim_trace("e%" PRIu64 " %s tickets_%s restored to %" PRIu64, S.ev,
+			    server_role(srv), tserver_ns_name(k), s->st.ns[k].counter);
+		} else {
+			(void)tserver_restore(s);
+			S.restore_absent[srv] = S.backup_absent[srv];
+			/*
+			 * Its idgen_leases rows went back too; the operator's repair of 6.5
+			 * ends every earlier window before it serves again.
+			 */
+			{
+				uint64_t now = 0;
+
+				(void)layout_ts_from_unix_ms((int64_t)sim_now_ms(), &now);
+				tserver_lease_repair(s, now + S.cfg.lease_window_ms +
+				    S.cfg.max_clock_skew_ms);
+			}
+			sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)",
+			    S.ev, server_role(srv), s->st.counter);
+			simdb_crash(srv);
 		}
-		sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)", S.ev,
-		    server_role(srv), s->st.counter);
-		simdb_crash(srv);
+		/*
+		 * With namespaces, half the restores come with an idserver
+		 * crashed in the same outage, back on its file or without one:
+		 * what it remembered of the restored server's namespace tickets
+		 * is then only what its file and the partner's copies hold.
+		 */
+		if (S.ns_on && d->on && rng_permille(500)) {
+			bool file = d->file && rng_permille(500);
+
+			sim_trace("e%" PRIu64 " i%u crashed with it, restarts %s", S.ev, d->who,
+			    file ? "on its file" : "without a file");
+			sim_restart(d, file, false);
+		}
 		break;
 	case F_LOWER:
+		if (S.ns_on && rng_permille(500)) {
+			unsigned k = (unsigned)rng_below(TSERVER_NS);
+
+			tserver_ns_lower(s, k, 1 + rng_below(6));
+			sim_trace("e%" PRIu64 " %s tickets_%s lowered to %" PRIu64, S.ev,
+			    server_role(srv), tserver_ns_name(k), s->st.ns[k].counter);
+			break;
+		}
 		tserver_lower(s, 1 + rng_below(6));
 		sim_trace("e%" PRIu64 " %s counter lowered to %" PRIu64, S.ev, server_role(srv),
 		    s->st.counter);
@@ -861,6 +1297,7 @@ sim_fault(void)
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
 			sim_ids_stop(to, false);
+			memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
 			if (!sim_file_copy(d->path, to->path))
 				S.failed = true;
 			else if (!sim_ids_start(to, true))
@@ -920,6 +1357,10 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.seed = seed;
 	S.ev = 0;
 	S.nresidue = 0;
+	S.nnsres = 0;
+	memset(S.ns_drawn_end, 0, sizeof(S.ns_drawn_end));
+	for (k = 0; k < TSERVER_NS; k++)
+		ranges_reset(&S.nsr[k]);
 	S.ndraws = 0;
 	S.nalone = 0;
 	memset(S.backup_absent, 0, sizeof(S.backup_absent));
@@ -947,10 +1388,22 @@ sim_schedule(uint64_t seed, unsigned *events)
 			(unsigned)(100 + rng_below(3000)),
 			S.fault_on[F_DROP] ? (unsigned)(1 + rng_below(30)) : 0,
 			S.fault_on[F_LOST_REPLY] ? (unsigned)(1 + rng_below(100)) : 0,
+			0,
 		};
 		struct simdb_hooks h = { sim_hook_drew, sim_hook_copy_want, sim_hook_checked,
-		    sim_hook_cut, sim_hook_unmodelled };
+		    sim_hook_cut, sim_hook_ns_drew, sim_hook_ns_sent, sim_hook_ns_seen,
+		    sim_hook_ns_ran, sim_hook_unmodelled };
 
+		/*
+		 * Namespaces in every third schedule (--namespaces: in all, or
+		 * none), chosen by the seed and drawing nothing from the generator
+		 * when off: a schedule without namespaces is the one it was before
+		 * they came in. With them, one server may be far (its answers ten
+		 * times slower), so a new connection's partner answers late.
+		 */
+		S.ns_on = ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0);
+		if (S.ns_on)
+			w.far = (unsigned)rng_below(TSERVER_MAX + 1);
 		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
 		tier_banked_hook = sim_hook_banked;
 	}
@@ -973,7 +1426,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.prefetch_blocks = (unsigned)(1 + rng_below(3));
 	S.cfg.prefetch_max_blocks = S.cfg.prefetch_blocks + (unsigned)rng_below(3);
 	S.cfg.block_size = (unsigned)S.b;
-	S.cfg.max_namespaces = 0;
+	S.cfg.max_namespaces = S.ns_on ? 4 : 0;
+	if (S.ns_on)
+		S.cfg.ns_idle_ms = (unsigned)(200 + rng_below(3000));
 	/* The fallback: short windows, so they end, are extended and are claimed again. */
 	S.cfg.lease_window_ms = (unsigned)(800 + rng_below(4000));
 	S.cfg.lease_extend_ms = S.cfg.lease_window_ms / (unsigned)(2 + rng_below(4));
@@ -1011,6 +1466,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 		sim_trace("schedule seed %" PRIu64 ": B=%" PRIu64 ", %u idservers, %u events, "
 		    "faults:%s", seed, S.b, S.nids, nev, len ? kinds : " none");
 	}
+	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
+	if (S.ns_on)
+		sim_ns_op(0, true);
 	for (k = 0; k < S.nids; k++)
 		if (!sim_ids_start(&S.ids[k], rng_permille(800)))
 			r = 3;
@@ -1021,6 +1479,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			r = sim_take();
 		else if (pick < 65)
 			sim_fault();
+		else if (pick < 67 && S.ns_on)
+			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
 		if (S.failed)
 			r = 3;
 		if (r == 0)
@@ -1056,7 +1516,7 @@ static void
 usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
-	    "[--list-rules] [--verbose]\n");
+	    "[--namespaces third|all|none] [--list-rules] [--verbose]\n");
 }
 
 int
@@ -1074,6 +1534,13 @@ main(int argc, char **argv)
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				printf("%-14s %s\n", rules[k].name, rules[k].what);
 			return 0;
+		} else if (v != NULL && strcmp(a, "--namespaces") == 0) {
+			ns_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (ns_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
 		} else if (strcmp(a, "--verbose") == 0) {
 			verbose = true;
 		} else if (v != NULL && strcmp(a, "--seed") == 0) {
@@ -1125,6 +1592,8 @@ main(int argc, char **argv)
 			printf("idsim: seed %" PRIu64 " %s; replay: build/idsim --seed %" PRIu64
 			    " --schedules 1", seed + done - 1,
 			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1);
+			if (ns_mode != 0)
+				printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);
@@ -1141,11 +1610,16 @@ main(int argc, char **argv)
 	EVP_MD_CTX_free(S.md);
 	ranges_free(&S.ranges);
 	free(S.residue);
+	free(S.nsres);
+	for (unsigned k = 0; k < TSERVER_NS; k++)
+		ranges_free(&S.nsr[k]);
 	free(S.draws);
 	printf("fallback: %" PRIu64 " Snowflake IDs; leases %" PRIu64 " claimed, %" PRIu64
 	    " resumed, %" PRIu64 " re-adopted, %" PRIu64 " lost, %" PRIu64 " released, %" PRIu64
 	    " refused for skew\n", S.fb_ids, S.fb_claims, S.fb_resumed, S.fb_adopted, S.fb_lost,
 	    S.fb_releases, S.fb_refused);
+	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
+	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		printf(" %s %" PRIu64, residue_names[k], S.classes[k]);

@@ -24,6 +24,7 @@ struct simdb_conn {
 	unsigned		 owner;
 	uint64_t		 id;		/* for the server's row locks (tserver.h) */
 	bool			 connected;
+	bool			 lease;		/* lease.c's, not the tier's */
 	bool			 doomed;	/* lost by a crash before it was answered */
 	bool			 doomed_ran;	/* ... after the server ran it */
 	bool			 fresh;		/* connected; its connect-time check not answered */
@@ -84,7 +85,9 @@ simdb_create(struct event_base *base, const struct db_params *p, const char *nam
 	unsigned srv;
 
 	/* The lease's connections are named lease-odd, lease-even. */
-	if (strncmp(name, "lease-", 6) == 0)
+	bool lease = strncmp(name, "lease-", 6) == 0;
+
+	if (lease)
 		name += 6;
 	if (c == NULL || !server_by_name(name, &srv) || srv >= simdb_nsrv) {
 		free(c);
@@ -93,6 +96,7 @@ simdb_create(struct event_base *base, const struct db_params *p, const char *nam
 	c->conn.ops = p->ops;
 	c->srv = srv;
 	c->owner = simdb_cur_owner;
+	c->lease = lease;
 	c->id = ++simdb_next_id;
 	c->answer = evtimer_new(base, simdb_answer_cb, c);
 	c->lost = event_new(base, -1, 0, simdb_lost_cb, c);
@@ -124,11 +128,13 @@ static bool
 simdb_start(struct simdb_conn *c, const char *sql, db_cb cb, void *arg)
 {
 	struct timeval tv;
-	uint64_t us = rng_below(simdb_w.max_delay_us + 1);
+	uint64_t us = rng_below(simdb_w.max_delay_us + 1) * (simdb_w.far == c->srv + 1 ? 10 : 1);
 
 	c->sql = strdup(sql);
 	if (c->sql == NULL)
 		return false;
+	if (simdb_h.ns_sent != NULL && strncmp(sql, "START TRANSACTION;SET @idgen_ns_ok", 34) == 0)
+		simdb_h.ns_sent(c->owner, c->srv);
 	c->cb = cb;
 	c->arg = arg;
 	c->doomed = false;
@@ -305,7 +311,11 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 			simdb_h.unmodelled(a.why);
 		if (a.drew && simdb_h.drew != NULL)
 			simdb_h.drew(c->owner, c->srv, a.ticket, a.own_before);
-		if (a.drew && rng_permille(simdb_w.lost_reply_pm))
+		if (a.err == 0 && !c->lease && simdb_h.ns_ran != NULL)
+			simdb_h.ns_ran(c->owner, c->srv);
+		if (a.ns_drew && simdb_h.ns_drew != NULL)
+			simdb_h.ns_drew(c->owner, c->srv, &a);
+		if ((a.drew || a.ns_drew) && rng_permille(simdb_w.lost_reply_pm))
 			lost = true;
 		/* The witness point passed on this connection: its copies were due now. */
 		if (a.err == 0 && c->due_set) {
@@ -323,7 +333,6 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 	/* A check's answer arrives: the idserver knows what it read (ticket.c, 6.4). */
 	if (ran && !lost && a.err == 0 && a.nfields > 20 && simdb_h.checked != NULL)
 		simdb_h.checked(c->owner, c->srv, s->st.due);
-	free(sql);
 	memset(&r, 0, sizeof(r));
 	if (lost) {
 		r.err = 2013;
@@ -340,6 +349,8 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 		r.affected = a.affected[a.nstmts > 0 ? a.nstmts - 1 : 0];
 		for (unsigned i = 0; i < a.nfields; i++)
 			row[i] = a.null[i] ? NULL : a.text[i];
+		if (a.big)
+			row[0] = a.bigtext;
 		r.row = a.nfields > 0 ? row : NULL;
 		r.nfields = a.nfields;
 	}
@@ -348,6 +359,16 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 		c->due_set = false;
 		tserver_conn_gone(s, c->id);
 	}
-	if (cb != NULL)
-		cb(&c->conn, &r, c->arg);
+	{
+		bool connect = strcmp(sql, "CONNECT") == 0 && !c->lease;
+		bool nscheck = strncmp(sql, "SET SESSION group_concat_max_len", 32) == 0;
+		unsigned owner = c->owner, srv = c->srv;
+
+		free(sql);
+		if (cb != NULL)
+			cb(&c->conn, &r, c->arg);
+		/* After the callback: what the idserver made of it (c may be gone). */
+		if (r.err == 0 && (connect || nscheck) && simdb_h.ns_seen != NULL)
+			simdb_h.ns_seen(owner, srv, connect);
+	}
 }

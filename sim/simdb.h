@@ -20,6 +20,7 @@ struct simdb_weather {
 	unsigned	max_delay_us;	/* a query's answer comes after 0 .. this */
 	unsigned	drop_pm;	/* dropped before it ran */
 	unsigned	lost_reply_pm;	/* a ticket transaction committed, its reply lost */
+	unsigned	far;		/* 1 + the server far away (its delays x 10); 0: none */
 };
 
 /* What the driver learns from the servers. */
@@ -32,6 +33,14 @@ struct simdb_hooks {
 	void		(*checked)(unsigned owner, unsigned srv, const uint64_t *due);
 	/* Whether idserver owner is cut off from server srv now (a network partition). */
 	bool		(*cut)(unsigned owner, unsigned srv);
+	/* A namespace ticket drawn (own_end: its own marks row before, in ID space). */
+	void		(*ns_drew)(unsigned owner, unsigned srv, const struct tserver_answer *a);
+	/* A namespace ticket transaction of owner to srv sent (before any answer). */
+	void		(*ns_sent)(unsigned owner, unsigned srv);
+	/* A connection of owner to srv connected (connect), or its namespace check was read. */
+	void		(*ns_seen)(unsigned owner, unsigned srv, bool connect);
+	/* A query of owner's tier connection to srv ran without error (before its answer). */
+	void		(*ns_ran)(unsigned owner, unsigned srv);
 	/* A query no model answers: the schedule fails. */
 	void		(*unmodelled)(const char *why);
 };

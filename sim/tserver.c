@@ -27,6 +27,10 @@ static int	tserver_lease_row(const struct tserver *s, unsigned w);
 static bool	tserver_quoted(const char *p, char *out, size_t len);
 static bool	tserver_in_tx(const struct tserver *s, uint64_t conn);
 static void	tserver_tx_set(struct tserver *s, uint64_t conn, bool open);
+static void	tserver_ns_check(struct tserver *s, struct tserver_answer *a);
+static void	tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a);
+static void	tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
+static bool	tserver_ns_copy(struct tserver *s, const char *p, bool ok);
 
 void
 tserver_init(struct tserver *s, unsigned index, uint64_t b)
@@ -470,7 +474,13 @@ tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 	if (strcmp(sql, "CONNECT") == 0 || strcmp(sql, "ROLLBACK") == 0 ||
 	    strncmp(sql, "EXPLAIN ", 8) == 0)
 		return;		/* every right granted */
-	if (strstr(sql, "SELECT @@version") != NULL)
+	if (strncmp(sql, "SET SESSION group_concat_max_len", 32) == 0)
+		tserver_ns_check(s, a);
+	else if (strncmp(sql, "START TRANSACTION;SET @idgen_ns_ok = 0;", 39) == 0)
+		tserver_ns_tx(s, sql, a);
+	else if (strncmp(sql, "UPDATE idgen_ns_marks ", 22) == 0)
+		tserver_ns_witness(s, sql, a);
+	else if (strstr(sql, "SELECT @@version") != NULL)
 		tserver_check(s, sql, a);
 	else if (strncmp(sql, "START TRANSACTION;", 18) == 0)
 		tserver_tx(s, sql, a);
@@ -492,6 +502,18 @@ tserver_due(struct tserver *s, unsigned role, uint64_t high_water)
 		s->due_ever[role] = high_water;
 }
 
+/* A copy idservers were due to write here: raised, never lowered by a restore in _ever. */
+void
+tserver_ns_due(struct tserver *s, unsigned k, unsigned role, uint64_t end)
+{
+	if (k >= TSERVER_NS || role >= TSERVER_MAX || role == s->index)
+		return;
+	if (end > s->st.ns[k].due_end[role])
+		s->st.ns[k].due_end[role] = end;
+	if (end > s->ns_due_ever[k][role])
+		s->ns_due_ever[k][role] = end;
+}
+
 void
 tserver_backup(struct tserver *s)
 {
@@ -508,6 +530,17 @@ tserver_restore(struct tserver *s)
 	return true;
 }
 
+/* tickets_N's counter lowered by hand, not below the server's offset. */
+void
+tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by)
+{
+	uint64_t m = server_increment(), d = by * m, lo = server_offset(s->index);
+	struct tserver_ns *n = &s->st.ns[k];
+
+	if (n->counter != 0)
+		n->counter = n->counter > d + lo ? n->counter - d : lo;
+}
+
 void
 tserver_lower(struct tserver *s, uint64_t by)
 {
@@ -515,4 +548,199 @@ tserver_lower(struct tserver *s, uint64_t by)
 
 	s->st.counter = s->st.counter > d + server_offset(s->index) ? s->st.counter - d :
 	    server_offset(s->index);
+}
+
+/* Namespace k's name. */
+const char *
+tserver_ns_name(unsigned k)
+{
+	static const char *const names[TSERVER_NS] = { "n0", "n1" };
+
+	return k < TSERVER_NS ? names[k] : "";
+}
+
+/* The namespace named name (len bytes); -1: none. */
+int
+tserver_ns_index(const char *name, size_t len)
+{
+	for (unsigned k = 0; k < TSERVER_NS; k++)
+		if (strlen(tserver_ns_name(k)) == len && memcmp(tserver_ns_name(k), name, len) == 0)
+			return (int)k;
+	return -1;
+}
+
+/* A mark's end in ID space, saturating. */
+uint64_t
+tserver_ns_end(uint64_t hw, uint64_t hb, uint64_t b)
+{
+	uint64_t u = hb != 0 ? hb : b;
+
+	return hw >= UINT64_MAX / (u ? u : 1) - 1 ? UINT64_MAX : (hw + 1) * u;
+}
+
+/*
+ * The namespace check (tier_ns.c's TIER_NS_CHECK_SQL): one line per marks
+ * row of every namespace not dropped, "name B policy state counter role hw
+ * hb start_above engine", ordered by name then role; NULL when none.
+ */
+static void
+tserver_ns_check(struct tserver *s, struct tserver_answer *a)
+{
+	static const char *const st[] = { "", "creating", "ready", "dropped" };
+	size_t len = 0;
+	unsigned order[TSERVER_MAX];
+
+	/* Roles by name, as ORDER BY m.role (BINARY) sorts them. */
+	for (unsigned k = 0; k < TSERVER_MAX; k++)
+		order[k] = k;
+	if (TSERVER_MAX == 2 && strcmp(server_role(0), server_role(1)) > 0) {
+		order[0] = 1;
+		order[1] = 0;
+	}
+	for (unsigned k = 0; k < TSERVER_NS; k++) {
+		const struct tserver_ns *n = &s->st.ns[k];
+
+		if (n->state == TS_NS_NONE || n->state == TS_NS_DROPPED)
+			continue;
+		for (unsigned r = 0; r < TSERVER_MAX; r++) {
+			unsigned j = order[r];
+
+			len += (size_t)snprintf(a->bigtext + len, sizeof(a->bigtext) - len,
+			    "%s%s %" PRIu64 " %s %s %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64
+			    " %s", len ? "\n" : "", tserver_ns_name(k), n->b,
+			    n->refuse ? "refuse" : "snowflake", st[n->state], n->counter,
+			    server_role(j), n->hw[j], n->hb[j], n->start_above,
+			    n->counter != 0 ? "InnoDB" : "-");
+		}
+	}
+	a->big = len > 0;
+	a->null[0] = len == 0;
+	TS_SET(1, "1");
+	a->nfields = 2;
+	a->nstmts = 5;
+}
+
+/*
+ * A copy "SET high_water = h, block_size = b WHERE ns = 'N' AND role = 'r'
+ * AND (high_water + 1) * IF(block_size = 0, b, block_size) < e" at p: raises
+ * the row when below e, and it was due (ok: the ticket's @idgen_ns_ok).
+ * False when it does not parse.
+ */
+static bool
+tserver_ns_copy(struct tserver *s, const char *p, bool ok)
+{
+	char name[32];
+	uint64_t h, b, b2, e;
+	const char *q, *w;
+	int k, r;
+
+	if (p == NULL || sscanf(p, "SET high_water = %" SCNu64 ", block_size = %" SCNu64,
+	    &h, &b) != 2 || (q = strstr(p, "WHERE ns = '")) == NULL ||
+	    !tserver_quoted(q + 12, name, sizeof(name)) ||
+	    (k = tserver_ns_index(name, strlen(name))) < 0 ||
+	    (w = strstr(q, "AND role = '")) == NULL || (r = tserver_role(w + 12)) < 0 ||
+	    (w = strstr(w, "AND (high_water + 1) * IF(block_size = 0, ")) == NULL ||
+	    sscanf(w, "AND (high_water + 1) * IF(block_size = 0, %" SCNu64 ", block_size) < %"
+	    SCNu64, &b2, &e) != 2)
+		return false;
+	{
+		struct tserver_ns *n = &s->st.ns[k];
+
+		if (ok)
+			tserver_ns_due(s, (unsigned)k, (unsigned)r, e);
+		if (ok && n->state != TS_NS_NONE &&
+		    tserver_ns_end(n->hw[r], n->hb[r], b2) < e) {
+			n->hw[r] = h;
+			n->hb[r] = b;
+			if (e > s->ns_copy_ever[k][r])
+				s->ns_copy_ever[k][r] = e;
+		}
+	}
+	return true;
+}
+
+/* A namespace ticket transaction (TIER_NS_TX_SQL), committed. */
+static void
+tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	static const char *const st[] = { "", "creating", "ready", "dropped" };
+	static const char cat[] = "@idgen_ns_ok := (n.state = 'ready' AND n.block_size = ";
+	static const char copy[] = ";UPDATE idgen_ns_marks SET high_water = ";
+	char name[32], pol[32];
+	const char *p = strstr(sql, cat), *q, *own;
+	uint64_t b, t;
+	unsigned i = s->index, copies = 0;
+	struct tserver_ns *n;
+	bool ok;
+	int k, role;
+
+	if (p == NULL || sscanf(p + sizeof(cat) - 1, "%" SCNu64, &b) != 1 ||
+	    (q = strstr(p, "AND n.fallback = '")) == NULL ||
+	    !tserver_quoted(q + 18, pol, sizeof(pol)) ||
+	    (q = strstr(p, "JOIN idgen_marks m ON m.role = '")) == NULL ||
+	    (role = tserver_role(q + 32)) != (int)i ||
+	    (q = strstr(p, "WHERE n.name = '")) == NULL ||
+	    !tserver_quoted(q + 16, name, sizeof(name)) ||
+	    (own = strstr(sql, "UPDATE idgen_ns_marks SET high_water = LAST_INSERT_ID()")) == NULL) {
+		tserver_fail(a, 1064, "namespace ticket not understood", sql);
+		return;
+	}
+	if ((k = tserver_ns_index(name, strlen(name))) < 0 ||
+	    s->st.ns[k].state == TS_NS_NONE || s->st.ns[k].counter == 0) {
+		tserver_fail(a, 1146, "Table 'idgen.tickets_N' doesn't exist", "");
+		return;
+	}
+	n = &s->st.ns[k];
+	ok = n->state == TS_NS_READY && n->b == b &&
+	    strcmp(pol, n->refuse ? "refuse" : "snowflake") == 0;
+	TS_SET(0, "%s", st[n->state]);
+	TS_SET(1, "%" PRIu64, n->b);
+	TS_SET(2, "%s", n->refuse ? "refuse" : "snowflake");
+	TS_SET(3, "0");
+	TS_SET(4, "0");
+	TS_SET(5, "%d", ok ? 1 : 0);
+	a->nfields = 6;
+	t = n->counter;
+	n->counter += server_increment();
+	a->ns_drew = true;
+	a->ns = (unsigned)k;
+	a->ns_b = b;
+	a->ns_ok = ok;
+	a->ticket = t;
+	a->ns_own_end = tserver_ns_end(n->hw[i], n->hb[i], b);
+	a->affected[5] = 0;
+	if (ok && tserver_ns_end(n->hw[i], n->hb[i], b) <= t * b) {
+		n->hw[i] = t;
+		n->hb[i] = b;
+		a->affected[5] = 1;
+	}
+	for (p = strstr(own, copy); p != NULL; p = strstr(p + 1, copy)) {
+		if (!tserver_ns_copy(s, strstr(p, "SET high_water = "), ok) || 8 + copies >= DB_MAX_STMTS) {
+			tserver_fail(a, 1064, "namespace copy not understood", p);
+			return;
+		}
+		a->affected[6 + copies] = ok;
+		copies++;
+	}
+	a->nstmts = 7 + copies;
+	a->insert_id[4] = t;
+	a->affected[4] = 1;
+}
+
+/* The namespace witness at connect: copy UPDATEs separated by ';'. */
+static void
+tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	static const char update[] = "UPDATE idgen_ns_marks ";
+	unsigned n = 0;
+
+	for (const char *p = sql; p != NULL; p = strstr(p + 1, update)) {
+		if ((p != sql && p[-1] != ';') || n >= DB_MAX_STMTS ||
+		    !tserver_ns_copy(s, strstr(p, "SET high_water = "), true)) {
+			tserver_fail(a, 1064, "namespace witness not understood", sql);
+			return;
+		}
+		a->affected[n++] = 1;
+	}
+	a->nstmts = n;
 }

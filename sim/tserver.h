@@ -20,6 +20,26 @@
 #define TSERVER_TEXT	48
 #define TSERVER_WORKERS	2	/* idgen_leases rows per server: few, so numbers are reused */
 #define TSERVER_TX_MAX	16	/* open lease transactions at once */
+#define TSERVER_NS	2	/* namespaces a schedule may create: n0, n1 */
+#define TSERVER_NS_TEXT	1024	/* the namespace check's one long field */
+
+enum tserver_ns_state { TS_NS_NONE, TS_NS_CREATING, TS_NS_READY, TS_NS_DROPPED };
+
+/*
+ * One namespace on one server (docs/design.md 13.1): its idgen_namespaces
+ * row, its tickets_N counter (0: no table) and its idgen_ns_marks rows.
+ */
+struct tserver_ns {
+	enum tserver_ns_state	state;
+	uint64_t		b;		/* block_size */
+	bool			refuse;		/* fallback 'refuse', else 'snowflake' */
+	uint64_t		counter;	/* tickets_N's next ticket; 0: no table */
+	uint64_t		start_above;
+	uint64_t		hw[TSERVER_MAX];	/* idgen_ns_marks by role */
+	uint64_t		hb[TSERVER_MAX];
+	/* Not a table: copies idservers were due to write here (witness, tickets), in ID space. */
+	uint64_t		due_end[TSERVER_MAX];
+};
 
 /* One idgen_leases row (schema/40-leases.sql); worker numbers of the server's parity. */
 struct tserver_lease {
@@ -42,6 +62,7 @@ struct tserver_state {
 	 */
 	uint64_t	due[TSERVER_MAX];
 	struct tserver_lease lease[TSERVER_WORKERS];	/* idgen_leases: a backup copies them */
+	struct tserver_ns ns[TSERVER_NS];	/* the namespace tables */
 };
 
 struct tserver {
@@ -63,6 +84,10 @@ struct tserver {
 	}			*landed;
 	size_t			nlanded, caplanded;
 	uint64_t		draws;
+	/* Per namespace and role, in ID space: the highest copy its rows ever held, and
+	 * idservers were ever due to write (no restore lowers them). */
+	uint64_t		ns_copy_ever[TSERVER_NS][TSERVER_MAX];
+	uint64_t		ns_due_ever[TSERVER_NS][TSERVER_MAX];
 	/* Row locks of open lease transactions (FOR UPDATE): the connection's id, 0 none. */
 	uint64_t		locked[TSERVER_WORKERS];
 	struct tserver_lease	pending[TSERVER_WORKERS];	/* ... its uncommitted UPDATE */
@@ -87,7 +112,22 @@ struct tserver_answer {
 	uint64_t	ticket;
 	uint64_t	own_before;
 	char		why[160];	/* err: the message */
+	/* A namespace ticket drawn: which namespace, and its own marks row before (ID space). */
+	bool		ns_drew;
+	bool		ns_ok;		/* ... its catalogue row as the idserver judged it */
+	unsigned	ns;
+	uint64_t	ns_b;
+	uint64_t	ns_own_end;
+	/* The namespace check's first field (too long for text[0]). */
+	bool		big;
+	char		bigtext[TSERVER_NS_TEXT];
 };
+
+/* The name of namespace k ("n0", "n1"); its index from a name, -1: none. */
+const char *tserver_ns_name(unsigned k);
+int	tserver_ns_index(const char *name, size_t len);
+/* The end in ID space of a mark (hw, hb); hb 0 is b. */
+uint64_t tserver_ns_end(uint64_t hw, uint64_t hb, uint64_t b);
 
 void	tserver_init(struct tserver *s, unsigned index, uint64_t b);
 /*
@@ -102,9 +142,13 @@ void	tserver_conn_gone(struct tserver *s, uint64_t conn);
 void	tserver_lease_repair(struct tserver *s, uint64_t until);
 /* A copy of a mark an idserver was due to write here (the witness point). */
 void	tserver_due(struct tserver *s, unsigned role, uint64_t high_water);
+/* A copy of namespace k's mark of role (an end in ID space) an idserver was due to write here. */
+void	tserver_ns_due(struct tserver *s, unsigned k, unsigned role, uint64_t end);
 void	tserver_backup(struct tserver *s);
 bool	tserver_restore(struct tserver *s);
 /* ALTER TABLE tickets64 AUTO_INCREMENT lowered by hand: the marks stay. */
 void	tserver_lower(struct tserver *s, uint64_t by);
+/* ALTER TABLE tickets_N AUTO_INCREMENT lowered by hand (namespace k): its marks stay. */
+void	tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by);
 
 #endif

@@ -1126,7 +1126,9 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_SEALED;
 	}
 	*ticket = t = r->stmt_insert_id[replace];
-	if (r->stmt_affected[replace + 1] != 1 && RULE_ON(RULE_OWN_MARK)) {
+	/* One check for every sequence; the simulation switches each kind's apart. */
+	if (r->stmt_affected[replace + 1] != 1 &&
+	    RULE_ON(q->ns != NULL ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
 		/* A namespace's own mark is locked in a statement of its own: not in the row. */
 		if (q->ns != NULL)
 			snprintf(why, whylen, "counter regressed: ticket %" PRIu64 " of %s is not "
@@ -1143,7 +1145,8 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 	 * may be this very ticket, read back from another idserver's copy
 	 * (docs/design.md 6.3).
 	 */
-	switch (check_ticket(t, RULE_ON(RULE_TICKET_KNOWN) ? mark : 0, s->index, q->b)) {
+	switch (check_ticket(t, RULE_ON(q->ns != NULL ? RULE_NS_KNOWN : RULE_TICKET_KNOWN) ?
+	    mark : 0, s->index, q->b)) {
 	case CHECK_TICKET_OK:
 		return TICKET_TX_OK;
 	case CHECK_TICKET_PARITY:

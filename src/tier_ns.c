@@ -20,6 +20,7 @@
 #include "clk.h"
 #include "layout.h"
 #include "log.h"
+#include "rules.h"
 
 /*
  * Every namespace this server lists, each marks row of it, and its ticket
@@ -72,7 +73,8 @@ static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t 
 static uint64_t
 tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i)
 {
-	const struct state_ns_mark *m = state_ns_get(&t->sf->ns, ns->name, i);
+	const struct state_ns_mark *m = RULE_ON(RULE_NS_STATE_MARKS) ?
+	    state_ns_get(&t->sf->ns, ns->name, i) : NULL;
 
 	return ns_known_end(ns, i, m != NULL ? m->high_water : 0, m != NULL ? m->block_size : 0);
 }
@@ -90,6 +92,8 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 	struct ticket_seq q;
 	int len = 0;
 
+	if (!RULE_ON(RULE_NS_WITNESS))
+		return false;
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		const struct nsrv *ns = t->nss.v[k];
 		uint64_t b = ns->v[i].b;
@@ -181,6 +185,8 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 	bool changed, any = false;
 	int j;
 
+	if (!RULE_ON(RULE_NS_REMEMBER))
+		return;
 	for (unsigned r = 0; r < n; r++) {
 		if (rows[r].hw == 0 || (j = ns_role_index(rows[r].role)) < 0 ||
 		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
@@ -268,7 +274,7 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 	 */
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
 		if (j != i && (ticket_up(&t->srv[j]) || t->srv[j].state == TICKET_CONNECTING) &&
-		    t->ns_at[j] <= t->ns_up_at[i])
+		    t->ns_at[j] <= t->ns_up_at[i] && RULE_ON(RULE_NS_PARTNER_FIRST))
 			return false;
 	return true;
 }
@@ -711,6 +717,12 @@ tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_
 {
 	bool changed = false;
 
+	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
+	if (!RULE_ON(RULE_NS_WRITE_AHEAD)) {
+		ns->writing++;
+		tier_ns_recorded(t, true, (uint64_t)ns->id << 8 | s->index, tk);
+		return;
+	}
 	if (!tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
 		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
 		    "(NS_MARKS_MAX): the ticket is not used");
