@@ -115,6 +115,19 @@
 	    "TLS handshakes not done within tls_handshake_timeout_ms", \
 	    "tls_handshake_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(handshake_timeouts))) \
+	X(tls_reloads, C, SVC, "clients", \
+	    "SIGHUP reloads of the TLS listeners' certificate, key and CA files", \
+	    "tls_reloads", METRIC_AS_IS, NULL, \
+	    NUM(TLSC(reloads))) \
+	X(tls_reload_failures, C, SVC, "clients", \
+	    "TLS listeners whose reload failed: each kept the certificate it had (the log says why)", \
+	    "tls_reload_failures", METRIC_AS_IS, NULL, \
+	    NUM(TLSC(reload_failures))) \
+	X(tls_reload_clean, G, SVC, "clients", \
+	    "1: the last SIGHUP reloaded every TLS listener (or none reloaded yet, or no TLS); " \
+	    "0: one kept its old certificate", \
+	    "tls_reload_clean", METRIC_AS_IS, NULL, \
+	    NUM(TLSC(reload_failed_last) == 0)) \
 	X(requests, C, SVC, "stats", "requests answered", \
 	    "requests", METRIC_AS_IS, NULL, \
 	    NUM(CORE.requests)) \

@@ -296,6 +296,8 @@ tls_reload(struct tls *t, char *msg, size_t len)
 	size_t n = 0;
 
 	msg[0] = '\0';
+	t->stats.reloads++;
+	t->stats.reload_failed_last = 0;
 	for (int w = 0; w < TLS_WHERE_N; w++) {
 		struct tls_listener *l = &t->l[w];
 		SSL_CTX *ctx;
@@ -307,6 +309,8 @@ tls_reload(struct tls *t, char *msg, size_t len)
 			k = snprintf(msg + n, len - n, "%sTLS reload of the %s listener failed, "
 			    "keeping the certificate it had: %s", n ? "; " : "", tls_names[w], err);
 			ok = false;
+			t->stats.reload_failures++;
+			t->stats.reload_failed_last++;
 		} else {
 			/* Open sessions hold a reference to the old context: freed with the last. */
 			SSL_CTX_free(l->ctx);

@@ -36,6 +36,9 @@ struct tls_counters {
 	uint64_t	handshakes;		/* sessions established */
 	uint64_t	handshake_failures;	/* refused: version, certificate, not TLS */
 	uint64_t	handshake_timeouts;	/* tls_handshake_timeout_ms */
+	uint64_t	reloads;		/* SIGHUP reloads of the listeners' files */
+	uint64_t	reload_failures;	/* listeners whose reload failed (kept the old) */
+	uint64_t	reload_failed_last;	/* of them, in the last reload: 0 is clean */
 	/*
 	 * Each listener's certificate (the first of its chain, the one served):
 	 * its notAfter in unix seconds, 0 while the listener is cleartext. Set at

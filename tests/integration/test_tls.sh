@@ -291,6 +291,10 @@ hup 'TLS reload of the listen listener failed, keeping the certificate' 1
 [ "$(subject "$SVC_PORT")" = "idgen test expired" ] || fail "a failed reload did not keep the old certificate"
 [ "$(expiry listen)" = "$(not_after "$TLS/expired-cert.pem")" ] ||
 	fail "a failed reload changed the metric's expiry to '$(expiry listen)'"
+# metric NAME: its value on /metrics (the alert IdgenTLSReloadFailed reads the gauge).
+metric() { curl -sSk "https://127.0.0.1:$HTTP_PORT/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+[ "$(metric idgen_tls_reload_clean)" = 0 ] && [ "$(metric idgen_tls_reload_failures_total)" -ge 1 ] ||
+	fail "a failed reload: idgen_tls_reload_clean '$(metric idgen_tls_reload_clean)', failures '$(metric idgen_tls_reload_failures_total)'"
 cp "$TLS/renewed-cert.pem" "$TLS/live-cert.pem"; cp "$TLS/renewed-key.pem" "$TLS/live-key.pem"
 hup 'TLS on the http listener reloaded' 1
 [ "$(subject "$SVC_PORT")" = "idgen test renewed" ] || fail "the text port did not take the renewed certificate"
@@ -299,7 +303,9 @@ n=$( { tq "$SVC_PORT" 'IDS 5\nQUIT\n'; curl -sS --cacert "$CA" "https://127.0.0.
 [ "$n" = 10 ] || fail "after the reload: $n IDs, want 10"
 [ "$(expiry http)" = "$(not_after "$TLS/renewed-cert.pem")" ] ||
 	fail "after the renewal the metric's expiry of http is '$(expiry http)'"
-log "4. SIGHUP: expired certificate refused by curl and s_client (idgen_tls_cert_not_after_timestamp_seconds followed each load), a bad file kept the old one ($(grep -c 'reload of the listen listener failed' "$T_DIR/svc.log") line), the renewed one served"
+[ "$(metric idgen_tls_reload_clean)" = 1 ] && [ "$(metric idgen_tls_reloads_total)" = 3 ] ||
+	fail "after the renewal: idgen_tls_reload_clean '$(metric idgen_tls_reload_clean)', reloads '$(metric idgen_tls_reloads_total)' (want 1, 3)"
+log "4. SIGHUP: expired certificate refused by curl and s_client (idgen_tls_cert_not_after_timestamp_seconds followed each load), a bad file kept the old one ($(grep -c 'reload of the listen listener failed' "$T_DIR/svc.log") line, idgen_tls_reload_clean 0 until the next clean reload), the renewed one served"
 
 # 5. mTLS required, TLS 1.3 only, and tokens.
 TOKEN=$(openssl rand -hex 16)
