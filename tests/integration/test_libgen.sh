@@ -123,29 +123,7 @@ grep -q 'lease_claims=2' "$T_DIR/p.out" || fail "p: no second lease after SIGCON
 # The stopped process: worker PW only up to its window's end; after it only a
 # worker whose row names it, from that window's start on.
 for role in odd even; do leases "$role"; done >"$T_DIR/leases.txt"
-python3 - "$PW" "$PE_END" ":$P:" "$T_DIR/leases.txt" "$D"/p* <<'PY' || fail "the stopped process minted without a lease"
-import sys
-pw, pend, me, rows = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-mine = {}
-for line in open(rows):
-    w = line.split("\t")
-    if me in w[1]:
-        mine[int(w[0])] = int(w[2])
-old = after = 0
-for path in sys.argv[5:]:
-    for line in open(path):
-        first, n = map(int, line.split())
-        for i in (first, first + n - 1):
-            ts, w = i >> 22, (i >> 12) & 1023
-            if w == pw:
-                assert ts <= pend, f"worker {w} minted at {ts}, after its window's end {pend}"
-                old += 1
-            else:
-                assert w in mine and ts >= mine[w], f"worker {w} at {ts}: no window of ours ({mine})"
-                after += 1
-assert old and after, (old, after)
-print(f"stopped process: {old} range ends on worker {pw} up to {pend}, {after} on {sorted(set(mine) - {pw})}", file=sys.stderr)
-PY
+python3 "$ROOT/tests/integration/frozen_check.py" "$PW" "$PE_END" ":$P:" "$T_DIR/leases.txt" "$D"/p* || fail "the stopped process minted without a lease"
 
 n=$(check_unique "$D"/*) || fail "duplicate IDs"
 log "PASS: $n IDs, none twice"
