@@ -987,7 +987,12 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 uint64_t
 lease_reserve_lead(const struct lease *l)
 {
-	uint64_t fixed = 2 * (uint64_t)l->cfg->fallback_reserve_ms, lead;
+	uint64_t fixed, lead;
+
+	/* A lease never set up (no config: a fuzzing rig's) has no lead. */
+	if (l->cfg == NULL)
+		return 0;
+	fixed = 2 * (uint64_t)l->cfg->fallback_reserve_ms;
 
 	/* Twice: a write posted as the previous one lands must land within L + R of it. */
 	lead = (2 * l->ahead.land_max_us + 999) / 1000;
