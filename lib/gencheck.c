@@ -92,16 +92,11 @@ gencheck_free(struct gencheck *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/* One check: connected first when the connection is not open. */
+/* One check, on a connection opened for it. */
 static void
 gencheck_send(struct gencheck_server *s)
 {
 	s->busy = true;
-	if (db_connected(s->db)) {
-		if (!db_query(s->db, GENCHECK_SQL, gencheck_answered, s))
-			gencheck_over(s, LEASE_AWAY, "the check query could not start");
-		return;
-	}
 	if (!db_connect(s->db, gencheck_connected, s))
 		gencheck_over(s, LEASE_AWAY, "the check could not connect");
 }
@@ -220,14 +215,17 @@ gencheck_adopt(struct gencheck_server *s, char **row)
 	return true;
 }
 
-/* A check is over: its verdict kept; once both first checks are, ready is told. */
+/*
+ * A check is over: its verdict kept, its connection closed (a recheck is
+ * rare; an idle connection per process would weigh on the tier); once both
+ * first checks are over, ready is told.
+ */
 static void
 gencheck_over(struct gencheck_server *s, enum lease_trust trust, const char *why)
 {
 	struct gencheck	*k = s->k;
 
-	if (trust != LEASE_TRUSTED)
-		db_close(s->db);
+	db_close(s->db);
 	s->trust = trust;
 	s->busy = false;
 	s->answered = true;

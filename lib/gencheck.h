@@ -19,7 +19,7 @@
 
 struct gencheck;
 
-/* One server of the pair: its own connection (the lease's stay the lease's). */
+/* One server of the pair: a connection per check (the lease's stay the lease's). */
 struct gencheck_server {
 	struct gencheck		*k;
 	unsigned		 index;
