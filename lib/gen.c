@@ -23,6 +23,7 @@
 #include "clk.h"
 #include "config.h"
 #include "errmsg.h"
+#include "gencheck.h"
 #include "genlog.h"
 #include "genseam.h"
 #include "layout.h"
@@ -40,6 +41,8 @@ struct gen {
 	struct statefile	 sf;		/* off: a restart claims a new window */
 	struct lease		 lease;
 	bool			 lease_on;	/* lease_init done (in this process) */
+	struct gencheck		 check;		/* the pair checked before any claim */
+	bool			 shape_given;	/* the address named the tier's shape */
 	struct genseam		 seam;
 	struct event_base	*base;
 	struct event		*wake_ev;
@@ -72,8 +75,8 @@ static pthread_once_t	gen_db_once = PTHREAD_ONCE_INIT;
 static bool		gen_db_ok;
 
 static void	gen_db_init(void);
-static bool	gen_parse(const char *url, char (*argv)[256], int *argc, char *err,
-		    size_t errlen);
+static bool	gen_parse(const char *url, char (*argv)[256], int *argc, bool *shape,
+		    char *err, size_t errlen);
 static bool	gen_setting_ok(const char *name, size_t len);
 static void	gen_after(void *arg);
 static void	gen_on_change(void *arg);
@@ -82,6 +85,8 @@ static void	gen_wake(struct gen *g);
 static void	gen_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void	gen_released(void *arg);
 static void	gen_reset(struct gen *g);
+static void	gen_checked(void *arg);
+static void	gen_refusals(struct gen *g);
 
 bool
 gen_is_url(const char *servers)
@@ -109,10 +114,12 @@ gen_setting_ok(const char *name, size_t len)
 /*
  * The address as idserver's flags: --db_user, the pair's --odd_host/port and
  * --even_host/port, --db_name, then each ?name=value (config_load checks
- * every value as idserver's config does).
+ * every value as idserver's config does). shape: the address named one of
+ * tier_increment, region, region_bits.
  */
 static bool
-gen_parse(const char *url, char (*argv)[256], int *argc, char *err, size_t errlen)
+gen_parse(const char *url, char (*argv)[256], int *argc, bool *shape, char *err,
+    size_t errlen)
 {
 	const char	*p = url + strlen(GEN_SCHEME), *at, *slash, *q, *e;
 	char		 host[64];
@@ -120,6 +127,7 @@ gen_parse(const char *url, char (*argv)[256], int *argc, char *err, size_t errle
 	size_t		 len;
 
 	*argc = 0;
+	*shape = false;
 	snprintf(argv[(*argc)++], 256, "libidgen");
 	at = strchr(p, '@');
 	slash = strchr(p, '/');
@@ -170,6 +178,9 @@ gen_parse(const char *url, char (*argv)[256], int *argc, char *err, size_t errle
 			return false;
 		}
 		snprintf(argv[(*argc)++], 256, "--%.*s", (int)(e - q), q);
+		if (strncmp(q, "region", len) == 0 || strncmp(q, "region_bits", len) == 0 ||
+		    strncmp(q, "tier_increment", len) == 0)
+			*shape = true;
 		if (*e == '&')
 			e++;
 	}
@@ -182,7 +193,7 @@ gen_new(struct idgen_client *c, const char *url, const struct idgen_options *o, 
 {
 	char		 args[GEN_ARGS_MAX][256], *argv[GEN_ARGS_MAX];
 	struct gen	*g;
-	bool		 exit_now;
+	bool		 exit_now, shape;
 	int		 argc;
 
 	pthread_once(&gen_db_once, gen_db_init);
@@ -190,7 +201,7 @@ gen_new(struct idgen_client *c, const char *url, const struct idgen_options *o, 
 		snprintf(err, errlen, "MariaDB's client library did not start");
 		return NULL;
 	}
-	if (!gen_parse(url, args, &argc, err, errlen))
+	if (!gen_parse(url, args, &argc, &shape, err, errlen))
 		return NULL;
 	if ((g = calloc(1, sizeof(*g))) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -214,6 +225,7 @@ gen_new(struct idgen_client *c, const char *url, const struct idgen_options *o, 
 	}
 	g->c = c;
 	g->wake_fd = -1;
+	g->shape_given = shape;
 	return g;
 }
 
@@ -223,6 +235,7 @@ gen_free(struct gen *g)
 	if (g == NULL)
 		return;
 	if (g->lease_on) {
+		gencheck_free(&g->check);
 		lease_free(&g->lease);
 		statefile_close(&g->sf);
 	}
@@ -236,7 +249,10 @@ gen_free(struct gen *g)
 	free(g);
 }
 
-/* The loop, the statefile (off), the generator and the lease: claiming at once. */
+/*
+ * The loop, the statefile (off), the generator and the lease, which claims
+ * once both servers were checked (gen_checked; docs/design.md 11.8).
+ */
 bool
 gen_start(struct gen *g)
 {
@@ -257,14 +273,17 @@ gen_start(struct gen *g)
 	snowflake_init(&g->sn, &sc);
 	genseam_init(&g->seam, &g->c->mu, gen_after, g);
 	if (!lease_init(&g->lease, g->base, &g->cfg, &g->sn, &g->sf, &g->seam.ops,
-	    clk_real_ms, gen_on_change, gen_trust, g)) {
+	    clk_real_ms, gen_on_change, gen_trust, g) ||
+	    !gencheck_init(&g->check, g->base, &g->cfg, &g->seam.ops, !g->shape_given,
+	    gen_checked, g)) {
+		gencheck_free(&g->check);
 		lease_free(&g->lease);
 		statefile_close(&g->sf);
 		return false;
 	}
 	g->lease_on = true;
 	lease_set_kind(&g->lease, LEASE_KIND_LIBIDGEN);
-	lease_start(&g->lease);
+	gencheck_start(&g->check);
 	return true;
 }
 
@@ -290,6 +309,7 @@ static void
 gen_reset(struct gen *g)
 {
 	if (g->lease_on) {
+		gencheck_free(&g->check);
 		lease_free(&g->lease);
 		statefile_close(&g->sf);
 	}
@@ -423,7 +443,33 @@ gen_after(void *arg)
 	g->seen_claim_failures = l->stats.claim_failures;
 	if (l->last_error[0] != '\0')
 		snprintf(g->lasterr, sizeof(g->lasterr), "%s", l->last_error);
+	if (g->round_failed)
+		gen_refusals(g);
 	pthread_cond_broadcast(&g->c->filled);
+}
+
+/*
+ * A failed round's reason, when a server was refused by its check: the
+ * setting and both values (check.c's words) rather than the lease's "not up".
+ */
+static void
+gen_refusals(struct gen *g)
+{
+	for (unsigned i = 0; i < SERVER_PAIR; i++)
+		if (g->check.s[i].trust == LEASE_DISTRUSTED && g->check.s[i].why[0] != '\0') {
+			snprintf(g->lasterr, sizeof(g->lasterr), "the %s server's lease rows are "
+			    "not trusted: %s", server_name(i), g->check.s[i].why);
+			return;
+		}
+}
+
+/* Both servers checked (mutex held, on the loop): the lease claims now. */
+static void
+gen_checked(void *arg)
+{
+	struct gen	*g = arg;
+
+	lease_start(&g->lease);
 }
 
 /* Every lease change: gen_after, which runs after the callback, wakes the waiters. */
@@ -435,14 +481,16 @@ gen_on_change(void *arg)
 
 /*
  * idserver trusts a server's lease rows once its ticket tier checked it; the
- * library runs no ticket tier and trusts the pair it was given.
+ * library runs no ticket tier, so it checks the server the same way itself
+ * (lib/gencheck.c): a server of another region's lease table, or set up for
+ * another role, is refused (docs/design.md 11.8).
  */
 static enum lease_trust
 gen_trust(void *arg, int server)
 {
-	(void)arg;
-	(void)server;
-	return LEASE_TRUSTED;
+	struct gen	*g = arg;
+
+	return server < 0 ? LEASE_DISTRUSTED : gencheck_trust(&g->check, (unsigned)server);
 }
 
 /* Wakes the loop thread (c's mutex held): a stop or a fresh number to see to. */
@@ -584,6 +632,7 @@ gen_forked(struct gen *g)
 	g->base = NULL;
 	g->lease_on = false;
 	memset(&g->lease, 0, sizeof(g->lease));
+	memset(&g->check, 0, sizeof(g->check));
 	memset(&g->sf, 0, sizeof(g->sf));
 	snowflake_init(&g->sn, &sc);
 	g->releasing = false;
