@@ -267,6 +267,8 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 			ns->b = b;
 			ns->policy = pol;
 			ns->demand = false;
+			/* Copies are learned anew: its rows were made again (13.3). */
+			memset(ns->copied, 0, sizeof(ns->copied));
 		}
 	}
 	if (ok && ns->b == 0) {

@@ -67,6 +67,8 @@ struct nsrv {
 	uint64_t	 ids_fallback;
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
 	uint64_t	 tickets;
+	uint64_t	 copied[NS_SERVERS];	/* in ID space: an end of server i's mark
+						 * another server is known to hold (13.6) */
 };
 
 /* One row of a namespace check: a namespace, and one of its marks rows. */
