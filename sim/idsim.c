@@ -233,7 +233,7 @@ static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own
 static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
 static void	sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
-static int	sim_ns_copy_class(const struct ns_residue *r);
+static int	sim_ns_copy_class(const struct ns_residue *r, uint64_t id);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
 static void	sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due);
 static void	sim_hook_unmodelled(const char *why);
@@ -436,9 +436,9 @@ sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
 /*
  * Copy first for namespaces (docs/design.md 13.6, section 14): a block no row
  * or copy held when it was drawn again (r, RES_NS_UNHELD) is residue only
- * under the default's copy-first exceptions, judged when its IDs repeat (a
+ * under the default's copy-first exceptions, judged when its ID id repeats (a
  * block waiting for its copy may be banked after the draw):
- * - partner-absent: a block of those IDs was banked by an idserver with no
+ * - partner-absent: a block holding id was banked by an idserver with no
  *   other server of the region up (tier_ns_banked_hook);
  * - copy-in-flight: the first copy of r's server's mark covering the block
  *   landed on the partner only after the taker's last read of the partner.
@@ -446,12 +446,12 @@ sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
  * held it then, or none ever landed though the block was handed out).
  */
 static int
-sim_ns_copy_class(const struct ns_residue *r)
+sim_ns_copy_class(const struct ns_residue *r, uint64_t id)
 {
 	const struct tserver *p = &S.srv[1 - r->srv];
 
 	for (size_t a = 0; a < S.nnsalone; a++)
-		if (S.nsalone[a].ns == r->ns && S.nsalone[a].lo < r->hi && r->lo < S.nsalone[a].hi)
+		if (S.nsalone[a].ns == r->ns && S.nsalone[a].lo <= id && id < S.nsalone[a].hi)
 			return RES_ABSENT;
 	for (size_t a = 0; a < p->nns_landed; a++)
 		if (p->ns_landed[a].ns == r->ns && p->ns_landed[a].role == r->srv &&
@@ -1037,7 +1037,7 @@ sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
 	lo = lo > o->lo ? lo : o->lo;
 	for (size_t r = 0; r < S.nnsres; r++)
 		if (S.nsres[r].ns == k && S.nsres[r].lo <= lo && lo < S.nsres[r].hi)
-			cls = S.nsres[r].cls == RES_NS_UNHELD ? sim_ns_copy_class(&S.nsres[r]) :
+			cls = S.nsres[r].cls == RES_NS_UNHELD ? sim_ns_copy_class(&S.nsres[r], lo) :
 			    (int)S.nsres[r].cls;
 	sim_trace("e%" PRIu64 " %s%s: namespace %s ID %" PRIu64 " by i%u at e%" PRIu64
 	    " and by i%u at e%" PRIu64, S.ev, cls >= 0 ? "RESIDUE " : "DUPLICATE",
