@@ -135,6 +135,7 @@ struct tier {
 		uint32_t	 ns;		/* nsrv.id */
 		unsigned	 srv;
 		uint64_t	 ticket;
+		uint64_t	 dropped;	/* nsrv.dropped when it began to wait */
 	}			 ns_await[TIER_NS_AWAIT_MAX];
 	unsigned		 ns_nawait;
 	bool			 ns_copy_on[NS_SERVERS];	/* a plain namespace copy

@@ -842,6 +842,7 @@ tier_ns_copy_first(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 	t->ns_await[t->ns_nawait].ns = ns->id;
 	t->ns_await[t->ns_nawait].srv = i;
 	t->ns_await[t->ns_nawait].ticket = tk;
+	t->ns_await[t->ns_nawait].dropped = ns->dropped;
 	t->ns_nawait++;
 	tier_ns_copy_push(t);
 }
@@ -869,8 +870,10 @@ again:
 		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await[k].ns);
 		unsigned i = t->ns_await[k].srv;
 		uint64_t tk = t->ns_await[k].ticket;
+		bool gone = ns != NULL && ns->dropped != t->ns_await[k].dropped;
 
-		if (ns != NULL && ns->copied[i] < (tk + 1) * ns->b && tier_ns_other_up(t, i)) {
+		if (ns != NULL && !gone && ns->copied[i] < (tk + 1) * ns->b &&
+		    tier_ns_other_up(t, i)) {
 			k++;
 			continue;
 		}
@@ -879,6 +882,16 @@ again:
 		t->ns_nawait--;
 		if (ns == NULL)
 			continue;	/* cannot be: kept while writing */
+		if (gone) {
+			/*
+			 * Dropped (or created again) while it waited: its IDs are let go
+			 * with the rest, never served below a new incarnation (13.6).
+			 */
+			ns->writing--;
+			ns->ids_released += ns->b;
+			t->ns_released += ns->b;
+			continue;
+		}
 		t->ns_banked_alone += ns->copied[i] < (tk + 1) * ns->b;
 		tier_ns_bank(t, ns, i, tk, ns->copied[i] < (tk + 1) * ns->b);
 	}
