@@ -73,7 +73,8 @@ enum residue_class {
 	RES_ABSENT,	/* banked with no other server up, then its server restored */
 	RES_SILENT,	/* served while its partner could not answer (partner_wait_ms) */
 	RES_INFLIGHT,	/* its copy landed on the partner after the taker last read it */
-	RES_NS_UNHELD,	/* a namespace ticket no row or copy held, nor was due to (13.6) */
+	RES_NS_UNHELD,	/* a namespace block no row or copy held, nor was due to: copy
+			 * first's exceptions decide at the duplicate (13.6); never counted */
 	RES_COUNT,
 };
 
@@ -86,6 +87,14 @@ struct ns_residue {
 	unsigned	ns;
 	uint64_t	lo, hi;		/* its IDs */
 	enum residue_class cls;
+	unsigned	srv;		/* its server */
+	uint64_t	read_us;	/* the taker's last read of the partner (vclock) */
+};
+
+/* A namespace block banked alone: no copy elsewhere, no other server up (13.6). */
+struct ns_alone {
+	unsigned	ns;
+	uint64_t	lo, hi;
 };
 
 struct draw {
@@ -188,6 +197,8 @@ struct sim {
 	uint64_t		ns_drawn_end[TSERVER_NS][TSERVER_MAX];
 	struct ns_residue	*nsres;
 	size_t			nnsres, capnsres;
+	struct ns_alone		*nsalone;
+	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
@@ -220,6 +231,9 @@ static int64_t (*const sim_clock_us[SIM_IDSERVERS])(void) = { sim_us0, sim_us1, 
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
 static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
+static void	sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
+		    uint64_t ticket, bool alone);
+static int	sim_ns_copy_class(const struct ns_residue *r, uint64_t id);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
 static void	sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due);
 static void	sim_hook_unmodelled(const char *why);
@@ -246,6 +260,7 @@ static int	sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint
 static void	sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a);
 static void	sim_hook_ns_sent(unsigned owner, unsigned srv);
 static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
+static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
@@ -402,6 +417,49 @@ sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
 	S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
 }
 
+/* A namespace block banked; alone: with no copy of its mark elsewhere, none being up. */
+static void
+sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
+{
+	int k = tserver_ns_index(ns->name, ns->len);
+
+	(void)t;
+	(void)srv;
+	if (!alone || k < 0)
+		return;
+	S.nsalone = sim_grow(S.nsalone, &S.capnsalone, S.nnsalone, sizeof(*S.nsalone));
+	S.nsalone[S.nnsalone++] = (struct ns_alone){ (unsigned)k, ticket * ns->b,
+	    (ticket + 1) * ns->b };
+}
+
+/*
+ * Copy first for namespaces (docs/design.md 13.6, section 14): a block no row
+ * or copy held when it was drawn again (r, RES_NS_UNHELD) is residue only
+ * under the default's copy-first exceptions, judged when its ID id repeats (a
+ * block waiting for its copy may be banked after the draw):
+ * - partner-absent: a block holding id was banked by an idserver with no
+ *   other server of the region up (tier_ns_banked_hook);
+ * - copy-in-flight: the first copy of r's server's mark covering the block
+ *   landed on the partner only after the taker's last read of the partner.
+ * Else -1: a duplicate (a copy landed before that read and the partner's row
+ * held it then, or none ever landed though the block was handed out).
+ */
+static int
+sim_ns_copy_class(const struct ns_residue *r, uint64_t id)
+{
+	const struct tserver *p = &S.srv[1 - r->srv];
+
+	for (size_t a = 0; a < S.nnsalone; a++)
+		if (S.nsalone[a].ns == r->ns && S.nsalone[a].lo <= id && id < S.nsalone[a].hi)
+			return RES_ABSENT;
+	for (size_t a = 0; a < p->nns_landed; a++)
+		if (p->ns_landed[a].ns == r->ns && p->ns_landed[a].role == r->srv &&
+		    p->ns_landed[a].end >= r->hi)
+			return p->ns_landed[a].us > r->read_us ? RES_INFLIGHT : -1;
+	return -1;
+}
+
 /* What a new connection of owner to srv would bring role's copy up to. */
 static uint64_t
 sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role)
@@ -511,7 +569,8 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	if (cls < 0)
 		return;
 	S.nsres = sim_grow(S.nsres, &S.capnsres, S.nnsres, sizeof(*S.nsres));
-	S.nsres[S.nnsres++] = (struct ns_residue){ k, lo, hi, (enum residue_class)cls };
+	S.nsres[S.nnsres++] = (struct ns_residue){ k, lo, hi, (enum residue_class)cls, srv,
+	    d->ns_read_us[1 - srv] };
 }
 
 /* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_fetch_end). */
@@ -585,6 +644,20 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 				    m != NULL ? m->high_water : 0, m != NULL ? m->block_size : 0);
 		}
 	}
+}
+
+/*
+ * A namespace check's answer reaches owner: read from now on, so a namespace
+ * ticket the idserver sends on another server while taking it (partner
+ * first met by this very read) counts it (sim_hook_ns_sent).
+ */
+static void
+sim_hook_ns_answered(unsigned owner, unsigned srv)
+{
+	struct idserver *d = sim_owner(owner);
+
+	if (d != NULL && srv < TSERVER_MAX)
+		d->ns_read_us[srv] = vclock_now_us();
 }
 
 /*
@@ -964,7 +1037,8 @@ sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
 	lo = lo > o->lo ? lo : o->lo;
 	for (size_t r = 0; r < S.nnsres; r++)
 		if (S.nsres[r].ns == k && S.nsres[r].lo <= lo && lo < S.nsres[r].hi)
-			cls = (int)S.nsres[r].cls;
+			cls = S.nsres[r].cls == RES_NS_UNHELD ? sim_ns_copy_class(&S.nsres[r], lo) :
+			    (int)S.nsres[r].cls;
 	sim_trace("e%" PRIu64 " %s%s: namespace %s ID %" PRIu64 " by i%u at e%" PRIu64
 	    " and by i%u at e%" PRIu64, S.ev, cls >= 0 ? "RESIDUE " : "DUPLICATE",
 	    cls >= 0 ? residue_names[cls] : "", tserver_ns_name(k), lo, o->who, o->ev, d->who,
@@ -1363,6 +1437,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		ranges_reset(&S.nsr[k]);
 	S.ndraws = 0;
 	S.nalone = 0;
+	S.nnsalone = 0;
 	memset(S.backup_absent, 0, sizeof(S.backup_absent));
 	memset(S.restore_absent, 0, sizeof(S.restore_absent));
 	S.ids_taken = 0;
@@ -1392,7 +1467,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		};
 		struct simdb_hooks h = { sim_hook_drew, sim_hook_copy_want, sim_hook_checked,
 		    sim_hook_cut, sim_hook_ns_drew, sim_hook_ns_sent, sim_hook_ns_seen,
-		    sim_hook_ns_ran, sim_hook_unmodelled };
+		    sim_hook_ns_ran, sim_hook_ns_answered, sim_hook_unmodelled };
 
 		/*
 		 * Namespaces in every third schedule (--namespaces: in all, or
@@ -1406,6 +1481,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 			w.far = (unsigned)rng_below(TSERVER_MAX + 1);
 		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
 		tier_banked_hook = sim_hook_banked;
+		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
 	S.cfg.tier_increment = 2;
@@ -1614,6 +1690,7 @@ main(int argc, char **argv)
 	for (unsigned k = 0; k < TSERVER_NS; k++)
 		ranges_free(&S.nsr[k]);
 	free(S.draws);
+	free(S.nsalone);
 	printf("fallback: %" PRIu64 " Snowflake IDs; leases %" PRIu64 " claimed, %" PRIu64
 	    " resumed, %" PRIu64 " re-adopted, %" PRIu64 " lost, %" PRIu64 " released, %" PRIu64
 	    " refused for skew\n", S.fb_ids, S.fb_claims, S.fb_resumed, S.fb_adopted, S.fb_lost,
@@ -1622,7 +1699,8 @@ main(int argc, char **argv)
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
-		printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
+		if (k != RES_NS_UNHELD)
+			printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
 	printf("\n");
 	printf("sim: %" PRIu64 " schedules, %" PRIu64 " events, %" PRIu64 " duplicates, %" PRIu64
 	    " residue, trace ", done, events, dups, res);

@@ -365,6 +365,8 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 		unsigned owner = c->owner, srv = c->srv;
 
 		free(sql);
+		if (r.err == 0 && nscheck && simdb_h.ns_answered != NULL)
+			simdb_h.ns_answered(owner, srv);
 		if (cb != NULL)
 			cb(&c->conn, &r, c->arg);
 		/* After the callback: what the idserver made of it (c may be gone). */

@@ -41,6 +41,12 @@ struct simdb_hooks {
 	void		(*ns_seen)(unsigned owner, unsigned srv, bool connect);
 	/* A query of owner's tier connection to srv ran without error (before its answer). */
 	void		(*ns_ran)(unsigned owner, unsigned srv);
+	/*
+	 * A namespace check of owner's to srv answered, before the idserver takes
+	 * the answer: what it does with it (a namespace ticket sent on another
+	 * server) comes after this read.
+	 */
+	void		(*ns_answered)(unsigned owner, unsigned srv);
 	/* A query no model answers: the schedule fails. */
 	void		(*unmodelled)(const char *why);
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clk.h"
+#include "vclock.h"
 
 /* One field of the check row. */
 #define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
@@ -31,16 +32,19 @@ static void	tserver_ns_check(struct tserver *s, struct tserver_answer *a);
 static void	tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a);
 static void	tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
 static bool	tserver_ns_copy(struct tserver *s, const char *p, bool ok);
+static void	tserver_ns_landed(struct tserver *s, unsigned k, unsigned role, uint64_t end);
 
 void
 tserver_init(struct tserver *s, unsigned index, uint64_t b)
 {
-	void *landed = s->landed;
-	size_t cap = s->caplanded;
+	void *landed = s->landed, *ns_landed = s->ns_landed;
+	size_t cap = s->caplanded, ns_cap = s->capns_landed;
 
 	memset(s, 0, sizeof(*s));
 	s->landed = landed;	/* kept from schedule to schedule, emptied */
 	s->caplanded = cap;
+	s->ns_landed = ns_landed;
+	s->capns_landed = ns_cap;
 	s->index = index;
 	s->up = true;
 	s->b = b;
@@ -652,11 +656,30 @@ tserver_ns_copy(struct tserver *s, const char *p, bool ok)
 		    tserver_ns_end(n->hw[r], n->hb[r], b2) < e) {
 			n->hw[r] = h;
 			n->hb[r] = b;
-			if (e > s->ns_copy_ever[k][r])
+			if (e > s->ns_copy_ever[k][r]) {
 				s->ns_copy_ever[k][r] = e;
+				tserver_ns_landed(s, (unsigned)k, (unsigned)r, e);
+			}
 		}
 	}
 	return true;
+}
+
+/* A copy of namespace k's mark of role rose to end (ID space) here now. */
+static void
+tserver_ns_landed(struct tserver *s, unsigned k, unsigned role, uint64_t end)
+{
+	if (s->nns_landed == s->capns_landed) {
+		s->capns_landed = s->capns_landed ? 2 * s->capns_landed : 64;
+		s->ns_landed = realloc(s->ns_landed, s->capns_landed * sizeof(*s->ns_landed));
+		if (s->ns_landed == NULL)
+			abort();
+	}
+	s->ns_landed[s->nns_landed].ns = k;
+	s->ns_landed[s->nns_landed].role = role;
+	s->ns_landed[s->nns_landed].end = end;
+	s->ns_landed[s->nns_landed].us = (uint64_t)vclock_now_us();
+	s->nns_landed++;
 }
 
 /* A namespace ticket transaction (TIER_NS_TX_SQL), committed. */

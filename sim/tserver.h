@@ -88,6 +88,14 @@ struct tserver {
 	 * idservers were ever due to write (no restore lowers them). */
 	uint64_t		ns_copy_ever[TSERVER_NS][TSERVER_MAX];
 	uint64_t		ns_due_ever[TSERVER_NS][TSERVER_MAX];
+	/* When ns_copy_ever rose, and to what (virtual us): namespace copy first's window. */
+	struct {
+		unsigned	ns;
+		unsigned	role;
+		uint64_t	end;
+		uint64_t	us;
+	}			*ns_landed;
+	size_t			nns_landed, capns_landed;
 	/* Row locks of open lease transactions (FOR UPDATE): the connection's id, 0 none. */
 	uint64_t		locked[TSERVER_WORKERS];
 	struct tserver_lease	pending[TSERVER_WORKERS];	/* ... its uncommitted UPDATE */

@@ -155,6 +155,15 @@
 	    "buffered namespace IDs let go (idle past ns_idle_ms, dropped): a gap", \
 	    "namespace_ids_released", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ns_released + TIER->nss.released)) \
+	X(namespace_copies_pushed, C, SVC, "stats", \
+	    "copy UPDATEs run so that a namespace ticket's block is banked with its mark " \
+	    "copied to another server (copy first)", \
+	    "namespace_copies_pushed", METRIC_AS_IS, NULL, \
+	    NUM(TIER->ns_copies_pushed)) \
+	X(namespace_tickets_banked_alone, C, SVC, "stats", \
+	    "namespace tickets banked with no other server of the region up to hold a copy", \
+	    "namespace_tickets_banked_alone", METRIC_AS_IS, NULL, \
+	    NUM(TIER->ns_banked_alone)) \
 	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
 	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
 	    NUM(TIER->seq.target)) \

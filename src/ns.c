@@ -267,6 +267,9 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 			ns->b = b;
 			ns->policy = pol;
 			ns->demand = false;
+			/* Copies are learned anew: its rows were made again (13.3). */
+			memset(ns->copied, 0, sizeof(ns->copied));
+			ns->dropped++;
 		}
 	}
 	if (ok && ns->b == 0) {
@@ -341,6 +344,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 		if (ns->seen[i] == prev) {
 			released += pool_clear(&ns->pool);
 			ns->demand = false;
+			ns->dropped++;
 		}
 	}
 	/* Names no server lists any more: gone once nothing of them is in flight. */

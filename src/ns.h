@@ -67,6 +67,10 @@ struct nsrv {
 	uint64_t	 ids_fallback;
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
 	uint64_t	 tickets;
+	uint64_t	 copied[NS_SERVERS];	/* in ID space: an end of server i's mark
+						 * another server is known to hold (13.6) */
+	uint64_t	 dropped;	/* times a check found it dropped or created
+					 * again: its buffered IDs let go (13.6) */
 };
 
 /* One row of a namespace check: a namespace, and one of its marks rows. */

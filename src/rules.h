@@ -26,6 +26,8 @@ enum rule {
 	RULE_NS_REMEMBER,	/* tier_ns.c: marks a check read kept in the state file (13.6) */
 	RULE_NS_PARTNER_FIRST,	/* tier_ns.c: the others read after a connect, first (13.6) */
 	RULE_NS_WITNESS,	/* tier_ns.c: a new connection's copies before it serves (13.6) */
+	RULE_NS_COPY_FIRST,	/* tier_ns.c: a namespace block banked once another server holds
+				 * its copy (13.6) */
 	RULE_COUNT,
 };
 

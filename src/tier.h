@@ -25,6 +25,7 @@
 #include "ticket.h"
 
 #define TIER_AWAIT_MAX	64	/* tickets waiting for a copy (more: a gap) */
+#define TIER_NS_AWAIT_MAX	64	/* namespace tickets waiting for a copy (more: a gap) */
 
 struct tier;
 
@@ -35,6 +36,10 @@ struct tier;
  */
 extern void	(*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket,
 		    bool alone);
+
+/* The same for a namespace's ticket (tier_ns.c; docs/design.md 13.6, 14). */
+extern void	(*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
+		    uint64_t ticket, bool alone);
 
 struct tier {
 	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
@@ -122,6 +127,27 @@ struct tier {
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
 	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
 	uint64_t		 ns_refusals;	/* namespaces refused on a server */
+	uint64_t		 ns_tx_copy[NS_SERVERS][NS_SERVERS];	/* [s][j]: the copy of
+							 * j's mark its ticket in flight
+							 * carries (ID space; 0: none) */
+	/* Copy first for namespaces (13.6): blocks waiting for a copy elsewhere. */
+	struct {
+		uint32_t	 ns;		/* nsrv.id */
+		unsigned	 srv;
+		uint64_t	 ticket;
+		uint64_t	 dropped;	/* nsrv.dropped when it began to wait */
+	}			 ns_await[TIER_NS_AWAIT_MAX];
+	unsigned		 ns_nawait;
+	bool			 ns_copy_on[NS_SERVERS];	/* a plain namespace copy
+							 * UPDATE runs on it ... */
+	uint32_t		 ns_copy_ns[NS_SERVERS];	/* ... of this namespace's */
+	unsigned		 ns_copy_role[NS_SERVERS];	/* ... mark of this server */
+	uint64_t		 ns_copy_end[NS_SERVERS];	/* ... up to here (ID space) */
+	bool			 ns_pushing;	/* tier_ns_copy_push runs (see pushing) */
+	bool			 ns_push_again;
+	uint64_t		 ns_copies_pushed;	/* plain namespace copy UPDATEs run */
+	uint64_t		 ns_banked_alone;	/* namespace tickets banked with no
+							 * other server up */
 	const struct tier_up	*up;		/* tier.c's, for tier_ns.c */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;

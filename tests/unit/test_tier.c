@@ -2384,6 +2384,84 @@ test_review_ns_bad_row_downs_server(void **state)
 	rig_free(r);
 }
 
+static unsigned ns_copy_banked, ns_copy_behind, ns_copy_alone;
+
+/* Each namespace block banked: with a copy of its mark on the partner, unless alone. */
+static void
+ns_copy_first_hook(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
+{
+	(void)t;
+	(void)ns;
+	if (alone) {
+		ns_copy_alone++;
+		return;
+	}
+	ns_copy_banked++;
+	if (sim[1 - srv].ns_mark[srv] < ticket)
+		ns_copy_behind++;
+}
+
+/* Takes n blocks of nsx, one at a time (its pool let go before each). */
+static void
+ns_take_blocks(struct rig *r, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		struct nsrv *ns = nss_find(&r->t.nss, "nsx", 3);
+
+		assert_non_null(ns);
+		(void)pool_clear(&ns->pool);
+		(void)ns_want(r);
+		settle(r);
+		run_for(r, 5);
+	}
+}
+
+/*
+ * Copy first for namespaces (docs/design.md 13.6): no block of nsx is banked
+ * before the partner's idgen_ns_marks row holds a copy of its mark; with the
+ * partner down, blocks are banked alone; with the rule off, one is banked
+ * with the partner's copy behind (the test fails on the code before).
+ */
+static void
+test_ns_copy_first(void **state)
+{
+	struct rig *r;
+
+	(void)state;
+	tier_ns_banked_hook = ns_copy_first_hook;
+	for (int off = 0; off < 2; off++) {
+		rules_off = off ? 1u << RULE_NS_COPY_FIRST : 0;
+		ns_copy_banked = ns_copy_behind = ns_copy_alone = 0;
+		r = rig_new(false);
+		r->cfg.max_namespaces = 10;
+		r->cfg.ns_idle_ms = 600000;
+		ns_sim_set();
+		rig_start(r);
+		settle(r);
+		ns_take_blocks(r, 8);
+		if (off) {
+			assert_true(ns_copy_behind >= 1);
+			rig_free(r);
+			break;
+		}
+		assert_true(ns_copy_banked >= 4);
+		assert_int_equal(ns_copy_behind, 0);
+		assert_int_equal(ns_copy_alone, 0);
+		sim[1].up = false;
+		ticket_recheck_soon(&r->t.srv[1]);
+		run_for(r, 50);
+		ns_take_blocks(r, 4);
+		assert_true(ns_copy_alone >= 1);
+		assert_true(r->t.ns_banked_alone >= 1);
+		assert_int_equal(ns_copy_behind, 0);
+		rig_free(r);
+		sim[1].up = true;
+	}
+	rules_off = 0;
+	tier_ns_banked_hook = NULL;
+}
+
 /*
  * Issue 31: a lock wait timeout (1205) of a namespace ticket transaction was
  * counted as a deadlock; the default sequence counts it as lock_timeouts.
@@ -2871,6 +2949,7 @@ main(void)
 		cmocka_unit_test(test_review_ns_marks_forgotten),
 		cmocka_unit_test(test_review_ns_fetching_stuck),
 		cmocka_unit_test(test_ns_lock_timeout_counted),
+		cmocka_unit_test(test_ns_copy_first),
 		cmocka_unit_test(test_review_ns_partner_stale_check),
 		cmocka_unit_test(test_review_ns_bad_row_downs_server),
 		cmocka_unit_test(test_ns_refusal_logged_when_reason_changes),
