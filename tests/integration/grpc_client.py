@@ -6,8 +6,12 @@ directory on sys.path. Each mode prints what the test checks, or exits 1.
   grpc_client.py DIR PORT statuses          every status code
   grpc_client.py DIR PORT deadline          DEADLINE_EXCEEDED while waiting
   grpc_client.py DIR PORT fallback IDS_OUT  Snowflake IDs, exact id_str
-  grpc_client.py DIR PORT few IDS_OUT       a few calls on a new channel, each
-                                            bounded by 5 s (test_grpc_flood.sh)
+  grpc_client.py DIR PORT few IDS_OUT [GO]  a few calls on a new channel, each
+                                            bounded by 5 s (test_grpc_flood.sh);
+                                            with GO, once the file GO exists
+                                            (waited for at most 120 s): grpcio
+                                            loaded before, the calls start at once,
+                                            "first" printed after the first
   grpc_client.py DIR PORT stall SECONDS     a request that never ends is ended by
                                             the server within SECONDS
   grpc_client.py DIR PORT first IDS_OUT [TOKEN]  one GenerateId on a new channel
@@ -103,10 +107,20 @@ if mode in ("calls", "fallback"):
     assert h.status == health_pb2.HealthCheckResponse.SERVING, h
     print("%s: %d IDs on 1 shared and 4 own channels, health SERVING" % (mode, len(got)))
 elif mode == "few":
+    if len(sys.argv) > 5:
+        import os
+        for _ in range(12000):
+            if os.path.exists(sys.argv[5]):
+                break
+            time.sleep(0.01)
+        else:
+            sys.exit("few: %s never appeared" % sys.argv[5])
     s, got = stub(), []
-    for _ in range(200):
+    for i in range(200):
         got.append(check_one(s.GenerateId(idgen_pb2.GenerateIdRequest(caller_service="f"),
                                            timeout=5)))
+        if i == 0 and len(sys.argv) > 5:
+            print("first", flush=True)
     for _ in range(20):
         got += check_batch(s.GenerateIdBatch(idgen_pb2.GenerateIdBatchRequest(count=100),
                                              timeout=5), 100)

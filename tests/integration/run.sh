@@ -54,8 +54,8 @@ SERIAL=(
 	test_slow           # idle/partial/write timeouts checked to fractions of a second
 	test_nasty          # 52 MB of pipelined replies read within write_timeout_ms (1 s)
 	test_live           # no-flap bound over a ~6 s loop, 3 s waits on 300 ms re-checks
-	test_resp           # redis-cli on a pty, its input paced by 0.5 s sleeps
-	test_resp_tx        # the same (a slow start: typed-ahead lines before the prompt)
+	test_resp           # redis-cli on a pty, each line once its prompt came (10 s a step)
+	test_resp_tx        # redis-cli on a pty, each line once its prompt came (10 s a step)
 	test_views          # a fallback ID within a 3 s lease window after kill and drain
 	test_tls            # handshake floods dropped within 1 s timeouts
 	test_auth           # a wrong token's reply held a measured 400 ms

@@ -244,11 +244,16 @@ grep -q 'CLIENT SETNAME connection-name$' <<<"$help" || fail "redis-cli help CLI
 log "redis-cli: MULTI/EXEC, EXECABORT, CLIENT SETNAME/GETNAME, RESET, TIME, COMMAND COUNT, HELP, AUTH"
 
 # 3. redis-cli interactive, on a pty: the transaction prompt and its replies.
-out=$( (sleep 0.5; printf 'MULTI\nID\nEXEC\n'; sleep 0.5; printf 'quit\n'; sleep 0.3) |
-	TERM=dumb timeout 10 script -q -c "redis-cli -p $SVC_PORT" /dev/null | tr -d '\r')
-grep -q '(TX)> QUEUED$' <<<"$out" && grep -qE '\(TX\)> 1\) \(integer\) [0-9]+$' <<<"$out" ||
+# Each line is typed once the prompt for it came (pty_expect.py): input typed
+# ahead was echoed before or after the replies depending on the machine's load
+# (issue 36). The replies in order: OK and the (TX) prompt, QUEUED and the
+# (TX) prompt, EXEC's array and the plain prompt.
+P="127\\.0\\.0\\.1:$SVC_PORT"
+out=$(printf '%s\n' "expect $P> " 'send MULTI' "expect \\nOK\\n$P\\(TX\\)> " 'send ID' \
+	"expect \\nQUEUED\\n$P\\(TX\\)> " 'send EXEC' "expect \\n1\\) \\(integer\\) ([0-9]+)\\n$P> " \
+	'send quit' 'eof' | /usr/bin/python3 "$(dirname "$0")/pty_expect.py" 10 redis-cli -p "$SVC_PORT") ||
 	fail "interactive MULTI/EXEC: $out"
-grep -oE '1\) \(integer\) [0-9]+$' <<<"$out" | awk '{ print $3, 1 }' >>"$IDS"
+awk '$1 == "MATCH" { print $2, 1 }' <<<"$out" >>"$IDS"
 log "redis-cli interactive: MULTI/EXEC, the (TX) prompt"
 
 # The text protocol is untouched on the same port; the service still answers.
