@@ -76,6 +76,24 @@ pair_up() { "$ROOT/scripts/dbpair.sh" up "$T_DIR/db" "$ODD_PORT" "$EVEN_PORT" >/
 pair_down() { [ -d "$T_DIR/db" ] && "$ROOT/scripts/dbpair.sh" down "$T_DIR/db" || true; }
 db_sql() { "$ROOT/scripts/dbpair.sh" sql "$T_DIR/db" "$@"; }
 db_pid() { cat "$T_DIR/db/$1/mariadbd.pid"; }
+# db_sql_retry ROLE SQL: SQL run again when MariaDB made it a deadlock's victim or
+# its lock wait timed out (1213, 1205), up to 5 times, as an operator re-runs an
+# idempotent script (the schema files) while idservers take tickets: a clean
+# clone's test_regress lost its schema load to a deadlock with a ticket
+# transaction.
+db_sql_retry() {
+	local k out
+	for k in 1 2 3 4 5; do
+		if out=$(db_sql "$@" 2>&1); then
+			[ -z "$out" ] || printf '%s\n' "$out"
+			return 0
+		fi
+		grep -qE 'ERROR (1213|1205)' <<<"$out" || break
+		sleep 0.2
+	done
+	printf '%s\n' "$out" >&2
+	return 1
+}
 db_start() { "$ROOT/scripts/dbpair.sh" start "$T_DIR/db" "$1"; }
 # db_restored ROLE SQL: SQL as a restore from an old backup writes it, past the
 # schema's guard triggers (a restore re-creates the tables; docs/design.md 6.5):

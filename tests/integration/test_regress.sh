@@ -82,7 +82,7 @@ up_again svc "$SVC_PORT" odd
 
 # 2. The even ticket table dropped and re-created from the schema.
 db_sql even "DROP TABLE idgen.tickets64"
-db_sql even "$(cat "$ROOT/schema/10-tables.sql")"
+db_sql_retry even "$(cat "$ROOT/schema/10-tables.sql")" || fail "the schema did not load on even"
 restart svc "$SVC_PORT"
 regressed svc "$SVC_PORT" even
 fresh fresh2 even
