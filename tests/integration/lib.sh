@@ -154,6 +154,13 @@ idserver_start() {
 	fail "$name did not answer PING on port $port within 10 s"
 }
 
+# wait_buffered PORT: until the idserver holds ticket IDs (its first blocks
+# banked: after their copies landed, copy first), so that a burst right after a
+# start is not answered ERR UNAVAILABLE by a slow (sanitizer, loaded) start.
+wait_buffered() {
+	wait_for "ticket IDs buffered on $1" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $1 | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
+}
+
 # faketime_env SETTING...: prints a command prefix (for IDSERVER_WRAP) running a
 # program under libfaketime with the FAKETIME* settings given, the monotonic
 # clock left real (durations and deadlines are measured on it), and ASan's

@@ -26,7 +26,7 @@ idserver_start svc "$SVC_PORT" --block_size 65536 "${FLAGS[@]}"
 # The first block is banked once a copy of its mark is on the other server
 # (copy first): under the sanitizer on a loaded machine that took longer than
 # refill_wait_ms, and every request of the burst got ERR UNAVAILABLE.
-wait_for "ticket IDs buffered on $SVC_PORT" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
+wait_buffered "$SVC_PORT"
 read -r errs _ <<<"$(mint_ids "$SVC_PORT" 400 "$IDS")"
 [ "$errs" = 0 ] || fail "B=65536: $errs errors"
 kill -TERM "$svc_PID"

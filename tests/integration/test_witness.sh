@@ -20,6 +20,7 @@ state_of() { stat "$1" "$2_state"; }
 
 HP=$((SVC_PORT + 2))
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}" --http_port "$HP"
+wait_buffered "$SVC_PORT"
 read -r errs _ <<<"$(mint_ids "$SVC_PORT" 300 "$IDS")"
 [ "$errs" = 0 ] || fail "healthy pair: $errs errors"
 
