@@ -82,7 +82,7 @@ for p in "$SVC_PORT" $((SVC_PORT + 1)); do
 	done
 	# Its first blocks after the repair are banked once their copies land (copy
 	# first, design 6.5): a load sent before that found none (235 errors once).
-	wait_for "ticket IDs buffered on $p" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $p | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
+	wait_buffered "$p"
 	read -r errs _ <<<"$(mint_ids "$p" 300 "$IDS")"
 	[ "$errs" = 0 ] || fail "after the repair: $errs errors on $p"
 done

@@ -86,6 +86,7 @@ log "2. idserver with another CA: refused to start"
 
 # 3. Over TLS: IDs served, both sessions named in the log.
 idserver_start svc "$SVC_PORT" "${ON[@]}" "${CERT[@]}" --refused_retry_ms 200
+wait_buffered "$SVC_PORT"
 [ "$(q "$SVC_PORT" 'IDS 3\n' | wc -w)" = 3 ] || fail "no IDs over TLS"
 # Bounded generously for a loaded machine; a server that stays unchecked still fails,
 # naming its STATS (issue 36: even up and serving, its checked line lost).

@@ -110,6 +110,7 @@ db_sql even "$(cat "$ROOT/schema/10-tables.sql" "$ROOT/schema/20-even.sql")"
 
 # Fixed again: it starts and serves.
 idserver_start svc "$SVC_PORT" --lease_extend_ms 500 --reprobe_max_ms 500
+wait_buffered "$SVC_PORT"
 [[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "no ID after fixing the pair"
 
 # A server without the namespace tables (a schema of before namespaces) serves

@@ -50,6 +50,7 @@ PY
 # 1. The pair serves; the two servers are prepared while it does.
 for r in odd even; do db_sql "$r" "UPDATE idgen.idgen_meta SET block_size = 65536"; done
 idserver_start old "$SVC_PORT" "${FLAGS[@]}"
+wait_buffered "$SVC_PORT"
 read -r errs _ < <(mint_ids "$SVC_PORT" 100 "$T_DIR/old-1.txt")
 [ "$errs" = 0 ] || fail "the pair: $errs errors"
 cat "$T_DIR/old-1.txt" >>"$IDS"
@@ -177,6 +178,7 @@ MORE6="$MORE 5=127.0.0.1:$P5 6=127.0.0.1:$P6"
 expect_ctl 0 "^  more_servers = $MORE6\$" --more_servers "$MORE 5=127.0.0.1:$P5" tier add-server 6 "127.0.0.1:$P6"
 expect_ctl 0 "^tier check: ok \(6 servers, B=65536\)" --more_servers "$MORE6" tier check
 idserver_start six $((SVC_PORT + 3)) "${FLAGS[@]}" --more_servers "$MORE6"
+wait_buffered $((SVC_PORT + 3))
 read -r errs _ < <(mint_ids $((SVC_PORT + 3)) 1500 "$T_DIR/six.txt")
 [ "$errs" = 0 ] || fail "the idserver on six servers: $errs errors"
 residues "$T_DIR/six.txt" 1 2 3 4 5 6 || fail "the idserver on six servers did not use all six"

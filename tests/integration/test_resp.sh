@@ -8,6 +8,7 @@
 
 pair_up
 idserver_start svc "$SVC_PORT"
+wait_buffered "$SVC_PORT"
 R=(redis-cli -p "$SVC_PORT")
 IDS=$T_DIR/ids.txt
 : >"$IDS"

@@ -10,6 +10,7 @@
 
 pair_up
 idserver_start svc "$SVC_PORT" --resp_multi_max_commands 5000
+wait_buffered "$SVC_PORT"
 R=(redis-cli -p "$SVC_PORT")
 IDS=$T_DIR/ids.txt
 : >"$IDS"
