@@ -8,6 +8,9 @@
  * mark of the region (docs/design.md 12.4). Every write is idempotent (INSERT
  * IGNORE, marks only raised, the meta row written last and only while the
  * server has drawn no ticket), so a command killed at any step is run again.
+ * Every namespace ready on the region's servers is made on the new server
+ * before its meta row, its counter above every mark of that namespace
+ * (docs/design.md 13.8).
  * The writes need an administrator's account (IDGEN_ADMIN_USER, default root,
  * and IDGEN_ADMIN_PASSWORD, from the environment: never in argv); the reads use
  * the service user of the config, as idserver does.
@@ -27,6 +30,7 @@
 
 struct add;
 static void	add_floor(struct add *a);
+static int	add_ns_read(struct add *a);
 
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
@@ -54,6 +58,9 @@ struct add {
 	uint64_t		 floor;		/* ... and the first ID the new server may
 						 * give: its residue was drawn below it
 						 * under the old M */
+	struct ctl_ns_row	 ns[CTL_NS_MAX];	/* every namespace ready */
+	unsigned		 nns;
+	char			 grantee[160];	/* the service user, for GRANT */
 };
 
 /* Reads OFFSET and IP:PORT ([IPv6]:PORT); false with a line on stderr. */
@@ -215,7 +222,27 @@ add_check_tier(struct add *a)
 		return 2;
 	}
 	add_floor(a);
-	return 0;
+	return add_ns_read(a);
+}
+
+/*
+ * The namespaces the new server gets: every one ready on every other server
+ * of the region (one being created refuses the command), and the service
+ * user's name for its rights on their tables. 0, or the exit status.
+ */
+static int
+add_ns_read(struct add *a)
+{
+	struct ctl_server *s[SERVER_MAX];
+	unsigned n = 0;
+	int rc;
+
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (!add_is_new(a, i))
+			s[n++] = &a->c->srv[i];
+	if ((rc = ctl_ns_ready(s, n, "add-server", a->ns, &a->nns)) != 0)
+		return rc;
+	return a->nns == 0 || ctl_ns_grantee(a->c, a->grantee, sizeof(a->grantee)) ? 0 : 2;
 }
 
 /*
@@ -330,6 +357,72 @@ add_write_floor(struct add *a)
 }
 
 /*
+ * Namespace k on the new server: its catalogue row as the others hold it, its
+ * table and the service user's rights, a marks row per server of the region,
+ * its counter above every mark of it on every server (ID space), then its own
+ * row there (docs/design.md 13.8).
+ */
+static int
+add_write_ns(struct add *a, unsigned k)
+{
+	const struct ctl_ns_row *n = &a->ns[k];
+	char sql[ADD_SQL_MAX], got[3][64];
+	uint64_t end = 0, e, t;
+	int len;
+
+	if (!ctl_exec(&a->srv, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, "
+	    "state, start_above) VALUES ('%s', %" PRIu64 ", '%s', 'ready', %" PRIu64 ")", n->name,
+	    n->b, n->fallback, n->start_above) ||
+	    !ctl_exec(&a->srv, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %"
+	    PRIu64 ") WHERE name = '%s'", n->start_above, n->name))
+		return 2;
+	snprintf(sql, sizeof(sql), "SELECT block_size, fallback, state FROM idgen_namespaces "
+	    "WHERE name = '%s'", n->name);
+	if (!add_row(&a->srv, sql, got, 3))
+		return 2;
+	if (!ctl_u64(got[0], &e) || e != n->b || strcmp(got[1], n->fallback) != 0 ||
+	    strcmp(got[2], "ready") != 0) {
+		fprintf(stderr, "idgenctl: %s:%u holds namespace %s with B %s, fallback %s, state "
+		    "%s, the region's is B %" PRIu64 ", %s, ready: not a fresh server\n", a->host,
+		    a->port, n->name, got[0], got[1], got[2], n->b, n->fallback);
+		return 1;
+	}
+	if (!ctl_ns_table(&a->srv, n->name, a->grantee))
+		return 2;
+	len = snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES "
+	    "('%s', 'o%u')", n->name, a->offset);
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (!add_is_new(a, i))
+			len += snprintf(sql + len, sizeof(sql) - (size_t)len, ", ('%s', '%s')", n->name,
+			    server_role(i));
+	if (!ctl_exec(&a->srv, "%s", sql))
+		return 2;
+	/* Above every mark of N in the region, its own (a rerun's) included. */
+	if (!ctl_ns_end(&a->srv, n->name, n->b, false, &end))
+		return 2;
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (!add_is_new(a, i) && ctl_ns_end(&a->c->srv[i], n->name, n->b, false, &e))
+			end = e > end ? e : end;
+		else if (!add_is_new(a, i))
+			return 2;
+	t = (end + n->b - 1) / n->b;
+	t = t == 0 ? 1 : t;
+	if (t + server_increment() + 1 > (UINT64_C(1) << 53) / n->b) {
+		fprintf(stderr, "idgenctl: namespace %s: ticket %" PRIu64 " of B=%" PRIu64 " leaves "
+		    "no room below 2^53\n", n->name, t, n->b);
+		return 1;
+	}
+	/* The counter first: a command killed between leaves it above its own mark. */
+	if (!ctl_exec(&a->srv, "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, n->name, t) ||
+	    !ctl_exec(&a->srv, "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", block_size = %"
+	    PRIu64 " WHERE ns = '%s' AND role = 'o%u' AND (high_water + 1) * IF(block_size = 0, %"
+	    PRIu64 ", block_size) < %" PRIu64, t - 1, n->b, n->name, a->offset, n->b, t * n->b))
+		return 2;
+	add_step("new-ns");
+	return 0;
+}
+
+/*
  * The new server: its meta row written last. Until that row names its offset
  * (0 before), no idserver accepts it, so a command killed at any step leaves
  * nothing usable below the floor; the row only changes while the server has
@@ -359,6 +452,9 @@ add_write_new(struct add *a)
 	add_step("new-marks");
 	if ((rc = add_write_floor(a)) != 0)
 		return rc;
+	for (unsigned k = 0; k < a->nns; k++)
+		if ((rc = add_write_ns(a, k)) != 0)
+			return rc;
 	snprintf(sql, sizeof(sql), "UPDATE idgen_meta SET layout_version = %d, block_size = %"
 	    PRIu64 ", parity = '%s', tier_increment = %u, server_offset = %u, region = %u, "
 	    "region_bits = %u, tier_generation = %" PRIu64 ", tier_floor = %" PRIu64 " WHERE one "
@@ -385,6 +481,10 @@ add_write_others(struct add *a)
 			continue;
 		ok = ctl_connect_as(a->c, &s, a->admin_user, a->admin_password) &&
 		    ctl_exec(&s, "%s", sql);
+		/* Each namespace's copy row of the new server's mark (copy first, 13.6). */
+		for (unsigned k = 0; ok && k < a->nns; k++)
+			ok = ctl_exec(&s, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('%s', "
+			    "'o%u')", a->ns[k].name, a->offset);
 		if (s.db != NULL)
 			mysql_close(s.db);
 		if (!ok) {
@@ -418,6 +518,9 @@ add_done(struct add *a)
 	printf("tier add-server: o%u (offset %u of %u, region %u, B=%" PRIu64 ") at %s:%u is "
 	    "ready\n", a->offset, a->offset, server_increment(), server_region(), a->block_size,
 	    a->host, a->port);
+	if (a->nns > 0)
+		printf("tier add-server: %u namespace%s made on o%u, each above its marks\n",
+		    a->nns, a->nns == 1 ? "" : "s", a->offset);
 	printf("add it to every idserver of region %u and restart them one at a time:\n"
 	    "  more_servers = %s%s%u=%s%s%s:%u\n", server_region(), a->c->cfg.more_servers,
 	    a->c->cfg.more_servers[0] ? " " : "", a->offset, strchr(a->host, ':') ? "[" : "",

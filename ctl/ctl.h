@@ -92,6 +92,38 @@ int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);
 /* ns list|create|raise|drop ... (ns.c): argv from the verb on; the exit status. */
 int		 ctl_ns(struct ctl *c, int argc, char **argv);
 
+/* One namespace's catalogue row as every server of the region holds it (ns.c). */
+struct ctl_ns_row {
+	char		 name[NS_NAME_MAX + 1];
+	uint64_t	 b;
+	char		 fallback[16];
+	uint64_t	 start_above;	/* the largest any server holds */
+	unsigned	 seen;		/* servers listing it ready */
+};
+
+#define CTL_NS_MAX	NS_MAX_CEIL	/* namespaces a growth command carries along */
+
+/*
+ * Every namespace 'ready' on the n servers s (docs/design.md 13.8), agreed on
+ * every one; a namespace 'creating' anywhere, or ready on some only, refuses
+ * `tier verb`. 0, or the exit status with a line on stderr.
+ */
+int		 ctl_ns_ready(struct ctl_server *const *s, unsigned n, const char *verb,
+		    struct ctl_ns_row *out, unsigned *count);
+
+/*
+ * The end, in ID space, of every idgen_ns_marks row of ns on s (and, with
+ * counter, of its tickets_<ns> counter minus one); false on an error.
+ */
+bool		 ctl_ns_end(struct ctl_server *s, const char *ns, uint64_t b, bool counter,
+		    uint64_t *end);
+
+/* tickets_<ns> (InnoDB) on s and the service user's rights on it; false on an error. */
+bool		 ctl_ns_table(struct ctl_server *s, const char *ns, const char *grantee);
+
+/* The service user as MariaDB names it ('user'@'host'), for GRANT; false without. */
+bool		 ctl_ns_grantee(struct ctl *c, char *out, size_t len);
+
 /* tier retire-server OFFSET (add.c); the exit status. */
 int		 ctl_retire_server(struct ctl *c, const char *offset);
 

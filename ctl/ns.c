@@ -308,13 +308,20 @@ ns_connect(struct ns *x)
 static bool
 ns_grantee(struct ns *x)
 {
+	return ctl_ns_grantee(x->c, x->grantee, sizeof(x->grantee));
+}
+
+bool
+ctl_ns_grantee(struct ctl *c, char *out, size_t len)
+{
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	char *at;
 
-	if (!x->c->srv[0].up || (res = ctl_query(&x->c->srv[0], "SELECT CURRENT_USER()")) == NULL) {
+	out[0] = '\0';
+	if (!c->srv[0].up || (res = ctl_query(&c->srv[0], "SELECT CURRENT_USER()")) == NULL) {
 		fprintf(stderr, "idgenctl: the service user cannot read the odd server: %s\n",
-		    x->c->srv[0].error);
+		    c->srv[0].error);
 		return false;
 	}
 	row = mysql_fetch_row(res);
@@ -322,10 +329,114 @@ ns_grantee(struct ns *x)
 	if (row != NULL && row[0] != NULL && strpbrk(row[0], "'\\`") == NULL &&
 	    (at = strrchr(row[0], '@')) != NULL) {
 		*at = '\0';
-		snprintf(x->grantee, sizeof(x->grantee), "'%s'@'%s'", row[0], at + 1);
+		snprintf(out, len, "'%s'@'%s'", row[0], at + 1);
 	}
 	mysql_free_result(res);
-	return x->grantee[0] != '\0';
+	return out[0] != '\0';
+}
+
+bool
+ctl_ns_table(struct ctl_server *s, const char *ns, const char *grantee)
+{
+	return ctl_exec(s, "CREATE TABLE IF NOT EXISTS tickets_%s (id BIGINT UNSIGNED NOT NULL "
+	    "AUTO_INCREMENT, stub CHAR(1) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY "
+	    "stub (stub)) ENGINE=InnoDB", ns) &&
+	    ctl_exec(s, "GRANT SELECT, INSERT, DELETE ON tickets_%s TO %s", ns, grantee);
+}
+
+/* Adds server s's catalogue row (name, B, policy, start_above) to out; 0 or the exit status. */
+static int
+ns_ready_row(struct ctl_server *s, const char *verb, MYSQL_ROW row, struct ctl_ns_row *out,
+    unsigned *count)
+{
+	uint64_t b, above;
+	unsigned k;
+
+	if (strcmp(row[3], "creating") == 0) {
+		fprintf(stderr, "idgenctl: tier %s refuses while namespace %s is being created (the "
+		    "%s server's row is 'creating': a killed ns create): finish it (idgenctl ns "
+		    "create %s ...) or drop it (idgenctl ns drop %s) first (docs/design.md 13.8)\n",
+		    verb, row[0], server_name(s->index), row[0], row[0]);
+		return 1;
+	}
+	if (!ctl_u64(row[1], &b) || !ctl_u64(row[4], &above) || b == 0 ||
+	    strlen(row[0]) > NS_NAME_MAX || strlen(row[2]) >= sizeof(out->fallback)) {
+		fprintf(stderr, "idgenctl: the %s server's catalogue row of %s is not understood\n",
+		    server_name(s->index), row[0]);
+		return 1;
+	}
+	for (k = 0; k < *count && strcmp(out[k].name, row[0]) != 0; k++)
+		;
+	if (k == *count) {
+		if (k == CTL_NS_MAX) {
+			fprintf(stderr, "idgenctl: more than %u namespaces\n", CTL_NS_MAX);
+			return 1;
+		}
+		memset(&out[k], 0, sizeof(out[k]));
+		snprintf(out[k].name, sizeof(out[k].name), "%s", row[0]);
+		out[k].b = b;
+		snprintf(out[k].fallback, sizeof(out[k].fallback), "%s", row[2]);
+		(*count)++;
+	} else if (out[k].b != b || strcmp(out[k].fallback, row[2]) != 0) {
+		fprintf(stderr, "idgenctl: the servers disagree on namespace %s (B %" PRIu64 " and %"
+		    PRIu64 ", fallback %s and %s): tier %s refuses\n", row[0], out[k].b, b,
+		    out[k].fallback, row[2], verb);
+		return 1;
+	}
+	out[k].seen++;
+	out[k].start_above = above > out[k].start_above ? above : out[k].start_above;
+	return 0;
+}
+
+int
+ctl_ns_ready(struct ctl_server *const *s, unsigned n, const char *verb,
+    struct ctl_ns_row *out, unsigned *count)
+{
+	unsigned listing = 0;
+	int rc = 0;
+
+	*count = 0;
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		MYSQL_RES *res = ctl_query(s[i], "SELECT name, block_size, fallback, state, "
+		    "start_above FROM idgen_namespaces WHERE state <> 'dropped' ORDER BY name");
+		MYSQL_ROW row;
+
+		if (res == NULL) {
+			/* A schema without the catalogue has no namespace. */
+			if (s[i]->db != NULL && mysql_errno(s[i]->db) == 1146)
+				continue;
+			fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n",
+			    server_name(s[i]->index), s[i]->host, s[i]->port, s[i]->error);
+			return 2;
+		}
+		listing++;
+		while (rc == 0 && (row = mysql_fetch_row(res)) != NULL)
+			rc = row[0] && row[1] && row[2] && row[3] && row[4] ?
+			    ns_ready_row(s[i], verb, row, out, count) : 1;
+		mysql_free_result(res);
+	}
+	for (unsigned k = 0; rc == 0 && k < *count; k++)
+		if (out[k].seen != listing) {
+			fprintf(stderr, "idgenctl: namespace %s is ready on %u of %u servers: tier %s "
+			    "refuses (idgenctl ns create %s --block-size %" PRIu64 " --fallback %s "
+			    "finishes it)\n", out[k].name, out[k].seen, listing, verb, out[k].name,
+			    out[k].b, out[k].fallback);
+			rc = 1;
+		}
+	return rc;
+}
+
+bool
+ctl_ns_end(struct ctl_server *s, const char *ns, uint64_t b, bool counter, uint64_t *end)
+{
+	char sql[NS_SQL_MAX];
+
+	snprintf(sql, sizeof(sql), "SELECT GREATEST(COALESCE(MAX((high_water + 1) * "
+	    "IF(block_size = 0, %" PRIu64 ", block_size)), 0), %s%s%s%" PRIu64 ") FROM "
+	    "idgen_ns_marks WHERE ns = '%s'", b, counter ? "COALESCE((SELECT AUTO_INCREMENT FROM "
+	    "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = "
+	    "'tickets_" : "", counter ? ns : "", counter ? "'), 0) * " : "0 * ", b, ns);
+	return ns_value(s, sql, end);
 }
 
 /*
@@ -410,11 +521,7 @@ ns_create_rows(struct ns *x)
 		    !ctl_exec(s, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" PRIu64
 		    ", fallback = '%s' WHERE name = '%s' AND state = 'dropped'", x->b, x->fallback,
 		    x->name) ||
-		    !ctl_exec(s, "CREATE TABLE IF NOT EXISTS tickets_%s (id BIGINT UNSIGNED NOT NULL "
-		    "AUTO_INCREMENT, stub CHAR(1) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY "
-		    "stub (stub)) ENGINE=InnoDB", x->name) ||
-		    !ctl_exec(s, "GRANT SELECT, INSERT, DELETE ON tickets_%s TO %s", x->name,
-		    x->grantee))
+		    !ctl_ns_table(s, x->name, x->grantee))
 			return 2;
 		server_group(i, &first, &count);
 		for (unsigned j = first; j < first + count; j++)

@@ -2,7 +2,8 @@
  * raise.c - idgenctl tier raise-increment M: moves the tier to a larger
  * increment while idservers serve, as a new generation above a floor
  * (docs/design.md section 12.4): plan, seal every server, compute the floor,
- * open every server in the new generation.
+ * open every server in the new generation; every namespace likewise, above a
+ * floor of its own in its own B (13.8).
  *
  * Every write is idempotent and guarded by the state it expects, so a command
  * killed at any step is run again and resumes where the servers say it is.
@@ -42,6 +43,9 @@ struct raise {
 	uint64_t		 b;
 	uint64_t		 floor;
 	struct raise_srv	 s[SERVER_MAX];
+	struct ctl_ns_row	 ns[CTL_NS_MAX];	/* every namespace ready */
+	uint64_t		 ns_floor[CTL_NS_MAX];	/* F_N, in tickets of B_N */
+	unsigned		 nns;
 };
 
 /*
@@ -123,6 +127,20 @@ raise_members(struct raise_srv *r)
 	return ok;
 }
 
+/*
+ * The namespaces the change carries along: every one ready on every server;
+ * one being created refuses it (docs/design.md 13.8). 0, or the exit status.
+ */
+static int
+raise_ns(struct raise *x)
+{
+	struct ctl_server *s[SERVER_MAX];
+
+	for (unsigned i = 0; i < server_count(); i++)
+		s[i] = &x->s[i].db;
+	return ctl_ns_ready(s, server_count(), "raise-increment", x->ns, &x->nns);
+}
+
 /* Connects to and reads every server; 0, or the exit status. */
 static int
 raise_connect(struct raise *x, const char *user, const char *password)
@@ -142,7 +160,7 @@ raise_connect(struct raise *x, const char *user, const char *password)
 		if (!raise_members(r))
 			return 1;
 	}
-	return 0;
+	return raise_ns(x);
 }
 
 /*
@@ -236,6 +254,30 @@ raise_seal(struct raise *x)
 }
 
 /*
+ * Step 3 for namespace k: F_N in tickets of B_N, at or above every marks row
+ * of N and every tickets_N counter minus one on every server (13.8).
+ */
+static int
+raise_ns_floor(struct raise *x, unsigned k)
+{
+	const struct ctl_ns_row *n = &x->ns[k];
+	uint64_t end = 0, e;
+
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ctl_ns_end(&x->s[i].db, n->name, n->b, true, &e))
+			return 1;
+		end = e > end ? e : end;
+	}
+	x->ns_floor[k] = end == 0 ? 0 : (end + n->b - 1) / n->b - 1;
+	if (x->ns_floor[k] + x->to + 1 > (UINT64_C(1) << 53) / n->b) {
+		fprintf(stderr, "idgenctl: namespace %s's floor %" PRIu64 " (B=%" PRIu64 ") leaves "
+		    "no ticket below 2^53\n", n->name, x->ns_floor[k], n->b);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Step 3, once every server is sealed: the floor F, in tickets of B, at or
  * above every mark row and every counter minus one on every server, and every
  * floor already written (a resumed change).
@@ -279,8 +321,26 @@ raise_floor(struct raise *x)
 		    x->floor);
 		return 1;
 	}
+	for (unsigned k = 0; k < x->nns; k++)
+		if (raise_ns_floor(x, k) != 0)
+			return 1;
 	raise_step("floor");
 	return 0;
+}
+
+/* In step 4's transaction: every marks row of every namespace at its floor, in ID space. */
+static bool
+raise_ns_marks(struct raise *x, struct raise_srv *r)
+{
+	for (unsigned k = 0; k < x->nns; k++) {
+		uint64_t f = x->ns_floor[k], b = x->ns[k].b;
+
+		if (!ctl_exec(&r->db, "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
+		    "block_size = %" PRIu64 " WHERE ns = '%s' AND (high_water + 1) * IF(block_size "
+		    "= 0, %" PRIu64 ", block_size) < %" PRIu64, f, b, x->ns[k].name, b, (f + 1) * b))
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -295,13 +355,20 @@ raise_open_one(struct raise *x, unsigned i)
 	uint64_t f = x->floor, b = x->b;
 
 	if (!ctl_exec(&r->db, "SET GLOBAL auto_increment_increment = %u", x->to) ||
-	    !ctl_exec(&r->db, "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1) ||
-	    !ctl_exec(&r->db, "START TRANSACTION") ||
+	    !ctl_exec(&r->db, "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, f + 1))
+		return 2;
+	/* Every namespace's counter above its floor (an ALTER commits: before the transaction). */
+	for (unsigned k = 0; k < x->nns; k++)
+		if (!ctl_exec(&r->db, "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64,
+		    x->ns[k].name, x->ns_floor[k] + 1))
+			return 2;
+	if (!ctl_exec(&r->db, "START TRANSACTION") ||
 	    !ctl_exec(&r->db, "SELECT high_water FROM idgen_marks WHERE role = '%s' FOR UPDATE",
 	    server_role(i)) ||
 	    !ctl_exec(&r->db, "UPDATE idgen_marks SET high_water = %" PRIu64 ", block_size = %"
 	    PRIu64 " WHERE (high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) < %"
 	    PRIu64, f, b, b, (f + 1) * b) ||
+	    !raise_ns_marks(x, r) ||
 	    !ctl_exec(&r->db, "UPDATE idgen_meta SET tier_increment = %u, tier_generation = %u, "
 	    "tier_floor = %" PRIu64 ", tier_plan = 0 WHERE one = 1 AND tier_generation = %u",
 	    x->to, x->gen + 1, (f + 1) * b, x->gen) ||
@@ -320,6 +387,9 @@ raise_done(const struct raise *x)
 	printf("tier raise-increment: generation %u, M = %u (was %u), floor %" PRIu64 ": every "
 	    "ticket from now on is above it (IDs from %" PRIu64 "), on %u servers\n", x->gen + 1,
 	    x->to, x->from, x->floor, (x->floor + 1) * x->b, server_count());
+	for (unsigned k = 0; k < x->nns; k++)
+		printf("  namespace %s: floor %" PRIu64 " (B=%" PRIu64 "; IDs from %" PRIu64 ")\n",
+		    x->ns[k].name, x->ns_floor[k], x->ns[k].b, (x->ns_floor[k] + 1) * x->ns[k].b);
 	printf("running idservers follow without a restart; set in every idserver's config:\n"
 	    "  tier_increment = %u\n", x->to);
 	printf("set in each ticket server's own config file (SET GLOBAL does not outlive a "

@@ -272,6 +272,43 @@ test_moved_not_banked(void **state)
 	rig_down(r);
 }
 
+/*
+ * A namespace's ticket is judged by the same verdict (docs/design.md 13.8):
+ * its catalogue row's generation and seal, read under the shared lock on the
+ * server's own idgen_marks row, keep a connection checked before a change of
+ * the increment from using a ticket drawn with its old session increment.
+ */
+static void
+test_ns_sealed_not_used(void **state)
+{
+	static const char *const rows[3][6] = {
+		{ "ready", "8", "refuse", "0", "1", "1" },	/* sealed */
+		{ "ready", "8", "refuse", "1", "0", "1" },	/* opened in generation 1 */
+		{ "ready", "8", "refuse", "0", "0", "1" },	/* open in ours */
+	};
+	struct rig *r = rig_up();
+	struct ticket_seq q;
+	struct db_result res;
+	char *row[6], why[512];
+	uint64_t t = 0;
+
+	(void)state;
+	ticket_seq_set(&q, "orders", 8, "refuse");
+	for (unsigned k = 0; k < 3; k++) {
+		memset(&res, 0, sizeof(res));
+		memcpy(row, rows[k], sizeof(row));
+		res.row = row;
+		res.nfields = 6;
+		res.nstmts = ticket_seq_stmts(&q, 1);
+		res.stmt_insert_id[ticket_seq_stmts(&q, 0) - 3] = 9;	/* REPLACE's */
+		res.stmt_affected[ticket_seq_stmts(&q, 0) - 2] = 1;	/* the own mark's */
+		assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, &t, why, sizeof(why)),
+		    k < 2 ? TICKET_TX_SEALED : TICKET_TX_OK);
+	}
+	assert_true(t == 9 && r->s.stats.unbanked == 2);
+	rig_down(r);
+}
+
 /* A check that finds the server sealed: down (retried), never up. */
 static void
 test_sealed_at_check(void **state)
@@ -502,6 +539,7 @@ main(void)
 		cmocka_unit_test(test_tls_refused),
 		cmocka_unit_test(test_sealed_not_banked),
 		cmocka_unit_test(test_moved_not_banked),
+		cmocka_unit_test(test_ns_sealed_not_used),
 		cmocka_unit_test(test_sealed_at_check),
 		cmocka_unit_test(test_session_increment_old),
 		cmocka_unit_test(test_generation_adopted),
