@@ -345,11 +345,11 @@ out.close()  # written before the summary: a reader of that line may read the fi
 print(errs, flush=True)' "$1"
 }
 
-# mint_ids PORT N FILE: N x IDS 1000 from PORT, appended to FILE as "first count"
-# ranges (for check_unique); prints "errors max_id". Every reply line is checked
-# ascending and distinct.
+# mint_ids PORT N FILE [REQUEST]: N x IDS 1000 (or REQUEST, e.g. 'IDS 100 orders')
+# from PORT, appended to FILE as "first count" ranges (for check_unique); prints
+# "errors max_id". Every reply line is checked ascending and distinct.
 mint_ids() {
-	for _ in $(seq "$2"); do echo 'IDS 1000'; done | timeout 60 nc -N 127.0.0.1 "$1" |
+	for _ in $(seq "$2"); do echo "${4:-IDS 1000}"; done | timeout 60 nc -N 127.0.0.1 "$1" |
 		python3 -c '
 import sys
 out, errs, top = open(sys.argv[1], "a"), 0, 0
