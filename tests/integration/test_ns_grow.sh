@@ -75,7 +75,7 @@ PY
 has_tickets() {
 	local n res
 	read -r n res < <(tickets "$1" "$2" "$3" 2>/dev/null)
-	[ "$n" -gt 0 ] && [[ $res == *$4* || $4 == . ]] || { sleep 0.3; return 1; }
+	[ "${n:-0}" -gt 0 ] && [[ $res == *$4* || $4 == . ]] || { sleep 0.3; return 1; }
 }
 counter() {	# ROLE NS
 	db_sql "$1" "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'idgen' AND TABLE_NAME = 'tickets_$2'"
