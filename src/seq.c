@@ -63,7 +63,18 @@ seq_need(const struct seq *q, const struct seq_need *n, uint64_t b)
 		return true;
 	if (n->idle)
 		return false;
-	return have < q->target || (n->demand && have < n->want);
+	return have < q->target || (n->demand && have < q->want);
+}
+
+/* Every sequence's IDs leave its buffer here: the rate is sampled from taken. */
+bool
+seq_take(struct seq *q, struct pool *pool, bool block, unsigned n, uint64_t *out)
+{
+	bool ok = block ? pool_take_block(pool, n, out) : pool_take_ids(pool, n, out);
+
+	if (ok)
+		q->taken += n;
+	return ok;
 }
 
 /* The write whose durability banks the ticket; nothing is banked before it. */
@@ -96,13 +107,19 @@ seq_copy_first(uint64_t copied, uint64_t need, bool other_up, bool rule_on)
 	return rule_on ? SEQ_COPY_WAIT : SEQ_COPY_BANK;
 }
 
-bool
-seq_wait_add(struct seq_waits *ws, const struct seq_wait *w)
+/* A ticket that is to wait and finds no room is a gap, never banked without its copy. */
+enum seq_copy
+seq_durable(struct seq_waits *ws, const struct seq_wait *w, uint64_t copied, uint64_t need,
+    bool other_up, bool rule_on)
 {
+	enum seq_copy c = seq_copy_first(copied, need, other_up, rule_on);
+
+	if (c != SEQ_COPY_WAIT)
+		return c;
 	if (ws->n == SEQ_WAIT_MAX)
-		return false;
+		return SEQ_COPY_FULL;
 	ws->v[ws->n++] = *w;
-	return true;
+	return SEQ_COPY_WAIT;
 }
 
 struct seq_wait

@@ -29,6 +29,8 @@ struct seq {
 	uint64_t	 taken;		/* IDs handed out, ever */
 	uint64_t	 taken_mark;	/* ... at the last rate sample */
 	double		 rate;		/* IDs/s, decaying peak */
+	uint64_t	 want;		/* IDs a waiting request wants (0: any block) */
+	unsigned	 last_used;	/* server of the last fetch, for taking turns */
 };
 
 /* A rate sample over the last rate_ms, then the target for tickets of B b. */
@@ -43,12 +45,18 @@ struct seq_need {
 	uint64_t	 buffered;	/* IDs in its buffer */
 	unsigned	 in_flight;	/* tickets asked for and not yet banked */
 	bool		 demand;	/* a request waits for a block that is not here */
-	uint64_t	 want;		/* ... of this many IDs (0: any block) */
 	bool		 idle;		/* nothing taken for a while: only demand asks */
 };
 
-/* True when the sequence wants another ticket of B b. */
+/* True when the sequence wants another ticket of B b (q->want: a waiting request's). */
 bool	seq_need(const struct seq *q, const struct seq_need *n, uint64_t b);
+
+/*
+ * Takes n IDs (ascending), or with block a dense block of n, from the
+ * sequence's buffer pool, counted as taken.
+ */
+bool	seq_take(struct seq *q, struct pool *pool, bool block, unsigned n, uint64_t *out)
+	    __attribute__((warn_unused_result));
 
 /* Where a ticket's write-ahead stands. */
 enum seq_written {
@@ -74,6 +82,7 @@ enum seq_copy {
 	SEQ_COPY_WAIT,		/* wait for a copy on another server */
 	SEQ_COPY_BANK,		/* a copy covers it (or the rule is off) */
 	SEQ_COPY_ALONE,		/* no copy, no other server of its region up */
+	SEQ_COPY_FULL,		/* to wait, but SEQ_WAIT_MAX wait: a gap */
 };
 
 /*
@@ -96,9 +105,12 @@ struct seq_waits {
 	unsigned	 n;
 };
 
-/* Queues w; false (nothing queued: the ticket is a gap) when full. */
-bool	seq_wait_add(struct seq_waits *ws, const struct seq_wait *w)
-	    __attribute__((warn_unused_result));
+/*
+ * A durable ticket w through copy first: its verdict (seq_copy_first), and on
+ * SEQ_COPY_WAIT queued on ws; SEQ_COPY_FULL when ws has no room.
+ */
+enum seq_copy	seq_durable(struct seq_waits *ws, const struct seq_wait *w, uint64_t copied,
+		    uint64_t need, bool other_up, bool rule_on);
 
 /* Takes the k-th waiting ticket off the queue. */
 struct seq_wait	seq_wait_take(struct seq_waits *ws, unsigned k);

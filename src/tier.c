@@ -84,7 +84,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->sf = sf;
 	nss_init(&t->nss, cfg->max_namespaces);
 	t->ns_idle_ms = cfg->ns_idle_ms;
-	t->last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
+	t->seq.last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
 	t->ticket_region = server_region();
 	for (i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
@@ -254,7 +254,8 @@ tier_next_server(const struct tier *t)
 	if (first < 0)
 		return -1;
 	server_group((unsigned)first, &f, &count);
-	last = t->last_used >= f && t->last_used < f + count ? t->last_used - f : count - 1;
+	last = t->seq.last_used >= f && t->seq.last_used < f + count ? t->seq.last_used - f :
+	    count - 1;
 	for (unsigned k = 1; k <= count; k++) {
 		unsigned i = f + (last + k) % count;
 
@@ -295,7 +296,7 @@ tier_prefetch_default(struct tier *t)
 		return;
 	for (unsigned tries = 0; tries < server_own_count(); tries++) {
 		struct seq_need need = { pool_available(&t->pool), tier_in_flight(t), t->demand,
-		    0, false };
+		    false };
 		int next;
 
 		if (!seq_need(&t->seq, &need, t->block_size))
@@ -306,7 +307,7 @@ tier_prefetch_default(struct tier *t)
 		next = tier_next_server(t);
 		if (next < 0 || !ticket_fetch(&t->srv[next]))
 			return;
-		t->last_used = (unsigned)next;
+		t->seq.last_used = (unsigned)next;
 	}
 }
 
@@ -314,10 +315,8 @@ tier_prefetch_default(struct tier *t)
 bool
 tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
 {
-	bool ok = pool_take_ids(&t->pool, n, out);
+	bool ok = seq_take(&t->seq, &t->pool, false, n, out);
 
-	if (ok)
-		t->seq.taken += n;
 	tier_prefetch(t);
 	return ok;
 }
@@ -326,11 +325,9 @@ tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
 bool
 tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 {
-	bool ok = pool_take_block(&t->pool, n, first);
+	bool ok = seq_take(&t->seq, &t->pool, true, n, first);
 
-	if (ok)
-		t->seq.taken += n;
-	else
+	if (!ok)
 		t->demand = true;
 	tier_prefetch(t);
 	return ok;
@@ -449,17 +446,16 @@ tier_other_up(const struct tier *t, const struct ticket_server *s)
 static void
 tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket)
 {
-	enum seq_copy c = seq_copy_first(t->copied[s->index], ticket, tier_other_up(t, s),
-	    RULE_ON(RULE_COPY_FIRST));
-	struct seq_wait w = { 0, s->index, ticket, 0, 0 };
+	struct seq_wait w = { 0, s->index, ticket, (uint64_t)clk_mono_us(), 0 };
+	enum seq_copy c = seq_durable(&t->await, &w, t->copied[s->index], ticket,
+	    tier_other_up(t, s), RULE_ON(RULE_COPY_FIRST));
 
-	if (c != SEQ_COPY_WAIT) {
+	if (c == SEQ_COPY_BANK || c == SEQ_COPY_ALONE) {
 		t->banked_alone += c == SEQ_COPY_ALONE;
 		tier_bank(t, s, ticket, c == SEQ_COPY_ALONE);
 		return;
 	}
-	w.since_us = (uint64_t)clk_mono_us();
-	if (!seq_wait_add(&t->await, &w)) {
+	if (c == SEQ_COPY_FULL) {
 		log_error("%s ticket server: ticket %llu not used: %u tickets already wait for "
 		    "a copy of their mark on another server", s->name,
 		    (unsigned long long)ticket, SEQ_WAIT_MAX);

@@ -44,9 +44,8 @@ struct tier {
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
 	struct seq_prefetch	 prefetch;	/* every sequence's target follows it */
-	struct seq		 seq;		/* the default sequence's demand (13.7) */
+	struct seq		 seq;		/* the default sequence, 0 (13.7) */
 	struct event		*rate_tick;
-	unsigned		 last_used;	/* server of the last fetch, for taking turns */
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
 	uint64_t		 banked;	/* tickets added to the pool, ever */

@@ -368,7 +368,7 @@ static bool
 tier_ns_need(const struct tier *t, const struct nsrv *ns)
 {
 	struct seq_need need = { pool_available(&ns->pool), ns->fetching + ns->writing,
-	    ns->demand, ns->want, false };
+	    ns->demand, false };
 
 	if (!ns->served || ns->b == 0)
 		return false;
@@ -415,11 +415,11 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 		if ((demand && !ns->demand) || !tier_ns_need(t, ns))
 			continue;
 		for (unsigned r = 1; r <= own; r++) {
-			unsigned i = (ns->last_used + r) % own;
+			unsigned i = (ns->seq.last_used + r) % own;
 
 			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
 				continue;
-			ns->last_used = i;
+			ns->seq.last_used = i;
 			ns->fetching++;
 			/* Taking turns: the next kick starts after this one. */
 			t->ns_next = (start + k + 1) % n;
@@ -822,16 +822,16 @@ tier_ns_other_up(const struct tier *t, unsigned i)
 static void
 tier_ns_copy_first(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 {
-	enum seq_copy c = seq_copy_first(ns->copied[i], (tk + 1) * ns->b, tier_ns_other_up(t, i),
-	    RULE_ON(RULE_NS_COPY_FIRST));
 	struct seq_wait w = { ns->id, i, tk, 0, ns->dropped };
+	enum seq_copy c = seq_durable(&t->ns_await, &w, ns->copied[i], (tk + 1) * ns->b,
+	    tier_ns_other_up(t, i), RULE_ON(RULE_NS_COPY_FIRST));
 
-	if (c != SEQ_COPY_WAIT) {
+	if (c == SEQ_COPY_BANK || c == SEQ_COPY_ALONE) {
 		t->ns_banked_alone += c == SEQ_COPY_ALONE;
 		tier_ns_bank(t, ns, i, tk, c == SEQ_COPY_ALONE);
 		return;
 	}
-	if (!seq_wait_add(&t->ns_await, &w)) {
+	if (c == SEQ_COPY_FULL) {
 		ns->writing--;
 		log_error("namespace %s: ticket %" PRIu64 " of the %s server not used: %u tickets "
 		    "already wait for a copy of their mark on another server", ns->name, tk,
