@@ -69,9 +69,9 @@ enum seq_written {
  * Write-ahead (docs/design.md 6.9, 13.5): the state file write, holding a
  * ticket's mark (already raised in sf's record), that must be durable before
  * its block is banked. done hears (arg, ok, a, ticket) on the loop when the
- * answer is SEQ_WRITING. rule_on false (the simulation's switch) answers
- * SEQ_WRITTEN without a write. (Not statefile.h's enum: state.h includes
- * this header through ns.h.)
+ * answer is SEQ_WRITING. rule_on false (the simulation's ns-write-ahead;
+ * the default's write has no switch) answers SEQ_WRITTEN without a write.
+ * (Not statefile.h's enum: state.h includes this header through ns.h.)
  */
 enum seq_written seq_write_ahead(struct statefile *sf, bool rule_on,
 	    void (*done)(void *arg, bool ok, uint64_t a, uint64_t ticket), void *arg, uint64_t a,

@@ -747,21 +747,16 @@ static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
 	uint64_t a = (uint64_t)ns->id << 8 | s->index;	/* names it to tier_ns_recorded */
-	bool changed = false;
+	bool on = RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
 
 	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
-	if (!RULE_ON(RULE_NS_WRITE_AHEAD)) {
-		ns->writing++;
-		tier_ns_recorded(t, true, a, tk);
-		return;
-	}
-	if (!tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
+	if (on && !tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
 		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
 		    "(NS_MARKS_MAX): the ticket is not used");
 		return;
 	}
 	ns->writing++;
-	switch (seq_write_ahead(t->sf, true, tier_ns_recorded, t, a, tk)) {
+	switch (seq_write_ahead(t->sf, on, tier_ns_recorded, t, a, tk)) {
 	case SEQ_WRITING:
 		return;
 	case SEQ_WRITTEN:
