@@ -122,6 +122,7 @@ seq_durable(struct seq_waits *ws, const struct seq_wait *w, uint64_t copied, uin
 	return SEQ_COPY_WAIT;
 }
 
+/* In the queue's order: the tickets behind it move up. */
 struct seq_wait
 seq_wait_take(struct seq_waits *ws, unsigned k)
 {
