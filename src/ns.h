@@ -56,13 +56,11 @@ struct nsrv {
 	bool		 regressed[NS_SERVERS];	/* refused there until a check passes */
 	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
 	struct pool	 pool;
-	struct seq	 seq;		/* its demand: taken, rate, target */
+	struct seq	 seq;		/* its sequence: taken, rate, target, turns */
 	uint64_t	 last_take_ms;	/* monotonic: idle namespaces let their IDs go */
 	unsigned	 fetching;	/* tickets in flight */
 	unsigned	 writing;	/* ... waiting for their state file write */
 	bool		 demand;	/* a request waits for a block that is not here */
-	uint64_t	 want;		/* ... for this many IDs */
-	unsigned	 last_used;	/* server of the last fetch, for taking turns */
 	uint64_t	 ids_ticket;
 	uint64_t	 ids_fallback;
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */

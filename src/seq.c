@@ -1,8 +1,16 @@
 /*
- * seq.c - a sequence's rate and prefetch target (docs/design.md 13.7),
- * below tier.c and tier_ns.c, which both sample their sequences here.
+ * seq.c - a sequence (docs/design.md 13.7): its rate and prefetch target,
+ * the rule asking for its next ticket, the write-ahead of a ticket's mark,
+ * copy first's verdict and queue, the bank step. Below tier.c and tier_ns.c,
+ * which take every sequence, the default and each namespace, through it.
  */
 #include "seq.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "log.h"
+#include "statefile.h"
 
 /*
  * The prefetch target: prefetch_blocks blocks at least, or enough IDs for
@@ -39,4 +47,103 @@ seq_sample(struct seq *q, const struct seq_prefetch *p, unsigned rate_ms, double
 	q->taken_mark = q->taken;
 	q->rate = now > q->rate * 0.9 ? now : q->rate * 0.9;
 	seq_retarget(q, p, fetch_ms, b);
+}
+
+/*
+ * The one rule for every sequence: a waiting request with nothing on its way
+ * asks at once; an idle sequence asks for nothing more; else below the target
+ * counting what is in flight, or below what a waiting request wants.
+ */
+bool
+seq_need(const struct seq *q, const struct seq_need *n, uint64_t b)
+{
+	uint64_t have = n->buffered + n->in_flight * b;
+
+	if (n->demand && n->in_flight == 0)
+		return true;
+	if (n->idle)
+		return false;
+	return have < q->target || (n->demand && have < q->want);
+}
+
+/* Every sequence's IDs leave its buffer here: the rate is sampled from taken. */
+bool
+seq_take(struct seq *q, struct pool *pool, bool block, unsigned n, uint64_t *out)
+{
+	bool ok = block ? pool_take_block(pool, n, out) : pool_take_ids(pool, n, out);
+
+	if (ok)
+		q->taken += n;
+	return ok;
+}
+
+/* The write whose durability banks the ticket; nothing is banked before it. */
+enum seq_written
+seq_write_ahead(struct statefile *sf, bool rule_on,
+    void (*done)(void *arg, bool ok, uint64_t a, uint64_t ticket), void *arg, uint64_t a,
+    uint64_t ticket)
+{
+	if (!rule_on)
+		return SEQ_WRITTEN;
+	switch (statefile_save_then(sf, done, arg, a, ticket)) {
+	case STATEFILE_QUEUED:
+		return SEQ_WRITING;
+	case STATEFILE_DURABLE:
+		return SEQ_WRITTEN;
+	case STATEFILE_FAILED:
+		break;
+	}
+	return SEQ_UNWRITTEN;
+}
+
+/* Banked only with a copy at or above need elsewhere, or no other server up. */
+enum seq_copy
+seq_copy_first(uint64_t copied, uint64_t need, bool other_up, bool rule_on)
+{
+	if (copied >= need)
+		return SEQ_COPY_BANK;
+	if (!other_up)
+		return SEQ_COPY_ALONE;
+	return rule_on ? SEQ_COPY_WAIT : SEQ_COPY_BANK;
+}
+
+/* A ticket that is to wait and finds no room is a gap, never banked without its copy. */
+enum seq_copy
+seq_durable(struct seq_waits *ws, const struct seq_wait *w, uint64_t copied, uint64_t need,
+    bool other_up, bool rule_on)
+{
+	enum seq_copy c = seq_copy_first(copied, need, other_up, rule_on);
+
+	if (c != SEQ_COPY_WAIT)
+		return c;
+	if (ws->n == SEQ_WAIT_MAX)
+		return SEQ_COPY_FULL;
+	ws->v[ws->n++] = *w;
+	return SEQ_COPY_WAIT;
+}
+
+/* In the queue's order: the tickets behind it move up. */
+struct seq_wait
+seq_wait_take(struct seq_waits *ws, unsigned k)
+{
+	struct seq_wait w = ws->v[k];
+
+	memmove(&ws->v[k], &ws->v[k + 1], (ws->n - k - 1) * sizeof(ws->v[0]));
+	ws->n--;
+	return w;
+}
+
+/* A full buffer loses the block: a gap, never an ID handed out twice. */
+bool
+seq_bank(struct pool *pool, uint64_t first, uint64_t n, const char *name, uint64_t ticket)
+{
+	if (pool_add(pool, first, n))
+		return true;
+	if (name[0] == '\0')
+		log_error("pool full: dropped the block of ticket %llu",
+		    (unsigned long long)ticket);
+	else
+		log_error("namespace %s: pool full: dropped the block of ticket %" PRIu64,
+		    name, ticket);
+	return false;
 }

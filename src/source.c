@@ -368,16 +368,15 @@ source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64
 	bool ok;
 
 	ns->last_take_ms = clk_mono_ms();
-	ok = block ? pool_take_block(&ns->pool, n, out) : pool_take_ids(&ns->pool, n, out);
+	ok = seq_take(&ns->seq, &ns->pool, block, n, out);
 	if (ok) {
-		ns->seq.taken += n;
 		ns->ids_ticket += n;
 		s->stats.ids_ticket += n;
 		tier_ns_kick(s->tier);
 		return SOURCE_OK;
 	}
 	ns->demand = true;
-	ns->want = n;
+	ns->seq.want = n;
 	tier_ns_kick(s->tier);
 	if (!may_fallback && tier_ns_can_fetch(s->tier, ns)) {
 		*wait_us = s->refill_wait_ms * 1000;

@@ -84,7 +84,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->sf = sf;
 	nss_init(&t->nss, cfg->max_namespaces);
 	t->ns_idle_ms = cfg->ns_idle_ms;
-	t->last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
+	t->seq.last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
 	t->ticket_region = server_region();
 	for (i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
@@ -172,7 +172,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 static unsigned
 tier_in_flight(const struct tier *t)
 {
-	unsigned n = t->writing + t->nawait;
+	unsigned n = t->writing + t->await.n;
 
 	for (unsigned i = 0; i < server_count(); i++)
 		n += t->srv[i].state == TICKET_FETCHING && !t->srv[i].other;
@@ -254,7 +254,8 @@ tier_next_server(const struct tier *t)
 	if (first < 0)
 		return -1;
 	server_group((unsigned)first, &f, &count);
-	last = t->last_used >= f && t->last_used < f + count ? t->last_used - f : count - 1;
+	last = t->seq.last_used >= f && t->seq.last_used < f + count ? t->seq.last_used - f :
+	    count - 1;
 	for (unsigned k = 1; k <= count; k++) {
 		unsigned i = f + (last + k) % count;
 
@@ -294,10 +295,11 @@ tier_prefetch_default(struct tier *t)
 	if (t->block_size == 0)
 		return;
 	for (unsigned tries = 0; tries < server_own_count(); tries++) {
-		uint64_t have = pool_available(&t->pool) + tier_in_flight(t) * t->block_size;
+		struct seq_need need = { pool_available(&t->pool), tier_in_flight(t), t->demand,
+		    false };
 		int next;
 
-		if (have >= t->seq.target && !(t->demand && tier_in_flight(t) == 0))
+		if (!seq_need(&t->seq, &need, t->block_size))
 			return;
 		/* Fragments that BLOCKs skipped must not stop the refills. */
 		if (t->pool.count >= POOL_RANGES_ROOM)
@@ -305,7 +307,7 @@ tier_prefetch_default(struct tier *t)
 		next = tier_next_server(t);
 		if (next < 0 || !ticket_fetch(&t->srv[next]))
 			return;
-		t->last_used = (unsigned)next;
+		t->seq.last_used = (unsigned)next;
 	}
 }
 
@@ -313,10 +315,8 @@ tier_prefetch_default(struct tier *t)
 bool
 tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
 {
-	bool ok = pool_take_ids(&t->pool, n, out);
+	bool ok = seq_take(&t->seq, &t->pool, false, n, out);
 
-	if (ok)
-		t->seq.taken += n;
 	tier_prefetch(t);
 	return ok;
 }
@@ -325,11 +325,9 @@ tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
 bool
 tier_take_block(struct tier *t, unsigned n, uint64_t *first)
 {
-	bool ok = pool_take_block(&t->pool, n, first);
+	bool ok = seq_take(&t->seq, &t->pool, true, n, first);
 
-	if (ok)
-		t->seq.taken += n;
-	else
+	if (!ok)
 		t->demand = true;
 	tier_prefetch(t);
 	return ok;
@@ -418,12 +416,10 @@ tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket, bool alone)
 {
 	if (tier_banked_hook != NULL)
 		tier_banked_hook(t, s->index, ticket, alone);
-	if (!pool_add(&t->pool, layout_ticket_first(ticket, t->block_size), t->block_size)) {
-		/* Cannot happen with the prefetch bound; losing a block is only a gap. */
+	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
+	if (!seq_bank(&t->pool, layout_ticket_first(ticket, t->block_size), t->block_size, "",
+	    ticket))
 		t->ids_dropped += t->block_size;
-		log_error("pool full: dropped the block of ticket %llu",
-		    (unsigned long long)ticket);
-	}
 	t->demand = false;
 	t->banked++;
 	tier_note_region(t, s);
@@ -450,23 +446,21 @@ tier_other_up(const struct tier *t, const struct ticket_server *s)
 static void
 tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket)
 {
-	bool alone = t->copied[s->index] < ticket && !tier_other_up(t, s);
+	struct seq_wait w = { 0, s->index, ticket, (uint64_t)clk_mono_us(), 0 };
+	enum seq_copy c = seq_durable(&t->await, &w, t->copied[s->index], ticket,
+	    tier_other_up(t, s), RULE_ON(RULE_COPY_FIRST));
 
-	if (!RULE_ON(RULE_COPY_FIRST) || t->copied[s->index] >= ticket || alone) {
-		t->banked_alone += alone;
-		tier_bank(t, s, ticket, alone);
+	if (c == SEQ_COPY_BANK || c == SEQ_COPY_ALONE) {
+		t->banked_alone += c == SEQ_COPY_ALONE;
+		tier_bank(t, s, ticket, c == SEQ_COPY_ALONE);
 		return;
 	}
-	if (t->nawait == TIER_AWAIT_MAX) {
+	if (c == SEQ_COPY_FULL) {
 		log_error("%s ticket server: ticket %llu not used: %u tickets already wait for "
 		    "a copy of their mark on another server", s->name,
-		    (unsigned long long)ticket, TIER_AWAIT_MAX);
+		    (unsigned long long)ticket, SEQ_WAIT_MAX);
 		return;		/* a gap, never a block handed out with no copy */
 	}
-	t->await[t->nawait].srv = s->index;
-	t->await[t->nawait].ticket = ticket;
-	t->await[t->nawait].since_us = (uint64_t)clk_mono_us();
-	t->nawait++;
 	t->copy_due = true;
 	tier_copy_push(t);
 }
@@ -490,23 +484,21 @@ tier_copy_push(struct tier *t)
 again:
 	t->push_again = false;
 	k = 0;
-	while (k < t->nawait) {
-		struct ticket_server *r = &t->srv[t->await[k].srv];
-		uint64_t ticket = t->await[k].ticket;
+	while (k < t->await.n) {
+		struct ticket_server *r = &t->srv[t->await.v[k].srv];
+		enum seq_copy c = seq_copy_first(t->copied[r->index], t->await.v[k].ticket,
+		    tier_other_up(t, r), true);
+		struct seq_wait w;
 
-		if (t->copied[r->index] >= ticket || !tier_other_up(t, r)) {
-			bool alone = t->copied[r->index] < ticket;
-
-			t->banked_alone += alone;
-			t->copy_wait_us_total += (uint64_t)clk_mono_us() - t->await[k].since_us;
-			t->copy_waits++;
-			memmove(&t->await[k], &t->await[k + 1],
-			    (t->nawait - k - 1) * sizeof(t->await[0]));
-			t->nawait--;
-			tier_bank(t, r, ticket, alone);
+		if (c == SEQ_COPY_WAIT) {
+			k++;
 			continue;
 		}
-		k++;
+		w = seq_wait_take(&t->await, k);
+		t->banked_alone += c == SEQ_COPY_ALONE;
+		t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
+		t->copy_waits++;
+		tier_bank(t, r, w.ticket, c == SEQ_COPY_ALONE);
 	}
 	/* A copy wanted and none running: on an idle other server of its region. */
 	for (unsigned i = 0; i < server_count() && !t->push_again; i++) {
@@ -532,7 +524,7 @@ again:
 	if (t->push_again)
 		goto again;	/* an answer inside a call changed what waits */
 	t->pushing = false;
-	t->copy_due = t->nawait > 0;
+	t->copy_due = t->await.n > 0;
 	for (unsigned i = 0; i < server_count() && !t->copy_due; i++)
 		t->copy_due = t->copy_need[i] > t->copied[i];
 }
@@ -600,15 +592,15 @@ tier_unrecorded(struct tier *t, struct ticket_server *s)
 static bool
 tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
 {
-	switch (statefile_save_then(t->sf, tier_recorded, t, s->index, ticket)) {
-	case STATEFILE_QUEUED:
+	switch (seq_write_ahead(t->sf, true, tier_recorded, t, s->index, ticket)) {
+	case SEQ_WRITING:
 		t->writing++;
 		return true;
-	case STATEFILE_DURABLE:
+	case SEQ_WRITTEN:
 		tier_saved(t, true);
 		tier_copy_first(t, s, ticket);
 		return true;
-	case STATEFILE_FAILED:
+	case SEQ_UNWRITTEN:
 		break;
 	}
 	tier_saved(t, false);

@@ -24,9 +24,6 @@
 #include "statefile.h"
 #include "ticket.h"
 
-#define TIER_AWAIT_MAX	64	/* tickets waiting for a copy (more: a gap) */
-#define TIER_NS_AWAIT_MAX	64	/* namespace tickets waiting for a copy (more: a gap) */
-
 struct tier;
 
 /*
@@ -47,9 +44,8 @@ struct tier {
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
 	struct seq_prefetch	 prefetch;	/* every sequence's target follows it */
-	struct seq		 seq;		/* the default sequence's demand (13.7) */
+	struct seq		 seq;		/* the default sequence, 0 (13.7) */
 	struct event		*rate_tick;
-	unsigned		 last_used;	/* server of the last fetch, for taking turns */
 	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
 	uint64_t		 banked;	/* tickets added to the pool, ever */
@@ -79,12 +75,7 @@ struct tier {
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
 	/* Copy first (docs/design.md 6.5): durable tickets waiting for a copy elsewhere. */
-	struct {
-		unsigned	 srv;
-		uint64_t	 ticket;
-		uint64_t	 since_us;	/* mono: when it began to wait */
-	}			 await[TIER_AWAIT_MAX];
-	unsigned		 nawait;
+	struct seq_waits	 await;
 	uint64_t		 copied[SERVER_MAX];	/* a ticket of server i that a copy on
 							 * another server is known to hold */
 	uint64_t		 copy_need[SERVER_MAX];	/* a ticket of server i drawn, its
@@ -131,13 +122,7 @@ struct tier {
 							 * j's mark its ticket in flight
 							 * carries (ID space; 0: none) */
 	/* Copy first for namespaces (13.6): blocks waiting for a copy elsewhere. */
-	struct {
-		uint32_t	 ns;		/* nsrv.id */
-		unsigned	 srv;
-		uint64_t	 ticket;
-		uint64_t	 dropped;	/* nsrv.dropped when it began to wait */
-	}			 ns_await[TIER_NS_AWAIT_MAX];
-	unsigned		 ns_nawait;
+	struct seq_waits	 ns_await;
 	bool			 ns_copy_on[NS_SERVERS];	/* a plain namespace copy
 							 * UPDATE runs on it ... */
 	uint32_t		 ns_copy_ns[NS_SERVERS];	/* ... of this namespace's */

@@ -367,19 +367,17 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 static bool
 tier_ns_need(const struct tier *t, const struct nsrv *ns)
 {
-	uint64_t have = pool_available(&ns->pool) + (ns->fetching + ns->writing) * ns->b;
+	struct seq_need need = { pool_available(&ns->pool), ns->fetching + ns->writing,
+	    ns->demand, false };
 
 	if (!ns->served || ns->b == 0)
 		return false;
 	/* Room in the pool for every block asked for (a small B_N fills it by count). */
 	if (ns->pool.count + ns->fetching + ns->writing >= POOL_RANGES_ROOM)
 		return false;
-	if (ns->demand && ns->fetching + ns->writing == 0)
-		return true;
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
-	if (ns->last_take_ms == 0 || clk_mono_ms() - ns->last_take_ms > t->ns_idle_ms)
-		return false;
-	return have < ns->seq.target || (ns->demand && have < ns->want);
+	need.idle = ns->last_take_ms == 0 || clk_mono_ms() - ns->last_take_ms > t->ns_idle_ms;
+	return seq_need(&ns->seq, &need, ns->b);
 }
 
 /* Starts the namespace checks due on idle servers. */
@@ -417,11 +415,11 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 		if ((demand && !ns->demand) || !tier_ns_need(t, ns))
 			continue;
 		for (unsigned r = 1; r <= own; r++) {
-			unsigned i = (ns->last_used + r) % own;
+			unsigned i = (ns->seq.last_used + r) % own;
 
 			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
 				continue;
-			ns->last_used = i;
+			ns->seq.last_used = i;
 			ns->fetching++;
 			/* Taking turns: the next kick starts after this one. */
 			t->ns_next = (start + k + 1) % n;
@@ -448,7 +446,7 @@ tier_ns_kick(struct tier *t)
 	tier_ns_kick_first(t);
 	tier_ns_kick_fetches(t, false);
 	/* After the fetches: a namespace ticket elsewhere may carry the copy first. */
-	if (t->ns_nawait > 0)
+	if (t->ns_await.n > 0)
 		tier_ns_copy_push(t);
 }
 
@@ -748,29 +746,24 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
-	bool changed = false;
+	uint64_t a = (uint64_t)ns->id << 8 | s->index;	/* names it to tier_ns_recorded */
+	bool on = RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
 
 	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
-	if (!RULE_ON(RULE_NS_WRITE_AHEAD)) {
-		ns->writing++;
-		tier_ns_recorded(t, true, (uint64_t)ns->id << 8 | s->index, tk);
-		return;
-	}
-	if (!tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
+	if (on && !tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
 		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
 		    "(NS_MARKS_MAX): the ticket is not used");
 		return;
 	}
 	ns->writing++;
-	switch (statefile_save_then(t->sf, tier_ns_recorded, t,
-	    (uint64_t)ns->id << 8 | s->index, tk)) {
-	case STATEFILE_QUEUED:
+	switch (seq_write_ahead(t->sf, on, tier_ns_recorded, t, a, tk)) {
+	case SEQ_WRITING:
 		return;
-	case STATEFILE_DURABLE:
-		tier_ns_recorded(t, true, (uint64_t)ns->id << 8 | s->index, tk);
+	case SEQ_WRITTEN:
+		tier_ns_recorded(t, true, a, tk);
 		return;
-	case STATEFILE_FAILED:
-		tier_ns_recorded(t, false, (uint64_t)ns->id << 8 | s->index, tk);
+	case SEQ_UNWRITTEN:
+		tier_ns_recorded(t, false, a, tk);
 		return;
 	}
 }
@@ -824,26 +817,22 @@ tier_ns_other_up(const struct tier *t, unsigned i)
 static void
 tier_ns_copy_first(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 {
-	uint64_t end = (tk + 1) * ns->b;
-	bool alone = ns->copied[i] < end && !tier_ns_other_up(t, i);
+	struct seq_wait w = { ns->id, i, tk, 0, ns->dropped };
+	enum seq_copy c = seq_durable(&t->ns_await, &w, ns->copied[i], (tk + 1) * ns->b,
+	    tier_ns_other_up(t, i), RULE_ON(RULE_NS_COPY_FIRST));
 
-	if (!RULE_ON(RULE_NS_COPY_FIRST) || ns->copied[i] >= end || alone) {
-		t->ns_banked_alone += alone;
-		tier_ns_bank(t, ns, i, tk, alone);
+	if (c == SEQ_COPY_BANK || c == SEQ_COPY_ALONE) {
+		t->ns_banked_alone += c == SEQ_COPY_ALONE;
+		tier_ns_bank(t, ns, i, tk, c == SEQ_COPY_ALONE);
 		return;
 	}
-	if (t->ns_nawait == TIER_NS_AWAIT_MAX) {
+	if (c == SEQ_COPY_FULL) {
 		ns->writing--;
 		log_error("namespace %s: ticket %" PRIu64 " of the %s server not used: %u tickets "
 		    "already wait for a copy of their mark on another server", ns->name, tk,
-		    server_name(i), TIER_NS_AWAIT_MAX);
+		    server_name(i), SEQ_WAIT_MAX);
 		return;		/* a gap, never a block handed out with no copy */
 	}
-	t->ns_await[t->ns_nawait].ns = ns->id;
-	t->ns_await[t->ns_nawait].srv = i;
-	t->ns_await[t->ns_nawait].ticket = tk;
-	t->ns_await[t->ns_nawait].dropped = ns->dropped;
-	t->ns_nawait++;
 	tier_ns_copy_push(t);
 }
 
@@ -866,20 +855,19 @@ tier_ns_copy_push(struct tier *t)
 again:
 	t->ns_push_again = false;
 	k = 0;
-	while (k < t->ns_nawait) {
-		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await[k].ns);
-		unsigned i = t->ns_await[k].srv;
-		uint64_t tk = t->ns_await[k].ticket;
-		bool gone = ns != NULL && ns->dropped != t->ns_await[k].dropped;
+	while (k < t->ns_await.n) {
+		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await.v[k].seq);
+		unsigned i = t->ns_await.v[k].srv;
+		uint64_t tk = t->ns_await.v[k].ticket;
+		bool gone = ns != NULL && ns->dropped != t->ns_await.v[k].dropped;
+		enum seq_copy c = ns == NULL ? SEQ_COPY_BANK :
+		    seq_copy_first(ns->copied[i], (tk + 1) * ns->b, tier_ns_other_up(t, i), true);
 
-		if (ns != NULL && !gone && ns->copied[i] < (tk + 1) * ns->b &&
-		    tier_ns_other_up(t, i)) {
+		if (ns != NULL && !gone && c == SEQ_COPY_WAIT) {
 			k++;
 			continue;
 		}
-		memmove(&t->ns_await[k], &t->ns_await[k + 1],
-		    (t->ns_nawait - k - 1) * sizeof(t->ns_await[0]));
-		t->ns_nawait--;
+		(void)seq_wait_take(&t->ns_await, k);
 		if (ns == NULL)
 			continue;	/* cannot be: kept while writing */
 		if (gone) {
@@ -892,13 +880,13 @@ again:
 			t->ns_released += ns->b;
 			continue;
 		}
-		t->ns_banked_alone += ns->copied[i] < (tk + 1) * ns->b;
-		tier_ns_bank(t, ns, i, tk, ns->copied[i] < (tk + 1) * ns->b);
+		t->ns_banked_alone += c == SEQ_COPY_ALONE;
+		tier_ns_bank(t, ns, i, tk, c == SEQ_COPY_ALONE);
 	}
 	/* A copy wanted and none running: on an idle other server of the region. */
-	for (k = 0; k < t->ns_nawait && !t->ns_push_again; k++) {
-		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await[k].ns);
-		unsigned i = t->ns_await[k].srv;
+	for (k = 0; k < t->ns_await.n && !t->ns_push_again; k++) {
+		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await.v[k].seq);
+		unsigned i = t->ns_await.v[k].srv;
 
 		for (unsigned j = 0; ns != NULL && j < server_own_count() && j < NS_SERVERS; j++)
 			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
@@ -919,10 +907,10 @@ tier_ns_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 	uint64_t end = tier_ns_known(t, ns, i), b = ns->b;
 	int len = 0;
 
-	for (unsigned k = 0; k < t->ns_nawait; k++)
-		if (t->ns_await[k].ns == ns->id && t->ns_await[k].srv == i &&
-		    (t->ns_await[k].ticket + 1) * b > end)
-			end = (t->ns_await[k].ticket + 1) * b;
+	for (unsigned k = 0; k < t->ns_await.n; k++)
+		if (t->ns_await.v[k].seq == ns->id && t->ns_await.v[k].srv == i &&
+		    (t->ns_await.v[k].ticket + 1) * b > end)
+			end = (t->ns_await.v[k].ticket + 1) * b;
 	/* One copy of this mark at a time: another server's already covers it. */
 	for (unsigned o = 0; o < NS_SERVERS; o++)
 		if (t->ns_copy_on[o] && t->ns_copy_ns[o] == ns->id && t->ns_copy_role[o] == i &&
@@ -990,11 +978,9 @@ tier_ns_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alon
 		n -= skip;
 		t->ns_released += skip;
 	}
-	if (n > 0 && !pool_add(&ns->pool, first, n)) {
+	if (n > 0 && !seq_bank(&ns->pool, first, n, ns->name, tk)) {
 		ns->ids_released += ns->b;
 		t->ns_released += ns->b;
-		log_error("namespace %s: pool full: dropped the block of ticket %" PRIu64,
-		    ns->name, tk);
 	}
 	ns->demand = false;
 	ns->tickets++;

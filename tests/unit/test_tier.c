@@ -2100,7 +2100,7 @@ ns_want(struct rig *r)
 
 	assert_non_null(ns);
 	ns->demand = true;
-	ns->want = 1;
+	ns->seq.want = 1;
 	ns->last_take_ms = clk_mono_ms();
 	tier_prefetch(&r->t);
 	return ns;
@@ -2208,7 +2208,7 @@ test_review_ns_marks_forgotten(void **state)
 	ticket_recheck_soon(&r->t.srv[0]);
 	settle(r);
 	from = nlog;
-	ns->last_used = 1;	/* odd's turn next */
+	ns->seq.last_used = 1;	/* odd's turn next */
 	ns = ns_want(r);
 	settle(r);
 	ns = nss_find(&r->t.nss, "nsx", 3);
@@ -2256,7 +2256,7 @@ test_review_ns_fetching_stuck(void **state)
 	sim[0].ns_hold = true;	/* odd's namespace ticket: answered, on its way */
 	ns = nss_find(&r->t.nss, "nsx", 3);
 	assert_non_null(ns);
-	ns->last_used = 1;	/* odd's turn next */
+	ns->seq.last_used = 1;	/* odd's turn next */
 	from = nlog;
 	ns = ns_want(r);
 	spin(r);
@@ -2336,7 +2336,7 @@ test_review_ns_partner_stale_check(void **state)
 	from = nlog;
 	ns = nss_find(&r->t.nss, "nsx", 3);
 	assert_non_null(ns);
-	ns->last_used = 1;	/* odd's turn next */
+	ns->seq.last_used = 1;	/* odd's turn next */
 	ns = ns_want(r);
 	settle(r);
 	/* Odd waits for even's read (partner first): no ticket of nsx from odd yet. */
@@ -2834,7 +2834,7 @@ test_ticket_echo_in_flight(void **state)
 	rig_start(r);
 	settle(r);
 	sim[0].hold_tx = true;
-	r->t.last_used = 1;	/* odd's turn next */
+	r->t.seq.last_used = 1;	/* odd's turn next */
 	from = nlog;
 	for (tries = 0; tries < 64 && find_ev(from, 0, 'T') == nlog; tries++) {
 		(void)take(r, 1024);
@@ -2877,7 +2877,7 @@ test_ns_ticket_echo_in_flight(void **state)
 	settle(r);
 	ns = nss_find(&r->t.nss, "nsx", 3);
 	assert_non_null(ns);
-	ns->last_used = 1;	/* odd's turn next */
+	ns->seq.last_used = 1;	/* odd's turn next */
 	tickets = ns->tickets;
 	sim[0].ns_hold = true;
 	from = nlog;
