@@ -25,6 +25,7 @@
 #include "config.h"
 #include "layout.h"
 #include "lease.h"
+#include "log.h"
 #include "ranges.h"
 #include "rng.h"
 #include "rules.h"
@@ -250,6 +251,7 @@ static bool	sim_file_copy(const char *from, const char *to);
 static bool	sim_file_back(struct idserver *d);
 static void	sim_file_keep(struct idserver *d);
 static void	sim_restart(struct idserver *d, bool file, bool clean);
+static void	sim_whoami(struct state_owner *me);
 static int	sim_datasync(int fd);
 static int	sim_due_cb(const struct event_base *base, const struct event *ev, void *arg);
 static int64_t	sim_next_due(void);
@@ -678,6 +680,24 @@ sim_hook_ns_ran(unsigned owner, unsigned srv)
 	for (unsigned k = 0; k < TSERVER_NS; k++)
 		for (unsigned j = 0; j < TSERVER_MAX; j++)
 			tserver_ns_due(&S.srv[srv], k, j, d->ns_due[srv][k][j]);
+}
+
+/*
+ * This process's identity, read once (statefile_whoami_fn): the files of
+ * /proc and /etc it comes from do not change while the run lasts, and each
+ * incarnation's pid and start are set after the open (sim_ids_start).
+ */
+static void
+sim_whoami(struct state_owner *me)
+{
+	static struct state_owner once;
+	static bool read;
+
+	if (!read) {
+		statefile_whoami(&once);
+		read = true;
+	}
+	*me = once;
 }
 
 /* The disk is simulated as never failing: a write is durable once written. */
@@ -1704,6 +1724,10 @@ main(int argc, char **argv)
 	/* idserver's log lines are the trace's business, not the terminal's. */
 	if (!verbose && freopen("/dev/null", "w", stderr) == NULL)
 		return 2;
+	/* ... nor formatted at all unless they are errors (nothing else reads them). */
+	if (!verbose)
+		log_set_level(LOG_LEVEL_ERROR);
+	statefile_whoami_fn = sim_whoami;
 	S.md = EVP_MD_CTX_new();
 	if (S.md == NULL || !EVP_DigestInit_ex(S.md, EVP_sha256(), NULL))
 		return 2;
