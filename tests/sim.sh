@@ -53,8 +53,8 @@ job() {
 }
 out() { cat "$tmp/$1.out" 2>/dev/null; }
 rc() { cat "$tmp/$1.rc" 2>/dev/null || echo 3; }
-# A failed run's output but its last three lines (the counts), the shrunk trace with it.
-why() { head -n -3 "$tmp/$1.all" 2>/dev/null | sed 's/^/    /'; }
+# A failed run's output but its last four lines (the counts), the shrunk trace with it.
+why() { head -n -4 "$tmp/$1.all" 2>/dev/null | sed 's/^/    /'; }
 
 # The fixed range in 4 x SIM_JOBS slices of consecutive seeds (each schedule is
 # its seed's alone; slices that small keep both jobs busy to the end), cut
@@ -64,8 +64,10 @@ slices=()
 for ((s = 1; s <= SIM_SCHEDULES; s += slice)); do
 	e=$(( s + slice - 1 < SIM_SCHEDULES ? s + slice - 1 : SIM_SCHEDULES ))
 	from=$s
-	for k in $(printf '%s\n' $SIM_KNOWN | sort -n) $((e + 1)); do
-		[ "$k" -ge "$from" ] && [ "$k" -le $((e + 1)) ] || continue
+	for k in $(tr -s ' ' '\n' <<<"$SIM_KNOWN" | sort -n) $((e + 1)); do
+		if [ "$k" -lt "$from" ] || [ "$k" -gt $((e + 1)) ]; then
+			continue
+		fi
 		if [ "$k" -gt "$from" ]; then
 			slices+=("$njobs:$from:$((k - from))")
 			job --seed "$from" --schedules "$((k - from))" --shrink
