@@ -25,6 +25,7 @@
 #include "config.h"
 #include "layout.h"
 #include "lease.h"
+#include "log.h"
 #include "ranges.h"
 #include "rng.h"
 #include "rules.h"
@@ -43,6 +44,8 @@
 #define SIM_SERVERS	"127.0.0.1:3307,127.0.0.1:3308"
 #define SIM_PID_BASE	100000	/* the incarnations' pids (sim_running) */
 #define SIM_OLD_MIN_US	300000	/* older file contents are at least this old (sim_file_back) */
+#define SIM_EVENTS_MAX	800	/* a schedule's events are fewer (sim_schedule) */
+#define SIM_SHRINK_RUNS	4000	/* replays a shrink may take (sim_shrink) */
 
 /* Fault kinds; each schedule enables a random subset. */
 enum fault {
@@ -80,6 +83,16 @@ enum residue_class {
 
 static const char *const residue_names[RES_COUNT] = {
 	"both-restored", "partner-absent", "partner-silent", "copy-in-flight", "ns-unheld",
+};
+
+/* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
+enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_FAULT };
+
+/* Counters over all schedules, kept aside while a shrink replays one (sim_shrink). */
+struct sim_counts {
+	uint64_t	classes[RES_COUNT];
+	uint64_t	ns_ids, ns_ops, ns_redraws;
+	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
 };
 
 /* A re-drawn namespace block that met a residue condition (sim_ns_class). */
@@ -211,6 +224,21 @@ struct sim {
 	/* All schedules: Snowflake IDs handed out, and what the leases did. */
 	uint64_t		fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases,
 				fb_refused;
+	/*
+	 * Replays (sim_shrink, --events, --faults): each event's generator state
+	 * at its start and before its run of the loop, as first run, and what it
+	 * did then; a replay starts each event, and each run of the loop after
+	 * it, from those states, so an event left out changes no other event's
+	 * draws. Left out: events ev_off, and faults of kinds kind_off.
+	 */
+	struct rng_state	at_ev[SIM_EVENTS_MAX], at_run[SIM_EVENTS_MAX];
+	unsigned		did[SIM_EVENTS_MAX];
+	bool			replay;
+	bool			ev_off[SIM_EVENTS_MAX];
+	bool			kind_off[F_COUNT];
+	bool			mute;		/* neither hashed nor reported (a shrink's runs) */
+	bool			echo;		/* every trace line printed */
+	uint64_t		dup_ev;		/* the event a duplicate was found at */
 };
 
 static struct sim S;
@@ -250,7 +278,10 @@ static bool	sim_file_copy(const char *from, const char *to);
 static bool	sim_file_back(struct idserver *d);
 static void	sim_file_keep(struct idserver *d);
 static void	sim_restart(struct idserver *d, bool file, bool clean);
+static void	sim_whoami(struct state_owner *me);
 static int	sim_datasync(int fd);
+static int	sim_due_cb(const struct event_base *base, const struct event *ev, void *arg);
+static int64_t	sim_next_due(void);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
@@ -264,6 +295,12 @@ static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
+static void	sim_counts(struct sim_counts *c, bool put_back);
+static int	sim_replay(uint64_t seed, unsigned *events);
+static bool	sim_shrink_try(uint64_t seed, unsigned *runs);
+static void	sim_shrink_events(uint64_t seed, unsigned *runs);
+static void	sim_replay_args(void);
+static void	sim_shrink(uint64_t seed);
 static void	usage(void);
 
 /* One line of the event trace: hashed, and the last ones kept for a failure. */
@@ -279,10 +316,12 @@ sim_trace(const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	EVP_DigestUpdate(S.md, line, strlen(line));
-	EVP_DigestUpdate(S.md, "\n", 1);
+	if (!S.mute) {
+		EVP_DigestUpdate(S.md, line, strlen(line));
+		EVP_DigestUpdate(S.md, "\n", 1);
+	}
 	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
-	if (verbose)
+	if ((verbose && !S.mute) || S.echo)
 		printf("  %s\n", line);
 }
 
@@ -484,7 +523,7 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
 		}
 	}
-	if (verbose)
+	if (verbose && !S.mute)
 		printf("  i%u read %s: copy %" PRIu64 " (due %" PRIu64 "), own %" PRIu64 ", counter %"
 		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[1 - srv], due[1 - srv],
 		    S.srv[srv].st.mark[srv], S.srv[srv].st.counter);
@@ -676,6 +715,24 @@ sim_hook_ns_ran(unsigned owner, unsigned srv)
 	for (unsigned k = 0; k < TSERVER_NS; k++)
 		for (unsigned j = 0; j < TSERVER_MAX; j++)
 			tserver_ns_due(&S.srv[srv], k, j, d->ns_due[srv][k][j]);
+}
+
+/*
+ * This process's identity, read once (statefile_whoami_fn): the files of
+ * /proc and /etc it comes from do not change while the run lasts, and each
+ * incarnation's pid and start are set after the open (sim_ids_start).
+ */
+static void
+sim_whoami(struct state_owner *me)
+{
+	static struct state_owner once;
+	static bool read;
+
+	if (!read) {
+		statefile_whoami(&once);
+		read = true;
+	}
+	*me = once;
 }
 
 /* The disk is simulated as never failing: a write is durable once written. */
@@ -948,19 +1005,83 @@ sim_file_keep(struct idserver *d)
 	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
 }
 
-/* Advances virtual time by us, letting every timer that falls due run. */
+/*
+ * One event of the loop, for sim_next_due: an event that waits on a file
+ * descriptor or a signal cannot be foreseen (due now); a timer is due at its
+ * deadline, which event_pending gives on libevent's wall clock: its monotonic
+ * deadline plus the wall clock's offset, and both clocks are virtual time
+ * (vclock.c), so that is the deadline on vclock_unix_us's clock.
+ */
+static int
+sim_due_cb(const struct event_base *base, const struct event *ev, void *arg)
+{
+	int64_t *due = arg;
+	struct timeval tv;
+
+	(void)base;
+	if (event_get_fd(ev) >= 0 || (event_get_events(ev) & EV_SIGNAL) != 0 ||
+	    event_pending(ev, EV_READ | EV_WRITE | EV_SIGNAL, NULL) != 0) {
+		*due = INT64_MIN;
+		return 1;
+	}
+	if (event_pending(ev, EV_TIMEOUT, &tv) != 0) {
+		int64_t at = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+
+		if (at < *due)
+			*due = at;
+	}
+	return 0;
+}
+
+/*
+ * The earliest virtual time (vclock_unix_us) at which a loop could run a
+ * callback: INT64_MIN when one is active already (or cannot be foreseen),
+ * INT64_MAX when no timer is pending.
+ */
+static int64_t
+sim_next_due(void)
+{
+	int64_t due = INT64_MAX;
+
+	if (event_base_get_num_events(S.base, EVENT_BASE_COUNT_ACTIVE) > 0)
+		return INT64_MIN;
+	(void)event_base_foreach_event(S.base, sim_due_cb, &due);
+	return due;
+}
+
+/*
+ * Advances virtual time by us in steps of 500 us, letting every timer that
+ * falls due run at the end of the step it falls in. One non-blocking loop
+ * runs until nothing is active (libevent goes round again while callbacks
+ * ran, so a timer a callback adds already due runs in the same call): a
+ * second call at the same time, or a call before the next timer's deadline,
+ * would run nothing, and is left out (docs/design.md section 14: speed).
+ */
 static void
 sim_run(uint64_t us)
 {
 	uint64_t step = 500;
+	int64_t due = INT64_MIN;
 
 	while (us > 0) {
 		uint64_t d = us < step ? us : step;
+		int64_t now = vclock_unix_us();
 
+		/* Whole steps that all end before the next deadline pass at once. */
+		if (now + (int64_t)step < due && us >= step) {
+			uint64_t n = (uint64_t)(due - now - 1) / step;
+
+			n = n < us / step ? n : us / step;
+			vclock_advance_us(n * step);
+			us -= n * step;
+			continue;
+		}
 		vclock_advance_us(d);
 		us -= d;
-		for (int k = 0; k < 4; k++)
-			event_base_loop(S.base, EVLOOP_NONBLOCK);
+		if (now + (int64_t)d < due)
+			continue;
+		event_base_loop(S.base, EVLOOP_NONBLOCK);
+		due = sim_next_due();
 	}
 	for (unsigned i = 0; i < TSERVER_MAX; i++)
 		if (S.down_until[i] != 0 && vclock_now_us() >= S.down_until[i]) {
@@ -1230,7 +1351,7 @@ sim_take(void)
 static void
 sim_fault(void)
 {
-	unsigned kinds[F_COUNT], n = 0, srv = (unsigned)rng_below(TSERVER_MAX);
+	unsigned kinds[F_COUNT], n = 0, kind, srv = (unsigned)rng_below(TSERVER_MAX);
 	struct tserver *s = &S.srv[srv];
 	struct idserver *d = &S.ids[rng_below(S.nids)];
 
@@ -1239,7 +1360,12 @@ sim_fault(void)
 			kinds[n++] = k;
 	if (n == 0)
 		return;
-	switch (kinds[rng_below(n)]) {
+	kind = kinds[rng_below(n)];
+	if (!S.replay && S.ev < SIM_EVENTS_MAX)
+		S.did[S.ev] = EV_FAULT + kind;
+	if (S.replay && S.kind_off[kind])
+		return;
+	switch (kind) {
 	case F_CRASH:
 		sim_trace("e%" PRIu64 " %s crash", S.ev, server_role(srv));
 		simdb_crash(srv);
@@ -1479,6 +1605,11 @@ sim_schedule(uint64_t seed, unsigned *events)
 		S.ns_on = ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0);
 		if (S.ns_on)
 			w.far = (unsigned)rng_below(TSERVER_MAX + 1);
+		/* A replay without drops or lost replies: drawn as first run, then off. */
+		if (S.replay && S.kind_off[F_DROP])
+			w.drop_pm = 0;
+		if (S.replay && S.kind_off[F_LOST_REPLY])
+			w.lost_reply_pm = 0;
 		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
 		tier_banked_hook = sim_hook_banked;
 		tier_ns_banked_hook = sim_hook_ns_banked;
@@ -1549,8 +1680,18 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (!sim_ids_start(&S.ids[k], rng_permille(800)))
 			r = 3;
 	for (S.ev = 0; S.ev < nev && r == 0; S.ev++) {
-		unsigned pick = (unsigned)rng_below(100);
+		unsigned pick;
 
+		if (S.replay)
+			rng_load(&S.at_ev[S.ev]);
+		else
+			rng_save(&S.at_ev[S.ev]);
+		pick = (unsigned)rng_below(100);
+		if (!S.replay)
+			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
+			    pick < 67 && S.ns_on ? EV_NS_OP : EV_NONE;	/* sim_fault: its kind */
+		if (S.replay && S.ev_off[S.ev])
+			pick = 100;	/* left out: its time passes, nothing happens */
 		if (pick < 55)
 			r = sim_take();
 		else if (pick < 65)
@@ -1559,11 +1700,19 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
 		if (S.failed)
 			r = 3;
-		if (r == 0)
+		if (r == 1)
+			S.dup_ev = S.ev;
+		if (r == 0) {
+			if (S.replay)
+				rng_load(&S.at_run[S.ev]);
+			else
+				rng_save(&S.at_run[S.ev]);
 			sim_run(rng_permille(50) ? 20000 + rng_below(400000) : rng_below(4000));
+		}
 		if (r == 0 && S.unmodelled[0] != '\0') {
-			printf("idsim: seed %" PRIu64 ": a query the model does not answer: %s\n",
-			    seed, S.unmodelled);
+			if (!S.mute)
+				printf("idsim: seed %" PRIu64 ": a query the model does not answer: "
+				    "%s\n", seed, S.unmodelled);
 			r = 3;
 		}
 	}
@@ -1588,11 +1737,233 @@ sim_schedule(uint64_t seed, unsigned *events)
 	return r;
 }
 
+/* Takes the counters over all schedules aside (put_back false), or puts them back. */
+static void
+sim_counts(struct sim_counts *c, bool put_back)
+{
+	struct sim_counts now;
+
+	memcpy(now.classes, S.classes, sizeof(now.classes));
+	now.ns_ids = S.ns_ids;
+	now.ns_ops = S.ns_ops;
+	now.ns_redraws = S.ns_redraws;
+	now.fb_ids = S.fb_ids;
+	now.fb_claims = S.fb_claims;
+	now.fb_resumed = S.fb_resumed;
+	now.fb_adopted = S.fb_adopted;
+	now.fb_lost = S.fb_lost;
+	now.fb_releases = S.fb_releases;
+	now.fb_refused = S.fb_refused;
+	if (!put_back) {
+		*c = now;
+		return;
+	}
+	memcpy(S.classes, c->classes, sizeof(S.classes));
+	S.ns_ids = c->ns_ids;
+	S.ns_ops = c->ns_ops;
+	S.ns_redraws = c->ns_redraws;
+	S.fb_ids = c->fb_ids;
+	S.fb_claims = c->fb_claims;
+	S.fb_resumed = c->fb_resumed;
+	S.fb_adopted = c->fb_adopted;
+	S.fb_lost = c->fb_lost;
+	S.fb_releases = c->fb_releases;
+	S.fb_refused = c->fb_refused;
+}
+
+/*
+ * Schedule seed with the events and fault kinds left out that ev_off and
+ * kind_off name: first run as drawn, muted (its generator states kept),
+ * then replayed from those states; only the replay is hashed and counted.
+ */
+static int
+sim_replay(uint64_t seed, unsigned *events)
+{
+	struct sim_counts c;
+	bool mute = S.mute;
+	int r;
+
+	sim_counts(&c, false);
+	S.mute = true;
+	S.replay = false;
+	(void)sim_schedule(seed, events);
+	sim_counts(&c, true);
+	S.mute = mute;
+	S.replay = true;
+	r = sim_schedule(seed, events);
+	S.replay = false;
+	return r;
+}
+
+/* One replay of a shrink (muted; the first run's states are kept): a duplicate still? */
+static bool
+sim_shrink_try(uint64_t seed, unsigned *runs)
+{
+	unsigned ev = 0;
+
+	(*runs)++;
+	S.replay = true;
+	return sim_schedule(seed, &ev) == 1;
+}
+
+/*
+ * Delta debugging (ddmin, by complements) over the events that did
+ * something before the duplicate: a chunk of them is left out for good when
+ * a duplicate is still found without it; chunks halve until single events.
+ */
+static void
+sim_shrink_events(uint64_t seed, unsigned *runs)
+{
+	unsigned c[SIM_EVENTS_MAX], nc = 0, n = 2;
+
+	for (unsigned e = 0; e < SIM_EVENTS_MAX; e++)
+		if (e <= S.dup_ev && !S.ev_off[e] && S.did[e] != EV_NONE &&
+		    !(S.did[e] >= EV_FAULT && S.kind_off[S.did[e] - EV_FAULT]))
+			c[nc++] = e;
+		else
+			S.ev_off[e] = true;
+	while (nc >= 2 && *runs < SIM_SHRINK_RUNS) {
+		unsigned chunk = (nc + n - 1) / n;
+		bool cut = false;
+
+		for (unsigned lo = 0; lo < nc && !cut && *runs < SIM_SHRINK_RUNS; lo += chunk) {
+			unsigned hi = lo + chunk < nc ? lo + chunk : nc;
+
+			for (unsigned i = lo; i < hi; i++)
+				S.ev_off[c[i]] = true;
+			if (sim_shrink_try(seed, runs)) {
+				memmove(c + lo, c + hi, (nc - hi) * sizeof(c[0]));
+				nc -= hi - lo;
+				n = n > 2 ? n - 1 : 2;
+				cut = true;
+			} else {
+				for (unsigned i = lo; i < hi; i++)
+					S.ev_off[c[i]] = false;
+			}
+		}
+		if (!cut) {
+			if (n >= nc)
+				break;
+			n = 2 * n < nc ? 2 * n : nc;
+		}
+	}
+}
+
+/* The options that replay the events and fault kinds left in (--events, --faults). */
+static void
+sim_replay_args(void)
+{
+	const char *sep = "";
+	unsigned n = 0;
+
+	printf(" --faults ");
+	for (unsigned k = 0; k < F_COUNT; k++)
+		if (S.fault_on[k] && !S.kind_off[k]) {
+			printf("%s%s", sep, fault_names[k]);
+			sep = ",";
+			n++;
+		}
+	printf("%s --events ", n == 0 ? "none" : "");
+	sep = "";
+	n = 0;
+	for (unsigned e = 0; e < SIM_EVENTS_MAX; e++)
+		if (!S.ev_off[e] && e <= S.dup_ev) {
+			printf("%s%u", sep, e);
+			sep = ",";
+			n++;
+		}
+	printf("%s", n == 0 ? "none" : "");
+}
+
+/*
+ * Shrinks schedule seed, which found a duplicate (docs/design.md section
+ * 14): run again as drawn (its generator states kept), then replayed
+ * leaving out each fault kind it drew in turn, for good when a duplicate is
+ * still found, then its events by delta debugging; prints the shortest
+ * trace found and the command line that replays it. Deterministic, muted:
+ * the run's hash and counters are as without it.
+ */
+static void
+sim_shrink(uint64_t seed)
+{
+	struct sim_counts c;
+	unsigned ev = 0, runs = 0, acted = 0, kinds = 0, lines, dup_ev;
+
+	sim_counts(&c, false);
+	S.mute = true;
+	S.replay = false;
+	memset(S.ev_off, 0, sizeof(S.ev_off));
+	memset(S.kind_off, 0, sizeof(S.kind_off));
+	if (sim_schedule(seed, &ev) != 1) {
+		printf("idsim: shrink: seed %" PRIu64 " found no duplicate when run again\n", seed);
+		goto out;
+	}
+	lines = S.ntrace;
+	dup_ev = (unsigned)S.dup_ev;
+	for (unsigned e = 0; e <= dup_ev && e < SIM_EVENTS_MAX; e++)
+		acted += S.did[e] != EV_NONE;
+	for (unsigned k = 0; k < F_COUNT; k++)
+		kinds += S.fault_on[k];
+	/* Fault kinds first: one left out drops all its events at once. */
+	for (unsigned k = 0; k < F_COUNT; k++) {
+		if (!S.fault_on[k])
+			continue;
+		S.kind_off[k] = true;
+		if (!sim_shrink_try(seed, &runs))
+			S.kind_off[k] = false;
+	}
+	/* The duplicate's event as the kinds left find it. */
+	if (!sim_shrink_try(seed, &runs)) {
+		printf("idsim: shrink: the replay lost its duplicate\n");
+		goto out;
+	}
+	sim_shrink_events(seed, &runs);
+	/* A kind whose events are all gone may still be weather (drops, lost replies). */
+	for (unsigned k = 0; k < F_COUNT; k++) {
+		if (!S.fault_on[k] || S.kind_off[k])
+			continue;
+		S.kind_off[k] = true;
+		if (!sim_shrink_try(seed, &runs))
+			S.kind_off[k] = false;
+	}
+	/* The shortest: replayed once more, every line printed. */
+	printf("idsim: shrunk seed %" PRIu64 " in %u replays; replay: build/idsim --seed %" PRIu64
+	    " --schedules 1", seed, runs, seed);
+	if (ns_mode != 0)
+		printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
+	for (unsigned k = 0; k < RULE_COUNT; k++)
+		if (!RULE_ON(k))
+			printf(" --disable %s", rules[k].name);
+	sim_replay_args();
+	printf("; its trace:\n");
+	S.echo = true;
+	if (!sim_shrink_try(seed, &runs))
+		printf("idsim: shrink: the last replay found no duplicate\n");
+	S.echo = false;
+	{
+		unsigned kept = 0, kk = 0;
+
+		for (unsigned e = 0; e < SIM_EVENTS_MAX; e++)
+			kept += !S.ev_off[e] && e <= S.dup_ev;
+		for (unsigned k = 0; k < F_COUNT; k++)
+			kk += S.fault_on[k] && !S.kind_off[k];
+		printf("idsim: shrunk from %u events that acted (its duplicate at e%u), %u fault "
+		    "kinds, %u trace lines to %u events (its duplicate at e%" PRIu64 "), %u fault "
+		    "kinds, %u trace lines\n", acted, dup_ev, kinds, lines, kept, S.dup_ev, kk,
+		    S.ntrace);
+	}
+out:
+	S.replay = false;
+	S.mute = false;
+	sim_counts(&c, true);
+}
+
 static void
 usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
-	    "[--namespaces third|all|none] [--list-rules] [--verbose]\n");
+	    "[--namespaces third|all|none] [--shrink] [--faults KIND,...|none] "
+	    "[--events E,...|none] [--list-rules] [--verbose]\n");
 }
 
 int
@@ -1602,6 +1973,7 @@ main(int argc, char **argv)
 	unsigned char h[EVP_MAX_MD_SIZE];
 	unsigned hl = 0;
 	time_t start = time(NULL);
+	bool shrink = false, masked = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1615,6 +1987,45 @@ main(int argc, char **argv)
 			if (ns_mode == 0 && strcmp(v, "third") != 0) {
 				usage();
 				return 2;
+			}
+			i++;
+		} else if (strcmp(a, "--shrink") == 0) {
+			shrink = true;
+		} else if (v != NULL && (strcmp(a, "--faults") == 0 || strcmp(a, "--events") == 0)) {
+			/* A replay of a shrink: only these fault kinds, only these events act. */
+			bool faults = strcmp(a, "--faults") == 0;
+			char list[4096], *tok, *save = NULL;
+
+			snprintf(list, sizeof(list), "%s", v);
+			if (!masked) {
+				memset(S.ev_off, 0, sizeof(S.ev_off));
+				memset(S.kind_off, 0, sizeof(S.kind_off));
+			}
+			masked = true;
+			if (faults)
+				memset(S.kind_off, 1, sizeof(S.kind_off));
+			else
+				memset(S.ev_off, 1, sizeof(S.ev_off));
+			for (tok = strtok_r(list, ",", &save); tok != NULL;
+			    tok = strtok_r(NULL, ",", &save)) {
+				unsigned k = 0;
+				char *end;
+				unsigned long e = strtoul(tok, &end, 10);
+
+				if (strcmp(tok, "none") == 0)
+					continue;
+				if (faults)
+					for (k = 0; k < F_COUNT && strcmp(fault_names[k], tok) != 0; k++)
+						;
+				if (faults ? k == F_COUNT : *end != '\0' || e >= SIM_EVENTS_MAX) {
+					printf("idsim: %s: no %s '%s'\n", a, faults ? "fault kind" :
+					    "event", tok);
+					return 2;
+				}
+				if (faults)
+					S.kind_off[k] = false;
+				else
+					S.ev_off[e] = false;
 			}
 			i++;
 		} else if (strcmp(a, "--verbose") == 0) {
@@ -1648,6 +2059,10 @@ main(int argc, char **argv)
 	/* idserver's log lines are the trace's business, not the terminal's. */
 	if (!verbose && freopen("/dev/null", "w", stderr) == NULL)
 		return 2;
+	/* ... nor formatted at all unless they are errors (nothing else reads them). */
+	if (!verbose)
+		log_set_level(LOG_LEVEL_ERROR);
+	statefile_whoami_fn = sim_whoami;
 	S.md = EVP_MD_CTX_new();
 	if (S.md == NULL || !EVP_DigestInit_ex(S.md, EVP_sha256(), NULL))
 		return 2;
@@ -1658,7 +2073,7 @@ main(int argc, char **argv)
 		/* Real time (the process's clock is virtual): time() is not interposed. */
 		if (seconds > 0 && (uint64_t)(time(NULL) - start) >= seconds)
 			break;
-		r = sim_schedule(seed + done, &ev);
+		r = masked ? sim_replay(seed + done, &ev) : sim_schedule(seed + done, &ev);
 		done++;
 		events += ev;
 		if (r == 2)
@@ -1679,6 +2094,8 @@ main(int argc, char **argv)
 				printf("  %s\n", S.trace[k % SIM_TRACE_KEEP]);
 			if (r == 3)
 				dups++;
+			if (r == 1 && shrink && !masked)
+				sim_shrink(seed + done - 1);
 			break;
 		}
 	}

@@ -59,3 +59,19 @@ rng_permille(unsigned p)
 {
 	return rng_below(1000) < p;
 }
+
+/* The state now, to be put back by rng_load. */
+void
+rng_save(struct rng_state *st)
+{
+	for (int i = 0; i < 4; i++)
+		st->s[i] = rng_s[i];
+}
+
+/* Puts back a state rng_save kept: the draws that followed it follow again. */
+void
+rng_load(const struct rng_state *st)
+{
+	for (int i = 0; i < 4; i++)
+		rng_s[i] = st->s[i];
+}

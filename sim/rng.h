@@ -14,4 +14,12 @@ uint64_t	rng_below(uint64_t n);		/* uniform in [0, n); 0 when n is 0 */
 bool		rng_permille(unsigned p);	/* true with probability p / 1000 */
 uint64_t	rng_mix(uint64_t x);		/* splitmix64's finaliser: seeds of schedules */
 
+/* The generator's state, kept and put back (idsim's replays of a schedule's events). */
+struct rng_state {
+	uint64_t	s[4];
+};
+
+void		rng_save(struct rng_state *st);
+void		rng_load(const struct rng_state *st);
+
 #endif

@@ -1,7 +1,8 @@
 /*
  * vclock.h - the simulation's clock: idsim defines clock_gettime and
  * gettimeofday itself, so libevent's timers and src/clk.c read virtual time
- * (symbols of the executable come before libc's, for libevent.so too).
+ * (symbols of the executable come before libc's, for libevent.so too), and
+ * epoll_ctl and epoll_wait, so the loop's empty poll costs no system call.
  * Time moves only when the driver advances it.
  */
 #ifndef IDSIM_VCLOCK_H

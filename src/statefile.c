@@ -223,6 +223,9 @@ statefile_whoami(struct state_owner *me)
 		me->boot[0] = '\0';	/* without a start time nothing can be proven later */
 }
 
+/* Where statefile_open takes the identity from (the simulation's own, statefile.h). */
+void (*statefile_whoami_fn)(struct state_owner *me) = statefile_whoami;
+
 bool
 statefile_owner_dead(const struct statefile *f, char *why, size_t whylen)
 {
@@ -541,7 +544,7 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	f->datasync = fdatasync;
 	f->running = statefile_running;
 	f->ns_slot = 1;
-	statefile_whoami(&f->me);
+	statefile_whoami_fn(&f->me);
 	/* Held whether or not there is a file: callers raise marks either way. */
 	f->ns.m = calloc(NS_MARKS_MAX, sizeof(*f->ns.m));
 	f->ns.cap = NS_MARKS_MAX;

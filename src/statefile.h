@@ -135,4 +135,11 @@ bool	statefile_owner_dead(const struct statefile *f, char *why, size_t whylen)
 /* This process's identity as the record stores it (machine, boot, pid namespace, pid). */
 void	statefile_whoami(struct state_owner *me);
 
+/*
+ * What statefile_open takes this process's identity from: statefile_whoami
+ * but in the simulation, which opens files thousands of times in one process
+ * and reads the identity once (docs/design.md section 14: speed).
+ */
+extern void	(*statefile_whoami_fn)(struct state_owner *me);
+
 #endif

@@ -28,7 +28,7 @@ step() {
 J=-j${MAKE_JOBS:-2}
 step "build (warnings are errors)" make -s $J all
 step "unit tests (cmocka)" make -s $J unit
-step "simulation, bounded (build/idsim: seeds 1..3000, a random slice, determinism, each rule disabled)" tests/sim.sh build
+step "simulation, bounded (build/idsim: seeds 1..20000, a random slice, determinism, each rule disabled)" tests/sim.sh build
 step "sanitizer build + unit tests (ASan/UBSan)" make -s $J sanitize
 step "ThreadSanitizer build of libidgen's threaded test" make -s $J tsan
 
