@@ -170,6 +170,8 @@ struct sim {
 	struct event_base	*base;
 	struct config		cfg;
 	struct tserver		srv[TSERVER_MAX];
+	unsigned		nsrv;		/* servers of this schedule: 2 (the pair), 3 or 4 */
+	bool			tier_on;	/* more_servers: a tier of M = 4 beyond the pair */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -216,6 +218,7 @@ struct sim {
 static struct sim S;
 static bool verbose;
 static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
+static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair) */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -309,69 +312,99 @@ sim_grow(void *p, size_t *cap, size_t n, size_t z)
 	return p;
 }
 
+/* True when no server of the schedule but srv is up (the pair: its partner is down). */
+static bool
+sim_others_down(unsigned srv)
+{
+	for (unsigned h = 0; h < S.nsrv; h++)
+		if (h != srv && S.srv[h].up)
+			return false;
+	return true;
+}
+
+/*
+ * What the taker d's last read of another server h says of a re-drawn ticket
+ * t of srv (sim_residue_class): -1 when h's rows or what was due there should
+ * have made d refuse t (a duplicate), else why h did not: SIM_H_SILENT (d's
+ * connection to srv serves without a check of h, silent for
+ * partner_wait_ms), RES_BOTH (h's rows held t once and a restore took it
+ * back), RES_INFLIGHT (its copy landed on h after d's last read of h),
+ * SIM_H_LATE (it landed in the very millisecond of that read), SIM_H_NONE
+ * (no copy of t ever reached h, none was due).
+ */
+#define SIM_H_SILENT	RES_SILENT
+#define SIM_H_NONE	(RES_COUNT + 1)
+#define SIM_H_LATE	(RES_COUNT + 2)
+static int
+sim_residue_at(const struct idserver *d, unsigned srv, unsigned h, uint64_t t)
+{
+	if (d->t.unasked[srv][h] &&
+	    d->t.unasked_at[srv][h] >= d->check_ms[h] + S.cfg.partner_wait_ms)
+		return SIM_H_SILENT;
+	if (!d->read[h])
+		return -1;
+	if (d->read_ever[h][srv] >= t)
+		return d->read_row[h][srv] < t ? RES_BOTH : -1;
+	if (d->read_due_ever[h][srv] >= t)
+		return -1;	/* due there, never written: a rule left out */
+	for (size_t k = 0; k < S.srv[h].nlanded; k++)
+		if (S.srv[h].landed[k].role == srv && S.srv[h].landed[k].value >= t)
+			return S.srv[h].landed[k].ms > d->check_ms[h] ? RES_INFLIGHT : SIM_H_LATE;
+	return SIM_H_NONE;
+}
+
 /*
  * The residue class a re-drawn ticket t of srv meets exactly (docs/design.md
- * 6.5, section 14), or -1: none. The taker d passed srv's counter against
- * every mark it knew, so srv's own row lost t (a restore; a lowered counter
- * keeps the rows) and so did what d read of the partner p, or d read nothing.
- * Never residue when d's state file held t at its start (layer 1). Else:
- * - partner-silent: d's connection to srv serves without a check of p, and
- *   no check of p had answered d for partner_wait_ms when the wait ended
- *   (6.4; the simulator's own record of answers delivered);
- * Else, as p's rows were at d's last check of them:
- * - both-restored: p's rows held t once and a restore of p took it back;
- * - partner-absent: no idserver had been due to write t into p's rows (no
- *   ticket transaction on p, no witness at a connection to p carried it:
- *   checked against what was due, so a witness left out is not residue), t
- *   was drawn while p was down (6.5: the host loss, or the restore, before
- *   the witness landed; an idserver that remembers t refuses srv itself, but
- *   d does not ask it);
- * - partner-absent is judged by copy first (6.5): t's block was banked by an
- *   idserver that had no other server up (tier_banked_hook). A block banked
- *   with p up is handed out only once p holds its copy, so "copy lag" (p's
- *   copy behind srv's tickets, 6.2's table) is no residue any more: an ID
- *   handed out twice that way is a duplicate.
+ * 6.5, 12.2, section 14), or -1: none. The taker d passed srv's counter
+ * against every mark it knew, so srv's own row lost t (a restore; a lowered
+ * counter keeps the rows) and so did what d read of every other server h of
+ * the region. Never residue when d's state file held t at its start (layer
+ * 1), nor when any h fails to excuse it (sim_residue_at: h not read and not
+ * silent, h's rows holding t when read, a copy of t due on h and never
+ * written). Else, over every other server h (the pair: its partner):
+ * - partner-silent: d's connection to srv serves without a check of some h,
+ *   and no check of h had answered d for partner_wait_ms when the wait ended
+ *   (6.4, all others first of 12.2; the simulator's record of answers);
+ * - both-restored: some h's rows held t once and a restore of h took it back;
+ * - partner-absent (copy first, 6.5): t's block was banked by an idserver
+ *   that had no other server of the region up (tier_banked_hook);
+ * - copy-in-flight: t's copy landed on some h only after d's last read of it
+ *   (copy first's window). Otherwise a block handed out with no copy of its
+ *   mark on any other server: a duplicate.
  */
 static int
 sim_residue_class(const struct idserver *d, unsigned srv, uint64_t t)
 {
-	unsigned p = 1 - srv;
 	const struct draw *first = NULL;
+	bool silent = false, both = false, inflight = false;
 
 	/* It remembered t in its state file: layer 1 was due to refuse it. */
 	if (d != NULL && d->file_mark[srv] >= t)
 		return -1;
-	if (d != NULL && d->t.unasked[srv][p] &&
-	    d->t.unasked_at[srv][p] >= d->check_ms[p] + S.cfg.partner_wait_ms)
-		return RES_SILENT;
-	/* What p's rows held, and had held and been due, at d's last read of them. */
-	if (d == NULL || !d->read[p])
+	if (d == NULL)
 		return -1;
-	if (d->read_ever[p][srv] >= t)
-		return d->read_row[p][srv] < t ? RES_BOTH : -1;
-	if (d->read_due_ever[p][srv] >= t)
-		return -1;	/* due there, never written: a rule left out */
+	for (unsigned h = 0; h < S.nsrv; h++) {
+		int c = h == srv ? SIM_H_NONE : sim_residue_at(d, srv, h, t);
+
+		if (c < 0)
+			return -1;
+		silent |= c == SIM_H_SILENT;
+		both |= c == RES_BOTH;
+		inflight |= c == RES_INFLIGHT;
+	}
+	if (silent)
+		return RES_SILENT;
+	if (both)
+		return RES_BOTH;
 	for (size_t k = 0; k < S.ndraws && first == NULL; k++)
 		if (S.draws[k].srv == srv && S.draws[k].t == t)
 			first = &S.draws[k];
 	if (first == NULL)
 		return -1;
-	/*
-	 * Copy first (6.5): its block was handed out only once the partner held
-	 * its copy, unless the idserver that banked it had no other server up.
-	 */
 	for (size_t k = 0; k < S.nalone; k++)
 		if (S.alone[k].srv == srv && S.alone[k].t == t)
 			return RES_ABSENT;
-	/*
-	 * Copy first's window (6.5): the copy of t landed on p only after the
-	 * taker's last read of p, so no check of the taker could see it (srv
-	 * restored between t's commit and its copy's landing).
-	 */
-	for (size_t k = 0; k < S.srv[p].nlanded; k++)
-		if (S.srv[p].landed[k].role == srv && S.srv[p].landed[k].value >= t)
-			return S.srv[p].landed[k].ms > d->check_ms[p] ? RES_INFLIGHT : -1;
-	return -1;
+	return inflight ? RES_INFLIGHT : -1;
 }
 
 /*
@@ -391,7 +424,7 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 	if (t > S.drawn_max[srv]) {
 		S.drawn_max[srv] = t;
 		S.draws = sim_grow(S.draws, &S.capdraws, S.ndraws, sizeof(*S.draws));
-		S.draws[S.ndraws++] = (struct draw){ srv, t, !S.srv[1 - srv].up };
+		S.draws[S.ndraws++] = (struct draw){ srv, t, sim_others_down(srv) };
 		return;
 	}
 	cls = covered ? -1 : sim_residue_class(d, srv, t);
@@ -399,7 +432,7 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 	    PRIu64 ", partner's copy %" PRIu64 " (ever %" PRIu64 "))", S.ev, server_role(srv), t,
 	    owner, covered ? "covered" : cls < 0 ? "UNCOVERED, no residue condition" :
 	    residue_names[cls], own, d != NULL ? d->t.srv[srv].mark_sent : 0,
-	    S.srv[1 - srv].st.mark[srv], S.srv[1 - srv].copy_ever[srv]);
+	    S.srv[server_partner(srv)].st.mark[srv], S.srv[server_partner(srv)].copy_ever[srv]);
 	if (cls < 0)
 		return;
 	S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
@@ -478,7 +511,7 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 		memcpy(d->read_due[srv], due, sizeof(d->read_due[srv]));
 		d->check_ms[srv] = clk_mono_ms();
 		d->read[srv] = true;
-		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+		for (unsigned k = 0; k < S.nsrv; k++) {
 			d->read_row[srv][k] = S.srv[srv].st.mark[k];
 			d->read_ever[srv][k] = S.srv[srv].copy_ever[k];
 			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
@@ -486,7 +519,7 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 	}
 	if (verbose)
 		printf("  i%u read %s: copy %" PRIu64 " (due %" PRIu64 "), own %" PRIu64 ", counter %"
-		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[1 - srv], due[1 - srv],
+		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[server_partner(srv)], due[server_partner(srv)],
 		    S.srv[srv].st.mark[srv], S.srv[srv].st.counter);
 }
 
@@ -496,7 +529,7 @@ sim_hook_cut(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	return d != NULL && srv < TSERVER_MAX && vclock_now_us() < d->cut_until[srv];
+	return d != NULL && srv < S.nsrv && vclock_now_us() < d->cut_until[srv];
 }
 
 static void
@@ -580,7 +613,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 	struct idserver *d = sim_owner(owner);
 	unsigned p = 1 - srv;
 
-	if (d == NULL || srv >= TSERVER_MAX)
+	if (d == NULL || srv >= S.nsrv)
 		return;
 	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
@@ -599,7 +632,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	struct idserver *d = sim_owner(owner);
 	const struct tserver *s = &S.srv[srv];
 
-	if (d == NULL || srv >= TSERVER_MAX)
+	if (d == NULL || srv >= S.nsrv)
 		return;
 	if (connect) {
 		d->ns_conn_us[srv] = vclock_now_us();
@@ -610,7 +643,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	d->ns_read_us[srv] = vclock_now_us();
 	d->ns_read[srv] = true;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct tserver_ns *n = &s->st.ns[k];
 			const char *name = tserver_ns_name(k);
 
@@ -636,7 +669,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 		if (ns == NULL || !ns->v[srv].ready || ns->v[srv].b == 0 ||
 		    ns->seen[srv] != d->t.nss.last_check[srv])
 			continue;
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, name, j);
 
 			if (j != srv)
@@ -656,7 +689,7 @@ sim_hook_ns_answered(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	if (d != NULL && srv < TSERVER_MAX)
+	if (d != NULL && srv < S.nsrv)
 		d->ns_read_us[srv] = vclock_now_us();
 }
 
@@ -670,11 +703,11 @@ sim_hook_ns_ran(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	if (d == NULL || srv >= TSERVER_MAX || !d->ns_due_set[srv])
+	if (d == NULL || srv >= S.nsrv || !d->ns_due_set[srv])
 		return;
 	d->ns_due_set[srv] = false;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++)
+		for (unsigned j = 0; j < S.nsrv; j++)
 			tserver_ns_due(&S.srv[srv], k, j, d->ns_due[srv][k][j]);
 }
 
@@ -743,7 +776,7 @@ sim_ids_start(struct idserver *d, bool file)
 	snprintf(d->path, sizeof(d->path), "%s/state%u", S.dir, slot);
 	memset(d->read_due, 0, sizeof(d->read_due));
 	memset(d->read, 0, sizeof(d->read));
-	for (unsigned k = 0; k < TSERVER_MAX; k++)
+	for (unsigned k = 0; k < S.nsrv; k++)
 		d->check_ms[k] = clk_mono_ms();
 	if (!file)
 		unlink(d->path);
@@ -760,7 +793,7 @@ sim_ids_start(struct idserver *d, bool file)
 		d->file_mark[k] = k < server_count() ?
 		    state_mark_ticket(&d->sf.rec.mark[k], S.b) : 0;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, tserver_ns_name(k), j);
 
 			d->ns_file_end[k][j] = m != NULL ? state_ns_end(m) : 0;
@@ -962,7 +995,7 @@ sim_run(uint64_t us)
 		for (int k = 0; k < 4; k++)
 			event_base_loop(S.base, EVLOOP_NONBLOCK);
 	}
-	for (unsigned i = 0; i < TSERVER_MAX; i++)
+	for (unsigned i = 0; i < S.nsrv; i++)
 		if (S.down_until[i] != 0 && vclock_now_us() >= S.down_until[i]) {
 			S.down_until[i] = 0;
 			S.srv[i].up = true;
@@ -1029,7 +1062,7 @@ sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
 
 		/* Each block it handed IDs of: its file holds the block's mark. */
 		for (uint64_t t = b ? lo / b : 1, last = b ? (hi - 1) / b : 0; t <= last; t++)
-			for (unsigned j = 0; j < TSERVER_MAX; j++)
+			for (unsigned j = 0; j < S.nsrv; j++)
 				if (server_owns_ticket(j, t) && (t + 1) * b > d->ns_handed[k][j])
 					d->ns_handed[k][j] = (t + 1) * b;
 		return 0;
@@ -1103,7 +1136,7 @@ sim_ns_op(unsigned k, bool whole)
 	uint64_t b, end = 0, t0, m = server_increment();
 	bool refuse;
 
-	for (unsigned i = 0; i < TSERVER_MAX; i++) {
+	for (unsigned i = 0; i < S.nsrv; i++) {
 		enum tserver_ns_state st = S.srv[i].st.ns[k].state;
 
 		creating += st == TS_NS_CREATING;
@@ -1114,7 +1147,7 @@ sim_ns_op(unsigned k, bool whole)
 	if (creating > 0) {
 		unsigned pick = (unsigned)rng_below(creating);
 
-		for (unsigned i = 0; i < TSERVER_MAX; i++)
+		for (unsigned i = 0; i < S.nsrv; i++)
 			if (S.srv[i].st.ns[k].state == TS_NS_CREATING && (whole || pick-- == 0)) {
 				S.srv[i].st.ns[k].state = TS_NS_READY;
 				sim_trace("e%" PRIu64 " ns %s ready on %s", S.ev, tserver_ns_name(k),
@@ -1123,10 +1156,10 @@ sim_ns_op(unsigned k, bool whole)
 		S.ns_ops++;
 		return;
 	}
-	if (ready == TSERVER_MAX) {
+	if (ready == S.nsrv) {
 		if (!rng_permille(200))
 			return;
-		for (unsigned i = 0; i < TSERVER_MAX; i++) {
+		for (unsigned i = 0; i < S.nsrv; i++) {
 			S.srv[i].st.ns[k].state = TS_NS_DROPPED;
 			S.srv[i].have_backup = false;
 		}
@@ -1134,12 +1167,12 @@ sim_ns_op(unsigned k, bool whole)
 		S.ns_ops++;
 		return;
 	}
-	if (none + dropped != TSERVER_MAX)
+	if (none + dropped != S.nsrv)
 		return;
 	b = bs[rng_below(sizeof(bs) / sizeof(bs[0]))];
 	refuse = rng_permille(500);
-	for (unsigned i = 0; i < TSERVER_MAX; i++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct tserver_ns *n = &S.srv[i].st.ns[k];
 			uint64_t e = n->state == TS_NS_NONE || (n->hw[j] == 0 && n->hb[j] == 0) ? 0 :
 			    tserver_ns_end(n->hw[j], n->hb[j], n->b);
@@ -1148,7 +1181,7 @@ sim_ns_op(unsigned k, bool whole)
 		}
 	t0 = (end + b - 1) / b;
 	t0 = t0 > 1 ? t0 : 1;
-	for (unsigned i = 0; i < TSERVER_MAX; i++) {
+	for (unsigned i = 0; i < S.nsrv; i++) {
 		struct tserver_ns *n = &S.srv[i].st.ns[k];
 		uint64_t o = server_offset(i) % m;
 
@@ -1158,7 +1191,7 @@ sim_ns_op(unsigned k, bool whole)
 		n->b = b;
 		n->refuse = refuse;
 		n->start_above = 0;
-		for (unsigned j = 0; j < TSERVER_MAX; j++)
+		for (unsigned j = 0; j < S.nsrv; j++)
 			if (t0 > 1 && tserver_ns_end(n->hw[j], n->hb[j], b) < t0 * b) {
 				n->hw[j] = t0 - 1;
 				n->hb[j] = b;
@@ -1166,8 +1199,8 @@ sim_ns_op(unsigned k, bool whole)
 		n->counter = t0 + (o + m - t0 % m) % m;
 		S.srv[i].have_backup = false;
 	}
-	for (unsigned i = 0; i < TSERVER_MAX; i++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++)
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++)
 			if (S.ns_drawn_end[k][j] > S.ns_drawn_end[k][i])
 				S.ns_drawn_end[k][i] = S.ns_drawn_end[k][j];
 	sim_trace("e%" PRIu64 " ns %s %s: B=%" PRIu64 " %s, first ticket %" PRIu64, S.ev,
@@ -1230,7 +1263,7 @@ sim_take(void)
 static void
 sim_fault(void)
 {
-	unsigned kinds[F_COUNT], n = 0, srv = (unsigned)rng_below(TSERVER_MAX);
+	unsigned kinds[F_COUNT], n = 0, srv = (unsigned)rng_below(S.nsrv);
 	struct tserver *s = &S.srv[srv];
 	struct idserver *d = &S.ids[rng_below(S.nids)];
 
@@ -1258,7 +1291,7 @@ sim_fault(void)
 	case F_RESTORE:
 		if (!s->have_backup || rng_permille(400)) {
 			tserver_backup(s);
-			S.backup_absent[srv] = !S.srv[1 - srv].up;
+			S.backup_absent[srv] = sim_others_down(srv);
 			sim_trace("e%" PRIu64 " %s backup at %" PRIu64, S.ev, server_role(srv),
 			    s->st.counter);
 			break;
@@ -1335,12 +1368,12 @@ sim_fault(void)
 		}
 		break;
 	case F_BOTH_DOWN:
-		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+		for (unsigned k = 0; k < S.nsrv; k++) {
 			S.srv[k].up = false;
 			S.down_until[k] = vclock_now_us() + 200000 + rng_below(4000000);
 			simdb_crash(k);
 		}
-		sim_trace("e%" PRIu64 " both servers down", S.ev);
+		sim_trace("e%" PRIu64 " %s servers down", S.ev, S.nsrv > 2 ? "all" : "both");
 		break;
 	case F_CLOCK:
 		{
@@ -1382,17 +1415,18 @@ sim_fault(void)
 		if (!d->on)
 			break;
 		{
-			unsigned which = (unsigned)rng_below(TSERVER_MAX + 1);	/* MAX: both */
+			unsigned which = (unsigned)rng_below(S.nsrv + 1);	/* MAX: both */
 			uint64_t until = vclock_now_us() + 100000 +
 			    rng_below(2 * (uint64_t)S.cfg.lease_window_ms * 1000);
 
-			for (unsigned k = 0; k < TSERVER_MAX; k++)
-				if (which == TSERVER_MAX || which == k) {
+			for (unsigned k = 0; k < S.nsrv; k++)
+				if (which == S.nsrv || which == k) {
 					d->cut_until[k] = until;
 					simdb_drop_owner(d->who, k);
 				}
 			sim_trace("e%" PRIu64 " i%u cut off from %s", S.ev, d->who,
-			    which == TSERVER_MAX ? "both servers" : server_role(which));
+			    which == S.nsrv ? (S.nsrv > 2 ? "all servers" : "both servers") :
+			    server_role(which));
 		}
 		break;
 	case F_FILE_BACK:
@@ -1448,12 +1482,31 @@ sim_schedule(uint64_t seed, unsigned *events)
 	ranges_reset(&S.ranges);
 	memset(S.drawn_max, 0, sizeof(S.drawn_max));
 	memset(S.down_until, 0, sizeof(S.down_until));
-	if (!server_shape_set(2, 0, 0))
+	/*
+	 * A tier of more than two servers in every third schedule (those whose
+	 * seed is one above a multiple of 3; --tiers: in all, or none), never
+	 * with namespaces: chosen by the seed and drawing nothing from the
+	 * generator for a pair, so a pair's schedule is the one it was before
+	 * tiers came in. A tier has M = 4 and the pair (offsets 1, 2) and o3
+	 * and o4, or one of them (more_servers, docs/design.md 12.2).
+	 */
+	S.tier_on = tier_mode == 1 || (tier_mode == 0 && ns_mode != 1 && seed % 3 == 1);
+	S.nsrv = SERVER_PAIR;
+	if (!server_shape_set(S.tier_on ? 4 : 2, 0, 0))
 		return 3;
+	if (S.tier_on) {
+		unsigned offsets[2] = { 3, 4 }, n = 1 + (unsigned)rng_below(2);
+
+		if (n == 1)
+			offsets[0] = 3 + (unsigned)rng_below(2);
+		if (!server_extras_set(offsets, n))
+			return 3;
+		S.nsrv = SERVER_PAIR + n;
+	}
 	S.b = UINT64_C(4096) << rng_below(2);	/* the smallest B check.c takes */
-	for (k = 0; k < TSERVER_MAX; k++)
+	for (k = 0; k < S.nsrv; k++)
 		tserver_init(&S.srv[k], k, S.b);
-	for (k = 0; k < TSERVER_MAX; k++)
+	for (k = 0; k < S.nsrv; k++)
 		S.srv[k].now_ms = sim_now_ms;
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
@@ -1476,15 +1529,21 @@ sim_schedule(uint64_t seed, unsigned *events)
 		 * they came in. With them, one server may be far (its answers ten
 		 * times slower), so a new connection's partner answers late.
 		 */
-		S.ns_on = ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0);
-		if (S.ns_on)
-			w.far = (unsigned)rng_below(TSERVER_MAX + 1);
-		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
+		S.ns_on = !S.tier_on && (ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0));
+		if (S.ns_on || S.tier_on)
+			w.far = (unsigned)rng_below(S.nsrv + 1);
+		simdb_setup(S.srv, S.nsrv, &w, &h);
 		tier_banked_hook = sim_hook_banked;
 		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
-	S.cfg.tier_increment = 2;
+	S.cfg.tier_increment = server_increment();
+	S.cfg.extras = S.nsrv - SERVER_PAIR;
+	for (k = 0; k < S.cfg.extras; k++) {
+		S.cfg.extra[k].offset = server_offset(SERVER_PAIR + k);
+		snprintf(S.cfg.extra[k].host, sizeof(S.cfg.extra[k].host), "%s", host);
+		S.cfg.extra[k].port = 3309 + k;
+	}
 	S.cfg.odd_host = host;
 	S.cfg.even_host = host;
 	S.cfg.odd_port = 3307;
@@ -1539,8 +1598,14 @@ sim_schedule(uint64_t seed, unsigned *events)
 			if (S.fault_on[k])
 				len += (size_t)snprintf(kinds + len, sizeof(kinds) - len, " %s",
 				    fault_names[k]);
-		sim_trace("schedule seed %" PRIu64 ": B=%" PRIu64 ", %u idservers, %u events, "
-		    "faults:%s", seed, S.b, S.nids, nev, len ? kinds : " none");
+		if (S.tier_on)
+			sim_trace("schedule seed %" PRIu64 ": a tier of %u servers (M=4, odd, even, "
+			    "%s%s%s), B=%" PRIu64 ", %u idservers, %u events, faults:%s", seed, S.nsrv,
+			    server_role(SERVER_PAIR), S.nsrv > 3 ? ", " : "", S.nsrv > 3 ?
+			    server_role(3) : "", S.b, S.nids, nev, len ? kinds : " none");
+		else
+			sim_trace("schedule seed %" PRIu64 ": B=%" PRIu64 ", %u idservers, %u events, "
+			    "faults:%s", seed, S.b, S.nids, nev, len ? kinds : " none");
 	}
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
@@ -1592,7 +1657,7 @@ static void
 usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
-	    "[--namespaces third|all|none] [--list-rules] [--verbose]\n");
+	    "[--namespaces third|all|none] [--tiers third|all|none] [--list-rules] [--verbose]\n");
 }
 
 int
@@ -1613,6 +1678,13 @@ main(int argc, char **argv)
 		} else if (v != NULL && strcmp(a, "--namespaces") == 0) {
 			ns_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
 			if (ns_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--tiers") == 0) {
+			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (tier_mode == 0 && strcmp(v, "third") != 0) {
 				usage();
 				return 2;
 			}
@@ -1670,6 +1742,8 @@ main(int argc, char **argv)
 			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1);
 			if (ns_mode != 0)
 				printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
+			if (tier_mode != 0)
+				printf(" --tiers %s", tier_mode == 1 ? "all" : "none");
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);

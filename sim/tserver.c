@@ -592,21 +592,23 @@ tserver_ns_check(struct tserver *s, struct tserver_answer *a)
 {
 	static const char *const st[] = { "", "creating", "ready", "dropped" };
 	size_t len = 0;
-	unsigned order[TSERVER_MAX];
+	unsigned order[TSERVER_MAX], roles = server_own_count() < TSERVER_MAX ? server_own_count() :
+	    TSERVER_MAX;
 
-	/* Roles by name, as ORDER BY m.role (BINARY) sorts them. */
-	for (unsigned k = 0; k < TSERVER_MAX; k++)
-		order[k] = k;
-	if (TSERVER_MAX == 2 && strcmp(server_role(0), server_role(1)) > 0) {
-		order[0] = 1;
-		order[1] = 0;
+	/* Roles by name, as ORDER BY m.role (BINARY) sorts them (insertion sort). */
+	for (unsigned k = 0; k < roles; k++) {
+		unsigned j = k;
+
+		for (; j > 0 && strcmp(server_role(order[j - 1]), server_role(k)) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
 	}
 	for (unsigned k = 0; k < TSERVER_NS; k++) {
 		const struct tserver_ns *n = &s->st.ns[k];
 
 		if (n->state == TS_NS_NONE || n->state == TS_NS_DROPPED)
 			continue;
-		for (unsigned r = 0; r < TSERVER_MAX; r++) {
+		for (unsigned r = 0; r < roles; r++) {
 			unsigned j = order[r];
 
 			len += (size_t)snprintf(a->bigtext + len, sizeof(a->bigtext) - len,

@@ -16,7 +16,7 @@
 #include "db.h"
 #include "server.h"
 
-#define TSERVER_MAX	SERVER_PAIR	/* this slice: the pair */
+#define TSERVER_MAX	4	/* the pair, or a tier of M = 4: offsets 1..4 (docs/design.md 12.2) */
 #define TSERVER_TEXT	48
 #define TSERVER_WORKERS	2	/* idgen_leases rows per server: few, so numbers are reused */
 #define TSERVER_TX_MAX	16	/* open lease transactions at once */
@@ -66,7 +66,7 @@ struct tserver_state {
 };
 
 struct tserver {
-	unsigned		index;		/* the tier's srv[] index: 0 odd, 1 even */
+	unsigned		index;		/* the tier's srv[] index: 0 odd, 1 even, then o3, o4 */
 	bool			up;
 	uint64_t		b;		/* idgen_meta.block_size */
 	struct tserver_state	st;
