@@ -172,6 +172,14 @@ struct sim {
 	struct tserver		srv[TSERVER_MAX];
 	unsigned		nsrv;		/* servers of this schedule: 2 (the pair), 3 or 4 */
 	bool			tier_on;	/* more_servers: a tier of M = 4 beyond the pair */
+	/*
+	 * A raise: the pair (M = 2) raised to M = 4 by the schedule (12.4), then
+	 * the tier's servers added and every idserver restarted with them.
+	 */
+	bool			raise_on;
+	unsigned		raise_phase;	/* 0 planned .. RAISE_DONE */
+	uint64_t		raise_floor;	/* F, in tickets of B */
+	unsigned		raise_offsets[2], raise_n;	/* the servers it adds */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -202,6 +210,7 @@ struct sim {
 	struct ns_alone		*nsalone;
 	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
+	uint64_t		tiers, raises, raises_done;	/* all schedules */
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -218,7 +227,8 @@ struct sim {
 static struct sim S;
 static bool verbose;
 static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
-static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair) */
+static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
+				 * 3 all, each a raise of the pair's increment */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -266,6 +276,8 @@ static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
 static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
+static void	sim_raise_step(void);
+static bool	sim_raise_one(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	usage(void);
 
@@ -506,7 +518,16 @@ static void
 sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 {
 	struct idserver *d = sim_owner(owner);
+	const struct tserver *s = &S.srv[srv];
 
+	/*
+	 * A sealed server (its own row sealed, or not yet in its meta row's
+	 * generation) is a down server, its check no answer: its marks are not
+	 * read (ticket.c, 12.4). One behind the view is refused, an answer, as
+	 * any refusal is.
+	 */
+	if (s->st.sealed || s->st.own_gen != s->st.gen)
+		d = NULL;
 	if (d != NULL) {
 		memcpy(d->read_due[srv], due, sizeof(d->read_due[srv]));
 		d->check_ms[srv] = clk_mono_ms();
@@ -1449,6 +1470,179 @@ sim_fault(void)
 	}
 }
 
+/* The steps of a raise (sim_raise_step). */
+enum { RAISE_PLAN, RAISE_SEAL, RAISE_FLOOR, RAISE_OPEN, RAISE_ADD, RAISE_RESTART, RAISE_DONE };
+
+/*
+ * One step of the operator's change of the pair's increment to M = 4 and the
+ * growth into a tier (docs/design.md 12.4, 12.2), applied to the servers'
+ * tables in ctl/raise.c's and ctl/add.c's steps (not by running them): plan
+ * (every server up; older backups are never restored after it), seal each
+ * server's own row, one a step; the floor F once all are sealed (every mark
+ * row and every counter minus one, in tickets of B); open each server, one a
+ * step (SET GLOBAL: open sessions keep M = 2; the counter above F; every
+ * marks row at F; meta and own row in generation 1); add the new servers
+ * above every floor and mark (add-server); then every idserver restarted
+ * with tier_increment = 4 and more_servers listing them. A step whose
+ * server is down waits (the command is run again).
+ */
+static void
+sim_raise_step(void)
+{
+	bool moved;
+
+	if (S.raise_phase == RAISE_PLAN && S.ev < 40)
+		return;		/* tickets drawn first */
+
+	/*
+	 * The command runs its steps one after the other (a few ms apart, the
+	 * idservers running between them), and add-server follows at once in
+	 * half the raises: until a step must wait for a server, or the next
+	 * event for the restart.
+	 */
+	do {
+		moved = sim_raise_one();
+		if (moved && S.raise_phase < RAISE_RESTART)
+			sim_run(1000 + rng_below(20000));
+	} while (!S.failed && moved && (S.raise_phase < RAISE_ADD ||
+	    (S.raise_phase == RAISE_ADD && rng_permille(500))));
+}
+
+/* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
+static bool
+sim_raise_one(void)
+{
+	unsigned i;
+
+	switch (S.raise_phase) {
+	case RAISE_PLAN:
+		for (i = 0; i < S.nsrv; i++)
+			if (!S.srv[i].up)
+				return false;
+		for (i = 0; i < S.nsrv; i++)
+			S.srv[i].have_backup = false;
+		sim_trace("e%" PRIu64 " raise planned", S.ev);
+		S.raise_phase = RAISE_SEAL;
+		return true;
+	case RAISE_SEAL:
+		for (i = 0; i < S.nsrv; i++)
+			if (!S.srv[i].st.sealed && S.srv[i].st.gen == 0) {
+				if (!S.srv[i].up)
+					return false;
+				tserver_seal(&S.srv[i]);
+				sim_trace("e%" PRIu64 " raise: %s sealed", S.ev, server_role(i));
+				return true;
+			}
+		S.raise_phase = RAISE_FLOOR;
+		return true;
+	case RAISE_FLOOR:
+		{
+			uint64_t end = 0;
+
+			for (i = 0; i < S.nsrv; i++) {
+				const struct tserver *s = &S.srv[i];
+
+				if (!s->up)
+					return false;
+				for (unsigned j = 0; j < S.nsrv; j++) {
+					uint64_t e = (s->st.mark[j] + 1) * (s->st.mark_b[j] ?
+					    s->st.mark_b[j] : S.b);
+
+					if ((s->st.mark[j] != 0 || s->st.mark_b[j] != 0) && e > end)
+						end = e;
+				}
+				if (s->st.counter * S.b > end)
+					end = s->st.counter * S.b;
+			}
+			S.raise_floor = end == 0 ? 0 : (end + S.b - 1) / S.b - 1;
+			sim_trace("e%" PRIu64 " raise: floor %" PRIu64, S.ev, S.raise_floor);
+			S.raise_phase = RAISE_OPEN;
+		}
+		return true;
+	case RAISE_OPEN:
+		for (i = 0; i < S.nsrv; i++)
+			if (S.srv[i].st.gen == 0) {
+				if (!S.srv[i].up)
+					return false;
+				if (!S.srv[i].st.sealed)
+					tserver_seal(&S.srv[i]);	/* put back by a restore */
+				tserver_open(&S.srv[i], 4, S.raise_floor);
+				sim_trace("e%" PRIu64 " raise: %s opened in generation 1, counter %"
+				    PRIu64, S.ev, server_role(i), S.srv[i].st.counter);
+				return true;
+			}
+		S.raise_phase = RAISE_ADD;
+		return true;
+	case RAISE_ADD:
+		{
+			uint64_t end = 0, t;
+
+			for (i = 0; i < S.nsrv; i++) {
+				const struct tserver *s = &S.srv[i];
+
+				if (!s->up)
+					return false;
+				if (s->st.floor > end)
+					end = s->st.floor;
+				for (unsigned j = 0; j < S.nsrv; j++) {
+					uint64_t e = (s->st.mark[j] + 1) * (s->st.mark_b[j] ?
+					    s->st.mark_b[j] : S.b);
+
+					if ((s->st.mark[j] != 0 || s->st.mark_b[j] != 0) && e > end)
+						end = e;
+				}
+			}
+			t = (end + S.b - 1) / S.b;
+			for (unsigned k = 0; k < S.raise_n; k++) {
+				struct tserver *s = &S.srv[SERVER_PAIR + k];
+
+				tserver_init(s, SERVER_PAIR + k, S.b);
+				s->now_ms = sim_now_ms;
+				tserver_add(s, S.raise_offsets[k], 4, 1, S.srv[0].st.floor, t);
+				sim_trace("e%" PRIu64 " raise: o%u added, counter %" PRIu64, S.ev,
+				    S.raise_offsets[k], s->st.counter);
+			}
+			S.raise_phase = RAISE_RESTART;
+		}
+		return true;
+	case RAISE_RESTART:
+		{
+			bool on[SIM_IDSERVERS], file[SIM_IDSERVERS];
+
+			for (i = 0; i < S.nids; i++) {
+				on[i] = S.ids[i].on;
+				file[i] = S.ids[i].file;
+				sim_ids_stop(&S.ids[i], true);
+			}
+			if (!server_shape_set(4, 0, 0) ||
+			    !server_extras_set(S.raise_offsets, S.raise_n)) {
+				S.failed = true;
+				return false;
+			}
+			S.nsrv = SERVER_PAIR + S.raise_n;
+			simdb_servers(S.nsrv);
+			S.cfg.tier_increment = 4;
+			S.cfg.extras = S.raise_n;
+			for (unsigned k = 0; k < S.raise_n; k++) {
+				S.cfg.extra[k].offset = server_offset(SERVER_PAIR + k);
+				snprintf(S.cfg.extra[k].host, sizeof(S.cfg.extra[k].host), "%s",
+				    "127.0.0.1");
+				S.cfg.extra[k].port = 3309 + k;
+			}
+			sim_trace("e%" PRIu64 " raise: every idserver restarted with tier_increment "
+			    "= 4 and %u more servers", S.ev, S.raise_n);
+			for (i = 0; i < S.nids; i++)
+				if (on[i] && !sim_ids_start(&S.ids[i], file[i]))
+					S.failed = true;
+			S.raise_phase = RAISE_DONE;
+			S.raises_done++;
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * One schedule: 0 clean, 1 a duplicate, 2 residue, 3 the harness failed.
  * events: how many events it ran.
@@ -1490,18 +1684,32 @@ sim_schedule(uint64_t seed, unsigned *events)
 	 * tiers came in. A tier has M = 4 and the pair (offsets 1, 2) and o3
 	 * and o4, or one of them (more_servers, docs/design.md 12.2).
 	 */
-	S.tier_on = tier_mode == 1 || (tier_mode == 0 && ns_mode != 1 && seed % 3 == 1);
+	S.tier_on = tier_mode == 1 || tier_mode == 3 ||
+	    (tier_mode == 0 && ns_mode != 1 && seed % 3 == 1);
 	S.nsrv = SERVER_PAIR;
-	if (!server_shape_set(S.tier_on ? 4 : 2, 0, 0))
-		return 3;
+	S.raise_on = false;
+	S.raise_phase = 0;
+	S.raise_floor = 0;
 	if (S.tier_on) {
 		unsigned offsets[2] = { 3, 4 }, n = 1 + (unsigned)rng_below(2);
 
 		if (n == 1)
 			offsets[0] = 3 + (unsigned)rng_below(2);
-		if (!server_extras_set(offsets, n))
+		/*
+		 * One tier in three begins as the pair (M = 2) and grows into
+		 * it: raise-increment, add-server, idservers restarted (12.4).
+		 */
+		S.raise_on = tier_mode == 3 || rng_permille(333);
+		memcpy(S.raise_offsets, offsets, sizeof(offsets));
+		S.raise_n = n;
+		if (!server_shape_set(S.raise_on ? 2 : 4, 0, 0) ||
+		    (!S.raise_on && !server_extras_set(offsets, n)))
 			return 3;
-		S.nsrv = SERVER_PAIR + n;
+		S.nsrv = SERVER_PAIR + (S.raise_on ? 0 : n);
+		S.tiers++;
+		S.raises += S.raise_on;
+	} else if (!server_shape_set(2, 0, 0)) {
+		return 3;
 	}
 	S.b = UINT64_C(4096) << rng_below(2);	/* the smallest B check.c takes */
 	for (k = 0; k < S.nsrv; k++)
@@ -1598,7 +1806,11 @@ sim_schedule(uint64_t seed, unsigned *events)
 			if (S.fault_on[k])
 				len += (size_t)snprintf(kinds + len, sizeof(kinds) - len, " %s",
 				    fault_names[k]);
-		if (S.tier_on)
+		if (S.raise_on)
+			sim_trace("schedule seed %" PRIu64 ": the pair raised to M=4 and grown to %u "
+			    "servers, B=%" PRIu64 ", %u idservers, %u events, faults:%s", seed,
+			    SERVER_PAIR + S.raise_n, S.b, S.nids, nev, len ? kinds : " none");
+		else if (S.tier_on)
 			sim_trace("schedule seed %" PRIu64 ": a tier of %u servers (M=4, odd, even, "
 			    "%s%s%s), B=%" PRIu64 ", %u idservers, %u events, faults:%s", seed, S.nsrv,
 			    server_role(SERVER_PAIR), S.nsrv > 3 ? ", " : "", S.nsrv > 3 ?
@@ -1622,6 +1834,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_fault();
 		else if (pick < 67 && S.ns_on)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
+		else if (pick < 70 && S.raise_on)
+			sim_raise_step();
 		if (S.failed)
 			r = 3;
 		if (r == 0)
@@ -1657,7 +1871,7 @@ static void
 usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
-	    "[--namespaces third|all|none] [--tiers third|all|none] [--list-rules] [--verbose]\n");
+	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--list-rules] [--verbose]\n");
 }
 
 int
@@ -1683,7 +1897,8 @@ main(int argc, char **argv)
 			}
 			i++;
 		} else if (v != NULL && strcmp(a, "--tiers") == 0) {
-			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 :
+			    strcmp(v, "raise") == 0 ? 3 : 0;
 			if (tier_mode == 0 && strcmp(v, "third") != 0) {
 				usage();
 				return 2;
@@ -1743,7 +1958,8 @@ main(int argc, char **argv)
 			if (ns_mode != 0)
 				printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
 			if (tier_mode != 0)
-				printf(" --tiers %s", tier_mode == 1 ? "all" : "none");
+				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
+				    "none" : "raise");
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);
@@ -1771,6 +1987,9 @@ main(int argc, char **argv)
 	    S.fb_releases, S.fb_refused);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
+	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
+	    "raised to M=4 (%" PRIu64 " raised and grown before their end)\n", S.tiers, S.raises,
+	    S.raises_done);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD)
