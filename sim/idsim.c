@@ -278,6 +278,7 @@ static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
+static void	sim_raise_carried(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	usage(void);
 
@@ -1508,6 +1509,48 @@ sim_raise_step(void)
 	    (S.raise_phase == RAISE_ADD && rng_permille(500))));
 }
 
+/*
+ * The floor is computed from the tables (12.4): a ticket of generation 0
+ * above it was lost by every row that held it (a restore), and only a state
+ * file may still know it (the operator repaired what running idservers
+ * know). Its server would be refused by that file; a server added at its
+ * residue under M = 4 draws it as a first ticket, which no idserver can
+ * refuse. Such a ticket is the pair's residue carried into the new server's
+ * residue, classified now as the pair's re-draw would be, without a taker:
+ * partner-absent when its block was banked with no other server up,
+ * both-restored when a copy on the other server held it once; else none (a
+ * duplicate of it fails the run).
+ */
+static void
+sim_raise_carried(void)
+{
+	for (size_t k = 0; k < S.ndraws; k++) {
+		const struct draw *w = &S.draws[k];
+		unsigned to = TSERVER_MAX;
+		int cls = -1;
+
+		if (w->t <= S.raise_floor)
+			continue;
+		for (unsigned j = 0; j < S.raise_n; j++)
+			if (w->t % 4 == S.raise_offsets[j] % 4)
+				to = SERVER_PAIR + j;
+		if (to == TSERVER_MAX)
+			continue;	/* its own server's residue still: a re-draw there */
+		for (size_t a = 0; a < S.nalone && cls < 0; a++)
+			if (S.alone[a].srv == w->srv && S.alone[a].t == w->t)
+				cls = RES_ABSENT;
+		if (cls < 0 && S.srv[1 - w->srv].copy_ever[w->srv] >= w->t)
+			cls = RES_BOTH;
+		sim_trace("e%" PRIu64 " raise: %s's ticket %" PRIu64 " above the floor, o%u's now: %s",
+		    S.ev, server_role(w->srv), w->t, S.raise_offsets[to - SERVER_PAIR],
+		    cls < 0 ? "no residue condition" : residue_names[cls]);
+		if (cls < 0)
+			continue;
+		S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+		S.residue[S.nresidue++] = (struct residue){ to, w->t, (enum residue_class)cls };
+	}
+}
+
 /* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
 static bool
 sim_raise_one(void)
@@ -1519,6 +1562,23 @@ sim_raise_one(void)
 		for (i = 0; i < S.nsrv; i++)
 			if (!S.srv[i].up)
 				return false;
+		/*
+		 * The operator repairs every regression the idservers report (the
+		 * ALTER TABLE their refusal names) before a raise: the floor is
+		 * computed from the tables, and a ticket only a state file knows
+		 * would be above it, drawn again by a server added at its residue
+		 * (docs/design.md 12.4, section 14).
+		 */
+		for (unsigned k = 0; k < S.nids; k++)
+			for (i = 0; S.ids[k].on && i < S.nsrv; i++) {
+				uint64_t m = state_mark_ticket(&S.ids[k].sf.rec.mark[i], S.b);
+
+				if (m + 1 > S.srv[i].st.counter) {
+					S.srv[i].st.counter = m + 1;
+					sim_trace("e%" PRIu64 " %s repaired: AUTO_INCREMENT = %" PRIu64
+					    " (i%u's mark)", S.ev, server_role(i), m + 1, S.ids[k].who);
+				}
+			}
 		for (i = 0; i < S.nsrv; i++)
 			S.srv[i].have_backup = false;
 		sim_trace("e%" PRIu64 " raise planned", S.ev);
@@ -1556,6 +1616,7 @@ sim_raise_one(void)
 			}
 			S.raise_floor = end == 0 ? 0 : (end + S.b - 1) / S.b - 1;
 			sim_trace("e%" PRIu64 " raise: floor %" PRIu64, S.ev, S.raise_floor);
+			sim_raise_carried();
 			S.raise_phase = RAISE_OPEN;
 		}
 		return true;
