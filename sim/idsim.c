@@ -183,6 +183,16 @@ struct sim {
 	struct event_base	*base;
 	struct config		cfg;
 	struct tserver		srv[TSERVER_MAX];
+	unsigned		nsrv;		/* servers of this schedule: 2 (the pair), 3 or 4 */
+	bool			tier_on;	/* more_servers: a tier of M = 4 beyond the pair */
+	/*
+	 * A raise: the pair (M = 2) raised to M = 4 by the schedule (12.4), then
+	 * the tier's servers added and every idserver restarted with them.
+	 */
+	bool			raise_on;
+	unsigned		raise_phase;	/* 0 planned .. RAISE_DONE */
+	uint64_t		raise_floor;	/* F, in tickets of B */
+	unsigned		raise_offsets[2], raise_n;	/* the servers it adds */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -213,6 +223,7 @@ struct sim {
 	struct ns_alone		*nsalone;
 	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
+	uint64_t		tiers, raises, raises_done;	/* all schedules */
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -244,6 +255,8 @@ struct sim {
 static struct sim S;
 static bool verbose;
 static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
+static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
+				 * 3 all, each a raise of the pair's increment */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -294,6 +307,9 @@ static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
 static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
+static void	sim_raise_step(void);
+static bool	sim_raise_one(void);
+static void	sim_raise_carried(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	sim_counts(struct sim_counts *c, bool put_back);
 static int	sim_replay(uint64_t seed, unsigned *events);
@@ -348,69 +364,99 @@ sim_grow(void *p, size_t *cap, size_t n, size_t z)
 	return p;
 }
 
+/* True when no server of the schedule but srv is up (the pair: its partner is down). */
+static bool
+sim_others_down(unsigned srv)
+{
+	for (unsigned h = 0; h < S.nsrv; h++)
+		if (h != srv && S.srv[h].up)
+			return false;
+	return true;
+}
+
+/*
+ * What the taker d's last read of another server h says of a re-drawn ticket
+ * t of srv (sim_residue_class): -1 when h's rows or what was due there should
+ * have made d refuse t (a duplicate), else why h did not: SIM_H_SILENT (d's
+ * connection to srv serves without a check of h, silent for
+ * partner_wait_ms), RES_BOTH (h's rows held t once and a restore took it
+ * back), RES_INFLIGHT (its copy landed on h after d's last read of h),
+ * SIM_H_LATE (it landed in the very millisecond of that read), SIM_H_NONE
+ * (no copy of t ever reached h, none was due).
+ */
+#define SIM_H_SILENT	RES_SILENT
+#define SIM_H_NONE	(RES_COUNT + 1)
+#define SIM_H_LATE	(RES_COUNT + 2)
+static int
+sim_residue_at(const struct idserver *d, unsigned srv, unsigned h, uint64_t t)
+{
+	if (d->t.unasked[srv][h] &&
+	    d->t.unasked_at[srv][h] >= d->check_ms[h] + S.cfg.partner_wait_ms)
+		return SIM_H_SILENT;
+	if (!d->read[h])
+		return -1;
+	if (d->read_ever[h][srv] >= t)
+		return d->read_row[h][srv] < t ? RES_BOTH : -1;
+	if (d->read_due_ever[h][srv] >= t)
+		return -1;	/* due there, never written: a rule left out */
+	for (size_t k = 0; k < S.srv[h].nlanded; k++)
+		if (S.srv[h].landed[k].role == srv && S.srv[h].landed[k].value >= t)
+			return S.srv[h].landed[k].ms > d->check_ms[h] ? RES_INFLIGHT : SIM_H_LATE;
+	return SIM_H_NONE;
+}
+
 /*
  * The residue class a re-drawn ticket t of srv meets exactly (docs/design.md
- * 6.5, section 14), or -1: none. The taker d passed srv's counter against
- * every mark it knew, so srv's own row lost t (a restore; a lowered counter
- * keeps the rows) and so did what d read of the partner p, or d read nothing.
- * Never residue when d's state file held t at its start (layer 1). Else:
- * - partner-silent: d's connection to srv serves without a check of p, and
- *   no check of p had answered d for partner_wait_ms when the wait ended
- *   (6.4; the simulator's own record of answers delivered);
- * Else, as p's rows were at d's last check of them:
- * - both-restored: p's rows held t once and a restore of p took it back;
- * - partner-absent: no idserver had been due to write t into p's rows (no
- *   ticket transaction on p, no witness at a connection to p carried it:
- *   checked against what was due, so a witness left out is not residue), t
- *   was drawn while p was down (6.5: the host loss, or the restore, before
- *   the witness landed; an idserver that remembers t refuses srv itself, but
- *   d does not ask it);
- * - partner-absent is judged by copy first (6.5): t's block was banked by an
- *   idserver that had no other server up (tier_banked_hook). A block banked
- *   with p up is handed out only once p holds its copy, so "copy lag" (p's
- *   copy behind srv's tickets, 6.2's table) is no residue any more: an ID
- *   handed out twice that way is a duplicate.
+ * 6.5, 12.2, section 14), or -1: none. The taker d passed srv's counter
+ * against every mark it knew, so srv's own row lost t (a restore; a lowered
+ * counter keeps the rows) and so did what d read of every other server h of
+ * the region. Never residue when d's state file held t at its start (layer
+ * 1), nor when any h fails to excuse it (sim_residue_at: h not read and not
+ * silent, h's rows holding t when read, a copy of t due on h and never
+ * written). Else, over every other server h (the pair: its partner):
+ * - partner-silent: d's connection to srv serves without a check of some h,
+ *   and no check of h had answered d for partner_wait_ms when the wait ended
+ *   (6.4, all others first of 12.2; the simulator's record of answers);
+ * - both-restored: some h's rows held t once and a restore of h took it back;
+ * - partner-absent (copy first, 6.5): t's block was banked by an idserver
+ *   that had no other server of the region up (tier_banked_hook);
+ * - copy-in-flight: t's copy landed on some h only after d's last read of it
+ *   (copy first's window). Otherwise a block handed out with no copy of its
+ *   mark on any other server: a duplicate.
  */
 static int
 sim_residue_class(const struct idserver *d, unsigned srv, uint64_t t)
 {
-	unsigned p = 1 - srv;
 	const struct draw *first = NULL;
+	bool silent = false, both = false, inflight = false;
 
 	/* It remembered t in its state file: layer 1 was due to refuse it. */
 	if (d != NULL && d->file_mark[srv] >= t)
 		return -1;
-	if (d != NULL && d->t.unasked[srv][p] &&
-	    d->t.unasked_at[srv][p] >= d->check_ms[p] + S.cfg.partner_wait_ms)
-		return RES_SILENT;
-	/* What p's rows held, and had held and been due, at d's last read of them. */
-	if (d == NULL || !d->read[p])
+	if (d == NULL)
 		return -1;
-	if (d->read_ever[p][srv] >= t)
-		return d->read_row[p][srv] < t ? RES_BOTH : -1;
-	if (d->read_due_ever[p][srv] >= t)
-		return -1;	/* due there, never written: a rule left out */
+	for (unsigned h = 0; h < S.nsrv; h++) {
+		int c = h == srv ? SIM_H_NONE : sim_residue_at(d, srv, h, t);
+
+		if (c < 0)
+			return -1;
+		silent |= c == SIM_H_SILENT;
+		both |= c == RES_BOTH;
+		inflight |= c == RES_INFLIGHT;
+	}
+	if (silent)
+		return RES_SILENT;
+	if (both)
+		return RES_BOTH;
 	for (size_t k = 0; k < S.ndraws && first == NULL; k++)
 		if (S.draws[k].srv == srv && S.draws[k].t == t)
 			first = &S.draws[k];
 	if (first == NULL)
 		return -1;
-	/*
-	 * Copy first (6.5): its block was handed out only once the partner held
-	 * its copy, unless the idserver that banked it had no other server up.
-	 */
 	for (size_t k = 0; k < S.nalone; k++)
 		if (S.alone[k].srv == srv && S.alone[k].t == t)
 			return RES_ABSENT;
-	/*
-	 * Copy first's window (6.5): the copy of t landed on p only after the
-	 * taker's last read of p, so no check of the taker could see it (srv
-	 * restored between t's commit and its copy's landing).
-	 */
-	for (size_t k = 0; k < S.srv[p].nlanded; k++)
-		if (S.srv[p].landed[k].role == srv && S.srv[p].landed[k].value >= t)
-			return S.srv[p].landed[k].ms > d->check_ms[p] ? RES_INFLIGHT : -1;
-	return -1;
+	return inflight ? RES_INFLIGHT : -1;
 }
 
 /*
@@ -430,7 +476,7 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 	if (t > S.drawn_max[srv]) {
 		S.drawn_max[srv] = t;
 		S.draws = sim_grow(S.draws, &S.capdraws, S.ndraws, sizeof(*S.draws));
-		S.draws[S.ndraws++] = (struct draw){ srv, t, !S.srv[1 - srv].up };
+		S.draws[S.ndraws++] = (struct draw){ srv, t, sim_others_down(srv) };
 		return;
 	}
 	cls = covered ? -1 : sim_residue_class(d, srv, t);
@@ -438,7 +484,7 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 	    PRIu64 ", partner's copy %" PRIu64 " (ever %" PRIu64 "))", S.ev, server_role(srv), t,
 	    owner, covered ? "covered" : cls < 0 ? "UNCOVERED, no residue condition" :
 	    residue_names[cls], own, d != NULL ? d->t.srv[srv].mark_sent : 0,
-	    S.srv[1 - srv].st.mark[srv], S.srv[1 - srv].copy_ever[srv]);
+	    S.srv[server_partner(srv)].st.mark[srv], S.srv[server_partner(srv)].copy_ever[srv]);
 	if (cls < 0)
 		return;
 	S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
@@ -512,12 +558,21 @@ static void
 sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 {
 	struct idserver *d = sim_owner(owner);
+	const struct tserver *s = &S.srv[srv];
 
+	/*
+	 * A sealed server (its own row sealed, or not yet in its meta row's
+	 * generation) is a down server, its check no answer: its marks are not
+	 * read (ticket.c, 12.4). One behind the view is refused, an answer, as
+	 * any refusal is.
+	 */
+	if (s->st.sealed || s->st.own_gen != s->st.gen)
+		d = NULL;
 	if (d != NULL) {
 		memcpy(d->read_due[srv], due, sizeof(d->read_due[srv]));
 		d->check_ms[srv] = clk_mono_ms();
 		d->read[srv] = true;
-		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+		for (unsigned k = 0; k < S.nsrv; k++) {
 			d->read_row[srv][k] = S.srv[srv].st.mark[k];
 			d->read_ever[srv][k] = S.srv[srv].copy_ever[k];
 			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
@@ -525,7 +580,7 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 	}
 	if (verbose && !S.mute)
 		printf("  i%u read %s: copy %" PRIu64 " (due %" PRIu64 "), own %" PRIu64 ", counter %"
-		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[1 - srv], due[1 - srv],
+		    PRIu64 "\n", owner, server_role(srv), S.srv[srv].st.mark[server_partner(srv)], due[server_partner(srv)],
 		    S.srv[srv].st.mark[srv], S.srv[srv].st.counter);
 }
 
@@ -535,7 +590,7 @@ sim_hook_cut(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	return d != NULL && srv < TSERVER_MAX && vclock_now_us() < d->cut_until[srv];
+	return d != NULL && srv < S.nsrv && vclock_now_us() < d->cut_until[srv];
 }
 
 static void
@@ -619,7 +674,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 	struct idserver *d = sim_owner(owner);
 	unsigned p = 1 - srv;
 
-	if (d == NULL || srv >= TSERVER_MAX)
+	if (d == NULL || srv >= S.nsrv)
 		return;
 	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
@@ -638,7 +693,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	struct idserver *d = sim_owner(owner);
 	const struct tserver *s = &S.srv[srv];
 
-	if (d == NULL || srv >= TSERVER_MAX)
+	if (d == NULL || srv >= S.nsrv)
 		return;
 	if (connect) {
 		d->ns_conn_us[srv] = vclock_now_us();
@@ -649,7 +704,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	d->ns_read_us[srv] = vclock_now_us();
 	d->ns_read[srv] = true;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct tserver_ns *n = &s->st.ns[k];
 			const char *name = tserver_ns_name(k);
 
@@ -675,7 +730,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 		if (ns == NULL || !ns->v[srv].ready || ns->v[srv].b == 0 ||
 		    ns->seen[srv] != d->t.nss.last_check[srv])
 			continue;
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, name, j);
 
 			if (j != srv)
@@ -695,7 +750,7 @@ sim_hook_ns_answered(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	if (d != NULL && srv < TSERVER_MAX)
+	if (d != NULL && srv < S.nsrv)
 		d->ns_read_us[srv] = vclock_now_us();
 }
 
@@ -709,11 +764,11 @@ sim_hook_ns_ran(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	if (d == NULL || srv >= TSERVER_MAX || !d->ns_due_set[srv])
+	if (d == NULL || srv >= S.nsrv || !d->ns_due_set[srv])
 		return;
 	d->ns_due_set[srv] = false;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++)
+		for (unsigned j = 0; j < S.nsrv; j++)
 			tserver_ns_due(&S.srv[srv], k, j, d->ns_due[srv][k][j]);
 }
 
@@ -800,7 +855,7 @@ sim_ids_start(struct idserver *d, bool file)
 	snprintf(d->path, sizeof(d->path), "%s/state%u", S.dir, slot);
 	memset(d->read_due, 0, sizeof(d->read_due));
 	memset(d->read, 0, sizeof(d->read));
-	for (unsigned k = 0; k < TSERVER_MAX; k++)
+	for (unsigned k = 0; k < S.nsrv; k++)
 		d->check_ms[k] = clk_mono_ms();
 	if (!file)
 		unlink(d->path);
@@ -817,7 +872,7 @@ sim_ids_start(struct idserver *d, bool file)
 		d->file_mark[k] = k < server_count() ?
 		    state_mark_ticket(&d->sf.rec.mark[k], S.b) : 0;
 	for (unsigned k = 0; k < TSERVER_NS; k++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, tserver_ns_name(k), j);
 
 			d->ns_file_end[k][j] = m != NULL ? state_ns_end(m) : 0;
@@ -1083,7 +1138,7 @@ sim_run(uint64_t us)
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
 		due = sim_next_due();
 	}
-	for (unsigned i = 0; i < TSERVER_MAX; i++)
+	for (unsigned i = 0; i < S.nsrv; i++)
 		if (S.down_until[i] != 0 && vclock_now_us() >= S.down_until[i]) {
 			S.down_until[i] = 0;
 			S.srv[i].up = true;
@@ -1150,7 +1205,7 @@ sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
 
 		/* Each block it handed IDs of: its file holds the block's mark. */
 		for (uint64_t t = b ? lo / b : 1, last = b ? (hi - 1) / b : 0; t <= last; t++)
-			for (unsigned j = 0; j < TSERVER_MAX; j++)
+			for (unsigned j = 0; j < S.nsrv; j++)
 				if (server_owns_ticket(j, t) && (t + 1) * b > d->ns_handed[k][j])
 					d->ns_handed[k][j] = (t + 1) * b;
 		return 0;
@@ -1224,7 +1279,7 @@ sim_ns_op(unsigned k, bool whole)
 	uint64_t b, end = 0, t0, m = server_increment();
 	bool refuse;
 
-	for (unsigned i = 0; i < TSERVER_MAX; i++) {
+	for (unsigned i = 0; i < S.nsrv; i++) {
 		enum tserver_ns_state st = S.srv[i].st.ns[k].state;
 
 		creating += st == TS_NS_CREATING;
@@ -1235,7 +1290,7 @@ sim_ns_op(unsigned k, bool whole)
 	if (creating > 0) {
 		unsigned pick = (unsigned)rng_below(creating);
 
-		for (unsigned i = 0; i < TSERVER_MAX; i++)
+		for (unsigned i = 0; i < S.nsrv; i++)
 			if (S.srv[i].st.ns[k].state == TS_NS_CREATING && (whole || pick-- == 0)) {
 				S.srv[i].st.ns[k].state = TS_NS_READY;
 				sim_trace("e%" PRIu64 " ns %s ready on %s", S.ev, tserver_ns_name(k),
@@ -1244,10 +1299,10 @@ sim_ns_op(unsigned k, bool whole)
 		S.ns_ops++;
 		return;
 	}
-	if (ready == TSERVER_MAX) {
+	if (ready == S.nsrv) {
 		if (!rng_permille(200))
 			return;
-		for (unsigned i = 0; i < TSERVER_MAX; i++) {
+		for (unsigned i = 0; i < S.nsrv; i++) {
 			S.srv[i].st.ns[k].state = TS_NS_DROPPED;
 			S.srv[i].have_backup = false;
 		}
@@ -1255,12 +1310,12 @@ sim_ns_op(unsigned k, bool whole)
 		S.ns_ops++;
 		return;
 	}
-	if (none + dropped != TSERVER_MAX)
+	if (none + dropped != S.nsrv)
 		return;
 	b = bs[rng_below(sizeof(bs) / sizeof(bs[0]))];
 	refuse = rng_permille(500);
-	for (unsigned i = 0; i < TSERVER_MAX; i++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct tserver_ns *n = &S.srv[i].st.ns[k];
 			uint64_t e = n->state == TS_NS_NONE || (n->hw[j] == 0 && n->hb[j] == 0) ? 0 :
 			    tserver_ns_end(n->hw[j], n->hb[j], n->b);
@@ -1269,7 +1324,7 @@ sim_ns_op(unsigned k, bool whole)
 		}
 	t0 = (end + b - 1) / b;
 	t0 = t0 > 1 ? t0 : 1;
-	for (unsigned i = 0; i < TSERVER_MAX; i++) {
+	for (unsigned i = 0; i < S.nsrv; i++) {
 		struct tserver_ns *n = &S.srv[i].st.ns[k];
 		uint64_t o = server_offset(i) % m;
 
@@ -1279,7 +1334,7 @@ sim_ns_op(unsigned k, bool whole)
 		n->b = b;
 		n->refuse = refuse;
 		n->start_above = 0;
-		for (unsigned j = 0; j < TSERVER_MAX; j++)
+		for (unsigned j = 0; j < S.nsrv; j++)
 			if (t0 > 1 && tserver_ns_end(n->hw[j], n->hb[j], b) < t0 * b) {
 				n->hw[j] = t0 - 1;
 				n->hb[j] = b;
@@ -1287,8 +1342,8 @@ sim_ns_op(unsigned k, bool whole)
 		n->counter = t0 + (o + m - t0 % m) % m;
 		S.srv[i].have_backup = false;
 	}
-	for (unsigned i = 0; i < TSERVER_MAX; i++)
-		for (unsigned j = 0; j < TSERVER_MAX; j++)
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++)
 			if (S.ns_drawn_end[k][j] > S.ns_drawn_end[k][i])
 				S.ns_drawn_end[k][i] = S.ns_drawn_end[k][j];
 	sim_trace("e%" PRIu64 " ns %s %s: B=%" PRIu64 " %s, first ticket %" PRIu64, S.ev,
@@ -1351,7 +1406,7 @@ sim_take(void)
 static void
 sim_fault(void)
 {
-	unsigned kinds[F_COUNT], n = 0, kind, srv = (unsigned)rng_below(TSERVER_MAX);
+	unsigned kinds[F_COUNT], n = 0, kind, srv = (unsigned)rng_below(S.nsrv);
 	struct tserver *s = &S.srv[srv];
 	struct idserver *d = &S.ids[rng_below(S.nids)];
 
@@ -1384,7 +1439,7 @@ sim_fault(void)
 	case F_RESTORE:
 		if (!s->have_backup || rng_permille(400)) {
 			tserver_backup(s);
-			S.backup_absent[srv] = !S.srv[1 - srv].up;
+			S.backup_absent[srv] = sim_others_down(srv);
 			sim_trace("e%" PRIu64 " %s backup at %" PRIu64, S.ev, server_role(srv),
 			    s->st.counter);
 			break;
@@ -1461,12 +1516,12 @@ sim_fault(void)
 		}
 		break;
 	case F_BOTH_DOWN:
-		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+		for (unsigned k = 0; k < S.nsrv; k++) {
 			S.srv[k].up = false;
 			S.down_until[k] = vclock_now_us() + 200000 + rng_below(4000000);
 			simdb_crash(k);
 		}
-		sim_trace("e%" PRIu64 " both servers down", S.ev);
+		sim_trace("e%" PRIu64 " %s servers down", S.ev, S.nsrv > 2 ? "all" : "both");
 		break;
 	case F_CLOCK:
 		{
@@ -1508,17 +1563,18 @@ sim_fault(void)
 		if (!d->on)
 			break;
 		{
-			unsigned which = (unsigned)rng_below(TSERVER_MAX + 1);	/* MAX: both */
+			unsigned which = (unsigned)rng_below(S.nsrv + 1);	/* MAX: both */
 			uint64_t until = vclock_now_us() + 100000 +
 			    rng_below(2 * (uint64_t)S.cfg.lease_window_ms * 1000);
 
-			for (unsigned k = 0; k < TSERVER_MAX; k++)
-				if (which == TSERVER_MAX || which == k) {
+			for (unsigned k = 0; k < S.nsrv; k++)
+				if (which == S.nsrv || which == k) {
 					d->cut_until[k] = until;
 					simdb_drop_owner(d->who, k);
 				}
 			sim_trace("e%" PRIu64 " i%u cut off from %s", S.ev, d->who,
-			    which == TSERVER_MAX ? "both servers" : server_role(which));
+			    which == S.nsrv ? (S.nsrv > 2 ? "all servers" : "both servers") :
+			    server_role(which));
 		}
 		break;
 	case F_FILE_BACK:
@@ -1538,6 +1594,239 @@ sim_fault(void)
 		else if (!sim_ids_start(d, true))
 			S.failed = true;
 		break;
+	}
+}
+
+/* The steps of a raise (sim_raise_step). */
+enum { RAISE_PLAN, RAISE_SEAL, RAISE_FLOOR, RAISE_OPEN, RAISE_ADD, RAISE_RESTART, RAISE_DONE };
+
+/*
+ * One step of the operator's change of the pair's increment to M = 4 and the
+ * growth into a tier (docs/design.md 12.4, 12.2), applied to the servers'
+ * tables in ctl/raise.c's and ctl/add.c's steps (not by running them): plan
+ * (every server up; older backups are never restored after it), seal each
+ * server's own row, one a step; the floor F once all are sealed (every mark
+ * row and every counter minus one, in tickets of B); open each server, one a
+ * step (SET GLOBAL: open sessions keep M = 2; the counter above F; every
+ * marks row at F; meta and own row in generation 1); add the new servers
+ * above every floor and mark (add-server); then every idserver restarted
+ * with tier_increment = 4 and more_servers listing them. A step whose
+ * server is down waits (the command is run again).
+ */
+static void
+sim_raise_step(void)
+{
+	bool moved;
+
+	if (S.raise_phase == RAISE_PLAN && S.ev < 40)
+		return;		/* tickets drawn first */
+
+	/*
+	 * The command runs its steps one after the other (a few ms apart, the
+	 * idservers running between them), and add-server follows at once in
+	 * half the raises: until a step must wait for a server, or the next
+	 * event for the restart.
+	 */
+	do {
+		moved = sim_raise_one();
+		if (moved && S.raise_phase < RAISE_RESTART)
+			sim_run(1000 + rng_below(20000));
+	} while (!S.failed && moved && (S.raise_phase < RAISE_ADD ||
+	    (S.raise_phase == RAISE_ADD && rng_permille(500))));
+}
+
+/*
+ * The floor is computed from the tables (12.4): a ticket of generation 0
+ * above it was lost by every row that held it (a restore), and only a state
+ * file may still know it (the operator repaired what running idservers
+ * know). Its server would be refused by that file; a server added at its
+ * residue under M = 4 draws it as a first ticket, which no idserver can
+ * refuse. Such a ticket is the pair's residue carried into the new server's
+ * residue, classified now as the pair's re-draw would be, without a taker:
+ * partner-absent when its block was banked with no other server up,
+ * both-restored when a copy on the other server held it once; else none (a
+ * duplicate of it fails the run).
+ */
+static void
+sim_raise_carried(void)
+{
+	for (size_t k = 0; k < S.ndraws; k++) {
+		const struct draw *w = &S.draws[k];
+		unsigned to = TSERVER_MAX;
+		int cls = -1;
+
+		if (w->t <= S.raise_floor)
+			continue;
+		for (unsigned j = 0; j < S.raise_n; j++)
+			if (w->t % 4 == S.raise_offsets[j] % 4)
+				to = SERVER_PAIR + j;
+		if (to == TSERVER_MAX)
+			continue;	/* its own server's residue still: a re-draw there */
+		for (size_t a = 0; a < S.nalone && cls < 0; a++)
+			if (S.alone[a].srv == w->srv && S.alone[a].t == w->t)
+				cls = RES_ABSENT;
+		if (cls < 0 && S.srv[1 - w->srv].copy_ever[w->srv] >= w->t)
+			cls = RES_BOTH;
+		sim_trace("e%" PRIu64 " raise: %s's ticket %" PRIu64 " above the floor, o%u's now: %s",
+		    S.ev, server_role(w->srv), w->t, S.raise_offsets[to - SERVER_PAIR],
+		    cls < 0 ? "no residue condition" : residue_names[cls]);
+		if (cls < 0)
+			continue;
+		S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+		S.residue[S.nresidue++] = (struct residue){ to, w->t, (enum residue_class)cls };
+	}
+}
+
+/* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
+static bool
+sim_raise_one(void)
+{
+	unsigned i;
+
+	switch (S.raise_phase) {
+	case RAISE_PLAN:
+		for (i = 0; i < S.nsrv; i++)
+			if (!S.srv[i].up)
+				return false;
+		/*
+		 * The operator repairs every regression the idservers report (the
+		 * ALTER TABLE their refusal names) before a raise: the floor is
+		 * computed from the tables, and a ticket only a state file knows
+		 * would be above it, drawn again by a server added at its residue
+		 * (docs/design.md 12.4, section 14).
+		 */
+		for (unsigned k = 0; k < S.nids; k++)
+			for (i = 0; S.ids[k].on && i < S.nsrv; i++) {
+				uint64_t m = state_mark_ticket(&S.ids[k].sf.rec.mark[i], S.b);
+
+				if (m + 1 > S.srv[i].st.counter) {
+					S.srv[i].st.counter = m + 1;
+					sim_trace("e%" PRIu64 " %s repaired: AUTO_INCREMENT = %" PRIu64
+					    " (i%u's mark)", S.ev, server_role(i), m + 1, S.ids[k].who);
+				}
+			}
+		for (i = 0; i < S.nsrv; i++)
+			S.srv[i].have_backup = false;
+		sim_trace("e%" PRIu64 " raise planned", S.ev);
+		S.raise_phase = RAISE_SEAL;
+		return true;
+	case RAISE_SEAL:
+		for (i = 0; i < S.nsrv; i++)
+			if (!S.srv[i].st.sealed && S.srv[i].st.gen == 0) {
+				if (!S.srv[i].up)
+					return false;
+				tserver_seal(&S.srv[i]);
+				sim_trace("e%" PRIu64 " raise: %s sealed", S.ev, server_role(i));
+				return true;
+			}
+		S.raise_phase = RAISE_FLOOR;
+		return true;
+	case RAISE_FLOOR:
+		{
+			uint64_t end = 0;
+
+			for (i = 0; i < S.nsrv; i++) {
+				const struct tserver *s = &S.srv[i];
+
+				if (!s->up)
+					return false;
+				for (unsigned j = 0; j < S.nsrv; j++) {
+					uint64_t e = (s->st.mark[j] + 1) * (s->st.mark_b[j] ?
+					    s->st.mark_b[j] : S.b);
+
+					if ((s->st.mark[j] != 0 || s->st.mark_b[j] != 0) && e > end)
+						end = e;
+				}
+				if (s->st.counter * S.b > end)
+					end = s->st.counter * S.b;
+			}
+			S.raise_floor = end == 0 ? 0 : (end + S.b - 1) / S.b - 1;
+			sim_trace("e%" PRIu64 " raise: floor %" PRIu64, S.ev, S.raise_floor);
+			sim_raise_carried();
+			S.raise_phase = RAISE_OPEN;
+		}
+		return true;
+	case RAISE_OPEN:
+		for (i = 0; i < S.nsrv; i++)
+			if (S.srv[i].st.gen == 0) {
+				if (!S.srv[i].up)
+					return false;
+				if (!S.srv[i].st.sealed)
+					tserver_seal(&S.srv[i]);	/* put back by a restore */
+				tserver_open(&S.srv[i], 4, S.raise_floor);
+				sim_trace("e%" PRIu64 " raise: %s opened in generation 1, counter %"
+				    PRIu64, S.ev, server_role(i), S.srv[i].st.counter);
+				return true;
+			}
+		S.raise_phase = RAISE_ADD;
+		return true;
+	case RAISE_ADD:
+		{
+			uint64_t end = 0, t;
+
+			for (i = 0; i < S.nsrv; i++) {
+				const struct tserver *s = &S.srv[i];
+
+				if (!s->up)
+					return false;
+				if (s->st.floor > end)
+					end = s->st.floor;
+				for (unsigned j = 0; j < S.nsrv; j++) {
+					uint64_t e = (s->st.mark[j] + 1) * (s->st.mark_b[j] ?
+					    s->st.mark_b[j] : S.b);
+
+					if ((s->st.mark[j] != 0 || s->st.mark_b[j] != 0) && e > end)
+						end = e;
+				}
+			}
+			t = (end + S.b - 1) / S.b;
+			for (unsigned k = 0; k < S.raise_n; k++) {
+				struct tserver *s = &S.srv[SERVER_PAIR + k];
+
+				tserver_init(s, SERVER_PAIR + k, S.b);
+				s->now_ms = sim_now_ms;
+				tserver_add(s, S.raise_offsets[k], 4, 1, S.srv[0].st.floor, t);
+				sim_trace("e%" PRIu64 " raise: o%u added, counter %" PRIu64, S.ev,
+				    S.raise_offsets[k], s->st.counter);
+			}
+			S.raise_phase = RAISE_RESTART;
+		}
+		return true;
+	case RAISE_RESTART:
+		{
+			bool on[SIM_IDSERVERS], file[SIM_IDSERVERS];
+
+			for (i = 0; i < S.nids; i++) {
+				on[i] = S.ids[i].on;
+				file[i] = S.ids[i].file;
+				sim_ids_stop(&S.ids[i], true);
+			}
+			if (!server_shape_set(4, 0, 0) ||
+			    !server_extras_set(S.raise_offsets, S.raise_n)) {
+				S.failed = true;
+				return false;
+			}
+			S.nsrv = SERVER_PAIR + S.raise_n;
+			simdb_servers(S.nsrv);
+			S.cfg.tier_increment = 4;
+			S.cfg.extras = S.raise_n;
+			for (unsigned k = 0; k < S.raise_n; k++) {
+				S.cfg.extra[k].offset = server_offset(SERVER_PAIR + k);
+				snprintf(S.cfg.extra[k].host, sizeof(S.cfg.extra[k].host), "%s",
+				    "127.0.0.1");
+				S.cfg.extra[k].port = 3309 + k;
+			}
+			sim_trace("e%" PRIu64 " raise: every idserver restarted with tier_increment "
+			    "= 4 and %u more servers", S.ev, S.raise_n);
+			for (i = 0; i < S.nids; i++)
+				if (on[i] && !sim_ids_start(&S.ids[i], file[i]))
+					S.failed = true;
+			S.raise_phase = RAISE_DONE;
+			S.raises_done++;
+		}
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -1574,12 +1863,45 @@ sim_schedule(uint64_t seed, unsigned *events)
 	ranges_reset(&S.ranges);
 	memset(S.drawn_max, 0, sizeof(S.drawn_max));
 	memset(S.down_until, 0, sizeof(S.down_until));
-	if (!server_shape_set(2, 0, 0))
+	/*
+	 * A tier of more than two servers in every third schedule (those whose
+	 * seed is one above a multiple of 3; --tiers: in all, or none), never
+	 * with namespaces: chosen by the seed and drawing nothing from the
+	 * generator for a pair, so a pair's schedule is the one it was before
+	 * tiers came in. A tier has M = 4 and the pair (offsets 1, 2) and o3
+	 * and o4, or one of them (more_servers, docs/design.md 12.2).
+	 */
+	S.tier_on = tier_mode == 1 || tier_mode == 3 ||
+	    (tier_mode == 0 && ns_mode != 1 && seed % 3 == 1);
+	S.nsrv = SERVER_PAIR;
+	S.raise_on = false;
+	S.raise_phase = 0;
+	S.raise_floor = 0;
+	if (S.tier_on) {
+		unsigned offsets[2] = { 3, 4 }, n = 1 + (unsigned)rng_below(2);
+
+		if (n == 1)
+			offsets[0] = 3 + (unsigned)rng_below(2);
+		/*
+		 * One tier in three begins as the pair (M = 2) and grows into
+		 * it: raise-increment, add-server, idservers restarted (12.4).
+		 */
+		S.raise_on = tier_mode == 3 || rng_permille(333);
+		memcpy(S.raise_offsets, offsets, sizeof(offsets));
+		S.raise_n = n;
+		if (!server_shape_set(S.raise_on ? 2 : 4, 0, 0) ||
+		    (!S.raise_on && !server_extras_set(offsets, n)))
+			return 3;
+		S.nsrv = SERVER_PAIR + (S.raise_on ? 0 : n);
+		S.tiers++;
+		S.raises += S.raise_on;
+	} else if (!server_shape_set(2, 0, 0)) {
 		return 3;
+	}
 	S.b = UINT64_C(4096) << rng_below(2);	/* the smallest B check.c takes */
-	for (k = 0; k < TSERVER_MAX; k++)
+	for (k = 0; k < S.nsrv; k++)
 		tserver_init(&S.srv[k], k, S.b);
-	for (k = 0; k < TSERVER_MAX; k++)
+	for (k = 0; k < S.nsrv; k++)
 		S.srv[k].now_ms = sim_now_ms;
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
@@ -1602,20 +1924,26 @@ sim_schedule(uint64_t seed, unsigned *events)
 		 * they came in. With them, one server may be far (its answers ten
 		 * times slower), so a new connection's partner answers late.
 		 */
-		S.ns_on = ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0);
-		if (S.ns_on)
-			w.far = (unsigned)rng_below(TSERVER_MAX + 1);
+		S.ns_on = !S.tier_on && (ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0));
+		if (S.ns_on || S.tier_on)
+			w.far = (unsigned)rng_below(S.nsrv + 1);
 		/* A replay without drops or lost replies: drawn as first run, then off. */
 		if (S.replay && S.kind_off[F_DROP])
 			w.drop_pm = 0;
 		if (S.replay && S.kind_off[F_LOST_REPLY])
 			w.lost_reply_pm = 0;
-		simdb_setup(S.srv, TSERVER_MAX, &w, &h);
+		simdb_setup(S.srv, S.nsrv, &w, &h);
 		tier_banked_hook = sim_hook_banked;
 		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
-	S.cfg.tier_increment = 2;
+	S.cfg.tier_increment = server_increment();
+	S.cfg.extras = S.nsrv - SERVER_PAIR;
+	for (k = 0; k < S.cfg.extras; k++) {
+		S.cfg.extra[k].offset = server_offset(SERVER_PAIR + k);
+		snprintf(S.cfg.extra[k].host, sizeof(S.cfg.extra[k].host), "%s", host);
+		S.cfg.extra[k].port = 3309 + k;
+	}
 	S.cfg.odd_host = host;
 	S.cfg.even_host = host;
 	S.cfg.odd_port = 3307;
@@ -1670,8 +1998,18 @@ sim_schedule(uint64_t seed, unsigned *events)
 			if (S.fault_on[k])
 				len += (size_t)snprintf(kinds + len, sizeof(kinds) - len, " %s",
 				    fault_names[k]);
-		sim_trace("schedule seed %" PRIu64 ": B=%" PRIu64 ", %u idservers, %u events, "
-		    "faults:%s", seed, S.b, S.nids, nev, len ? kinds : " none");
+		if (S.raise_on)
+			sim_trace("schedule seed %" PRIu64 ": the pair raised to M=4 and grown to %u "
+			    "servers, B=%" PRIu64 ", %u idservers, %u events, faults:%s", seed,
+			    SERVER_PAIR + S.raise_n, S.b, S.nids, nev, len ? kinds : " none");
+		else if (S.tier_on)
+			sim_trace("schedule seed %" PRIu64 ": a tier of %u servers (M=4, odd, even, "
+			    "%s%s%s), B=%" PRIu64 ", %u idservers, %u events, faults:%s", seed, S.nsrv,
+			    server_role(SERVER_PAIR), S.nsrv > 3 ? ", " : "", S.nsrv > 3 ?
+			    server_role(3) : "", S.b, S.nids, nev, len ? kinds : " none");
+		else
+			sim_trace("schedule seed %" PRIu64 ": B=%" PRIu64 ", %u idservers, %u events, "
+			    "faults:%s", seed, S.b, S.nids, nev, len ? kinds : " none");
 	}
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
@@ -1698,6 +2036,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_fault();
 		else if (pick < 67 && S.ns_on)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
+		else if (pick < 70 && S.raise_on)
+			sim_raise_step();
 		if (S.failed)
 			r = 3;
 		if (r == 1)
@@ -1962,8 +2302,8 @@ static void
 usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
-	    "[--namespaces third|all|none] [--shrink] [--faults KIND,...|none] "
-	    "[--events E,...|none] [--list-rules] [--verbose]\n");
+	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
+	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose]\n");
 }
 
 int
@@ -1985,6 +2325,14 @@ main(int argc, char **argv)
 		} else if (v != NULL && strcmp(a, "--namespaces") == 0) {
 			ns_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
 			if (ns_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--tiers") == 0) {
+			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 :
+			    strcmp(v, "raise") == 0 ? 3 : 0;
+			if (tier_mode == 0 && strcmp(v, "third") != 0) {
 				usage();
 				return 2;
 			}
@@ -2085,6 +2433,9 @@ main(int argc, char **argv)
 			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1);
 			if (ns_mode != 0)
 				printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
+			if (tier_mode != 0)
+				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
+				    "none" : "raise");
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);
@@ -2114,6 +2465,9 @@ main(int argc, char **argv)
 	    S.fb_releases, S.fb_refused);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
+	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
+	    "raised to M=4 (%" PRIu64 " raised and grown before their end)\n", S.tiers, S.raises,
+	    S.raises_done);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD)

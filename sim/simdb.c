@@ -73,6 +73,12 @@ simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 }
 
 void
+simdb_servers(unsigned n)
+{
+	simdb_nsrv = n;
+}
+
+void
 simdb_owner(unsigned owner)
 {
 	simdb_cur_owner = owner;

@@ -55,6 +55,8 @@ extern const struct db_ops simdb_ops;
 
 void	simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 	    const struct simdb_hooks *h);
+/* Servers 0 .. n-1 may be connected to from now on (a server added to the tier). */
+void	simdb_servers(unsigned n);
 /* The idserver the connections created from now on belong to. */
 void	simdb_owner(unsigned owner);
 /* Server srv crashed: every connection to it is lost (a query in flight may have run). */

@@ -17,8 +17,12 @@
 static int	tserver_role(const char *p);
 static uint64_t	tserver_end(const struct tserver *s, uint64_t h, uint64_t b);
 static bool	tserver_raise_copy(struct tserver *s, const char *p, bool due);
-static void	tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a);
-static void	tserver_tx(struct tserver *s, const char *sql, struct tserver_answer *a);
+static void	tserver_check(struct tserver *s, uint64_t conn, const char *sql,
+		    struct tserver_answer *a);
+static unsigned	tserver_session_m(const struct tserver *s, uint64_t conn);
+static uint64_t	tserver_draw(struct tserver *s, unsigned m);
+static void	tserver_tx(struct tserver *s, uint64_t conn, const char *sql,
+		    struct tserver_answer *a);
 static void	tserver_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
 static void	tserver_fail(struct tserver_answer *a, unsigned err, const char *why,
 		    const char *sql);
@@ -48,7 +52,10 @@ tserver_init(struct tserver *s, unsigned index, uint64_t b)
 	s->index = index;
 	s->up = true;
 	s->b = b;
-	s->st.counter = server_offset(index);
+	s->m = server_increment();
+	s->offset = server_offset(index);
+	s->st.counter = s->offset;
+	s->st.meta_m = s->m;
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
 		s->st.mark_b[k] = b;
 	/* Worker numbers of the server's parity: odd 1, 3; even 0, 2. */
@@ -346,7 +353,7 @@ tserver_fail(struct tserver_answer *a, unsigned err, const char *why, const char
  * names, in the order asked (columns 10, 11, 13, 14, then 26 on).
  */
 static void
-tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a)
+tserver_check(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
 {
 	static const char hw[] = "(SELECT high_water FROM idgen_marks WHERE role = '";
 	static const char bs[] = "(SELECT block_size FROM idgen_marks WHERE role = '";
@@ -354,8 +361,8 @@ tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a)
 	const char *p = sql;
 
 	TS_SET(0, "10.11.19-MariaDB");
-	TS_SET(1, "%u", server_increment());
-	TS_SET(2, "%u", server_offset(i));
+	TS_SET(1, "%u", s->m);
+	TS_SET(2, "%u", s->offset);
 	TS_SET(3, "1");
 	TS_SET(4, "InnoDB");
 	TS_SET(5, "1");
@@ -364,14 +371,16 @@ tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a)
 	TS_SET(8, "uuid-%s", server_role(i));
 	TS_SET(9, "%" PRIu64, s->st.counter);
 	TS_SET(12, "0");
-	TS_SET(15, "%u", server_increment());
-	TS_SET(16, "%u", server_offset(i));
+	TS_SET(15, "%u", s->st.meta_m);
+	TS_SET(16, "%u", s->offset);
 	TS_SET(17, "0");
 	TS_SET(18, "0");
-	TS_SET(19, "%u", server_increment());
-	TS_SET(20, "%u", server_offset(i));
-	for (unsigned k = 21; k < 25; k++)
-		TS_SET(k, "0");
+	TS_SET(19, "%u", tserver_session_m(s, conn));
+	TS_SET(20, "%u", s->offset);
+	TS_SET(21, "%u", s->st.gen);
+	TS_SET(22, "%" PRIu64, s->st.floor);
+	TS_SET(23, "%u", s->st.own_gen);
+	TS_SET(24, "%d", s->st.sealed ? 1 : 0);
 	a->null[25] = true;	/* no server retired */
 	for (;;) {
 		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
@@ -400,12 +409,12 @@ tserver_check(struct tserver *s, const char *sql, struct tserver_answer *a)
  * ticket in ID space (the own-mark check), then each copy UPDATE.
  */
 static void
-tserver_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
+tserver_tx(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
 {
 	static const char set[] = "SET high_water = ";
 	unsigned i = s->index, copies = 0;
 	const char *own = strstr(sql, "SET high_water = LAST_INSERT_ID()"), *p;
-	uint64_t t = s->st.counter, b = 0;
+	uint64_t t, b = 0;
 	bool raised = false;
 
 	if (own == NULL || sscanf(own, "SET high_water = LAST_INSERT_ID(), block_size = %"
@@ -414,14 +423,14 @@ tserver_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 		tserver_fail(a, 1064, "ticket transaction not understood", sql);
 		return;
 	}
+	TS_SET(0, "%" PRIu64, s->st.mark[i]);
+	TS_SET(1, "%u", s->st.own_gen);	/* read under the row's lock (12.4) */
+	TS_SET(2, "%d", s->st.sealed ? 1 : 0);
+	a->nfields = 3;
+	t = tserver_draw(s, tserver_session_m(s, conn));
 	a->drew = true;
 	a->ticket = t;
 	a->own_before = s->st.mark[i];
-	TS_SET(0, "%" PRIu64, s->st.mark[i]);
-	TS_SET(1, "0");		/* generation 0, not sealed */
-	TS_SET(2, "0");
-	a->nfields = 3;
-	s->st.counter += server_increment();
 	if (t > s->drawn_max)
 		s->drawn_max = t;
 	s->draws++;
@@ -475,8 +484,13 @@ tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 		tserver_fail(a, 2003, "server down", "");
 		return;
 	}
-	if (strcmp(sql, "CONNECT") == 0 || strcmp(sql, "ROLLBACK") == 0 ||
-	    strncmp(sql, "EXPLAIN ", 8) == 0)
+	if (strcmp(sql, "CONNECT") == 0) {
+		/* A new session takes the global increment of now. */
+		s->session[conn % TSERVER_SESSIONS].conn = conn;
+		s->session[conn % TSERVER_SESSIONS].m = s->m;
+		return;
+	}
+	if (strcmp(sql, "ROLLBACK") == 0 || strncmp(sql, "EXPLAIN ", 8) == 0)
 		return;		/* every right granted */
 	if (strncmp(sql, "SET SESSION group_concat_max_len", 32) == 0)
 		tserver_ns_check(s, a);
@@ -485,9 +499,9 @@ tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 	else if (strncmp(sql, "UPDATE idgen_ns_marks ", 22) == 0)
 		tserver_ns_witness(s, sql, a);
 	else if (strstr(sql, "SELECT @@version") != NULL)
-		tserver_check(s, sql, a);
+		tserver_check(s, conn, sql, a);
 	else if (strncmp(sql, "START TRANSACTION;", 18) == 0)
-		tserver_tx(s, sql, a);
+		tserver_tx(s, conn, sql, a);
 	else if (strncmp(sql, "UPDATE idgen_marks ", 19) == 0)
 		tserver_witness(s, sql, a);
 	else if (strstr(sql, "idgen_leases") != NULL || strstr(sql, "NOW(3)") != NULL ||
@@ -538,7 +552,7 @@ tserver_restore(struct tserver *s)
 void
 tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by)
 {
-	uint64_t m = server_increment(), d = by * m, lo = server_offset(s->index);
+	uint64_t m = s->m, d = by * m, lo = s->offset;
 	struct tserver_ns *n = &s->st.ns[k];
 
 	if (n->counter != 0)
@@ -548,10 +562,79 @@ tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by)
 void
 tserver_lower(struct tserver *s, uint64_t by)
 {
-	uint64_t m = server_increment(), d = by * m;
+	uint64_t m = s->m, d = by * m;
 
-	s->st.counter = s->st.counter > d + server_offset(s->index) ? s->st.counter - d :
-	    server_offset(s->index);
+	s->st.counter = s->st.counter > d + s->offset ? s->st.counter - d : s->offset;
+}
+
+/* Connection conn's session increment: the global one at its connect. */
+static unsigned
+tserver_session_m(const struct tserver *s, uint64_t conn)
+{
+	const unsigned k = (unsigned)(conn % TSERVER_SESSIONS);
+
+	return s->session[k].conn == conn && s->session[k].m != 0 ? s->session[k].m : s->m;
+}
+
+/*
+ * REPLACE's ticket under session increment m: the first value of the
+ * server's offset modulo m at or above AUTO_INCREMENT, which then moves to
+ * the value after it.
+ */
+static uint64_t
+tserver_draw(struct tserver *s, unsigned m)
+{
+	uint64_t c = s->st.counter, o = s->offset % m, t = c + (o + m - c % m) % m;
+
+	s->st.counter = t + m;
+	s->st.last = t;
+	return t;
+}
+
+void
+tserver_seal(struct tserver *s)
+{
+	if (s->st.own_gen == s->st.gen)
+		s->st.sealed = true;
+}
+
+void
+tserver_open(struct tserver *s, unsigned m, uint64_t f)
+{
+	unsigned g = s->st.gen;
+
+	if (g != s->st.own_gen || !s->st.sealed)
+		return;		/* opened already (the command resumed) */
+	s->m = m;
+	/* ALTER TABLE: never at or below the row's value. */
+	s->st.counter = f + 1 > s->st.last + 1 ? f + 1 : s->st.last + 1;
+	for (unsigned k = 0; k < TSERVER_MAX; k++)
+		if (tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < (f + 1) * s->b) {
+			s->st.mark[k] = f;
+			s->st.mark_b[k] = s->b;
+		}
+	s->st.meta_m = m;
+	s->st.gen = g + 1;
+	s->st.floor = (f + 1) * s->b;
+	s->st.own_gen = g + 1;
+	s->st.sealed = false;
+}
+
+void
+tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen, uint64_t floor,
+    uint64_t t)
+{
+	s->m = m;
+	s->offset = offset;
+	s->st.meta_m = m;
+	s->st.gen = gen;
+	s->st.floor = floor;
+	s->st.own_gen = gen;
+	if (t > 0 && tserver_end(s, s->st.mark[s->index], s->st.mark_b[s->index]) < t * s->b) {
+		s->st.mark[s->index] = t - 1;
+		s->st.mark_b[s->index] = s->b;
+	}
+	s->st.counter = t > s->st.counter ? t : s->st.counter;
 }
 
 /* Namespace k's name. */
@@ -592,21 +675,23 @@ tserver_ns_check(struct tserver *s, struct tserver_answer *a)
 {
 	static const char *const st[] = { "", "creating", "ready", "dropped" };
 	size_t len = 0;
-	unsigned order[TSERVER_MAX];
+	unsigned order[TSERVER_MAX], roles = server_own_count() < TSERVER_MAX ? server_own_count() :
+	    TSERVER_MAX;
 
-	/* Roles by name, as ORDER BY m.role (BINARY) sorts them. */
-	for (unsigned k = 0; k < TSERVER_MAX; k++)
-		order[k] = k;
-	if (TSERVER_MAX == 2 && strcmp(server_role(0), server_role(1)) > 0) {
-		order[0] = 1;
-		order[1] = 0;
+	/* Roles by name, as ORDER BY m.role (BINARY) sorts them (insertion sort). */
+	for (unsigned k = 0; k < roles; k++) {
+		unsigned j = k;
+
+		for (; j > 0 && strcmp(server_role(order[j - 1]), server_role(k)) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
 	}
 	for (unsigned k = 0; k < TSERVER_NS; k++) {
 		const struct tserver_ns *n = &s->st.ns[k];
 
 		if (n->state == TS_NS_NONE || n->state == TS_NS_DROPPED)
 			continue;
-		for (unsigned r = 0; r < TSERVER_MAX; r++) {
+		for (unsigned r = 0; r < roles; r++) {
 			unsigned j = order[r];
 
 			len += (size_t)snprintf(a->bigtext + len, sizeof(a->bigtext) - len,
@@ -724,7 +809,7 @@ tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 	TS_SET(5, "%d", ok ? 1 : 0);
 	a->nfields = 6;
 	t = n->counter;
-	n->counter += server_increment();
+	n->counter += s->m;
 	a->ns_drew = true;
 	a->ns = (unsigned)k;
 	a->ns_b = b;

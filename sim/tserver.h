@@ -16,7 +16,7 @@
 #include "db.h"
 #include "server.h"
 
-#define TSERVER_MAX	SERVER_PAIR	/* this slice: the pair */
+#define TSERVER_MAX	4	/* the pair, or a tier of M = 4: offsets 1..4 (docs/design.md 12.2) */
 #define TSERVER_TEXT	48
 #define TSERVER_WORKERS	2	/* idgen_leases rows per server: few, so numbers are reused */
 #define TSERVER_TX_MAX	16	/* open lease transactions at once */
@@ -51,7 +51,15 @@ struct tserver_lease {
 
 /* What the tables hold (what a backup copies). */
 struct tserver_state {
-	uint64_t	counter;		/* the next ticket */
+	uint64_t	counter;		/* tickets64's AUTO_INCREMENT: the next ticket is
+						 * the first of the server's residue at or above it */
+	uint64_t	last;			/* tickets64's row: the last ticket drawn */
+	/* idgen_meta's shape and generation (docs/design.md 12.4), its own row's. */
+	unsigned	meta_m;			/* tier_increment */
+	unsigned	gen;			/* tier_generation */
+	uint64_t	floor;			/* tier_floor (an ID) */
+	unsigned	own_gen;		/* its own marks row: generation */
+	bool		sealed;			/* ... sealed */
 	uint64_t	mark[TSERVER_MAX];	/* idgen_marks.high_water by role (server index) */
 	uint64_t	mark_b[TSERVER_MAX];
 	/*
@@ -65,8 +73,17 @@ struct tserver_state {
 	struct tserver_ns ns[TSERVER_NS];	/* the namespace tables */
 };
 
+#define TSERVER_SESSIONS	1024	/* sessions remembered (by connection id, modulo) */
+
 struct tserver {
-	unsigned		index;		/* the tier's srv[] index: 0 odd, 1 even */
+	unsigned		m;		/* @@GLOBAL.auto_increment_increment */
+	unsigned		offset;		/* auto_increment_offset */
+	/* Each session's increment, taken from the global one at its connect. */
+	struct {
+		uint64_t	conn;
+		unsigned	m;
+	}			session[TSERVER_SESSIONS];
+	unsigned		index;		/* the tier's srv[] index: 0 odd, 1 even, then o3, o4 */
 	bool			up;
 	uint64_t		b;		/* idgen_meta.block_size */
 	struct tserver_state	st;
@@ -154,6 +171,22 @@ void	tserver_due(struct tserver *s, unsigned role, uint64_t high_water);
 void	tserver_ns_due(struct tserver *s, unsigned k, unsigned role, uint64_t end);
 void	tserver_backup(struct tserver *s);
 bool	tserver_restore(struct tserver *s);
+/*
+ * idgenctl tier raise-increment's steps on this server (ctl/raise.c, 12.4):
+ * its own row sealed in generation g; opened in g + 1 under increment m above
+ * floor f (in tickets of B): SET GLOBAL (sessions open keep theirs), ALTER
+ * TABLE tickets64 AUTO_INCREMENT = f + 1, every marks row raised to f, the
+ * meta row and its own row in g + 1, unsealed.
+ */
+void	tserver_seal(struct tserver *s);
+void	tserver_open(struct tserver *s, unsigned m, uint64_t f);
+/*
+ * idgenctl tier add-server's steps on the new server (ctl/add.c): its meta
+ * row in the tier's generation, increment m and floor, its own mark below
+ * ticket t (the first above every floor and mark), its counter at t.
+ */
+void	tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen,
+	    uint64_t floor, uint64_t t);
 /* ALTER TABLE tickets64 AUTO_INCREMENT lowered by hand: the marks stay. */
 void	tserver_lower(struct tserver *s, uint64_t by);
 /* ALTER TABLE tickets_N AUTO_INCREMENT lowered by hand (namespace k): its marks stay. */

@@ -41,6 +41,10 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_NS_COPY_FIRST] = { "ns-copy-first",
 	    "a namespace ticket's block is banked only once another server of the region holds "
 	    "a copy of its mark, or none is up (tier_ns.c, 13.6)" },
+	[RULE_SEAL] = { "seal",
+	    "a ticket is banked only when its server's own row, read under the ticket's lock, "
+	    "is unsealed and in the generation its connection was checked under, the view's "
+	    "(ticket.c, 12.4)" },
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },

@@ -28,6 +28,8 @@ enum rule {
 	RULE_NS_WITNESS,	/* tier_ns.c: a new connection's copies before it serves (13.6) */
 	RULE_NS_COPY_FIRST,	/* tier_ns.c: a namespace block banked once another server holds
 				 * its copy (13.6) */
+	RULE_SEAL,		/* ticket.c: banked only from its own row unsealed in the
+				 * connection's generation, the view's (12.4) */
 	RULE_COUNT,
 };
 

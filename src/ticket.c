@@ -1118,8 +1118,8 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_NO_ROW;
 	}
 	/* Read under the row's lock: sealed, or opened in another generation (12.4). */
-	if (!check_uint(row[gen], &g) || !check_uint(row[gen + 1], &sealed) || sealed != 0 ||
-	    g != s->generation || s->generation != server_generation()) {
+	if (!check_uint(row[gen], &g) || !check_uint(row[gen + 1], &sealed) || ((sealed != 0 ||
+	    g != s->generation || s->generation != server_generation()) && RULE_ON(RULE_SEAL))) {
 		s->stats.unbanked++;
 		snprintf(why, whylen, "a change of the tier's increment sealed the server or "
 		    "moved it to another generation: the ticket is not used; connecting again");

@@ -27,9 +27,16 @@ trap 'rm -rf "$tmp"' EXIT
 # any block is handed out), so each of those is shown with copy first off,
 # and the namespace witness with the namespaces' copy first off (docs/design.md
 # section 14). Namespace rules are hunted in schedules that all serve namespaces.
+# A tier (more servers, or the pair raised into one) is every third schedule, so
+# every rule is hunted among tiers too, and 'seal' (a change of the increment)
+# only there; the state file's marks and the fallback's write-ahead, which the
+# pair finds in 67 and 10 schedules, are hunted in pairs (--tiers none: the
+# schedules they were before tiers), keeping the file's CPU where it was; with
+# --tiers all each is found too (section 14).
 rule_seed() { echo 1; }
 rule_args() {
 	case "$1" in
+	state-marks | write-ahead) echo "--tiers none --disable $1" ;;
 	owner) echo "--disable owner --disable stamp" ;;
 	witness | check-read) echo "--disable $1 --disable copy-first" ;;
 	ns-witness) echo "--namespaces all --disable ns-witness --disable ns-copy-first" ;;
