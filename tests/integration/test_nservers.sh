@@ -43,8 +43,29 @@ for line in open(path):
     for t in range(first // b, (first + n - 1) // b + 1):
         assert t % m in allowed, "ticket %d (residue %d)" % (t, t % m)
         seen.add(t % m)
-assert seen == allowed, "residues %s, want %s" % (sorted(seen), sorted(allowed))
+if seen != allowed:
+    print("residues %s, want %s" % (sorted(seen), sorted(allowed)), file=sys.stderr)
+    sys.exit(3)
 PY
+}
+
+# mint_residues PORT FILE ALLOWED...: rounds of 400 requests (at most 8) until
+# every offset of ALLOWED gave tickets: which servers a short burst reaches
+# depends on which were checked first (a clean clone once saw only 2 and 4 of 1,
+# 2, 4 in 400 requests). A ticket of another offset fails at once (status 1); errors
+# fail; all rounds without every offset: status 3.
+mint_residues() {
+	local port=$1 file=$2 k errs rc=3
+	shift 2
+	: >"$file"
+	for k in 1 2 3 4 5 6 7 8; do
+		read -r errs _ < <(mint_ids "$port" 400 "$file")
+		[ "$errs" = 0 ] || fail "port $port: $errs errors in round $k"
+		residues "$file" "$@" 2>/dev/null
+		rc=$?
+		[ "$rc" = 3 ] || break
+	done
+	[ "$rc" = 0 ] || residues "$file" "$@"
 }
 
 # 1. The pair serves; the two servers are prepared while it does.
@@ -147,9 +168,8 @@ idserver_start fresh $((SVC_PORT + 2)) "${FLAGS[@]}" --more_servers "$MORE"
 wait_for "o3 refused as regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 2)) | awk '\$2==\"o3_state\"{print \$3}')\" = regressed ]"
 grep -q "o3 ticket server .*counter regressed: next ticket [0-9]* is not above the high-water mark [0-9]* (.*the other servers' copies: [1-9]" "$T_DIR/fresh.log" ||
 	fail "the refusal does not name the copies: $(grep -m1 regressed "$T_DIR/fresh.log")"
-read -r errs _ < <(mint_ids $((SVC_PORT + 2)) 400 "$T_DIR/fresh.txt")
-[ "$errs" = 0 ] || fail "the fresh idserver: $errs errors"
-residues "$T_DIR/fresh.txt" 1 2 4 || fail "the fresh idserver used the restored o3"
+mint_residues $((SVC_PORT + 2)) "$T_DIR/fresh.txt" 1 2 4 ||
+	fail "the fresh idserver used the restored o3, or not each of the others"
 cat "$T_DIR/fresh.txt" >>"$IDS"
 expect_ctl 1 "^VIOLATION o3: counter regressed" --more_servers "$MORE" tier check
 log "4. o3 restored from an old backup: refused from the others' copies of its mark; tier check names it"
@@ -179,9 +199,8 @@ expect_ctl 0 "^  more_servers = $MORE6\$" --more_servers "$MORE 5=127.0.0.1:$P5"
 expect_ctl 0 "^tier check: ok \(6 servers, B=65536\)" --more_servers "$MORE6" tier check
 idserver_start six $((SVC_PORT + 3)) "${FLAGS[@]}" --more_servers "$MORE6"
 wait_buffered $((SVC_PORT + 3))
-read -r errs _ < <(mint_ids $((SVC_PORT + 3)) 1500 "$T_DIR/six.txt")
-[ "$errs" = 0 ] || fail "the idserver on six servers: $errs errors"
-residues "$T_DIR/six.txt" 1 2 3 4 5 6 || fail "the idserver on six servers did not use all six"
+mint_residues $((SVC_PORT + 3)) "$T_DIR/six.txt" 1 2 3 4 5 6 ||
+	fail "the idserver on six servers did not use all six"
 cat "$T_DIR/six.txt" >>"$IDS"
 log "6. o3 repaired, o5 and o6 added: an idserver on six servers takes residues 1-6 of 8; tier check ok"
 
