@@ -1036,26 +1036,41 @@ sim_file_back(struct idserver *d)
 	return ok;
 }
 
-/* Takes a copy of d's file as it is now, to be put back later. */
+/*
+ * Takes a copy of d's whole file as it is now, to be put back later (its
+ * second namespace slot lies past 128 KiB: a copy cut short would put back
+ * an older namespace record than the file held, docs/design.md section 14).
+ * Nothing is kept unless the whole file was read.
+ */
 static void
 sim_file_keep(struct idserver *d)
 {
-	char buf[65536];
 	int fd = open(d->path, O_RDONLY);
-	ssize_t n;
+	size_t cap = 0, len = 0;
+	char *buf = NULL, *more;
+	ssize_t n = 1;
 
 	if (fd < 0)
 		return;
-	n = read(fd, buf, sizeof(buf));
+	while (n > 0) {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			if ((more = realloc(buf, cap)) == NULL)
+				break;
+			buf = more;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n > 0)
+			len += (size_t)n;
+	}
 	close(fd);
-	if (n <= 0)
+	if (n != 0 || len == 0) {
+		free(buf);
 		return;
+	}
 	free(d->old);
-	d->old = malloc((size_t)n);
-	if (d->old == NULL)
-		return;
-	memcpy(d->old, buf, (size_t)n);
-	d->oldlen = (size_t)n;
+	d->old = buf;
+	d->oldlen = len;
 	d->old_us = vclock_now_us();
 	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
 }
