@@ -301,7 +301,6 @@ state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t 
 	const char *p = buf, *end = NULL;	/* set by state_parse_check */
 	char w[16];
 	uint64_t version;
-	int line;
 
 	memset(r, 0, sizeof(*r));
 	if (!state_parse_check(buf, len, &end, why, whylen))
@@ -315,10 +314,7 @@ state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t 
 	if (state_parse_head(&p, end, version, r) && state_parse_marks(&p, end, version, r) &&
 	    state_parse_lease(&p, end, &r->lease) && p == end)
 		return true;
-	for (line = 1, end = p; end > buf; end--)
-		if (end[-1] == '\n')
-			line++;
-	snprintf(why, whylen, "malformed near line %d", line);
+	snprintf(why, whylen, "malformed near line %d", state_line_of(buf, p));
 	memset(r, 0, sizeof(*r));
 	return false;
 }
