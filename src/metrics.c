@@ -531,6 +531,9 @@ static void	metrics_sample(struct metrics_buf *b, const struct metric_def *d,
 		    const char *family, const char *labels, const struct metric_value *v);
 static void	metrics_capacity(struct metrics_buf *b, const struct metrics_src *m);
 static void	metrics_namespaces(struct metrics_buf *b, const struct nss *ns);
+static void	metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
+		    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
+		    uint64_t sum_us);
 static void	metrics_latency(struct metrics_buf *b);
 static void	metrics_certs(struct metrics_buf *b, const struct tls_counters *tls);
 
@@ -685,24 +688,36 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 	metrics_namespaces(b, &t->nss);
 	metrics_family(b, "ticket_fetch_seconds", "histogram",
 	    "time to take one ticket (its transaction, and the state file write)");
-	for (s = 0; s < server_count(); s++) {
-		const struct ticket_counters *c = &t->srv[s].stats;
-		uint64_t cum = 0;
-		unsigned k;
+	for (s = 0; s < server_count(); s++)
+		metrics_histogram(b, "ticket_fetch_seconds", "server", server_name(s),
+		    t->srv[s].stats.fetch_hist, ticket_fetch_bounds_us, TICKET_FETCH_BUCKETS,
+		    t->srv[s].stats.fetch_us_total);
+}
 
-		for (k = 0; k < TICKET_FETCH_BUCKETS; k++) {
-			cum += c->fetch_hist[k];
-			metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"%g\"} %"
-			    PRIu64 "\n", server_name(s), ticket_fetch_bounds_us[k] / 1e6, cum);
-		}
-		cum += c->fetch_hist[TICKET_FETCH_BUCKETS];
-		metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"+Inf\"} %"
-		    PRIu64 "\n", server_name(s), cum);
-		metrics_printf(b, "idgen_ticket_fetch_seconds_sum{server=\"%s\"} %.6f\n", server_name(s),
-		    (double)c->fetch_us_total / 1e6);
-		metrics_printf(b, "idgen_ticket_fetch_seconds_count{server=\"%s\"} %" PRIu64 "\n",
-		    server_name(s), cum);
+/*
+ * One series of a histogram, labelled label="value": the cumulative buckets
+ * of hist (per bucket, not cumulative; hist[n] is the overflow), +Inf, the
+ * sum and the count.
+ */
+static void
+metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
+    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
+    uint64_t sum_us)
+{
+	uint64_t cum = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		cum += hist[k];
+		metrics_printf(b, "idgen_%s_bucket{%s=\"%s\",le=\"%g\"} %" PRIu64 "\n", family,
+		    label, value, bounds_us[k] / 1e6, cum);
 	}
+	cum += hist[n];
+	metrics_printf(b, "idgen_%s_bucket{%s=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", family,
+	    label, value, cum);
+	metrics_printf(b, "idgen_%s_sum{%s=\"%s\"} %.6f\n", family, label, value,
+	    (double)sum_us / 1e6);
+	metrics_printf(b, "idgen_%s_count{%s=\"%s\"} %" PRIu64 "\n", family, label, value,
+	    cum);
 }
 
 /* Request latency per protocol (reqlat.h): one histogram, label protocol. */
@@ -714,23 +729,10 @@ metrics_latency(struct metrics_buf *b)
 	metrics_family(b, "request_duration_seconds", "histogram",
 	    "time from a request read to its reply handed to the connection, waits for a "
 	    "refill included, by protocol (text and RESP: per batch read)");
-	for (int p = 0; p < REQLAT_PROTOS; p++) {
-		const char *name = reqlat_name((enum reqlat_proto)p);
-		uint64_t cum = 0;
-
-		for (unsigned k = 0; k < REQLAT_BUCKETS; k++) {
-			cum += r->hist[p][k];
-			metrics_printf(b, "idgen_request_duration_seconds_bucket{protocol=\"%s\","
-			    "le=\"%g\"} %" PRIu64 "\n", name, reqlat_bounds_us[k] / 1e6, cum);
-		}
-		cum += r->hist[p][REQLAT_BUCKETS];
-		metrics_printf(b, "idgen_request_duration_seconds_bucket{protocol=\"%s\","
-		    "le=\"+Inf\"} %" PRIu64 "\n", name, cum);
-		metrics_printf(b, "idgen_request_duration_seconds_sum{protocol=\"%s\"} %.6f\n",
-		    name, (double)r->sum_us[p] / 1e6);
-		metrics_printf(b, "idgen_request_duration_seconds_count{protocol=\"%s\"} %"
-		    PRIu64 "\n", name, cum);
-	}
+	for (int p = 0; p < REQLAT_PROTOS; p++)
+		metrics_histogram(b, "request_duration_seconds", "protocol",
+		    reqlat_name((enum reqlat_proto)p), r->hist[p], reqlat_bounds_us, REQLAT_BUCKETS,
+		    r->sum_us[p]);
 }
 
 /* When each TLS listener's certificate expires; none while all are cleartext. */
