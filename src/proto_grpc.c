@@ -1190,11 +1190,9 @@ grpc_auth_quick(struct grpc_stream *st, struct core_result *res)
 {
 	struct core *core = st->conn->g->core;
 
-	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms())) {
-		core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this address; "
-		    "try again later", res);
-		return false;
-	}
+	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms()))
+		return core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this "
+		    "address; try again later", res);
 	(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, res);
 	return res->err == CORE_OK;
 }
