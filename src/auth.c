@@ -75,8 +75,8 @@ auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t er
 				    AUTH_NS_MAX);
 			memcpy(t->ns[t->nns++], p + start + 3, n);
 		} else {
-			snprintf(err, errlen, "unknown flag (expected ro, rw or ns=NAME)");
-			return false;
+			return check_fail(err, errlen, "unknown flag (expected ro, rw or "
+			    "ns=NAME)");
 		}
 		i++;
 	}
@@ -355,8 +355,7 @@ auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n, siz
 	setvbuf(f, iobuf, _IOFBF, sizeof(iobuf));
 	if ((*tok = auth_map(maplen)) == NULL) {
 		fclose(f);
-		snprintf(err, errlen, "auth_tokens_file: out of memory");
-		return false;
+		return check_fail(err, errlen, "auth_tokens_file: out of memory");
 	}
 	ok = auth_read(f, *tok, n, nro, bad, why, sizeof(why));
 	fclose(f);

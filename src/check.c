@@ -136,16 +136,15 @@ check_region_layout(uint64_t region_bits, uint64_t block_size, bool meta, char *
 	    (region_bits == LAYOUT_REGION_BITS &&
 	    (block_size == LAYOUT_REGION_BLOCK || (!meta && block_size == 0))))
 		return true;
-	snprintf(why, whylen, "%s region_bits %llu and block_size %llu, but a tier of regions "
-	    "has region_bits %d and B = %llu in every region (regions that do not see each "
-	    "other cannot compare theirs: docs/design.md section 12.3); repair: %s", meta ?
-	    "idgen_meta has" : "the config sets", (unsigned long long)region_bits,
+	return check_fail(why, whylen, "%s region_bits %llu and block_size %llu, but a tier "
+	    "of regions has region_bits %d and B = %llu in every region (regions that do not "
+	    "see each other cannot compare theirs: docs/design.md section 12.3); repair: %s",
+	    meta ? "idgen_meta has" : "the config sets", (unsigned long long)region_bits,
 	    (unsigned long long)block_size, LAYOUT_REGION_BITS,
 	    (unsigned long long)LAYOUT_REGION_BLOCK, meta ?
 	    "set the region up fresh with both (on a server that has issued no ticket: UPDATE "
 	    "idgen.idgen_meta SET region_bits = 5, block_size = 1048576)" :
 	    "set region_bits = 5 (or 0, a tier of one region) and block_size = 0 or 1048576");
-	return false;
 }
 
 /* Every setting uniqueness depends on, with a message that names it. */

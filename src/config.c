@@ -462,8 +462,7 @@ config_check_host(const char *key, const char *value, const char *why, char *err
 
 	if (inet_pton(AF_INET, value, &a4) == 1 || inet_pton(AF_INET6, value, &a6) == 1)
 		return true;
-	snprintf(err, errlen, "%s: '%s' is not an IP address (%s)", key, value, why);
-	return false;
+	return check_fail(err, errlen, "%s: '%s' is not an IP address (%s)", key, value, why);
 }
 
 /* A file setting, when set, names a regular file this process can read. */
@@ -528,8 +527,7 @@ config_check_word(const char *key, const char *value, const char *words, char *e
 		if (n > 0 && strncmp(w, value, n) == 0 && (w[n] == '|' || w[n] == '\0'))
 			return true;
 	}
-	snprintf(err, errlen, "%s: '%s' is not one of %s", key, value, words);
-	return false;
+	return check_fail(err, errlen, "%s: '%s' is not one of %s", key, value, words);
 }
 
 /*
@@ -799,8 +797,7 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 		    1u << cfg->region_bits, cfg->tier_increment);
 	return true;
 bad:
-	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", entry, form);
-	return false;
+	return check_fail(err, errlen, "other_regions: cannot read '%.40s' (%s)", entry, form);
 }
 
 /*
@@ -917,8 +914,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 			char why[256];
 
 			snprintf(why, sizeof(why), "%s", err[0] ? err : "syntax error");
-			snprintf(err, errlen, "%s:%d: %s", file, line, why);
-			return false;
+			return check_fail(err, errlen, "%s:%d: %s", file, line, why);
 		}
 	}
 	for (a = 1; a < argc; a++) {

@@ -712,10 +712,9 @@ lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char 
 	l->skew_ms = skew;
 	if (llabs(skew) <= (long long)l->cfg->max_clock_skew_ms + slack)
 		return true;
-	snprintf(why, whylen, "local clock is %+lld ms off the %s server's "
+	return check_fail(why, whylen, "local clock is %+lld ms off the %s server's "
 	    "(max_clock_skew_ms=%u)", (long long)-skew, server_name(server),
 	    l->cfg->max_clock_skew_ms);
-	return false;
 }
 
 /*

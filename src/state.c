@@ -646,8 +646,7 @@ state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *w
 		r->m[r->n++] = m;
 		return true;
 	}
-	snprintf(why, whylen, "%s", what);
-	return false;
+	return check_fail(why, whylen, "%s", what);
 }
 
 /* Parses and verifies a namespace marks record; any deviation is corruption. */
