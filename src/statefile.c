@@ -535,6 +535,8 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 bool
 statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 {
+	char *dup, *dir;
+
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	f->datasync = fdatasync;
@@ -552,30 +554,22 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	}
 	f->path = strdup(path);
 	f->ns_buf = malloc(STATE_NS_SLOT);
-	if (f->path == NULL || f->ns_buf == NULL) {
-		snprintf(err, errlen, "out of memory");
+	dup = strdup(path);	/* dirname's to cut */
+	if (f->path == NULL || f->ns_buf == NULL || dup == NULL) {
+		free(dup);
+		statefile_close(f);
+		return check_fail(err, errlen, "out of memory");
+	}
+	/* One level of missing directory is created (e.g. /var/lib/idgen). */
+	dir = dirname(dup);
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "state_file: cannot create its directory '%s': %s", dir,
+		    strerror(errno));
+		free(dup);
 		statefile_close(f);
 		return false;
 	}
-	{
-		/* One level of missing directory is created (e.g. /var/lib/idgen). */
-		char *dup = strdup(path), *dir;
-
-		if (dup == NULL) {
-			snprintf(err, errlen, "out of memory");
-			statefile_close(f);
-			return false;
-		}
-		dir = dirname(dup);
-		if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
-			snprintf(err, errlen, "state_file: cannot create its directory '%s': %s",
-			    dir, strerror(errno));
-			free(dup);
-			statefile_close(f);
-			return false;
-		}
-		free(dup);
-	}
+	free(dup);
 	if (!statefile_lock(f, err, errlen) || !statefile_load(f, err, errlen)) {
 		statefile_close(f);
 		return false;
