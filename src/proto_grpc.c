@@ -487,15 +487,13 @@ grpc_idle_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 	if (idle < limit) {
-		tv.tv_sec = (time_t)((limit - idle) / 1000000);
-		tv.tv_usec = (suseconds_t)((limit - idle) % 1000000);
+		tv = clk_tv_us(limit - idle);
 		evtimer_add(c->idle, &tv);
 		return;
 	}
 	c->g->stats.idle_timeouts++;
 	c->closing = true;
-	tv.tv_sec = (time_t)(limit / 1000000);
-	tv.tv_usec = (suseconds_t)(limit % 1000000);
+	tv = clk_tv_us(limit);
 	evtimer_add(c->idle, &tv);
 	nghttp2_session_terminate_session(c->session, NGHTTP2_NO_ERROR);
 	if (!grpc_flush(c))
@@ -534,8 +532,7 @@ grpc_stall_cb(evutil_socket_t fd, short what, void *arg)
 			next = st->begun_us + limit - now;
 	}
 	if (next > 0) {
-		tv.tv_sec = (time_t)(next / 1000000);
-		tv.tv_usec = (suseconds_t)(next % 1000000);
+		tv = clk_tv_us(next);
 		evtimer_add(c->stall, &tv);
 	}
 	if (!grpc_flush(c))
