@@ -368,7 +368,7 @@ http_decode(const struct decode *d)
 char *
 proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len)
 {
-	size_t n = 0, i;
+	size_t n = 0;
 	char *t = malloc(page == PROTO_HTTP_IDS || page == PROTO_HTTP_ID ?
 	    (size_t)res->count * (FMT_U64_LEN + 1) + 1 : FMT_DECODE_LEN);
 
@@ -378,10 +378,7 @@ proto_http_text(enum proto_http_page page, const struct core_result *res, size_t
 	switch (page) {
 	case PROTO_HTTP_ID:
 	case PROTO_HTTP_IDS:
-		n = fmt_ids(t, res->ids, res->count);
-		for (i = 0; i < n; i++)
-			if (t[i] == ' ')
-				t[i] = '\n';
+		n = fmt_ids_framed(t, res->ids, res->count, "", "", '\n', NULL);
 		t[n++] = '\n';
 		break;
 	case PROTO_HTTP_BLOCK:
