@@ -512,12 +512,7 @@ proto_resp_decode(struct conn *c, const struct decode *d)
 	KV("id", num[0]);
 	KV("b58", d->b58);
 #undef KV
-	{
-		char head[16];
-		int h = snprintf(head, sizeof(head), "*%u\r\n", n);
-
-		conn_put(c, head, (size_t)h);
-	}
+	resp_reply_head(c, '*', n);
 	for (i = 0; i < n; i++)
 		resp_reply_bulk(c, kv[i], strlen(kv[i]));
 }
