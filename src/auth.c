@@ -75,8 +75,8 @@ auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t er
 				    AUTH_NS_MAX);
 			memcpy(t->ns[t->nns++], p + start + 3, n);
 		} else {
-			return check_fail(err, errlen, "unknown flag (expected ro, rw or "
-			    "ns=NAME)");
+			return check_fail(err, errlen, "unknown flag "
+			    "(expected ro, rw or ns=NAME)");
 		}
 		i++;
 	}
@@ -104,8 +104,8 @@ auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip, 
 	}
 	while (i <= len) {
 		if (nf == 3)
-			return check_fail(err, errlen, "too many fields (name:token:flags at "
-			    "most)");
+			return check_fail(err, errlen, "too many fields "
+			    "(name:token:flags at most)");
 		start = i;
 		while (i < len && line[i] != ':')
 			i++;

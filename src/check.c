@@ -168,8 +168,8 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		return check_fail(why, whylen, "auto_increment_offset is %s, the %s server "
 		    "needs %u", in->offset ? in->offset : "NULL", name, server_offset(server));
 	if (!check_uint(in->flush_at_commit, &v) || v != 1)
-		return check_fail(why, whylen, "innodb_flush_log_at_trx_commit is %s, must be "
-		    "1", in->flush_at_commit ? in->flush_at_commit : "NULL");
+		return check_fail(why, whylen, "innodb_flush_log_at_trx_commit "
+		    "is %s, must be 1", in->flush_at_commit ? in->flush_at_commit : "NULL");
 	if (!check_engine(in->database, "tickets64", in->engine, why, whylen))
 		return false;
 	if (!check_uint(in->layout_version, &v) || v != LAYOUT_VERSION)

@@ -498,8 +498,8 @@ config_check_tls(const struct config *cfg, char *err, size_t errlen)
 		    cfg->db_tls);
 	if (strcmp(cfg->db_tls_min_version, "TLSv1.2") != 0 &&
 	    strcmp(cfg->db_tls_min_version, "TLSv1.3") != 0)
-		return check_fail(err, errlen, "db_tls_min_version: '%s' is not TLSv1.2 or "
-		    "TLSv1.3", cfg->db_tls_min_version);
+		return check_fail(err, errlen, "db_tls_min_version: '%s' "
+		    "is not TLSv1.2 or TLSv1.3", cfg->db_tls_min_version);
 	if (!on && (cfg->db_tls_ca_file[0] || cfg->db_tls_cert_file[0] ||
 	    cfg->db_tls_key_file[0]))
 		return check_fail(err, errlen, "db_tls is off but a db_tls_*_file is set: the "
@@ -508,9 +508,9 @@ config_check_tls(const struct config *cfg, char *err, size_t errlen)
 		return check_fail(err, errlen, "db_tls_cert_file and db_tls_key_file go "
 		    "together: set both or neither");
 	if (on && !cfg->db_tls_verify_host && cfg->db_tls_ca_file[0] == '\0')
-		return check_fail(err, errlen, "db_tls_verify_host = 0 needs db_tls_ca_file: "
-		    "a chain to your own CA is then all that is checked, not to any public "
-		    "one");
+		return check_fail(err, errlen, "db_tls_verify_host = 0 needs "
+		    "db_tls_ca_file: a chain to your own CA is then all that is checked, "
+		    "not to any public one");
 	return config_check_file("db_tls_ca_file", cfg->db_tls_ca_file, err, errlen) &&
 	    config_check_file("db_tls_cert_file", cfg->db_tls_cert_file, err, errlen) &&
 	    config_check_file("db_tls_key_file", cfg->db_tls_key_file, err, errlen);
@@ -637,8 +637,8 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 		return check_fail(err, errlen, "auth_mode = optional needs auth_tokens_file "
 		    "(without tokens nothing is checked)");
 	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms)
-		return check_fail(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms "
-		    "(%u)", cfg->reprobe_max_ms, cfg->reprobe_min_ms);
+		return check_fail(err, errlen, "reprobe_max_ms (%u) is below "
+		    "reprobe_min_ms (%u)", cfg->reprobe_max_ms, cfg->reprobe_min_ms);
 	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks)
 		return check_fail(err, errlen, "prefetch_max_blocks (%u) is below "
 		    "prefetch_blocks (%u)", cfg->prefetch_max_blocks, cfg->prefetch_blocks);
@@ -940,8 +940,8 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		} else {
 			snprintf(name, sizeof(name), "%s", arg);
 			if (config_find(name) == NULL)
-				return check_fail(err, errlen, "unknown option '--%s' (see "
-				    "--help)", name);
+				return check_fail(err, errlen, "unknown option '--%s' "
+				    "(see --help)", name);
 			if (a + 1 >= argc)
 				return check_fail(err, errlen, "option '--%s' needs a value",
 				    name);
@@ -962,8 +962,8 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		return false;
 	/* The tier's shape every check and lease claim follows (checked above). */
 	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits))
-		return check_fail(err, errlen, "tier_increment, region and region_bits do not "
-		    "fit together");
+		return check_fail(err, errlen, "tier_increment, region and "
+		    "region_bits do not fit together");
 	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
 		return false;
 	return config_read_password(cfg, err, errlen);

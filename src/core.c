@@ -416,8 +416,8 @@ core_take_judge(struct core *c, const struct core_req *req, struct core_result *
 			return core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
 			    CORE_XSTR(NS_NAME_MAX) " letters, digits or _", res);
 		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL)
-			return core_reject(c, CORE_ERR_NONS, "unknown namespace (idgenctl ns "
-			    "list)", res);
+			return core_reject(c, CORE_ERR_NONS, "unknown namespace "
+			    "(idgenctl ns list)", res);
 		/* A BLOCK never crosses a ticket; IDS n must fit the buffered tickets. */
 		if (req->cmd == CORE_CMD_BLOCK ? n > ns->b : n > POOL_RANGES_ROOM * ns->b) {
 			snprintf(c->why_buf, sizeof(c->why_buf), req->cmd == CORE_CMD_BLOCK ?

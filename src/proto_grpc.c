@@ -1126,13 +1126,13 @@ grpc_unframe(struct grpc_stream *st, uint32_t *len)
 		return grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "message larger than "
 		    "grpc_max_message_bytes");
 	if (st->in_len < 5)
-		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message (a 5-byte prefix "
-		    "is needed)");
+		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message "
+		    "(a 5-byte prefix is needed)");
 	*len = (uint32_t)st->in[1] << 24 | (uint32_t)st->in[2] << 16 |
 	    (uint32_t)st->in[3] << 8 | st->in[4];
 	if (st->in[0] != 0)
-		return grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages are not "
-		    "supported");
+		return grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages "
+		    "are not supported");
 	if ((size_t)*len != st->in_len - 5)
 		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "the message length prefix does "
 		    "not match the message");
@@ -1164,8 +1164,8 @@ grpc_parse_batch(struct grpc_stream *st, uint32_t len)
 	    hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len, st->in + 5);
 
 	if (m == NULL)
-		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdBatchRequest "
-		    "message");
+		return grpc_fail(st, GRPC_INVALID_ARGUMENT,
+		    "bad GenerateIdBatchRequest message");
 	/* The core bounds it: a negative count is out of range like 0. */
 	snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
 	core_count_caller(core, m->caller_service, strlen(m->caller_service));
