@@ -19,6 +19,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "check.h"
 
 static bool	auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n,
 		    size_t *nro, unsigned *bad, size_t *maplen, char *err, size_t errlen);
@@ -66,19 +67,16 @@ auth_flags(const char *p, size_t len, struct auth_token *t, char *err, size_t er
 		else if (i - start > 3 && strncasecmp(p + start, "ns=", 3) == 0) {
 			size_t n = i - start - 3;
 
-			if (!ns_name_ok(p + start + 3, n)) {
-				snprintf(err, errlen, "ns=NAME: a namespace is 1..%d letters, digits "
-				    "or '_'", AUTH_NS_NAME_MAX);
-				return false;
-			}
-			if (t->nns == AUTH_NS_MAX) {
-				snprintf(err, errlen, "at most %d ns= flags", AUTH_NS_MAX);
-				return false;
-			}
+			if (!ns_name_ok(p + start + 3, n))
+				return check_fail(err, errlen, "ns=NAME: a namespace is 1..%d "
+				    "letters, digits or '_'", AUTH_NS_NAME_MAX);
+			if (t->nns == AUTH_NS_MAX)
+				return check_fail(err, errlen, "at most %d ns= flags",
+				    AUTH_NS_MAX);
 			memcpy(t->ns[t->nns++], p + start + 3, n);
 		} else {
-			snprintf(err, errlen, "unknown flag (expected ro, rw or ns=NAME)");
-			return false;
+			return check_fail(err, errlen, "unknown flag "
+			    "(expected ro, rw or ns=NAME)");
 		}
 		i++;
 	}
@@ -105,10 +103,9 @@ auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip, 
 		return true;
 	}
 	while (i <= len) {
-		if (nf == 3) {
-			snprintf(err, errlen, "too many fields (name:token:flags at most)");
-			return false;
-		}
+		if (nf == 3)
+			return check_fail(err, errlen, "too many fields "
+			    "(name:token:flags at most)");
 		start = i;
 		while (i < len && line[i] != ':')
 			i++;
@@ -122,27 +119,22 @@ auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip, 
 		size_t toklen = nf == 1 ? flen[0] : flen[1];
 
 		if (nf > 1) {
-			if (flen[0] == 0 || flen[0] > AUTH_NAME_MAX) {
-				snprintf(err, errlen, "a name is 1..%d characters", AUTH_NAME_MAX);
-				return false;
-			}
+			if (flen[0] == 0 || flen[0] > AUTH_NAME_MAX)
+				return check_fail(err, errlen, "a name is 1..%d characters",
+				    AUTH_NAME_MAX);
 			for (i = 0; i < flen[0]; i++)
-				if (!auth_name_char(field[0][i])) {
-					snprintf(err, errlen, "a name is letters, digits, '.', '_', '-'");
-					return false;
-				}
+				if (!auth_name_char(field[0][i]))
+					return check_fail(err, errlen, "a name is letters, "
+					    "digits, '.', '_', '-'");
 			memcpy(t->name, field[0], flen[0]);
 		}
-		if (toklen < AUTH_TOKEN_MIN || toklen > AUTH_TOKEN_MAX) {
-			snprintf(err, errlen, "a token is %d..%d characters", AUTH_TOKEN_MIN,
-			    AUTH_TOKEN_MAX);
-			return false;
-		}
+		if (toklen < AUTH_TOKEN_MIN || toklen > AUTH_TOKEN_MAX)
+			return check_fail(err, errlen, "a token is %d..%d characters",
+			    AUTH_TOKEN_MIN, AUTH_TOKEN_MAX);
 		for (i = 0; i < toklen; i++)
-			if (!auth_token_char(tok[i])) {
-				snprintf(err, errlen, "a token is printable ASCII without spaces or ':'");
-				return false;
-			}
+			if (!auth_token_char(tok[i]))
+				return check_fail(err, errlen, "a token is printable ASCII "
+				    "without spaces or ':'");
 		if (nf == 3 && !auth_flags(field[2], flen[2], t, err, errlen))
 			return false;
 		auth_hash(tok, toklen, t->hash);
@@ -273,10 +265,8 @@ auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro, unsigned *bad
 
 	*n = *nro = 0;
 	*bad = 0;
-	if (twice == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return false;
-	}
+	if (twice == NULL)
+		return check_fail(err, errlen, "out of memory");
 	while (fgets(line, sizeof(line), f) != NULL) {
 		lineno++;
 		len = strlen(line);
@@ -352,26 +342,20 @@ auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n, siz
 	*tok = NULL;
 	*bad = 0;
 	err[0] = '\0';
-	if (stat(path, &st) != 0) {
-		snprintf(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
+	if (stat(path, &st) != 0)
+		return check_fail(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
 		    strerror(errno));
-		return false;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "auth_tokens_file: '%s' is not a regular file", path);
-		return false;
-	}
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
+	if (!S_ISREG(st.st_mode))
+		return check_fail(err, errlen, "auth_tokens_file: '%s' is not a regular file",
+		    path);
+	if ((f = fopen(path, "r")) == NULL)
+		return check_fail(err, errlen, "auth_tokens_file: cannot read '%s': %s", path,
 		    strerror(errno));
-		return false;
-	}
 	/* stdio's buffer is ours, so the file's bytes are wiped after reading too. */
 	setvbuf(f, iobuf, _IOFBF, sizeof(iobuf));
 	if ((*tok = auth_map(maplen)) == NULL) {
 		fclose(f);
-		snprintf(err, errlen, "auth_tokens_file: out of memory");
-		return false;
+		return check_fail(err, errlen, "auth_tokens_file: out of memory");
 	}
 	ok = auth_read(f, *tok, n, nro, bad, why, sizeof(why));
 	fclose(f);
@@ -391,10 +375,8 @@ auth_init(struct auth *a, const char *path, unsigned fail_delay_ms, char *err, s
 {
 	memset(a, 0, sizeof(*a));
 	a->fail_delay_ms = fail_delay_ms;
-	if ((a->path = strdup(path)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return false;
-	}
+	if ((a->path = strdup(path)) == NULL)
+		return check_fail(err, errlen, "out of memory");
 	/* At start every line must parse: nothing has been served yet. */
 	if (!auth_load(path, true, &a->tok, &a->n, &a->nro, &a->bad, &a->maplen, err, errlen))
 		return false;

@@ -4,6 +4,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,18 @@ check_uint(const char *s, uint64_t *out)
 	errno = 0;
 	*out = strtoull(s, &end, 10);
 	return *end == '\0' && errno == 0;
+}
+
+/* Formats the refusal into why; false, for the caller to return. */
+bool
+check_fail(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return false;
 }
 
 /* MariaDB >= 10.2.4 or MySQL >= 8.0 keep the auto-increment counter across restarts. */
@@ -71,26 +84,22 @@ check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
 {
 	uint64_t v, bits;
 
-	if (!check_uint(in->tier_increment, &v) || v != server_increment()) {
-		snprintf(why, whylen, "idgen_meta.tier_increment is %s but tier_increment is set "
-		    "to %u", in->tier_increment ? in->tier_increment : "NULL", server_increment());
-		return false;
-	}
-	if (!check_uint(in->server_offset, &v) || v != server_offset(server)) {
-		snprintf(why, whylen, "idgen_meta.server_offset is %s but it is configured as the "
-		    "%s server (offset %u; load schema/20-%s.sql, or check %s)",
-		    in->server_offset ? in->server_offset : "NULL", server_name(server),
+	if (!check_uint(in->tier_increment, &v) || v != server_increment())
+		return check_fail(why, whylen, "idgen_meta.tier_increment is %s but "
+		    "tier_increment is set to %u",
+		    in->tier_increment ? in->tier_increment : "NULL", server_increment());
+	if (!check_uint(in->server_offset, &v) || v != server_offset(server))
+		return check_fail(why, whylen, "idgen_meta.server_offset is %s but it is "
+		    "configured as the %s server (offset %u; load schema/20-%s.sql, or check "
+		    "%s)", in->server_offset ? in->server_offset : "NULL", server_name(server),
 		    server_offset(server), server_parity(server), check_where(server));
-		return false;
-	}
 	if (!check_uint(in->region_bits, &bits) || !check_uint(in->region, &v) ||
-	    bits != server_region_bits() || v != server_region_at(server)) {
-		snprintf(why, whylen, "idgen_meta.region is %s with region_bits %s, but it is "
-		    "configured as a server of region %u with region_bits %u (check %s)",
-		    in->region ? in->region : "NULL", in->region_bits ? in->region_bits : "NULL",
-		    server_region_at(server), server_region_bits(), check_where(server));
-		return false;
-	}
+	    bits != server_region_bits() || v != server_region_at(server))
+		return check_fail(why, whylen, "idgen_meta.region is %s with region_bits %s, "
+		    "but it is configured as a server of region %u with region_bits %u (check "
+		    "%s)", in->region ? in->region : "NULL",
+		    in->region_bits ? in->region_bits : "NULL", server_region_at(server),
+		    server_region_bits(), check_where(server));
 	return true;
 }
 
@@ -127,16 +136,15 @@ check_region_layout(uint64_t region_bits, uint64_t block_size, bool meta, char *
 	    (region_bits == LAYOUT_REGION_BITS &&
 	    (block_size == LAYOUT_REGION_BLOCK || (!meta && block_size == 0))))
 		return true;
-	snprintf(why, whylen, "%s region_bits %llu and block_size %llu, but a tier of regions "
-	    "has region_bits %d and B = %llu in every region (regions that do not see each "
-	    "other cannot compare theirs: docs/design.md section 12.3); repair: %s", meta ?
-	    "idgen_meta has" : "the config sets", (unsigned long long)region_bits,
+	return check_fail(why, whylen, "%s region_bits %llu and block_size %llu, but a tier "
+	    "of regions has region_bits %d and B = %llu in every region (regions that do not "
+	    "see each other cannot compare theirs: docs/design.md section 12.3); repair: %s",
+	    meta ? "idgen_meta has" : "the config sets", (unsigned long long)region_bits,
 	    (unsigned long long)block_size, LAYOUT_REGION_BITS,
 	    (unsigned long long)LAYOUT_REGION_BLOCK, meta ?
 	    "set the region up fresh with both (on a server that has issued no ticket: UPDATE "
 	    "idgen.idgen_meta SET region_bits = 5, block_size = 1048576)" :
 	    "set region_bits = 5 (or 0, a tier of one region) and block_size = 0 or 1048576");
-	return false;
 }
 
 /* Every setting uniqueness depends on, with a message that names it. */
@@ -147,49 +155,37 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 	const char *name = server_name(server);
 	uint64_t v;
 
-	if (!check_version(in->version)) {
-		snprintf(why, whylen, "server version '%s' lacks a persistent auto-increment "
-		    "counter (need MariaDB >= 10.2.4 or MySQL >= 8.0)",
+	if (!check_version(in->version))
+		return check_fail(why, whylen, "server version '%s' lacks a persistent "
+		    "auto-increment counter (need MariaDB >= 10.2.4 or MySQL >= 8.0)",
 		    in->version ? in->version : "?");
-		return false;
-	}
-	if (!check_uint(in->increment, &v) || v != server_increment()) {
-		snprintf(why, whylen, "auto_increment_increment is %s, must be %u (repair: set "
-		    "auto_increment_increment = %u in the server's my.cnf and restart it)",
-		    in->increment ? in->increment : "NULL", server_increment(), server_increment());
-		return false;
-	}
-	if (!check_uint(in->offset, &v) || v != server_offset(server)) {
-		snprintf(why, whylen, "auto_increment_offset is %s, the %s server needs %u",
-		    in->offset ? in->offset : "NULL", name, server_offset(server));
-		return false;
-	}
-	if (!check_uint(in->flush_at_commit, &v) || v != 1) {
-		snprintf(why, whylen, "innodb_flush_log_at_trx_commit is %s, must be 1",
-		    in->flush_at_commit ? in->flush_at_commit : "NULL");
-		return false;
-	}
+	if (!check_uint(in->increment, &v) || v != server_increment())
+		return check_fail(why, whylen, "auto_increment_increment is %s, must be %u "
+		    "(repair: set auto_increment_increment = %u in the server's my.cnf and "
+		    "restart it)", in->increment ? in->increment : "NULL", server_increment(),
+		    server_increment());
+	if (!check_uint(in->offset, &v) || v != server_offset(server))
+		return check_fail(why, whylen, "auto_increment_offset is %s, the %s server "
+		    "needs %u", in->offset ? in->offset : "NULL", name, server_offset(server));
+	if (!check_uint(in->flush_at_commit, &v) || v != 1)
+		return check_fail(why, whylen, "innodb_flush_log_at_trx_commit "
+		    "is %s, must be 1", in->flush_at_commit ? in->flush_at_commit : "NULL");
 	if (!check_engine(in->database, "tickets64", in->engine, why, whylen))
 		return false;
-	if (!check_uint(in->layout_version, &v) || v != LAYOUT_VERSION) {
-		snprintf(why, whylen, "idgen_meta.layout_version is %s, this build uses %d",
-		    in->layout_version ? in->layout_version : "NULL", LAYOUT_VERSION);
-		return false;
-	}
-	if (in->parity == NULL || strcmp(in->parity, server_parity(server)) != 0) {
-		snprintf(why, whylen, "idgen_meta.parity is '%s' but it is configured as the "
-		    "%s server (check %s)", in->parity ? in->parity : "NULL", name,
-		    check_where(server));
-		return false;
-	}
+	if (!check_uint(in->layout_version, &v) || v != LAYOUT_VERSION)
+		return check_fail(why, whylen, "idgen_meta.layout_version is %s, this build "
+		    "uses %d", in->layout_version ? in->layout_version : "NULL",
+		    LAYOUT_VERSION);
+	if (in->parity == NULL || strcmp(in->parity, server_parity(server)) != 0)
+		return check_fail(why, whylen, "idgen_meta.parity is '%s' but it is "
+		    "configured as the %s server (check %s)", in->parity ? in->parity : "NULL",
+		    name, check_where(server));
 	if (!check_tier_shape(in, server, why, whylen))
 		return false;
-	if (!check_uint(in->block_size, &v) || v < LAYOUT_BLOCK_MIN || v > LAYOUT_BLOCK_MAX) {
-		snprintf(why, whylen, "idgen_meta.block_size is %s, must be %llu..%llu",
-		    in->block_size ? in->block_size : "NULL",
+	if (!check_uint(in->block_size, &v) || v < LAYOUT_BLOCK_MIN || v > LAYOUT_BLOCK_MAX)
+		return check_fail(why, whylen, "idgen_meta.block_size is %s, must be "
+		    "%llu..%llu", in->block_size ? in->block_size : "NULL",
 		    (unsigned long long)LAYOUT_BLOCK_MIN, (unsigned long long)LAYOUT_BLOCK_MAX);
-		return false;
-	}
 	/* check_tier_shape parsed region_bits and found it equal to the setting. */
 	if (!check_region_layout(server_region_bits(), v, true, why, whylen))
 		return false;

@@ -65,6 +65,13 @@ bool	check_engine(const char *db, const char *table, const char *engine, char *w
 bool	check_region_layout(uint64_t region_bits, uint64_t block_size, bool meta,
 	    char *why, size_t whylen) __attribute__((warn_unused_result));
 
+/*
+ * A refusal: the message formatted into why, false returned, so that a check
+ * (here, of the config, of a state record, of a token line) can return it.
+ */
+bool	check_fail(char *why, size_t whylen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
 /* True when the version string has a persistent auto-increment counter. */
 bool	check_version(const char *version);
 

@@ -424,10 +424,8 @@ config_set(struct config *cfg, const char *name, const char *value, char *err,
 	char *end, **sp;
 	unsigned long v;
 
-	if (k == NULL) {
-		snprintf(err, errlen, "unknown setting '%s' (see --help)", name);
-		return false;
-	}
+	if (k == NULL)
+		return check_fail(err, errlen, "unknown setting '%s' (see --help)", name);
 	if (k->type == CONFIG_STR) {
 		sp = (char **)(void *)((char *)cfg + k->offset);
 		free(*sp);
@@ -437,11 +435,9 @@ config_set(struct config *cfg, const char *name, const char *value, char *err,
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (value[0] == '\0' || value[0] == '-' || *end != '\0' || errno != 0 ||
-	    v < k->min || v > k->max) {
-		snprintf(err, errlen, "%s: '%s' is not a whole number in %u..%u",
+	    v < k->min || v > k->max)
+		return check_fail(err, errlen, "%s: '%s' is not a whole number in %u..%u",
 		    k->name, value, k->min, k->max);
-		return false;
-	}
 	*(unsigned *)(void *)((char *)cfg + k->offset) = (unsigned)v;
 	return true;
 }
@@ -466,8 +462,7 @@ config_check_host(const char *key, const char *value, const char *why, char *err
 
 	if (inet_pton(AF_INET, value, &a4) == 1 || inet_pton(AF_INET6, value, &a6) == 1)
 		return true;
-	snprintf(err, errlen, "%s: '%s' is not an IP address (%s)", key, value, why);
-	return false;
+	return check_fail(err, errlen, "%s: '%s' is not an IP address (%s)", key, value, why);
 }
 
 /* A file setting, when set, names a regular file this process can read. */
@@ -479,15 +474,12 @@ config_check_file(const char *key, const char *path, char *err, size_t errlen)
 
 	if (path[0] == '\0')
 		return true;
-	if (stat(path, &st) != 0 || (f = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "%s: cannot read '%s': %s", key, path, strerror(errno));
-		return false;
-	}
+	if (stat(path, &st) != 0 || (f = fopen(path, "r")) == NULL)
+		return check_fail(err, errlen, "%s: cannot read '%s': %s", key, path,
+		    strerror(errno));
 	fclose(f);
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: '%s' is not a regular file", key, path);
-		return false;
-	}
+	if (!S_ISREG(st.st_mode))
+		return check_fail(err, errlen, "%s: '%s' is not a regular file", key, path);
 	return true;
 }
 
@@ -501,32 +493,24 @@ config_check_tls(const struct config *cfg, char *err, size_t errlen)
 {
 	bool on = strcmp(cfg->db_tls, "required") == 0;
 
-	if (!on && strcmp(cfg->db_tls, "off") != 0) {
-		snprintf(err, errlen, "db_tls: '%s' is not off or required", cfg->db_tls);
-		return false;
-	}
+	if (!on && strcmp(cfg->db_tls, "off") != 0)
+		return check_fail(err, errlen, "db_tls: '%s' is not off or required",
+		    cfg->db_tls);
 	if (strcmp(cfg->db_tls_min_version, "TLSv1.2") != 0 &&
-	    strcmp(cfg->db_tls_min_version, "TLSv1.3") != 0) {
-		snprintf(err, errlen, "db_tls_min_version: '%s' is not TLSv1.2 or TLSv1.3",
-		    cfg->db_tls_min_version);
-		return false;
-	}
+	    strcmp(cfg->db_tls_min_version, "TLSv1.3") != 0)
+		return check_fail(err, errlen, "db_tls_min_version: '%s' "
+		    "is not TLSv1.2 or TLSv1.3", cfg->db_tls_min_version);
 	if (!on && (cfg->db_tls_ca_file[0] || cfg->db_tls_cert_file[0] ||
-	    cfg->db_tls_key_file[0])) {
-		snprintf(err, errlen, "db_tls is off but a db_tls_*_file is set: the ticket "
-		    "servers would be reached in cleartext (set db_tls = required)");
-		return false;
-	}
-	if ((cfg->db_tls_cert_file[0] == '\0') != (cfg->db_tls_key_file[0] == '\0')) {
-		snprintf(err, errlen, "db_tls_cert_file and db_tls_key_file go together: "
-		    "set both or neither");
-		return false;
-	}
-	if (on && !cfg->db_tls_verify_host && cfg->db_tls_ca_file[0] == '\0') {
-		snprintf(err, errlen, "db_tls_verify_host = 0 needs db_tls_ca_file: a chain to "
-		    "your own CA is then all that is checked, not to any public one");
-		return false;
-	}
+	    cfg->db_tls_key_file[0]))
+		return check_fail(err, errlen, "db_tls is off but a db_tls_*_file is set: the "
+		    "ticket servers would be reached in cleartext (set db_tls = required)");
+	if ((cfg->db_tls_cert_file[0] == '\0') != (cfg->db_tls_key_file[0] == '\0'))
+		return check_fail(err, errlen, "db_tls_cert_file and db_tls_key_file go "
+		    "together: set both or neither");
+	if (on && !cfg->db_tls_verify_host && cfg->db_tls_ca_file[0] == '\0')
+		return check_fail(err, errlen, "db_tls_verify_host = 0 needs "
+		    "db_tls_ca_file: a chain to your own CA is then all that is checked, "
+		    "not to any public one");
 	return config_check_file("db_tls_ca_file", cfg->db_tls_ca_file, err, errlen) &&
 	    config_check_file("db_tls_cert_file", cfg->db_tls_cert_file, err, errlen) &&
 	    config_check_file("db_tls_key_file", cfg->db_tls_key_file, err, errlen);
@@ -543,8 +527,7 @@ config_check_word(const char *key, const char *value, const char *words, char *e
 		if (n > 0 && strncmp(w, value, n) == 0 && (w[n] == '|' || w[n] == '\0'))
 			return true;
 	}
-	snprintf(err, errlen, "%s: '%s' is not one of %s", key, value, words);
-	return false;
+	return check_fail(err, errlen, "%s: '%s' is not one of %s", key, value, words);
 }
 
 /*
@@ -572,11 +555,9 @@ config_check_listen_tls(const struct config *cfg, char *err, size_t errlen)
 	    !config_check_file("tls_key_file", cfg->tls_key_file, err, errlen) ||
 	    !config_check_file("tls_ca_file", cfg->tls_ca_file, err, errlen))
 		return false;
-	if ((cfg->tls_cert_file[0] == '\0') != (cfg->tls_key_file[0] == '\0')) {
-		snprintf(err, errlen, "tls_cert_file and tls_key_file go together: set both or "
-		    "neither");
-		return false;
-	}
+	if ((cfg->tls_cert_file[0] == '\0') != (cfg->tls_key_file[0] == '\0'))
+		return check_fail(err, errlen, "tls_cert_file and tls_key_file go together: "
+		    "set both or neither");
 	for (int i = 0; i < 3; i++) {
 		char k[40];
 
@@ -589,39 +570,30 @@ config_check_listen_tls(const struct config *cfg, char *err, size_t errlen)
 		snprintf(k, sizeof(k), "%s_tls_key_file", names[i]);
 		if (!config_check_file(k, key[i], err, errlen))
 			return false;
-		if ((cert[i][0] == '\0') != (key[i][0] == '\0')) {
-			snprintf(err, errlen, "%s_tls_cert_file and %s_tls_key_file go together: "
-			    "set both or neither", names[i], names[i]);
-			return false;
-		}
+		if ((cert[i][0] == '\0') != (key[i][0] == '\0'))
+			return check_fail(err, errlen, "%s_tls_cert_file and %s_tls_key_file "
+			    "go together: set both or neither", names[i], names[i]);
 		if (strcmp(on[i], "on") != 0) {
-			if (cert[i][0] != '\0') {
-				snprintf(err, errlen, "%s_tls is off but %s_tls_cert_file is set: that "
-				    "port would be cleartext (set %s_tls = on)", names[i], names[i],
-				    names[i]);
-				return false;
-			}
+			if (cert[i][0] != '\0')
+				return check_fail(err, errlen, "%s_tls is off but "
+				    "%s_tls_cert_file is set: that port would be cleartext "
+				    "(set %s_tls = on)", names[i], names[i], names[i]);
 			continue;
 		}
 		any = true;
-		if (cert[i][0] == '\0' && cfg->tls_cert_file[0] == '\0') {
-			snprintf(err, errlen, "%s_tls = on needs a certificate and key: tls_cert_file "
-			    "and tls_key_file (or %s_tls_cert_file and %s_tls_key_file)", names[i],
-			    names[i], names[i]);
-			return false;
-		}
+		if (cert[i][0] == '\0' && cfg->tls_cert_file[0] == '\0')
+			return check_fail(err, errlen, "%s_tls = on needs a certificate and "
+			    "key: tls_cert_file and tls_key_file (or %s_tls_cert_file and "
+			    "%s_tls_key_file)", names[i], names[i], names[i]);
 	}
-	if (!any && (cfg->tls_cert_file[0] != '\0' || cfg->tls_ca_file[0] != '\0' || verify)) {
-		snprintf(err, errlen, "TLS settings are given but every listener is cleartext "
-		    "(set listen_tls, http_tls or grpc_tls = on)");
-		return false;
-	}
-	if (verify != (cfg->tls_ca_file[0] != '\0')) {
-		snprintf(err, errlen, verify ? "tls_verify_client = %s needs tls_ca_file (the CA "
-		    "client certificates chain to)" : "tls_ca_file is set but tls_verify_client "
-		    "is %s: client certificates would not be asked for", cfg->tls_verify_client);
-		return false;
-	}
+	if (!any && (cfg->tls_cert_file[0] != '\0' || cfg->tls_ca_file[0] != '\0' || verify))
+		return check_fail(err, errlen, "TLS settings are given but every listener is "
+		    "cleartext (set listen_tls, http_tls or grpc_tls = on)");
+	if (verify != (cfg->tls_ca_file[0] != '\0'))
+		return check_fail(err, errlen, verify ? "tls_verify_client = %s needs "
+		    "tls_ca_file (the CA client certificates chain to)" : "tls_ca_file is set "
+		    "but tls_verify_client is %s: client certificates would not be asked for",
+		    cfg->tls_verify_client);
 	return true;
 }
 
@@ -642,70 +614,50 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	    !config_check_host("odd_host", cfg->odd_host, ticket_why, err, errlen) ||
 	    !config_check_host("even_host", cfg->even_host, ticket_why, err, errlen))
 		return false;
-	if (cfg->region >= (1u << cfg->region_bits)) {
-		snprintf(err, errlen, "region %u does not fit in region_bits %u (at most %u)",
-		    cfg->region, cfg->region_bits, (1u << cfg->region_bits) - 1);
-		return false;
-	}
+	if (cfg->region >= (1u << cfg->region_bits))
+		return check_fail(err, errlen, "region %u does not fit in region_bits %u (at "
+		    "most %u)", cfg->region, cfg->region_bits, (1u << cfg->region_bits) - 1);
 	/* docs/design.md section 12.3: one layout for every region of a tier. */
 	if (!check_region_layout(cfg->region_bits, cfg->block_size, false, err, errlen))
 		return false;
-	if (2 * cfg->region + 2 > cfg->tier_increment) {
-		snprintf(err, errlen, "region %u's pair has offsets %u and %u: tier_increment "
-		    "(%u) must be at least %u", cfg->region, 2 * cfg->region + 1,
+	if (2 * cfg->region + 2 > cfg->tier_increment)
+		return check_fail(err, errlen, "region %u's pair has offsets %u and %u: "
+		    "tier_increment (%u) must be at least %u", cfg->region, 2 * cfg->region + 1,
 		    2 * cfg->region + 2, cfg->tier_increment, 2 * cfg->region + 2);
-		return false;
-	}
-	if (cfg->db_user[0] == '\0') {
-		snprintf(err, errlen, "db_user is empty (the MariaDB client would connect "
-		    "as the OS user)");
-		return false;
-	}
+	if (cfg->db_user[0] == '\0')
+		return check_fail(err, errlen, "db_user is empty (the MariaDB client would "
+		    "connect as the OS user)");
 	if (!config_check_tls(cfg, err, errlen) || !config_check_listen_tls(cfg, err, errlen) ||
 	    !config_check_word("log_level", cfg->log_level, "debug|info|warn|error", err,
 	    errlen) ||
 	    !config_check_word("log_format", cfg->log_format, "text|json", err, errlen) ||
 	    !config_check_word("auth_mode", cfg->auth_mode, "required|optional", err, errlen))
 		return false;
-	if (strcmp(cfg->auth_mode, "optional") == 0 && cfg->auth_tokens_file[0] == '\0') {
-		snprintf(err, errlen, "auth_mode = optional needs auth_tokens_file (without "
-		    "tokens nothing is checked)");
-		return false;
-	}
-	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms) {
-		snprintf(err, errlen, "reprobe_max_ms (%u) is below reprobe_min_ms (%u)",
-		    cfg->reprobe_max_ms, cfg->reprobe_min_ms);
-		return false;
-	}
-	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks) {
-		snprintf(err, errlen, "prefetch_max_blocks (%u) is below prefetch_blocks (%u)",
-		    cfg->prefetch_max_blocks, cfg->prefetch_blocks);
-		return false;
-	}
+	if (strcmp(cfg->auth_mode, "optional") == 0 && cfg->auth_tokens_file[0] == '\0')
+		return check_fail(err, errlen, "auth_mode = optional needs auth_tokens_file "
+		    "(without tokens nothing is checked)");
+	if (cfg->reprobe_max_ms < cfg->reprobe_min_ms)
+		return check_fail(err, errlen, "reprobe_max_ms (%u) is below "
+		    "reprobe_min_ms (%u)", cfg->reprobe_max_ms, cfg->reprobe_min_ms);
+	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks)
+		return check_fail(err, errlen, "prefetch_max_blocks (%u) is below "
+		    "prefetch_blocks (%u)", cfg->prefetch_max_blocks, cfg->prefetch_blocks);
 	/* Every served namespace may hold a mark per server in the state file (13.6). */
-	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX) {
-		snprintf(err, errlen, "max_namespaces (%u) x the region's %u servers is above the "
-		    "state file's %u namespace marks", cfg->max_namespaces,
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
+		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
+		    "is above the state file's %u namespace marks", cfg->max_namespaces,
 		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
-		return false;
-	}
-	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms) {
-		snprintf(err, errlen, "lease_extend_ms (%u) must be at most half of "
+	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms)
+		return check_fail(err, errlen, "lease_extend_ms (%u) must be at most half of "
 		    "lease_window_ms (%u)", cfg->lease_extend_ms, cfg->lease_window_ms);
-		return false;
-	}
-	if (cfg->fallback_reserve_ms >= cfg->lease_window_ms) {
-		snprintf(err, errlen, "fallback_reserve_ms (%u) must be below "
+	if (cfg->fallback_reserve_ms >= cfg->lease_window_ms)
+		return check_fail(err, errlen, "fallback_reserve_ms (%u) must be below "
 		    "lease_window_ms (%u)", cfg->fallback_reserve_ms, cfg->lease_window_ms);
-		return false;
-	}
 	/* A missing file (or directory) is fine: the service creates the file. */
 	if (cfg->state_file[0] != '\0' && stat(cfg->state_file, &st) == 0 &&
-	    !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "state_file: '%s' is not a regular file",
+	    !S_ISREG(st.st_mode))
+		return check_fail(err, errlen, "state_file: '%s' is not a regular file",
 		    cfg->state_file);
-		return false;
-	}
 	return true;
 }
 
@@ -759,42 +711,33 @@ config_parse_extras(struct config *cfg, char *err, size_t errlen)
 		p += strspn(p, " \t;");
 		if (*p == '\0')
 			break;
-		if (n == SERVER_EXTRA_MAX) {
-			snprintf(err, errlen, "more_servers: more than %d servers", SERVER_EXTRA_MAX);
-			return false;
-		}
+		if (n == SERVER_EXTRA_MAX)
+			return check_fail(err, errlen, "more_servers: more than %d servers",
+			    SERVER_EXTRA_MAX);
 		errno = 0;
 		o = strtoul(p, &end, 10);
-		if (end == p || *end != '=' || errno != 0 || o > SERVER_INCREMENT_MAX) {
-			snprintf(err, errlen, "more_servers: cannot read '%.40s' (OFFSET=IP:PORT "
-			    "entries separated by spaces)", p);
-			return false;
-		}
+		if (end == p || *end != '=' || errno != 0 || o > SERVER_INCREMENT_MAX)
+			return check_fail(err, errlen, "more_servers: cannot read '%.40s' "
+			    "(OFFSET=IP:PORT entries separated by spaces)", p);
 		p = end + 1;
 		got[n].offset = offsets[n] = (unsigned)o;
 		if (!config_parse_addr(&p, got[n].host, sizeof(got[n].host), &got[n].port) ||
-		    (*p != '\0' && strchr(" \t;", *p) == NULL)) {
-			snprintf(err, errlen, "more_servers: cannot read the address of offset %lu "
-			    "(OFFSET=IP:PORT, IPv6 in brackets)", o);
-			return false;
-		}
+		    (*p != '\0' && strchr(" \t;", *p) == NULL))
+			return check_fail(err, errlen, "more_servers: cannot read the address "
+			    "of offset %lu (OFFSET=IP:PORT, IPv6 in brackets)", o);
 		if (!config_check_host("more_servers", got[n].host, "ticket servers are reached "
 		    "by numeric address only", err, errlen))
 			return false;
 		n++;
 	}
-	if (n > 0 && cfg->region_bits > 0) {
-		snprintf(err, errlen, "more_servers: servers beyond the pair need a tier of one "
-		    "region (region_bits 0): with regions, a ticket's region is read from its "
-		    "offset");
-		return false;
-	}
-	if (!server_extras_set(offsets, n)) {
-		snprintf(err, errlen, "more_servers: every offset must be listed once, above the "
-		    "pair (at least %u) and at most tier_increment %u", server_extra_min(),
-		    cfg->tier_increment);
-		return false;
-	}
+	if (n > 0 && cfg->region_bits > 0)
+		return check_fail(err, errlen, "more_servers: servers beyond the pair need a "
+		    "tier of one region (region_bits 0): with regions, a ticket's region is "
+		    "read from its offset");
+	if (!server_extras_set(offsets, n))
+		return check_fail(err, errlen, "more_servers: every offset must be listed "
+		    "once, above the pair (at least %u) and at most tier_increment %u",
+		    server_extra_min(), cfg->tier_increment);
 	/* In server.h's order: by offset. */
 	for (unsigned k = 0; k < n; k++)
 		for (unsigned j = 0; j < n; j++)
@@ -827,10 +770,9 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 			break;
 		/* Named on error: p itself may have stepped past the string's end. */
 		entry = p;
-		if (cfg->others == SERVER_OTHER_MAX) {
-			snprintf(err, errlen, "other_regions: more than %d regions", SERVER_OTHER_MAX);
-			return false;
-		}
+		if (cfg->others == SERVER_OTHER_MAX)
+			return check_fail(err, errlen, "other_regions: more than %d regions",
+			    SERVER_OTHER_MAX);
 		errno = 0;
 		r = strtoul(p, &end, 10);
 		if (end == p || *end != '=' || errno != 0 || r > 31)
@@ -848,17 +790,14 @@ config_parse_others(struct config *cfg, char *err, size_t errlen)
 				return false;
 		regions[cfg->others++] = o->region;
 	}
-	if (!server_others_set(regions, cfg->others)) {
-		snprintf(err, errlen, "other_regions: every region must be another than region "
-		    "%u, listed once, below 2^region_bits (%u regions) and with its pair inside "
-		    "tier_increment %u (offsets 2R+1, 2R+2)", cfg->region, 1u << cfg->region_bits,
-		    cfg->tier_increment);
-		return false;
-	}
+	if (!server_others_set(regions, cfg->others))
+		return check_fail(err, errlen, "other_regions: every region must be another "
+		    "than region %u, listed once, below 2^region_bits (%u regions) and with "
+		    "its pair inside tier_increment %u (offsets 2R+1, 2R+2)", cfg->region,
+		    1u << cfg->region_bits, cfg->tier_increment);
 	return true;
 bad:
-	snprintf(err, errlen, "other_regions: cannot read '%.40s' (%s)", entry, form);
-	return false;
+	return check_fail(err, errlen, "other_regions: cannot read '%.40s' (%s)", entry, form);
 }
 
 /*
@@ -879,22 +818,16 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 		cfg->db_password = strdup(env != NULL ? env : "");
 		return cfg->db_password != NULL;
 	}
-	if (stat(cfg->db_password_file, &st) != 0) {
-		snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
+	if (stat(cfg->db_password_file, &st) != 0)
+		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
 		    cfg->db_password_file, strerror(errno));
-		return false;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "db_password_file: '%s' is not a regular file",
+	if (!S_ISREG(st.st_mode))
+		return check_fail(err, errlen, "db_password_file: '%s' is not a regular file",
 		    cfg->db_password_file);
-		return false;
-	}
 	f = fopen(cfg->db_password_file, "r");
-	if (f == NULL) {
-		snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
+	if (f == NULL)
+		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
 		    cfg->db_password_file, strerror(errno));
-		return false;
-	}
 	if (fgets(line, sizeof(line), f) == NULL) {
 		if (ferror(f)) {
 			snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
@@ -924,11 +857,9 @@ config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
 			continue;
 		}
 		if (strcmp(argv[a], "--dump-settings") == 0) {
-			if (a + 1 >= argc) {
-				snprintf(err, errlen, "--dump-settings needs a format (man, md, "
-				    "conf or help)");
-				return false;
-			}
+			if (a + 1 >= argc)
+				return check_fail(err, errlen, "--dump-settings needs a "
+				    "format (man, md, conf or help)");
 			cfg->dump_format = argv[++a];
 			continue;
 		}
@@ -947,10 +878,8 @@ config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
 			return true;
 		}
 		if (strcmp(argv[a], "--config") == 0 || strcmp(argv[a], "-c") == 0) {
-			if (a + 1 >= argc) {
-				snprintf(err, errlen, "%s needs a file name", argv[a]);
-				return false;
-			}
+			if (a + 1 >= argc)
+				return check_fail(err, errlen, "%s needs a file name", argv[a]);
 			*file = argv[++a];
 		} else if (strncmp(argv[a], "--config=", 9) == 0)
 			*file = argv[a] + 9;
@@ -978,17 +907,14 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		return true;
 	if (file != NULL) {
 		line = ini_parse(file, config_ini_cb, &ctx);
-		if (line < 0) {
-			snprintf(err, errlen, "cannot read config file '%s': %s", file,
+		if (line < 0)
+			return check_fail(err, errlen, "cannot read config file '%s': %s", file,
 			    strerror(errno));
-			return false;
-		}
 		if (line > 0) {
 			char why[256];
 
 			snprintf(why, sizeof(why), "%s", err[0] ? err : "syntax error");
-			snprintf(err, errlen, "%s:%d: %s", file, line, why);
-			return false;
+			return check_fail(err, errlen, "%s:%d: %s", file, line, why);
 		}
 	}
 	for (a = 1; a < argc; a++) {
@@ -1003,10 +929,9 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		if (strncmp(arg, "--config=", 9) == 0 || strcmp(arg, "--check-config") == 0 ||
 		    strncmp(arg, "--dump-settings=", 16) == 0)
 			continue;
-		if (strncmp(arg, "--", 2) != 0) {
-			snprintf(err, errlen, "unexpected argument '%s' (see --help)", arg);
-			return false;
-		}
+		if (strncmp(arg, "--", 2) != 0)
+			return check_fail(err, errlen, "unexpected argument '%s' (see --help)",
+			    arg);
 		arg += 2;
 		eq = strchr(arg, '=');
 		if (eq != NULL) {
@@ -1014,14 +939,12 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 			value = eq + 1;
 		} else {
 			snprintf(name, sizeof(name), "%s", arg);
-			if (config_find(name) == NULL) {
-				snprintf(err, errlen, "unknown option '--%s' (see --help)", name);
-				return false;
-			}
-			if (a + 1 >= argc) {
-				snprintf(err, errlen, "option '--%s' needs a value", name);
-				return false;
-			}
+			if (config_find(name) == NULL)
+				return check_fail(err, errlen, "unknown option '--%s' "
+				    "(see --help)", name);
+			if (a + 1 >= argc)
+				return check_fail(err, errlen, "option '--%s' needs a value",
+				    name);
 			value = argv[++a];
 		}
 		if (!config_set(cfg, name, value, err, errlen))
@@ -1030,20 +953,17 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 	/* The values as given, before the checks: a sample may name files to come. */
 	if (cfg->dump_format != NULL) {
 		*exit_now = true;
-		if (!config_doc_print(cfg, &config_table, cfg->dump_format, stdout)) {
-			snprintf(err, errlen, "--dump-settings: unknown format '%s' (man, md, conf "
-			    "or help)", cfg->dump_format);
-			return false;
-		}
+		if (!config_doc_print(cfg, &config_table, cfg->dump_format, stdout))
+			return check_fail(err, errlen, "--dump-settings: unknown format '%s' "
+			    "(man, md, conf or help)", cfg->dump_format);
 		return true;
 	}
 	if (!config_credentials(cfg, err, errlen) || !config_check(cfg, err, errlen))
 		return false;
 	/* The tier's shape every check and lease claim follows (checked above). */
-	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits)) {
-		snprintf(err, errlen, "tier_increment, region and region_bits do not fit together");
-		return false;
-	}
+	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits))
+		return check_fail(err, errlen, "tier_increment, region and "
+		    "region_bits do not fit together");
 	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
 		return false;
 	return config_read_password(cfg, err, errlen);
@@ -1071,16 +991,13 @@ config_credentials(struct config *cfg, char *err, size_t errlen)
 		sp = (char **)(void *)((char *)cfg + config_keys[i].offset);
 		if (strncmp(*sp, "%d/", 3) != 0)
 			continue;
-		if (dir == NULL || dir[0] != '/') {
-			snprintf(err, errlen, "%s: '%s' names a systemd credential, but "
-			    "$CREDENTIALS_DIRECTORY is not set (LoadCredential= in the unit sets "
-			    "it; outside systemd give the file's path)", config_keys[i].name, *sp);
-			return false;
-		}
-		if (asprintf(&v, "%s/%s", dir, *sp + 3) < 0) {
-			snprintf(err, errlen, "out of memory");
-			return false;
-		}
+		if (dir == NULL || dir[0] != '/')
+			return check_fail(err, errlen, "%s: '%s' names a systemd credential, "
+			    "but $CREDENTIALS_DIRECTORY is not set (LoadCredential= in the "
+			    "unit sets it; outside systemd give the file's path)",
+			    config_keys[i].name, *sp);
+		if (asprintf(&v, "%s/%s", dir, *sp + 3) < 0)
+			return check_fail(err, errlen, "out of memory");
 		free(*sp);
 		*sp = v;
 	}

@@ -126,14 +126,9 @@ doc_value(const struct config *cfg, const struct config_key *k, char *buf, size_
 static const struct config_group *
 doc_group(const char *name)
 {
-	const struct config_group *g;
-	size_t n;
-
-	g = doc_tab->groups;
-	n = doc_tab->ngroups;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(g[i].first, name) == 0)
-			return &g[i];
+	for (size_t i = 0; i < doc_tab->ngroups; i++)
+		if (strcmp(doc_tab->groups[i].first, name) == 0)
+			return &doc_tab->groups[i];
 	return NULL;
 }
 
@@ -151,16 +146,12 @@ doc_bounds(const struct config_key *k, char *buf, size_t len)
 static void
 doc_help(FILE *out)
 {
-	const struct config_key *keys;
-	size_t n;
 	char flag[80], text[1024], rest[DOC_HELP_COL + 1], bounds[32];
 
-	keys = doc_tab->keys;
-	n = doc_tab->nkeys;
 	memset(rest, ' ', DOC_HELP_COL);
 	rest[DOC_HELP_COL] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		const struct config_key *k = &keys[i];
+	for (size_t i = 0; i < doc_tab->nkeys; i++) {
+		const struct config_key *k = &doc_tab->keys[i];
 
 		snprintf(flag, sizeof(flag), "  --%s %s", k->name,
 		    k->type == CONFIG_UINT ? "N" : "STR");
@@ -180,15 +171,11 @@ doc_help(FILE *out)
 static void
 doc_man(FILE *out)
 {
-	const struct config_key *keys;
 	const struct config_group *g;
-	size_t n;
 	char bounds[32];
 
-	keys = doc_tab->keys;
-	n = doc_tab->nkeys;
-	for (size_t i = 0; i < n; i++) {
-		const struct config_key *k = &keys[i];
+	for (size_t i = 0; i < doc_tab->nkeys; i++) {
+		const struct config_key *k = &doc_tab->keys[i];
 
 		if ((g = doc_group(k->name)) != NULL) {
 			fprintf(out, ".SS %s\n", g->title);
@@ -220,15 +207,11 @@ doc_man(FILE *out)
 static void
 doc_md(FILE *out)
 {
-	const struct config_key *keys;
 	const struct config_group *g;
-	size_t n;
 	char bounds[32];
 
-	keys = doc_tab->keys;
-	n = doc_tab->nkeys;
-	for (size_t i = 0; i < n; i++) {
-		const struct config_key *k = &keys[i];
+	for (size_t i = 0; i < doc_tab->nkeys; i++) {
+		const struct config_key *k = &doc_tab->keys[i];
 
 		if ((g = doc_group(k->name)) != NULL) {
 			fprintf(out, "%s**%s.**", i > 0 ? "\n" : "", g->title);
@@ -258,20 +241,16 @@ doc_md(FILE *out)
 static void
 doc_conf(FILE *out, const struct config *cfg)
 {
-	const struct config_key *keys;
 	const struct config_group *g;
-	size_t n;
 	char buf[32], bounds[32], text[1536];
 	const char *v;
 
-	keys = doc_tab->keys;
-	n = doc_tab->nkeys;
 	fputs("; idserver settings: every setting with its help, from the settings table\n"
 	    "; (src/config.c; idserver --dump-settings conf prints them). Every setting is\n"
 	    "; also a flag (--listen_port 4343); flags win. See idserver --help, idserver(8).\n",
 	    out);
-	for (size_t i = 0; i < n; i++) {
-		const struct config_key *k = &keys[i];
+	for (size_t i = 0; i < doc_tab->nkeys; i++) {
+		const struct config_key *k = &doc_tab->keys[i];
 
 		if ((g = doc_group(k->name)) != NULL) {
 			fprintf(out, "\n; == %s ==\n", g->title);

@@ -706,8 +706,7 @@ conn_wait_drain(struct conn *c)
 		c->stuck_since_us = UINT64_MAX;
 		return false;
 	}
-	tv.tv_sec = (time_t)((limit - stuck) / 1000000);
-	tv.tv_usec = (suseconds_t)((limit - stuck) % 1000000);
+	tv = clk_tv_us(limit - stuck);
 	event_add(c->wev, &tv);
 	return true;
 }

@@ -264,11 +264,12 @@ core_fail(struct core *c, struct core_result *res, enum core_err err, const char
 	c->stats.errors[err]++;
 }
 
-void
+bool
 core_reject(struct core *c, enum core_err err, const char *why, struct core_result *res)
 {
 	c->stats.requests++;
 	core_fail(c, res, err, why);
+	return false;
 }
 
 /* A strict unsigned decimal of at most 20 digits. */
@@ -402,36 +403,28 @@ core_take_judge(struct core *c, const struct core_req *req, struct core_result *
 
 	if (req->cmd != CORE_CMD_ID &&
 	    (e = core_count_arg(req, req->cmd == CORE_CMD_BLOCK ? CORE_BLOCK_MAX : CORE_IDS_MAX,
-	    &n, &why)) != CORE_OK) {
-		core_reject(c, e, why, res);
-		return false;
-	}
+	    &n, &why)) != CORE_OK)
+		return core_reject(c, e, why, res);
 	/* A token limited to namespaces (ns= in auth_tokens_file): its session is current. */
 	if (c->auth != NULL && req->sess != NULL && req->sess->tok != NULL &&
 	    !auth_ns_allowed(req->sess, req->ns != NULL ? req->ns : "default",
-	    req->ns != NULL ? req->nslen : 7)) {
-		core_reject(c, CORE_ERR_NOPERM, "this token may not take IDs of this namespace "
-		    "(ns= in auth_tokens_file)", res);
-		return false;
-	}
+	    req->ns != NULL ? req->nslen : 7))
+		return core_reject(c, CORE_ERR_NOPERM, "this token may not take IDs of this "
+		    "namespace (ns= in auth_tokens_file)", res);
 	if (req->ns != NULL && !(req->nslen == 7 && memcmp(req->ns, "default", 7) == 0)) {
-		if (!ns_name_ok(req->ns, req->nslen)) {
-			core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
+		if (!ns_name_ok(req->ns, req->nslen))
+			return core_reject(c, CORE_ERR_BADREQ, "a namespace name is 1.."
 			    CORE_XSTR(NS_NAME_MAX) " letters, digits or _", res);
-			return false;
-		}
-		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL) {
-			core_reject(c, CORE_ERR_NONS, "unknown namespace (idgenctl ns list)", res);
-			return false;
-		}
+		if ((ns = source_ns_find(c->source, req->ns, req->nslen)) == NULL)
+			return core_reject(c, CORE_ERR_NONS, "unknown namespace "
+			    "(idgenctl ns list)", res);
 		/* A BLOCK never crosses a ticket; IDS n must fit the buffered tickets. */
 		if (req->cmd == CORE_CMD_BLOCK ? n > ns->b : n > POOL_RANGES_ROOM * ns->b) {
 			snprintf(c->why_buf, sizeof(c->why_buf), req->cmd == CORE_CMD_BLOCK ?
 			    "BLOCK n is at most the namespace's block size B = %" PRIu64 :
 			    "IDS n is at most %" PRIu64 " (56 x the namespace's block size B)",
 			    req->cmd == CORE_CMD_BLOCK ? ns->b : POOL_RANGES_ROOM * ns->b);
-			core_reject(c, CORE_ERR_RANGE, c->why_buf, res);
-			return false;
+			return core_reject(c, CORE_ERR_RANGE, c->why_buf, res);
 		}
 	}
 	*n_out = n;

@@ -192,8 +192,8 @@ void		core_free(struct core *c);
 enum core_status core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 		    struct core_result *res);
 
-/* A request an adapter refused before the core saw it: counted, res filled. */
-void		core_reject(struct core *c, enum core_err err, const char *why,
+/* A request refused before it ran: counted, res filled; false, to be returned. */
+bool		core_reject(struct core *c, enum core_err err, const char *why,
 		    struct core_result *res);
 
 /* Counts a request an adapter answered itself (PING, HELP, QUIT, handshakes, its

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "clk.h"
 #include "layout.h"
 #include "log.h"
@@ -711,10 +712,9 @@ lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char 
 	l->skew_ms = skew;
 	if (llabs(skew) <= (long long)l->cfg->max_clock_skew_ms + slack)
 		return true;
-	snprintf(why, whylen, "local clock is %+lld ms off the %s server's "
+	return check_fail(why, whylen, "local clock is %+lld ms off the %s server's "
 	    "(max_clock_skew_ms=%u)", (long long)-skew, server_name(server),
 	    l->cfg->max_clock_skew_ms);
-	return false;
 }
 
 /*
@@ -941,40 +941,26 @@ lease_resume(struct lease *l, const char *servers, char *why, size_t whylen)
 	char dead[256];
 	uint64_t now;
 
-	if (!statefile_on(l->sf) || l->sf->origin != STATEFILE_LOADED) {
-		snprintf(why, whylen, "%s", !statefile_on(l->sf) ? "no state_file" :
+	if (!statefile_on(l->sf) || l->sf->origin != STATEFILE_LOADED)
+		return check_fail(why, whylen, "%s", !statefile_on(l->sf) ? "no state_file" :
 		    l->sf->why);
-		return false;
-	}
-	if (!sl->held) {
-		snprintf(why, whylen, "the state file holds no lease");
-		return false;
-	}
-	if (RULE_ON(RULE_OWNER) && !statefile_owner_dead(l->sf, dead, sizeof(dead))) {
-		snprintf(why, whylen, "its writer may still be alive: %s", dead);
-		return false;
-	}
-	if (RULE_ON(RULE_STAMP) && !l->sf->stamped) {
-		snprintf(why, whylen, "it may not be the file's latest write: %s",
+	if (!sl->held)
+		return check_fail(why, whylen, "the state file holds no lease");
+	if (RULE_ON(RULE_OWNER) && !statefile_owner_dead(l->sf, dead, sizeof(dead)))
+		return check_fail(why, whylen, "its writer may still be alive: %s", dead);
+	if (RULE_ON(RULE_STAMP) && !l->sf->stamped)
+		return check_fail(why, whylen, "it may not be the file's latest write: %s",
 		    l->sf->stamp_why);
-		return false;
-	}
-	if (strcmp(rec->servers, servers) != 0) {
-		snprintf(why, whylen, "foreign state file (written for servers '%s'; this is "
-		    "'%s')", rec->servers, servers);
-		return false;
-	}
-	if (!server_owns_worker(sl->server, sl->worker)) {
-		snprintf(why, whylen, "worker %u is not a number of region %u (region_bits %u): "
-		    "the region setting changed", sl->worker, server_region(),
+	if (strcmp(rec->servers, servers) != 0)
+		return check_fail(why, whylen, "foreign state file (written for servers '%s'; "
+		    "this is '%s')", rec->servers, servers);
+	if (!server_owns_worker(sl->server, sl->worker))
+		return check_fail(why, whylen, "worker %u is not a number of region %u "
+		    "(region_bits %u): the region setting changed", sl->worker, server_region(),
 		    server_region_bits());
-		return false;
-	}
-	if (!lease_now(l, &now) || now > sl->window_end || sl->reserved >= sl->window_end) {
-		snprintf(why, whylen, "its lease window (worker %u, ending at %" PRIu64 ") is "
-		    "over", sl->worker, sl->window_end);
-		return false;
-	}
+	if (!lease_now(l, &now) || now > sl->window_end || sl->reserved >= sl->window_end)
+		return check_fail(why, whylen, "its lease window (worker %u, ending at %" PRIu64
+		    ") is over", sl->worker, sl->window_end);
 	l->worker = sl->worker;
 	l->server = sl->server;
 	l->window_start = sl->window_start;

@@ -98,42 +98,18 @@ log_line(enum log_level level, const char *fmt, va_list ap)
 		fprintf(stderr, "%s %s %s\n", ts, log_names[level], msg);
 }
 
-void
-log_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_line(LOG_LEVEL_DEBUG, fmt, ap);
-	va_end(ap);
+/* log_debug, log_info, log_warn, log_error: one definition, the level apart. */
+#define LOG_AT(name, level) \
+void \
+name(const char *fmt, ...) \
+{ \
+	va_list ap; \
+ \
+	va_start(ap, fmt); \
+	log_line(level, fmt, ap); \
+	va_end(ap); \
 }
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_line(LOG_LEVEL_INFO, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_line(LOG_LEVEL_WARN, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_line(LOG_LEVEL_ERROR, fmt, ap);
-	va_end(ap);
-}
+LOG_AT(log_debug, LOG_LEVEL_DEBUG)
+LOG_AT(log_info, LOG_LEVEL_INFO)
+LOG_AT(log_warn, LOG_LEVEL_WARN)
+LOG_AT(log_error, LOG_LEVEL_ERROR)

@@ -26,12 +26,21 @@
 #include "tls.h"
 
 /*
+ * Most rows are exported to /metrics under their own name, as is, with no
+ * state set: SAME(X, name, ...) is X(name, ..., "name", METRIC_AS_IS, NULL,
+ * ...). SAME expands its arguments on the way, so no row word (C, SVC,
+ * SRV ...) may be a macro where the rows are expanded.
+ */
+#define SAME(X, name, type, scope, section, help, ...) \
+	X(name, type, scope, section, help, #name, METRIC_AS_IS, NULL, __VA_ARGS__)
+
+/*
  * Every row, in STATS order (per-server rows form one run): its name, type,
  * scope, INFO section, help, Prometheus family (NULL: not exported),
  * conversion and state set, then the statements that read its value into v.
  * Each row's reader is generated from its name below, so a name is spelled
  * once and a row cannot exist without its value. In a reader, m is the
- * metrics_src and SRV the ticket server of a per-server row.
+ * metrics_src and SERVER the ticket server of a per-server row.
  */
 #define METRICS_ROWS(X) \
 	X(pid, G, SVC, "server", "process id", \
@@ -47,8 +56,7 @@
 	X(mode_reason, I, SVC, "server", "why the mode is what it is, one line of text", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    source_mode_reason(m->source, v->reason, sizeof(v->reason)); TEXT(v->reason)) \
-	X(block_size, G, SVC, "server", "B, IDs per ticket (0 until a server is checked)", \
-	    "block_size", METRIC_AS_IS, NULL, \
+	SAME(X, block_size, G, SVC, "server", "B, IDs per ticket (0 until a server is checked)", \
 	    NUM(TIER->block_size)) \
 	X(curr_connections, G, SVC, "clients", "client connections open", \
 	    "connections", METRIC_AS_IS, NULL, \
@@ -63,25 +71,21 @@
 	    "connections closed at max_clients to give a new one the slot of the least recently served", \
 	    "connections_evicted", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->evicted)) \
-	X(write_timeouts, C, SVC, "clients", "clients dropped for not reading (write_timeout_ms)", \
-	    "write_timeouts", METRIC_AS_IS, NULL, \
+	SAME(X, write_timeouts, C, SVC, "clients", \
+	    "clients dropped for not reading (write_timeout_ms)", \
 	    NUM(m->conns->write_timeouts)) \
-	X(idle_timeouts, C, SVC, "clients", \
+	SAME(X, idle_timeouts, C, SVC, "clients", \
 	    "clients closed after idle_timeout_ms without a request", \
-	    "idle_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->idle_timeouts)) \
-	X(partial_timeouts, C, SVC, "clients", \
+	SAME(X, partial_timeouts, C, SVC, "clients", \
 	    "clients closed with a request unfinished for partial_timeout_ms", \
-	    "partial_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->partial_timeouts)) \
 	X(rejected_per_ip, C, SVC, "clients", "connections refused over max_clients_per_ip", \
 	    "connections_rejected_per_ip", METRIC_AS_IS, NULL, \
 	    NUM(m->conns->rejected_per_ip)) \
-	X(accept_errors, C, SVC, "clients", "failed accepts (e.g. out of descriptors)", \
-	    "accept_errors", METRIC_AS_IS, NULL, \
+	SAME(X, accept_errors, C, SVC, "clients", "failed accepts (e.g. out of descriptors)", \
 	    NUM(m->listener->accept_errors)) \
-	X(grpc_connections, G, SVC, "grpc", "gRPC connections open", \
-	    "grpc_connections", METRIC_AS_IS, NULL, \
+	SAME(X, grpc_connections, G, SVC, "grpc", "gRPC connections open", \
 	    NUM(GRPC(open))) \
 	X(grpc_rejected, C, SVC, "grpc", \
 	    "gRPC connections refused at grpc_max_connections, none being open to evict", \
@@ -95,115 +99,88 @@
 	    "gRPC connections refused over grpc_max_connections_per_ip", \
 	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(rejected_per_ip))) \
-	X(grpc_request_timeouts, C, SVC, "grpc", \
+	SAME(X, grpc_request_timeouts, C, SVC, "grpc", \
 	    "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset", \
-	    "grpc_request_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(request_timeouts))) \
-	X(grpc_idle_timeouts, C, SVC, "grpc", \
+	SAME(X, grpc_idle_timeouts, C, SVC, "grpc", \
 	    "gRPC connections closed after grpc_idle_timeout_ms without a request progressing", \
-	    "grpc_idle_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(GRPC(idle_timeouts))) \
-	X(tls_handshakes, C, SVC, "clients", \
+	SAME(X, tls_handshakes, C, SVC, "clients", \
 	    "TLS sessions established (text/RESP and gRPC listeners)", \
-	    "tls_handshakes", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(handshakes))) \
-	X(tls_handshake_failures, C, SVC, "clients", \
+	SAME(X, tls_handshake_failures, C, SVC, "clients", \
 	    "TLS handshakes refused or broken: version, certificate, not TLS", \
-	    "tls_handshake_failures", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(handshake_failures))) \
-	X(tls_handshake_timeouts, C, SVC, "clients", \
+	SAME(X, tls_handshake_timeouts, C, SVC, "clients", \
 	    "TLS handshakes not done within tls_handshake_timeout_ms", \
-	    "tls_handshake_timeouts", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(handshake_timeouts))) \
-	X(tls_reloads, C, SVC, "clients", \
+	SAME(X, tls_reloads, C, SVC, "clients", \
 	    "SIGHUP reloads of the TLS listeners' certificate, key and CA files", \
-	    "tls_reloads", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(reloads))) \
-	X(tls_reload_failures, C, SVC, "clients", \
+	SAME(X, tls_reload_failures, C, SVC, "clients", \
 	    "TLS listeners whose reload failed: each kept the certificate it had (the log says why)", \
-	    "tls_reload_failures", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(reload_failures))) \
-	X(tls_reload_clean, G, SVC, "clients", \
+	SAME(X, tls_reload_clean, G, SVC, "clients", \
 	    "1: the last SIGHUP reloaded every TLS listener (or none reloaded yet, or no TLS); " \
 	    "0: one kept its old certificate", \
-	    "tls_reload_clean", METRIC_AS_IS, NULL, \
 	    NUM(TLSC(reload_failed_last) == 0)) \
-	X(requests, C, SVC, "stats", "requests answered", \
-	    "requests", METRIC_AS_IS, NULL, \
+	SAME(X, requests, C, SVC, "stats", "requests answered", \
 	    NUM(CORE.requests)) \
-	X(ids_ticket, C, SVC, "stats", "IDs handed out from ticket blocks", \
-	    "ids_ticket", METRIC_AS_IS, NULL, \
+	SAME(X, ids_ticket, C, SVC, "stats", "IDs handed out from ticket blocks", \
 	    NUM(m->source->stats.ids_ticket)) \
-	X(ids_fallback, C, SVC, "stats", "Snowflake IDs handed out", \
-	    "ids_fallback", METRIC_AS_IS, NULL, \
+	SAME(X, ids_fallback, C, SVC, "stats", "Snowflake IDs handed out", \
 	    NUM(m->source->stats.ids_fallback)) \
-	X(ids_buffered, G, SVC, "stats", "ticket IDs prefetched, not yet issued", \
-	    "ids_buffered", METRIC_AS_IS, NULL, \
+	SAME(X, ids_buffered, G, SVC, "stats", "ticket IDs prefetched, not yet issued", \
 	    NUM(pool_available(&TIER->pool))) \
-	X(namespaces, G, SVC, "stats", "namespaces served (idgenctl ns create; max_namespaces)", \
-	    "namespaces", METRIC_AS_IS, NULL, \
+	SAME(X, namespaces, G, SVC, "stats", \
+	    "namespaces served (idgenctl ns create; max_namespaces)", \
 	    NUM(tier_ns_served(TIER))) \
-	X(namespaces_ignored, G, SVC, "stats", \
+	SAME(X, namespaces_ignored, G, SVC, "stats", \
 	    "namespaces of the catalogue not served: beyond max_namespaces", \
-	    "namespaces_ignored", METRIC_AS_IS, NULL, \
 	    NUM(TIER->nss.ignored)) \
-	X(namespace_refusals, C, SVC, "stats", \
+	SAME(X, namespace_refusals, C, SVC, "stats", \
 	    "namespace tickets refused on a server (regressed counter, missing table, state file)", \
-	    "namespace_refusals", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ns_refusals)) \
-	X(namespace_ids_released, C, SVC, "stats", \
+	SAME(X, namespace_ids_released, C, SVC, "stats", \
 	    "buffered namespace IDs let go (idle past ns_idle_ms, dropped): a gap", \
-	    "namespace_ids_released", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ns_released + TIER->nss.released)) \
-	X(namespace_copies_pushed, C, SVC, "stats", \
+	SAME(X, namespace_copies_pushed, C, SVC, "stats", \
 	    "copy UPDATEs run so that a namespace ticket's block is banked with its mark " \
 	    "copied to another server (copy first)", \
-	    "namespace_copies_pushed", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ns_copies_pushed)) \
-	X(namespace_tickets_banked_alone, C, SVC, "stats", \
+	SAME(X, namespace_tickets_banked_alone, C, SVC, "stats", \
 	    "namespace tickets banked with no other server of the region up to hold a copy", \
-	    "namespace_tickets_banked_alone", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ns_banked_alone)) \
 	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
 	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
 	    NUM(TIER->seq.target)) \
-	X(ids_dropped, C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)", \
-	    "ids_dropped", METRIC_AS_IS, NULL, \
+	SAME(X, ids_dropped, C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)", \
 	    NUM(TIER->ids_dropped)) \
-	X(ticket_region, G, SVC, "stats", \
+	SAME(X, ticket_region, G, SVC, "stats", \
 	    "the region whose pair gave the last ticket (another than region while ours is down)", \
-	    "ticket_region", METRIC_AS_IS, NULL, \
 	    NUM(TIER->ticket_region)) \
-	X(tier_generation, G, SVC, "stats", \
+	SAME(X, tier_generation, G, SVC, "stats", \
 	    "the tier's generation: changes of the increment seen (idgenctl tier raise-increment)", \
-	    "tier_generation", METRIC_AS_IS, NULL, \
 	    NUM(server_generation())) \
-	X(tier_increment, G, SVC, "stats", \
+	SAME(X, tier_increment, G, SVC, "stats", \
 	    "the tier's increment M in that generation (tier_increment until a change)", \
-	    "tier_increment", METRIC_AS_IS, NULL, \
 	    NUM(server_increment())) \
-	X(tickets_other_regions, C, SVC, "stats", \
+	SAME(X, tickets_other_regions, C, SVC, "stats", \
 	    "tickets taken from other regions' pairs (other_regions)", \
-	    "tickets_other_regions", METRIC_AS_IS, NULL, \
 	    NUM(TIER->tickets_other_regions)) \
-	X(copies_pushed, C, SVC, "stats", \
+	SAME(X, copies_pushed, C, SVC, "stats", \
 	    "copy UPDATEs run so that a ticket's block is banked with its mark copied to " \
 	    "another server (copy first)", \
-	    "copies_pushed", METRIC_AS_IS, NULL, \
 	    NUM(TIER->copies_pushed)) \
-	X(tickets_banked_alone, C, SVC, "stats", \
+	SAME(X, tickets_banked_alone, C, SVC, "stats", \
 	    "tickets banked with no other server of their region up to hold a copy", \
-	    "tickets_banked_alone", METRIC_AS_IS, NULL, \
 	    NUM(TIER->banked_alone)) \
-	X(refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
-	    "refill_waits", METRIC_AS_IS, NULL, \
+	SAME(X, refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
 	    NUM(CORE.waits)) \
-	X(refill_late_fallbacks, C, SVC, "stats", \
+	SAME(X, refill_late_fallbacks, C, SVC, "stats", \
 	    "requests the fallback answered because a refill was late", \
-	    "refill_late_fallbacks", METRIC_AS_IS, NULL, \
 	    NUM(m->source->stats.late_refills)) \
-	X(mode_changes, C, SVC, "stats", "transitions between modes", \
-	    "mode_changes", METRIC_AS_IS, NULL, \
+	SAME(X, mode_changes, C, SVC, "stats", "transitions between modes", \
 	    NUM(m->source->stats.mode_changes)) \
 	X(err_badreq, C, SVC, "stats", "requests refused: malformed", \
 	    "errors_badreq", METRIC_AS_IS, NULL, \
@@ -221,42 +198,34 @@
 	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
 	    "errors_clock", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_CLOCK])) \
-	X(auth_tokens, G, SVC, "stats", "tokens of auth_tokens_file loaded (0: no authentication)", \
-	    "auth_tokens", METRIC_AS_IS, NULL, \
+	SAME(X, auth_tokens, G, SVC, "stats", \
+	    "tokens of auth_tokens_file loaded (0: no authentication)", \
 	    NUM(AUTH(n))) \
-	X(auth_refused, C, SVC, "stats", "requests refused: no token given (NOAUTH, 401)", \
-	    "auth_refused", METRIC_AS_IS, NULL, \
+	SAME(X, auth_refused, C, SVC, "stats", "requests refused: no token given (NOAUTH, 401)", \
 	    NUM(CORE.errors[CORE_ERR_NOAUTH])) \
-	X(auth_anonymous, C, SVC, "stats", \
+	SAME(X, auth_anonymous, C, SVC, "stats", \
 	    "requests served without a token by auth_mode = optional (0 before auth_mode = required)", \
-	    "auth_anonymous", METRIC_AS_IS, NULL, \
 	    NUM(CORE.anonymous)) \
-	X(auth_failures, C, SVC, "stats", \
+	SAME(X, auth_failures, C, SVC, "stats", \
 	    "tokens refused: not in auth_tokens_file, or not the name given (WRONGPASS, 401)", \
-	    "auth_failures", METRIC_AS_IS, NULL, \
 	    NUM(CORE.errors[CORE_ERR_WRONGPASS])) \
-	X(auth_denied, C, SVC, "stats", "requests refused: a read-only token asked for IDs (NOPERM)", \
-	    "auth_denied", METRIC_AS_IS, NULL, \
+	SAME(X, auth_denied, C, SVC, "stats", \
+	    "requests refused: a read-only token asked for IDs (NOPERM)", \
 	    NUM(CORE.errors[CORE_ERR_NOPERM])) \
-	X(auth_delayed, C, SVC, "stats", \
+	SAME(X, auth_delayed, C, SVC, "stats", \
 	    "wrong tokens whose reply was held auth_fail_delay_ms (an address failing again)", \
-	    "auth_delayed", METRIC_AS_IS, NULL, \
 	    NUM(AUTH(stats.delayed))) \
-	X(auth_reloads, C, SVC, "stats", "auth_tokens_file reread (SIGHUP)", \
-	    "auth_reloads", METRIC_AS_IS, NULL, \
+	SAME(X, auth_reloads, C, SVC, "stats", "auth_tokens_file reread (SIGHUP)", \
 	    NUM(AUTH(stats.reloads))) \
-	X(auth_reload_failures, C, SVC, "stats", \
+	SAME(X, auth_reload_failures, C, SVC, "stats", \
 	    "rereads of an unreadable file (the previous tokens stay; the log says why)", \
-	    "auth_reload_failures", METRIC_AS_IS, NULL, \
 	    NUM(AUTH(stats.reload_failures))) \
-	X(auth_reload_errors, C, SVC, "stats", \
+	SAME(X, auth_reload_errors, C, SVC, "stats", \
 	    "rereads not clean: lines left out (malformed, too long, a token twice) or the file " \
 	    "unreadable", \
-	    "auth_reload_errors", METRIC_AS_IS, NULL, \
 	    NUM(AUTH(stats.reload_errors))) \
-	X(auth_reload_clean, G, SVC, "stats", \
+	SAME(X, auth_reload_clean, G, SVC, "stats", \
 	    "1: the last load of auth_tokens_file applied every line (or no file); 0: it did not", \
-	    "auth_reload_clean", METRIC_AS_IS, NULL, \
 	    NUM(m->core->auth == NULL || m->core->auth->clean)) \
 	/* auth_reload_error: not in /metrics, a line of text. */ \
 	X(auth_reload_error, I, SVC, "stats", \
@@ -266,15 +235,12 @@
 	X(state_file, I, SVC, "state", "the local state file, or off", \
 	    "state_file_info", METRIC_AS_IS, NULL, \
 	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
-	X(state_saves, C, SVC, "state", \
+	SAME(X, state_saves, C, SVC, "state", \
 	    "state file saves asked for; one write may cover several (the writer thread)", \
-	    "state_saves", METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.snapshots)) \
-	X(state_writes, C, SVC, "state", "durable writes of the state file", \
-	    "state_writes", METRIC_AS_IS, NULL, \
+	SAME(X, state_writes, C, SVC, "state", "durable writes of the state file", \
 	    NUM(m->sf->stats.writes)) \
-	X(state_write_failures, C, SVC, "state", "state file writes that failed", \
-	    "state_write_failures", METRIC_AS_IS, NULL, \
+	SAME(X, state_write_failures, C, SVC, "state", "state file writes that failed", \
 	    NUM(m->sf->stats.failures)) \
 	X(state_write_us_avg, G, SVC, "state", "mean time of one state file write, us", \
 	    NULL, METRIC_AS_IS, NULL, \
@@ -287,82 +253,72 @@
 	    "thread included)", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->sf->stats.loop_us_max)) \
-	X(memory_trims, C, SVC, "memory", \
+	SAME(X, memory_trims, C, SVC, "memory", \
 	    "freed memory given back after a flood (trim_free_bytes)", \
-	    "memory_trims", METRIC_AS_IS, NULL, \
 	    NUM(m->trim != NULL ? m->trim->trims : 0)) \
 	X(memory_trim_us_max, G, SVC, "memory", "the longest of those, us", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    NUM(m->trim != NULL ? m->trim->trim_us_max : 0)) \
 	X(state, I, SRV, "tickets", "up, down, connecting, refused or regressed", \
 	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed", \
-	    TEXT(ticket_state_name(SRV->state))) \
+	    TEXT(ticket_state_name(SERVER->state))) \
 	X(waits_for, I, SRV, "tickets", \
 	    "up but not used yet: the servers whose check, sent after its connection was " \
 	    "checked, it waits for (- none)", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    TEXT(tier_waits_for(TIER, (unsigned)server, v->reason, sizeof(v->reason)))) \
-	X(tickets, C, SRV, "tickets", "tickets used", \
-	    "tickets", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.tickets)) \
-	X(last_ticket, G, SRV, "tickets", "the last ticket this process used", \
-	    "last_ticket", METRIC_AS_IS, NULL, \
-	    NUM(SRV->last_ticket)) \
+	SAME(X, tickets, C, SRV, "tickets", "tickets used", \
+	    NUM(SERVER->stats.tickets)) \
+	SAME(X, last_ticket, G, SRV, "tickets", "the last ticket this process used", \
+	    NUM(SERVER->last_ticket)) \
 	X(mark, G, SRV, "tickets", "the high-water mark its tickets must exceed", \
 	    "high_water_mark", METRIC_AS_IS, NULL, \
-	    NUM(SRV->mark)) \
-	X(next_ticket, G, SRV, "tickets", "its counter at the last check", \
-	    "next_ticket", METRIC_AS_IS, NULL, \
-	    NUM(SRV->seen.counter)) \
-	X(workers_leased, G, SRV, "tickets", "its worker numbers whose lease window is open", \
-	    "workers_leased", METRIC_AS_IS, NULL, \
-	    NUM(SRV->seen.workers_leased)) \
-	X(rechecks, C, SRV, "tickets", "checks of a live connection", \
-	    "rechecks", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.rechecks)) \
+	    NUM(SERVER->mark)) \
+	SAME(X, next_ticket, G, SRV, "tickets", "its counter at the last check", \
+	    NUM(SERVER->seen.counter)) \
+	SAME(X, workers_leased, G, SRV, "tickets", \
+	    "its worker numbers whose lease window is open", \
+	    NUM(SERVER->seen.workers_leased)) \
+	SAME(X, rechecks, C, SRV, "tickets", "checks of a live connection", \
+	    NUM(SERVER->stats.rechecks)) \
 	X(witnessed, C, SRV, "tickets", \
 	    "connects that brought its copy of the partner's mark up to date", \
 	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.witnessed)) \
-	X(witness_failures, C, SRV, "tickets", \
+	    NUM(SERVER->stats.witnessed)) \
+	SAME(X, witness_failures, C, SRV, "tickets", \
 	    "connects whose copies of the others' marks could not be written", \
-	    "witness_failures", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.witness_failures)) \
-	X(witness_pending, G, SRV, "tickets", \
+	    NUM(SERVER->stats.witness_failures)) \
+	SAME(X, witness_pending, G, SRV, "tickets", \
 	    "1 while its last witness could not land: a restore of another server is not " \
 	    "caught meanwhile", \
-	    "witness_pending", METRIC_AS_IS, NULL, \
-	    NUM(SRV->witness_pending ? 1 : 0)) \
+	    NUM(SERVER->witness_pending ? 1 : 0)) \
 	X(unbanked, C, SRV, "tickets", \
 	    "tickets drawn on a server sealed by a change of the increment, not used", \
 	    "tickets_unbanked", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.unbanked)) \
-	X(deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
-	    "deadlocks", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.deadlocks)) \
-	X(lock_timeouts, C, SRV, "tickets", "lock wait timeouts (1205), retried", \
-	    "lock_timeouts", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.lock_timeouts)) \
+	    NUM(SERVER->stats.unbanked)) \
+	SAME(X, deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
+	    NUM(SERVER->stats.deadlocks)) \
+	SAME(X, lock_timeouts, C, SRV, "tickets", "lock wait timeouts (1205), retried", \
+	    NUM(SERVER->stats.lock_timeouts)) \
 	X(failures, C, SRV, "tickets", "connect or query failures", \
 	    "ticket_server_failures", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.failures)) \
+	    NUM(SERVER->stats.failures)) \
 	X(refusals, C, SRV, "tickets", "refusals (settings, rights, regressed counter)", \
 	    "ticket_server_refusals", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.refusals)) \
+	    NUM(SERVER->stats.refusals)) \
 	X(connects, C, SRV, "tickets", "connection attempts", \
 	    "ticket_server_connects", METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.connects)) \
+	    NUM(SERVER->stats.connects)) \
 	X(fetch_us_avg, G, SRV, "tickets", "mean time to take a ticket, us", \
 	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(AVG(SRV->stats.fetch_us_total, SRV->stats.tickets))) \
+	    NUM(AVG(SERVER->stats.fetch_us_total, SERVER->stats.tickets))) \
 	X(fetch_us_max, G, SRV, "tickets", "longest time to take a ticket, us", \
 	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(SRV->stats.fetch_us_max)) \
+	    NUM(SERVER->stats.fetch_us_max)) \
 	X(lease_state, I, SVC, "fallback", "none, held, expired (held, past its end) or refused", \
 	    "lease_state", METRIC_AS_IS, "none held expired refused", \
 	    TEXT(source_lease_state(m->source))) \
-	X(lease_worker, G, SVC, "fallback", "the leased worker number", \
-	    "lease_worker", METRIC_AS_IS, NULL, \
+	SAME(X, lease_worker, G, SVC, "fallback", "the leased worker number", \
 	    NUM(LEASE->worker)) \
 	X(lease_server, I, SVC, "fallback", "the server owning the lease row", \
 	    "lease_server", METRIC_AS_IS, "odd even none", \
@@ -377,47 +333,35 @@
 	    NULL, METRIC_AS_IS, NULL, \
 	    layout_format_iso(layout_ts_to_unix_ms(LEASE->window_end), v->buf, sizeof(v->buf)); \
 	    TEXT(LEASE->state == LEASE_HELD ? v->buf : "none")) \
-	X(lease_claims, C, SVC, "fallback", "lease claims", \
-	    "lease_claims", METRIC_AS_IS, NULL, \
+	SAME(X, lease_claims, C, SVC, "fallback", "lease claims", \
 	    NUM(LEASE->stats.claims)) \
-	X(lease_claim_failures, C, SVC, "fallback", "failed lease claims", \
-	    "lease_claim_failures", METRIC_AS_IS, NULL, \
+	SAME(X, lease_claim_failures, C, SVC, "fallback", "failed lease claims", \
 	    NUM(LEASE->stats.claim_failures)) \
-	X(lease_extends, C, SVC, "fallback", "lease extensions", \
-	    "lease_extends", METRIC_AS_IS, NULL, \
+	SAME(X, lease_extends, C, SVC, "fallback", "lease extensions", \
 	    NUM(LEASE->stats.extends)) \
-	X(lease_extend_failures, C, SVC, "fallback", "failed lease extensions", \
-	    "lease_extend_failures", METRIC_AS_IS, NULL, \
+	SAME(X, lease_extend_failures, C, SVC, "fallback", "failed lease extensions", \
 	    NUM(LEASE->stats.extend_failures)) \
-	X(lease_skew_refusals, C, SVC, "fallback", "claims refused for clock skew", \
-	    "lease_skew_refusals", METRIC_AS_IS, NULL, \
+	SAME(X, lease_skew_refusals, C, SVC, "fallback", "claims refused for clock skew", \
 	    NUM(LEASE->stats.skew_refusals)) \
-	X(lease_extend_skew_refusals, C, SVC, "fallback", \
+	SAME(X, lease_extend_skew_refusals, C, SVC, "fallback", \
 	    "extends and re-adoptions refused for clock skew (the window runs on to its end)", \
-	    "lease_extend_skew_refusals", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.extend_skew_refusals)) \
-	X(lease_lost, C, SVC, "fallback", "leases found held by another", \
-	    "lease_lost", METRIC_AS_IS, NULL, \
+	SAME(X, lease_lost, C, SVC, "fallback", "leases found held by another", \
 	    NUM(LEASE->stats.lost)) \
-	X(lease_releases, C, SVC, "fallback", "clean releases of the lease at shutdown", \
-	    "lease_releases", METRIC_AS_IS, NULL, \
+	SAME(X, lease_releases, C, SVC, "fallback", "clean releases of the lease at shutdown", \
 	    NUM(LEASE->stats.releases)) \
-	X(lease_resumed, C, SVC, "fallback", "leases resumed from the state file", \
-	    "lease_resumed", METRIC_AS_IS, NULL, \
+	SAME(X, lease_resumed, C, SVC, "fallback", "leases resumed from the state file", \
 	    NUM(LEASE->stats.resumed)) \
-	X(lease_adopted, C, SVC, "fallback", "resumed leases re-adopted in the database", \
-	    "lease_adopted", METRIC_AS_IS, NULL, \
+	SAME(X, lease_adopted, C, SVC, "fallback", "resumed leases re-adopted in the database", \
 	    NUM(LEASE->stats.adopted)) \
-	X(lease_reservations, C, SVC, "fallback", "write-ahead reservations of Snowflake time", \
-	    "lease_reservations", METRIC_AS_IS, NULL, \
+	SAME(X, lease_reservations, C, SVC, "fallback", \
+	    "write-ahead reservations of Snowflake time", \
 	    NUM(LEASE->stats.reservations)) \
-	X(lease_reserve_waits, C, SVC, "fallback", \
+	SAME(X, lease_reserve_waits, C, SVC, "fallback", \
 	    "Snowflake takes that waited for a reservation on disk (the limit reached)", \
-	    "lease_reserve_waits", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.reserve_waits)) \
-	X(lease_reserve_ahead_failures, C, SVC, "fallback", \
+	SAME(X, lease_reserve_ahead_failures, C, SVC, "fallback", \
 	    "reservations written ahead of minting whose write failed", \
-	    "lease_reserve_ahead_failures", METRIC_AS_IS, NULL, \
 	    NUM(LEASE->stats.reserve_ahead_failures)) \
 	X(lease_reserve_lead_ms, G, SVC, "fallback", \
 	    "how far ahead of minting a reservation is written: twice fallback_reserve_ms, " \
@@ -435,23 +379,19 @@
 	X(fallback_last_ts, G, SVC, "fallback", "last ms minted, layout ms", \
 	    "fallback_last_timestamp_seconds", METRIC_LAYOUT_MS, NULL, \
 	    NUM(snowflake_last_ts(GEN))) \
-	X(clock_absorbed_backsteps, C, SVC, "fallback", "small backward clock steps absorbed", \
-	    "clock_absorbed_backsteps", METRIC_AS_IS, NULL, \
+	SAME(X, clock_absorbed_backsteps, C, SVC, "fallback", \
+	    "small backward clock steps absorbed", \
 	    NUM(GEN->counters.absorbed_backsteps)) \
-	X(clock_large_backsteps, C, SVC, "fallback", "large backward clock steps", \
-	    "clock_large_backsteps", METRIC_AS_IS, NULL, \
+	SAME(X, clock_large_backsteps, C, SVC, "fallback", "large backward clock steps", \
 	    NUM(GEN->counters.large_backsteps)) \
 	X(clock_largest_backstep_ms, G, SVC, "fallback", "largest backward step seen, ms", \
 	    "clock_largest_backstep_seconds", METRIC_MS, NULL, \
 	    NUM(GEN->counters.largest_backstep_ms)) \
-	X(fallback_seq_exhausted, C, SVC, "fallback", "waits for the next millisecond", \
-	    "fallback_seq_exhausted", METRIC_AS_IS, NULL, \
+	SAME(X, fallback_seq_exhausted, C, SVC, "fallback", "waits for the next millisecond", \
 	    NUM(GEN->counters.seq_exhausted)) \
-	X(fallback_clock_refusals, C, SVC, "fallback", "takes refused for the clock", \
-	    "fallback_clock_refusals", METRIC_AS_IS, NULL, \
+	SAME(X, fallback_clock_refusals, C, SVC, "fallback", "takes refused for the clock", \
 	    NUM(GEN->counters.clock_refusals)) \
-	X(fallback_window_refusals, C, SVC, "fallback", "takes refused outside the window", \
-	    "fallback_window_refusals", METRIC_AS_IS, NULL, \
+	SAME(X, fallback_window_refusals, C, SVC, "fallback", "takes refused outside the window", \
 	    NUM(GEN->counters.window_refusals)) \
 	X(ids_buffered, G, NS, "namespaces", "ticket IDs of a namespace prefetched, not yet issued", \
 	    "namespace_ids_buffered", METRIC_AS_IS, NULL, \
@@ -461,7 +401,7 @@
 #define TEXT(x)		metrics_text(v, (x))
 #define AVG(sum, n)	((n) != 0 ? (sum) / (n) : 0)
 #define TIER		(m->source->tier)
-#define SRV		(&TIER->srv[server])
+#define SERVER		(&TIER->srv[server])
 #define NSRV		((unsigned)server < TIER->nss.n ? TIER->nss.v[server] : NULL)
 #define LEASE		(m->source->lease)
 #define GEN		(m->source->gen)
@@ -493,7 +433,7 @@ METRICS_ROWS(METRICS_GETTER)
 #undef TEXT
 #undef AVG
 #undef TIER
-#undef SRV
+#undef SERVER
 #undef NSRV
 #undef LEASE
 #undef GEN
@@ -501,26 +441,21 @@ METRICS_ROWS(METRICS_GETTER)
 #undef GRPC
 #undef TLSC
 
-#define C	METRIC_COUNTER
-#define G	METRIC_GAUGE
-#define I	METRIC_INFO
-#define SVC	METRIC_SERVICE
-#define SRV	METRIC_PER_SERVER
-#define NS	METRIC_PER_NS
+/* A row's type and scope words, looked up by name (see SAME above). */
+#define METRICS_TYPE_C		METRIC_COUNTER
+#define METRICS_TYPE_G		METRIC_GAUGE
+#define METRICS_TYPE_I		METRIC_INFO
+#define METRICS_SCOPE_SVC	METRIC_SERVICE
+#define METRICS_SCOPE_SRV	METRIC_PER_SERVER
+#define METRICS_SCOPE_NS	METRIC_PER_NS
 #define METRICS_DEF(name, type, scope, section, help, prom, conv, states, ...) \
-	{ #name, type, scope, section, help, prom, conv, states, metrics_get_##scope##_##name },
+	{ #name, METRICS_TYPE_##type, METRICS_SCOPE_##scope, section, help, prom, conv, states, \
+	    metrics_get_##scope##_##name },
 const struct metric_def metrics_table[] = {
 	METRICS_ROWS(METRICS_DEF)
 };
 #undef METRICS_DEF
 const size_t metrics_count = sizeof(metrics_table) / sizeof(metrics_table[0]);
-
-#undef C
-#undef G
-#undef I
-#undef SVC
-#undef SRV
-#undef NS
 
 /* One row's value, read where it lives. */
 void
@@ -596,6 +531,9 @@ static void	metrics_sample(struct metrics_buf *b, const struct metric_def *d,
 		    const char *family, const char *labels, const struct metric_value *v);
 static void	metrics_capacity(struct metrics_buf *b, const struct metrics_src *m);
 static void	metrics_namespaces(struct metrics_buf *b, const struct nss *ns);
+static void	metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
+		    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
+		    uint64_t sum_us);
 static void	metrics_latency(struct metrics_buf *b);
 static void	metrics_certs(struct metrics_buf *b, const struct tls_counters *tls);
 
@@ -750,24 +688,36 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 	metrics_namespaces(b, &t->nss);
 	metrics_family(b, "ticket_fetch_seconds", "histogram",
 	    "time to take one ticket (its transaction, and the state file write)");
-	for (s = 0; s < server_count(); s++) {
-		const struct ticket_counters *c = &t->srv[s].stats;
-		uint64_t cum = 0;
-		unsigned k;
+	for (s = 0; s < server_count(); s++)
+		metrics_histogram(b, "ticket_fetch_seconds", "server", server_name(s),
+		    t->srv[s].stats.fetch_hist, ticket_fetch_bounds_us, TICKET_FETCH_BUCKETS,
+		    t->srv[s].stats.fetch_us_total);
+}
 
-		for (k = 0; k < TICKET_FETCH_BUCKETS; k++) {
-			cum += c->fetch_hist[k];
-			metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"%g\"} %"
-			    PRIu64 "\n", server_name(s), ticket_fetch_bounds_us[k] / 1e6, cum);
-		}
-		cum += c->fetch_hist[TICKET_FETCH_BUCKETS];
-		metrics_printf(b, "idgen_ticket_fetch_seconds_bucket{server=\"%s\",le=\"+Inf\"} %"
-		    PRIu64 "\n", server_name(s), cum);
-		metrics_printf(b, "idgen_ticket_fetch_seconds_sum{server=\"%s\"} %.6f\n", server_name(s),
-		    (double)c->fetch_us_total / 1e6);
-		metrics_printf(b, "idgen_ticket_fetch_seconds_count{server=\"%s\"} %" PRIu64 "\n",
-		    server_name(s), cum);
+/*
+ * One series of a histogram, labelled label="value": the cumulative buckets
+ * of hist (per bucket, not cumulative; hist[n] is the overflow), +Inf, the
+ * sum and the count.
+ */
+static void
+metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
+    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
+    uint64_t sum_us)
+{
+	uint64_t cum = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		cum += hist[k];
+		metrics_printf(b, "idgen_%s_bucket{%s=\"%s\",le=\"%g\"} %" PRIu64 "\n", family,
+		    label, value, bounds_us[k] / 1e6, cum);
 	}
+	cum += hist[n];
+	metrics_printf(b, "idgen_%s_bucket{%s=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", family,
+	    label, value, cum);
+	metrics_printf(b, "idgen_%s_sum{%s=\"%s\"} %.6f\n", family, label, value,
+	    (double)sum_us / 1e6);
+	metrics_printf(b, "idgen_%s_count{%s=\"%s\"} %" PRIu64 "\n", family, label, value,
+	    cum);
 }
 
 /* Request latency per protocol (reqlat.h): one histogram, label protocol. */
@@ -779,23 +729,10 @@ metrics_latency(struct metrics_buf *b)
 	metrics_family(b, "request_duration_seconds", "histogram",
 	    "time from a request read to its reply handed to the connection, waits for a "
 	    "refill included, by protocol (text and RESP: per batch read)");
-	for (int p = 0; p < REQLAT_PROTOS; p++) {
-		const char *name = reqlat_name((enum reqlat_proto)p);
-		uint64_t cum = 0;
-
-		for (unsigned k = 0; k < REQLAT_BUCKETS; k++) {
-			cum += r->hist[p][k];
-			metrics_printf(b, "idgen_request_duration_seconds_bucket{protocol=\"%s\","
-			    "le=\"%g\"} %" PRIu64 "\n", name, reqlat_bounds_us[k] / 1e6, cum);
-		}
-		cum += r->hist[p][REQLAT_BUCKETS];
-		metrics_printf(b, "idgen_request_duration_seconds_bucket{protocol=\"%s\","
-		    "le=\"+Inf\"} %" PRIu64 "\n", name, cum);
-		metrics_printf(b, "idgen_request_duration_seconds_sum{protocol=\"%s\"} %.6f\n",
-		    name, (double)r->sum_us[p] / 1e6);
-		metrics_printf(b, "idgen_request_duration_seconds_count{protocol=\"%s\"} %"
-		    PRIu64 "\n", name, cum);
-	}
+	for (int p = 0; p < REQLAT_PROTOS; p++)
+		metrics_histogram(b, "request_duration_seconds", "protocol",
+		    reqlat_name((enum reqlat_proto)p), r->hist[p], reqlat_bounds_us, REQLAT_BUCKETS,
+		    r->sum_us[p]);
 }
 
 /* When each TLS listener's certificate expires; none while all are cleartext. */

@@ -169,7 +169,7 @@ static void	grpc_run(void *arg);
 static void	grpc_exec(struct grpc_stream *st);
 static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg);
-static void	grpc_fail(struct grpc_stream *st, int status, const char *message);
+static bool	grpc_fail(struct grpc_stream *st, int status, const char *message);
 static size_t	grpc_set_message(struct grpc_stream *st, const char *message);
 static void	grpc_stream_free(struct grpc_stream *st);
 static int64_t	grpc_timeout(const uint8_t *v, size_t len);
@@ -487,15 +487,13 @@ grpc_idle_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 	if (idle < limit) {
-		tv.tv_sec = (time_t)((limit - idle) / 1000000);
-		tv.tv_usec = (suseconds_t)((limit - idle) % 1000000);
+		tv = clk_tv_us(limit - idle);
 		evtimer_add(c->idle, &tv);
 		return;
 	}
 	c->g->stats.idle_timeouts++;
 	c->closing = true;
-	tv.tv_sec = (time_t)(limit / 1000000);
-	tv.tv_usec = (suseconds_t)(limit % 1000000);
+	tv = clk_tv_us(limit);
 	evtimer_add(c->idle, &tv);
 	nghttp2_session_terminate_session(c->session, NGHTTP2_NO_ERROR);
 	if (!grpc_flush(c))
@@ -534,8 +532,7 @@ grpc_stall_cb(evutil_socket_t fd, short what, void *arg)
 			next = st->begun_us + limit - now;
 	}
 	if (next > 0) {
-		tv.tv_sec = (time_t)(next / 1000000);
-		tv.tv_usec = (suseconds_t)(next % 1000000);
+		tv = clk_tv_us(next);
 		evtimer_add(c->stall, &tv);
 	}
 	if (!grpc_flush(c))
@@ -1031,8 +1028,8 @@ grpc_set_message(struct grpc_stream *st, const char *message)
 	return k;
 }
 
-/* A trailers-only reply: the status and its message, no body. */
-static void
+/* A trailers-only reply: the status and its message, no body; false, to be returned. */
+static bool
 grpc_fail(struct grpc_stream *st, int status, const char *message)
 {
 	char code[8];
@@ -1052,6 +1049,7 @@ grpc_fail(struct grpc_stream *st, int status, const char *message)
 	st->answered = true;
 	reqlat_add(REQLAT_GRPC, (uint64_t)clk_mono_us() - st->begun_us, 1);
 	nghttp2_submit_response(st->conn->session, st->id, hd, 4, NULL);
+	return false;
 }
 
 /* A complete request: frame, message, method; then the core. */
@@ -1059,7 +1057,7 @@ static void
 grpc_dispatch(struct grpc_stream *st)
 {
 	struct grpc_conn *c = st->conn;
-	uint32_t len;
+	uint32_t len = 0;	/* set by grpc_unframe */
 
 	if (!st->grpc_ct) {
 		nghttp2_nv hd[1] = { { (uint8_t *)":status", (uint8_t *)"415", 7, 3,
@@ -1124,25 +1122,20 @@ grpc_dispatch(struct grpc_stream *st)
 static bool
 grpc_unframe(struct grpc_stream *st, uint32_t *len)
 {
-	if (st->too_big) {
-		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "message larger than grpc_max_message_bytes");
-		return false;
-	}
-	if (st->in_len < 5) {
-		grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message (a 5-byte prefix is needed)");
-		return false;
-	}
+	if (st->too_big)
+		return grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "message larger than "
+		    "grpc_max_message_bytes");
+	if (st->in_len < 5)
+		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "no gRPC message "
+		    "(a 5-byte prefix is needed)");
 	*len = (uint32_t)st->in[1] << 24 | (uint32_t)st->in[2] << 16 |
 	    (uint32_t)st->in[3] << 8 | st->in[4];
-	if (st->in[0] != 0) {
-		grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages are not supported");
-		return false;
-	}
-	if ((size_t)*len != st->in_len - 5) {
-		grpc_fail(st, GRPC_INVALID_ARGUMENT, "the message length prefix does not match "
-		    "the message");
-		return false;
-	}
+	if (st->in[0] != 0)
+		return grpc_fail(st, GRPC_UNIMPLEMENTED, "compressed messages "
+		    "are not supported");
+	if ((size_t)*len != st->in_len - 5)
+		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "the message length prefix does "
+		    "not match the message");
 	return true;
 }
 
@@ -1154,10 +1147,8 @@ grpc_parse_id(struct grpc_stream *st, uint32_t len)
 	Hispeeddesign__Idgen__V1__GenerateIdRequest *m =
 	    hispeeddesign__idgen__v1__generate_id_request__unpack(NULL, len, st->in + 5);
 
-	if (m == NULL) {
-		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
-		return false;
-	}
+	if (m == NULL)
+		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
 	core_count_caller(core, m->caller_service, strlen(m->caller_service));
 	hispeeddesign__idgen__v1__generate_id_request__free_unpacked(m, NULL);
 	st->creq.cmd = CORE_CMD_ID;
@@ -1172,10 +1163,9 @@ grpc_parse_batch(struct grpc_stream *st, uint32_t len)
 	Hispeeddesign__Idgen__V1__GenerateIdBatchRequest *m =
 	    hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len, st->in + 5);
 
-	if (m == NULL) {
-		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdBatchRequest message");
-		return false;
-	}
+	if (m == NULL)
+		return grpc_fail(st, GRPC_INVALID_ARGUMENT,
+		    "bad GenerateIdBatchRequest message");
 	/* The core bounds it: a negative count is out of range like 0. */
 	snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
 	core_count_caller(core, m->caller_service, strlen(m->caller_service));
@@ -1197,11 +1187,9 @@ grpc_auth_quick(struct grpc_stream *st, struct core_result *res)
 {
 	struct core *core = st->conn->g->core;
 
-	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms())) {
-		core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this address; "
-		    "try again later", res);
-		return false;
-	}
+	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms()))
+		return core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this "
+		    "address; try again later", res);
 	(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, res);
 	return res->err == CORE_OK;
 }

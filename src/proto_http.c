@@ -74,7 +74,7 @@ static void	http_cors(struct proto_http *h, struct evhttp_request *req,
 		    const struct proto_http_route *rt);
 static bool	http_body(const struct proto_http_in *in, bool count,
 		    struct proto_http_route *r);
-static void	http_refuse(struct proto_http_route *r, int status, const char *reason,
+static bool	http_refuse(struct proto_http_route *r, int status, const char *reason,
 		    const char *why);
 static bool	http_media_is(const char *value, size_t len, const char *type);
 static unsigned	http_q(const char *params, size_t len);
@@ -368,7 +368,7 @@ http_decode(const struct decode *d)
 char *
 proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len)
 {
-	size_t n = 0, i;
+	size_t n = 0;
 	char *t = malloc(page == PROTO_HTTP_IDS || page == PROTO_HTTP_ID ?
 	    (size_t)res->count * (FMT_U64_LEN + 1) + 1 : FMT_DECODE_LEN);
 
@@ -378,10 +378,7 @@ proto_http_text(enum proto_http_page page, const struct core_result *res, size_t
 	switch (page) {
 	case PROTO_HTTP_ID:
 	case PROTO_HTTP_IDS:
-		n = fmt_ids(t, res->ids, res->count);
-		for (i = 0; i < n; i++)
-			if (t[i] == ' ')
-				t[i] = '\n';
+		n = fmt_ids_framed(t, res->ids, res->count, "", "", '\n', NULL);
 		t[n++] = '\n';
 		break;
 	case PROTO_HTTP_BLOCK:
@@ -686,14 +683,15 @@ http_metrics(struct proto_http *h, struct evhttp_request *req)
 	http_send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
-/* Fills r's refusal; why is copied. */
-static void
+/* Fills r's refusal (why is copied); false, for the caller to return. */
+static bool
 http_refuse(struct proto_http_route *r, int status, const char *reason, const char *why)
 {
 	r->status = status;
 	r->reason = reason;
 	r->code = "BADREQ";
 	snprintf(r->why, sizeof(r->why), "%s", why);
+	return false;
 }
 
 /* Whether a header value's first len bytes are the media type type (any case). */
@@ -804,11 +802,9 @@ http_body(const struct proto_http_in *in, bool count, struct proto_http_route *r
 	const char *key;
 	bool ok = false;
 
-	if (ct == NULL || !http_media_is(ct, strcspn(ct, ";"), "application/json")) {
-		http_refuse(r, 415, "Unsupported Media Type", "a request body must be JSON "
-		    "(Content-Type: application/json)");
-		return false;
-	}
+	if (ct == NULL || !http_media_is(ct, strcspn(ct, ";"), "application/json"))
+		return http_refuse(r, 415, "Unsupported Media Type", "a request body must be "
+		    "JSON (Content-Type: application/json)");
 	o = json_loadb(in->body, in->bodylen, JSON_REJECT_DUPLICATES, &jerr);
 	if (o == NULL) {
 		http_refuse(r, 400, "Bad Request", "");
@@ -923,16 +919,12 @@ proto_http_argument(const struct proto_http_in *in, const struct proto_http_path
 	if (in->method == EVHTTP_REQ_POST && in->bodylen > 0) {
 		if (!http_body(in, p->count, r))
 			return false;
-		if (p->count && !r->has_arg) {
-			http_refuse(r, 400, "Bad Request", "count is required: ?count=N or a "
-			    "JSON body {\"count\": N}");
-			return false;
-		}
+		if (p->count && !r->has_arg)
+			return http_refuse(r, 400, "Bad Request", "count is required: ?count=N "
+			    "or a JSON body {\"count\": N}");
 	}
-	if (p->count && !r->has_arg) {
-		http_refuse(r, 400, "Bad Request", "count=N is required");
-		return false;
-	}
+	if (p->count && !r->has_arg)
+		return http_refuse(r, 400, "Bad Request", "count=N is required");
 	return true;
 }
 

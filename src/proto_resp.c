@@ -19,6 +19,7 @@
 #define PROTO_RESP_HEADER_MAX	32	/* "*<count>\r\n" or "$<len>\r\n" */
 
 static enum proto_step	proto_resp_one(struct conn *c, bool eof);
+static enum proto_resp_parse proto_resp_bad(const char **why, const char *msg);
 static bool		proto_resp_header(const char *p, const char *end, char kind,
 			    long long *v, const char **next, const char **why);
 static enum proto_resp_parse proto_resp_parse_inline(const char *buf, size_t len,
@@ -47,6 +48,14 @@ static void		proto_resp_reply(struct conn *c, const struct core_req *req,
 
 const struct proto_ops proto_resp_ops = { "resp", REQLAT_RESP, proto_resp_one,
     resp_admin_free };
+
+/* A protocol error: why says it. */
+static enum proto_resp_parse
+proto_resp_bad(const char **why, const char *msg)
+{
+	*why = msg;
+	return PROTO_RESP_ERROR;
+}
 
 /*
  * Reads "<kind><number>\r\n" at p. True with *next after it; false with
@@ -117,10 +126,8 @@ proto_resp_parse_inline(const char *buf, size_t len, const struct proto_resp_lim
 	const char *nl = memchr(buf, '\n', len), *q, *stop;
 
 	if (nl == NULL) {
-		if (len > lim->max_frame / 2) {
-			*why = "too big inline request";
-			return PROTO_RESP_ERROR;
-		}
+		if (len > lim->max_frame / 2)
+			return proto_resp_bad(why, "too big inline request");
 		return PROTO_RESP_INCOMPLETE;
 	}
 	stop = nl > buf && nl[-1] == '\r' ? nl - 1 : nl;
@@ -129,19 +136,16 @@ proto_resp_parse_inline(const char *buf, size_t len, const struct proto_resp_lim
 			q++;
 		if (q == stop)
 			break;
-		if (f->argc == lim->max_args) {
-			*why = "too many arguments (resp_max_args)";
-			return PROTO_RESP_ERROR;
-		}
+		if (f->argc == lim->max_args)
+			return proto_resp_bad(why, "too many arguments (resp_max_args)");
 		f->argv[f->argc] = q;
 		while (q < stop && *q != ' ' && *q != '\t')
 			q++;
 		f->argl[f->argc] = (size_t)(q - f->argv[f->argc]);
 		/* The bound of a bulk string holds for an inline word too. */
-		if (f->argl[f->argc] > lim->max_bulk) {
-			*why = "too long inline argument (resp_max_bulk_bytes)";
-			return PROTO_RESP_ERROR;
-		}
+		if (f->argl[f->argc] > lim->max_bulk)
+			return proto_resp_bad(why, "too long inline argument "
+			    "(resp_max_bulk_bytes)");
 		f->argc++;
 	}
 	f->inline_cmd = true;
@@ -161,15 +165,11 @@ proto_resp_parse_multibulk(const char *buf, size_t len, const struct proto_resp_
 
 	if (!proto_resp_header(buf, end, '*', &count, &p, why))
 		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
-	if (count > (long long)lim->max_args) {
-		*why = "invalid multibulk length (resp_max_args)";
-		return PROTO_RESP_ERROR;
-	}
+	if (count > (long long)lim->max_args)
+		return proto_resp_bad(why, "invalid multibulk length (resp_max_args)");
 	/* *-1 is the null array; a count below it means the client is lost. */
-	if (count < -1) {
-		*why = "invalid multibulk length";
-		return PROTO_RESP_ERROR;
-	}
+	if (count < -1)
+		return proto_resp_bad(why, "invalid multibulk length");
 	/* *0 and *-1 are empty requests: nothing to run, as Redis does. */
 	for (i = 0; count > 0 && i < (unsigned)count; i++) {
 		r = proto_resp_parse_bulk(buf, end, lim, f, i, &p, why);
@@ -194,27 +194,19 @@ proto_resp_parse_bulk(const char *buf, const char *end, const struct proto_resp_
 	long long blen;
 
 	if (!proto_resp_header(*p, end, '$', &blen, &next, why)) {
-		if (*why == NULL && (size_t)(end - buf) >= lim->max_frame) {
-			*why = "request larger than the input buffer";
-			return PROTO_RESP_ERROR;
-		}
+		if (*why == NULL && (size_t)(end - buf) >= lim->max_frame)
+			return proto_resp_bad(why, "request larger than the input buffer");
 		return *why != NULL ? PROTO_RESP_ERROR : PROTO_RESP_INCOMPLETE;
 	}
-	if (blen < 0 || (unsigned long long)blen > lim->max_bulk) {
-		*why = "invalid bulk length (resp_max_bulk_bytes)";
-		return PROTO_RESP_ERROR;
-	}
+	if (blen < 0 || (unsigned long long)blen > lim->max_bulk)
+		return proto_resp_bad(why, "invalid bulk length (resp_max_bulk_bytes)");
 	if ((size_t)(end - next) < (size_t)blen + 2) {
-		if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame) {
-			*why = "request larger than the input buffer";
-			return PROTO_RESP_ERROR;
-		}
+		if ((size_t)(next - buf) + (size_t)blen + 2 > lim->max_frame)
+			return proto_resp_bad(why, "request larger than the input buffer");
 		return PROTO_RESP_INCOMPLETE;
 	}
-	if (next[blen] != '\r' || next[blen + 1] != '\n') {
-		*why = "expected CRLF after the bulk";
-		return PROTO_RESP_ERROR;
-	}
+	if (next[blen] != '\r' || next[blen + 1] != '\n')
+		return proto_resp_bad(why, "expected CRLF after the bulk");
 	f->argv[i] = next;
 	f->argl[i] = (size_t)blen;
 	*p = next + blen + 2;
@@ -520,12 +512,7 @@ proto_resp_decode(struct conn *c, const struct decode *d)
 	KV("id", num[0]);
 	KV("b58", d->b58);
 #undef KV
-	{
-		char head[16];
-		int h = snprintf(head, sizeof(head), "*%u\r\n", n);
-
-		conn_put(c, head, (size_t)h);
-	}
+	resp_reply_head(c, '*', n);
 	for (i = 0; i < n; i++)
 		resp_reply_bulk(c, kv[i], strlen(kv[i]));
 }

@@ -35,6 +35,7 @@ static void		proto_text_err(struct conn *c, const struct core_result *res);
 static void		proto_text_stat(const struct metric_def *def, const char *name,
 			    int server, const struct metric_value *v, void *arg);
 static bool		proto_text_space(char c);
+static enum proto_text_kind proto_text_bad(const char **why, const char *msg);
 static enum proto_text_kind proto_text_word(const char *word, size_t len, size_t *nargs);
 static enum proto_step	proto_text_auth(struct conn *c, const struct core_req *req);
 
@@ -60,6 +61,14 @@ static bool
 proto_text_space(char c)
 {
 	return c == ' ' || c == '\t';
+}
+
+/* A request that does not parse: why says it. */
+static enum proto_text_kind
+proto_text_bad(const char **why, const char *msg)
+{
+	*why = msg;
+	return PROTO_TEXT_BAD;
 }
 
 /* The kind of a word the text protocol answers itself; PROTO_TEXT_CORE if not one. */
@@ -97,10 +106,8 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 		req->cmd = CORE_CMD_ID;
 		return PROTO_TEXT_CORE;
 	}
-	if (memchr(line, '\0', len) != NULL) {
-		*why = "NUL byte in request";
-		return PROTO_TEXT_BAD;
-	}
+	if (memchr(line, '\0', len) != NULL)
+		return proto_text_bad(why, "NUL byte in request");
 	while (i < len) {
 		size_t start;
 
@@ -108,25 +115,20 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 			i++;
 		if (i == len)
 			break;
-		if (nwords == 3) {
-			*why = "too many arguments";
-			return PROTO_TEXT_BAD;
-		}
+		if (nwords == 3)
+			return proto_text_bad(why, "too many arguments");
 		start = i;
 		while (i < len && !proto_text_space(line[i]))
 			i++;
 		word[nwords] = line + start;
 		wlen[nwords++] = i - start;
 	}
-	if (nwords == 0) {
-		*why = "empty request";
-		return PROTO_TEXT_BAD;
-	}
+	if (nwords == 0)
+		return proto_text_bad(why, "empty request");
 	if ((kind = proto_text_word(word[0], wlen[0], &nargs)) != PROTO_TEXT_CORE) {
-		if (nwords != nargs + 1) {
-			*why = nargs ? "missing or extra argument" : "unexpected argument";
-			return PROTO_TEXT_BAD;
-		}
+		if (nwords != nargs + 1)
+			return proto_text_bad(why, nargs ? "missing or extra argument" :
+			    "unexpected argument");
 		if (nargs == 1) {
 			req->arg = word[1];
 			req->arglen = wlen[1];
@@ -134,14 +136,11 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 		return kind;
 	}
 	w = core_lookup(word[0], wlen[0]);
-	if (w == NULL) {
-		*why = "unknown command (try HELP)";
-		return PROTO_TEXT_BAD;
-	}
-	if ((int)nwords - 1 != w->nargs && !(w->takes_ns && (int)nwords - 2 == w->nargs)) {
-		*why = w->nargs ? "missing or extra argument" : "unexpected argument";
-		return PROTO_TEXT_BAD;
-	}
+	if (w == NULL)
+		return proto_text_bad(why, "unknown command (try HELP)");
+	if ((int)nwords - 1 != w->nargs && !(w->takes_ns && (int)nwords - 2 == w->nargs))
+		return proto_text_bad(why, w->nargs ? "missing or extra argument" :
+		    "unexpected argument");
 	req->cmd = w->cmd;
 	if (w->nargs == 1) {
 		req->arg = word[1];

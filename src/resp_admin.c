@@ -31,6 +31,7 @@ struct resp_admin_info {
 
 static bool		resp_admin_is(const struct proto_resp_frame *f, unsigned i,
 			    const char *word);
+static enum proto_step	resp_admin_err(struct conn *c, const char *why);
 static enum proto_step	resp_admin_login(struct conn *c, const char *user, size_t userlen,
 			    const char *tok, size_t toklen, bool *ok);
 static enum proto_step	resp_admin_ping(struct conn *c, const struct proto_resp_frame *f);
@@ -215,6 +216,14 @@ resp_admin_is(const struct proto_resp_frame *f, unsigned i, const char *word)
 	    strncasecmp(f->argv[i], word, f->argl[i]) == 0;
 }
 
+/* An -ERR reply; the request is handled. */
+static enum proto_step
+resp_admin_err(struct conn *c, const char *why)
+{
+	resp_reply_error(c, "ERR", why);
+	return PROTO_HANDLED;
+}
+
 /* The row of what RESP answers itself, NULL when the request is not one of them. */
 const struct resp_cmd *
 resp_admin_find(const struct proto_resp_frame *f)
@@ -331,19 +340,13 @@ resp_admin_client_set(struct conn *c, const struct proto_resp_frame *f)
 
 	if (resp_admin_is(f, 1, "SETNAME")) {
 		for (i = 0; i < f->argl[2]; i++)
-			if (f->argv[2][i] < '!' || f->argv[2][i] > '~') {
-				resp_reply_error(c, "ERR", "Client names cannot contain spaces, "
+			if (f->argv[2][i] < '!' || f->argv[2][i] > '~')
+				return resp_admin_err(c, "Client names cannot contain spaces, "
 				    "newlines or special characters.");
-				return PROTO_HANDLED;
-			}
-		if (f->argl[2] > RESP_CMD_NAME_MAX) {
-			resp_reply_error(c, "ERR", "Client names are at most 128 bytes here.");
-			return PROTO_HANDLED;
-		}
-		if ((st = resp_admin_state(c)) == NULL) {
-			resp_reply_error(c, "ERR", "out of memory");
-			return PROTO_HANDLED;
-		}
+		if (f->argl[2] > RESP_CMD_NAME_MAX)
+			return resp_admin_err(c, "Client names are at most 128 bytes here.");
+		if ((st = resp_admin_state(c)) == NULL)
+			return resp_admin_err(c, "out of memory");
 		memcpy(st->name, f->argv[2], f->argl[2]);
 		st->name[f->argl[2]] = '\0';
 	}
@@ -462,20 +465,16 @@ resp_admin_client_list(struct conn *c, const struct proto_resp_frame *f)
 		if (!copies && i == sizeof(others) / sizeof(others[0])) {
 			resp_reply_sanitize(arg, sizeof(arg), f->argv[3], f->argl[3]);
 			snprintf(why, sizeof(why), "Unknown client type '%s'", arg);
-			resp_reply_error(c, "ERR", why);
-			return PROTO_HANDLED;
+			return resp_admin_err(c, why);
 		}
 	} else if (f->argc > 3 && resp_admin_is(f, 2, "ID")) {
 		for (copies = 0, i = 3; i < f->argc; i++) {
-			if (!resp_admin_client_id_arg(f->argv[i], f->argl[i], &id)) {
-				resp_reply_error(c, "ERR", "Invalid client ID");
-				return PROTO_HANDLED;
-			}
+			if (!resp_admin_client_id_arg(f->argv[i], f->argl[i], &id))
+				return resp_admin_err(c, "Invalid client ID");
 			copies += id >= 0 && (uint64_t)id == c->id;
 		}
 	} else if (f->argc != 2) {
-		resp_reply_error(c, "ERR", "syntax error");
-		return PROTO_HANDLED;
+		return resp_admin_err(c, "syntax error");
 	}
 	n = resp_admin_client_line(c, "list", line, sizeof(line));
 	resp_reply_head(c, '$', (long long)(n * copies));
@@ -490,9 +489,8 @@ static enum proto_step
 resp_admin_client_other(struct conn *c, const struct proto_resp_frame *f)
 {
 	(void)f;
-	resp_reply_error(c, "ERR", "unknown subcommand or wrong number of arguments for "
+	return resp_admin_err(c, "unknown subcommand or wrong number of arguments for "
 	    "'client' command");
-	return PROTO_HANDLED;
 }
 
 /* The row documenting a name (its catch-all, else its first); NULL if none. */
@@ -807,8 +805,7 @@ resp_admin_command(struct conn *c, const struct proto_resp_frame *f)
 		resp_reply_sanitize(sub, sizeof(sub), f->argv[1], f->argl[1]);
 		snprintf(why, sizeof(why), "unknown subcommand '%s'. Try COMMAND COUNT, DOCS, "
 		    "INFO or LIST.", sub);
-		resp_reply_error(c, "ERR", why);
-		return PROTO_HANDLED;
+		return resp_admin_err(c, why);
 	}
 	while (resp_admin_top(n, &cmd, &w))
 		n++;
@@ -848,16 +845,12 @@ resp_admin_auth(struct conn *c, const struct proto_resp_frame *f)
 
 	if (f->argc > 3 || c->set->core->auth == NULL)
 		core_count(c->set->core, CORE_OK);	/* else the core counts the login */
-	if (f->argc > 3) {
-		resp_reply_error(c, "ERR", "syntax error");
-		return PROTO_HANDLED;
-	}
-	if (c->set->core->auth == NULL) {
-		resp_reply_error(c, "ERR", "AUTH <password> called without any password "
+	if (f->argc > 3)
+		return resp_admin_err(c, "syntax error");
+	if (c->set->core->auth == NULL)
+		return resp_admin_err(c, "AUTH <password> called without any password "
 		    "configured for the default user. Are you sure your configuration is "
 		    "correct?");
-		return PROTO_HANDLED;
-	}
 	r = resp_admin_login(c, f->argc == 3 ? f->argv[1] : NULL, f->argc == 3 ? f->argl[1] : 0,
 	    f->argv[f->argc - 1], f->argl[f->argc - 1], &ok);
 	if (r == PROTO_HANDLED && ok)
@@ -872,14 +865,10 @@ resp_admin_multi(struct conn *c, const struct proto_resp_frame *f)
 	struct resp_state *st = c->proto_state;
 
 	(void)f;
-	if (st != NULL && st->multi) {
-		resp_reply_error(c, "ERR", "MULTI calls can not be nested");
-		return PROTO_HANDLED;
-	}
-	if ((st = resp_admin_state(c)) == NULL) {
-		resp_reply_error(c, "ERR", "out of memory");
-		return PROTO_HANDLED;
-	}
+	if (st != NULL && st->multi)
+		return resp_admin_err(c, "MULTI calls can not be nested");
+	if ((st = resp_admin_state(c)) == NULL)
+		return resp_admin_err(c, "out of memory");
 	st->multi = true;
 	resp_reply_simple(c, "OK");
 	return PROTO_HANDLED;
@@ -895,10 +884,8 @@ resp_admin_exec(struct conn *c, const struct proto_resp_frame *f)
 {
 	struct resp_state *st = c->proto_state;
 
-	if (st == NULL || !st->multi) {
-		resp_reply_error(c, "ERR", "EXEC without MULTI");
-		return PROTO_HANDLED;
-	}
+	if (st == NULL || !st->multi)
+		return resp_admin_err(c, "EXEC without MULTI");
 	if (st->dirty) {
 		resp_admin_discard(st);
 		RESP_REPLY_LIT(c, "-EXECABORT Transaction discarded because of previous errors.\r\n");
@@ -924,10 +911,8 @@ resp_admin_discard_cmd(struct conn *c, const struct proto_resp_frame *f)
 	struct resp_state *st = c->proto_state;
 
 	(void)f;
-	if (st == NULL || !st->multi) {
-		resp_reply_error(c, "ERR", "DISCARD without MULTI");
-		return PROTO_HANDLED;
-	}
+	if (st == NULL || !st->multi)
+		return resp_admin_err(c, "DISCARD without MULTI");
 	resp_admin_discard(st);
 	resp_reply_simple(c, "OK");
 	return PROTO_HANDLED;
@@ -977,10 +962,8 @@ resp_admin_config(struct conn *c, const struct proto_resp_frame *f)
 {
 	size_t k;
 
-	if (f->argc != 3 || !resp_admin_is(f, 1, "GET")) {
-		resp_reply_error(c, "ERR", "only CONFIG GET save|appendonly is served");
-		return PROTO_HANDLED;
-	}
+	if (f->argc != 3 || !resp_admin_is(f, 1, "GET"))
+		return resp_admin_err(c, "only CONFIG GET save|appendonly is served");
 	for (k = 0; k < RESP_ADMIN_NCONFIG; k++)
 		if (resp_admin_is(f, 2, resp_admin_config_get[k].name)) {
 			conn_put(c, resp_admin_config_get[k].reply,

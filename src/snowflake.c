@@ -293,24 +293,3 @@ snowflake_last_ts(const struct snowflake *g)
 {
 	return g->minted ? g->last_ts : 0;
 }
-
-/* A status as a short lower-case word for logs. */
-const char *
-snowflake_status_name(enum snowflake_status status)
-{
-	switch (status) {
-	case SNOWFLAKE_OK:
-		return "ok";
-	case SNOWFLAKE_WAIT:
-		return "wait";
-	case SNOWFLAKE_CLOCK:
-		return "clock";
-	case SNOWFLAKE_UNAVAILABLE:
-		return "unavailable";
-	case SNOWFLAKE_RESERVE:
-		return "reserve";
-	case SNOWFLAKE_BEHIND:
-		return "behind";
-	}
-	return "unknown";
-}

@@ -166,7 +166,4 @@ enum snowflake_status snowflake_probe(const struct snowflake *g, uint64_t now_ms
 /* The last ts minted by the current worker, 0 when none. */
 uint64_t snowflake_last_ts(const struct snowflake *g);
 
-/* A status as a short lower-case word for logs. */
-const char *snowflake_status_name(enum snowflake_status status);
-
 #endif

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 
 static uint64_t	state_hash(const char *buf, size_t len);
 static bool	state_word(const char **p, const char *end, char *out, size_t outlen);
@@ -181,20 +182,14 @@ state_parse_check(const char *buf, size_t len, const char **body_end, char *why,
 	for (const char *q = buf; q + 6 <= end; q++)
 		if ((q == buf || q[-1] == '\n') && memcmp(q, "check ", 6) == 0)
 			check = q;
-	if (check == NULL) {
-		snprintf(why, whylen, "no checksum line (truncated?)");
-		return false;
-	}
+	if (check == NULL)
+		return check_fail(why, whylen, "no checksum line (truncated?)");
 	p = check + 5;
 	if (!state_word(&p, end, w, sizeof(w)) || strlen(w) != 16 ||
-	    strspn(w, "0123456789abcdef") != 16 || !state_line_end(&p, end) || p != end) {
-		snprintf(why, whylen, "bad checksum line");
-		return false;
-	}
-	if (strtoull(w, NULL, 16) != state_hash(buf, (size_t)(check - buf))) {
-		snprintf(why, whylen, "checksum mismatch (torn or edited)");
-		return false;
-	}
+	    strspn(w, "0123456789abcdef") != 16 || !state_line_end(&p, end) || p != end)
+		return check_fail(why, whylen, "bad checksum line");
+	if (strtoull(w, NULL, 16) != state_hash(buf, (size_t)(check - buf)))
+		return check_fail(why, whylen, "checksum mismatch (torn or edited)");
 	*body_end = check;
 	return true;
 }
@@ -303,31 +298,23 @@ state_parse_lease(const char **p, const char *end, struct state_lease *l)
 bool
 state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t whylen)
 {
-	const char *p = buf, *end;
+	const char *p = buf, *end = NULL;	/* set by state_parse_check */
 	char w[16];
 	uint64_t version;
-	int line;
 
 	memset(r, 0, sizeof(*r));
 	if (!state_parse_check(buf, len, &end, why, whylen))
 		return false;
 	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "idgen-state") != 0 ||
-	    !state_u64(&p, end, &version) || !state_line_end(&p, end)) {
-		snprintf(why, whylen, "not an idgen state file");
-		return false;
-	}
-	if (version != 1 && version != STATE_VERSION) {
-		snprintf(why, whylen, "state file version %" PRIu64 ", this build reads 1 and %d",
-		    version, STATE_VERSION);
-		return false;
-	}
+	    !state_u64(&p, end, &version) || !state_line_end(&p, end))
+		return check_fail(why, whylen, "not an idgen state file");
+	if (version != 1 && version != STATE_VERSION)
+		return check_fail(why, whylen, "state file version %" PRIu64 ", this build "
+		    "reads 1 and %d", version, STATE_VERSION);
 	if (state_parse_head(&p, end, version, r) && state_parse_marks(&p, end, version, r) &&
 	    state_parse_lease(&p, end, &r->lease) && p == end)
 		return true;
-	for (line = 1, end = p; end > buf; end--)
-		if (end[-1] == '\n')
-			line++;
-	snprintf(why, whylen, "malformed near line %d", line);
+	snprintf(why, whylen, "malformed near line %d", state_line_of(buf, p));
 	memset(r, 0, sizeof(*r));
 	return false;
 }
@@ -383,35 +370,26 @@ bool
 state_owner_dead(const struct state_owner *was, const struct state_owner *me,
     state_running_fn running, char *why, size_t whylen)
 {
-	if (was->machine[0] == '\0' || was->boot[0] == '\0' || was->pid == 0) {
-		snprintf(why, whylen, "the file does not say which process wrote it (an older "
-		    "version's file)");
-		return false;
-	}
-	if (me->machine[0] == '\0' || me->boot[0] == '\0') {
-		snprintf(why, whylen, "this machine has no /etc/machine-id or boot_id: nothing "
-		    "can prove the previous owner dead");
-		return false;
-	}
-	if (strcmp(was->machine, me->machine) != 0) {
-		snprintf(why, whylen, "written on another machine (machine-id %s): a copied "
-		    "file or volume, whose owner may still run", was->machine);
-		return false;
-	}
+	if (was->machine[0] == '\0' || was->boot[0] == '\0' || was->pid == 0)
+		return check_fail(why, whylen, "the file does not say which process wrote it "
+		    "(an older version's file)");
+	if (me->machine[0] == '\0' || me->boot[0] == '\0')
+		return check_fail(why, whylen, "this machine has no /etc/machine-id or "
+		    "boot_id: nothing can prove the previous owner dead");
+	if (strcmp(was->machine, me->machine) != 0)
+		return check_fail(why, whylen, "written on another machine (machine-id %s): a "
+		    "copied file or volume, whose owner may still run", was->machine);
 	if (strcmp(was->boot, me->boot) != 0)
 		return true;	/* every process of an earlier boot is gone */
-	if (was->pidns != me->pidns) {
-		snprintf(why, whylen, "written in another pid namespace (a container?) during "
-		    "this boot: its owner, pid %" PRIu64 " there, may still run", was->pid);
-		return false;
-	}
+	if (was->pidns != me->pidns)
+		return check_fail(why, whylen, "written in another pid namespace (a container?) "
+		    "during this boot: its owner, pid %" PRIu64 " there, may still run",
+		    was->pid);
 	if (was->pid == me->pid)
 		return true;	/* that pid is ours now: its previous process is gone */
-	if (running(was->pid, was->start)) {
-		snprintf(why, whylen, "its owner, pid %" PRIu64 ", is still running (a copy of "
-		    "a live idserver's state file?)", was->pid);
-		return false;
-	}
+	if (running(was->pid, was->start))
+		return check_fail(why, whylen, "its owner, pid %" PRIu64 ", is still running (a "
+		    "copy of a live idserver's state file?)", was->pid);
 	return true;
 }
 
@@ -472,29 +450,23 @@ state_stamp_check(const struct state_stamp *s, uint64_t gen, uint64_t dev, uint6
 {
 	int64_t after_ns;
 
-	if (s->gen == 0) {
-		snprintf(why, whylen, "its newest record carries no write stamp (written by an "
-		    "older idserver, or a record too long to leave room for one)");
-		return false;
-	}
-	if (s->gen != gen) {
-		snprintf(why, whylen, "its newest record (save %" PRIu64 ") is not what the "
-		    "stamp names (save %" PRIu64 "): a damaged or hand-made file", gen, s->gen);
-		return false;
-	}
-	if (s->dev != dev || s->ino != ino) {
-		snprintf(why, whylen, "it is a copy: written to inode %" PRIu64 " on device %"
-		    PRIx64 ", this file is inode %" PRIu64 " on device %" PRIx64 " (cp, rsync, "
-		    "tar, a copied volume)", s->ino, s->dev, ino, dev);
-		return false;
-	}
+	if (s->gen == 0)
+		return check_fail(why, whylen, "its newest record carries no write stamp "
+		    "(written by an older idserver, or a record too long to leave room for "
+		    "one)");
+	if (s->gen != gen)
+		return check_fail(why, whylen, "its newest record (save %" PRIu64 ") is not what "
+		    "the stamp names (save %" PRIu64 "): a damaged or hand-made file", gen,
+		    s->gen);
+	if (s->dev != dev || s->ino != ino)
+		return check_fail(why, whylen, "it is a copy: written to inode %" PRIu64 " on "
+		    "device %" PRIx64 ", this file is inode %" PRIu64 " on device %" PRIx64 " (cp, "
+		    "rsync, tar, a copied volume)", s->ino, s->dev, ino, dev);
 	after_ns = (ctime_sec - s->sec) * 1000000000 + (ctime_nsec - s->nsec);
-	if (after_ns < 0 || (uint64_t)after_ns > slack_ms * 1000000) {
-		snprintf(why, whylen, "the file changed after its last write (ctime %+" PRId64
-		    " ms from that write: older contents put back, an edit, a link or a rename)",
-		    after_ns / 1000000);
-		return false;
-	}
+	if (after_ns < 0 || (uint64_t)after_ns > slack_ms * 1000000)
+		return check_fail(why, whylen, "the file changed after its last write (ctime "
+		    "%+" PRId64 " ms from that write: older contents put back, an edit, a link or "
+		    "a rename)", after_ns / 1000000);
 	return true;
 }
 
@@ -608,22 +580,16 @@ state_ns_check(const char *buf, size_t len, const char **body_end, char *why, si
 	for (const char *q = buf; q + 6 <= end && check == NULL; q++)
 		if ((q == buf || q[-1] == '\n') && memcmp(q, "check ", 6) == 0)
 			check = q;
-	if (check == NULL) {
-		snprintf(why, whylen, "no checksum line (truncated?)");
-		return false;
-	}
+	if (check == NULL)
+		return check_fail(why, whylen, "no checksum line (truncated?)");
 	p = check + 6;
 	ok = end - p >= 17 && p[16] == '\n';
 	for (int i = 0; ok && i < 16; i++)
 		ok = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
-	if (!ok) {
-		snprintf(why, whylen, "bad checksum line");
-		return false;
-	}
-	if (strtoull(p, NULL, 16) != state_hash(buf, (size_t)(check - buf))) {
-		snprintf(why, whylen, "checksum mismatch (torn or edited)");
-		return false;
-	}
+	if (!ok)
+		return check_fail(why, whylen, "bad checksum line");
+	if (strtoull(p, NULL, 16) != state_hash(buf, (size_t)(check - buf)))
+		return check_fail(why, whylen, "checksum mismatch (torn or edited)");
 	*body_end = check;
 	return true;
 }
@@ -636,20 +602,14 @@ state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why, s
 	char w[16];
 
 	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "idgen-ns") != 0 ||
-	    !state_u64(p, end, &version) || !state_line_end(p, end)) {
-		snprintf(why, whylen, "not an idgen namespace marks record");
-		return false;
-	}
-	if (version != STATE_NS_VERSION) {
-		snprintf(why, whylen, "namespace marks record version %" PRIu64 ", this build "
-		    "reads %d", version, STATE_NS_VERSION);
-		return false;
-	}
+	    !state_u64(p, end, &version) || !state_line_end(p, end))
+		return check_fail(why, whylen, "not an idgen namespace marks record");
+	if (version != STATE_NS_VERSION)
+		return check_fail(why, whylen, "namespace marks record version %" PRIu64 ", this "
+		    "build reads %d", version, STATE_NS_VERSION);
 	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "gen") != 0 ||
-	    !state_u64(p, end, gen) || !state_line_end(p, end)) {
-		snprintf(why, whylen, "malformed near line 2");
-		return false;
-	}
+	    !state_u64(p, end, gen) || !state_line_end(p, end))
+		return check_fail(why, whylen, "malformed near line 2");
 	return true;
 }
 
@@ -686,8 +646,7 @@ state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *w
 		r->m[r->n++] = m;
 		return true;
 	}
-	snprintf(why, whylen, "%s", what);
-	return false;
+	return check_fail(why, whylen, "%s", what);
 }
 
 /* Parses and verifies a namespace marks record; any deviation is corruption. */
@@ -695,7 +654,7 @@ bool
 state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen, char *why,
     size_t whylen)
 {
-	const char *p = buf, *end;
+	const char *p = buf, *end = NULL;	/* set by state_ns_check */
 	char what[64];
 
 	r->n = 0;

@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "clk.h"
 
 #define STATEFILE_SLOT	STATE_MAX_LEN		/* bytes per slot; the file holds two */
@@ -503,11 +504,9 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 	int e;
 
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (f->fd < 0) {
-		snprintf(err, errlen, "state_file: cannot open '%s': %s", f->path,
+	if (f->fd < 0)
+		return check_fail(err, errlen, "state_file: cannot open '%s': %s", f->path,
 		    strerror(errno));
-		return false;
-	}
 	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) {
 		if (fstat(f->fd, &st) != 0) {
 			snprintf(err, errlen, "state_file: cannot stat '%s': %s", f->path,
@@ -539,6 +538,8 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 bool
 statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 {
+	char *dup, *dir;
+
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	f->datasync = fdatasync;
@@ -548,40 +549,30 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	/* Held whether or not there is a file: callers raise marks either way. */
 	f->ns.m = calloc(NS_MARKS_MAX, sizeof(*f->ns.m));
 	f->ns.cap = NS_MARKS_MAX;
-	if (f->ns.m == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return false;
-	}
+	if (f->ns.m == NULL)
+		return check_fail(err, errlen, "out of memory");
 	if (path == NULL || path[0] == '\0') {
 		f->origin = f->ns_origin = STATEFILE_OFF;
 		return true;
 	}
 	f->path = strdup(path);
 	f->ns_buf = malloc(STATE_NS_SLOT);
-	if (f->path == NULL || f->ns_buf == NULL) {
-		snprintf(err, errlen, "out of memory");
+	dup = strdup(path);	/* dirname's to cut */
+	if (f->path == NULL || f->ns_buf == NULL || dup == NULL) {
+		free(dup);
+		statefile_close(f);
+		return check_fail(err, errlen, "out of memory");
+	}
+	/* One level of missing directory is created (e.g. /var/lib/idgen). */
+	dir = dirname(dup);
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "state_file: cannot create its directory '%s': %s", dir,
+		    strerror(errno));
+		free(dup);
 		statefile_close(f);
 		return false;
 	}
-	{
-		/* One level of missing directory is created (e.g. /var/lib/idgen). */
-		char *dup = strdup(path), *dir;
-
-		if (dup == NULL) {
-			snprintf(err, errlen, "out of memory");
-			statefile_close(f);
-			return false;
-		}
-		dir = dirname(dup);
-		if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
-			snprintf(err, errlen, "state_file: cannot create its directory '%s': %s",
-			    dir, strerror(errno));
-			free(dup);
-			statefile_close(f);
-			return false;
-		}
-		free(dup);
-	}
+	free(dup);
 	if (!statefile_lock(f, err, errlen) || !statefile_load(f, err, errlen)) {
 		statefile_close(f);
 		return false;
@@ -690,11 +681,9 @@ statefile_write(struct statefile *f, int slot, int ns_slot, bool first, uint64_t
 	    (s->ns_len > 0 && pwrite(f->fd, s->ns, s->ns_len, ns_off) != (ssize_t)s->ns_len) ||
 	    f->datasync(f->fd) != 0 ||
 	    /* Once: the name of a file this process created must survive a crash too. */
-	    (first && !statefile_sync_dir(f->path))) {
-		snprintf(err, errlen, "cannot write '%s': %s", f->path,
+	    (first && !statefile_sync_dir(f->path)))
+		return check_fail(err, errlen, "cannot write '%s': %s", f->path,
 		    strerror(errno ? errno : EIO));
-		return false;
-	}
 	err[0] = '\0';
 	return true;
 }
@@ -1024,10 +1013,8 @@ statefile_start(struct statefile *f, struct event_base *base, char *err, size_t 
 	if (f->path == NULL || f->w != NULL)
 		return true;
 	w = calloc(1, sizeof(*w));
-	if (w == NULL) {
-		snprintf(err, errlen, "state_file: out of memory");
-		return false;
-	}
+	if (w == NULL)
+		return check_fail(err, errlen, "state_file: out of memory");
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->done, NULL);

@@ -330,7 +330,6 @@ tls_free(struct tls *t)
 	if (t == NULL)
 		return;
 	for (int w = 0; w < TLS_WHERE_N; w++)
-		if (t->l[w].ctx != NULL)
-			SSL_CTX_free(t->l[w].ctx);
+		SSL_CTX_free(t->l[w].ctx);	/* nothing for NULL */
 	free(t);
 }

@@ -516,20 +516,6 @@ test_release_end(void **state)
 	assert_true(end == T0 + 499);
 }
 
-/* Status names are stable words for logs. */
-static void
-test_status_names(void **state)
-{
-	(void)state;
-	assert_string_equal(snowflake_status_name(SNOWFLAKE_OK), "ok");
-	assert_string_equal(snowflake_status_name(SNOWFLAKE_WAIT), "wait");
-	assert_string_equal(snowflake_status_name(SNOWFLAKE_CLOCK), "clock");
-	assert_string_equal(snowflake_status_name(SNOWFLAKE_UNAVAILABLE),
-	    "unavailable");
-	assert_string_equal(snowflake_status_name(SNOWFLAKE_RESERVE), "reserve");
-	assert_string_equal(snowflake_status_name(SNOWFLAKE_BEHIND), "behind");
-}
-
 /* A resumed window mints above the old reservation at once, even with the clock behind. */
 static void
 test_resume_above_reservation(void **state)
@@ -671,7 +657,6 @@ main(void)
 		cmocka_unit_test(test_now_before_window_start),
 		cmocka_unit_test(test_extend_never_backward),
 		cmocka_unit_test(test_release_end),
-		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_resume_above_reservation),
 		cmocka_unit_test(test_reservation_write_ahead),
 		cmocka_unit_test(test_resume_far_ahead_behind),
