@@ -742,8 +742,13 @@ statefile_post(struct statefile *f, const char *buf, size_t ns_len, uint64_t gen
 	f->ns_buf = t;
 	w->next_ns_len = ns_len;
 	w->next_gen = gen;
+	/*
+	 * Broadcast, though one thread waits: glibc's bug 25847 (fixed upstream
+	 * after Debian 12's 2.36) can lose a pthread_cond_signal; test_tier once
+	 * hung in statefile_stop with the writer asleep and its stop set.
+	 */
+	pthread_cond_broadcast(&w->work);
 	pthread_mutex_unlock(&w->mu);
-	pthread_cond_signal(&w->work);
 }
 
 /* Every queued save not yet resolved, up to o.gen, takes write o's outcome. */
@@ -1058,7 +1063,7 @@ statefile_stop(struct statefile *f)
 		return;
 	pthread_mutex_lock(&w->mu);
 	w->stop = true;
-	pthread_cond_signal(&w->work);
+	pthread_cond_broadcast(&w->work);	/* not signal: see statefile_post */
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
 	statefile_pull(f);
