@@ -41,6 +41,9 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_NS_COPY_FIRST] = { "ns-copy-first",
 	    "a namespace ticket's block is banked only once another server of the region holds "
 	    "a copy of its mark, or none is up (tier_ns.c, 13.6)" },
+	[RULE_KNOWN_AT_ANSWER] = { "known-at-answer",
+	    "a ticket covered by a mark learned while it was in flight (a copy read before its "
+	    "answer) is not used (ticket.c, 6.3, 13.6; both sequences)" },
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },

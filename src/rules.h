@@ -28,6 +28,8 @@ enum rule {
 	RULE_NS_WITNESS,	/* tier_ns.c: a new connection's copies before it serves (13.6) */
 	RULE_NS_COPY_FIRST,	/* tier_ns.c: a namespace block banked once another server holds
 				 * its copy (13.6) */
+	RULE_KNOWN_AT_ANSWER,	/* ticket.c: t > known[R] as its answer is taken, else unused
+				 * (6.3, 13.6; both sequences) */
 	RULE_COUNT,
 };
 
