@@ -25,8 +25,9 @@ trap 'rm -rf "$tmp"' EXIT
 # stamp's inode check refuses every copy the owner rule refuses; copy first
 # covers what the witness and a check's early read would (a copy lands before
 # any block is handed out), so each of those is shown with copy first off,
-# and the namespace witness with the namespaces' copy first off (docs/design.md
-# section 14). Namespace rules are hunted in schedules that all serve namespaces.
+# and the namespace witness with the namespaces' copy first off; the known mark
+# as sent (ticket-known, ns-ticket-known) with the known mark at the answer off,
+# which makes a ticket below either unused (docs/design.md section 14). Namespace rules are hunted in schedules that all serve namespaces.
 # A rule whose duplicate no schedule from seed 1 finds in the budget starts at
 # the seed that found it with every rule on (known-at-answer: 21084, its
 # namespace ticket answered in the instant a copy covering it was read).
@@ -40,6 +41,8 @@ rule_args() {
 	case "$1" in
 	owner) echo "--disable owner --disable stamp" ;;
 	witness | check-read) echo "--disable $1 --disable copy-first" ;;
+	ticket-known) echo "--disable ticket-known --disable known-at-answer" ;;
+	ns-ticket-known) echo "--namespaces all --disable ns-ticket-known --disable known-at-answer" ;;
 	ns-witness) echo "--namespaces all --disable ns-witness --disable ns-copy-first" ;;
 	ns-*) echo "--namespaces all --disable $1" ;;
 	*) echo "--disable $1" ;;
