@@ -45,6 +45,9 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "a ticket is banked only when its server's own row, read under the ticket's lock, "
 	    "is unsealed and in the generation its connection was checked under, the view's "
 	    "(ticket.c, 12.4)" },
+	[RULE_KNOWN_AT_ANSWER] = { "known-at-answer",
+	    "a ticket covered by a mark learned while it was in flight (a copy read before its "
+	    "answer) is not used (ticket.c, 6.3, 13.6; both sequences)" },
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },

@@ -30,6 +30,8 @@ enum rule {
 				 * its copy (13.6) */
 	RULE_SEAL,		/* ticket.c: banked only from its own row unsealed in the
 				 * connection's generation, the view's (12.4) */
+	RULE_KNOWN_AT_ANSWER,	/* ticket.c: t > known[R] as its answer is taken, else unused
+				 * (6.3, 13.6; both sequences) */
 	RULE_COUNT,
 };
 

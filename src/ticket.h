@@ -111,6 +111,7 @@ enum ticket_verdict {
 	TICKET_TX_SEALED,	/* a change of the increment: connect again (unbanked) */
 	TICKET_TX_REFUSE,	/* the wrong residue, or past 2^53 */
 	TICKET_TX_REGRESS,	/* the counter is not above a mark */
+	TICKET_TX_LEARNED,	/* not above a mark learned while in flight: not used (6.3) */
 };
 
 struct ticket_params {
@@ -234,12 +235,13 @@ enum ticket_txfail ticket_tx_failure(struct ticket_server *s, const struct db_re
 /*
  * Judges q's committed transaction on s (copies: as sent): it ran to its end,
  * in s's generation, unsealed, its own mark raised, and its ticket has s's
- * residue, is above mark (the known one when it was sent) and below 2^53.
- * The ticket in *ticket; why names anything else.
+ * residue, is above mark (the known one when it was sent), above learned (the
+ * one known now, as its answer is taken; TICKET_TX_LEARNED: not used, nothing
+ * refused) and below 2^53. The ticket in *ticket; why names anything else.
  */
 enum ticket_verdict ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
-		    const struct db_result *r, unsigned copies, uint64_t mark, uint64_t *ticket,
-		    char *why, size_t whylen);
+		    const struct db_result *r, unsigned copies, uint64_t mark, uint64_t learned,
+		    uint64_t *ticket, char *why, size_t whylen);
 
 /* Refuses a misconfigured server (its checks or its partner's disagree). */
 void		ticket_refuse(struct ticket_server *s, const char *why);

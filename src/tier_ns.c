@@ -703,7 +703,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	v = ticket_tx_verdict(s, &q, r, copies, ns_end_ticket(t->ns_fetch_end[s->index], ns->b),
-	    &tk, why, sizeof(why));
+	    ns_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
 	if (v == TICKET_TX_SHORT || v == TICKET_TX_NO_ROW || v == TICKET_TX_SEALED) {
 		ticket_run_lost(s, "namespace ticket", v == TICKET_TX_SEALED ? why :
 		    "the transaction did not run to its end");
@@ -713,10 +713,16 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	/* Its transaction committed the copies it carried (copy first, 13.6). */
 	for (unsigned j = 0; v == TICKET_TX_OK && j < NS_SERVERS; j++)
 		tier_ns_landed(ns, j, t->ns_tx_copy[s->index][j]);
-	if (v == TICKET_TX_OK)
+	if (v == TICKET_TX_OK) {
 		tier_ns_judged(t, s, ns, tk);
-	else
+	} else if (v == TICKET_TX_LEARNED) {
+		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
+		log_warn("namespace %s on the %s ticket server: %s", ns->name, s->name, why);
+		t->ns_due[s->index] = true;
+		t->ns_due_some = true;
+	} else {
 		tier_ns_refuse(t, ns, s->index, why);
+	}
 	t->up->prefetch(t);
 	t->on_change(t->arg);
 }

@@ -202,6 +202,61 @@ test_ticket_below_mark(void **state)
 	rig_down(r);
 }
 
+/*
+ * A mark learned while the ticket was in flight (a copy read before its
+ * answer) covers it: not used, the server not refused but checked again at
+ * once (docs/design.md 6.3; idsim seed 21084). The old code judged it against
+ * the mark as sent alone and used ticket 7.
+ */
+static void
+test_ticket_below_learned_mark(void **state)
+{
+	struct rig *r = rig_up();
+
+	(void)state;
+	expect_tx(7, 1);
+	script_check_with(9, "9", -1, NULL);	/* the recheck: counter 9, above mark 7 */
+	assert_true(ticket_fetch(&r->s));
+	r->s.mark = 7;		/* the tier learned ticket 7 from a copy meanwhile */
+	run(r);
+	assert_true(r->s.stats.tickets == 0 && r->s.last_ticket == 0);
+	for (unsigned k = 0; k < nevents; k++)
+		assert_int_not_equal(events[k], TICKET_EV_TICKET);
+	assert_int_equal(r->s.stats.rechecks, 1);
+	assert_int_equal(r->s.state, TICKET_READY);
+	rig_down(r);
+}
+
+/* The verdict's two marks: as sent (regressed), as known at the answer (unused). */
+static void
+test_verdict_learned(void **state)
+{
+	struct rig *r = rig_up();
+	static const char *const ready[6] = { "ready", "8", "refuse", "0", "0", "1" };
+	struct ticket_seq q;
+	struct db_result res;
+	char *row[6], why[512];
+	uint64_t t = 0;
+
+	(void)state;
+	ticket_seq_set(&q, "orders", 8, "refuse");
+	memset(&res, 0, sizeof(res));
+	memcpy(row, ready, sizeof(row));
+	res.row = row;
+	res.nfields = 6;
+	res.nstmts = ticket_seq_stmts(&q, 1);
+	res.stmt_insert_id[ticket_seq_stmts(&q, 0) - 3] = 9;
+	res.stmt_affected[ticket_seq_stmts(&q, 0) - 2] = 1;
+	assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 7, &t, why, sizeof(why)),
+	    TICKET_TX_OK);
+	assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 9, &t, why, sizeof(why)),
+	    TICKET_TX_LEARNED);
+	assert_non_null(strstr(why, "learned while it was in flight"));
+	assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 9, 9, &t, why, sizeof(why)),
+	    TICKET_TX_REGRESS);
+	rig_down(r);
+}
+
 /* An even ticket from the odd server: refused (auto_increment_offset changed). */
 static void
 test_wrong_parity(void **state)
@@ -302,7 +357,7 @@ test_ns_sealed_not_used(void **state)
 		res.nstmts = ticket_seq_stmts(&q, 1);
 		res.stmt_insert_id[ticket_seq_stmts(&q, 0) - 3] = 9;	/* REPLACE's */
 		res.stmt_affected[ticket_seq_stmts(&q, 0) - 2] = 1;	/* the own mark's */
-		assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, &t, why, sizeof(why)),
+		assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 0, &t, why, sizeof(why)),
 		    k < 2 ? TICKET_TX_SEALED : TICKET_TX_OK);
 	}
 	assert_true(t == 9 && r->s.stats.unbanked == 2);
@@ -533,6 +588,8 @@ main(void)
 		cmocka_unit_test(test_deadlock_retried),
 		cmocka_unit_test(test_own_mark_regressed),
 		cmocka_unit_test(test_ticket_below_mark),
+		cmocka_unit_test(test_ticket_below_learned_mark),
+		cmocka_unit_test(test_verdict_learned),
 		cmocka_unit_test(test_wrong_parity),
 		cmocka_unit_test(test_lost_mid_ticket),
 		cmocka_unit_test(test_missing_right),
