@@ -29,7 +29,8 @@ if [ -z "${IDGEN_PART_NS:-}" ]; then
 		done
 		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 		ip netns del "$NS" 2>/dev/null
-		ip netns list 2>/dev/null | has "^$NS\b" && { echo "[test_partition] FAIL: namespace $NS left behind" >&2; rc=1; }
+		# awk reads to the end: no SIGPIPE to ip under pipefail (lib.sh is not loaded here).
+		ip netns list 2>/dev/null | awk -v n="$NS" '$1 == n { f = 1 } END { exit !f }' && { echo "[test_partition] FAIL: namespace $NS left behind" >&2; rc=1; }
 		exit $rc
 	}
 	trap ns_cleanup EXIT
@@ -125,14 +126,23 @@ d0=$(dropped)
 block "$ODD_PORT"
 log "odd partitioned (DROP both ways) at +$((SECONDS - t0)) s"
 wait_for "odd judged down" 10 state_not odd up
-snap; e1=$(sv even_tickets) f1=$(sv ids_fallback)
+snap; e1=$(sv even_tickets) f1=$(sv ids_fallback) ef1=$(sv even_failures)
 sleep 4
 snap
 [ "$(sv even_tickets)" -gt "$e1" ] || fail "the even server did not carry the load"
-[ "$(sv even_state)" = up ] || fail "even not up while only odd was partitioned: $(sv even_state)"
-[ "$(sv mode)" = ticket ] || fail "mode $(sv mode) with one server partitioned"
-[ "$(sv ids_fallback)" = "$f1" ] || fail "$(( $(sv ids_fallback) - f1 )) fallback IDs while the even server was up"
-log "odd partitioned: odd $(sv odd_state), even carried on ($(sv even_tickets) tickets, no fallback ID)"
+if [ "$(sv even_failures)" != "$ef1" ]; then
+	# Even's own query timed out (a loaded machine: a clean clone's run saw it
+	# 2.5 s after odd's, then 83 ms of fallback): the fallback was then due, so
+	# no verdict on it; even must be back by itself.
+	log "even itself failed $(( $(sv even_failures) - ef1 )) time(s) in the phase (load): $(( $(sv ids_fallback) - f1 )) fallback IDs not judged"
+	wait_for "even up again" 10 state_is even up
+	wait_for "ticket mode" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT mode ticket'"
+else
+	[ "$(sv even_state)" = up ] || fail "even not up while only odd was partitioned: $(sv even_state)"
+	[ "$(sv mode)" = ticket ] || fail "mode $(sv mode) with one server partitioned"
+	[ "$(sv ids_fallback)" = "$f1" ] || fail "$(( $(sv ids_fallback) - f1 )) fallback IDs while the even server was up"
+fi
+log "odd partitioned: odd $(sv odd_state), even carried on ($(sv even_tickets) tickets)"
 [ "$(dropped)" -gt "$d0" ] || fail "no packet dropped by the rule"
 
 # 2. Both blackholed: buffered IDs, then the Snowflake fallback (lease still valid).
