@@ -118,6 +118,15 @@ ctl_env() {
 	CTL=("$BUILD/idgenctl" --odd_port "$ODD_PORT" --even_port "$EVEN_PORT")
 }
 ctl() { "${CTL[@]}" "$@" >>"$T_DIR/ctl.out" 2>&1 || fail "idgenctl $*: $(tail -n 3 "$T_DIR/ctl.out")"; }
+# expect_ctl RC NEEDLE ARGS...: idgenctl ARGS exits RC and its output (in
+# $T_DIR/ctl.out, replaced) matches the extended regex NEEDLE; else the test fails.
+expect_ctl() {
+	local want=$1 needle=$2 rc=0
+	shift 2
+	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
+	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
+		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
+}
 # ns_served PORT NAME: true once that idserver answers ID of namespace NAME.
 ns_served() { q "$1" "ID $2\n" | has -E '^[0-9]+$'; }
 

@@ -18,13 +18,6 @@ pair_up
 ctl_env
 export IDGEN_ADOPT_PASSWORD=
 
-expect_ctl() {	# RC NEEDLE ARGS...
-	local want=$1 needle=$2 rc=0
-	shift 2
-	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
-		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
-}
 # ticket ROLE NS: one ticket of namespace NS taken as the service user.
 ticket() {
 	local port=$ODD_PORT

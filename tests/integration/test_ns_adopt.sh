@@ -17,13 +17,6 @@ ctl_env
 WRITER_ROWS=${WRITER_ROWS:-6000}
 URL="mariadb://app:pw@127.0.0.1:$ODD_PORT/shop"
 
-expect_ctl() {	# RC NEEDLE ARGS...
-	local want=$1 needle=$2 rc=0
-	shift 2
-	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
-		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
-}
 shop_max() { db_sql odd "SELECT COALESCE(MAX(id), 0) FROM shop.users"; }
 
 # 1. The application's database and its read-only user (every host form the

@@ -33,13 +33,6 @@ on_cleanup() {
 }
 declare -A BS=([big]=1024 [small]=16) REQ=([default]='IDS 1000' [big]='IDS 1000 big' [small]='IDS 200 small')
 
-expect_ctl() {	# RC NEEDLE ARGS...
-	local want=$1 needle=$2 rc=0
-	shift 2
-	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
-		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
-}
 # load PORT NAME SEQ: 20 requests of SEQ a batch from PORT into $T_DIR/NAME.SEQ
 # until $STOP exists (at most 300 batches); errors counted in NAME.SEQ.err.
 load() {

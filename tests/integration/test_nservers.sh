@@ -77,13 +77,6 @@ read -r errs _ < <(mint_ids "$SVC_PORT" 100 "$T_DIR/old-1.txt")
 cat "$T_DIR/old-1.txt" >>"$IDS"
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 3 "$P3" >/dev/null
 "$ROOT/scripts/dbpair.sh" more "$T_DIR/db" 4 "$P4" >/dev/null
-expect_ctl() {	# RC NEEDLE ARGS...
-	local want=$1 needle=$2 rc=0
-	shift 2
-	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
-		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
-}
 expect_ctl 2 "offset '2' must be a number from 3" tier add-server 2 "127.0.0.1:$P3"
 expect_ctl 2 "offset '9' must be a number from 3 .* to 8" tier add-server 9 "127.0.0.1:$P3"
 expect_ctl 2 "is not IP:PORT" tier add-server 3 "localhost:$P3"

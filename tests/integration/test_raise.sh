@@ -33,14 +33,6 @@ MORE="3=127.0.0.1:$P3 4=127.0.0.1:$P4"
 A=$SVC_PORT B=$((SVC_PORT + 1)) C=$((SVC_PORT + 2))
 STOP=$T_DIR/stop
 
-expect_ctl() {	# RC NEEDLE ARGS...
-	local want=$1 needle=$2 rc=0
-	shift 2
-	"${CTL[@]}" "$@" >"$T_DIR/ctl.out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] && grep -qE -- "$needle" "$T_DIR/ctl.out" ||
-		fail "idgenctl $*: exit $rc (want $want), $(cat "$T_DIR/ctl.out")"
-}
-
 # load PORT FILE: IDS 1000 x 50 batches from PORT until $STOP exists (at most
 # 200 batches); any ERR line fails the test afterwards.
 load() {
