@@ -75,6 +75,7 @@ static bool	tier_ns_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsig
 static void	tier_ns_copied(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
 static void	tier_ns_landed(struct nsrv *ns, unsigned i, uint64_t end);
+static void	tier_ns_due(struct tier *t, unsigned i);
 
 void (*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
     uint64_t ticket, bool alone);
@@ -225,6 +226,14 @@ tier_ns_up_now(const struct tier *t, bool *up)
 		    t->ns_at[i] > t->ns_up_at[i];
 }
 
+/* Server i's namespaces are to be checked at the next turn of the tick. */
+static void
+tier_ns_due(struct tier *t, unsigned i)
+{
+	t->ns_due[i] = true;
+	t->ns_due_some = true;
+}
+
 void
 tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 {
@@ -235,8 +244,7 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 	if (i >= server_own_count() || i >= NS_SERVERS || t->nss.max == 0)
 		return;
 	if (ev == TICKET_EV_UP) {
-		t->ns_due[i] = true;
-		t->ns_due_some = true;
+		tier_ns_due(t, i);
 		if (!s->seen.recheck) {
 			/*
 			 * Partner first (docs/design.md 6.4, 13.6): a new connection
@@ -246,8 +254,7 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 			t->ns_up_at[i] = ++t->ns_epoch;
 			t->ns_witnessed[i] = false;
 			for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
-				t->ns_due[j] = true;
-			t->ns_due_some = true;
+				tier_ns_due(t, j);
 		}
 	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
 		/* A namespace ticket in flight there will never answer (a gap). */
@@ -696,8 +703,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
 		    "the ticket is not used");
 		for (unsigned j = 0; j < NS_SERVERS; j++)
-			t->ns_due[j] = true;
-		t->ns_due_some = true;
+			tier_ns_due(t, j);
 		t->up->prefetch(t);
 		t->on_change(t->arg);
 		return;
@@ -718,8 +724,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
 		log_warn("namespace %s on the %s ticket server: %s", ns->name, s->name, why);
-		t->ns_due[s->index] = true;
-		t->ns_due_some = true;
+		tier_ns_due(t, s->index);
 	} else {
 		tier_ns_refuse(t, ns, s->index, why);
 	}

@@ -227,6 +227,24 @@ test_ticket_below_learned_mark(void **state)
 	rig_down(r);
 }
 
+/*
+ * The answer of q's committed namespace transaction with one copy: the
+ * catalogue row src (state, B, policy, generation, seal, ...), ticket 9 drawn
+ * by its REPLACE, its own mark's UPDATE matching one row.
+ */
+static void
+ns_tx_answer(const struct ticket_seq *q, struct db_result *res, char **row,
+    const char *const src[6])
+{
+	memset(res, 0, sizeof(*res));
+	memcpy(row, src, 6 * sizeof(row[0]));
+	res->row = row;
+	res->nfields = 6;
+	res->nstmts = ticket_seq_stmts(q, 1);
+	res->stmt_insert_id[ticket_seq_stmts(q, 0) - 3] = 9;	/* REPLACE's */
+	res->stmt_affected[ticket_seq_stmts(q, 0) - 2] = 1;	/* the own mark's */
+}
+
 /* The verdict's two marks: as sent (regressed), as known at the answer (unused). */
 static void
 test_verdict_learned(void **state)
@@ -240,13 +258,7 @@ test_verdict_learned(void **state)
 
 	(void)state;
 	ticket_seq_set(&q, "orders", 8, "refuse");
-	memset(&res, 0, sizeof(res));
-	memcpy(row, ready, sizeof(row));
-	res.row = row;
-	res.nfields = 6;
-	res.nstmts = ticket_seq_stmts(&q, 1);
-	res.stmt_insert_id[ticket_seq_stmts(&q, 0) - 3] = 9;
-	res.stmt_affected[ticket_seq_stmts(&q, 0) - 2] = 1;
+	ns_tx_answer(&q, &res, row, ready);
 	assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 7, &t, why, sizeof(why)),
 	    TICKET_TX_OK);
 	assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 9, &t, why, sizeof(why)),
@@ -350,13 +362,7 @@ test_ns_sealed_not_used(void **state)
 	(void)state;
 	ticket_seq_set(&q, "orders", 8, "refuse");
 	for (unsigned k = 0; k < 3; k++) {
-		memset(&res, 0, sizeof(res));
-		memcpy(row, rows[k], sizeof(row));
-		res.row = row;
-		res.nfields = 6;
-		res.nstmts = ticket_seq_stmts(&q, 1);
-		res.stmt_insert_id[ticket_seq_stmts(&q, 0) - 3] = 9;	/* REPLACE's */
-		res.stmt_affected[ticket_seq_stmts(&q, 0) - 2] = 1;	/* the own mark's */
+		ns_tx_answer(&q, &res, row, rows[k]);
 		assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 0, &t, why, sizeof(why)),
 		    k < 2 ? TICKET_TX_SEALED : TICKET_TX_OK);
 	}
