@@ -5,6 +5,7 @@
 
 pair_up
 idserver_start svc "$SVC_PORT"
+wait_buffered "$SVC_PORT"
 
 st() { stat "$SVC_PORT" "$1"; }
 state_is() { [ "$(st "$1_state")" = "$2" ]; }

@@ -36,6 +36,7 @@ rc=0; "$CTL" tier >/dev/null 2>"$T_DIR/usage.err" || rc=$?
 
 # 1. A serving tier: status names both servers, check is clean.
 idserver_start svc "$SVC_PORT"
+wait_buffered "$SVC_PORT"
 take "$SVC_PORT" 300
 ctl tier status >"$T_DIR/status.out" || fail "tier status failed: $(cat "$T_DIR/status.out")"
 for r in odd even; do
@@ -117,6 +118,7 @@ rc=0; "$CTL" --odd_port "$ODD_PORT" --even_port "$ODD_PORT" tier check >"$T_DIR/
 
 # 8. Service again after the repairs: no duplicate anywhere.
 idserver_start svc "$SVC_PORT"
+wait_buffered "$SVC_PORT"
 take "$SVC_PORT" 300
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs"
 log "$n IDs taken before and after the repairs: no duplicate"

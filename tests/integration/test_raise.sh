@@ -70,6 +70,8 @@ PY
 
 idserver_start a "$A" "${FLAGS[@]}"
 idserver_start b "$B" "${FLAGS[@]}"
+wait_buffered "$A"
+wait_buffered "$B"
 load "$A" "$T_DIR/a.txt" & LA=$!
 load "$B" "$T_DIR/b.txt" & LB=$!
 sleep 1

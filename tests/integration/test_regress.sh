@@ -61,6 +61,7 @@ fresh() {
 }
 
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
+wait_buffered "$SVC_PORT"
 [ "$(take "$SVC_PORT" 3000)" = 0 ] || fail "errors on a healthy pair"
 # A dump of the odd server now, restored later (scenario 3).
 mariadb-dump --no-defaults --protocol=tcp -h 127.0.0.1 -P "$ODD_PORT" -u root --databases idgen >"$T_DIR/odd-early.sql"
