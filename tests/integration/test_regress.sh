@@ -55,6 +55,9 @@ fresh() {
 	# Which layer caught it: the refusal at the next check names them all.
 	[ -z "${FRESH_EXPECT:-}" ] || wait_for "$name: '$FRESH_EXPECT' in the refusal" 10 \
 		grep -q "REFUSED: counter regressed.*$FRESH_EXPECT" "$T_DIR/$name.log"
+	# The other server's first block is banked once its copy lands, or alone
+	# (copy first): a burst before that finds none (a clean clone's ASan run).
+	[ $# -eq 2 ] || wait_buffered "$P2"
 	[ "$(take "$P2" 300)" = 0 ] || [ $# -eq 2 ] || fail "$name: errors while the other server serves"
 	kill -TERM "$(eval echo "\$${name}_PID")"
 	wait_for "$name to exit" 15 bash -c "! kill -0 $(eval echo "\$${name}_PID") 2>/dev/null"
