@@ -68,9 +68,24 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
-# A command that stops the test through set -e says so (a silent exit was all a
-# loaded clean-clone run of test_ns_adopt left to read, issue 36).
-trap 'log "FAIL: exit $? at ${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND"' ERR
+# A command that stops the test through set -e says so, where, and through which
+# calls (a silent exit was all a loaded clean-clone run of test_ns_adopt left to
+# read, issue 36). errtrace: without it the trap never runs inside a function, and
+# a failure inside a helper (q, stat, mint_ids...) stopped the test silently. Only
+# what stops the test reports: under set -e (not in cleanups or a test's set +e
+# part), in the test's own shell (a failure in a subshell reports where the
+# subshell stops the test, a command substitution's is no verdict).
+set -o errtrace
+on_err() {
+	local rc=$1 i at=
+	[[ $- == *e* ]] && [ "$BASHPID" = "$$" ] || return 0
+	for ((i = 1; i < ${#FUNCNAME[@]}; i++)); do
+		at+=" ${BASH_SOURCE[i]##*/}:${BASH_LINENO[i - 1]}"
+		[ "${FUNCNAME[i]}" = main ] || at+=" (${FUNCNAME[i]})"
+	done
+	log "FAIL: exit $rc at$at: $2"
+}
+trap 'on_err $? "$BASH_COMMAND"' ERR
 
 pair_up() { "$ROOT/scripts/dbpair.sh" up "$T_DIR/db" "$ODD_PORT" "$EVEN_PORT" >/dev/null; }
 pair_down() { [ -d "$T_DIR/db" ] && "$ROOT/scripts/dbpair.sh" down "$T_DIR/db" || true; }
@@ -163,11 +178,25 @@ idserver_start() {
 	fail "$name did not answer PING on port $port within 10 s"
 }
 
-# wait_buffered PORT: until the idserver holds ticket IDs (its first blocks
-# banked: after their copies landed, copy first), so that a burst right after a
-# start is not answered ERR UNAVAILABLE by a slow (sanitizer, loaded) start.
+# wait_buffered PORT [STAT_FN]: until the idserver holds ticket IDs (its first
+# blocks banked: after their copies landed, copy first), so that a request right
+# after a start or a restart is not answered ERR UNAVAILABLE by a slow (sanitizer,
+# loaded) start: a start takes longer than refill_wait_ms there. STAT_FN PORT NAME
+# prints one STATS value (default stat) for an idserver whose text port needs TLS
+# or a token. Not where a test asserts what happens before the first block.
 wait_buffered() {
-	wait_for "ticket IDs buffered on $1" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $1 | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
+	wait_for "ticket IDs buffered on $1 (its first block banked)" 15 stat_above_0 "${2:-stat}" "$1" ids_buffered
+}
+# wait_ns_buffered PORT NS [STAT_FN]: the same for namespace NS (ns_NS_ids_buffered:
+# its first block banked).
+wait_ns_buffered() {
+	wait_for "namespace $2's IDs buffered on $1 (its first block banked)" 15 \
+		stat_above_0 "${3:-stat}" "$1" "ns_$2_ids_buffered"
+}
+stat_above_0() {
+	local v
+	v=$("$1" "$2" "$3" 2>/dev/null) || return 1
+	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ]
 }
 
 # faketime_env SETTING...: prints a command prefix (for IDSERVER_WRAP) running a
