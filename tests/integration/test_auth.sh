@@ -75,6 +75,7 @@ grep -q 'line 2' "$T_DIR/bad.log" || fail "bad token file: line not named: $(cat
 
 start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP"
 grep -q 'authentication on: 4 tokens (1 read-only)' "$T_DIR/svc.log" || fail "no start line"
+wait_buffered "$SVC_PORT" astat
 
 log "gRPC reflection (before any failure from this address): a token needed, read-only suffices"
 cat >"$T_DIR/py/reflect_call.py" <<'PY'
@@ -428,6 +429,7 @@ qa "$SVC_PORT" "$TOKA" 'IDS 3\n' | ids_in
 
 log "auth_open_metrics=0: /metrics, /health and gRPC health need a token"
 start svc2 "$S2" --http_port "$HP2" --grpc_port "$GP2" --auth_open_metrics 0
+wait_buffered "$S2" astat
 for p in metrics health; do
 	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP2/$p")
 	[ "$code" = 401 ] || fail "/$p without a token: $code"

@@ -49,6 +49,7 @@ done
 
 log "(1) libidgen with a token, idserver without: served, warned once"
 idserver_start a "$A"
+wait_buffered "$A"
 IDGEN_TOKEN=$TOKA "$IDGEN" -s "127.0.0.1:$A" ids 5 >"$T_DIR/a.out" 2>"$T_DIR/a.err" ||
 	fail "idgen ids with a token against an idserver without tokens: $(cat "$T_DIR/a.err")"
 [ "$(grep -cE '^[0-9]+$' "$T_DIR/a.out")" = 5 ] || fail "idgen ids 5: $(cat "$T_DIR/a.out")"
@@ -69,6 +70,7 @@ log "(2) auth_mode = optional: anonymous served and counted, tokens still checke
 idserver_start b "$B" --grpc_port "$GB" --http_port "$HB" --auth_tokens_file "$TOKENS" \
 	--auth_mode optional --auth_fail_delay_ms 0
 has 'auth_mode optional' "$T_DIR/b.log" || fail "no start line for auth_mode optional"
+wait_buffered "$B" astat
 a0=$(astat "$B" auth_anonymous)
 [[ $a0 =~ ^[0-9]+$ ]] || fail "STATS has no auth_anonymous: '$a0'"
 # Seven requests without a token: text ID and PING, RESP ID and INFO, HTTP
@@ -144,6 +146,7 @@ idserver_start_c() {
 	wait_for "c up" 10 bash -c "curl -sf -H 'Authorization: Bearer $TOKA' http://127.0.0.1:$HC/stats >/dev/null"
 }
 idserver_start_c
+wait_buffered "$C" astat
 U=http://127.0.0.1:$HC/v1/id
 # basic USER TOKEN WANT: curl -u USER:TOKEN's status is WANT (200: its ID kept).
 basic() {

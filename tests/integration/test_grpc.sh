@@ -16,6 +16,7 @@ pair_up
 GP=$((SVC_PORT + 1))
 HP=$((SVC_PORT + 2))
 idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP"
+wait_buffered "$SVC_PORT"
 
 # 1. Both RPCs, thousands of concurrent calls, health SERVING.
 grpc_client "$GP" calls "$IDS" || fail "gRPC calls"

@@ -17,6 +17,7 @@ HP=$((SVC_PORT + 1))
 ORIGIN=https://app.example
 idserver_start svc "$SVC_PORT" --http_port "$HP" --http_timeout_ms 3000 \
 	--http_cors_origins "https://other.example, $ORIGIN"
+wait_buffered "$SVC_PORT"
 URL=http://127.0.0.1:$HP
 IDS=$T_DIR/ids.txt
 : >"$IDS"

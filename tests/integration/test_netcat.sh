@@ -5,6 +5,7 @@
 pair_up
 HTTP_PORT=$((SVC_PORT + 100))
 idserver_start svc "$SVC_PORT" --http_port "$HTTP_PORT"
+wait_buffered "$SVC_PORT"
 
 # The README's example: echo ID | nc -N prints one ID and exits.
 out=$(echo ID | timeout 10 nc -N 127.0.0.1 "$SVC_PORT")

@@ -10,6 +10,7 @@
 
 pair_up
 idserver_start svc "$SVC_PORT" --max_clients 3 --max_clients_per_ip 2 --refusal_wait_ms 200
+wait_buffered "$SVC_PORT"
 /usr/bin/python3 - "$SVC_PORT" <<'PY' || fail "refusals"
 import socket, sys, time
 import redis

@@ -10,6 +10,7 @@
 pair_up
 idserver_start svc "$SVC_PORT" --idle_timeout_ms 1500 --partial_timeout_ms 700 \
 	--write_timeout_ms 1500 --max_clients_per_ip 40 --max_output_bytes 65536
+wait_buffered "$SVC_PORT"
 st() { stat "$SVC_PORT" "$1"; }
 
 python3 - "$SVC_PORT" <<'PY' || fail "slow clients"
