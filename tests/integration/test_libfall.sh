@@ -15,6 +15,7 @@ S1=$SVC_PORT
 S2=$((SVC_PORT + 1))
 idserver_start a "$S1"
 idserver_start b "$S2"
+wait_buffered "$S1"; wait_buffered "$S2"
 TIER="mariadb://idgen@127.0.0.1:$ODD_PORT,127.0.0.1:$EVEN_PORT/idgen?lease_window_ms=20000"
 LIST="127.0.0.1:$S1,127.0.0.1:$S2,$TIER"
 D=$T_DIR/ids

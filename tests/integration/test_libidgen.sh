@@ -13,6 +13,7 @@ S1=$SVC_PORT
 S2=$((SVC_PORT + 1))
 idserver_start a "$S1"
 idserver_start b "$S2"
+wait_buffered "$S1"; wait_buffered "$S2"
 LIST=127.0.0.1:$S1,127.0.0.1:$S2
 D=$T_DIR/ids
 mkdir -p "$D"
@@ -45,6 +46,7 @@ cat "$T_DIR/kill1.out" >&2
 grep -q 'errors=0' "$T_DIR/kill1.out" || fail "errors with one idserver left"
 grep -qE 'failures=[1-9]' "$T_DIR/kill1.out" || log "note: the killed idserver was not the one in use"
 idserver_start a "$S1"
+wait_buffered "$S1"
 
 log "both killed: held IDs served, then the error code; back when one returns"
 O=$T_DIR/outage
@@ -65,6 +67,7 @@ grep -q 'OUTAGE resumed' "$T_DIR/outage.out" || fail "no resume line"
 
 log "an idserver that closes idle connections: the kept one is replaced, not counted as a failure"
 idserver_start idle "$((SVC_PORT + 2))" --idle_timeout_ms 300
+wait_buffered "$((SVC_PORT + 2))"
 "$LOAD" -s "127.0.0.1:$((SVC_PORT + 2))" -t 1 -d 3 --pace 600000 --lead-ms 0 --min-held 1 --fetch-ids 1024 --dump "$D/idle" >"$T_DIR/idle.out" ||
 	fail "idle-closed connections: $(cat "$T_DIR/idle.out")"
 cat "$T_DIR/idle.out" >&2

@@ -55,6 +55,7 @@ PO=$((SVC_PORT + 10))
 PE=$((SVC_PORT + 11))
 idserver_start a "$S1" --query_timeout_ms 500 --connect_timeout_ms 300
 idserver_start b "$S2" --query_timeout_ms 500 --connect_timeout_ms 300
+wait_buffered "$S1"; wait_buffered "$S2"
 python3 "$ROOT/tests/integration/delayproxy.py" "$PO" "$ODD_PORT" 0 >"$T_DIR/proxy-odd.log" 2>&1 &
 PROXY_ODD=$!
 PIDS+=("$PROXY_ODD")

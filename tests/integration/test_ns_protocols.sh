@@ -18,6 +18,7 @@ GP=$((SVC_PORT + 1))
 HP=$((SVC_PORT + 2))
 # recheck_ms short: served_checks' namespace is found soon after its creation.
 idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP" --recheck_ms 300
+wait_buffered "$SVC_PORT"
 URL=http://127.0.0.1:$HP
 LONG=$(printf 'n%.0s' $(seq 1 49))
 NONS='unknown namespace (idgenctl ns list)'

@@ -23,6 +23,7 @@ export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
 pair_up
 HP=$((SVC_PORT + 1))
 idserver_start svc "$SVC_PORT" --http_port "$HP" --lease_extend_ms 1000
+wait_buffered "$SVC_PORT"
 URL=http://127.0.0.1:$HP
 IDS=$T_DIR/ids.txt
 : >"$IDS"

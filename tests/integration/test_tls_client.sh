@@ -77,6 +77,15 @@ PRE="AUTH $TOKEN\n" tls_start m "$M" server --tls_ca_file "$CA" --tls_verify_cli
 	--auth_tokens_file "$T_DIR/tokens"
 idserver_start c "$C"
 tls_start i "$I" server --idle_timeout_ms 300
+# tls_stat PORT NAME: one STATS value over TLS, after PRE (wait_buffered's reader).
+tls_stat() {
+	printf "${PRE:-}STATS\nQUIT\n" | timeout 10 openssl s_client -quiet -connect "127.0.0.1:$1" \
+		-cert "$TLS/client-cert.pem" -key "$TLS/client-key.pem" 2>/dev/null |
+		awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'
+}
+m_stat() { PRE="AUTH $TOKEN\n" tls_stat "$@"; }
+for p in "$S" "$W" "$I"; do wait_buffered "$p" tls_stat; done
+wait_buffered "$M" m_stat
 
 # 1. The right CA: the command, by flags and by environment, and the C API.
 T=(--tls --cacert "$CA")

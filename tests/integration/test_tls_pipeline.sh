@@ -39,6 +39,9 @@ tstat() {
 }
 wait_for "the TLS port answers" 10 bash -c "[ \"\$(printf 'PING\nQUIT\n' | timeout 5 openssl s_client \
 	-quiet -CAfile '$CA' -connect 127.0.0.1:$TLS_PORT 2>/dev/null)\" = PONG ]"
+tls_stat() { tstat "$2"; }	# wait_buffered's reader of TLS_PORT
+wait_buffered "$SVC_PORT"
+wait_buffered "$TLS_PORT" tls_stat
 
 # burst PORT N [tls]: N ID lines in one write, then reads until N replies or
 # 10 s pass with none; prints how many came (the IDs go to $IDS).
