@@ -103,6 +103,7 @@ log "2. tier check: four servers clean"
 
 # 3. Four servers for a new idserver, the pair for the old one, both under load.
 idserver_start new $((SVC_PORT + 1)) "${FLAGS[@]}" --more_servers "$MORE"
+wait_buffered $((SVC_PORT + 1))
 # Rounds until every server has given tickets (each takes turns once its connection
 # is checked), at least 2 and at most 10 (about 16 tickets each).
 for k in 1 2 3 4 5 6 7 8 9 10; do
@@ -161,6 +162,7 @@ idserver_start fresh $((SVC_PORT + 2)) "${FLAGS[@]}" --more_servers "$MORE"
 wait_for "o3 refused as regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 2)) | awk '\$2==\"o3_state\"{print \$3}')\" = regressed ]"
 grep -q "o3 ticket server .*counter regressed: next ticket [0-9]* is not above the high-water mark [0-9]* (.*the other servers' copies: [1-9]" "$T_DIR/fresh.log" ||
 	fail "the refusal does not name the copies: $(grep -m1 regressed "$T_DIR/fresh.log")"
+wait_buffered $((SVC_PORT + 2))
 mint_residues $((SVC_PORT + 2)) "$T_DIR/fresh.txt" 1 2 4 ||
 	fail "the fresh idserver used the restored o3, or not each of the others"
 cat "$T_DIR/fresh.txt" >>"$IDS"

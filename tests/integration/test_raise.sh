@@ -139,6 +139,7 @@ for r in o3 o4; do
 done
 expect_ctl 0 "^tier check: ok \(4 servers" --more_servers "$MORE" tier check
 idserver_start c "$C" "${FLAGS[@]}" --tier_increment 8 --more_servers "$MORE"
+wait_buffered "$C"
 # Rounds until c has tickets of all four (at least 2, at most 6).
 for k in 1 2 3 4 5 6; do
 	mint_ids "$A" 60 "$T_DIR/a.txt" >/dev/null & m=$!
@@ -172,7 +173,7 @@ wait_for "a in generation 1 after its restart" 10 bash -c "[ \"\$(printf 'STATS\
 # Serving tickets again before the load: a restart's first blocks come after its
 # checks (all others first), and a request that finds none within refill_wait_ms
 # goes to a fallback whose lease may not be claimed yet (seen: 200 ERR UNAVAILABLE).
-wait_for "a holds ticket IDs after its restart" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $A | awk '\$2==\"ids_buffered\"{print \$3}')\" -gt 0 ]"
+wait_buffered "$A"
 read -r errs _ < <(mint_ids "$A" 200 "$T_DIR/a2.txt")
 [ "$errs" = 0 ] || fail "the restarted idserver: $errs errors"
 SUBSET=1 above "$T_DIR/a2.txt" "$FLOOR" 1 2 >/dev/null || fail "the restarted idserver: residues"
@@ -182,6 +183,7 @@ log "4. idserver a restarted with tier_increment 2 follows generation 1 (M = 8) 
 # in generation 1 and will not check again for a minute: its next tickets are
 # drawn with the old session increment, and must not be used.
 idserver_start d $((SVC_PORT + 3)) "${FLAGS[@]}" --recheck_ms 60000 --tier_increment 8 --more_servers "$MORE3"
+wait_buffered $((SVC_PORT + 3))
 mint_ids $((SVC_PORT + 3)) 100 "$T_DIR/d.txt" >/dev/null
 sleep 1
 expect_ctl 0 "^tier raise-increment: generation 2, M = 16 \(was 8\), floor [0-9]+" --more_servers "$MORE3" tier raise-increment 16

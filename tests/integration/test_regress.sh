@@ -77,6 +77,7 @@ regressed svc "$SVC_PORT" odd
 [ "$errs" = 0 ] || fail "truncate: $errs failed requests (the even server should carry them)"
 restart svc "$SVC_PORT"
 regressed svc "$SVC_PORT" odd
+wait_buffered "$SVC_PORT"
 [ "$(take "$SVC_PORT" 1000)" = 0 ] || fail "after restart: failed requests"
 fresh fresh1 odd
 log "1. truncated odd: refused live, after a restart and by a fresh idserver"
@@ -89,6 +90,7 @@ db_sql even "DROP TABLE idgen.tickets64"
 db_sql_retry even "$(cat "$ROOT/schema/10-tables.sql")" || fail "the schema did not load on even"
 restart svc "$SVC_PORT"
 regressed svc "$SVC_PORT" even
+wait_buffered "$SVC_PORT"
 fresh fresh2 even
 [ "$(take "$SVC_PORT" 1000)" = 0 ] || fail "dropped even: failed requests"
 log "2. dropped and re-created even: refused after a restart and by a fresh idserver"
@@ -123,6 +125,7 @@ repair svc odd
 repair svc even
 up_again svc "$SVC_PORT" odd
 up_again svc "$SVC_PORT" even
+wait_buffered "$SVC_PORT"
 [ "$(take "$SVC_PORT" 2000)" = 0 ] || fail "after repair: failed requests"
 
 # 5. The counter set back by ALTER TABLE (InnoDB needs the row gone first). The
@@ -139,6 +142,7 @@ fresh fresh5 even
 log "5. even set back by ALTER TABLE: refused after a restart and by a fresh idserver"
 repair svc even
 up_again svc "$SVC_PORT" even
+wait_buffered "$SVC_PORT"
 [ "$(take "$SVC_PORT" 2000)" = 0 ] || fail "after repair: failed requests"
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs across restarts and processes"
