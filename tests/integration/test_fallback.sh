@@ -10,6 +10,7 @@ idserver_start svc "$SVC_PORT" --lease_extend_ms 1000
 st() { stat "$SVC_PORT" "$1"; }
 mode_is() { [ "$(st mode)" = "$1" ]; }
 wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
+wait_buffered "$SVC_PORT"
 worker=$(st lease_worker)
 
 # run_fault NAME DOWN_CMD UP_CMD: load for 9 s, the fault from 2 s to about 6 s.

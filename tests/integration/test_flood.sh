@@ -46,6 +46,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 pair_up
 idserver_start svc "$SVC_PORT" --max_clients 12000 --max_clients_per_ip 12000 \
 	--write_timeout_ms 600000 --partial_timeout_ms 600000
+wait_buffered "$SVC_PORT"
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$svc_PID/status"; }
 # cpu_ticks: the server's user + system time so far, in clock ticks.
 cpu_ticks() { sed 's/.*) //' "/proc/$svc_PID/stat" | awk '{ print $12 + $13 }'; }

@@ -28,6 +28,7 @@ idserver_start svc "$SVC_PORT" --grpc_port "$GP" --lease_extend_ms 1000
 IDS=$T_DIR/ids.txt
 : >"$IDS"
 wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
+wait_buffered "$SVC_PORT"
 client() {
 	timeout 120 "$CLIENT" "$1" "127.0.0.1:$GP" "$ROUNDS" "$IDS" >"$T_DIR/go-$1.out" 2>&1 ||
 		fail "$1: $(tail -n 5 "$T_DIR/go-$1.out")"

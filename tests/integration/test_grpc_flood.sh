@@ -30,6 +30,7 @@ HP=$((SVC_PORT + 2))
 idserver_start svc "$SVC_PORT" --grpc_port "$GP" --http_port "$HP" \
 	--grpc_max_connections_per_ip "$PER_IP" \
 	--grpc_request_timeout_ms "$REQ_MS" --grpc_idle_timeout_ms "$IDLE_MS"
+wait_buffered "$SVC_PORT"
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$svc_PID/status"; }
 nfds() { ls "/proc/$svc_PID/fd" | wc -l; }
 maxfd() { ls "/proc/$svc_PID/fd" | sort -n | tail -n 1; }

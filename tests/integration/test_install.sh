@@ -205,6 +205,7 @@ cd_prog "$cxx" -Wall -Wextra -Werror -fsyntax-only $(pc --cflags idgen) cxx.cc 2
 
 pair_up
 idserver_start svc "$SVC_PORT"
+wait_buffered "$SVC_PORT"
 for p in prog prog-static; do
 	out=$(LD_LIBRARY_PATH=$P/lib timeout 20 "$T_DIR/$p" "127.0.0.1:$SVC_PORT" 2>"$T_DIR/$p.log") ||
 		fail "$p: $(cat "$T_DIR/$p.log")"

@@ -46,6 +46,7 @@ idserver_start svc "$SVC_PORT" --http_port "$HP" --grpc_port "$GP" --lease_exten
 IDS=$T_DIR/ids.txt
 : >"$IDS"
 wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
+wait_buffered "$SVC_PORT"
 
 # js MODE: the clients against the service; their report to the log.
 js() {

@@ -38,6 +38,7 @@ load() { for _ in $(seq 300); do echo 'BLOCK 4096'; done | timeout 10 nc -N 127.
 
 both_up() { state_is odd up && state_is even up; }
 wait_for "both servers up" 10 both_up
+wait_buffered "$SVC_PORT"
 
 # --- 1. Settings changed on a live server are noticed by the re-check. ---------
 # live_setting ROLE SET_BAD SET_GOOD NEEDLE

@@ -14,6 +14,7 @@ B=$(stat "$SVC_PORT" block_size)
 both_up() { local out; out=$(q "$1" 'STATS\n'); has '^STAT odd_state up' <<<"$out" && has '^STAT even_state up' <<<"$out"; }
 wait_for "svc1: both servers up" 15 both_up "$SVC_PORT"
 wait_for "svc2: both servers up" 15 both_up "$((SVC_PORT + 1))"
+wait_buffered "$SVC_PORT"; wait_buffered "$((SVC_PORT + 1))"
 
 # Both processes under load at once: ID/IDS/BLOCK mixed, pipelined.
 "$IDBENCH" --port "$SVC_PORT" --connections 40 --pipeline 8 --command MIX --seed 1 \

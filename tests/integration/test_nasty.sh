@@ -6,6 +6,7 @@ pair_up
 # The smallest output bound, so pipelined big replies hit it.
 idserver_start svc "$SVC_PORT" --max_output_bytes 65536 --max_requests_per_event 16 \
 	--write_timeout_ms 1000
+wait_buffered "$SVC_PORT"
 
 n=0
 while IFS=$'\t' read -r req want; do

@@ -20,6 +20,7 @@ idserver_start svc "$SVC_PORT" --grpc_port "$GP" --lease_extend_ms 1000
 IDS=$T_DIR/ids.txt
 : >"$IDS"
 wait_for "lease held" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state held'"
+wait_buffered "$SVC_PORT"
 py() {
 	timeout 120 /usr/bin/python3 "$PY/check.py" "$1" 127.0.0.1 "$SVC_PORT" "$GP" "$ROUNDS" \
 		"$IDS" "$T_DIR/py" >"$T_DIR/py-$1.out" 2>&1 || fail "$1: $(tail -n 5 "$T_DIR/py-$1.out")"
