@@ -25,6 +25,7 @@
 #include "config.h"
 #include "layout.h"
 #include "lease.h"
+#include "leasefree.h"
 #include "log.h"
 #include "ranges.h"
 #include "rng.h"
@@ -86,7 +87,7 @@ static const char *const residue_names[RES_COUNT] = {
 };
 
 /* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
-enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_FAULT };
+enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_FAULT };
 
 /* Counters over all schedules, kept aside while a shrink replays one (sim_shrink). */
 struct sim_counts {
@@ -257,6 +258,7 @@ static bool verbose;
 static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
 				 * 3 all, each a raise of the pair's increment */
+static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -318,6 +320,9 @@ static void	sim_shrink_events(uint64_t seed, unsigned *runs);
 static void	sim_replay_args(void);
 static void	sim_shrink(uint64_t seed);
 static void	usage(void);
+static void	sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void	sim_lease_freed(void);
+static void	sim_lease_freed_args(void);
 
 /* One line of the event trace: hashed, and the last ones kept for a failure. */
 static void
@@ -1612,6 +1617,75 @@ sim_fault(void)
 	}
 }
 
+/* A line of the trace kept for a failure and shown, but not hashed: an edit refused. */
+static void
+sim_note(const char *fmt, ...)
+{
+	char line[160];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
+	if ((verbose && !S.mute) || S.echo)
+		printf("  %s\n", line);
+}
+
+/*
+ * The fault lease-freed (docs/design.md section 14): at this event, with the
+ * fault on, the operator may edit a held idgen_leases row by hand (a kind of
+ * leasefree.h), drawn from the fault's own generator, so no other draw of
+ * the schedule moves. The triggers refuse it while lease-guard is on: the
+ * servers are then as they were, and the line is a note, not hashed, so a
+ * schedule keeps its trace. An edit applied is traced and hashed. An event
+ * left out of a replay draws its edit and sends nothing.
+ */
+static void
+sim_lease_freed(void)
+{
+	enum lease_edit kind;
+	unsigned srv;
+	uint64_t pick;
+	char line[120];
+	int err;
+
+	if (!lease_freed_draw(&LF, S.nsrv, &kind, &srv, &pick))
+		return;
+	LF.drawn += !S.mute;
+	if (S.replay && S.ev < SIM_EVENTS_MAX && S.ev_off[S.ev])
+		return;
+	err = lease_freed_apply(&S.srv[srv], kind, pick, line, sizeof(line));
+	if (err < 0 || err == 2003)
+		return;		/* no held row, or the server down: nothing sent */
+	if (!S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
+		S.did[S.ev] = EV_LEASE_EDIT;
+	if (!S.mute) {
+		LF.sent++;
+		LF.applied += err == 0;
+		LF.applied_kind[kind] += err == 0;
+		LF.refused += err == 1644;
+		LF.failed += err != 0 && err != 1644;
+	}
+	if (err == 0)
+		sim_trace("e%" PRIu64 " %s: lease row freed by hand (%s): %s", S.ev,
+		    server_role(srv), lease_edit_names[kind], line);
+	else
+		sim_note("e%" PRIu64 " %s: lease row freed by hand (%s): %s", S.ev,
+		    server_role(srv), lease_edit_names[kind], line);
+}
+
+/* The replay's --lease-freed, when not the default. */
+static void
+sim_lease_freed_args(void)
+{
+	if (LF.mode != LF_HALF)
+		printf(" --lease-freed %s", LF.mode == LF_ALL ? "all" : "none");
+}
+
 /* The steps of a raise (sim_raise_step). */
 enum { RAISE_PLAN, RAISE_SEAL, RAISE_FLOOR, RAISE_OPEN, RAISE_ADD, RAISE_RESTART, RAISE_DONE };
 
@@ -2026,6 +2100,13 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_trace("schedule seed %" PRIu64 ": B=%" PRIu64 ", %u idservers, %u events, "
 			    "faults:%s", seed, S.b, S.nids, nev, len ? kinds : " none");
 	}
+	/* Hand edits of lease rows: on or off from the fault's own generator. */
+	lease_freed_schedule(&LF, seed);
+	lease_guard_count = !S.mute;
+	if (LF.on) {
+		sim_note("schedule seed %" PRIu64 ": lease-freed on", seed);
+		LF.schedules += !S.mute;
+	}
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
 		sim_ns_op(0, true);
@@ -2053,6 +2134,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
 		else if (pick < 70 && S.raise_on)
 			sim_raise_step();
+		if (r == 0)
+			sim_lease_freed();
 		if (S.failed)
 			r = 3;
 		if (r == 1)
@@ -2289,6 +2372,7 @@ sim_shrink(uint64_t seed)
 	for (unsigned k = 0; k < RULE_COUNT; k++)
 		if (!RULE_ON(k))
 			printf(" --disable %s", rules[k].name);
+	sim_lease_freed_args();
 	sim_replay_args();
 	printf("; its trace:\n");
 	S.echo = true;
@@ -2318,7 +2402,8 @@ usage(void)
 {
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
-	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose]\n");
+	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
+	    "[--lease-freed half|all|none]\n");
 }
 
 int
@@ -2348,6 +2433,14 @@ main(int argc, char **argv)
 			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 :
 			    strcmp(v, "raise") == 0 ? 3 : 0;
 			if (tier_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--lease-freed") == 0) {
+			LF.mode = strcmp(v, "all") == 0 ? LF_ALL : strcmp(v, "none") == 0 ? LF_NONE :
+			    LF_HALF;
+			if (LF.mode == LF_HALF && strcmp(v, "half") != 0) {
 				usage();
 				return 2;
 			}
@@ -2454,6 +2547,7 @@ main(int argc, char **argv)
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);
+			sim_lease_freed_args();
 			printf("; the trace's end:\n");
 			for (unsigned k = S.ntrace > SIM_TRACE_KEEP ? S.ntrace - SIM_TRACE_KEEP : 0;
 			    k < S.ntrace; k++)
@@ -2478,6 +2572,13 @@ main(int argc, char **argv)
 	    " resumed, %" PRIu64 " re-adopted, %" PRIu64 " lost, %" PRIu64 " released, %" PRIu64
 	    " refused for skew\n", S.fb_ids, S.fb_claims, S.fb_resumed, S.fb_adopted, S.fb_lost,
 	    S.fb_releases, S.fb_refused);
+	printf("lease-freed: %" PRIu64 " schedules, %" PRIu64 " hand edits drawn, %" PRIu64
+	    " sent, %" PRIu64 " applied (delete %" PRIu64 ", expire %" PRIu64 ", free %" PRIu64
+	    ", renumber %" PRIu64 "), %" PRIu64 " refused by the triggers, %" PRIu64 " failed; "
+	    "%" PRIu64 " idserver statements refused by the triggers\n",
+	    LF.schedules, LF.drawn, LF.sent, LF.applied, LF.applied_kind[LE_DELETE],
+	    LF.applied_kind[LE_EXPIRE], LF.applied_kind[LE_FREE], LF.applied_kind[LE_RENUMBER],
+	    LF.refused, LF.failed, lease_guard_refused);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "

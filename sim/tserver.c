@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "clk.h"
+#include "leasefree.h"
+#include "rules.h"
 #include "vclock.h"
 
 /* One field of the check row. */
@@ -37,6 +39,8 @@ static void	tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_ans
 static void	tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
 static bool	tserver_ns_copy(struct tserver *s, const char *p, bool ok);
 static void	tserver_ns_landed(struct tserver *s, unsigned k, unsigned role, uint64_t end);
+static void	tserver_leases_guard(struct tserver *s, uint64_t conn, const char *sql,
+		    struct tserver_answer *a);
 
 void
 tserver_init(struct tserver *s, unsigned index, uint64_t b)
@@ -139,7 +143,7 @@ tserver_quoted(const char *p, char *out, size_t len)
  * the claim's transaction (SELECT ... FOR UPDATE SKIP LOCKED locks the row
  * it returns, the UPDATE is pending until COMMIT, a lost connection rolls
  * back), the extend's and adoption's compare-and-set (affected: rows
- * matched, CLIENT_FOUND_ROWS), the release. No trigger is modelled.
+ * matched, CLIENT_FOUND_ROWS), the release. The triggers: tserver_leases_guard.
  */
 static void
 tserver_leases(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
@@ -276,6 +280,60 @@ tserver_leases(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 		return;
 	}
 	tserver_fail(a, 1064, "not modelled", sql);
+}
+
+/*
+ * lease.c's statements through the schema's triggers on idgen_leases
+ * (schema/40-leases.sql, docs/design.md 6.5), unless lease-guard is off: each
+ * row an UPDATE changed, as this connection saw it before and after (its own
+ * pending row in a transaction), is judged by tserver_lease_trigger with the
+ * statement's @idgen_release; a refusal undoes the statement and answers
+ * 1644 with the trigger's message. The writers pass (6.5): a claim starts
+ * after the old window_end, an extend or a re-adoption only raises it, the
+ * release names its holder.
+ */
+static void
+tserver_leases_guard(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
+{
+	struct tserver_lease st[TSERVER_WORKERS], pending[TSERVER_WORKERS];
+	uint64_t locked[TSERVER_WORKERS];
+	bool pending_set[TSERVER_WORKERS];
+	char release[160];
+	const char *why = NULL, *rel = NULL;
+
+	if (!RULE_ON(RULE_LEASE_GUARD) || strstr(sql, "UPDATE idgen_leases") == NULL) {
+		tserver_leases(s, conn, sql, a);
+		return;
+	}
+	memcpy(st, s->st.lease, sizeof(st));
+	memcpy(pending, s->pending, sizeof(pending));
+	memcpy(locked, s->locked, sizeof(locked));
+	memcpy(pending_set, s->pending_set, sizeof(pending_set));
+	tserver_leases(s, conn, sql, a);
+	if (a->err != 0)
+		return;
+	if (strncmp(sql, "SET @idgen_release = '", 22) == 0 &&
+	    tserver_quoted(sql + 22, release, sizeof(release)))
+		rel = release;
+	for (unsigned k = 0; k < TSERVER_WORKERS && why == NULL; k++) {
+		const struct tserver_lease *o = pending_set[k] && locked[k] == conn ? &pending[k] :
+		    &st[k];
+		const struct tserver_lease *n = s->pending_set[k] && s->locked[k] == conn ?
+		    &s->pending[k] : &s->st.lease[k];
+
+		if (o->worker != n->worker || strcmp(o->holder, n->holder) != 0 ||
+		    o->window_start != n->window_start || o->window_end != n->window_end)
+			why = tserver_lease_trigger(o, n, s->now_ms(), rel);
+	}
+	if (why == NULL)
+		return;
+	memcpy(s->st.lease, st, sizeof(st));
+	memcpy(s->pending, pending, sizeof(pending));
+	memcpy(s->locked, locked, sizeof(locked));
+	memcpy(s->pending_set, pending_set, sizeof(pending_set));
+	memset(a, 0, sizeof(*a));
+	tserver_fail(a, 1644, why, "");
+	lease_guard_refused += lease_guard_count;
 }
 
 /* The server index of the role named at p (up to a quote); -1: none. */
@@ -506,7 +564,7 @@ tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 		tserver_witness(s, sql, a);
 	else if (strstr(sql, "idgen_leases") != NULL || strstr(sql, "NOW(3)") != NULL ||
 	    strcmp(sql, "START TRANSACTION") == 0 || strcmp(sql, "COMMIT") == 0)
-		tserver_leases(s, conn, sql, a);
+		tserver_leases_guard(s, conn, sql, a);
 	else
 		tserver_fail(a, 1064, "not modelled", sql);
 }

@@ -60,4 +60,8 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "a lease is resumed only from the very file at its latest write (lease.c, 6.8 rule 4)" },
 	[RULE_OWNER] = { "owner",
 	    "a lease is resumed only when the file's writer is provably dead (lease.c, 6.8)" },
+	[RULE_LEASE_GUARD] = { "lease-guard",
+	    "the simulated servers refuse, as the schema's triggers on idgen_leases do, an edit "
+	    "that deletes, renumbers, empties or moves back a row whose window may be open "
+	    "(schema/40-leases.sql, 6.5; simulation only: production has the real triggers)" },
 };

@@ -32,6 +32,8 @@ enum rule {
 				 * connection's generation, the view's (12.4) */
 	RULE_KNOWN_AT_ANSWER,	/* ticket.c: t > known[R] as its answer is taken, else unused
 				 * (6.3, 13.6; both sequences) */
+	RULE_LEASE_GUARD,	/* sim/tserver.c only: the schema's triggers on idgen_leases
+				 * refuse a held row freed by hand (6.5) */
 	RULE_COUNT,
 };
 

@@ -1,0 +1,280 @@
+/*
+ * leasefree.c - idgen_leases' triggers in the simulated servers, and the
+ * operator's hand edits of a held row (leasefree.h).
+ */
+#include "leasefree.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "layout.h"
+#include "rules.h"
+#include "server.h"
+
+#define LEASE_SPARE	1000	/* the renumbering's spare number (1001 on an odd server) */
+#define LEASE_OP_CONN	UINT64_MAX	/* the operator's session: never in a transaction */
+
+static int	lease_row(const struct tserver *s, unsigned w);
+static void	lease_fail(struct tserver_answer *a, unsigned err, const char *why);
+static uint64_t	lease_draw(struct lease_freed *lf, uint64_t n);
+static unsigned	lease_send(struct tserver *s, const char *sql, char *why, size_t len);
+
+const char *const lease_edit_names[LE_COUNT] = { "delete", "expire", "free", "renumber" };
+bool lease_guard_count;
+uint64_t lease_guard_refused;
+
+/* The slot of worker w's row; -1: none. */
+static int
+lease_row(const struct tserver *s, unsigned w)
+{
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		if (s->st.lease[k].worker == w)
+			return (int)k;
+	return -1;
+}
+
+static void
+lease_fail(struct tserver_answer *a, unsigned err, const char *why)
+{
+	a->err = err;
+	snprintf(a->why, sizeof(a->why), "%s", why);
+}
+
+/*
+ * schema/40-leases.sql's two triggers, condition by condition in their
+ * order: while OLD.window_end is not an hour before the server's now in
+ * layout ms (CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - epoch - 3600000,
+ * signed: negative is below every window_end), no renumbering, no window_end
+ * moved back unless @idgen_release names the holder and the holder stays, no
+ * holder emptied, no new window_start at or before the old window_end; no
+ * DELETE.
+ */
+const char *
+tserver_lease_trigger(const struct tserver_lease *old, const struct tserver_lease *to,
+    uint64_t now_ms, const char *release)
+{
+	int64_t open_from = (int64_t)now_ms - LAYOUT_EPOCH_UNIX_MS - LEASE_OPEN_MS;
+
+	if ((int64_t)old->window_end < open_from)
+		return NULL;
+	if (to == NULL)
+		return "idgen: a lease row is deleted only an hour after its window ended "
+		    "(docs/design.md 6.5)";
+	if (to->worker != old->worker)
+		return "idgen: a lease row is renumbered only an hour after its window ended "
+		    "(docs/design.md 6.5)";
+	if (to->window_end < old->window_end && !(release != NULL &&
+	    strcmp(release, old->holder) == 0 && strcmp(to->holder, old->holder) == 0))
+		return "idgen: a lease window that may be open never moves back; only its holder "
+		    "releases it (docs/design.md 6.5)";
+	if (to->holder[0] == '\0' && old->holder[0] != '\0')
+		return "idgen: a held worker is never freed by hand: holder emptied while its "
+		    "window may be open (docs/design.md 6.5)";
+	if (to->window_start != old->window_start && to->window_start <= old->window_end)
+		return "idgen: a new lease window starts after the old one ends (docs/design.md 6.5)";
+	return NULL;
+}
+
+void
+tserver_lease_edit(struct tserver *s, const char *sql, struct tserver_answer *a)
+{
+	struct tserver_lease to;
+	uint64_t back;
+	unsigned w, w2;
+	const char *why;
+	int k, k2;
+
+	memset(a, 0, sizeof(*a));
+	a->nstmts = 1;
+	if (!s->up) {
+		lease_fail(a, 2003, "server down");
+		return;
+	}
+	if (sscanf(sql, "INSERT INTO idgen_leases (worker) VALUES (%u)", &w) == 1) {
+		if (lease_row(s, w) >= 0) {
+			lease_fail(a, 1062, "Duplicate entry for key 'PRIMARY'");
+			return;
+		}
+		if ((k = lease_row(s, LEASE_NO_ROW)) < 0) {
+			lease_fail(a, 1064, "no room for the row in the model");
+			return;
+		}
+		memset(&s->st.lease[k], 0, sizeof(s->st.lease[k]));
+		s->st.lease[k].worker = w;
+		a->affected[0] = 1;
+		return;
+	}
+	if (sscanf(sql, "DELETE FROM idgen_leases WHERE worker = %u", &w) == 1) {
+		if ((k = lease_row(s, w)) < 0)
+			return;
+		if (s->locked[k] != 0) {
+			lease_fail(a, 1205, "Lock wait timeout exceeded");
+			return;
+		}
+		if (RULE_ON(RULE_LEASE_GUARD) &&
+		    (why = tserver_lease_trigger(&s->st.lease[k], NULL, s->now_ms(), NULL)) != NULL) {
+			lease_fail(a, 1644, why);
+			return;
+		}
+		s->st.lease[k].worker = LEASE_NO_ROW;
+		a->affected[0] = 1;
+		return;
+	}
+	k = -1;
+	if (sscanf(sql, "UPDATE idgen_leases SET window_end = CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 "
+	    "AS SIGNED) - 1767225600000 - %" SCNu64 " WHERE worker = %u", &back, &w) == 2) {
+		int64_t end = (int64_t)s->now_ms() - LAYOUT_EPOCH_UNIX_MS - (int64_t)back;
+
+		if ((k = lease_row(s, w)) >= 0) {
+			to = s->st.lease[k];
+			to.window_end = end > 0 ? (uint64_t)end : 0;
+		}
+	} else if (sscanf(sql, "UPDATE idgen_leases SET holder = '', window_end = 0 WHERE "
+	    "worker = %u", &w) == 1) {
+		if ((k = lease_row(s, w)) >= 0) {
+			to = s->st.lease[k];
+			to.holder[0] = '\0';
+			to.window_end = 0;
+		}
+	} else if (sscanf(sql, "UPDATE idgen_leases SET worker = %u WHERE worker = %u", &w2,
+	    &w) == 2) {
+		if ((k = lease_row(s, w)) >= 0) {
+			if ((k2 = lease_row(s, w2)) >= 0 && k2 != k) {
+				lease_fail(a, 1062, "Duplicate entry for key 'PRIMARY'");
+				return;
+			}
+			to = s->st.lease[k];
+			to.worker = w2;
+		}
+	} else {
+		lease_fail(a, 1064, "not one of the operator's edits");
+		return;
+	}
+	if (k < 0)
+		return;		/* no such row: 0 rows */
+	if (s->locked[k] != 0) {
+		lease_fail(a, 1205, "Lock wait timeout exceeded");
+		return;
+	}
+	if (RULE_ON(RULE_LEASE_GUARD) &&
+	    (why = tserver_lease_trigger(&s->st.lease[k], &to, s->now_ms(), NULL)) != NULL) {
+		lease_fail(a, 1644, why);
+		return;
+	}
+	s->st.lease[k] = to;
+	a->affected[0] = 1;
+}
+
+/* One draw below n from the fault's generator; the schedule's own generator kept. */
+static uint64_t
+lease_draw(struct lease_freed *lf, uint64_t n)
+{
+	struct rng_state main;
+	uint64_t v;
+
+	rng_save(&main);
+	rng_load(&lf->rng);
+	v = rng_below(n);
+	rng_save(&lf->rng);
+	rng_load(&main);
+	return v;
+}
+
+void
+lease_freed_schedule(struct lease_freed *lf, uint64_t seed)
+{
+	struct rng_state main;
+	bool half;
+
+	rng_save(&main);
+	rng_seed(rng_mix(seed) ^ UINT64_C(0x6c656173652d6672));	/* "lease-fr" */
+	rng_save(&lf->rng);
+	rng_load(&main);
+	half = lease_draw(lf, 2) == 0;
+	lf->on = lf->mode == LF_ALL || (lf->mode == LF_HALF && half);
+}
+
+bool
+lease_freed_draw(struct lease_freed *lf, unsigned nsrv, enum lease_edit *kind, unsigned *srv,
+    uint64_t *pick)
+{
+	if (!lf->on || lease_draw(lf, 1000) >= LEASE_EDIT_PM)
+		return false;
+	*kind = (enum lease_edit)lease_draw(lf, LE_COUNT);
+	*srv = (unsigned)lease_draw(lf, nsrv);
+	*pick = lease_draw(lf, UINT64_MAX);
+	return true;
+}
+
+/* One statement of the operator's on s: its error (its message in why), 0 when it ran. */
+static unsigned
+lease_send(struct tserver *s, const char *sql, char *why, size_t len)
+{
+	struct tserver_answer a;
+
+	tserver_lease_edit(s, sql, &a);
+	if (a.err != 0)
+		snprintf(why, len, "%u %s", a.err, a.why);
+	return a.err;
+}
+
+int
+lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *line, size_t len)
+{
+	struct tserver_lease before[TSERVER_WORKERS];
+	char sql[3][200], why[200] = "";
+	unsigned held[TSERVER_WORKERS], nheld = 0, w, other = 0, n = 1, i, err = 0;
+
+	int64_t now = (int64_t)s->now_ms() - LAYOUT_EPOCH_UNIX_MS;
+
+	/* A number held now: a holder named, its window not ended by the server's clock. */
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		if (s->st.lease[k].worker != LEASE_NO_ROW && s->st.lease[k].holder[0] != '\0' &&
+		    (int64_t)s->st.lease[k].window_end >= now)
+			held[nheld++] = k;
+	if (nheld == 0)
+		return -1;
+	i = held[pick % nheld];
+	w = s->st.lease[i].worker;
+	for (unsigned k = 0; k < TSERVER_WORKERS; k++)
+		if (k != i && s->st.lease[k].worker != LEASE_NO_ROW)
+			other = s->st.lease[k].worker;
+	switch (kind) {
+	case LE_DELETE:
+		snprintf(sql[0], sizeof(sql[0]), "DELETE FROM idgen_leases WHERE worker = %u", w);
+		snprintf(sql[1], sizeof(sql[1]), "INSERT INTO idgen_leases (worker) VALUES (%u)", w);
+		n = 2;
+		break;
+	case LE_EXPIRE:
+		snprintf(sql[0], sizeof(sql[0]), "UPDATE idgen_leases SET window_end = "
+		    "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 1767225600000 - 1 WHERE "
+		    "worker = %u", w);
+		break;
+	case LE_FREE:
+		snprintf(sql[0], sizeof(sql[0]), "UPDATE idgen_leases SET holder = '', "
+		    "window_end = 0 WHERE worker = %u", w);
+		break;
+	default: {
+		unsigned spare = LEASE_SPARE + (server_owns_worker(s->index, LEASE_SPARE) ? 0 : 1);
+
+		snprintf(sql[0], sizeof(sql[0]), "UPDATE idgen_leases SET worker = %u WHERE "
+		    "worker = %u", spare, w);
+		snprintf(sql[1], sizeof(sql[1]), "UPDATE idgen_leases SET worker = %u WHERE "
+		    "worker = %u", w, other);
+		snprintf(sql[2], sizeof(sql[2]), "UPDATE idgen_leases SET worker = %u WHERE "
+		    "worker = %u", other, spare);
+		n = 3;
+		break;
+	}
+	}
+	/* One transaction: a statement refused rolls back the ones before it. */
+	memcpy(before, s->st.lease, sizeof(before));
+	for (unsigned k = 0; k < n && err == 0; k++)
+		err = lease_send(s, sql[k], why, sizeof(why));
+	if (err != 0)
+		memcpy(s->st.lease, before, sizeof(before));
+	snprintf(line, len, "worker %u (window_end %" PRIu64 ")%s%s", w, before[i].window_end,
+	    err != 0 ? ": " : "", why);
+	return (int)err;
+}

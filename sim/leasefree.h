@@ -1,0 +1,96 @@
+/*
+ * leasefree.h - the schema's guards on idgen_leases in the simulated ticket
+ * servers (schema/40-leases.sql, docs/design.md 6.5; rule lease-guard), and
+ * the operator who frees a held lease row by hand (fault lease-freed, section
+ * 14), drawn from a generator of its own so that every other draw of a
+ * schedule stays as it was.
+ */
+#ifndef IDSIM_LEASEFREE_H
+#define IDSIM_LEASEFREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rng.h"
+#include "tserver.h"
+
+#define LEASE_OPEN_MS		3600000	/* a window may be open until an hour past its end */
+#define LEASE_EDIT_PM		15	/* an edit per event, per mille, where the fault is on */
+#define LEASE_NO_ROW		UINT32_MAX	/* a slot whose row was deleted */
+
+/*
+ * lease.c's statements the triggers refused (tserver_leases_guard: none while
+ * every rule is on, the writers pass, 6.5), counted while lease_guard_count.
+ */
+extern bool	lease_guard_count;
+extern uint64_t	lease_guard_refused;
+
+/* The operator's hand edits of a held row: each one 6.5 warns about. */
+enum lease_edit {
+	LE_DELETE,	/* DELETE the row and INSERT it again (a fresh, free row) */
+	LE_EXPIRE,	/* window_end moved to just before the server's now, holder kept */
+	LE_FREE,	/* holder emptied and window_end 0 in one UPDATE (6.5's example) */
+	LE_RENUMBER,	/* the row and the server's other row swap numbers (three
+			 * UPDATEs of worker, through a spare number) */
+	/* Each kind's statements run in one transaction (lease_freed_apply). */
+	LE_COUNT,
+};
+
+extern const char *const lease_edit_names[LE_COUNT];
+
+/* --lease-freed: in half the schedules (drawn from the fault's generator), all, none. */
+enum lease_freed_mode { LF_HALF, LF_ALL, LF_NONE };
+
+/* The fault's generator and counts. */
+struct lease_freed {
+	enum lease_freed_mode	mode;
+	bool			on;		/* in this schedule */
+	struct rng_state	rng;		/* its own generator, from the seed */
+	/* Over all schedules (not a shrink's replays). */
+	uint64_t		schedules;	/* with the fault on */
+	uint64_t		drawn;		/* edits drawn */
+	uint64_t		sent;		/* ... sent: a held row, the server up */
+	uint64_t		applied;	/* ... that changed the row */
+	uint64_t		refused;	/* ... refused by the triggers (1644) */
+	uint64_t		failed;		/* ... failed otherwise (a row locked) */
+	uint64_t		applied_kind[LE_COUNT];
+};
+
+/*
+ * The triggers idgen_leases_no_free (new non-NULL: an UPDATE) and
+ * idgen_leases_no_delete (new NULL) on one row: NULL when they let it pass,
+ * else the message of the SIGNAL (error 1644). now_ms: the server's NOW(3),
+ * unix ms; release: @idgen_release, NULL when unset.
+ */
+const char *tserver_lease_trigger(const struct tserver_lease *old,
+	    const struct tserver_lease *new, uint64_t now_ms, const char *release);
+/*
+ * One statement of the operator's on idgen_leases (the kinds above), run
+ * on s as an autocommitted statement, through the triggers while lease-guard
+ * is on; affected[0]: rows changed. 1644 refused, 1205 a row locked by an
+ * open transaction, 1062 a number taken, 1064 not one of them.
+ */
+void	tserver_lease_edit(struct tserver *s, const char *sql, struct tserver_answer *a);
+
+/* A new schedule of seed: the fault on or off, its generator seeded. */
+void	lease_freed_schedule(struct lease_freed *lf, uint64_t seed);
+/*
+ * One event's draws (the same number whatever the servers hold): true when
+ * the operator edits a row now, of kind on server srv (below nsrv), the held
+ * row chosen by pick.
+ */
+bool	lease_freed_draw(struct lease_freed *lf, unsigned nsrv, enum lease_edit *kind,
+	    unsigned *srv, uint64_t *pick);
+/*
+ * The edit on s of one row held now (a holder named, window_end not below
+ * the server's now; chosen by pick), its statements in one
+ * transaction, one after the other until one fails, which rolls back the
+ * ones before: 0 every statement ran, else the error that stopped it (2003
+ * the server down); -1 no held row, nothing sent. line: the row and the
+ * error with its message, for the trace.
+ */
+int	lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *line,
+	    size_t len);
+
+#endif
