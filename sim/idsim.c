@@ -1661,7 +1661,8 @@ sim_lease_freed(void)
 	err = lease_freed_apply(&S.srv[srv], kind, pick, line, sizeof(line));
 	if (err < 0 || err == 2003)
 		return;		/* no held row, or the server down: nothing sent */
-	if (!S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
+	/* An edit applied acted (a shrink may leave it out); one refused changed nothing. */
+	if (err == 0 && !S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
 		S.did[S.ev] = EV_LEASE_EDIT;
 	if (!S.mute) {
 		LF.sent++;
