@@ -125,6 +125,19 @@ for sl in "${slices[@]}"; do
 	echo "all rules on, seeds $s..$((s + n - 1)): $(out "$j")"
 	[ "$(rc "$j")" -eq 0 ] || { echo "FAIL: the simulation issued an ID twice (replay: $SIM --seed $s --schedules $n):"; why "$j"; fail=1; }
 done
+# With every rule on, the simulated triggers refuse every hand edit of a held
+# lease row (fault lease-freed) and none of the idservers' own statements.
+lf=$(for sl in "${slices[@]}"; do
+	IFS=: read -r j s n <<<"$sl"
+	grep '^lease-freed:' "$tmp/$j.all"
+done | sed -E 's/.* ([0-9]+) sent, ([0-9]+) applied .*\), ([0-9]+) refused .*; ([0-9]+) idserver .*/\1 \2 \3 \4/' |
+	awk '{ s += $1; a += $2; r += $3; w += $4 }
+	END { printf "%d sent, %d applied, %d refused, %d idserver statements refused", s, a, r, w }')
+echo "lease rows freed by hand, seeds 1..$SIM_SCHEDULES: $lf"
+case "$lf" in
+*" 0 applied, "*"refused, 0 idserver"*) ;;
+*) echo "FAIL: with every rule on, a hand edit of a held lease row was applied or an idserver statement refused"; fail=1 ;;
+esac
 for kn in "${known[@]}"; do
 	IFS=: read -r j k <<<"$kn"
 	if [ "$(rc "$j")" -eq 1 ]; then
