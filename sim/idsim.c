@@ -2124,7 +2124,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		pick = (unsigned)rng_below(100);
 		if (!S.replay)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
-			    pick < 67 && S.ns_on ? EV_NS_OP : EV_NONE;	/* sim_fault: its kind */
+			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && S.raise_on ? EV_NS_OP :
+			    EV_NONE;	/* sim_fault: its kind; a raise's step acts too */
 		if (S.replay && S.ev_off[S.ev])
 			pick = 100;	/* left out: its time passes, nothing happens */
 		if (pick < 55)
