@@ -63,12 +63,14 @@ enum fault {
 	F_FILE_COPY,	/* an idserver's state file copied to another's path, that restarted */
 	F_FILE_BACK,	/* older contents of an idserver's state file put back, it restarted */
 	F_CUT,		/* an idserver cut off from one server or both for a while */
+	F_READ_ONLY,	/* a server read-only for a while (sim_read_only): chosen by the
+			 * seed, not drawn (sim_ro_drawn) */
 	F_COUNT,
 };
 
 static const char *const fault_names[F_COUNT] = {
 	"crash", "down", "drop", "lost-reply", "restore", "lower", "restart", "fresh",
-	"both-down", "clock", "file-copy", "file-back", "cut",
+	"both-down", "clock", "file-copy", "file-back", "cut", "read-only",
 };
 
 /* The documented residue (docs/design.md 6.5, section 14), one class each. */
@@ -259,6 +261,7 @@ static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
 				 * 3 all, each a raise of the pair's increment */
 static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
+static int ro_mode;		/* --read-only: 0 half the schedules, 1 all, 2 none */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -309,6 +312,10 @@ static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
 static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
+static bool	sim_ro_drawn(uint64_t seed);
+static void	sim_read_only(unsigned srv);
+static void	sim_ro_end(void);
+static void	sim_ro_args(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
@@ -1164,6 +1171,7 @@ sim_run(uint64_t us)
 			S.srv[i].up = true;
 			sim_trace("e%" PRIu64 " %s up", S.ev, server_role(i));
 		}
+	sim_ro_end();
 }
 
 /*
@@ -1597,6 +1605,9 @@ sim_fault(void)
 			    server_role(which));
 		}
 		break;
+	case F_READ_ONLY:
+		sim_read_only(srv);
+		break;
 	case F_FILE_BACK:
 		if (!d->on || !d->file)
 			break;
@@ -1995,7 +2006,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		S.srv[k].now_ms = sim_now_ms;
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
-		S.fault_on[k] = rng_permille(500);
+		S.fault_on[k] = k == F_READ_ONLY ? sim_ro_drawn(seed) : rng_permille(500);
 	{
 		struct simdb_weather w = {
 			(unsigned)(100 + rng_below(3000)),
@@ -2175,6 +2186,68 @@ sim_schedule(uint64_t seed, unsigned *events)
 	sim_trace("end seed %" PRIu64 ": %u events, %" PRIu64 " IDs, result %d", seed, *events,
 	    S.ids_taken, r);
 	return r;
+}
+
+/*
+ * A server read-only (docs/design.md section 14) in half the schedules
+ * (--read-only: all, none), chosen by the seed through its own mix, not
+ * drawn from the generator: a schedule without it is the schedule it was
+ * before read-only servers came in.
+ */
+static bool
+sim_ro_drawn(uint64_t seed)
+{
+	return ro_mode == 1 || (ro_mode == 0 && (rng_mix(seed ^ UINT64_C(0x726561646f6e6c79)) & 1));
+}
+
+/*
+ * read_only = ON on server srv (SET GLOBAL read_only, or the server back
+ * with it in its my.cnf): writes, EXPLAIN of writes and locking reads answer
+ * 1290 (tserver_ro_refuses), reads go on, its connections stay. In half the
+ * faults on a server up it goes down first and comes back read-only (issue
+ * 30's partner: the witness of a returning server cannot land); read-write
+ * again after a while (sim_ro_end), or at the next such fault on it.
+ */
+static void
+sim_read_only(unsigned srv)
+{
+	struct tserver *s = &S.srv[srv];
+	uint64_t now = vclock_now_us(), away = 0;
+
+	if (s->read_only) {
+		s->read_only = false;
+		sim_trace("e%" PRIu64 " %s read-write", S.ev, server_role(srv));
+		return;
+	}
+	if (s->up && rng_permille(500)) {
+		away = 20000 + rng_below(2000000);
+		s->up = false;
+		S.down_until[srv] = now + away;
+		simdb_crash(srv);
+	}
+	s->read_only = true;
+	s->ro_until = now + away + 100000 + rng_below(4000000);
+	sim_trace("e%" PRIu64 " %s %s", S.ev, server_role(srv), away != 0 ?
+	    "down, back read-only" : "read-only");
+}
+
+/* Servers whose read-only time is over are read-write again (sim_run). */
+static void
+sim_ro_end(void)
+{
+	for (unsigned i = 0; i < S.nsrv; i++)
+		if (S.srv[i].read_only && vclock_now_us() >= S.srv[i].ro_until) {
+			S.srv[i].read_only = false;
+			sim_trace("e%" PRIu64 " %s read-write", S.ev, server_role(i));
+		}
+}
+
+/* --read-only for a replay's command line, when not the default. */
+static void
+sim_ro_args(void)
+{
+	if (ro_mode != 0)
+		printf(" --read-only %s", ro_mode == 1 ? "all" : "none");
 }
 
 /* Takes the counters over all schedules aside (put_back false), or puts them back. */
@@ -2371,6 +2444,9 @@ sim_shrink(uint64_t seed)
 	    " --schedules 1", seed, runs, seed);
 	if (ns_mode != 0)
 		printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
+	if (tier_mode != 0)
+		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
+	sim_ro_args();
 	for (unsigned k = 0; k < RULE_COUNT; k++)
 		if (!RULE_ON(k))
 			printf(" --disable %s", rules[k].name);
@@ -2405,7 +2481,7 @@ usage(void)
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
-	    "[--lease-freed half|all|none]\n");
+	    "[--lease-freed half|all|none] [--read-only half|all|none]\n");
 }
 
 int
@@ -2443,6 +2519,13 @@ main(int argc, char **argv)
 			LF.mode = strcmp(v, "all") == 0 ? LF_ALL : strcmp(v, "none") == 0 ? LF_NONE :
 			    LF_HALF;
 			if (LF.mode == LF_HALF && strcmp(v, "half") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--read-only") == 0) {
+			ro_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (ro_mode == 0 && strcmp(v, "half") != 0) {
 				usage();
 				return 2;
 			}
@@ -2546,6 +2629,7 @@ main(int argc, char **argv)
 			if (tier_mode != 0)
 				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
 				    "none" : "raise");
+			sim_ro_args();
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);

@@ -548,6 +548,10 @@ tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 		s->session[conn % TSERVER_SESSIONS].m = s->m;
 		return;
 	}
+	if (s->read_only && tserver_ro_refuses(sql)) {
+		tserver_fail(a, TSERVER_RO_ERR, tserver_ro_msg, "");
+		return;
+	}
 	if (strcmp(sql, "ROLLBACK") == 0 || strncmp(sql, "EXPLAIN ", 8) == 0)
 		return;		/* every right granted */
 	if (strncmp(sql, "SET SESSION group_concat_max_len", 32) == 0)
@@ -909,4 +913,35 @@ tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a)
 		a->affected[n++] = 1;
 	}
 	a->nstmts = n;
+}
+
+const char tserver_ro_msg[] = "The MariaDB server is running with the --read-only option so "
+    "it cannot execute this statement";
+
+/*
+ * Whether a server with read_only = ON refuses sql: one of its statements
+ * writes (REPLACE, INSERT, UPDATE, DELETE, ALTER), is an EXPLAIN of one, or
+ * is a locking read (SELECT ... FOR UPDATE). The statements before it ran
+ * (a START TRANSACTION: the lost connection rolls it back); reads, SET
+ * SESSION, START TRANSACTION, COMMIT and ROLLBACK go on.
+ */
+bool
+tserver_ro_refuses(const char *sql)
+{
+	static const char *const writes[] = { "REPLACE ", "INSERT ", "UPDATE ", "DELETE ",
+	    "ALTER " };
+
+	if (strstr(sql, " FOR UPDATE") != NULL)
+		return true;
+	for (const char *p = sql; p != NULL; p = strchr(p, ';')) {
+		p += *p == ';';
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (strncmp(p, "EXPLAIN ", 8) == 0)
+			p += 8;
+		for (size_t k = 0; k < sizeof(writes) / sizeof(writes[0]); k++)
+			if (strncmp(p, writes[k], strlen(writes[k])) == 0)
+				return true;
+	}
+	return false;
 }

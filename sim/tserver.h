@@ -121,6 +121,8 @@ struct tserver {
 		uint64_t	conn;	/* a connection with a transaction open; 0: free */
 	}			tx[TSERVER_TX_MAX];
 	uint64_t		(*now_ms)(void);	/* NOW(3), unix ms */
+	bool			read_only;	/* @@GLOBAL.read_only (tserver_ro_refuses) */
+	uint64_t		ro_until;	/* virtual us: the driver sets it OFF again */
 };
 
 /* One answer, as db_result wants it. */
@@ -191,5 +193,14 @@ void	tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen,
 void	tserver_lower(struct tserver *s, uint64_t by);
 /* ALTER TABLE tickets_N AUTO_INCREMENT lowered by hand (namespace k): its marks stay. */
 void	tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by);
+
+/*
+ * read_only = ON (MariaDB's SET GLOBAL read_only): whether it refuses the
+ * statement list sql (a write, an EXPLAIN of one, a locking read), with
+ * TSERVER_RO_ERR and MariaDB's message; reads go on.
+ */
+#define TSERVER_RO_ERR	1290	/* ER_OPTION_PREVENTS_STATEMENT */
+extern const char tserver_ro_msg[];
+bool	tserver_ro_refuses(const char *sql);
 
 #endif

@@ -48,6 +48,9 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_KNOWN_AT_ANSWER] = { "known-at-answer",
 	    "a ticket covered by a mark learned while it was in flight (a copy read before its "
 	    "answer) is not used (ticket.c, 6.3, 13.6; both sequences)" },
+	[RULE_WITNESS_LANDED] = { "witness-landed",
+	    "a server that refuses its connect's witness or the rights before it (read-only, "
+	    "a full disk) is not used, nor its copies counted as landed (ticket.c, 6.5)" },
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },

@@ -34,6 +34,8 @@ enum rule {
 				 * (6.3, 13.6; both sequences) */
 	RULE_LEASE_GUARD,	/* sim/tserver.c only: the schema's triggers on idgen_leases
 				 * refuse a held row freed by hand (6.5) */
+	RULE_WITNESS_LANDED,	/* ticket.c: a server whose witness was refused (read-only)
+				 * is not used, its copies not counted as landed (6.5) */
 	RULE_COUNT,
 };
 

@@ -157,6 +157,7 @@ static void	ticket_copies_take(struct ticket_server *s);
 static void	ticket_witness(struct ticket_server *s);
 static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
+static bool	ticket_refusal_landed(struct ticket_server *s);
 static bool	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
@@ -393,6 +394,9 @@ ticket_query_error(struct ticket_server *s, const struct db_result *r, const cha
 		ticket_refuse_local(s, why);
 		return true;
 	default:
+		/* Only with rule witness-landed off (the simulation): taken as landed. */
+		if (r->err < 2000 && ticket_refusal_landed(s))
+			return true;
 		/* The server answered and refused (read-only, a full disk): not an outage. */
 		if (r->err < 2000 && (strcmp(what, "check") == 0 || strcmp(what, "witness") == 0))
 			ticket_witness_blocked(s, r->msg);
@@ -417,6 +421,28 @@ ticket_witness_blocked(struct ticket_server *s, const char *msg)
 		    "copy taken while %s was away is not caught; not used for tickets, "
 		    "retrying (docs/design.md section 6.5)", s->name, msg, s->name);
 	s->witness_pending = true;
+}
+
+/*
+ * Rule witness-landed (docs/design.md 6.5): a server that refused its
+ * connect's rights or witness (read-only, a full disk) holds no copy of what
+ * this process knows, so it is not used and its copies are not counted as
+ * landed (copy first). Production never turns the rule off; off (the
+ * simulation), the refusal is taken as the witness landed and the server
+ * comes up (its connection is closed: its next query finds it down).
+ * Returns true when it did so.
+ */
+static bool
+ticket_refusal_landed(struct ticket_server *s)
+{
+	if (RULE_ON(RULE_WITNESS_LANDED) || s->step < TICKET_STEP_RIGHTS_TICKETS ||
+	    s->step > TICKET_STEP_WITNESS)
+		return false;
+	if (s->step < TICKET_STEP_WITNESS)
+		ticket_copies_take(s);	/* what its witness would have carried */
+	ticket_witness_landed(s);
+	ticket_up_done(s);
+	return true;
 }
 
 /* Handshake done: read what uniqueness depends on. */

@@ -40,6 +40,11 @@ trap 'rm -rf "$tmp"' EXIT
 # before the old one ends, which the trigger refuses (alone it finds none in
 # the budget). lease-guard itself is found through the fault lease-freed (an
 # operator's hand edit of a held row), on in half the schedules by default.
+# A witness refused by a read-only server (half the schedules draw read-only
+# servers) is hunted among tiers, where a new connection's witness carries the
+# marks copy first counts; the stamp and the known mark at the answer, whose
+# first schedules (23; 21084) now draw read-only servers, are hunted in the
+# schedules they were before those came in (--read-only none, section 14).
 # A rule whose duplicate no schedule from seed 1 finds in the budget starts at
 # the seed that found it with every rule on (known-at-answer: 21084, its
 # namespace ticket answered in the instant a copy covering it was read).
@@ -59,6 +64,8 @@ rule_args() {
 	ns-ticket-known) echo "--namespaces all --disable ns-ticket-known --disable known-at-answer" ;;
 	ns-witness) echo "--namespaces all --disable ns-witness --disable ns-copy-first" ;;
 	ns-*) echo "--namespaces all --disable $1" ;;
+	witness-landed) echo "--tiers all --disable $1" ;;
+	stamp | known-at-answer) echo "--read-only none --disable $1" ;;
 	*) echo "--disable $1" ;;
 	esac
 }
