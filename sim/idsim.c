@@ -1200,8 +1200,13 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 		return 1;
 	}
 	t = layout_ticket_of(id, S.b);
+	/*
+	 * Its ticket t alone names the re-draw: not whose residue modulo the
+	 * view's increment t is now, since a raise moves the view to M = 4 while
+	 * a pair's ticket drawn under M = 2 is handed out (seed 10622, --tiers all).
+	 */
 	for (size_t k = 0; k < S.nresidue; k++)
-		if (S.residue[k].t == t && server_owns_ticket(S.residue[k].srv, t))
+		if (S.residue[k].t == t)
 			cls = (int)S.residue[k].cls;
 	sim_trace("e%" PRIu64 " %s%s: ID %" PRIu64 " (ticket %" PRIu64 ") by i%u at e%" PRIu64
 	    " and by i%u at e%" PRIu64, S.ev, cls >= 0 ? "RESIDUE " : "DUPLICATE",
