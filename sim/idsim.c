@@ -1257,7 +1257,7 @@ sim_record_ns(struct idserver *d, unsigned k, uint64_t lo, uint64_t hi)
 	return cls >= 0 ? 2 : 1;
 }
 
-/* A taker of namespace k on idserver d (source.c's source_ns_take); -1: not served there. */
+/* A taker of namespace k on idserver d (source.c's source_take); -1: not served there. */
 static int
 sim_take_ns(struct idserver *d, unsigned k)
 {
@@ -1274,7 +1274,7 @@ sim_take_ns(struct idserver *d, unsigned k)
 	b = ns->b;
 	n = 1 + (unsigned)rng_below(block ? (b < SNOWFLAKE_TAKE_MAX ? b : SNOWFLAKE_TAKE_MAX) :
 	    (56 * b < SIM_TAKE_MAX ? 56 * b : SIM_TAKE_MAX));
-	st = source_ns_take(&d->src, ns, block, n, out, may_fallback, &wait_us, &why);
+	st = source_take(&d->src, ns, block, n, out, may_fallback, &wait_us, &why);
 	if (st != SOURCE_OK) {
 		sim_trace("e%" PRIu64 " i%u %s %s %u: none (%d)", S.ev, d->who, name,
 		    block ? "block" : "ids", n, (int)st);
@@ -1411,7 +1411,7 @@ sim_take(void)
 	r = 0;
 	if (rng_permille(700)) {
 		n = 1 + (unsigned)rng_below(S.b < SNOWFLAKE_TAKE_MAX ? S.b : SNOWFLAKE_TAKE_MAX);
-		st = source_block(&d->src, n, &first, may_fallback, &wait_us, &why);
+		st = source_take(&d->src, NULL, true, n, &first, may_fallback, &wait_us, &why);
 		if (st != SOURCE_OK) {
 			sim_trace("e%" PRIu64 " i%u block %u: none (%d)", S.ev, d->who, n, (int)st);
 			return 0;
@@ -1420,7 +1420,7 @@ sim_take(void)
 		return sim_record(d, first, first + n);
 	}
 	n = 1 + (unsigned)rng_below(SIM_TAKE_MAX);
-	st = source_ids(&d->src, n, out, may_fallback, &wait_us, &why);
+	st = source_take(&d->src, NULL, false, n, out, may_fallback, &wait_us, &why);
 	if (st != SOURCE_OK) {
 		sim_trace("e%" PRIu64 " i%u ids %u: none (%d)", S.ev, d->who, n, (int)st);
 		return 0;

@@ -373,7 +373,7 @@ core_health(const struct core *c, struct core_health *h)
 	h->ok = s->mode != SOURCE_MODE_DOWN;
 	h->mode = source_mode_name(s->mode);
 	source_mode_reason(s, h->reason, sizeof(h->reason));
-	h->ids_buffered = pool_available(&s->tier->pool);
+	h->ids_buffered = pool_available(&s->tier->seq.pool);
 	h->lease = source_lease_state(s);
 	h->lease_window_end = s->lease->window_end;
 	h->witness_pending[0] = '\0';
@@ -445,13 +445,8 @@ core_take(struct core *c, struct core_waiter *w, const struct core_req *req,
 
 	if (!core_take_judge(c, req, res, &n, &ns))
 		return CORE_DONE;
-	if (ns != NULL)
-		st = source_ns_take(c->source, ns, req->cmd == CORE_CMD_BLOCK, (unsigned)n,
-		    req->cmd == CORE_CMD_BLOCK ? &res->first : res->ids, w->waited, &wait_us, &why);
-	else if (req->cmd == CORE_CMD_BLOCK)
-		st = source_block(c->source, (unsigned)n, &res->first, w->waited, &wait_us, &why);
-	else
-		st = source_ids(c->source, (unsigned)n, res->ids, w->waited, &wait_us, &why);
+	st = source_take(c->source, ns, req->cmd == CORE_CMD_BLOCK, (unsigned)n,
+	    req->cmd == CORE_CMD_BLOCK ? &res->first : res->ids, w->waited, &wait_us, &why);
 	if (st == SOURCE_NEXT_MS) {
 		/* In line behind the waiters already waiting for the next millisecond. */
 		core_park(c, w);

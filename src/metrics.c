@@ -131,7 +131,7 @@
 	SAME(X, ids_fallback, C, SVC, "stats", "Snowflake IDs handed out", \
 	    NUM(m->source->stats.ids_fallback)) \
 	SAME(X, ids_buffered, G, SVC, "stats", "ticket IDs prefetched, not yet issued", \
-	    NUM(pool_available(&TIER->pool))) \
+	    NUM(pool_available(&TIER->seq.pool))) \
 	SAME(X, namespaces, G, SVC, "stats", \
 	    "namespaces served (idgenctl ns create; max_namespaces)", \
 	    NUM(tier_ns_served(TIER))) \
@@ -395,7 +395,7 @@
 	    NUM(GEN->counters.window_refusals)) \
 	X(ids_buffered, G, NS, "namespaces", "ticket IDs of a namespace prefetched, not yet issued", \
 	    "namespace_ids_buffered", METRIC_AS_IS, NULL, \
-	    NUM(NSRV != NULL ? pool_available(&NSRV->pool) : 0))
+	    NUM(NSRV != NULL ? pool_available(&NSRV->seq.pool) : 0))
 
 #define NUM(x)		(v->num = (x))
 #define TEXT(x)		metrics_text(v, (x))
@@ -631,9 +631,9 @@ metrics_namespaces(struct metrics_buf *b, const struct nss *ns)
 	    "IDs handed out per namespace, from its tickets or the Snowflake fallback");
 	for (i = 0; i < ns->n; i++) {
 		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"ticket\"} %" PRIu64
-		    "\n", ns->v[i]->name, ns->v[i]->ids_ticket);
+		    "\n", ns->v[i]->name, ns->v[i]->seq.ids_ticket);
 		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"fallback\"} %"
-		    PRIu64 "\n", ns->v[i]->name, ns->v[i]->ids_fallback);
+		    PRIu64 "\n", ns->v[i]->name, ns->v[i]->seq.ids_fallback);
 	}
 	metrics_family(b, "namespace_served", "gauge",
 	    "1 while a namespace is served (every server up says ready, alike)");

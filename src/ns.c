@@ -196,7 +196,8 @@ nss_add(struct nss *s, const char *name)
 	memcpy(ns->name, name, len + 1);
 	ns->len = len;
 	ns->id = ++s->next_id;
-	pool_init(&ns->pool);
+	pool_init(&ns->seq.pool);
+	ns->seq.idles = true;
 	while (k < s->n) {
 		size_t m = s->v[k]->len < len ? s->v[k]->len : len;
 		int c = memcmp(s->v[k]->name, name, m);
@@ -263,10 +264,10 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 			    "%s): its buffered IDs let go", ns->name, (unsigned long long)b,
 			    ns_policy_name(pol), (unsigned long long)ns->b,
 			    ns_policy_name(ns->policy));
-			s->released += pool_clear(&ns->pool);
+			s->released += pool_clear(&ns->seq.pool);
 			ns->b = b;
 			ns->policy = pol;
-			ns->demand = false;
+			ns->seq.demand = false;
 			/* Copies are learned anew: its rows were made again (13.3). */
 			memset(ns->copied, 0, sizeof(ns->copied));
 			ns->dropped++;
@@ -342,8 +343,8 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 		struct nsrv *ns = s->v[k];
 
 		if (ns->seen[i] == prev) {
-			released += pool_clear(&ns->pool);
-			ns->demand = false;
+			released += pool_clear(&ns->seq.pool);
+			ns->seq.demand = false;
 			ns->dropped++;
 		}
 	}
@@ -357,7 +358,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 				listed = true;
 		if (listed || ns->fetching > 0 || ns->writing > 0)
 			continue;
-		released += pool_clear(&ns->pool);
+		released += pool_clear(&ns->seq.pool);
 		if (ns->served)
 			log_info("namespace %s: dropped or gone from every server", ns->name);
 		nss_remove(s, k);

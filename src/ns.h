@@ -55,16 +55,10 @@ struct nsrv {
 	uint64_t	 seen[NS_SERVERS];	/* the check (nss.checks) that last read it there */
 	bool		 regressed[NS_SERVERS];	/* refused there until a check passes */
 	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
-	struct pool	 pool;
-	struct seq	 seq;		/* its sequence: taken, rate, target, turns */
-	uint64_t	 last_take_ms;	/* monotonic: idle namespaces let their IDs go */
+	struct seq	 seq;		/* its sequence: buffer, demand, counters, rate */
 	unsigned	 fetching;	/* tickets in flight */
 	unsigned	 writing;	/* ... waiting for their state file write */
-	bool		 demand;	/* a request waits for a block that is not here */
-	uint64_t	 ids_ticket;
-	uint64_t	 ids_fallback;
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
-	uint64_t	 tickets;
 	uint64_t	 copied[NS_SERVERS];	/* in ID space: an end of server i's mark
 						 * another server is known to hold (13.6) */
 	uint64_t	 dropped;	/* times a check found it dropped or created

@@ -68,9 +68,9 @@ seq_need(const struct seq *q, const struct seq_need *n, uint64_t b)
 
 /* Every sequence's IDs leave its buffer here: the rate is sampled from taken. */
 bool
-seq_take(struct seq *q, struct pool *pool, bool block, unsigned n, uint64_t *out)
+seq_take(struct seq *q, bool block, unsigned n, uint64_t *out)
 {
-	bool ok = block ? pool_take_block(pool, n, out) : pool_take_ids(pool, n, out);
+	bool ok = block ? pool_take_block(&q->pool, n, out) : pool_take_ids(&q->pool, n, out);
 
 	if (ok)
 		q->taken += n;

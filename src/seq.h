@@ -25,6 +25,14 @@ struct seq_prefetch {
 };
 
 struct seq {
+	struct pool	 pool;		/* its buffer: the banked blocks not handed out */
+	bool		 demand;	/* a request waits for a block that is not here */
+	bool		 idles;		/* a namespace's: idle, it keeps nothing buffered,
+					 * and any miss asks (with its count, want) */
+	uint64_t	 last_take_ms;	/* monotonic: its last take (the idle clock) */
+	uint64_t	 ids_ticket;	/* IDs handed out from its tickets */
+	uint64_t	 ids_fallback;	/* ... from the Snowflake fallback */
+	uint64_t	 banked;	/* tickets banked into its buffer, ever */
 	uint64_t	 target;	/* IDs to keep buffered or in flight */
 	uint64_t	 taken;		/* IDs handed out, ever */
 	uint64_t	 taken_mark;	/* ... at the last rate sample */
@@ -53,9 +61,9 @@ bool	seq_need(const struct seq *q, const struct seq_need *n, uint64_t b);
 
 /*
  * Takes n IDs (ascending), or with block a dense block of n, from the
- * sequence's buffer pool, counted as taken.
+ * sequence's buffer, counted as taken.
  */
-bool	seq_take(struct seq *q, struct pool *pool, bool block, unsigned n, uint64_t *out)
+bool	seq_take(struct seq *q, bool block, unsigned n, uint64_t *out)
 	    __attribute__((warn_unused_result));
 
 /* Where a ticket's write-ahead stands. */

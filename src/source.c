@@ -72,7 +72,7 @@ source_mode_now(struct source *s)
 		s->why = SOURCE_WHY_TICKET_UP;
 		return SOURCE_MODE_TICKET;
 	}
-	if (pool_available(&s->tier->pool) > 0) {
+	if (pool_available(&s->tier->seq.pool) > 0) {
 		s->why = SOURCE_WHY_BUFFERED;
 		return SOURCE_MODE_TICKET;
 	}
@@ -206,10 +206,10 @@ source_must_wait(struct source *s, bool may_fallback)
 {
 	if (may_fallback) {
 		s->stalled = true;
-		s->stall_mark = s->tier->banked;
+		s->stall_mark = s->tier->seq.banked;
 		return false;
 	}
-	if (s->stalled && s->stall_mark == s->tier->banked)
+	if (s->stalled && s->stall_mark == s->tier->seq.banked)
 		return false;
 	s->stalled = false;
 	return tier_any_up(s->tier);
@@ -307,45 +307,6 @@ source_clock_why(struct source *s, enum snowflake_status st, uint64_t now)
 	return s->why_buf;
 }
 
-enum source_status
-source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsigned *wait_us,
-    const char **why)
-{
-	enum source_status st;
-	uint64_t first;
-	unsigned i;
-
-	if (tier_take_ids(s->tier, n, out)) {
-		s->stats.ids_ticket += n;
-		return SOURCE_OK;
-	}
-	if (source_must_wait(s, may_fallback)) {
-		*wait_us = s->refill_wait_ms * 1000;
-		return SOURCE_WAIT;
-	}
-	/* One millisecond holds 4096 >= IDS_MAX: an IDS reply is one ascending run. */
-	st = source_fallback(s, n, &first, wait_us, why);
-	if (st == SOURCE_OK)
-		for (i = 0; i < n; i++)
-			out[i] = first + i;
-	return st;
-}
-
-enum source_status
-source_block(struct source *s, unsigned n, uint64_t *first, bool may_fallback,
-    unsigned *wait_us, const char **why)
-{
-	if (tier_take_block(s->tier, n, first)) {
-		s->stats.ids_ticket += n;
-		return SOURCE_OK;
-	}
-	if (source_must_wait(s, may_fallback)) {
-		*wait_us = s->refill_wait_ms * 1000;
-		return SOURCE_WAIT;
-	}
-	return source_fallback(s, n, first, wait_us, why);
-}
-
 struct nsrv *
 source_ns_find(struct source *s, const char *name, size_t len)
 {
@@ -355,42 +316,40 @@ source_ns_find(struct source *s, const char *name, size_t len)
 }
 
 /*
- * A namespace's IDs: its buffered tickets; else a wait while one of its
- * servers may bring a ticket; else its policy: Snowflake IDs from the one
- * leased window (unique across namespaces too), or UNAVAILABLE (13.6).
+ * Every sequence's IDs (ns NULL: the default): its buffered tickets; else a
+ * wait while a ticket may come (the default: source_must_wait; a namespace:
+ * one of its servers may bring one); else the fallback: Snowflake IDs from
+ * the one leased window (unique across namespaces too), or, for a namespace
+ * whose policy is refuse, UNAVAILABLE (13.6).
  */
 enum source_status
-source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64_t *out,
+source_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64_t *out,
     bool may_fallback, unsigned *wait_us, const char **why)
 {
+	struct seq *q = ns != NULL ? &ns->seq : &s->tier->seq;
 	enum source_status st;
 	uint64_t first;
-	bool ok;
 
-	ns->last_take_ms = clk_mono_ms();
-	ok = seq_take(&ns->seq, &ns->pool, block, n, out);
-	if (ok) {
-		ns->ids_ticket += n;
+	if (tier_take(s->tier, q, block, n, out)) {
+		q->ids_ticket += n;
 		s->stats.ids_ticket += n;
-		tier_ns_kick(s->tier);
 		return SOURCE_OK;
 	}
-	ns->demand = true;
-	ns->seq.want = n;
-	tier_ns_kick(s->tier);
-	if (!may_fallback && tier_ns_can_fetch(s->tier, ns)) {
+	if (ns == NULL ? source_must_wait(s, may_fallback) :
+	    !may_fallback && tier_ns_can_fetch(s->tier, ns)) {
 		*wait_us = s->refill_wait_ms * 1000;
 		return SOURCE_WAIT;
 	}
-	if (ns->policy == NS_REFUSE) {
+	if (ns != NULL && ns->policy == NS_REFUSE) {
 		*why = "this namespace is dense only (fallback refuse) and no ticket server "
 		    "brought its IDs in time";
 		return SOURCE_UNAVAILABLE;
 	}
+	/* One millisecond holds 4096 >= IDS_MAX: an IDS reply is one ascending run. */
 	st = source_fallback(s, n, &first, wait_us, why);
 	if (st != SOURCE_OK)
 		return st;
-	ns->ids_fallback += n;
+	q->ids_fallback += n;
 	if (block)
 		*out = first;
 	else

@@ -63,21 +63,12 @@ struct source {
 	int64_t			 wait_since;	/* ... and the monotonic us it was first seen */
 	char			 why_buf[256];	/* the message of the last clock refusal */
 	bool			 stalled;	/* a refill wait expired ... */
-	uint64_t		 stall_mark;	/* ... and tier->banked has not moved since */
+	uint64_t		 stall_mark;	/* ... and tier->seq.banked has not moved since */
 	struct source_counters	 stats;
 };
 
 void		source_init(struct source *s, struct tier *tier, struct snowflake *gen,
 		    struct lease *lease, int64_t (*clock_us)(void), unsigned refill_wait_ms);
-
-/*
- * n IDs ascending into out, or a dense block of n. may_fallback is set once the
- * request has waited refill_wait_ms for the tier. why explains a refusal.
- */
-enum source_status source_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback,
-		    unsigned *wait_us, const char **why);
-enum source_status source_block(struct source *s, unsigned n, uint64_t *first,
-		    bool may_fallback, unsigned *wait_us, const char **why);
 
 /* A namespace the tier serves (docs/design.md section 13); ns.h. */
 struct nsrv;
@@ -87,10 +78,11 @@ struct nsrv	*source_ns_find(struct source *s, const char *name, size_t len);
 
 /*
  * n IDs ascending into out (block: a dense block of n, its first in *out) of
- * namespace ns; may_fallback as for source_ids, and only a namespace whose
- * policy is snowflake falls back.
+ * namespace ns (NULL: the default sequence). may_fallback is set once the
+ * request has waited refill_wait_ms for the tier; a namespace falls back only
+ * when its policy is snowflake. why explains a refusal.
  */
-enum source_status source_ns_take(struct source *s, struct nsrv *ns, bool block, unsigned n,
+enum source_status source_take(struct source *s, struct nsrv *ns, bool block, unsigned n,
 		    uint64_t *out, bool may_fallback, unsigned *wait_us, const char **why);
 
 /*

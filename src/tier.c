@@ -66,7 +66,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	unsigned i;
 
 	memset(t, 0, sizeof(*t));
-	pool_init(&t->pool);
+	pool_init(&t->seq.pool);
 	for (i = 0; i < SERVER_MAX; i++)
 		t->copy_on[i] = -1;
 	t->expect_block = cfg->block_size;
@@ -295,15 +295,15 @@ tier_prefetch_default(struct tier *t)
 	if (t->block_size == 0)
 		return;
 	for (unsigned tries = 0; tries < server_own_count(); tries++) {
-		struct seq_need need = { pool_available(&t->pool), tier_in_flight(t), t->demand,
+		struct seq_need need = { pool_available(&t->seq.pool), tier_in_flight(t), t->seq.demand,
 		    false };
 		int next;
 
 		if (!seq_need(&t->seq, &need, t->block_size))
 			return;
 		/* Fragments that BLOCKs skipped must not stop the refills. */
-		if (t->pool.count >= POOL_RANGES_ROOM)
-			t->ids_dropped += pool_make_room(&t->pool);
+		if (t->seq.pool.count >= POOL_RANGES_ROOM)
+			t->ids_dropped += pool_make_room(&t->seq.pool);
 		next = tier_next_server(t);
 		if (next < 0 || !ticket_fetch(&t->srv[next]))
 			return;
@@ -311,25 +311,28 @@ tier_prefetch_default(struct tier *t)
 	}
 }
 
-/* Takes n IDs from the pool and keeps prefetching. */
+/*
+ * Every sequence's take (docs/design.md 13.7). A miss raises demand: any miss
+ * of a sequence that idles (a namespace keeps nothing buffered when idle: its
+ * count is wanted), a BLOCK's miss of the default (its target keeps the IDs;
+ * a whole fresh block is fetched). The default's take refills every sequence
+ * (tier_prefetch); a namespace's, the namespaces' (tier_ns_kick).
+ */
 bool
-tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
+tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
 {
-	bool ok = seq_take(&t->seq, &t->pool, false, n, out);
+	bool ok;
 
-	tier_prefetch(t);
-	return ok;
-}
-
-/* Takes a dense block; a miss raises demand so a whole fresh block is fetched. */
-bool
-tier_take_block(struct tier *t, unsigned n, uint64_t *first)
-{
-	bool ok = seq_take(&t->seq, &t->pool, true, n, first);
-
-	if (!ok)
-		t->demand = true;
-	tier_prefetch(t);
+	q->last_take_ms = clk_mono_ms();
+	ok = seq_take(q, block, n, out);
+	if (!ok && (block || q->idles)) {
+		q->demand = true;
+		q->want = q->idles ? n : 0;	/* the default's: any block */
+	}
+	if (q == &t->seq)
+		tier_prefetch(t);
+	else
+		tier_ns_kick(t);
 	return ok;
 }
 
@@ -417,11 +420,11 @@ tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket, bool alone)
 	if (tier_banked_hook != NULL)
 		tier_banked_hook(t, s->index, ticket, alone);
 	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
-	if (!seq_bank(&t->pool, layout_ticket_first(ticket, t->block_size), t->block_size, "",
+	if (!seq_bank(&t->seq.pool, layout_ticket_first(ticket, t->block_size), t->block_size, "",
 	    ticket))
 		t->ids_dropped += t->block_size;
-	t->demand = false;
-	t->banked++;
+	t->seq.demand = false;
+	t->seq.banked++;
 	tier_note_region(t, s);
 }
 

@@ -40,15 +40,12 @@ extern void	(*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, 
 
 struct tier {
 	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
-	struct pool		 pool;
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
 	uint64_t		 expect_block;	/* block_size setting, 0 = any */
 	struct seq_prefetch	 prefetch;	/* every sequence's target follows it */
 	struct seq		 seq;		/* the default sequence, 0 (13.7) */
 	struct event		*rate_tick;
-	bool			 demand;	/* a request waits for a block that is not here */
 	uint64_t		 ids_dropped;	/* buffered IDs abandoned (pool overflow) */
-	uint64_t		 banked;	/* tickets added to the pool, ever */
 	uint64_t		 tickets_other_regions;	/* ... of those from other regions */
 	unsigned		 ticket_region;	/* the region of the last ticket banked */
 	struct statefile	*sf;		/* the marks live in sf->rec */
@@ -158,10 +155,12 @@ void		tier_free(struct tier *t);
 /* Probes every server now. */
 void		tier_start(struct tier *t);
 
-/* Takes n IDs (ascending) / a dense block of n from the buffered tickets. */
-bool		tier_take_ids(struct tier *t, unsigned n, uint64_t *out)
-		    __attribute__((warn_unused_result));
-bool		tier_take_block(struct tier *t, unsigned n, uint64_t *first)
+/*
+ * Takes n IDs (ascending), or with block a dense block of n (its first in
+ * *out), from sequence q's buffer (&t->seq: the default; a namespace's
+ * nsrv.seq), and keeps refilling; a miss raises its demand (seq.idles).
+ */
+bool		tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
 		    __attribute__((warn_unused_result));
 
 /* Starts fetches so enough IDs are buffered or on their way. */

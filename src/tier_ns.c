@@ -374,16 +374,16 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 static bool
 tier_ns_need(const struct tier *t, const struct nsrv *ns)
 {
-	struct seq_need need = { pool_available(&ns->pool), ns->fetching + ns->writing,
-	    ns->demand, false };
+	struct seq_need need = { pool_available(&ns->seq.pool), ns->fetching + ns->writing,
+	    ns->seq.demand, false };
 
 	if (!ns->served || ns->b == 0)
 		return false;
 	/* Room in the pool for every block asked for (a small B_N fills it by count). */
-	if (ns->pool.count + ns->fetching + ns->writing >= POOL_RANGES_ROOM)
+	if (ns->seq.pool.count + ns->fetching + ns->writing >= POOL_RANGES_ROOM)
 		return false;
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
-	need.idle = ns->last_take_ms == 0 || clk_mono_ms() - ns->last_take_ms > t->ns_idle_ms;
+	need.idle = ns->seq.last_take_ms == 0 || clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms;
 	return seq_need(&ns->seq, &need, ns->b);
 }
 
@@ -419,7 +419,7 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 	for (unsigned k = 0; k < n; k++) {
 		struct nsrv *ns = t->nss.v[(start + k) % n];
 
-		if ((demand && !ns->demand) || !tier_ns_need(t, ns))
+		if ((demand && !ns->seq.demand) || !tier_ns_need(t, ns))
 			continue;
 		for (unsigned r = 1; r <= own; r++) {
 			unsigned i = (ns->seq.last_used + r) % own;
@@ -578,7 +578,7 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 
 		if (ns->seen[i] == t->nss.last_check[i] && x > ns->start_above) {
 			ns->start_above = x;
-			t->ns_released += pool_drop_below(&ns->pool, x < UINT64_MAX ? x + 1 : x);
+			t->ns_released += pool_drop_below(&ns->seq.pool, x < UINT64_MAX ? x + 1 : x);
 		}
 	}
 	ticket_run_end(s);
@@ -989,12 +989,12 @@ tier_ns_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alon
 		n -= skip;
 		t->ns_released += skip;
 	}
-	if (n > 0 && !seq_bank(&ns->pool, first, n, ns->name, tk)) {
+	if (n > 0 && !seq_bank(&ns->seq.pool, first, n, ns->name, tk)) {
 		ns->ids_released += ns->b;
 		t->ns_released += ns->b;
 	}
-	ns->demand = false;
-	ns->tickets++;
+	ns->seq.demand = false;
+	ns->seq.banked++;
 }
 
 /* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */
@@ -1007,9 +1007,9 @@ tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
 		struct nsrv *ns = t->nss.v[k];
 
 		seq_sample(&ns->seq, &t->prefetch, rate_ms, fetch_ms, ns->b);
-		if (pool_available(&ns->pool) > 0 && ns->last_take_ms != 0 &&
-		    now - ns->last_take_ms > t->ns_idle_ms) {
-			uint64_t n = pool_clear(&ns->pool);
+		if (pool_available(&ns->seq.pool) > 0 && ns->seq.last_take_ms != 0 &&
+		    now - ns->seq.last_take_ms > t->ns_idle_ms) {
+			uint64_t n = pool_clear(&ns->seq.pool);
 
 			ns->ids_released += n;
 			t->ns_released += n;

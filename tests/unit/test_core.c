@@ -57,7 +57,7 @@ rig_new(enum ticket_state odd)
 	fake_us = layout_ts_to_unix_ms(UINT64_C(28000000000)) * 1000;
 	r.base = event_base_new();
 	assert_non_null(r.base);
-	pool_init(&r.tier.pool);
+	pool_init(&r.tier.seq.pool);
 	r.tier.srv[SERVER_ODD].state = odd;
 	r.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
 	r.tier.srv[SERVER_ODD].name = "odd";
@@ -153,7 +153,7 @@ test_ids_from_pool(void **state)
 	unsigned i;
 
 	(void)state;
-	assert_true(pool_add(&r->tier.pool, 3 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 3 * B, B));
 	res = run(r, CORE_CMD_ID, NULL, CORE_OK);
 	assert_true(res->count == 1 && res->ids[0] == 3 * B);
 	res = run(r, CORE_CMD_IDS, "1000", CORE_OK);
@@ -211,7 +211,7 @@ test_health(void **state)
 
 	(void)state;
 	r->tier.block_size = B;
-	assert_true(pool_add(&r->tier.pool, 5 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 5 * B, B));
 	source_update_mode(&r->src);
 	changes = r->src.stats.mode_changes;
 	core_health(&r->core, &h);
@@ -237,7 +237,7 @@ test_wait_and_resume(void **state)
 	assert_int_equal(core_exec(&r->core, &r->w, &req, &res), CORE_PENDING);
 	assert_true(r->w.parked && r->w.timed);
 	assert_true(r->core.stats.waits == 1 && r->core.stats.requests == 0);
-	assert_true(pool_add(&r->tier.pool, 5 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 5 * B, B));
 	core_wake(&r->core);
 	event_base_loop(r->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
 	assert_int_equal(r->resumed, 1);

@@ -108,7 +108,7 @@ rig_init(struct rig *r)
 	struct snowflake_config sc = { 50, 1000 };
 
 	memset(r, 0, sizeof(*r));
-	pool_init(&r->tier.pool);
+	pool_init(&r->tier.seq.pool);
 	r->tier.srv[SERVER_ODD].name = "odd";
 	r->tier.srv[SERVER_EVEN].name = "even";
 	snowflake_init(&r->gen, &sc);

@@ -117,7 +117,7 @@ test_agreement(void **state)
 	assert_true(ns->served);
 	/* Created again with another B on every server: not while they disagree ... */
 	up[0] = up[1] = true;
-	assert_true(pool_add(&ns->pool, 100, 10));
+	assert_true(pool_add(&ns->seq.pool, 100, 10));
 	n = parse("orders 30 snowflake ready 1 odd 0 0 0 InnoDB");
 	nss_apply(&s, 0, rows, n, up);
 	assert_false(ns->served);
@@ -130,7 +130,7 @@ test_agreement(void **state)
 	nss_apply(&s, 1, rows, n, up);
 	assert_true(ns->served);
 	assert_int_equal(ns->b, 30);
-	assert_int_equal(pool_available(&ns->pool), 0);
+	assert_int_equal(pool_available(&ns->seq.pool), 0);
 	assert_int_equal(s.released, 10);
 	/* Gone from every server: let go. */
 	nss_apply(&s, 0, rows, 0, up);
@@ -161,19 +161,19 @@ test_dropped_on_one_server_lets_go(void **state)
 	nss_apply(&s, 1, rows, n, up);
 	ns = nss_find(&s, "orders", 6);
 	assert_non_null(ns);
-	assert_true(pool_add(&ns->pool, 100, 10));
+	assert_true(pool_add(&ns->seq.pool, 100, 10));
 	/* The even server's namespace tables unreadable: nothing let go. */
 	assert_int_equal(nss_apply(&s, 1, NULL, 0, up), 0);
-	assert_int_equal(pool_available(&ns->pool), 10);
+	assert_int_equal(pool_available(&ns->seq.pool), 10);
 	nss_apply(&s, 1, rows, n, up);
 	/* Dropped: the odd server's check misses it; the even's still lists it. */
 	assert_int_equal(nss_apply(&s, 0, rows, 0, up), 10);
-	assert_int_equal(pool_available(&ns->pool), 0);
+	assert_int_equal(pool_available(&ns->seq.pool), 0);
 	/* Created again alike before the even server's next check: nothing old served. */
 	nss_apply(&s, 0, rows, n, up);
 	nss_apply(&s, 1, rows, n, up);
 	assert_true(ns == nss_find(&s, "orders", 6) && ns->served);
-	assert_int_equal(pool_available(&ns->pool), 0);
+	assert_int_equal(pool_available(&ns->seq.pool), 0);
 	nss_free(&s);
 }
 

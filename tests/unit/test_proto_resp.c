@@ -167,7 +167,7 @@ rig_new(void)
 	fake_us = layout_ts_to_unix_ms(UINT64_C(28000000000)) * 1000;
 	r.base = event_base_new();
 	assert_non_null(r.base);
-	pool_init(&r.tier.pool);
+	pool_init(&r.tier.seq.pool);
 	r.tier.srv[SERVER_ODD].state = TICKET_READY;
 	r.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
 	r.tier.srv[SERVER_ODD].name = "odd";
@@ -251,7 +251,7 @@ test_multi_exec(void **state)
 	uint64_t before;
 
 	(void)state;
-	assert_true(pool_add(&r->tier.pool, 3 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 3 * B, B));
 	before = r->core.stats.requests;
 	snprintf(req, sizeof(req), "%s%s%s%sPING\r\n%s", multi, id, ids3, ids5000, exec_);
 	assert_string_equal(talk(r, req, NULL),
@@ -281,7 +281,7 @@ test_multi_errors(void **state)
 	char req[512];
 
 	(void)state;
-	assert_true(pool_add(&r->tier.pool, 3 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 3 * B, B));
 	assert_string_equal(talk(r, exec_, NULL), "-ERR EXEC without MULTI\r\n");
 	assert_string_equal(talk(r, discard, NULL), "-ERR DISCARD without MULTI\r\n");
 	/* Nested MULTI and WATCH inside are refused without aborting the transaction. */
@@ -327,7 +327,7 @@ test_multi_bounds(void **state)
 
 	(void)state;
 	/* "ECHO 000...0\r\n": 1007 bytes, four fit in 4096. */
-	assert_true(pool_add(&r->tier.pool, 3 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 3 * B, B));
 	r->cfg.resp_multi_max_commands = 2;
 	assert_string_equal(talk(r, "MULTI\r\nID\r\nID\r\nID\r\nEXEC\r\n", NULL),
 	    "+OK\r\n+QUEUED\r\n+QUEUED\r\n"
@@ -361,7 +361,7 @@ test_exec_waits(void **state)
 	assert_string_equal(talk(r, req, &st), "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n");
 	assert_int_equal(st, PROTO_WAIT);
 	assert_true(r->c.waiter.parked);
-	assert_true(pool_add(&r->tier.pool, 5 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 5 * B, B));
 	core_wake(&r->core);
 	event_base_loop(r->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
 	assert_int_equal(r->resumed, 1);
@@ -479,7 +479,7 @@ test_namespace(void **state)
 	const char *why;
 
 	(void)state;
-	assert_true(pool_add(&r->tier.pool, 3 * B, B));
+	assert_true(pool_add(&r->tier.seq.pool, 3 * B, B));
 	assert_int_equal(parse("*3\r\n$3\r\nIDS\r\n$1\r\n5\r\n$6\r\norders\r\n", &f, &why),
 	    PROTO_RESP_FRAME);
 	assert_int_equal(f.argc, 3);

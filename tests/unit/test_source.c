@@ -40,6 +40,21 @@ struct rig {
 	struct source		src;
 };
 
+/* The default sequence's IDs / dense block (source_take with ns NULL). */
+static enum source_status
+take_ids(struct source *s, unsigned n, uint64_t *out, bool may_fallback, unsigned *wait_us,
+    const char **why)
+{
+	return source_take(s, NULL, false, n, out, may_fallback, wait_us, why);
+}
+
+static enum source_status
+take_block(struct source *s, unsigned n, uint64_t *first, bool may_fallback,
+    unsigned *wait_us, const char **why)
+{
+	return source_take(s, NULL, true, n, first, may_fallback, wait_us, why);
+}
+
 /* A tier with no DB handles (block_size 0 keeps prefetch from fetching), a held lease. */
 static void
 rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
@@ -49,7 +64,7 @@ rig_init(struct rig *r, enum ticket_state odd, enum ticket_state even)
 
 	memset(r, 0, sizeof(*r));
 	fake_us = layout_ts_to_unix_ms(UINT64_C(28000000000)) * 1000;	/* in 2026 */
-	pool_init(&r->tier.pool);
+	pool_init(&r->tier.seq.pool);
 	r->tier.srv[SERVER_ODD].state = odd;
 	r->tier.srv[SERVER_EVEN].state = even;
 	r->tier.srv[SERVER_ODD].name = "odd";
@@ -87,10 +102,10 @@ test_tickets_first(void **state)
 
 	(void)state;
 	rig_init(&r, TICKET_READY, TICKET_READY);
-	assert_true(pool_add(&r.tier.pool, 3 * B, B));
-	assert_int_equal(source_ids(&r.src, 10, out, false, &wait, &why), SOURCE_OK);
+	assert_true(pool_add(&r.tier.seq.pool, 3 * B, B));
+	assert_int_equal(take_ids(&r.src, 10, out, false, &wait, &why), SOURCE_OK);
 	assert_true(out[0] == 3 * B && out[9] == 3 * B + 9);
-	assert_int_equal(source_block(&r.src, 100, &first, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_block(&r.src, 100, &first, false, &wait, &why), SOURCE_OK);
 	assert_true(first == 3 * B + 10);
 	assert_int_equal(r.src.stats.ids_ticket, 110);
 	assert_int_equal(r.src.stats.ids_fallback, 0);
@@ -107,21 +122,21 @@ test_wait_then_fallback_then_no_wait_chain(void **state)
 
 	(void)state;
 	rig_init(&r, TICKET_FETCHING, TICKET_READY);
-	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_WAIT);
+	assert_int_equal(take_ids(&r.src, 5, out, false, &wait, &why), SOURCE_WAIT);
 	assert_int_equal(wait, WAIT_MS * 1000);
-	assert_int_equal(source_ids(&r.src, 5, out, true, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_ids(&r.src, 5, out, true, &wait, &why), SOURCE_OK);
 	assert_true(out[0] >= LAYOUT_TICKET_LIMIT);
 	assert_int_equal(layout_snowflake_split(out[0]).worker, 7);
 	assert_int_equal(r.src.stats.late_refills, 1);
 	/* The refill is late for everyone: the next request does not wait again. */
-	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_ids(&r.src, 5, out, false, &wait, &why), SOURCE_OK);
 	assert_true(out[0] >= LAYOUT_TICKET_LIMIT);
 	/* A ticket is banked: tickets again, and an empty pool means waiting again. */
-	assert_true(pool_add(&r.tier.pool, 5 * B, 5));
-	r.tier.banked++;
-	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_OK);
+	assert_true(pool_add(&r.tier.seq.pool, 5 * B, 5));
+	r.tier.seq.banked++;
+	assert_int_equal(take_ids(&r.src, 5, out, false, &wait, &why), SOURCE_OK);
 	assert_true(out[0] == 5 * B);
-	assert_int_equal(source_ids(&r.src, 5, out, false, &wait, &why), SOURCE_WAIT);
+	assert_int_equal(take_ids(&r.src, 5, out, false, &wait, &why), SOURCE_WAIT);
 	assert_int_equal(r.src.stats.ids_fallback, 10);
 }
 
@@ -136,14 +151,14 @@ test_no_server_fallback_at_once(void **state)
 
 	(void)state;
 	rig_init(&r, TICKET_DOWN, TICKET_REFUSED);
-	assert_int_equal(source_ids(&r.src, 1000, out, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_ids(&r.src, 1000, out, false, &wait, &why), SOURCE_OK);
 	for (i = 1; i < 1000; i++)
 		assert_true(out[i] == out[i - 1] + 1);
-	assert_int_equal(source_block(&r.src, 3100, &first, false, &wait, &why),
+	assert_int_equal(take_block(&r.src, 3100, &first, false, &wait, &why),
 	    SOURCE_NEXT_MS);	/* 3096 left in this ms: a BLOCK 3100 waits for the next */
 	assert_true(wait > 0 && wait <= 1000);
 	fake_us += 1000;
-	assert_int_equal(source_block(&r.src, 3100, &first, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_block(&r.src, 3100, &first, false, &wait, &why), SOURCE_OK);
 	assert_true(first > out[999]);
 	assert_int_equal(layout_snowflake_split(first).seq, 0);
 	source_update_mode(&r.src);
@@ -162,7 +177,7 @@ test_window_over_unavailable(void **state)
 	(void)state;
 	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
 	fake_us += 1001 * 1000;
-	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_UNAVAILABLE);
+	assert_int_equal(take_ids(&r.src, 1, out, false, &wait, &why), SOURCE_UNAVAILABLE);
 	assert_non_null(strstr(why, "no valid Snowflake lease window"));
 	assert_int_equal(r.src.stats.ids_fallback, 0);
 	source_update_mode(&r.src);
@@ -188,9 +203,9 @@ test_large_step_clock(void **state)
 	(void)state;
 	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
 	fake_us += 500 * 1000;
-	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_ids(&r.src, 1, out, false, &wait, &why), SOURCE_OK);
 	fake_us -= 400 * 1000;
-	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
+	assert_int_equal(take_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
 	assert_non_null(strstr(why, "clock stepped back 400 ms, past backstep_tolerance_ms=50"));
 	assert_int_equal(r.src.stats.ids_fallback, 1);
 	/* The mode says down, and why: IDs cannot be served. */
@@ -218,9 +233,9 @@ test_resumed_floor_far_ahead(void **state)
 	snowflake_resume(&r.gen, 7, now + 3600000, now + 3660000);
 	r.lease.window_start = now + 3500000;
 	r.lease.window_end = now + 3660000;
-	assert_int_equal(source_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_CLOCK);
+	assert_int_equal(take_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_CLOCK);
 	assert_non_null(strstr(why, "clock behind the Snowflake lease's floor by 3600000 ms"));
-	assert_int_equal(source_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
+	assert_int_equal(take_ids(&r.src, 1, out, false, &wait, &why), SOURCE_CLOCK);
 	assert_int_equal(r.src.stats.ids_fallback, 0);
 	source_update_mode(&r.src);
 	assert_int_equal(r.src.mode, SOURCE_MODE_DOWN);
@@ -230,9 +245,9 @@ test_resumed_floor_far_ahead(void **state)
 	/* The clock within clock_wait_ms of the floor: served at the floor, then a
 	 * bounded wait for the next millisecond. */
 	fake_us += (3600000 - 900) * INT64_C(1000);
-	assert_int_equal(source_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_OK);
 	assert_true(layout_snowflake_split(first).ts == now + 3600000);
-	assert_int_equal(source_ids(&r.src, 1000, out, false, &wait, &why), SOURCE_NEXT_MS);
+	assert_int_equal(take_ids(&r.src, 1000, out, false, &wait, &why), SOURCE_NEXT_MS);
 	assert_true(wait <= 1000000);
 	source_update_mode(&r.src);
 	assert_int_equal(r.src.mode, SOURCE_MODE_FALLBACK);
@@ -249,18 +264,18 @@ test_stopped_clock_bounded(void **state)
 
 	(void)state;
 	rig_init(&r, TICKET_DOWN, TICKET_DOWN);
-	assert_int_equal(source_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_block(&r.src, 4096, &first, false, &wait, &why), SOURCE_OK);
 	for (i = 0; i < 10; i++) {
-		assert_int_equal(source_block(&r.src, 1, &first, false, &wait, &why),
+		assert_int_equal(take_block(&r.src, 1, &first, false, &wait, &why),
 		    SOURCE_NEXT_MS);
 		fake_mono += 100000;		/* 100 ms pass; the wall clock does not move */
 	}
 	fake_mono += 1000;			/* just past clock_wait_ms (1000 ms) */
-	assert_int_equal(source_block(&r.src, 1, &first, false, &wait, &why), SOURCE_CLOCK);
+	assert_int_equal(take_block(&r.src, 1, &first, false, &wait, &why), SOURCE_CLOCK);
 	assert_non_null(strstr(why, "clock stopped"));
 	/* It moves again: served. */
 	fake_us += 1000;
-	assert_int_equal(source_block(&r.src, 1, &first, false, &wait, &why), SOURCE_OK);
+	assert_int_equal(take_block(&r.src, 1, &first, false, &wait, &why), SOURCE_OK);
 }
 
 int

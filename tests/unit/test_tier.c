@@ -597,8 +597,8 @@ on_change(void *arg)
 	unsigned k;
 
 	r->changes++;
-	for (k = 0; k < r->t.pool.count; k++) {
-		const struct pool_range *pr = &r->t.pool.r[(r->t.pool.head + k) % POOL_RANGES_MAX];
+	for (k = 0; k < r->t.seq.pool.count; k++) {
+		const struct pool_range *pr = &r->t.seq.pool.r[(r->t.seq.pool.head + k) % POOL_RANGES_MAX];
 
 		if (pr->next < pr->end)
 			assert_covered(r, layout_ticket_of(pr->end - 1, r->t.block_size));
@@ -792,7 +792,7 @@ take(struct rig *r, unsigned n)
 	unsigned k;
 
 	assert_non_null(out);
-	if (!tier_take_ids(&r->t, n, out)) {
+	if (!tier_take(&r->t, &r->t.seq, false, n, out)) {
 		free(out);
 		return false;
 	}
@@ -901,7 +901,7 @@ test_both_down(void **state)
 	assert_false(tier_any_up(&r->t));
 	assert_int_equal(r->t.srv[0].state, TICKET_DOWN);
 	assert_int_equal(r->t.srv[1].state, TICKET_DOWN);
-	assert_false(tier_take_ids(&r->t, 1, &id));
+	assert_false(tier_take(&r->t, &r->t.seq, false, 1, &id));
 	rig_free(r);
 }
 
@@ -1006,7 +1006,7 @@ test_b_disagree_partner_regressed(void **state)
 	assert_true(r->t.srv[0].refused_local);
 	assert_non_null(strstr(r->t.srv[0].last_error, "both servers must use the same B"));
 	assert_false(tier_any_up(&r->t));
-	assert_false(tier_take_ids(&r->t, 1, &id));
+	assert_false(tier_take(&r->t, &r->t.seq, false, 1, &id));
 	assert_true(sim[0].txs == 0 && sim[1].txs == 0);
 	rig_free(r);
 }
@@ -1027,7 +1027,7 @@ test_b_setting_refused(void **state)
 	assert_int_equal(r->t.srv[0].state, TICKET_REFUSED);
 	assert_int_equal(r->t.srv[1].state, TICKET_REFUSED);
 	assert_non_null(strstr(r->t.srv[0].last_error, "block_size is set to 8192"));
-	assert_false(tier_take_ids(&r->t, 1, &id));
+	assert_false(tier_take(&r->t, &r->t.seq, false, 1, &id));
 	assert_true(sim[0].txs == 0 && sim[1].txs == 0);
 	rig_free(r);
 }
@@ -1157,7 +1157,7 @@ test_prefetch_keeps_target(void **state)
 	rig_start(r);
 	settle(r);
 	assert_true(r->t.seq.target == 4 * B4K);
-	assert_true(pool_available(&r->t.pool) >= r->t.seq.target);
+	assert_true(pool_available(&r->t.seq.pool) >= r->t.seq.target);
 	for (k = 0; k < 64; k++) {
 		unsigned fetching = (r->t.srv[0].state == TICKET_FETCHING) +
 		    (r->t.srv[1].state == TICKET_FETCHING);
@@ -1166,10 +1166,10 @@ test_prefetch_keeps_target(void **state)
 		assert_true(take(r, 1500));
 		fetching = (r->t.srv[0].state == TICKET_FETCHING) +
 		    (r->t.srv[1].state == TICKET_FETCHING);
-		assert_true(pool_available(&r->t.pool) + fetching * B4K >= r->t.seq.target);
+		assert_true(pool_available(&r->t.seq.pool) + fetching * B4K >= r->t.seq.target);
 		settle(r);
-		assert_true(pool_available(&r->t.pool) >= r->t.seq.target);
-		assert_true(pool_available(&r->t.pool) < r->t.seq.target + 2 * B4K);
+		assert_true(pool_available(&r->t.seq.pool) >= r->t.seq.target);
+		assert_true(pool_available(&r->t.seq.pool) < r->t.seq.target + 2 * B4K);
 	}
 	rig_free(r);
 }
@@ -1209,17 +1209,17 @@ test_take_block_demand(void **state)
 	rig_start(r);
 	settle(r);
 	for (k = 0; k < 24; k++) {
-		if (!tier_take_block(&r->t, n, &first)) {
+		if (!tier_take(&r->t, &r->t.seq, true, n, &first)) {
 			misses++;
 			settle(r);
-			assert_true(tier_take_block(&r->t, n, &first));
+			assert_true(tier_take(&r->t, &r->t.seq, true, n, &first));
 		}
 		took_block(r, first, n);
 		settle(r);
 	}
 	assert_true(misses >= 1);
 	/* The fragments are still there; plain IDs take them. */
-	assert_true(take(r, (unsigned)pool_available(&r->t.pool)));
+	assert_true(take(r, (unsigned)pool_available(&r->t.seq.pool)));
 	rig_free(r);
 }
 
@@ -1361,14 +1361,14 @@ test_writer_block_waits_for_write(void **state)
 	assert_true(given >= 3);
 	assert_true(given <= 4);	/* the waiting ones count against the target */
 	assert_int_equal(r->t.writing, given);
-	assert_int_equal(pool_available(&r->t.pool), 0);
-	assert_int_equal(r->t.banked, 0);
-	assert_false(tier_take_ids(&r->t, 1, out));
+	assert_int_equal(pool_available(&r->t.seq.pool), 0);
+	assert_int_equal(r->t.seq.banked, 0);
+	assert_false(tier_take(&r->t, &r->t.seq, false, 1, out));
 	assert_int_equal(gate_count(), 1);	/* one write held, the rest waiting */
 	gate_set(false, 0);
 	settle(r);
 	assert_int_equal(r->t.writing, 0);
-	assert_int_equal(r->t.banked, tickets_given());
+	assert_int_equal(r->t.seq.banked, tickets_given());
 	assert_true(r->sf.stats.writes < r->sf.stats.snapshots);
 	take_many(r, 8 * B4K, 1024);
 	rig_free(r);
@@ -1393,9 +1393,9 @@ test_writer_failed_banks_nothing(void **state)
 	gate_set(false, EIO);
 	settle(r);
 	assert_int_equal(r->t.writing, 0);
-	assert_int_equal(r->t.banked, 0);
-	assert_int_equal(pool_available(&r->t.pool), 0);
-	assert_false(tier_take_ids(&r->t, 1, out));
+	assert_int_equal(r->t.seq.banked, 0);
+	assert_int_equal(pool_available(&r->t.seq.pool), 0);
+	assert_false(tier_take(&r->t, &r->t.seq, false, 1, out));
 	assert_int_equal(r->t.srv[0].state, TICKET_REFUSED);
 	assert_int_equal(r->t.srv[1].state, TICKET_REFUSED);
 	assert_non_null(strstr(r->t.srv[0].last_error, "state file"));
@@ -1462,7 +1462,7 @@ drain_at_even_check(int srv, char kind)
 {
 	if (srv != 1 || kind != 'K' || drain_rig == NULL)
 		return;
-	assert_true(take(drain_rig, (unsigned)pool_available(&drain_rig->t.pool)));
+	assert_true(take(drain_rig, (unsigned)pool_available(&drain_rig->t.seq.pool)));
 	drain_rig = NULL;
 }
 
@@ -1568,7 +1568,7 @@ test_partner_first_stale_recheck(void **state)
 	 * The pool emptied, so the tier fetches the moment a server may serve; then
 	 * the stale answer arrives, and IDs are taken from whichever server may.
 	 */
-	assert_true(take(r, (unsigned)pool_available(&r->t.pool)));
+	assert_true(take(r, (unsigned)pool_available(&r->t.seq.pool)));
 	assert_true(r->t.srv[1].state == TICKET_READY && sim[1].txs == 0);
 	fake_release(r->t.srv[0].db);
 	settle(r);
@@ -1678,7 +1678,7 @@ test_four_take_turns(void **state)
 static void
 drain(struct rig *r)
 {
-	unsigned n = (unsigned)pool_available(&r->t.pool);
+	unsigned n = (unsigned)pool_available(&r->t.seq.pool);
 
 	if (n > 0)
 		assert_true(take(r, n));
@@ -2099,9 +2099,9 @@ ns_want(struct rig *r)
 	struct nsrv *ns = nss_find(&r->t.nss, "nsx", 3);
 
 	assert_non_null(ns);
-	ns->demand = true;
+	ns->seq.demand = true;
 	ns->seq.want = 1;
-	ns->last_take_ms = clk_mono_ms();
+	ns->seq.last_take_ms = clk_mono_ms();
 	tier_prefetch(&r->t);
 	return ns;
 }
@@ -2119,8 +2119,8 @@ ns_banked_at_most(struct rig *r, struct nsrv *ns, unsigned from, int srv, uint64
 		if (sim_log[k].srv != srv || sim_log[k].kind != 'N' || t > at_most)
 			continue;
 		/* Banked: its first ID is in the namespace's pool. */
-		for (unsigned q = 0; q < ns->pool.count; q++) {
-			const struct pool_range *pr = &ns->pool.r[(ns->pool.head + q) % POOL_RANGES_MAX];
+		for (unsigned q = 0; q < ns->seq.pool.count; q++) {
+			const struct pool_range *pr = &ns->seq.pool.r[(ns->seq.pool.head + q) % POOL_RANGES_MAX];
 
 			if (pr->next <= t * 8 && t * 8 < pr->end)
 				bad++;
@@ -2410,7 +2410,7 @@ ns_take_blocks(struct rig *r, unsigned n)
 		struct nsrv *ns = nss_find(&r->t.nss, "nsx", 3);
 
 		assert_non_null(ns);
-		(void)pool_clear(&ns->pool);
+		(void)pool_clear(&ns->seq.pool);
 		(void)ns_want(r);
 		settle(r);
 		run_for(r, 5);
@@ -2495,7 +2495,7 @@ test_ns_lock_timeout_counted(void **state)
 	assert_int_equal(r->t.srv[0].stats.deadlocks + r->t.srv[1].stats.deadlocks, dl);
 	/* Taken again after the rollback. */
 	assert_true(sim[0].ns_txs + sim[1].ns_txs > txs);
-	assert_true(ns->pool.count > 0);
+	assert_true(ns->seq.pool.count > 0);
 	rig_free(r);
 }
 
@@ -2884,7 +2884,7 @@ test_ns_ticket_echo_in_flight(void **state)
 	ns = nss_find(&r->t.nss, "nsx", 3);
 	assert_non_null(ns);
 	ns->seq.last_used = 1;	/* odd's turn next */
-	tickets = ns->tickets;
+	tickets = ns->seq.banked;
 	sim[0].ns_hold = true;
 	from = nlog;
 	ns = ns_want(r);
@@ -2907,8 +2907,8 @@ test_ns_ticket_echo_in_flight(void **state)
 	assert_non_null(ns);
 	if (ns->regressed[0])
 		fail_msg("nsx refused on odd by the echo of its own ticket %" PRIu64, t);
-	assert_true(ns->tickets > tickets);
-	assert_true(pool_available(&ns->pool) > 0);
+	assert_true(ns->seq.banked > tickets);
+	assert_true(pool_available(&ns->seq.pool) > 0);
 	rig_free(r);
 }
 
