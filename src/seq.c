@@ -107,21 +107,6 @@ seq_copy_first(uint64_t copied, uint64_t need, bool other_up, bool rule_on)
 	return rule_on ? SEQ_COPY_WAIT : SEQ_COPY_BANK;
 }
 
-/* A ticket that is to wait and finds no room is a gap, never banked without its copy. */
-enum seq_copy
-seq_durable(struct seq_waits *ws, const struct seq_wait *w, uint64_t copied, uint64_t need,
-    bool other_up, bool rule_on)
-{
-	enum seq_copy c = seq_copy_first(copied, need, other_up, rule_on);
-
-	if (c != SEQ_COPY_WAIT)
-		return c;
-	if (ws->n == SEQ_WAIT_MAX)
-		return SEQ_COPY_FULL;
-	ws->v[ws->n++] = *w;
-	return SEQ_COPY_WAIT;
-}
-
 /* In the queue's order: the tickets behind it move up. */
 struct seq_wait
 seq_wait_take(struct seq_waits *ws, unsigned k)

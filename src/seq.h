@@ -15,7 +15,8 @@
 
 struct statefile;
 
-#define SEQ_WAIT_MAX	64	/* tickets waiting for a copy (more: a gap) */
+#define SEQ_WAIT_MAX	64	/* tickets of every sequence together waiting for
+				 * a copy (one more: a gap) */
 
 /* The prefetch settings every sequence's target follows, in blocks of its B. */
 struct seq_prefetch {
@@ -90,7 +91,6 @@ enum seq_copy {
 	SEQ_COPY_WAIT,		/* wait for a copy on another server */
 	SEQ_COPY_BANK,		/* a copy covers it (or the rule is off) */
 	SEQ_COPY_ALONE,		/* no copy, no other server of its region up */
-	SEQ_COPY_FULL,		/* to wait, but SEQ_WAIT_MAX wait: a gap */
 };
 
 /*
@@ -112,13 +112,6 @@ struct seq_waits {
 	struct seq_wait	 v[SEQ_WAIT_MAX];
 	unsigned	 n;
 };
-
-/*
- * A durable ticket w through copy first: its verdict (seq_copy_first), and on
- * SEQ_COPY_WAIT queued on ws; SEQ_COPY_FULL when ws has no room.
- */
-enum seq_copy	seq_durable(struct seq_waits *ws, const struct seq_wait *w, uint64_t copied,
-		    uint64_t need, bool other_up, bool rule_on);
 
 /* Takes the k-th waiting ticket off the queue. */
 struct seq_wait	seq_wait_take(struct seq_waits *ws, unsigned k);

@@ -996,21 +996,6 @@ ticket_run(struct ticket_server *s, const char *sql, db_cb cb)
 }
 
 bool
-ticket_copy(struct ticket_server *s, unsigned j, uint64_t high_water, uint64_t b, db_cb cb)
-{
-	char sql[TICKET_SQL_MAX];
-	int len = 0;
-
-	struct ticket_seq q;
-
-	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	if (s->state != TICKET_READY || b == 0 || !ticket_seq_copy(&q, false, j, high_water, b,
-	    ticket_copy_end(s, high_water, b), sql, sizeof(sql), &len))
-		return false;
-	return ticket_run(s, sql, cb);
-}
-
-bool
 ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 {
 	s->step = TICKET_STEP_OTHER;

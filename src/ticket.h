@@ -196,15 +196,6 @@ void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg
 /* Closes a live connection as an outage (why logged) and connects again after the backoff. */
 void		ticket_reconnect(struct ticket_server *s, const char *why);
 
-/*
- * Runs one copy UPDATE on an idle s (TICKET_READY): server j's mark raised to
- * (high_water, b) where its row covers less, the witness's statement
- * (docs/design.md 6.5, copy first); cb as ticket_run's, which it is. False
- * when s is not idle or the query does not start.
- */
-bool		ticket_copy(struct ticket_server *s, unsigned j, uint64_t high_water, uint64_t b,
-		    db_cb cb) __attribute__((warn_unused_result));
-
 /* The default sequence (ns NULL) or namespace ns, its tickets of B b. */
 void		ticket_seq_set(struct ticket_seq *q, const char *ns, uint64_t b,
 		    const char *policy);

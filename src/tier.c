@@ -4,6 +4,7 @@
  */
 #include "tier.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t 
 		    void *arg);
 static unsigned	tier_in_flight(const struct tier *t);
 static void	tier_prefetch_default(struct tier *t);
+static void	tier_ns_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static double	tier_fetch_ms(const struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
@@ -28,10 +30,11 @@ static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
 static bool	tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket);
 static void	tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket);
-static void	tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket, bool alone);
-static void	tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket);
+static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
+static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
-static void	tier_copy_push(struct tier *t);
+static void	tier_copy_push(struct tier *t, bool ns);
+static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_copy_landed(struct tier *t, unsigned j, uint64_t high_water,
 		    uint64_t block_size);
@@ -51,9 +54,10 @@ static const struct ticket_server *tier_b_agreed(const struct tier *t,
 		    const struct ticket_server *s, uint64_t *b);
 
 /* What tier_ns.c calls tier.c through (tier.h). */
-static const struct tier_up tier_up_calls = { tier_prefetch, tier_save };
+static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_durable };
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
+#define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */
 
 /* Sets up every server from the config; nothing connects until tier_start(). */
 bool
@@ -67,8 +71,6 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 
 	memset(t, 0, sizeof(*t));
 	pool_init(&t->seq.pool);
-	for (i = 0; i < SERVER_MAX; i++)
-		t->copy_on[i] = -1;
 	t->expect_block = cfg->block_size;
 	t->prefetch = (struct seq_prefetch){ cfg->prefetch_blocks, cfg->prefetch_max_blocks,
 	    cfg->prefetch_lead_ms };
@@ -172,8 +174,10 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 static unsigned
 tier_in_flight(const struct tier *t)
 {
-	unsigned n = t->writing + t->await.n;
+	unsigned n = t->writing;
 
+	for (unsigned k = 0; k < t->await.n; k++)
+		n += t->await.v[k].seq == 0;	/* the default's waiting for a copy */
 	for (unsigned i = 0; i < server_count(); i++)
 		n += t->srv[i].state == TICKET_FETCHING && !t->srv[i].other;
 	return n;
@@ -284,9 +288,18 @@ tier_prefetch(struct tier *t)
 	 * waiting block needs; a plain copy UPDATE only where a server stays idle.
 	 */
 	if (t->copy_due)
-		tier_copy_push(t);
+		tier_copy_push(t, false);
 	if (ns)
-		tier_ns_kick(t);
+		tier_ns_refill(t);
+}
+
+/* The namespaces' refills; after them, a namespace ticket elsewhere may carry a copy. */
+static void
+tier_ns_refill(struct tier *t)
+{
+	tier_ns_kick(t);
+	if (t->await.n > 0)
+		tier_copy_push(t, true);
 }
 
 static void
@@ -316,7 +329,7 @@ tier_prefetch_default(struct tier *t)
  * of a sequence that idles (a namespace keeps nothing buffered when idle: its
  * count is wanted), a BLOCK's miss of the default (its target keeps the IDs;
  * a whole fresh block is fetched). The default's take refills every sequence
- * (tier_prefetch); a namespace's, the namespaces' (tier_ns_kick).
+ * (tier_prefetch); a namespace's, the namespaces' (tier_ns_refill).
  */
 bool
 tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
@@ -332,7 +345,7 @@ tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
 	if (q == &t->seq)
 		tier_prefetch(t);
 	else
-		tier_ns_kick(t);
+		tier_ns_refill(t);
 	return ok;
 }
 
@@ -409,23 +422,50 @@ tier_save(struct tier *t)
 }
 
 void (*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
+void (*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
+    uint64_t ticket, bool alone);
 
 /*
- * Adds a recorded ticket's block to the pool; alone: no copy of its mark is
- * known on another server of its region, none being up (copy first, 6.5).
+ * Adds server i's recorded ticket tk of ns (NULL: the default) to its
+ * sequence's buffer; alone: no copy of its mark is known on another server of
+ * its region, none being up (copy first, 6.5, 13.6). A namespace's block drawn
+ * before an ns raise this process has read since keeps only its top part.
  */
 static void
-tier_bank(struct tier *t, struct ticket_server *s, uint64_t ticket, bool alone)
+tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 {
-	if (tier_banked_hook != NULL)
-		tier_banked_hook(t, s->index, ticket, alone);
+	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	uint64_t b = ns != NULL ? ns->b : t->block_size, first = layout_ticket_first(tk, b),
+	    n = b, skip;
+
+	if (ns == NULL) {
+		t->banked_alone += alone;
+		if (tier_banked_hook != NULL)
+			tier_banked_hook(t, i, tk, alone);
+		tier_note_region(t, &t->srv[i]);
+	} else {
+		ns->writing--;
+		t->ns_banked_alone += alone;
+		if (tier_ns_banked_hook != NULL)
+			tier_ns_banked_hook(t, ns, i, tk, alone);
+		if (first <= ns->start_above) {
+			skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
+			first += skip;
+			n -= skip;
+			t->ns_released += skip;
+		}
+	}
 	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
-	if (!seq_bank(&t->seq.pool, layout_ticket_first(ticket, t->block_size), t->block_size, "",
-	    ticket))
-		t->ids_dropped += t->block_size;
-	t->seq.demand = false;
-	t->seq.banked++;
-	tier_note_region(t, s);
+	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk)) {
+		if (ns == NULL) {
+			t->ids_dropped += b;
+		} else {
+			ns->ids_released += b;
+			t->ns_released += b;
+		}
+	}
+	q->demand = false;
+	q->banked++;
 }
 
 /* True when another server of s's region is up (checked and connected). */
@@ -442,120 +482,205 @@ tier_other_up(const struct tier *t, const struct ticket_server *s)
 }
 
 /*
- * Copy first (docs/design.md 6.5): a durable ticket's block is banked once a
- * copy of its server's mark at or above it is on another server of its
- * region, or when no other server of the region is up; else it waits for one.
+ * Copy first's verdict on server i's ticket tk of ns (NULL: the default), in
+ * its sequence's unit: a ticket of B for the default, an end in ID space for
+ * a namespace.
  */
-static void
-tier_copy_first(struct tier *t, struct ticket_server *s, uint64_t ticket)
+static enum seq_copy
+tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint64_t tk,
+    bool rule_on)
 {
-	struct seq_wait w = { 0, s->index, ticket, (uint64_t)clk_mono_us(), 0 };
-	enum seq_copy c = seq_durable(&t->await, &w, t->copied[s->index], ticket,
-	    tier_other_up(t, s), RULE_ON(RULE_COPY_FIRST));
-
-	if (c == SEQ_COPY_BANK || c == SEQ_COPY_ALONE) {
-		t->banked_alone += c == SEQ_COPY_ALONE;
-		tier_bank(t, s, ticket, c == SEQ_COPY_ALONE);
-		return;
-	}
-	if (c == SEQ_COPY_FULL) {
-		log_error("%s ticket server: ticket %llu not used: %u tickets already wait for "
-		    "a copy of their mark on another server", s->name,
-		    (unsigned long long)ticket, SEQ_WAIT_MAX);
-		return;		/* a gap, never a block handed out with no copy */
-	}
-	t->copy_due = true;
-	tier_copy_push(t);
+	return seq_copy_first(ns != NULL ? ns->copied[i] : t->copied[i],
+	    ns != NULL ? (tk + 1) * ns->b : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
 /*
- * Banks the waiting tickets a copy now covers, or whose region has no other
- * server up; for the rest, starts one copy UPDATE per server's mark on an
- * idle other server of its region.
+ * Copy first (docs/design.md 6.5, 13.6), for every sequence: a durable
+ * ticket's block is banked once a copy of its server's mark at or above it is
+ * on another server of its region, or when no other server of the region is
+ * up; else it waits in t->await (a namespace's still counted in its writing,
+ * so the name is neither let go nor served anew meanwhile).
  */
 static void
-tier_copy_push(struct tier *t)
+tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+{
+	struct seq_wait w = { ns != NULL ? ns->id : 0, i, tk, (uint64_t)clk_mono_us(),
+	    ns != NULL ? ns->dropped : 0 };
+	enum seq_copy c = tier_copy_verdict(t, ns, i, tk, ns != NULL ?
+	    RULE_ON(RULE_NS_COPY_FIRST) : RULE_ON(RULE_COPY_FIRST));
+
+	if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
+		t->await.v[t->await.n++] = w;
+		t->copy_due = true;
+		tier_copy_push(t, ns != NULL);
+	} else if (c == SEQ_COPY_WAIT) {
+		if (ns != NULL)
+			ns->writing--;
+		log_error("%s%s%sticket %" PRIu64 " of the %s server not used: %u tickets already "
+		    "wait for a copy of their mark on another server", ns != NULL ? "namespace " :
+		    "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "", tk, server_name(i),
+		    SEQ_WAIT_MAX);
+	} else {
+		tier_bank(t, ns, i, tk, c == SEQ_COPY_ALONE);
+	}
+}
+
+/*
+ * Banks the waiting tickets of the default (ns false) or of the namespaces
+ * that a copy now covers, or whose region has no other server up; for the
+ * rest, one plain copy UPDATE of a mark at a time on an idle other server of
+ * its region: the default's as soon as its ticket is drawn (copy_need), a
+ * namespace's for a waiting ticket (a namespace ticket there carries it
+ * otherwise: tier_ns_send_tx). Two passes, at the places of tier_prefetch
+ * that fix the order of the SQL.
+ */
+static void
+tier_copy_push(struct tier *t, bool ns)
 {
 	unsigned k;
 
 	/* A copy answered inside the call that sent it ends here in another pass. */
-	if (t->pushing) {
-		t->push_again = true;
+	if (t->pushing[ns]) {
+		t->push_again[ns] = true;
 		return;
 	}
-	t->pushing = true;
+	t->pushing[ns] = true;
 again:
-	t->push_again = false;
+	t->push_again[ns] = false;
 	k = 0;
 	while (k < t->await.n) {
-		struct ticket_server *r = &t->srv[t->await.v[k].srv];
-		enum seq_copy c = seq_copy_first(t->copied[r->index], t->await.v[k].ticket,
-		    tier_other_up(t, r), true);
-		struct seq_wait w;
+		struct seq_wait w = t->await.v[k];
+		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
+		bool gone = n != NULL && n->dropped != w.dropped;
+		enum seq_copy c = SEQ_COPY_BANK;
 
-		if (c == SEQ_COPY_WAIT) {
-			k++;
+		if ((w.seq != 0) == ns && !gone && (w.seq == 0 || n != NULL))
+			c = tier_copy_verdict(t, n, w.srv, w.ticket, true);
+		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT) {
+			k++;	/* the other pass's, or still waiting */
 			continue;
 		}
-		w = seq_wait_take(&t->await, k);
-		t->banked_alone += c == SEQ_COPY_ALONE;
-		t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
-		t->copy_waits++;
-		tier_bank(t, r, w.ticket, c == SEQ_COPY_ALONE);
+		(void)seq_wait_take(&t->await, k);
+		if (w.seq == 0) {
+			t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
+			t->copy_waits++;
+		} else if (n == NULL) {
+			continue;	/* cannot be: kept while writing */
+		} else if (gone) {
+			/*
+			 * Dropped (or created again) while it waited: its IDs are let go
+			 * with the rest, never served below a new incarnation (13.6).
+			 */
+			n->writing--;
+			n->ids_released += n->b;
+			t->ns_released += n->b;
+			continue;
+		}
+		tier_bank(t, n, w.srv, w.ticket, c == SEQ_COPY_ALONE);
 	}
 	/* A copy wanted and none running: on an idle other server of its region. */
-	for (unsigned i = 0; i < server_count() && !t->push_again; i++) {
+	for (k = 0; k < (ns ? t->await.n : server_count()) && !t->push_again[ns]; k++) {
+		struct nsrv *n = ns ? nss_by_id(&t->nss, t->await.v[k].seq) : NULL;
+		unsigned i = ns ? t->await.v[k].srv : k;
 		const struct ticket_server *r = &t->srv[i];
-		const struct state_mark *m = &t->sf->rec.mark[i];
 
-		if (t->copy_need[i] <= t->copied[i] || t->copy_on[i] >= 0)
+		if (ns ? n == NULL : t->copy_need[i] <= t->copied[i])
 			continue;
 		for (unsigned g = 0; g < r->group_count; g++) {
 			unsigned j = r->group_first + g;
 
-			if (j == i || t->srv[j].state != TICKET_READY)
-				continue;
-			/* Set first: the answer may come inside the call. */
-			t->copy_on[i] = (int)j;
-			t->copy_val[i] = state_mark_ticket(m, t->block_size);
-			if (ticket_copy(&t->srv[j], i, m->high_water,
-			    m->block_size != 0 ? m->block_size : t->block_size, tier_copied))
+			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
+			    !t->copy_run[j].on && tier_copy_send(t, n, i, j))
 				break;
-			t->copy_on[i] = -1;
 		}
 	}
-	if (t->push_again)
+	if (t->push_again[ns])
 		goto again;	/* an answer inside a call changed what waits */
-	t->pushing = false;
+	t->pushing[ns] = false;
 	t->copy_due = t->await.n > 0;
 	for (unsigned i = 0; i < server_count() && !t->copy_due; i++)
 		t->copy_due = t->copy_need[i] > t->copied[i];
 }
 
-/* A copy UPDATE of copy first ended on server s. */
+/*
+ * Sends server j a plain copy of server i's mark of ns (NULL: the default):
+ * the known mark, a namespace's raised over its waiting tickets; true when
+ * sent. One copy of a mark at a time (a namespace's: unless it goes higher).
+ */
+static bool
+tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
+{
+	const struct state_mark *m = &t->sf->rec.mark[i];
+	uint32_t id = ns != NULL ? ns->id : 0;
+	uint64_t b, hw, hb, end, val;
+	char sql[TIER_COPY_SQL_MAX];
+	struct ticket_seq q;
+	int len = 0;
+
+	if (ns == NULL) {
+		struct state_mark at = { m->high_water, m->block_size != 0 ? m->block_size :
+		    t->block_size, "" };
+
+		b = t->srv[j].block_size;
+		hw = at.high_water;
+		hb = at.block_size;
+		end = state_mark_end(&at, b);
+		val = state_mark_ticket(m, t->block_size);
+	} else {
+		b = ns->b;
+		val = tier_ns_known(t, ns, i);
+		for (unsigned k = 0; k < t->await.n; k++)
+			if (t->await.v[k].seq == id && t->await.v[k].srv == i &&
+			    (t->await.v[k].ticket + 1) * b > val)
+				val = (t->await.v[k].ticket + 1) * b;
+		/* The copy as a mark of B_N: its end rounded up to a whole block. */
+		hw = ns_end_ticket(val, b);
+		hb = b;
+		end = val = (hw + 1) * b;
+	}
+	for (unsigned o = 0; o < server_count(); o++)
+		if (t->copy_run[o].on && t->copy_run[o].seq == id && t->copy_run[o].role == i &&
+		    (ns == NULL || t->copy_run[o].val >= val))
+			return false;
+	ticket_seq_set(&q, ns != NULL ? ns->name : NULL, b, NULL);
+	if (hb == 0 || !ticket_seq_copy(&q, false, i, hw, hb, end, sql, sizeof(sql), &len))
+		return false;
+	/* Set first: the answer may come inside the call. */
+	t->copy_run[j] = (struct tier_copy_run){ true, id, i, val };
+	if (ticket_run(&t->srv[j], sql, tier_copied))
+		return true;
+	t->copy_run[j].on = false;
+	return false;
+}
+
+/* A plain copy UPDATE of copy first ended on server s. */
 static void
 tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct tier *t = s->notify_arg;
-	unsigned i;
+	struct tier_copy_run run = t->copy_run[s->index];
+	bool ns = run.on && run.seq != 0;
+	struct nsrv *n = ns ? nss_by_id(&t->nss, run.seq) : NULL;
 
 	(void)db;
-	for (i = 0; i < server_count() && t->copy_on[i] != (int)s->index; i++)
-		;
-	if (i < server_count()) {
-		t->copy_on[i] = -1;
-		if (r->err == 0 && t->copy_val[i] > t->copied[i])
-			t->copied[i] = t->copy_val[i];
-		t->copies_pushed++;
-	}
+	t->copy_run[s->index].on = false;
+	if (ns)
+		t->ns_copies_pushed++;
+	else
+		t->copies_pushed += run.on;
 	if (r->err != 0) {
-		ticket_run_lost(s, "copy of a mark", r->msg);	/* its DOWN event pushes again */
+		/* Its DOWN event pushes again. */
+		ticket_run_lost(s, ns ? "copy of a namespace mark" : "copy of a mark", r->msg);
 		return;
 	}
+	if (run.on && !ns && run.val > t->copied[run.role])
+		t->copied[run.role] = run.val;
+	if (n != NULL)
+		tier_ns_landed(n, run.role, run.val);
 	ticket_run_end(s);
-	tier_copy_push(t);
-	if (t->pushing)
+	tier_copy_push(t, ns);
+	if (t->pushing[ns])
 		return;		/* answered inside tier_copy_push: its caller goes on */
 	tier_prefetch(t);
 	t->on_change(t->arg);
@@ -601,7 +726,7 @@ tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
 		return true;
 	case SEQ_WRITTEN:
 		tier_saved(t, true);
-		tier_copy_first(t, s, ticket);
+		tier_durable(t, NULL, s->index, ticket);
 		return true;
 	case SEQ_UNWRITTEN:
 		break;
@@ -621,7 +746,7 @@ tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket)
 	t->writing--;
 	tier_saved(t, ok);
 	if (ok)
-		tier_copy_first(t, s, ticket);
+		tier_durable(t, NULL, s->index, ticket);
 	else
 		tier_unrecorded(t, s);
 	tier_prefetch(t);

@@ -26,6 +26,15 @@
 
 struct tier;
 
+/* A plain copy UPDATE of a mark, for copy first (docs/design.md 6.5, 13.6). */
+struct tier_copy_run {
+	bool		 on;		/* it runs */
+	uint32_t	 seq;		/* of this sequence's mark (nsrv.id; 0: the default) */
+	unsigned	 role;		/* ... of this server */
+	uint64_t	 val;		/* ... up to here: a ticket of B (the default), an
+					 * end in ID space (a namespace) */
+};
+
 /*
  * Called as each ticket's block is banked (alone: with no copy of its mark on
  * another server, none being up); NULL but in the simulation, which judges
@@ -71,24 +80,27 @@ struct tier {
 							 * (mono ms), h silent since silent_since */
 	bool			 sf_failed;	/* one log line per failure episode */
 	unsigned		 writing;	/* tickets waiting for their state file write */
-	/* Copy first (docs/design.md 6.5): durable tickets waiting for a copy elsewhere. */
+	/*
+	 * Copy first (docs/design.md 6.5, 13.6): the durable tickets of every
+	 * sequence waiting for a copy elsewhere (at most SEQ_WAIT_MAX together).
+	 */
 	struct seq_waits	 await;
+	struct tier_copy_run	 copy_run[SERVER_MAX];	/* the plain copy UPDATE
+							 * running on each server */
 	uint64_t		 copied[SERVER_MAX];	/* a ticket of server i that a copy on
 							 * another server is known to hold */
 	uint64_t		 copy_need[SERVER_MAX];	/* a ticket of server i drawn, its
 							 * copy wanted (from its commit on,
 							 * beside its state file write) */
-	int			 copy_on[SERVER_MAX];	/* the server a copy UPDATE of i's
-							 * mark runs on, -1: none */
-	uint64_t		 copy_val[SERVER_MAX];	/* ... the ticket it writes */
 	uint64_t		 copies_pushed;	/* copy UPDATEs run for copy first */
 	uint64_t		 copy_wait_us_total;	/* blocks' waits for a copy, summed ... */
 	uint64_t		 copy_waits;	/* ... over this many: part of a fetch's time */
 	bool			 copy_due;	/* a copy is wanted or a block waits: every
 						 * prefetch pushes (a server idle again) */
-	bool			 pushing;	/* tier_copy_push runs: an answer inside it
-						 * asks for another pass instead */
-	bool			 push_again;
+	bool			 pushing[2];	/* tier_copy_push runs, [1]: for the
+						 * namespaces: an answer inside it asks
+						 * for another pass instead */
+	bool			 push_again[2];
 	uint64_t		 banked_alone;	/* tickets banked with no other server up */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
@@ -118,15 +130,6 @@ struct tier {
 	uint64_t		 ns_tx_copy[NS_SERVERS][NS_SERVERS];	/* [s][j]: the copy of
 							 * j's mark its ticket in flight
 							 * carries (ID space; 0: none) */
-	/* Copy first for namespaces (13.6): blocks waiting for a copy elsewhere. */
-	struct seq_waits	 ns_await;
-	bool			 ns_copy_on[NS_SERVERS];	/* a plain namespace copy
-							 * UPDATE runs on it ... */
-	uint32_t		 ns_copy_ns[NS_SERVERS];	/* ... of this namespace's */
-	unsigned		 ns_copy_role[NS_SERVERS];	/* ... mark of this server */
-	uint64_t		 ns_copy_end[NS_SERVERS];	/* ... up to here (ID space) */
-	bool			 ns_pushing;	/* tier_ns_copy_push runs (see pushing) */
-	bool			 ns_push_again;
 	uint64_t		 ns_copies_pushed;	/* plain namespace copy UPDATEs run */
 	uint64_t		 ns_banked_alone;	/* namespace tickets banked with no
 							 * other server up */
@@ -143,6 +146,9 @@ struct tier_up {
 	void	(*prefetch)(struct tier *t);	/* a pass: checks, refills, copies */
 	bool	(*save_marks)(struct tier *t);	/* the state file, without waiting;
 						   false when it failed now */
+	void	(*durable)(struct tier *t, struct nsrv *ns, unsigned srv, uint64_t ticket);
+						/* a ticket written ahead: copy
+						   first, then the bank */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */
@@ -184,6 +190,12 @@ void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event e
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+
+/* The mark known for (ns, server i), as an end in ID space (13.6). */
+uint64_t	tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i);
+
+/* A copy of server i's mark of ns up to end (ID space) is on another server now. */
+void		tier_ns_landed(struct nsrv *ns, unsigned i, uint64_t end);
 
 /* How many namespaces are served now. */
 unsigned	tier_ns_served(const struct tier *t);

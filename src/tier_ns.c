@@ -1,8 +1,9 @@
 /*
  * tier_ns.c - namespaces on the tier's servers (docs/design.md section 13.6):
  * the namespace check after every server check, one namespace ticket
- * transaction at a time on a server's connection, the write-ahead of its mark
- * to the state file, and each namespace's buffered IDs.
+ * transaction at a time on a server's connection, and the write-ahead of its
+ * mark to the state file; copy first and the bank are every sequence's, in
+ * tier.c (t->up->durable).
  *
  * Only the servers of our own region serve namespaces; with none of them up
  * a namespace falls back by its policy (source.c).
@@ -68,20 +69,10 @@ static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, voi
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
 static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw,
 		    uint64_t b, bool *changed);
-static void	tier_ns_copy_first(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
-static bool	tier_ns_other_up(const struct tier *t, unsigned i);
-static void	tier_ns_copy_push(struct tier *t);
-static bool	tier_ns_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
-static void	tier_ns_copied(struct db_conn *db, const struct db_result *r, void *arg);
-static void	tier_ns_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
-static void	tier_ns_landed(struct nsrv *ns, unsigned i, uint64_t end);
 static void	tier_ns_due(struct tier *t, unsigned i);
 
-void (*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
-    uint64_t ticket, bool alone);
-
 /* The mark the state file holds for (ns, server i), as an end in ID space. */
-static uint64_t
+uint64_t
 tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i)
 {
 	const struct state_ns_mark *m = RULE_ON(RULE_NS_STATE_MARKS) ?
@@ -452,9 +443,6 @@ tier_ns_kick(struct tier *t)
 {
 	tier_ns_kick_first(t);
 	tier_ns_kick_fetches(t, false);
-	/* After the fetches: a namespace ticket elsewhere may carry the copy first. */
-	if (t->ns_await.n > 0)
-		tier_ns_copy_push(t);
 }
 
 bool
@@ -795,206 +783,17 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 		    "ticket is not used");
 		return;
 	}
-	tier_ns_copy_first(t, ns, i, tk);
+	t->up->durable(t, ns, i, tk);
 	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
 
-/* A copy of server i's mark of ns up to end (ID space) is on another server now. */
-static void
+/* Raised only: a copy never lowers what is known to be there. */
+void
 tier_ns_landed(struct nsrv *ns, unsigned i, uint64_t end)
 {
 	if (i < NS_SERVERS && end > ns->copied[i])
 		ns->copied[i] = end;
-}
-
-/* True when another server of our region is up (checked and connected). */
-static bool
-tier_ns_other_up(const struct tier *t, unsigned i)
-{
-	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
-		if (j != i && ticket_up(&t->srv[j]))
-			return true;
-	return false;
-}
-
-/*
- * Copy first for namespaces (docs/design.md 13.6, the default's 6.5): a
- * durable namespace ticket's block is banked once a copy of its server's mark
- * covering the block is on another server of the region, or when no other
- * server of the region is up; else it waits (still counted in ns->writing,
- * so the name is neither let go nor served anew meanwhile).
- */
-static void
-tier_ns_copy_first(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
-{
-	struct seq_wait w = { ns->id, i, tk, 0, ns->dropped };
-	enum seq_copy c = seq_durable(&t->ns_await, &w, ns->copied[i], (tk + 1) * ns->b,
-	    tier_ns_other_up(t, i), RULE_ON(RULE_NS_COPY_FIRST));
-
-	if (c == SEQ_COPY_BANK || c == SEQ_COPY_ALONE) {
-		t->ns_banked_alone += c == SEQ_COPY_ALONE;
-		tier_ns_bank(t, ns, i, tk, c == SEQ_COPY_ALONE);
-		return;
-	}
-	if (c == SEQ_COPY_FULL) {
-		ns->writing--;
-		log_error("namespace %s: ticket %" PRIu64 " of the %s server not used: %u tickets "
-		    "already wait for a copy of their mark on another server", ns->name, tk,
-		    server_name(i), SEQ_WAIT_MAX);
-		return;		/* a gap, never a block handed out with no copy */
-	}
-	tier_ns_copy_push(t);
-}
-
-/*
- * Banks the waiting namespace tickets a copy now covers, or whose region has
- * no other server up; for the rest, one plain copy UPDATE on an idle other
- * server (a namespace ticket there carries it otherwise: tier_ns_send_tx).
- */
-static void
-tier_ns_copy_push(struct tier *t)
-{
-	unsigned k;
-
-	/* A copy answered inside the call that sent it ends here in another pass. */
-	if (t->ns_pushing) {
-		t->ns_push_again = true;
-		return;
-	}
-	t->ns_pushing = true;
-again:
-	t->ns_push_again = false;
-	k = 0;
-	while (k < t->ns_await.n) {
-		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await.v[k].seq);
-		unsigned i = t->ns_await.v[k].srv;
-		uint64_t tk = t->ns_await.v[k].ticket;
-		bool gone = ns != NULL && ns->dropped != t->ns_await.v[k].dropped;
-		enum seq_copy c = ns == NULL ? SEQ_COPY_BANK :
-		    seq_copy_first(ns->copied[i], (tk + 1) * ns->b, tier_ns_other_up(t, i), true);
-
-		if (ns != NULL && !gone && c == SEQ_COPY_WAIT) {
-			k++;
-			continue;
-		}
-		(void)seq_wait_take(&t->ns_await, k);
-		if (ns == NULL)
-			continue;	/* cannot be: kept while writing */
-		if (gone) {
-			/*
-			 * Dropped (or created again) while it waited: its IDs are let go
-			 * with the rest, never served below a new incarnation (13.6).
-			 */
-			ns->writing--;
-			ns->ids_released += ns->b;
-			t->ns_released += ns->b;
-			continue;
-		}
-		t->ns_banked_alone += c == SEQ_COPY_ALONE;
-		tier_ns_bank(t, ns, i, tk, c == SEQ_COPY_ALONE);
-	}
-	/* A copy wanted and none running: on an idle other server of the region. */
-	for (k = 0; k < t->ns_await.n && !t->ns_push_again; k++) {
-		struct nsrv *ns = nss_by_id(&t->nss, t->ns_await.v[k].seq);
-		unsigned i = t->ns_await.v[k].srv;
-
-		for (unsigned j = 0; ns != NULL && j < server_own_count() && j < NS_SERVERS; j++)
-			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
-			    !t->ns_copy_on[j] && tier_ns_copy_send(t, ns, i, j))
-				break;
-	}
-	if (t->ns_push_again)
-		goto again;	/* an answer inside a call changed what waits */
-	t->ns_pushing = false;
-}
-
-/* Sends a plain copy of (ns, i)'s known mark to server j; true when sent. */
-static bool
-tier_ns_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
-{
-	char sql[TIER_NS_SQL_MAX];
-	struct ticket_seq q;
-	uint64_t end = tier_ns_known(t, ns, i), b = ns->b;
-	int len = 0;
-
-	for (unsigned k = 0; k < t->ns_await.n; k++)
-		if (t->ns_await.v[k].seq == ns->id && t->ns_await.v[k].srv == i &&
-		    (t->ns_await.v[k].ticket + 1) * b > end)
-			end = (t->ns_await.v[k].ticket + 1) * b;
-	/* One copy of this mark at a time: another server's already covers it. */
-	for (unsigned o = 0; o < NS_SERVERS; o++)
-		if (t->ns_copy_on[o] && t->ns_copy_ns[o] == ns->id && t->ns_copy_role[o] == i &&
-		    t->ns_copy_end[o] >= end)
-			return false;
-	ticket_seq_set(&q, ns->name, b, NULL);
-	if (!ticket_seq_copy(&q, false, i, ns_end_ticket(end, b), b,
-	    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len))
-		return false;
-	/* Set first: the answer may come inside the call. */
-	t->ns_copy_on[j] = true;
-	t->ns_copy_ns[j] = ns->id;
-	t->ns_copy_role[j] = i;
-	t->ns_copy_end[j] = (ns_end_ticket(end, b) + 1) * b;
-	if (ticket_run(&t->srv[j], sql, tier_ns_copied))
-		return true;
-	t->ns_copy_on[j] = false;
-	return false;
-}
-
-/* A plain namespace copy UPDATE ended on server s. */
-static void
-tier_ns_copied(struct db_conn *db, const struct db_result *r, void *arg)
-{
-	struct ticket_server *s = arg;
-	struct tier *t = s->notify_arg;
-	unsigned j = s->index;
-	struct nsrv *ns = nss_by_id(&t->nss, t->ns_copy_ns[j]);
-
-	(void)db;
-	t->ns_copy_on[j] = false;
-	t->ns_copies_pushed++;
-	if (r->err != 0) {
-		ticket_run_lost(s, "copy of a namespace mark", r->msg);	/* DOWN: pushed again */
-		return;
-	}
-	if (ns != NULL)
-		tier_ns_landed(ns, t->ns_copy_role[j], t->ns_copy_end[j]);
-	ticket_run_end(s);
-	tier_ns_copy_push(t);
-	if (t->ns_pushing)
-		return;		/* answered inside tier_ns_copy_push: its caller goes on */
-	t->up->prefetch(t);
-	t->on_change(t->arg);
-}
-
-/*
- * Adds a recorded namespace ticket's block to its pool; alone: no copy of its
- * mark is known on another server of the region, none being up (13.6).
- */
-static void
-tier_ns_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
-{
-	uint64_t first, n, skip;
-
-	ns->writing--;
-	if (tier_ns_banked_hook != NULL)
-		tier_ns_banked_hook(t, ns, i, tk, alone);
-	first = layout_ticket_first(tk, ns->b);
-	n = ns->b;
-	if (first <= ns->start_above) {
-		/* Drawn before an ns raise this process has read since: only its top part. */
-		skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
-		first += skip;
-		n -= skip;
-		t->ns_released += skip;
-	}
-	if (n > 0 && !seq_bank(&ns->seq.pool, first, n, ns->name, tk)) {
-		ns->ids_released += ns->b;
-		t->ns_released += ns->b;
-	}
-	ns->seq.demand = false;
-	ns->seq.banked++;
 }
 
 /* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */
