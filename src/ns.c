@@ -269,7 +269,7 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 			ns->policy = pol;
 			ns->seq.demand = false;
 			/* Copies are learned anew: its rows were made again (13.3). */
-			memset(ns->copied, 0, sizeof(ns->copied));
+			memset(ns->seq.copied, 0, sizeof(ns->seq.copied));
 			ns->dropped++;
 		}
 	}

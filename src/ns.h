@@ -59,8 +59,6 @@ struct nsrv {
 	unsigned	 fetching;	/* tickets in flight */
 	unsigned	 writing;	/* ... waiting for their state file write */
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
-	uint64_t	 copied[NS_SERVERS];	/* in ID space: an end of server i's mark
-						 * another server is known to hold (13.6) */
 	uint64_t	 dropped;	/* times a check found it dropped or created
 					 * again: its buffered IDs let go (13.6) */
 };

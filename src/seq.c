@@ -107,6 +107,14 @@ seq_copy_first(uint64_t copied, uint64_t need, bool other_up, bool rule_on)
 	return rule_on ? SEQ_COPY_WAIT : SEQ_COPY_BANK;
 }
 
+/* Raised only: a copy never lowers what is known to be there. */
+void
+seq_landed(struct seq *q, unsigned i, uint64_t v)
+{
+	if (i < SERVER_MAX && v > q->copied[i])
+		q->copied[i] = v;
+}
+
 /* In the queue's order: the tickets behind it move up. */
 struct seq_wait
 seq_wait_take(struct seq_waits *ws, unsigned k)

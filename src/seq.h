@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "pool.h"
+#include "server.h"
 
 struct statefile;
 
@@ -34,6 +35,10 @@ struct seq {
 	uint64_t	 ids_ticket;	/* IDs handed out from its tickets */
 	uint64_t	 ids_fallback;	/* ... from the Snowflake fallback */
 	uint64_t	 banked;	/* tickets banked into its buffer, ever */
+	uint64_t	 copied[SERVER_MAX];	/* copy first: how far a copy of server
+					 * i's mark is known on another server, in
+					 * its unit (the default: a ticket of B; a
+					 * namespace: an end in ID space) */
 	uint64_t	 target;	/* IDs to keep buffered or in flight */
 	uint64_t	 taken;		/* IDs handed out, ever */
 	uint64_t	 taken_mark;	/* ... at the last rate sample */
@@ -112,6 +117,9 @@ struct seq_waits {
 	struct seq_wait	 v[SEQ_WAIT_MAX];
 	unsigned	 n;
 };
+
+/* A copy of server i's mark up to v (its unit) is on another server now. */
+void	seq_landed(struct seq *q, unsigned i, uint64_t v);
 
 /* Takes the k-th waiting ticket off the queue. */
 struct seq_wait	seq_wait_take(struct seq_waits *ws, unsigned k);

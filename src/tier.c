@@ -36,8 +36,8 @@ static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
-static void	tier_copy_landed(struct tier *t, unsigned j, uint64_t high_water,
-		    uint64_t block_size);
+static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
+static void	tier_carried_landed(struct tier *t, const struct ticket_server *s);
 static void	tier_unrecorded(struct tier *t, struct ticket_server *s);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static const char *tier_copies_name(const struct ticket_server *s, char *buf);
@@ -490,7 +490,7 @@ static enum seq_copy
 tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint64_t tk,
     bool rule_on)
 {
-	return seq_copy_first(ns != NULL ? ns->copied[i] : t->copied[i],
+	return seq_copy_first((ns != NULL ? &ns->seq : &t->seq)->copied[i],
 	    ns != NULL ? (tk + 1) * ns->b : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
@@ -584,7 +584,7 @@ again:
 		unsigned i = ns ? t->await.v[k].srv : k;
 		const struct ticket_server *r = &t->srv[i];
 
-		if (ns ? n == NULL : t->copy_need[i] <= t->copied[i])
+		if (ns ? n == NULL : t->copy_need[i] <= t->seq.copied[i])
 			continue;
 		for (unsigned g = 0; g < r->group_count; g++) {
 			unsigned j = r->group_first + g;
@@ -599,7 +599,7 @@ again:
 	t->pushing[ns] = false;
 	t->copy_due = t->await.n > 0;
 	for (unsigned i = 0; i < server_count() && !t->copy_due; i++)
-		t->copy_due = t->copy_need[i] > t->copied[i];
+		t->copy_due = t->copy_need[i] > t->seq.copied[i];
 }
 
 /*
@@ -674,10 +674,8 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_run_lost(s, ns ? "copy of a namespace mark" : "copy of a mark", r->msg);
 		return;
 	}
-	if (run.on && !ns && run.val > t->copied[run.role])
-		t->copied[run.role] = run.val;
-	if (n != NULL)
-		tier_ns_landed(n, run.role, run.val);
+	if (run.on && (!ns || n != NULL))
+		seq_landed(ns ? &n->seq : &t->seq, run.role, run.val);
 	ticket_run_end(s);
 	tier_copy_push(t, ns);
 	if (t->pushing[ns])
@@ -686,18 +684,24 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 	t->on_change(t->arg);
 }
 
-/* A copy of server j's mark (high_water, block_size) is on another server now. */
-static void
-tier_copy_landed(struct tier *t, unsigned j, uint64_t high_water, uint64_t block_size)
+/* A mark in the default's unit for copy first: a ticket of B (0 until B is agreed). */
+static uint64_t
+tier_ticket_of(const struct tier *t, const struct state_mark *m)
 {
-	struct state_mark m = { high_water, block_size, "" };
-	uint64_t v;
+	return t->block_size == 0 ? 0 : state_mark_ticket(m, t->block_size);
+}
 
-	if (t->block_size == 0)
-		return;
-	v = state_mark_ticket(&m, t->block_size);
-	if (v > t->copied[j])
-		t->copied[j] = v;
+/* The copies of the others' marks s's witness or ticket carried landed (6.5). */
+static void
+tier_carried_landed(struct tier *t, const struct ticket_server *s)
+{
+	for (unsigned k = 0; k < s->group_count; k++) {
+		unsigned j = s->group_first + k;
+		struct state_mark m = { s->copy_sending[j], s->copy_sending_b[j], "" };
+
+		if (j != s->index)
+			seq_landed(&t->seq, j, tier_ticket_of(t, &m));
+	}
 }
 
 /* A ticket's mark could not be recorded: the ticket is a gap, its server refused. */
@@ -808,7 +812,7 @@ tier_raise_copies(struct tier *t, const struct ticket_server *s)
 		if (state_mark_ticket(&copy, b) > t->copy_seen[o])
 			t->copy_seen[o] = state_mark_ticket(&copy, b);
 		t->copy_read[o] = true;
-		tier_copy_landed(t, o, copy.high_water, copy.block_size);
+		seq_landed(&t->seq, o, tier_ticket_of(t, &copy));
 		changed |= state_raise_mark(&t->sf->rec, o, copy.high_water, copy.block_size, b,
 		    NULL);
 	}
@@ -1186,22 +1190,15 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			return false;
 		t->block_size = s->block_size;
 		/* Its witness landed its copies before it came up (6.5). */
-		for (unsigned k = 0; RULE_ON(RULE_WITNESS) && k < s->group_count; k++)
-			if (s->group_first + k != s->index)
-				tier_copy_landed(t, s->group_first + k,
-				    s->copy_sending[s->group_first + k],
-				    s->copy_sending_b[s->group_first + k]);
+		if (RULE_ON(RULE_WITNESS))
+			tier_carried_landed(t, s);
 		seq_retarget(&t->seq, &t->prefetch, tier_fetch_ms(t), t->block_size);
 		tier_checked_others(t, s);
 		tier_ns_event(t, s, ev);
 		break;
 	case TICKET_EV_TICKET:
 		/* Its transaction committed the copies it carried (copy first, 6.5). */
-		for (unsigned k = 0; k < s->group_count; k++)
-			if (s->group_first + k != s->index)
-				tier_copy_landed(t, s->group_first + k,
-				    s->copy_sending[s->group_first + k],
-				    s->copy_sending_b[s->group_first + k]);
+		tier_carried_landed(t, s);
 		/* Write-ahead: on disk before any of its IDs is handed out. */
 		state_raise_mark(&t->sf->rec, s->index, ticket,
 		    t->block_size, t->block_size, NULL);

@@ -87,8 +87,6 @@ struct tier {
 	struct seq_waits	 await;
 	struct tier_copy_run	 copy_run[SERVER_MAX];	/* the plain copy UPDATE
 							 * running on each server */
-	uint64_t		 copied[SERVER_MAX];	/* a ticket of server i that a copy on
-							 * another server is known to hold */
 	uint64_t		 copy_need[SERVER_MAX];	/* a ticket of server i drawn, its
 							 * copy wanted (from its commit on,
 							 * beside its state file write) */
@@ -193,9 +191,6 @@ void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 
 /* The mark known for (ns, server i), as an end in ID space (13.6). */
 uint64_t	tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i);
-
-/* A copy of server i's mark of ns up to end (ID space) is on another server now. */
-void		tier_ns_landed(struct nsrv *ns, unsigned i, uint64_t end);
 
 /* How many namespaces are served now. */
 unsigned	tier_ns_served(const struct tier *t);

@@ -552,7 +552,7 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 			uint64_t unit = v->hb[j] != 0 ? v->hb[j] : v->b;
 
 			if (j != i && v->hw[j] != 0)
-				tier_ns_landed(ns, j, v->hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
+				seq_landed(&ns->seq, j, v->hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
 				    (v->hw[j] + 1) * unit);
 		}
 	}
@@ -706,7 +706,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_run_end(s);
 	/* Its transaction committed the copies it carried (copy first, 13.6). */
 	for (unsigned j = 0; v == TICKET_TX_OK && j < NS_SERVERS; j++)
-		tier_ns_landed(ns, j, t->ns_tx_copy[s->index][j]);
+		seq_landed(&ns->seq, j, t->ns_tx_copy[s->index][j]);
 	if (v == TICKET_TX_OK) {
 		tier_ns_judged(t, s, ns, tk);
 	} else if (v == TICKET_TX_LEARNED) {
@@ -786,14 +786,6 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 	t->up->durable(t, ns, i, tk);
 	t->up->prefetch(t);
 	t->on_change(t->arg);
-}
-
-/* Raised only: a copy never lowers what is known to be there. */
-void
-tier_ns_landed(struct nsrv *ns, unsigned i, uint64_t end)
-{
-	if (i < NS_SERVERS && end > ns->copied[i])
-		ns->copied[i] = end;
 }
 
 /* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */
