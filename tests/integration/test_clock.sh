@@ -17,6 +17,7 @@ st() { stat "$SVC_PORT" "$1"; }
 
 # 1. Skewed +10 s: no lease, a message naming the setting; tickets still served.
 wait_for "lease refused" 10 bash -c "printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT | grep -q '^STAT lease_state refused'"
+wait_buffered "$SVC_PORT"
 grep -qE "lease REFUSED: local clock is \+(99[0-9][0-9]|10[0-9]{3}) ms off the .* server's \(max_clock_skew_ms=1000\)" "$T_DIR/svc.log" ||
 	fail "no clear skew message: $(grep -m1 lease "$T_DIR/svc.log")"
 [[ "$(q "$SVC_PORT" 'ID\n')" =~ ^[0-9]+$ ]] || fail "tickets not served while the lease is refused"

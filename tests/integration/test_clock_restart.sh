@@ -59,6 +59,7 @@ many() { local i; for i in $(seq "$1"); do echo "$2"; done; }
 # 1. A lease, tickets, then the outage: fallback IDs from the lease.
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
 wait_for "a lease" 10 held
+wait_buffered "$SVC_PORT"
 w=$(st lease_worker)
 srv=$([ $((w % 2)) = 1 ] && echo odd || echo even)
 read -r -a r <<<"$(many 20 'IDS 1000' | ask)"
@@ -142,6 +143,7 @@ kill -TERM "$svc_PID"
 wait_for "svc gone" 10 bash -c "! kill -0 $svc_PID 2>/dev/null"
 idserver_start svc "$SVC_PORT" "${FLAGS[@]}"
 wait_for "a lease" 10 held
+wait_buffered "$SVC_PORT"
 out=$(many 20 'IDS 1000' | ask)
 [[ "$out" != *[A-Z]* ]] || fail "tickets after the restart: $out"
 kill -KILL "$(db_pid odd)" "$(db_pid even)"

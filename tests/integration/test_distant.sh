@@ -35,6 +35,7 @@ st() { stat "$SVC_PORT" "$1"; }
 # Ready: both servers checked, blocks buffered, a lease held (started from afar).
 wait_for "both servers up and a lease" 15 bash -c "out=\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT); grep -q '^STAT odd_state up' <<<\"\$out\" && grep -q '^STAT even_state up' <<<\"\$out\" && grep -q '^STAT lease_state held' <<<\"\$out\""
 # 1. A distant pair: tickets still come (one round trip per ticket), no errors.
+wait_buffered "$SVC_PORT"
 [ "$(load 3)" = 0 ] || fail "errors with a distant pair: $(sort "$IDS.err" | uniq -c | head -3)"
 [ "$(st odd_tickets)" -ge 1 ] && [ "$(st even_tickets)" -ge 1 ] || fail "no tickets through the proxies"
 log "distant pair (50 ms RTT): $(st ids_ticket) ticket IDs, fetch_us_avg odd $(st odd_fetch_us_avg) us"

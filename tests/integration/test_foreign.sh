@@ -31,6 +31,7 @@ IDGEN_DB_PASSWORD=$(cat "$T_DIR/dbA/db_password") "$IDSERVER" --odd_port "$PA" \
 a=$!
 PIDS+=("$a")
 wait_for "A: both of its servers up" 15 bash -c "out=\$(printf 'STATS\n' | nc -N 127.0.0.1 $((SVC_PORT + 9))); grep -q '^STAT odd_state up' <<<\"\$out\" && grep -q '^STAT even_state up' <<<\"\$out\""
+wait_buffered $((SVC_PORT + 9))
 # Both marks must be above 1000 for x to refuse both of B's servers. A block is
 # 2^20 IDs and the first prefetch may take both blocks from the server that
 # answered first (the other still connecting): take blocks until A's file holds
@@ -68,6 +69,7 @@ done
 y=$((SVC_PORT + 1))
 idserver_start y "$y" --http_port 0 --grpc_port 0 "${FLAGS[@]}"
 wait_for "y: both of B's servers up" 15 bash -c "out=\$(printf 'STATS\n' | nc -N 127.0.0.1 $y); grep -q '^STAT odd_state up' <<<\"\$out\" && grep -q '^STAT even_state up' <<<\"\$out\""
+wait_buffered "$y"
 read -r errs top <<<"$(mint_ids "$y" 100 "$IDS")"
 [ "$errs" = 0 ] && [ "$top" -lt 9007199254740992 ] || fail "y: $errs errors, top $top (want tickets)"
 log "2. pair B's marks untouched; a fresh idserver serves its tickets"
@@ -77,6 +79,7 @@ kill -TERM "$x_PID"
 wait "$x_PID" 2>/dev/null || true
 idserver_start x "$SVC_PORT" "${FLAGS[@]}"
 wait_for "x restarted: both up" 15 bash -c "out=\$(printf 'STATS\n' | nc -N 127.0.0.1 $SVC_PORT); grep -q '^STAT odd_state up' <<<\"\$out\" && grep -q '^STAT even_state up' <<<\"\$out\""
+wait_buffered "$SVC_PORT"
 read -r errs top <<<"$(mint_ids "$SVC_PORT" 100 "$IDS")"
 [ "$errs" = 0 ] && [ "$top" -lt 9007199254740992 ] || fail "x restarted: $errs errors, top $top"
 n=$(check_unique "$IDS") || fail "duplicate IDs from pair B"

@@ -41,6 +41,9 @@ PIDS+=("$PID")
 
 # 1. READY=1 once every port answers; the mode in STATUS=.
 wait_for "READY=1" 20 got '(^|\|)READY=1(\||$)'
+# The listener writes READY=1's line, then probes the ports, then its PROBE line:
+# the probe is read once written, not the moment READY=1's line is.
+wait_for "the listener's probe after READY=1" 10 got '^PROBE '
 got '^STATUS=starting' || fail "no STATUS=starting before READY=1: $(cat "$OUT")"
 ready=$(grep -m1 -E '(^|\|)READY=1(\||$)' "$OUT")
 [[ "$ready" =~ STATUS=mode\ down ]] || fail "READY=1 without STATUS=mode down: '$ready'"
@@ -75,5 +78,6 @@ rm -f "$OUT"
 listen "$ABS" "$OUT"
 NOTIFY_SOCKET=$ABS idserver_start abs "$SVC_PORT" --http_port "$HTTP" --grpc_port "$GRPC"
 wait_for "READY=1 on $ABS" 10 got '^READY=1\|STATUS=mode (ticket|fallback|down)'
+wait_for "the listener's probe on $ABS" 10 got '^PROBE '
 log "5. $ABS: $(grep -m1 '^READY=1' "$OUT"); $(grep -m1 '^PROBE' "$OUT")"
 log "ok"

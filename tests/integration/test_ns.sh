@@ -75,6 +75,7 @@ log "2-3. adopted above MAX(id) = $TOP of three shards (killed after rows, floor
 # idserver serves it from above the largest existing ID.
 idserver_start svc "$SVC_PORT" --recheck_ms 300
 wait_for "orders served" 10 ns_served "$SVC_PORT" orders
+wait_ns_buffered "$SVC_PORT" orders
 ids=$(q "$SVC_PORT" 'IDS 5 orders\nBLOCK 10 orders\n' | tr '\n' ' ')
 for id in $ids; do
 	[ "$id" = 10 ] || [ "$id" -gt $TOP ] || fail "idserver's ID $id of orders is not above $TOP ($ids)"

@@ -59,6 +59,7 @@ log "2. without --margin refused (MAX moved: $moved); with --margin 100000 it st
 # The idserver's IDs of live while the writer goes on.
 idserver_start svc "$SVC_PORT" --recheck_ms 300
 wait_for "live served" 10 ns_served "$SVC_PORT" live
+wait_ns_buffered "$SVC_PORT" live
 : >"$T_DIR/ns.ids"
 for _ in $(seq 20); do
 	q "$SVC_PORT" 'IDS 50 live\n' | tr ' ' '\n' | grep -E '^[0-9]+$' >>"$T_DIR/ns.ids" || true

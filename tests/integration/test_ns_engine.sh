@@ -19,6 +19,7 @@ ctl ns create other --block-size 10
 idserver_start a "$A" "${FLAGS[@]}"
 wait_for "eng served" 10 ns_served "$A" eng
 wait_for "other served" 10 ns_served "$A" other
+wait_ns_buffered "$A" eng; wait_ns_buffered "$A" other
 
 # last ROLE NS: the last ticket drawn from NS's table on that server (its one row).
 last() { db_sql "$1" "SELECT IFNULL(MAX(id), 0) FROM idgen.tickets_$2"; }

@@ -46,13 +46,16 @@ load() {
 loads() {	# PORT NAME: one load per sequence; their PIDs in LOADS
 	for seq in default big small; do load "$1" "$2" $seq & LOADS+=($!); done
 }
-# tickets FILE B FLOOR: "count residues" of the tickets above FLOOR in FILE (IDs below 2^53).
+# tickets FILE B FLOOR: "count residues" of the tickets above FLOOR in FILE (IDs below 2^53);
+# complete lines only: a load still running may be mid-line in FILE.
 tickets() {
 	python3 - "$1" "$2" "$3" "$M" <<'PY'
 import sys
 path, b, floor, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 seen, n = set(), 0
 for line in open(path):
+    if not line.endswith("\n"):
+        break  # a line still being written: its load runs on (read mid-write)
     first, count = map(int, line.split())
     if first + count > 1 << 53:
         continue
@@ -77,7 +80,7 @@ counter() {	# ROLE NS
 ctl ns create big --block-size 1024
 ctl ns create small --block-size 16
 idserver_start a "$A" "${FLAGS[@]}"
-for ns in big small; do wait_for "a serves $ns" 15 ns_served "$A" $ns; done
+for ns in big small; do wait_for "a serves $ns" 15 ns_served "$A" $ns; wait_ns_buffered "$A" $ns; done
 wait_buffered "$A"
 loads "$A" a
 sleep 2
@@ -143,7 +146,8 @@ for ns in big small; do
 done
 MORE="3=127.0.0.1:$P3"
 idserver_start b "$B" "${FLAGS[@]}" --tier_increment $M --more_servers "$MORE"
-for ns in big small; do wait_for "b serves $ns" 15 ns_served "$B" $ns; done
+for ns in big small; do wait_for "b serves $ns" 15 ns_served "$B" $ns; wait_ns_buffered "$B" $ns; done
+wait_buffered "$B"
 loads "$B" b
 for ns in big small; do
 	wait_for "b's tickets of $ns from o3" 30 has_tickets "$T_DIR/b.$ns" "${BS[$ns]}" "${FLOOR[$ns]}" 0
