@@ -93,6 +93,7 @@ for k in 0 1 2 3; do
 	wait_for "idserver ${NAMES[$k]}: its pair, the other region's and a lease" 30 \
 		all_up "${P[$k]}" odd even "odd_${OTHER[$k]}" "even_${OTHER[$k]}"
 done
+for k in 0 1 2 3; do wait_buffered "${P[$k]}"; done
 B=$(stat "${P[0]}" block_size)
 log "set up: two pairs, the link ($DELAY ms each way), four idservers with their pairs, the other region's and a lease ($SECONDS s)"
 

@@ -146,9 +146,11 @@ PY
 pair_up
 TOKEN='' GRPC_KIND=grpc
 start open "$SVC_PORT" --grpc_port $((SVC_PORT + 1))
+wait_buffered "$SVC_PORT" st
 phase open "$SVC_PORT" $((SVC_PORT + 1))
 TOKEN=$TOK GRPC_KIND=grpc-token
 start tokens $((SVC_PORT + 2)) --grpc_port $((SVC_PORT + 3)) --auth_tokens_file "$T_DIR/tokens"
+wait_buffered $((SVC_PORT + 2)) st
 phase tokens $((SVC_PORT + 2)) $((SVC_PORT + 3))
 
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs"

@@ -124,6 +124,7 @@ wait_for "odd: namespaces not read" 10 grep -q "odd ticket server: namespaces no
 wait_for "five rechecks of odd" 20 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $NONS_PORT | awk '\$2==\"odd_rechecks\"{print \$3}')\" -ge 5 ]"
 ! grep -q "ticket server down" "$T_DIR/nons.log" || fail "a server went down: $(grep -m1 'server down' "$T_DIR/nons.log")"
 [ "$(stat "$NONS_PORT" odd_failures)" = 0 ] || fail "odd_failures $(stat "$NONS_PORT" odd_failures)"
+wait_buffered "$NONS_PORT"
 for i in 1 2 3 4; do out=$(q "$NONS_PORT" 'IDS 1000\n'); [ "$(wc -w <<<"$out")" = 1000 ] || fail "IDS: $out"; done
 # The first prefetch may take both blocks from even (odd still connecting: 14 of
 # 30 starts here); the refill after these IDs goes to odd, its ticket perhaps

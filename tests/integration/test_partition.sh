@@ -100,6 +100,7 @@ ready() {
 	[ "$(sv odd_state)" = up ] && [ "$(sv even_state)" = up ] && [ "$(sv lease_state)" = held ]
 }
 wait_for "both servers up and a lease" 15 ready
+wait_buffered "$SVC_PORT"
 
 # The load, for the whole test, open loop (latency counts from the intended
 # send time, so a stall shows): a seeded mix of ID, IDS 1..1000 and BLOCK

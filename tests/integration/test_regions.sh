@@ -79,6 +79,7 @@ ODD_PORT=$R1_ODD EVEN_PORT=$R1_EVEN idserver_start r1b "${P[3]}" "${FLAGS[@]}" -
 # 1. Leases in each region's range; tickets of each region's residues.
 for k in 0 1 2 3; do
 	wait_for "idserver $k holds a lease" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 ${P[$k]} | awk '\$2==\"lease_state\"{print \$3}')\" = held ]"
+	wait_buffered "${P[$k]}"
 	w=$(stat "${P[$k]}" lease_worker)
 	r=$((k / 2))
 	[ "$w" -ge $((32 * r)) ] && [ "$w" -le $((32 * r + 31)) ] ||

@@ -124,6 +124,7 @@ tls_start svc "$SVC_PORT" --listen_tls on --http_port "$HTTP_PORT" --http_tls on
 	--grpc_tls_key_file "$TLS/grpc-key.pem" --tls_handshake_timeout_ms 1000 \
 	--max_clients_per_ip 30 --write_timeout_ms 1000 --http_timeout_ms 1000 \
 	--tls_ca_file "$CA" --tls_verify_client optional
+wait_buffered "$SVC_PORT" tstat
 n=$(tq "$SVC_PORT" 'ID\nIDS 3\nQUIT\n' | keep)
 [ "$n" = 4 ] || fail "text over TLS: $n IDs, want 4"
 # 200 pipelined IDS 1000: 1.9 MB of replies, past max_output_bytes (1 MB), in order.
@@ -332,6 +333,11 @@ tls_start_auth --listen_tls on --http_port "$M_HTTP" --http_tls on \
 	--tls_key_file "$TLS/server-key.pem" --tls_ca_file "$CA" --tls_verify_client required \
 	--tls_min_version TLSv1.3 --auth_tokens_file "$T_DIR/tokens" \
 	--tls_ciphersuites TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256
+# mtls_stat PORT NAME: tstat with the client certificate and the token (wait_buffered's reader).
+mtls_stat() {
+	tq "$1" "AUTH $TOKEN\nSTATS\nQUIT\n" "${TQ_OPTS[@]}" | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'
+}
+wait_buffered "$M_PORT" mtls_stat
 n=$( { tq "$M_PORT" "AUTH $TOKEN\nIDS 3\nQUIT\n" "${TQ_OPTS[@]}"
 	REDISCLI_AUTH=$TOKEN redis-cli --tls --cacert "$CA" "${CCERT[@]}" -p "$M_PORT" IDS 3
 	curl -sS --cacert "$CA" "${CCERT[@]}" -H "Authorization: Bearer $TOKEN" \

@@ -80,6 +80,7 @@ wait_for "fresh: odd regressed" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.
 # the counter read before it; seen once under the sanitizer build).
 grep -qE "odd ticket server REFUSED: counter regressed.*(the even server's copy: $copy|not above the high-water mark $copy known to this idserver)" "$T_DIR/fresh.log" ||
 	fail "the refusal does not come from even's copy $copy: $(grep -m1 REFUSED "$T_DIR/fresh.log")"
+wait_buffered "$P2"
 read -r errs _ <<<"$(mint_ids "$P2" 300 "$IDS")"
 [ "$errs" = 0 ] || fail "fresh: $errs errors while even serves"
 n=$(check_unique "$IDS") || fail "duplicate IDs after the restore"
