@@ -67,6 +67,7 @@ idserver_start svc3 "$((SVC_PORT + 2))"
 # for, not slept for: a loaded machine took longer than the 1 s slept before).
 wait_for "svc3's claim failed on both servers" 10 bash -c \
 	"grep -q 'no free worker number on the odd' '$T_DIR/svc3.log' && grep -q 'no free worker number on the even' '$T_DIR/svc3.log'"
+wait_buffered "$((SVC_PORT + 2))"
 [ "$(stat "$((SVC_PORT + 2))" lease_state)" = none ] || fail "svc3 got a lease from a full table"
 [[ "$(q "$((SVC_PORT + 2))" 'ID\n')" =~ ^[0-9]+$ ]] || fail "svc3 does not serve tickets"
 log "ok"

@@ -16,6 +16,7 @@ PA=$SVC_PORT PB=$((SVC_PORT + 1))
 idserver_start a "$PA" --lease_window_ms 20000 --lease_extend_ms 5000
 held() { [ "$(stat "$1" lease_state)" = held ]; }
 wait_for "a's lease" 10 held "$PA"
+wait_buffered "$PA"
 w=$(stat "$PA" lease_worker)
 srv=$([ $((w % 2)) = 1 ] && echo odd || echo even)
 port=$([ "$srv" = odd ] && echo "$ODD_PORT" || echo "$EVEN_PORT")
