@@ -35,6 +35,8 @@ source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct l
 	s->why_ms = 0;
 	s->wait_ts = 0;
 	s->wait_since = 0;
+	s->stalled = false;
+	s->stall_mark = 0;
 	s->why_buf[0] = '\0';
 	s->stats.ids_ticket = 0;
 	s->stats.ids_fallback = 0;
