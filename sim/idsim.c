@@ -28,6 +28,7 @@
 #include "leasefree.h"
 #include "log.h"
 #include "ranges.h"
+#include "regions.h"
 #include "rng.h"
 #include "rules.h"
 #include "server.h"
@@ -1164,6 +1165,7 @@ sim_run(uint64_t us)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
 		due = sim_next_due();
+		due = regions_run(due);	/* a second region's loop (regions.c) */
 	}
 	for (unsigned i = 0; i < S.nsrv; i++)
 		if (S.down_until[i] != 0 && vclock_now_us() >= S.down_until[i]) {
@@ -1215,6 +1217,18 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 		S.classes[cls]++;
 	return cls >= 0 ? 2 : 1;
 }
+
+/* Records [lo, hi) handed out by region 1's idserver who (regions.c), with region 0's. */
+static int
+sim_region_record(unsigned who, uint64_t lo, uint64_t hi)
+{
+	static struct idserver d;	/* sim_record reads its number only */
+
+	d.who = who;
+	return sim_record(&d, lo, hi);
+}
+
+static const struct regions_io sim_regions_io = { sim_trace, sim_region_record };
 
 /*
  * Namespace IDs taken: Snowflake IDs (the fallback) go with every other
@@ -2009,6 +2023,13 @@ sim_schedule(uint64_t seed, unsigned *events)
 		tserver_init(&S.srv[k], k, S.b);
 	for (k = 0; k < S.nsrv; k++)
 		S.srv[k].now_ms = sim_now_ms;
+	/*
+	 * Two regions (regions.c, docs/design.md section 14) in the pair's
+	 * schedules whose seed is 5 modulo 12 (--regions: all, none, or every
+	 * schedule with one kind of layout mistake); others draw nothing more.
+	 */
+	(void)regions_begin(seed, !S.tier_on && ns_mode != 1, S.srv, S.nsrv, &S.b,
+	    &sim_regions_io);
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
 		S.fault_on[k] = k == F_READ_ONLY ? sim_ro_drawn(seed) : rng_permille(500);
@@ -2130,6 +2151,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	for (k = 0; k < S.nids; k++)
 		if (!sim_ids_start(&S.ids[k], rng_permille(800)))
 			r = 3;
+	if (regions_active() && !regions_start(&S.cfg, S.dir))
+		r = 3;
 	for (S.ev = 0; S.ev < nev && r == 0; S.ev++) {
 		unsigned pick;
 
@@ -2142,6 +2165,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
 			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && S.raise_on ? EV_NS_OP :
 			    EV_NONE;	/* sim_fault: its kind; a raise's step acts too */
+		if (!S.replay && pick >= 67 && regions_active())
+			S.did[S.ev] = EV_TAKE;	/* region 1's event */
 		if (S.replay && S.ev_off[S.ev])
 			pick = 100;	/* left out: its time passes, nothing happens */
 		if (pick < 55)
@@ -2152,6 +2177,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
 		else if (pick < 70 && S.raise_on)
 			sim_raise_step();
+		else if (regions_active())
+			r = regions_event();
 		if (r == 0)
 			sim_lease_freed();
 		if (S.failed)
@@ -2175,6 +2202,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	*events = (unsigned)S.ev;
 	for (k = 0; k < S.nids; k++)
 		sim_ids_stop(&S.ids[k], false);
+	regions_end();
 	for (k = 0; k < SIM_IDSERVERS; k++) {
 		char p[200];
 
@@ -2486,7 +2514,8 @@ usage(void)
 	fprintf(stdout, "usage: idsim [--seed S] [--schedules K | --seconds T] [--disable RULE]... "
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
-	    "[--lease-freed half|all|none] [--read-only half|all|none]\n");
+	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
+	    "       [--regions some|all|none|b|r]\n");
 }
 
 int
@@ -2531,6 +2560,15 @@ main(int argc, char **argv)
 		} else if (v != NULL && strcmp(a, "--read-only") == 0) {
 			ro_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
 			if (ro_mode == 0 && strcmp(v, "half") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--regions") == 0) {
+			regions_mode = strcmp(v, "all") == 0 ? REGIONS_ALL : strcmp(v, "none") == 0 ?
+			    REGIONS_NONE : strcmp(v, "b") == 0 ? REGIONS_B : strcmp(v, "r") == 0 ?
+			    REGIONS_R : REGIONS_SOME;
+			if (regions_mode == REGIONS_SOME && strcmp(v, "some") != 0) {
 				usage();
 				return 2;
 			}
@@ -2602,6 +2640,11 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* A schedule of two regions is a pair's: no tier, no namespaces (regions.c). */
+	if (regions_mode == REGIONS_ALL || regions_mode == REGIONS_B || regions_mode == REGIONS_R) {
+		tier_mode = 2;
+		ns_mode = 2;
+	}
 	/* idserver's log lines are the trace's business, not the terminal's. */
 	if (!verbose && freopen("/dev/null", "w", stderr) == NULL)
 		return 2;
@@ -2635,6 +2678,10 @@ main(int argc, char **argv)
 				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
 				    "none" : "raise");
 			sim_ro_args();
+			if (regions_mode != REGIONS_SOME)
+				printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" :
+				    regions_mode == REGIONS_NONE ? "none" : regions_mode == REGIONS_B ?
+				    "b" : "r");
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);
@@ -2659,6 +2706,7 @@ main(int argc, char **argv)
 		ranges_free(&S.nsr[k]);
 	free(S.draws);
 	free(S.nsalone);
+	regions_report();
 	printf("fallback: %" PRIu64 " Snowflake IDs; leases %" PRIu64 " claimed, %" PRIu64
 	    " resumed, %" PRIu64 " re-adopted, %" PRIu64 " lost, %" PRIu64 " released, %" PRIu64
 	    " refused for skew\n", S.fb_ids, S.fb_claims, S.fb_resumed, S.fb_adopted, S.fb_lost,

@@ -21,6 +21,7 @@ struct simdb_conn {
 	void			*lost_arg;
 	char			*sql;		/* in flight, or NULL */
 	unsigned		 srv;
+	struct tserver		*tsv;		/* its servers (srv indexes them): a region's */
 	unsigned		 owner;
 	uint64_t		 id;		/* for the server's row locks (tserver.h) */
 	bool			 connected;
@@ -42,6 +43,11 @@ static struct simdb_hooks	 simdb_h;
 static unsigned			 simdb_cur_owner;
 static struct simdb_conn	*simdb_all;
 static uint64_t			 simdb_next_id;
+/* Outside a region's servers (simdb_region): the setup's servers and hooks. */
+static struct tserver		*simdb_out_srv;
+static unsigned			 simdb_out_nsrv;
+static struct simdb_hooks	 simdb_out_h;
+static bool			 simdb_in_region;
 
 static void	simdb_answer_cb(evutil_socket_t fd, short what, void *arg);
 static void	simdb_lost_cb(evutil_socket_t fd, short what, void *arg);
@@ -70,6 +76,36 @@ simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 	simdb_w = *w;
 	simdb_h = *h;
 	simdb_all = NULL;
+	simdb_in_region = false;
+}
+
+/*
+ * A region's servers (docs/design.md section 14): connections created from
+ * now on reach srv[0 .. n-1], and no hook but the unmodelled query's runs
+ * (the driver's records are of its own region). NULL: back to the setup's.
+ */
+void
+simdb_region(struct tserver *srv, unsigned n)
+{
+	if (srv == NULL) {
+		if (simdb_in_region) {
+			simdb_srv = simdb_out_srv;
+			simdb_nsrv = simdb_out_nsrv;
+			simdb_h = simdb_out_h;
+		}
+		simdb_in_region = false;
+		return;
+	}
+	if (!simdb_in_region) {
+		simdb_out_srv = simdb_srv;
+		simdb_out_nsrv = simdb_nsrv;
+		simdb_out_h = simdb_h;
+	}
+	simdb_in_region = true;
+	simdb_srv = srv;
+	simdb_nsrv = n;
+	memset(&simdb_h, 0, sizeof(simdb_h));
+	simdb_h.unmodelled = simdb_out_h.unmodelled;
 }
 
 void
@@ -101,6 +137,7 @@ simdb_create(struct event_base *base, const struct db_params *p, const char *nam
 	}
 	c->conn.ops = p->ops;
 	c->srv = srv;
+	c->tsv = simdb_srv;
 	c->owner = simdb_cur_owner;
 	c->lease = lease;
 	c->id = ++simdb_next_id;
@@ -117,7 +154,7 @@ simdb_destroy(struct db_conn *conn)
 {
 	struct simdb_conn *c = (struct simdb_conn *)conn, **p;
 
-	tserver_conn_gone(&simdb_srv[c->srv], c->id);
+	tserver_conn_gone(&c->tsv[c->srv], c->id);
 	for (p = &simdb_all; *p != NULL; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
@@ -187,7 +224,7 @@ simdb_close(struct db_conn *conn)
 	c->cb = NULL;
 	c->connected = false;
 	c->due_set = false;
-	tserver_conn_gone(&simdb_srv[c->srv], c->id);
+	tserver_conn_gone(&c->tsv[c->srv], c->id);
 }
 
 static void
@@ -221,7 +258,7 @@ simdb_lose(struct simdb_conn *c, bool ran)
 	}
 	c->connected = false;
 	c->due_set = false;
-	tserver_conn_gone(&simdb_srv[c->srv], c->id);
+	tserver_conn_gone(&c->tsv[c->srv], c->id);
 	event_active(c->lost, EV_TIMEOUT, 0);
 }
 
@@ -229,7 +266,7 @@ void
 simdb_crash(unsigned srv)
 {
 	for (struct simdb_conn *c = simdb_all; c != NULL; c = c->next)
-		if (c->srv == srv)
+		if (c->tsv == simdb_srv && c->srv == srv)
 			simdb_lose(c, rng_permille(500));
 }
 
@@ -289,7 +326,7 @@ static void
 simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct simdb_conn *c = arg;
-	struct tserver *s = &simdb_srv[c->srv];
+	struct tserver *s = &c->tsv[c->srv];
 	struct tserver_answer a;
 	struct db_result r;
 	char *row[TSERVER_TEXT], *sql = c->sql;

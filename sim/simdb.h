@@ -57,6 +57,12 @@ void	simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 	    const struct simdb_hooks *h);
 /* Servers 0 .. n-1 may be connected to from now on (a server added to the tier). */
 void	simdb_servers(unsigned n);
+/*
+ * A second region's servers: connections created from now on reach srv[0 ..
+ * n-1] (their own indexes), with no hook but unmodelled; NULL: back to the
+ * setup's servers and hooks (docs/design.md section 14).
+ */
+void	simdb_region(struct tserver *srv, unsigned n);
 /* The idserver the connections created from now on belong to. */
 void	simdb_owner(unsigned owner);
 /* Server srv crashed: every connection to it is lost (a query in flight may have run). */

@@ -431,8 +431,8 @@ tserver_check(struct tserver *s, uint64_t conn, const char *sql, struct tserver_
 	TS_SET(12, "0");
 	TS_SET(15, "%u", s->st.meta_m);
 	TS_SET(16, "%u", s->offset);
-	TS_SET(17, "0");
-	TS_SET(18, "0");
+	TS_SET(17, "%u", s->region);
+	TS_SET(18, "%u", s->region_bits);
 	TS_SET(19, "%u", tserver_session_m(s, conn));
 	TS_SET(20, "%u", s->offset);
 	TS_SET(21, "%u", s->st.gen);

@@ -123,6 +123,8 @@ struct tserver {
 	uint64_t		(*now_ms)(void);	/* NOW(3), unix ms */
 	bool			read_only;	/* @@GLOBAL.read_only (tserver_ro_refuses) */
 	uint64_t		ro_until;	/* virtual us: the driver sets it OFF again */
+	unsigned		region;		/* idgen_meta.region, region_bits (0: one region) */
+	unsigned		region_bits;
 };
 
 /* One answer, as db_result wants it. */

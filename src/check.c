@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "rules.h"
 #include "server.h"
 
 /* Strict decimal parse of a whole string: no sign, no space, no overflow. */
@@ -187,7 +188,8 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 		    "%llu..%llu", in->block_size ? in->block_size : "NULL",
 		    (unsigned long long)LAYOUT_BLOCK_MIN, (unsigned long long)LAYOUT_BLOCK_MAX);
 	/* check_tier_shape parsed region_bits and found it equal to the setting. */
-	if (!check_region_layout(server_region_bits(), v, true, why, whylen))
+	if (RULE_ON(RULE_REGION_LAYOUT) &&
+	    !check_region_layout(server_region_bits(), v, true, why, whylen))
 		return false;
 	*block_size = v;
 	return true;

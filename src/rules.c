@@ -67,4 +67,7 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "the simulated servers refuse, as the schema's triggers on idgen_leases do, an edit "
 	    "that deletes, renumbers, empties or moves back a row whose window may be open "
 	    "(schema/40-leases.sql, 6.5; simulation only: production has the real triggers)" },
+	[RULE_REGION_LAYOUT] = { "region-layout",
+	    "a server whose meta row has region bits is used only with region_bits 5 and "
+	    "block_size 2^20, the layout of every region (check.c's check_server, 12.3)" },
 };

@@ -36,6 +36,8 @@ enum rule {
 				 * refuse a held row freed by hand (6.5) */
 	RULE_WITNESS_LANDED,	/* ticket.c: a server whose witness was refused (read-only)
 				 * is not used, its copies not counted as landed (6.5) */
+	RULE_REGION_LAYOUT,	/* check.c: a server of a tier of regions has R = 5 and
+				 * B = 2^20 (12.3) */
 	RULE_COUNT,
 };
 
