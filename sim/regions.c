@@ -191,7 +191,8 @@ regions_ids_start(struct region_ids *d, unsigned slot, const char *dir, bool fil
 	char err[256], why[512];
 
 	d->who = REGIONS_WHO + R.next++;
-	snprintf(d->dir, sizeof(d->dir), "%s", dir);
+	if (dir != d->dir)
+		snprintf(d->dir, sizeof(d->dir), "%s", dir);
 	snprintf(d->path, sizeof(d->path), "%s/region1-%u", dir, slot);
 	if (!file)
 		unlink(d->path);
