@@ -97,6 +97,7 @@ struct sim_counts {
 	uint64_t	classes[RES_COUNT];
 	uint64_t	ns_ids, ns_ops, ns_redraws;
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
+	uint64_t	regions[REGIONS_TALLY];
 };
 
 /* A re-drawn namespace block that met a residue condition (sim_ns_class). */
@@ -2300,6 +2301,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	now.fb_lost = S.fb_lost;
 	now.fb_releases = S.fb_releases;
 	now.fb_refused = S.fb_refused;
+	regions_tally(now.regions, false);
 	if (!put_back) {
 		*c = now;
 		return;
@@ -2315,6 +2317,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	S.fb_lost = c->fb_lost;
 	S.fb_releases = c->fb_releases;
 	S.fb_refused = c->fb_refused;
+	regions_tally(c->regions, true);
 }
 
 /*
@@ -2480,6 +2483,9 @@ sim_shrink(uint64_t seed)
 	if (tier_mode != 0)
 		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
 	sim_ro_args();
+	if (regions_mode != REGIONS_SOME)
+		printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" : regions_mode ==
+		    REGIONS_NONE ? "none" : regions_mode == REGIONS_B ? "b" : "r");
 	for (unsigned k = 0; k < RULE_COUNT; k++)
 		if (!RULE_ON(k))
 			printf(" --disable %s", rules[k].name);

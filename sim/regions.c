@@ -472,6 +472,18 @@ regions_end(void)
 }
 
 void
+regions_tally(uint64_t *t, bool put_back)
+{
+	if (!put_back) {
+		t[0] = R.schedules;
+		memcpy(t + 1, R.kinds, sizeof(R.kinds));
+		return;
+	}
+	R.schedules = t[0];
+	memcpy(R.kinds, t + 1, sizeof(R.kinds));
+}
+
+void
 regions_report(void)
 {
 	printf("regions: %" PRIu64 " schedules of two regions (%" PRIu64 " with %s, %" PRIu64

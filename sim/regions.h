@@ -61,6 +61,9 @@ int	regions_event(void);
 int64_t	regions_run(int64_t due);
 /* Region 1's idservers stopped, its loop freed; the next schedule starts clean. */
 void	regions_end(void);
+/* Its counts over all schedules taken aside (put_back false), or put back (sim_shrink). */
+#define REGIONS_TALLY	(1 + REGIONS_KINDS)
+void	regions_tally(uint64_t *t, bool put_back);
 /* The count over all schedules, one line. */
 void	regions_report(void);
 
