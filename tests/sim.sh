@@ -45,6 +45,8 @@ trap 'rm -rf "$tmp"' EXIT
 # marks copy first counts; the stamp and the known mark at the answer, whose
 # first schedules (23; 21084) now draw read-only servers, are hunted in the
 # schedules they were before those came in (--read-only none, section 14).
+# Two regions (one of them possibly set up under another B or fewer region
+# bits) are every twelfth schedule, where region-layout is found (section 14).
 # A rule whose duplicate no schedule from seed 1 finds in the budget starts at
 # the seed that found it with every rule on (known-at-answer: 21084, its
 # namespace ticket answered in the instant a copy covering it was read).
