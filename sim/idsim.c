@@ -2166,8 +2166,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
 			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && S.raise_on ? EV_NS_OP :
 			    EV_NONE;	/* sim_fault: its kind; a raise's step acts too */
-		if (!S.replay && pick >= 67 && regions_active())
-			S.did[S.ev] = EV_TAKE;	/* region 1's event */
+		if (!S.replay && pick >= 65 && regions_active())
+			S.did[S.ev] = EV_TAKE;	/* region 1's event (no namespaces, no raise) */
 		if (S.replay && S.ev_off[S.ev])
 			pick = 100;	/* left out: its time passes, nothing happens */
 		if (pick < 55)
@@ -2178,7 +2178,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
 		else if (pick < 70 && S.raise_on)
 			sim_raise_step();
-		else if (regions_active())
+		else if (pick < 100 && regions_active())
 			r = regions_event();
 		if (r == 0)
 			sim_lease_freed();
