@@ -291,8 +291,8 @@ regions_take(void)
 		return 0;
 	n = 1 + (unsigned)rng_below(block ? SNOWFLAKE_TAKE_MAX : REGIONS_TAKE);
 	regions_enter();
-	st = block ? source_block(&d->src, n, &first, may_fallback, &wait_us, &why) :
-	    source_ids(&d->src, n, out, may_fallback, &wait_us, &why);
+	st = source_take(&d->src, NULL, block, n, block ? &first : out, may_fallback, &wait_us,
+	    &why);
 	regions_leave();
 	if (st != SOURCE_OK) {
 		R.io.trace("r%" PRIu64 " i%u %s %u: none (%d)", R.ev, d->who, block ? "block" : "ids",
