@@ -166,8 +166,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rig.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
 	rig.tier.srv[SERVER_ODD].name = "odd";
 	rig.tier.srv[SERVER_EVEN].name = "even";
-	pool_init(&rig.tier.pool);
-	if (!pool_add(&rig.tier.pool, 3 * FUZZ_B, FUZZ_POOL))
+	pool_init(&rig.tier.seq.pool);
+	if (!pool_add(&rig.tier.seq.pool, 3 * FUZZ_B, FUZZ_POOL))
 		__builtin_trap();
 	memset(&rig.src, 0, sizeof(rig.src));
 	source_init(&rig.src, &rig.tier, &rig.gen, &rig.lease, clk_real_us, 1);

@@ -68,7 +68,7 @@ fuzz_setup(void)
 	rig.base = event_base_new();
 	if (rig.base == NULL)
 		return false;
-	pool_init(&rig.tier.pool);
+	pool_init(&rig.tier.seq.pool);
 	rig.tier.srv[SERVER_ODD].state = TICKET_DOWN;
 	rig.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
 	rig.tier.srv[SERVER_ODD].name = "odd";
@@ -163,10 +163,10 @@ fuzz_check(enum evhttp_cmd_type method, const char *path, const char *query)
 			__builtin_trap();
 	}
 	/* One block of ticket IDs, fresh for each request. */
-	pool_init(&rig.tier.pool);
-	if (!pool_add(&rig.tier.pool, 2 * FUZZ_B, FUZZ_B))
+	pool_init(&rig.tier.seq.pool);
+	if (!pool_add(&rig.tier.seq.pool, 2 * FUZZ_B, FUZZ_B))
 		__builtin_trap();
-	rig.tier.demand = false;
+	rig.tier.seq.demand = false;
 	req.cmd = r.cmd;
 	req.arg = r.has_arg ? r.arg : NULL;
 	req.arglen = r.has_arg ? len : 0;

@@ -72,7 +72,7 @@ fuzz_rig(void)
 	r.base = event_base_new();
 	if (r.base == NULL)
 		abort();
-	pool_init(&r.tier.pool);
+	pool_init(&r.tier.seq.pool);
 	r.tier.srv[SERVER_ODD].state = TICKET_READY;
 	r.tier.srv[SERVER_EVEN].state = TICKET_DOWN;
 	r.tier.srv[SERVER_ODD].name = "odd";
@@ -112,8 +112,8 @@ fuzz_adapter(const uint8_t *data, size_t size)
 	size_t fed = 0, n;
 	unsigned steps = 0;
 
-	pool_init(&r->tier.pool);
-	if (!pool_add(&r->tier.pool, r->next_block++ << 20, UINT64_C(1) << 20))
+	pool_init(&r->tier.seq.pool);
+	if (!pool_add(&r->tier.seq.pool, r->next_block++ << 20, UINT64_C(1) << 20))
 		abort();
 	memset(&c, 0, sizeof(c));
 	c.set = &r->set;
