@@ -218,8 +218,7 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 {
 	unsigned bits0, m;
 	uint64_t b_bad;
-	char line[512], what[96];
-	size_t len = 0;
+	char what[96];
 
 	R.on = pair && regions_mode != REGIONS_NONE &&
 	    (regions_mode != REGIONS_SOME || seed % 12 == 5);
@@ -313,17 +312,17 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 		    R.reg[1].b, m, regions_kind_names[R.kind]);
 		return true;
 	}
-	for (unsigned k = 0; k < R.n; k++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s region %u (offsets %u, "
-		    "%u; M=%u, R=%u, B=%" PRIu64 ")", k == 0 ? "" : ",", k, 2 * k + 1, 2 * k + 2,
-		    R.reg[k].m, R.reg[k].bits, R.reg[k].b);
 	if (R.kind == REGIONS_OK)
 		snprintf(what, sizeof(what), "%s", regions_kind_names[REGIONS_OK]);
 	else
 		snprintf(what, sizeof(what), R.kind == REGIONS_BAD_B ? "region %u's servers under "
 		    "another B" : R.kind == REGIONS_BAD_R ? "region 0 under fewer region bits, its "
 		    "worker rows region %u's" : "region %u under another M", R.bad);
-	R.io.trace("regions: %u regions of pairs, the tier's M=%u:%s: %s", R.n, m, line, what);
+	/* A trace line holds 160 characters: one line each. */
+	R.io.trace("regions: %u regions of pairs, the tier's M=%u: %s", R.n, m, what);
+	for (unsigned k = 0; k < R.n; k++)
+		R.io.trace("regions: region %u (offsets %u, %u): M=%u, R=%u, B=%" PRIu64, k,
+		    2 * k + 1, 2 * k + 2, R.reg[k].m, R.reg[k].bits, R.reg[k].b);
 	return true;
 }
 
