@@ -43,6 +43,8 @@ struct region_ids {
 /* One region: its shape and B; but for region 0 (the driver's), its pair and idservers. */
 struct region {
 	unsigned		m;		/* its M: the tier's, another when wrong */
+	unsigned		srv_m;		/* its servers' M: m, another when only they
+						 * are wrong */
 	unsigned		bits;		/* its region bits: 5, fewer when wrong */
 	uint64_t		b;		/* its B: 2^20, another when wrong */
 	struct tserver		srv[SERVER_PAIR];	/* offsets 2r+1 and 2r+2 */
@@ -62,6 +64,9 @@ static struct {
 	unsigned		n;		/* regions 0 .. n-1 */
 	unsigned		bad;		/* the region set up wrong (b, m), or whose
 						 * workers region 0 covers (r) */
+	unsigned		split;		/* m: 0 the region's servers and idservers
+						 * under another M, 1 its servers only, 2
+						 * its servers' auto_increment_increment only */
 	struct region		reg[REGIONS_MAX];
 	struct tserver		*srv0;		/* region 0's pair (the driver's) */
 	struct regions_io	io;
@@ -75,6 +80,8 @@ static struct {
 	void			(*ns_banked)(const struct tier *, const struct nsrv *, unsigned,
 				    uint64_t, bool);
 	uint64_t		schedules, kinds[REGIONS_KINDS], sizes[REGIONS_MAX + 1];
+	bool			split_seen;	/* its refusal counted */
+	uint64_t		splits, split_refused, split_ids;	/* m with split */
 } R;
 
 static const char *const regions_kind_names[REGIONS_KINDS] = {
@@ -185,9 +192,12 @@ regions_overlap(unsigned k, unsigned mk, unsigned j, unsigned m)
 }
 
 /*
- * The mistake m (12.3's residue): a region k set up, servers and idservers
- * alike, under another even M (room for its pair) whose tickets meet another
- * region's; drawn among all such.
+ * The mistake m: a region k set up under another even M (room for its pair)
+ * whose tickets meet another region's; drawn among all such. Half the time
+ * servers and idservers alike (12.3's residue); for a region of its own
+ * idservers (k >= 1), the other half only its servers, their meta rows and
+ * session increment or the increment alone (a my.cnf), which its idservers'
+ * check of their own servers refuses (2.3).
  */
 static void
 regions_other_m(void)
@@ -209,7 +219,10 @@ regions_other_m(void)
 		}
 	pick = (unsigned)rng_below(nc);
 	R.bad = cand[pick][0];
-	R.reg[R.bad].m = cand[pick][1];
+	R.split = R.bad >= 1 && rng_permille(500) ? 1 + (unsigned)rng_below(2) : 0;
+	R.reg[R.bad].srv_m = cand[pick][1];
+	if (R.split == 0)
+		R.reg[R.bad].m = cand[pick][1];
 }
 
 bool
@@ -252,11 +265,13 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 		R.kind = REGIONS_BAD_M;
 	for (unsigned k = 0; k < R.n; k++) {
 		R.reg[k].m = m;
+		R.reg[k].srv_m = m;
 		R.reg[k].bits = LAYOUT_REGION_BITS;
 		R.reg[k].b = LAYOUT_REGION_BLOCK;
 	}
 	R.reg[0].bits = bits0;
 	R.bad = 1;
+	R.split = 0;
 	if (R.kind == REGIONS_BAD_B) {
 		R.bad = 1 + (unsigned)rng_below(R.n - 1);
 		R.reg[R.bad].b = b_bad;
@@ -276,6 +291,8 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 	R.schedules++;
 	R.kinds[R.kind]++;
 	R.sizes[R.n]++;
+	R.splits += R.split != 0;
+	R.split_seen = false;
 	R.ev = 0;
 	R.failed = false;
 	for (unsigned k = 1; k < R.n; k++) {
@@ -287,8 +304,11 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 		g->down0 = false;
 		memset(g->down_until, 0, sizeof(g->down_until));
 		regions_enter(k);
+		(void)server_shape_set(g->srv_m, k, LAYOUT_REGION_BITS);	/* its servers' */
 		for (unsigned j = 0; j < SERVER_PAIR; j++) {
 			tserver_init(&g->srv[j], j, g->b);
+			if (R.split == 2)
+				g->srv[j].st.meta_m = g->m;
 			g->srv[j].now_ms = srv[0].now_ms;
 			g->srv[j].region = k;
 			g->srv[j].region_bits = LAYOUT_REGION_BITS;
@@ -317,12 +337,19 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 	else
 		snprintf(what, sizeof(what), R.kind == REGIONS_BAD_B ? "region %u's servers under "
 		    "another B" : R.kind == REGIONS_BAD_R ? "region 0 under fewer region bits, its "
-		    "worker rows region %u's" : "region %u under another M", R.bad);
+		    "worker rows region %u's" : R.split == 0 ? "region %u under another M" :
+		    R.split == 1 ? "region %u's servers under another M than its idservers'" :
+		    "region %u's servers' auto_increment_increment another M", R.bad);
 	/* A trace line holds 160 characters: one line each. */
 	R.io.trace("regions: %u regions of pairs, the tier's M=%u: %s", R.n, m, what);
-	for (unsigned k = 0; k < R.n; k++)
-		R.io.trace("regions: region %u (offsets %u, %u): M=%u, R=%u, B=%" PRIu64, k,
-		    2 * k + 1, 2 * k + 2, R.reg[k].m, R.reg[k].bits, R.reg[k].b);
+	for (unsigned k = 0; k < R.n; k++) {
+		char srv_m[32] = "";
+
+		if (R.reg[k].srv_m != R.reg[k].m)
+			snprintf(srv_m, sizeof(srv_m), ", its servers' M=%u", R.reg[k].srv_m);
+		R.io.trace("regions: region %u (offsets %u, %u): M=%u, R=%u, B=%" PRIu64 "%s", k,
+		    2 * k + 1, 2 * k + 2, R.reg[k].m, R.reg[k].bits, R.reg[k].b, srv_m);
+	}
 	return true;
 }
 
@@ -446,6 +473,30 @@ regions_start(const struct config *cfg, const char *dir)
 	return ok;
 }
 
+/*
+ * The refusal of the servers of a region whose idservers another M set up
+ * (m, split): traced and counted once, at a take or at the end; none when no
+ * server of it was reached.
+ */
+static void
+regions_split_seen(void)
+{
+	struct region *g = &R.reg[R.bad];
+
+	for (unsigned j = 0; j < g->nids && !R.split_seen; j++)
+		for (unsigned i = 0; i < SERVER_PAIR && !R.split_seen; i++) {
+			const char *why = g->ids[j].t.srv[i].logged_refusal;
+
+			if (!g->ids[j].on || (strstr(why, "tier_increment") == NULL &&
+			    strstr(why, "auto_increment_increment") == NULL))
+				continue;
+			R.io.trace("regions: region %u's idservers refused its servers: %s", R.bad,
+			    why);
+			R.split_refused++;
+			R.split_seen = true;
+		}
+}
+
 /* A taker of region k: IDs or a block, through source.c, recorded beside the others'. */
 static int
 regions_take(unsigned k)
@@ -466,11 +517,16 @@ regions_take(unsigned k)
 	st = source_take(&d->src, NULL, block, n, block ? &first : out, may_fallback, &wait_us,
 	    &why);
 	regions_leave();
+	if (R.split != 0 && k == R.bad)
+		regions_split_seen();
 	if (st != SOURCE_OK) {
 		R.io.trace("r%" PRIu64 " i%u %s %u: none (%d)", R.ev, d->who, block ? "block" : "ids",
 		    n, (int)st);
 		return 0;
 	}
+	/* A region whose servers its idservers refuse hands out no ticket ID (counted). */
+	if (R.split != 0 && k == R.bad && (block ? first : out[0]) < (UINT64_C(1) << 53))
+		R.split_ids += n;
 	if (block) {
 		R.io.trace("r%" PRIu64 " i%u block %u: %" PRIu64, R.ev, d->who, n, first);
 		return R.io.record(d->who, first, first + n);
@@ -697,6 +753,8 @@ regions_end(void)
 {
 	if (!R.on)
 		return;
+	if (R.split != 0)
+		regions_split_seen();
 	for (unsigned k = 1; k < R.n; k++) {
 		struct region *g = &R.reg[k];
 
@@ -728,11 +786,17 @@ regions_tally(uint64_t *t, bool put_back)
 		t[0] = R.schedules;
 		memcpy(t + 1, R.kinds, sizeof(R.kinds));
 		memcpy(t + 1 + REGIONS_KINDS, R.sizes, sizeof(R.sizes));
+		t[REGIONS_TALLY - 3] = R.splits;
+		t[REGIONS_TALLY - 2] = R.split_refused;
+		t[REGIONS_TALLY - 1] = R.split_ids;
 		return;
 	}
 	R.schedules = t[0];
 	memcpy(R.kinds, t + 1, sizeof(R.kinds));
 	memcpy(R.sizes, t + 1 + REGIONS_KINDS, sizeof(R.sizes));
+	R.splits = t[REGIONS_TALLY - 3];
+	R.split_refused = t[REGIONS_TALLY - 2];
+	R.split_ids = t[REGIONS_TALLY - 1];
 }
 
 void
@@ -740,8 +804,9 @@ regions_report(void)
 {
 	printf("regions: %" PRIu64 " schedules of regions (%" PRIu64 " of two, %" PRIu64 " of "
 	    "three, %" PRIu64 " of four; %" PRIu64 " with a region's servers under another B, %"
-	    PRIu64 " with %s, %" PRIu64 " with %s)\n", R.schedules, R.sizes[2], R.sizes[3],
-	    R.sizes[4], R.kinds[REGIONS_BAD_B], R.kinds[REGIONS_BAD_R],
+	    PRIu64 " with %s, %" PRIu64 " with %s: %" PRIu64 " of them only its servers, refused "
+	    "in %" PRIu64 ", %" PRIu64 " ticket IDs served from them)\n", R.schedules, R.sizes[2],
+	    R.sizes[3], R.sizes[4], R.kinds[REGIONS_BAD_B], R.kinds[REGIONS_BAD_R],
 	    regions_kind_names[REGIONS_BAD_R], R.kinds[REGIONS_BAD_M],
-	    regions_kind_names[REGIONS_BAD_M]);
+	    regions_kind_names[REGIONS_BAD_M], R.splits, R.split_refused, R.split_ids);
 }

@@ -84,7 +84,7 @@ bool	regions_residue(unsigned who_a, unsigned who_b, uint64_t t);
 /* The other regions' idservers stopped, their loops freed; the next schedule starts clean. */
 void	regions_end(void);
 /* Its counts over all schedules taken aside (put_back false), or put back (sim_shrink). */
-#define REGIONS_TALLY	(1 + REGIONS_KINDS + REGIONS_MAX + 1)
+#define REGIONS_TALLY	(1 + REGIONS_KINDS + REGIONS_MAX + 1 + 3)
 void	regions_tally(uint64_t *t, bool put_back);
 /* The count over all schedules, one line. */
 void	regions_report(void);
