@@ -302,8 +302,6 @@ static void	sim_file_keep(struct idserver *d);
 static void	sim_restart(struct idserver *d, bool file, bool clean);
 static void	sim_whoami(struct state_owner *me);
 static int	sim_datasync(int fd);
-static int	sim_due_cb(const struct event_base *base, const struct event *ev, void *arg);
-static int64_t	sim_next_due(void);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
@@ -1092,50 +1090,6 @@ sim_file_keep(struct idserver *d)
 }
 
 /*
- * One event of the loop, for sim_next_due: an event that waits on a file
- * descriptor or a signal cannot be foreseen (due now); a timer is due at its
- * deadline, which event_pending gives on libevent's wall clock: its monotonic
- * deadline plus the wall clock's offset, and both clocks are virtual time
- * (vclock.c), so that is the deadline on vclock_unix_us's clock.
- */
-static int
-sim_due_cb(const struct event_base *base, const struct event *ev, void *arg)
-{
-	int64_t *due = arg;
-	struct timeval tv;
-
-	(void)base;
-	if (event_get_fd(ev) >= 0 || (event_get_events(ev) & EV_SIGNAL) != 0 ||
-	    event_pending(ev, EV_READ | EV_WRITE | EV_SIGNAL, NULL) != 0) {
-		*due = INT64_MIN;
-		return 1;
-	}
-	if (event_pending(ev, EV_TIMEOUT, &tv) != 0) {
-		int64_t at = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-
-		if (at < *due)
-			*due = at;
-	}
-	return 0;
-}
-
-/*
- * The earliest virtual time (vclock_unix_us) at which a loop could run a
- * callback: INT64_MIN when one is active already (or cannot be foreseen),
- * INT64_MAX when no timer is pending.
- */
-static int64_t
-sim_next_due(void)
-{
-	int64_t due = INT64_MAX;
-
-	if (event_base_get_num_events(S.base, EVENT_BASE_COUNT_ACTIVE) > 0)
-		return INT64_MIN;
-	(void)event_base_foreach_event(S.base, sim_due_cb, &due);
-	return due;
-}
-
-/*
  * Advances virtual time by us in steps of 500 us, letting every timer that
  * falls due run at the end of the step it falls in. One non-blocking loop
  * runs until nothing is active (libevent goes round again while callbacks
@@ -1167,7 +1121,7 @@ sim_run(uint64_t us)
 		if (now + (int64_t)d < due)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
-		due = sim_next_due();
+		due = vclock_next_due(S.base);
 		due = regions_run(due);	/* the other regions' loops (regions.c) */
 	}
 	for (unsigned i = 0; i < S.nsrv; i++)
