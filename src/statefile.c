@@ -96,8 +96,6 @@ static bool	statefile_load(struct statefile *f, char *err, size_t errlen);
 static bool	statefile_read(int fd, char *buf, size_t len, size_t *got);
 static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec,
 		    struct state_ns *ns, size_t *at, bool *old, char *why, size_t whylen);
-static int	statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns,
-		    char *why, size_t whylen);
 static bool	statefile_load_ns(struct statefile *f, const char *buf, size_t n);
 static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
 		    const char *suffix);
@@ -305,47 +303,6 @@ statefile_pick(const char *buf, size_t n, struct state_rec *rec, struct state_ns
 }
 
 /*
- * Picks the newest valid namespace marks record of the earlier format's two
- * ns slots (buf starts at the first; a slot past the end is absent); returns
- * its slot, or -1 with the reason of the first slot.
- */
-static int
-statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns, char *why, size_t whylen)
-{
-	struct state_ns r = { 0, ns->cap, NULL };
-	uint64_t g, gen = 0;
-	char w[128];
-	int slot, best = -1;
-
-	r.m = calloc(ns->cap, sizeof(*r.m));
-	if (r.m == NULL) {
-		snprintf(why, whylen, "out of memory");
-		return -1;
-	}
-	ns->n = 0;
-	for (slot = 0; slot < 2; slot++) {
-		size_t off = (size_t)slot * STATE_NS_SLOT;
-
-		if (off >= n)
-			break;
-		if (!state_ns_parse(buf + off, n - off < STATE_NS_SLOT ? n - off : STATE_NS_SLOT,
-		    &r, &g, w, sizeof(w))) {
-			if (slot == 0)
-				snprintf(why, whylen, "%s", w);
-			continue;
-		}
-		if (best < 0 || g > gen) {
-			memcpy(ns->m, r.m, r.n * sizeof(*r.m));
-			ns->n = r.n;
-			gen = g;
-			best = slot;
-		}
-	}
-	free(r.m);
-	return best;
-}
-
-/*
  * Keeps the bad bytes for a post-mortem in <path>.corrupt and cuts the file
  * to keep bytes: what follows is rewritten by the next saves.
  */
@@ -370,19 +327,34 @@ statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
 }
 
 /*
- * The earlier format's namespace marks area (n bytes from STATEFILE_NS_AT):
- * none in a file that ends before it; else the newest valid of its two
- * slots. False, the set empty, when neither is valid.
+ * The earlier format's namespace marks (n > 0 bytes from STATEFILE_NS_AT):
+ * the newest valid idgen-ns record of its two slots into f->ns. False, the
+ * set empty and ns_origin CORRUPT, when neither is valid.
  */
 static bool
 statefile_load_ns(struct statefile *f, const char *buf, size_t n)
 {
-	if (n == 0)
-		return true;
-	if (statefile_pick_ns(buf, n, &f->ns, f->ns_why, sizeof(f->ns_why)) >= 0)
-		return true;
-	f->ns_origin = STATEFILE_CORRUPT;
-	return false;
+	struct state_ns r = { 0, f->ns.cap, calloc(f->ns.cap, sizeof(*r.m)) };
+	uint64_t g, gen = 0;
+	char w[128] = "out of memory";
+	bool found = false;
+
+	f->ns.n = 0;
+	for (size_t off = 0; r.m != NULL && off < n; off += STATE_NS_SLOT) {
+		if (!state_ns_parse(buf + off, n - off < STATE_NS_SLOT ? n - off : STATE_NS_SLOT,
+		    &r, &g, w, sizeof(w)) || (found && g <= gen))
+			continue;
+		memcpy(f->ns.m, r.m, r.n * sizeof(*r.m));
+		f->ns.n = r.n;
+		gen = g;
+		found = true;
+	}
+	free(r.m);
+	if (!found) {
+		snprintf(f->ns_why, sizeof(f->ns_why), "%s", w);
+		f->ns_origin = STATEFILE_CORRUPT;
+	}
+	return found;
 }
 
 /*
