@@ -95,10 +95,11 @@ enum statefile_result {
 typedef void (*statefile_done)(void *arg, bool ok, uint64_t a, uint64_t b);
 
 /*
- * Opens and locks path (NULL or "" = off) and loads both records. False with a
- * reason when the file cannot be locked (another process has it), created or
- * read: the service must not start then. A record that is corrupt is set
- * aside (<path>.corrupt) and starts empty, the other kept (origin, ns_origin).
+ * Opens and locks path (NULL or "" = off) and loads the record (or the
+ * earlier format's two). False with a reason when the file cannot be locked
+ * (another process has it), created or read: the service must not start then.
+ * A record that is corrupt is set aside (<path>.corrupt) and starts empty; of
+ * the earlier format's two, the other is kept (origin, ns_origin).
  */
 bool	statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));
