@@ -615,7 +615,7 @@ old_put(char *buf, size_t off, const char *body)
 static bool
 old_reads(const char *buf, size_t n)
 {
-	struct state_ns ns = ns_new(NS_MARKS_MAX);
+	struct state_ns ns;
 	struct state_rec r;
 	char why[128];
 	uint64_t gen;
@@ -623,6 +623,7 @@ old_reads(const char *buf, size_t n)
 
 	if (n > STATEFILE_SLOT)
 		return false;
+	ns = ns_new(NS_MARKS_MAX);
 	for (size_t off = 0; off < NS_AT && off < n; off += OLD_SLOT) {
 		size_t len = strnlen(buf + off, n - off < OLD_SLOT ? n - off : OLD_SLOT);
 
