@@ -1025,11 +1025,14 @@ sim_file_back(struct idserver *d)
 
 	if (d->old == NULL || age < SIM_OLD_MIN_US)
 		return false;
-	for (size_t at = STATE_REC_MAX; at + STATE_STAMP_LEN <= d->oldlen &&
-	    at < 2 * (size_t)STATE_MAX_LEN; at += STATE_MAX_LEN) {
+	for (size_t off = 0; off < d->oldlen && off < 2 * (size_t)STATEFILE_SLOT;
+	    off += STATEFILE_SLOT) {
+		size_t at = off + state_end(d->old + off, d->oldlen - off < STATEFILE_SLOT ?
+		    d->oldlen - off : STATEFILE_SLOT);	/* the stamp follows its record */
 		struct state_stamp st;
 
-		if (!state_stamp_parse(d->old + at, STATE_STAMP_LEN, &st))
+		if (at == off || at + STATE_STAMP_LEN > d->oldlen ||
+		    !state_stamp_parse(d->old + at, STATE_STAMP_LEN, &st))
 			continue;
 		st.sec -= (int64_t)(age / 1000000);
 		st.nsec -= (long)(age % 1000000) * 1000;
@@ -1052,8 +1055,8 @@ sim_file_back(struct idserver *d)
 
 /*
  * Takes a copy of d's whole file as it is now, to be put back later (its
- * second namespace slot lies past 128 KiB: a copy cut short would put back
- * an older namespace record than the file held, docs/design.md section 14).
+ * slot 1 lies past 260 KiB: a copy cut short would put back an older record
+ * than the file held, docs/design.md sections 6.10 and 14).
  * Nothing is kept unless the whole file was read.
  */
 static void
