@@ -38,7 +38,7 @@
 #                    bench/RESULTS.md is left as it is (row 13 alone: about a
 #                    minute; rows 10 and 11: about a minute with the pair's start;
 #                    row 15 about 80 s, row 16 about a minute, row 17 about 30 s,
-#                    row 18 about 10 s with the pair's start, row 19 about 2.5
+#                    row 18 about 10 s with the pair's start, row 19 about 2
 #                    minutes with the pair's start, and a build of
 #                    build/rules-fixed/ when make did not build it)
 #   BENCH_SLO_SECONDS  row 15's runs (default 5); BENCH_SLO_LINE_RATE (text and
