@@ -2668,7 +2668,9 @@ $NULL_CMD
 ${NGINX_CMD:-# nginx did not start}
 ${GOPEER_CMD:-# go-idpeer did not start}
 ${PEER_CMD:-# the grpcio peer did not start}
-\`\`\`
+# row 19 (make rules-fixed builds build/rules-fixed/idserver):
+${SEAM_CMDS:-# row 19: its idservers did not start
+}\`\`\`
 
 Runs (\`--latency-out\` files are in \`build/bench-var/lat/\`):
 
