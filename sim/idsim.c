@@ -40,6 +40,11 @@
 #include "tserver.h"
 #include "vclock.h"
 
+/* --disable needs the rule switches that IDGEN_RULES_FIXED compiles out (rules.h). */
+#ifdef IDGEN_RULES_FIXED
+#error "build/idsim needs the rule switches: build it without -DIDGEN_RULES_FIXED"
+#endif
+
 #define SIM_IDSERVERS	3
 #define SIM_TRACE_KEEP	40	/* lines of the trace shown with a failure */
 #define SIM_TAKE_MAX	256
