@@ -26,6 +26,7 @@
 #include "layout.h"
 #include "lease.h"
 #include "leasefree.h"
+#include "live.h"
 #include "log.h"
 #include "ranges.h"
 #include "regions.h"
@@ -1129,6 +1130,7 @@ sim_run(uint64_t us)
 		if (now + (int64_t)d < due)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
+		live_step();	/* reads only (live.c), but under --stall */
 		due = vclock_next_due(S.base);
 		due = regions_run(due);	/* the other regions' loops (regions.c) */
 	}
@@ -1139,6 +1141,7 @@ sim_run(uint64_t us)
 			sim_trace("e%" PRIu64 " %s up", S.ev, server_role(i));
 		}
 	sim_ro_end();
+	live_step();
 }
 
 /*
@@ -1394,6 +1397,7 @@ sim_take(void)
 	if (rng_permille(700)) {
 		n = 1 + (unsigned)rng_below(S.b < SNOWFLAKE_TAKE_MAX ? S.b : SNOWFLAKE_TAKE_MAX);
 		st = source_take(&d->src, NULL, true, n, &first, may_fallback, &wait_us, &why);
+		live_take((unsigned)(d - S.ids), (int)st, may_fallback);
 		if (st != SOURCE_OK) {
 			sim_trace("e%" PRIu64 " i%u block %u: none (%d)", S.ev, d->who, n, (int)st);
 			return 0;
@@ -1403,6 +1407,7 @@ sim_take(void)
 	}
 	n = 1 + (unsigned)rng_below(SIM_TAKE_MAX);
 	st = source_take(&d->src, NULL, false, n, out, may_fallback, &wait_us, &why);
+	live_take((unsigned)(d - S.ids), (int)st, may_fallback);
 	if (st != SOURCE_OK) {
 		sim_trace("e%" PRIu64 " i%u ids %u: none (%d)", S.ev, d->who, n, (int)st);
 		return 0;
@@ -1474,6 +1479,7 @@ sim_fault(void)
 			    server_role(srv), tserver_ns_name(k), s->st.ns[k].counter);
 		} else {
 			(void)tserver_restore(s);
+			live_regressed(srv);
 			S.restore_absent[srv] = S.backup_absent[srv];
 			/*
 			 * Its idgen_leases rows went back too; the operator's repair of 6.5
@@ -1514,6 +1520,7 @@ sim_fault(void)
 			break;
 		}
 		tserver_lower(s, 1 + rng_below(6));
+		live_regressed(srv);
 		sim_trace("e%" PRIu64 " %s counter lowered to %" PRIu64, S.ev, server_role(srv),
 		    s->st.counter);
 		break;
@@ -2028,6 +2035,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (S.replay && S.kind_off[F_LOST_REPLY])
 			w.lost_reply_pm = 0;
 		simdb_setup(S.srv, S.nsrv, &w, &h);
+		live_weather(w.max_delay_us, w.far != 0);
 		tier_banked_hook = sim_hook_banked;
 		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
@@ -2116,14 +2124,23 @@ sim_schedule(uint64_t seed, unsigned *events)
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
 		sim_ns_op(0, true);
+	/* Liveness (live.c): (T) outside a raise and regions; it reads the idservers. */
+	live_schedule(seed, &S.cfg, S.srv, S.nsrv, !S.raise_on && !regions_active(), !S.mute);
+	for (k = 0; k < S.nids; k++) {
+		struct live_view v = { &S.ids[k].on, &S.ids[k].who, &S.ids[k].t, &S.ids[k].lease,
+		    &S.ids[k].gen, S.ids[k].cut_until, sim_clock_ms[k] };
+
+		live_idserver(k, &v, S.nids);
+	}
 	for (k = 0; k < S.nids; k++)
 		if (!sim_ids_start(&S.ids[k], rng_permille(800)))
 			r = 3;
 	if (regions_active() && !regions_start(&S.cfg, S.dir))
 		r = 3;
-	for (S.ev = 0; S.ev < nev && r == 0; S.ev++) {
+	for (S.ev = 0; S.ev < nev && r == 0 && live_failed() == NULL; S.ev++) {
 		unsigned pick;
 
+		live_event(S.ev);
 		if (S.replay)
 			rng_load(&S.at_ev[S.ev]);
 		else
@@ -2489,7 +2506,7 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r|m]\n");
+	    "       [--regions some|all|none|b|r|m] [--stall]\n");
 }
 
 int
@@ -2500,7 +2517,18 @@ main(int argc, char **argv)
 	unsigned hl = 0;
 	time_t start = time(NULL);
 	bool shrink = false, masked = false;
+	uint64_t lives = 0;
+	char args[1024] = "";
 
+	/* The run's options but --seed and --schedules, for a replay's command line. */
+	for (int i = 1, n = 0; i < argc && n < (int)sizeof(args); i++) {
+		if ((strcmp(argv[i], "--seed") == 0 || strcmp(argv[i], "--schedules") == 0 ||
+		    strcmp(argv[i], "--seconds") == 0) && i + 1 < argc) {
+			i++;
+			continue;
+		}
+		n += snprintf(args + n, sizeof(args) - (size_t)n, " %s", argv[i]);
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -2549,6 +2577,8 @@ main(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--shrink") == 0) {
 			shrink = true;
+		} else if (strcmp(a, "--stall") == 0) {
+			live_stall = true;	/* live.c's injected defect */
 		} else if (v != NULL && (strcmp(a, "--faults") == 0 || strcmp(a, "--events") == 0)) {
 			/* A replay of a shrink: only these fault kinds, only these events act. */
 			bool faults = strcmp(a, "--faults") == 0;
@@ -2641,6 +2671,15 @@ main(int argc, char **argv)
 		events += ev;
 		if (r == 2)
 			res++;
+		/* A liveness failure (live.c): reported, counted, the run goes on. */
+		if ((r == 0 || r == 2) && live_failed() != NULL && ++lives <= 3) {
+			printf("idsim: seed %" PRIu64 " liveness failure: %s; replay: build/idsim "
+			    "--seed %" PRIu64 " --schedules 1%s; the trace's end:\n", seed + done - 1,
+			    live_failed(), seed + done - 1, args);
+			for (unsigned k = S.ntrace > SIM_TRACE_KEEP ? S.ntrace - SIM_TRACE_KEEP : 0;
+			    k < S.ntrace; k++)
+				printf("  %s\n", S.trace[k % SIM_TRACE_KEEP]);
+		}
 		if (r == 1 || r == 3) {
 			dups += r == 1;
 			printf("idsim: seed %" PRIu64 " %s; replay: build/idsim --seed %" PRIu64
@@ -2700,10 +2739,11 @@ main(int argc, char **argv)
 		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))
 			printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
 	printf("\n");
+	live_report();
 	printf("sim: %" PRIu64 " schedules, %" PRIu64 " events, %" PRIu64 " duplicates, %" PRIu64
 	    " residue, trace ", done, events, dups, res);
 	for (unsigned k = 0; k < hl; k++)
 		printf("%02x", h[k]);
 	printf("\n");
-	return dups == 0 ? 0 : 1;
+	return dups == 0 && live_failures() == 0 ? 0 : 1;
 }

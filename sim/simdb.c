@@ -251,6 +251,8 @@ simdb_lose(struct simdb_conn *c, bool ran)
 {
 	if (!c->connected)
 		return;
+	if (simdb_lost_hook != NULL)
+		simdb_lost_hook(c->owner, c->srv);
 	if (c->sql != NULL) {
 		c->doomed = true;
 		c->doomed_ran = ran;
@@ -261,6 +263,8 @@ simdb_lose(struct simdb_conn *c, bool ran)
 	tserver_conn_gone(&c->tsv[c->srv], c->id);
 	event_active(c->lost, EV_TIMEOUT, 0);
 }
+
+void (*simdb_lost_hook)(unsigned owner, unsigned srv);
 
 void
 simdb_crash(unsigned srv)
@@ -398,6 +402,8 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 		r.nfields = a.nfields;
 	}
 	if (r.err != 0 && !db_err_keeps(r.err)) {
+		if (simdb_lost_hook != NULL)
+			simdb_lost_hook(c->owner, c->srv);
 		c->connected = false;
 		c->due_set = false;
 		tserver_conn_gone(s, c->id);

@@ -53,6 +53,12 @@ struct simdb_hooks {
 
 extern const struct db_ops simdb_ops;
 
+/*
+ * Told of every connection lost or closed by an error (a crash, a drop, a
+ * lost reply, a partition); NULL: nobody (the liveness checker, live.c).
+ */
+extern void (*simdb_lost_hook)(unsigned owner, unsigned srv);
+
 void	simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 	    const struct simdb_hooks *h);
 /* Servers 0 .. n-1 may be connected to from now on (a server added to the tier). */

@@ -133,13 +133,30 @@ for rule in $rules; do
 done
 regm=$njobs
 job --seed 1 --schedules 100 --regions m
+# Liveness (docs/design.md section 14): with the injected defect --stall (a
+# lost server never probed again) the checker must report a failure in budget.
+SIM_STALL_BUDGET=${SIM_STALL_BUDGET:-300}
+stall=$njobs
+job --seed 1 --schedules "$SIM_STALL_BUDGET" --stall
 wait
 
 for sl in "${slices[@]}"; do
 	IFS=: read -r j s n <<<"$sl"
 	echo "all rules on, seeds $s..$((s + n - 1)): $(out "$j")"
-	[ "$(rc "$j")" -eq 0 ] || { echo "FAIL: the simulation issued an ID twice (replay: $SIM --seed $s --schedules $n):"; why "$j"; fail=1; }
+	[ "$(rc "$j")" -eq 0 ] || { echo "FAIL: the simulation issued an ID twice or broke liveness (replay: $SIM --seed $s --schedules $n):"; why "$j"; fail=1; }
 done
+# Liveness with every rule on: no failure in the range (each slice's rc says so too).
+lv=$(for sl in "${slices[@]}"; do
+	IFS=: read -r j s n <<<"$sl"
+	grep '^liveness:' "$tmp/$j.all"
+done | sed -E 's/^liveness: ([0-9]+) failures; \(T\) checked in ([0-9]+) of ([0-9]+) schedules, ([0-9]+) healthy intervals, ([0-9]+) tickets.*\(F\) ([0-9]+) takes.*/\1 \2 \4 \5 \6/' |
+	awk '{ f += $1; t += $2; i += $3; b += $4; v += $5 }
+	END { printf "%d failures; (T) in %d schedules, %d healthy intervals, %d tickets banked in them; (F) %d takes with a valid window", f, t, i, b, v }')
+echo "liveness, seeds 1..$SIM_SCHEDULES: $lv"
+case "$lv" in
+"0 failures;"*) ;;
+*) echo "FAIL: a liveness failure with every rule on"; fail=1 ;;
+esac
 # With every rule on, the simulated triggers refuse every hand edit of a held
 # lease row (fault lease-freed) and none of the idservers' own statements.
 lf=$(for sl in "${slices[@]}"; do
@@ -191,4 +208,14 @@ if [ "$(rc $regm)" -eq 0 ] && [ "${rm_res:-0}" -gt 0 ] && [ "$rm_n" -gt 0 ] &&
 else
 	echo "FAIL: --regions m: no regions-m residue, a duplicate, or a region's servers alone under another M not refused ($rm_refused of $rm_n refused, $rm_ids ticket IDs served): $(out $regm)"; why $regm; fail=1
 fi
+# The injected stall must be reported as a liveness failure, and nothing else.
+st_line=$(grep '^liveness:' "$tmp/$stall.all")
+st_first=$(grep -m1 'liveness failure' "$tmp/$stall.all" | sed 's/;.*//' | cut -c1-160)
+case "$st_line" in
+"liveness: 0 failures"* | "") echo "FAIL: --stall: no liveness failure in $SIM_STALL_BUDGET schedules: $(out $stall)"; fail=1 ;;
+*) case "$(out $stall)" in
+	*" 0 duplicates"*) echo "--stall: ${st_line%%;*} in $SIM_STALL_BUDGET schedules (first: $st_first)" ;;
+	*) echo "FAIL: --stall: $(out $stall)"; fail=1 ;;
+	esac ;;
+esac
 exit $fail
