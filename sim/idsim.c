@@ -2506,7 +2506,7 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r|m] [--stall]\n");
+	    "       [--regions some|all|none|b|r|m] [--stall retry|extend]\n");
 }
 
 int
@@ -2577,8 +2577,15 @@ main(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--shrink") == 0) {
 			shrink = true;
-		} else if (strcmp(a, "--stall") == 0) {
-			live_stall = true;	/* live.c's injected defect */
+		} else if (v != NULL && strcmp(a, "--stall") == 0) {
+			/* live.c's injected defects */
+			live_stall = strcmp(v, "retry") == 0 ? LIVE_RETRY :
+			    strcmp(v, "extend") == 0 ? LIVE_EXTEND : LIVE_NONE;
+			if (live_stall == LIVE_NONE) {
+				usage();
+				return 2;
+			}
+			i++;
 		} else if (v != NULL && (strcmp(a, "--faults") == 0 || strcmp(a, "--events") == 0)) {
 			/* A replay of a shrink: only these fault kinds, only these events act. */
 			bool faults = strcmp(a, "--faults") == 0;

@@ -11,9 +11,11 @@
  *     fall back is not refused while the idserver's lease is held and its
  *     clock reads inside the window, at or above the generator's floor.
  *
- * With --stall (live_stall) it injects a defect through the event loop: an
- * idserver never reconnects to a server it lost (the retry timer of a server
- * that was up in this incarnation is deleted), which (T) must report.
+ * With --stall (live_stall) it injects a defect: retry, through the event
+ * loop, an idserver never reconnects to a server it lost (the retry timer of
+ * a server that was up in this incarnation is deleted), which (T) must
+ * report; extend, through the generator, a lease's extensions never reach it
+ * (its window's end put back to the claim's), which (F) must report.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,14 +30,16 @@
 #include "source.h"
 #include "vclock.h"
 
-bool live_stall;
+enum live_defect live_stall;
 
 struct live_slot {
 	unsigned	who;		/* the incarnation the interval belongs to */
 	bool		healthy;	/* a healthy interval runs (T) */
 	uint64_t	since_us;	/* ... since then (virtual us), or the last ticket */
 	uint64_t	banked;		/* seq.banked then */
-	bool		was_up[TSERVER_MAX];	/* --stall: up once in this incarnation */
+	bool		was_up[TSERVER_MAX];	/* --stall retry: up once in this incarnation */
+	unsigned	worker;		/* --stall extend: the window's worker, start, and */
+	uint64_t	start, end;	/* ... end as claimed */
 };
 
 static struct {
@@ -56,7 +60,8 @@ static struct {
 	char			why[400];
 	/* All schedules. */
 	uint64_t		schedules, t_schedules, intervals, served, longest_us, longest_bound,
-				fb_valid, fb_served, failures;
+				close_us, close_bound,	/* the wait nearest its bound */
+				fb_valid, failures;
 } L;
 
 static void
@@ -146,14 +151,25 @@ live_stall_slot(struct live_slot *d, const struct live_view *v)
 	}
 }
 
+/* --stall extend: the generator's window keeps the end it was claimed (or resumed) with. */
+static void
+live_stall_extend(struct live_slot *d, struct snowflake *g)
+{
+	if (!g->has_window)
+		return;
+	if (g->worker != d->worker || g->window_start != d->start || d->end == 0) {
+		d->worker = g->worker;
+		d->start = g->window_start;
+		d->end = g->window_end;
+	}
+	if (g->window_end > d->end)
+		g->window_end = d->end;
+}
+
 void
 live_step(void)
 {
 	uint64_t now = vclock_now_us();
-	bool blocked = false;
-
-	for (unsigned k = 0; k < L.nsrv; k++)
-		blocked |= L.srv[k].read_only || L.regressed[k];
 	for (unsigned i = 0; i < L.nids; i++) {
 		struct live_slot *d = &L.d[i];
 		const struct live_view *v = &L.v[i];
@@ -166,12 +182,15 @@ live_step(void)
 			memset(d, 0, sizeof(*d));
 			d->who = *v->who;
 		}
-		if (live_stall && *v->on)
+		if (live_stall == LIVE_RETRY && *v->on)
 			live_stall_slot(d, v);
+		if (live_stall == LIVE_EXTEND && *v->on)
+			live_stall_extend(d, v->gen);
 		if (!L.tickets || L.failed)
 			continue;
-		for (unsigned k = 0; k < L.nsrv && *v->on && !blocked; k++)
-			healthy |= L.srv[k].up && v->cut_until[k] <= vclock_now_us();
+		for (unsigned k = 0; k < L.nsrv && *v->on; k++)
+			healthy |= L.srv[k].up && !L.srv[k].read_only && !L.regressed[k] &&
+			    v->cut_until[k] <= now;
 		if (!healthy) {
 			d->healthy = false;
 			continue;
@@ -190,6 +209,10 @@ live_step(void)
 			if (L.counted && now - d->since_us > L.longest_us) {
 				L.longest_us = now - d->since_us;
 				L.longest_bound = L.bound_us;
+			}
+			if (L.counted && (now - d->since_us) * L.close_bound >= L.close_us * L.bound_us) {
+				L.close_us = now - d->since_us;
+				L.close_bound = L.bound_us;
 			}
 			d->since_us = now;
 			d->banked = q->banked;
@@ -276,8 +299,11 @@ live_report(void)
 {
 	printf("liveness: %" PRIu64 " failures; (T) checked in %" PRIu64 " of %" PRIu64
 	    " schedules, %" PRIu64 " healthy intervals, %" PRIu64 " tickets banked in them, "
-	    "longest wait %" PRIu64 " ms (bound %" PRIu64 " ms then); (F) %" PRIu64
-	    " takes with a valid window%s\n", L.failures, L.t_schedules, L.schedules, L.intervals,
-	    L.served, L.longest_us / 1000, L.longest_bound / 1000, L.fb_valid,
-	    live_stall ? "; --stall: lost servers never retried" : "");
+	    "longest wait %" PRIu64 " ms (bound %" PRIu64 " ms then), nearest its bound %" PRIu64
+	    " ms of %" PRIu64 " ms; (F) %" PRIu64 " takes with a valid window%s\n", L.failures,
+	    L.t_schedules, L.schedules, L.intervals, L.served, L.longest_us / 1000,
+	    L.longest_bound / 1000, L.close_us / 1000, L.close_bound / 1000, L.fb_valid,
+	    live_stall == LIVE_RETRY ? "; --stall retry: lost servers never retried" :
+	    live_stall == LIVE_EXTEND ? "; --stall extend: extensions never reach the generator" :
+	    "");
 }

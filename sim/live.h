@@ -1,8 +1,9 @@
 /*
  * live.h - the simulation's liveness checker (docs/design.md section 14,
  * "Liveness"): it only reads the idservers and the simulated servers, so a
- * schedule's trace is the same with it; with --stall it injects one defect
- * (an idserver never reconnects to a server it lost) to show it can fail.
+ * schedule's trace is the same with it; with --stall it injects a defect
+ * (a lost server never retried, or a lease's extensions lost) to show it
+ * can fail.
  *
  * (T) a tier with a healthy server serves tickets again within a bound;
  * (F) the fallback serves while a lease window is valid.
@@ -27,13 +28,18 @@ struct live_view {
 	const unsigned		*who;		/* its incarnation */
 	struct tier		*t;
 	const struct lease	*lease;
-	const struct snowflake	*gen;
+	struct snowflake	*gen;
 	const uint64_t		*cut_until;	/* [TSERVER_MAX], virtual us */
 	int64_t			(*clock_ms)(void);	/* its wall clock, unix ms */
 };
 
-/* --stall: the injected defect (false: the checker only observes). */
-extern bool live_stall;
+/*
+ * --stall: an injected defect (none: the checker only observes). retry: an
+ * idserver never reconnects to a server it lost; extend: a lease's
+ * extensions never reach its generator (its window ends where it was claimed).
+ */
+enum live_defect { LIVE_NONE, LIVE_RETRY, LIVE_EXTEND };
+extern enum live_defect live_stall;
 
 /* The weather: the largest answer delay, and whether one server is ten times slower. */
 void	live_weather(unsigned max_delay_us, bool far);
