@@ -23,6 +23,7 @@
 
 #include "clk.h"
 #include "config.h"
+#include "disk.h"
 #include "layout.h"
 #include "lease.h"
 #include "leasefree.h"
@@ -90,7 +91,7 @@ static const char *const residue_names[RES_COUNT] = {
 };
 
 /* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
-enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_FAULT };
+enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_POWER, EV_FAULT };
 
 /* Counters over all schedules, kept aside while a shrink replays one (sim_shrink). */
 struct sim_counts {
@@ -98,6 +99,7 @@ struct sim_counts {
 	uint64_t	ns_ids, ns_ops, ns_redraws;
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
 	uint64_t	regions[REGIONS_TALLY];
+	struct disk_counts disks;
 };
 
 /* A re-drawn namespace block that met a residue condition (sim_ns_class). */
@@ -134,7 +136,15 @@ struct idserver {
 	char			path[160];
 	struct statefile	sf;
 	struct tier		t;
-	uint64_t		file_mark[SERVER_MAX];	/* the marks its file held at open */
+	uint64_t		file_mark[SERVER_MAX];	/* the marks its file held at open, or
+							 * must have held (file_must) */
+	/*
+	 * What its file must hold: the highest ticket of each server whose
+	 * block an incarnation banked on it (banked only once durable, 6.6),
+	 * carried with the file (copied, put back); old_must when kept.
+	 */
+	uint64_t		file_must[SERVER_MAX];
+	uint64_t		old_must[SERVER_MAX];
 	uint64_t		read_due[TSERVER_MAX][TSERVER_MAX];	/* [S][R]: copies due
 							 * at its last check of S */
 	uint64_t		check_ms[TSERVER_MAX];	/* mono ms: S's last check answer
@@ -177,6 +187,8 @@ struct idserver {
 	uint64_t		ns_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];
 	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with its partner up or
 							 * connecting and not read since S connected */
+	bool			start_again;	/* exited at start (its disk): started at
+							 * the next event, on its file */
 	/* Older contents of its state file (F_FILE_BACK), and when they were taken. */
 	char			*old;
 	size_t			oldlen;
@@ -264,6 +276,9 @@ static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pa
 				 * 3 all, each a raise of the pair's increment */
 static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
 static int ro_mode;		/* --read-only: 0 half the schedules, 1 all, 2 none */
+static int disk_mode;		/* --disk-faults: 0 half the schedules, 1 all, 2 none */
+static struct disk sim_disks[SIM_IDSERVERS];	/* each idserver slot's disk (disk.h) */
+static unsigned sim_stopping;	/* inside a clean stop's wait: no host loses power */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -318,6 +333,10 @@ static bool	sim_ro_drawn(uint64_t seed);
 static void	sim_read_only(unsigned srv);
 static void	sim_ro_end(void);
 static void	sim_ro_args(void);
+static void	sim_disk_args(void);
+static void	sim_power_loss(struct idserver *d);
+static void	sim_doomed(void);
+static void	sim_power_event(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
@@ -509,7 +528,10 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 static void
 sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
 {
-	(void)t;
+	for (unsigned i = 0; i < S.nids; i++)
+		if (&S.ids[i].t == t && S.ids[i].file && srv < SERVER_MAX &&
+		    ticket > S.ids[i].file_must[srv])
+			S.ids[i].file_must[srv] = ticket;
 	if (!alone)
 		return;
 	S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
@@ -604,7 +626,8 @@ sim_hook_cut(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	return d != NULL && srv < S.nsrv && vclock_now_us() < d->cut_until[srv];
+	return d != NULL && srv < S.nsrv && (vclock_now_us() < d->cut_until[srv] ||
+	    sim_disks[d - S.ids].doomed);
 }
 
 static void
@@ -871,20 +894,36 @@ sim_ids_start(struct idserver *d, bool file)
 	memset(d->read, 0, sizeof(d->read));
 	for (unsigned k = 0; k < S.nsrv; k++)
 		d->check_ms[k] = clk_mono_ms();
-	if (!file)
+	if (!file) {
 		unlink(d->path);
+		memset(d->file_must, 0, sizeof(d->file_must));
+	}
 	if (!statefile_open(&d->sf, file ? d->path : NULL, err, sizeof(err))) {
 		printf("idsim: state file %s: %s\n", d->path, err);
 		return false;
 	}
 	d->sf.datasync = sim_datasync;
+	if (!file)
+		disk_forget(&sim_disks[slot]);
+	else if (disk_on()) {
+		d->sf.pwrite = disk_pwrite;
+		d->sf.datasync = disk_datasync;
+		disk_attach(&sim_disks[slot], d->sf.fd, d->path);
+	}
 	d->sf.running = sim_running;
 	d->sf.me.pid = SIM_PID_BASE + d->who;
 	d->sf.me.start = d->who;
 	snprintf(d->sf.rec.host, sizeof(d->sf.rec.host), "sim%u", slot);
-	for (unsigned k = 0; k < SERVER_MAX; k++)
+	for (unsigned k = 0; k < SERVER_MAX; k++) {
 		d->file_mark[k] = k < server_count() ?
 		    state_mark_ticket(&d->sf.rec.mark[k], S.b) : 0;
+		if (d->file_must[k] > d->file_mark[k]) {
+			sim_trace("e%" PRIu64 " i%u's file holds %s's mark %" PRIu64 ", below %" PRIu64
+			    ", banked on it", S.ev, d->who, server_role(k), d->file_mark[k],
+			    d->file_must[k]);
+			d->file_mark[k] = d->file_must[k];
+		}
+	}
 	for (unsigned k = 0; k < TSERVER_NS; k++)
 		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, tserver_ns_name(k), j);
@@ -928,12 +967,20 @@ sim_ids_start(struct idserver *d, bool file)
 	snprintf(d->sf.rec.servers, sizeof(d->sf.rec.servers), "%s", SIM_SERVERS);
 	d->sf.rec.owner = d->sf.me;
 	if (!statefile_save(&d->sf)) {
-		printf("idsim: state file %s: %s\n", d->path, d->sf.last_error);
+		if (!disk_on())
+			printf("idsim: state file %s: %s\n", d->path, d->sf.last_error);
 		lease_free(&d->lease);
 		tier_free(&d->t);
 		statefile_close(&d->sf);
-		return false;
+		disk_detach(&sim_disks[slot]);
+		if (!disk_on())
+			return false;
+		/* Its disk failed the start-up save: it exits, started again at the next event. */
+		sim_trace("e%" PRIu64 " i%u exits: its first save failed", S.ev, d->who);
+		d->start_again = true;
+		return true;
 	}
+	d->start_again = false;
 	source_init(&d->src, &d->t, &d->gen, &d->lease, sim_clock_us[slot], S.cfg.refill_wait_ms);
 	d->on = true;
 	d->released = false;
@@ -954,8 +1001,10 @@ sim_ids_stop(struct idserver *d, bool clean)
 	if (clean && d->lease.state == LEASE_HELD) {
 		d->released = false;
 		lease_release(&d->lease, sim_released, d);
+		sim_stopping++;
 		for (unsigned k = 0; k < 100 && !d->released && d->on; k++)
 			sim_run(20000);
+		sim_stopping--;
 		sim_trace("e%" PRIu64 " i%u lease %s", S.ev, d->who, d->released ?
 		    "released" : "release still in flight");
 	}
@@ -968,6 +1017,7 @@ sim_ids_stop(struct idserver *d, bool clean)
 	lease_free(&d->lease);
 	tier_free(&d->t);
 	statefile_close(&d->sf);
+	disk_detach(&sim_disks[d - S.ids]);
 	d->on = false;
 }
 
@@ -976,8 +1026,72 @@ static void
 sim_restart(struct idserver *d, bool file, bool clean)
 {
 	sim_ids_stop(d, clean);
+	if (file && !clean && disk_power_drawn())
+		sim_power_loss(d);
 	if (!sim_ids_start(d, file))
 		S.failed = true;
+}
+
+/* d's host lost its power (d is stopped): its file is what its disk kept. */
+static void
+sim_power_loss(struct idserver *d)
+{
+	char what[96];
+
+	if (!disk_power_loss(&sim_disks[d - S.ids], d->path, what, sizeof(what)))
+		S.failed = true;
+	sim_trace("e%" PRIu64 " i%u's host lost its power: %s", S.ev, d->who, what);
+}
+
+/*
+ * With disk faults, at this event an idserver's host may lose its power
+ * (drawn from the disks' own generator, disk.h): it restarts on its file,
+ * which holds what its disk kept. An event left out of a replay draws it
+ * and does nothing.
+ */
+static void
+sim_power_event(void)
+{
+	int slot = disk_power_event(S.nids);
+	struct idserver *d;
+
+	if (slot < 0 || (S.replay && S.ev < SIM_EVENTS_MAX && S.ev_off[S.ev]))
+		return;
+	d = &S.ids[slot];
+	if (!d->on || !d->file)
+		return;
+	if (!S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
+		S.did[S.ev] = EV_POWER;
+	sim_trace("e%" PRIu64 " i%u crashed, its host without power; restarts on its file", S.ev,
+	    d->who);
+	sim_ids_stop(d, false);
+	sim_power_loss(d);
+	if (!sim_ids_start(d, true))
+		S.failed = true;
+}
+
+/*
+ * An idserver whose fdatasync was its host's last act (disk.h) crashes at
+ * once, its host without power, and restarts on its file; its queries since
+ * that sync were lost (sim_hook_cut). Not inside a clean stop's wait.
+ */
+static void
+sim_doomed(void)
+{
+	if (sim_stopping > 0 || !disk_on())
+		return;
+	for (unsigned i = 0; i < S.nids; i++) {
+		struct idserver *d = &S.ids[i];
+
+		if (!d->on || !sim_disks[i].doomed)
+			continue;
+		sim_trace("e%" PRIu64 " i%u crashed right after an fdatasync, restarts on its file",
+		    S.ev, d->who);
+		sim_ids_stop(d, false);
+		sim_power_loss(d);
+		if (!sim_ids_start(d, true))
+			S.failed = true;
+	}
 }
 
 /* cp from to: a new file (a new inode) renamed over to, as cp to a temporary name does. */
@@ -1047,6 +1161,7 @@ sim_file_back(struct idserver *d)
 	free(d->old);
 	d->old = NULL;
 	memcpy(d->ns_handed, d->ns_old_handed, sizeof(d->ns_handed));
+	memcpy(d->file_must, d->old_must, sizeof(d->file_must));
 	return ok;
 }
 
@@ -1087,6 +1202,7 @@ sim_file_keep(struct idserver *d)
 	d->oldlen = len;
 	d->old_us = vclock_now_us();
 	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
+	memcpy(d->old_must, d->file_must, sizeof(d->file_must));
 }
 
 /*
@@ -1165,6 +1281,7 @@ sim_run(uint64_t us)
 		if (now + (int64_t)d < due)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
+		sim_doomed();
 		due = sim_next_due();
 		due = regions_run(due);	/* a second region's loop (regions.c) */
 	}
@@ -1600,7 +1717,9 @@ sim_fault(void)
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
 			sim_ids_stop(to, false);
+			disk_forget(&sim_disks[to - S.ids]);
 			memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
+			memcpy(to->file_must, d->file_must, sizeof(d->file_must));
 			if (!sim_file_copy(d->path, to->path))
 				S.failed = true;
 			else if (!sim_ids_start(to, true))
@@ -1640,6 +1759,7 @@ sim_fault(void)
 			break;
 		sim_trace("e%" PRIu64 " i%u crashed; its older state file put back", S.ev, d->who);
 		sim_ids_stop(d, false);
+		disk_forget(&sim_disks[d - S.ids]);
 		if (!sim_file_back(d))
 			S.failed = true;
 		else if (!sim_ids_start(d, true))
@@ -2103,6 +2223,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.refill_wait_ms = (unsigned)(1 + rng_below(50));
 	for (k = 0; k < SIM_IDSERVERS; k++) {
 		S.ids[k].skew_us = 0;
+		S.ids[k].start_again = false;
+		memset(S.ids[k].file_must, 0, sizeof(S.ids[k].file_must));
 		memset(S.ids[k].cut_until, 0, sizeof(S.ids[k].cut_until));
 		free(S.ids[k].old);
 		S.ids[k].old = NULL;
@@ -2146,6 +2268,17 @@ sim_schedule(uint64_t seed, unsigned *events)
 		sim_note("schedule seed %" PRIu64 ": lease-freed on", seed);
 		LF.schedules += !S.mute;
 	}
+	/*
+	 * Simulated disks under the state files: on or off by the seed's own
+	 * mix, their weather from their own generator (disk.h); a schedule
+	 * without them draws nothing more.
+	 */
+	for (k = 0; k < SIM_IDSERVERS; k++) {
+		sim_disks[k].valid = false;
+		sim_disks[k].doomed = false;
+	}
+	if (disk_schedule(seed, disk_mode))
+		sim_note("schedule seed %" PRIu64 ": disk faults on", seed);
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
 		sim_ns_op(0, true);
@@ -2161,6 +2294,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 			rng_load(&S.at_ev[S.ev]);
 		else
 			rng_save(&S.at_ev[S.ev]);
+		for (k = 0; k < S.nids; k++)
+			if (S.ids[k].start_again && !S.ids[k].on && !sim_ids_start(&S.ids[k], true))
+				r = 3;
 		pick = (unsigned)rng_below(100);
 		if (!S.replay)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
@@ -2182,6 +2318,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			r = regions_event();
 		if (r == 0)
 			sim_lease_freed();
+		if (r == 0)
+			sim_power_event();
 		if (S.failed)
 			r = 3;
 		if (r == 1)
@@ -2276,6 +2414,14 @@ sim_ro_end(void)
 		}
 }
 
+/* --disk-faults for a replay's command line, when not the default. */
+static void
+sim_disk_args(void)
+{
+	if (disk_mode != 0)
+		printf(" --disk-faults %s", disk_mode == 1 ? "all" : "none");
+}
+
 /* --read-only for a replay's command line, when not the default. */
 static void
 sim_ro_args(void)
@@ -2302,6 +2448,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	now.fb_releases = S.fb_releases;
 	now.fb_refused = S.fb_refused;
 	regions_tally(now.regions, false);
+	now.disks = disk_counts;
 	if (!put_back) {
 		*c = now;
 		return;
@@ -2318,6 +2465,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	S.fb_releases = c->fb_releases;
 	S.fb_refused = c->fb_refused;
 	regions_tally(c->regions, true);
+	disk_counts = c->disks;
 }
 
 /*
@@ -2483,6 +2631,7 @@ sim_shrink(uint64_t seed)
 	if (tier_mode != 0)
 		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
 	sim_ro_args();
+	sim_disk_args();
 	if (regions_mode != REGIONS_SOME)
 		printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" : regions_mode ==
 		    REGIONS_NONE ? "none" : regions_mode == REGIONS_B ? "b" : "r");
@@ -2521,7 +2670,7 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r]\n");
+	    "       [--regions some|all|none|b|r] [--disk-faults half|all|none]\n");
 }
 
 int
@@ -2559,6 +2708,13 @@ main(int argc, char **argv)
 			LF.mode = strcmp(v, "all") == 0 ? LF_ALL : strcmp(v, "none") == 0 ? LF_NONE :
 			    LF_HALF;
 			if (LF.mode == LF_HALF && strcmp(v, "half") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--disk-faults") == 0) {
+			disk_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (disk_mode == 0 && strcmp(v, "half") != 0) {
 				usage();
 				return 2;
 			}
@@ -2684,6 +2840,7 @@ main(int argc, char **argv)
 				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
 				    "none" : "raise");
 			sim_ro_args();
+			sim_disk_args();
 			if (regions_mode != REGIONS_SOME)
 				printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" :
 				    regions_mode == REGIONS_NONE ? "none" : regions_mode == REGIONS_B ?
@@ -2724,6 +2881,12 @@ main(int argc, char **argv)
 	    LF.schedules, LF.drawn, LF.sent, LF.applied, LF.applied_kind[LE_DELETE],
 	    LF.applied_kind[LE_EXPIRE], LF.applied_kind[LE_FREE], LF.applied_kind[LE_RENUMBER],
 	    LF.refused, LF.failed, lease_guard_refused);
+	printf("disks: %" PRIu64 " schedules with disk faults, %" PRIu64 " fdatasyncs, %" PRIu64
+	    " failed (EIO), %" PRIu64 " slow (%" PRIu64 " ms), %" PRIu64 " the host's last act, %"
+	    PRIu64 " power losses (%" PRIu64 " unsynced sectors kept, %" PRIu64 " lost, %" PRIu64
+	    " torn)\n", disk_counts.schedules, disk_counts.syncs, disk_counts.eio, disk_counts.slow,
+	    disk_counts.slow_us / 1000, disk_counts.last_acts, disk_counts.power_losses,
+	    disk_counts.kept, disk_counts.lost, disk_counts.torn);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
