@@ -67,12 +67,14 @@ enum fault {
 	F_CUT,		/* an idserver cut off from one server or both for a while */
 	F_READ_ONLY,	/* a server read-only for a while (sim_read_only): chosen by the
 			 * seed, not drawn (sim_ro_drawn) */
+	F_TIMEOUT,	/* query timeouts (simdb.h), and a server stalled for a while:
+			 * chosen by the seed, not drawn (sim_to_drawn) */
 	F_COUNT,
 };
 
 static const char *const fault_names[F_COUNT] = {
 	"crash", "down", "drop", "lost-reply", "restore", "lower", "restart", "fresh",
-	"both-down", "clock", "file-copy", "file-back", "cut", "read-only",
+	"both-down", "clock", "file-copy", "file-back", "cut", "read-only", "timeout",
 };
 
 /* The documented residue (docs/design.md 6.5, section 14), one class each. */
@@ -100,6 +102,7 @@ struct sim_counts {
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
 	uint64_t	regions[REGIONS_TALLY];
 	struct disk_counts disks;
+	struct simdb_timeout_counts timeouts;
 };
 
 /* A re-drawn namespace block that met a residue condition (sim_ns_class). */
@@ -277,6 +280,7 @@ static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pa
 static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
 static int ro_mode;		/* --read-only: 0 half the schedules, 1 all, 2 none */
 static int disk_mode;		/* --disk-faults: 0 half the schedules, 1 all, 2 none */
+static int to_mode;		/* --timeouts: 0 half the schedules, 1 all, 2 none */
 static struct disk sim_disks[SIM_IDSERVERS];	/* each idserver slot's disk (disk.h) */
 static unsigned sim_stopping;	/* inside a clean stop's wait: no host loses power */
 
@@ -330,6 +334,7 @@ static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
 static bool	sim_ro_drawn(uint64_t seed);
+static bool	sim_to_drawn(uint64_t seed);
 static void	sim_read_only(unsigned srv);
 static void	sim_ro_end(void);
 static void	sim_ro_args(void);
@@ -1747,6 +1752,17 @@ sim_fault(void)
 	case F_READ_ONLY:
 		sim_read_only(srv);
 		break;
+	case F_TIMEOUT:
+		if (!s->up)
+			break;
+		{
+			uint64_t ms = 100 + rng_below(3000);
+
+			simdb_stall(srv, vclock_now_us() + 1000 * ms);
+			sim_trace("e%" PRIu64 " %s stalls for %" PRIu64 " ms: its queries time out",
+			    S.ev, server_role(srv), ms);
+		}
+		break;
 	case F_FILE_BACK:
 		if (!d->on || !d->file)
 			break;
@@ -2153,7 +2169,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	    &sim_regions_io);
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
-		S.fault_on[k] = k == F_READ_ONLY ? sim_ro_drawn(seed) : rng_permille(500);
+		S.fault_on[k] = k == F_READ_ONLY ? sim_ro_drawn(seed) :
+		    k == F_TIMEOUT ? sim_to_drawn(seed) : rng_permille(500);
 	{
 		struct simdb_weather w = {
 			(unsigned)(100 + rng_below(3000)),
@@ -2181,6 +2198,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (S.replay && S.kind_off[F_LOST_REPLY])
 			w.lost_reply_pm = 0;
 		simdb_setup(S.srv, S.nsrv, &w, &h);
+		/* Query timeouts: their own generator; a replay without them keeps stalls off. */
+		simdb_timeouts(seed, S.fault_on[F_TIMEOUT], !(S.replay && S.kind_off[F_TIMEOUT]));
 		tier_banked_hook = sim_hook_banked;
 		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
@@ -2353,6 +2372,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		unlink(p);
 	}
 	rmdir(S.dir);
+	simdb_timeouts_end();
 	event_base_free(S.base);
 	S.base = NULL;
 	sim_trace("end seed %" PRIu64 ": %u events, %" PRIu64 " IDs, result %d", seed, *events,
@@ -2366,6 +2386,12 @@ sim_schedule(uint64_t seed, unsigned *events)
  * drawn from the generator: a schedule without it is the schedule it was
  * before read-only servers came in.
  */
+static bool
+sim_to_drawn(uint64_t seed)
+{
+	return to_mode == 1 || (to_mode == 0 && (rng_mix(seed ^ UINT64_C(0x74696d656f757473)) & 1));
+}
+
 static bool
 sim_ro_drawn(uint64_t seed)
 {
@@ -2414,12 +2440,14 @@ sim_ro_end(void)
 		}
 }
 
-/* --disk-faults for a replay's command line, when not the default. */
+/* --disk-faults and --timeouts for a replay's command line, when not the default. */
 static void
 sim_disk_args(void)
 {
 	if (disk_mode != 0)
 		printf(" --disk-faults %s", disk_mode == 1 ? "all" : "none");
+	if (to_mode != 0)
+		printf(" --timeouts %s", to_mode == 1 ? "all" : "none");
 }
 
 /* --read-only for a replay's command line, when not the default. */
@@ -2449,6 +2477,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	now.fb_refused = S.fb_refused;
 	regions_tally(now.regions, false);
 	now.disks = disk_counts;
+	now.timeouts = simdb_timeout_counts;
 	if (!put_back) {
 		*c = now;
 		return;
@@ -2466,6 +2495,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	S.fb_refused = c->fb_refused;
 	regions_tally(c->regions, true);
 	disk_counts = c->disks;
+	simdb_timeout_counts = c->timeouts;
 }
 
 /*
@@ -2670,7 +2700,8 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r] [--disk-faults half|all|none]\n");
+	    "       [--regions some|all|none|b|r] [--disk-faults half|all|none] "
+	    "[--timeouts half|all|none]\n");
 }
 
 int
@@ -2708,6 +2739,13 @@ main(int argc, char **argv)
 			LF.mode = strcmp(v, "all") == 0 ? LF_ALL : strcmp(v, "none") == 0 ? LF_NONE :
 			    LF_HALF;
 			if (LF.mode == LF_HALF && strcmp(v, "half") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--timeouts") == 0) {
+			to_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (to_mode == 0 && strcmp(v, "half") != 0) {
 				usage();
 				return 2;
 			}
@@ -2887,6 +2925,11 @@ main(int argc, char **argv)
 	    " torn)\n", disk_counts.schedules, disk_counts.syncs, disk_counts.eio, disk_counts.slow,
 	    disk_counts.slow_us / 1000, disk_counts.last_acts, disk_counts.power_losses,
 	    disk_counts.kept, disk_counts.lost, disk_counts.torn);
+	printf("timeouts: %" PRIu64 " schedules with query timeouts, %" PRIu64 " queries timed "
+	    "out (%" PRIu64 " ran before, %" PRIu64 " never, %" PRIu64 " ran later, %" PRIu64
+	    " of those refused)\n", simdb_timeout_counts.schedules, simdb_timeout_counts.timeouts,
+	    simdb_timeout_counts.ran, simdb_timeout_counts.not_run, simdb_timeout_counts.late,
+	    simdb_timeout_counts.late_err);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
