@@ -295,6 +295,8 @@ static int64_t sim_us2(void) { return sim_unix_us(2); }
 static int64_t (*const sim_clock_ms[SIM_IDSERVERS])(void) = { sim_ms0, sim_ms1, sim_ms2 };
 static int64_t (*const sim_clock_us[SIM_IDSERVERS])(void) = { sim_us0, sim_us1, sim_us2 };
 
+static void	sim_vtrace(bool hash, const char *fmt, va_list ap)
+		    __attribute__((format(printf, 2, 0)));
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
 static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
@@ -319,8 +321,6 @@ static void	sim_file_keep(struct idserver *d);
 static void	sim_restart(struct idserver *d, bool file, bool clean);
 static void	sim_whoami(struct state_owner *me);
 static int	sim_datasync(int fd);
-static int	sim_due_cb(const struct event_base *base, const struct event *ev, void *arg);
-static int64_t	sim_next_due(void);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
@@ -357,26 +357,48 @@ static void	sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 static void	sim_lease_freed(void);
 static void	sim_lease_freed_args(void);
 
-/* One line of the event trace: hashed, and the last ones kept for a failure. */
+/*
+ * One line of the event trace, kept for a failure and shown; hashed unless
+ * a note (hash false: an edit refused, a schedule's swarm choices).
+ */
 static void
-sim_trace(const char *fmt, ...)
+sim_vtrace(bool hash, const char *fmt, va_list ap)
 {
 	char line[160];
-	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
-	if (!S.mute) {
+	if (hash && !S.mute) {
 		EVP_DigestUpdate(S.md, line, strlen(line));
 		EVP_DigestUpdate(S.md, "\n", 1);
 	}
 	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
 	if ((verbose && !S.mute) || S.echo)
 		printf("  %s\n", line);
+}
+
+/* One line of the event trace: hashed, and the last ones kept for a failure. */
+static void
+sim_trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sim_vtrace(true, fmt, ap);
+	va_end(ap);
+}
+
+/* A line of the trace kept for a failure and shown, but not hashed. */
+static void
+sim_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sim_vtrace(false, fmt, ap);
+	va_end(ap);
 }
 
 /* The live idserver whose connections are labelled who; NULL when gone. */
@@ -1211,50 +1233,6 @@ sim_file_keep(struct idserver *d)
 }
 
 /*
- * One event of the loop, for sim_next_due: an event that waits on a file
- * descriptor or a signal cannot be foreseen (due now); a timer is due at its
- * deadline, which event_pending gives on libevent's wall clock: its monotonic
- * deadline plus the wall clock's offset, and both clocks are virtual time
- * (vclock.c), so that is the deadline on vclock_unix_us's clock.
- */
-static int
-sim_due_cb(const struct event_base *base, const struct event *ev, void *arg)
-{
-	int64_t *due = arg;
-	struct timeval tv;
-
-	(void)base;
-	if (event_get_fd(ev) >= 0 || (event_get_events(ev) & EV_SIGNAL) != 0 ||
-	    event_pending(ev, EV_READ | EV_WRITE | EV_SIGNAL, NULL) != 0) {
-		*due = INT64_MIN;
-		return 1;
-	}
-	if (event_pending(ev, EV_TIMEOUT, &tv) != 0) {
-		int64_t at = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-
-		if (at < *due)
-			*due = at;
-	}
-	return 0;
-}
-
-/*
- * The earliest virtual time (vclock_unix_us) at which a loop could run a
- * callback: INT64_MIN when one is active already (or cannot be foreseen),
- * INT64_MAX when no timer is pending.
- */
-static int64_t
-sim_next_due(void)
-{
-	int64_t due = INT64_MAX;
-
-	if (event_base_get_num_events(S.base, EVENT_BASE_COUNT_ACTIVE) > 0)
-		return INT64_MIN;
-	(void)event_base_foreach_event(S.base, sim_due_cb, &due);
-	return due;
-}
-
-/*
  * Advances virtual time by us in steps of 500 us, letting every timer that
  * falls due run at the end of the step it falls in. One non-blocking loop
  * runs until nothing is active (libevent goes round again while callbacks
@@ -1287,7 +1265,7 @@ sim_run(uint64_t us)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
 		sim_doomed();
-		due = sim_next_due();
+		due = vclock_next_due(S.base);
 		due = regions_run(due);	/* a second region's loop (regions.c) */
 	}
 	for (unsigned i = 0; i < S.nsrv; i++)
@@ -1782,24 +1760,6 @@ sim_fault(void)
 			S.failed = true;
 		break;
 	}
-}
-
-/* A line of the trace kept for a failure and shown, but not hashed: an edit refused. */
-static void
-sim_note(const char *fmt, ...)
-{
-	char line[160];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
-	if ((verbose && !S.mute) || S.echo)
-		printf("  %s\n", line);
 }
 
 /*

@@ -377,39 +377,6 @@ regions_event(void)
 	return R.failed ? 3 : 0;
 }
 
-/* A timer of the loop (sim_due_cb's rule): its deadline, or now when it cannot be foreseen. */
-static int
-regions_due_cb(const struct event_base *base, const struct event *ev, void *arg)
-{
-	int64_t *due = arg;
-	struct timeval tv;
-
-	(void)base;
-	if (event_get_fd(ev) >= 0 || (event_get_events(ev) & EV_SIGNAL) != 0 ||
-	    event_pending(ev, EV_READ | EV_WRITE | EV_SIGNAL, NULL) != 0) {
-		*due = INT64_MIN;
-		return 1;
-	}
-	if (event_pending(ev, EV_TIMEOUT, &tv) != 0) {
-		int64_t at = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-
-		if (at < *due)
-			*due = at;
-	}
-	return 0;
-}
-
-static int64_t
-regions_next_due(void)
-{
-	int64_t due = INT64_MAX;
-
-	if (event_base_get_num_events(R.base, EVENT_BASE_COUNT_ACTIVE) > 0)
-		return INT64_MIN;
-	(void)event_base_foreach_event(R.base, regions_due_cb, &due);
-	return due;
-}
-
 int64_t
 regions_run(int64_t due)
 {
@@ -438,12 +405,12 @@ regions_run(int64_t due)
 		R.io.trace("r%" PRIu64 " region 1: both servers down with region 0's", R.ev);
 	}
 	R.down0 = !R.srv0[0].up && !R.srv0[1].up;
-	mine = regions_next_due();
+	mine = vclock_next_due(R.base);
 	if (mine <= vclock_unix_us()) {
 		regions_enter();
 		event_base_loop(R.base, EVLOOP_NONBLOCK);
 		regions_leave();
-		mine = regions_next_due();
+		mine = vclock_next_due(R.base);
 	}
 	return mine < due ? mine : due;
 }
