@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysql.h>	/* the library's init and end; queries go through ctl.h */
+
 #include "check.h"
 #include "ctl.h"
 #include "idgen.h"	/* IDGEN_VERSION */
@@ -110,22 +112,22 @@ ctl_usage(FILE *f)
 static bool
 ctl_read_meta(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, ctl_check_sql);
-	MYSQL_ROW row;
+	struct ctl_res *res = ctl_query(s, ctl_check_sql);
+	char **row;
 
 	if (res == NULL)
 		return false;
-	row = mysql_fetch_row(res);
-	if (row == NULL || mysql_num_fields(res) != F_COUNT) {
+	row = ctl_row(res);
+	if (row == NULL || ctl_fields(res) != F_COUNT) {
 		snprintf(s->error, sizeof(s->error), "idgen_meta has no row (load schema/)");
-		mysql_free_result(res);
+		ctl_res_free(res);
 		return false;
 	}
 	for (unsigned i = 0; i < F_COUNT; i++) {
 		s->null[i] = row[i] == NULL;
 		snprintf(s->field[i], sizeof(s->field[i]), "%s", row[i] ? row[i] : "");
 	}
-	mysql_free_result(res);
+	ctl_res_free(res);
 	if (!ctl_u64(s->field[F_BLOCK], &s->block_size))
 		s->block_size = 0;
 	if (!ctl_u64(s->field[F_COUNTER], &s->counter))
@@ -152,15 +154,15 @@ ctl_by_role(const struct ctl_server *s, const char *role, unsigned *index)
 static bool
 ctl_read_marks(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, "SELECT role, high_water, block_size, generation, sealed, "
+	struct ctl_res *res = ctl_query(s, "SELECT role, high_water, block_size, generation, sealed, "
 	    "retired FROM idgen_marks");
-	MYSQL_ROW row;
+	char **row;
 	unsigned i;
 	uint64_t sealed;
 
 	if (res == NULL)
 		return false;
-	while ((row = mysql_fetch_row(res)) != NULL) {
+	while ((row = ctl_row(res)) != NULL) {
 		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
 			continue;
 		if (row[5] == NULL || strcmp(row[5], "0") != 0)
@@ -173,27 +175,27 @@ ctl_read_marks(struct ctl_server *s)
 		s->has_mark[i] = ctl_u64(row[1], &s->mark[i].high_water) &&
 		    ctl_u64(row[2], &s->mark[i].block_size);
 	}
-	mysql_free_result(res);
+	ctl_res_free(res);
 	return true;
 }
 
 static bool
 ctl_read_leases(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, "SELECT worker, holder, window_start, window_end "
+	struct ctl_res *res = ctl_query(s, "SELECT worker, holder, window_start, window_end "
 	    "FROM idgen_leases ORDER BY worker");
-	MYSQL_ROW row;
+	char **row;
 	uint64_t w;
 
 	if (res == NULL)
 		return false;
 	s->lease = calloc(CTL_MAX_LEASES, sizeof(*s->lease));
 	if (s->lease == NULL) {
-		mysql_free_result(res);
+		ctl_res_free(res);
 		snprintf(s->error, sizeof(s->error), "out of memory");
 		return false;
 	}
-	while ((row = mysql_fetch_row(res)) != NULL && s->nlease < CTL_MAX_LEASES) {
+	while ((row = ctl_row(res)) != NULL && s->nlease < CTL_MAX_LEASES) {
 		struct ctl_lease *l = &s->lease[s->nlease];
 
 		if (!ctl_u64(row[0], &w) || !ctl_u64(row[2], &l->window_start) ||
@@ -203,7 +205,7 @@ ctl_read_leases(struct ctl_server *s)
 		snprintf(l->holder, sizeof(l->holder), "%s", row[1] ? row[1] : "");
 		s->nlease++;
 	}
-	mysql_free_result(res);
+	ctl_res_free(res);
 	return true;
 }
 
@@ -212,17 +214,19 @@ static void
 ctl_read_rights(struct ctl_server *s)
 {
 	for (size_t i = 0; i < check_rights_count; i++) {
-		MYSQL_RES *res;
+		struct ctl_res *res = NULL;
+		char error[sizeof(s->error)];
 
-		if (mysql_query(s->db, check_rights[i].sql) != 0) {
-			snprintf(s->rights, sizeof(s->rights), "%s: %s; run GRANT %s ON %s TO the "
+		/* The refusal goes to s->rights, not to s->error (the server was read). */
+		memcpy(error, s->error, sizeof(error));
+		if ((s->errnum = ctl_ops->query(s, check_rights[i].sql, &res)) != 0) {
+			snprintf(s->rights, sizeof(s->rights), "%s: %.96s; run GRANT %s ON %s TO the "
 			    "service user (schema/60-grant.sql.in)", check_rights[i].table,
-			    mysql_error(s->db), check_rights[i].privileges, check_rights[i].table);
+			    s->error, check_rights[i].privileges, check_rights[i].table);
+			memcpy(s->error, error, sizeof(error));
 			return;
 		}
-		res = mysql_store_result(s->db);
-		if (res != NULL)
-			mysql_free_result(res);
+		ctl_res_free(res);
 	}
 }
 
@@ -233,27 +237,27 @@ ctl_read_rights(struct ctl_server *s)
 static void
 ctl_read_guards(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS "
+	struct ctl_res *res = ctl_query(s, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS "
 	    "WHERE TRIGGER_SCHEMA = DATABASE()");
-	MYSQL_ROW row;
+	char **row;
 
 	if (res == NULL) {
 		snprintf(s->guards_error, sizeof(s->guards_error), "%s", s->error);
 		return;
 	}
-	while ((row = mysql_fetch_row(res)) != NULL)
+	while ((row = ctl_row(res)) != NULL)
 		for (unsigned g = 0; g < CTL_GUARDS; g++)
 			if (row[0] != NULL && strcmp(row[0], ctl_guards[g].name) == 0)
 				s->guards |= 1u << g;
-	mysql_free_result(res);
+	ctl_res_free(res);
 }
 
 /* Layout ms now, by the server's clock (lease windows are in its terms). */
 static void
 ctl_read_now(struct ctl *c, struct ctl_server *s)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct ctl_res *res;
+	char **row;
 	uint64_t ms;
 
 	if (c->now_ms != 0)
@@ -261,10 +265,10 @@ ctl_read_now(struct ctl *c, struct ctl_server *s)
 	res = ctl_query(s, "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
 	if (res == NULL)
 		return;
-	row = mysql_fetch_row(res);
+	row = ctl_row(res);
 	if (row != NULL && ctl_u64(row[0], &ms))
 		c->now_ms = (int64_t)ms - LAYOUT_EPOCH_UNIX_MS;
-	mysql_free_result(res);
+	ctl_res_free(res);
 }
 
 void
@@ -586,17 +590,17 @@ ctl_check_generations(struct ctl *c)
 static void
 ctl_reread_counter(struct ctl_server *s)
 {
-	MYSQL_RES *res = ctl_query(s, "SELECT AUTO_INCREMENT FROM information_schema.TABLES "
+	struct ctl_res *res = ctl_query(s, "SELECT AUTO_INCREMENT FROM information_schema.TABLES "
 	    "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tickets64'");
-	MYSQL_ROW row;
+	char **row;
 	uint64_t v;
 
 	if (res == NULL)
 		return;		/* the first read stands */
-	row = mysql_fetch_row(res);
+	row = ctl_row(res);
 	if (row != NULL && ctl_u64(row[0], &v))
 		s->counter = v;
-	mysql_free_result(res);
+	ctl_res_free(res);
 }
 
 /* Each counter is above every mark known for it anywhere in the tier. */
@@ -811,15 +815,15 @@ ctl_follow_generation(struct ctl *c)
 static bool
 ctl_lock(struct ctl *c)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct ctl_res *res;
+	char **row;
 	bool ok = false;
 
 	if (c->srv[0].up && (res = ctl_query(&c->srv[0], "SELECT GET_LOCK('idgenctl', "
 	    CTL_STR(CTL_LOCK_WAIT_S) ")")) != NULL) {
-		row = mysql_fetch_row(res);
+		row = ctl_row(res);
 		ok = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
-		mysql_free_result(res);
+		ctl_res_free(res);
 	}
 	if (!ok)
 		fprintf(stderr, "idgenctl: %s\n", c->srv[0].up ? "another idgenctl command is "
@@ -931,7 +935,7 @@ main(int argc, char **argv)
 		rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
 	for (unsigned i = 0; i < server_count(); i++) {
 		if (c.srv[i].db != NULL)
-			mysql_close(c.srv[i].db);
+			ctl_close(&c.srv[i]);
 		free(c.srv[i].lease);
 	}
 	config_free(&c.cfg);

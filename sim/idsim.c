@@ -23,6 +23,7 @@
 
 #include "clk.h"
 #include "config.h"
+#include "ctlrun.h"
 #include "layout.h"
 #include "lease.h"
 #include "leasefree.h"
@@ -229,6 +230,7 @@ struct sim {
 	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
 	uint64_t		tiers, raises, raises_done;	/* all schedules */
+	uint64_t		ctl_runs, ctl_killed;	/* ... runs of the real idgenctl */
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -264,6 +266,8 @@ static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pa
 				 * 3 all, each a raise of the pair's increment */
 static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
 static int ro_mode;		/* --read-only: 0 half the schedules, 1 all, 2 none */
+static bool ctl_driver;		/* --ctl driver: raise's steps applied by the driver, as before
+				 * ctl/raise.c ran inside (sim_raise_one); else the real command */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -321,6 +325,9 @@ static void	sim_ro_args(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
+static bool	sim_raise_run(void);
+static void	sim_srv_restart(unsigned srv);
+static void	sim_ctl_between(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	sim_counts(struct sim_counts *c, bool put_back);
 static int	sim_replay(uint64_t seed, unsigned *events);
@@ -1471,7 +1478,7 @@ sim_fault(void)
 	switch (kind) {
 	case F_CRASH:
 		sim_trace("e%" PRIu64 " %s crash", S.ev, server_role(srv));
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 		break;
 	case F_DOWN:
 		if (!s->up)
@@ -1479,7 +1486,7 @@ sim_fault(void)
 		s->up = false;
 		S.down_until[srv] = vclock_now_us() + 20000 + rng_below(2000000);
 		sim_trace("e%" PRIu64 " %s down", S.ev, server_role(srv));
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 		break;
 	case F_DROP:
 		sim_trace("e%" PRIu64 " drop %d", S.ev, simdb_drop_one());
@@ -1521,7 +1528,7 @@ sim_fault(void)
 			}
 			sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)",
 			    S.ev, server_role(srv), s->st.counter);
-			simdb_crash(srv);
+			sim_srv_restart(srv);
 		}
 		/*
 		 * With namespaces, half the restores come with an idserver
@@ -1567,7 +1574,7 @@ sim_fault(void)
 		for (unsigned k = 0; k < S.nsrv; k++) {
 			S.srv[k].up = false;
 			S.down_until[k] = vclock_now_us() + 200000 + rng_below(4000000);
-			simdb_crash(k);
+			sim_srv_restart(k);
 		}
 		sim_trace("e%" PRIu64 " %s servers down", S.ev, S.nsrv > 2 ? "all" : "both");
 		break;
@@ -1798,6 +1805,88 @@ sim_raise_carried(void)
 	}
 }
 
+/*
+ * Server srv restarts (a crash, an outage, a restore): every connection is
+ * lost, and with the real command (--ctl real) its global increment is its
+ * config file's again, as MariaDB's is (SET GLOBAL does not outlive a
+ * restart); --ctl driver keeps the old model, where it did.
+ */
+static void
+sim_srv_restart(unsigned srv)
+{
+	simdb_crash(srv);
+	if (!ctl_driver)
+		S.srv[srv].m = S.srv[srv].cnf_m;
+}
+
+/* Between two statements of the operator's command: a round trip's time, the idservers running. */
+static void
+sim_ctl_between(void)
+{
+	sim_run(200 + rng_below(3000));
+}
+
+/*
+ * One run of the real `idgenctl tier raise-increment 4` (ctl/raise.c over
+ * sim/ctlrun.c; docs/design.md section 14), killed in half the runs at a
+ * statement drawn from the seed (the operator runs it again at the raise's
+ * next event). True once a run completes: the floor is then the least any
+ * server was opened above (a resumed change opens the rest at or above it).
+ */
+static bool
+sim_raise_run(void)
+{
+	unsigned kill = rng_permille(500) ? 1 + rng_below(40) : 0, sent = 0;
+	uint64_t f = UINT64_MAX;
+	int rc;
+
+	ctlrun_setup(S.srv, S.nsrv);
+	rc = ctlrun_raise(4, kill, sim_ctl_between, &sent);
+	S.ctl_runs++;
+	S.ctl_killed += kill != 0 && sent >= kill;
+	sim_trace("e%" PRIu64 " raise: idgenctl tier raise-increment 4 %s after %u statements, "
+	    "exit %d", S.ev, kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc != 0)
+		return false;
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		uint64_t fi = S.srv[i].st.floor / S.b;
+
+		if (S.srv[i].st.gen == 0) {
+			sim_trace("e%" PRIu64 " raise: %s not opened by a complete run", S.ev,
+			    server_role(i));
+			S.failed = true;
+			return false;
+		}
+		f = fi > 0 && fi - 1 < f ? fi - 1 : f;
+	}
+	S.raise_floor = f == UINT64_MAX ? 0 : f;
+	sim_trace("e%" PRIu64 " raise: floor %" PRIu64, S.ev, S.raise_floor);
+	/*
+	 * As at the plan (sim_raise_one): a backup taken before the change
+	 * completed is never restored after it. Such a server is back in
+	 * generation 0 (refused, 12.4), and the driver's add-server step reads
+	 * the tables as they are.
+	 */
+	for (unsigned i = 0; i < S.nsrv; i++)
+		S.srv[i].have_backup = false;
+	/*
+	 * The operator then does as it prints: auto_increment_increment = 4 in
+	 * each server's config file, and a server restarted since its SET GLOBAL
+	 * (refused meanwhile: its increment is not its meta row's) restarted again.
+	 */
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		S.srv[i].cnf_m = 4;
+		if (S.srv[i].m != 4) {
+			sim_trace("e%" PRIu64 " raise: %s restarted on its config's increment 4 (its "
+			    "SET GLOBAL lost to a restart)", S.ev, server_role(i));
+			sim_srv_restart(i);
+		}
+	}
+	sim_raise_carried();
+	S.raise_phase = RAISE_ADD;
+	return true;
+}
+
 /* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
 static bool
 sim_raise_one(void)
@@ -1832,6 +1921,8 @@ sim_raise_one(void)
 		S.raise_phase = RAISE_SEAL;
 		return true;
 	case RAISE_SEAL:
+		if (!ctl_driver)
+			return sim_raise_run();
 		for (i = 0; i < S.nsrv; i++)
 			if (!S.srv[i].st.sealed && S.srv[i].st.gen == 0) {
 				if (!S.srv[i].up)
@@ -2257,7 +2348,7 @@ sim_read_only(unsigned srv)
 		away = 20000 + rng_below(2000000);
 		s->up = false;
 		S.down_until[srv] = now + away;
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 	}
 	s->read_only = true;
 	s->ro_until = now + away + 100000 + rng_below(4000000);
@@ -2483,6 +2574,8 @@ sim_shrink(uint64_t seed)
 	if (tier_mode != 0)
 		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
 	sim_ro_args();
+	if (ctl_driver)
+		printf(" --ctl driver");
 	if (regions_mode != REGIONS_SOME)
 		printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" : regions_mode ==
 		    REGIONS_NONE ? "none" : regions_mode == REGIONS_B ? "b" : "r");
@@ -2521,7 +2614,7 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r]\n");
+	    "       [--regions some|all|none|b|r] [--ctl real|driver]\n");
 }
 
 int
@@ -2551,6 +2644,13 @@ main(int argc, char **argv)
 			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 :
 			    strcmp(v, "raise") == 0 ? 3 : 0;
 			if (tier_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--ctl") == 0) {
+			ctl_driver = strcmp(v, "driver") == 0;
+			if (!ctl_driver && strcmp(v, "real") != 0) {
 				usage();
 				return 2;
 			}
@@ -2684,6 +2784,10 @@ main(int argc, char **argv)
 				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
 				    "none" : "raise");
 			sim_ro_args();
+			if (ctl_driver)
+				printf(" --ctl driver");
+	if (ctl_driver)
+		printf(" --ctl driver");
 			if (regions_mode != REGIONS_SOME)
 				printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" :
 				    regions_mode == REGIONS_NONE ? "none" : regions_mode == REGIONS_B ?
@@ -2727,8 +2831,9 @@ main(int argc, char **argv)
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
-	    "raised to M=4 (%" PRIu64 " raised and grown before their end)\n", S.tiers, S.raises,
-	    S.raises_done);
+	    "raised to M=4 (%" PRIu64 " raised and grown before their end); idgenctl tier "
+	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed\n", S.tiers, S.raises,
+	    S.raises_done, S.ctl_runs, S.ctl_killed);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD)

@@ -57,6 +57,7 @@ tserver_init(struct tserver *s, unsigned index, uint64_t b)
 	s->up = true;
 	s->b = b;
 	s->m = server_increment();
+	s->cnf_m = s->m;
 	s->offset = server_offset(index);
 	s->st.counter = s->offset;
 	s->st.meta_m = s->m;
@@ -105,6 +106,10 @@ tserver_conn_gone(struct tserver *s, uint64_t conn)
 			s->pending_set[k] = false;
 		}
 	tserver_tx_set(s, conn, false);
+	if (s->ctl_tx == conn && conn != 0) {
+		s->st = s->ctl_before;
+		s->ctl_tx = 0;
+	}
 }
 
 void
@@ -687,6 +692,7 @@ tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen, uint64
     uint64_t t)
 {
 	s->m = m;
+	s->cnf_m = m;
 	s->offset = offset;
 	s->st.meta_m = m;
 	s->st.gen = gen;
@@ -944,4 +950,181 @@ tserver_ro_refuses(const char *sql)
 				return true;
 	}
 	return false;
+}
+
+/* Row k of r: field f as a number. */
+static void
+tserver_cell(struct tserver_rows *r, unsigned k, unsigned f, uint64_t v)
+{
+	snprintf(r->cell[k][f], sizeof(r->cell[k][f]), "%" PRIu64, v);
+	if (f + 1 > r->nfields)
+		r->nfields = f + 1;
+	if (k + 1 > r->nrows)
+		r->nrows = k + 1;
+}
+
+/* The role named after "role = '" in sql; -1: none. */
+static int
+tserver_ctl_role(const char *sql)
+{
+	static const char key[] = "role = '";
+	const char *p = strstr(sql, key);
+
+	return p != NULL ? tserver_role(p + sizeof(key) - 1) : -1;
+}
+
+/* ctl/raise.c's raise_read: the meta row's generation columns, the counter, its own row. */
+static bool
+tserver_ctl_read(struct tserver *s, const char *sql, struct tserver_rows *r)
+{
+	static const char head[] = "SELECT tier_generation, tier_increment, tier_plan, "
+	    "tier_floor, block_size, (SELECT AUTO_INCREMENT FROM information_schema.TABLES";
+	int role = tserver_ctl_role(sql);
+
+	if (strncmp(sql, head, sizeof(head) - 1) != 0 || role != (int)s->index)
+		return false;
+	r->result = true;
+	tserver_cell(r, 0, 0, s->st.gen);
+	tserver_cell(r, 0, 1, s->st.meta_m);
+	tserver_cell(r, 0, 2, s->st.plan);
+	tserver_cell(r, 0, 3, s->st.floor);
+	tserver_cell(r, 0, 4, s->b);
+	tserver_cell(r, 0, 5, s->st.counter);
+	tserver_cell(r, 0, 6, s->st.own_gen);
+	tserver_cell(r, 0, 7, s->st.sealed);
+	tserver_cell(r, 0, 8, 0);
+	return true;
+}
+
+/* Step 4's transaction: UPDATE idgen_marks SET high_water = f, block_size = b WHERE (..) < e. */
+static bool
+tserver_ctl_floor_marks(struct tserver *s, const char *sql)
+{
+	uint64_t f, b, b0, e;
+
+	if (sscanf(sql, "UPDATE idgen_marks SET high_water = %" SCNu64 ", block_size = %" SCNu64
+	    " WHERE (high_water + 1) * IF(block_size = 0, %" SCNu64 ", block_size) < %" SCNu64,
+	    &f, &b, &b0, &e) != 4 || b0 != s->b)
+		return false;
+	for (unsigned k = 0; k < server_count() && k < TSERVER_MAX; k++)
+		if (tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < e) {
+			s->st.mark[k] = f;
+			s->st.mark_b[k] = b;
+		}
+	return true;
+}
+
+/* The UPDATEs of ctl/raise.c: plan, seal, the meta row and its own row opened; false: none. */
+static bool
+tserver_ctl_update(struct tserver *s, const char *sql)
+{
+	unsigned to, g, to2, m, g1;
+	uint64_t floor;
+	int role = tserver_ctl_role(sql);
+
+	if (sscanf(sql, "UPDATE idgen_meta SET tier_plan = %u WHERE one = 1 AND tier_generation = "
+	    "%u AND tier_plan IN (0, %u)", &to, &g, &to2) == 3) {
+		if (s->st.gen == g && (s->st.plan == 0 || s->st.plan == to2))
+			s->st.plan = to;
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_marks SET sealed = 1 WHERE role = '%*[^']' AND generation = "
+	    "%u", &g) == 1 && role >= 0) {
+		/* Only the own row's generation and seal are modelled (the rows raise seals). */
+		if (role == (int)s->index && s->st.own_gen == g)
+			s->st.sealed = true;
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_meta SET tier_increment = %u, tier_generation = %u, "
+	    "tier_floor = %" SCNu64 ", tier_plan = 0 WHERE one = 1 AND tier_generation = %u",
+	    &m, &g1, &floor, &g) == 4) {
+		if (s->st.gen == g) {
+			s->st.meta_m = m;
+			s->st.gen = g1;
+			s->st.floor = floor;
+			s->st.plan = 0;
+		}
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_marks SET generation = %u, sealed = 0 WHERE role = "
+	    "'%*[^']' AND generation = %u", &g1, &g) == 2 && role >= 0) {
+		if (role == (int)s->index && s->st.own_gen == g) {
+			s->st.own_gen = g1;
+			s->st.sealed = false;
+		}
+		return true;
+	}
+	return tserver_ctl_floor_marks(s, sql);
+}
+
+/* ctl/ns.c's ctl_ns_ready: the catalogue rows not dropped, by name. */
+static void
+tserver_ctl_catalogue(struct tserver *s, struct tserver_rows *r)
+{
+	static const char *const states[] = { "", "creating", "ready", "dropped" };
+
+	r->result = true;
+	r->nfields = 5;
+	for (unsigned k = 0; k < TSERVER_NS; k++) {
+		const struct tserver_ns *n = &s->st.ns[k];
+		unsigned i = r->nrows;
+
+		if (n->state == TS_NS_NONE || n->state == TS_NS_DROPPED)
+			continue;
+		snprintf(r->cell[i][0], sizeof(r->cell[i][0]), "%s", tserver_ns_name(k));
+		tserver_cell(r, i, 1, n->b);
+		snprintf(r->cell[i][2], sizeof(r->cell[i][2]), "%s", n->refuse ? "refuse" :
+		    "snowflake");
+		snprintf(r->cell[i][3], sizeof(r->cell[i][3]), "%s", states[n->state]);
+		tserver_cell(r, i, 4, n->start_above);
+	}
+}
+
+void
+tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_rows *r)
+{
+	uint64_t v;
+	unsigned m;
+	int role;
+
+	memset(r, 0, sizeof(*r));
+	if (!s->up) {
+		r->err = 2013;
+		snprintf(r->why, sizeof(r->why), "Lost connection to server during query");
+		return;
+	}
+	if (strcmp(sql, "START TRANSACTION") == 0) {
+		s->ctl_tx = conn;
+		s->ctl_before = s->st;
+	} else if (strcmp(sql, "COMMIT") == 0) {
+		if (s->ctl_tx == conn)
+			s->ctl_tx = 0;
+	} else if (sscanf(sql, "SET GLOBAL auto_increment_increment = %u", &m) == 1 && m > 0) {
+		s->m = m;	/* sessions open keep theirs */
+	} else if (sscanf(sql, "ALTER TABLE tickets64 AUTO_INCREMENT = %" SCNu64, &v) == 1) {
+		/* InnoDB: never at or below the row's value; lowered when asked (design 12.4). */
+		s->st.counter = v > s->st.last + 1 ? v : s->st.last + 1;
+	} else if (strcmp(sql, "SELECT role FROM idgen_marks WHERE retired = 0") == 0) {
+		r->result = true;
+		r->nfields = 1;
+		for (unsigned k = 0; k < server_count() && k < TSERVER_MAX; k++)
+			snprintf(r->cell[r->nrows++][0], sizeof(r->cell[0][0]), "%s",
+			    server_role(k));
+	} else if (strcmp(sql, "SELECT high_water, block_size FROM idgen_marks") == 0) {
+		for (unsigned k = 0; k < server_count() && k < TSERVER_MAX; k++) {
+			tserver_cell(r, k, 0, s->st.mark[k]);
+			tserver_cell(r, k, 1, s->st.mark_b[k]);
+		}
+		r->result = true;
+	} else if (strncmp(sql, "SELECT high_water FROM idgen_marks WHERE role = '", 49) == 0 &&
+	    (role = tserver_ctl_role(sql)) >= 0) {
+		r->result = true;
+		tserver_cell(r, 0, 0, s->st.mark[role]);
+	} else if (strcmp(sql, "SELECT name, block_size, fallback, state, start_above FROM "
+	    "idgen_namespaces WHERE state <> 'dropped' ORDER BY name") == 0) {
+		tserver_ctl_catalogue(s, r);
+	} else if (!tserver_ctl_read(s, sql, r) && !tserver_ctl_update(s, sql)) {
+		r->err = 1064;
+		snprintf(r->why, sizeof(r->why), "not modelled: %.120s", sql);
+	}
 }
