@@ -152,7 +152,7 @@ sim: $(BUILD)/idsim
 	$(BUILD)/idsim --seed $(SIM_SEED) --seconds $(SIM_SECONDS)
 
 # The operator's command: idserver's config, checks and server names, its own queries.
-$(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/ctldb.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
+$(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/ctldb.c ctl/read.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)

@@ -118,8 +118,17 @@ bool		 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *use
 bool		 ctl_connect_db(const struct ctl *c, struct ctl_server *s, const char *user,
 		    const char *password, const char *database);
 
-/* Reads s as the service user: meta row, marks, leases, rights, the time. */
+/* Reads s as the service user: meta row, marks, leases, rights, guards, the time (read.c). */
 void		 ctl_read(struct ctl *c, struct ctl_server *s);
+
+/* The schema's guard triggers (docs/design.md 6.5), by bit of ctl_server.guards. */
+struct ctl_guard {
+	const char	*name;
+	const char	*file;
+	const char	*refuses;
+};
+extern const struct ctl_guard ctl_guards[];
+extern const unsigned ctl_guards_count;
 
 /* tier add-server OFFSET IP:PORT (add.c); the exit status. */
 int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);
