@@ -62,7 +62,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 SIM_SRC   := $(wildcard sim/*.c)
 # idgenctl's procedures, compiled a second time into the simulation (sim/ctlrun.c).
-SIM_CTL   := conn ctldb raise ns
+SIM_CTL   := conn ctldb read raise add ns
 SIM_OBJ   := $(SIM_SRC:sim/%.c=$(BUILD)/obj/sim/%.o) $(SIM_CTL:%=$(BUILD)/obj/sim/ctl/%.o)
 SIM_SECONDS ?= 60
 SIM_SEED  ?= $(shell date +%s)

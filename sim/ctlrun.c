@@ -76,6 +76,8 @@ ctlrun_connect(const struct ctl *c, struct ctl_server *s, const char *user,
 	s->db = NULL;
 	if (ctlrun_killed(s))
 		return false;
+	/* The address names the server: 3307 + its index (ctlrun_raise, ctlrun_add). */
+	s->index = s->port >= 3307 ? s->port - 3307 : R.n;
 	if (s->index >= R.n || !R.srv[s->index].up) {
 		s->errnum = 2003;
 		snprintf(s->error, sizeof(s->error), "cannot connect: Can't connect to server "
@@ -167,44 +169,103 @@ static const struct ctl_ops ctlrun_ops = {
 	.close = ctlrun_close,
 };
 
-int
-ctlrun_raise(unsigned to, unsigned kill_at, void (*between)(void), unsigned *sent)
+/* The command's output is the operator's, not the simulation's: fds 1 and 2 to /dev/null. */
+static void
+ctlrun_quiet(bool on)
 {
-	static struct ctl c;
-	static int null_fd = -1;
-	char arg[16];
-	int out, err, rc;
+	static int null_fd = -1, out = -1, err = -1;
 
-	memset(&c, 0, sizeof(c));
-	c.cfg.db_name = (char *)"idgen";
-	for (unsigned i = 0; i < server_count() && i < R.n; i++) {
-		c.srv[i].index = i;
-		c.srv[i].host = "127.0.0.1";
-		c.srv[i].port = 3307 + i;
+	fflush(stdout);
+	fflush(stderr);
+	if (on) {
+		if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+			abort();
+		out = dup(1);
+		err = dup(2);
+		if (out < 0 || err < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+			abort();
+		return;
 	}
-	snprintf(arg, sizeof(arg), "%u", to);
+	if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		abort();
+	close(out);
+	close(err);
+}
+
+/* idgenctl's config: the tier's servers at 127.0.0.1:3307 + their index. */
+static void
+ctlrun_config(struct ctl *c, unsigned kill_at, void (*between)(void))
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg.db_name = (char *)"idgen";
+	c->cfg.db_user = (char *)"idgen";
+	c->cfg.db_password = (char *)"";
+	c->cfg.more_servers = (char *)"";
+	for (unsigned i = 0; i < server_count() && i < R.n; i++) {
+		c->srv[i].index = i;
+		c->srv[i].host = "127.0.0.1";
+		c->srv[i].port = 3307 + i;
+	}
 	R.sent = 0;
 	R.kill_at = kill_at;
 	R.between = between;
 	R.open_tx = 0;
 	ctl_ops = &ctlrun_ops;
-	/* What the command prints is the operator's, not the simulation's. */
-	if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
-		abort();
-	fflush(stdout);
-	fflush(stderr);
-	out = dup(1);
-	err = dup(2);
-	if (out < 0 || err < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
-		abort();
-	rc = ctl_raise_increment(&c, arg);
-	fflush(stdout);
-	fflush(stderr);
-	if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		abort();
-	close(out);
-	close(err);
+	ctlrun_quiet(true);
+}
+
+/* The run's end: its connections closed (an open transaction rolls back). */
+static int
+ctlrun_end(struct ctl *c, int rc, unsigned *sent)
+{
+	for (unsigned i = 0; i < SERVER_MAX; i++) {
+		ctl_close(&c->srv[i]);
+		free(c->srv[i].lease);
+		c->srv[i].lease = NULL;
+	}
+	ctlrun_quiet(false);
 	ctl_ops = &ctldb_mariadb;
 	*sent = R.sent;
+	return rc;
+}
+
+int
+ctlrun_raise(unsigned to, unsigned kill_at, void (*between)(void), unsigned *sent)
+{
+	static struct ctl c;
+	char arg[16];
+
+	snprintf(arg, sizeof(arg), "%u", to);
+	ctlrun_config(&c, kill_at, between);
+	return ctlrun_end(&c, ctl_raise_increment(&c, arg), sent);
+}
+
+int
+ctlrun_add(unsigned offset, unsigned index, unsigned kill_at, void (*between)(void),
+    unsigned *sent)
+{
+	static struct ctl c;
+	unsigned g = server_generation(), m = server_increment();
+	char off[16], addr[32];
+	bool view = m < 4;
+	int rc;
+
+	snprintf(off, sizeof(off), "%u", offset);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", 3307 + index);
+	/*
+	 * idgenctl's config says tier_increment = 4, as the raise printed. The
+	 * view of the tier is one for the whole process here (section 14): set
+	 * for the command alone when no idserver moved it yet, and then no
+	 * idserver runs during the command (it would see the view moved).
+	 */
+	if (view && !server_view_adopt(g + 1, 4))
+		return 3;
+	ctlrun_config(&c, kill_at, view ? NULL : between);
+	for (unsigned i = 0; i < server_count() && i < R.n; i++)
+		ctl_read(&c, &c.srv[i]);
+	rc = ctl_add_server(&c, off, addr);
+	rc = ctlrun_end(&c, rc, sent);
+	if (view)
+		server_view_revert(g, m);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * ctlrun.h - idgenctl's own procedures (ctl/raise.c) run inside the
+ * ctlrun.h - idgenctl's own procedures (ctl/raise.c, ctl/add.c) run inside the
  * simulation: ctl.h's seam over the simulated ticket servers (tserver_ctl),
  * one statement at a time, the command killed at a statement drawn from the
  * seed (docs/design.md section 14).
@@ -24,5 +24,14 @@ void	ctlrun_setup(struct tserver *srv, unsigned n);
  * statements it sent (connects counted).
  */
 int	ctlrun_raise(unsigned to, unsigned kill_at, void (*between)(void), unsigned *sent);
+
+/*
+ * One run of `idgenctl tier add-server offset 127.0.0.1:PORT` for server
+ * index (its address names it): idgenctl's reads of the tier (ctl_read)
+ * first, as its main does, then ctl/add.c; killed as ctlrun_raise's. The
+ * config's tier_increment is 4. Its exit status.
+ */
+int	ctlrun_add(unsigned offset, unsigned index, unsigned kill_at, void (*between)(void),
+	    unsigned *sent);
 
 #endif

@@ -199,6 +199,7 @@ struct sim {
 	unsigned		raise_phase;	/* 0 planned .. RAISE_DONE */
 	uint64_t		raise_floor;	/* F, in tickets of B */
 	unsigned		raise_offsets[2], raise_n;	/* the servers it adds */
+	bool			added[2], add_made[2];	/* ... added (--ctl real); made */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -231,6 +232,7 @@ struct sim {
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
 	uint64_t		tiers, raises, raises_done;	/* all schedules */
 	uint64_t		ctl_runs, ctl_killed;	/* ... runs of the real idgenctl */
+	uint64_t		add_runs, add_killed;
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -326,6 +328,7 @@ static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
 static bool	sim_raise_run(void);
+static bool	sim_add_run(void);
 static void	sim_srv_restart(unsigned srv);
 static void	sim_ctl_between(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
@@ -1887,6 +1890,53 @@ sim_raise_run(void)
 	return true;
 }
 
+/*
+ * One run of the real `idgenctl tier add-server` (ctl/add.c over
+ * sim/ctlrun.c) for the first new server not added yet, a fresh MariaDB
+ * with the schema loaded at its offset under M = 4; killed as the raise's
+ * runs are, and run again at the raise's next event. True once every new
+ * server is added.
+ */
+static bool
+sim_add_run(void)
+{
+	unsigned kill = rng_permille(500) ? 1 + rng_below(40) : 0, sent = 0, k = 0;
+	int rc;
+
+	while (k < S.raise_n && S.added[k])
+		k++;
+	if (k == S.raise_n) {
+		S.raise_phase = RAISE_RESTART;
+		return true;
+	}
+	if (!S.add_made[k]) {
+		struct tserver *s = &S.srv[SERVER_PAIR + k];
+
+		tserver_init(s, SERVER_PAIR + k, S.b);
+		s->now_ms = sim_now_ms;
+		tserver_fresh(s, S.raise_offsets[k], 4);
+		S.add_made[k] = true;
+	}
+	ctlrun_setup(S.srv, SERVER_PAIR + S.raise_n);
+	rc = ctlrun_add(S.raise_offsets[k], SERVER_PAIR + k, kill, sim_ctl_between, &sent);
+	S.add_runs++;
+	S.add_killed += kill != 0 && sent >= kill;
+	sim_trace("e%" PRIu64 " raise: idgenctl tier add-server %u %s after %u statements, exit "
+	    "%d", S.ev, S.raise_offsets[k], kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		S.failed = true;
+		return false;
+	}
+	if (rc != 0)
+		return false;
+	S.added[k] = true;
+	sim_trace("e%" PRIu64 " raise: o%u added, counter %" PRIu64, S.ev, S.raise_offsets[k],
+	    S.srv[SERVER_PAIR + k].st.counter);
+	if (k + 1 == S.raise_n)
+		S.raise_phase = RAISE_RESTART;
+	return true;
+}
+
 /* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
 static bool
 sim_raise_one(void)
@@ -1973,6 +2023,8 @@ sim_raise_one(void)
 		S.raise_phase = RAISE_ADD;
 		return true;
 	case RAISE_ADD:
+		if (!ctl_driver)
+			return sim_add_run();
 		{
 			uint64_t end = 0, t;
 
@@ -2089,6 +2141,10 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.raise_on = false;
 	S.raise_phase = 0;
 	S.raise_floor = 0;
+	memset(S.added, 0, sizeof(S.added));
+	memset(S.add_made, 0, sizeof(S.add_made));
+	for (k = SERVER_PAIR; k < TSERVER_MAX; k++)
+		tserver_role_set(k, 0);
 	if (S.tier_on) {
 		unsigned offsets[2] = { 3, 4 }, n = 1 + (unsigned)rng_below(2);
 
@@ -2105,6 +2161,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		    (!S.raise_on && !server_extras_set(offsets, n)))
 			return 3;
 		S.nsrv = SERVER_PAIR + (S.raise_on ? 0 : n);
+		for (k = 0; S.raise_on && k < n; k++)
+			tserver_role_set(SERVER_PAIR + k, offsets[k]);
 		S.tiers++;
 		S.raises += S.raise_on;
 	} else if (!server_shape_set(2, 0, 0)) {
@@ -2832,8 +2890,9 @@ main(int argc, char **argv)
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
 	    "raised to M=4 (%" PRIu64 " raised and grown before their end); idgenctl tier "
-	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed\n", S.tiers, S.raises,
-	    S.raises_done, S.ctl_runs, S.ctl_killed);
+	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed, add-server %" PRIu64
+	    ", %" PRIu64 "\n", S.tiers, S.raises, S.raises_done, S.ctl_runs, S.ctl_killed,
+	    S.add_runs, S.add_killed);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD)

@@ -58,6 +58,9 @@ struct tserver_state {
 	unsigned	meta_m;			/* tier_increment */
 	unsigned	gen;			/* tier_generation */
 	unsigned	plan;			/* tier_plan: the change in progress, 0 none */
+	bool		meta_row;		/* idgen_meta's row exists (a new server: not yet) */
+	unsigned	meta_offset;		/* ... its server_offset */
+	unsigned	rows;			/* idgen_marks rows that exist, a bit per role */
 	uint64_t	floor;			/* tier_floor (an ID) */
 	unsigned	own_gen;		/* its own marks row: generation */
 	bool		sealed;			/* ... sealed */
@@ -135,7 +138,7 @@ struct tserver {
 };
 
 #define TSERVER_CTL_ROWS	8
-#define TSERVER_CTL_FIELDS	10
+#define TSERVER_CTL_FIELDS	18	/* idgenctl's check query: 17 */
 
 /* One answer to idgenctl (tserver_ctl): an error, or a result set of text, or none. */
 struct tserver_rows {
@@ -195,6 +198,16 @@ void	tserver_answer(struct tserver *s, uint64_t conn, const char *sql,
  * not refuse an administrator. Anything else is error 1064, "not modelled".
  */
 void	tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_rows *r);
+/*
+ * The role of server index beyond the configured ones (a server add-server
+ * makes): 'o<offset>' in the statements; offset 0 forgets it.
+ */
+void	tserver_role_set(unsigned index, unsigned offset);
+/*
+ * A new MariaDB for add-server (ctl/add.c): increment m and offset in its
+ * config, the schema loaded, no meta row, no marks or lease row, no ticket.
+ */
+void	tserver_fresh(struct tserver *s, unsigned offset, unsigned m);
 /* Connection conn ended: its open transaction rolls back, its row locks go. */
 void	tserver_conn_gone(struct tserver *s, uint64_t conn);
 /* The operator's repair after a restore (6.5): every window ends after until. */
