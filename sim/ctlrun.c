@@ -37,6 +37,7 @@ static struct {
 	unsigned	 sent, kill_at;
 	void		(*between)(void);
 	unsigned	 open_tx;	/* connections with a transaction open */
+	char		 unmodelled[160];	/* a statement tserver_ctl does not know, "" none */
 } R;
 
 static bool	ctlrun_killed(struct ctl_server *s);
@@ -108,6 +109,8 @@ ctlrun_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		abort();
 	tserver_ctl(t, db->conn, sql, &r->rows);
+	if (r->rows.err == 1064 && R.unmodelled[0] == '\0')
+		snprintf(R.unmodelled, sizeof(R.unmodelled), "%s", r->rows.why);
 	if (r->rows.err != 0) {
 		snprintf(s->error, sizeof(s->error), "%s", r->rows.why);
 		s->errnum = r->rows.err;
@@ -210,6 +213,7 @@ ctlrun_config(struct ctl *c, unsigned kill_at, void (*between)(void))
 	R.kill_at = kill_at;
 	R.between = between;
 	R.open_tx = 0;
+	R.unmodelled[0] = '\0';
 	ctl_ops = &ctlrun_ops;
 	ctlrun_quiet(true);
 }
@@ -226,7 +230,14 @@ ctlrun_end(struct ctl *c, int rc, unsigned *sent)
 	ctlrun_quiet(false);
 	ctl_ops = &ctldb_mariadb;
 	*sent = R.sent;
-	return rc;
+	return R.unmodelled[0] != '\0' ? 3 : rc;
+}
+
+/* The statement that made the last run exit 3, "" none. */
+const char *
+ctlrun_unmodelled(void)
+{
+	return R.unmodelled;
 }
 
 int

@@ -21,7 +21,8 @@ void	ctlrun_setup(struct tserver *srv, unsigned n);
  * every later one fail as a lost connection, an open transaction rolls back.
  * between(), if set, runs after each statement sent outside a transaction
  * (the idservers go on while the operator's command does). *sent: the
- * statements it sent (connects counted).
+ * statements it sent (connects counted). Exit status 3: a statement
+ * tserver_ctl does not model (ctlrun_unmodelled names it): the schedule fails.
  */
 int	ctlrun_raise(unsigned to, unsigned kill_at, void (*between)(void), unsigned *sent);
 
@@ -33,5 +34,8 @@ int	ctlrun_raise(unsigned to, unsigned kill_at, void (*between)(void), unsigned 
  */
 int	ctlrun_add(unsigned offset, unsigned index, unsigned kill_at, void (*between)(void),
 	    unsigned *sent);
+
+/* The statement that made the last run exit 3, "" none. */
+const char *ctlrun_unmodelled(void);
 
 #endif

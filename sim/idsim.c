@@ -1849,6 +1849,11 @@ sim_raise_run(void)
 	S.ctl_killed += kill != 0 && sent >= kill;
 	sim_trace("e%" PRIu64 " raise: idgenctl tier raise-increment 4 %s after %u statements, "
 	    "exit %d", S.ev, kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		sim_trace("e%" PRIu64 " raise: %s", S.ev, ctlrun_unmodelled());
+		S.failed = true;
+		return false;
+	}
 	if (rc != 0)
 		return false;
 	for (unsigned i = 0; i < S.nsrv; i++) {
@@ -1924,6 +1929,8 @@ sim_add_run(void)
 	sim_trace("e%" PRIu64 " raise: idgenctl tier add-server %u %s after %u statements, exit "
 	    "%d", S.ev, S.raise_offsets[k], kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
 	if (rc == 3) {
+		sim_trace("e%" PRIu64 " raise: %s", S.ev, ctlrun_unmodelled()[0] ? ctlrun_unmodelled() :
+		    "the tier's view could not be set for idgenctl");
 		S.failed = true;
 		return false;
 	}
