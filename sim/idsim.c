@@ -23,6 +23,7 @@
 
 #include "clk.h"
 #include "config.h"
+#include "ctlrun.h"
 #include "disk.h"
 #include "layout.h"
 #include "lease.h"
@@ -220,6 +221,7 @@ struct sim {
 	unsigned		raise_phase;	/* 0 planned .. RAISE_DONE */
 	uint64_t		raise_floor;	/* F, in tickets of B */
 	unsigned		raise_offsets[2], raise_n;	/* the servers it adds */
+	bool			added[2], add_made[2];	/* ... added (--ctl real); made */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -251,6 +253,8 @@ struct sim {
 	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
 	uint64_t		tiers, raises, raises_done;	/* all schedules */
+	uint64_t		ctl_runs, ctl_killed;	/* ... runs of the real idgenctl */
+	uint64_t		add_runs, add_killed;
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -290,6 +294,8 @@ static int disk_mode;		/* --disk-faults: 0 half the schedules, 1 all, 2 none */
 static int to_mode;		/* --timeouts: 0 half the schedules, 1 all, 2 none */
 static struct disk sim_disks[SIM_IDSERVERS];	/* each idserver slot's disk (disk.h) */
 static unsigned sim_stopping;	/* inside a clean stop's wait: no host loses power */
+static bool ctl_driver;		/* --ctl driver: raise's steps applied by the driver, as before
+				 * ctl/raise.c ran inside (sim_raise_one); else the real command */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -352,6 +358,10 @@ static void	sim_power_event(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
+static bool	sim_raise_run(void);
+static bool	sim_add_run(void);
+static void	sim_srv_restart(unsigned srv);
+static void	sim_ctl_between(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	sim_counts(struct sim_counts *c, bool put_back);
 static int	sim_replay(uint64_t seed, unsigned *events);
@@ -1584,7 +1594,7 @@ sim_fault(void)
 	switch (kind) {
 	case F_CRASH:
 		sim_trace("e%" PRIu64 " %s crash", S.ev, server_role(srv));
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 		break;
 	case F_DOWN:
 		if (!s->up)
@@ -1592,7 +1602,7 @@ sim_fault(void)
 		s->up = false;
 		S.down_until[srv] = vclock_now_us() + 20000 + rng_below(2000000);
 		sim_trace("e%" PRIu64 " %s down", S.ev, server_role(srv));
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 		break;
 	case F_DROP:
 		sim_trace("e%" PRIu64 " drop %d", S.ev, simdb_drop_one());
@@ -1634,7 +1644,7 @@ sim_fault(void)
 			}
 			sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)",
 			    S.ev, server_role(srv), s->st.counter);
-			simdb_crash(srv);
+			sim_srv_restart(srv);
 		}
 		/*
 		 * With namespaces, half the restores come with an idserver
@@ -1680,7 +1690,7 @@ sim_fault(void)
 		for (unsigned k = 0; k < S.nsrv; k++) {
 			S.srv[k].up = false;
 			S.down_until[k] = vclock_now_us() + 200000 + rng_below(4000000);
-			simdb_crash(k);
+			sim_srv_restart(k);
 		}
 		sim_trace("e%" PRIu64 " %s servers down", S.ev, S.nsrv > 2 ? "all" : "both");
 		break;
@@ -1907,6 +1917,142 @@ sim_raise_carried(void)
 	}
 }
 
+/*
+ * Server srv restarts (a crash, an outage, a restore): every connection is
+ * lost, and with the real command (--ctl real) its global increment is its
+ * config file's again, as MariaDB's is (SET GLOBAL does not outlive a
+ * restart); --ctl driver keeps the old model, where it did.
+ */
+static void
+sim_srv_restart(unsigned srv)
+{
+	simdb_crash(srv);
+	if (!ctl_driver)
+		S.srv[srv].m = S.srv[srv].cnf_m;
+}
+
+/* Between two statements of the operator's command: a round trip's time, the idservers running. */
+static void
+sim_ctl_between(void)
+{
+	sim_run(200 + rng_below(3000));
+}
+
+/*
+ * One run of the real `idgenctl tier raise-increment 4` (ctl/raise.c over
+ * sim/ctlrun.c; docs/design.md section 14), killed in half the runs at a
+ * statement drawn from the seed (the operator runs it again at the raise's
+ * next event). True once a run completes: the floor is then the least any
+ * server was opened above (a resumed change opens the rest at or above it).
+ */
+static bool
+sim_raise_run(void)
+{
+	unsigned kill = rng_permille(500) ? 1 + rng_below(40) : 0, sent = 0;
+	uint64_t f = UINT64_MAX;
+	int rc;
+
+	ctlrun_setup(S.srv, S.nsrv);
+	rc = ctlrun_raise(4, kill, sim_ctl_between, &sent);
+	S.ctl_runs++;
+	S.ctl_killed += kill != 0 && sent >= kill;
+	sim_trace("e%" PRIu64 " raise: idgenctl tier raise-increment 4 %s after %u statements, "
+	    "exit %d", S.ev, kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		sim_trace("e%" PRIu64 " raise: %s", S.ev, ctlrun_unmodelled());
+		S.failed = true;
+		return false;
+	}
+	if (rc != 0)
+		return false;
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		uint64_t fi = S.srv[i].st.floor / S.b;
+
+		if (S.srv[i].st.gen == 0) {
+			sim_trace("e%" PRIu64 " raise: %s not opened by a complete run", S.ev,
+			    server_role(i));
+			S.failed = true;
+			return false;
+		}
+		f = fi > 0 && fi - 1 < f ? fi - 1 : f;
+	}
+	S.raise_floor = f == UINT64_MAX ? 0 : f;
+	sim_trace("e%" PRIu64 " raise: floor %" PRIu64, S.ev, S.raise_floor);
+	/*
+	 * As at the plan (sim_raise_one): a backup taken before the change
+	 * completed is never restored after it. Such a server is back in
+	 * generation 0 (refused, 12.4), and the driver's add-server step reads
+	 * the tables as they are.
+	 */
+	for (unsigned i = 0; i < S.nsrv; i++)
+		S.srv[i].have_backup = false;
+	/*
+	 * The operator then does as it prints: auto_increment_increment = 4 in
+	 * each server's config file, and a server restarted since its SET GLOBAL
+	 * (refused meanwhile: its increment is not its meta row's) restarted again.
+	 */
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		S.srv[i].cnf_m = 4;
+		if (S.srv[i].m != 4) {
+			sim_trace("e%" PRIu64 " raise: %s restarted on its config's increment 4 (its "
+			    "SET GLOBAL lost to a restart)", S.ev, server_role(i));
+			sim_srv_restart(i);
+		}
+	}
+	sim_raise_carried();
+	S.raise_phase = RAISE_ADD;
+	return true;
+}
+
+/*
+ * One run of the real `idgenctl tier add-server` (ctl/add.c over
+ * sim/ctlrun.c) for the first new server not added yet, a fresh MariaDB
+ * with the schema loaded at its offset under M = 4; killed as the raise's
+ * runs are, and run again at the raise's next event. True once every new
+ * server is added.
+ */
+static bool
+sim_add_run(void)
+{
+	unsigned kill = rng_permille(500) ? 1 + rng_below(40) : 0, sent = 0, k = 0;
+	int rc;
+
+	while (k < S.raise_n && S.added[k])
+		k++;
+	if (k == S.raise_n) {
+		S.raise_phase = RAISE_RESTART;
+		return true;
+	}
+	if (!S.add_made[k]) {
+		struct tserver *s = &S.srv[SERVER_PAIR + k];
+
+		tserver_init(s, SERVER_PAIR + k, S.b);
+		s->now_ms = sim_now_ms;
+		tserver_fresh(s, S.raise_offsets[k], 4);
+		S.add_made[k] = true;
+	}
+	ctlrun_setup(S.srv, SERVER_PAIR + S.raise_n);
+	rc = ctlrun_add(S.raise_offsets[k], SERVER_PAIR + k, kill, sim_ctl_between, &sent);
+	S.add_runs++;
+	S.add_killed += kill != 0 && sent >= kill;
+	sim_trace("e%" PRIu64 " raise: idgenctl tier add-server %u %s after %u statements, exit "
+	    "%d", S.ev, S.raise_offsets[k], kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		sim_trace("e%" PRIu64 " raise: %s", S.ev, ctlrun_unmodelled()[0] ? ctlrun_unmodelled() :
+		    "the tier's view could not be set for idgenctl");
+		S.failed = true;
+		return false;
+	}
+	if (rc != 0)
+		return false;
+	S.added[k] = true;
+	sim_trace("e%" PRIu64 " raise: o%u added, counter %" PRIu64, S.ev, S.raise_offsets[k],
+	    S.srv[SERVER_PAIR + k].st.counter);
+	if (k + 1 == S.raise_n)
+		S.raise_phase = RAISE_RESTART;
+	return true;
+}
+
 /* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
 static bool
 sim_raise_one(void)
@@ -1941,6 +2087,8 @@ sim_raise_one(void)
 		S.raise_phase = RAISE_SEAL;
 		return true;
 	case RAISE_SEAL:
+		if (!ctl_driver)
+			return sim_raise_run();
 		for (i = 0; i < S.nsrv; i++)
 			if (!S.srv[i].st.sealed && S.srv[i].st.gen == 0) {
 				if (!S.srv[i].up)
@@ -1991,6 +2139,8 @@ sim_raise_one(void)
 		S.raise_phase = RAISE_ADD;
 		return true;
 	case RAISE_ADD:
+		if (!ctl_driver)
+			return sim_add_run();
 		{
 			uint64_t end = 0, t;
 
@@ -2107,6 +2257,10 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.raise_on = false;
 	S.raise_phase = 0;
 	S.raise_floor = 0;
+	memset(S.added, 0, sizeof(S.added));
+	memset(S.add_made, 0, sizeof(S.add_made));
+	for (k = SERVER_PAIR; k < TSERVER_MAX; k++)
+		tserver_role_set(k, 0);
 	if (S.tier_on) {
 		unsigned offsets[2] = { 3, 4 }, n = 1 + (unsigned)rng_below(2);
 
@@ -2123,6 +2277,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		    (!S.raise_on && !server_extras_set(offsets, n)))
 			return 3;
 		S.nsrv = SERVER_PAIR + (S.raise_on ? 0 : n);
+		for (k = 0; S.raise_on && k < n; k++)
+			tserver_role_set(SERVER_PAIR + k, offsets[k]);
 		S.tiers++;
 		S.raises += S.raise_on;
 	} else if (!server_shape_set(2, 0, 0)) {
@@ -2396,7 +2552,7 @@ sim_read_only(unsigned srv)
 		away = 20000 + rng_below(2000000);
 		s->up = false;
 		S.down_until[srv] = now + away;
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 	}
 	s->read_only = true;
 	s->ro_until = now + away + 100000 + rng_below(4000000);
@@ -2637,6 +2793,8 @@ sim_shrink(uint64_t seed)
 		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
 	sim_ro_args();
 	sim_disk_args();
+	if (ctl_driver)
+		printf(" --ctl driver");
 	if (regions_mode != REGIONS_SOME)
 		printf(" --regions %s", regions_mode_name());
 	for (unsigned k = 0; k < RULE_COUNT; k++)
@@ -2675,7 +2833,7 @@ usage(void)
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
 	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
-	    "[--timeouts half|all|none]\n");
+	    "[--timeouts half|all|none] [--ctl real|driver]\n");
 }
 
 int
@@ -2705,6 +2863,13 @@ main(int argc, char **argv)
 			tier_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 :
 			    strcmp(v, "raise") == 0 ? 3 : 0;
 			if (tier_mode == 0 && strcmp(v, "third") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--ctl") == 0) {
+			ctl_driver = strcmp(v, "driver") == 0;
+			if (!ctl_driver && strcmp(v, "real") != 0) {
 				usage();
 				return 2;
 			}
@@ -2853,6 +3018,8 @@ main(int argc, char **argv)
 				    "none" : "raise");
 			sim_ro_args();
 			sim_disk_args();
+			if (ctl_driver)
+				printf(" --ctl driver");
 			if (regions_mode != REGIONS_SOME)
 				printf(" --regions %s", regions_mode_name());
 			for (unsigned k = 0; k < RULE_COUNT; k++)
@@ -2905,8 +3072,10 @@ main(int argc, char **argv)
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
-	    "raised to M=4 (%" PRIu64 " raised and grown before their end)\n", S.tiers, S.raises,
-	    S.raises_done);
+	    "raised to M=4 (%" PRIu64 " raised and grown before their end); idgenctl tier "
+	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed, add-server %" PRIu64
+	    ", %" PRIu64 "\n", S.tiers, S.raises, S.raises_done, S.ctl_runs, S.ctl_killed,
+	    S.add_runs, S.add_killed);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))
