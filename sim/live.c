@@ -23,6 +23,7 @@
 
 #include <event2/event.h>
 
+#include "disk.h"
 #include "layout.h"
 #include "live.h"
 #include "pool.h"
@@ -51,6 +52,8 @@ static struct {
 	bool			counted;	/* the totals count this run (not a muted one) */
 	unsigned		max_delay_us;	/* the weather's largest answer delay */
 	bool			far;		/* ... ten times that for one server */
+	bool			timeouts;	/* queries may time out */
+	uint64_t		disk_events;	/* the disks' failures and slow syncs, seen */
 	uint64_t		bound_us;
 	bool			regressed[TSERVER_MAX];
 	struct live_view	v[LIVE_SLOTS];
@@ -81,10 +84,19 @@ live_lost(unsigned owner, unsigned srv)
  * transaction, its copy), plus 200 ms for the loop's steps.
  */
 void
-live_weather(unsigned max_delay_us, bool far)
+live_weather(unsigned max_delay_us, bool far, bool timeouts)
 {
 	L.max_delay_us = max_delay_us;
 	L.far = far;
+	L.timeouts = timeouts;
+}
+
+/* The simulated disks' failures, slow syncs and power losses so far (disk.h). */
+static uint64_t
+live_disk_events(void)
+{
+	return disk_counts.eio + disk_counts.slow + disk_counts.last_acts +
+	    disk_counts.power_losses;
 }
 
 void
@@ -107,7 +119,10 @@ live_schedule(uint64_t seed, const struct config *cfg, const struct tserver *srv
 	L.tickets = tickets;
 	L.failed = false;
 	L.why[0] = '\0';
-	L.bound_us = (retry + cfg->partner_wait_ms + 200) * 1000 + 16 * delay;
+	/* A query in flight that times out takes query_timeout_ms, then is lost. */
+	L.bound_us = (retry + cfg->partner_wait_ms + 200 +
+	    (L.timeouts ? cfg->query_timeout_ms : 0)) * 1000 + 16 * delay;
+	L.disk_events = live_disk_events();
 	L.counted = counted;
 	L.schedules += counted;
 	L.t_schedules += counted && tickets;
@@ -170,6 +185,10 @@ void
 live_step(void)
 {
 	uint64_t now = vclock_now_us();
+	/* A disk's failure or slow sync delays the state file's writes: intervals begin again. */
+	bool disk = live_disk_events() != L.disk_events;
+
+	L.disk_events = live_disk_events();
 	for (unsigned i = 0; i < L.nids; i++) {
 		struct live_slot *d = &L.d[i];
 		const struct live_view *v = &L.v[i];
@@ -190,8 +209,8 @@ live_step(void)
 			continue;
 		for (unsigned k = 0; k < L.nsrv && *v->on; k++)
 			healthy |= L.srv[k].up && !L.srv[k].read_only && !L.regressed[k] &&
-			    v->cut_until[k] <= now;
-		if (!healthy) {
+			    v->cut_until[k] <= now && simdb_stalled_until(k) <= now;
+		if (!healthy || disk) {
 			d->healthy = false;
 			continue;
 		}
@@ -253,7 +272,9 @@ live_take(unsigned slot, int st, bool may_fallback)
 	v = &L.v[slot];
 	l = v->lease;
 	g = v->gen;
-	if (v->on == NULL || !*v->on || l->state != LEASE_HELD)
+	/* A write of the state file failed since the last sample: nothing is minted. */
+	if (v->on == NULL || !*v->on || l->state != LEASE_HELD || l->ahead.failed ||
+	    live_disk_events() != L.disk_events)
 		return;
 	if (!layout_ts_from_unix_ms(v->clock_ms(), &now))
 		return;

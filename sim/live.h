@@ -41,8 +41,11 @@ struct live_view {
 enum live_defect { LIVE_NONE, LIVE_RETRY, LIVE_EXTEND };
 extern enum live_defect live_stall;
 
-/* The weather: the largest answer delay, and whether one server is ten times slower. */
-void	live_weather(unsigned max_delay_us, bool far);
+/*
+ * The weather: the largest answer delay, whether one server is ten times
+ * slower, whether queries may time out (simdb.h).
+ */
+void	live_weather(unsigned max_delay_us, bool far, bool timeouts);
 /*
  * A schedule begins: its settings (filled), servers, whether (T) applies
  * (not in a raise or a schedule of regions), whether its run is counted.
