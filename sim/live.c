@@ -63,7 +63,8 @@ static struct {
 	char			why[400];
 	/* All schedules. */
 	uint64_t		schedules, t_schedules, intervals, served, longest_us, longest_bound,
-				close_us, close_bound,	/* the wait nearest its bound */
+				close_us, close_bound, close_seed,	/* the wait nearest its
+									 * bound, its seed */
 				fb_valid, failures;
 } L;
 
@@ -232,6 +233,7 @@ live_step(void)
 			if (L.counted && (now - d->since_us) * L.close_bound >= L.close_us * L.bound_us) {
 				L.close_us = now - d->since_us;
 				L.close_bound = L.bound_us;
+				L.close_seed = L.seed;
 			}
 			d->since_us = now;
 			d->banked = q->banked;
@@ -321,9 +323,10 @@ live_report(void)
 	printf("liveness: %" PRIu64 " failures; (T) checked in %" PRIu64 " of %" PRIu64
 	    " schedules, %" PRIu64 " healthy intervals, %" PRIu64 " tickets banked in them, "
 	    "longest wait %" PRIu64 " ms (bound %" PRIu64 " ms then), nearest its bound %" PRIu64
-	    " ms of %" PRIu64 " ms; (F) %" PRIu64 " takes with a valid window%s\n", L.failures,
-	    L.t_schedules, L.schedules, L.intervals, L.served, L.longest_us / 1000,
-	    L.longest_bound / 1000, L.close_us / 1000, L.close_bound / 1000, L.fb_valid,
+	    " ms of %" PRIu64 " ms (seed %" PRIu64 "); (F) %" PRIu64 " takes with a valid window%s\n",
+	    L.failures, L.t_schedules, L.schedules, L.intervals, L.served, L.longest_us / 1000,
+	    L.longest_bound / 1000, L.close_us / 1000, L.close_bound / 1000, L.close_seed,
+	    L.fb_valid,
 	    live_stall == LIVE_RETRY ? "; --stall retry: lost servers never retried" :
 	    live_stall == LIVE_EXTEND ? "; --stall extend: extensions never reach the generator" :
 	    "");
