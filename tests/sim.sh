@@ -32,9 +32,10 @@ trap 'rm -rf "$tmp"' EXIT
 # A tier (more servers, or the pair raised into one) is every third schedule, so
 # every rule is hunted among tiers too, and 'seal' (a change of the increment)
 # only there; the state file's marks and the fallback's write-ahead, which the
-# pair finds in 67 and 10 schedules, are hunted in pairs (--tiers none: the
+# pair found in 67 and 10 schedules, are hunted in pairs (--tiers none: the
 # schedules they were before tiers), keeping the file's CPU where it was; with
-# --tiers all each is found too (section 14).
+# --tiers all each is found too (section 14). Since copies of a dead idserver's
+# file came in, the state marks take 502 there (340 in the default mix).
 # The claim's own rule (claim-now) with the simulated triggers on idgen_leases
 # off (lease-guard): a claim of a row whose window is open starts its window
 # before the old one ends, which the trigger refuses (alone it finds none in
