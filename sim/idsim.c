@@ -346,6 +346,8 @@ static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
 static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
+static uint64_t	sim_copy_draw(void);
+static bool	sim_copy_dead(struct idserver *d, struct idserver *to);
 static bool	sim_ro_drawn(uint64_t seed);
 static bool	sim_to_drawn(uint64_t seed);
 static void	sim_read_only(unsigned srv);
@@ -1573,6 +1575,59 @@ sim_take(void)
 	return r;
 }
 
+/*
+ * The fault file-copy's own draw at this event (docs/design.md section 14):
+ * a value from the schedule's seed and the event's index, not from the
+ * generator, so a schedule whose copies are all of a running idserver keeps
+ * the trace it had, and a replay that leaves events or kinds out draws at
+ * each event what the first run drew (nothing to save per event).
+ */
+static uint64_t
+sim_copy_draw(void)
+{
+	return rng_mix(rng_mix(S.seed ^ UINT64_C(0x66696c652d636f70)) + S.ev);	/* "file-cop" */
+}
+
+/*
+ * In half the copies (sim_copy_draw) the copy is of a dead idserver's file,
+ * as an operator copies a crashed machine's disk (6.8, the outside run's
+ * path 1): d crashes, after a while in half of them (up to 3 s of virtual
+ * time) its file is copied to to's path (to crashed), and both start: to on
+ * the copy and d on its own file (three in four) or without one, in either
+ * order. The owner rule lets such a copy pass (its writer is dead): only the
+ * stamp (a new inode) refuses its lease. False: a copy of a running one.
+ */
+static bool
+sim_copy_dead(struct idserver *d, struct idserver *to)
+{
+	uint64_t v = sim_copy_draw(), gap = (v >> 4 & 1) ? 20000 + (v >> 8) % 3000000 : 0;
+	bool own = (v >> 1 & 3) != 0, to_first = v >> 3 & 1;
+	unsigned was = d->who;
+
+	if (!(v & 1))
+		return false;
+	sim_trace("e%" PRIu64 " i%u crashed, its state file to be copied", S.ev, was);
+	sim_ids_stop(d, false);
+	if (gap != 0)
+		sim_run(gap);
+	sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path%s", S.ev,
+	    to->who, was, gap != 0 ? " later" : "");
+	sim_ids_stop(to, false);
+	disk_forget(&sim_disks[to - S.ids]);
+	memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
+	memcpy(to->file_must, d->file_must, sizeof(d->file_must));
+	if (!sim_file_copy(d->path, to->path) ||
+	    (to_first && !sim_ids_start(to, true)) ||
+	    !sim_ids_start(d, own) ||
+	    (!to_first && !sim_ids_start(to, true))) {
+		S.failed = true;
+		return true;
+	}
+	sim_trace("e%" PRIu64 " i%u on the copy, i%u on %s", S.ev, to->who, d->who,
+	    own ? "its own file" : "no file");
+	return true;
+}
+
 /* One fault of a kind this schedule enabled (connection faults are weather). */
 static void
 sim_fault(void)
@@ -1719,6 +1774,8 @@ sim_fault(void)
 			struct idserver *to = &S.ids[rng_below(S.nids)];
 
 			if (!d->on || !d->file || to == d || !to->on)
+				break;
+			if (sim_copy_dead(d, to))
 				break;
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
