@@ -257,7 +257,7 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 		 * still bind, in ID space; its tickets check the catalogue row
 		 * under a lock, so none is banked after the drop: 13.6).
 		 */
-		if (ns->fetching + ns->writing > 0)
+		if (ns->seq.fetching + ns->seq.writing > 0)
 			ok = false;
 		else {
 			log_info("namespace %s: created again with B=%llu, fallback %s (was B=%llu, "
@@ -356,7 +356,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 		for (unsigned j = 0; j < NS_SERVERS; j++)
 			if (s->last_check[j] != 0 && ns->seen[j] == s->last_check[j])
 				listed = true;
-		if (listed || ns->fetching > 0 || ns->writing > 0)
+		if (listed || ns->seq.fetching > 0 || ns->seq.writing > 0)
 			continue;
 		released += pool_clear(&ns->seq.pool);
 		if (ns->served)

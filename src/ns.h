@@ -55,9 +55,8 @@ struct nsrv {
 	uint64_t	 seen[NS_SERVERS];	/* the check (nss.checks) that last read it there */
 	bool		 regressed[NS_SERVERS];	/* refused there until a check passes */
 	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
-	struct seq	 seq;		/* its sequence: buffer, demand, counters, rate */
-	unsigned	 fetching;	/* tickets in flight */
-	unsigned	 writing;	/* ... waiting for their state file write */
+	struct seq	 seq;		/* its sequence: buffer, demand, counters, rate,
+					 * tickets in flight and being written */
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
 	uint64_t	 dropped;	/* times a check found it dropped or created
 					 * again: its buffered IDs let go (13.6) */

@@ -79,7 +79,6 @@ struct tier {
 	uint64_t		 unasked_at[SERVER_MAX][SERVER_MAX];	/* ... since then
 							 * (mono ms), h silent since silent_since */
 	bool			 sf_failed;	/* one log line per failure episode */
-	unsigned		 writing;	/* tickets waiting for their state file write */
 	/*
 	 * Copy first (docs/design.md 6.5, 13.6): the durable tickets of every
 	 * sequence waiting for a copy elsewhere (at most SEQ_WAIT_MAX together).
@@ -144,9 +143,10 @@ struct tier_up {
 	void	(*prefetch)(struct tier *t);	/* a pass: checks, refills, copies */
 	bool	(*save_marks)(struct tier *t);	/* the state file, without waiting;
 						   false when it failed now */
-	void	(*durable)(struct tier *t, struct nsrv *ns, unsigned srv, uint64_t ticket);
-						/* a ticket written ahead: copy
-						   first, then the bank */
+	bool	(*write_ahead)(struct tier *t, struct nsrv *ns, unsigned srv, uint64_t ticket);
+						/* a judged ticket: its mark
+						   written ahead, copy first, the
+						   bank; false when not used now */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */
@@ -188,6 +188,13 @@ void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event e
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+
+/* Raises (name, server i)'s mark in the state file, room made; false when full. */
+bool		tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
+		    bool *changed) __attribute__((warn_unused_result));
+
+/* A namespace refused on server i (why logged once); the others go on. */
+void		tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 
 /* The mark known for (ns, server i), as an end in ID space (13.6). */
 uint64_t	tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i);

@@ -1,9 +1,9 @@
 /*
  * tier_ns.c - namespaces on the tier's servers (docs/design.md section 13.6):
  * the namespace check after every server check, one namespace ticket
- * transaction at a time on a server's connection, and the write-ahead of its
- * mark to the state file; copy first and the bank are every sequence's, in
- * tier.c (t->up->durable).
+ * transaction at a time on a server's connection; the write-ahead of its
+ * mark, copy first and the bank are every sequence's, in tier.c
+ * (t->up->write_ahead).
  *
  * Only the servers of our own region serve namespaces; with none of them up
  * a namespace falls back by its policy (source.c).
@@ -57,18 +57,12 @@ static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct ns
 		    const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static bool	tier_ns_row_same(const struct nsrv *ns, char **row);
-static void	tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns,
-		    uint64_t ticket);
-static void	tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t ticket);
-static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
 static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
-static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw,
-		    uint64_t b, bool *changed);
 static void	tier_ns_due(struct tier *t, unsigned i);
 
 /* The mark the state file holds for (ns, server i), as an end in ID space. */
@@ -166,7 +160,7 @@ tier_ns_prune(struct tier *t)
 }
 
 /* Raises (name, i)'s mark in the state file, room made if need be; false when full. */
-static bool
+bool
 tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
     bool *changed)
 {
@@ -253,8 +247,8 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 			struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[i]);
 
 			t->ns_inflight[i] = false;
-			if (ns != NULL && ns->fetching > 0)
-				ns->fetching--;
+			if (ns != NULL && ns->seq.fetching > 0)
+				ns->seq.fetching--;
 		}
 		tier_ns_up_now(t, up);
 		nss_judge(&t->nss, up);
@@ -340,7 +334,7 @@ tier_ns_counters(struct tier *t, unsigned i)
 }
 
 /* A namespace refused on one server (regressed, misconfigured); the others go on. */
-static void
+void
 tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a of the reason */
@@ -365,13 +359,13 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 static bool
 tier_ns_need(const struct tier *t, const struct nsrv *ns)
 {
-	struct seq_need need = { pool_available(&ns->seq.pool), ns->fetching + ns->writing,
+	struct seq_need need = { pool_available(&ns->seq.pool), ns->seq.fetching + ns->seq.writing,
 	    ns->seq.demand, false };
 
 	if (!ns->served || ns->b == 0)
 		return false;
 	/* Room in the pool for every block asked for (a small B_N fills it by count). */
-	if (ns->seq.pool.count + ns->fetching + ns->writing >= POOL_RANGES_ROOM)
+	if (ns->seq.pool.count + ns->seq.fetching + ns->seq.writing >= POOL_RANGES_ROOM)
 		return false;
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
 	need.idle = ns->seq.last_take_ms == 0 || clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms;
@@ -418,7 +412,7 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
 				continue;
 			ns->seq.last_used = i;
-			ns->fetching++;
+			ns->seq.fetching++;
 			/* Taking turns: the next kick starts after this one. */
 			t->ns_next = (start + k + 1) % n;
 			break;
@@ -450,7 +444,7 @@ tier_ns_can_fetch(struct tier *t, const struct nsrv *ns)
 {
 	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
 
-	if (ns->fetching + ns->writing > 0)
+	if (ns->seq.fetching + ns->seq.writing > 0)
 		return true;
 	for (unsigned i = 0; i < own; i++)
 		if (ticket_up(&t->srv[i]) && !ns->regressed[i] && ns->seen[i] ==
@@ -676,7 +670,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_run_lost(s, "namespace ticket", "its namespace vanished");
 		return;
 	}
-	ns->fetching--;
+	ns->seq.fetching--;
 	t->ns_inflight[s->index] = false;
 	if (r->err != 0) {
 		tier_ns_tx_failed(t, s, ns, r);
@@ -708,7 +702,8 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	for (unsigned j = 0; v == TICKET_TX_OK && j < NS_SERVERS; j++)
 		seq_landed(&ns->seq, j, t->ns_tx_copy[s->index][j]);
 	if (v == TICKET_TX_OK) {
-		tier_ns_judged(t, s, ns, tk);
+		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
+		(void)t->up->write_ahead(t, ns, s->index, tk);
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
 		log_warn("namespace %s on the %s ticket server: %s", ns->name, s->name, why);
@@ -733,57 +728,6 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	ticket_run_end(s);
-	t->up->prefetch(t);
-	t->on_change(t->arg);
-}
-
-/*
- * A ticket that passed ticket_tx_verdict (against every mark known when it
- * was asked for: docs/design.md 13.6) is written ahead: on disk before any of
- * its IDs is handed out (13.5).
- */
-static void
-tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
-{
-	uint64_t a = (uint64_t)ns->id << 8 | s->index;	/* names it to tier_ns_recorded */
-	bool on = RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
-
-	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
-	if (on && !tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
-		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
-		    "(NS_MARKS_MAX): the ticket is not used");
-		return;
-	}
-	ns->writing++;
-	switch (seq_write_ahead(t->sf, on, tier_ns_recorded, t, a, tk)) {
-	case SEQ_WRITING:
-		return;
-	case SEQ_WRITTEN:
-		tier_ns_recorded(t, true, a, tk);
-		return;
-	case SEQ_UNWRITTEN:
-		tier_ns_recorded(t, false, a, tk);
-		return;
-	}
-}
-
-/* On the loop: the write covering a namespace ticket ended; bank it or drop it. */
-static void
-tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
-{
-	struct tier *t = arg;
-	struct nsrv *ns = nss_by_id(&t->nss, (uint32_t)(a >> 8));
-	unsigned i = (unsigned)(a & 0xff);
-
-	if (ns == NULL)
-		return;		/* cannot be: kept while writing */
-	if (!ok) {
-		ns->writing--;
-		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
-		    "ticket is not used");
-		return;
-	}
-	t->up->durable(t, ns, i, tk);
 	t->up->prefetch(t);
 	t->on_change(t->arg);
 }

@@ -122,11 +122,11 @@ test_agreement(void **state)
 	nss_apply(&s, 0, rows, n, up);
 	assert_false(ns->served);
 	/* ... nor while a ticket of the old one is in flight ... */
-	ns->fetching = 1;
+	ns->seq.fetching = 1;
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
 	/* ... then served anew, its old buffered IDs let go. */
-	ns->fetching = 0;
+	ns->seq.fetching = 0;
 	nss_apply(&s, 1, rows, n, up);
 	assert_true(ns->served);
 	assert_int_equal(ns->b, 30);

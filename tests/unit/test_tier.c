@@ -756,7 +756,7 @@ settle(struct rig *r)
 	for (round = 0; round < 1000; round++) {
 		for (i = 0; i < 200; i++)
 			event_base_loop(r->base, EVLOOP_NONBLOCK);
-		if (!r->writer || !r->tier_on || r->t.writing == 0)
+		if (!r->writer || !r->tier_on || r->t.seq.writing == 0)
 			return;
 		usleep(1000);
 	}
@@ -1360,14 +1360,14 @@ test_writer_block_waits_for_write(void **state)
 	given = tickets_given();
 	assert_true(given >= 3);
 	assert_true(given <= 4);	/* the waiting ones count against the target */
-	assert_int_equal(r->t.writing, given);
+	assert_int_equal(r->t.seq.writing, given);
 	assert_int_equal(pool_available(&r->t.seq.pool), 0);
 	assert_int_equal(r->t.seq.banked, 0);
 	assert_false(tier_take(&r->t, &r->t.seq, false, 1, out));
 	assert_int_equal(gate_count(), 1);	/* one write held, the rest waiting */
 	gate_set(false, 0);
 	settle(r);
-	assert_int_equal(r->t.writing, 0);
+	assert_int_equal(r->t.seq.writing, 0);
 	assert_int_equal(r->t.seq.banked, tickets_given());
 	assert_true(r->sf.stats.writes < r->sf.stats.snapshots);
 	take_many(r, 8 * B4K, 1024);
@@ -1392,7 +1392,7 @@ test_writer_failed_banks_nothing(void **state)
 	assert_true(tickets_given() >= 2);
 	gate_set(false, EIO);
 	settle(r);
-	assert_int_equal(r->t.writing, 0);
+	assert_int_equal(r->t.seq.writing, 0);
 	assert_int_equal(r->t.seq.banked, 0);
 	assert_int_equal(pool_available(&r->t.seq.pool), 0);
 	assert_false(tier_take(&r->t, &r->t.seq, false, 1, out));
@@ -2222,9 +2222,9 @@ test_review_ns_marks_forgotten(void **state)
 /*
  * From a review (it failed on 0152b31): a server refused while a namespace
  * ticket is in flight on it (here by the test; in the review, a default
- * ticket's state file write failing): tier_recorded() -> tier_unrecorded() -> ticket_refuse()
+ * ticket's state file write failing): tier_written() -> tier_unrecorded() -> ticket_refuse()
  * closes the connection (db_close drops the pending callback), so
- * tier_ns_tx_cb() never runs and ns->fetching stays 1 for the life of the
+ * tier_ns_tx_cb() never runs and ns->seq.fetching stays 1 for the life of the
  * process: the namespace can never be let go (nss_apply), tier_ns_can_fetch()
  * is always true, and with prefetch_blocks = 1 no ticket of it is fetched
  * again (tier_ns_need counts the phantom ticket as B IDs in flight).
@@ -2252,7 +2252,7 @@ test_review_ns_fetching_stuck(void **state)
 		(void)take(r, 1024);
 		spin(r);
 	}
-	assert_true(r->t.writing > 0);
+	assert_true(r->t.seq.writing > 0);
 	sim[0].ns_hold = true;	/* odd's namespace ticket: answered, on its way */
 	ns = nss_find(&r->t.nss, "nsx", 3);
 	assert_non_null(ns);
@@ -2260,7 +2260,7 @@ test_review_ns_fetching_stuck(void **state)
 	from = nlog;
 	ns = ns_want(r);
 	spin(r);
-	assert_int_equal(ns->fetching, 1);
+	assert_int_equal(ns->seq.fetching, 1);
 	assert_int_equal(r->t.srv[0].state, TICKET_FETCHING);
 	assert_true(r->t.srv[0].other);
 	assert_int_equal(find_ev(from, 0, 'N') < nlog, true);
@@ -2271,7 +2271,7 @@ test_review_ns_fetching_stuck(void **state)
 	ticket_refuse(&r->t.srv[0], "refused by the test mid-ticket");
 	/* Odd's ticket is no longer counted; a new one may be in flight on even. */
 	assert_false(r->t.ns_inflight[0]);
-	assert_int_equal(ns->fetching, r->t.ns_inflight[1] ? 1 : 0);
+	assert_int_equal(ns->seq.fetching, r->t.ns_inflight[1] ? 1 : 0);
 	sim[0].ns_hold = false;
 	run_for(r, 300);
 	settle(r);
@@ -2283,9 +2283,9 @@ test_review_ns_fetching_stuck(void **state)
 	settle(r);
 	for (n = 0; from < nlog; from++)
 		n += sim_log[from].kind == 'N';
-	if (ns->fetching != 0 || n == 0)
-		fail_msg("FINDING: ns->fetching = %u after its server was refused mid-ticket "
-		    "(servers %s/%s); namespace tickets fetched on demand since: %u", ns->fetching,
+	if (ns->seq.fetching != 0 || n == 0)
+		fail_msg("FINDING: ns->seq.fetching = %u after its server was refused mid-ticket "
+		    "(servers %s/%s); namespace tickets fetched on demand since: %u", ns->seq.fetching,
 		    ticket_state_name(r->t.srv[0].state), ticket_state_name(r->t.srv[1].state), n);
 	rig_free(r);
 }
