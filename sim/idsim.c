@@ -278,8 +278,7 @@ static int64_t (*const sim_clock_us[SIM_IDSERVERS])(void) = { sim_us0, sim_us1, 
 
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
-static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
-static void	sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
+static void	sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 static int	sim_ns_copy_class(const struct ns_residue *r, uint64_t id);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
@@ -507,25 +506,21 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 
 /* A block banked; alone: with no copy of its mark elsewhere, none being up. */
 static void
-sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
 {
+	int k = ns != NULL ? tserver_ns_index(ns->name, ns->len) : -1;
+
 	(void)t;
 	if (!alone)
 		return;
-	S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
-	S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
-}
-
-/* A namespace block banked; alone: with no copy of its mark elsewhere, none being up. */
-static void
-sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
-    bool alone)
-{
-	int k = tserver_ns_index(ns->name, ns->len);
-
-	(void)t;
-	(void)srv;
-	if (!alone || k < 0)
+	if (ns == NULL) {
+		S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+		S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
+		return;
+	}
+	/* A namespace's: its block in ID space. */
+	if (k < 0)
 		return;
 	S.nsalone = sim_grow(S.nsalone, &S.capnsalone, S.nnsalone, sizeof(*S.nsalone));
 	S.nsalone[S.nnsalone++] = (struct ns_alone){ (unsigned)k, ticket * ns->b,
@@ -538,7 +533,7 @@ sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
  * under the default's copy-first exceptions, judged when its ID id repeats (a
  * block waiting for its copy may be banked after the draw):
  * - partner-absent: a block holding id was banked by an idserver with no
- *   other server of the region up (tier_ns_banked_hook);
+ *   other server of the region up (tier_banked_hook);
  * - copy-in-flight: the first copy of r's server's mark covering the block
  *   landed on the partner only after the taker's last read of the partner.
  * Else -1: a duplicate (a copy landed before that read and the partner's row
@@ -2062,7 +2057,6 @@ sim_schedule(uint64_t seed, unsigned *events)
 			w.lost_reply_pm = 0;
 		simdb_setup(S.srv, S.nsrv, &w, &h);
 		tier_banked_hook = sim_hook_banked;
-		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
 	S.cfg.tier_increment = server_increment();

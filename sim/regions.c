@@ -58,8 +58,7 @@ static struct {
 	uint64_t		ev;		/* its events, for the trace */
 	bool			failed;		/* an idserver did not start again */
 	/* The tier's hooks are the driver's records of region 0: off in region 1. */
-	void			(*banked)(const struct tier *, unsigned, uint64_t, bool);
-	void			(*ns_banked)(const struct tier *, const struct nsrv *, unsigned,
+	void			(*banked)(const struct tier *, const struct nsrv *, unsigned,
 				    uint64_t, bool);
 	uint64_t		schedules, kinds[REGIONS_KINDS];	/* all schedules */
 } R;
@@ -76,9 +75,7 @@ regions_enter(void)
 	(void)server_shape_set(REGIONS_M, 1, LAYOUT_REGION_BITS);
 	simdb_region(R.srv, SERVER_PAIR);
 	R.banked = tier_banked_hook;
-	R.ns_banked = tier_ns_banked_hook;
 	tier_banked_hook = NULL;
-	tier_ns_banked_hook = NULL;
 }
 
 /* ... and back to region 0's (the driver's). */
@@ -88,7 +85,6 @@ regions_leave(void)
 	(void)server_shape_set(REGIONS_M, 0, R.bits0);
 	simdb_region(NULL, 0);
 	tier_banked_hook = R.banked;
-	tier_ns_banked_hook = R.ns_banked;
 }
 
 static int64_t regions_clock_ms(void) { return vclock_unix_us() / 1000; }

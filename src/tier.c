@@ -424,8 +424,7 @@ tier_save(struct tier *t)
 	return r != STATEFILE_FAILED;
 }
 
-void (*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
-void (*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
+void (*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
     uint64_t ticket, bool alone);
 
 /*
@@ -442,15 +441,13 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 	    n = b, skip;
 
 	q->writing--;
+	if (tier_banked_hook != NULL)
+		tier_banked_hook(t, ns, i, tk, alone);
 	if (ns == NULL) {
 		t->banked_alone += alone;
-		if (tier_banked_hook != NULL)
-			tier_banked_hook(t, i, tk, alone);
 		tier_note_region(t, &t->srv[i]);
 	} else {
 		t->ns_banked_alone += alone;
-		if (tier_ns_banked_hook != NULL)
-			tier_ns_banked_hook(t, ns, i, tk, alone);
 		if (first <= ns->start_above) {
 			skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
 			first += skip;

@@ -36,15 +36,12 @@ struct tier_copy_run {
 };
 
 /*
- * Called as each ticket's block is banked (alone: with no copy of its mark on
- * another server, none being up); NULL but in the simulation, which judges
- * its residue by it (docs/design.md 6.5, 14).
+ * Called as each ticket's block is banked, of namespace ns (NULL: the
+ * default), alone: with no copy of its mark on another server, none being up;
+ * NULL but in the simulation, which judges its residue by it (docs/design.md
+ * 6.5, 13.6, 14).
  */
-extern void	(*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket,
-		    bool alone);
-
-/* The same for a namespace's ticket (tier_ns.c; docs/design.md 13.6, 14). */
-extern void	(*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
+extern void	(*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 
 struct tier {

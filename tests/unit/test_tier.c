@@ -1933,10 +1933,11 @@ test_partner_wait_bounded(void **state)
 static unsigned copy_banked, copy_behind;
 
 static void
-copy_first_hook(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+copy_first_hook(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
 {
 	(void)t;
-	if (alone)
+	if (alone || ns != NULL)
 		return;
 	copy_banked++;
 	if (sim[1 - srv].mark[srv] < ticket)
@@ -2392,7 +2393,8 @@ ns_copy_first_hook(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
     bool alone)
 {
 	(void)t;
-	(void)ns;
+	if (ns == NULL)
+		return;
 	if (alone) {
 		ns_copy_alone++;
 		return;
@@ -2429,7 +2431,7 @@ test_ns_copy_first(void **state)
 	struct rig *r;
 
 	(void)state;
-	tier_ns_banked_hook = ns_copy_first_hook;
+	tier_banked_hook = ns_copy_first_hook;
 	for (int off = 0; off < 2; off++) {
 		rules_off = off ? 1u << RULE_NS_COPY_FIRST : 0;
 		ns_copy_banked = ns_copy_behind = ns_copy_alone = 0;
@@ -2459,7 +2461,7 @@ test_ns_copy_first(void **state)
 		sim[1].up = true;
 	}
 	rules_off = 0;
-	tier_ns_banked_hook = NULL;
+	tier_banked_hook = NULL;
 }
 
 /*
