@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "layout.h"
 #include "log.h"
 
 #define NS_ROW_WORDS	10	/* the words of one row of a namespace check */
@@ -373,14 +374,14 @@ ns_known_end(const struct nsrv *ns, unsigned i, uint64_t sf_hw, uint64_t sf_b)
 	uint64_t end = 0;
 
 	if (sf_b != 0)
-		end = sf_hw >= UINT64_MAX / sf_b ? UINT64_MAX : (sf_hw + 1) * sf_b;
+		end = layout_ticket_end(sf_hw, sf_b);
 	for (unsigned j = 0; j < NS_SERVERS; j++) {
 		const struct ns_view *v = &ns->v[j];
 		uint64_t unit = v->hb[i] != 0 ? v->hb[i] : v->b, e;
 
 		if (unit == 0 || ns->seen[j] == 0)
 			continue;
-		e = v->hw[i] >= UINT64_MAX / unit ? UINT64_MAX : (v->hw[i] + 1) * unit;
+		e = layout_ticket_end(v->hw[i], unit);
 		if (e > end)
 			end = e;
 	}

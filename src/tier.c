@@ -491,7 +491,7 @@ tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint6
     bool rule_on)
 {
 	return seq_copy_first((ns != NULL ? &ns->seq : &t->seq)->copied[i],
-	    ns != NULL ? (tk + 1) * ns->b : tk, tier_other_up(t, &t->srv[i]), rule_on);
+	    ns != NULL ? layout_ticket_end(tk, ns->b) : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
 /*
@@ -630,12 +630,12 @@ tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 		val = tier_ns_known(t, ns, i);
 		for (unsigned k = 0; k < t->await.n; k++)
 			if (t->await.v[k].seq == id && t->await.v[k].srv == i &&
-			    (t->await.v[k].ticket + 1) * b > val)
-				val = (t->await.v[k].ticket + 1) * b;
+			    layout_ticket_end(t->await.v[k].ticket, b) > val)
+				val = layout_ticket_end(t->await.v[k].ticket, b);
 		/* The copy as a mark of B_N: its end rounded up to a whole block. */
 		hw = ns_end_ticket(val, b);
 		hb = b;
-		end = val = (hw + 1) * b;
+		end = val = layout_ticket_end(hw, b);
 	}
 	for (unsigned o = 0; o < server_count(); o++)
 		if (t->copy_run[o].on && t->copy_run[o].seq == id && t->copy_run[o].role == i &&

@@ -98,16 +98,14 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 			continue;
 		ticket_seq_set(&q, ns->name, b, NULL);
 		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-			uint64_t end = tier_ns_known(t, ns, j), unit = ns->v[i].hb[j] != 0 ?
-			    ns->v[i].hb[j] : b, have;
+			uint64_t end = tier_ns_known(t, ns, j), have = layout_ticket_end(
+			    ns->v[i].hw[j], ns->v[i].hb[j] != 0 ? ns->v[i].hb[j] : b);
 
-			have = ns->v[i].hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
-			    (ns->v[i].hw[j] + 1) * unit;
 			if (j == i || end <= have)
 				continue;
 			/* The copy as a mark of B_N: its end rounded up to a whole block. */
 			if (!ticket_seq_copy(&q, false, j, ns_end_ticket(end, b), b,
-			    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len)) {
+			    layout_ticket_end(ns_end_ticket(end, b), b), sql, sizeof(sql), &len)) {
 				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
 				    "fit a query");
 				return true;
@@ -542,13 +540,10 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 
 		if (ns->seen[i] != t->nss.last_check[i] || v->b == 0)
 			continue;
-		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-			uint64_t unit = v->hb[j] != 0 ? v->hb[j] : v->b;
-
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
 			if (j != i && v->hw[j] != 0)
-				seq_landed(&ns->seq, j, v->hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
-				    (v->hw[j] + 1) * unit);
-		}
+				seq_landed(&ns->seq, j, layout_ticket_end(v->hw[j],
+				    v->hb[j] != 0 ? v->hb[j] : v->b));
 	}
 	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
 		return;		/* the run goes on: tier_ns_witnessed ends it */
@@ -588,9 +583,9 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 		if (j == s->index || end == 0)
 			continue;
 		/* The copy as a mark of B_N: its end rounded up to a whole block. */
+		t->ns_tx_copy[s->index][j] = layout_ticket_end(ns_end_ticket(end, b), b);
 		ok = ticket_seq_copy(&q, true, j, ns_end_ticket(end, b), b,
-		    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len);
-		t->ns_tx_copy[s->index][j] = (ns_end_ticket(end, b) + 1) * b;
+		    t->ns_tx_copy[s->index][j], sql, sizeof(sql), &len);
 		copies++;
 	}
 	if (!ok || (size_t)len + 8 >= sizeof(sql))
