@@ -41,6 +41,13 @@ layout_ticket_end(uint64_t ticket, uint64_t block_size)
 	return (ticket + 1) * block_size;
 }
 
+/* The ticket whose block holds ID end - 1: every ticket above it starts at or past end. */
+uint64_t
+layout_end_ticket(uint64_t end, uint64_t block_size)
+{
+	return end == 0 || block_size == 0 ? 0 : (end - 1) / block_size;
+}
+
 /* The ticket an ID came from. */
 uint64_t
 layout_ticket_of(uint64_t id, uint64_t block_size)

@@ -65,6 +65,12 @@ uint64_t layout_ticket_first(uint64_t ticket, uint64_t block_size);
  */
 uint64_t layout_ticket_end(uint64_t ticket, uint64_t block_size);
 
+/*
+ * The inverse: the highest ticket of b whose block holds an ID below end (the
+ * mark of b covering everything below end; 0 when end or b is 0).
+ */
+uint64_t layout_end_ticket(uint64_t end, uint64_t block_size);
+
 /* The ticket an ID from the ticket region came from. */
 uint64_t layout_ticket_of(uint64_t id, uint64_t block_size);
 

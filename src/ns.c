@@ -388,8 +388,3 @@ ns_known_end(const struct nsrv *ns, unsigned i, uint64_t sf_hw, uint64_t sf_b)
 	return end;
 }
 
-uint64_t
-ns_end_ticket(uint64_t end, uint64_t b)
-{
-	return end == 0 || b == 0 ? 0 : (end - 1) / b;
-}

@@ -149,9 +149,6 @@ void		nss_judge(struct nss *s, const bool *up);
  */
 uint64_t	ns_known_end(const struct nsrv *ns, unsigned i, uint64_t sf_hw, uint64_t sf_b);
 
-/* The highest ticket of B covering an ID below end (0 when end is 0). */
-uint64_t	ns_end_ticket(uint64_t end, uint64_t b);
-
 /* The server index of a role of our region's servers; -1 for any other role. */
 int		ns_role_index(const char *role);
 

@@ -329,12 +329,7 @@ state_mark_end(const struct state_mark *m, uint64_t b)
 uint64_t
 state_mark_ticket(const struct state_mark *m, uint64_t b)
 {
-	uint64_t end = state_mark_end(m, b);
-
-	if (b == 0)
-		return m->high_water;
-	/* The ticket whose block holds ID end - 1: every ticket above it starts at or past end. */
-	return end == 0 ? 0 : (end - 1) / b;
+	return b == 0 ? m->high_water : layout_end_ticket(state_mark_end(m, b), b);
 }
 
 /* Raises a server's mark in ID space (never lowers it); true when the record changed. */

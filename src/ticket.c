@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "clk.h"
+#include "layout.h"
 #include "log.h"
 #include "rules.h"
 #include "server.h"
@@ -162,8 +163,7 @@ static bool	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_retired(struct ticket_server *s, const char *roles);
-static bool	ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len,
-		    int *n);
+static struct ticket_copy ticket_copy_sending(const struct ticket_server *s, unsigned j);
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
@@ -822,8 +822,10 @@ ticket_witness(struct ticket_server *s)
 {
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
+	struct ticket_seq q;
 	int len = 0;
 
+	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	ticket_copies_take(s);
 	for (unsigned k = 0; k < n; k++) {
 		unsigned j = others[k];
@@ -831,7 +833,9 @@ ticket_witness(struct ticket_server *s)
 		if (ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) <=
 		    ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]))
 			continue;
-		if (!ticket_copy_sql(s, j, sql, sizeof(sql), &len)) {
+		struct ticket_copy c = ticket_copy_sending(s, j);
+
+		if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 			ticket_failed(s, "check", "the copies of the marks do not fit a query");
 			return;
 		}
@@ -857,18 +861,12 @@ ticket_copies_take(struct ticket_server *s)
 	}
 }
 
-/*
- * One copy UPDATE (server j's mark, as sent), written only where the row
- * covers less: the first ID above the copy, in ID space.
- */
-static bool
-ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len, int *n)
+/* The copy of server j's mark as sent: its end in ID space. */
+static struct ticket_copy
+ticket_copy_sending(const struct ticket_server *s, unsigned j)
 {
-	struct ticket_seq q;
-
-	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	return ticket_seq_copy(&q, false, j, s->copy_sending[j], s->copy_sending_b[j],
-	    ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]), buf, len, n);
+	return (struct ticket_copy){ j, s->copy_sending[j], s->copy_sending_b[j],
+	    ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) };
 }
 
 void
@@ -881,30 +879,43 @@ ticket_seq_set(struct ticket_seq *q, const char *ns, uint64_t b, const char *pol
 	    ns != NULL ? ns : "");
 }
 
+struct ticket_copy
+ticket_copy_block(unsigned srv, uint64_t end, uint64_t b)
+{
+	uint64_t hw = layout_end_ticket(end, b);
+
+	return (struct ticket_copy){ srv, hw, b, layout_ticket_end(hw, b) };
+}
+
 bool
-ticket_seq_copy(const struct ticket_seq *q, bool in_tx, unsigned j, uint64_t high_water,
-    uint64_t block_size, uint64_t end, char *buf, size_t len, int *n)
+ticket_seq_copy(const struct ticket_seq *q, bool in_tx, const struct ticket_copy *c, char *buf,
+    size_t len, int *n)
 {
 	bool ns = q->ns != NULL;
 
 	return ticket_append(buf, len, n, TICKET_COPY_SQL, *n > 0 ? ";" : "",
-	    ns ? "idgen_ns_marks" : "idgen_marks",
-	    high_water, block_size, ns ? "ns = '" : "", ns ? q->ns : "", ns ? "' AND " : "",
-	    server_role(j), q->b, end, ns && in_tx ? TICKET_TX_NS_GUARD : "");
+	    ns ? "idgen_ns_marks" : "idgen_marks", c->high_water, c->block_size,
+	    ns ? "ns = '" : "", ns ? q->ns : "", ns ? "' AND " : "", server_role(c->srv), q->b,
+	    c->end, ns && in_tx ? TICKET_TX_NS_GUARD : "");
 }
 
 bool
-ticket_seq_tx(const struct ticket_seq *q, unsigned own, char *buf, size_t len, int *n)
+ticket_seq_build(const struct ticket_seq *q, unsigned own, const struct ticket_copy *copies,
+    unsigned n, char *buf, size_t len)
 {
 	const char *r = server_role(own);
-	bool ns = q->ns != NULL;
+	bool ns = q->ns != NULL, ok;
+	int at = 0;
 
-	return ticket_append(buf, len, n, "START TRANSACTION;") &&
-	    (ns ? ticket_append(buf, len, n, TICKET_TX_NS_LOCK_SQL, q->b, q->policy, r, q->ns,
-	    q->ns, r) : ticket_append(buf, len, n, TICKET_TX_LOCK_SQL, r)) &&
-	    ticket_append(buf, len, n, TICKET_TX_SQL, q->table, ns ? "idgen_ns_marks" :
+	ok = ticket_append(buf, len, &at, "START TRANSACTION;") &&
+	    (ns ? ticket_append(buf, len, &at, TICKET_TX_NS_LOCK_SQL, q->b, q->policy, r, q->ns,
+	    q->ns, r) : ticket_append(buf, len, &at, TICKET_TX_LOCK_SQL, r)) &&
+	    ticket_append(buf, len, &at, TICKET_TX_SQL, q->table, ns ? "idgen_ns_marks" :
 	    "idgen_marks", q->b, ns ? ", used_at = NOW(3)" : "", ns ? "ns = '" : "",
 	    ns ? q->ns : "", ns ? "' AND " : "", r, ns ? TICKET_TX_NS_GUARD : "", q->b, q->b);
+	for (unsigned k = 0; k < n && ok; k++)
+		ok = ticket_seq_copy(q, true, &copies[k], buf, len, &at);
+	return ok && ticket_append(buf, len, &at, ";COMMIT");
 }
 
 unsigned
@@ -1046,16 +1057,14 @@ static bool
 ticket_send_tx(struct ticket_server *s)
 {
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+	struct ticket_copy c[SERVER_MAX];
 	char sql[TICKET_SQL_MAX];
-	int len = 0;
-	bool ok;
 	struct ticket_seq q;
 
+	for (unsigned k = 0; k < n; k++)
+		c[k] = ticket_copy_sending(s, others[k]);
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	ok = ticket_seq_tx(&q, s->index, sql, sizeof(sql), &len);
-	for (unsigned k = 0; k < n && ok; k++)
-		ok = ticket_copy_sql(s, others[k], sql, sizeof(sql), &len);
-	if (!ok || !ticket_append(sql, sizeof(sql), &len, ";COMMIT"))
+	if (!ticket_seq_build(&q, s->index, c, n, sql, sizeof(sql)))
 		return false;
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
 }

@@ -611,9 +611,10 @@ tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 {
 	const struct state_mark *m = &t->sf->rec.mark[i];
 	uint32_t id = ns != NULL ? ns->id : 0;
-	uint64_t b, hw, hb, end, val;
+	struct ticket_copy c;
 	char sql[TIER_COPY_SQL_MAX];
 	struct ticket_seq q;
+	uint64_t b, val;
 	int len = 0;
 
 	if (ns == NULL) {
@@ -621,9 +622,7 @@ tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 		    t->block_size, "" };
 
 		b = t->srv[j].block_size;
-		hw = at.high_water;
-		hb = at.block_size;
-		end = state_mark_end(&at, b);
+		c = (struct ticket_copy){ i, at.high_water, at.block_size, state_mark_end(&at, b) };
 		val = state_mark_ticket(m, t->block_size);
 	} else {
 		b = ns->b;
@@ -632,17 +631,15 @@ tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 			if (t->await.v[k].seq == id && t->await.v[k].srv == i &&
 			    layout_ticket_end(t->await.v[k].ticket, b) > val)
 				val = layout_ticket_end(t->await.v[k].ticket, b);
-		/* The copy as a mark of B_N: its end rounded up to a whole block. */
-		hw = ns_end_ticket(val, b);
-		hb = b;
-		end = val = layout_ticket_end(hw, b);
+		c = ticket_copy_block(i, val, b);
+		val = c.end;
 	}
 	for (unsigned o = 0; o < server_count(); o++)
 		if (t->copy_run[o].on && t->copy_run[o].seq == id && t->copy_run[o].role == i &&
 		    (ns == NULL || t->copy_run[o].val >= val))
 			return false;
 	ticket_seq_set(&q, ns != NULL ? ns->name : NULL, b, NULL);
-	if (hb == 0 || !ticket_seq_copy(&q, false, i, hw, hb, end, sql, sizeof(sql), &len))
+	if (c.block_size == 0 || !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len))
 		return false;
 	/* Set first: the answer may come inside the call. */
 	t->copy_run[j] = (struct tier_copy_run){ true, id, i, val };

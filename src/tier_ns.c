@@ -101,11 +101,11 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 			uint64_t end = tier_ns_known(t, ns, j), have = layout_ticket_end(
 			    ns->v[i].hw[j], ns->v[i].hb[j] != 0 ? ns->v[i].hb[j] : b);
 
+			struct ticket_copy c = ticket_copy_block(j, end, b);
+
 			if (j == i || end <= have)
 				continue;
-			/* The copy as a mark of B_N: its end rounded up to a whole block. */
-			if (!ticket_seq_copy(&q, false, j, ns_end_ticket(end, b), b,
-			    layout_ticket_end(ns_end_ticket(end, b), b), sql, sizeof(sql), &len)) {
+			if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
 				    "fit a query");
 				return true;
@@ -309,7 +309,7 @@ tier_ns_counters(struct tier *t, unsigned i)
 			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
-		if (next != 0 && check_counter(next, ns_end_ticket(end, b))) {
+		if (next != 0 && check_counter(next, layout_end_ticket(end, b))) {
 			ns->regressed[i] = false;
 			ns->logged[i] = 0;
 			continue;
@@ -326,7 +326,7 @@ tier_ns_counters(struct tier *t, unsigned i)
 		    "this idserver's state file; idgenctl ns raise %s --above %" PRIu64 " also "
 		    "repairs)", b, ns->name, end > 0 ? end - 1 : 0);
 		check_regressed_msg(why, sizeof(why), t->srv[i].name, t->srv[i].dbname, table, next,
-		    ns_end_ticket(end, b), where);
+		    layout_end_ticket(end, b), where);
 		tier_ns_refuse(t, ns, i, why);
 	}
 }
@@ -567,30 +567,23 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 static bool
 tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
-	uint64_t b = ns->b;
+	struct ticket_copy c[NS_SERVERS];
 	char sql[TIER_NS_SQL_MAX];
 	unsigned copies = 0;
 	struct ticket_seq q;
-	int len = 0;
-	bool ok;
 
-	ticket_seq_set(&q, ns->name, b, ns_policy_name(ns->policy));
-	ok = ticket_seq_tx(&q, s->index, sql, sizeof(sql), &len);
-	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS && ok; j++) {
+	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
 
 		t->ns_tx_copy[s->index][j] = 0;
 		if (j == s->index || end == 0)
 			continue;
-		/* The copy as a mark of B_N: its end rounded up to a whole block. */
-		t->ns_tx_copy[s->index][j] = layout_ticket_end(ns_end_ticket(end, b), b);
-		ok = ticket_seq_copy(&q, true, j, ns_end_ticket(end, b), b,
-		    t->ns_tx_copy[s->index][j], sql, sizeof(sql), &len);
-		copies++;
+		c[copies] = ticket_copy_block(j, end, ns->b);
+		t->ns_tx_copy[s->index][j] = c[copies++].end;
 	}
-	if (!ok || (size_t)len + 8 >= sizeof(sql))
+	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
+	if (!ticket_seq_build(&q, s->index, c, copies, sql, sizeof(sql)))
 		return false;
-	memcpy(sql + len, ";COMMIT", 8);
 	t->ns_fetch[s->index] = ns->id;
 	t->ns_fetch_end[s->index] = tier_ns_known(t, ns, s->index);
 	t->ns_copies[s->index] = copies;
@@ -685,8 +678,8 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		t->on_change(t->arg);
 		return;
 	}
-	v = ticket_tx_verdict(s, &q, r, copies, ns_end_ticket(t->ns_fetch_end[s->index], ns->b),
-	    ns_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
+	v = ticket_tx_verdict(s, &q, r, copies, layout_end_ticket(t->ns_fetch_end[s->index], ns->b),
+	    layout_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
 	if (v == TICKET_TX_SHORT || v == TICKET_TX_NO_ROW || v == TICKET_TX_SEALED) {
 		ticket_run_lost(s, "namespace ticket", v == TICKET_TX_SEALED ? why :
 		    "the transaction did not run to its end");
