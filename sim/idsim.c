@@ -676,7 +676,7 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	    d->ns_read_us[1 - srv] };
 }
 
-/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_fetch_end). */
+/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_flight.known_end). */
 static void
 sim_hook_ns_sent(unsigned owner, unsigned srv)
 {
@@ -685,7 +685,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 
 	if (d == NULL || srv >= S.nsrv)
 		return;
-	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
+	d->ns_sent_end[srv] = d->t.ns_flight[srv].known_end;
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
 	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
 }

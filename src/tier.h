@@ -44,6 +44,17 @@ struct tier_copy_run {
 extern void	(*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 
+/* A namespace ticket in flight on a server (tier_ns.c; docs/design.md 13.6). */
+struct tier_ns_flight {
+	bool		 on;		/* one is in flight */
+	uint32_t	 ns;		/* its namespace (nsrv.id) */
+	uint64_t	 known_end;	/* the end of the marks known for it there when
+					 * it was asked for (ID space): judged against */
+	unsigned	 copies;	/* the copies of the others' marks it carries */
+	uint64_t	 copy[NS_SERVERS];	/* ... of server j's, its end (ID
+					 * space; 0: none): landed once it commits */
+};
+
 struct tier {
 	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
@@ -110,20 +121,12 @@ struct tier {
 	bool			 ns_witnessed[NS_SERVERS];	/* its copies brought up since
 							 * it connected (6.5) */
 	bool			 ns_full_warned;	/* the state file's marks full: logged */
-	uint32_t		 ns_fetch[NS_SERVERS];	/* the namespace of its ticket in flight */
-	uint64_t		 ns_fetch_end[NS_SERVERS];	/* ... the end of the marks known
-							 * for it there when it was asked
-							 * for (ID space; 13.6) */
-	bool			 ns_inflight[NS_SERVERS];	/* ... while one is */
-	unsigned		 ns_copies[NS_SERVERS];	/* ... the copies it carries */
+	struct tier_ns_flight	 ns_flight[NS_SERVERS];	/* each server's namespace ticket */
 	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
 							 * was sent then (ns_epoch) */
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
 	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
 	uint64_t		 ns_refusals;	/* namespaces refused on a server */
-	uint64_t		 ns_tx_copy[NS_SERVERS][NS_SERVERS];	/* [s][j]: the copy of
-							 * j's mark its ticket in flight
-							 * carries (ID space; 0: none) */
 	uint64_t		 ns_copies_pushed;	/* plain namespace copy UPDATEs run */
 	uint64_t		 ns_banked_alone;	/* namespace tickets banked with no
 							 * other server up */

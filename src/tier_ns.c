@@ -241,10 +241,10 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 		}
 	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
 		/* A namespace ticket in flight there will never answer (a gap). */
-		if (t->ns_inflight[i]) {
-			struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[i]);
+		if (t->ns_flight[i].on) {
+			struct nsrv *ns = nss_by_id(&t->nss, t->ns_flight[i].ns);
 
-			t->ns_inflight[i] = false;
+			t->ns_flight[i].on = false;
 			if (ns != NULL && ns->seq.fetching > 0)
 				ns->seq.fetching--;
 		}
@@ -410,7 +410,6 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
 				continue;
 			ns->seq.last_used = i;
-			ns->seq.fetching++;
 			/* Taking turns: the next kick starts after this one. */
 			t->ns_next = (start + k + 1) % n;
 			break;
@@ -567,31 +566,31 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 static bool
 tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
+	struct tier_ns_flight f = { true, ns->id, tier_ns_known(t, ns, s->index), 0, { 0 } };
 	struct ticket_copy c[NS_SERVERS];
 	char sql[TIER_NS_SQL_MAX];
-	unsigned copies = 0;
 	struct ticket_seq q;
 
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
 
-		t->ns_tx_copy[s->index][j] = 0;
 		if (j == s->index || end == 0)
 			continue;
-		c[copies] = ticket_copy_block(j, end, ns->b);
-		t->ns_tx_copy[s->index][j] = c[copies++].end;
+		c[f.copies] = ticket_copy_block(j, end, ns->b);
+		f.copy[j] = c[f.copies++].end;
 	}
 	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
-	if (!ticket_seq_build(&q, s->index, c, copies, sql, sizeof(sql)))
+	if (!ticket_seq_build(&q, s->index, c, f.copies, sql, sizeof(sql)))
 		return false;
-	t->ns_fetch[s->index] = ns->id;
-	t->ns_fetch_end[s->index] = tier_ns_known(t, ns, s->index);
-	t->ns_copies[s->index] = copies;
+	/* Set first: the answer may come inside the call. */
+	t->ns_flight[s->index] = f;
+	ns->seq.fetching++;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	if (!ticket_run(s, sql, tier_ns_tx_cb))
-		return false;
-	t->ns_inflight[s->index] = true;
-	return true;
+	if (ticket_run(s, sql, tier_ns_tx_cb))
+		return true;
+	t->ns_flight[s->index].on = false;
+	ns->seq.fetching--;
+	return false;
 }
 
 /*
@@ -644,8 +643,9 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct tier *t = s->notify_arg;
-	struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[s->index]);
-	unsigned nf = 0, copies = t->ns_copies[s->index];
+	struct tier_ns_flight f = t->ns_flight[s->index];
+	struct nsrv *ns = nss_by_id(&t->nss, f.ns);
+	unsigned nf = 0;
 	enum ticket_verdict v;
 	struct ticket_seq q;
 	uint64_t tk = 0;
@@ -659,7 +659,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	ns->seq.fetching--;
-	t->ns_inflight[s->index] = false;
+	t->ns_flight[s->index].on = false;
 	if (r->err != 0) {
 		tier_ns_tx_failed(t, s, ns, r);
 		return;
@@ -667,7 +667,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
 	row = db_first_row(r, &nf);
 	/* Dropped or created again since our check: the ticket is not used (a gap). */
-	if (r->nstmts == ticket_seq_stmts(&q, copies) && row != NULL && nf == 6 &&
+	if (r->nstmts == ticket_seq_stmts(&q, f.copies) && row != NULL && nf == 6 &&
 	    !tier_ns_row_same(ns, row)) {
 		ticket_run_end(s);
 		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
@@ -678,7 +678,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		t->on_change(t->arg);
 		return;
 	}
-	v = ticket_tx_verdict(s, &q, r, copies, layout_end_ticket(t->ns_fetch_end[s->index], ns->b),
+	v = ticket_tx_verdict(s, &q, r, f.copies, layout_end_ticket(f.known_end, ns->b),
 	    layout_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
 	if (v == TICKET_TX_SHORT || v == TICKET_TX_NO_ROW || v == TICKET_TX_SEALED) {
 		ticket_run_lost(s, "namespace ticket", v == TICKET_TX_SEALED ? why :
@@ -688,7 +688,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_run_end(s);
 	/* Its transaction committed the copies it carried (copy first, 13.6). */
 	for (unsigned j = 0; v == TICKET_TX_OK && j < NS_SERVERS; j++)
-		seq_landed(&ns->seq, j, t->ns_tx_copy[s->index][j]);
+		seq_landed(&ns->seq, j, f.copy[j]);
 	if (v == TICKET_TX_OK) {
 		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
 		(void)t->up->write_ahead(t, ns, s->index, tk);

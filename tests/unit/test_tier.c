@@ -2271,8 +2271,8 @@ test_review_ns_fetching_stuck(void **state)
 	gate_set(false, 0);
 	ticket_refuse(&r->t.srv[0], "refused by the test mid-ticket");
 	/* Odd's ticket is no longer counted; a new one may be in flight on even. */
-	assert_false(r->t.ns_inflight[0]);
-	assert_int_equal(ns->seq.fetching, r->t.ns_inflight[1] ? 1 : 0);
+	assert_false(r->t.ns_flight[0].on);
+	assert_int_equal(ns->seq.fetching, r->t.ns_flight[1].on ? 1 : 0);
 	sim[0].ns_hold = false;
 	run_for(r, 300);
 	settle(r);
@@ -2895,7 +2895,7 @@ test_ns_ticket_echo_in_flight(void **state)
 	k = find_ev(from, 0, 'N');
 	assert_true(k < nlog);
 	t = sim_log[k].v;
-	assert_true(r->t.ns_inflight[0]);
+	assert_true(r->t.ns_flight[0].on);
 	sim[1].ns_mark[0] = t;
 	sim[1].ns_mark_b[0] = 8;
 	ticket_recheck_soon(&r->t.srv[1]);
