@@ -327,6 +327,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 		if ((j = ns_role_index(rows[r].role)) >= 0) {
 			ns->v[i].hw[j] = rows[r].hw;
 			ns->v[i].hb[j] = rows[r].hb;
+			ns->v[i].row[j] = true;
 		}
 	}
 	s->ignored = ignored;

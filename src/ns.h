@@ -41,6 +41,7 @@ struct ns_view {
 	uint64_t	 start_above;	/* no ID at or below it (ns create, ns raise) */
 	uint64_t	 hw[NS_SERVERS];	/* its marks rows, by server index */
 	uint64_t	 hb[NS_SERVERS];	/* ... and the B each was written under */
+	bool		 row[NS_SERVERS];	/* ... each there */
 };
 
 struct nsrv {

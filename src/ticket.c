@@ -159,7 +159,8 @@ static void	ticket_witness(struct ticket_server *s);
 static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
-static bool	ticket_read_marks(struct ticket_server *s, char **row);
+static int	ticket_read_marks(struct ticket_server *s, char **row);
+static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_retired(struct ticket_server *s, const char *roles);
@@ -600,7 +601,6 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.increment = row[19];		/* the session's: what its REPLACE uses */
 	in.offset = row[20];
 	in.flush_at_commit = row[3];
-	in.engine = row[4];
 	in.layout_version = row[5];
 	in.block_size = row[6];
 	in.parity = row[7];
@@ -608,7 +608,6 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.server_offset = row[16];
 	in.region = row[17];
 	in.region_bits = row[18];
-	in.database = s->dbname;
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);
@@ -626,13 +625,10 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	snprintf(s->seen.uuid, sizeof(s->seen.uuid), "%s", row[8] != NULL ? row[8] : "");
-	if (!check_uint(row[9], &s->seen.counter)) {
-		ticket_refuse(s, "tickets64 has no AUTO_INCREMENT counter (load schema/)");
-		return;
-	}
 	if (!check_uint(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
-	if (!ticket_read_marks(s, row) || !ticket_retired(s, row[25]))
+	/* tickets64: the one check of every sequence's ticket table (13.7). */
+	if (!ticket_check_table(s, row) || !ticket_retired(s, row[25]))
 		return;
 	ticket_floor(s, row[22], b);
 	/* One query in flight per connection: this answers the last check sent. */
@@ -752,38 +748,47 @@ ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
 
 /*
  * Its own mark and its copy of every other server's of its region (the
- * partner's in the fixed columns, the rest after them); a missing row or B
- * refuses the server.
+ * partner's in the fixed columns, the rest after them); the first server
+ * whose row or B is missing, or -1.
  */
-static bool
+static int
 ticket_read_marks(struct ticket_server *s, char **row)
 {
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
-	char why[256];
 
-	if (!check_uint(row[10], &s->seen.own_mark) || !check_uint(row[13], &s->seen.own_mark_b)) {
-		snprintf(why, sizeof(why), "idgen_marks lacks its own row '%s' or its block_size "
-		    "(load schema/10-tables.sql%s)", server_role(s->index),
-		    s->index < SERVER_PAIR || !server_is_own(s->index) ? "" :
-		    ", or run idgenctl tier add-server");
-		ticket_refuse(s, why);
-		return false;
-	}
+	if (!check_uint(row[10], &s->seen.own_mark) || !check_uint(row[13], &s->seen.own_mark_b))
+		return (int)s->index;
 	for (unsigned k = 0; k < n; k++) {
 		unsigned j = others[k], h = k == 0 ? 11 : TICKET_CHECK_FIELDS + 2 * (k - 1),
 		    b = k == 0 ? 14 : h + 1;
 
 		if (!check_uint(row[h], &s->seen.copy[j]) ||
-		    !check_uint(row[b], &s->seen.copy_b[j])) {
-			snprintf(why, sizeof(why), "idgen_marks lacks the row '%s' (the copy of "
-			    "the %s server's mark) or its block_size (load schema/10-tables.sql%s)",
-			    server_role(j), server_name(j), j < SERVER_PAIR ? "" :
-			    ", or run idgenctl tier add-server");
-			ticket_refuse(s, why);
-			return false;
-		}
+		    !check_uint(row[b], &s->seen.copy_b[j]))
+			return (int)j;
 	}
-	return true;
+	return -1;
+}
+
+/*
+ * tickets64 as the check read it: its engine, its counter, every marks row;
+ * refused (false) unless check_table passes it.
+ */
+static bool
+ticket_check_table(struct ticket_server *s, char **row)
+{
+	struct check_table tab = { s->dbname, "tickets64", row[4],
+	    check_uint(row[9], &s->seen.counter), "idgen_marks", s->index,
+	    ticket_read_marks(s, row), "" };
+	bool added = tab.missing >= (int)SERVER_PAIR && ((unsigned)tab.missing != s->index ||
+	    server_is_own(s->index));
+	char why[512];
+
+	tab.repair = added ? "load schema/10-tables.sql, or run idgenctl tier add-server" :
+	    "load schema/10-tables.sql";
+	if (check_table(&tab, why, sizeof(why)))
+		return true;
+	ticket_refuse(s, why);
+	return false;
 }
 
 /* One EXPLAIN per statement we will run: a missing right names its GRANT. */

@@ -280,7 +280,8 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 }
 
 /*
- * At a check of server i: each namespace's ticket table's engine, and its
+ * At a check of server i: each namespace's ticket table, by the one check of
+ * every sequence's (check_table: there, InnoDB, its marks rows), and its
  * counter there against every mark known for it. Judged only then: one query
  * at a time on the connection, so no ticket of ours was drawn there between
  * the counter's read and now.
@@ -288,45 +289,41 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 static void
 tier_ns_counters(struct tier *t, unsigned i)
 {
-	char why[768], where[256], table[NS_NAME_MAX + 16];
+	char why[768], where[256], table[NS_NAME_MAX + 16], repair[NS_NAME_MAX + 80];
 
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
-		uint64_t end, next = ns->v[i].counter, b = ns->v[i].b;
+		const struct ns_view *v = &ns->v[i];
+		struct check_table tab = { t->srv[i].dbname, table, v->engine, v->counter != 0,
+		    "idgen_ns_marks", i, -1, repair };
+		uint64_t end, b = v->b;
 
-		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !ns->v[i].ready) {
+		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !v->ready) {
 			ns->regressed[i] = false;
 			continue;
 		}
 		end = tier_ns_known(t, ns, i);
-		/*
-		 * The engine check tickets64 gets at the same check (2.3, 13.6); a
-		 * missing table (no engine, counter 0) is named as such below.
-		 */
 		snprintf(table, sizeof(table), "tickets_%s", ns->name);
-		if (next != 0 &&
-		    !check_engine(t->srv[i].dbname, table, ns->v[i].engine, why, sizeof(why))) {
+		snprintf(repair, sizeof(repair), "idgenctl ns create %s makes the table, its marks "
+		    "rows and its rights", ns->name);
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS && tab.missing < 0; j++)
+			if (!v->row[j])
+				tab.missing = (int)j;
+		if (!check_table(&tab, why, sizeof(why))) {
 			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
-		if (next != 0 && check_counter(next, layout_end_ticket(end, b))) {
+		if (check_counter(v->counter, layout_end_ticket(end, b))) {
 			ns->regressed[i] = false;
 			ns->logged[i] = 0;
-			continue;
-		}
-		if (next == 0) {
-			snprintf(why, sizeof(why), "it is ready but %s.tickets_%s is missing or "
-			    "unreadable (idgenctl ns create %s makes it and its rights)",
-			    t->srv[i].dbname, ns->name, ns->name);
-			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
 		/* The default's words (tier_merge_marks), on this table and in its B_N. */
 		snprintf(where, sizeof(where), "(in its B=%" PRIu64 ": every server's marks and "
 		    "this idserver's state file; idgenctl ns raise %s --above %" PRIu64 " also "
 		    "repairs)", b, ns->name, end > 0 ? end - 1 : 0);
-		check_regressed_msg(why, sizeof(why), t->srv[i].name, t->srv[i].dbname, table, next,
-		    layout_end_ticket(end, b), where);
+		check_regressed_msg(why, sizeof(why), t->srv[i].name, t->srv[i].dbname, table,
+		    v->counter, layout_end_ticket(end, b), where);
 		tier_ns_refuse(t, ns, i, why);
 	}
 }

@@ -82,6 +82,8 @@ struct sim {
 	unsigned	 ns_check_err;	/* the namespace check's SELECT fails so (0: none) */
 	unsigned	 ns_tx_err;	/* the next namespace ticket transaction fails so */
 	const char	*ns_engine;	/* tickets_nsx's ENGINE (NULL: InnoDB) */
+	bool		 ns_row_gone[SIM_MAX];	/* its idgen_ns_marks row of nsx for
+						 * that server deleted */
 	bool		 in_tx;		/* a transaction left open (a failed check's snapshot) */
 };
 
@@ -361,10 +363,11 @@ sim_ns_check(int i, struct fake_answer *a)
 	}
 	text[i][0] = '\0';
 	for (unsigned k = 0; s->ns_b != 0 && k < server_own_count(); k++)
-		n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%snsx %" PRIu64
-		    " snowflake ready %" PRIu64 " %s %" PRIu64 " %" PRIu64 " 0 %s", k ? "\n" : "",
-		    s->ns_b, s->ns_counter, sim_roles[k], s->ns_mark[k], s->ns_mark_b[k],
-		    s->ns_engine != NULL ? s->ns_engine : "InnoDB");
+		if (!s->ns_row_gone[k])
+			n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%snsx %" PRIu64
+			    " snowflake ready %" PRIu64 " %s %" PRIu64 " %" PRIu64 " 0 %s",
+			    n ? "\n" : "", s->ns_b, s->ns_counter, sim_roles[k], s->ns_mark[k],
+			    s->ns_mark_b[k], s->ns_engine != NULL ? s->ns_engine : "InnoDB");
 	if (ns_extra_line != NULL)
 		n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%s%s", n ? "\n" : "",
 		    ns_extra_line);
@@ -2653,8 +2656,8 @@ test_ns_refusal_logged_when_reason_changes(void **state)
 	assert_false(ns->regressed[0]);
 	text = capture_log(r, ns_truncated_on_odd);
 	assert_true(ns->regressed[0]);
-	assert_non_null(strstr(text, "namespace nsx REFUSED on the odd ticket server: it is "
-	    "ready but"));
+	assert_non_null(strstr(text, "namespace nsx REFUSED on the odd ticket server: ticket "
+	    "table idgen.tickets_nsx is missing"));
 	if (strstr(text, "namespace nsx REFUSED on the odd ticket server: counter regressed") ==
 	    NULL)
 		fail_msg("the counter regressed after the table was seen missing; the log has "
@@ -2726,6 +2729,47 @@ test_ns_engine_refused(void **state)
 		settle(r);
 	}
 	assert_true(sim[0].ns_txs > txs);
+	rig_free(r);
+}
+
+/*
+ * One check of every ticket table (issue 33): tickets64's refuses a server
+ * whose copy row of another server's mark is missing (a copy UPDATE of it
+ * writes nothing, yet copy first counts it landed); a namespace's ticket
+ * table on a server without its copy row of the partner's mark is refused
+ * there alike, and served from the partner.
+ */
+static void
+test_ns_marks_row_missing(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned txs;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	sim[0].ns_row_gone[1] = true;	/* odd lacks its copy row of even's mark */
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_true(ns->regressed[0]);
+	assert_false(ns->regressed[1]);
+	assert_true(ns->served);
+	txs = sim[0].ns_txs;
+	for (int k = 0; k < 4; k++) {
+		ns = ns_want(r);
+		settle(r);
+	}
+	assert_int_equal(sim[0].ns_txs, txs);
+	assert_true(sim[1].ns_txs > 0);
+	/* The row made again: odd serves nsx after its next check. */
+	sim[0].ns_row_gone[1] = false;
+	ticket_recheck_soon(&r->t.srv[0]);
+	settle(r);
+	assert_false(ns->regressed[0]);
 	rig_free(r);
 }
 
@@ -2962,6 +3006,7 @@ main(void)
 		cmocka_unit_test(test_review_ns_bad_row_downs_server),
 		cmocka_unit_test(test_ns_refusal_logged_when_reason_changes),
 		cmocka_unit_test(test_ns_engine_refused),
+		cmocka_unit_test(test_ns_marks_row_missing),
 		cmocka_unit_test(test_recheck_slots_apart),
 		cmocka_unit_test(test_ns_check_without_ns_tables),
 	};
