@@ -86,7 +86,7 @@ LIB_CFLAGS   := -fPIC -fvisibility=hidden -pthread -Iinclude -Ilib -Isrc \
 # Connector/C, libevent and inih (idserver's config table).
 LIBIDGEN_LIBS = $(shell pkg-config --libs $(LIBIDGEN_PKGS) 2>/dev/null)
 
-.PHONY: settings sim all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
+.PHONY: settings sim rules-fixed all deps run run-regions db-up db-down test unit integration sanitize bench clean fuzz fuzz-short \
 	fuzz-bins tsan soak go test-go
 all: $(BUILD)/idserver $(BUILD)/idgenctl $(TOOL_BIN) $(LIBIDGEN) $(BUILD)/idsim
 
@@ -300,8 +300,15 @@ integration: all
 test: deps
 	@tests/run-all.sh
 
-bench: deps all
+bench: deps all rules-fixed
 	bench/run.sh
+
+# idserver with the simulation's rule switches compiled out (src/rules.h's
+# IDGEN_RULES_FIXED), in a build directory of its own with the same OPT: bench
+# row 19 runs it beside $(BUILD)/idserver (docs/design.md section 14).
+rules-fixed:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/rules-fixed OPT="$(OPT) -DIDGEN_RULES_FIXED" \
+	    $(BUILD)/rules-fixed/idserver
 
 # A seeded mix of every fault for SOAK_SECONDS (default 1800); one verdict line.
 soak: deps all

@@ -6,7 +6,8 @@
 # Starts on 127.0.0.1: a MariaDB odd/even pair (scripts/dbpair.sh), idserver,
 # redis-server (Debian's) and build/nullserver, and for rows 10-11 nginx
 # (Debian's nginx-light), build/go/bin/go-idpeer (grpc-go) and a grpcio
-# counter, for row 14 a second idserver over TLS; runs the matrix; stops all of them by PID at exit (trap), even on
+# counter, for row 14 a second idserver over TLS, for row 19 two more (the
+# shipped build and build/rules-fixed/idserver); runs the matrix; stops all of them by PID at exit (trap), even on
 # failure. Writes bench/RESULTS.md and
 # bench/latency.png (gnuplot, bench/plot.gp); raw outputs stay under
 # build/bench-var/.
@@ -31,13 +32,15 @@
 #                    3 and 5 (default: 1 when perf is installed; it is not a
 #                    dependency, the section is skipped without it)
 #   BENCH_TLS_PORT BENCH_TLS_GRPC_PORT  row 14's idserver over TLS (default 14248 14249)
-#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15, 16, 17 and 18
+#   BENCH_ONLY       a list of rows to run alone, of 10, 11, 13, 14, 15, 16, 17, 18 and 19
 #                    (e.g. 10,11 or "10 13"): only those rows and the servers they
 #                    need; each row's section goes to build/bench-var/rowN.md and
 #                    bench/RESULTS.md is left as it is (row 13 alone: about a
 #                    minute; rows 10 and 11: about a minute with the pair's start;
 #                    row 15 about 80 s, row 16 about a minute, row 17 about 30 s,
-#                    row 18 about 10 s with the pair's start)
+#                    row 18 about 10 s with the pair's start, row 19 about 2
+#                    minutes with the pair's start, and a build of
+#                    build/rules-fixed/ when make did not build it)
 #   BENCH_SLO_SECONDS  row 15's runs (default 5); BENCH_SLO_LINE_RATE (text and
 #                    RESP, default 100000), BENCH_SLO_ONE_RATE (HTTP and gRPC single
 #                    IDs, 20000), BENCH_SLO_BATCH_RATE (batches of 1,000, 500): req/s
@@ -47,6 +50,11 @@
 #   BENCH_CONN_ALL_RATE  row 16's fixed rate over all N connections (default 10000)
 #   BENCH_SLOW_DISK_US  row 17's injected fdatasync delay, µs (default 50000)
 #   BENCH_SLOW_DISK_RATE  row 17's open-loop rate on one connection (default 2000/s)
+#   BENCH_SEAM_PORT  row 19's shipped idserver; the seam-free one on the next port
+#                    (default 14250)
+#   BENCH_SEAM_REPS  row 19's runs of each build and shape, alternating (default 5)
+#   BENCH_SEAM_LIMIT_PCT  row 19's threshold: each ratio shipped / seam-free of
+#                    requests/s and CPU per request within this many % of 1 (default 3)
 #   BENCH_FAR_BASE   row 13's ports: BASE..BASE+9 (default 13320): region 0's and
 #                    region 1's pairs, the proxies, the echo, idserver and its HTTP
 #   BENCH_FAR_DELAY_MS  row 13's link, each way (default 25: a 50 ms round trip)
@@ -206,6 +214,8 @@ run_bench() {
 	local snap0="" snap1="" i sport=""
 	[ "$spid" = "${SVC_PID:-}" ] && sport=$SVC_PORT
 	[ "$spid" = "${FAR_PID:-}" ] && sport=$FAR_SVC
+	# RUN_SPORT=PORT run_bench ...: another idserver's STATS (row 19's).
+	[ -n "${RUN_SPORT:-}" ] && sport=$RUN_SPORT
 	[ -n "$sport" ] && snap0=$(svc_snap "$sport")
 	timeout --foreground -k 5 $((DUR + 90)) "${PIN_CLI[@]}" "${cmd[@]}" >"$out" 2>&1
 	rc=$?
@@ -644,8 +654,8 @@ far_verdict() {
 ONLY=$(tr ', ' '  ' <<<"${BENCH_ONLY:-}" | xargs)
 for r in $ONLY; do
 	case $r in
-	10|11|13|14|15|16|17|18) ;;
-	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15, 16, 17 and 18 can, e.g. BENCH_ONLY=10,11)" ;;
+	10|11|13|14|15|16|17|18|19) ;;
+	*) die "BENCH_ONLY=$BENCH_ONLY: row $r cannot run alone (rows 10, 11, 13, 14, 15, 16, 17, 18 and 19 can, e.g. BENCH_ONLY=10,11)" ;;
 	esac
 done
 # want ROW: the row runs (every row when BENCH_ONLY is not set).
@@ -1658,8 +1668,191 @@ r18_summary() {
 	echo "  row 18 libidgen 1 thread: library mode $(val r18-gen ids_per_s) IDs/s ($(ratio "$(fig r18-gen ids_per_s)" $GEN_CEILING) of one worker's 4,096,000), $(val r18-gen ns_per_call) ns/call; block mode $(val r18-block ids_per_s) IDs/s, $(val r18-block ns_per_call) ns/call"
 }
 
+# ---- row 19: what the simulation's rule switches cost (issue 32) ----------
+# The shipped idserver against one built with -DIDGEN_RULES_FIXED (src/rules.h:
+# every RULE_ON() the constant true, the switches compiled out; `make
+# rules-fixed` builds it in build/rules-fixed/ with the same OPT). Both start
+# fresh on the bench pair, pinned alike, each on its own port (the idle one
+# waits); the same runs alternate between them SEAM_REPS times, the order
+# swapped every rep (shipped first in odd reps): text ID, 50 connections x
+# pipeline 32, closed loop (row 2's shape: the request path), and BLOCK 4096, 4
+# connections x pipeline 8 (row 4's: the pool drains, so tickets flow all the
+# time, each through ticket.c's and tier.c's RULE_ON checks). Medians per
+# build, and the median of the ratios shipped / seam-free of each rep's two
+# back-to-back runs (paired: the machine's drift between reps cancels). The
+# verdict: the paired ratio of server CPU per request within SEAM_LIMIT_PCT
+# of 1 in both shapes. Requests/s and P99 are shown beside it, not judged: on a
+# loaded 2-core machine closed-loop throughput swings with the other work far
+# more than a few percent between runs of one binary.
+SEAM_PORT=${BENCH_SEAM_PORT:-14250}
+SEAM_REPS=${BENCH_SEAM_REPS:-5}
+SEAM_LIMIT_PCT=${BENCH_SEAM_LIMIT_PCT:-3}
+FIXED_IDSERVER=$BUILD/rules-fixed/idserver
+SEAM_CMDS=""
+# seam_stat PORT NAME: one STATS value of a row 19 idserver.
+seam_stat() { q "$1" 'STATS\n' | awk -v n="$2" '$1 == "STAT" && $2 == n { print $3 }'; }
+# seam_tickets PORT: tickets the idserver has banked from both servers.
+seam_tickets() { q "$1" 'STATS\n' | awk '$1 == "STAT" && ($2 == "odd_tickets" || $2 == "even_tickets") { n += $3 } END { print n + 0 }'; }
+# seam_start NAME BINARY PORT: a fresh idserver of row 19, in ticket mode with
+# both servers up; its PID in SEAM_PID.
+seam_start() {
+	local name=$1 bin=$2 port=$3 i
+	rm -f "$VAR/seam-$name.state"
+	IDGEN_DB_PASSWORD=$(cat "$DB/db_password") "${PIN_SRV[@]}" "$bin" --listen_host 127.0.0.1 \
+		--listen_port "$port" --odd_host 127.0.0.1 --odd_port "$ODD_PORT" \
+		--even_host 127.0.0.1 --even_port "$EVEN_PORT" \
+		--state_file "$VAR/seam-$name.state" >"$VAR/seam-$name.log" 2>&1 &
+	SEAM_PID=$!
+	PIDS+=("$SEAM_PID")
+	SEAM_CMDS+="IDGEN_DB_PASSWORD=... ${PIN_SRV[*]}${PIN_SRV:+ }${bin#"$ROOT"/} --listen_host 127.0.0.1 --listen_port $port --odd_host 127.0.0.1 --odd_port $ODD_PORT --even_host 127.0.0.1 --even_port $EVEN_PORT --state_file build/bench-var/seam-$name.state"$'\n'
+	wait_port "$port" "$SEAM_PID" "seam-$name"
+	for i in $(seq 1 100); do
+		[ "$(seam_stat "$port" mode)" = ticket ] && [ "$(seam_stat "$port" odd_state)" = up ] &&
+			[ "$(seam_stat "$port" even_state)" = up ] && return 0
+		sleep 0.2
+	done
+	R[r19.why]="idserver $name not in ticket mode with both servers up after 20 s: $(tail -n 2 "$VAR/seam-$name.log" | tr '\n' ' ')"
+	return 1
+}
+
+seam_row() {
+	local r b k l t0 t1 pid port order REPS=$SEAM_REPS
+	local MEDIAN_KEYS="$MEDIAN_KEYS tickets_per_s" SUM_KEYS="$SUM_KEYS tickets"
+	local -A spid sport
+	say "row 19: the shipped idserver vs one with the rule switches compiled out (IDGEN_RULES_FIXED), $REPS runs each, alternating"
+	R[r19.load0]=$(cut -d' ' -f1-3 /proc/loadavg)
+	# Built here when make did not (BENCH_ONLY=19); a no-op after `make bench`.
+	if ! make -C "$ROOT" --no-print-directory BUILD=build rules-fixed >"$VAR/rules-fixed.log" 2>&1; then
+		R[r19.why]="make rules-fixed failed: $(tail -n 2 "$VAR/rules-fixed.log" | tr '\n' ' ')"
+	elif ! make -C "$ROOT" -q BUILD=build build/idserver 2>/dev/null; then
+		R[r19.why]="build/idserver is older than its sources: run make first"
+	fi
+	if [ -n "${R[r19.why]:-}" ]; then say "  row 19: ${R[r19.why]}"; return 1; fi
+	sport[shipped]=$SEAM_PORT; sport[fixed]=$((SEAM_PORT + 1))
+	seam_start shipped "$IDSERVER" "${sport[shipped]}" || { say "  row 19: ${R[r19.why]}"; return 1; }
+	spid[shipped]=$SEAM_PID
+	seam_start fixed "$FIXED_IDSERVER" "${sport[fixed]}" || { say "  row 19: ${R[r19.why]}"; return 1; }
+	spid[fixed]=$SEAM_PID
+	for r in $(seq 1 "$REPS"); do
+		order="shipped fixed"
+		[ $((r % 2)) = 0 ] && order="fixed shipped"
+		for k in id block; do
+			for b in $order; do
+				l=r19-$b-$k-run$r
+				pid=${spid[$b]} port=${sport[$b]}
+				t0=$(seam_tickets "$port")
+				if [ $k = id ]; then
+					RUN_SPORT=$port run_bench "$l" "$pid" --port "$port" --command ID \
+						--connections 50 --pipeline 32 --threads "$THREADS" --duration "$DUR"
+				else
+					RUN_SPORT=$port run_bench "$l" "$pid" --port "$port" --command "BLOCK 4096" \
+						--connections 4 --pipeline 8 --threads "$THREADS" --duration "$DUR"
+				fi
+				t1=$(seam_tickets "$port")
+				R[$l.tickets]=$((t1 - t0))
+				isnum "${R[$l.seconds]:-}" && R[$l.tickets_per_s]=$(ratio "${R[$l.tickets]}" "${R[$l.seconds]}" 1)
+				alive "$pid" || { R[r19.why]="idserver $b (pid $pid) is gone during $l: $(tail -n 3 "$VAR/seam-$b.log" | tr '\n' ' ')"; say "  row 19: ${R[r19.why]}"; FAILED_RUN=1; break 3; }
+			done
+		done
+	done
+	median_of r19-shipped-id r19-fixed-id r19-shipped-block r19-fixed-block
+	r19_pair
+	R[r19.load1]=$(cut -d' ' -f1-3 /proc/loadavg)
+	for b in shipped fixed; do
+		kill -TERM "${spid[$b]}" 2>/dev/null; stop_pid "${spid[$b]}"; wait "${spid[$b]}" 2>/dev/null; forget "${spid[$b]}"
+	done
+	[ -z "${R[r19.why]:-}" ]
+}
+
+# r19_ratio SHAPE KEY: shipped / seam-free of one median figure, 3 digits.
+r19_ratio() { ratio "$(fig "r19-shipped-$1" "$2")" "$(fig "r19-fixed-$1" "$2")" 3; }
+
+# r19_pair: for each shape and figure, the ratio shipped / seam-free of every
+# rep whose two runs both count (R[r19.SHAPE.KEY.pairs]) and their median
+# (R[r19.SHAPE.KEY.pair]).
+r19_pair() {
+	local k m r x vals n
+	for k in id block; do
+		for m in req_per_s server_cpu_us_per_req p99_us tickets_per_s; do
+			vals=""
+			for r in $(seq 1 "$SEAM_REPS"); do
+				x=$(ratio "$(fig "r19-shipped-$k-run$r" $m)" "$(fig "r19-fixed-$k-run$r" $m)" 3)
+				isnum "$x" && vals+="$x "
+			done
+			R[r19.$k.$m.pairs]=$(echo $vals | sed 's/ / \/ /g')
+			n=$(wc -w <<<"$vals")
+			[ "$n" -gt 0 ] && R[r19.$k.$m.pair]=$(tr ' ' '\n' <<<"$vals" | grep . | sort -g | sed -n "$(( (n - 1) / 2 + 1 ))p")
+		done
+	done
+}
+
+# r19_verdict: the paired ratio of server CPU per request within
+# SEAM_LIMIT_PCT of 1 in both shapes (either way: a seam-free build that came
+# out dearer is the machine, and counts against the claim as much).
+r19_verdict() {
+	local k x bad="" lo hi
+	lo=$(calc "1 - $SEAM_LIMIT_PCT / 100" 3); hi=$(calc "1 + $SEAM_LIMIT_PCT / 100" 3)
+	for k in id block; do
+		x=${R[r19.$k.server_cpu_us_per_req.pair]:-}
+		isnum "$x" || { echo "NOT MEASURED${R[r19.why]:+ (${R[r19.why]})}"; return; }
+		[ "$(calc "$x >= $lo && $x <= $hi" 0)" = 1 ] || bad+="${bad:+, }$k $x"
+	done
+	if [ -z "$bad" ]; then echo "within $SEAM_LIMIT_PCT %: MET"; else echo "**MISSED** (CPU per request outside $SEAM_LIMIT_PCT %: $bad)"; fi
+}
+
+# r19_line SHAPE KEY TITLE: one line of row 19's table.
+r19_line() {
+	echo "| $3 | $(val "r19-shipped-$1" "$2") | $(val "r19-fixed-$1" "$2") | $(r19_ratio "$1" "$2") | ${R[r19.$1.$2.pair]:-n/a} (${R[r19.$1.$2.pairs]:-}) | ${R[r19-shipped-$1.all_$2]:-} | ${R[r19-fixed-$1.all_$2]:-} |"
+}
+
+r19_md() {
+	cat <<MD
+## Row 19: what the simulation's rule switches cost production (issue 32)
+
+The shipped idserver (\`build/idserver\`: every rule of src/rules.h behind \`RULE_ON()\`, a
+load and a bit test of \`rules_off\`, always 0 outside \`build/idsim\`) against the same
+code built with \`-DIDGEN_RULES_FIXED\` (\`make rules-fixed\`, \`build/rules-fixed/idserver\`:
+\`RULE_ON()\` the constant true, the switches compiled out). Both fresh, on the same pair,
+pinned to the same CPU, each on its own port; the same idbench runs alternate between
+them, ${SEAM_REPS} of each, the order swapped every rep, so both see the same minutes of
+the machine (load average ${R[r19.load0]:-?} at the row's start, ${R[r19.load1]:-?} at
+its end). \`ID\`: 50 connections x pipeline 32, closed loop (the request path, row 2's
+shape). \`BLOCK 4096\`: 4 connections x pipeline 8 (row 4's shape), which drains the pool,
+so tickets flow all the time and each passes ticket.c's and tier.c's switches. Figures
+are medians over the runs; "paired" is the median of each rep's ratio of its two
+back-to-back runs (each rep's ratios in brackets), the machine's drift between reps
+cancelled.${R[r19.why]:+ **Not measured: ${R[r19.why]}.**}
+
+| | shipped | seam-free | shipped / seam-free (medians) | paired | shipped, each run | seam-free, each run |
+| --- | ---: | ---: | ---: | --- | --- | --- |
+$(r19_line id req_per_s "\`ID\` 50 x 32: requests/s")
+$(r19_line id server_cpu_us_per_req "same: server CPU µs/request")
+$(r19_line id p99_us "same: P99 µs")
+$(r19_line block req_per_s "\`BLOCK 4096\` 4 x 8: requests/s")
+$(r19_line block server_cpu_us_per_req "same: server CPU µs/request")
+$(r19_line block p99_us "same: P99 µs")
+$(r19_line block tickets_per_s "same: tickets banked/s")
+
+Checks: $(status r19-shipped-id); $(status r19-fixed-id); $(status r19-shipped-block); $(status r19-fixed-block).
+Refill waits during the \`BLOCK\` runs (summed): shipped ${R[r19-shipped-block.svc_refill_waits]:-?}, seam-free ${R[r19-fixed-block.svc_refill_waits]:-?};
+Snowflake IDs: ${R[r19-shipped-block.svc_ids_fallback]:-?} / ${R[r19-fixed-block.svc_ids_fallback]:-?}.
+
+Target (issue 32: production pays nothing measurable for the simulation's seams): the
+paired ratio of server CPU per request within ${SEAM_LIMIT_PCT} % of 1 in both shapes
+(\`BENCH_SEAM_LIMIT_PCT\`): $(r19_verdict). Requests/s and P99 are shown, not judged: on a
+shared machine a closed loop's rate and tail follow the other work (each run above).
+The function-pointer seams (the state file's \`datasync\`, \`struct db_ops\`) are in both
+builds: an indirect call per state file write or database call, per ticket, never per
+request; the clock is interposed only when linking \`build/idsim\`.
+MD
+}
+
+r19_summary() {
+	echo "  row 19 shipped / seam-free (IDGEN_RULES_FIXED), paired: ID CPU/req x${R[r19.id.server_cpu_us_per_req.pair]:-n/a}, req/s x${R[r19.id.req_per_s.pair]:-n/a}; BLOCK 4096 CPU/req x${R[r19.block.server_cpu_us_per_req.pair]:-n/a}, req/s x${R[r19.block.req_per_s.pair]:-n/a} ($(val r19-shipped-block tickets_per_s) vs $(val r19-fixed-block tickets_per_s) tickets/s): $(r19_verdict)" | sed 's/\*\*//g'
+}
+
 # BENCH_ONLY=13: row 13 alone, its own pairs and idserver; RESULTS.md untouched.
-if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16 && ! want 17 && ! want 18; then
+if [ -n "$ONLY" ] && ! want 10 && ! want 11 && ! want 14 && ! want 15 && ! want 16 && ! want 17 && ! want 18 && ! want 19; then
 	for t in mariadb nc ss python3 curl; do
 		command -v "$t" >/dev/null || die "$t not installed (make deps)"
 	done
@@ -1690,7 +1883,7 @@ done
 [ -d "$DB" ] && "$ROOT/scripts/dbpair.sh" down "$DB" >/dev/null 2>&1
 for p in "$ODD_PORT" "$EVEN_PORT" "$SVC_PORT" "$HTTP_PORT" "$GRPC_PORT" \
     $([ -z "$ONLY" ] && echo "$REDIS_PORT") $({ [ -z "$ONLY" ] || want 15; } && echo "$NULL_PORT") \
-    $(want 14 && echo "$TLS_PORT" "$TLS_GRPC_PORT"); do
+    $(want 14 && echo "$TLS_PORT" "$TLS_GRPC_PORT") $(want 19 && echo "$SEAM_PORT" $((SEAM_PORT + 1))); do
 	port_busy "$p" && die "port $p on 127.0.0.1 is in use; set BENCH_*_PORT"
 done
 # 1,000 idle connections, row 16's 10,000 and the load runs need more than the
@@ -1761,7 +1954,8 @@ if [ -n "$ONLY" ]; then
 	want 14 && row14
 	want 17 && slow_disk_row
 	want 18 && gen_row
-	for r in 10 11 13 14 15 16 17 18; do
+	want 19 && { seam_row || say "row 19 could not run: ${R[r19.why]:-}"; }
+	for r in 10 11 13 14 15 16 17 18 19; do
 		want $r || continue
 		{
 			only_head
@@ -1774,6 +1968,7 @@ if [ -n "$ONLY" ]; then
 			16) conn_md ;;
 			17) r17_md ;;
 			18) r18_md ;;
+			19) r19_md ;;
 			esac
 			if [ $r = 10 ] || [ $r = 11 ] || [ $r = 15 ] || [ $r = 16 ]; then
 				printf '\n| target | measured | verdict |\n| --- | --- | --- |\n'
@@ -1793,6 +1988,10 @@ if [ -n "$ONLY" ]; then
 				printf '\nServers: the MariaDB pair and idserver as in RESULTS.md'"'"'s commands, and the TLS idserver above. Runs:\n\n```sh\n'
 				for l in "${LABELS[@]}"; do [[ $l == r14-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
 				printf '```\n'
+			elif [ $r = 19 ]; then
+				printf '\nServers (127.0.0.1, on the pair of scripts/dbpair.sh up build/bench-var/db %s %s):\n\n```sh\nmake rules-fixed\n%s```\n\nRuns:\n\n```sh\n' "$ODD_PORT" "$EVEN_PORT" "$SEAM_CMDS"
+				for l in "${LABELS[@]}"; do [[ $l == r19-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
+				printf '```\n'
 			elif [ $r = 17 ] || [ $r = 18 ]; then
 				printf '\nServers (127.0.0.1):\n\n```sh\n%s\n```\n\nRuns:\n\n```sh\n' "$IDSERVER_CMD"
 				for l in "${LABELS[@]}"; do [[ $l == r$r-* ]] && [ -n "${R[$l.cmd]:-}" ] && echo "${R[$l.cmd]}"; done
@@ -1808,6 +2007,7 @@ if [ -n "$ONLY" ]; then
 	want 16 && conn_summary
 	want 17 && r17_summary
 	want 18 && r18_summary
+	want 19 && r19_summary
 	want 13 && echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)" | sed 's/\*\*//g'
 	[ "$FAILED_VERIFY" = 0 ] && [ "$FAILED_RUN" = 0 ]
 	exit
@@ -1888,6 +2088,9 @@ for t in 1 2; do
 	fi
 done
 gen_row
+
+# ---- row 19: the rule switches' cost, in ticket mode (seam_row above) -------
+seam_row || say "row 19 could not run: ${R[r19.why]:-}"
 
 # ---- row 7: open loop at 100k req/s --------------------------------------
 OPEN=(--connections 50 --pipeline 32 --rate 100000)
@@ -2308,6 +2511,7 @@ $(i22_targets)
 $(slo_targets)
 $(conn_targets)
 | Row 13 (issue 18): a ticket across a 50 ms link costs one round trip (mean fetch under 1.5 of the link's round trips) | $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") µs over a ${R[r13.rtt_us]:-n/a} µs round trip | $(far_verdict) |
+| Row 19 (issue 32): production pays nothing measurable for the simulation's rule switches (shipped / \`IDGEN_RULES_FIXED\` build, paired, server CPU per request within ${SEAM_LIMIT_PCT} %) | \`ID\` x${R[r19.id.server_cpu_us_per_req.pair]:-n/a} CPU (x${R[r19.id.req_per_s.pair]:-n/a} req/s); \`BLOCK 4096\` x${R[r19.block.server_cpu_us_per_req.pair]:-n/a} CPU (x${R[r19.block.req_per_s.pair]:-n/a} req/s) | $(r19_verdict) |
 
 ## Row 1: single IDs, 1 connection, no pipelining (vs Redis INCR)
 
@@ -2419,6 +2623,8 @@ $(r17_md)
 
 $(r18_md)
 
+$(r19_md)
+
 ## Memory (idserver VmRSS from /proc/PID/status)
 
 | when | idserver RSS | Redis RSS |
@@ -2462,7 +2668,9 @@ $NULL_CMD
 ${NGINX_CMD:-# nginx did not start}
 ${GOPEER_CMD:-# go-idpeer did not start}
 ${PEER_CMD:-# the grpcio peer did not start}
-\`\`\`
+# row 19 (make rules-fixed builds build/rules-fixed/idserver):
+${SEAM_CMDS:-# row 19: its idservers did not start
+}\`\`\`
 
 Runs (\`--latency-out\` files are in \`build/bench-var/lat/\`):
 
@@ -2517,6 +2725,7 @@ slo_summary
 conn_summary
 r17_summary
 r18_summary
+r19_summary
 echo "  row 13 a ticket across the link: $(cut -d' ' -f2 <<<"${R[r13.far]:-n/a}") us, the link's round trip ${R[r13.rtt_us]:-n/a} us: $(far_verdict)"
 printf '  memory %s MB with %s idle connections (%s MB after load); rounds %s kB\n' "$(kb_mb "$RSS_IDLE_PING")" "$IDLE_CONNS" "$(kb_mb "$RSS_IDLE_LOADED")" "${MEM_RUNS[*]:-n/a}"
 echo "  targets:"

@@ -40,6 +40,11 @@
 #include "tserver.h"
 #include "vclock.h"
 
+/* --disable needs the rule switches that IDGEN_RULES_FIXED compiles out (rules.h). */
+#ifdef IDGEN_RULES_FIXED
+#error "build/idsim needs the rule switches: build it without -DIDGEN_RULES_FIXED"
+#endif
+
 #define SIM_IDSERVERS	3
 #define SIM_TRACE_KEEP	40	/* lines of the trace shown with a failure */
 #define SIM_TAKE_MAX	256
@@ -82,11 +87,13 @@ enum residue_class {
 	RES_INFLIGHT,	/* its copy landed on the partner after the taker last read it */
 	RES_NS_UNHELD,	/* a namespace block no row or copy held, nor was due to: copy
 			 * first's exceptions decide at the duplicate (13.6); never counted */
+	RES_REGIONS_M,	/* two regions under different M drew one ticket (12.3) */
 	RES_COUNT,
 };
 
 static const char *const residue_names[RES_COUNT] = {
 	"both-restored", "partner-absent", "partner-silent", "copy-in-flight", "ns-unheld",
+	"regions-m",
 };
 
 /* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
@@ -299,8 +306,6 @@ static void	sim_file_keep(struct idserver *d);
 static void	sim_restart(struct idserver *d, bool file, bool clean);
 static void	sim_whoami(struct state_owner *me);
 static int	sim_datasync(int fd);
-static int	sim_due_cb(const struct event_base *base, const struct event *ev, void *arg);
-static int64_t	sim_next_due(void);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
@@ -1020,11 +1025,14 @@ sim_file_back(struct idserver *d)
 
 	if (d->old == NULL || age < SIM_OLD_MIN_US)
 		return false;
-	for (size_t at = STATE_REC_MAX; at + STATE_STAMP_LEN <= d->oldlen &&
-	    at < 2 * (size_t)STATE_MAX_LEN; at += STATE_MAX_LEN) {
+	for (size_t off = 0; off < d->oldlen && off < 2 * (size_t)STATEFILE_SLOT;
+	    off += STATEFILE_SLOT) {
+		size_t at = off + state_end(d->old + off, d->oldlen - off < STATEFILE_SLOT ?
+		    d->oldlen - off : STATEFILE_SLOT);	/* the stamp follows its record */
 		struct state_stamp st;
 
-		if (!state_stamp_parse(d->old + at, STATE_STAMP_LEN, &st))
+		if (at == off || at + STATE_STAMP_LEN > d->oldlen ||
+		    !state_stamp_parse(d->old + at, STATE_STAMP_LEN, &st))
 			continue;
 		st.sec -= (int64_t)(age / 1000000);
 		st.nsec -= (long)(age % 1000000) * 1000;
@@ -1047,8 +1055,8 @@ sim_file_back(struct idserver *d)
 
 /*
  * Takes a copy of d's whole file as it is now, to be put back later (its
- * second namespace slot lies past 128 KiB: a copy cut short would put back
- * an older namespace record than the file held, docs/design.md section 14).
+ * slot 1 lies past 260 KiB: a copy cut short would put back an older record
+ * than the file held, docs/design.md sections 6.10 and 14).
  * Nothing is kept unless the whole file was read.
  */
 static void
@@ -1085,50 +1093,6 @@ sim_file_keep(struct idserver *d)
 }
 
 /*
- * One event of the loop, for sim_next_due: an event that waits on a file
- * descriptor or a signal cannot be foreseen (due now); a timer is due at its
- * deadline, which event_pending gives on libevent's wall clock: its monotonic
- * deadline plus the wall clock's offset, and both clocks are virtual time
- * (vclock.c), so that is the deadline on vclock_unix_us's clock.
- */
-static int
-sim_due_cb(const struct event_base *base, const struct event *ev, void *arg)
-{
-	int64_t *due = arg;
-	struct timeval tv;
-
-	(void)base;
-	if (event_get_fd(ev) >= 0 || (event_get_events(ev) & EV_SIGNAL) != 0 ||
-	    event_pending(ev, EV_READ | EV_WRITE | EV_SIGNAL, NULL) != 0) {
-		*due = INT64_MIN;
-		return 1;
-	}
-	if (event_pending(ev, EV_TIMEOUT, &tv) != 0) {
-		int64_t at = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-
-		if (at < *due)
-			*due = at;
-	}
-	return 0;
-}
-
-/*
- * The earliest virtual time (vclock_unix_us) at which a loop could run a
- * callback: INT64_MIN when one is active already (or cannot be foreseen),
- * INT64_MAX when no timer is pending.
- */
-static int64_t
-sim_next_due(void)
-{
-	int64_t due = INT64_MAX;
-
-	if (event_base_get_num_events(S.base, EVENT_BASE_COUNT_ACTIVE) > 0)
-		return INT64_MIN;
-	(void)event_base_foreach_event(S.base, sim_due_cb, &due);
-	return due;
-}
-
-/*
  * Advances virtual time by us in steps of 500 us, letting every timer that
  * falls due run at the end of the step it falls in. One non-blocking loop
  * runs until nothing is active (libevent goes round again while callbacks
@@ -1160,8 +1124,8 @@ sim_run(uint64_t us)
 		if (now + (int64_t)d < due)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
-		due = sim_next_due();
-		due = regions_run(due);	/* a second region's loop (regions.c) */
+		due = vclock_next_due(S.base);
+		due = regions_run(due);	/* the other regions' loops (regions.c) */
 	}
 	for (unsigned i = 0; i < S.nsrv; i++)
 		if (S.down_until[i] != 0 && vclock_now_us() >= S.down_until[i]) {
@@ -1206,6 +1170,9 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 	for (size_t k = 0; k < S.nresidue; k++)
 		if (S.residue[k].t == t)
 			cls = (int)S.residue[k].cls;
+	/* Regions under different M (regions.c): 12.3's residue, exactly its condition. */
+	if (cls < 0 && regions_residue(o->who, d->who, t))
+		cls = RES_REGIONS_M;
 	sim_trace("e%" PRIu64 " %s%s: ID %" PRIu64 " (ticket %" PRIu64 ") by i%u at e%" PRIu64
 	    " and by i%u at e%" PRIu64, S.ev, cls >= 0 ? "RESIDUE " : "DUPLICATE",
 	    cls >= 0 ? residue_names[cls] : "", id, t, o->who, o->ev, d->who, S.ev);
@@ -1214,7 +1181,7 @@ sim_record(struct idserver *d, uint64_t lo, uint64_t hi)
 	return cls >= 0 ? 2 : 1;
 }
 
-/* Records [lo, hi) handed out by region 1's idserver who (regions.c), with region 0's. */
+/* Records [lo, hi) handed out by another region's idserver who (regions.c), with region 0's. */
 static int
 sim_region_record(unsigned who, uint64_t lo, uint64_t hi)
 {
@@ -2020,9 +1987,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 	for (k = 0; k < S.nsrv; k++)
 		S.srv[k].now_ms = sim_now_ms;
 	/*
-	 * Two regions (regions.c, docs/design.md section 14) in the pair's
-	 * schedules whose seed is 5 modulo 12 (--regions: all, none, or every
-	 * schedule with one kind of layout mistake); others draw nothing more.
+	 * Two to four regions (regions.c, docs/design.md section 14) in the
+	 * pair's schedules whose seed is 5 modulo 12 (--regions: all, none, or
+	 * every schedule with one kind of mistake); others draw nothing more.
 	 */
 	(void)regions_begin(seed, !S.tier_on && ns_mode != 1, S.srv, S.nsrv, &S.b,
 	    &sim_regions_io);
@@ -2155,13 +2122,14 @@ sim_schedule(uint64_t seed, unsigned *events)
 			rng_load(&S.at_ev[S.ev]);
 		else
 			rng_save(&S.at_ev[S.ev]);
+		regions_stream_at(S.ev, false, S.replay);
 		pick = (unsigned)rng_below(100);
 		if (!S.replay)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
 			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && S.raise_on ? EV_NS_OP :
 			    EV_NONE;	/* sim_fault: its kind; a raise's step acts too */
 		if (!S.replay && pick >= 65 && regions_active())
-			S.did[S.ev] = EV_TAKE;	/* region 1's event (no namespaces, no raise) */
+			S.did[S.ev] = EV_TAKE;	/* another region's event (no namespaces, no raise) */
 		if (S.replay && S.ev_off[S.ev])
 			pick = 100;	/* left out: its time passes, nothing happens */
 		if (pick < 55)
@@ -2185,6 +2153,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 				rng_load(&S.at_run[S.ev]);
 			else
 				rng_save(&S.at_run[S.ev]);
+			regions_stream_at(S.ev, true, S.replay);
 			sim_run(rng_permille(50) ? 20000 + rng_below(400000) : rng_below(4000));
 		}
 		if (r == 0 && S.unmodelled[0] != '\0') {
@@ -2478,8 +2447,7 @@ sim_shrink(uint64_t seed)
 		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
 	sim_ro_args();
 	if (regions_mode != REGIONS_SOME)
-		printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" : regions_mode ==
-		    REGIONS_NONE ? "none" : regions_mode == REGIONS_B ? "b" : "r");
+		printf(" --regions %s", regions_mode_name());
 	for (unsigned k = 0; k < RULE_COUNT; k++)
 		if (!RULE_ON(k))
 			printf(" --disable %s", rules[k].name);
@@ -2515,7 +2483,7 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r]\n");
+	    "       [--regions some|all|none|b|r|m]\n");
 }
 
 int
@@ -2567,7 +2535,7 @@ main(int argc, char **argv)
 		} else if (v != NULL && strcmp(a, "--regions") == 0) {
 			regions_mode = strcmp(v, "all") == 0 ? REGIONS_ALL : strcmp(v, "none") == 0 ?
 			    REGIONS_NONE : strcmp(v, "b") == 0 ? REGIONS_B : strcmp(v, "r") == 0 ?
-			    REGIONS_R : REGIONS_SOME;
+			    REGIONS_R : strcmp(v, "m") == 0 ? REGIONS_M : REGIONS_SOME;
 			if (regions_mode == REGIONS_SOME && strcmp(v, "some") != 0) {
 				usage();
 				return 2;
@@ -2640,8 +2608,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* A schedule of two regions is a pair's: no tier, no namespaces (regions.c). */
-	if (regions_mode == REGIONS_ALL || regions_mode == REGIONS_B || regions_mode == REGIONS_R) {
+	/* A schedule of regions is a pair's: no tier, no namespaces (regions.c). */
+	if (regions_mode != REGIONS_SOME && regions_mode != REGIONS_NONE) {
 		tier_mode = 2;
 		ns_mode = 2;
 	}
@@ -2679,9 +2647,7 @@ main(int argc, char **argv)
 				    "none" : "raise");
 			sim_ro_args();
 			if (regions_mode != REGIONS_SOME)
-				printf(" --regions %s", regions_mode == REGIONS_ALL ? "all" :
-				    regions_mode == REGIONS_NONE ? "none" : regions_mode == REGIONS_B ?
-				    "b" : "r");
+				printf(" --regions %s", regions_mode_name());
 			for (unsigned k = 0; k < RULE_COUNT; k++)
 				if (!RULE_ON(k))
 					printf(" --disable %s", rules[k].name);
@@ -2725,7 +2691,7 @@ main(int argc, char **argv)
 	    S.raises_done);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
-		if (k != RES_NS_UNHELD)
+		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))
 			printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
 	printf("\n");
 	printf("sim: %" PRIu64 " schedules, %" PRIu64 " events, %" PRIu64 " duplicates, %" PRIu64

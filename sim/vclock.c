@@ -14,12 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 /* 2026-06-01T00:00:00Z: after the Snowflake floor of docs/design.md section 1. */
 #define VCLOCK_REAL_START_S	1780272000LL
 #define VCLOCK_MONO_START_S	1000LL
 
 static uint64_t vclock_us;
 static long vclock_fds;	/* descriptors registered, over every epoll instance */
+
+static int	vclock_due_cb(const struct event_base *base, const struct event *ev, void *arg);
 
 void
 vclock_reset(void)
@@ -43,6 +47,45 @@ int64_t
 vclock_unix_us(void)
 {
 	return VCLOCK_REAL_START_S * 1000000LL + (int64_t)vclock_us;
+}
+
+/*
+ * One event of the loop, for vclock_next_due: an event that waits on a file
+ * descriptor or a signal cannot be foreseen (due now); a timer is due at its
+ * deadline, which event_pending gives on libevent's wall clock: its monotonic
+ * deadline plus the wall clock's offset, and both clocks are virtual time,
+ * so that is the deadline on vclock_unix_us's clock.
+ */
+static int
+vclock_due_cb(const struct event_base *base, const struct event *ev, void *arg)
+{
+	int64_t *due = arg;
+	struct timeval tv;
+
+	(void)base;
+	if (event_get_fd(ev) >= 0 || (event_get_events(ev) & EV_SIGNAL) != 0 ||
+	    event_pending(ev, EV_READ | EV_WRITE | EV_SIGNAL, NULL) != 0) {
+		*due = INT64_MIN;
+		return 1;
+	}
+	if (event_pending(ev, EV_TIMEOUT, &tv) != 0) {
+		int64_t at = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+
+		if (at < *due)
+			*due = at;
+	}
+	return 0;
+}
+
+int64_t
+vclock_next_due(struct event_base *base)
+{
+	int64_t due = INT64_MAX;
+
+	if (event_base_get_num_events(base, EVENT_BASE_COUNT_ACTIVE) > 0)
+		return INT64_MIN;
+	(void)event_base_foreach_event(base, vclock_due_cb, &due);
+	return due;
 }
 
 /* Every clock reads virtual time: realtime from a fixed date, the rest from boot. */

@@ -442,7 +442,7 @@ main_state(struct main_ctx *m)
 	return true;
 }
 
-/* One line on the state file's namespace marks record (docs/design.md 13.5). */
+/* One line on the state file's namespace marks (docs/design.md 13.5, 6.10). */
 static void
 main_state_ns(const struct main_ctx *m)
 {

@@ -3,6 +3,13 @@
  * for the simulation only (build/idsim --disable RULE; docs/design.md section
  * 14). Production never sets rules_off: every RULE_ON() is then one load and
  * one test of a bit that is always clear.
+ *
+ * Compiled with -DIDGEN_RULES_FIXED, RULE_ON() is the constant true and the
+ * compiler drops the switches: no rule can be turned off, so the simulation
+ * refuses to build that way (sim/idsim.c). `make rules-fixed` builds such an
+ * idserver in build/rules-fixed/, and bench row 19 runs it beside the shipped
+ * one to show what the switches cost production (design 14, "What the seams
+ * cost production"). The shipped build keeps the switches.
  */
 #ifndef IDGEN_RULES_H
 #define IDGEN_RULES_H
@@ -49,6 +56,10 @@ struct rule_info {
 extern unsigned rules_off;		/* bit (1 << rule): disabled; 0 in production */
 extern const struct rule_info rules[RULE_COUNT];
 
+#ifdef IDGEN_RULES_FIXED
+#define RULE_ON(r)	1
+#else
 #define RULE_ON(r)	((rules_off & (1u << (r))) == 0)
+#endif
 
 #endif

@@ -1,29 +1,25 @@
 /*
  * state.c - format and parse the local state record, checksummed.
  *
- * A text record a person can read:
+ * A text record a person can read, one for every sequence (docs/design.md
+ * section 6.10):
  *
- *	idgen-state 2
+ *	idgen-state 3
  *	gen <saves>
  *	host <name>
  *	owner <machine-id or -> <boot_id or -> <pid namespace> <pid> <start time>
  *	servers <odd ip:port> <even ip:port> <db>
- *	mark odd <high_water> <B> <uuid or ->
- *	mark even <high_water> <B> <uuid or ->
+ *	mark - odd <high_water> <B> <uuid or ->		(the default sequence: "-")
+ *	mark - even <high_water> <B> <uuid or ->
+ *	mark <namespace> <server name> <high_water> <B> -	(one per non-zero mark)
  *	lease none | lease <worker> odd|even <holder> <start> <end> <reserved>
  *	check <FNV-1a 64 of every byte above, hex>
  *
- * Version 1 (no gen, no owner, marks without B) is still read, so an upgrade
- * keeps its marks; it never proves an owner dead.
- *
- * The namespace marks record (docs/design.md section 13.5), the file's second:
- *
- *	idgen-ns 1
- *	gen <saves of this record>
- *	nsmark <namespace> <server name> <high_water> <B>	(one per non-zero mark)
- *	check <FNV-1a 64 of every byte above, hex>
- *
  * It ends with its checksum line: whatever follows in its slot is ignored.
+ * The earlier formats are read, never written: version 2 ("mark <server>
+ * ..." for the default alone), version 1 (no gen, no owner, marks without B;
+ * it never proves an owner dead), and the namespace marks record idgen-ns 1
+ * ("nsmark <namespace> <server name> <high_water> <B>" lines).
  */
 #include "state.h"
 
@@ -42,21 +38,19 @@ static bool	state_u64(const char **p, const char *end, uint64_t *v);
 static bool	state_line_end(const char **p, const char *end);
 static bool	state_safe(const char *s);
 static bool	state_word_or_none(const char **p, const char *end, char *out, size_t outlen);
-static bool	state_parse_check(const char *buf, size_t len, const char **body_end, char *why,
+static bool	state_check(const char *buf, size_t len, const char **body_end, char *why,
 		    size_t whylen);
 static bool	state_parse_head(const char **p, const char *end, uint64_t version,
 		    struct state_rec *r);
 static bool	state_parse_marks(const char **p, const char *end, uint64_t version,
-		    struct state_rec *r);
+		    struct state_rec *r, struct state_ns *ns, char *why, size_t whylen);
 static bool	state_parse_lease(const char **p, const char *end, struct state_lease *l);
 static struct state_ns_mark *state_ns_find(const struct state_ns *r, const char *ns,
 		    unsigned server);
-static bool	state_ns_check(const char *buf, size_t len, const char **body_end, char *why,
-		    size_t whylen);
 static bool	state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why,
 		    size_t whylen);
-static bool	state_ns_parse_mark(const char **p, const char *end, struct state_ns *r,
-		    char *why, size_t whylen);
+static bool	state_ns_parse_mark(const char **p, const char *end, bool uuid,
+		    struct state_ns *r, char *why, size_t whylen);
 static int	state_line_of(const char *buf, const char *p);
 
 /* FNV-1a, 64 bits: catches torn and hand-edited files. */
@@ -85,7 +79,7 @@ state_safe(const char *s)
 
 /* Formats the record; the checksum covers everything before its line. */
 size_t
-state_format(const struct state_rec *r, char *buf, size_t len)
+state_format(const struct state_rec *r, const struct state_ns *ns, char *buf, size_t len)
 {
 	const struct state_lease *l = &r->lease;
 	const struct state_owner *o = &r->owner;
@@ -101,9 +95,20 @@ state_format(const struct state_rec *r, char *buf, size_t len)
 	for (i = 0; i < (int)server_count() && n >= 0 && (size_t)n < len; i++) {
 		if (!state_safe(r->mark[i].uuid))
 			return 0;
-		n += snprintf(buf + n, len - (size_t)n, "mark %s %" PRIu64 " %" PRIu64 " %s\n",
+		n += snprintf(buf + n, len - (size_t)n, "mark - %s %" PRIu64 " %" PRIu64 " %s\n",
 		    server_name(i), r->mark[i].high_water, r->mark[i].block_size,
 		    r->mark[i].uuid[0] ? r->mark[i].uuid : "-");
+	}
+	for (unsigned j = 0; ns != NULL && j < ns->n && n >= 0 && (size_t)n < len; j++) {
+		const struct state_ns_mark *k = &ns->m[j];
+
+		if (!ns_name_ok(k->ns, strnlen(k->ns, NS_NAME_MAX + 1)) ||
+		    k->server >= server_count())
+			return 0;
+		if (k->high_water != 0 && k->block_size != 0)	/* else it covers nothing */
+			n += snprintf(buf + n, len - (size_t)n, "mark %s %s %" PRIu64 " %"
+			    PRIu64 " -\n", k->ns, server_name(k->server), k->high_water,
+			    k->block_size);
 	}
 	if (n < 0 || (size_t)n >= len)
 		return 0;
@@ -173,23 +178,45 @@ state_line_end(const char **p, const char *end)
 	return true;
 }
 
-/* The checksum line: true with *body_end at its start when it covers what is above. */
-static bool
-state_parse_check(const char *buf, size_t len, const char **body_end, char *why, size_t whylen)
+/* Where the first checksum line starts, or NULL (no other line starts with "check"). */
+static const char *
+state_check_line(const char *buf, size_t len)
 {
-	const char *p, *end = buf + len, *check = NULL;
-	char w[24];
-
-	for (const char *q = buf; q + 6 <= end; q++)
+	for (const char *q = buf; q + 6 <= buf + len; q++)
 		if ((q == buf || q[-1] == '\n') && memcmp(q, "check ", 6) == 0)
-			check = q;
+			return q;
+	return NULL;
+}
+
+size_t
+state_end(const char *buf, size_t len)
+{
+	const char *check = state_check_line(buf, len);
+
+	if (check == NULL || (size_t)(buf + len - check) < 23 || check[22] != '\n')
+		return 0;
+	return (size_t)(check + 23 - buf);
+}
+
+/*
+ * The first checksum line ends the record: true with *body_end at its start
+ * when it covers what is above.
+ */
+static bool
+state_check(const char *buf, size_t len, const char **body_end, char *why, size_t whylen)
+{
+	const char *check = state_check_line(buf, len), *p;
+	bool ok;
+
 	if (check == NULL)
 		return check_fail(why, whylen, "no checksum line (truncated?)");
-	p = check + 5;
-	if (!state_word(&p, end, w, sizeof(w)) || strlen(w) != 16 ||
-	    strspn(w, "0123456789abcdef") != 16 || !state_line_end(&p, end) || p != end)
+	p = check + 6;
+	ok = buf + len - p >= 17 && p[16] == '\n';
+	for (int i = 0; ok && i < 16; i++)
+		ok = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
+	if (!ok)
 		return check_fail(why, whylen, "bad checksum line");
-	if (strtoull(w, NULL, 16) != state_hash(buf, (size_t)(check - buf)))
+	if (strtoull(p, NULL, 16) != state_hash(buf, (size_t)(check - buf)))
 		return check_fail(why, whylen, "checksum mismatch (torn or edited)");
 	*body_end = check;
 	return true;
@@ -221,10 +248,13 @@ state_parse_head(const char **p, const char *end, uint64_t version, struct state
  * The servers line (the rest of the line, spaces included), our pair's mark
  * lines, then those of other regions' servers (docs/design.md section 12.3):
  * one of a region no longer configured is skipped (its servers keep their own
- * marks), not an error.
+ * marks), not an error. From version 3 a mark line names its sequence ("-"
+ * the default) and the namespaces' follow the pair's (into ns; why says what
+ * is wrong with one).
  */
 static bool
-state_parse_marks(const char **p, const char *end, uint64_t version, struct state_rec *r)
+state_parse_marks(const char **p, const char *end, uint64_t version, struct state_rec *r,
+    struct state_ns *ns, char *why, size_t whylen)
 {
 	const char *nl;
 	char w[16];
@@ -244,7 +274,14 @@ state_parse_marks(const char **p, const char *end, uint64_t version, struct stat
 		struct state_mark m = { 0, 0, "" };
 		unsigned at;
 
+		if (version >= 3 && i >= SERVER_PAIR && strncmp(*p, "mark - ", 7) != 0) {
+			if (!state_ns_parse_mark(p, end, true, ns, why, whylen))
+				return false;
+			continue;
+		}
 		if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "mark") != 0 ||
+		    (version >= 3 && (!state_word(p, end, w, sizeof(w)) ||
+		    strcmp(w, "-") != 0)) ||
 		    !state_word(p, end, w, sizeof(w)) ||
 		    (i < SERVER_PAIR && strcmp(w, server_name((unsigned)i)) != 0) ||
 		    !state_u64(p, end, &m.high_water) ||
@@ -297,26 +334,32 @@ state_parse_lease(const char **p, const char *end, struct state_lease *l)
 
 /* Parses and verifies a record; any deviation is corruption, never a guess. */
 bool
-state_parse(const char *buf, size_t len, struct state_rec *r, char *why, size_t whylen)
+state_parse(const char *buf, size_t len, struct state_rec *r, struct state_ns *ns, char *why,
+    size_t whylen)
 {
-	const char *p = buf, *end = NULL;	/* set by state_parse_check */
-	char w[16];
+	const char *p = buf, *end = NULL;	/* set by state_check */
+	char w[16], what[64] = "malformed";
 	uint64_t version;
 
 	memset(r, 0, sizeof(*r));
-	if (!state_parse_check(buf, len, &end, why, whylen))
+	if (ns != NULL)
+		ns->n = 0;
+	if (!state_check(buf, len, &end, why, whylen))
 		return false;
 	if (!state_word(&p, end, w, sizeof(w)) || strcmp(w, "idgen-state") != 0 ||
 	    !state_u64(&p, end, &version) || !state_line_end(&p, end))
 		return check_fail(why, whylen, "not an idgen state file");
-	if (version != 1 && version != STATE_VERSION)
+	if (version < 1 || version > STATE_VERSION)
 		return check_fail(why, whylen, "state file version %" PRIu64 ", this build "
-		    "reads 1 and %d", version, STATE_VERSION);
-	if (state_parse_head(&p, end, version, r) && state_parse_marks(&p, end, version, r) &&
+		    "reads 1 to %d", version, STATE_VERSION);
+	if (state_parse_head(&p, end, version, r) &&
+	    state_parse_marks(&p, end, version, r, ns, what, sizeof(what)) &&
 	    state_parse_lease(&p, end, &r->lease) && p == end)
 		return true;
-	snprintf(why, whylen, "malformed near line %d", state_line_of(buf, p));
+	snprintf(why, whylen, "%s near line %d", what, state_line_of(buf, p));
 	memset(r, 0, sizeof(*r));
+	if (ns != NULL)
+		ns->n = 0;
 	return false;
 }
 
@@ -519,32 +562,6 @@ state_ns_raise(struct state_ns *r, const char *ns, unsigned server, uint64_t hig
 	return true;
 }
 
-/* Formats the marks; the checksum covers everything before its line. */
-size_t
-state_ns_format(const struct state_ns *r, uint64_t gen, char *buf, size_t len)
-{
-	int n, m;
-
-	n = snprintf(buf, len, "idgen-ns %d\ngen %" PRIu64 "\n", STATE_NS_VERSION, gen);
-	for (unsigned i = 0; i < r->n && n >= 0 && (size_t)n < len; i++) {
-		const struct state_ns_mark *k = &r->m[i];
-
-		if (!ns_name_ok(k->ns, strnlen(k->ns, NS_NAME_MAX + 1)) || k->server >= server_count())
-			return 0;
-		if (k->high_water == 0 || k->block_size == 0)
-			continue;	/* covers nothing a ticket gave out */
-		n += snprintf(buf + n, len - (size_t)n, "nsmark %s %s %" PRIu64 " %" PRIu64 "\n",
-		    k->ns, server_name(k->server), k->high_water, k->block_size);
-	}
-	if (n < 0 || (size_t)n >= len)
-		return 0;
-	m = snprintf(buf + n, len - (size_t)n, "check %016" PRIx64 "\n",
-	    state_hash(buf, (size_t)n));
-	if (m < 0 || (size_t)(n + m) >= len)
-		return 0;
-	return (size_t)(n + m);
-}
-
 /* The line number of p in buf, for reasons. */
 static int
 state_line_of(const char *buf, const char *p)
@@ -555,33 +572,6 @@ state_line_of(const char *buf, const char *p)
 		if (p[-1] == '\n')
 			line++;
 	return line;
-}
-
-/*
- * The first checksum line ends the record (no other line starts with
- * "check"): true with *body_end at its start when it covers what is above.
- */
-static bool
-state_ns_check(const char *buf, size_t len, const char **body_end, char *why, size_t whylen)
-{
-	const char *end = buf + len, *check = NULL, *p;
-	bool ok;
-
-	for (const char *q = buf; q + 6 <= end && check == NULL; q++)
-		if ((q == buf || q[-1] == '\n') && memcmp(q, "check ", 6) == 0)
-			check = q;
-	if (check == NULL)
-		return check_fail(why, whylen, "no checksum line (truncated?)");
-	p = check + 6;
-	ok = end - p >= 17 && p[16] == '\n';
-	for (int i = 0; ok && i < 16; i++)
-		ok = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
-	if (!ok)
-		return check_fail(why, whylen, "bad checksum line");
-	if (strtoull(p, NULL, 16) != state_hash(buf, (size_t)(check - buf)))
-		return check_fail(why, whylen, "checksum mismatch (torn or edited)");
-	*body_end = check;
-	return true;
 }
 
 /* The version and gen lines. */
@@ -603,17 +593,21 @@ state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why, s
 	return true;
 }
 
-/* One nsmark line into r; a well-formed name of a server not configured now is skipped. */
+/*
+ * One namespace mark line into r: "nsmark" of idgen-ns 1, or a version 3
+ * "mark" with its uuid, always "-" (uuid); a well-formed name of a server not
+ * configured now is skipped. r NULL: checked, not kept.
+ */
 static bool
-state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *why,
+state_ns_parse_mark(const char **p, const char *end, bool uuid, struct state_ns *r, char *why,
     size_t whylen)
 {
 	struct state_ns_mark m;
-	char w[NS_NAME_MAX + 2], name[STATE_NS_SERVER_NAME_MAX + 2];
+	char w[NS_NAME_MAX + 2], name[STATE_NS_SERVER_NAME_MAX + 2], u[4];
 	const char *what;
 
 	memset(&m, 0, sizeof(m));
-	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "nsmark") != 0)
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, uuid ? "mark" : "nsmark") != 0)
 		what = "malformed";
 	else if (!state_word(p, end, w, sizeof(w)) || !ns_name_ok(w, strlen(w)))
 		what = "bad namespace name";
@@ -621,11 +615,12 @@ state_ns_parse_mark(const char **p, const char *end, struct state_ns *r, char *w
 	    !server_name_shaped(name)))
 		what = "unknown server name";
 	else if (!state_u64(p, end, &m.high_water) || !state_u64(p, end, &m.block_size) ||
+	    (uuid && (!state_word(p, end, u, sizeof(u)) || strcmp(u, "-") != 0)) ||
 	    !state_line_end(p, end))
 		what = "bad numbers";
 	else if (m.high_water == 0 || m.block_size == 0)
 		what = "a zero mark";
-	else if (!server_by_name(name, &m.server))
+	else if (!server_by_name(name, &m.server) || r == NULL)
 		return true;	/* a server no longer configured keeps its own marks */
 	else if (state_ns_find(r, w, m.server) != NULL)
 		what = "a second mark of one namespace and server";
@@ -644,18 +639,18 @@ bool
 state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen, char *why,
     size_t whylen)
 {
-	const char *p = buf, *end = NULL;	/* set by state_ns_check */
+	const char *p = buf, *end = NULL;	/* set by state_check */
 	char what[64];
 
 	r->n = 0;
 	*gen = 0;
-	if (!state_ns_check(buf, len, &end, why, whylen) ||
+	if (!state_check(buf, len, &end, why, whylen) ||
 	    !state_ns_parse_head(&p, end, gen, why, whylen))
 		return false;
 	while (p < end) {
 		const char *line = p;
 
-		if (!state_ns_parse_mark(&p, end, r, what, sizeof(what))) {
+		if (!state_ns_parse_mark(&p, end, false, r, what, sizeof(what))) {
 			snprintf(why, whylen, "%s on line %d", what, state_line_of(buf, line));
 			if (strcmp(what, "too many marks") == 0)
 				snprintf(why, whylen, "more than %u namespace marks (line %d)",

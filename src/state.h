@@ -17,8 +17,8 @@
 #include "ns.h"		/* NS_NAME_MAX, NS_MARKS_MAX, ns_name_ok */
 #include "server.h"
 
-#define STATE_VERSION	2	/* version 1 files are read (marks only) */
-#define STATE_MAX_LEN	2048	/* a formatted record always fits: one slot of the file */
+#define STATE_VERSION	3	/* versions 1 and 2 are read (docs/design.md section 6.10) */
+#define STATE_MAX_LEN	(128 * 1024)	/* a formatted record always fits (below) */
 
 /*
  * The highest ticket known to be used on a server, the B it was written under
@@ -65,12 +65,26 @@ struct state_rec {
 	struct state_lease	lease;
 };
 
-/* Formats r into buf; returns the length, or 0 if it does not fit. */
-size_t	state_format(const struct state_rec *r, char *buf, size_t len);
+struct state_ns;
 
-/* Parses a whole record; false with a reason when it is corrupt or not ours. */
-bool	state_parse(const char *buf, size_t len, struct state_rec *r, char *why,
-	    size_t whylen) __attribute__((warn_unused_result));
+/*
+ * Formats r and the namespace marks ns (NULL: none) as one version 3 record
+ * (docs/design.md section 6.10); returns the length, or 0 if it does not fit.
+ */
+size_t	state_format(const struct state_rec *r, const struct state_ns *ns, char *buf,
+	    size_t len);
+
+/*
+ * Parses a record of version 1, 2 or 3, strictly; it ends with its first
+ * checksum line and bytes after it are ignored. A version 3 record's
+ * namespace marks go into ns (up to ns->cap; NULL: checked, not kept). False
+ * with a reason when it is corrupt or not ours.
+ */
+bool	state_parse(const char *buf, size_t len, struct state_rec *r, struct state_ns *ns,
+	    char *why, size_t whylen) __attribute__((warn_unused_result));
+
+/* The length of the record at buf, through its first checksum line; 0 when none. */
+size_t	state_end(const char *buf, size_t len);
 
 /*
  * The first ID above everything a mark covers, when the server's B is b
@@ -90,23 +104,27 @@ bool	state_raise_mark(struct state_rec *r, unsigned server, uint64_t high_water,
 	    uint64_t block_size, uint64_t b, const char *uuid);
 
 /*
- * Namespace marks (docs/design.md sections 6.2 and 13.5): a second record of
- * the state file, kept apart from state_rec so a deployment without
- * namespaces writes what it always wrote. Each mark is per (namespace,
- * server), in ID space like state_mark: IDs below (high_water + 1) *
- * block_size may have been handed out. Only non-zero marks exist.
+ * Namespace marks (docs/design.md sections 13.5 and 6.10): the record's
+ * "mark <namespace> ..." lines, kept apart from state_rec's. Each mark is per
+ * (namespace, server), in ID space like state_mark: IDs below (high_water +
+ * 1) * block_size may have been handed out. Only non-zero marks exist. The
+ * earlier format's second record, idgen-ns 1, is read (state_ns_parse),
+ * never written.
  */
 #define STATE_NS_VERSION	1
-#define STATE_NS_SLOT		(128 * 1024)	/* a formatted record always fits: one slot */
+#define STATE_NS_SLOT		(128 * 1024)	/* the earlier format's slot of idgen-ns */
 #define STATE_NS_SERVER_NAME_MAX 15	/* server_name()'s longest ("even_r31" is 8) */
 
-/* The longest nsmark line, and the header and checksum lines around them. */
-#define STATE_NS_LINE_MAX	(sizeof("nsmark ") - 1 + NS_NAME_MAX + 1 + \
-				    STATE_NS_SERVER_NAME_MAX + 1 + 20 + 1 + 20 + 1)
-#define STATE_NS_FRAME_MAX	(sizeof("idgen-ns 4294967295\ngen \n") - 1 + 20 + \
-				    sizeof("check 0123456789abcdef\n") - 1)
-_Static_assert(STATE_NS_FRAME_MAX + NS_MARKS_MAX * STATE_NS_LINE_MAX < STATE_NS_SLOT,
-    "a full namespace marks record must fit its slot");
+/* The longest mark lines (the default's, a namespace's) and the rest of a record. */
+#define STATE_MARK_LINE_MAX	(sizeof("mark - ") - 1 + STATE_NS_SERVER_NAME_MAX + 1 + \
+				    20 + 1 + 20 + 1 + 40 + 1)
+#define STATE_NS_LINE_MAX	(sizeof("mark ") - 1 + NS_NAME_MAX + 1 + \
+				    STATE_NS_SERVER_NAME_MAX + 1 + 20 + 1 + 20 + sizeof(" -\n") - 1)
+#define STATE_FRAME_MAX		(sizeof("idgen-state 3\ngen \nhost \nowner - - \nservers \n" \
+				    "lease 1023 odd_r31    \ncheck 0123456789abcdef\n") + \
+				    20 + 64 + 40 + 40 + 3 * 20 + 192 + 160 + 3 * 20)
+_Static_assert(STATE_FRAME_MAX + SERVER_MAX * STATE_MARK_LINE_MAX +
+    NS_MARKS_MAX * STATE_NS_LINE_MAX < STATE_MAX_LEN, "a record of every mark must fit");
 
 struct state_ns_mark {
 	char		ns[NS_NAME_MAX + 1];
@@ -140,28 +158,26 @@ const struct state_ns_mark *state_ns_get(const struct state_ns *r, const char *n
 /* The first ID above everything a namespace mark covers; saturates. */
 uint64_t	state_ns_end(const struct state_ns_mark *m);
 
-/* Formats the marks as record number gen; returns the length, or 0 if it does not fit. */
-size_t	state_ns_format(const struct state_ns *r, uint64_t gen, char *buf, size_t len);
-
 /*
- * Parses a namespace marks record into r (up to r->cap marks), strictly; the
- * record ends with its checksum line and bytes after it are ignored (what a
- * longer record left in its slot). False with a reason, r->n = 0, when it is
- * corrupt or not one. A mark of a server this idserver no longer configures is
- * skipped, as state_parse does (docs/design.md section 12.3).
+ * Parses an idgen-ns 1 record of the earlier format into r (up to r->cap
+ * marks), strictly; the record ends with its checksum line and bytes after it
+ * are ignored (what a longer record left in its slot). False with a reason,
+ * r->n = 0, when it is corrupt or not one. A mark of a server this idserver
+ * no longer configures is skipped, as state_parse does (docs/design.md
+ * section 12.3).
  */
 bool	state_ns_parse(const char *buf, size_t len, struct state_ns *r, uint64_t *gen,
 	    char *why, size_t whylen) __attribute__((warn_unused_result));
 
 /*
  * Where and when a record was written (docs/design.md section 6.8, rule 4):
- * the last STATE_STAMP_LEN bytes of its slot, after the record's padding,
- * under a checksum of their own. A lease is resumed only from the very file
- * (device, inode) its last write went to, and only when nothing changed the
- * file since (its ctime within slack of the time taken before the write).
+ * STATE_STAMP_LEN bytes right after the record (a version 2 record: the last
+ * of its 2,048-byte slot), under a checksum of their own. A lease is resumed
+ * only from the very file (device, inode) its last write went to, and only
+ * when nothing changed the file since (its ctime within slack of the time
+ * taken before the write).
  */
 #define STATE_STAMP_LEN	112
-#define STATE_REC_MAX	(STATE_MAX_LEN - STATE_STAMP_LEN)	/* a record leaving room for it */
 
 struct state_stamp {
 	uint64_t	gen;		/* the record's */

@@ -24,15 +24,23 @@
 #include "check.h"
 #include "clk.h"
 
-#define STATEFILE_SLOT	STATE_MAX_LEN		/* bytes per slot; the file holds two */
-/* Then the namespace marks: two slots of STATE_NS_SLOT (docs/design.md section 6.2). */
-#define STATEFILE_NS_AT		(2 * STATEFILE_SLOT)
-#define STATEFILE_SIZE_MAX	(STATEFILE_NS_AT + 2 * STATE_NS_SLOT)
+/*
+ * The earlier format, read in slot 0's area when no slot holds a version 3
+ * record (docs/design.md section 6.10): two slots of 2,048 bytes, then two of
+ * STATE_NS_SLOT for the namespace marks.
+ */
+#define STATEFILE_OLD_SLOT	2048
+#define STATEFILE_NS_AT		(2 * STATEFILE_OLD_SLOT)
+_Static_assert(STATEFILE_SLOT == STATEFILE_NS_AT + 2 * STATE_NS_SLOT,
+    "slot 0 covers the largest file of the earlier format");
+#define STATEFILE_SIZE_MAX	(2 * STATEFILE_SLOT)
+#define STATEFILE_BUF		(STATE_MAX_LEN + STATE_STAMP_LEN)	/* a record, its stamp */
+_Static_assert(STATEFILE_BUF <= STATEFILE_SLOT, "a record and its stamp fit a slot");
 #define STATEFILE_WAIT_MAX	64		/* saves queued for their callback */
 #define STATEFILE_OUT_MAX	16		/* write outcomes the loop has not read */
 /*
- * How long after a write's stamp the file's ctime may be: the slot's and the
- * namespace marks' pwrite (docs/design.md section 6.8, rule 4). Later means
+ * How long after a write's stamp the file's ctime may be: the slot's pwrite
+ * (docs/design.md section 6.8, rule 4). Later means
  * the file changed since; a false "changed" only costs a resumption.
  */
 #define STATEFILE_STAMP_SLACK_MS 200
@@ -47,16 +55,6 @@ struct statefile_wait {
 	bool		 ok;		/* ... durable */
 };
 
-/*
- * A snapshot to write: the main record, a whole slot, and the namespace marks
- * record, ns_len bytes (0: no marks, their area is not written).
- */
-struct statefile_snap {
-	char		*rec;		/* a whole slot; its stamp is written at the write */
-	const char	*ns;
-	size_t		 ns_len;
-};
-
 /* One write's outcome: the snapshot it wrote, and whether it is durable. */
 struct statefile_out {
 	uint64_t	 gen;
@@ -64,21 +62,20 @@ struct statefile_out {
 };
 
 /*
- * The writer thread. Under mu: the snapshot waiting (next, next_ns and
- * next_ns_len, next_gen; 0 = none), stop, and what the writes did (durable,
- * failed, stats, err). The slots and cur_ns are the thread's while it runs;
- * the queue is the loop's only. The ns buffers move by pointer: the loop's
- * f->ns_buf and next_ns swap at a post, next_ns and cur_ns at a take.
+ * The writer thread. Under mu: the snapshot waiting (next, next_len,
+ * next_gen; 0 = none), stop, and what the writes did (durable, failed,
+ * stats, err). The slot and cur are the thread's while it runs; the queue is
+ * the loop's only. The buffers move by pointer: the loop's f->buf and next
+ * swap at a post, next and cur at a take.
  */
 struct statefile_writer {
 	pthread_t		 thread;
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 work;		/* a snapshot waits, or stop */
 	pthread_cond_t		 done;		/* a write ended */
-	char			 next[STATEFILE_SLOT];
-	char			*next_ns;
-	size_t			 next_ns_len;
-	char			*cur_ns;
+	char			*next;
+	size_t			 next_len;
+	char			*cur;
 	uint64_t		 next_gen;
 	bool			 stop;
 	uint64_t		 durable;
@@ -88,7 +85,6 @@ struct statefile_writer {
 	struct statefile_out	 out[STATEFILE_OUT_MAX];	/* in write order */
 	unsigned		 nout;
 	int			 slot;
-	int			 ns_slot;
 	int			 efd;		/* eventfd: a write ended, wakes the loop */
 	struct event		*ev;
 	struct statefile_wait	 q[STATEFILE_WAIT_MAX];
@@ -98,10 +94,8 @@ struct statefile_writer {
 static bool	statefile_lock(struct statefile *f, char *err, size_t errlen);
 static bool	statefile_load(struct statefile *f, char *err, size_t errlen);
 static bool	statefile_read(int fd, char *buf, size_t len, size_t *got);
-static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec, char *why,
-		    size_t whylen);
-static int	statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns,
-		    uint64_t *gen, char *why, size_t whylen);
+static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec,
+		    struct state_ns *ns, size_t *at, bool *old, char *why, size_t whylen);
 static bool	statefile_load_ns(struct statefile *f, const char *buf, size_t n);
 static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
 		    const char *suffix);
@@ -110,16 +104,15 @@ static bool	statefile_sync_dir(const char *path);
 static void	statefile_id_file(const char *path, char *out, size_t outlen);
 static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
 static bool	statefile_running(uint64_t pid, uint64_t start);
-static bool	statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen,
-		    size_t *ns_len);
-static bool	statefile_write(struct statefile *f, int slot, int ns_slot, bool first,
-		    uint64_t gen, const struct statefile_snap *s, char *err, size_t errlen);
-static void	statefile_stamp_load(struct statefile *f, const char *buf, size_t n);
+static bool	statefile_snapshot(struct statefile *f, uint64_t *gen, size_t *len);
+static bool	statefile_write(struct statefile *f, int slot, bool first, uint64_t gen,
+		    char *rec, size_t len, char *err, size_t errlen);
+static void	statefile_stamp_load(struct statefile *f, const char *buf, size_t n,
+		    size_t at);
 static void	statefile_count(struct statefile_counters *st, bool ok, uint64_t us);
-static enum statefile_result statefile_direct(struct statefile *f, char *buf,
-		    size_t ns_len, uint64_t gen);
-static void	statefile_post(struct statefile *f, const char *buf, size_t ns_len,
+static enum statefile_result statefile_direct(struct statefile *f, size_t len,
 		    uint64_t gen);
+static void	statefile_post(struct statefile *f, size_t len, uint64_t gen);
 static void	statefile_pull(struct statefile *f);
 static void	statefile_resolve(struct statefile_writer *w, struct statefile_out o);
 static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok);
@@ -254,77 +247,58 @@ statefile_read(int fd, char *buf, size_t len, size_t *got)
 }
 
 /*
- * Picks the newest valid record of the two slots (a version 1 file is one
- * record at the start, read only when no slot holds a newer one); returns its
- * slot, or -1 with the reason of slot 0.
+ * Picks the newest valid record: of the two version 3 slots, else (*old: the
+ * earlier format, docs/design.md section 6.10) of the two 2,048-byte slots at
+ * the start of slot 0's area (a version 1 file is one record there). Returns
+ * its slot, with *at where its stamp is and a version 3 record's namespace
+ * marks in ns (NULL: not kept), or -1 with slot 0's reason.
  */
 static int
-statefile_pick(const char *buf, size_t n, struct state_rec *rec, char *why, size_t whylen)
+statefile_pick(const char *buf, size_t n, struct state_rec *rec, struct state_ns *ns,
+    size_t *at, bool *old, char *why, size_t whylen)
 {
+	struct state_ns t = { 0, ns != NULL ? ns->cap : 0, NULL };
 	struct state_rec r;
 	char w[128];
 	int slot, best = -1;
 
 	memset(rec, 0, sizeof(*rec));
-	for (slot = 0; slot < 2; slot++) {
-		size_t off = (size_t)slot * STATEFILE_SLOT, len;
-
-		if (off >= n)
-			break;
-		len = strnlen(buf + off, n - off < STATEFILE_SLOT ? n - off : STATEFILE_SLOT);
-		if (!state_parse(buf + off, len, &r, w, sizeof(w))) {
-			if (slot == 0)
-				snprintf(why, whylen, "%s", w);
-			continue;
-		}
-		if (best < 0 || r.gen > rec->gen) {
-			*rec = r;
-			best = slot;
-		}
-	}
-	return best;
-}
-
-/*
- * Picks the newest valid namespace marks record of the two ns slots (buf
- * starts at the first; a slot past the end is absent); returns its slot, or
- * -1 with the reason of the first slot.
- */
-static int
-statefile_pick_ns(const char *buf, size_t n, struct state_ns *ns, uint64_t *gen, char *why,
-    size_t whylen)
-{
-	struct state_ns r = { 0, ns->cap, NULL };
-	uint64_t g;
-	char w[128];
-	int slot, best = -1;
-
-	r.m = calloc(ns->cap, sizeof(*r.m));
-	if (r.m == NULL) {
+	*at = 0;
+	if (ns != NULL && (t.m = calloc(ns->cap, sizeof(*t.m))) == NULL) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	ns->n = 0;
-	*gen = 0;
-	for (slot = 0; slot < 2; slot++) {
-		size_t off = (size_t)slot * STATE_NS_SLOT;
+	for (int pass = 0; pass < 2 && best < 0; pass++) {
+		size_t size = pass ? STATEFILE_OLD_SLOT : STATEFILE_SLOT;
 
-		if (off >= n)
-			break;
-		if (!state_ns_parse(buf + off, n - off < STATE_NS_SLOT ? n - off : STATE_NS_SLOT,
-		    &r, &g, w, sizeof(w))) {
-			if (slot == 0)
-				snprintf(why, whylen, "%s", w);
-			continue;
-		}
-		if (best < 0 || g > *gen) {
-			memcpy(ns->m, r.m, r.n * sizeof(*r.m));
-			ns->n = r.n;
-			*gen = g;
+		*old = pass == 1;
+
+		for (slot = 0; slot < 2 && (size_t)slot * size < n; slot++) {
+			const char *b = buf + (size_t)slot * size;
+			size_t len = n - (size_t)slot * size < size ? n - (size_t)slot * size : size;
+
+			if (*old)
+				len = strnlen(b, len);
+			if ((len >= 14 && memcmp(b, "idgen-state 3\n", 14) == 0) == *old)
+				continue;	/* each format in its own slots */
+			if (!state_parse(b, len, &r, ns != NULL ? &t : NULL, w, sizeof(w))) {
+				if (slot == 0)
+					snprintf(why, whylen, "%s", w);
+				continue;
+			}
+			if (best >= 0 && r.gen <= rec->gen)
+				continue;
+			*rec = r;
 			best = slot;
+			*at = (size_t)(b - buf) + (*old ? STATEFILE_OLD_SLOT - STATE_STAMP_LEN :
+			    state_end(b, len));
+			if (ns != NULL) {
+				memcpy(ns->m, t.m, t.n * sizeof(*t.m));
+				ns->n = t.n;
+			}
 		}
 	}
-	free(r.m);
+	free(t.m);
 	return best;
 }
 
@@ -353,44 +327,55 @@ statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
 }
 
 /*
- * The namespace marks area (n bytes from STATEFILE_NS_AT): none in a file
- * that ends before it (a version 2 file, a new one); else the newest valid of
- * its two slots. False, the set empty, when neither is valid.
+ * The earlier format's namespace marks (n > 0 bytes from STATEFILE_NS_AT):
+ * the newest valid idgen-ns record of its two slots into f->ns. False, the
+ * set empty and ns_origin CORRUPT, when neither is valid.
  */
 static bool
 statefile_load_ns(struct statefile *f, const char *buf, size_t n)
 {
+	struct state_ns r = { 0, f->ns.cap, calloc(f->ns.cap, sizeof(*r.m)) };
+	uint64_t g, gen = 0;
+	char w[128] = "out of memory";
+	bool found = false;
+
 	f->ns.n = 0;
-	f->ns_gen = 0;
-	f->ns_slot = 1;		/* the first save with marks goes to ns slot 0 */
-	f->ns_origin = STATEFILE_NEW;
-	if (n == 0)
-		return true;
-	f->ns_slot = statefile_pick_ns(buf, n, &f->ns, &f->ns_gen, f->ns_why,
-	    sizeof(f->ns_why));
-	if (f->ns_slot >= 0) {
-		f->ns_origin = STATEFILE_LOADED;
-		return true;
+	for (size_t off = 0; r.m != NULL && off < n; off += STATE_NS_SLOT) {
+		if (!state_ns_parse(buf + off, n - off < STATE_NS_SLOT ? n - off : STATE_NS_SLOT,
+		    &r, &g, w, sizeof(w)) || (found && g <= gen))
+			continue;
+		memcpy(f->ns.m, r.m, r.n * sizeof(*r.m));
+		f->ns.n = r.n;
+		gen = g;
+		found = true;
 	}
-	f->ns_slot = 1;
-	f->ns_origin = STATEFILE_CORRUPT;
-	return false;
+	free(r.m);
+	if (!found) {
+		snprintf(f->ns_why, sizeof(f->ns_why), "%s", w);
+		f->ns_origin = STATEFILE_CORRUPT;
+	}
+	return found;
 }
 
 /*
- * Reads and verifies both records; a corrupt one starts empty, says why and
- * is set aside, and the other is kept (docs/design.md section 6.8). False
- * when the file cannot be read: in doubt, the service does not start.
+ * Reads and verifies the record: a version 3 slot, else the earlier format's
+ * records (docs/design.md section 6.10), whose first save goes to slot 1 so
+ * that they stay until a version 3 record is durable. A corrupt record starts
+ * empty, says why and is set aside, and the earlier format's other record is
+ * kept (section 6.8). False when the file cannot be read: in doubt, the
+ * service does not start.
  */
 static bool
 statefile_load(struct statefile *f, char *err, size_t errlen)
 {
 	char *buf = malloc(STATEFILE_SIZE_MAX + 1);
-	size_t n, main_n;
-	bool ns_ok;
+	size_t n, at = 0;
+	off_t keep = 0;
+	bool old = false;
 
 	memset(&f->rec, 0, sizeof(f->rec));
-	f->origin = STATEFILE_NEW;
+	f->ns.n = 0;
+	f->origin = f->ns_origin = STATEFILE_NEW;
 	f->slot = 1;		/* the first save goes to slot 0 */
 	if (buf == NULL || !statefile_read(f->fd, buf, STATEFILE_SIZE_MAX + 1, &n)) {
 		snprintf(err, errlen, "state_file: cannot read '%s': %s", f->path,
@@ -398,34 +383,37 @@ statefile_load(struct statefile *f, char *err, size_t errlen)
 		free(buf);
 		return false;
 	}
-	main_n = n < STATEFILE_NS_AT ? n : STATEFILE_NS_AT;
-	ns_ok = n <= STATEFILE_SIZE_MAX && statefile_load_ns(f, buf + main_n, n - main_n);
-	if (n == 0)
+	if (n == 0) {
 		snprintf(f->why, sizeof(f->why), "no state file yet");
-	else if (n > STATEFILE_SIZE_MAX)
+	} else if (n > STATEFILE_SIZE_MAX) {
 		snprintf(f->why, sizeof(f->why), "too large");
-	else if ((f->slot = statefile_pick(buf, main_n, &f->rec, f->why, sizeof(f->why))) >= 0) {
-		f->origin = STATEFILE_LOADED;
-		f->loaded_version = f->rec.gen == 0 && f->rec.owner.pid == 0 ? 1 : STATE_VERSION;
-		statefile_stamp_load(f, buf, main_n);
-	} else {
 		f->origin = STATEFILE_CORRUPT;
-		f->slot = 1;
+	} else if ((f->slot = statefile_pick(buf, n, &f->rec, &f->ns, &at, &old, f->why,
+	    sizeof(f->why))) >= 0 && !old) {
+		f->origin = STATEFILE_LOADED;
+	} else {
+		/* The earlier format: its main record (picked above) and its namespace marks. */
+		f->origin = f->slot >= 0 ? STATEFILE_LOADED : STATEFILE_CORRUPT;
+		if (n > STATEFILE_NS_AT && !statefile_load_ns(f, buf + STATEFILE_NS_AT,
+		    (n < STATEFILE_SLOT ? n : STATEFILE_SLOT) - STATEFILE_NS_AT))
+			keep = f->origin == STATEFILE_LOADED ? STATEFILE_NS_AT : 0;
+		else if (f->origin == STATEFILE_CORRUPT && f->ns.n > 0)
+			keep = (off_t)n;
+		f->slot = f->origin == STATEFILE_LOADED || keep > 0 ? 0 : 1;
+	}
+	if (f->origin == STATEFILE_LOADED) {
+		f->loaded_version = f->rec.gen == 0 && f->rec.owner.pid == 0 ? 1 : STATE_VERSION;
+		statefile_stamp_load(f, buf, n, at);
+	} else {
 		memset(&f->rec, 0, sizeof(f->rec));
 	}
-	if (n > STATEFILE_SIZE_MAX) {
-		f->origin = f->ns_origin = STATEFILE_CORRUPT;
-		f->ns_slot = 1;
-		snprintf(f->ns_why, sizeof(f->ns_why), "too large");
-	}
+	if (f->ns.n > 0 && f->ns_origin == STATEFILE_NEW)
+		f->ns_origin = STATEFILE_LOADED;
 	/* Never cut away a valid record: a main record's, or the namespace marks. */
 	if (f->origin == STATEFILE_LOADED && statefile_foreign(f))
 		statefile_set_aside(f, buf, n, 0, "foreign");
-	else if (f->origin == STATEFILE_CORRUPT)
-		statefile_set_aside(f, buf, n, f->ns_origin == STATEFILE_LOADED ? (off_t)n : 0,
-		    "corrupt");
-	else if (!ns_ok)
-		statefile_set_aside(f, buf, n, STATEFILE_NS_AT, "corrupt");
+	else if (f->origin == STATEFILE_CORRUPT || f->ns_origin == STATEFILE_CORRUPT)
+		statefile_set_aside(f, buf, n, keep, "corrupt");
 	free(buf);
 	return true;
 }
@@ -455,22 +443,19 @@ statefile_foreign(struct statefile *f)
 	f->origin = STATEFILE_FOREIGN;
 	f->slot = 1;
 	f->ns.n = 0;
-	f->ns_gen = 0;
-	f->ns_slot = 1;
 	f->ns_origin = STATEFILE_NEW;
 	f->stamped = false;
 	return true;
 }
 
 /*
- * Judges the newest record's stamp against the file as it is now, before
+ * Judges the newest record's stamp (at, after the record) against the file as it is now, before
  * anything of this process writes it: the lease may be resumed only from the
  * very file, at its latest write (docs/design.md section 6.8, rule 4).
  */
 static void
-statefile_stamp_load(struct statefile *f, const char *buf, size_t n)
+statefile_stamp_load(struct statefile *f, const char *buf, size_t n, size_t at)
 {
-	size_t at = (size_t)f->slot * STATEFILE_SLOT + STATE_REC_MAX;
 	struct state_stamp st;
 	struct statx now;
 
@@ -497,10 +482,11 @@ statefile_stamp_load(struct statefile *f, const char *buf, size_t n)
 static bool
 statefile_lock(struct statefile *f, char *err, size_t errlen)
 {
-	char buf[2 * STATEFILE_SLOT + 1], why[64];
+	char *buf, why[64];
 	struct state_rec r;
 	struct stat st;
-	size_t n;
+	size_t n, at;
+	bool old;
 	int e;
 
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -521,9 +507,11 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 	}
 	e = errno;
 	if (e == EWOULDBLOCK) {
-		if (!statefile_read(f->fd, buf, sizeof(buf) - 1, &n) ||
-		    statefile_pick(buf, n, &r, why, sizeof(why)) < 0)
+		buf = malloc(STATEFILE_SIZE_MAX);
+		if (buf == NULL || !statefile_read(f->fd, buf, STATEFILE_SIZE_MAX, &n) ||
+		    statefile_pick(buf, n, &r, NULL, &at, &old, why, sizeof(why)) < 0)
 			r.owner.pid = 0;
+		free(buf);
 		snprintf(err, errlen, "state_file '%s' is locked by another idserver (pid %"
 		    PRIu64 "): each process needs its own state_file", f->path, r.owner.pid);
 	} else {
@@ -544,7 +532,6 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	f->fd = -1;
 	f->datasync = fdatasync;
 	f->running = statefile_running;
-	f->ns_slot = 1;
 	statefile_whoami_fn(&f->me);
 	/* Held whether or not there is a file: callers raise marks either way. */
 	f->ns.m = calloc(NS_MARKS_MAX, sizeof(*f->ns.m));
@@ -556,9 +543,9 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 		return true;
 	}
 	f->path = strdup(path);
-	f->ns_buf = malloc(STATE_NS_SLOT);
+	f->buf = malloc(STATEFILE_BUF);
 	dup = strdup(path);	/* dirname's to cut */
-	if (f->path == NULL || f->ns_buf == NULL || dup == NULL) {
+	if (f->path == NULL || f->buf == NULL || dup == NULL) {
 		free(dup);
 		statefile_close(f);
 		return check_fail(err, errlen, "out of memory");
@@ -592,8 +579,8 @@ statefile_close(struct statefile *f)
 	free(f->ns.m);
 	f->ns.m = NULL;
 	f->ns.n = f->ns.cap = 0;
-	free(f->ns_buf);
-	f->ns_buf = NULL;
+	free(f->buf);
+	f->buf = NULL;
 }
 
 /* fsyncs the directory holding path, so a new file's name is durable. */
@@ -616,51 +603,37 @@ statefile_sync_dir(const char *path)
 }
 
 /*
- * Formats the record, its save count raised, into a whole slot's buffer: the
- * snapshot numbered gen; and the namespace marks, when there are any, into
- * f->ns_buf (*ns_len bytes, else 0), their own count raised. False
- * (last_error says why) when either does not format.
+ * Formats the record, its save count raised, into f->buf: the snapshot
+ * numbered gen, *len bytes. False (last_error says why) when it does not
+ * format.
  */
 static bool
-statefile_snapshot(struct statefile *f, char *buf, uint64_t *gen, size_t *ns_len)
+statefile_snapshot(struct statefile *f, uint64_t *gen, size_t *len)
 {
-	const char *what = NULL;
-
-	*ns_len = 0;
 	f->rec.gen++;
-	memset(buf, 0, STATEFILE_SLOT);
-	if (state_format(&f->rec, buf, STATEFILE_SLOT) == 0)
-		what = "record";
-	else if (f->ns.n > 0 &&
-	    (*ns_len = state_ns_format(&f->ns, f->ns_gen + 1, f->ns_buf, STATE_NS_SLOT)) == 0)
-		what = "namespace marks record";
-	if (what != NULL) {
+	if ((*len = state_format(&f->rec, &f->ns, f->buf, STATE_MAX_LEN)) == 0) {
 		f->rec.gen--;
-		snprintf(f->last_error, sizeof(f->last_error), "%s does not format", what);
+		snprintf(f->last_error, sizeof(f->last_error), "record does not format");
 		f->stats.failures++;
 		return false;
 	}
-	if (*ns_len > 0)
-		f->ns_gen++;
 	f->stats.snapshots++;
 	*gen = f->rec.gen;
 	return true;
 }
 
 /*
- * Writes a snapshot's main record into the slot that does not hold the newest
- * one (slot is the one that does), padded to the whole slot, and its
- * namespace marks, if any, likewise (ns_slot; only their bytes: the record
- * ends at its checksum line), then fdatasyncs once: a crash tears at most the
- * slots being written, and the others still hold the previous records.
+ * Writes a snapshot, len bytes of rec, and its stamp right after it into the
+ * slot that does not hold the newest record (slot is the one that does), in
+ * one pwrite, then fdatasyncs: a crash tears at most that slot, and the other
+ * still holds the previous record (docs/design.md section 6.10).
  */
 static bool
-statefile_write(struct statefile *f, int slot, int ns_slot, bool first, uint64_t gen,
-    const struct statefile_snap *s, char *err, size_t errlen)
+statefile_write(struct statefile *f, int slot, bool first, uint64_t gen, char *rec,
+    size_t len, char *err, size_t errlen)
 {
-	/* Never over the newest record (a version 1 record sits in slot 0). */
-	off_t off = (off_t)((1 - slot) * STATEFILE_SLOT);
-	off_t ns_off = (off_t)(STATEFILE_NS_AT + (size_t)(1 - ns_slot) * STATE_NS_SLOT);
+	/* Never over the newest record (an earlier format's sits in slot 0). */
+	off_t off = (off_t)((size_t)(1 - slot) * STATEFILE_SLOT);
 	struct state_stamp st = { gen, f->dev, f->ino, 0, 0 };
 	struct timespec now;
 
@@ -669,17 +642,16 @@ statefile_write(struct statefile *f, int slot, int ns_slot, bool first, uint64_t
 	 * records, on the clock the kernel stamps it with: read by system call,
 	 * so that no process-level time shim (libfaketime) offsets the two.
 	 */
-	if (strnlen(s->rec, STATEFILE_SLOT) < STATE_REC_MAX &&
-	    syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) == 0) {
+	memset(rec + len, 0, STATE_STAMP_LEN);
+	if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) == 0) {
 		st.sec = (int64_t)now.tv_sec;
 		st.nsec = now.tv_nsec;
-		if (!state_stamp_format(&st, s->rec + STATE_REC_MAX, STATE_STAMP_LEN))
-			memset(s->rec + STATE_REC_MAX, 0, STATE_STAMP_LEN);
+		if (!state_stamp_format(&st, rec + len, STATE_STAMP_LEN))
+			memset(rec + len, 0, STATE_STAMP_LEN);
 	}
 	errno = 0;
-	if (pwrite(f->fd, s->rec, STATEFILE_SLOT, off) != (ssize_t)STATEFILE_SLOT ||
-	    (s->ns_len > 0 && pwrite(f->fd, s->ns, s->ns_len, ns_off) != (ssize_t)s->ns_len) ||
-	    f->datasync(f->fd) != 0 ||
+	len += STATE_STAMP_LEN;
+	if (pwrite(f->fd, rec, len, off) != (ssize_t)len || f->datasync(f->fd) != 0 ||
 	    /* Once: the name of a file this process created must survive a crash too. */
 	    (first && !statefile_sync_dir(f->path)))
 		return check_fail(err, errlen, "cannot write '%s': %s", f->path,
@@ -702,13 +674,12 @@ statefile_count(struct statefile_counters *st, bool ok, uint64_t us)
 		st->write_us_max = us;
 }
 
-/* Writes a snapshot (ns_len bytes of f->ns_buf with it) in the caller (no writer thread). */
+/* Writes a snapshot (len bytes of f->buf) in the caller (no writer thread). */
 static enum statefile_result
-statefile_direct(struct statefile *f, char *buf, size_t ns_len, uint64_t gen)
+statefile_direct(struct statefile *f, size_t len, uint64_t gen)
 {
-	struct statefile_snap snap = { buf, f->ns_buf, ns_len };
 	uint64_t t0 = (uint64_t)clk_mono_us();
-	bool ok = statefile_write(f, f->slot, f->ns_slot, f->stats.writes == 0, gen, &snap,
+	bool ok = statefile_write(f, f->slot, f->stats.writes == 0, gen, f->buf, len,
 	    f->last_error, sizeof(f->last_error));
 
 	statefile_count(&f->stats, ok, (uint64_t)clk_mono_us() - t0);
@@ -717,30 +688,27 @@ statefile_direct(struct statefile *f, char *buf, size_t ns_len, uint64_t gen)
 		return STATEFILE_FAILED;
 	}
 	f->slot = 1 - f->slot;
-	if (ns_len > 0)
-		f->ns_slot = 1 - f->ns_slot;
 	f->durable_gen = gen;
 	return STATEFILE_DURABLE;
 }
 
 /*
- * Hands the writer the newest snapshot, replacing one it has not started; the
- * namespace marks (ns_len bytes of f->ns_buf) move by a swap of buffers. The
- * signal comes after the unlock: a writer woken inside the lock would only
- * block on it again, one more chance to take the loop's CPU.
+ * Hands the writer the newest snapshot, replacing one it has not started, by
+ * a swap of buffers. The signal comes after the unlock: a writer woken inside
+ * the lock would only block on it again, one more chance to take the loop's
+ * CPU.
  */
 static void
-statefile_post(struct statefile *f, const char *buf, size_t ns_len, uint64_t gen)
+statefile_post(struct statefile *f, size_t len, uint64_t gen)
 {
 	struct statefile_writer *w = f->w;
 	char *t;
 
 	pthread_mutex_lock(&w->mu);
-	memcpy(w->next, buf, STATEFILE_SLOT);
-	t = w->next_ns;
-	w->next_ns = f->ns_buf;
-	f->ns_buf = t;
-	w->next_ns_len = ns_len;
+	t = w->next;
+	w->next = f->buf;
+	f->buf = t;
+	w->next_len = len;
 	w->next_gen = gen;
 	/*
 	 * Broadcast, though one thread waits: glibc's bug 25847 (fixed upstream
@@ -851,17 +819,16 @@ statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t 
 static bool
 statefile_save_now(struct statefile *f)
 {
-	char buf[STATEFILE_SLOT];
 	uint64_t gen;
-	size_t ns_len;
+	size_t len;
 
 	if (f->path == NULL)
 		return true;
-	if (!statefile_snapshot(f, buf, &gen, &ns_len))
+	if (!statefile_snapshot(f, &gen, &len))
 		return false;
 	if (f->w == NULL)
-		return statefile_direct(f, buf, ns_len, gen) == STATEFILE_DURABLE;
-	statefile_post(f, buf, ns_len, gen);
+		return statefile_direct(f, len, gen) == STATEFILE_DURABLE;
+	statefile_post(f, len, gen);
 	return statefile_wait_gen(f, gen);
 }
 
@@ -870,17 +837,16 @@ static enum statefile_result
 statefile_queue(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
 {
 	struct statefile_writer *w = f->w;
-	char buf[STATEFILE_SLOT];
 	uint64_t gen;
-	size_t ns_len;
+	size_t len;
 
 	if (f->path == NULL)
 		return STATEFILE_DURABLE;
-	if (!statefile_snapshot(f, buf, &gen, &ns_len))
+	if (!statefile_snapshot(f, &gen, &len))
 		return STATEFILE_FAILED;
 	if (w == NULL)
-		return statefile_direct(f, buf, ns_len, gen);
-	statefile_post(f, buf, ns_len, gen);
+		return statefile_direct(f, len, gen);
+	statefile_post(f, len, gen);
 	if (fn == NULL)
 		return STATEFILE_QUEUED;
 	if (w->count == STATEFILE_WAIT_MAX)
@@ -900,10 +866,10 @@ statefile_writer_main(void *arg)
 	struct statefile *f = arg;
 	struct statefile_writer *w = f->w;
 	static const uint64_t one = 1;
-	char buf[STATEFILE_SLOT], err[256], *t;
-	struct statefile_snap snap = { buf, NULL, 0 };
+	char err[256], *t;
 	struct sched_param sp = { 0 };
 	uint64_t gen, t0;
+	size_t len;
 	bool ok, first;
 
 	/*
@@ -921,22 +887,18 @@ statefile_writer_main(void *arg)
 			pthread_cond_wait(&w->work, &w->mu);
 		if (w->next_gen == 0)
 			break;
-		memcpy(buf, w->next, sizeof(buf));
-		t = w->cur_ns;
-		w->cur_ns = w->next_ns;
-		w->next_ns = t;
-		snap.ns = w->cur_ns;
-		snap.ns_len = w->next_ns_len;
+		t = w->cur;
+		w->cur = w->next;
+		w->next = t;
+		len = w->next_len;
 		gen = w->next_gen;
 		w->next_gen = 0;
 		first = w->stats.writes == 0;
 		pthread_mutex_unlock(&w->mu);
 		t0 = (uint64_t)clk_mono_us();
-		ok = statefile_write(f, w->slot, w->ns_slot, first, gen, &snap, err, sizeof(err));
+		ok = statefile_write(f, w->slot, first, gen, w->cur, len, err, sizeof(err));
 		if (ok)
 			w->slot = 1 - w->slot;
-		if (ok && snap.ns_len > 0)
-			w->ns_slot = 1 - w->ns_slot;
 		pthread_mutex_lock(&w->mu);
 		statefile_count(&w->stats, ok, (uint64_t)clk_mono_us() - t0);
 		if (ok)
@@ -1003,8 +965,8 @@ statefile_writer_free(struct statefile_writer *w)
 	pthread_cond_destroy(&w->done);
 	pthread_cond_destroy(&w->work);
 	pthread_mutex_destroy(&w->mu);
-	free(w->next_ns);
-	free(w->cur_ns);
+	free(w->next);
+	free(w->cur);
 	free(w);
 }
 
@@ -1024,14 +986,13 @@ statefile_start(struct statefile *f, struct event_base *base, char *err, size_t 
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->done, NULL);
 	w->slot = f->slot;
-	w->ns_slot = f->ns_slot;
 	w->stats = f->stats;
 	w->durable = f->durable_gen;
 	w->failed = f->failed_gen;
-	w->next_ns = malloc(STATE_NS_SLOT);
-	w->cur_ns = malloc(STATE_NS_SLOT);
+	w->next = malloc(STATEFILE_BUF);
+	w->cur = malloc(STATEFILE_BUF);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd >= 0 && w->next_ns != NULL && w->cur_ns != NULL)
+	if (w->efd >= 0 && w->next != NULL && w->cur != NULL)
 		w->ev = event_new(base, w->efd, EV_READ | EV_PERSIST, statefile_wake_cb, f);
 	if (w->ev == NULL || event_add(w->ev, NULL) != 0) {
 		snprintf(err, errlen, "state_file: cannot set up its writer: %s", strerror(errno));
@@ -1068,7 +1029,6 @@ statefile_stop(struct statefile *f)
 	pthread_join(w->thread, NULL);
 	statefile_pull(f);
 	f->slot = w->slot;
-	f->ns_slot = w->ns_slot;
 	f->w = NULL;
 	statefile_writer_free(w);
 }

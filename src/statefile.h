@@ -1,12 +1,12 @@
 /*
  * statefile.h - the local state file: one owner, written in place, never torn.
  *
- * Holds a state_rec (state.h) in one of two fixed slots and, after them, the
- * namespace marks (state_ns) in one of two slots of their own. Every save
- * writes each record into the slot not holding its newest copy and
- * fdatasyncs once, so a crash leaves the old record or the new one, never a
- * mix; with no namespace marks their area is not written at all. The file
- * keeps its inode: the
+ * Holds one record, a state_rec (state.h) and the namespace marks
+ * (state_ns), in one of two fixed slots (docs/design.md section 6.10). Every
+ * save writes the record into the slot not holding its newest copy and
+ * fdatasyncs, so a crash leaves the old record or the new one, never a mix.
+ * The earlier format's records (two of them, version 1 or 2 and idgen-ns) are
+ * read, never written. The file keeps its inode: the
  * process holds flock on the file itself for its lifetime, so neither deleting
  * a side file nor a second process can share it. A copy of the file is not
  * locked; it is told apart by the owner the record names (state_owner_dead).
@@ -29,6 +29,12 @@
 #include <event2/event.h>
 
 #include "state.h"
+
+/*
+ * Bytes per slot; slot 1 starts here. Exactly the largest file of the
+ * earlier format, read in slot 0's area (docs/design.md section 6.10).
+ */
+#define STATEFILE_SLOT	266240
 
 enum statefile_origin {
 	STATEFILE_OFF,		/* no path: nothing is written */
@@ -56,11 +62,10 @@ struct statefile {
 	unsigned			 loaded_version;	/* of the record read at open */
 	struct state_rec		 rec;		/* the record; callers edit, then save */
 	struct state_ns			 ns;		/* namespace marks; callers raise, then save */
-	int				 ns_slot;	/* the slot holding the newest ns record */
-	uint64_t			 ns_gen;	/* the ns record's save count */
-	enum statefile_origin		 ns_origin;	/* NEW: the file has no ns record */
-	char				 ns_why[256];	/* why the ns record was not loaded */
-	char				*ns_buf;	/* the caller's snapshot of the ns record */
+	enum statefile_origin		 ns_origin;	/* NEW: none; CORRUPT: an earlier
+							 * format's idgen-ns record was */
+	char				 ns_why[256];	/* why that record was not loaded */
+	char				*buf;		/* the caller's snapshot */
 	struct state_owner		 me;		/* this process, stamped on the record */
 	uint64_t			 dev, ino;	/* the file's, stamped on every write */
 	struct state_mark		 foreign[SERVER_MAX];	/* a foreign file's marks:
@@ -90,10 +95,11 @@ enum statefile_result {
 typedef void (*statefile_done)(void *arg, bool ok, uint64_t a, uint64_t b);
 
 /*
- * Opens and locks path (NULL or "" = off) and loads both records. False with a
- * reason when the file cannot be locked (another process has it), created or
- * read: the service must not start then. A record that is corrupt is set
- * aside (<path>.corrupt) and starts empty, the other kept (origin, ns_origin).
+ * Opens and locks path (NULL or "" = off) and loads the record (or the
+ * earlier format's two). False with a reason when the file cannot be locked
+ * (another process has it), created or read: the service must not start then.
+ * A record that is corrupt is set aside (<path>.corrupt) and starts empty; of
+ * the earlier format's two, the other is kept (origin, ns_origin).
  */
 bool	statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	    __attribute__((warn_unused_result));

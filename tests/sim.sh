@@ -45,8 +45,12 @@ trap 'rm -rf "$tmp"' EXIT
 # marks copy first counts; the stamp and the known mark at the answer, whose
 # first schedules (23; 21084) now draw read-only servers, are hunted in the
 # schedules they were before those came in (--read-only none, section 14).
-# Two regions (one of them possibly set up under another B or fewer region
-# bits) are every twelfth schedule, where region-layout is found (section 14).
+# Two to four regions (one of them possibly set up under another B, region 0
+# under fewer region bits, or a region under another M) are every twelfth
+# schedule, where region-layout is found (section 14). A region under another
+# M is 12.3's residue, which no check sees: with every rule on, --regions m
+# must find it (regions-m) and no duplicate; its servers alone under another M
+# must be refused.
 # A rule whose duplicate no schedule from seed 1 finds in the budget starts at
 # the seed that found it with every rule on (known-at-answer: 21084, its
 # namespace ticket answered in the instant a copy covering it was read).
@@ -127,6 +131,8 @@ for rule in $rules; do
 	# shellcheck disable=SC2046
 	job --seed "$(rule_seed "$rule")" --schedules "$SIM_RULE_BUDGET" $(rule_args "$rule")
 done
+regm=$njobs
+job --seed 1 --schedules 100 --regions m
 wait
 
 for sl in "${slices[@]}"; do
@@ -174,4 +180,15 @@ for rule in $rules; do
 	esac
 	n=$((n + 1))
 done
+# A region's servers alone under another M are refused by its idservers' check
+# of their own servers: every such schedule sees the refusal, none serves a ticket.
+rm_res=$(sed -n 's/^residue by class:.* regions-m \([0-9]*\).*/\1/p' "$tmp/$regm.all")
+rm_split=$(sed -n 's/^regions: .*: \([0-9]*\) of them only its servers, refused in \([0-9]*\), \([0-9]*\) ticket IDs.*/\1 \2 \3/p' "$tmp/$regm.all")
+read -r rm_n rm_refused rm_ids <<<"${rm_split:-0 -1 -1}"
+if [ "$(rc $regm)" -eq 0 ] && [ "${rm_res:-0}" -gt 0 ] && [ "$rm_n" -gt 0 ] &&
+	[ "$rm_refused" -eq "$rm_n" ] && [ "$rm_ids" -eq 0 ]; then
+	echo "--regions m (every rule on): $(out $regm), $rm_res of 12.3's residue regions-m; $rm_n with only a region's servers under another M, all refused"
+else
+	echo "FAIL: --regions m: no regions-m residue, a duplicate, or a region's servers alone under another M not refused ($rm_refused of $rm_n refused, $rm_ids ticket IDs served): $(out $regm)"; why $regm; fail=1
+fi
 exit $fail

@@ -4,6 +4,7 @@
  *   idgen_load -s LIST [-t THREADS] [-n IDS | -d SECONDS] [--mix] [--dump FILE]
  *              [--fork] [--outage DIR] [--bench] [--allow-errors] [--pace US]
  *              [--lead-ms MS] [--min-held N] [--fetch-ids N] [--stream]
+ *              [--until FILE]
  *
  * Every thread takes IDs (idgen_next, or a seeded mix of next, ids and block),
  * checks each reply (ascending lists, nonzero), and records what it got as
@@ -13,7 +14,10 @@
  * mariadb:// address (the generator; its lease counted in RESULT).
  * --fork forks after the first IDs are held: parent and child both go on
  * (FILE.parent, FILE.child). --outage DIR runs the both-idservers-down
- * script with the test (files in DIR). --bench only counts.
+ * script with the test (files in DIR). --bench only counts. --until FILE
+ * stops the run once FILE exists (looked for every 1,024 calls), -d SECONDS
+ * still its bound: a test ends the load after the step it waits for, however
+ * slow the machine was to get there.
  * Output: one "RESULT key=value ..." line; exit 1 on any error unless
  * --allow-errors, or on any bad reply.
  */
@@ -70,6 +74,7 @@ static struct {
 	bool		 mix, fork, bench, allow_errors, stream;
 	const char	*dump;
 	const char	*outage;
+	const char	*until;		/* --until: stop once this file exists */
 } opt = { .threads = 1 };
 
 static idgen_client	*load_client;
@@ -198,6 +203,8 @@ load_main(void *arg)
 				break;
 			}
 		if (end > 0 && load_now() >= end)
+			break;
+		if (opt.until != NULL && access(opt.until, F_OK) == 0)
 			break;
 		if (opt.pace_us > 0)
 			usleep(opt.pace_us);
@@ -396,7 +403,8 @@ load_usage(void)
 {
 	fprintf(stderr, "usage: idgen_load -s LIST [-t THREADS] [-n IDS | -d SECONDS] "
 	    "[--mix] [--dump FILE] [--fork] [--outage DIR] [--bench] [--allow-errors] "
-	    "[--pace US] [--lead-ms MS] [--min-held N] [--fetch-ids N] [--stream]\n");
+	    "[--pace US] [--lead-ms MS] [--min-held N] [--fetch-ids N] [--stream] "
+	    "[--until FILE]\n");
 	exit(2);
 }
 
@@ -419,6 +427,7 @@ main(int argc, char **argv)
 		{ "min-held", required_argument, NULL, 'H' },
 		{ "fetch-ids", required_argument, NULL, 'F' },
 		{ "stream", no_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char		 err[IDGEN_ERR_LEN], path[4096];
@@ -440,6 +449,7 @@ main(int argc, char **argv)
 		case 'b': opt.bench = true; break;
 		case 'a': opt.allow_errors = true; break;
 		case 'S': opt.stream = true; break;
+		case 'U': opt.until = optarg; break;
 		case 'p': opt.pace_us = (unsigned)atoi(optarg); break;
 		case 'L': opt.o.lead_ms = (unsigned)atoi(optarg); break;
 		case 'H': opt.o.min_held = strtoull(optarg, NULL, 10); break;

@@ -273,7 +273,7 @@ for line in open(sys.argv[1]):
 		fail "c: ${NAMES[$k]}: $(snap "${P[$k]}")"
 	grep -q "taking tickets from region 1's .* server: no server of this region's pair (region 0) is up" "$T_DIR/${NAMES[$k]}.log" ||
 		fail "c: ${NAMES[$k]} did not log the switch to region 1"
-	grep -qE '^mark (odd|even)_r1 [1-9]' "$T_DIR/${NAMES[$k]}.state" ||
+	grep -qE '^mark (- )?(odd|even)_r1 [1-9]' "$T_DIR/${NAMES[$k]}.state" ||
 		fail "c: ${NAMES[$k]}'s state file has no mark of region 1's servers"
 done
 # What the clients of region 0 got: their own pair's tickets before the kill,

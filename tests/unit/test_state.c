@@ -74,15 +74,15 @@ test_round_trip(void **state)
 
 	(void)state;
 	rec_fill(&a);
-	n = state_format(&a, buf, sizeof(buf));
+	n = state_format(&a, NULL, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_memory_equal(&a, &b, sizeof(a));
 	/* No lease, no uuid. */
 	a.lease.held = false;
 	a.mark[SERVER_ODD].uuid[0] = '\0';
-	n = state_format(&a, buf, sizeof(buf));
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	n = state_format(&a, NULL, buf, sizeof(buf));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_false(b.lease.held);
 	assert_string_equal(b.mark[SERVER_ODD].uuid, "");
 	assert_true(b.mark[SERVER_EVEN].high_water == 12346);
@@ -117,14 +117,14 @@ test_other_regions_marks(void **state)
 		a.mark[i].block_size = LAYOUT_BLOCK_MAX;
 		memset(a.mark[i].uuid, 'u', sizeof(a.mark[i].uuid) - 1);
 	}
-	n = state_format(&a, buf, sizeof(buf));
+	n = state_format(&a, NULL, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_non_null(strstr(buf, "\nmark even_r6 "));
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_non_null(strstr(buf, "\nmark - even_r6 "));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_memory_equal(&a, &b, sizeof(a));
 	/* Read with only region 3 configured: region 3's marks move to its index. */
 	assert_true(server_others_set(fewer, 1));
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_true(b.mark[SERVER_ODD].high_water == a.mark[SERVER_ODD].high_water);
 	assert_true(b.mark[SERVER_EVEN].high_water == a.mark[SERVER_EVEN].high_water);
 	assert_true(b.mark[2].high_water == a.mark[6].high_water);
@@ -161,15 +161,15 @@ test_extra_servers_marks(void **state)
 		a.mark[i].block_size = LAYOUT_BLOCK_MAX;
 		memset(a.mark[i].uuid, 'u', sizeof(a.mark[i].uuid) - 1);
 	}
-	n = state_format(&a, buf, sizeof(buf));
+	n = state_format(&a, NULL, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_non_null(strstr(buf, "\nmark o63 "));
-	assert_non_null(strstr(buf, "\nmark o64 "));
-	assert_non_null(strstr(buf, "\nmark o59 "));
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_non_null(strstr(buf, "\nmark - o63 "));
+	assert_non_null(strstr(buf, "\nmark - o64 "));
+	assert_non_null(strstr(buf, "\nmark - o59 "));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_memory_equal(&a, &b, sizeof(a));
 	assert_true(server_shape_set(64, 0, 0));	/* no extras */
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_true(b.mark[SERVER_EVEN].high_water == a.mark[SERVER_EVEN].high_water);
 	assert_true(b.mark[2].high_water == 0);
 	assert_true(server_shape_set(2, 0, 0));
@@ -185,16 +185,16 @@ test_corruption_caught(void **state)
 
 	(void)state;
 	rec_fill(&a);
-	n = state_format(&a, buf, sizeof(buf));
+	n = state_format(&a, NULL, buf, sizeof(buf));
 	for (i = 0; i < n; i++) {
 		memcpy(copy, buf, n);
 		copy[i] ^= 0x01;
-		assert_false(state_parse(copy, n, &b, why, sizeof(why)));
+		assert_false(state_parse(copy, n, &b, NULL, why, sizeof(why)));
 		assert_true(b.mark[SERVER_ODD].high_water == 0 && !b.lease.held);
 	}
 	for (i = 0; i < n; i++)
-		assert_false(state_parse(buf, i, &b, why, sizeof(why)));
-	assert_false(state_parse("", 0, &b, why, sizeof(why)));
+		assert_false(state_parse(buf, i, &b, NULL, why, sizeof(why)));
+	assert_false(state_parse("", 0, &b, NULL, why, sizeof(why)));
 }
 
 /* A well-checksummed record with an impossible lease is still refused. */
@@ -208,24 +208,24 @@ test_bad_lease_refused(void **state)
 	(void)state;
 	rec_fill(&a);
 	a.lease.worker = 8;		/* even number on the odd server */
-	n = state_format(&a, buf, sizeof(buf));
-	assert_false(state_parse(buf, n, &b, why, sizeof(why)));
+	n = state_format(&a, NULL, buf, sizeof(buf));
+	assert_false(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	rec_fill(&a);
 	a.lease.reserved = a.lease.window_end + 1;
-	n = state_format(&a, buf, sizeof(buf));
-	assert_false(state_parse(buf, n, &b, why, sizeof(why)));
+	n = state_format(&a, NULL, buf, sizeof(buf));
+	assert_false(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	/* Names that would break the line format do not format at all. */
 	rec_fill(&a);
 	snprintf(a.host, sizeof(a.host), "two words");
-	assert_true(state_format(&a, buf, sizeof(buf)) == 0);
+	assert_true(state_format(&a, NULL, buf, sizeof(buf)) == 0);
 	/*
 	 * A lease of another region still parses (its marks stay in force): the
 	 * region is lease_resume's question, not the format's.
 	 */
 	rec_fill(&a);
 	assert_true(server_shape_set(4, 1, 5));
-	n = state_format(&a, buf, sizeof(buf));
-	assert_true(state_parse(buf, n, &b, why, sizeof(why)));
+	n = state_format(&a, NULL, buf, sizeof(buf));
+	assert_true(state_parse(buf, n, &b, NULL, why, sizeof(why)));
 	assert_true(b.lease.held && b.lease.worker == a.lease.worker);
 	assert_false(server_owns_worker(b.lease.server, b.lease.worker));
 	assert_true(server_shape_set(2, 0, 0));
@@ -365,7 +365,7 @@ test_version1_read(void **state)
 		h *= UINT64_C(1099511628211);
 	}
 	n = (size_t)snprintf(buf, sizeof(buf), "%scheck %016llx\n", body, (unsigned long long)h);
-	assert_true(state_parse(buf, n, &r, why, sizeof(why)));
+	assert_true(state_parse(buf, n, &r, NULL, why, sizeof(why)));
 	assert_true(r.mark[SERVER_ODD].high_water == 77 && r.mark[SERVER_ODD].block_size == 0);
 	assert_string_equal(r.mark[SERVER_ODD].uuid, "u-1");
 	assert_true(r.lease.held && r.owner.pid == 0 && r.gen == 0);
@@ -445,7 +445,7 @@ test_file_torn_slot(void **state)
 	memset(junk, 'x', sizeof(junk));
 	fd = open(path, O_WRONLY);
 	assert_true(fd >= 0);
-	assert_true(pwrite(fd, junk, sizeof(junk), STATE_MAX_LEN + 60) == (ssize_t)sizeof(junk));
+	assert_true(pwrite(fd, junk, sizeof(junk), STATEFILE_SLOT + 60) == (ssize_t)sizeof(junk));
 	close(fd);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
 	assert_int_equal(f.origin, STATEFILE_LOADED);
@@ -524,7 +524,8 @@ static void
 test_file_stamp(void **state)
 {
 	struct statefile f;
-	char path[512], copy[512], err[512], old[2 * STATE_MAX_LEN], now[2 * STATE_MAX_LEN];
+	static char old[2 * STATEFILE_SLOT], now[2 * STATEFILE_SLOT];
+	char path[512], copy[512], err[512];
 	struct timespec pause = { 0, 300 * 1000 * 1000 };
 	size_t n_old, n_now;
 	int fd;

@@ -1,10 +1,12 @@
 /*
- * test_state_ns.c - the namespace marks record (docs/design.md sections 6.2
- * and 13.5): format and parse, marks raised in ID space, a full set refused,
- * every kind of bad input refused; and in the state file: saved and reopened,
- * a torn newest ns slot, a version 2 sized file, ns slots alternating around
- * a torn one, a corrupt ns area set aside without losing the main record,
- * and saves through the writer thread.
+ * test_state_ns.c - namespace marks in the one record (docs/design.md
+ * sections 13.5 and 6.10): format and parse, marks raised in ID space, a full
+ * set refused, every kind of bad input refused (the version 3 lines and the
+ * earlier idgen-ns record); and in the state file: saved and reopened, a
+ * torn newest slot, a corrupt file set aside, files of the earlier format
+ * read with every mark (and the first save leaving them whole), a version 3
+ * file that the earlier code's rules refuse, and saves through the writer
+ * thread.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,8 +29,9 @@
 #include "state.h"
 #include "statefile.h"
 
-/* Where the file keeps the namespace marks: after the main record's two slots. */
-#define NS_AT	(2 * STATE_MAX_LEN)
+/* The earlier format: two main slots, then the namespace marks' two (6.10). */
+#define OLD_SLOT	2048
+#define NS_AT		(2 * OLD_SLOT)
 
 static char tmpdir[256];
 
@@ -103,40 +106,64 @@ ns_equal(const struct state_ns *a, const struct state_ns *b)
 	}
 }
 
-/* Formats and parses back; stale bytes after the record are ignored. */
+/* A record with nothing but a host and gen, as the format requires. */
+static struct state_rec
+rec_min(uint64_t gen)
+{
+	struct state_rec r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.host, sizeof(r.host), "h");
+	r.gen = gen;
+	return r;
+}
+
+/*
+ * The namespaces' marks are lines of the one record, after the default's
+ * ("-"); formatted and parsed back; stale bytes after the record are ignored.
+ */
 static void
 test_ns_round_trip(void **state)
 {
 	struct state_ns a = ns_new(8), b = ns_new(8);
+	struct state_rec r = rec_min(41), got;
 	char buf[4096], why[128];
-	uint64_t gen;
 	size_t n, longer;
 
 	(void)state;
+	r.mark[SERVER_ODD].high_water = 3;
+	r.mark[SERVER_ODD].block_size = 1024;
 	(void)ns_raise(&a, "orders", SERVER_ODD, 12345, 1048576);
 	(void)ns_raise(&a, "orders", SERVER_EVEN, 12346, 1048576);
 	(void)ns_raise(&a, "Dense_1", SERVER_ODD, 7, 1);
-	n = state_ns_format(&a, 41, buf, sizeof(buf));
+	n = state_format(&r, &a, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_non_null(strstr(buf, "idgen-ns 1\ngen 41\n"));
-	assert_non_null(strstr(buf, "\nnsmark orders even 12346 1048576\n"));
-	assert_non_null(strstr(buf, "\nnsmark Dense_1 odd 7 1\ncheck "));
-	assert_true(state_ns_parse(buf, n, &b, &gen, why, sizeof(why)));
-	assert_true(gen == 41);
+	assert_non_null(strstr(buf, "idgen-state 3\ngen 41\n"));
+	assert_non_null(strstr(buf, "\nmark - odd 3 1024 -\nmark - even 0 0 -\n"));
+	assert_non_null(strstr(buf, "\nmark orders even 12346 1048576 -\n"));
+	assert_non_null(strstr(buf, "\nmark Dense_1 odd 7 1 -\nlease none\ncheck "));
+	assert_true(state_parse(buf, n, &got, &b, why, sizeof(why)));
+	assert_memory_equal(&r, &got, sizeof(r));
 	ns_equal(&a, &b);
+	/* Not kept (NULL): still checked, the default's marks read. */
+	assert_true(state_parse(buf, n, &got, NULL, why, sizeof(why)));
+	assert_true(got.mark[SERVER_ODD].high_water == 3);
 	/* A shorter record over a longer one: what follows its checksum line is not read. */
 	longer = n;
 	a.n = 1;
-	n = state_ns_format(&a, 42, buf, sizeof(buf));
+	r.gen = 42;
+	n = state_format(&r, &a, buf, sizeof(buf));
 	assert_true(n < longer);
-	assert_true(state_ns_parse(buf, longer, &b, &gen, why, sizeof(why)));
-	assert_true(gen == 42 && b.n == 1);
-	/* An empty set formats: header and checksum. */
+	assert_true(state_parse(buf, longer, &got, &b, why, sizeof(why)));
+	assert_true(got.gen == 42 && b.n == 1);
+	assert_int_equal(state_end(buf, longer), n);
+	/* No namespace marks: the default's lines alone. */
 	a.n = 0;
-	n = state_ns_format(&a, 1, buf, sizeof(buf));
-	assert_true(n > 0 && state_ns_parse(buf, n, &b, &gen, why, sizeof(why)) && b.n == 0);
+	n = state_format(&r, &a, buf, sizeof(buf));
+	assert_true(n > 0 && state_parse(buf, n, &got, &b, why, sizeof(why)) && b.n == 0);
+	assert_int_equal(state_format(&r, NULL, buf, sizeof(buf)), n);
 	/* Too small a buffer: 0, never a cut record. */
-	assert_int_equal(state_ns_format(&a, 1, buf, 10), 0);
+	assert_int_equal(state_format(&r, &a, buf, 10), 0);
 	free(a.m);
 	free(b.m);
 }
@@ -201,15 +228,15 @@ test_ns_raise_id_space(void **state)
 
 /*
  * A full set refuses a new mark (the caller refuses the ticket) and still
- * raises the marks it has; a full record of the longest lines fits a slot.
+ * raises the marks it has; a record of every mark at its longest fits.
  */
 static void
 test_ns_full(void **state)
 {
 	unsigned others[] = { 30, 31 };
 	struct state_ns r = ns_new(3), a, b;
+	struct state_rec rec = rec_min(UINT64_MAX), got;
 	char *buf, why[128], name[NS_NAME_MAX + 1];
-	uint64_t gen;
 	bool changed;
 	size_t n;
 
@@ -227,9 +254,16 @@ test_ns_full(void **state)
 	/* NS_MARKS_MAX marks, 48-byte names, the longest server names, 20-digit numbers. */
 	assert_true(server_shape_set(64, 0, 5));
 	assert_true(server_others_set(others, 2));
+	memset(rec.host, 'h', sizeof(rec.host) - 1);
+	memset(rec.servers, 's', sizeof(rec.servers) - 1);
+	for (unsigned i = 0; i < server_count(); i++) {
+		rec.mark[i].high_water = UINT64_MAX - i;
+		rec.mark[i].block_size = UINT64_MAX;
+		memset(rec.mark[i].uuid, 'u', sizeof(rec.mark[i].uuid) - 1);
+	}
 	a = ns_new(NS_MARKS_MAX + 1);
 	b = ns_new(NS_MARKS_MAX + 1);
-	buf = malloc(STATE_NS_SLOT);
+	buf = malloc(2 * STATE_MAX_LEN);
 	assert_non_null(buf);
 	for (unsigned i = 0; i < NS_MARKS_MAX; i++) {
 		snprintf(name, sizeof(name), "%048u", i / 2);
@@ -238,24 +272,72 @@ test_ns_full(void **state)
 	}
 	assert_false(state_ns_raise(&a, "more", SERVER_ODD, 1, 1, &changed));
 	assert_true(strlen(server_name(server_count() - 1)) == 8);	/* even_r31 */
-	n = state_ns_format(&a, UINT64_MAX, buf, STATE_NS_SLOT);
-	assert_true(n > 0 && n < STATE_NS_SLOT);
-	assert_true(state_ns_parse(buf, n, &b, &gen, why, sizeof(why)));
-	assert_true(gen == UINT64_MAX);
+	n = state_format(&rec, &a, buf, STATE_MAX_LEN);
+	assert_true(n > 0 && n < STATE_MAX_LEN);
+	assert_true(state_parse(buf, n, &got, &b, why, sizeof(why)));
+	assert_true(got.gen == UINT64_MAX);
+	assert_memory_equal(&rec, &got, sizeof(rec));
 	ns_equal(&a, &b);
 	/* One more line than a record may hold is refused, whatever the caller's cap. */
 	a.m[a.n] = a.m[0];
 	a.m[a.n].server = SERVER_ODD;
 	a.n++;
-	n = state_ns_format(&a, 1, buf, STATE_NS_SLOT);
+	n = state_format(&rec, &a, buf, 2 * STATE_MAX_LEN);
 	assert_true(n > 0);
-	assert_false(state_ns_parse(buf, n, &b, &gen, why, sizeof(why)));
-	assert_non_null(strstr(why, "more than 1024 namespace marks"));
+	assert_false(state_parse(buf, n, &got, &b, why, sizeof(why)));
+	assert_non_null(strstr(why, "too many marks"));
+	assert_true(b.n == 0 && got.mark[SERVER_ODD].high_water == 0);
 	free(a.m);
 	free(b.m);
 	free(buf);
 	assert_true(server_others_set(NULL, 0));
 	assert_true(server_shape_set(2, 0, 0));
+}
+
+/* A version 3 record of these mark lines: refused with a reason holding want. */
+static void
+v3_refused(const char *marks, const char *want)
+{
+	struct state_ns r = ns_new(4);
+	struct state_rec got;
+	char body[1024], buf[1200], why[128] = "";
+	size_t n;
+
+	snprintf(body, sizeof(body), "idgen-state 3\ngen 1\nhost h\nowner - - 0 0 0\n"
+	    "servers s\nmark - odd 0 0 -\nmark - even 0 0 -\n%slease none\n", marks);
+	n = ns_sealed(body, buf, sizeof(buf));
+	assert_false(state_parse(buf, n, &got, &r, why, sizeof(why)));
+	if (strstr(why, want) == NULL)
+		fail_msg("'%s': reason '%s', want '%s'", marks, why, want);
+	assert_true(r.n == 0);
+	free(r.m);
+}
+
+/* The version 3 mark lines refuse what the idgen-ns lines refused, and a bad sequence. */
+static void
+test_v3_marks_refused(void **state)
+{
+	(void)state;
+	v3_refused("mark a-b odd 1 1 -\n", "bad namespace name near line 8");
+	v3_refused("mark a foo 1 1 -\n", "unknown server name");
+	v3_refused("mark a odd 1 1 u\n", "bad numbers");
+	v3_refused("mark a odd 1 1\n", "bad numbers");
+	v3_refused("mark a odd 0 1 -\n", "a zero mark");
+	v3_refused("mark a odd 1 1 -\nmark a odd 2 1 -\n", "a second mark");
+	v3_refused("mark a odd 1 1 -\nmark b odd 1 1 -\nmark c odd 1 1 -\nmark d odd 1 1 -\n"
+	    "mark e odd 1 1 -\n", "too many marks");
+	v3_refused("mark - odd 1 1 -\n", "malformed");	/* a second default mark of odd */
+	v3_refused("nsmark a odd 1 1\n", "malformed");
+	/* The pair's default marks come first: a namespace line before them is refused. */
+	{
+		struct state_rec got;
+		char buf[512], why[128];
+		size_t n = ns_sealed("idgen-state 3\ngen 1\nhost h\nowner - - 0 0 0\n"
+		    "servers s\nmark a odd 1 1 -\nmark - odd 0 0 -\nmark - even 0 0 -\n"
+		    "lease none\n", buf, sizeof(buf));
+
+		assert_false(state_parse(buf, n, &got, NULL, why, sizeof(why)));
+	}
 }
 
 /* Every kind of bad input is refused with a reason; nothing is half-read. */
@@ -388,9 +470,25 @@ tear(const char *name, off_t off, size_t n)
 	close(fd);
 }
 
+/* The whole file, into a buffer of the caller's (freed by it); its length in *n. */
+static char *
+slurp(const char *name, size_t *n)
+{
+	char path[512], *buf = malloc(2 * STATEFILE_SLOT + 1);
+	FILE *fp;
+
+	path_of(path, sizeof(path), name);
+	fp = fopen(path, "r");
+	assert_true(buf != NULL && fp != NULL);
+	*n = fread(buf, 1, 2 * STATEFILE_SLOT + 1, fp);
+	fclose(fp);
+	return buf;
+}
+
 /*
- * Saved marks come back at the next open; without namespace marks the file
- * is what a version 2 file is (4,096 bytes) and loads with an empty set.
+ * Saved marks, the default's and the namespaces', come back at the next open
+ * from the one record; the first save writes slot 0 (a small file), the
+ * second slot 1, at STATEFILE_SLOT.
  */
 static void
 test_ns_file_reopen(void **state)
@@ -403,23 +501,25 @@ test_ns_file_reopen(void **state)
 	assert_int_equal(f.ns_origin, STATEFILE_NEW);
 	f.rec.mark[SERVER_ODD].high_water = 77;
 	assert_true(statefile_save(&f));
-	assert_true(statefile_save(&f));
 	statefile_close(&f);
-	assert_int_equal(size_of("n1.state"), NS_AT);	/* the ns area is not written */
+	assert_true(size_of("n1.state") < OLD_SLOT);	/* the record and its stamp */
 	sf_open(&f, "n1.state");
 	assert_int_equal(f.origin, STATEFILE_LOADED);
 	assert_int_equal(f.ns_origin, STATEFILE_NEW);
+	assert_true(f.stamped);
 	assert_true(f.ns.n == 0 && f.ns.cap == NS_MARKS_MAX);
 	assert_true(ns_raise(&f.ns, "orders", SERVER_EVEN, 500, 1024));
 	assert_true(ns_raise(&f.ns, "users", SERVER_ODD, 9, 1));
 	assert_true(statefile_save(&f));
 	statefile_close(&f);
-	assert_true(size_of("n1.state") > NS_AT && size_of("n1.state") < NS_AT + STATE_NS_SLOT);
+	assert_true(size_of("n1.state") > STATEFILE_SLOT &&
+	    size_of("n1.state") < STATEFILE_SLOT + OLD_SLOT);
 	sf_open(&f, "n1.state");
 	assert_int_equal(f.origin, STATEFILE_LOADED);
 	assert_int_equal(f.ns_origin, STATEFILE_LOADED);
-	assert_true(f.rec.mark[SERVER_ODD].high_water == 77 && f.rec.gen == 3);
-	assert_true(f.ns.n == 2 && f.ns_gen == 1 && f.ns_slot == 0);
+	assert_true(f.stamped);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 77 && f.rec.gen == 2 && f.slot == 1);
+	assert_true(f.ns.n == 2);
 	assert_true(state_ns_get(&f.ns, "orders", SERVER_EVEN)->high_water == 500);
 	assert_true(state_ns_get(&f.ns, "users", SERVER_ODD)->block_size == 1);
 	statefile_close(&f);
@@ -432,9 +532,9 @@ test_ns_file_reopen(void **state)
 }
 
 /*
- * A torn newest ns slot falls back to the other; the next save goes over the
- * torn slot, never over the only valid record: tear that one too and the
- * older record still loads. The main record alternates on its own.
+ * A torn newest slot falls back to the other, the default's and the
+ * namespaces' marks together; the next save goes over the torn slot, never
+ * over the only valid record: tear that one too and the older record loads.
  */
 static void
 test_ns_file_torn_slot(void **state)
@@ -444,37 +544,32 @@ test_ns_file_torn_slot(void **state)
 	(void)state;
 	sf_open(&f, "n2.state");
 	f.rec.mark[SERVER_ODD].high_water = 1;
-	assert_true(statefile_save(&f));			/* main gen 1 in slot 0, no ns */
 	assert_true(ns_raise(&f.ns, "a", SERVER_ODD, 100, 8));
-	assert_true(statefile_save(&f));			/* main 2 slot 1, ns 1 slot 0 */
+	assert_true(statefile_save(&f));			/* gen 1, slot 0 */
+	f.rec.mark[SERVER_ODD].high_water = 2;
 	assert_true(ns_raise(&f.ns, "a", SERVER_ODD, 200, 8));
-	assert_true(statefile_save(&f));			/* main 3 slot 0, ns 2 slot 1 */
+	assert_true(statefile_save(&f));			/* gen 2, slot 1 */
 	statefile_close(&f);
-	tear("n2.state", NS_AT + STATE_NS_SLOT + 30, 40);
+	tear("n2.state", STATEFILE_SLOT + 30, 40);
 	sf_open(&f, "n2.state");
 	assert_int_equal(f.ns_origin, STATEFILE_LOADED);
-	assert_true(f.ns_gen == 1 && f.ns_slot == 0);
+	assert_true(f.rec.gen == 1 && f.slot == 0 && f.rec.mark[SERVER_ODD].high_water == 1);
 	assert_true(state_ns_get(&f.ns, "a", SERVER_ODD)->high_water == 100);
-	assert_true(f.rec.gen == 3);				/* the main record is whole */
 	assert_true(ns_raise(&f.ns, "a", SERVER_ODD, 300, 8));
-	assert_true(statefile_save(&f));			/* ns 2 again, over the torn slot */
+	assert_true(statefile_save(&f));			/* gen 2 again, over the torn slot */
 	statefile_close(&f);
 	sf_open(&f, "n2.state");
-	assert_true(f.ns_gen == 2 && f.ns_slot == 1);
+	assert_true(f.rec.gen == 2 && f.slot == 1);
 	assert_true(state_ns_get(&f.ns, "a", SERVER_ODD)->high_water == 300);
 	statefile_close(&f);
-	/* Slot 0 still holds ns record 1: the save did not write over it. */
-	tear("n2.state", NS_AT + STATE_NS_SLOT + 30, 40);
+	/* Slot 0 still holds record 1: the save did not write over it. */
+	tear("n2.state", STATEFILE_SLOT + 30, 40);
 	sf_open(&f, "n2.state");
-	assert_true(f.ns_gen == 1 && state_ns_get(&f.ns, "a", SERVER_ODD)->high_water == 100);
+	assert_true(f.rec.gen == 1 && state_ns_get(&f.ns, "a", SERVER_ODD)->high_water == 100);
 	statefile_close(&f);
 }
 
-/*
- * Neither ns slot valid: the file is set aside and cut to the main record,
- * which is kept; namespaces start without marks. A corrupt main record with
- * valid namespace marks keeps the marks (the file is not cut).
- */
+/* Neither slot valid: the file is set aside and emptied; nothing is half-read. */
 static void
 test_ns_file_corrupt(void **state)
 {
@@ -489,75 +584,228 @@ test_ns_file_corrupt(void **state)
 	assert_true(statefile_save(&f));
 	assert_true(statefile_save(&f));
 	statefile_close(&f);
-	tear("n3.state", NS_AT + 20, 10);
-	tear("n3.state", NS_AT + STATE_NS_SLOT + 20, 10);
-	sf_open(&f, "n3.state");
-	assert_int_equal(f.origin, STATEFILE_LOADED);
-	assert_int_equal(f.ns_origin, STATEFILE_CORRUPT);
-	assert_non_null(strstr(f.ns_why, "checksum mismatch"));
-	assert_true(f.rec.mark[SERVER_EVEN].high_water == 66 && f.ns.n == 0);
-	path_of(path, sizeof(path), "n3.state");
-	snprintf(bad, sizeof(bad), "%s.corrupt", path);
-	assert_true(stat(bad, &st) == 0 && st.st_size > NS_AT + STATE_NS_SLOT);
-	statefile_close(&f);
-	assert_int_equal(size_of("n3.state"), NS_AT);
-	/* Now the main record torn in both slots, the namespace marks whole. */
-	sf_open(&f, "n3.state");
-	assert_int_equal(f.ns_origin, STATEFILE_NEW);
-	assert_true(ns_raise(&f.ns, "b", SERVER_EVEN, 5, 2));
-	assert_true(statefile_save(&f));
-	statefile_close(&f);
-	tear("n3.state", 10, 10);
-	tear("n3.state", STATE_MAX_LEN + 10, 10);
+	tear("n3.state", 20, 10);
+	tear("n3.state", STATEFILE_SLOT + 20, 10);
 	sf_open(&f, "n3.state");
 	assert_int_equal(f.origin, STATEFILE_CORRUPT);
-	assert_int_equal(f.ns_origin, STATEFILE_LOADED);
-	assert_true(state_ns_get(&f.ns, "b", SERVER_EVEN)->high_water == 5);
-	assert_true(f.rec.mark[SERVER_EVEN].high_water == 0);
-	assert_true(statefile_save(&f));
+	/* Nor is there an earlier format's idgen-ns record where it would be. */
+	assert_int_equal(f.ns_origin, STATEFILE_CORRUPT);
+	assert_non_null(strstr(f.why, "checksum mismatch"));
+	assert_true(f.rec.mark[SERVER_EVEN].high_water == 0 && f.ns.n == 0);
+	path_of(path, sizeof(path), "n3.state");
+	snprintf(bad, sizeof(bad), "%s.corrupt", path);
+	assert_true(stat(bad, &st) == 0 && st.st_size > STATEFILE_SLOT);
 	statefile_close(&f);
-	sf_open(&f, "n3.state");
-	assert_true(f.origin == STATEFILE_LOADED && f.ns_origin == STATEFILE_LOADED);
-	assert_true(state_ns_get(&f.ns, "b", SERVER_EVEN)->high_water == 5 && f.ns_gen == 2);
-	statefile_close(&f);
+	assert_int_equal(size_of("n3.state"), 0);
 }
 
-/* A version 1 file and a version 2 file (4,096 bytes) load with no namespace marks. */
+/* A record of the earlier format, body and checksum, at off of buf. */
+static void
+old_put(char *buf, size_t off, const char *body)
+{
+	(void)ns_sealed(body, buf + off, OLD_SLOT);
+}
+
+/*
+ * What today's idserver (before version 3) reads of a file (docs/design.md
+ * section 6.10): nothing when the file is longer than its largest (266,240
+ * bytes, "too large"); else a version 1 or 2 record in either 2,048-byte slot
+ * or an idgen-ns record in either of its slots. True when it would read any.
+ */
+static bool
+old_reads(const char *buf, size_t n)
+{
+	struct state_ns ns;
+	struct state_rec r;
+	char why[128];
+	uint64_t gen;
+	bool any = false;
+
+	if (n > STATEFILE_SLOT)
+		return false;
+	ns = ns_new(NS_MARKS_MAX);
+	for (size_t off = 0; off < NS_AT && off < n; off += OLD_SLOT) {
+		size_t len = strnlen(buf + off, n - off < OLD_SLOT ? n - off : OLD_SLOT);
+
+		any |= state_parse(buf + off, len, &r, NULL, why, sizeof(why)) &&
+		    strncmp(buf + off, "idgen-state 3", 13) != 0;
+	}
+	for (size_t off = NS_AT; off < n; off += STATE_NS_SLOT)
+		any |= state_ns_parse(buf + off, n - off < STATE_NS_SLOT ? n - off :
+		    STATE_NS_SLOT, &ns, &gen, why, sizeof(why));
+	free(ns.m);
+	return any;
+}
+
+/*
+ * A file of the earlier format, written here as its bytes (version 2 main
+ * records in both 2,048-byte slots, idgen-ns records in both of theirs), is
+ * read with every mark of its newest records, the default's and the
+ * namespaces', none lowered or dropped; the first save goes to slot 1 and
+ * leaves the old bytes whole, so a crash in it reads them again; from then
+ * on today's code refuses the file as too large (docs/design.md 6.10).
+ */
+static void
+test_ns_file_upgrade(void **state)
+{
+	char path[512], *old = calloc(1, STATEFILE_SLOT), *now;
+	struct statefile f;
+	size_t n;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(old);
+	old_put(old, 0, "idgen-state 2\ngen 6\nhost h\nowner - - 0 0 0\n"
+	    "servers odd=a even=b db=idgen\nmark odd 400 1024 u-odd\nmark even 500 1024 -\n"
+	    "lease none\n");
+	old_put(old, OLD_SLOT, "idgen-state 2\ngen 7\nhost h\nowner - - 0 0 0\n"
+	    "servers odd=a even=b db=idgen\nmark odd 401 1024 u-odd\nmark even 501 2048 -\n"
+	    "lease none\n");
+	old_put(old, NS_AT, "idgen-ns 1\ngen 3\nnsmark orders odd 40 16\n"
+	    "nsmark orders even 41 16\nnsmark users odd 9 1\n");
+	old_put(old, NS_AT + STATE_NS_SLOT, "idgen-ns 1\ngen 2\nnsmark orders odd 39 16\n");
+	n = NS_AT + STATE_NS_SLOT + 200;
+	assert_true(old_reads(old, n));
+	path_of(path, sizeof(path), "n4.state");
+	fp = fopen(path, "w");
+	assert_true(fp != NULL && fwrite(old, 1, n, fp) == n);
+	fclose(fp);
+	sf_open(&f, "n4.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.ns_origin == STATEFILE_LOADED);
+	assert_true(f.rec.gen == 7 && f.slot == 0 && f.loaded_version == STATE_VERSION);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 401 &&
+	    f.rec.mark[SERVER_ODD].block_size == 1024);
+	assert_string_equal(f.rec.mark[SERVER_ODD].uuid, "u-odd");
+	assert_true(f.rec.mark[SERVER_EVEN].high_water == 501 &&
+	    f.rec.mark[SERVER_EVEN].block_size == 2048);
+	assert_int_equal(f.ns.n, 3);
+	assert_true(state_ns_get(&f.ns, "orders", SERVER_ODD)->high_water == 40);
+	assert_true(state_ns_get(&f.ns, "orders", SERVER_EVEN)->high_water == 41);
+	assert_true(state_ns_get(&f.ns, "users", SERVER_ODD)->block_size == 1);
+	assert_true(statefile_save(&f));		/* gen 8, slot 1 */
+	statefile_close(&f);
+	now = slurp("n4.state", &n);
+	assert_true(n > STATEFILE_SLOT);
+	assert_memory_equal(now, old, NS_AT + STATE_NS_SLOT + 200);	/* untouched */
+	assert_false(old_reads(now, n));
+	free(now);
+	sf_open(&f, "n4.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.rec.gen == 8 && f.slot == 1);
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 401 &&
+	    f.rec.mark[SERVER_EVEN].block_size == 2048 && f.ns.n == 3);
+	assert_true(state_ns_get(&f.ns, "orders", SERVER_EVEN)->high_water == 41);
+	statefile_close(&f);
+	/* That first write torn (a crash in it): the old records are read again, whole. */
+	tear("n4.state", STATEFILE_SLOT + 30, 40);
+	sf_open(&f, "n4.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.rec.gen == 7 && f.slot == 0);
+	assert_true(f.rec.mark[SERVER_EVEN].high_water == 501 && f.ns.n == 3);
+	assert_true(statefile_save(&f));
+	f.rec.mark[SERVER_ODD].high_water = 402;
+	assert_true(statefile_save(&f));		/* slot 0, over the old bytes */
+	statefile_close(&f);
+	now = slurp("n4.state", &n);
+	assert_false(old_reads(now, n));
+	free(now);
+	sf_open(&f, "n4.state");
+	assert_true(f.rec.gen == 9 && f.slot == 0 && f.rec.mark[SERVER_ODD].high_water == 402);
+	assert_true(state_ns_get(&f.ns, "users", SERVER_ODD)->high_water == 9);
+	statefile_close(&f);
+	free(old);
+}
+
+/*
+ * A version 1 file and a version 2 file of 4,096 bytes load with their
+ * marks and no namespace marks; the earlier format's halves are kept apart
+ * as before: a corrupt idgen-ns area keeps the main record, a corrupt main
+ * record keeps the namespace marks.
+ */
 static void
 test_ns_file_older_versions(void **state)
 {
-	struct state_rec r;
+	char path[512], *old = calloc(1, NS_AT + STATE_NS_SLOT);
 	struct statefile f;
-	char path[512], slot[STATE_MAX_LEN];
 	FILE *fp;
+
+	(void)state;
+	assert_non_null(old);
+	path_of(path, sizeof(path), "n5.state");
+	old_put(old, 0, "idgen-state 1\nhost x\nservers odd=a even=b db=idgen\n"
+	    "mark odd 5 -\nmark even 6 -\nlease none\n");
+	fp = fopen(path, "w");
+	assert_true(fp != NULL && fputs(old, fp) >= 0);
+	fclose(fp);
+	sf_open(&f, "n5.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.ns_origin == STATEFILE_NEW && f.ns.n == 0);
+	assert_true(f.loaded_version == 1 && f.rec.mark[SERVER_EVEN].high_water == 6);
+	assert_true(f.rec.mark[SERVER_EVEN].block_size == 0);	/* read under the server's B */
+	statefile_close(&f);
+	old_put(old, 0, "idgen-state 2\ngen 9\nhost h\nowner - - 0 0 0\nservers s\n"
+	    "mark odd 5 4 -\nmark even 0 0 -\nlease none\n");
+	old_put(old, NS_AT, "idgen-ns 1\ngen 1\nnsmark a odd 5 1\n");
+	old[NS_AT + 20] ^= 1;		/* the namespace marks corrupt */
+	fp = fopen(path, "w");
+	assert_true(fp != NULL && fwrite(old, 1, NS_AT + 100, fp) == NS_AT + 100);
+	fclose(fp);
+	sf_open(&f, "n5.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.ns_origin == STATEFILE_CORRUPT);
+	assert_true(f.rec.gen == 9 && f.rec.mark[SERVER_ODD].high_water == 5 && f.ns.n == 0);
+	statefile_close(&f);
+	assert_int_equal(size_of("n5.state"), NS_AT);	/* cut to the main record */
+	old[NS_AT + 20] ^= 1;
+	old[20] ^= 1;			/* now the main record corrupt */
+	fp = fopen(path, "w");
+	assert_true(fp != NULL && fwrite(old, 1, NS_AT + 100, fp) == NS_AT + 100);
+	fclose(fp);
+	sf_open(&f, "n5.state");
+	assert_true(f.origin == STATEFILE_CORRUPT && f.ns_origin == STATEFILE_LOADED);
+	assert_true(state_ns_get(&f.ns, "a", SERVER_ODD)->high_water == 5 && f.slot == 0);
+	assert_true(statefile_save(&f));	/* slot 1: the marks there, the old bytes kept */
+	statefile_close(&f);
+	sf_open(&f, "n5.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.ns.n == 1 && f.slot == 1);
+	statefile_close(&f);
+	free(old);
+}
+
+/*
+ * A version 3 file, fresh (one save, slot 0 only), with a record longer than
+ * the earlier format's 4,096 bytes of main slots, and after a second save:
+ * today's code reads no record of it (docs/design.md 6.10, the downgrade).
+ */
+static void
+test_ns_file_downgrade_refused(void **state)
+{
+	struct statefile f;
+	char name[NS_NAME_MAX + 1], *buf;
 	size_t n;
 
 	(void)state;
-	path_of(path, sizeof(path), "n4.state");
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	n = (size_t)snprintf(slot, sizeof(slot), "idgen-state 1\nhost x\n"
-	    "servers odd=a even=b db=idgen\nmark odd 5 -\nmark even 6 -\nlease none\n");
-	fprintf(fp, "%scheck %016" PRIx64 "\n", slot, fnv(slot, n));
-	fclose(fp);
-	sf_open(&f, "n4.state");
-	assert_true(f.origin == STATEFILE_LOADED && f.ns_origin == STATEFILE_NEW && f.ns.n == 0);
+	sf_open(&f, "n6.state");
+	f.rec.mark[SERVER_ODD].high_water = 5;
+	assert_true(statefile_save(&f));
+	buf = slurp("n6.state", &n);
+	assert_true(n < OLD_SLOT && strncmp(buf, "idgen-state 3\n", 14) == 0);
+	assert_false(old_reads(buf, n));
+	free(buf);
+	for (unsigned i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "ns_%u", i);
+		assert_true(ns_raise(&f.ns, name, i % 2, 1000 + i, 16));
+	}
+	f.slot = 1;		/* this save to slot 0 again, over the short record */
+	assert_true(statefile_save(&f));
+	buf = slurp("n6.state", &n);
+	assert_true(n > NS_AT + OLD_SLOT && n < STATEFILE_SLOT);
+	assert_false(old_reads(buf, n));
+	free(buf);
+	assert_true(statefile_save(&f));
+	buf = slurp("n6.state", &n);
+	assert_true(n > STATEFILE_SLOT);
+	assert_false(old_reads(buf, n));
+	free(buf);
 	statefile_close(&f);
-	memset(&r, 0, sizeof(r));
-	snprintf(r.host, sizeof(r.host), "h");
-	r.gen = 9;
-	r.mark[SERVER_ODD].high_water = 5;
-	r.mark[SERVER_ODD].block_size = 4;
-	memset(slot, 0, sizeof(slot));
-	assert_true(state_format(&r, slot, sizeof(slot)) > 0);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	assert_true(fwrite(slot, 1, sizeof(slot), fp) == sizeof(slot));
-	assert_true(fwrite(slot, 1, sizeof(slot), fp) == sizeof(slot));
-	fclose(fp);
-	sf_open(&f, "n4.state");
-	assert_true(f.origin == STATEFILE_LOADED && f.ns_origin == STATEFILE_NEW && f.ns.n == 0);
-	assert_true(f.rec.gen == 9);
+	sf_open(&f, "n6.state");
+	assert_true(f.origin == STATEFILE_LOADED && f.ns.n == 300 && f.rec.gen == 3);
 	statefile_close(&f);
 }
 
@@ -590,7 +838,7 @@ test_ns_writer(void **state)
 	assert_non_null(base);
 	gate_reset();
 	ndone = 0;
-	sf_open(&f, "n5.state");
+	sf_open(&f, "n7.state");
 	f.datasync = gate_sync;
 	assert_true(statefile_start(&f, base, err, sizeof(err)));
 	assert_true(ns_raise(&f.ns, "a", SERVER_ODD, 11, 1));
@@ -608,13 +856,12 @@ test_ns_writer(void **state)
 	assert_true(ns_raise(&f.ns, "c", SERVER_ODD, 3, 1));
 	assert_true(statefile_save(&f));
 	statefile_close(&f);
-	sf_open(&f, "n5.state");
+	sf_open(&f, "n7.state");
 	assert_int_equal(f.ns_origin, STATEFILE_LOADED);
 	assert_int_equal(f.ns.n, 3);
 	assert_true(state_ns_get(&f.ns, "a", SERVER_ODD)->high_water == 13);
 	assert_true(state_ns_get(&f.ns, "b", SERVER_EVEN)->block_size == 4);
 	assert_true(state_ns_get(&f.ns, "c", SERVER_ODD)->high_water == 3);
-	assert_true(f.ns_gen == f.rec.gen);	/* every save carried the marks */
 	statefile_close(&f);
 	event_base_free(base);
 }
@@ -644,12 +891,15 @@ main(void)
 		cmocka_unit_test(test_ns_round_trip),
 		cmocka_unit_test(test_ns_raise_id_space),
 		cmocka_unit_test(test_ns_full),
+		cmocka_unit_test(test_v3_marks_refused),
 		cmocka_unit_test(test_ns_parse_refuses),
 		cmocka_unit_test(test_ns_parse_unconfigured_server),
 		cmocka_unit_test(test_ns_file_reopen),
 		cmocka_unit_test(test_ns_file_torn_slot),
 		cmocka_unit_test(test_ns_file_corrupt),
+		cmocka_unit_test(test_ns_file_upgrade),
 		cmocka_unit_test(test_ns_file_older_versions),
+		cmocka_unit_test(test_ns_file_downgrade_refused),
 		cmocka_unit_test(test_ns_writer),
 	};
 

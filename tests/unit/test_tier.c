@@ -533,7 +533,8 @@ sim_set(int i, uint64_t b, uint64_t counter)
 static bool
 disk_rec(const char *path, struct state_rec *out)
 {
-	char buf[2 * STATE_MAX_LEN + 1], why[128];
+	static char buf[2 * STATEFILE_SLOT + 1];
+	char why[128];
 	struct state_rec r;
 	bool found = false;
 	size_t n;
@@ -545,13 +546,12 @@ disk_rec(const char *path, struct state_rec *out)
 	n = fread(buf, 1, sizeof(buf) - 1, fp);
 	fclose(fp);
 	for (slot = 0; slot < 2; slot++) {
-		size_t off = (size_t)slot * STATE_MAX_LEN, len;
+		size_t off = (size_t)slot * STATEFILE_SLOT;
 
 		if (off >= n)
 			break;
-		len = strnlen(buf + off, n - off < STATE_MAX_LEN ? n - off : STATE_MAX_LEN);
-		if (state_parse(buf + off, len, &r, why, sizeof(why)) &&
-		    (!found || r.gen > out->gen)) {
+		if (state_parse(buf + off, n - off < STATEFILE_SLOT ? n - off : STATEFILE_SLOT,
+		    &r, NULL, why, sizeof(why)) && (!found || r.gen > out->gen)) {
 			*out = r;
 			found = true;
 		}
