@@ -952,6 +952,15 @@ ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_up_done(s);
 }
 
+void
+ticket_witness_outcome(struct ticket_server *s, const struct db_result *r)
+{
+	if (r->err == 0)
+		ticket_witness_landed(s);
+	else if (r->err < 2000)
+		ticket_witness_blocked(s, r->msg);
+}
+
 /* A witness landed, or none was needed: the episode of failures, if any, is over. */
 static void
 ticket_witness_landed(struct ticket_server *s)

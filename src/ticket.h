@@ -205,6 +205,15 @@ bool		ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 void		ticket_run_end(struct ticket_server *s);
 void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg);
 
+/*
+ * The outcome of a witness another module ran on the live connection (the
+ * namespaces' copies, tier_ns.c), accounted as the connect's own witness
+ * (docs/design.md 6.5): refused by the server (read-only, a full disk), it
+ * is counted, logged once per episode and shown in STATS and /health; landed,
+ * the episode is over. The caller still ends or loses the run.
+ */
+void		ticket_witness_outcome(struct ticket_server *s, const struct db_result *r);
+
 /* Closes a live connection as an outage (why logged) and connects again after the backoff. */
 void		ticket_reconnect(struct ticket_server *s, const char *why);
 

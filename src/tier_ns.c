@@ -127,6 +127,8 @@ tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg)
 	struct tier *t = s->notify_arg;
 
 	(void)db;
+	/* One witness's accounting for every sequence (6.5, 13.7). */
+	ticket_witness_outcome(s, r);
 	if (r->err != 0) {
 		ticket_run_lost(s, "namespace check", r->msg);
 		return;

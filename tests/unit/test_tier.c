@@ -81,6 +81,7 @@ struct sim {
 	bool		 ns_hold_check;	/* hold the next namespace check's answer */
 	unsigned	 ns_check_err;	/* the namespace check's SELECT fails so (0: none) */
 	unsigned	 ns_tx_err;	/* the next namespace ticket transaction fails so */
+	unsigned	 ns_witness_err;	/* ... the next namespace witness */
 	const char	*ns_engine;	/* tickets_nsx's ENGINE (NULL: InnoDB) */
 	bool		 ns_row_gone[SIM_MAX];	/* its idgen_ns_marks row of nsx for
 						 * that server deleted */
@@ -447,6 +448,11 @@ sim_ns_witness(int i, const char *sql, struct fake_answer *a)
 	unsigned n = 0;
 	uint64_t h, cb;
 
+	if (s->ns_witness_err != 0) {
+		a->reply.err = s->ns_witness_err;
+		s->ns_witness_err = 0;
+		return;
+	}
 	for (const char *p = strstr(sql, set); p != NULL; p = strstr(p + 1, set)) {
 		const char *q = strstr(p, "AND role = '");
 		int r;
@@ -2679,6 +2685,44 @@ ns_myisam_on_odd(struct rig *r)
 }
 
 /*
+ * One witness for every sequence (issue 33): a namespace witness refused by a
+ * read-only server was only an outage in the log; it is counted and shown as
+ * the connect's witness is (witness_failures, witness_pending), and its
+ * landing ends the episode.
+ */
+static void
+test_ns_witness_refused_counted(void **state)
+{
+	struct rig *r = rig_new(false);
+	uint64_t failures;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	assert_non_null(nss_find(&r->t.nss, "nsx", 3));
+	/* Even's own row of nsx rises (another idserver drew); this process reads it. */
+	sim[1].ns_mark[1] = 50;
+	ticket_recheck_soon(&r->t.srv[1]);
+	settle(r);
+	failures = r->t.srv[0].stats.witness_failures;
+	/* Odd connects again: its copy of even's mark lags; the witness is refused. */
+	sim[0].ns_witness_err = 1290;
+	ticket_reconnect(&r->t.srv[0], "reconnected by the test");
+	run_for(r, 100);
+	settle(r);
+	assert_true(r->t.srv[0].stats.witness_failures > failures);
+	/* Its next connection's witness lands: the episode is over. */
+	run_for(r, 200);
+	settle(r);
+	assert_true(sim[0].ns_mark[1] >= 50);
+	assert_false(r->t.srv[0].witness_pending);
+	rig_free(r);
+}
+
+/*
  * Issue 30 item 8: a namespace's ticket table on MyISAM was served without a
  * word, while tickets64 on MyISAM is refused. It is refused on that server
  * alone, once in the log with the repair; the other server serves it, and a
@@ -3007,6 +3051,7 @@ main(void)
 		cmocka_unit_test(test_ns_refusal_logged_when_reason_changes),
 		cmocka_unit_test(test_ns_engine_refused),
 		cmocka_unit_test(test_ns_marks_row_missing),
+		cmocka_unit_test(test_ns_witness_refused_counted),
 		cmocka_unit_test(test_recheck_slots_apart),
 		cmocka_unit_test(test_ns_check_without_ns_tables),
 	};
