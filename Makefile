@@ -61,7 +61,9 @@ LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o) $(COMMON_OBJ) $(GEN_OBJ)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 SIM_SRC   := $(wildcard sim/*.c)
-SIM_OBJ   := $(SIM_SRC:sim/%.c=$(BUILD)/obj/sim/%.o)
+# idgenctl's procedures, compiled a second time into the simulation (sim/ctlrun.c).
+SIM_CTL   := conn ctldb read raise add ns
+SIM_OBJ   := $(SIM_SRC:sim/%.c=$(BUILD)/obj/sim/%.o) $(SIM_CTL:%=$(BUILD)/obj/sim/ctl/%.o)
 SIM_SECONDS ?= 60
 SIM_SEED  ?= $(shell date +%s)
 TOOL_SRC  := $(wildcard bench/*.c)
@@ -136,7 +138,11 @@ $(BUILD)/idserver: $(BUILD)/obj/main.o $(LIB_OBJ)
 # simulated ticket servers, in virtual time (sim/vclock.c defines the clocks).
 $(BUILD)/obj/sim/%.o: sim/%.c | $(GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c $< -o $@
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -c $< -o $@
+
+$(BUILD)/obj/sim/ctl/%.o: ctl/%.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -c $< -o $@
 
 $(BUILD)/idsim: $(SIM_OBJ) $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -146,7 +152,7 @@ sim: $(BUILD)/idsim
 	$(BUILD)/idsim --seed $(SIM_SEED) --seconds $(SIM_SECONDS)
 
 # The operator's command: idserver's config, checks and server names, its own queries.
-$(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
+$(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/ctldb.c ctl/read.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)

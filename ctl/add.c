@@ -95,23 +95,23 @@ add_parse(struct add *a, const char *offset, const char *addr)
 static bool
 add_row(struct ctl_server *s, const char *sql, char out[][64], unsigned n)
 {
-	MYSQL_RES *res = ctl_query(s, sql);
-	MYSQL_ROW row;
+	struct ctl_res *res = ctl_query(s, sql);
+	char **row;
 
 	if (res == NULL) {
 		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, s->error);
 		return false;
 	}
-	row = mysql_fetch_row(res);
-	if (row == NULL || mysql_num_fields(res) != n) {
+	row = ctl_row(res);
+	if (row == NULL || ctl_fields(res) != n) {
 		fprintf(stderr, "idgenctl: %s:%u: no answer to '%.40s...'\n", s->host, s->port,
 		    sql);
-		mysql_free_result(res);
+		ctl_res_free(res);
 		return false;
 	}
 	for (unsigned i = 0; i < n; i++)
 		snprintf(out[i], 64, "%s", row[i] != NULL ? row[i] : "");
-	mysql_free_result(res);
+	ctl_res_free(res);
 	return true;
 }
 
@@ -486,7 +486,7 @@ add_write_others(struct add *a)
 			ok = ctl_exec(&s, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('%s', "
 			    "'o%u')", a->ns[k].name, a->offset);
 		if (s.db != NULL)
-			mysql_close(s.db);
+			ctl_close(&s);
 		if (!ok) {
 			if (s.error[0] != '\0')
 				fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n",
@@ -512,7 +512,7 @@ add_done(struct add *a)
 		rc = 1;
 	}
 	if (s.db != NULL)
-		mysql_close(s.db);
+		ctl_close(&s);
 	if (rc != 0)
 		return rc;
 	printf("tier add-server: o%u (offset %u of %u, region %u, B=%" PRIu64 ") at %s:%u is "
@@ -561,7 +561,7 @@ ctl_add_server(struct ctl *c, const char *offset, const char *addr)
 		rc = add_write_new(&a);
 	if (rc == 0)
 		rc = add_write_others(&a);
-	mysql_close(a.srv.db);
+	ctl_close(&a.srv);
 	return rc != 0 ? rc : add_done(&a);
 }
 
@@ -598,7 +598,7 @@ ctl_retire_server(struct ctl *c, const char *offset)
 		    "ON DUPLICATE KEY UPDATE retired = 1", v);
 		ok = ctl_connect_as(c, &s, user, pw != NULL ? pw : "") && ctl_exec(&s, "%s", sql);
 		if (s.db != NULL)
-			mysql_close(s.db);
+			ctl_close(&s);
 		if (!ok && !self) {
 			fprintf(stderr, "idgenctl: the %s server (%s:%u): %s: every server of the "
 			    "region keeps the flag; run this again once it answers\n", server_name(i),

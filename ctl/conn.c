@@ -1,8 +1,9 @@
 /*
- * conn.c - what idgenctl's commands share: one blocking connection per server
- * (the config's timeouts, the db_tls_* settings checked), a query, a statement.
+ * conn.c - what idgenctl's commands share: one blocking connection per server,
+ * a query, a statement.
  * The commands (add.c, raise.c, ns.c) and the checks of idgenctl.c call these;
- * nothing here calls back into them.
+ * nothing here calls back into them. The connection itself is behind ctl.h's
+ * seam (struct ctl_ops): MariaDB's in ctldb.c, the simulation's in sim/ctlrun.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -26,20 +27,47 @@ ctl_u64(const char *v, uint64_t *out)
 	return errno == 0 && *end == '\0';
 }
 
-/* Runs a query; its result (or NULL with the error in s->error). */
-MYSQL_RES *
+/* The operations in use (ctl.h's seam). */
+const struct ctl_ops *ctl_ops = &ctldb_mariadb;
+
+char **
+ctl_row(struct ctl_res *res)
+{
+	return ctl_ops->row(res);
+}
+
+unsigned
+ctl_fields(struct ctl_res *res)
+{
+	return ctl_ops->fields(res);
+}
+
+void
+ctl_res_free(struct ctl_res *res)
+{
+	if (res != NULL)
+		ctl_ops->res_free(res);
+}
+
+/* Closes s's connection, if any. */
+void
+ctl_close(struct ctl_server *s)
+{
+	if (s->db != NULL)
+		ctl_ops->close(s->db);
+	s->db = NULL;
+}
+
+/* Runs a query; its result (or NULL with the error in s->error, its number in s->errnum). */
+struct ctl_res *
 ctl_query(struct ctl_server *s, const char *sql)
 {
-	MYSQL_RES *res;
+	struct ctl_res *res = NULL;
 
-	if (mysql_query(s->db, sql) != 0) {
-		snprintf(s->error, sizeof(s->error), "%s", mysql_error(s->db));
+	if ((s->errnum = ctl_ops->query(s, sql, &res)) != 0)
 		return NULL;
-	}
-	res = mysql_store_result(s->db);
 	if (res == NULL)
-		snprintf(s->error, sizeof(s->error), "%s", mysql_errno(s->db) ?
-		    mysql_error(s->db) : "no result");
+		snprintf(s->error, sizeof(s->error), "no result");
 	return res;
 }
 
@@ -48,19 +76,17 @@ bool
 ctl_exec(struct ctl_server *s, const char *fmt, ...)
 {
 	char sql[2048];
-	MYSQL_RES *res;
+	struct ctl_res *res = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(sql, sizeof(sql), fmt, ap);
 	va_end(ap);
-	if (mysql_query(s->db, sql) != 0) {
-		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, mysql_error(s->db));
+	if ((s->errnum = ctl_ops->query(s, sql, &res)) != 0) {
+		fprintf(stderr, "idgenctl: %s:%u: %s\n", s->host, s->port, s->error);
 		return false;
 	}
-	res = mysql_store_result(s->db);
-	if (res != NULL)
-		mysql_free_result(res);
+	ctl_res_free(res);
 	return true;
 }
 
@@ -77,32 +103,5 @@ bool
 ctl_connect_db(const struct ctl *c, struct ctl_server *s, const char *user,
     const char *password, const char *database)
 {
-	unsigned ct = (c->cfg.connect_timeout_ms + 999) / 1000;
-	unsigned qt = (c->cfg.query_timeout_ms + 999) / 1000 + 5;
-
-	s->db = mysql_init(NULL);
-	if (s->db == NULL) {
-		snprintf(s->error, sizeof(s->error), "out of memory");
-		return false;
-	}
-	mysql_options(s->db, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
-	mysql_options(s->db, MYSQL_OPT_READ_TIMEOUT, &qt);
-	mysql_options(s->db, MYSQL_OPT_WRITE_TIMEOUT, &qt);
-	if (!dbtls_apply(s->db, &c->tls)) {
-		snprintf(s->error, sizeof(s->error), "the MariaDB client library refused the "
-		    "db_tls_* settings");
-		return false;
-	}
-	if (mysql_real_connect(s->db, s->host, user, password, database, s->port, NULL,
-	    0) == NULL) {
-		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s%s", mysql_error(s->db),
-		    mysql_errno(s->db) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
-		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "",
-		    dbtls_auth_hint(mysql_errno(s->db), &c->tls));
-		return false;
-	}
-	if (!dbtls_check(s->db, &c->tls, s->error, sizeof(s->error)))
-		return false;
-	dbtls_describe(s->db, s->tls, sizeof(s->tls));
-	return true;
+	return ctl_ops->connect(c, s, user, password, database);
 }

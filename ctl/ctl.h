@@ -7,9 +7,8 @@
 #define IDGEN_CTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include <mysql.h>
 
 #include "config.h"
 #include "dbtls.h"
@@ -35,7 +34,8 @@ struct ctl_server {
 	unsigned		 index;
 	const char		*host;
 	unsigned		 port;
-	MYSQL			*db;
+	struct ctl_db		*db;		/* NULL: not connected */
+	unsigned		 errnum;	/* the last statement's error number, 0 none */
 	bool			 up;
 	char			 error[384];	/* why it could not be read */
 	char			 field[F_COUNT][64];	/* the check query's answer, as text */
@@ -65,11 +65,46 @@ struct ctl {
 	int64_t			 now_ms;	/* layout ms, from the first server's NOW(3) */
 };
 
+/*
+ * The seam between the commands and the ticket servers, as db.h is
+ * idserver's: a table of blocking operations, MariaDB's Connector/C by
+ * default (ctldb.c), or the simulation's servers (docs/design.md section 14).
+ * A result is a set of rows of text fields (NULL for SQL NULL).
+ */
+struct ctl_db;
+struct ctl_res;
+struct ctl_ops {
+	/* Connects s (s->db set), or false with the reason in s->error and s->errnum. */
+	bool		 (*connect)(const struct ctl *c, struct ctl_server *s, const char *user,
+			    const char *password, const char *database);
+	/*
+	 * Runs one statement: 0 with *res its result set (NULL: none), or the
+	 * error number with the server's message in s->error.
+	 */
+	unsigned	 (*query)(struct ctl_server *s, const char *sql, struct ctl_res **res);
+	char		**(*row)(struct ctl_res *res);		/* the next row, NULL at the end */
+	unsigned	 (*fields)(struct ctl_res *res);
+	void		 (*res_free)(struct ctl_res *res);
+	void		 (*close)(struct ctl_db *db);
+};
+
+/* The operations in use: &ctldb_mariadb unless the simulation sets its own. */
+extern const struct ctl_ops *ctl_ops;
+extern const struct ctl_ops ctldb_mariadb;
+
+/* A result's next row (NULL at the end), its width, its end. */
+char		**ctl_row(struct ctl_res *res);
+unsigned	 ctl_fields(struct ctl_res *res);
+void		 ctl_res_free(struct ctl_res *res);
+
+/* Closes s's connection, if any. */
+void		 ctl_close(struct ctl_server *s);
+
 /* A decimal column; NULL or junk is false. */
 bool		 ctl_u64(const char *v, uint64_t *out);
 
-/* Runs a query; its result (or NULL with the error in s->error). */
-MYSQL_RES	*ctl_query(struct ctl_server *s, const char *sql);
+/* Runs a query; its result (or NULL with the error in s->error, its number in s->errnum). */
+struct ctl_res	*ctl_query(struct ctl_server *s, const char *sql);
 
 /* Runs one statement (printf-formatted); false with the error on stderr. */
 bool		 ctl_exec(struct ctl_server *s, const char *fmt, ...)
@@ -83,8 +118,17 @@ bool		 ctl_connect_as(const struct ctl *c, struct ctl_server *s, const char *use
 bool		 ctl_connect_db(const struct ctl *c, struct ctl_server *s, const char *user,
 		    const char *password, const char *database);
 
-/* Reads s as the service user: meta row, marks, leases, rights, the time. */
+/* Reads s as the service user: meta row, marks, leases, rights, guards, the time (read.c). */
 void		 ctl_read(struct ctl *c, struct ctl_server *s);
+
+/* The schema's guard triggers (docs/design.md 6.5), by bit of ctl_server.guards. */
+struct ctl_guard {
+	const char	*name;
+	const char	*file;
+	const char	*refuses;
+};
+extern const struct ctl_guard ctl_guards[];
+extern const unsigned ctl_guards_count;
 
 /* tier add-server OFFSET IP:PORT (add.c); the exit status. */
 int		 ctl_add_server(struct ctl *c, const char *offset, const char *addr);

@@ -67,8 +67,8 @@ ns_step(const char *step)
 static bool
 ns_value(struct ctl_server *s, const char *sql, uint64_t *out)
 {
-	MYSQL_RES *res = ctl_query(s, sql);
-	MYSQL_ROW row;
+	struct ctl_res *res = ctl_query(s, sql);
+	char **row;
 	bool ok;
 
 	if (res == NULL) {
@@ -76,10 +76,10 @@ ns_value(struct ctl_server *s, const char *sql, uint64_t *out)
 		    s->host, s->port, s->error);
 		return false;
 	}
-	row = mysql_fetch_row(res);
+	row = ctl_row(res);
 	*out = 0;
 	ok = row != NULL && (row[0] == NULL || ctl_u64(row[0], out));
-	mysql_free_result(res);
+	ctl_res_free(res);
 	if (!ok)
 		fprintf(stderr, "idgenctl: the %s server: no number from '%.60s'\n",
 		    server_name(s->index), sql);
@@ -259,7 +259,7 @@ ns_adopt_max(struct ns *x, uint64_t *largest)
 	}
 	for (unsigned k = 0; k < x->nadopt; k++)
 		if (x->adopt[k].s.db != NULL) {
-			mysql_close(x->adopt[k].s.db);
+			ctl_close(&x->adopt[k].s);
 			x->adopt[k].s.db = NULL;
 		}
 	if (rc != 0 || x->margin == 0)
@@ -314,8 +314,8 @@ ns_grantee(struct ns *x)
 bool
 ctl_ns_grantee(struct ctl *c, char *out, size_t len)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct ctl_res *res;
+	char **row;
 	char *at;
 
 	out[0] = '\0';
@@ -324,14 +324,14 @@ ctl_ns_grantee(struct ctl *c, char *out, size_t len)
 		    c->srv[0].error);
 		return false;
 	}
-	row = mysql_fetch_row(res);
+	row = ctl_row(res);
 	/* Quoted below: a name with a quote or backslash is refused, not escaped. */
 	if (row != NULL && row[0] != NULL && strpbrk(row[0], "'\\`") == NULL &&
 	    (at = strrchr(row[0], '@')) != NULL) {
 		*at = '\0';
 		snprintf(out, len, "'%s'@'%s'", row[0], at + 1);
 	}
-	mysql_free_result(res);
+	ctl_res_free(res);
 	return out[0] != '\0';
 }
 
@@ -346,7 +346,7 @@ ctl_ns_table(struct ctl_server *s, const char *ns, const char *grantee)
 
 /* Adds server s's catalogue row (name, B, policy, start_above) to out; 0 or the exit status. */
 static int
-ns_ready_row(struct ctl_server *s, const char *verb, MYSQL_ROW row, struct ctl_ns_row *out,
+ns_ready_row(struct ctl_server *s, const char *verb, char **row, struct ctl_ns_row *out,
     unsigned *count)
 {
 	uint64_t b, above;
@@ -397,23 +397,23 @@ ctl_ns_ready(struct ctl_server *const *s, unsigned n, const char *verb,
 
 	*count = 0;
 	for (unsigned i = 0; i < n && rc == 0; i++) {
-		MYSQL_RES *res = ctl_query(s[i], "SELECT name, block_size, fallback, state, "
+		struct ctl_res *res = ctl_query(s[i], "SELECT name, block_size, fallback, state, "
 		    "start_above FROM idgen_namespaces WHERE state <> 'dropped' ORDER BY name");
-		MYSQL_ROW row;
+		char **row;
 
 		if (res == NULL) {
 			/* A schema without the catalogue has no namespace. */
-			if (s[i]->db != NULL && mysql_errno(s[i]->db) == 1146)
+			if (s[i]->errnum == 1146)
 				continue;
 			fprintf(stderr, "idgenctl: the %s server (%s:%u): %s\n",
 			    server_name(s[i]->index), s[i]->host, s[i]->port, s[i]->error);
 			return 2;
 		}
 		listing++;
-		while (rc == 0 && (row = mysql_fetch_row(res)) != NULL)
+		while (rc == 0 && (row = ctl_row(res)) != NULL)
 			rc = row[0] && row[1] && row[2] && row[3] && row[4] ?
 			    ns_ready_row(s[i], verb, row, out, count) : 1;
-		mysql_free_result(res);
+		ctl_res_free(res);
 	}
 	for (unsigned k = 0; rc == 0 && k < *count; k++)
 		if (out[k].seen != listing) {
@@ -454,8 +454,8 @@ ns_state(struct ns *x, uint64_t *b, char *fallback, size_t flen)
 	snprintf(sql, sizeof(sql), "SELECT block_size, fallback, state FROM idgen_namespaces "
 	    "WHERE name = '%s'", x->name);
 	for (unsigned i = 0; i < server_count(); i++) {
-		MYSQL_RES *res = ctl_query(&x->s[i], sql);
-		MYSQL_ROW row;
+		struct ctl_res *res = ctl_query(&x->s[i], sql);
+		char **row;
 		uint64_t rb;
 
 		if (res == NULL) {
@@ -463,9 +463,9 @@ ns_state(struct ns *x, uint64_t *b, char *fallback, size_t flen)
 			    server_name(i), x->s[i].error);
 			return -1;
 		}
-		if ((row = mysql_fetch_row(res)) != NULL && ctl_u64(row[0], &rb) && row[1] && row[2]) {
+		if ((row = ctl_row(res)) != NULL && ctl_u64(row[0], &rb) && row[1] && row[2]) {
 			if (*b != 0 && (rb != *b || strcmp(fallback, row[1]) != 0)) {
-				mysql_free_result(res);
+				ctl_res_free(res);
 				fprintf(stderr, "idgenctl: the servers disagree on namespace %s (B %" PRIu64
 				    " and %" PRIu64 ")\n", x->name, *b, rb);
 				return -1;
@@ -476,7 +476,7 @@ ns_state(struct ns *x, uint64_t *b, char *fallback, size_t flen)
 			ready += strcmp(row[2], "ready") == 0;
 			dropped += strcmp(row[2], "dropped") == 0;
 		}
-		mysql_free_result(res);
+		ctl_res_free(res);
 	}
 	if (seen == 0)
 		return 0;
@@ -542,8 +542,8 @@ static bool
 ns_first_ticket(struct ns *x, unsigned i, uint64_t at, uint64_t *first)
 {
 	char sql[NS_SQL_MAX];
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct ctl_res *res;
+	char **row;
 	uint64_t inc, off, c;
 	bool ok;
 
@@ -554,10 +554,10 @@ ns_first_ticket(struct ns *x, unsigned i, uint64_t at, uint64_t *first)
 		fprintf(stderr, "idgenctl: the %s server: %s\n", server_name(i), x->s[i].error);
 		return false;
 	}
-	row = mysql_fetch_row(res);
+	row = ctl_row(res);
 	ok = row != NULL && ctl_u64(row[0], &inc) && ctl_u64(row[1], &off) && inc > 0 &&
 	    (at > 0 || ctl_u64(row[2], &at));
-	mysql_free_result(res);
+	ctl_res_free(res);
 	if (!ok) {
 		fprintf(stderr, "idgenctl: the %s server: no counter of tickets_%s\n",
 		    server_name(i), x->name);
@@ -759,10 +759,10 @@ ns_drop(struct ns *x)
 static int
 ns_list(struct ns *x)
 {
-	MYSQL_RES *res = ctl_query(&x->s[0], "SELECT n.name, n.block_size, n.fallback, n.state, "
+	struct ctl_res *res = ctl_query(&x->s[0], "SELECT n.name, n.block_size, n.fallback, n.state, "
 	    "(SELECT MAX(high_water) FROM idgen_ns_marks m WHERE m.ns = n.name) FROM "
 	    "idgen_namespaces n ORDER BY n.name");
-	MYSQL_ROW row;
+	char **row;
 
 	if (res == NULL) {
 		fprintf(stderr, "idgenctl: the odd server: %s\n", x->s[0].error);
@@ -771,10 +771,10 @@ ns_list(struct ns *x)
 	printf("%-20s %10s %-9s %-8s %12s\n", "name", "B", "fallback", "state", "top mark");
 	printf("%-20s %10" PRIu64 " %-9s %-8s %12s\n", "default", x->c->srv[0].block_size,
 	    "snowflake", "ready", "-");
-	while ((row = mysql_fetch_row(res)) != NULL)
+	while ((row = ctl_row(res)) != NULL)
 		printf("%-20s %10s %-9s %-8s %12s\n", row[0], row[1], row[2], row[3],
 		    row[4] ? row[4] : "0");
-	mysql_free_result(res);
+	ctl_res_free(res);
 	return 0;
 }
 
@@ -809,6 +809,6 @@ ctl_ns(struct ctl *c, int argc, char **argv)
 		    ns_raise(&x) : strcmp(verb, "drop") == 0 ? ns_drop(&x) : ns_list(&x);
 	for (unsigned i = 0; i < server_count(); i++)
 		if (x.s[i].db != NULL)
-			mysql_close(x.s[i].db);
+			ctl_close(&x.s[i]);
 	return rc;
 }

@@ -67,8 +67,8 @@ static bool
 raise_read(struct raise_srv *r)
 {
 	char sql[RAISE_SQL_MAX];
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct ctl_res *res;
+	char **row;
 	uint64_t v[9];
 	bool ok;
 
@@ -79,11 +79,11 @@ raise_read(struct raise_srv *r)
 	    "0 FROM idgen_meta WHERE one = 1", server_role(r->db.index), server_role(r->db.index));
 	if ((res = ctl_query(&r->db, sql)) == NULL)
 		return false;
-	row = mysql_fetch_row(res);
+	row = ctl_row(res);
 	ok = row != NULL;
 	for (unsigned k = 0; ok && k < 9; k++)
 		ok = ctl_u64(row[k], &v[k]);
-	mysql_free_result(res);
+	ctl_res_free(res);
 	if (!ok) {
 		snprintf(r->db.error, sizeof(r->db.error), "idgen_meta or its own idgen_marks row "
 		    "lacks the generation columns (load schema/10-tables.sql)");
@@ -107,13 +107,13 @@ raise_read(struct raise_srv *r)
 static bool
 raise_members(struct raise_srv *r)
 {
-	MYSQL_RES *res = ctl_query(&r->db, "SELECT role FROM idgen_marks WHERE retired = 0");
-	MYSQL_ROW row;
+	struct ctl_res *res = ctl_query(&r->db, "SELECT role FROM idgen_marks WHERE retired = 0");
+	char **row;
 	bool ok = true;
 
 	if (res == NULL)
 		return false;
-	while (ok && (row = mysql_fetch_row(res)) != NULL) {
+	while (ok && (row = ctl_row(res)) != NULL) {
 		unsigned i;
 
 		ok = row[0] != NULL && server_by_name(row[0], &i) && server_is_own(i);
@@ -123,7 +123,7 @@ raise_members(struct raise_srv *r)
 			    "config (more_servers) for a change of the increment\n",
 			    server_name(r->db.index), row[0] ? row[0] : "NULL");
 	}
-	mysql_free_result(res);
+	ctl_res_free(res);
 	return ok;
 }
 
@@ -289,22 +289,22 @@ raise_floor(struct raise *x)
 
 	for (unsigned i = 0; i < server_count(); i++) {
 		struct raise_srv *r = &x->s[i];
-		MYSQL_RES *res;
-		MYSQL_ROW row;
+		struct ctl_res *res;
+		char **row;
 
 		if (!raise_read(r) || (res = ctl_query(&r->db, "SELECT high_water, block_size "
 		    "FROM idgen_marks")) == NULL) {
 			fprintf(stderr, "idgenctl: the %s server: %s\n", server_name(i), r->db.error);
 			return 2;
 		}
-		while ((row = mysql_fetch_row(res)) != NULL) {
+		while ((row = ctl_row(res)) != NULL) {
 			struct state_mark m = { 0, 0, "" };
 
 			if (ctl_u64(row[0], &m.high_water) && ctl_u64(row[1], &m.block_size) &&
 			    state_mark_end(&m, x->b) > end)
 				end = state_mark_end(&m, x->b);
 		}
-		mysql_free_result(res);
+		ctl_res_free(res);
 		if (r->counter > UINT64_MAX / x->b) {
 			fprintf(stderr, "idgenctl: the %s server's counter %" PRIu64 " is beyond any "
 			    "ID\n", server_name(i), r->counter);
@@ -440,6 +440,6 @@ ctl_raise_increment(struct ctl *c, const char *to)
 		raise_done(&x);
 	for (unsigned i = 0; i < server_count(); i++)
 		if (x.s[i].db.db != NULL)
-			mysql_close(x.s[i].db.db);
+			ctl_close(&x.s[i].db);
 	return rc < 0 ? 0 : rc;
 }

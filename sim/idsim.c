@@ -23,6 +23,8 @@
 
 #include "clk.h"
 #include "config.h"
+#include "ctlrun.h"
+#include "disk.h"
 #include "layout.h"
 #include "lease.h"
 #include "leasefree.h"
@@ -71,12 +73,14 @@ enum fault {
 	F_CUT,		/* an idserver cut off from one server or both for a while */
 	F_READ_ONLY,	/* a server read-only for a while (sim_read_only): chosen by the
 			 * seed, not drawn (sim_ro_drawn) */
+	F_TIMEOUT,	/* query timeouts (simdb.h), and a server stalled for a while:
+			 * chosen by the seed, not drawn (sim_to_drawn) */
 	F_COUNT,
 };
 
 static const char *const fault_names[F_COUNT] = {
 	"crash", "down", "drop", "lost-reply", "restore", "lower", "restart", "fresh",
-	"both-down", "clock", "file-copy", "file-back", "cut", "read-only",
+	"both-down", "clock", "file-copy", "file-back", "cut", "read-only", "timeout",
 };
 
 /* The documented residue (docs/design.md 6.5, section 14), one class each. */
@@ -97,7 +101,7 @@ static const char *const residue_names[RES_COUNT] = {
 };
 
 /* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
-enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_FAULT };
+enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_POWER, EV_FAULT };
 
 /* Counters over all schedules, kept aside while a shrink replays one (sim_shrink). */
 struct sim_counts {
@@ -105,6 +109,8 @@ struct sim_counts {
 	uint64_t	ns_ids, ns_ops, ns_redraws;
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
 	uint64_t	regions[REGIONS_TALLY];
+	struct disk_counts disks;
+	struct simdb_timeout_counts timeouts;
 };
 
 /* A re-drawn namespace block that met a residue condition (sim_ns_class). */
@@ -141,7 +147,15 @@ struct idserver {
 	char			path[160];
 	struct statefile	sf;
 	struct tier		t;
-	uint64_t		file_mark[SERVER_MAX];	/* the marks its file held at open */
+	uint64_t		file_mark[SERVER_MAX];	/* the marks its file held at open, or
+							 * must have held (file_must) */
+	/*
+	 * What its file must hold: the highest ticket of each server whose
+	 * block an incarnation banked on it (banked only once durable, 6.6),
+	 * carried with the file (copied, put back); old_must when kept.
+	 */
+	uint64_t		file_must[SERVER_MAX];
+	uint64_t		old_must[SERVER_MAX];
 	uint64_t		read_due[TSERVER_MAX][TSERVER_MAX];	/* [S][R]: copies due
 							 * at its last check of S */
 	uint64_t		check_ms[TSERVER_MAX];	/* mono ms: S's last check answer
@@ -184,6 +198,8 @@ struct idserver {
 	uint64_t		ns_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];
 	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with its partner up or
 							 * connecting and not read since S connected */
+	bool			start_again;	/* exited at start (its disk): started at
+							 * the next event, on its file */
 	/* Older contents of its state file (F_FILE_BACK), and when they were taken. */
 	char			*old;
 	size_t			oldlen;
@@ -205,6 +221,7 @@ struct sim {
 	unsigned		raise_phase;	/* 0 planned .. RAISE_DONE */
 	uint64_t		raise_floor;	/* F, in tickets of B */
 	unsigned		raise_offsets[2], raise_n;	/* the servers it adds */
+	bool			added[2], add_made[2];	/* ... added (--ctl real); made */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -236,6 +253,8 @@ struct sim {
 	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
 	uint64_t		tiers, raises, raises_done;	/* all schedules */
+	uint64_t		ctl_runs, ctl_killed;	/* ... runs of the real idgenctl */
+	uint64_t		add_runs, add_killed;
 	uint64_t		ev;		/* this schedule's event index */
 	char			dir[64];
 	bool			failed;
@@ -271,6 +290,12 @@ static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pa
 				 * 3 all, each a raise of the pair's increment */
 static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
 static int ro_mode;		/* --read-only: 0 half the schedules, 1 all, 2 none */
+static int disk_mode;		/* --disk-faults: 0 half the schedules, 1 all, 2 none */
+static int to_mode;		/* --timeouts: 0 half the schedules, 1 all, 2 none */
+static struct disk sim_disks[SIM_IDSERVERS];	/* each idserver slot's disk (disk.h) */
+static unsigned sim_stopping;	/* inside a clean stop's wait: no host loses power */
+static bool ctl_driver;		/* --ctl driver: raise's steps applied by the driver, as before
+				 * ctl/raise.c ran inside (sim_raise_one); else the real command */
 
 /* Each idserver's wall clock: the true one plus its skew (lease.c, source.c read it). */
 static int64_t sim_unix_us(unsigned slot) { return vclock_unix_us() + S.ids[slot].skew_us; }
@@ -283,6 +308,8 @@ static int64_t sim_us2(void) { return sim_unix_us(2); }
 static int64_t (*const sim_clock_ms[SIM_IDSERVERS])(void) = { sim_ms0, sim_ms1, sim_ms2 };
 static int64_t (*const sim_clock_us[SIM_IDSERVERS])(void) = { sim_us0, sim_us1, sim_us2 };
 
+static void	sim_vtrace(bool hash, const char *fmt, va_list ap)
+		    __attribute__((format(printf, 2, 0)));
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
 static void	sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
@@ -319,12 +346,21 @@ static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
 static bool	sim_ro_drawn(uint64_t seed);
+static bool	sim_to_drawn(uint64_t seed);
 static void	sim_read_only(unsigned srv);
 static void	sim_ro_end(void);
 static void	sim_ro_args(void);
+static void	sim_disk_args(void);
+static void	sim_power_loss(struct idserver *d);
+static void	sim_doomed(void);
+static void	sim_power_event(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
+static bool	sim_raise_run(void);
+static bool	sim_add_run(void);
+static void	sim_srv_restart(unsigned srv);
+static void	sim_ctl_between(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	sim_counts(struct sim_counts *c, bool put_back);
 static int	sim_replay(uint64_t seed, unsigned *events);
@@ -337,26 +373,48 @@ static void	sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 static void	sim_lease_freed(void);
 static void	sim_lease_freed_args(void);
 
-/* One line of the event trace: hashed, and the last ones kept for a failure. */
+/*
+ * One line of the event trace, kept for a failure and shown; hashed unless
+ * a note (hash false: an edit refused, a schedule's swarm choices).
+ */
 static void
-sim_trace(const char *fmt, ...)
+sim_vtrace(bool hash, const char *fmt, va_list ap)
 {
 	char line[160];
-	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
-	if (!S.mute) {
+	if (hash && !S.mute) {
 		EVP_DigestUpdate(S.md, line, strlen(line));
 		EVP_DigestUpdate(S.md, "\n", 1);
 	}
 	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
 	if ((verbose && !S.mute) || S.echo)
 		printf("  %s\n", line);
+}
+
+/* One line of the event trace: hashed, and the last ones kept for a failure. */
+static void
+sim_trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sim_vtrace(true, fmt, ap);
+	va_end(ap);
+}
+
+/* A line of the trace kept for a failure and shown, but not hashed. */
+static void
+sim_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sim_vtrace(false, fmt, ap);
+	va_end(ap);
 }
 
 /* The live idserver whose connections are labelled who; NULL when gone. */
@@ -516,7 +574,11 @@ sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint6
 {
 	int k = ns != NULL ? tserver_ns_index(ns->name, ns->len) : -1;
 
-	(void)t;
+	/* The default's banked ticket: what its idserver's state file must hold. */
+	for (unsigned i = 0; ns == NULL && i < S.nids; i++)
+		if (&S.ids[i].t == t && S.ids[i].file && srv < SERVER_MAX &&
+		    ticket > S.ids[i].file_must[srv])
+			S.ids[i].file_must[srv] = ticket;
 	if (!alone)
 		return;
 	if (ns == NULL) {
@@ -604,7 +666,8 @@ sim_hook_cut(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
 
-	return d != NULL && srv < S.nsrv && vclock_now_us() < d->cut_until[srv];
+	return d != NULL && srv < S.nsrv && (vclock_now_us() < d->cut_until[srv] ||
+	    sim_disks[d - S.ids].doomed);
 }
 
 static void
@@ -871,20 +934,36 @@ sim_ids_start(struct idserver *d, bool file)
 	memset(d->read, 0, sizeof(d->read));
 	for (unsigned k = 0; k < S.nsrv; k++)
 		d->check_ms[k] = clk_mono_ms();
-	if (!file)
+	if (!file) {
 		unlink(d->path);
+		memset(d->file_must, 0, sizeof(d->file_must));
+	}
 	if (!statefile_open(&d->sf, file ? d->path : NULL, err, sizeof(err))) {
 		printf("idsim: state file %s: %s\n", d->path, err);
 		return false;
 	}
 	d->sf.datasync = sim_datasync;
+	if (!file)
+		disk_forget(&sim_disks[slot]);
+	else if (disk_on()) {
+		d->sf.pwrite = disk_pwrite;
+		d->sf.datasync = disk_datasync;
+		disk_attach(&sim_disks[slot], d->sf.fd, d->path);
+	}
 	d->sf.running = sim_running;
 	d->sf.me.pid = SIM_PID_BASE + d->who;
 	d->sf.me.start = d->who;
 	snprintf(d->sf.rec.host, sizeof(d->sf.rec.host), "sim%u", slot);
-	for (unsigned k = 0; k < SERVER_MAX; k++)
+	for (unsigned k = 0; k < SERVER_MAX; k++) {
 		d->file_mark[k] = k < server_count() ?
 		    state_mark_ticket(&d->sf.rec.mark[k], S.b) : 0;
+		if (d->file_must[k] > d->file_mark[k]) {
+			sim_trace("e%" PRIu64 " i%u's file holds %s's mark %" PRIu64 ", below %" PRIu64
+			    ", banked on it", S.ev, d->who, server_role(k), d->file_mark[k],
+			    d->file_must[k]);
+			d->file_mark[k] = d->file_must[k];
+		}
+	}
 	for (unsigned k = 0; k < TSERVER_NS; k++)
 		for (unsigned j = 0; j < S.nsrv; j++) {
 			const struct state_ns_mark *m = state_ns_get(&d->sf.ns, tserver_ns_name(k), j);
@@ -928,12 +1007,20 @@ sim_ids_start(struct idserver *d, bool file)
 	snprintf(d->sf.rec.servers, sizeof(d->sf.rec.servers), "%s", SIM_SERVERS);
 	d->sf.rec.owner = d->sf.me;
 	if (!statefile_save(&d->sf)) {
-		printf("idsim: state file %s: %s\n", d->path, d->sf.last_error);
+		if (!disk_on())
+			printf("idsim: state file %s: %s\n", d->path, d->sf.last_error);
 		lease_free(&d->lease);
 		tier_free(&d->t);
 		statefile_close(&d->sf);
-		return false;
+		disk_detach(&sim_disks[slot]);
+		if (!disk_on())
+			return false;
+		/* Its disk failed the start-up save: it exits, started again at the next event. */
+		sim_trace("e%" PRIu64 " i%u exits: its first save failed", S.ev, d->who);
+		d->start_again = true;
+		return true;
 	}
+	d->start_again = false;
 	source_init(&d->src, &d->t, &d->gen, &d->lease, sim_clock_us[slot], S.cfg.refill_wait_ms);
 	d->on = true;
 	d->released = false;
@@ -954,8 +1041,10 @@ sim_ids_stop(struct idserver *d, bool clean)
 	if (clean && d->lease.state == LEASE_HELD) {
 		d->released = false;
 		lease_release(&d->lease, sim_released, d);
+		sim_stopping++;
 		for (unsigned k = 0; k < 100 && !d->released && d->on; k++)
 			sim_run(20000);
+		sim_stopping--;
 		sim_trace("e%" PRIu64 " i%u lease %s", S.ev, d->who, d->released ?
 		    "released" : "release still in flight");
 	}
@@ -968,6 +1057,7 @@ sim_ids_stop(struct idserver *d, bool clean)
 	lease_free(&d->lease);
 	tier_free(&d->t);
 	statefile_close(&d->sf);
+	disk_detach(&sim_disks[d - S.ids]);
 	d->on = false;
 }
 
@@ -976,8 +1066,72 @@ static void
 sim_restart(struct idserver *d, bool file, bool clean)
 {
 	sim_ids_stop(d, clean);
+	if (file && !clean && disk_power_drawn())
+		sim_power_loss(d);
 	if (!sim_ids_start(d, file))
 		S.failed = true;
+}
+
+/* d's host lost its power (d is stopped): its file is what its disk kept. */
+static void
+sim_power_loss(struct idserver *d)
+{
+	char what[96];
+
+	if (!disk_power_loss(&sim_disks[d - S.ids], d->path, what, sizeof(what)))
+		S.failed = true;
+	sim_trace("e%" PRIu64 " i%u's host lost its power: %s", S.ev, d->who, what);
+}
+
+/*
+ * With disk faults, at this event an idserver's host may lose its power
+ * (drawn from the disks' own generator, disk.h): it restarts on its file,
+ * which holds what its disk kept. An event left out of a replay draws it
+ * and does nothing.
+ */
+static void
+sim_power_event(void)
+{
+	int slot = disk_power_event(S.nids);
+	struct idserver *d;
+
+	if (slot < 0 || (S.replay && S.ev < SIM_EVENTS_MAX && S.ev_off[S.ev]))
+		return;
+	d = &S.ids[slot];
+	if (!d->on || !d->file)
+		return;
+	if (!S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
+		S.did[S.ev] = EV_POWER;
+	sim_trace("e%" PRIu64 " i%u crashed, its host without power; restarts on its file", S.ev,
+	    d->who);
+	sim_ids_stop(d, false);
+	sim_power_loss(d);
+	if (!sim_ids_start(d, true))
+		S.failed = true;
+}
+
+/*
+ * An idserver whose fdatasync was its host's last act (disk.h) crashes at
+ * once, its host without power, and restarts on its file; its queries since
+ * that sync were lost (sim_hook_cut). Not inside a clean stop's wait.
+ */
+static void
+sim_doomed(void)
+{
+	if (sim_stopping > 0 || !disk_on())
+		return;
+	for (unsigned i = 0; i < S.nids; i++) {
+		struct idserver *d = &S.ids[i];
+
+		if (!d->on || !sim_disks[i].doomed)
+			continue;
+		sim_trace("e%" PRIu64 " i%u crashed right after an fdatasync, restarts on its file",
+		    S.ev, d->who);
+		sim_ids_stop(d, false);
+		sim_power_loss(d);
+		if (!sim_ids_start(d, true))
+			S.failed = true;
+	}
 }
 
 /* cp from to: a new file (a new inode) renamed over to, as cp to a temporary name does. */
@@ -1050,6 +1204,7 @@ sim_file_back(struct idserver *d)
 	free(d->old);
 	d->old = NULL;
 	memcpy(d->ns_handed, d->ns_old_handed, sizeof(d->ns_handed));
+	memcpy(d->file_must, d->old_must, sizeof(d->file_must));
 	return ok;
 }
 
@@ -1090,6 +1245,7 @@ sim_file_keep(struct idserver *d)
 	d->oldlen = len;
 	d->old_us = vclock_now_us();
 	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
+	memcpy(d->old_must, d->file_must, sizeof(d->file_must));
 }
 
 /*
@@ -1124,6 +1280,7 @@ sim_run(uint64_t us)
 		if (now + (int64_t)d < due)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
+		sim_doomed();
 		due = vclock_next_due(S.base);
 		due = regions_run(due);	/* the other regions' loops (regions.c) */
 	}
@@ -1433,7 +1590,7 @@ sim_fault(void)
 	switch (kind) {
 	case F_CRASH:
 		sim_trace("e%" PRIu64 " %s crash", S.ev, server_role(srv));
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 		break;
 	case F_DOWN:
 		if (!s->up)
@@ -1441,7 +1598,7 @@ sim_fault(void)
 		s->up = false;
 		S.down_until[srv] = vclock_now_us() + 20000 + rng_below(2000000);
 		sim_trace("e%" PRIu64 " %s down", S.ev, server_role(srv));
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 		break;
 	case F_DROP:
 		sim_trace("e%" PRIu64 " drop %d", S.ev, simdb_drop_one());
@@ -1483,7 +1640,7 @@ sim_fault(void)
 			}
 			sim_trace("e%" PRIu64 " %s restored to %" PRIu64 " (lease rows repaired)",
 			    S.ev, server_role(srv), s->st.counter);
-			simdb_crash(srv);
+			sim_srv_restart(srv);
 		}
 		/*
 		 * With namespaces, half the restores come with an idserver
@@ -1529,7 +1686,7 @@ sim_fault(void)
 		for (unsigned k = 0; k < S.nsrv; k++) {
 			S.srv[k].up = false;
 			S.down_until[k] = vclock_now_us() + 200000 + rng_below(4000000);
-			simdb_crash(k);
+			sim_srv_restart(k);
 		}
 		sim_trace("e%" PRIu64 " %s servers down", S.ev, S.nsrv > 2 ? "all" : "both");
 		break;
@@ -1562,7 +1719,9 @@ sim_fault(void)
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
 			sim_ids_stop(to, false);
+			disk_forget(&sim_disks[to - S.ids]);
 			memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
+			memcpy(to->file_must, d->file_must, sizeof(d->file_must));
 			if (!sim_file_copy(d->path, to->path))
 				S.failed = true;
 			else if (!sim_ids_start(to, true))
@@ -1590,6 +1749,17 @@ sim_fault(void)
 	case F_READ_ONLY:
 		sim_read_only(srv);
 		break;
+	case F_TIMEOUT:
+		if (!s->up)
+			break;
+		{
+			uint64_t ms = 100 + rng_below(3000);
+
+			simdb_stall(srv, vclock_now_us() + 1000 * ms);
+			sim_trace("e%" PRIu64 " %s stalls for %" PRIu64 " ms: its queries time out",
+			    S.ev, server_role(srv), ms);
+		}
+		break;
 	case F_FILE_BACK:
 		if (!d->on || !d->file)
 			break;
@@ -1602,30 +1772,13 @@ sim_fault(void)
 			break;
 		sim_trace("e%" PRIu64 " i%u crashed; its older state file put back", S.ev, d->who);
 		sim_ids_stop(d, false);
+		disk_forget(&sim_disks[d - S.ids]);
 		if (!sim_file_back(d))
 			S.failed = true;
 		else if (!sim_ids_start(d, true))
 			S.failed = true;
 		break;
 	}
-}
-
-/* A line of the trace kept for a failure and shown, but not hashed: an edit refused. */
-static void
-sim_note(const char *fmt, ...)
-{
-	char line[160];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
-	if ((verbose && !S.mute) || S.echo)
-		printf("  %s\n", line);
 }
 
 /*
@@ -1760,6 +1913,142 @@ sim_raise_carried(void)
 	}
 }
 
+/*
+ * Server srv restarts (a crash, an outage, a restore): every connection is
+ * lost, and with the real command (--ctl real) its global increment is its
+ * config file's again, as MariaDB's is (SET GLOBAL does not outlive a
+ * restart); --ctl driver keeps the old model, where it did.
+ */
+static void
+sim_srv_restart(unsigned srv)
+{
+	simdb_crash(srv);
+	if (!ctl_driver)
+		S.srv[srv].m = S.srv[srv].cnf_m;
+}
+
+/* Between two statements of the operator's command: a round trip's time, the idservers running. */
+static void
+sim_ctl_between(void)
+{
+	sim_run(200 + rng_below(3000));
+}
+
+/*
+ * One run of the real `idgenctl tier raise-increment 4` (ctl/raise.c over
+ * sim/ctlrun.c; docs/design.md section 14), killed in half the runs at a
+ * statement drawn from the seed (the operator runs it again at the raise's
+ * next event). True once a run completes: the floor is then the least any
+ * server was opened above (a resumed change opens the rest at or above it).
+ */
+static bool
+sim_raise_run(void)
+{
+	unsigned kill = rng_permille(500) ? 1 + rng_below(40) : 0, sent = 0;
+	uint64_t f = UINT64_MAX;
+	int rc;
+
+	ctlrun_setup(S.srv, S.nsrv);
+	rc = ctlrun_raise(4, kill, sim_ctl_between, &sent);
+	S.ctl_runs++;
+	S.ctl_killed += kill != 0 && sent >= kill;
+	sim_trace("e%" PRIu64 " raise: idgenctl tier raise-increment 4 %s after %u statements, "
+	    "exit %d", S.ev, kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		sim_trace("e%" PRIu64 " raise: %s", S.ev, ctlrun_unmodelled());
+		S.failed = true;
+		return false;
+	}
+	if (rc != 0)
+		return false;
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		uint64_t fi = S.srv[i].st.floor / S.b;
+
+		if (S.srv[i].st.gen == 0) {
+			sim_trace("e%" PRIu64 " raise: %s not opened by a complete run", S.ev,
+			    server_role(i));
+			S.failed = true;
+			return false;
+		}
+		f = fi > 0 && fi - 1 < f ? fi - 1 : f;
+	}
+	S.raise_floor = f == UINT64_MAX ? 0 : f;
+	sim_trace("e%" PRIu64 " raise: floor %" PRIu64, S.ev, S.raise_floor);
+	/*
+	 * As at the plan (sim_raise_one): a backup taken before the change
+	 * completed is never restored after it. Such a server is back in
+	 * generation 0 (refused, 12.4), and the driver's add-server step reads
+	 * the tables as they are.
+	 */
+	for (unsigned i = 0; i < S.nsrv; i++)
+		S.srv[i].have_backup = false;
+	/*
+	 * The operator then does as it prints: auto_increment_increment = 4 in
+	 * each server's config file, and a server restarted since its SET GLOBAL
+	 * (refused meanwhile: its increment is not its meta row's) restarted again.
+	 */
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		S.srv[i].cnf_m = 4;
+		if (S.srv[i].m != 4) {
+			sim_trace("e%" PRIu64 " raise: %s restarted on its config's increment 4 (its "
+			    "SET GLOBAL lost to a restart)", S.ev, server_role(i));
+			sim_srv_restart(i);
+		}
+	}
+	sim_raise_carried();
+	S.raise_phase = RAISE_ADD;
+	return true;
+}
+
+/*
+ * One run of the real `idgenctl tier add-server` (ctl/add.c over
+ * sim/ctlrun.c) for the first new server not added yet, a fresh MariaDB
+ * with the schema loaded at its offset under M = 4; killed as the raise's
+ * runs are, and run again at the raise's next event. True once every new
+ * server is added.
+ */
+static bool
+sim_add_run(void)
+{
+	unsigned kill = rng_permille(500) ? 1 + rng_below(40) : 0, sent = 0, k = 0;
+	int rc;
+
+	while (k < S.raise_n && S.added[k])
+		k++;
+	if (k == S.raise_n) {
+		S.raise_phase = RAISE_RESTART;
+		return true;
+	}
+	if (!S.add_made[k]) {
+		struct tserver *s = &S.srv[SERVER_PAIR + k];
+
+		tserver_init(s, SERVER_PAIR + k, S.b);
+		s->now_ms = sim_now_ms;
+		tserver_fresh(s, S.raise_offsets[k], 4);
+		S.add_made[k] = true;
+	}
+	ctlrun_setup(S.srv, SERVER_PAIR + S.raise_n);
+	rc = ctlrun_add(S.raise_offsets[k], SERVER_PAIR + k, kill, sim_ctl_between, &sent);
+	S.add_runs++;
+	S.add_killed += kill != 0 && sent >= kill;
+	sim_trace("e%" PRIu64 " raise: idgenctl tier add-server %u %s after %u statements, exit "
+	    "%d", S.ev, S.raise_offsets[k], kill != 0 && sent >= kill ? "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		sim_trace("e%" PRIu64 " raise: %s", S.ev, ctlrun_unmodelled()[0] ? ctlrun_unmodelled() :
+		    "the tier's view could not be set for idgenctl");
+		S.failed = true;
+		return false;
+	}
+	if (rc != 0)
+		return false;
+	S.added[k] = true;
+	sim_trace("e%" PRIu64 " raise: o%u added, counter %" PRIu64, S.ev, S.raise_offsets[k],
+	    S.srv[SERVER_PAIR + k].st.counter);
+	if (k + 1 == S.raise_n)
+		S.raise_phase = RAISE_RESTART;
+	return true;
+}
+
 /* One step of sim_raise_step's; false when it waits (a server down) or none is left. */
 static bool
 sim_raise_one(void)
@@ -1794,6 +2083,8 @@ sim_raise_one(void)
 		S.raise_phase = RAISE_SEAL;
 		return true;
 	case RAISE_SEAL:
+		if (!ctl_driver)
+			return sim_raise_run();
 		for (i = 0; i < S.nsrv; i++)
 			if (!S.srv[i].st.sealed && S.srv[i].st.gen == 0) {
 				if (!S.srv[i].up)
@@ -1844,6 +2135,8 @@ sim_raise_one(void)
 		S.raise_phase = RAISE_ADD;
 		return true;
 	case RAISE_ADD:
+		if (!ctl_driver)
+			return sim_add_run();
 		{
 			uint64_t end = 0, t;
 
@@ -1960,6 +2253,10 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.raise_on = false;
 	S.raise_phase = 0;
 	S.raise_floor = 0;
+	memset(S.added, 0, sizeof(S.added));
+	memset(S.add_made, 0, sizeof(S.add_made));
+	for (k = SERVER_PAIR; k < TSERVER_MAX; k++)
+		tserver_role_set(k, 0);
 	if (S.tier_on) {
 		unsigned offsets[2] = { 3, 4 }, n = 1 + (unsigned)rng_below(2);
 
@@ -1976,6 +2273,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		    (!S.raise_on && !server_extras_set(offsets, n)))
 			return 3;
 		S.nsrv = SERVER_PAIR + (S.raise_on ? 0 : n);
+		for (k = 0; S.raise_on && k < n; k++)
+			tserver_role_set(SERVER_PAIR + k, offsets[k]);
 		S.tiers++;
 		S.raises += S.raise_on;
 	} else if (!server_shape_set(2, 0, 0)) {
@@ -1995,7 +2294,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	    &sim_regions_io);
 	/* Swarm: each kind on with even odds. */
 	for (k = 0; k < F_COUNT; k++)
-		S.fault_on[k] = k == F_READ_ONLY ? sim_ro_drawn(seed) : rng_permille(500);
+		S.fault_on[k] = k == F_READ_ONLY ? sim_ro_drawn(seed) :
+		    k == F_TIMEOUT ? sim_to_drawn(seed) : rng_permille(500);
 	{
 		struct simdb_weather w = {
 			(unsigned)(100 + rng_below(3000)),
@@ -2023,6 +2323,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (S.replay && S.kind_off[F_LOST_REPLY])
 			w.lost_reply_pm = 0;
 		simdb_setup(S.srv, S.nsrv, &w, &h);
+		/* Query timeouts: their own generator; a replay without them keeps stalls off. */
+		simdb_timeouts(seed, S.fault_on[F_TIMEOUT], !(S.replay && S.kind_off[F_TIMEOUT]));
 		tier_banked_hook = sim_hook_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
@@ -2064,6 +2366,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.cfg.refill_wait_ms = (unsigned)(1 + rng_below(50));
 	for (k = 0; k < SIM_IDSERVERS; k++) {
 		S.ids[k].skew_us = 0;
+		S.ids[k].start_again = false;
+		memset(S.ids[k].file_must, 0, sizeof(S.ids[k].file_must));
 		memset(S.ids[k].cut_until, 0, sizeof(S.ids[k].cut_until));
 		free(S.ids[k].old);
 		S.ids[k].old = NULL;
@@ -2107,6 +2411,17 @@ sim_schedule(uint64_t seed, unsigned *events)
 		sim_note("schedule seed %" PRIu64 ": lease-freed on", seed);
 		LF.schedules += !S.mute;
 	}
+	/*
+	 * Simulated disks under the state files: on or off by the seed's own
+	 * mix, their weather from their own generator (disk.h); a schedule
+	 * without them draws nothing more.
+	 */
+	for (k = 0; k < SIM_IDSERVERS; k++) {
+		sim_disks[k].valid = false;
+		sim_disks[k].doomed = false;
+	}
+	if (disk_schedule(seed, disk_mode))
+		sim_note("schedule seed %" PRIu64 ": disk faults on", seed);
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
 		sim_ns_op(0, true);
@@ -2123,6 +2438,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 		else
 			rng_save(&S.at_ev[S.ev]);
 		regions_stream_at(S.ev, false, S.replay);
+		for (k = 0; k < S.nids; k++)
+			if (S.ids[k].start_again && !S.ids[k].on && !sim_ids_start(&S.ids[k], true))
+				r = 3;
 		pick = (unsigned)rng_below(100);
 		if (!S.replay)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
@@ -2144,6 +2462,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			r = regions_event();
 		if (r == 0)
 			sim_lease_freed();
+		if (r == 0)
+			sim_power_event();
 		if (S.failed)
 			r = 3;
 		if (r == 1)
@@ -2178,6 +2498,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		unlink(p);
 	}
 	rmdir(S.dir);
+	simdb_timeouts_end();
 	event_base_free(S.base);
 	S.base = NULL;
 	sim_trace("end seed %" PRIu64 ": %u events, %" PRIu64 " IDs, result %d", seed, *events,
@@ -2191,6 +2512,12 @@ sim_schedule(uint64_t seed, unsigned *events)
  * drawn from the generator: a schedule without it is the schedule it was
  * before read-only servers came in.
  */
+static bool
+sim_to_drawn(uint64_t seed)
+{
+	return to_mode == 1 || (to_mode == 0 && (rng_mix(seed ^ UINT64_C(0x74696d656f757473)) & 1));
+}
+
 static bool
 sim_ro_drawn(uint64_t seed)
 {
@@ -2220,7 +2547,7 @@ sim_read_only(unsigned srv)
 		away = 20000 + rng_below(2000000);
 		s->up = false;
 		S.down_until[srv] = now + away;
-		simdb_crash(srv);
+		sim_srv_restart(srv);
 	}
 	s->read_only = true;
 	s->ro_until = now + away + 100000 + rng_below(4000000);
@@ -2237,6 +2564,16 @@ sim_ro_end(void)
 			S.srv[i].read_only = false;
 			sim_trace("e%" PRIu64 " %s read-write", S.ev, server_role(i));
 		}
+}
+
+/* --disk-faults and --timeouts for a replay's command line, when not the default. */
+static void
+sim_disk_args(void)
+{
+	if (disk_mode != 0)
+		printf(" --disk-faults %s", disk_mode == 1 ? "all" : "none");
+	if (to_mode != 0)
+		printf(" --timeouts %s", to_mode == 1 ? "all" : "none");
 }
 
 /* --read-only for a replay's command line, when not the default. */
@@ -2265,6 +2602,8 @@ sim_counts(struct sim_counts *c, bool put_back)
 	now.fb_releases = S.fb_releases;
 	now.fb_refused = S.fb_refused;
 	regions_tally(now.regions, false);
+	now.disks = disk_counts;
+	now.timeouts = simdb_timeout_counts;
 	if (!put_back) {
 		*c = now;
 		return;
@@ -2281,6 +2620,8 @@ sim_counts(struct sim_counts *c, bool put_back)
 	S.fb_releases = c->fb_releases;
 	S.fb_refused = c->fb_refused;
 	regions_tally(c->regions, true);
+	disk_counts = c->disks;
+	simdb_timeout_counts = c->timeouts;
 }
 
 /*
@@ -2446,6 +2787,9 @@ sim_shrink(uint64_t seed)
 	if (tier_mode != 0)
 		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
 	sim_ro_args();
+	sim_disk_args();
+	if (ctl_driver)
+		printf(" --ctl driver");
 	if (regions_mode != REGIONS_SOME)
 		printf(" --regions %s", regions_mode_name());
 	for (unsigned k = 0; k < RULE_COUNT; k++)
@@ -2483,7 +2827,8 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
-	    "       [--regions some|all|none|b|r|m]\n");
+	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
+	    "[--timeouts half|all|none] [--ctl real|driver]\n");
 }
 
 int
@@ -2517,10 +2862,31 @@ main(int argc, char **argv)
 				return 2;
 			}
 			i++;
+		} else if (v != NULL && strcmp(a, "--ctl") == 0) {
+			ctl_driver = strcmp(v, "driver") == 0;
+			if (!ctl_driver && strcmp(v, "real") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
 		} else if (v != NULL && strcmp(a, "--lease-freed") == 0) {
 			LF.mode = strcmp(v, "all") == 0 ? LF_ALL : strcmp(v, "none") == 0 ? LF_NONE :
 			    LF_HALF;
 			if (LF.mode == LF_HALF && strcmp(v, "half") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--timeouts") == 0) {
+			to_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (to_mode == 0 && strcmp(v, "half") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--disk-faults") == 0) {
+			disk_mode = strcmp(v, "all") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : 0;
+			if (disk_mode == 0 && strcmp(v, "half") != 0) {
 				usage();
 				return 2;
 			}
@@ -2646,6 +3012,9 @@ main(int argc, char **argv)
 				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
 				    "none" : "raise");
 			sim_ro_args();
+			sim_disk_args();
+			if (ctl_driver)
+				printf(" --ctl driver");
 			if (regions_mode != REGIONS_SOME)
 				printf(" --regions %s", regions_mode_name());
 			for (unsigned k = 0; k < RULE_COUNT; k++)
@@ -2684,11 +3053,24 @@ main(int argc, char **argv)
 	    LF.schedules, LF.drawn, LF.sent, LF.applied, LF.applied_kind[LE_DELETE],
 	    LF.applied_kind[LE_EXPIRE], LF.applied_kind[LE_FREE], LF.applied_kind[LE_RENUMBER],
 	    LF.refused, LF.failed, lease_guard_refused);
+	printf("disks: %" PRIu64 " schedules with disk faults, %" PRIu64 " fdatasyncs, %" PRIu64
+	    " failed (EIO), %" PRIu64 " slow (%" PRIu64 " ms), %" PRIu64 " the host's last act, %"
+	    PRIu64 " power losses (%" PRIu64 " unsynced sectors kept, %" PRIu64 " lost, %" PRIu64
+	    " torn)\n", disk_counts.schedules, disk_counts.syncs, disk_counts.eio, disk_counts.slow,
+	    disk_counts.slow_us / 1000, disk_counts.last_acts, disk_counts.power_losses,
+	    disk_counts.kept, disk_counts.lost, disk_counts.torn);
+	printf("timeouts: %" PRIu64 " schedules with query timeouts, %" PRIu64 " queries timed "
+	    "out (%" PRIu64 " ran before, %" PRIu64 " never, %" PRIu64 " ran later, %" PRIu64
+	    " of those refused)\n", simdb_timeout_counts.schedules, simdb_timeout_counts.timeouts,
+	    simdb_timeout_counts.ran, simdb_timeout_counts.not_run, simdb_timeout_counts.late,
+	    simdb_timeout_counts.late_err);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
 	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
-	    "raised to M=4 (%" PRIu64 " raised and grown before their end)\n", S.tiers, S.raises,
-	    S.raises_done);
+	    "raised to M=4 (%" PRIu64 " raised and grown before their end); idgenctl tier "
+	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed, add-server %" PRIu64
+	    ", %" PRIu64 "\n", S.tiers, S.raises, S.raises_done, S.ctl_runs, S.ctl_killed,
+	    S.add_runs, S.add_killed);
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))

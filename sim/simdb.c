@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "rng.h"
+#include "vclock.h"
 
 struct simdb_conn {
 	struct db_conn		 conn;		/* first: db.h's handle */
@@ -33,8 +34,36 @@ struct simdb_conn {
 	uint64_t		 read[TSERVER_MAX];	/* ... the copies due it read */
 	bool			 due_set;	/* the witness point passed: copies due */
 	uint64_t		 due[TSERVER_MAX];
+	unsigned		 timeout_ms;	/* db_params' query_timeout_ms */
+	int			 timeout;	/* the query in flight times out: SIMDB_TO_* */
 	struct simdb_conn	*next;		/* every connection, in creation order */
 };
+
+/* What the server did with a statement its client gave up on (a query timeout). */
+enum { SIMDB_TO_NONE, SIMDB_TO_NOT_RUN, SIMDB_TO_RAN, SIMDB_TO_LATE };
+
+/* A timed-out statement the server applies after its client gave up (SIMDB_TO_LATE). */
+struct simdb_late {
+	struct event		*ev;
+	struct tserver		*tsv;
+	unsigned		 srv, owner, epoch;
+	uint64_t		 id;
+	char			*sql;
+	struct simdb_late	*next;
+};
+
+/* Query timeouts (docs/design.md section 14): on or off, weather and draws of their own. */
+static struct {
+	bool			on;
+	struct rng_state	rng;
+	unsigned		pm;		/* a query's answer takes past the timeout */
+	uint64_t		stall_until[TSERVER_MAX];	/* virtual us: every query stalls */
+	unsigned		epoch[TSERVER_MAX];	/* crashes: a late statement dies with one */
+	struct event_base	*base;
+	struct simdb_late	*late;
+} simdb_to;
+
+struct simdb_timeout_counts simdb_timeout_counts;
 
 static struct tserver		*simdb_srv;
 static unsigned			 simdb_nsrv;
@@ -50,6 +79,9 @@ static struct simdb_hooks	 simdb_out_h;
 static bool			 simdb_in_region;
 
 static void	simdb_answer_cb(evutil_socket_t fd, short what, void *arg);
+static void	simdb_late_cb(evutil_socket_t fd, short what, void *arg);
+static uint64_t	simdb_to_draw(uint64_t n);
+static void	simdb_late(const struct simdb_conn *c, const char *sql);
 static void	simdb_lost_cb(evutil_socket_t fd, short what, void *arg);
 static bool	simdb_start(struct simdb_conn *c, const char *sql, db_cb cb, void *arg);
 static void	simdb_lose(struct simdb_conn *c, bool ran);
@@ -136,11 +168,14 @@ simdb_create(struct event_base *base, const struct db_params *p, const char *nam
 		return NULL;
 	}
 	c->conn.ops = p->ops;
+	c->timeout_ms = p->query_timeout_ms;
 	c->srv = srv;
 	c->tsv = simdb_srv;
 	c->owner = simdb_cur_owner;
 	c->lease = lease;
 	c->id = ++simdb_next_id;
+	if (!simdb_in_region)
+		simdb_to.base = base;
 	c->answer = evtimer_new(base, simdb_answer_cb, c);
 	c->lost = event_new(base, -1, 0, simdb_lost_cb, c);
 	for (tail = &simdb_all; *tail != NULL; tail = &(*tail)->next)
@@ -181,6 +216,18 @@ simdb_start(struct simdb_conn *c, const char *sql, db_cb cb, void *arg)
 	c->cb = cb;
 	c->arg = arg;
 	c->doomed = false;
+	/*
+	 * A query timeout: the answer takes past the connection's bound, so the
+	 * client's deadline fires first (db.c: DB_ERR_TIMEOUT, 2013, the
+	 * connection closed); the server ran it before, runs it later, or not.
+	 */
+	c->timeout = SIMDB_TO_NONE;
+	if (simdb_to.on && !simdb_in_region && strcmp(sql, "CONNECT") != 0 &&
+	    (vclock_now_us() < simdb_to.stall_until[c->srv] ||
+	    (simdb_to.pm > 0 && simdb_to_draw(1000) < simdb_to.pm))) {
+		c->timeout = SIMDB_TO_NOT_RUN + (int)simdb_to_draw(3);
+		us = 1000 * (uint64_t)c->timeout_ms;
+	}
 	tv.tv_sec = (time_t)(us / 1000000);
 	tv.tv_usec = (suseconds_t)(us % 1000000);
 	evtimer_add(c->answer, &tv);
@@ -265,6 +312,8 @@ simdb_lose(struct simdb_conn *c, bool ran)
 void
 simdb_crash(unsigned srv)
 {
+	if (srv < TSERVER_MAX)
+		simdb_to.epoch[srv]++;
 	for (struct simdb_conn *c = simdb_all; c != NULL; c = c->next)
 		if (c->tsv == simdb_srv && c->srv == srv)
 			simdb_lose(c, rng_permille(500));
@@ -344,6 +393,14 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 	} else if (simdb_h.cut != NULL && simdb_h.cut(c->owner, c->srv)) {
 		ran = false;	/* never reached the server */
 		lost = true;
+	} else if (c->timeout != SIMDB_TO_NONE) {
+		ran = c->timeout == SIMDB_TO_RAN;
+		lost = true;
+		simdb_timeout_counts.timeouts++;
+		simdb_timeout_counts.ran += ran;
+		if (c->timeout == SIMDB_TO_LATE)
+			simdb_late(c, sql);
+		simdb_timeout_counts.not_run += c->timeout == SIMDB_TO_NOT_RUN;
 	} else if (rng_permille(simdb_w.drop_pm)) {
 		ran = false;
 		lost = true;
@@ -379,7 +436,9 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 	memset(&r, 0, sizeof(r));
 	if (lost) {
 		r.err = 2013;
-		r.msg = "Lost connection to server during query (simulated)";
+		r.msg = c->timeout != SIMDB_TO_NONE && !c->doomed ?
+		    "query timed out (query_timeout_ms) (simulated)" :
+		    "Lost connection to server during query (simulated)";
 	} else {
 		r.err = a.err;
 		r.msg = a.err != 0 ? a.why : NULL;
@@ -416,4 +475,117 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 		if (r.err == 0 && (connect || nscheck) && simdb_h.ns_seen != NULL)
 			simdb_h.ns_seen(owner, srv, connect);
 	}
+}
+
+/* A draw from the timeouts' own generator; the schedule's is left as it was. */
+static uint64_t
+simdb_to_draw(uint64_t n)
+{
+	struct rng_state main;
+	uint64_t v;
+
+	rng_save(&main);
+	rng_load(&simdb_to.rng);
+	v = rng_below(n);
+	rng_save(&simdb_to.rng);
+	rng_load(&main);
+	return v;
+}
+
+void
+simdb_timeouts(uint64_t seed, bool on, bool weather)
+{
+	struct rng_state main;
+
+	simdb_timeouts_end();
+	memset(simdb_to.stall_until, 0, sizeof(simdb_to.stall_until));
+	simdb_to.on = on;
+	simdb_to.pm = 0;
+	if (!on)
+		return;
+	rng_save(&main);
+	rng_seed(rng_mix(seed) ^ UINT64_C(0x71756572792d746f));	/* "query-to" */
+	rng_save(&simdb_to.rng);
+	rng_load(&main);
+	simdb_to.pm = simdb_to_draw(3) == 0 ? 0 : (unsigned)(1 + simdb_to_draw(20));
+	if (!weather)
+		simdb_to.pm = 0;
+	simdb_timeout_counts.schedules++;
+}
+
+void
+simdb_stall(unsigned srv, uint64_t until_us)
+{
+	if (srv < TSERVER_MAX)
+		simdb_to.stall_until[srv] = until_us;
+}
+
+/*
+ * The server runs a statement whose client gave up, 0 to 2 timeouts later:
+ * a lock wait, a slow disk (docs/design.md section 14). Under its
+ * connection's id, as one transaction, unless the server crashed since.
+ */
+static void
+simdb_late(const struct simdb_conn *c, const char *sql)
+{
+	struct simdb_late *l = calloc(1, sizeof(*l));
+	uint64_t us = 1000 * simdb_to_draw(2 * (uint64_t)c->timeout_ms + 1);
+	struct timeval tv = { (time_t)(us / 1000000), (suseconds_t)(us % 1000000) };
+
+	if (l == NULL || simdb_to.base == NULL || (l->sql = strdup(sql)) == NULL) {
+		free(l);
+		return;
+	}
+	l->tsv = c->tsv;
+	l->srv = c->srv;
+	l->owner = c->owner;
+	l->id = c->id;
+	l->epoch = simdb_to.epoch[c->srv];
+	l->ev = evtimer_new(simdb_to.base, simdb_late_cb, l);
+	if (l->ev == NULL) {
+		free(l->sql);
+		free(l);
+		return;
+	}
+	l->next = simdb_to.late;
+	simdb_to.late = l;
+	evtimer_add(l->ev, &tv);
+}
+
+static void
+simdb_late_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct simdb_late *l = arg;
+	struct tserver *s = &l->tsv[l->srv];
+	struct tserver_answer a;
+
+	(void)fd;
+	(void)what;
+	if (l->epoch != simdb_to.epoch[l->srv] || !s->up)
+		return;		/* the server crashed since: rolled back */
+	memset(&a, 0, sizeof(a));
+	tserver_answer(s, l->id, l->sql, &a);
+	if (a.err == 1064 && simdb_h.unmodelled != NULL)
+		simdb_h.unmodelled(a.why);
+	if (a.drew && simdb_h.drew != NULL)
+		simdb_h.drew(l->owner, l->srv, a.ticket, a.own_before);
+	if (a.ns_drew && simdb_h.ns_drew != NULL)
+		simdb_h.ns_drew(l->owner, l->srv, &a);
+	tserver_conn_gone(s, l->id);
+	simdb_timeout_counts.late++;
+	simdb_timeout_counts.late_err += a.err != 0;
+}
+
+void
+simdb_timeouts_end(void)
+{
+	while (simdb_to.late != NULL) {
+		struct simdb_late *l = simdb_to.late;
+
+		simdb_to.late = l->next;
+		event_free(l->ev);
+		free(l->sql);
+		free(l);
+	}
+	simdb_to.base = NULL;
 }

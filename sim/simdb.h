@@ -74,4 +74,25 @@ bool	simdb_drop_one(void);
 /* Open connections now. */
 unsigned simdb_open(void);
 
+/*
+ * Query timeouts (docs/design.md section 14): a query whose answer takes past
+ * its connection's query_timeout_ms fails at that deadline with 2013, as
+ * db.c's deadline reports it, the connection closed; the server ran it
+ * before (its reply lost), runs it up to two timeouts later (a statement
+ * still running when its client gave up: applied, unless the server crashes
+ * first), or never. On in a schedule or not; weather: a rate per query (off:
+ * only stalls). Draws from a generator of their own, seeded from the seed.
+ */
+struct simdb_timeout_counts {
+	uint64_t	schedules, timeouts, ran, not_run, late, late_err;
+};
+
+extern struct simdb_timeout_counts simdb_timeout_counts;
+
+void	simdb_timeouts(uint64_t seed, bool on, bool weather);
+/* Every query to srv until until_us (virtual) times out: a stalled server. */
+void	simdb_stall(unsigned srv, uint64_t until_us);
+/* Late statements dropped (before the schedule's loop is freed). */
+void	simdb_timeouts_end(void);
+
 #endif

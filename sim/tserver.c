@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clk.h"
+#include "layout.h"
 #include "leasefree.h"
 #include "rules.h"
 #include "vclock.h"
@@ -57,9 +58,13 @@ tserver_init(struct tserver *s, unsigned index, uint64_t b)
 	s->up = true;
 	s->b = b;
 	s->m = server_increment();
+	s->cnf_m = s->m;
 	s->offset = server_offset(index);
 	s->st.counter = s->offset;
 	s->st.meta_m = s->m;
+	s->st.meta_row = true;
+	s->st.meta_offset = s->offset;
+	s->st.rows = (1u << (server_count() < TSERVER_MAX ? server_count() : TSERVER_MAX)) - 1;
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
 		s->st.mark_b[k] = b;
 	/* Worker numbers of the server's parity: odd 1, 3; even 0, 2. */
@@ -105,6 +110,10 @@ tserver_conn_gone(struct tserver *s, uint64_t conn)
 			s->pending_set[k] = false;
 		}
 	tserver_tx_set(s, conn, false);
+	if (s->ctl_tx == conn && conn != 0) {
+		s->st = s->ctl_before;
+		s->ctl_tx = 0;
+	}
 }
 
 void
@@ -336,17 +345,44 @@ tserver_leases_guard(struct tserver *s, uint64_t conn, const char *sql, struct t
 	lease_guard_refused += lease_guard_count;
 }
 
+/* Offsets of the servers beyond the configured ones, by index (tserver_role_set). */
+static unsigned tserver_new_offset[TSERVER_MAX];
+
+void
+tserver_role_set(unsigned index, unsigned offset)
+{
+	if (index < TSERVER_MAX)
+		tserver_new_offset[index] = offset;
+}
+
 /* The server index of the role named at p (up to a quote); -1: none. */
 static int
 tserver_role(const char *p)
 {
-	for (unsigned k = 0; k < server_count() && k < TSERVER_MAX; k++) {
-		size_t n = strlen(server_role(k));
+	unsigned o;
+	int n = 0;
 
-		if (strncmp(p, server_role(k), n) == 0 && p[n] == '\'')
+	for (unsigned k = 0; k < server_count() && k < TSERVER_MAX; k++) {
+		size_t len = strlen(server_role(k));
+
+		if (strncmp(p, server_role(k), len) == 0 && p[len] == '\'')
 			return (int)k;
 	}
+	if (sscanf(p, "o%u%n", &o, &n) == 1 && p[n] == '\'')
+		for (unsigned k = server_count(); k < TSERVER_MAX; k++)
+			if (tserver_new_offset[k] == o && o != 0)
+				return (int)k;
 	return -1;
+}
+
+/* Role k's name, a configured server's or one tserver_role_set named. */
+static const char *
+tserver_role_name(unsigned k, char *buf, size_t len)
+{
+	if (k < server_count())
+		return server_role(k);
+	snprintf(buf, len, "o%u", k < TSERVER_MAX ? tserver_new_offset[k] : 0);
+	return buf;
 }
 
 /* The first ID above a mark (h, b); b of 0 is the server's B. */
@@ -687,6 +723,7 @@ tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen, uint64
     uint64_t t)
 {
 	s->m = m;
+	s->cnf_m = m;
 	s->offset = offset;
 	s->st.meta_m = m;
 	s->st.gen = gen;
@@ -944,4 +981,402 @@ tserver_ro_refuses(const char *sql)
 				return true;
 	}
 	return false;
+}
+
+void
+tserver_fresh(struct tserver *s, unsigned offset, unsigned m)
+{
+	s->m = m;
+	s->cnf_m = m;
+	s->offset = offset;
+	s->st.counter = 1;
+	s->st.last = 0;
+	s->st.meta_row = false;
+	s->st.meta_offset = 0;
+	s->st.meta_m = 0;
+	s->st.rows = 0;
+}
+
+/* Row k of r: field f as text (NULL for SQL NULL). */
+static void
+tserver_text(struct tserver_rows *r, unsigned k, unsigned f, const char *v)
+{
+	if (v == NULL)
+		r->null[k][f] = true;
+	else
+		snprintf(r->cell[k][f], sizeof(r->cell[k][f]), "%s", v);
+	if (f + 1 > r->nfields)
+		r->nfields = f + 1;
+	if (k + 1 > r->nrows)
+		r->nrows = k + 1;
+}
+
+/* Row k of r: field f as a number. */
+static void
+tserver_cell(struct tserver_rows *r, unsigned k, unsigned f, uint64_t v)
+{
+	snprintf(r->cell[k][f], sizeof(r->cell[k][f]), "%" PRIu64, v);
+	if (f + 1 > r->nfields)
+		r->nfields = f + 1;
+	if (k + 1 > r->nrows)
+		r->nrows = k + 1;
+}
+
+/* The role named after "role = '" in sql; -1: none. */
+static int
+tserver_ctl_role(const char *sql)
+{
+	static const char key[] = "role = '";
+	const char *p = strstr(sql, key);
+
+	return p != NULL ? tserver_role(p + sizeof(key) - 1) : -1;
+}
+
+/* ctl/raise.c's raise_read: the meta row's generation columns, the counter, its own row. */
+static bool
+tserver_ctl_read(struct tserver *s, const char *sql, struct tserver_rows *r)
+{
+	static const char head[] = "SELECT tier_generation, tier_increment, tier_plan, "
+	    "tier_floor, block_size, (SELECT AUTO_INCREMENT FROM information_schema.TABLES";
+	int role = tserver_ctl_role(sql);
+
+	if (strncmp(sql, head, sizeof(head) - 1) != 0 || role != (int)s->index)
+		return false;
+	r->result = true;
+	tserver_cell(r, 0, 0, s->st.gen);
+	tserver_cell(r, 0, 1, s->st.meta_m);
+	tserver_cell(r, 0, 2, s->st.plan);
+	tserver_cell(r, 0, 3, s->st.floor);
+	tserver_cell(r, 0, 4, s->b);
+	tserver_cell(r, 0, 5, s->st.counter);
+	tserver_cell(r, 0, 6, s->st.own_gen);
+	tserver_cell(r, 0, 7, s->st.sealed);
+	tserver_cell(r, 0, 8, 0);
+	return true;
+}
+
+/* Step 4's transaction: UPDATE idgen_marks SET high_water = f, block_size = b WHERE (..) < e. */
+static bool
+tserver_ctl_floor_marks(struct tserver *s, const char *sql)
+{
+	uint64_t f, b, b0, e;
+
+	if (sscanf(sql, "UPDATE idgen_marks SET high_water = %" SCNu64 ", block_size = %" SCNu64
+	    " WHERE (high_water + 1) * IF(block_size = 0, %" SCNu64 ", block_size) < %" SCNu64,
+	    &f, &b, &b0, &e) != 4 || b0 != s->b)
+		return false;
+	for (unsigned k = 0; k < TSERVER_MAX; k++)
+		if ((s->st.rows >> k & 1) && tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < e) {
+			s->st.mark[k] = f;
+			s->st.mark_b[k] = b;
+		}
+	return true;
+}
+
+/* The UPDATEs of ctl/raise.c: plan, seal, the meta row and its own row opened; false: none. */
+static bool
+tserver_ctl_update(struct tserver *s, const char *sql)
+{
+	unsigned to, g, to2, m, g1;
+	uint64_t floor;
+	int role = tserver_ctl_role(sql);
+
+	if (sscanf(sql, "UPDATE idgen_meta SET tier_plan = %u WHERE one = 1 AND tier_generation = "
+	    "%u AND tier_plan IN (0, %u)", &to, &g, &to2) == 3) {
+		if (s->st.gen == g && (s->st.plan == 0 || s->st.plan == to2))
+			s->st.plan = to;
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_marks SET sealed = 1 WHERE role = '%*[^']' AND generation = "
+	    "%u", &g) == 1 && role >= 0) {
+		/* Only the own row's generation and seal are modelled (the rows raise seals). */
+		if (role == (int)s->index && s->st.own_gen == g)
+			s->st.sealed = true;
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_meta SET tier_increment = %u, tier_generation = %u, "
+	    "tier_floor = %" SCNu64 ", tier_plan = 0 WHERE one = 1 AND tier_generation = %u",
+	    &m, &g1, &floor, &g) == 4) {
+		if (s->st.gen == g) {
+			s->st.meta_m = m;
+			s->st.gen = g1;
+			s->st.floor = floor;
+			s->st.plan = 0;
+		}
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_marks SET generation = %u, sealed = 0 WHERE role = "
+	    "'%*[^']' AND generation = %u", &g1, &g) == 2 && role >= 0) {
+		if (role == (int)s->index && s->st.own_gen == g) {
+			s->st.own_gen = g1;
+			s->st.sealed = false;
+		}
+		return true;
+	}
+	return tserver_ctl_floor_marks(s, sql);
+}
+
+/* ctl/ns.c's ctl_ns_ready: the catalogue rows not dropped, by name. */
+static void
+tserver_ctl_catalogue(struct tserver *s, struct tserver_rows *r)
+{
+	static const char *const states[] = { "", "creating", "ready", "dropped" };
+
+	r->result = true;
+	r->nfields = 5;
+	for (unsigned k = 0; k < TSERVER_NS; k++) {
+		const struct tserver_ns *n = &s->st.ns[k];
+		unsigned i = r->nrows;
+
+		if (n->state == TS_NS_NONE || n->state == TS_NS_DROPPED)
+			continue;
+		snprintf(r->cell[i][0], sizeof(r->cell[i][0]), "%s", tserver_ns_name(k));
+		tserver_cell(r, i, 1, n->b);
+		snprintf(r->cell[i][2], sizeof(r->cell[i][2]), "%s", n->refuse ? "refuse" :
+		    "snowflake");
+		snprintf(r->cell[i][3], sizeof(r->cell[i][3]), "%s", states[n->state]);
+		tserver_cell(r, i, 4, n->start_above);
+	}
+}
+
+/* ctl/read.c's reads as the service user: the check query, marks, leases, triggers, the time. */
+static bool
+tserver_ctl_status(struct tserver *s, const char *sql, struct tserver_rows *r)
+{
+	char name[16], uuid[24];
+
+	snprintf(uuid, sizeof(uuid), "sim-uuid-%u", s->index);
+	if (strncmp(sql, "SELECT @@version, @@GLOBAL.auto_increment_increment, ", 53) == 0) {
+		r->result = true;
+		r->nfields = 17;
+		if (!s->st.meta_row)
+			return true;
+		tserver_text(r, 0, 0, "10.11.6-MariaDB-sim");
+		tserver_cell(r, 0, 1, s->m);
+		tserver_cell(r, 0, 2, s->offset);
+		tserver_cell(r, 0, 3, 1);
+		tserver_text(r, 0, 4, "InnoDB");
+		tserver_cell(r, 0, 5, LAYOUT_VERSION);
+		tserver_cell(r, 0, 6, s->b);
+		tserver_text(r, 0, 7, s->offset % 2 ? "odd" : "even");
+		tserver_text(r, 0, 8, uuid);
+		tserver_cell(r, 0, 9, s->st.counter);
+		tserver_cell(r, 0, 10, s->st.meta_m);
+		tserver_cell(r, 0, 11, s->st.meta_offset);
+		tserver_cell(r, 0, 12, s->region);
+		tserver_cell(r, 0, 13, s->region_bits);
+		tserver_cell(r, 0, 14, s->st.gen);
+		tserver_cell(r, 0, 15, s->st.floor);
+		tserver_cell(r, 0, 16, s->st.plan);
+		return true;
+	}
+	if (strcmp(sql, "SELECT role, high_water, block_size, generation, sealed, retired FROM "
+	    "idgen_marks") == 0) {
+		r->result = true;
+		r->nfields = 6;
+		for (unsigned k = 0; k < TSERVER_MAX; k++) {
+			unsigned i = r->nrows;
+			bool own = k == s->index;
+
+			if (!(s->st.rows >> k & 1))
+				continue;
+			tserver_text(r, i, 0, tserver_role_name(k, name, sizeof(name)));
+			tserver_cell(r, i, 1, s->st.mark[k]);
+			tserver_cell(r, i, 2, s->st.mark_b[k]);
+			tserver_cell(r, i, 3, own ? s->st.own_gen : 0);	/* only its own modelled */
+			tserver_cell(r, i, 4, own && s->st.sealed);
+			tserver_cell(r, i, 5, 0);
+		}
+		return true;
+	}
+	if (strcmp(sql, "SELECT worker, holder, window_start, window_end FROM idgen_leases ORDER BY "
+	    "worker") == 0) {
+		r->result = true;
+		r->nfields = 4;
+		for (unsigned k = 0; s->index < SERVER_PAIR && k < TSERVER_WORKERS; k++) {
+			const struct tserver_lease *l = &s->st.lease[k];
+
+			tserver_cell(r, k, 0, l->worker);
+			tserver_text(r, k, 1, l->holder);
+			tserver_cell(r, k, 2, l->window_start);
+			tserver_cell(r, k, 3, l->window_end);
+		}
+		return true;
+	}
+	if (strcmp(sql, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
+	    "TRIGGER_SCHEMA = DATABASE()") == 0) {
+		r->result = true;	/* the marks' triggers are not modelled (section 14) */
+		r->nfields = 1;
+		return true;
+	}
+	if (strcmp(sql, "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)") == 0) {
+		r->result = true;
+		tserver_cell(r, 0, 0, s->now_ms != NULL ? s->now_ms() : 0);
+		return true;
+	}
+	return false;
+}
+
+/* INSERT IGNORE INTO idgen_marks (role) VALUES ('a'), ('b')...: each row made if missing. */
+static bool
+tserver_ctl_rows(struct tserver *s, const char *sql)
+{
+	static const char head[] = "INSERT IGNORE INTO idgen_marks (role) VALUES ";
+	const char *p;
+	int role;
+
+	if (strncmp(sql, head, sizeof(head) - 1) != 0)
+		return false;
+	for (p = sql + sizeof(head) - 1; (p = strstr(p, "('")) != NULL; p += 2) {
+		if ((role = tserver_role(p + 2)) < 0)
+			return false;
+		if (!(s->st.rows >> role & 1)) {
+			s->st.rows |= 1u << role;
+			s->st.mark[role] = 0;
+			s->st.mark_b[role] = 0;
+		}
+	}
+	return true;
+}
+
+/* ctl/add.c's statements: its checks of the tier and of the new server, its writes. */
+static bool
+tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
+{
+	static const char check_new[] = "SELECT @@GLOBAL.auto_increment_increment, "
+	    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, ";
+	char uuid[24], parity[8];
+	unsigned u[4];
+	uint64_t v[4];
+	int role = tserver_ctl_role(sql), layout;
+
+	snprintf(uuid, sizeof(uuid), "sim-uuid-%u", s->index);
+	if (strncmp(sql, "SELECT COALESCE(MAX(high_water), 0), COUNT(*), COALESCE(MAX(retired), "
+	    "0) FROM idgen_marks WHERE role = '", 88) == 0) {
+		bool has = role >= 0 && (s->st.rows >> role & 1);
+
+		r->result = true;
+		tserver_cell(r, 0, 0, has ? s->st.mark[role] : 0);
+		tserver_cell(r, 0, 1, has);
+		tserver_cell(r, 0, 2, 0);
+		return true;
+	}
+	if (strncmp(sql, check_new, sizeof(check_new) - 1) == 0) {
+		r->result = true;
+		tserver_cell(r, 0, 0, s->m);
+		tserver_cell(r, 0, 1, s->offset);
+		tserver_cell(r, 0, 2, 1);
+		tserver_text(r, 0, 3, "varchar");
+		tserver_cell(r, 0, 4, s->index < SERVER_PAIR ? TSERVER_WORKERS : 0);
+		tserver_cell(r, 0, 5, s->st.last != 0);
+		tserver_text(r, 0, 6, s->st.meta_row ? uuid : NULL);
+		if (s->st.meta_row)
+			tserver_cell(r, 0, 7, s->st.meta_offset);
+		else
+			tserver_text(r, 0, 7, NULL);
+		return true;
+	}
+	if (sscanf(sql, "INSERT IGNORE INTO idgen_meta (one, layout_version, block_size, parity) "
+	    "VALUES (1, %d, %" SCNu64 ", '%7[a-z]')", &layout, &v[0], parity) == 3) {
+		if (!s->st.meta_row) {
+			s->st.meta_row = true;
+			s->st.meta_offset = 0;
+			s->st.meta_m = 2;	/* the schema's default */
+			s->st.gen = 0;
+			s->st.floor = 0;
+			s->st.plan = 0;
+		}
+		return true;
+	}
+	if (strcmp(sql, "UPDATE idgen_meta SET server_uuid = UUID() WHERE server_uuid = ''") == 0)
+		return true;
+	if (tserver_ctl_rows(s, sql))
+		return true;
+	if (sscanf(sql, "UPDATE idgen_marks SET high_water = %" SCNu64 ", block_size = %" SCNu64
+	    " WHERE role = '%*[^']' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
+	    ", block_size) < %" SCNu64, &v[0], &v[1], &v[2], &v[3]) == 4 && role >= 0) {
+		if ((s->st.rows >> role & 1) && tserver_end(s, s->st.mark[role], s->st.mark_b[role]) <
+		    v[3]) {
+			s->st.mark[role] = v[0];
+			s->st.mark_b[role] = v[1];
+		}
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_marks SET generation = %" SCNu64 " WHERE role = '", &v[0]) ==
+	    1 && role >= 0) {
+		if (role == (int)s->index && (s->st.rows >> role & 1))
+			s->st.own_gen = (unsigned)v[0];
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_meta SET layout_version = %d, block_size = %" SCNu64 ", "
+	    "parity = '%7[a-z]', tier_increment = %u, server_offset = %u, region = %u, "
+	    "region_bits = %u, tier_generation = %" SCNu64 ", tier_floor = %" SCNu64 " WHERE one = 1 "
+	    "AND NOT EXISTS (SELECT 1 FROM tickets64)", &layout, &v[0], parity, &u[0], &u[1], &u[2],
+	    &u[3], &v[1], &v[2]) == 9) {
+		if (s->st.meta_row && s->st.last == 0) {
+			s->st.meta_m = u[0];
+			s->st.meta_offset = u[1];
+			s->region = u[2];
+			s->region_bits = u[3];
+			s->st.gen = (unsigned)v[1];
+			s->st.floor = v[2];
+		}
+		return true;
+	}
+	return false;
+}
+
+void
+tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_rows *r)
+{
+	char name[16];
+	uint64_t v;
+	unsigned m;
+	int role;
+
+	memset(r, 0, sizeof(*r));
+	if (!s->up) {
+		r->err = 2013;
+		snprintf(r->why, sizeof(r->why), "Lost connection to server during query");
+		return;
+	}
+	if (strcmp(sql, "START TRANSACTION") == 0) {
+		s->ctl_tx = conn;
+		s->ctl_before = s->st;
+	} else if (strcmp(sql, "COMMIT") == 0) {
+		if (s->ctl_tx == conn)
+			s->ctl_tx = 0;
+	} else if (sscanf(sql, "SET GLOBAL auto_increment_increment = %u", &m) == 1 && m > 0) {
+		s->m = m;	/* sessions open keep theirs */
+	} else if (sscanf(sql, "ALTER TABLE tickets64 AUTO_INCREMENT = %" SCNu64, &v) == 1) {
+		/* InnoDB: never at or below the row's value; lowered when asked (design 12.4). */
+		s->st.counter = v > s->st.last + 1 ? v : s->st.last + 1;
+	} else if (strcmp(sql, "SELECT role FROM idgen_marks WHERE retired = 0") == 0) {
+		r->result = true;
+		r->nfields = 1;
+		for (unsigned k = 0; k < TSERVER_MAX; k++)
+			if (s->st.rows >> k & 1)
+				snprintf(r->cell[r->nrows++][0], sizeof(r->cell[0][0]), "%s",
+				    tserver_role_name(k, name, sizeof(name)));
+	} else if (strcmp(sql, "SELECT high_water, block_size FROM idgen_marks") == 0) {
+		for (unsigned k = 0; k < TSERVER_MAX; k++)
+			if (s->st.rows >> k & 1) {
+				tserver_cell(r, r->nrows, 1, s->st.mark_b[k]);
+				tserver_cell(r, r->nrows - 1, 0, s->st.mark[k]);
+			}
+		r->result = true;
+	} else if (strncmp(sql, "SELECT high_water FROM idgen_marks WHERE role = '", 49) == 0 &&
+	    (role = tserver_ctl_role(sql)) >= 0) {
+		r->result = true;
+		tserver_cell(r, 0, 0, s->st.mark[role]);
+	} else if (strcmp(sql, "SELECT name, block_size, fallback, state, start_above FROM "
+	    "idgen_namespaces WHERE state <> 'dropped' ORDER BY name") == 0) {
+		tserver_ctl_catalogue(s, r);
+	} else if (strncmp(sql, "EXPLAIN ", 8) == 0) {
+		;	/* every right granted */
+	} else if (!tserver_ctl_read(s, sql, r) && !tserver_ctl_update(s, sql) &&
+	    !tserver_ctl_status(s, sql, r) && !tserver_ctl_add(s, sql, r)) {
+		r->err = 1064;
+		snprintf(r->why, sizeof(r->why), "not modelled: %.120s", sql);
+	}
 }

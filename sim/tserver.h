@@ -57,6 +57,10 @@ struct tserver_state {
 	/* idgen_meta's shape and generation (docs/design.md 12.4), its own row's. */
 	unsigned	meta_m;			/* tier_increment */
 	unsigned	gen;			/* tier_generation */
+	unsigned	plan;			/* tier_plan: the change in progress, 0 none */
+	bool		meta_row;		/* idgen_meta's row exists (a new server: not yet) */
+	unsigned	meta_offset;		/* ... its server_offset */
+	unsigned	rows;			/* idgen_marks rows that exist, a bit per role */
 	uint64_t	floor;			/* tier_floor (an ID) */
 	unsigned	own_gen;		/* its own marks row: generation */
 	bool		sealed;			/* ... sealed */
@@ -77,6 +81,8 @@ struct tserver_state {
 
 struct tserver {
 	unsigned		m;		/* @@GLOBAL.auto_increment_increment */
+	unsigned		cnf_m;		/* ... in its config file: what a restart
+						 * takes (SET GLOBAL does not outlive one) */
 	unsigned		offset;		/* auto_increment_offset */
 	/* Each session's increment, taken from the global one at its connect. */
 	struct {
@@ -125,6 +131,24 @@ struct tserver {
 	uint64_t		ro_until;	/* virtual us: the driver sets it OFF again */
 	unsigned		region;		/* idgen_meta.region, region_bits (0: one region) */
 	unsigned		region_bits;
+	/* idgenctl's open transaction (tserver_ctl): its connection, 0 none, and the
+	 * tables as they were at its START TRANSACTION (put back if it ends uncommitted). */
+	uint64_t		ctl_tx;
+	struct tserver_state	ctl_before;
+};
+
+#define TSERVER_CTL_ROWS	8
+#define TSERVER_CTL_FIELDS	18	/* idgenctl's check query: 17 */
+
+/* One answer to idgenctl (tserver_ctl): an error, or a result set of text, or none. */
+struct tserver_rows {
+	unsigned	err;
+	char		why[160];
+	bool		result;		/* a SELECT's rows follow */
+	unsigned	nrows;
+	unsigned	nfields;
+	char		cell[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS][24];
+	bool		null[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS];
 };
 
 /* One answer, as db_result wants it. */
@@ -165,6 +189,25 @@ void	tserver_init(struct tserver *s, unsigned index, uint64_t b);
  */
 void	tserver_answer(struct tserver *s, uint64_t conn, const char *sql,
 	    struct tserver_answer *a);
+/*
+ * Answers (and applies) one statement of idgenctl's, as the administrator,
+ * on connection conn (sim/ctlrun.c): the statements of ctl/raise.c and of
+ * the namespace check it shares (ctl/ns.c). A transaction (START
+ * TRANSACTION .. COMMIT) applies each statement at once; the connection lost
+ * before its COMMIT puts the tables back (tserver_conn_gone). read_only does
+ * not refuse an administrator. Anything else is error 1064, "not modelled".
+ */
+void	tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_rows *r);
+/*
+ * The role of server index beyond the configured ones (a server add-server
+ * makes): 'o<offset>' in the statements; offset 0 forgets it.
+ */
+void	tserver_role_set(unsigned index, unsigned offset);
+/*
+ * A new MariaDB for add-server (ctl/add.c): increment m and offset in its
+ * config, the schema loaded, no meta row, no marks or lease row, no ticket.
+ */
+void	tserver_fresh(struct tserver *s, unsigned offset, unsigned m);
 /* Connection conn ended: its open transaction rolls back, its row locks go. */
 void	tserver_conn_gone(struct tserver *s, uint64_t conn);
 /* The operator's repair after a restore (6.5): every window ends after until. */

@@ -4,7 +4,8 @@
  * simulated servers are timers, not sockets, so the loop registers no file
  * descriptor and its every non-blocking poll would ask the kernel for
  * nothing; a registered descriptor (none today) goes to the kernel as before
- * (docs/design.md section 14: speed).
+ * (docs/design.md section 14: speed). And when a loop next has work: the
+ * driver's and a region's run only at steps where a timer falls due.
  */
 #include "vclock.h"
 
@@ -50,7 +51,7 @@ vclock_unix_us(void)
 }
 
 /*
- * One event of the loop, for vclock_next_due: an event that waits on a file
+ * One event of a loop, for vclock_next_due: an event that waits on a file
  * descriptor or a signal cannot be foreseen (due now); a timer is due at its
  * deadline, which event_pending gives on libevent's wall clock: its monotonic
  * deadline plus the wall clock's offset, and both clocks are virtual time,

@@ -17,10 +17,11 @@ void		vclock_reset(void);
 void		vclock_advance_us(uint64_t us);
 uint64_t	vclock_now_us(void);	/* since the start */
 int64_t		vclock_unix_us(void);	/* the true wall clock, unix us */
+struct event_base;
 /*
- * The earliest virtual time (vclock_unix_us) at which loop base could run a
- * callback: INT64_MIN when one is active already (or cannot be foreseen),
- * INT64_MAX when no timer is pending (the driver's step skipping).
+ * The earliest virtual time (vclock_unix_us) at which base's loop could run
+ * a callback: INT64_MIN when one is active already (or cannot be foreseen),
+ * INT64_MAX when no timer is pending. The driver's loop and a region's.
  */
 int64_t		vclock_next_due(struct event_base *base);
 

@@ -70,4 +70,7 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_REGION_LAYOUT] = { "region-layout",
 	    "a server whose meta row has region bits is used only with region_bits 5 and "
 	    "block_size 2^20, the layout of every region (check.c's check_server, 12.3)" },
+	[RULE_SYNC_CHECKED] = { "sync-checked",
+	    "a write whose fdatasync failed is not durable: no block banked, no reservation "
+	    "counted on it (statefile.c, 6.9)" },
 };

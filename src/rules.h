@@ -45,6 +45,7 @@ enum rule {
 				 * is not used, its copies not counted as landed (6.5) */
 	RULE_REGION_LAYOUT,	/* check.c: a server of a tier of regions has R = 5 and
 				 * B = 2^20 (12.3) */
+	RULE_SYNC_CHECKED,	/* statefile.c: a failed fdatasync is no durable write (6.9) */
 	RULE_COUNT,
 };
 

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <event2/event.h>
 
@@ -79,6 +80,8 @@ struct statefile {
 	uint64_t			 durable_gen;	/* newest snapshot written */
 	uint64_t			 failed_gen;	/* newest snapshot whose write failed */
 	int				(*datasync)(int fd);	/* fdatasync; tests replace it */
+	/* pwrite; the simulation replaces it to own the bytes its disks hold. */
+	ssize_t				(*pwrite)(int fd, const void *buf, size_t n, off_t off);
 	/* Whether a process (pid, start time) still runs; the simulation replaces it. */
 	bool				(*running)(uint64_t pid, uint64_t start);
 	struct statefile_writer		*w;		/* NULL: saves write in the caller */

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # No two files call each other in a cycle (issue 33): scripts/cycles.py reads the
-# objects of idserver with idgenctl, of the simulation and of libidgen, and any
+# objects of idserver with idgenctl, of the simulation (with the idgenctl
+# procedures compiled into it, sim/ctl/) and of libidgen, and any
 # strongly connected set of files fails the test: there are none, and a new one
 # is cut (a piece moved down, or a callback handed in), never allowed.
 . "$(dirname "$0")/lib.sh"
 
 O=$BUILD/obj
-for d in "$O" "$O/common" "$O/sim" "$O/lib" "$O/lib/common" "$O/lib/src"; do
+for d in "$O" "$O/common" "$O/sim" "$O/sim/ctl" "$O/lib" "$O/lib/common" "$O/lib/src"; do
 	compgen -G "$d/*.o" >/dev/null || fail "no objects in $d: build with make all first"
 done
 # idgenctl's files are compiled into its binary at once: their objects here.
@@ -25,7 +26,8 @@ done
 found=$(
 	{ python3 "$ROOT/scripts/cycles.py" "$O/main.o" "${srv[@]}" "$O"/common/*.o \
 	    "$T_DIR"/obj/ctl/*.o || true
-	  python3 "$ROOT/scripts/cycles.py" "$O"/sim/*.o "${srv[@]}" "$O"/common/*.o || true
+	  python3 "$ROOT/scripts/cycles.py" "$O"/sim/*.o "$O"/sim/ctl/*.o "${srv[@]}" \
+	    "$O"/common/*.o || true
 	  python3 "$ROOT/scripts/cycles.py" "$O"/lib/*.o "$O"/lib/common/*.o \
 	    "$O"/lib/src/*.o || true
 	} | sed -n 's/^cycle: \([^(]*\) (.*/\1/p' | sed 's/ *$//' | sort -u

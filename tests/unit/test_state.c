@@ -26,6 +26,7 @@
 #include "layout.h"
 #include "server.h"
 #include "state.h"
+#include "rules.h"
 #include "statefile.h"
 
 static char tmpdir[256];
@@ -455,6 +456,57 @@ test_file_torn_slot(void **state)
 	statefile_close(&f);
 	assert_true(statefile_open(&f, path, err, sizeof(err)));
 	assert_true(f.rec.mark[SERVER_ODD].high_water == 300 && f.rec.gen == 2);
+	statefile_close(&f);
+}
+
+/* An fdatasync that fails as a failing disk's does. */
+static int
+sync_eio(int fd)
+{
+	(void)fd;
+	errno = EIO;
+	return -1;
+}
+
+/*
+ * A write whose fdatasync failed is not durable (rule sync-checked, design
+ * 6.9): the save fails, the snapshot is not counted durable, the slot is not
+ * flipped (the next save writes the same slot again), and a save that waits
+ * for nothing says failed too. With the rule off (the simulation only) the
+ * result is ignored.
+ */
+static void
+test_file_sync_failed(void **state)
+{
+	struct statefile f;
+	char path[512], err[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sync.state", tmpdir);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	file_fill(&f);
+	f.rec.gen = 0;
+	f.rec.mark[SERVER_ODD].high_water = 100;
+	assert_true(statefile_save(&f));	/* gen 1, slot 0 */
+	assert_int_equal(f.slot, 0);
+	f.datasync = sync_eio;
+	f.rec.mark[SERVER_ODD].high_water = 200;
+	assert_false(statefile_save(&f));	/* gen 2 */
+	assert_true(f.durable_gen == 1 && f.failed_gen == 2);
+	assert_int_equal(f.slot, 0);
+	assert_non_null(strstr(f.last_error, "Input/output error"));
+	assert_int_equal(statefile_save_then(&f, NULL, NULL, 0, 0), STATEFILE_FAILED);
+	assert_true(f.durable_gen == 1 && f.failed_gen == 3);
+	rules_off |= 1u << RULE_SYNC_CHECKED;
+	assert_true(statefile_save(&f));	/* the rule off: taken as durable */
+	rules_off = 0;
+	assert_true(f.durable_gen == 4 && f.slot == 1);
+	f.datasync = fdatasync;
+	f.rec.mark[SERVER_ODD].high_water = 300;
+	assert_true(statefile_save(&f));
+	statefile_close(&f);
+	assert_true(statefile_open(&f, path, err, sizeof(err)));
+	assert_true(f.rec.mark[SERVER_ODD].high_water == 300 && f.rec.gen == 5);
 	statefile_close(&f);
 }
 
@@ -899,6 +951,7 @@ main(void)
 		cmocka_unit_test(test_file_lock_and_reload),
 		cmocka_unit_test(test_file_lock_is_the_file),
 		cmocka_unit_test(test_file_torn_slot),
+		cmocka_unit_test(test_file_sync_failed),
 		cmocka_unit_test(test_file_corrupt_moved),
 		cmocka_unit_test(test_file_foreign),
 		cmocka_unit_test(test_stamp_check),

@@ -1,0 +1,99 @@
+/*
+ * ctldb.c - ctl.h's seam over MariaDB's blocking Connector/C: one connection
+ * per server (the config's timeouts, the db_tls_* settings checked), a
+ * statement and its stored result.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <mysql.h>
+
+#include "ctl.h"
+
+static bool
+ctldb_connect(const struct ctl *c, struct ctl_server *s, const char *user,
+    const char *password, const char *database)
+{
+	unsigned ct = (c->cfg.connect_timeout_ms + 999) / 1000;
+	unsigned qt = (c->cfg.query_timeout_ms + 999) / 1000 + 5;
+	MYSQL *m = mysql_init(NULL);
+
+	s->db = (struct ctl_db *)m;
+	if (m == NULL) {
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return false;
+	}
+	mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+	mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &qt);
+	mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &qt);
+	if (!dbtls_apply(m, &c->tls)) {
+		snprintf(s->error, sizeof(s->error), "the MariaDB client library refused the "
+		    "db_tls_* settings");
+		return false;
+	}
+	if (mysql_real_connect(m, s->host, user, password, database, s->port, NULL, 0) == NULL) {
+		s->errnum = mysql_errno(m);
+		snprintf(s->error, sizeof(s->error), "cannot connect: %s%s%s", mysql_error(m),
+		    mysql_errno(m) == DBTLS_ERR ? " (db_tls = required: check db_tls_ca_file, "
+		    "db_tls_verify_host, db_tls_min_version and the server's ssl_cert)" : "",
+		    dbtls_auth_hint(mysql_errno(m), &c->tls));
+		return false;
+	}
+	if (!dbtls_check(m, &c->tls, s->error, sizeof(s->error)))
+		return false;
+	dbtls_describe(m, s->tls, sizeof(s->tls));
+	return true;
+}
+
+static unsigned
+ctldb_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
+{
+	MYSQL *m = (MYSQL *)s->db;
+	MYSQL_RES *r;
+
+	*res = NULL;
+	if (mysql_query(m, sql) != 0) {
+		snprintf(s->error, sizeof(s->error), "%s", mysql_error(m));
+		return mysql_errno(m) != 0 ? mysql_errno(m) : 2000;	/* CR_UNKNOWN_ERROR */
+	}
+	r = mysql_store_result(m);
+	if (r == NULL && mysql_errno(m) != 0) {
+		snprintf(s->error, sizeof(s->error), "%s", mysql_error(m));
+		return mysql_errno(m);
+	}
+	*res = (struct ctl_res *)r;
+	return 0;
+}
+
+static char **
+ctldb_row(struct ctl_res *res)
+{
+	return mysql_fetch_row((MYSQL_RES *)res);
+}
+
+static unsigned
+ctldb_fields(struct ctl_res *res)
+{
+	return mysql_num_fields((MYSQL_RES *)res);
+}
+
+static void
+ctldb_res_free(struct ctl_res *res)
+{
+	mysql_free_result((MYSQL_RES *)res);
+}
+
+static void
+ctldb_close(struct ctl_db *db)
+{
+	mysql_close((MYSQL *)db);
+}
+
+const struct ctl_ops ctldb_mariadb = {
+	.connect = ctldb_connect,
+	.query = ctldb_query,
+	.row = ctldb_row,
+	.fields = ctldb_fields,
+	.res_free = ctldb_res_free,
+	.close = ctldb_close,
+};

@@ -1,0 +1,288 @@
+/*
+ * disk.c - simulated disks under the state files (disk.h).
+ */
+#include "disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vclock.h"
+
+enum { DISK_CLEAN, DISK_DIRTY, DISK_DROPPED };
+
+#define DISK_MAX	8	/* disks attached at once */
+
+struct disk_counts disk_counts;
+
+static struct {
+	bool			on;
+	struct rng_state	rng;		/* the disks' own generator */
+	unsigned		eio_pm;		/* a sync fails with EIO */
+	unsigned		last_pm;	/* a sync is the host's last act */
+	unsigned		power_pm;	/* a crash on the file is a power loss */
+	unsigned		event_pm;	/* an event takes a host's power */
+	unsigned		slow_pm;	/* a sync takes up to slow_ms of virtual time */
+	unsigned		slow_ms;
+	uint64_t		spell_us;	/* after an EIO every sync fails for up to this */
+	uint64_t		failing_until;	/* virtual us: the disk fails every sync */
+	struct disk		*at[DISK_MAX];
+} D;
+
+static uint64_t	disk_draw(uint64_t n);
+static struct disk *disk_of(int fd);
+static bool	disk_read(struct disk *d, const char *path);
+
+/* A draw from the disks' own generator; the schedule's is left as it was. */
+static uint64_t
+disk_draw(uint64_t n)
+{
+	struct rng_state main;
+	uint64_t v;
+
+	rng_save(&main);
+	rng_load(&D.rng);
+	v = rng_below(n);
+	rng_save(&D.rng);
+	rng_load(&main);
+	return v;
+}
+
+bool
+disk_schedule(uint64_t seed, int mode)
+{
+	struct rng_state main;
+
+	D.on = mode == 1 || (mode == 0 && (rng_mix(seed ^ UINT64_C(0x6469736b2d666c74)) & 1));
+	if (!D.on)
+		return false;
+	rng_save(&main);
+	rng_seed(rng_mix(seed) ^ UINT64_C(0x6469736b2d726e67));	/* "disk-rng" */
+	rng_save(&D.rng);
+	rng_load(&main);
+	/* Each schedule its weather: some disks fail often, some never. */
+	D.eio_pm = disk_draw(4) == 0 ? 0 : (unsigned)(1 + disk_draw(150));
+	D.last_pm = (unsigned)disk_draw(20);
+	D.power_pm = (unsigned)(200 + disk_draw(801));
+	D.event_pm = (unsigned)disk_draw(30);
+	D.slow_pm = disk_draw(2) == 0 ? 0 : (unsigned)disk_draw(200);
+	D.slow_ms = (unsigned)(1 + disk_draw(300));
+	D.spell_us = disk_draw(2) == 0 ? 0 : 1000 * (1 + disk_draw(3000));
+	D.failing_until = 0;
+	disk_counts.schedules++;
+	return true;
+}
+
+bool
+disk_on(void)
+{
+	return D.on;
+}
+
+static struct disk *
+disk_of(int fd)
+{
+	for (unsigned k = 0; k < DISK_MAX; k++)
+		if (D.at[k] != NULL && D.at[k]->fd == fd)
+			return D.at[k];
+	return NULL;
+}
+
+/* The file's contents as both cache and platter: all of it durable. */
+static bool
+disk_read(struct disk *d, const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = 0;
+	size_t len = 0;
+
+	d->cache_len = d->platter_len = 0;
+	memset(d->state, DISK_CLEAN, sizeof(d->state));
+	if (fd < 0)
+		return errno == ENOENT;
+	while (len < DISK_BYTES && (n = read(fd, d->cache + len, DISK_BYTES - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (n < 0)
+		return false;
+	memcpy(d->platter, d->cache, len);
+	d->cache_len = d->platter_len = len;
+	return true;
+}
+
+void
+disk_attach(struct disk *d, int fd, const char *path)
+{
+	if (!d->valid)
+		d->valid = disk_read(d, path);
+	d->fd = fd;
+	d->doomed = false;
+	for (unsigned k = 0; k < DISK_MAX; k++)
+		if (D.at[k] == d)
+			return;
+	for (unsigned k = 0; k < DISK_MAX; k++)
+		if (D.at[k] == NULL) {
+			D.at[k] = d;
+			return;
+		}
+}
+
+void
+disk_detach(struct disk *d)
+{
+	d->fd = -1;
+	for (unsigned k = 0; k < DISK_MAX; k++)
+		if (D.at[k] == d)
+			D.at[k] = NULL;
+}
+
+void
+disk_forget(struct disk *d)
+{
+	d->valid = false;
+}
+
+/* Written into the cache (and the real file, which reads show): dirty until synced. */
+ssize_t
+disk_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	struct disk *d = disk_of(fd);
+	ssize_t w = pwrite(fd, buf, n, off);
+
+	if (d == NULL || !d->valid || w < 0)
+		return w;
+	if ((size_t)off + (size_t)w > DISK_BYTES) {
+		d->valid = false;	/* outside the model: the file is read afresh */
+		return w;
+	}
+	memcpy(d->cache + off, buf, (size_t)w);
+	if ((size_t)off + (size_t)w > d->cache_len)
+		d->cache_len = (size_t)off + (size_t)w;
+	for (size_t s = (size_t)off / DISK_SECTOR; s * DISK_SECTOR < (size_t)off + (size_t)w; s++)
+		d->state[s] = DISK_DIRTY;
+	return w;
+}
+
+/*
+ * Every dirty sector written to the platter, or EIO: each dirty sector
+ * written or not (drawn), the ones not written dropped (never written by a
+ * later sync unless written again). A sync that succeeds may be the host's
+ * last act (doomed: the driver takes its power away at once).
+ */
+int
+disk_datasync(int fd)
+{
+	struct disk *d = disk_of(fd);
+	bool eio;
+
+	if (d == NULL || !d->valid)
+		return 0;
+	disk_counts.syncs++;
+	/*
+	 * A slow sync: its caller waits while virtual time passes. Saves
+	 * write in their caller here (no writer thread): the whole process
+	 * waits, as an idserver without its writer would (design 14).
+	 */
+	if (D.slow_pm > 0 && disk_draw(1000) < D.slow_pm) {
+		uint64_t us = 1000 * (1 + disk_draw(D.slow_ms));
+
+		vclock_advance_us(us);
+		disk_counts.slow++;
+		disk_counts.slow_us += us;
+	}
+	eio = vclock_now_us() < D.failing_until || (D.eio_pm > 0 && disk_draw(1000) < D.eio_pm);
+	if (eio && vclock_now_us() >= D.failing_until && D.spell_us > 0)
+		D.failing_until = vclock_now_us() + disk_draw(D.spell_us);
+	for (size_t s = 0; s < DISK_SECTORS; s++) {
+		if (d->state[s] != DISK_DIRTY)
+			continue;
+		if (eio && disk_draw(2) == 0) {
+			d->state[s] = DISK_DROPPED;
+			continue;
+		}
+		memcpy(d->platter + s * DISK_SECTOR, d->cache + s * DISK_SECTOR, DISK_SECTOR);
+		d->state[s] = DISK_CLEAN;
+	}
+	if (d->cache_len > d->platter_len && !eio)
+		d->platter_len = d->cache_len;
+	if (eio) {
+		disk_counts.eio++;
+		errno = EIO;
+		return -1;
+	}
+	if (D.last_pm > 0 && disk_draw(1000) < D.last_pm) {
+		d->doomed = true;
+		disk_counts.last_acts++;
+	}
+	return 0;
+}
+
+bool
+disk_power_drawn(void)
+{
+	return D.on && disk_draw(1000) < D.power_pm;
+}
+
+int
+disk_power_event(unsigned hosts)
+{
+	if (!D.on || disk_draw(1000) >= D.event_pm)
+		return -1;
+	return (int)disk_draw(hosts);
+}
+
+bool
+disk_power_loss(struct disk *d, const char *path, char *what, size_t whatlen)
+{
+	unsigned mode = (unsigned)disk_draw(3);	/* 0 all kept, 1 all lost, 2 torn */
+	uint64_t kept = 0, lost = 0;
+	size_t len;
+	int fd;
+	bool ok;
+
+	if (!d->valid) {
+		snprintf(what, whatlen, "nothing modelled");
+		return true;
+	}
+	len = d->platter_len;
+	/* Past the synced length the file's bytes are zeros unless a sector was kept. */
+	memset(d->platter + len, 0, DISK_BYTES - len);
+	for (size_t s = 0; s < DISK_SECTORS; s++) {
+		bool keep;
+
+		if (d->state[s] == DISK_CLEAN || s * DISK_SECTOR >= d->cache_len)
+			continue;
+		keep = mode == 0 || (mode == 2 && disk_draw(2) == 0);
+		if (keep) {
+			size_t end = (s + 1) * DISK_SECTOR < d->cache_len ?
+			    (s + 1) * DISK_SECTOR : d->cache_len;
+
+			memcpy(d->platter + s * DISK_SECTOR, d->cache + s * DISK_SECTOR,
+			    end - s * DISK_SECTOR);
+			if (end > len)
+				len = end;
+			kept++;
+		} else {
+			lost++;
+		}
+		d->state[s] = DISK_CLEAN;
+	}
+	d->platter_len = len;
+	memcpy(d->cache, d->platter, len);
+	d->cache_len = len;
+	d->doomed = false;
+	disk_counts.power_losses++;
+	disk_counts.kept += kept;
+	disk_counts.lost += lost;
+	disk_counts.torn += kept > 0 && lost > 0;
+	snprintf(what, whatlen, "%llu unsynced sectors kept, %llu lost",
+	    (unsigned long long)kept, (unsigned long long)lost);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return false;
+	ok = write(fd, d->platter, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}

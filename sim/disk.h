@@ -1,0 +1,78 @@
+/*
+ * disk.h - a simulated disk under each idserver's state file (docs/design.md
+ * section 14, simulated disks): statefile.c's pwrite and fdatasync go through
+ * it, and it keeps what the page cache holds and what the platter holds, per
+ * 512-byte sector. fdatasync may fail with EIO (the sectors it did not write
+ * are dropped from the cache's dirty set, as Linux does, so a later sync
+ * does not write them), be slow (virtual time passes while its caller
+ * waits) or be the host's last act; a power loss keeps, loses
+ * or tears (sector by sector, in any order) what was never synced. Its draws
+ * come from a generator of its own, seeded from the schedule's seed, so a
+ * schedule without disk faults draws nothing more.
+ */
+#ifndef IDSIM_DISK_H
+#define IDSIM_DISK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rng.h"
+#include "statefile.h"	/* STATEFILE_SLOT */
+
+#define DISK_SECTOR	512
+#define DISK_BYTES	(2 * STATEFILE_SLOT)	/* statefile.c's largest file: two slots */
+#define DISK_SECTORS	(DISK_BYTES / DISK_SECTOR)
+
+/* One file's disk: the cache (what reads see) and the platter (what survives). */
+struct disk {
+	int		fd;		/* the file's descriptor while open; -1 */
+	bool		valid;		/* cache and platter describe the file */
+	size_t		cache_len, platter_len;
+	unsigned char	cache[DISK_BYTES];
+	unsigned char	platter[DISK_BYTES];
+	unsigned char	state[DISK_SECTORS];	/* DISK_CLEAN, DISK_DIRTY, DISK_DROPPED */
+	bool		doomed;		/* its last fdatasync was the host's last act */
+};
+
+/* Over all schedules, or this one (disk_schedule resets what it says). */
+struct disk_counts {
+	uint64_t	schedules;	/* with disk faults on */
+	uint64_t	syncs, eio, last_acts, power_losses;
+	uint64_t	slow, slow_us;	/* slow syncs, and the virtual time they took */
+	uint64_t	kept, lost;	/* unsynced sectors at a power loss */
+	uint64_t	torn;		/* power losses keeping some of them, not all */
+};
+
+extern struct disk_counts disk_counts;
+
+/*
+ * This schedule's disks: on with mode 1 (all), off with 2 (none), else in
+ * half the schedules by the seed's own mix; the weather (rates of EIO, last
+ * acts, power losses) drawn from the disks' own generator. True: on.
+ */
+bool	disk_schedule(uint64_t seed, int mode);
+bool	disk_on(void);
+
+/* d serves the file open as fd at path (its contents read when not valid). */
+void	disk_attach(struct disk *d, int fd, const char *path);
+void	disk_detach(struct disk *d);
+/* The file was replaced or edited outside the disk (the driver's cp): read afresh. */
+void	disk_forget(struct disk *d);
+
+/* statefile.h's seams: the disk attached with fd, else the real calls. */
+ssize_t	disk_pwrite(int fd, const void *buf, size_t n, off_t off);
+int	disk_datasync(int fd);
+
+/* Whether a crash of the host on d's file is a power loss (drawn). */
+bool	disk_power_drawn(void);
+/* At an event: the host (of hosts) that loses its power now, or -1 (drawn). */
+int	disk_power_event(unsigned hosts);
+/*
+ * A power loss: the file at path becomes what d's platter holds plus the
+ * unsynced sectors kept (all, none, or each drawn: torn). what says which.
+ */
+bool	disk_power_loss(struct disk *d, const char *path, char *what, size_t whatlen);
+
+#endif
