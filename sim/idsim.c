@@ -312,8 +312,7 @@ static void	sim_vtrace(bool hash, const char *fmt, va_list ap)
 		    __attribute__((format(printf, 2, 0)));
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
-static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
-static void	sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
+static void	sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 static int	sim_ns_copy_class(const struct ns_residue *r, uint64_t id);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
@@ -572,28 +571,25 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 
 /* A block banked; alone: with no copy of its mark elsewhere, none being up. */
 static void
-sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
 {
-	for (unsigned i = 0; i < S.nids; i++)
+	int k = ns != NULL ? tserver_ns_index(ns->name, ns->len) : -1;
+
+	/* The default's banked ticket: what its idserver's state file must hold. */
+	for (unsigned i = 0; ns == NULL && i < S.nids; i++)
 		if (&S.ids[i].t == t && S.ids[i].file && srv < SERVER_MAX &&
 		    ticket > S.ids[i].file_must[srv])
 			S.ids[i].file_must[srv] = ticket;
 	if (!alone)
 		return;
-	S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
-	S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
-}
-
-/* A namespace block banked; alone: with no copy of its mark elsewhere, none being up. */
-static void
-sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
-    bool alone)
-{
-	int k = tserver_ns_index(ns->name, ns->len);
-
-	(void)t;
-	(void)srv;
-	if (!alone || k < 0)
+	if (ns == NULL) {
+		S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+		S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
+		return;
+	}
+	/* A namespace's: its block in ID space. */
+	if (k < 0)
 		return;
 	S.nsalone = sim_grow(S.nsalone, &S.capnsalone, S.nnsalone, sizeof(*S.nsalone));
 	S.nsalone[S.nnsalone++] = (struct ns_alone){ (unsigned)k, ticket * ns->b,
@@ -606,7 +602,7 @@ sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
  * under the default's copy-first exceptions, judged when its ID id repeats (a
  * block waiting for its copy may be banked after the draw):
  * - partner-absent: a block holding id was banked by an idserver with no
- *   other server of the region up (tier_ns_banked_hook);
+ *   other server of the region up (tier_banked_hook);
  * - copy-in-flight: the first copy of r's server's mark covering the block
  *   landed on the partner only after the taker's last read of the partner.
  * Else -1: a duplicate (a copy landed before that read and the partner's row
@@ -750,7 +746,7 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	    d->ns_read_us[1 - srv] };
 }
 
-/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_fetch_end). */
+/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_flight.known_end). */
 static void
 sim_hook_ns_sent(unsigned owner, unsigned srv)
 {
@@ -759,7 +755,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 
 	if (d == NULL || srv >= S.nsrv)
 		return;
-	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
+	d->ns_sent_end[srv] = d->t.ns_flight[srv].known_end;
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
 	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
 }
@@ -2387,7 +2383,6 @@ sim_schedule(uint64_t seed, unsigned *events)
 		/* Query timeouts: their own generator; a replay without them keeps stalls off. */
 		simdb_timeouts(seed, S.fault_on[F_TIMEOUT], !(S.replay && S.kind_off[F_TIMEOUT]));
 		tier_banked_hook = sim_hook_banked;
-		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
 	S.cfg.tier_increment = server_increment();
