@@ -313,8 +313,7 @@ static void	sim_vtrace(bool hash, const char *fmt, va_list ap)
 		    __attribute__((format(printf, 2, 0)));
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
-static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
-static void	sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
+static void	sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 static int	sim_ns_copy_class(const struct ns_residue *r, uint64_t id);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
@@ -347,6 +346,8 @@ static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
 static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
+static uint64_t	sim_copy_draw(void);
+static bool	sim_copy_dead(struct idserver *d, struct idserver *to);
 static bool	sim_ro_drawn(uint64_t seed);
 static bool	sim_to_drawn(uint64_t seed);
 static void	sim_read_only(unsigned srv);
@@ -571,28 +572,25 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 
 /* A block banked; alone: with no copy of its mark elsewhere, none being up. */
 static void
-sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
 {
-	for (unsigned i = 0; i < S.nids; i++)
+	int k = ns != NULL ? tserver_ns_index(ns->name, ns->len) : -1;
+
+	/* The default's banked ticket: what its idserver's state file must hold. */
+	for (unsigned i = 0; ns == NULL && i < S.nids; i++)
 		if (&S.ids[i].t == t && S.ids[i].file && srv < SERVER_MAX &&
 		    ticket > S.ids[i].file_must[srv])
 			S.ids[i].file_must[srv] = ticket;
 	if (!alone)
 		return;
-	S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
-	S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
-}
-
-/* A namespace block banked; alone: with no copy of its mark elsewhere, none being up. */
-static void
-sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
-    bool alone)
-{
-	int k = tserver_ns_index(ns->name, ns->len);
-
-	(void)t;
-	(void)srv;
-	if (!alone || k < 0)
+	if (ns == NULL) {
+		S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+		S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
+		return;
+	}
+	/* A namespace's: its block in ID space. */
+	if (k < 0)
 		return;
 	S.nsalone = sim_grow(S.nsalone, &S.capnsalone, S.nnsalone, sizeof(*S.nsalone));
 	S.nsalone[S.nnsalone++] = (struct ns_alone){ (unsigned)k, ticket * ns->b,
@@ -605,7 +603,7 @@ sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
  * under the default's copy-first exceptions, judged when its ID id repeats (a
  * block waiting for its copy may be banked after the draw):
  * - partner-absent: a block holding id was banked by an idserver with no
- *   other server of the region up (tier_ns_banked_hook);
+ *   other server of the region up (tier_banked_hook);
  * - copy-in-flight: the first copy of r's server's mark covering the block
  *   landed on the partner only after the taker's last read of the partner.
  * Else -1: a duplicate (a copy landed before that read and the partner's row
@@ -749,7 +747,7 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	    d->ns_read_us[1 - srv] };
 }
 
-/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_fetch_end). */
+/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_flight.known_end). */
 static void
 sim_hook_ns_sent(unsigned owner, unsigned srv)
 {
@@ -758,7 +756,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 
 	if (d == NULL || srv >= S.nsrv)
 		return;
-	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
+	d->ns_sent_end[srv] = d->t.ns_flight[srv].known_end;
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
 	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
 }
@@ -1578,6 +1576,59 @@ sim_take(void)
 	return r;
 }
 
+/*
+ * The fault file-copy's own draw at this event (docs/design.md section 14):
+ * a value from the schedule's seed and the event's index, not from the
+ * generator, so a schedule whose copies are all of a running idserver keeps
+ * the trace it had, and a replay that leaves events or kinds out draws at
+ * each event what the first run drew (nothing to save per event).
+ */
+static uint64_t
+sim_copy_draw(void)
+{
+	return rng_mix(rng_mix(S.seed ^ UINT64_C(0x66696c652d636f70)) + S.ev);	/* "file-cop" */
+}
+
+/*
+ * In half the copies (sim_copy_draw) the copy is of a dead idserver's file,
+ * as an operator copies a crashed machine's disk (6.8, the outside run's
+ * path 1): d crashes, after a while in half of them (up to 3 s of virtual
+ * time) its file is copied to to's path (to crashed), and both start: to on
+ * the copy and d on its own file (three in four) or without one, in either
+ * order. The owner rule lets such a copy pass (its writer is dead): only the
+ * stamp (a new inode) refuses its lease. False: a copy of a running one.
+ */
+static bool
+sim_copy_dead(struct idserver *d, struct idserver *to)
+{
+	uint64_t v = sim_copy_draw(), gap = (v >> 4 & 1) ? 20000 + (v >> 8) % 3000000 : 0;
+	bool own = (v >> 1 & 3) != 0, to_first = v >> 3 & 1;
+	unsigned was = d->who;
+
+	if (!(v & 1))
+		return false;
+	sim_trace("e%" PRIu64 " i%u crashed, its state file to be copied", S.ev, was);
+	sim_ids_stop(d, false);
+	if (gap != 0)
+		sim_run(gap);
+	sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path%s", S.ev,
+	    to->who, was, gap != 0 ? " later" : "");
+	sim_ids_stop(to, false);
+	disk_forget(&sim_disks[to - S.ids]);
+	memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
+	memcpy(to->file_must, d->file_must, sizeof(d->file_must));
+	if (!sim_file_copy(d->path, to->path) ||
+	    (to_first && !sim_ids_start(to, true)) ||
+	    !sim_ids_start(d, own) ||
+	    (!to_first && !sim_ids_start(to, true))) {
+		S.failed = true;
+		return true;
+	}
+	sim_trace("e%" PRIu64 " i%u on the copy, i%u on %s", S.ev, to->who, d->who,
+	    own ? "its own file" : "no file");
+	return true;
+}
+
 /* One fault of a kind this schedule enabled (connection faults are weather). */
 static void
 sim_fault(void)
@@ -1726,6 +1777,8 @@ sim_fault(void)
 			struct idserver *to = &S.ids[rng_below(S.nids)];
 
 			if (!d->on || !d->file || to == d || !to->on)
+				break;
+			if (sim_copy_dead(d, to))
 				break;
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
@@ -2338,7 +2391,6 @@ sim_schedule(uint64_t seed, unsigned *events)
 		simdb_timeouts(seed, S.fault_on[F_TIMEOUT], !(S.replay && S.kind_off[F_TIMEOUT]));
 		live_weather(w.max_delay_us, w.far != 0, S.fault_on[F_TIMEOUT]);
 		tier_banked_hook = sim_hook_banked;
-		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
 	S.cfg.tier_increment = server_increment();

@@ -45,6 +45,10 @@ struct seq {
 	double		 rate;		/* IDs/s, decaying peak */
 	uint64_t	 want;		/* IDs a waiting request wants (0: any block) */
 	unsigned	 last_used;	/* server of the last fetch, for taking turns */
+	unsigned	 fetching;	/* a namespace's tickets in flight (the default's:
+					 * its servers fetching, which ticket.c owns) */
+	unsigned	 writing;	/* tickets answered and not yet banked: their
+					 * state file write, then copy first (13.7) */
 };
 
 /* A rate sample over the last rate_ms, then the target for tickets of B b. */
