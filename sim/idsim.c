@@ -853,21 +853,20 @@ sim_hook_ns_ran(unsigned owner, unsigned srv)
 }
 
 /*
- * This process's identity, read once (statefile_whoami_fn): the files of
- * /proc and /etc it comes from do not change while the run lasts, and each
- * incarnation's pid and start are set after the open (sim_ids_start).
+ * The simulated machine's identity (statefile_whoami_fn): one machine, one
+ * boot, one pid namespace for every idserver, the same on every host that
+ * runs the simulation, since the owner line is part of the state file's
+ * record and its length moves the disks' draws (as the lease holder's did,
+ * sim_ids_start). Each incarnation's pid and start are set after the open.
  */
 static void
 sim_whoami(struct state_owner *me)
 {
-	static struct state_owner once;
-	static bool read;
-
-	if (!read) {
-		statefile_whoami(&once);
-		read = true;
-	}
-	*me = once;
+	memset(me, 0, sizeof(*me));
+	snprintf(me->machine, sizeof(me->machine), "%s", "5151515151515151515151515151515a");
+	snprintf(me->boot, sizeof(me->boot), "%s", "b0075151-5151-4151-8151-515151515151");
+	me->pidns = UINT64_C(4026531836);
+	me->pid = SIM_PID_BASE;
 }
 
 /* The disk is simulated as never failing: a write is durable once written. */
@@ -998,6 +997,15 @@ sim_ids_start(struct idserver *d, bool file)
 		return false;
 	}
 	d->lease.home = (unsigned)rng_below(SERVER_PAIR);	/* not the real pid's parity */
+	/*
+	 * Not the real host, pid and random nonce either: the holder is written
+	 * into the state file's lease line, so its length moved the record's
+	 * sectors (the disks' draws) with the pid's digits, and a seed replayed
+	 * another trace in another process (seed 19602 under unshare -p). One
+	 * holder per incarnation, of one length: pid SIM_PID_BASE + who.
+	 */
+	snprintf(d->lease.holder, sizeof(d->lease.holder), "sim:%u:%016" PRIx64 ":%s",
+	    SIM_PID_BASE + d->who, rng_mix(SIM_PID_BASE + d->who), LEASE_KIND_IDSERVER);
 	resumed = lease_resume(&d->lease, SIM_SERVERS, why, sizeof(why));
 	/* The trace keeps the reason's words, not its inode numbers and real times. */
 	why[strcspn(why, "(0123456789")] = '\0';

@@ -394,6 +394,9 @@ regions_ids_start(unsigned k, struct region_ids *d, unsigned slot, const char *d
 		return false;
 	}
 	d->lease.home = (unsigned)rng_below(SERVER_PAIR);
+	/* A holder of one length wherever the simulation runs (idsim.c's sim_ids_start). */
+	snprintf(d->lease.holder, sizeof(d->lease.holder), "sim:%u:%016" PRIx64 ":%s",
+	    100000 + d->who, rng_mix(100000 + d->who), LEASE_KIND_IDSERVER);
 	snprintf(servers, sizeof(servers), "127.0.0.1:%u,127.0.0.1:%u", g->cfg.odd_port,
 	    g->cfg.even_port);
 	if (!lease_resume(&d->lease, servers, why, sizeof(why)))

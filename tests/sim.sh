@@ -106,10 +106,11 @@ rule_args() {
 # Job n: its arguments in $tmp/n.args; its output in $tmp/n.all, its last line
 # in $tmp/n.out, its status in $tmp/n.rc.
 njobs=0
+WRAP=()		# a command a job runs the simulation under
 job() {
 	echo "$*" >"$tmp/$njobs.args"
 	# shellcheck disable=SC2068
-	( "$SIM" $@ >"$tmp/$njobs.all"; echo "$?" >"$tmp/$njobs.rc"
+	( "${WRAP[@]}" "$SIM" $@ >"$tmp/$njobs.all"; echo "$?" >"$tmp/$njobs.rc"
 	  tail -n 1 "$tmp/$njobs.all" >"$tmp/$njobs.out" ) &
 	njobs=$((njobs + 1))
 	while [ "$(jobs -rp | wc -l)" -ge "$SIM_JOBS" ]; do
@@ -151,8 +152,19 @@ seed=$(( (RANDOM << 15 | RANDOM) + 100000 ))
 rnd=$njobs
 job --seed "$seed" --schedules "${SIM_RANDOM_SCHEDULES:-200}" --shrink
 det=$njobs
-job --seed 1 --schedules 100
-job --seed 1 --schedules 100
+# Each pair's second run in a pid namespace of its own where the machine allows
+# it (root): a trace that hangs on the process then differs (the pid's digits
+# in the lease holder moved the state file's sectors once: seed 19602, so
+# seeds 19551..19650 are a pair too).
+OTHER=()
+det_how="in one pid namespace"
+unshare -p -f true 2>/dev/null && OTHER=(unshare -p -f) && det_how="the second in a pid namespace of its own"
+for from in 1 19551; do
+	job --seed "$from" --schedules 100
+	WRAP=("${OTHER[@]}")
+	job --seed "$from" --schedules 100
+	WRAP=()
+done
 rules=$("$SIM" --list-rules | awk '{print $1}')
 for rule in $rules; do
 	# shellcheck disable=SC2046
@@ -213,14 +225,17 @@ for kn in "${known[@]}"; do
 done
 echo "random slice from seed $seed: $(out $rnd)"
 [ "$(rc $rnd)" -eq 0 ] || { echo "FAIL: the random slice issued an ID twice (replay: $SIM --seed $seed --schedules ${SIM_RANDOM_SCHEDULES:-200}):"; why $rnd; fail=1; }
-a=$(out $det | sed 's/.*trace //')
-b=$(out $((det + 1)) | sed 's/.*trace //')
-if [ -n "$a" ] && [ "$a" = "$b" ]; then
-	echo "deterministic: seed 1 twice gives trace $a"
-else
-	echo "FAIL: seed 1 gave traces $a and $b"; fail=1
-fi
-n=$((det + 2))
+for k in 0 2; do
+	a=$(out $((det + k)) | sed 's/.*trace //')
+	b=$(out $((det + k + 1)) | sed 's/.*trace //')
+	from=$(awk '{print $2}' "$tmp/$((det + k)).args")
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then
+		echo "deterministic: seeds from $from twice ($det_how) give trace $a"
+	else
+		echo "FAIL: seeds from $from gave traces $a and $b"; fail=1
+	fi
+done
+n=$((det + 4))
 for rule in $rules; do
 	line=$(out $n)
 	case "$line" in
