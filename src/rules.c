@@ -53,7 +53,8 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "a full disk) is not used, nor its copies counted as landed (ticket.c, 6.5)" },
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
-	    "nothing for partner_wait_ms, not only until its first failure (tier.c, 6.4)" },
+	    "nothing for partner_wait_ms, not only until its first failure; a namespace's too "
+	    "(tier.c, tier_ns.c; 6.4, 13.6)" },
 	[RULE_CLAIM_NOW] = { "claim-now",
 	    "a claim takes only a worker row whose window_end is below the claimant's now "
 	    "(lease.c, 3.3)" },

@@ -56,7 +56,8 @@ static const struct ticket_server *tier_b_agreed(const struct tier *t,
 		    const struct ticket_server *s, uint64_t *b);
 
 /* What tier_ns.c calls tier.c through (tier.h). */
-static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_write_ahead };
+static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_write_ahead,
+    tier_cannot_answer };
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 #define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */

@@ -147,6 +147,9 @@ struct tier_up {
 						/* a judged ticket: its mark
 						   written ahead, copy first, the
 						   bank; false when not used now */
+	bool	(*cannot_answer)(const struct tier *t, unsigned srv, uint64_t now_ms);
+						/* refused, or silent for
+						   partner_wait_ms (6.4) */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */

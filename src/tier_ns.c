@@ -271,12 +271,15 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 	    v->b != ns->b || v->policy != ns->policy)
 		return false;
 	/*
-	 * Every other server up or connecting has answered a namespace check
-	 * sent after i connected: its copies of i's marks are known (6.4).
+	 * Every other server has answered a namespace check sent after i
+	 * connected, its copies of i's marks known, or cannot answer: refused,
+	 * or down and silent for partner_wait_ms (6.4's partner wait, the
+	 * default's; a server merely down between two connects still holds
+	 * its copies: idsim seed 16517, 13.6).
 	 */
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
-		if (j != i && (ticket_up(&t->srv[j]) || t->srv[j].state == TICKET_CONNECTING) &&
-		    t->ns_at[j] <= t->ns_up_at[i] && RULE_ON(RULE_NS_PARTNER_FIRST))
+		if (j != i && t->ns_at[j] <= t->ns_up_at[i] && RULE_ON(RULE_NS_PARTNER_FIRST) &&
+		    !t->up->cannot_answer(t, j, clk_mono_ms()))
 			return false;
 	return true;
 }
