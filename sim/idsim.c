@@ -199,6 +199,11 @@ struct idserver {
 	uint64_t		ns_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];
 	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with its partner up or
 							 * connecting and not read since S connected */
+	int			ns_sent_unread[TSERVER_MAX];	/* ... the residue class of a
+							 * partner not read then: refused
+							 * (RES_ABSENT), silent for
+							 * partner_wait_ms by the simulator's
+							 * record (RES_SILENT), else -1 */
 	bool			start_again;	/* exited at start (its disk): started at
 							 * the next event, on its file */
 	/* Older contents of its state file (F_FILE_BACK), and when they were taken. */
@@ -700,8 +705,15 @@ sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
 		return -1;
 	if (d->ns_sent_unasked[srv])
 		return -1;
+	/*
+	 * No check of p answered this incarnation: residue only when p could
+	 * not answer when the ticket was sent (6.4, 13.6): refused or regressed
+	 * (partner-absent, as before), or silent for partner_wait_ms
+	 * (partner-silent, the default's); before that partner first waits,
+	 * and a draw then is a duplicate (seed 16517).
+	 */
 	if (!d->ns_read[p])
-		return RES_ABSENT;	/* no check of p answered this incarnation */
+		return d->ns_sent_unread[srv];
 	if (d->ns_read_row[p][k][srv] > lo)
 		return -1;
 	if (d->ns_read_ever[p][k][srv] > lo)
@@ -757,6 +769,9 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 	if (d == NULL || srv >= S.nsrv)
 		return;
 	d->ns_sent_end[srv] = d->t.ns_flight[srv].known_end;
+	d->ns_sent_unread[srv] = d->t.srv[p].state == TICKET_REFUSED ||
+	    d->t.srv[p].state == TICKET_REGRESSED ? RES_ABSENT :
+	    (uint64_t)clk_mono_ms() >= d->check_ms[p] + S.cfg.partner_wait_ms ? RES_SILENT : -1;
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
 	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
 }
@@ -982,6 +997,7 @@ sim_ids_start(struct idserver *d, bool file)
 	memset(d->ns_due_set, 0, sizeof(d->ns_due_set));
 	memset(d->ns_sent_end, 0, sizeof(d->ns_sent_end));
 	memset(d->ns_sent_unasked, 0, sizeof(d->ns_sent_unasked));
+	memset(d->ns_sent_unread, 0, sizeof(d->ns_sent_unread));
 	simdb_owner(d->who);
 	if (!tier_init(&d->t, S.base, &S.cfg, &d->sf, &simdb_ops, sim_on_change, d)) {
 		printf("idsim: tier_init failed\n");
