@@ -29,9 +29,11 @@ static bool	tier_save(struct tier *t);
 static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
 static bool	tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket);
-static void	tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket);
+static void	tier_recorded(void *arg, bool ok, uint64_t a, uint64_t ticket);
 static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
-static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
+		    uint32_t conn);
+static void	tier_conn_ended(struct tier *t, unsigned i);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
@@ -494,22 +496,67 @@ tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint6
 	    ns != NULL ? (tk + 1) * ns->b : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
+/* A ticket of server i not banked: its connection ended (docs/design.md 6.5). */
+static void
+tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+{
+	if (ns != NULL)
+		ns->writing--;
+	t->conn_dropped++;
+	log_warn("%s%s%sticket %" PRIu64 " of the %s server not used: the connection it was "
+	    "drawn on ended before a copy of its mark could be counted as its own (a gap)",
+	    ns != NULL ? "namespace " : "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "",
+	    tk, server_name(i));
+}
+
+/*
+ * Server i's connection ended (lost, or i refused): every ticket drawn on it
+ * that waits for its copy, or whose state file write is still on its way
+ * (tier_durable), is not used. Copy first counts a copy as a ticket's own
+ * only while that connection lives: a restore of i ends it, and a copy at or
+ * above the ticket landing after a restore may be another idserver's re-draw
+ * of it (docs/design.md 6.5, rule copy-conn).
+ */
+static void
+tier_conn_ended(struct tier *t, unsigned i)
+{
+	unsigned k = 0;
+
+	t->conn_gen[i] = (t->conn_gen[i] + 1) & TIER_CONN_GEN_MASK;
+	if (!RULE_ON(RULE_COPY_CONN))
+		return;
+	while (k < t->await.n) {
+		struct seq_wait w = t->await.v[k];
+		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
+
+		if (w.srv != i || (w.seq != 0 && n == NULL)) {
+			k++;
+			continue;
+		}
+		(void)seq_wait_take(&t->await, k);
+		tier_conn_drop(t, n, i, w.ticket);
+	}
+}
+
 /*
  * Copy first (docs/design.md 6.5, 13.6), for every sequence: a durable
  * ticket's block is banked once a copy of its server's mark at or above it is
  * on another server of its region, or when no other server of the region is
  * up; else it waits in t->await (a namespace's still counted in its writing,
- * so the name is neither let go nor served anew meanwhile).
+ * so the name is neither let go nor served anew meanwhile). Never when the
+ * connection it was drawn on (conn) has ended since (tier_conn_ended).
  */
 static void
-tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn)
 {
 	struct seq_wait w = { ns != NULL ? ns->id : 0, i, tk, (uint64_t)clk_mono_us(),
-	    ns != NULL ? ns->dropped : 0 };
+	    ns != NULL ? ns->dropped : 0, conn };
 	enum seq_copy c = tier_copy_verdict(t, ns, i, tk, ns != NULL ?
 	    RULE_ON(RULE_NS_COPY_FIRST) : RULE_ON(RULE_COPY_FIRST));
 
-	if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
+	if (RULE_ON(RULE_COPY_CONN) && conn != t->conn_gen[i]) {
+		tier_conn_drop(t, ns, i, tk);
+	} else if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
 		t->await.v[t->await.n++] = w;
 		t->copy_due = true;
 		tier_copy_push(t, ns != NULL);
@@ -724,13 +771,16 @@ tier_unrecorded(struct tier *t, struct ticket_server *s)
 static bool
 tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
 {
-	switch (seq_write_ahead(t->sf, true, tier_recorded, t, s->index, ticket)) {
+	/* Names the server to tier_recorded, with the connection it was drawn on (6.5). */
+	uint64_t a = (uint64_t)t->conn_gen[s->index] << 8 | s->index;
+
+	switch (seq_write_ahead(t->sf, true, tier_recorded, t, a, ticket)) {
 	case SEQ_WRITING:
 		t->writing++;
 		return true;
 	case SEQ_WRITTEN:
 		tier_saved(t, true);
-		tier_durable(t, NULL, s->index, ticket);
+		tier_durable(t, NULL, s->index, ticket, t->conn_gen[s->index]);
 		return true;
 	case SEQ_UNWRITTEN:
 		break;
@@ -742,15 +792,15 @@ tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
 
 /* On the loop: the write covering a queued ticket ended; bank it or drop it. */
 static void
-tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket)
+tier_recorded(void *arg, bool ok, uint64_t a, uint64_t ticket)
 {
 	struct tier *t = arg;
-	struct ticket_server *s = &t->srv[index];
+	struct ticket_server *s = &t->srv[a & 0xff];
 
 	t->writing--;
 	tier_saved(t, ok);
 	if (ok)
-		tier_durable(t, NULL, s->index, ticket);
+		tier_durable(t, NULL, s->index, ticket, (uint32_t)(a >> 8));
 	else
 		tier_unrecorded(t, s);
 	tier_prefetch(t);
@@ -1213,6 +1263,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
+		/* Its tickets waiting for a copy are not used (copy-conn, 6.5). */
+		tier_conn_ended(t, s->index);
 		tier_silent(t, s->index);
 		tier_ns_event(t, s, ev);
 		break;

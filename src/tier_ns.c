@@ -745,7 +745,8 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
 {
-	uint64_t a = (uint64_t)ns->id << 8 | s->index;	/* names it to tier_ns_recorded */
+	/* Names it to tier_ns_recorded, with the connection it was drawn on (6.5). */
+	uint64_t a = (uint64_t)t->conn_gen[s->index] << 40 | (uint64_t)ns->id << 8 | s->index;
 	bool on = RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
 
 	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
@@ -783,7 +784,7 @@ tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
 		    "ticket is not used");
 		return;
 	}
-	t->up->durable(t, ns, i, tk);
+	t->up->durable(t, ns, i, tk, (uint32_t)(a >> 40));
 	t->up->prefetch(t);
 	t->on_change(t->arg);
 }
