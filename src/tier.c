@@ -34,6 +34,8 @@ static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, 
 static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
 		    uint32_t conn);
 static void	tier_conn_ended(struct tier *t, unsigned i);
+static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
+static void	tier_ns_refused(struct tier *t, struct nsrv *ns, unsigned i);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
@@ -56,7 +58,8 @@ static const struct ticket_server *tier_b_agreed(const struct tier *t,
 		    const struct ticket_server *s, uint64_t *b);
 
 /* What tier_ns.c calls tier.c through (tier.h). */
-static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_durable };
+static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_durable,
+	tier_ns_refused };
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 #define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */
@@ -520,22 +523,44 @@ tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 static void
 tier_conn_ended(struct tier *t, unsigned i)
 {
+	t->conn_gen[i] = (t->conn_gen[i] + 1) & TIER_CONN_GEN_MASK;
+	tier_await_drop(t, i, NULL);
+}
+
+/*
+ * Drops the tickets of server i waiting for a copy: of every sequence, or
+ * only of namespace only (non-NULL).
+ */
+static void
+tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only)
+{
 	unsigned k = 0;
 
-	t->conn_gen[i] = (t->conn_gen[i] + 1) & TIER_CONN_GEN_MASK;
 	if (!RULE_ON(RULE_COPY_CONN))
 		return;
 	while (k < t->await.n) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 
-		if (w.srv != i || (w.seq != 0 && n == NULL)) {
+		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id)) {
 			k++;
 			continue;
 		}
 		(void)seq_wait_take(&t->await, k);
 		tier_conn_drop(t, n, i, w.ticket);
 	}
+}
+
+/*
+ * Namespace ns refused on server i (regressed there, a table gone, ...)
+ * while the connection lives, as after its tables were put back into the
+ * running server: its tickets there waiting for a copy are not used either
+ * (docs/design.md 6.5, copy-conn).
+ */
+static void
+tier_ns_refused(struct tier *t, struct nsrv *ns, unsigned i)
+{
+	tier_await_drop(t, i, ns);
 }
 
 /*

@@ -156,6 +156,10 @@ struct tier_up {
 		    uint32_t conn);		/* a ticket written ahead: copy
 						   first, then the bank; conn: the
 						   conn_gen of srv at its draw */
+	void	(*ns_refused)(struct tier *t, struct nsrv *ns, unsigned srv);
+						/* ns refused on srv: its tickets
+						   there waiting for a copy are
+						   not used (6.5) */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */
