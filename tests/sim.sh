@@ -76,11 +76,13 @@ STAMP_PATH2=crash,down,drop,lost-reply,restore,lower,restart,fresh,both-down,clo
 # namespace ticket answered in the instant a copy covering it was read), or at
 # the first that finds it (witness-landed: 11897 with --tiers all, since the
 # raise and add-server run idgenctl's own code and seed 138's raise no longer
-# meets it).
+# meets it; copy-conn: 5978 among schedules whose faults are lost replies,
+# restores and query timeouts alone, the first from seed 1 that finds it).
 rule_seed() {
 	case "$1" in
 	known-at-answer) echo 21084 ;;
 	witness-landed) echo 11897 ;;
+	copy-conn) echo 5978 ;;
 	*) echo 1 ;;
 	esac
 }
@@ -99,6 +101,7 @@ rule_args() {
 	stamp) echo "--read-only none --timeouts none --disable stamp --faults $STAMP_PATH2" ;;
 	known-at-answer) echo "--read-only none --timeouts none --disable $1" ;;
 	sync-checked) echo "--disk-faults all --disable $1" ;;
+	copy-conn) echo "--faults lost-reply,restore,timeout --disable $1" ;;
 	*) echo "--disable $1" ;;
 	esac
 }
