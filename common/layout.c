@@ -32,6 +32,22 @@ layout_ticket_first(uint64_t ticket, uint64_t block_size)
 	return ticket * block_size;
 }
 
+/* (t + 1) * b, or UINT64_MAX where that does not fit: never wraps. */
+uint64_t
+layout_ticket_end(uint64_t ticket, uint64_t block_size)
+{
+	if (block_size != 0 && ticket >= UINT64_MAX / block_size)
+		return UINT64_MAX;
+	return (ticket + 1) * block_size;
+}
+
+/* The ticket whose block holds ID end - 1: every ticket above it starts at or past end. */
+uint64_t
+layout_end_ticket(uint64_t end, uint64_t block_size)
+{
+	return end == 0 || block_size == 0 ? 0 : (end - 1) / block_size;
+}
+
 /* The ticket an ID came from. */
 uint64_t
 layout_ticket_of(uint64_t id, uint64_t block_size)

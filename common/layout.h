@@ -57,6 +57,20 @@ bool layout_ticket_ok(uint64_t ticket, uint64_t block_size);
 /* First ID of ticket t's block; only meaningful when layout_ticket_ok(). */
 uint64_t layout_ticket_first(uint64_t ticket, uint64_t block_size);
 
+/*
+ * The end of ticket t's block of b in ID space: the first ID above it,
+ * (t + 1) * b, saturating at UINT64_MAX (a mark that high covers every ID;
+ * it must never wrap to a small end, which would read as no mark at all);
+ * 0 when b is 0.
+ */
+uint64_t layout_ticket_end(uint64_t ticket, uint64_t block_size);
+
+/*
+ * The inverse: the highest ticket of b whose block holds an ID below end (the
+ * mark of b covering everything below end; 0 when end or b is 0).
+ */
+uint64_t layout_end_ticket(uint64_t end, uint64_t block_size);
+
 /* The ticket an ID from the ticket region came from. */
 uint64_t layout_ticket_of(uint64_t id, uint64_t block_size);
 

@@ -269,12 +269,13 @@ ctl_check_servers(struct ctl *c)
 			continue;
 #define F(k)	(s->null[k] ? NULL : s->field[k])
 		in = (struct check_server_info){ F(F_VERSION), F(F_INCREMENT), F(F_OFFSET),
-		    F(F_FLUSH), F(F_ENGINE), F(F_LAYOUT), F(F_BLOCK), F(F_PARITY),
-		    F(F_TIER_INCREMENT), F(F_SERVER_OFFSET), F(F_REGION), F(F_REGION_BITS),
-		    c->cfg.db_name };
-#undef F
-		if (!check_server(&in, i, &b, why, sizeof(why)))
+		    F(F_FLUSH), F(F_LAYOUT), F(F_BLOCK), F(F_PARITY), F(F_TIER_INCREMENT),
+		    F(F_SERVER_OFFSET), F(F_REGION), F(F_REGION_BITS) };
+		/* The settings, then tickets64's engine (check_table's first rule). */
+		if (!check_server(&in, i, &b, why, sizeof(why)) ||
+		    !check_engine(c->cfg.db_name, "tickets64", F(F_ENGINE), why, sizeof(why)))
 			ctl_violation(c, "%s: %s", server_name(i), why);
+#undef F
 		if (s->rights[0] != '\0')
 			ctl_violation(c, "%s: missing rights: %s", server_name(i), s->rights);
 		ctl_check_rows(c, i);

@@ -166,7 +166,6 @@ gencheck_judge(struct gencheck_server *s, char **row)
 	in.increment = row[1];
 	in.offset = row[2];
 	in.flush_at_commit = row[3];
-	in.engine = row[4];
 	in.layout_version = row[5];
 	in.block_size = row[6];
 	in.parity = row[7];
@@ -174,8 +173,9 @@ gencheck_judge(struct gencheck_server *s, char **row)
 	in.server_offset = row[9];
 	in.region = row[10];
 	in.region_bits = row[11];
-	in.database = k->cfg->db_name;
-	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
+	/* The ticket table's engine: its check of a table (check_table's first rule). */
+	if (!check_server(&in, s->index, &b, why, sizeof(why)) ||
+	    !check_engine(k->cfg->db_name, "tickets64", row[4], why, sizeof(why))) {
 		/* A refused server gives no shape: the next one checked may. */
 		if (adopted_now)
 			k->adopted = false;

@@ -28,6 +28,7 @@
 #include "layout.h"
 #include "lease.h"
 #include "leasefree.h"
+#include "live.h"
 #include "log.h"
 #include "ranges.h"
 #include "regions.h"
@@ -313,8 +314,7 @@ static void	sim_vtrace(bool hash, const char *fmt, va_list ap)
 		    __attribute__((format(printf, 2, 0)));
 static void	sim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own);
-static void	sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
-static void	sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
+static void	sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 static int	sim_ns_copy_class(const struct ns_residue *r, uint64_t id);
 static uint64_t	sim_hook_copy_want(unsigned owner, unsigned srv, unsigned role);
@@ -348,6 +348,8 @@ static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
 static void	sim_hook_ns_answered(unsigned owner, unsigned srv);
 static void	sim_hook_ns_ran(unsigned owner, unsigned srv);
 static void	sim_fault(void);
+static uint64_t	sim_copy_draw(void);
+static bool	sim_copy_dead(struct idserver *d, struct idserver *to);
 static bool	sim_ro_drawn(uint64_t seed);
 static bool	sim_to_drawn(uint64_t seed);
 static void	sim_read_only(unsigned srv);
@@ -572,28 +574,25 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 
 /* A block banked; alone: with no copy of its mark elsewhere, none being up. */
 static void
-sim_hook_banked(const struct tier *t, unsigned srv, uint64_t ticket, bool alone)
+sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
 {
-	for (unsigned i = 0; i < S.nids; i++)
+	int k = ns != NULL ? tserver_ns_index(ns->name, ns->len) : -1;
+
+	/* The default's banked ticket: what its idserver's state file must hold. */
+	for (unsigned i = 0; ns == NULL && i < S.nids; i++)
 		if (&S.ids[i].t == t && S.ids[i].file && srv < SERVER_MAX &&
 		    ticket > S.ids[i].file_must[srv])
 			S.ids[i].file_must[srv] = ticket;
 	if (!alone)
 		return;
-	S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
-	S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
-}
-
-/* A namespace block banked; alone: with no copy of its mark elsewhere, none being up. */
-static void
-sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
-    bool alone)
-{
-	int k = tserver_ns_index(ns->name, ns->len);
-
-	(void)t;
-	(void)srv;
-	if (!alone || k < 0)
+	if (ns == NULL) {
+		S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+		S.alone[S.nalone++] = (struct draw){ srv, ticket, true };
+		return;
+	}
+	/* A namespace's: its block in ID space. */
+	if (k < 0)
 		return;
 	S.nsalone = sim_grow(S.nsalone, &S.capnsalone, S.nnsalone, sizeof(*S.nsalone));
 	S.nsalone[S.nnsalone++] = (struct ns_alone){ (unsigned)k, ticket * ns->b,
@@ -606,7 +605,7 @@ sim_hook_ns_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, ui
  * under the default's copy-first exceptions, judged when its ID id repeats (a
  * block waiting for its copy may be banked after the draw):
  * - partner-absent: a block holding id was banked by an idserver with no
- *   other server of the region up (tier_ns_banked_hook);
+ *   other server of the region up (tier_banked_hook);
  * - copy-in-flight: the first copy of r's server's mark covering the block
  *   landed on the partner only after the taker's last read of the partner.
  * Else -1: a duplicate (a copy landed before that read and the partner's row
@@ -750,7 +749,7 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	    d->ns_read_us[1 - srv] };
 }
 
-/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_fetch_end). */
+/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_flight.known_end). */
 static void
 sim_hook_ns_sent(unsigned owner, unsigned srv)
 {
@@ -759,7 +758,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 
 	if (d == NULL || srv >= S.nsrv)
 		return;
-	d->ns_sent_end[srv] = d->t.ns_fetch_end[srv];
+	d->ns_sent_end[srv] = d->t.ns_flight[srv].known_end;
 	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
 	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
 }
@@ -856,21 +855,20 @@ sim_hook_ns_ran(unsigned owner, unsigned srv)
 }
 
 /*
- * This process's identity, read once (statefile_whoami_fn): the files of
- * /proc and /etc it comes from do not change while the run lasts, and each
- * incarnation's pid and start are set after the open (sim_ids_start).
+ * The simulated machine's identity (statefile_whoami_fn): one machine, one
+ * boot, one pid namespace for every idserver, the same on every host that
+ * runs the simulation, since the owner line is part of the state file's
+ * record and its length moves the disks' draws (as the lease holder's did,
+ * sim_ids_start). Each incarnation's pid and start are set after the open.
  */
 static void
 sim_whoami(struct state_owner *me)
 {
-	static struct state_owner once;
-	static bool read;
-
-	if (!read) {
-		statefile_whoami(&once);
-		read = true;
-	}
-	*me = once;
+	memset(me, 0, sizeof(*me));
+	snprintf(me->machine, sizeof(me->machine), "%s", "5151515151515151515151515151515a");
+	snprintf(me->boot, sizeof(me->boot), "%s", "b0075151-5151-4151-8151-515151515151");
+	me->pidns = UINT64_C(4026531836);
+	me->pid = SIM_PID_BASE;
 }
 
 /* The disk is simulated as never failing: a write is durable once written. */
@@ -1001,6 +999,15 @@ sim_ids_start(struct idserver *d, bool file)
 		return false;
 	}
 	d->lease.home = (unsigned)rng_below(SERVER_PAIR);	/* not the real pid's parity */
+	/*
+	 * Not the real host, pid and random nonce either: the holder is written
+	 * into the state file's lease line, so its length moved the record's
+	 * sectors (the disks' draws) with the pid's digits, and a seed replayed
+	 * another trace in another process (seed 19602 under unshare -p). One
+	 * holder per incarnation, of one length: pid SIM_PID_BASE + who.
+	 */
+	snprintf(d->lease.holder, sizeof(d->lease.holder), "sim:%u:%016" PRIx64 ":%s",
+	    SIM_PID_BASE + d->who, rng_mix(SIM_PID_BASE + d->who), LEASE_KIND_IDSERVER);
 	resumed = lease_resume(&d->lease, SIM_SERVERS, why, sizeof(why));
 	/* The trace keeps the reason's words, not its inode numbers and real times. */
 	why[strcspn(why, "(0123456789")] = '\0';
@@ -1287,6 +1294,7 @@ sim_run(uint64_t us)
 			continue;
 		event_base_loop(S.base, EVLOOP_NONBLOCK);
 		sim_doomed();
+		live_step();	/* reads only (live.c), but under --stall */
 		due = vclock_next_due(S.base);
 		due = regions_run(due);	/* the other regions' loops (regions.c) */
 	}
@@ -1297,6 +1305,7 @@ sim_run(uint64_t us)
 			sim_trace("e%" PRIu64 " %s up", S.ev, server_role(i));
 		}
 	sim_ro_end();
+	live_step();
 }
 
 /*
@@ -1644,6 +1653,7 @@ sim_take(void)
 	if (rng_permille(700)) {
 		n = 1 + (unsigned)rng_below(S.b < SNOWFLAKE_TAKE_MAX ? S.b : SNOWFLAKE_TAKE_MAX);
 		st = source_take(&d->src, NULL, true, n, &first, may_fallback, &wait_us, &why);
+		live_take((unsigned)(d - S.ids), (int)st, may_fallback);
 		if (st != SOURCE_OK) {
 			sim_trace("e%" PRIu64 " i%u block %u: none (%d)", S.ev, d->who, n, (int)st);
 			return 0;
@@ -1653,6 +1663,7 @@ sim_take(void)
 	}
 	n = 1 + (unsigned)rng_below(SIM_TAKE_MAX);
 	st = source_take(&d->src, NULL, false, n, out, may_fallback, &wait_us, &why);
+	live_take((unsigned)(d - S.ids), (int)st, may_fallback);
 	if (st != SOURCE_OK) {
 		sim_trace("e%" PRIu64 " i%u ids %u: none (%d)", S.ev, d->who, n, (int)st);
 		return 0;
@@ -1665,6 +1676,59 @@ sim_take(void)
 			start = k + 1;
 		}
 	return r;
+}
+
+/*
+ * The fault file-copy's own draw at this event (docs/design.md section 14):
+ * a value from the schedule's seed and the event's index, not from the
+ * generator, so a schedule whose copies are all of a running idserver keeps
+ * the trace it had, and a replay that leaves events or kinds out draws at
+ * each event what the first run drew (nothing to save per event).
+ */
+static uint64_t
+sim_copy_draw(void)
+{
+	return rng_mix(rng_mix(S.seed ^ UINT64_C(0x66696c652d636f70)) + S.ev);	/* "file-cop" */
+}
+
+/*
+ * In half the copies (sim_copy_draw) the copy is of a dead idserver's file,
+ * as an operator copies a crashed machine's disk (6.8, the outside run's
+ * path 1): d crashes, after a while in half of them (up to 3 s of virtual
+ * time) its file is copied to to's path (to crashed), and both start: to on
+ * the copy and d on its own file (three in four) or without one, in either
+ * order. The owner rule lets such a copy pass (its writer is dead): only the
+ * stamp (a new inode) refuses its lease. False: a copy of a running one.
+ */
+static bool
+sim_copy_dead(struct idserver *d, struct idserver *to)
+{
+	uint64_t v = sim_copy_draw(), gap = (v >> 4 & 1) ? 20000 + (v >> 8) % 3000000 : 0;
+	bool own = (v >> 1 & 3) != 0, to_first = v >> 3 & 1;
+	unsigned was = d->who;
+
+	if (!(v & 1))
+		return false;
+	sim_trace("e%" PRIu64 " i%u crashed, its state file to be copied", S.ev, was);
+	sim_ids_stop(d, false);
+	if (gap != 0)
+		sim_run(gap);
+	sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path%s", S.ev,
+	    to->who, was, gap != 0 ? " later" : "");
+	sim_ids_stop(to, false);
+	disk_forget(&sim_disks[to - S.ids]);
+	memcpy(to->ns_handed, d->ns_handed, sizeof(d->ns_handed));
+	memcpy(to->file_must, d->file_must, sizeof(d->file_must));
+	if (!sim_file_copy(d->path, to->path) ||
+	    (to_first && !sim_ids_start(to, true)) ||
+	    !sim_ids_start(d, own) ||
+	    (!to_first && !sim_ids_start(to, true))) {
+		S.failed = true;
+		return true;
+	}
+	sim_trace("e%" PRIu64 " i%u on the copy, i%u on %s", S.ev, to->who, d->who,
+	    own ? "its own file" : "no file");
+	return true;
 }
 
 /* One fault of a kind this schedule enabled (connection faults are weather). */
@@ -1724,6 +1788,7 @@ sim_fault(void)
 			    server_role(srv), tserver_ns_name(k), s->st.ns[k].counter);
 		} else {
 			(void)tserver_restore(s);
+			live_regressed(srv);
 			S.restore_absent[srv] = S.backup_absent[srv];
 			/*
 			 * Its idgen_leases rows went back too; the operator's repair of 6.5
@@ -1764,6 +1829,7 @@ sim_fault(void)
 			break;
 		}
 		tserver_lower(s, 1 + rng_below(6));
+		live_regressed(srv);
 		sim_trace("e%" PRIu64 " %s counter lowered to %" PRIu64, S.ev, server_role(srv),
 		    s->st.counter);
 		break;
@@ -1813,6 +1879,8 @@ sim_fault(void)
 			struct idserver *to = &S.ids[rng_below(S.nids)];
 
 			if (!d->on || !d->file || to == d || !to->on)
+				break;
+			if (sim_copy_dead(d, to))
 				break;
 			sim_trace("e%" PRIu64 " i%u crashed; i%u's state file copied to its path",
 			    S.ev, to->who, d->who);
@@ -2424,8 +2492,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		simdb_setup(S.srv, S.nsrv, &w, &h);
 		/* Query timeouts: their own generator; a replay without them keeps stalls off. */
 		simdb_timeouts(seed, S.fault_on[F_TIMEOUT], !(S.replay && S.kind_off[F_TIMEOUT]));
+		live_weather(w.max_delay_us, w.far != 0, S.fault_on[F_TIMEOUT]);
 		tier_banked_hook = sim_hook_banked;
-		tier_ns_banked_hook = sim_hook_ns_banked;
 	}
 	memset(&S.cfg, 0, sizeof(S.cfg));
 	S.cfg.tier_increment = server_increment();
@@ -2525,14 +2593,23 @@ sim_schedule(uint64_t seed, unsigned *events)
 	/* Namespace n0 ready from the start; n1 created by the schedule's events. */
 	if (S.ns_on)
 		sim_ns_op(0, true);
+	/* Liveness (live.c): (T) outside a raise and regions; it reads the idservers. */
+	live_schedule(seed, &S.cfg, S.srv, S.nsrv, !S.raise_on && !regions_active(), !S.mute);
+	for (k = 0; k < S.nids; k++) {
+		struct live_view v = { &S.ids[k].on, &S.ids[k].who, &S.ids[k].t, &S.ids[k].lease,
+		    &S.ids[k].gen, S.ids[k].cut_until, sim_clock_ms[k] };
+
+		live_idserver(k, &v, S.nids);
+	}
 	for (k = 0; k < S.nids; k++)
 		if (!sim_ids_start(&S.ids[k], rng_permille(800)))
 			r = 3;
 	if (regions_active() && !regions_start(&S.cfg, S.dir))
 		r = 3;
-	for (S.ev = 0; S.ev < nev && r == 0; S.ev++) {
+	for (S.ev = 0; S.ev < nev && r == 0 && live_failed() == NULL; S.ev++) {
 		unsigned pick;
 
+		live_event(S.ev);
 		if (S.replay)
 			rng_load(&S.at_ev[S.ev]);
 		else
@@ -2928,7 +3005,7 @@ usage(void)
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
 	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
-	    "[--timeouts half|all|none] [--ctl real|driver]\n");
+	    "[--timeouts half|all|none] [--ctl real|driver] [--stall retry|extend]\n");
 }
 
 int
@@ -2939,7 +3016,18 @@ main(int argc, char **argv)
 	unsigned hl = 0;
 	time_t start = time(NULL);
 	bool shrink = false, masked = false;
+	uint64_t lives = 0;
+	char args[1024] = "";
 
+	/* The run's options but --seed and --schedules, for a replay's command line. */
+	for (int i = 1, n = 0; i < argc && n < (int)sizeof(args); i++) {
+		if ((strcmp(argv[i], "--seed") == 0 || strcmp(argv[i], "--schedules") == 0 ||
+		    strcmp(argv[i], "--seconds") == 0) && i + 1 < argc) {
+			i++;
+			continue;
+		}
+		n += snprintf(args + n, sizeof(args) - (size_t)n, " %s", argv[i]);
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -3009,6 +3097,15 @@ main(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--shrink") == 0) {
 			shrink = true;
+		} else if (v != NULL && strcmp(a, "--stall") == 0) {
+			/* live.c's injected defects */
+			live_stall = strcmp(v, "retry") == 0 ? LIVE_RETRY :
+			    strcmp(v, "extend") == 0 ? LIVE_EXTEND : LIVE_NONE;
+			if (live_stall == LIVE_NONE) {
+				usage();
+				return 2;
+			}
+			i++;
 		} else if (v != NULL && (strcmp(a, "--faults") == 0 || strcmp(a, "--events") == 0)) {
 			/* A replay of a shrink: only these fault kinds, only these events act. */
 			bool faults = strcmp(a, "--faults") == 0;
@@ -3101,6 +3198,15 @@ main(int argc, char **argv)
 		events += ev;
 		if (r == 2)
 			res++;
+		/* A liveness failure (live.c): reported, counted, the run goes on. */
+		if ((r == 0 || r == 2) && live_failed() != NULL && ++lives <= 3) {
+			printf("idsim: seed %" PRIu64 " liveness failure: %s; replay: build/idsim "
+			    "--seed %" PRIu64 " --schedules 1%s; the trace's end:\n", seed + done - 1,
+			    live_failed(), seed + done - 1, args);
+			for (unsigned k = S.ntrace > SIM_TRACE_KEEP ? S.ntrace - SIM_TRACE_KEEP : 0;
+			    k < S.ntrace; k++)
+				printf("  %s\n", S.trace[k % SIM_TRACE_KEEP]);
+		}
 		if (r == 1 || r == 3) {
 			dups += r == 1;
 			printf("idsim: seed %" PRIu64 " %s; replay: build/idsim --seed %" PRIu64
@@ -3176,10 +3282,11 @@ main(int argc, char **argv)
 		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))
 			printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
 	printf("\n");
+	live_report();
 	printf("sim: %" PRIu64 " schedules, %" PRIu64 " events, %" PRIu64 " duplicates, %" PRIu64
 	    " residue, trace ", done, events, dups, res);
 	for (unsigned k = 0; k < hl; k++)
 		printf("%02x", h[k]);
 	printf("\n");
-	return dups == 0 ? 0 : 1;
+	return dups == 0 && live_failures() == 0 ? 0 : 1;
 }

@@ -75,9 +75,8 @@ static struct {
 	/* The driver's generator and the own stream of regions 2 and 3. */
 	struct rng_state	main, alt;
 	struct rng_state	alt_ev[REGIONS_EVENTS], alt_run[REGIONS_EVENTS];
-	/* The tier's hooks are the driver's records of region 0: off in the others. */
-	void			(*banked)(const struct tier *, unsigned, uint64_t, bool);
-	void			(*ns_banked)(const struct tier *, const struct nsrv *, unsigned,
+	/* The tier's hook is the driver's record of region 0: off in the others. */
+	void			(*banked)(const struct tier *, const struct nsrv *, unsigned,
 				    uint64_t, bool);
 	uint64_t		schedules, kinds[REGIONS_KINDS], sizes[REGIONS_MAX + 1];
 	bool			split_seen;	/* its refusal counted */
@@ -119,9 +118,7 @@ regions_enter(unsigned k)
 	(void)server_shape_set(R.reg[k].m, k, R.reg[k].bits);
 	simdb_region(R.reg[k].srv, SERVER_PAIR);
 	R.banked = tier_banked_hook;
-	R.ns_banked = tier_ns_banked_hook;
 	tier_banked_hook = NULL;
-	tier_ns_banked_hook = NULL;
 }
 
 /* ... and back to region 0's (the driver's). */
@@ -131,7 +128,6 @@ regions_leave(void)
 	(void)server_shape_set(R.reg[0].m, 0, R.reg[0].bits);
 	simdb_region(NULL, 0);
 	tier_banked_hook = R.banked;
-	tier_ns_banked_hook = R.ns_banked;
 }
 
 static int64_t regions_clock_ms(void) { return vclock_unix_us() / 1000; }
@@ -398,6 +394,9 @@ regions_ids_start(unsigned k, struct region_ids *d, unsigned slot, const char *d
 		return false;
 	}
 	d->lease.home = (unsigned)rng_below(SERVER_PAIR);
+	/* A holder of one length wherever the simulation runs (idsim.c's sim_ids_start). */
+	snprintf(d->lease.holder, sizeof(d->lease.holder), "sim:%u:%016" PRIx64 ":%s",
+	    100000 + d->who, rng_mix(100000 + d->who), LEASE_KIND_IDSERVER);
 	snprintf(servers, sizeof(servers), "127.0.0.1:%u,127.0.0.1:%u", g->cfg.odd_port,
 	    g->cfg.even_port);
 	if (!lease_resume(&d->lease, servers, why, sizeof(why)))

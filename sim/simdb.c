@@ -298,6 +298,8 @@ simdb_lose(struct simdb_conn *c, bool ran)
 {
 	if (!c->connected)
 		return;
+	if (simdb_lost_hook != NULL)
+		simdb_lost_hook(c->owner, c->srv);
 	if (c->sql != NULL) {
 		c->doomed = true;
 		c->doomed_ran = ran;
@@ -308,6 +310,8 @@ simdb_lose(struct simdb_conn *c, bool ran)
 	tserver_conn_gone(&c->tsv[c->srv], c->id);
 	event_active(c->lost, EV_TIMEOUT, 0);
 }
+
+void (*simdb_lost_hook)(unsigned owner, unsigned srv);
 
 void
 simdb_crash(unsigned srv)
@@ -457,6 +461,8 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 		r.nfields = a.nfields;
 	}
 	if (r.err != 0 && !db_err_keeps(r.err)) {
+		if (simdb_lost_hook != NULL)
+			simdb_lost_hook(c->owner, c->srv);
 		c->connected = false;
 		c->due_set = false;
 		tserver_conn_gone(s, c->id);
@@ -518,6 +524,12 @@ simdb_stall(unsigned srv, uint64_t until_us)
 {
 	if (srv < TSERVER_MAX)
 		simdb_to.stall_until[srv] = until_us;
+}
+
+uint64_t
+simdb_stalled_until(unsigned srv)
+{
+	return simdb_to.on && srv < TSERVER_MAX ? simdb_to.stall_until[srv] : 0;
 }
 
 /*

@@ -53,6 +53,12 @@ struct simdb_hooks {
 
 extern const struct db_ops simdb_ops;
 
+/*
+ * Told of every connection lost or closed by an error (a crash, a drop, a
+ * lost reply, a partition); NULL: nobody (the liveness checker, live.c).
+ */
+extern void (*simdb_lost_hook)(unsigned owner, unsigned srv);
+
 void	simdb_setup(struct tserver *srv, unsigned n, const struct simdb_weather *w,
 	    const struct simdb_hooks *h);
 /* Servers 0 .. n-1 may be connected to from now on (a server added to the tier). */
@@ -92,6 +98,8 @@ extern struct simdb_timeout_counts simdb_timeout_counts;
 void	simdb_timeouts(uint64_t seed, bool on, bool weather);
 /* Every query to srv until until_us (virtual) times out: a stalled server. */
 void	simdb_stall(unsigned srv, uint64_t until_us);
+/* Until when srv is stalled (virtual us; 0 or past: not), for the liveness checker. */
+uint64_t simdb_stalled_until(unsigned srv);
 /* Late statements dropped (before the schedule's loop is freed). */
 void	simdb_timeouts_end(void);
 

@@ -124,6 +124,28 @@ check_engine(const char *db, const char *table, const char *engine, char *why, s
 	return false;
 }
 
+bool
+check_table(const struct check_table *in, char *why, size_t whylen)
+{
+	const char *db = in->database, *dot = db != NULL ? "." : "";
+	int j = in->missing;
+
+	if (in->engine == NULL || in->engine[0] == '\0' || strcmp(in->engine, "-") == 0 ||
+	    !in->counter)
+		return check_fail(why, whylen, "ticket table %s%s%s is missing or has no "
+		    "AUTO_INCREMENT counter (%s)", db != NULL ? db : "", dot, in->table, in->repair);
+	if (!check_engine(db, in->table, in->engine, why, whylen))
+		return false;
+	if (j >= 0 && (unsigned)j == in->own)
+		return check_fail(why, whylen, "%s lacks its own row '%s' for %s or its "
+		    "block_size (%s)", in->marks, server_role(in->own), in->table, in->repair);
+	if (j >= 0)
+		return check_fail(why, whylen, "%s lacks the row '%s' for %s (the copy of the "
+		    "%s server's mark) or its block_size (%s)", in->marks, server_role((unsigned)j),
+		    in->table, server_name((unsigned)j), in->repair);
+	return true;
+}
+
 /*
  * One layout for every region of a tier: two regions that list each other
  * nowhere never compare their B or region bits, so neither may be a region's
@@ -171,8 +193,6 @@ check_server(const struct check_server_info *in, unsigned server, uint64_t *bloc
 	if (!check_uint(in->flush_at_commit, &v) || v != 1)
 		return check_fail(why, whylen, "innodb_flush_log_at_trx_commit "
 		    "is %s, must be 1", in->flush_at_commit ? in->flush_at_commit : "NULL");
-	if (!check_engine(in->database, "tickets64", in->engine, why, whylen))
-		return false;
 	if (!check_uint(in->layout_version, &v) || v != LAYOUT_VERSION)
 		return check_fail(why, whylen, "idgen_meta.layout_version is %s, this build "
 		    "uses %d", in->layout_version ? in->layout_version : "NULL",

@@ -17,7 +17,6 @@ struct check_server_info {
 	const char	*increment;		/* @@auto_increment_increment */
 	const char	*offset;		/* @@auto_increment_offset */
 	const char	*flush_at_commit;	/* @@innodb_flush_log_at_trx_commit */
-	const char	*engine;		/* ENGINE of the ticket table */
 	const char	*layout_version;	/* meta row */
 	const char	*block_size;
 	const char	*parity;		/* meta row: the server's name, "odd" or "even" */
@@ -25,7 +24,6 @@ struct check_server_info {
 	const char	*server_offset;		/* meta row: its offset 1..M */
 	const char	*region;		/* meta row: its region */
 	const char	*region_bits;		/* meta row: worker bits given to regions */
-	const char	*database;		/* the database, to name the table (NULL: none) */
 };
 
 /*
@@ -55,6 +53,35 @@ extern const size_t check_rights_count;
  */
 bool	check_engine(const char *db, const char *table, const char *engine, char *why,
 	    size_t whylen) __attribute__((warn_unused_result));
+
+/*
+ * One ticket table as its server's check read it: tickets64 or a namespace's
+ * tickets_N, the one check of every sequence's table (docs/design.md 2.3,
+ * 6.4, 13.6, 13.7). The settings it draws under are its server's
+ * (check_server); its counter against the marks is check_counter's.
+ */
+struct check_table {
+	const char	*database;	/* to name the table (NULL: not named) */
+	const char	*table;		/* tickets64, tickets_N */
+	const char	*engine;	/* its ENGINE as read (NULL, "" or "-": no table) */
+	bool		 counter;	/* its AUTO_INCREMENT was read */
+	const char	*marks;		/* its marks rows: idgen_marks, idgen_ns_marks */
+	unsigned	 own;		/* its server */
+	int		 missing;	/* a server of the region whose marks row
+					 * (own, or the copy of its mark) is not
+					 * there, or its block_size (-1: none) */
+	const char	*repair;	/* what makes the table, its counter and rows */
+};
+
+/*
+ * The table is there with a counter, InnoDB (a counter that survives a
+ * crash), and its server holds every marks row its ticket transaction writes:
+ * its own and a copy of every other server's of its region (a copy UPDATE of
+ * a missing row writes nothing, yet counts as landed). Else false, why naming
+ * the table or row and the repair.
+ */
+bool	check_table(const struct check_table *in, char *why, size_t whylen)
+	    __attribute__((warn_unused_result));
 
 /*
  * The layout of a tier of regions (docs/design.md section 12.3): with

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "layout.h"
 #include "log.h"
 
 #define NS_ROW_WORDS	10	/* the words of one row of a namespace check */
@@ -262,7 +263,7 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 		 * still bind, in ID space; its tickets check the catalogue row
 		 * under a lock, so none is banked after the drop: 13.6).
 		 */
-		if (ns->fetching + ns->writing > 0)
+		if (ns->seq.fetching + ns->seq.writing > 0)
 			ok = false;
 		else {
 			log_info("namespace %s: created again with B=%llu, fallback %s (was B=%llu, "
@@ -331,6 +332,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 		if ((j = ns_role_index(rows[r].role)) >= 0) {
 			ns->v[i].hw[j] = rows[r].hw;
 			ns->v[i].hb[j] = rows[r].hb;
+			ns->v[i].row[j] = true;
 		}
 	}
 	s->ignored = ignored;
@@ -361,7 +363,7 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 		for (unsigned j = 0; j < NS_SERVERS; j++)
 			if (s->last_check[j] != 0 && ns->seen[j] == s->last_check[j])
 				listed = true;
-		if (listed || ns->fetching > 0 || ns->writing > 0)
+		if (listed || ns->seq.fetching > 0 || ns->seq.writing > 0)
 			continue;
 		released += pool_clear(&ns->seq.pool);
 		if (ns->served)
@@ -378,22 +380,17 @@ ns_known_end(const struct nsrv *ns, unsigned i, uint64_t sf_hw, uint64_t sf_b)
 	uint64_t end = 0;
 
 	if (sf_b != 0)
-		end = sf_hw >= UINT64_MAX / sf_b ? UINT64_MAX : (sf_hw + 1) * sf_b;
+		end = layout_ticket_end(sf_hw, sf_b);
 	for (unsigned j = 0; j < NS_SERVERS; j++) {
 		const struct ns_view *v = &ns->v[j];
 		uint64_t unit = v->hb[i] != 0 ? v->hb[i] : v->b, e;
 
 		if (unit == 0 || ns->seen[j] == 0)
 			continue;
-		e = v->hw[i] >= UINT64_MAX / unit ? UINT64_MAX : (v->hw[i] + 1) * unit;
+		e = layout_ticket_end(v->hw[i], unit);
 		if (e > end)
 			end = e;
 	}
 	return end;
 }
 
-uint64_t
-ns_end_ticket(uint64_t end, uint64_t b)
-{
-	return end == 0 || b == 0 ? 0 : (end - 1) / b;
-}

@@ -41,6 +41,7 @@ struct ns_view {
 	uint64_t	 start_above;	/* no ID at or below it (ns create, ns raise) */
 	uint64_t	 hw[NS_SERVERS];	/* its marks rows, by server index */
 	uint64_t	 hb[NS_SERVERS];	/* ... and the B each was written under */
+	bool		 row[NS_SERVERS];	/* ... each there */
 };
 
 struct nsrv {
@@ -55,9 +56,8 @@ struct nsrv {
 	uint64_t	 seen[NS_SERVERS];	/* the check (nss.checks) that last read it there */
 	bool		 regressed[NS_SERVERS];	/* refused there until a check passes */
 	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
-	struct seq	 seq;		/* its sequence: buffer, demand, counters, rate */
-	unsigned	 fetching;	/* tickets in flight */
-	unsigned	 writing;	/* ... waiting for their state file write */
+	struct seq	 seq;		/* its sequence: buffer, demand, counters, rate,
+					 * tickets in flight and being written */
 	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
 	uint64_t	 dropped;	/* times a check found it dropped or created
 					 * again: its buffered IDs let go (13.6) */
@@ -149,9 +149,6 @@ void		nss_judge(struct nss *s, const bool *up);
  * server and the state file's mark (sf_hw, sf_b; 0 when none), in ID space.
  */
 uint64_t	ns_known_end(const struct nsrv *ns, unsigned i, uint64_t sf_hw, uint64_t sf_b);
-
-/* The highest ticket of B covering an ID below end (0 when end is 0). */
-uint64_t	ns_end_ticket(uint64_t end, uint64_t b);
 
 /* The server index of a role of our region's servers; -1 for any other role. */
 int		ns_role_index(const char *role);

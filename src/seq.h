@@ -45,6 +45,10 @@ struct seq {
 	double		 rate;		/* IDs/s, decaying peak */
 	uint64_t	 want;		/* IDs a waiting request wants (0: any block) */
 	unsigned	 last_used;	/* server of the last fetch, for taking turns */
+	unsigned	 fetching;	/* a namespace's tickets in flight (the default's:
+					 * its servers fetching, which ticket.c owns) */
+	unsigned	 writing;	/* tickets answered and not yet banked: their
+					 * state file write, then copy first (13.7) */
 };
 
 /* A rate sample over the last rate_ms, then the target for tickets of B b. */
@@ -111,6 +115,8 @@ struct seq_wait {
 	uint64_t	 ticket;
 	uint64_t	 since_us;	/* mono: when it began to wait */
 	uint64_t	 dropped;	/* nsrv.dropped then (a namespace's) */
+	uint32_t	 conn;		/* the connection it was drawn on (tier.c's
+					 * conn_gen of srv then; docs/design.md 6.5) */
 };
 
 struct seq_waits {

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "layout.h"
 
 static uint64_t	state_hash(const char *buf, size_t len);
 static bool	state_word(const char **p, const char *end, char *out, size_t outlen);
@@ -365,22 +366,13 @@ state_parse(const char *buf, size_t len, struct state_rec *r, struct state_ns *n
 uint64_t
 state_mark_end(const struct state_mark *m, uint64_t b)
 {
-	uint64_t unit = m->block_size != 0 ? m->block_size : b;
-
-	if (unit != 0 && m->high_water >= UINT64_MAX / unit)
-		return UINT64_MAX;
-	return (m->high_water + 1) * unit;
+	return layout_ticket_end(m->high_water, m->block_size != 0 ? m->block_size : b);
 }
 
 uint64_t
 state_mark_ticket(const struct state_mark *m, uint64_t b)
 {
-	uint64_t end = state_mark_end(m, b);
-
-	if (b == 0)
-		return m->high_water;
-	/* The ticket whose block holds ID end - 1: every ticket above it starts at or past end. */
-	return end == 0 ? 0 : (end - 1) / b;
+	return b == 0 ? m->high_water : layout_end_ticket(state_mark_end(m, b), b);
 }
 
 /* Raises a server's mark in ID space (never lowers it); true when the record changed. */
@@ -532,9 +524,7 @@ state_ns_get(const struct state_ns *r, const char *ns, unsigned server)
 uint64_t
 state_ns_end(const struct state_ns_mark *m)
 {
-	if (m->block_size != 0 && m->high_water >= UINT64_MAX / m->block_size)
-		return UINT64_MAX;
-	return (m->high_water + 1) * m->block_size;
+	return layout_ticket_end(m->high_water, m->block_size);
 }
 
 /*

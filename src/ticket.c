@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "clk.h"
+#include "layout.h"
 #include "log.h"
 #include "rules.h"
 #include "server.h"
@@ -158,12 +159,12 @@ static void	ticket_witness(struct ticket_server *s);
 static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
-static bool	ticket_read_marks(struct ticket_server *s, char **row);
+static int	ticket_read_marks(struct ticket_server *s, char **row);
+static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_retired(struct ticket_server *s, const char *roles);
-static bool	ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len,
-		    int *n);
+static struct ticket_copy ticket_copy_sending(const struct ticket_server *s, unsigned j);
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
@@ -600,7 +601,6 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.increment = row[19];		/* the session's: what its REPLACE uses */
 	in.offset = row[20];
 	in.flush_at_commit = row[3];
-	in.engine = row[4];
 	in.layout_version = row[5];
 	in.block_size = row[6];
 	in.parity = row[7];
@@ -608,7 +608,6 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	in.server_offset = row[16];
 	in.region = row[17];
 	in.region_bits = row[18];
-	in.database = s->dbname;
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);
@@ -626,13 +625,10 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	snprintf(s->seen.uuid, sizeof(s->seen.uuid), "%s", row[8] != NULL ? row[8] : "");
-	if (!check_uint(row[9], &s->seen.counter)) {
-		ticket_refuse(s, "tickets64 has no AUTO_INCREMENT counter (load schema/)");
-		return;
-	}
 	if (!check_uint(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
-	if (!ticket_read_marks(s, row) || !ticket_retired(s, row[25]))
+	/* tickets64: the one check of every sequence's ticket table (13.7). */
+	if (!ticket_check_table(s, row) || !ticket_retired(s, row[25]))
 		return;
 	ticket_floor(s, row[22], b);
 	/* One query in flight per connection: this answers the last check sent. */
@@ -752,38 +748,47 @@ ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
 
 /*
  * Its own mark and its copy of every other server's of its region (the
- * partner's in the fixed columns, the rest after them); a missing row or B
- * refuses the server.
+ * partner's in the fixed columns, the rest after them); the first server
+ * whose row or B is missing, or -1.
  */
-static bool
+static int
 ticket_read_marks(struct ticket_server *s, char **row)
 {
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
-	char why[256];
 
-	if (!check_uint(row[10], &s->seen.own_mark) || !check_uint(row[13], &s->seen.own_mark_b)) {
-		snprintf(why, sizeof(why), "idgen_marks lacks its own row '%s' or its block_size "
-		    "(load schema/10-tables.sql%s)", server_role(s->index),
-		    s->index < SERVER_PAIR || !server_is_own(s->index) ? "" :
-		    ", or run idgenctl tier add-server");
-		ticket_refuse(s, why);
-		return false;
-	}
+	if (!check_uint(row[10], &s->seen.own_mark) || !check_uint(row[13], &s->seen.own_mark_b))
+		return (int)s->index;
 	for (unsigned k = 0; k < n; k++) {
 		unsigned j = others[k], h = k == 0 ? 11 : TICKET_CHECK_FIELDS + 2 * (k - 1),
 		    b = k == 0 ? 14 : h + 1;
 
 		if (!check_uint(row[h], &s->seen.copy[j]) ||
-		    !check_uint(row[b], &s->seen.copy_b[j])) {
-			snprintf(why, sizeof(why), "idgen_marks lacks the row '%s' (the copy of "
-			    "the %s server's mark) or its block_size (load schema/10-tables.sql%s)",
-			    server_role(j), server_name(j), j < SERVER_PAIR ? "" :
-			    ", or run idgenctl tier add-server");
-			ticket_refuse(s, why);
-			return false;
-		}
+		    !check_uint(row[b], &s->seen.copy_b[j]))
+			return (int)j;
 	}
-	return true;
+	return -1;
+}
+
+/*
+ * tickets64 as the check read it: its engine, its counter, every marks row;
+ * refused (false) unless check_table passes it.
+ */
+static bool
+ticket_check_table(struct ticket_server *s, char **row)
+{
+	struct check_table tab = { s->dbname, "tickets64", row[4],
+	    check_uint(row[9], &s->seen.counter), "idgen_marks", s->index,
+	    ticket_read_marks(s, row), "" };
+	bool added = tab.missing >= (int)SERVER_PAIR && ((unsigned)tab.missing != s->index ||
+	    server_is_own(s->index));
+	char why[512];
+
+	tab.repair = added ? "load schema/10-tables.sql, or run idgenctl tier add-server" :
+	    "load schema/10-tables.sql";
+	if (check_table(&tab, why, sizeof(why)))
+		return true;
+	ticket_refuse(s, why);
+	return false;
 }
 
 /* One EXPLAIN per statement we will run: a missing right names its GRANT. */
@@ -822,8 +827,10 @@ ticket_witness(struct ticket_server *s)
 {
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
+	struct ticket_seq q;
 	int len = 0;
 
+	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	ticket_copies_take(s);
 	for (unsigned k = 0; k < n; k++) {
 		unsigned j = others[k];
@@ -831,7 +838,9 @@ ticket_witness(struct ticket_server *s)
 		if (ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) <=
 		    ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]))
 			continue;
-		if (!ticket_copy_sql(s, j, sql, sizeof(sql), &len)) {
+		struct ticket_copy c = ticket_copy_sending(s, j);
+
+		if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 			ticket_failed(s, "check", "the copies of the marks do not fit a query");
 			return;
 		}
@@ -857,18 +866,12 @@ ticket_copies_take(struct ticket_server *s)
 	}
 }
 
-/*
- * One copy UPDATE (server j's mark, as sent), written only where the row
- * covers less: the first ID above the copy, in ID space.
- */
-static bool
-ticket_copy_sql(struct ticket_server *s, unsigned j, char *buf, size_t len, int *n)
+/* The copy of server j's mark as sent: its end in ID space. */
+static struct ticket_copy
+ticket_copy_sending(const struct ticket_server *s, unsigned j)
 {
-	struct ticket_seq q;
-
-	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	return ticket_seq_copy(&q, false, j, s->copy_sending[j], s->copy_sending_b[j],
-	    ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]), buf, len, n);
+	return (struct ticket_copy){ j, s->copy_sending[j], s->copy_sending_b[j],
+	    ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) };
 }
 
 void
@@ -881,30 +884,43 @@ ticket_seq_set(struct ticket_seq *q, const char *ns, uint64_t b, const char *pol
 	    ns != NULL ? ns : "");
 }
 
+struct ticket_copy
+ticket_copy_block(unsigned srv, uint64_t end, uint64_t b)
+{
+	uint64_t hw = layout_end_ticket(end, b);
+
+	return (struct ticket_copy){ srv, hw, b, layout_ticket_end(hw, b) };
+}
+
 bool
-ticket_seq_copy(const struct ticket_seq *q, bool in_tx, unsigned j, uint64_t high_water,
-    uint64_t block_size, uint64_t end, char *buf, size_t len, int *n)
+ticket_seq_copy(const struct ticket_seq *q, bool in_tx, const struct ticket_copy *c, char *buf,
+    size_t len, int *n)
 {
 	bool ns = q->ns != NULL;
 
 	return ticket_append(buf, len, n, TICKET_COPY_SQL, *n > 0 ? ";" : "",
-	    ns ? "idgen_ns_marks" : "idgen_marks",
-	    high_water, block_size, ns ? "ns = '" : "", ns ? q->ns : "", ns ? "' AND " : "",
-	    server_role(j), q->b, end, ns && in_tx ? TICKET_TX_NS_GUARD : "");
+	    ns ? "idgen_ns_marks" : "idgen_marks", c->high_water, c->block_size,
+	    ns ? "ns = '" : "", ns ? q->ns : "", ns ? "' AND " : "", server_role(c->srv), q->b,
+	    c->end, ns && in_tx ? TICKET_TX_NS_GUARD : "");
 }
 
 bool
-ticket_seq_tx(const struct ticket_seq *q, unsigned own, char *buf, size_t len, int *n)
+ticket_seq_build(const struct ticket_seq *q, unsigned own, const struct ticket_copy *copies,
+    unsigned n, char *buf, size_t len)
 {
 	const char *r = server_role(own);
-	bool ns = q->ns != NULL;
+	bool ns = q->ns != NULL, ok;
+	int at = 0;
 
-	return ticket_append(buf, len, n, "START TRANSACTION;") &&
-	    (ns ? ticket_append(buf, len, n, TICKET_TX_NS_LOCK_SQL, q->b, q->policy, r, q->ns,
-	    q->ns, r) : ticket_append(buf, len, n, TICKET_TX_LOCK_SQL, r)) &&
-	    ticket_append(buf, len, n, TICKET_TX_SQL, q->table, ns ? "idgen_ns_marks" :
+	ok = ticket_append(buf, len, &at, "START TRANSACTION;") &&
+	    (ns ? ticket_append(buf, len, &at, TICKET_TX_NS_LOCK_SQL, q->b, q->policy, r, q->ns,
+	    q->ns, r) : ticket_append(buf, len, &at, TICKET_TX_LOCK_SQL, r)) &&
+	    ticket_append(buf, len, &at, TICKET_TX_SQL, q->table, ns ? "idgen_ns_marks" :
 	    "idgen_marks", q->b, ns ? ", used_at = NOW(3)" : "", ns ? "ns = '" : "",
 	    ns ? q->ns : "", ns ? "' AND " : "", r, ns ? TICKET_TX_NS_GUARD : "", q->b, q->b);
+	for (unsigned k = 0; k < n && ok; k++)
+		ok = ticket_seq_copy(q, true, &copies[k], buf, len, &at);
+	return ok && ticket_append(buf, len, &at, ";COMMIT");
 }
 
 unsigned
@@ -934,6 +950,15 @@ ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	s->stats.witnessed++;
 	ticket_witness_landed(s);
 	ticket_up_done(s);
+}
+
+void
+ticket_witness_outcome(struct ticket_server *s, const struct db_result *r)
+{
+	if (r->err == 0)
+		ticket_witness_landed(s);
+	else if (r->err < 2000)
+		ticket_witness_blocked(s, r->msg);
 }
 
 /* A witness landed, or none was needed: the episode of failures, if any, is over. */
@@ -1046,16 +1071,14 @@ static bool
 ticket_send_tx(struct ticket_server *s)
 {
 	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+	struct ticket_copy c[SERVER_MAX];
 	char sql[TICKET_SQL_MAX];
-	int len = 0;
-	bool ok;
 	struct ticket_seq q;
 
+	for (unsigned k = 0; k < n; k++)
+		c[k] = ticket_copy_sending(s, others[k]);
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	ok = ticket_seq_tx(&q, s->index, sql, sizeof(sql), &len);
-	for (unsigned k = 0; k < n && ok; k++)
-		ok = ticket_copy_sql(s, others[k], sql, sizeof(sql), &len);
-	if (!ok || !ticket_append(sql, sizeof(sql), &len, ";COMMIT"))
+	if (!ticket_seq_build(&q, s->index, c, n, sql, sizeof(sql)))
 		return false;
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
 }

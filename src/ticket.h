@@ -96,6 +96,18 @@ struct ticket_seq {
 	char		 table[80];	/* tickets64, tickets_N */
 };
 
+/*
+ * A copy of server srv's mark, (high_water, block_size), written only where
+ * its row covers less than end, the first ID above the copy (docs/design.md
+ * 6.5, 13.6).
+ */
+struct ticket_copy {
+	unsigned	 srv;
+	uint64_t	 high_water;
+	uint64_t	 block_size;
+	uint64_t	 end;
+};
+
 /* Why a ticket transaction was not committed, its counters raised. */
 enum ticket_txfail {
 	TICKET_TXF_RETRY,	/* a deadlock or lock wait: rolled back, no ticket used */
@@ -193,6 +205,15 @@ bool		ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 void		ticket_run_end(struct ticket_server *s);
 void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg);
 
+/*
+ * The outcome of a witness another module ran on the live connection (the
+ * namespaces' copies, tier_ns.c), accounted as the connect's own witness
+ * (docs/design.md 6.5): refused by the server (read-only, a full disk), it
+ * is counted, logged once per episode and shown in STATS and /health; landed,
+ * the episode is over. The caller still ends or loses the run.
+ */
+void		ticket_witness_outcome(struct ticket_server *s, const struct db_result *r);
+
 /* Closes a live connection as an outage (why logged) and connects again after the backoff. */
 void		ticket_reconnect(struct ticket_server *s, const char *why);
 
@@ -201,21 +222,28 @@ void		ticket_seq_set(struct ticket_seq *q, const char *ns, uint64_t b,
 		    const char *policy);
 
 /*
- * Appends one copy UPDATE of q's marks (after a ';' unless buf is empty):
- * server j's row raised to (high_water, block_size) only where it covers less
- * than end, the first ID above the copy; in_tx: inside a namespace ticket, only while its catalogue row is as
- * judged. False when it does not fit len.
+ * A copy of server srv's mark covering every ID below end, as a mark of b:
+ * its end rounded up to a whole block (saturating).
  */
-bool		ticket_seq_copy(const struct ticket_seq *q, bool in_tx, unsigned j,
-		    uint64_t high_water, uint64_t block_size, uint64_t end, char *buf, size_t len,
-		    int *n) __attribute__((warn_unused_result));
+struct ticket_copy ticket_copy_block(unsigned srv, uint64_t end, uint64_t b);
 
 /*
- * Appends q's ticket transaction on server own up to its own mark's UPDATE;
- * the caller appends a copy per other server, then ";COMMIT".
+ * Appends one copy UPDATE of q's marks rows (after a ';' unless buf is
+ * empty); in_tx: inside a namespace ticket, only while its catalogue row is as
+ * judged. False when it does not fit len.
  */
-bool		ticket_seq_tx(const struct ticket_seq *q, unsigned own, char *buf, size_t len,
-		    int *n) __attribute__((warn_unused_result));
+bool		ticket_seq_copy(const struct ticket_seq *q, bool in_tx, const struct ticket_copy *c,
+		    char *buf, size_t len, int *n) __attribute__((warn_unused_result));
+
+/*
+ * Builds q's whole ticket transaction on server own into buf (len bytes): the
+ * lock, the REPLACE, the own mark's conditional UPDATE, the n copies in
+ * their order, COMMIT; the one builder of every sequence's (docs/design.md
+ * 6.3, 13.7). False when it does not fit.
+ */
+bool		ticket_seq_build(const struct ticket_seq *q, unsigned own,
+		    const struct ticket_copy *copies, unsigned n, char *buf, size_t len)
+		    __attribute__((warn_unused_result));
 
 /* The statements q's ticket transaction with that many copies runs. */
 unsigned	ticket_seq_stmts(const struct ticket_seq *q, unsigned copies);

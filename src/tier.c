@@ -28,10 +28,16 @@ static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
 static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
-static bool	tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket);
-static void	tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket);
+static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static bool	tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
+		    uint32_t conn, bool ok);
+static void	tier_written(void *arg, bool ok, uint64_t a, uint64_t tk);
 static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
-static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
+		    uint32_t conn);
+static void	tier_conn_ended(struct tier *t, unsigned i);
+static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
+static void	tier_ns_refused(struct tier *t, struct nsrv *ns, unsigned i);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
@@ -54,7 +60,8 @@ static const struct ticket_server *tier_b_agreed(const struct tier *t,
 		    const struct ticket_server *s, uint64_t *b);
 
 /* What tier_ns.c calls tier.c through (tier.h). */
-static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_durable };
+static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_write_ahead,
+	tier_ns_refused };
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 #define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */
@@ -170,14 +177,15 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 	tier_prefetch(t);
 }
 
-/* Tickets requested and not yet banked (answered, their state file write on its way). */
+/*
+ * The default's tickets requested and not yet banked: answered (their state
+ * file write, then copy first), or in flight on a server.
+ */
 static unsigned
 tier_in_flight(const struct tier *t)
 {
-	unsigned n = t->writing;
+	unsigned n = t->seq.writing;
 
-	for (unsigned k = 0; k < t->await.n; k++)
-		n += t->await.v[k].seq == 0;	/* the default's waiting for a copy */
 	for (unsigned i = 0; i < server_count(); i++)
 		n += t->srv[i].state == TICKET_FETCHING && !t->srv[i].other;
 	return n;
@@ -421,8 +429,7 @@ tier_save(struct tier *t)
 	return r != STATEFILE_FAILED;
 }
 
-void (*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket, bool alone);
-void (*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
+void (*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
     uint64_t ticket, bool alone);
 
 /*
@@ -438,16 +445,14 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 	uint64_t b = ns != NULL ? ns->b : t->block_size, first = layout_ticket_first(tk, b),
 	    n = b, skip;
 
+	q->writing--;
+	if (tier_banked_hook != NULL)
+		tier_banked_hook(t, ns, i, tk, alone);
 	if (ns == NULL) {
 		t->banked_alone += alone;
-		if (tier_banked_hook != NULL)
-			tier_banked_hook(t, i, tk, alone);
 		tier_note_region(t, &t->srv[i]);
 	} else {
-		ns->writing--;
 		t->ns_banked_alone += alone;
-		if (tier_ns_banked_hook != NULL)
-			tier_ns_banked_hook(t, ns, i, tk, alone);
 		if (first <= ns->start_above) {
 			skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
 			first += skip;
@@ -491,31 +496,96 @@ tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint6
     bool rule_on)
 {
 	return seq_copy_first((ns != NULL ? &ns->seq : &t->seq)->copied[i],
-	    ns != NULL ? (tk + 1) * ns->b : tk, tier_other_up(t, &t->srv[i]), rule_on);
+	    ns != NULL ? layout_ticket_end(tk, ns->b) : tk, tier_other_up(t, &t->srv[i]), rule_on);
+}
+
+/* A ticket of server i not banked: its connection ended (docs/design.md 6.5). */
+static void
+tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+{
+	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	t->conn_dropped++;
+	log_warn("%s%s%sticket %" PRIu64 " of the %s server not used: the connection it was "
+	    "drawn on ended before a copy of its mark could be counted as its own (a gap)",
+	    ns != NULL ? "namespace " : "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "",
+	    tk, server_name(i));
+}
+
+/*
+ * Server i's connection ended (lost, or i refused): every ticket drawn on it
+ * that waits for its copy, or whose state file write is still on its way
+ * (tier_durable), is not used. Copy first counts a copy as a ticket's own
+ * only while that connection lives: a restore of i ends it, and a copy at or
+ * above the ticket landing after a restore may be another idserver's re-draw
+ * of it (docs/design.md 6.5, rule copy-conn).
+ */
+static void
+tier_conn_ended(struct tier *t, unsigned i)
+{
+	t->conn_gen[i] = (t->conn_gen[i] + 1) & TIER_CONN_GEN_MASK;
+	tier_await_drop(t, i, NULL);
+}
+
+/*
+ * Drops the tickets of server i waiting for a copy: of every sequence, or
+ * only of namespace only (non-NULL).
+ */
+static void
+tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only)
+{
+	unsigned k = 0;
+
+	if (!RULE_ON(RULE_COPY_CONN))
+		return;
+	while (k < t->await.n) {
+		struct seq_wait w = t->await.v[k];
+		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
+
+		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id)) {
+			k++;
+			continue;
+		}
+		(void)seq_wait_take(&t->await, k);
+		tier_conn_drop(t, n, i, w.ticket);
+	}
+}
+
+/*
+ * Namespace ns refused on server i (regressed there, a table gone, ...)
+ * while the connection lives, as after its tables were put back into the
+ * running server: its tickets there waiting for a copy are not used either
+ * (docs/design.md 6.5, copy-conn).
+ */
+static void
+tier_ns_refused(struct tier *t, struct nsrv *ns, unsigned i)
+{
+	tier_await_drop(t, i, ns);
 }
 
 /*
  * Copy first (docs/design.md 6.5, 13.6), for every sequence: a durable
  * ticket's block is banked once a copy of its server's mark at or above it is
  * on another server of its region, or when no other server of the region is
- * up; else it waits in t->await (a namespace's still counted in its writing,
- * so the name is neither let go nor served anew meanwhile).
+ * up; else it waits in t->await (still counted in its sequence's writing:
+ * a namespace is neither let go nor served anew meanwhile). Never when the
+ * connection it was drawn on (conn) has ended since (tier_conn_ended).
  */
 static void
-tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn)
 {
 	struct seq_wait w = { ns != NULL ? ns->id : 0, i, tk, (uint64_t)clk_mono_us(),
-	    ns != NULL ? ns->dropped : 0 };
+	    ns != NULL ? ns->dropped : 0, conn };
 	enum seq_copy c = tier_copy_verdict(t, ns, i, tk, ns != NULL ?
 	    RULE_ON(RULE_NS_COPY_FIRST) : RULE_ON(RULE_COPY_FIRST));
 
-	if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
+	if (RULE_ON(RULE_COPY_CONN) && conn != t->conn_gen[i]) {
+		tier_conn_drop(t, ns, i, tk);
+	} else if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
 		t->await.v[t->await.n++] = w;
 		t->copy_due = true;
 		tier_copy_push(t, ns != NULL);
 	} else if (c == SEQ_COPY_WAIT) {
-		if (ns != NULL)
-			ns->writing--;
+		(ns != NULL ? &ns->seq : &t->seq)->writing--;
 		log_error("%s%s%sticket %" PRIu64 " of the %s server not used: %u tickets already "
 		    "wait for a copy of their mark on another server", ns != NULL ? "namespace " :
 		    "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "", tk, server_name(i),
@@ -571,7 +641,7 @@ again:
 			 * Dropped (or created again) while it waited: its IDs are let go
 			 * with the rest, never served below a new incarnation (13.6).
 			 */
-			n->writing--;
+			n->seq.writing--;
 			n->ids_released += n->b;
 			t->ns_released += n->b;
 			continue;
@@ -612,9 +682,10 @@ tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 {
 	const struct state_mark *m = &t->sf->rec.mark[i];
 	uint32_t id = ns != NULL ? ns->id : 0;
-	uint64_t b, hw, hb, end, val;
+	struct ticket_copy c;
 	char sql[TIER_COPY_SQL_MAX];
 	struct ticket_seq q;
+	uint64_t b, val;
 	int len = 0;
 
 	if (ns == NULL) {
@@ -622,28 +693,24 @@ tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j)
 		    t->block_size, "" };
 
 		b = t->srv[j].block_size;
-		hw = at.high_water;
-		hb = at.block_size;
-		end = state_mark_end(&at, b);
+		c = (struct ticket_copy){ i, at.high_water, at.block_size, state_mark_end(&at, b) };
 		val = state_mark_ticket(m, t->block_size);
 	} else {
 		b = ns->b;
 		val = tier_ns_known(t, ns, i);
 		for (unsigned k = 0; k < t->await.n; k++)
 			if (t->await.v[k].seq == id && t->await.v[k].srv == i &&
-			    (t->await.v[k].ticket + 1) * b > val)
-				val = (t->await.v[k].ticket + 1) * b;
-		/* The copy as a mark of B_N: its end rounded up to a whole block. */
-		hw = ns_end_ticket(val, b);
-		hb = b;
-		end = val = (hw + 1) * b;
+			    layout_ticket_end(t->await.v[k].ticket, b) > val)
+				val = layout_ticket_end(t->await.v[k].ticket, b);
+		c = ticket_copy_block(i, val, b);
+		val = c.end;
 	}
 	for (unsigned o = 0; o < server_count(); o++)
 		if (t->copy_run[o].on && t->copy_run[o].seq == id && t->copy_run[o].role == i &&
 		    (ns == NULL || t->copy_run[o].val >= val))
 			return false;
 	ticket_seq_set(&q, ns != NULL ? ns->name : NULL, b, NULL);
-	if (hb == 0 || !ticket_seq_copy(&q, false, i, hw, hb, end, sql, sizeof(sql), &len))
+	if (c.block_size == 0 || !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len))
 		return false;
 	/* Set first: the answer may come inside the call. */
 	t->copy_run[j] = (struct tier_copy_run){ true, id, i, val };
@@ -717,42 +784,74 @@ tier_unrecorded(struct tier *t, struct ticket_server *s)
 }
 
 /*
- * Write-ahead: a ticket's block is banked only once a write of the state file
- * covering its mark is durable, now or later in tier_recorded (docs/design.md
- * section 6.9). False when the write failed now.
+ * Write-ahead, for every sequence (docs/design.md 6.9, 13.5): server i's
+ * judged ticket tk of ns (NULL: the default) raises its mark in the state
+ * file, and its block is banked only once a write covering that mark is
+ * durable, now or later in tier_written; then copy first (tier_durable).
+ * False when the ticket is not used now (the write failed, or a namespace's
+ * marks are full).
  */
 static bool
-tier_record(struct tier *t, struct ticket_server *s, uint64_t ticket)
+tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 {
-	switch (seq_write_ahead(t->sf, true, tier_recorded, t, s->index, ticket)) {
+	bool on = ns == NULL || RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
+	/* Names it to tier_written, with the connection it was drawn on (6.5). */
+	uint64_t a = (uint64_t)t->conn_gen[i] << 40 | (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;
+
+	if (ns == NULL) {
+		state_raise_mark(&t->sf->rec, i, tk, t->block_size, t->block_size, NULL);
+		tier_publish_marks(t);
+	} else if (on && !tier_ns_keep(t, ns->name, i, tk, ns->b, &changed)) {
+		tier_ns_refuse(t, ns, i, "the state file's namespace marks are full "
+		    "(NS_MARKS_MAX): the ticket is not used");
+		return false;
+	}
+	(ns != NULL ? &ns->seq : &t->seq)->writing++;
+	switch (seq_write_ahead(t->sf, on, tier_written, t, a, tk)) {
 	case SEQ_WRITING:
-		t->writing++;
 		return true;
 	case SEQ_WRITTEN:
-		tier_saved(t, true);
-		tier_durable(t, NULL, s->index, ticket);
-		return true;
+		return tier_write_ended(t, ns, i, tk, t->conn_gen[i], true);
 	case SEQ_UNWRITTEN:
 		break;
 	}
-	tier_saved(t, false);
-	tier_unrecorded(t, s);
+	return tier_write_ended(t, ns, i, tk, t->conn_gen[i], false);
+}
+
+/*
+ * The write covering a ticket ended: on to copy first, or the ticket is a
+ * gap and its server refused (for a namespace: that namespace there). conn:
+ * the conn_gen of server i when the ticket was drawn (tier_durable).
+ */
+static bool
+tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn,
+    bool ok)
+{
+	tier_saved(t, ok);
+	if (ok) {
+		tier_durable(t, ns, i, tk, conn);
+		return true;
+	}
+	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	if (ns != NULL)
+		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
+		    "ticket is not used");
+	else
+		tier_unrecorded(t, &t->srv[i]);
 	return false;
 }
 
-/* On the loop: the write covering a queued ticket ended; bank it or drop it. */
+/* On the loop: the write covering a queued ticket ended. */
 static void
-tier_recorded(void *arg, bool ok, uint64_t index, uint64_t ticket)
+tier_written(void *arg, bool ok, uint64_t a, uint64_t tk)
 {
 	struct tier *t = arg;
-	struct ticket_server *s = &t->srv[index];
+	uint32_t id = (uint32_t)(a >> 8);
+	struct nsrv *ns = id != 0 ? nss_by_id(&t->nss, id) : NULL;
 
-	t->writing--;
-	tier_saved(t, ok);
-	if (ok)
-		tier_durable(t, NULL, s->index, ticket);
-	else
-		tier_unrecorded(t, s);
+	if (id != 0 && ns == NULL)
+		return;		/* cannot be: kept while writing */
+	(void)tier_write_ended(t, ns, (unsigned)(a & 0xff), tk, (uint32_t)(a >> 40), ok);
 	tier_prefetch(t);
 	t->on_change(t->arg);
 }
@@ -1199,20 +1298,19 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 	case TICKET_EV_TICKET:
 		/* Its transaction committed the copies it carried (copy first, 6.5). */
 		tier_carried_landed(t, s);
-		/* Write-ahead: on disk before any of its IDs is handed out. */
-		state_raise_mark(&t->sf->rec, s->index, ticket,
-		    t->block_size, t->block_size, NULL);
 		/* Its copy goes out beside the state file write (copy first, 6.5). */
 		if (RULE_ON(RULE_COPY_FIRST) && ticket > t->copy_need[s->index]) {
 			t->copy_need[s->index] = ticket;
 			t->copy_due = true;
 		}
-		tier_publish_marks(t);
-		if (!tier_record(t, s, ticket))
+		/* Write-ahead: on disk before any of its IDs is handed out. */
+		if (!tier_write_ahead(t, NULL, s->index, ticket))
 			return false;
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
+		/* Its tickets waiting for a copy are not used (copy-conn, 6.5). */
+		tier_conn_ended(t, s->index);
 		tier_silent(t, s->index);
 		tier_ns_event(t, s, ev);
 		break;

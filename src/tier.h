@@ -26,6 +26,9 @@
 
 struct tier;
 
+/* conn_gen wraps here: a ticket waits through fewer ends of its connection. */
+#define TIER_CONN_GEN_MASK	0xffffffu
+
 /* A plain copy UPDATE of a mark, for copy first (docs/design.md 6.5, 13.6). */
 struct tier_copy_run {
 	bool		 on;		/* it runs */
@@ -36,16 +39,24 @@ struct tier_copy_run {
 };
 
 /*
- * Called as each ticket's block is banked (alone: with no copy of its mark on
- * another server, none being up); NULL but in the simulation, which judges
- * its residue by it (docs/design.md 6.5, 14).
+ * Called as each ticket's block is banked, of namespace ns (NULL: the
+ * default), alone: with no copy of its mark on another server, none being up;
+ * NULL but in the simulation, which judges its residue by it (docs/design.md
+ * 6.5, 13.6, 14).
  */
-extern void	(*tier_banked_hook)(const struct tier *t, unsigned srv, uint64_t ticket,
-		    bool alone);
-
-/* The same for a namespace's ticket (tier_ns.c; docs/design.md 13.6, 14). */
-extern void	(*tier_ns_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
+extern void	(*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
+
+/* A namespace ticket in flight on a server (tier_ns.c; docs/design.md 13.6). */
+struct tier_ns_flight {
+	bool		 on;		/* one is in flight */
+	uint32_t	 ns;		/* its namespace (nsrv.id) */
+	uint64_t	 known_end;	/* the end of the marks known for it there when
+					 * it was asked for (ID space): judged against */
+	unsigned	 copies;	/* the copies of the others' marks it carries */
+	uint64_t	 copy[NS_SERVERS];	/* ... of server j's, its end (ID
+					 * space; 0: none): landed once it commits */
+};
 
 struct tier {
 	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
@@ -79,7 +90,6 @@ struct tier {
 	uint64_t		 unasked_at[SERVER_MAX][SERVER_MAX];	/* ... since then
 							 * (mono ms), h silent since silent_since */
 	bool			 sf_failed;	/* one log line per failure episode */
-	unsigned		 writing;	/* tickets waiting for their state file write */
 	/*
 	 * Copy first (docs/design.md 6.5, 13.6): the durable tickets of every
 	 * sequence waiting for a copy elsewhere (at most SEQ_WAIT_MAX together).
@@ -100,6 +110,11 @@ struct tier {
 						 * for another pass instead */
 	bool			 push_again[2];
 	uint64_t		 banked_alone;	/* tickets banked with no other server up */
+	uint32_t		 conn_gen[SERVER_MAX];	/* each server's connections ended
+							 * (lost or refused), mod 2^24: a ticket
+							 * drawn on an earlier one is not banked
+							 * (docs/design.md 6.5, copy-conn) */
+	uint64_t		 conn_dropped;	/* tickets so dropped */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
 	struct nss		 nss;
@@ -114,20 +129,12 @@ struct tier {
 	bool			 ns_witnessed[NS_SERVERS];	/* its copies brought up since
 							 * it connected (6.5) */
 	bool			 ns_full_warned;	/* the state file's marks full: logged */
-	uint32_t		 ns_fetch[NS_SERVERS];	/* the namespace of its ticket in flight */
-	uint64_t		 ns_fetch_end[NS_SERVERS];	/* ... the end of the marks known
-							 * for it there when it was asked
-							 * for (ID space; 13.6) */
-	bool			 ns_inflight[NS_SERVERS];	/* ... while one is */
-	unsigned		 ns_copies[NS_SERVERS];	/* ... the copies it carries */
+	struct tier_ns_flight	 ns_flight[NS_SERVERS];	/* each server's namespace ticket */
 	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
 							 * was sent then (ns_epoch) */
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
 	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
 	uint64_t		 ns_refusals;	/* namespaces refused on a server */
-	uint64_t		 ns_tx_copy[NS_SERVERS][NS_SERVERS];	/* [s][j]: the copy of
-							 * j's mark its ticket in flight
-							 * carries (ID space; 0: none) */
 	uint64_t		 ns_copies_pushed;	/* plain namespace copy UPDATEs run */
 	uint64_t		 ns_banked_alone;	/* namespace tickets banked with no
 							 * other server up */
@@ -144,9 +151,14 @@ struct tier_up {
 	void	(*prefetch)(struct tier *t);	/* a pass: checks, refills, copies */
 	bool	(*save_marks)(struct tier *t);	/* the state file, without waiting;
 						   false when it failed now */
-	void	(*durable)(struct tier *t, struct nsrv *ns, unsigned srv, uint64_t ticket);
-						/* a ticket written ahead: copy
-						   first, then the bank */
+	bool	(*write_ahead)(struct tier *t, struct nsrv *ns, unsigned srv, uint64_t ticket);
+						/* a judged ticket: its mark
+						   written ahead, copy first, the
+						   bank; false when not used now */
+	void	(*ns_refused)(struct tier *t, struct nsrv *ns, unsigned srv);
+						/* ns refused on srv: its tickets
+						   there waiting for a copy are
+						   not used (6.5) */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */
@@ -188,6 +200,13 @@ void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event e
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+
+/* Raises (name, server i)'s mark in the state file, room made; false when full. */
+bool		tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
+		    bool *changed) __attribute__((warn_unused_result));
+
+/* A namespace refused on server i (why logged once); the others go on. */
+void		tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 
 /* The mark known for (ns, server i), as an end in ID space (13.6). */
 uint64_t	tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i);

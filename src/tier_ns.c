@@ -1,9 +1,9 @@
 /*
  * tier_ns.c - namespaces on the tier's servers (docs/design.md section 13.6):
  * the namespace check after every server check, one namespace ticket
- * transaction at a time on a server's connection, and the write-ahead of its
- * mark to the state file; copy first and the bank are every sequence's, in
- * tier.c (t->up->durable).
+ * transaction at a time on a server's connection; the write-ahead of its
+ * mark, copy first and the bank are every sequence's, in tier.c
+ * (t->up->write_ahead).
  *
  * Only the servers of our own region serve namespaces; with none of them up
  * a namespace falls back by its policy (source.c).
@@ -57,18 +57,12 @@ static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct ns
 		    const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static bool	tier_ns_row_same(const struct nsrv *ns, char **row);
-static void	tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns,
-		    uint64_t ticket);
-static void	tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t ticket);
-static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
 static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
-static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw,
-		    uint64_t b, bool *changed);
 static void	tier_ns_due(struct tier *t, unsigned i);
 
 /* The mark the state file holds for (ns, server i), as an end in ID space. */
@@ -104,16 +98,14 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 			continue;
 		ticket_seq_set(&q, ns->name, b, NULL);
 		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-			uint64_t end = tier_ns_known(t, ns, j), unit = ns->v[i].hb[j] != 0 ?
-			    ns->v[i].hb[j] : b, have;
+			uint64_t end = tier_ns_known(t, ns, j), have = layout_ticket_end(
+			    ns->v[i].hw[j], ns->v[i].hb[j] != 0 ? ns->v[i].hb[j] : b);
 
-			have = ns->v[i].hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
-			    (ns->v[i].hw[j] + 1) * unit;
+			struct ticket_copy c = ticket_copy_block(j, end, b);
+
 			if (j == i || end <= have)
 				continue;
-			/* The copy as a mark of B_N: its end rounded up to a whole block. */
-			if (!ticket_seq_copy(&q, false, j, ns_end_ticket(end, b), b,
-			    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len)) {
+			if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
 				    "fit a query");
 				return true;
@@ -135,6 +127,8 @@ tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg)
 	struct tier *t = s->notify_arg;
 
 	(void)db;
+	/* One witness's accounting for every sequence (6.5, 13.7). */
+	ticket_witness_outcome(s, r);
 	if (r->err != 0) {
 		ticket_run_lost(s, "namespace check", r->msg);
 		return;
@@ -166,7 +160,7 @@ tier_ns_prune(struct tier *t)
 }
 
 /* Raises (name, i)'s mark in the state file, room made if need be; false when full. */
-static bool
+bool
 tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
     bool *changed)
 {
@@ -249,12 +243,12 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 		}
 	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
 		/* A namespace ticket in flight there will never answer (a gap). */
-		if (t->ns_inflight[i]) {
-			struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[i]);
+		if (t->ns_flight[i].on) {
+			struct nsrv *ns = nss_by_id(&t->nss, t->ns_flight[i].ns);
 
-			t->ns_inflight[i] = false;
-			if (ns != NULL && ns->fetching > 0)
-				ns->fetching--;
+			t->ns_flight[i].on = false;
+			if (ns != NULL && ns->seq.fetching > 0)
+				ns->seq.fetching--;
 		}
 		tier_ns_up_now(t, up);
 		nss_judge(&t->nss, up);
@@ -288,7 +282,8 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 }
 
 /*
- * At a check of server i: each namespace's ticket table's engine, and its
+ * At a check of server i: each namespace's ticket table, by the one check of
+ * every sequence's (check_table: there, InnoDB, its marks rows), and its
  * counter there against every mark known for it. Judged only then: one query
  * at a time on the connection, so no ticket of ours was drawn there between
  * the counter's read and now.
@@ -296,51 +291,47 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 static void
 tier_ns_counters(struct tier *t, unsigned i)
 {
-	char why[768], where[256], table[NS_NAME_MAX + 16];
+	char why[768], where[256], table[NS_NAME_MAX + 16], repair[NS_NAME_MAX + 80];
 
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
-		uint64_t end, next = ns->v[i].counter, b = ns->v[i].b;
+		const struct ns_view *v = &ns->v[i];
+		struct check_table tab = { t->srv[i].dbname, table, v->engine, v->counter != 0,
+		    "idgen_ns_marks", i, -1, repair };
+		uint64_t end, b = v->b;
 
-		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !ns->v[i].ready) {
+		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !v->ready) {
 			ns->regressed[i] = false;
 			continue;
 		}
 		end = tier_ns_known(t, ns, i);
-		/*
-		 * The engine check tickets64 gets at the same check (2.3, 13.6); a
-		 * missing table (no engine, counter 0) is named as such below.
-		 */
 		snprintf(table, sizeof(table), "tickets_%s", ns->name);
-		if (next != 0 &&
-		    !check_engine(t->srv[i].dbname, table, ns->v[i].engine, why, sizeof(why))) {
+		snprintf(repair, sizeof(repair), "idgenctl ns create %s makes the table, its marks "
+		    "rows and its rights", ns->name);
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS && tab.missing < 0; j++)
+			if (!v->row[j])
+				tab.missing = (int)j;
+		if (!check_table(&tab, why, sizeof(why))) {
 			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
-		if (next != 0 && check_counter(next, ns_end_ticket(end, b))) {
+		if (check_counter(v->counter, layout_end_ticket(end, b))) {
 			ns->regressed[i] = false;
 			ns->logged[i] = 0;
-			continue;
-		}
-		if (next == 0) {
-			snprintf(why, sizeof(why), "it is ready but %s.tickets_%s is missing or "
-			    "unreadable (idgenctl ns create %s makes it and its rights)",
-			    t->srv[i].dbname, ns->name, ns->name);
-			tier_ns_refuse(t, ns, i, why);
 			continue;
 		}
 		/* The default's words (tier_merge_marks), on this table and in its B_N. */
 		snprintf(where, sizeof(where), "(in its B=%" PRIu64 ": every server's marks and "
 		    "this idserver's state file; idgenctl ns raise %s --above %" PRIu64 " also "
 		    "repairs)", b, ns->name, end > 0 ? end - 1 : 0);
-		check_regressed_msg(why, sizeof(why), t->srv[i].name, t->srv[i].dbname, table, next,
-		    ns_end_ticket(end, b), where);
+		check_regressed_msg(why, sizeof(why), t->srv[i].name, t->srv[i].dbname, table,
+		    v->counter, layout_end_ticket(end, b), where);
 		tier_ns_refuse(t, ns, i, why);
 	}
 }
 
 /* A namespace refused on one server (regressed, misconfigured); the others go on. */
-static void
+void
 tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a of the reason */
@@ -359,19 +350,20 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 	ns->logged[i] = h;
 	ns->regressed[i] = true;
 	t->ns_refusals++;
+	t->up->ns_refused(t, ns, i);	/* its tickets there waiting for a copy (6.5) */
 }
 
 /* Wants more IDs buffered or in flight. */
 static bool
 tier_ns_need(const struct tier *t, const struct nsrv *ns)
 {
-	struct seq_need need = { pool_available(&ns->seq.pool), ns->fetching + ns->writing,
+	struct seq_need need = { pool_available(&ns->seq.pool), ns->seq.fetching + ns->seq.writing,
 	    ns->seq.demand, false };
 
 	if (!ns->served || ns->b == 0)
 		return false;
 	/* Room in the pool for every block asked for (a small B_N fills it by count). */
-	if (ns->seq.pool.count + ns->fetching + ns->writing >= POOL_RANGES_ROOM)
+	if (ns->seq.pool.count + ns->seq.fetching + ns->seq.writing >= POOL_RANGES_ROOM)
 		return false;
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
 	need.idle = ns->seq.last_take_ms == 0 || clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms;
@@ -418,7 +410,6 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
 				continue;
 			ns->seq.last_used = i;
-			ns->fetching++;
 			/* Taking turns: the next kick starts after this one. */
 			t->ns_next = (start + k + 1) % n;
 			break;
@@ -450,7 +441,7 @@ tier_ns_can_fetch(struct tier *t, const struct nsrv *ns)
 {
 	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
 
-	if (ns->fetching + ns->writing > 0)
+	if (ns->seq.fetching + ns->seq.writing > 0)
 		return true;
 	for (unsigned i = 0; i < own; i++)
 		if (ticket_up(&t->srv[i]) && !ns->regressed[i] && ns->seen[i] ==
@@ -548,13 +539,10 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 
 		if (ns->seen[i] != t->nss.last_check[i] || v->b == 0)
 			continue;
-		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-			uint64_t unit = v->hb[j] != 0 ? v->hb[j] : v->b;
-
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
 			if (j != i && v->hw[j] != 0)
-				seq_landed(&ns->seq, j, v->hw[j] >= UINT64_MAX / unit ? UINT64_MAX :
-				    (v->hw[j] + 1) * unit);
-		}
+				seq_landed(&ns->seq, j, layout_ticket_end(v->hw[j],
+				    v->hb[j] != 0 ? v->hb[j] : v->b));
 	}
 	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
 		return;		/* the run goes on: tier_ns_witnessed ends it */
@@ -578,38 +566,31 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 static bool
 tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
-	uint64_t b = ns->b;
+	struct tier_ns_flight f = { true, ns->id, tier_ns_known(t, ns, s->index), 0, { 0 } };
+	struct ticket_copy c[NS_SERVERS];
 	char sql[TIER_NS_SQL_MAX];
-	unsigned copies = 0;
 	struct ticket_seq q;
-	int len = 0;
-	bool ok;
 
-	ticket_seq_set(&q, ns->name, b, ns_policy_name(ns->policy));
-	ok = ticket_seq_tx(&q, s->index, sql, sizeof(sql), &len);
-	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS && ok; j++) {
+	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
 
-		t->ns_tx_copy[s->index][j] = 0;
 		if (j == s->index || end == 0)
 			continue;
-		/* The copy as a mark of B_N: its end rounded up to a whole block. */
-		ok = ticket_seq_copy(&q, true, j, ns_end_ticket(end, b), b,
-		    (ns_end_ticket(end, b) + 1) * b, sql, sizeof(sql), &len);
-		t->ns_tx_copy[s->index][j] = (ns_end_ticket(end, b) + 1) * b;
-		copies++;
+		c[f.copies] = ticket_copy_block(j, end, ns->b);
+		f.copy[j] = c[f.copies++].end;
 	}
-	if (!ok || (size_t)len + 8 >= sizeof(sql))
+	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
+	if (!ticket_seq_build(&q, s->index, c, f.copies, sql, sizeof(sql)))
 		return false;
-	memcpy(sql + len, ";COMMIT", 8);
-	t->ns_fetch[s->index] = ns->id;
-	t->ns_fetch_end[s->index] = tier_ns_known(t, ns, s->index);
-	t->ns_copies[s->index] = copies;
+	/* Set first: the answer may come inside the call. */
+	t->ns_flight[s->index] = f;
+	ns->seq.fetching++;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	if (!ticket_run(s, sql, tier_ns_tx_cb))
-		return false;
-	t->ns_inflight[s->index] = true;
-	return true;
+	if (ticket_run(s, sql, tier_ns_tx_cb))
+		return true;
+	t->ns_flight[s->index].on = false;
+	ns->seq.fetching--;
+	return false;
 }
 
 /*
@@ -662,8 +643,9 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct tier *t = s->notify_arg;
-	struct nsrv *ns = nss_by_id(&t->nss, t->ns_fetch[s->index]);
-	unsigned nf = 0, copies = t->ns_copies[s->index];
+	struct tier_ns_flight f = t->ns_flight[s->index];
+	struct nsrv *ns = nss_by_id(&t->nss, f.ns);
+	unsigned nf = 0;
 	enum ticket_verdict v;
 	struct ticket_seq q;
 	uint64_t tk = 0;
@@ -676,8 +658,8 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_run_lost(s, "namespace ticket", "its namespace vanished");
 		return;
 	}
-	ns->fetching--;
-	t->ns_inflight[s->index] = false;
+	ns->seq.fetching--;
+	t->ns_flight[s->index].on = false;
 	if (r->err != 0) {
 		tier_ns_tx_failed(t, s, ns, r);
 		return;
@@ -685,7 +667,7 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
 	row = db_first_row(r, &nf);
 	/* Dropped or created again since our check: the ticket is not used (a gap). */
-	if (r->nstmts == ticket_seq_stmts(&q, copies) && row != NULL && nf == 6 &&
+	if (r->nstmts == ticket_seq_stmts(&q, f.copies) && row != NULL && nf == 6 &&
 	    !tier_ns_row_same(ns, row)) {
 		ticket_run_end(s);
 		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
@@ -696,8 +678,8 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		t->on_change(t->arg);
 		return;
 	}
-	v = ticket_tx_verdict(s, &q, r, copies, ns_end_ticket(t->ns_fetch_end[s->index], ns->b),
-	    ns_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
+	v = ticket_tx_verdict(s, &q, r, f.copies, layout_end_ticket(f.known_end, ns->b),
+	    layout_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
 	if (v == TICKET_TX_SHORT || v == TICKET_TX_NO_ROW || v == TICKET_TX_SEALED) {
 		ticket_run_lost(s, "namespace ticket", v == TICKET_TX_SEALED ? why :
 		    "the transaction did not run to its end");
@@ -706,9 +688,10 @@ tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_run_end(s);
 	/* Its transaction committed the copies it carried (copy first, 13.6). */
 	for (unsigned j = 0; v == TICKET_TX_OK && j < NS_SERVERS; j++)
-		seq_landed(&ns->seq, j, t->ns_tx_copy[s->index][j]);
+		seq_landed(&ns->seq, j, f.copy[j]);
 	if (v == TICKET_TX_OK) {
-		tier_ns_judged(t, s, ns, tk);
+		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
+		(void)t->up->write_ahead(t, ns, s->index, tk);
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
 		log_warn("namespace %s on the %s ticket server: %s", ns->name, s->name, why);
@@ -733,57 +716,6 @@ tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	ticket_run_end(s);
-	t->up->prefetch(t);
-	t->on_change(t->arg);
-}
-
-/*
- * A ticket that passed ticket_tx_verdict (against every mark known when it
- * was asked for: docs/design.md 13.6) is written ahead: on disk before any of
- * its IDs is handed out (13.5).
- */
-static void
-tier_ns_judged(struct tier *t, struct ticket_server *s, struct nsrv *ns, uint64_t tk)
-{
-	uint64_t a = (uint64_t)ns->id << 8 | s->index;	/* names it to tier_ns_recorded */
-	bool on = RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
-
-	/* Write-ahead: on disk before any of its IDs is handed out (13.5). */
-	if (on && !tier_ns_keep(t, ns->name, s->index, tk, ns->b, &changed)) {
-		tier_ns_refuse(t, ns, s->index, "the state file's namespace marks are full "
-		    "(NS_MARKS_MAX): the ticket is not used");
-		return;
-	}
-	ns->writing++;
-	switch (seq_write_ahead(t->sf, on, tier_ns_recorded, t, a, tk)) {
-	case SEQ_WRITING:
-		return;
-	case SEQ_WRITTEN:
-		tier_ns_recorded(t, true, a, tk);
-		return;
-	case SEQ_UNWRITTEN:
-		tier_ns_recorded(t, false, a, tk);
-		return;
-	}
-}
-
-/* On the loop: the write covering a namespace ticket ended; bank it or drop it. */
-static void
-tier_ns_recorded(void *arg, bool ok, uint64_t a, uint64_t tk)
-{
-	struct tier *t = arg;
-	struct nsrv *ns = nss_by_id(&t->nss, (uint32_t)(a >> 8));
-	unsigned i = (unsigned)(a & 0xff);
-
-	if (ns == NULL)
-		return;		/* cannot be: kept while writing */
-	if (!ok) {
-		ns->writing--;
-		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
-		    "ticket is not used");
-		return;
-	}
-	t->up->durable(t, ns, i, tk);
 	t->up->prefetch(t);
 	t->on_change(t->arg);
 }

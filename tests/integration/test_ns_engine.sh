@@ -5,7 +5,8 @@
 # naming the table, the engine and the ALTER TABLE that repairs it); no ticket
 # of eng is drawn on the odd server meanwhile, while the even server serves eng
 # and the odd server serves the default sequence and another namespace; once
-# repaired, the odd server serves eng again. Every ID collected, no duplicate.
+# repaired, the odd server serves eng again. The same for a marks row missing
+# (issue 33: one check of every ticket table). Every ID collected, no duplicate.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -81,6 +82,28 @@ done
 [ "$(last odd eng)" -gt "$o1" ] || fail "odd not used for eng after the repair"
 [ "$(odd_blocks "$T_DIR/eng_b.txt" "$o1")" -gt 0 ] || fail "b took no eng ticket from odd after the repair"
 log "2. repaired: eng drawn on odd again (last ticket $(last odd eng))"
+
+# 3. The one check of every ticket table (issue 33) wants every marks row its
+# ticket transaction writes, as tickets64's does: odd without its copy row of
+# even's mark of eng (a copy UPDATE of it would write nothing, yet count as
+# landed) is refused for eng, by both idservers; made again, it serves eng.
+ROW_NEEDLE="namespace eng REFUSED on the odd ticket server: idgen_ns_marks lacks the row 'even' for tickets_eng (the copy of the even server's mark)"
+db_sql odd "CREATE TABLE idgen.saved_row AS SELECT * FROM idgen.idgen_ns_marks WHERE ns = 'eng' AND role = 'even'; DROP TRIGGER idgen.idgen_ns_marks_no_delete; DELETE FROM idgen.idgen_ns_marks WHERE ns = 'eng' AND role = 'even'"
+wait_for "a refuses eng on odd without the row" 10 grep -qF "$ROW_NEEDLE" "$T_DIR/a.log"
+wait_for "b refuses eng on odd without the row" 10 grep -qF "$ROW_NEEDLE" "$T_DIR/b.log"
+o3=$(last odd eng)
+take "$A" eng "$T_DIR/eng.txt" 20
+take "$B" eng "$T_DIR/eng_b.txt" 20
+[ "$(last odd eng)" = "$o3" ] || fail "tickets of eng drawn on odd without its copy row: last $o3, now $(last odd eng)"
+log "3. odd without its copy row of even's mark of eng: refused by both (last odd ticket $o3)"
+db_sql odd "INSERT INTO idgen.idgen_ns_marks SELECT * FROM idgen.saved_row; DROP TABLE idgen.saved_row"
+for k in $(seq 1 30); do
+	take "$A" eng "$T_DIR/eng.txt" 5
+	[ "$(last odd eng)" -gt "$o3" ] && break
+	sleep 0.1
+done
+[ "$(last odd eng)" -gt "$o3" ] || fail "odd not used for eng after its row was made again"
+log "   the row made again: eng drawn on odd again (last ticket $(last odd eng))"
 
 n=$(check_unique "$T_DIR/eng.txt" "$T_DIR/eng_b.txt") || fail "DUPLICATE IDs of eng"
 log "$n IDs of eng, no duplicate"

@@ -17,7 +17,7 @@ good(const char *parity, const char *offset)
 {
 	struct check_server_info in = {
 		.version = "10.11.19-MariaDB-0+deb12u1", .increment = "2", .offset = offset,
-		.flush_at_commit = "1", .engine = "InnoDB", .layout_version = "1",
+		.flush_at_commit = "1", .layout_version = "1",
 		.block_size = "65536", .parity = parity, .tier_increment = "2",
 		.server_offset = offset, .region = "0", .region_bits = "0",
 	};
@@ -68,13 +68,6 @@ test_server_refusals(void **state)
 	in = good("odd", "1");
 	in.flush_at_commit = "2";
 	expect_refused(&in, ODD, "innodb_flush_log_at_trx_commit");
-	in = good("odd", "1");
-	in.engine = "MyISAM";
-	expect_refused(&in, ODD, "ticket table tickets64 uses engine MyISAM, must be InnoDB");
-	in.database = "idgen";
-	expect_refused(&in, ODD, "repair: ALTER TABLE idgen.tickets64 ENGINE=InnoDB");
-	in.engine = NULL;
-	expect_refused(&in, ODD, "ticket table idgen.tickets64 is missing");
 	in = good("odd", "1");
 	in.layout_version = "2";
 	expect_refused(&in, ODD, "layout_version");
@@ -404,6 +397,48 @@ test_uint(void **state)
 	assert_false(check_uint("12a", &v));
 }
 
+/*
+ * One check of every ticket table (docs/design.md 13.7): tickets64 and a
+ * namespace's tickets_N are refused alike when missing, on another engine, or
+ * with a marks row of their server missing (own, or a copy).
+ */
+static void
+test_table(void **state)
+{
+	struct check_table t = { "idgen", "tickets64", "InnoDB", true, "idgen_marks", ODD, -1,
+	    "load schema/10-tables.sql" };
+	char why[512];
+
+	(void)state;
+	assert_true(check_table(&t, why, sizeof(why)));
+	t.engine = "MyISAM";
+	assert_false(check_table(&t, why, sizeof(why)));
+	assert_non_null(strstr(why, "ticket table idgen.tickets64 uses engine MyISAM, must be "
+	    "InnoDB"));
+	assert_non_null(strstr(why, "repair: ALTER TABLE idgen.tickets64 ENGINE=InnoDB"));
+	t.engine = NULL;
+	assert_false(check_table(&t, why, sizeof(why)));
+	assert_non_null(strstr(why, "ticket table idgen.tickets64 is missing"));
+	t.engine = "InnoDB";
+	t.counter = false;
+	assert_false(check_table(&t, why, sizeof(why)));
+	assert_non_null(strstr(why, "has no AUTO_INCREMENT counter (load schema/10-tables.sql)"));
+	t.counter = true;
+	t.missing = ODD;
+	assert_false(check_table(&t, why, sizeof(why)));
+	assert_non_null(strstr(why, "idgen_marks lacks its own row 'odd'"));
+	t = (struct check_table){ "idgen", "tickets_orders", "MyISAM", true, "idgen_ns_marks",
+	    EVEN, -1, "idgenctl ns create orders" };
+	assert_false(check_table(&t, why, sizeof(why)));
+	assert_non_null(strstr(why, "ticket table idgen.tickets_orders uses engine MyISAM, must "
+	    "be InnoDB"));
+	t.engine = "InnoDB";
+	t.missing = ODD;
+	assert_false(check_table(&t, why, sizeof(why)));
+	assert_non_null(strstr(why, "idgen_ns_marks lacks the row 'odd' for tickets_orders (the "
+	    "copy of the odd server's mark)"));
+}
+
 int
 main(void)
 {
@@ -411,6 +446,7 @@ main(void)
 		cmocka_unit_test(test_server_ok),
 		cmocka_unit_test(test_uint),
 		cmocka_unit_test(test_server_refusals),
+		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_server_identity),
 		cmocka_unit_test(test_server_regions),
 		cmocka_unit_test(test_server_others),

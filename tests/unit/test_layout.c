@@ -46,6 +46,34 @@ test_ticket_edges(void **state)
 	assert_int_equal(layout_ticket_of(layout_ticket_first(3, B) + B, B), 4);
 }
 
+/*
+ * The end of a ticket's block saturates. A namespace copy's end is a mark's
+ * end rounded up to a whole block, (ns_end_ticket(end, b) + 1) * b as
+ * tier_ns.c wrote it three times: for a mark whose end is UINT64_MAX (a row at
+ * or above 2^64 / B_N) that wrapped to a small end, and the copy UPDATE
+ * "... < end" then matched no row: a copy turned into none (issue 33).
+ */
+static void
+test_ticket_end(void **state)
+{
+	static const uint64_t bs[] = { 1, 3, 10, 4096, 1000003, UINT64_C(1) << 32,
+	    UINT64_MAX / 2, UINT64_MAX };
+
+	(void)state;
+	assert_int_equal(layout_ticket_end(0, 4096), 4096);
+	assert_int_equal(layout_ticket_end(9, 10), 100);
+	assert_int_equal(layout_ticket_end(5, 0), 0);
+	assert_true(layout_ticket_end(UINT64_MAX, 1) == UINT64_MAX);
+	assert_true(layout_ticket_end(UINT64_MAX / 10, 10) == UINT64_MAX);
+	assert_true(layout_ticket_end(UINT64_MAX / 10 - 1, 10) == UINT64_MAX / 10 * 10);
+	for (size_t k = 0; k < sizeof(bs) / sizeof(bs[0]); k++) {
+		uint64_t b = bs[k], end = UINT64_MAX, t = (end - 1) / b;
+
+		/* Rounded up to a whole block, the top end stays the top. */
+		assert_true(layout_ticket_end(t, b) == end);
+	}
+}
+
 static void
 test_snowflake_roundtrip(void **state)
 {
@@ -113,6 +141,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_ticket_edges),
+		cmocka_unit_test(test_ticket_end),
 		cmocka_unit_test(test_snowflake_roundtrip),
 		cmocka_unit_test(test_snowflake_floor),
 		cmocka_unit_test(test_time),

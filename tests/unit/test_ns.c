@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "layout.h"
 #include "ns.h"
 #include "server.h"
 
@@ -122,11 +123,11 @@ test_agreement(void **state)
 	nss_apply(&s, 0, rows, n, up);
 	assert_false(ns->served);
 	/* ... nor while a ticket of the old one is in flight ... */
-	ns->fetching = 1;
+	ns->seq.fetching = 1;
 	nss_apply(&s, 1, rows, n, up);
 	assert_false(ns->served);
 	/* ... then served anew, its old buffered IDs let go. */
-	ns->fetching = 0;
+	ns->seq.fetching = 0;
 	nss_apply(&s, 1, rows, n, up);
 	assert_true(ns->served);
 	assert_int_equal(ns->b, 30);
@@ -258,11 +259,11 @@ test_known_end(void **state)
 	ns = nss_find(&s, "orders", 6);
 	/* The copy covers IDs below 1000: the known end is 1000, ticket 99 of B 10. */
 	assert_int_equal(ns_known_end(ns, 0, 0, 0), 1000);
-	assert_int_equal(ns_end_ticket(1000, 10), 99);
+	assert_int_equal(layout_end_ticket(1000, 10), 99);
 	/* The state file's mark binds when it covers more. */
 	assert_int_equal(ns_known_end(ns, 0, 200, 10), 2010);
 	assert_int_equal(ns_known_end(ns, 0, UINT64_MAX - 1, 10), UINT64_MAX);
-	assert_int_equal(ns_end_ticket(0, 10), 0);
+	assert_int_equal(layout_end_ticket(0, 10), 0);
 	nss_free(&s);
 }
 

@@ -547,27 +547,25 @@ test_tls_refused(void **state)
 static void
 test_seq_sql(void **state)
 {
+	struct ticket_copy even = { SERVER_EVEN, 5, 4096, 24576 }, odd = { SERVER_ODD, 9, 8, 80 };
 	struct ticket_seq q;
 	char sql[2048];
 	int n = 0;
 
 	(void)state;
 	ticket_seq_set(&q, NULL, 4096, NULL);
-	assert_true(ticket_seq_tx(&q, SERVER_ODD, sql, sizeof(sql), &n));
-	assert_true(ticket_seq_copy(&q, true, SERVER_EVEN, 5, 4096, 24576, sql, sizeof(sql), &n));
+	assert_true(ticket_seq_build(&q, SERVER_ODD, &even, 1, sql, sizeof(sql)));
 	assert_string_equal(sql, "START TRANSACTION;SELECT high_water, generation, sealed FROM "
 	    "idgen_marks WHERE role = 'odd' FOR UPDATE;REPLACE INTO tickets64 (stub) VALUES "
 	    "('a');UPDATE idgen_marks SET high_water = LAST_INSERT_ID(), block_size = 4096 WHERE "
 	    "role = 'odd' AND (high_water + 1) * IF(block_size = 0, 4096, block_size) <= "
 	    "LAST_INSERT_ID() * 4096;UPDATE idgen_marks SET high_water = 5, block_size = 4096 "
 	    "WHERE role = 'even' AND (high_water + 1) * IF(block_size = 0, 4096, block_size) < "
-	    "24576");
+	    "24576;COMMIT");
 	assert_int_equal(ticket_seq_stmts(&q, 1), 6);
-	n = 0;
 	ticket_seq_set(&q, "orders", 8, "refuse");
 	assert_string_equal(q.table, "tickets_orders");
-	assert_true(ticket_seq_tx(&q, SERVER_EVEN, sql, sizeof(sql), &n));
-	assert_true(ticket_seq_copy(&q, true, SERVER_ODD, 9, 8, 80, sql, sizeof(sql), &n));
+	assert_true(ticket_seq_build(&q, SERVER_EVEN, &odd, 1, sql, sizeof(sql)));
 	assert_string_equal(sql, "START TRANSACTION;SET @idgen_ns_ok = 0;SELECT n.state, "
 	    "n.block_size, n.fallback, m.generation, m.sealed, @idgen_ns_ok := (n.state = 'ready' "
 	    "AND n.block_size = 8 AND n.fallback = 'refuse') FROM idgen_namespaces n JOIN "
@@ -578,10 +576,17 @@ test_seq_sql(void **state)
 	    "'even' AND @idgen_ns_ok = 1 AND (high_water + 1) * IF(block_size = 0, 8, block_size) "
 	    "<= LAST_INSERT_ID() * 8;UPDATE idgen_ns_marks SET high_water = 9, block_size = 8 "
 	    "WHERE ns = 'orders' AND role = 'odd' AND (high_water + 1) * IF(block_size = 0, 8, "
-	    "block_size) < 80 AND @idgen_ns_ok = 1");
+	    "block_size) < 80 AND @idgen_ns_ok = 1;COMMIT");
 	assert_int_equal(ticket_seq_stmts(&q, 1), 8);
-	n = 0;
-	assert_true(ticket_seq_copy(&q, false, SERVER_ODD, 9, 8, 80, sql, sizeof(sql), &n));
+	/* Not fitting its buffer is a refusal, never a cut statement. */
+	assert_false(ticket_seq_build(&q, SERVER_EVEN, &odd, 1, sql, 200));
+	/* A copy rounded up to a block saturates (layout_ticket_end). */
+	even = ticket_copy_block(SERVER_EVEN, UINT64_MAX, 10);
+	assert_true(even.high_water == (UINT64_MAX - 1) / 10 && even.block_size == 10 &&
+	    even.end == UINT64_MAX);
+	even = ticket_copy_block(SERVER_EVEN, 1000, 10);
+	assert_true(even.high_water == 99 && even.end == 1000);
+	assert_true(ticket_seq_copy(&q, false, &odd, sql, sizeof(sql), &n));
 	assert_null(strstr(sql, "@idgen_ns_ok"));
 	assert_int_equal(strncmp(sql, "UPDATE idgen_ns_marks", 21), 0);
 }
