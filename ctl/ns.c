@@ -353,9 +353,10 @@ ns_ready_row(struct ctl_server *s, const char *verb, char **row, struct ctl_ns_r
 	unsigned k;
 
 	if (strcmp(row[3], "creating") == 0) {
-		fprintf(stderr, "idgenctl: tier %s refuses while namespace %s is being created (the "
-		    "%s server's row is 'creating': a killed ns create): finish it (idgenctl ns "
-		    "create %s ...) or drop it (idgenctl ns drop %s) first (docs/design.md 13.8)\n",
+		fprintf(stderr, "idgenctl: tier %s refuses while namespace %s is being created or "
+		    "dropped (the %s server's row is 'creating': a killed ns create or drop): finish "
+		    "it (idgenctl ns create %s ...) or drop it (idgenctl ns drop %s) first "
+		    "(docs/design.md 13.8)\n",
 		    verb, row[0], server_name(s->index), row[0], row[0]);
 		return 1;
 	}
@@ -746,10 +747,26 @@ ns_drop(struct ns *x)
 			return 1;
 		}
 	}
-	for (unsigned i = 0; i < server_count(); i++)
+	/*
+	 * Two steps, as create's (docs/design.md 13.3): every row out of 'ready'
+	 * first ('creating': still read by idservers, never served), then
+	 * 'dropped'. A killed drop never leaves a row 'dropped' beside one
+	 * 'ready': idservers do not read a dropped row, so the copies of the
+	 * other servers' marks it keeps would be hidden while the name is
+	 * served from them.
+	 */
+	for (unsigned i = 0; i < server_count(); i++) {
+		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'creating' WHERE name = "
+		    "'%s' AND state = 'ready'", x->name))
+			return 2;
+		ns_step("unready");
+	}
+	for (unsigned i = 0; i < server_count(); i++) {
 		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = "
 		    "'%s'", x->name))
 			return 2;
+		ns_step("dropped");
+	}
 	printf("ns drop: %s dropped on %u servers (its table and marks kept: a re-create starts "
 	    "above them)\n", x->name, server_count());
 	return 0;

@@ -1,7 +1,7 @@
 /*
  * ctlrun.c - ctl.h's seam (struct ctl_ops) over the simulated ticket
- * servers: idgenctl's real procedures (ctl/raise.c, with ctl/conn.c and
- * ctl/ns.c, compiled a second time into the simulation) send their SQL text
+ * servers: idgenctl's real procedures (ctl/raise.c, ctl/add.c, ctl/ns.c,
+ * with ctl/conn.c and ctl/read.c, compiled a second time into the simulation) send their SQL text
  * to tserver_ctl, which answers at once in virtual time. A run may be killed
  * at a statement: from it on every statement fails as a lost connection, and
  * each connection's open transaction rolls back (docs/design.md section 14).
@@ -37,6 +37,8 @@ static struct {
 	unsigned	 sent, kill_at;
 	void		(*between)(void);
 	unsigned	 open_tx;	/* connections with a transaction open */
+	const char	*after, *next_after;	/* killed after the nth statement of this prefix */
+	unsigned	 after_nth, next_nth;
 	char		 unmodelled[160];	/* a statement tserver_ctl does not know, "" none */
 } R;
 
@@ -118,6 +120,11 @@ ctlrun_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 		return s->errnum;
 	}
 	R.open_tx += (t->ctl_tx == db->conn) - had_tx;
+	if (R.after != NULL && strncmp(sql, R.after, strlen(R.after)) == 0 &&
+	    --R.after_nth == 0 && (R.kill_at == 0 || R.kill_at > R.sent + 1)) {
+		R.kill_at = R.sent + 1;
+		R.after = NULL;
+	}
 	if (R.open_tx == 0 && R.between != NULL)
 		R.between();
 	if (!r->rows.result) {
@@ -211,6 +218,9 @@ ctlrun_config(struct ctl *c, unsigned kill_at, void (*between)(void))
 	}
 	R.sent = 0;
 	R.kill_at = kill_at;
+	R.after = R.next_after;
+	R.after_nth = R.next_nth;
+	R.next_after = NULL;
 	R.between = between;
 	R.open_tx = 0;
 	R.unmodelled[0] = '\0';
@@ -231,6 +241,30 @@ ctlrun_end(struct ctl *c, int rc, unsigned *sent)
 	ctl_ops = &ctldb_mariadb;
 	*sent = R.sent;
 	return R.unmodelled[0] != '\0' ? 3 : rc;
+}
+
+int
+ctlrun_ns(int argc, char **argv, unsigned kill_at, void (*between)(void), unsigned *sent)
+{
+	static struct ctl c;
+
+	ctlrun_config(&c, kill_at, between);
+	for (unsigned i = 0; i < server_count() && i < R.n; i++)
+		ctl_read(&c, &c.srv[i]);
+	return ctlrun_end(&c, ctl_ns(&c, argc, argv), sent);
+}
+
+bool
+ctlrun_was_killed(void)
+{
+	return R.kill_at != 0 && R.sent >= R.kill_at;
+}
+
+void
+ctlrun_kill_after(const char *prefix, unsigned nth)
+{
+	R.next_after = nth > 0 ? prefix : NULL;
+	R.next_nth = nth;
 }
 
 /* The statement that made the last run exit 3, "" none. */

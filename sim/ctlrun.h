@@ -1,5 +1,5 @@
 /*
- * ctlrun.h - idgenctl's own procedures (ctl/raise.c, ctl/add.c) run inside the
+ * ctlrun.h - idgenctl's own procedures (ctl/raise.c, ctl/add.c, ctl/ns.c) run inside the
  * simulation: ctl.h's seam over the simulated ticket servers (tserver_ctl),
  * one statement at a time, the command killed at a statement drawn from the
  * seed (docs/design.md section 14).
@@ -34,6 +34,23 @@ int	ctlrun_raise(unsigned to, unsigned kill_at, void (*between)(void), unsigned 
  */
 int	ctlrun_add(unsigned offset, unsigned index, unsigned kill_at, void (*between)(void),
 	    unsigned *sent);
+
+/*
+ * One run of `idgenctl ns VERB NAME [OPTIONS]` (argv from the verb on):
+ * idgenctl's reads of the tier first, then ctl/ns.c; killed as ctlrun_raise's.
+ */
+int	ctlrun_ns(int argc, char **argv, unsigned kill_at, void (*between)(void),
+	    unsigned *sent);
+
+/*
+ * The next run (of any command) is also killed right after the nth statement
+ * it sends that begins with prefix (a static string) succeeded: between two
+ * steps of a procedure, e.g. two servers' rows flipped to 'ready'. nth 0: not.
+ */
+void	ctlrun_kill_after(const char *prefix, unsigned nth);
+
+/* Whether the last run was killed (at kill_at or after a ctlrun_kill_after). */
+bool	ctlrun_was_killed(void);
 
 /* The statement that made the last run exit 3, "" none. */
 const char *ctlrun_unmodelled(void);

@@ -253,6 +253,7 @@ struct sim {
 	bool			ns_on;
 	struct ranges		nsr[TSERVER_NS];
 	uint64_t		ns_drawn_end[TSERVER_NS][TSERVER_MAX];
+	bool			ns_dropping[TSERVER_NS];	/* a drop killed: run it again */
 	struct ns_residue	*nsres;
 	size_t			nnsres, capnsres;
 	struct ns_alone		*nsalone;
@@ -344,6 +345,7 @@ static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
 static int	sim_take(void);
 static int	sim_take_ns(struct idserver *d, unsigned k);
 static void	sim_ns_op(unsigned k, bool whole);
+static void	sim_ns_run(unsigned k, bool whole);
 static int	sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo);
 static void	sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a);
 static void	sim_hook_ns_sent(unsigned owner, unsigned srv);
@@ -1475,6 +1477,11 @@ sim_ns_op(unsigned k, bool whole)
 	uint64_t b, end = 0, t0, m = server_increment();
 	bool refuse;
 
+	if (!ctl_driver) {
+		sim_ns_run(k, whole);
+		return;
+	}
+
 	for (unsigned i = 0; i < S.nsrv; i++) {
 		enum tserver_ns_state st = S.srv[i].st.ns[k].state;
 
@@ -1548,6 +1555,93 @@ sim_ns_op(unsigned k, bool whole)
 	S.ns_ops++;
 	if (whole)
 		sim_ns_op(k, true);
+}
+
+/*
+ * The operator's namespace procedures on namespace k run for real (--ctl
+ * real): `idgenctl ns create` (ctl/ns.c: both phases in one run) again while
+ * a create is unfinished, with the B and policy its rows name; `ns drop
+ * --force` of a name ready everywhere in one op in five (the 600 s refusal
+ * reads a time the model lacks); a create over a name absent or dropped
+ * everywhere, of a B and policy drawn. Killed in half the runs at a
+ * statement drawn from the seed (whole: never; the schedule's first create),
+ * run again at a later op. A backup taken before a create's run or a drop
+ * is not restored after it (the operator's rule; section 14).
+ */
+static void
+sim_ns_run(unsigned k, bool whole)
+{
+	static const uint64_t bs[] = { 1, 4, 16, 64, 4096 };
+	unsigned creating = 0, ready = 0, dropped = 0, none = 0, kill, how, sent = 0;
+	char bbuf[24], name[8], verb[8], opt1[16], opt2[16], val2[16], opt3[16];
+	char *argv[8] = { verb, name, opt1, bbuf, opt2, val2, opt3, NULL };
+	int argc = 6, rc;
+	bool refuse = false;
+	uint64_t b = 0;
+
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		const struct tserver_ns *n = &S.srv[i].st.ns[k];
+
+		creating += n->state == TS_NS_CREATING;
+		ready += n->state == TS_NS_READY;
+		dropped += n->state == TS_NS_DROPPED;
+		none += n->state == TS_NS_NONE;
+		if (n->state == TS_NS_CREATING) {
+			b = n->b;
+			refuse = n->refuse;
+		}
+	}
+	snprintf(name, sizeof(name), "%s", tserver_ns_name(k));
+	snprintf(verb, sizeof(verb), "create");
+	snprintf(opt1, sizeof(opt1), "--block-size");
+	snprintf(opt2, sizeof(opt2), "--fallback");
+	if (S.ns_dropping[k] || (creating == 0 && ready == S.nsrv)) {
+		if (!S.ns_dropping[k] && !rng_permille(200))
+			return;
+		snprintf(verb, sizeof(verb), "drop");
+		snprintf(opt1, sizeof(opt1), "--force");
+		argc = 3;
+	} else if (creating == 0 && none + dropped == S.nsrv) {
+		b = bs[rng_below(sizeof(bs) / sizeof(bs[0]))];
+		refuse = rng_permille(500);
+	} else if (creating == 0) {
+		return;
+	}
+	snprintf(bbuf, sizeof(bbuf), "%" PRIu64, b);
+	snprintf(val2, sizeof(val2), "%s", refuse ? "refuse" : "snowflake");
+	opt3[0] = '\0';
+	kill = 0;
+	how = whole ? 0 : (unsigned)rng_below(4);
+	if (how == 1)
+		kill = 1 + (unsigned)rng_below(60);
+	else if (how == 2 && argc > 3 && S.nsrv > 1)
+		ctlrun_kill_after("UPDATE idgen_namespaces SET state = 'ready'",
+		    1 + (unsigned)rng_below(S.nsrv - 1));
+	else if (how == 2 && argc == 3 && S.nsrv > 1 && rng_permille(500))
+		ctlrun_kill_after("UPDATE idgen_namespaces SET state = 'creating' WHERE",
+		    1 + (unsigned)rng_below(S.nsrv));
+	else if (how == 2 && argc == 3 && S.nsrv > 1)
+		ctlrun_kill_after("UPDATE idgen_namespaces SET state = 'dropped'",
+		    1 + (unsigned)rng_below(S.nsrv - 1));
+	for (unsigned i = 0; i < S.nsrv; i++)
+		S.srv[i].have_backup = false;
+	ctlrun_setup(S.srv, S.nsrv);
+	rc = ctlrun_ns(argc, argv, kill, whole ? NULL : sim_ctl_between, &sent);
+	S.ns_ops++;
+	sim_trace("e%" PRIu64 " ns: idgenctl ns %s %s%s%s %s after %u statements, exit %d", S.ev,
+	    verb, name, argc > 3 ? " B=" : "", argc > 3 ? bbuf : "", ctlrun_was_killed() ?
+	    "killed" : "ran", sent, rc);
+	if (rc == 3) {
+		sim_trace("e%" PRIu64 " ns: %s", S.ev, ctlrun_unmodelled());
+		S.failed = true;
+		return;
+	}
+	if (argc == 3)
+		S.ns_dropping[k] = rc != 0;
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++)
+			if (S.ns_drawn_end[k][j] > S.ns_drawn_end[k][i])
+				S.ns_drawn_end[k][i] = S.ns_drawn_end[k][j];
 }
 
 /*
@@ -2312,6 +2406,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.nresidue = 0;
 	S.nnsres = 0;
 	memset(S.ns_drawn_end, 0, sizeof(S.ns_drawn_end));
+	memset(S.ns_dropping, 0, sizeof(S.ns_dropping));
 	for (k = 0; k < TSERVER_NS; k++)
 		ranges_reset(&S.nsr[k]);
 	S.ndraws = 0;

@@ -1326,6 +1326,173 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 	return false;
 }
 
+/* Whether sql begins with the literal lit. */
+#define TSERVER_PRE(sql, lit)	(strncmp((sql), (lit), sizeof(lit) - 1) == 0)
+
+/* The namespace a statement of ctl/ns.c's names ('nK' or tickets_nK); -1: none. */
+static int
+tserver_ctl_nsk(const char *sql)
+{
+	const char *p;
+	char pat[32];
+
+	for (unsigned k = 0; k < TSERVER_NS; k++) {
+		snprintf(pat, sizeof(pat), "'%s'", tserver_ns_name(k));
+		if (strstr(sql, pat) != NULL)
+			return (int)k;
+		snprintf(pat, sizeof(pat), "tickets_%s", tserver_ns_name(k));
+		if ((p = strstr(sql, pat)) != NULL && (p[strlen(pat)] == ' ' ||
+		    p[strlen(pat)] == '\0'))
+			return (int)k;
+		snprintf(pat, sizeof(pat), "'tickets_%s'", tserver_ns_name(k));
+		if (strstr(sql, pat) != NULL)
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * ctl/ns.c's statements of create and drop (docs/design.md 13.3): the
+ * catalogue row, the table (its counter, 0 none), the marks rows of every
+ * configured server (each exists once the name does; hb 0 reads as the B
+ * the statement names, as IF(block_size = 0, ..) does).
+ */
+static bool
+tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
+{
+	static const char *const states[] = { "", "creating", "ready", "dropped" };
+	int k = tserver_ctl_nsk(sql), len = 0;
+	struct tserver_ns *n;
+	char f[16], name[8];
+	uint64_t v[4];
+	unsigned roles = server_count() < TSERVER_MAX ? server_count() : TSERVER_MAX;
+
+	if (strcmp(sql, "SELECT CURRENT_USER()") == 0) {
+		r->result = true;
+		tserver_text(r, 0, 0, "idgen@%");
+		return true;
+	}
+	if (k < 0)
+		return false;
+	n = &s->st.ns[k];
+	if (sscanf(sql, "SELECT block_size, fallback, state FROM idgen_namespaces WHERE name = "
+	    "'%7[a-z0-9_]'%n", name, &len) == 1 && sql[len] == '\0') {
+		r->result = true;
+		r->nfields = 3;
+		if (n->state != TS_NS_NONE) {
+			tserver_cell(r, 0, 0, n->b);
+			tserver_text(r, 0, 1, n->refuse ? "refuse" : "snowflake");
+			tserver_text(r, 0, 2, states[n->state]);
+		}
+		return true;
+	}
+	if (TSERVER_PRE(sql, "SELECT MAX(start_above) FROM idgen_namespaces WHERE name = '")) {
+		r->result = true;
+		if (n->state == TS_NS_CREATING)
+			tserver_cell(r, 0, 0, n->start_above);
+		else
+			tserver_text(r, 0, 0, NULL);
+		return true;
+	}
+	if (sscanf(sql, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, state, "
+	    "start_above) VALUES ('%7[a-z0-9_]', %" SCNu64 ", '%15[a-z]', 'creating', %" SCNu64 ")",
+	    name, &v[0], f, &v[1]) == 4) {
+		if (n->state == TS_NS_NONE) {
+			memset(n, 0, sizeof(*n));
+			n->state = TS_NS_CREATING;
+			n->b = v[0];
+			n->refuse = strcmp(f, "refuse") == 0;
+			n->start_above = v[1];
+		}
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %" SCNu64
+	    ") WHERE name = '%7[a-z0-9_]' AND state <> 'ready'", &v[0], name) == 2) {
+		if (n->state != TS_NS_NONE && n->state != TS_NS_READY && v[0] > n->start_above)
+			n->start_above = v[0];
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" SCNu64
+	    ", fallback = '%15[a-z]' WHERE name = '%7[a-z0-9_]' AND state = 'dropped'", &v[0], f,
+	    name) == 3) {
+		if (n->state == TS_NS_DROPPED) {
+			n->state = TS_NS_CREATING;
+			n->b = v[0];
+			n->refuse = strcmp(f, "refuse") == 0;
+		}
+		return true;
+	}
+	if (TSERVER_PRE(sql, "CREATE TABLE IF NOT EXISTS tickets_")) {
+		if (n->counter == 0)
+			n->counter = 1;
+		return true;
+	}
+	if (TSERVER_PRE(sql, "GRANT SELECT, INSERT, DELETE ON tickets_") ||
+	    TSERVER_PRE(sql, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('") ||
+	    TSERVER_PRE(sql, "DELETE FROM tickets_"))
+		return true;	/* rights granted; every row exists; the table's row is not modelled */
+	if (sscanf(sql, "SELECT MAX((high_water + 1) * IF(block_size = 0, %" SCNu64 ", block_size)) "
+	    "FROM idgen_ns_marks WHERE ns = '%7[a-z0-9_]'", &v[0], name) == 2) {
+		uint64_t end = 0;
+
+		r->result = true;
+		for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
+			uint64_t e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
+
+			end = e > end ? e : end;
+		}
+		if (n->state == TS_NS_NONE)
+			tserver_text(r, 0, 0, NULL);
+		else
+			tserver_cell(r, 0, 0, end);
+		return true;
+	}
+	if (sscanf(sql, "UPDATE idgen_ns_marks SET high_water = %" SCNu64 ", block_size = %" SCNu64
+	    " WHERE ns = '%7[a-z0-9_]' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
+	    ", block_size) < %" SCNu64, &v[0], &v[1], name, &v[2], &v[3]) == 5) {
+		for (unsigned j = 0; j < roles; j++)
+			if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3]) {
+				n->hw[j] = v[0];
+				n->hb[j] = v[1];
+			}
+		return true;
+	}
+	if (TSERVER_PRE(sql, "SELECT @@auto_increment_increment, @@auto_increment_offset, (SELECT "
+	    "AUTO_INCREMENT FROM information_schema.TABLES")) {
+		r->result = true;
+		tserver_cell(r, 0, 0, s->m);
+		tserver_cell(r, 0, 1, s->offset);
+		if (n->counter != 0)
+			tserver_cell(r, 0, 2, n->counter);
+		else
+			tserver_text(r, 0, 2, NULL);
+		return true;
+	}
+	if (sscanf(sql, "ALTER TABLE tickets_%7[a-z0-9_] AUTO_INCREMENT = %" SCNu64, name, &v[0]) ==
+	    2) {
+		if (n->counter == 0)
+			return false;
+		n->counter = v[0];	/* the table emptied first (create): exactly it */
+		return true;
+	}
+	if (TSERVER_PRE(sql, "UPDATE idgen_namespaces SET state = 'ready' WHERE name = '")) {
+		if (n->state == TS_NS_CREATING)
+			n->state = TS_NS_READY;
+		return true;
+	}
+	if (TSERVER_PRE(sql, "UPDATE idgen_namespaces SET state = 'creating' WHERE name = '")) {
+		if (n->state == TS_NS_READY)
+			n->state = TS_NS_CREATING;	/* a drop's first step */
+		return true;
+	}
+	if (TSERVER_PRE(sql, "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = '")) {
+		if (n->state != TS_NS_NONE)
+			n->state = TS_NS_DROPPED;
+		return true;
+	}
+	return false;
+}
+
 void
 tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_rows *r)
 {
@@ -1375,7 +1542,8 @@ tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ro
 	} else if (strncmp(sql, "EXPLAIN ", 8) == 0) {
 		;	/* every right granted */
 	} else if (!tserver_ctl_read(s, sql, r) && !tserver_ctl_update(s, sql) &&
-	    !tserver_ctl_status(s, sql, r) && !tserver_ctl_add(s, sql, r)) {
+	    !tserver_ctl_status(s, sql, r) && !tserver_ctl_add(s, sql, r) &&
+	    !tserver_ctl_ns(s, sql, r)) {
 		r->err = 1064;
 		snprintf(r->why, sizeof(r->why), "not modelled: %.120s", sql);
 	}

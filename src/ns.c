@@ -239,7 +239,12 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 		if (!up[i] || s->last_check[i] == 0)
 			continue;
 		if (ns->seen[i] != s->last_check[i] || !v->ready) {
+			/*
+			 * It counts, and says no (not listed: dropped; or not
+			 * ready): not served, whatever the last verdict was.
+			 */
 			ok = false;
+			any = true;
 			break;
 		}
 		if (any && (v->b != b || v->policy != pol))

@@ -74,4 +74,8 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_SYNC_CHECKED] = { "sync-checked",
 	    "a write whose fdatasync failed is not durable: no block banked, no reservation "
 	    "counted on it (statefile.c, 6.9)" },
+	[RULE_COPY_CONN] = { "copy-conn",
+	    "a ticket waiting for its state file write or its copy is not used once the "
+	    "connection it was drawn on ends (lost, or its server refused): a copy landing "
+	    "after a restore may be a re-draw's (tier.c, 6.5; both sequences)" },
 };

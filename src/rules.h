@@ -46,6 +46,8 @@ enum rule {
 	RULE_REGION_LAYOUT,	/* check.c: a server of a tier of regions has R = 5 and
 				 * B = 2^20 (12.3) */
 	RULE_SYNC_CHECKED,	/* statefile.c: a failed fdatasync is no durable write (6.9) */
+	RULE_COPY_CONN,		/* tier.c: a ticket whose connection ended before its block
+				 * was banked is not used (6.5; both sequences) */
 	RULE_COUNT,
 };
 

@@ -115,6 +115,8 @@ struct seq_wait {
 	uint64_t	 ticket;
 	uint64_t	 since_us;	/* mono: when it began to wait */
 	uint64_t	 dropped;	/* nsrv.dropped then (a namespace's) */
+	uint32_t	 conn;		/* the connection it was drawn on (tier.c's
+					 * conn_gen of srv then; docs/design.md 6.5) */
 };
 
 struct seq_waits {

@@ -30,10 +30,14 @@ static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
 static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
 static bool	tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
-		    bool ok);
+		    uint32_t conn, bool ok);
 static void	tier_written(void *arg, bool ok, uint64_t a, uint64_t tk);
 static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
-static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
+		    uint32_t conn);
+static void	tier_conn_ended(struct tier *t, unsigned i);
+static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
+static void	tier_ns_refused(struct tier *t, struct nsrv *ns, unsigned i);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
@@ -57,7 +61,7 @@ static const struct ticket_server *tier_b_agreed(const struct tier *t,
 
 /* What tier_ns.c calls tier.c through (tier.h). */
 static const struct tier_up tier_up_calls = { tier_prefetch, tier_save, tier_write_ahead,
-    tier_cannot_answer };
+	tier_ns_refused, tier_cannot_answer };
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 #define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */
@@ -495,22 +499,88 @@ tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint6
 	    ns != NULL ? layout_ticket_end(tk, ns->b) : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
+/* A ticket of server i not banked: its connection ended (docs/design.md 6.5). */
+static void
+tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+{
+	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	t->conn_dropped++;
+	log_warn("%s%s%sticket %" PRIu64 " of the %s server not used: the connection it was "
+	    "drawn on ended before a copy of its mark could be counted as its own (a gap)",
+	    ns != NULL ? "namespace " : "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "",
+	    tk, server_name(i));
+}
+
+/*
+ * Server i's connection ended (lost, or i refused): every ticket drawn on it
+ * that waits for its copy, or whose state file write is still on its way
+ * (tier_durable), is not used. Copy first counts a copy as a ticket's own
+ * only while that connection lives: a restore of i ends it, and a copy at or
+ * above the ticket landing after a restore may be another idserver's re-draw
+ * of it (docs/design.md 6.5, rule copy-conn).
+ */
+static void
+tier_conn_ended(struct tier *t, unsigned i)
+{
+	t->conn_gen[i] = (t->conn_gen[i] + 1) & TIER_CONN_GEN_MASK;
+	tier_await_drop(t, i, NULL);
+}
+
+/*
+ * Drops the tickets of server i waiting for a copy: of every sequence, or
+ * only of namespace only (non-NULL).
+ */
+static void
+tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only)
+{
+	unsigned k = 0;
+
+	if (!RULE_ON(RULE_COPY_CONN))
+		return;
+	while (k < t->await.n) {
+		struct seq_wait w = t->await.v[k];
+		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
+
+		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id)) {
+			k++;
+			continue;
+		}
+		(void)seq_wait_take(&t->await, k);
+		tier_conn_drop(t, n, i, w.ticket);
+	}
+}
+
+/*
+ * Namespace ns refused on server i (regressed there, a table gone, ...)
+ * while the connection lives, as after its tables were put back into the
+ * running server: its tickets there waiting for a copy are not used either
+ * (docs/design.md 6.5, copy-conn).
+ */
+static void
+tier_ns_refused(struct tier *t, struct nsrv *ns, unsigned i)
+{
+	tier_await_drop(t, i, ns);
+}
+
 /*
  * Copy first (docs/design.md 6.5, 13.6), for every sequence: a durable
  * ticket's block is banked once a copy of its server's mark at or above it is
  * on another server of its region, or when no other server of the region is
  * up; else it waits in t->await (still counted in its sequence's writing:
- * a namespace is neither let go nor served anew meanwhile).
+ * a namespace is neither let go nor served anew meanwhile). Never when the
+ * connection it was drawn on (conn) has ended since (tier_conn_ended).
  */
 static void
-tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn)
 {
 	struct seq_wait w = { ns != NULL ? ns->id : 0, i, tk, (uint64_t)clk_mono_us(),
-	    ns != NULL ? ns->dropped : 0 };
+	    ns != NULL ? ns->dropped : 0, conn };
 	enum seq_copy c = tier_copy_verdict(t, ns, i, tk, ns != NULL ?
 	    RULE_ON(RULE_NS_COPY_FIRST) : RULE_ON(RULE_COPY_FIRST));
 
-	if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
+	if (RULE_ON(RULE_COPY_CONN) && conn != t->conn_gen[i]) {
+		tier_conn_drop(t, ns, i, tk);
+	} else if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
 		t->await.v[t->await.n++] = w;
 		t->copy_due = true;
 		tier_copy_push(t, ns != NULL);
@@ -725,7 +795,8 @@ static bool
 tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 {
 	bool on = ns == NULL || RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
-	uint64_t a = (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;	/* names it to tier_written */
+	/* Names it to tier_written, with the connection it was drawn on (6.5). */
+	uint64_t a = (uint64_t)t->conn_gen[i] << 40 | (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;
 
 	if (ns == NULL) {
 		state_raise_mark(&t->sf->rec, i, tk, t->block_size, t->block_size, NULL);
@@ -740,23 +811,25 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 	case SEQ_WRITING:
 		return true;
 	case SEQ_WRITTEN:
-		return tier_write_ended(t, ns, i, tk, true);
+		return tier_write_ended(t, ns, i, tk, t->conn_gen[i], true);
 	case SEQ_UNWRITTEN:
 		break;
 	}
-	return tier_write_ended(t, ns, i, tk, false);
+	return tier_write_ended(t, ns, i, tk, t->conn_gen[i], false);
 }
 
 /*
  * The write covering a ticket ended: on to copy first, or the ticket is a
- * gap and its server refused (for a namespace: that namespace there).
+ * gap and its server refused (for a namespace: that namespace there). conn:
+ * the conn_gen of server i when the ticket was drawn (tier_durable).
  */
 static bool
-tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool ok)
+tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn,
+    bool ok)
 {
 	tier_saved(t, ok);
 	if (ok) {
-		tier_durable(t, ns, i, tk);
+		tier_durable(t, ns, i, tk, conn);
 		return true;
 	}
 	(ns != NULL ? &ns->seq : &t->seq)->writing--;
@@ -778,7 +851,7 @@ tier_written(void *arg, bool ok, uint64_t a, uint64_t tk)
 
 	if (id != 0 && ns == NULL)
 		return;		/* cannot be: kept while writing */
-	(void)tier_write_ended(t, ns, (unsigned)(a & 0xff), tk, ok);
+	(void)tier_write_ended(t, ns, (unsigned)(a & 0xff), tk, (uint32_t)(a >> 40), ok);
 	tier_prefetch(t);
 	t->on_change(t->arg);
 }
@@ -1236,6 +1309,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		break;
 	case TICKET_EV_DOWN:
 	case TICKET_EV_REFUSED:
+		/* Its tickets waiting for a copy are not used (copy-conn, 6.5). */
+		tier_conn_ended(t, s->index);
 		tier_silent(t, s->index);
 		tier_ns_event(t, s, ev);
 		break;

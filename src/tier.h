@@ -26,6 +26,9 @@
 
 struct tier;
 
+/* conn_gen wraps here: a ticket waits through fewer ends of its connection. */
+#define TIER_CONN_GEN_MASK	0xffffffu
+
 /* A plain copy UPDATE of a mark, for copy first (docs/design.md 6.5, 13.6). */
 struct tier_copy_run {
 	bool		 on;		/* it runs */
@@ -107,6 +110,11 @@ struct tier {
 						 * for another pass instead */
 	bool			 push_again[2];
 	uint64_t		 banked_alone;	/* tickets banked with no other server up */
+	uint32_t		 conn_gen[SERVER_MAX];	/* each server's connections ended
+							 * (lost or refused), mod 2^24: a ticket
+							 * drawn on an earlier one is not banked
+							 * (docs/design.md 6.5, copy-conn) */
+	uint64_t		 conn_dropped;	/* tickets so dropped */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
 	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
 	struct nss		 nss;
@@ -147,6 +155,10 @@ struct tier_up {
 						/* a judged ticket: its mark
 						   written ahead, copy first, the
 						   bank; false when not used now */
+	void	(*ns_refused)(struct tier *t, struct nsrv *ns, unsigned srv);
+						/* ns refused on srv: its tickets
+						   there waiting for a copy are
+						   not used (6.5) */
 	bool	(*cannot_answer)(const struct tier *t, unsigned srv, uint64_t now_ms);
 						/* refused, or silent for
 						   partner_wait_ms (6.4) */

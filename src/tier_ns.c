@@ -353,6 +353,7 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 	ns->logged[i] = h;
 	ns->regressed[i] = true;
 	t->ns_refusals++;
+	t->up->ns_refused(t, ns, i);	/* its tickets there waiting for a copy (6.5) */
 }
 
 /* Wants more IDs buffered or in flight. */

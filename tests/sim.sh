@@ -70,22 +70,25 @@ STAMP_PATH2=crash,down,drop,lost-reply,restore,lower,restart,fresh,both-down,clo
 # longer find them in the budget, are hunted in the schedules they were
 # before disks came in (--disk-faults none, section 14). Query timeouts (half
 # the schedules) move them again: witness-landed, the stamp and the known mark
-# at the answer are hunted with --timeouts none.
+# at the answer are hunted with --timeouts none, and so is the namespaces'
+# copy first (ns-copy-first), whose duplicates need no killed idgenctl ns run
+# but came after the budget once the runs drew their kills.
 # A rule whose duplicate no schedule from seed 1 finds in the budget starts at
 # the seed that found it with every rule on, or at the first that finds it
-# (witness-landed: 11897 with --tiers all, since the raise and add-server run
-# idgenctl's own code and seed 138's raise no longer meets it). Since a
-# namespace waits partner_wait_ms for a silent partner as the default does
-# (13.6), seed 21084's shape (a fresh idserver cut off from even served odd at
-# once) is closed by partner first, and three hunts start at the first seed
-# that finds them now: known-at-answer 16906 (the default sequence),
-# ns-write-ahead 11238, ns-remember 6306 (none from seed 1 in 3,000).
+# (known-at-answer: 16906 with --read-only none --timeouts none, since the
+# namespace procedures run idgenctl's own code and seed 21084, where every rule
+# on found it, no longer meets it; witness-landed: 11897 with --tiers all, since
+# the raise and add-server run idgenctl's own code and seed 138's raise no
+# longer meets it; copy-conn: 5978 among schedules whose faults are lost
+# replies, restores and query timeouts alone, the first from seed 1 that finds
+# it; ns-write-ahead: 5319, the first from seed 1 since a namespace waits
+# partner_wait_ms for a silent partner as the default does, 13.6).
 rule_seed() {
 	case "$1" in
 	known-at-answer) echo 16906 ;;
-	ns-write-ahead) echo 11238 ;;
-	ns-remember) echo 6306 ;;
+	ns-write-ahead) echo 5319 ;;
 	witness-landed) echo 11897 ;;
+	copy-conn) echo 5978 ;;
 	*) echo 1 ;;
 	esac
 }
@@ -98,12 +101,14 @@ rule_args() {
 	ticket-known) echo "--disable ticket-known --disable known-at-answer" ;;
 	ns-ticket-known) echo "--namespaces all --disable ns-ticket-known --disable known-at-answer" ;;
 	ns-witness) echo "--namespaces all --disable ns-witness --disable ns-copy-first" ;;
+	ns-copy-first) echo "--namespaces all --timeouts none --disable $1" ;;
 	ns-*) echo "--namespaces all --disable $1" ;;
 	witness-landed) echo "--tiers all --disk-faults none --timeouts none --disable $1" ;;
 	lease-guard) echo "--lease-freed all --disk-faults none --timeouts none --disable $1" ;;
 	stamp) echo "--read-only none --timeouts none --disable stamp --faults $STAMP_PATH2" ;;
 	known-at-answer) echo "--read-only none --timeouts none --disable $1" ;;
 	sync-checked) echo "--disk-faults all --disable $1" ;;
+	copy-conn) echo "--faults lost-reply,restore,timeout --disable $1" ;;
 	*) echo "--disable $1" ;;
 	esac
 }

@@ -178,6 +178,46 @@ test_dropped_on_one_server_lets_go(void **state)
 	nss_free(&s);
 }
 
+/*
+ * idsim seed 11718 (issue 32, idgenctl ns drop run for real): a drop killed
+ * after the odd server's row, the even's still ready. The odd server's check
+ * no longer lists the name (dropped rows are not read, nor its copies of the
+ * even's marks), yet a verdict that stopped at the odd server's "no" kept
+ * the name served from the even server alone: a fresh idserver, its even
+ * server's namespace tables restored, drew an ID issued before. A server
+ * that counts and does not list a name ready unserves it, whatever its index.
+ */
+static void
+test_not_ready_on_the_first_server_unserves(void **state)
+{
+	struct nss s;
+	bool up[NS_SERVERS] = { true, true };
+	struct nsrv *ns;
+	unsigned n;
+
+	(void)state;
+	nss_init(&s, 10);
+	/* A fresh process: the even server read first, served on its word. */
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0 InnoDB\n"
+	    "orders 10 snowflake ready 1 even 0 0 0 InnoDB");
+	nss_apply(&s, 1, rows, n, up);
+	ns = nss_find(&s, "orders", 6);
+	assert_non_null(ns);
+	assert_true(ns->served);
+	/* The odd server's first check lists no namespace (dropped there): not served. */
+	nss_apply(&s, 0, rows, 0, up);
+	assert_false(ns->served);
+	/* Listed creating by the odd server: still not. */
+	n = parse("orders 10 snowflake creating 1 odd 0 0 0 InnoDB");
+	nss_apply(&s, 0, rows, n, up);
+	assert_false(ns->served);
+	/* The odd server down: served on the even's word again. */
+	up[0] = false;
+	nss_judge(&s, up);
+	assert_true(ns->served);
+	nss_free(&s);
+}
+
 static void
 test_order_and_bound(void **state)
 {
@@ -234,6 +274,7 @@ main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_agreement),
 		cmocka_unit_test(test_dropped_on_one_server_lets_go),
+		cmocka_unit_test(test_not_ready_on_the_first_server_unserves),
 		cmocka_unit_test(test_order_and_bound),
 		cmocka_unit_test(test_known_end),
 	};
