@@ -37,7 +37,10 @@ print("errors", errs)
 }
 
 ctl ns create bn --block-size 16
-idserver_start a "$A_PORT" --recheck_ms "${A_RECHECK_MS:-60000}" --refill_wait_ms 200
+# partner_wait_ms short: a namespace is served around a silent partner only
+# after it (13.6, as the default sequence), and step 3 needs a on even alone.
+idserver_start a "$A_PORT" --recheck_ms "${A_RECHECK_MS:-60000}" --refill_wait_ms 200 \
+	--partner_wait_ms 300
 wait_for "bn served by a" 10 ns_served "$A_PORT" bn
 r=$(take_ids "$A_PORT" 5 "IDS 16" "$OUT/a.ids")
 log "1. a took IDs of bn at B=16 ($r)"
@@ -48,6 +51,7 @@ ctl ns create bn --block-size 1
 kill -KILL "$(db_pid odd)"
 odd_down() { [ "$(stat "$A_PORT" odd_state)" != up ]; }
 wait_for "a sees odd down" 15 odd_down
+sleep 1	# past a's partner_wait_ms: odd silent, bn is asked of even alone
 r=$(take_ids "$A_PORT" 20 "IDS 16" "$OUT/a.ids")
 db_start odd
 log "3. a (stale view, B=16) took more IDs after drop+create ($r); a's max: $(sort -n "$OUT/a.ids" | tail -n 1)"
