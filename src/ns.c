@@ -229,7 +229,7 @@ nss_remove(struct nss *s, unsigned k)
 static void
 ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 {
-	bool any = false, ok = true;
+	bool any = false, ok = true, unready = false;
 	uint64_t b = 0;
 	enum ns_policy pol = NS_SNOWFLAKE;
 
@@ -245,6 +245,9 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 			 */
 			ok = false;
 			any = true;
+			/* Listed, not ready (not listed: nss_apply's, which knows a
+			 * check that read no table from one that missed it). */
+			unready = ns->seen[i] == s->last_check[i];
 			break;
 		}
 		if (any && (v->b != b || v->policy != pol))
@@ -282,6 +285,18 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 	if (ok && ns->b == 0) {
 		ns->b = b;
 		ns->policy = pol;
+	}
+	if (unready && ns->served) {
+		/*
+		 * A server that counts lists it, not ready: a drop's first step
+		 * (13.3). Its buffered IDs go now, as when a check stops
+		 * listing it (nss_apply): the drop's second step can be missed
+		 * between two checks, and a create after it under the same B and
+		 * policy would serve the old blocks below its first ID (13.6).
+		 */
+		s->released += pool_clear(&ns->seq.pool);
+		ns->seq.demand = false;
+		ns->dropped++;
 	}
 	if (ok != ns->served)
 		log_info("namespace %s: %s (B=%llu, fallback %s)", ns->name,

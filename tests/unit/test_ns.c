@@ -179,6 +179,44 @@ test_dropped_on_one_server_lets_go(void **state)
 }
 
 /*
+ * A clean clone's test_ns (2026-12-04): ns drop's first step takes every row
+ * out of ready (creating); the idserver's checks saw that, then not the brief
+ * dropped state before the create made the rows ready again under the same B
+ * and policy, and the old buffered blocks were served below the new first
+ * ID. A server that counts and lists the name not ready lets its buffered IDs
+ * go at once; served again, the pool is empty.
+ */
+static void
+test_unready_lets_go(void **state)
+{
+	struct nss s;
+	bool up[NS_SERVERS] = { true, true };
+	struct nsrv *ns;
+	unsigned n;
+
+	(void)state;
+	nss_init(&s, 10);
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0 InnoDB");
+	nss_apply(&s, 0, rows, n, up);
+	nss_apply(&s, 1, rows, n, up);
+	ns = nss_find(&s, "orders", 6);
+	assert_true(ns != NULL && ns->served);
+	assert_true(pool_add(&ns->seq.pool, 100, 10));
+	/* The drop's first step, seen by the odd server's check. */
+	n = parse("orders 10 snowflake creating 1 odd 0 0 0 InnoDB");
+	nss_apply(&s, 0, rows, n, up);
+	assert_false(ns->served);
+	assert_int_equal(pool_available(&ns->seq.pool), 0);
+	/* Created again alike: served, nothing old in its pool. */
+	n = parse("orders 10 snowflake ready 1 odd 0 0 0 InnoDB");
+	nss_apply(&s, 0, rows, n, up);
+	nss_apply(&s, 1, rows, n, up);
+	assert_true(ns == nss_find(&s, "orders", 6) && ns->served);
+	assert_int_equal(pool_available(&ns->seq.pool), 0);
+	nss_free(&s);
+}
+
+/*
  * idsim seed 11718 (issue 32, idgenctl ns drop run for real): a drop killed
  * after the odd server's row, the even's still ready. The odd server's check
  * no longer lists the name (dropped rows are not read, nor its copies of the
@@ -274,6 +312,7 @@ main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_agreement),
 		cmocka_unit_test(test_dropped_on_one_server_lets_go),
+		cmocka_unit_test(test_unready_lets_go),
 		cmocka_unit_test(test_not_ready_on_the_first_server_unserves),
 		cmocka_unit_test(test_order_and_bound),
 		cmocka_unit_test(test_known_end),
