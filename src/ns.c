@@ -18,6 +18,7 @@ static bool	ns_word(const char **p, char *out, size_t len);
 static struct nsrv *nss_add(struct nss *s, const char *name);
 static void	nss_remove(struct nss *s, unsigned k);
 static void	ns_judge(struct nss *s, struct nsrv *ns, const bool *up);
+static uint64_t	ns_let_go(struct nsrv *ns);
 
 void
 nss_init(struct nss *s, unsigned max)
@@ -221,6 +222,15 @@ nss_remove(struct nss *s, unsigned k)
 	s->n--;
 }
 
+/* An incarnation of ns ends: its IDs and waiting blocks go (a gap; 13.6). */
+static uint64_t
+ns_let_go(struct nsrv *ns)
+{
+	ns->seq.demand = false;
+	ns->dropped++;
+	return pool_clear(&ns->seq.pool);
+}
+
 /*
  * Served when every server whose latest check counts (up) lists it ready with
  * one B and one policy, and at least one does; the first agreement fixes
@@ -273,31 +283,26 @@ ns_judge(struct nss *s, struct nsrv *ns, const bool *up)
 			    "%s): its buffered IDs let go", ns->name, (unsigned long long)b,
 			    ns_policy_name(pol), (unsigned long long)ns->b,
 			    ns_policy_name(ns->policy));
-			s->released += pool_clear(&ns->seq.pool);
+			s->released += ns_let_go(ns);
 			ns->b = b;
 			ns->policy = pol;
-			ns->seq.demand = false;
 			/* Copies are learned anew: its rows were made again (13.3). */
 			memset(ns->seq.copied, 0, sizeof(ns->seq.copied));
-			ns->dropped++;
 		}
 	}
 	if (ok && ns->b == 0) {
 		ns->b = b;
 		ns->policy = pol;
 	}
-	if (unready && ns->served) {
-		/*
-		 * A server that counts lists it, not ready: a drop's first step
-		 * (13.3). Its buffered IDs go now, as when a check stops
-		 * listing it (nss_apply): the drop's second step can be missed
-		 * between two checks, and a create after it under the same B and
-		 * policy would serve the old blocks below its first ID (13.6).
-		 */
-		s->released += pool_clear(&ns->seq.pool);
-		ns->seq.demand = false;
-		ns->dropped++;
-	}
+	/*
+	 * A server that counts lists it, not ready: a drop's first step (13.3).
+	 * Its buffered IDs go now, as when a check stops listing it (nss_apply):
+	 * the drop's second step can be missed between two checks, and a create
+	 * after it under the same B and policy would serve the old blocks below
+	 * its first ID (13.6).
+	 */
+	if (unready && ns->served)
+		s->released += ns_let_go(ns);
 	if (ok != ns->served)
 		log_info("namespace %s: %s (B=%llu, fallback %s)", ns->name,
 		    ok ? "served" : "no longer served", (unsigned long long)ns->b,
@@ -364,11 +369,8 @@ nss_apply(struct nss *s, unsigned i, const struct ns_row *rows, unsigned n, cons
 	for (unsigned k = 0; rows != NULL && prev != 0 && k < s->n; k++) {
 		struct nsrv *ns = s->v[k];
 
-		if (ns->seen[i] == prev) {
-			released += pool_clear(&ns->seq.pool);
-			ns->seq.demand = false;
-			ns->dropped++;
-		}
+		if (ns->seen[i] == prev)
+			released += ns_let_go(ns);
 	}
 	/* Names no server lists any more: gone once nothing of them is in flight. */
 	for (unsigned k = s->n; k-- > 0;) {
