@@ -761,7 +761,7 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	    d->ns_read_us[1 - srv] };
 }
 
-/* A namespace ticket sent: what the taker knew then (tier_ns.c's ns_flight.known_end). */
+/* A namespace ticket sent: what the taker knew then (ticket.c's flight.known_end). */
 static void
 sim_hook_ns_sent(unsigned owner, unsigned srv)
 {
@@ -770,7 +770,7 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 
 	if (d == NULL || srv >= S.nsrv)
 		return;
-	d->ns_sent_end[srv] = d->t.ns_flight[srv].known_end;
+	d->ns_sent_end[srv] = d->t.srv[srv].flight.known_end;
 	d->ns_sent_unread[srv] = d->t.srv[p].state == TICKET_REFUSED ||
 	    d->t.srv[p].state == TICKET_REGRESSED ? RES_ABSENT :
 	    (uint64_t)clk_mono_ms() >= d->check_ms[p] + S.cfg.partner_wait_ms ? RES_SILENT : -1;

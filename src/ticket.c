@@ -148,9 +148,13 @@ static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char 
 		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
-static enum ticket_verdict ticket_tx_judge(struct ticket_server *s, const struct db_result *r,
-		    uint64_t *ticket);
+static void	ticket_tx_failed(struct ticket_server *s, const struct db_result *r);
+static void	ticket_tx_rolled_back(struct ticket_server *s, const struct db_result *r);
+static void	ticket_tx_judged(struct ticket_server *s, enum ticket_verdict v, uint64_t t,
+		    const char *why);
 static void	ticket_tx_bank(struct ticket_server *s, uint64_t t);
+static void	ticket_seq_answered(struct ticket_server *s, enum ticket_verdict v, uint64_t t);
+static void	ticket_flight_end(struct ticket_server *s);
 static unsigned	ticket_others(const struct ticket_server *s, unsigned *out);
 static bool	ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
@@ -286,6 +290,7 @@ ticket_failed(struct ticket_server *s, const char *what, const char *msg)
 {
 	bool was_up = ticket_up(s);
 
+	ticket_flight_end(s);
 	s->other = false;
 	s->stats.failures++;
 	db_close(s->db);
@@ -322,6 +327,7 @@ ticket_lost(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why, bool local)
 {
+	ticket_flight_end(s);
 	s->other = false;
 	s->stats.refusals++;
 	db_close(s->db);
@@ -1055,6 +1061,7 @@ ticket_fetch(struct ticket_server *s)
 	s->state = TICKET_FETCHING;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
 	s->mark_sent = s->mark;
+	s->flight.seq = 0;
 	ticket_copies_take(s);
 	if (!ticket_send_tx(s)) {
 		s->state = TICKET_READY;
@@ -1083,43 +1090,157 @@ ticket_send_tx(struct ticket_server *s)
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
 }
 
-/* The transaction's outcome: only a committed ticket that passed every check is used. */
+/* One query at a time on the connection: a namespace's ticket, then its answer. */
+bool
+ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
+    const struct ticket_copy *c)
+{
+	char sql[TICKET_SQL_MAX];
+
+	if (s->state != TICKET_READY ||
+	    !ticket_seq_build(&f->q, s->index, c, f->copies, sql, sizeof(sql)))
+		return false;
+	/* Set first: the answer may come inside the call. */
+	s->flight = *f;
+	s->flight.on = true;
+	(*f->fetching)++;
+	s->fetch_started_us = (uint64_t)clk_mono_us();
+	s->state = TICKET_FETCHING;
+	s->other = true;
+	s->step = TICKET_STEP_TX;
+	if (db_query(s->db, sql, ticket_tx_cb, s))
+		return true;
+	ticket_flight_end(s);
+	s->state = TICKET_READY;
+	s->other = false;
+	return false;
+}
+
+/* A namespace's ticket no longer in flight (answered, or its connection ended). */
+static void
+ticket_flight_end(struct ticket_server *s)
+{
+	if (!s->flight.on)
+		return;
+	s->flight.on = false;
+	(*s->flight.fetching)--;
+}
+
+/*
+ * Every sequence's ticket answered (13.7): only a committed ticket that passed
+ * every check is used. A refusal refuses the server, or a namespace there.
+ */
 static void
 ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
-	uint64_t t;
+	struct ticket_flight *f = &s->flight;
+	unsigned others[SERVER_MAX];
+	uint64_t t = 0, mark = s->mark_sent, learned = s->mark;
+	enum ticket_verdict v;
+	char why[512];
 
 	(void)db;
-	/* A deadlock or lock wait timeout: roll back and start over (no ticket was used). */
-	if (r->err != 0 && ticket_tx_failure(s, r) == TICKET_TXF_RETRY) {
-		if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
-			ticket_failed(s, "ticket", "could not roll back after a deadlock");
-		return;
-	}
-	/* A failed statement may still have run on the server: a gap, never a duplicate. */
-	if (ticket_query_error(s, r, "ticket"))
-		return;
+	ticket_flight_end(s);
 	if (s->step == TICKET_STEP_ROLLBACK) {
-		if (!ticket_send_tx(s))
-			ticket_failed(s, "ticket", "could not restart after a deadlock");
+		ticket_tx_rolled_back(s, r);
 		return;
 	}
-	switch (ticket_tx_judge(s, r, &t)) {
-	case TICKET_TX_OK:
-		break;
-	case TICKET_TX_LEARNED:
-		/* Not used; the counter is judged against that mark at once (6.3). */
+	if (r->err != 0) {
+		ticket_tx_failed(s, r);
+		return;
+	}
+	if (f->seq != 0) {
+		mark = layout_end_ticket(f->known_end, f->q.b);
+		learned = layout_end_ticket(f->known(s), f->q.b);
+	} else {
+		ticket_seq_set(&f->q, NULL, s->block_size, NULL);
+		f->copies = ticket_others(s, others);
+	}
+	v = ticket_tx_verdict(s, &f->q, r, f->copies, mark, learned, &t, why, sizeof(why));
+	ticket_tx_judged(s, v, t, why);
+}
+
+/*
+ * Not committed: a deadlock or lock wait rolls back, and so does a statement
+ * a namespace's server refused (no table, no right: refused there); anything
+ * else may have run (a gap): the default's by ticket_query_error, closed.
+ */
+static void
+ticket_tx_failed(struct ticket_server *s, const struct db_result *r)
+{
+	const char *what = s->flight.seq != 0 ? "namespace ticket" : "ticket";
+	enum ticket_txfail c = ticket_tx_failure(s, r);
+
+	if (c == TICKET_TXF_REFUSED && s->flight.seq != 0) {
+		snprintf(s->flight.why, sizeof(s->flight.why), "its ticket transaction failed: %s "
+		    "(idgenctl ns create makes %s and its rights)", r->msg, s->flight.q.table);
+		ticket_seq_answered(s, TICKET_TX_FAILED, 0);
+	} else if (c != TICKET_TXF_RETRY) {
+		if (s->flight.seq != 0)
+			ticket_failed(s, what, r->msg);
+		else
+			(void)ticket_query_error(s, r, what);
+		return;
+	}
+	if (!ticket_send(s, TICKET_STEP_ROLLBACK, ticket_tx_cb, "ROLLBACK"))
+		ticket_failed(s, what, "could not roll back");
+}
+
+/* Rolled back: a namespace's run ends; the default's ticket is asked for again. */
+static void
+ticket_tx_rolled_back(struct ticket_server *s, const struct db_result *r)
+{
+	if (s->flight.seq != 0) {
+		if (r->err != 0)
+			ticket_failed(s, "namespace ticket", r->msg);
+		else
+			ticket_seq_answered(s, TICKET_TX_ROLLED, 0);
+	} else if (r->err != 0) {
+		ticket_tx_failed(s, r);
+	} else if (!ticket_send_tx(s)) {
+		ticket_failed(s, "ticket", "could not restart after a deadlock");
+	}
+}
+
+/*
+ * A committed ticket judged: used only when TICKET_TX_OK; short or sealed,
+ * the connection closes; LEARNED refuses nothing, the counter checked at once.
+ */
+static void
+ticket_tx_judged(struct ticket_server *s, enum ticket_verdict v, uint64_t t, const char *why)
+{
+	bool ns = s->flight.seq != 0;
+
+	if (v == TICKET_TX_LEARNED)
+		log_warn("%s ticket server: %s", s->name, why);
+	if (v == TICKET_TX_SHORT || v == TICKET_TX_SEALED || (ns && v == TICKET_TX_NO_ROW)) {
+		ticket_failed(s, ns ? "namespace ticket" : "ticket", why);
+	} else if (ns) {
+		snprintf(s->flight.why, sizeof(s->flight.why), "%s", why);
+		ticket_seq_answered(s, v, t);
+	} else if (v == TICKET_TX_REGRESS) {
+		ticket_regress(s, why);
+	} else if (v == TICKET_TX_LEARNED) {
 		s->state = TICKET_READY;
 		ticket_start_recheck(s);
-		return;
-	default:
-		return;
+	} else if (v != TICKET_TX_OK) {
+		ticket_refuse(s, why);
+	} else {
+		ticket_run_end(s);
+		ticket_tx_bank(s, t);
 	}
-	s->state = TICKET_READY;
-	if (s->recheck_due)
-		ticket_start_recheck(s);
-	ticket_tx_bank(s, t);
+}
+
+/* The tier hears a namespace's verdict, its server free (FAILED: before ROLLBACK). */
+static void
+ticket_seq_answered(struct ticket_server *s, enum ticket_verdict v, uint64_t t)
+{
+	s->flight.verdict = v;
+	s->flight.ticket = t;
+	if (v != TICKET_TX_FAILED)
+		ticket_run_end(s);
+	s->notify(s, TICKET_EV_SEQ, t, s->notify_arg);
 }
 
 enum ticket_txfail
@@ -1146,7 +1267,7 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 	/* The first row: (1)'s, the own mark's or the catalogue's, then generation, seal. */
 	unsigned nf = 0, fields = q->ns != NULL ? 6 : 3, gen = q->ns != NULL ? 3 : 1;
 	unsigned replace = ticket_seq_stmts(q, 0) - 3;
-	char **row;
+	char **row, b[24];
 	uint64_t t, own = 0, g, sealed;
 
 	if (r->nstmts != ticket_seq_stmts(q, copies)) {
@@ -1159,6 +1280,14 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		    "schema/10-tables.sql)", q->ns != NULL ? "idgen_namespaces or idgen_marks" :
 		    "idgen_marks");
 		return TICKET_TX_NO_ROW;
+	}
+	/* Dropped or created again since our check: the ticket is not used (a gap, 13.6). */
+	snprintf(b, sizeof(b), "%" PRIu64, q->b);
+	if (q->ns != NULL && (row[0] == NULL || strcmp(row[0], "ready") != 0 || row[1] == NULL ||
+	    strcmp(row[1], b) != 0 || row[2] == NULL || strcmp(row[2], q->policy) != 0)) {
+		snprintf(why, whylen, "dropped or created again since the last check: the ticket "
+		    "is not used");
+		return TICKET_TX_CHANGED;
 	}
 	/* Read under the row's lock: sealed, or opened in another generation (12.4). */
 	if (!check_uint(row[gen], &g) || !check_uint(row[gen + 1], &sealed) || ((sealed != 0 ||
@@ -1221,31 +1350,6 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_LEARNED;
 	}
 	return TICKET_TX_OK;
-}
-
-/*
- * A committed ticket transaction judged (ticket_tx_verdict): used only when
- * TICKET_TX_OK; the server refused or closed on anything but TICKET_TX_LEARNED.
- */
-static enum ticket_verdict
-ticket_tx_judge(struct ticket_server *s, const struct db_result *r, uint64_t *ticket)
-{
-	unsigned others[SERVER_MAX], n = ticket_others(s, others);
-	struct ticket_seq q;
-	enum ticket_verdict v;
-	char why[512];
-
-	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	v = ticket_tx_verdict(s, &q, r, n, s->mark_sent, s->mark, ticket, why, sizeof(why));
-	if (v == TICKET_TX_SHORT || v == TICKET_TX_SEALED)
-		ticket_failed(s, "ticket", why);
-	else if (v == TICKET_TX_REGRESS)
-		ticket_regress(s, why);
-	else if (v == TICKET_TX_LEARNED)
-		log_warn("%s ticket server: %s", s->name, why);
-	else if (v != TICKET_TX_OK)
-		ticket_refuse(s, why);
-	return v;
 }
 
 /* Hands a checked ticket to the tier, which records it before banking its block. */

@@ -35,6 +35,7 @@ enum ticket_event {
 	TICKET_EV_REFUSED,	/* a check failed (why in last_error) */
 	TICKET_EV_READ,		/* a connect-time check's answer taken: seen holds its marks
 				 * (the rights and the witness still to come) */
+	TICKET_EV_SEQ,		/* a namespace's ticket answered: flight.verdict (13.7) */
 };
 
 struct ticket_server;
@@ -115,15 +116,38 @@ enum ticket_txfail {
 	TICKET_TXF_LOST,	/* anything else: it may have run (a gap) */
 };
 
-/* A committed ticket transaction's verdict; only TICKET_TX_OK's ticket is used. */
+/* A ticket transaction's verdict; only TICKET_TX_OK's ticket is used. */
 enum ticket_verdict {
 	TICKET_TX_OK,
 	TICKET_TX_SHORT,	/* it did not run to its end */
 	TICKET_TX_NO_ROW,	/* the rows it locks are missing */
+	TICKET_TX_CHANGED,	/* a namespace's catalogue row is not as judged (13.6) */
 	TICKET_TX_SEALED,	/* a change of the increment: connect again (unbanked) */
 	TICKET_TX_REFUSE,	/* the wrong residue, or past 2^53 */
 	TICKET_TX_REGRESS,	/* the counter is not above a mark */
 	TICKET_TX_LEARNED,	/* not above a mark learned while in flight: not used (6.3) */
+	TICKET_TX_FAILED,	/* not committed: a statement refused (rolled back) */
+	TICKET_TX_ROLLED,	/* ... rolled back (a deadlock, a lock wait, or FAILED) */
+	TICKET_TX_LOST,		/* ... anything else: the connection is closed */
+};
+
+/*
+ * A ticket in flight (13.7): the default's (seq 0, ticket_fetch) or a
+ * namespace's (ticket_fetch_seq: FETCHING, other set), judged by one callback;
+ * the tier hears a namespace's verdict as TICKET_EV_SEQ.
+ */
+struct ticket_flight {
+	bool		 on;		/* a namespace's, counted in *fetching */
+	uint32_t	 seq;		/* nsrv.id; 0: the default */
+	struct ticket_seq q;
+	unsigned	 copies;	/* the copies of the others' marks it carries */
+	uint64_t	 known_end;	/* its mark known when sent (ID space) */
+	uint64_t	 copy[SERVER_MAX];	/* each copy's end: landed once committed */
+	unsigned	*fetching;	/* its sequence's seq.fetching */
+	uint64_t	(*known)(const struct ticket_server *s);	/* ... known now */
+	enum ticket_verdict verdict;
+	uint64_t	 ticket;
+	char		 why[512];
 };
 
 struct ticket_params {
@@ -179,6 +203,7 @@ struct ticket_server {
 							 * (docs/design.md 6.5) */
 	bool			 refused_local;	/* the last refusal was of this idserver's own
 						 * configuration: fatal at start (6.4) */
+	struct ticket_flight	 flight;	/* a namespace's ticket in flight */
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,
@@ -191,6 +216,10 @@ void		ticket_start(struct ticket_server *s);
 
 /* Starts one ticket transaction; only in TICKET_READY. */
 bool		ticket_fetch(struct ticket_server *s) __attribute__((warn_unused_result));
+
+/* Starts a namespace's (f, its f->copies in c); only in TICKET_READY. */
+bool		ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
+		    const struct ticket_copy *c) __attribute__((warn_unused_result));
 
 /*
  * Runs another module's query on the live connection (the namespaces,

@@ -1317,6 +1317,10 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 	case TICKET_EV_READ:
 		tier_read(t, s);
 		break;
+	case TICKET_EV_SEQ:
+		if (!tier_ns_answered(t, s))
+			return true;
+		break;
 	}
 	tier_prefetch(t);
 	t->on_change(t->arg);

@@ -47,17 +47,6 @@ struct tier_copy_run {
 extern void	(*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned srv,
 		    uint64_t ticket, bool alone);
 
-/* A namespace ticket in flight on a server (tier_ns.c; docs/design.md 13.6). */
-struct tier_ns_flight {
-	bool		 on;		/* one is in flight */
-	uint32_t	 ns;		/* its namespace (nsrv.id) */
-	uint64_t	 known_end;	/* the end of the marks known for it there when
-					 * it was asked for (ID space): judged against */
-	unsigned	 copies;	/* the copies of the others' marks it carries */
-	uint64_t	 copy[NS_SERVERS];	/* ... of server j's, its end (ID
-					 * space; 0: none): landed once it commits */
-};
-
 struct tier {
 	struct ticket_server	 srv[SERVER_MAX];	/* by index (server.h) */
 	uint64_t		 block_size;	/* agreed B; 0 until a server is checked */
@@ -129,7 +118,6 @@ struct tier {
 	bool			 ns_witnessed[NS_SERVERS];	/* its copies brought up since
 							 * it connected (6.5) */
 	bool			 ns_full_warned;	/* the state file's marks full: logged */
-	struct tier_ns_flight	 ns_flight[NS_SERVERS];	/* each server's namespace ticket */
 	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
 							 * was sent then (ns_epoch) */
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
@@ -200,6 +188,7 @@ bool		tier_settled(const struct tier *t);
 
 /* Namespaces (tier_ns.c, below tier.c): a server's event, the refills, the rate tick. */
 void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
+bool		tier_ns_answered(struct tier *t, struct ticket_server *s);	/* TICKET_EV_SEQ */
 void		tier_ns_kick(struct tier *t);
 void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
 void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);

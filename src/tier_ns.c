@@ -44,19 +44,13 @@
     "LEFT JOIN idgen_ns_marks m ON m.ns = n.name WHERE n.state <> 'dropped'), 1;" \
     "COMMIT"
 
-/* A namespace's ticket is ticket.c's one transaction on its table and rows (13.7). */
-#define TIER_NS_SQL_MAX		4096
 #define TIER_NS_WITNESS_MAX	(NS_MAX_CEIL * (NS_SERVERS - 1) * 320)
 
 static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
-static void	tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg);
-static void	tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg);
-static void	tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
-		    const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
-static bool	tier_ns_row_same(const struct nsrv *ns, char **row);
+static uint64_t	tier_ns_known_now(const struct ticket_server *s);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
 static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
@@ -242,14 +236,7 @@ tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev)
 				tier_ns_due(t, j);
 		}
 	} else if (ev == TICKET_EV_DOWN || ev == TICKET_EV_REFUSED) {
-		/* A namespace ticket in flight there will never answer (a gap). */
-		if (t->ns_flight[i].on) {
-			struct nsrv *ns = nss_by_id(&t->nss, t->ns_flight[i].ns);
-
-			t->ns_flight[i].on = false;
-			if (ns != NULL && ns->seq.fetching > 0)
-				ns->seq.fetching--;
-		}
+		/* A namespace ticket in flight there will never answer (ticket.c: a gap). */
 		tier_ns_up_now(t, up);
 		nss_judge(&t->nss, up);
 	}
@@ -569,10 +556,9 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 static bool
 tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
-	struct tier_ns_flight f = { true, ns->id, tier_ns_known(t, ns, s->index), 0, { 0 } };
+	struct ticket_flight f = { .seq = ns->id, .known_end = tier_ns_known(t, ns, s->index),
+	    .fetching = &ns->seq.fetching, .known = tier_ns_known_now };
 	struct ticket_copy c[NS_SERVERS];
-	char sql[TIER_NS_SQL_MAX];
-	struct ticket_seq q;
 
 	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 		uint64_t end = tier_ns_known(t, ns, j);
@@ -582,145 +568,49 @@ tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 		c[f.copies] = ticket_copy_block(j, end, ns->b);
 		f.copy[j] = c[f.copies++].end;
 	}
-	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
-	if (!ticket_seq_build(&q, s->index, c, f.copies, sql, sizeof(sql)))
-		return false;
-	/* Set first: the answer may come inside the call. */
-	t->ns_flight[s->index] = f;
-	ns->seq.fetching++;
-	s->fetch_started_us = (uint64_t)clk_mono_us();
-	if (ticket_run(s, sql, tier_ns_tx_cb))
-		return true;
-	t->ns_flight[s->index].on = false;
-	ns->seq.fetching--;
-	return false;
+	ticket_seq_set(&f.q, ns->name, ns->b, ns_policy_name(ns->policy));
+	return ticket_fetch_seq(s, &f, c);
+}
+
+/* The end known for s's namespace ticket in flight, as its answer is taken. */
+static uint64_t
+tier_ns_known_now(const struct ticket_server *s)
+{
+	const struct tier *t = s->notify_arg;
+	const struct nsrv *ns = nss_by_id(&t->nss, s->flight.seq);
+
+	return ns != NULL ? tier_ns_known(t, ns, s->index) : UINT64_MAX;
 }
 
 /*
- * A namespace ticket that failed: no ticket is used. Deadlocks and lock
- * waits (counted as the default's: ticket_tx_failure), and the server
- * refusing a statement (no table, no right, out of range), roll back and
- * leave the connection up (the others' for that namespace only); anything
- * else may have run and closes it (a gap).
+ * A namespace ticket answered (ticket.c judged it, as every sequence's,
+ * 13.7): used, or not and why. False when no prefetch pass is to follow (a
+ * refused statement's ROLLBACK is on its way).
  */
-static void
-tier_ns_tx_failed(struct tier *t, struct ticket_server *s, struct nsrv *ns,
-    const struct db_result *r)
+bool
+tier_ns_answered(struct tier *t, struct ticket_server *s)
 {
-	char why[512];
+	const struct ticket_flight *f = &s->flight;
+	enum ticket_verdict v = f->verdict;
+	struct nsrv *ns = nss_by_id(&t->nss, f->seq);
 
-	switch (ticket_tx_failure(s, r)) {
-	case TICKET_TXF_RETRY:
-		break;
-	case TICKET_TXF_REFUSED:
-		snprintf(why, sizeof(why), "its ticket transaction failed: %s (idgenctl ns create "
-		    "makes tickets_%s and its rights)", r->msg, ns->name);
-		tier_ns_refuse(t, ns, s->index, why);
-		break;
-	case TICKET_TXF_LOST:
-		ticket_run_lost(s, "namespace ticket", r->msg);
-		return;
-	}
-	if (!ticket_run_next(s, "ROLLBACK", tier_ns_rolled_back))
-		ticket_run_lost(s, "namespace ticket", "could not roll back");
-}
-
-/*
- * The catalogue row the transaction read under its shared lock is still the
- * one this process judged: (state, B, fallback) of its first row.
- */
-static bool
-tier_ns_row_same(const struct nsrv *ns, char **row)
-{
-	char b[24];
-
-	snprintf(b, sizeof(b), "%" PRIu64, ns->b);
-	return row[0] != NULL && strcmp(row[0], "ready") == 0 && row[1] != NULL &&
-	    strcmp(row[1], b) == 0 && row[2] != NULL &&
-	    strcmp(row[2], ns_policy_name(ns->policy)) == 0;
-}
-
-/* The transaction's outcome: only a committed ticket that passed every check is used. */
-static void
-tier_ns_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
-{
-	struct ticket_server *s = arg;
-	struct tier *t = s->notify_arg;
-	struct tier_ns_flight f = t->ns_flight[s->index];
-	struct nsrv *ns = nss_by_id(&t->nss, f.ns);
-	unsigned nf = 0;
-	enum ticket_verdict v;
-	struct ticket_seq q;
-	uint64_t tk = 0;
-	char why[512];
-	char **row;
-
-	(void)db;
-	if (ns == NULL) {
-		/* Cannot be: a namespace stays while a ticket of it is in flight. */
-		ticket_run_lost(s, "namespace ticket", "its namespace vanished");
-		return;
-	}
-	ns->seq.fetching--;
-	t->ns_flight[s->index].on = false;
-	if (r->err != 0) {
-		tier_ns_tx_failed(t, s, ns, r);
-		return;
-	}
-	ticket_seq_set(&q, ns->name, ns->b, ns_policy_name(ns->policy));
-	row = db_first_row(r, &nf);
-	/* Dropped or created again since our check: the ticket is not used (a gap). */
-	if (r->nstmts == ticket_seq_stmts(&q, f.copies) && row != NULL && nf == 6 &&
-	    !tier_ns_row_same(ns, row)) {
-		ticket_run_end(s);
-		tier_ns_refuse(t, ns, s->index, "dropped or created again since the last check: "
-		    "the ticket is not used");
-		for (unsigned j = 0; j < NS_SERVERS; j++)
-			tier_ns_due(t, j);
-		t->up->prefetch(t);
-		t->on_change(t->arg);
-		return;
-	}
-	v = ticket_tx_verdict(s, &q, r, f.copies, layout_end_ticket(f.known_end, ns->b),
-	    layout_end_ticket(tier_ns_known(t, ns, s->index), ns->b), &tk, why, sizeof(why));
-	if (v == TICKET_TX_SHORT || v == TICKET_TX_NO_ROW || v == TICKET_TX_SEALED) {
-		ticket_run_lost(s, "namespace ticket", v == TICKET_TX_SEALED ? why :
-		    "the transaction did not run to its end");
-		return;
-	}
-	ticket_run_end(s);
-	/* Its transaction committed the copies it carried (copy first, 13.6). */
-	for (unsigned j = 0; v == TICKET_TX_OK && j < NS_SERVERS; j++)
-		seq_landed(&ns->seq, j, f.copy[j]);
+	if (ns == NULL)		/* cannot be: kept while a ticket of it is in flight */
+		return v != TICKET_TX_FAILED;
 	if (v == TICKET_TX_OK) {
+		/* Its transaction committed the copies it carried (copy first, 13.6). */
+		for (unsigned j = 0; j < NS_SERVERS; j++)
+			seq_landed(&ns->seq, j, f->copy[j]);
 		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
-		(void)t->up->write_ahead(t, ns, s->index, tk);
+		(void)t->up->write_ahead(t, ns, s->index, f->ticket);
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
-		log_warn("namespace %s on the %s ticket server: %s", ns->name, s->name, why);
 		tier_ns_due(t, s->index);
-	} else {
-		tier_ns_refuse(t, ns, s->index, why);
+	} else if (v != TICKET_TX_ROLLED) {
+		tier_ns_refuse(t, ns, s->index, f->why);
+		for (unsigned j = 0; v == TICKET_TX_CHANGED && j < NS_SERVERS; j++)
+			tier_ns_due(t, j);
 	}
-	t->up->prefetch(t);
-	t->on_change(t->arg);
-}
-
-/* After a rolled-back namespace ticket: the server is free again. */
-static void
-tier_ns_rolled_back(struct db_conn *db, const struct db_result *r, void *arg)
-{
-	struct ticket_server *s = arg;
-	struct tier *t = s->notify_arg;
-
-	(void)db;
-	if (r->err != 0) {
-		ticket_run_lost(s, "namespace ticket", r->msg);
-		return;
-	}
-	ticket_run_end(s);
-	t->up->prefetch(t);
-	t->on_change(t->arg);
+	return v != TICKET_TX_FAILED;
 }
 
 /* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */

@@ -269,6 +269,32 @@ test_verdict_learned(void **state)
 	rig_down(r);
 }
 
+/* A namespace's catalogue row not as judged (dropped, another B or policy): not used. */
+static void
+test_verdict_changed(void **state)
+{
+	static const char *const rows[3][6] = {
+		{ "dropping", "8", "refuse", "0", "0", "0" },
+		{ "ready", "16", "refuse", "0", "0", "0" },
+		{ "ready", "8", "snowflake", "0", "0", "0" },
+	};
+	struct rig *r = rig_up();
+	struct ticket_seq q;
+	struct db_result res;
+	char *row[6], why[512];
+	uint64_t t = 0;
+
+	(void)state;
+	ticket_seq_set(&q, "orders", 8, "refuse");
+	for (unsigned k = 0; k < 3; k++) {
+		ns_tx_answer(&q, &res, row, rows[k]);
+		assert_int_equal(ticket_tx_verdict(&r->s, &q, &res, 1, 5, 0, &t, why, sizeof(why)),
+		    TICKET_TX_CHANGED);
+	}
+	assert_int_equal(r->s.stats.unbanked, 0);
+	rig_down(r);
+}
+
 /* An even ticket from the odd server: refused (auto_increment_offset changed). */
 static void
 test_wrong_parity(void **state)
@@ -601,6 +627,7 @@ main(void)
 		cmocka_unit_test(test_ticket_below_mark),
 		cmocka_unit_test(test_ticket_below_learned_mark),
 		cmocka_unit_test(test_verdict_learned),
+		cmocka_unit_test(test_verdict_changed),
 		cmocka_unit_test(test_wrong_parity),
 		cmocka_unit_test(test_lost_mid_ticket),
 		cmocka_unit_test(test_missing_right),

@@ -2303,7 +2303,7 @@ test_review_ns_marks_forgotten(void **state)
  * ticket is in flight on it (here by the test; in the review, a default
  * ticket's state file write failing): tier_written() -> tier_unrecorded() -> ticket_refuse()
  * closes the connection (db_close drops the pending callback), so
- * tier_ns_tx_cb() never runs and ns->seq.fetching stays 1 for the life of the
+ * ticket_tx_cb() never runs for it and ns->seq.fetching stays 1 for the life of the
  * process: the namespace can never be let go (nss_apply), tier_ns_can_fetch()
  * is always true, and with prefetch_blocks = 1 no ticket of it is fetched
  * again (tier_ns_need counts the phantom ticket as B IDs in flight).
@@ -2349,8 +2349,8 @@ test_review_ns_fetching_stuck(void **state)
 	gate_set(false, 0);
 	ticket_refuse(&r->t.srv[0], "refused by the test mid-ticket");
 	/* Odd's ticket is no longer counted; a new one may be in flight on even. */
-	assert_false(r->t.ns_flight[0].on);
-	assert_int_equal(ns->seq.fetching, r->t.ns_flight[1].on ? 1 : 0);
+	assert_false(r->t.srv[0].flight.on);
+	assert_int_equal(ns->seq.fetching, r->t.srv[1].flight.on ? 1 : 0);
 	sim[0].ns_hold = false;
 	run_for(r, 300);
 	settle(r);
@@ -3052,7 +3052,7 @@ test_ns_ticket_echo_in_flight(void **state)
 	k = find_ev(from, 0, 'N');
 	assert_true(k < nlog);
 	t = sim_log[k].v;
-	assert_true(r->t.ns_flight[0].on);
+	assert_true(r->t.srv[0].flight.on);
 	sim[1].ns_mark[0] = t;
 	sim[1].ns_mark_b[0] = 8;
 	ticket_recheck_soon(&r->t.srv[1]);
