@@ -55,15 +55,15 @@ seq_sample(struct seq *q, const struct seq_prefetch *p, unsigned rate_ms, double
  * counting what is in flight, or below what a waiting request wants.
  */
 bool
-seq_need(const struct seq *q, const struct seq_need *n, uint64_t b)
+seq_need(const struct seq *q, unsigned in_flight, uint64_t b, bool idle)
 {
-	uint64_t have = n->buffered + n->in_flight * b;
+	uint64_t have = pool_available(&q->pool) + in_flight * b;
 
-	if (n->demand && n->in_flight == 0)
+	if (q->demand && in_flight == 0)
 		return true;
-	if (n->idle)
+	if (idle)
 		return false;
-	return have < q->target || (n->demand && have < q->want);
+	return have < q->target || (q->demand && have < q->want);
 }
 
 /* Every sequence's IDs leave its buffer here: the rate is sampled from taken. */

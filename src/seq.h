@@ -58,16 +58,12 @@ void	seq_sample(struct seq *q, const struct seq_prefetch *p, unsigned rate_ms,
 /* The target at the current rate for tickets of B b, a fetch taking fetch_ms. */
 void	seq_retarget(struct seq *q, const struct seq_prefetch *p, double fetch_ms, uint64_t b);
 
-/* The rule asking for a sequence's next ticket of B b (docs/design.md 13.7). */
-struct seq_need {
-	uint64_t	 buffered;	/* IDs in its buffer */
-	unsigned	 in_flight;	/* tickets asked for and not yet banked */
-	bool		 demand;	/* a request waits for a block that is not here */
-	bool		 idle;		/* nothing taken for a while: only demand asks */
-};
-
-/* True when the sequence wants another ticket of B b (q->want: a waiting request's). */
-bool	seq_need(const struct seq *q, const struct seq_need *n, uint64_t b);
+/*
+ * The rule asking for every sequence's next ticket of B b (docs/design.md
+ * 13.7), in_flight asked for and not banked (q->want: a waiting request's);
+ * idle (nothing taken for a while): only a waiting request asks.
+ */
+bool	seq_need(const struct seq *q, unsigned in_flight, uint64_t b, bool idle);
 
 /*
  * Takes n IDs (ascending), or with block a dense block of n, from the

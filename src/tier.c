@@ -316,11 +316,9 @@ tier_prefetch_default(struct tier *t)
 	if (t->block_size == 0)
 		return;
 	for (unsigned tries = 0; tries < server_own_count(); tries++) {
-		struct seq_need need = { pool_available(&t->seq.pool), tier_in_flight(t), t->seq.demand,
-		    false };
 		int next;
 
-		if (!seq_need(&t->seq, &need, t->block_size))
+		if (!seq_need(&t->seq, tier_in_flight(t), t->block_size, false))
 			return;
 		/* Fragments that BLOCKs skipped must not stop the refills. */
 		if (t->seq.pool.count >= POOL_RANGES_ROOM)

@@ -347,17 +347,16 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 static bool
 tier_ns_need(const struct tier *t, const struct nsrv *ns)
 {
-	struct seq_need need = { pool_available(&ns->seq.pool), ns->seq.fetching + ns->seq.writing,
-	    ns->seq.demand, false };
+	unsigned in_flight = ns->seq.fetching + ns->seq.writing;
 
 	if (!ns->served || ns->b == 0)
 		return false;
 	/* Room in the pool for every block asked for (a small B_N fills it by count). */
-	if (ns->seq.pool.count + ns->seq.fetching + ns->seq.writing >= POOL_RANGES_ROOM)
+	if (ns->seq.pool.count + in_flight >= POOL_RANGES_ROOM)
 		return false;
 	/* An idle namespace keeps nothing buffered: its first request fetches. */
-	need.idle = ns->seq.last_take_ms == 0 || clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms;
-	return seq_need(&ns->seq, &need, ns->b);
+	return seq_need(&ns->seq, in_flight, ns->b, ns->seq.last_take_ms == 0 ||
+	    clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms);
 }
 
 /* Starts the namespace checks due on idle servers. */
