@@ -185,7 +185,7 @@ struct idserver {
 	uint64_t		ns_read_ever[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever held */
 	uint64_t		ns_read_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever due */
 	uint64_t		ns_sent_end[TSERVER_MAX];	/* its known end when it sent the
-							 * ticket transaction to S (tier_ns.c) */
+							 * ticket transaction to S (tier.c) */
 	/*
 	 * What its file must hold (13.6): the end of every block of k drawn on R
 	 * it handed IDs of (write-ahead) and every mark of R a check read

@@ -765,7 +765,7 @@ tserver_ns_end(uint64_t hw, uint64_t hb, uint64_t b)
 }
 
 /*
- * The namespace check (tier_ns.c's TIER_NS_CHECK_SQL): one line per marks
+ * The namespace check (tier.c's TIER_NS_CHECK_SQL): one line per marks
  * row of every namespace not dropped, "name B policy state counter role hw
  * hb start_above engine", ordered by name then role; NULL when none.
  */

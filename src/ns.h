@@ -1,7 +1,7 @@
 /*
  * ns.h - the namespaces idserver serves: what each server of the region says
  * of them, the marks that bind them, and their buffered IDs (docs/design.md
- * section 13.6). Pure logic, no I/O: tier_ns.c reads the servers and fetches.
+ * section 13.6). Pure logic, no I/O: tier.c reads the servers and fetches.
  */
 #ifndef IDGEN_NS_H
 #define IDGEN_NS_H

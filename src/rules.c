@@ -22,25 +22,25 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "of its mark, or none is up (tier.c, 6.5)" },
 	[RULE_NS_KNOWN] = { "ns-ticket-known",
 	    "a namespace ticket is used only above known[N][R] as it was when asked for "
-	    "(tier_ns.c, 13.6)" },
+	    "(ticket.c, 13.6)" },
 	[RULE_NS_OWN_MARK] = { "ns-own-mark",
-	    "a namespace ticket transaction's own-row UPDATE must match its row (tier_ns.c, 13.6)" },
+	    "a namespace ticket transaction's own-row UPDATE must match its row (ticket.c, 13.6)" },
 	[RULE_NS_STATE_MARKS] = { "ns-state-marks",
-	    "the state file's namespace marks bind a restarted idserver (tier_ns.c, 13.5)" },
+	    "the state file's namespace marks bind a restarted idserver (tier.c, 13.5)" },
 	[RULE_NS_WRITE_AHEAD] = { "ns-write-ahead",
 	    "a namespace ticket's mark is in the state file before its block is banked "
-	    "(tier_ns.c, 13.6)" },
+	    "(tier.c, 13.6)" },
 	[RULE_NS_REMEMBER] = { "ns-remember",
-	    "every namespace mark a check reads is kept in the state file (tier_ns.c, 13.6)" },
+	    "every namespace mark a check reads is kept in the state file (tier.c, 13.6)" },
 	[RULE_NS_PARTNER_FIRST] = { "ns-partner-first",
 	    "a new connection serves a namespace only once every other server up or connecting "
-	    "answered a namespace check sent after it connected (tier_ns.c, 13.6)" },
+	    "answered a namespace check sent after it connected (tier.c, 13.6)" },
 	[RULE_NS_WITNESS] = { "ns-witness",
 	    "a new connection raises its copies of the others' namespace marks before serving "
-	    "(tier_ns.c, 13.6)" },
+	    "(tier.c, 13.6)" },
 	[RULE_NS_COPY_FIRST] = { "ns-copy-first",
 	    "a namespace ticket's block is banked only once another server of the region holds "
-	    "a copy of its mark, or none is up (tier_ns.c, 13.6)" },
+	    "a copy of its mark, or none is up (tier.c, 13.6)" },
 	[RULE_SEAL] = { "seal",
 	    "a ticket is banked only when its server's own row, read under the ticket's lock, "
 	    "is unsealed and in the generation its connection was checked under, the view's "
@@ -54,7 +54,7 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_PARTNER_WAIT] = { "partner-wait",
 	    "a new connection waits for its partner's check until the partner has answered "
 	    "nothing for partner_wait_ms, not only until its first failure; a namespace's too "
-	    "(tier.c, tier_ns.c; 6.4, 13.6)" },
+	    "(tier.c; 6.4, 13.6)" },
 	[RULE_CLAIM_NOW] = { "claim-now",
 	    "a claim takes only a worker row whose window_end is below the claimant's now "
 	    "(lease.c, 3.3)" },

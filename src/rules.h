@@ -26,14 +26,14 @@ enum rule {
 	RULE_STAMP,		/* lease.c: resumed only from the very file at its latest write (6.8) */
 	RULE_OWNER,		/* lease.c: resumed only when the file's writer is provably dead (6.8) */
 	RULE_COPY_FIRST,	/* tier.c: a block banked once another server holds its copy (6.5) */
-	RULE_NS_KNOWN,		/* tier_ns.c: a namespace ticket above known[N][R] as sent (13.6) */
-	RULE_NS_OWN_MARK,	/* tier_ns.c: the namespace ticket's own-row UPDATE matched (13.6) */
-	RULE_NS_STATE_MARKS,	/* tier_ns.c: the state file's namespace marks bind (13.5) */
-	RULE_NS_WRITE_AHEAD,	/* tier_ns.c: a namespace ticket's mark in the file first (13.6) */
-	RULE_NS_REMEMBER,	/* tier_ns.c: marks a check read kept in the state file (13.6) */
-	RULE_NS_PARTNER_FIRST,	/* tier_ns.c: the others read after a connect, first (13.6) */
-	RULE_NS_WITNESS,	/* tier_ns.c: a new connection's copies before it serves (13.6) */
-	RULE_NS_COPY_FIRST,	/* tier_ns.c: a namespace block banked once another server holds
+	RULE_NS_KNOWN,		/* ticket.c: a namespace ticket above known[N][R] as sent (13.6) */
+	RULE_NS_OWN_MARK,	/* ticket.c: the namespace ticket's own-row UPDATE matched (13.6) */
+	RULE_NS_STATE_MARKS,	/* tier.c: the state file's namespace marks bind (13.5) */
+	RULE_NS_WRITE_AHEAD,	/* tier.c: a namespace ticket's mark in the file first (13.6) */
+	RULE_NS_REMEMBER,	/* tier.c: marks a check read kept in the state file (13.6) */
+	RULE_NS_PARTNER_FIRST,	/* tier.c: the others read after a connect, first (13.6) */
+	RULE_NS_WITNESS,	/* tier.c: a new connection's copies before it serves (13.6) */
+	RULE_NS_COPY_FIRST,	/* tier.c: a namespace block banked once another server holds
 				 * its copy (13.6) */
 	RULE_SEAL,		/* ticket.c: banked only from its own row unsealed in the
 				 * connection's generation, the view's (12.4) */

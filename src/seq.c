@@ -1,8 +1,8 @@
 /*
  * seq.c - a sequence (docs/design.md 13.7): its rate and prefetch target,
  * the rule asking for its next ticket, the write-ahead of a ticket's mark,
- * copy first's verdict and queue, the bank step. Below tier.c and tier_ns.c,
- * which take every sequence, the default and each namespace, through it.
+ * copy first's verdict and queue, the bank step. Below tier.c,
+ * which takes every sequence, the default and each namespace, through it.
  */
 #include "seq.h"
 

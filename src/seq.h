@@ -3,7 +3,7 @@
  * 13.7). Its demand (the IDs it handed out, their rate, the target it keeps
  * buffered or in flight), the rule that asks for its next ticket, the
  * write-ahead of a ticket's mark, copy first's verdict and queue, and the bank
- * step into its buffer. Below tier.c and tier_ns.c; calls neither.
+ * step into its buffer. Below tier.c; calls neither.
  */
 #ifndef IDGEN_SEQ_H
 #define IDGEN_SEQ_H

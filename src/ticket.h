@@ -223,7 +223,7 @@ bool		ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
 
 /*
  * Runs another module's query on the live connection (the namespaces,
- * tier_ns.c): only in TICKET_READY; the server is FETCHING, with other set,
+ * tier.c): only in TICKET_READY; the server is FETCHING, with other set,
  * until ticket_run_end(). ticket_run_next() sends the run's next query;
  * ticket_run_lost() ends it as an outage (the connection is closed).
  */
@@ -236,7 +236,7 @@ void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg
 
 /*
  * The outcome of a witness another module ran on the live connection (the
- * namespaces' copies, tier_ns.c), accounted as the connect's own witness
+ * namespaces' copies, tier.c), accounted as the connect's own witness
  * (docs/design.md 6.5): refused by the server (read-only, a full disk), it
  * is counted, logged once per episode and shown in STATS and /health; landed,
  * the episode is over. The caller still ends or loses the run.

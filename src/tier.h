@@ -105,7 +105,7 @@ struct tier {
 							 * (docs/design.md 6.5, copy-conn) */
 	uint64_t		 conn_dropped;	/* tickets so dropped */
 	uint64_t		 b_warned[SERVER_MAX];	/* a mark's old B, logged once */
-	/* Namespaces (docs/design.md 13.6; tier_ns.c), on our region's servers. */
+	/* Namespaces (docs/design.md 13.6), on our region's servers. */
 	struct nss		 nss;
 	uint64_t		 ns_idle_ms;	/* ns_idle_ms */
 	uint64_t		 ns_epoch;	/* orders connects and namespace checks */
@@ -126,30 +126,8 @@ struct tier {
 	uint64_t		 ns_copies_pushed;	/* plain namespace copy UPDATEs run */
 	uint64_t		 ns_banked_alone;	/* namespace tickets banked with no
 							 * other server up */
-	const struct tier_up	*up;		/* tier.c's, for tier_ns.c */
 	void			(*on_change)(void *arg);	/* IDs arrived or health changed */
 	void			*arg;
-};
-
-/*
- * What tier_ns.c asks of tier.c, filled by tier_init: the namespaces lie
- * below tier.c and reach it through nothing else (docs/design.md 13.7).
- */
-struct tier_up {
-	void	(*prefetch)(struct tier *t);	/* a pass: checks, refills, copies */
-	bool	(*save_marks)(struct tier *t);	/* the state file, without waiting;
-						   false when it failed now */
-	bool	(*write_ahead)(struct tier *t, struct nsrv *ns, unsigned srv, uint64_t ticket);
-						/* a judged ticket: its mark
-						   written ahead, copy first, the
-						   bank; false when not used now */
-	void	(*ns_refused)(struct tier *t, struct nsrv *ns, unsigned srv);
-						/* ns refused on srv: its tickets
-						   there waiting for a copy are
-						   not used (6.5) */
-	bool	(*cannot_answer)(const struct tier *t, unsigned srv, uint64_t now_ms);
-						/* refused, or silent for
-						   partner_wait_ms (6.4) */
 };
 
 /* ops: the database (NULL: MariaDB; a fake in unit tests). */
@@ -185,23 +163,6 @@ const char	*tier_waits_for(const struct tier *t, unsigned i, char *buf, size_t l
 
 /* True when every server has settled (up, refused, or failed once). */
 bool		tier_settled(const struct tier *t);
-
-/* Namespaces (tier_ns.c, below tier.c): a server's event, the refills, the rate tick. */
-void		tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
-bool		tier_ns_answered(struct tier *t, struct ticket_server *s);	/* TICKET_EV_SEQ */
-void		tier_ns_kick(struct tier *t);
-void		tier_ns_kick_first(struct tier *t);	/* checks, waiting requests */
-void		tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
-
-/* Raises (name, server i)'s mark in the state file, room made; false when full. */
-bool		tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
-		    bool *changed) __attribute__((warn_unused_result));
-
-/* A namespace refused on server i (why logged once); the others go on. */
-void		tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
-
-/* The mark known for (ns, server i), as an end in ID space (13.6). */
-uint64_t	tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i);
 
 /* How many namespaces are served now. */
 unsigned	tier_ns_served(const struct tier *t);

@@ -345,7 +345,7 @@ sim_witness(int i, const char *sql, struct fake_answer *a)
 static const char *ns_extra_line;
 
 /*
- * the namespace check (tier_ns.c TIER_NS_CHECK_SQL) of server
+ * the namespace check (tier.c TIER_NS_CHECK_SQL) of server
  * i: one line per marks row of "nsx", as GROUP_CONCAT would give them.
  */
 static void
