@@ -79,10 +79,10 @@ static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t 
 		    bool *changed) __attribute__((warn_unused_result));
 static void	tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
 static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
-static void	tier_ns_kick_first(struct tier *t);
-static void	tier_ns_kick(struct tier *t);
 static bool	tier_ns_answered(struct tier *t, struct ticket_server *s);
 static void	tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
+static void	tier_ns_kick_checks(struct tier *t);
+static void	tier_ns_kick_fetches(struct tier *t, bool demand);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 #define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */
@@ -331,8 +331,14 @@ tier_prefetch(struct tier *t)
 	/* The hot path of a tier without namespaces: three tests, nothing else. */
 	bool ns = t->nss.n > 0 || t->ns_due_some;
 
-	if (ns)
-		tier_ns_kick_first(t);
+	/*
+	 * The namespaces' checks first (a server busy with the default sequence
+	 * still reads the catalogue), then their tickets for waiting requests.
+	 */
+	if (ns) {
+		tier_ns_kick_checks(t);
+		tier_ns_kick_fetches(t, true);
+	}
 	tier_prefetch_default(t);
 	/*
 	 * After the fetches: a ticket on another server carries the copies a
@@ -348,7 +354,9 @@ tier_prefetch(struct tier *t)
 static void
 tier_ns_refill(struct tier *t)
 {
-	tier_ns_kick(t);
+	tier_ns_kick_checks(t);
+	tier_ns_kick_fetches(t, true);
+	tier_ns_kick_fetches(t, false);
 	if (t->await.n > 0)
 		tier_copy_push(t, true);
 }
@@ -1701,25 +1709,6 @@ tier_ns_kick_fetches(struct tier *t, bool demand)
 			break;
 		}
 	}
-}
-
-/*
- * The checks first (a server busy with the default sequence still reads the
- * catalogue), then tickets for waiting requests; the default's refills, then
- * the namespaces' prefetch, come in tier_prefetch between the two.
- */
-static void
-tier_ns_kick_first(struct tier *t)
-{
-	tier_ns_kick_checks(t);
-	tier_ns_kick_fetches(t, true);
-}
-
-static void
-tier_ns_kick(struct tier *t)
-{
-	tier_ns_kick_first(t);
-	tier_ns_kick_fetches(t, false);
 }
 
 bool
