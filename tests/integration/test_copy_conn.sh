@@ -50,7 +50,7 @@ if [ "${COPY_CONN_RULE_OFF:-}" = 1 ]; then
 		[ -f "${o%.c}.o" ] || fail "no ${o%.c}.o: build idserver first (make all)"
 		objs+=("${o%.c}.o")
 	done
-	cc -std=c11 -I"$ROOT/src" -DRULE_OFF='"copy-conn"' -c "$ROOT/tests/integration/rule_off.c" \
+	cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/src" -DRULE_OFF='"copy-conn"' -c "$ROOT/tests/integration/rule_off.c" \
 		-o "$T_DIR/rule_off.o"
 	cc -pthread -o "$T_DIR/idserver-copy-conn-off" "${objs[@]}" "$BUILD"/obj/gen/*.o \
 		"$T_DIR/rule_off.o" $(pkg-config --libs $(sed -n 's/^PKGS *:= *//p' "$ROOT/Makefile"))
