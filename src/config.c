@@ -1053,9 +1053,30 @@ config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	*port = server == 0 ? cfg->odd_port : cfg->even_port;
 }
 
+/* A config built by hand (the unit tests) may leave a string NULL: "". */
+static const char *
+config_str(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
+void
+config_dbtls(struct dbtls *t, const struct config *cfg)
+{
+	memset(t, 0, sizeof(*t));
+	t->required = strcmp(config_str(cfg->db_tls), "required") == 0;
+	t->verify_host = cfg->db_tls_verify_host != 0;
+	t->ca_file = config_str(cfg->db_tls_ca_file);
+	t->cert_file = config_str(cfg->db_tls_cert_file);
+	t->key_file = config_str(cfg->db_tls_key_file);
+	t->min_version = config_str(cfg->db_tls_min_version);
+	t->handshake_ms = cfg->connect_timeout_ms;
+}
+
 /*
  * The connection settings of ticket server index (server.h): the caller builds
- * them here and hands them to db_new, so db.c never reads the config.
+ * them here and hands them to db_new, so neither db.c nor dbtls.c reads the
+ * config.
  */
 void
 config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
@@ -1069,7 +1090,7 @@ config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
 	p->connect_timeout_ms = cfg->connect_timeout_ms;
 	p->query_timeout_ms = cfg->query_timeout_ms;
 	p->flags = flags;
-	dbtls_from_config(&p->tls, cfg);
+	config_dbtls(&p->tls, cfg);
 	p->ops = ops;
 }
 

@@ -247,7 +247,7 @@ main_check_config(struct main_ctx *m)
 	char err[512];
 	bool ok;
 
-	dbtls_from_config(&dt, &m->cfg);
+	config_dbtls(&dt, &m->cfg);
 	ok = tls_init(&m->tls, &m->cfg, err, sizeof(err)) &&
 	    dbtls_load_files(&dt, err, sizeof(err));
 	tls_free(m->tls);
