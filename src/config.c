@@ -474,12 +474,13 @@ config_check_file(const char *key, const char *path, char *err, size_t errlen)
 
 	if (path[0] == '\0')
 		return true;
-	if (stat(path, &st) != 0 || (f = fopen(path, "r")) == NULL)
+	/* The type first: opening a FIFO would wait for a writer. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return check_fail(err, errlen, "%s: '%s' is not a regular file", key, path);
+	if ((f = fopen(path, "r")) == NULL)
 		return check_fail(err, errlen, "%s: cannot read '%s': %s", key, path,
 		    strerror(errno));
 	fclose(f);
-	if (!S_ISREG(st.st_mode))
-		return check_fail(err, errlen, "%s: '%s' is not a regular file", key, path);
 	return true;
 }
 
@@ -802,14 +803,14 @@ bad:
 
 /*
  * Loads the password from IDGEN_DB_PASSWORD or db_password_file (which wins,
- * even when empty), a regular file: a directory or FIFO is refused, not read.
+ * even when empty), a regular file: a directory or FIFO is refused, not read
+ * (config_check_file).
  */
 static bool
 config_read_password(struct config *cfg, char *err, size_t errlen)
 {
 	const char *env = getenv("IDGEN_DB_PASSWORD");
 	char line[512];
-	struct stat st;
 	FILE *f;
 
 	free(cfg->db_password);
@@ -818,14 +819,9 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 		cfg->db_password = strdup(env != NULL ? env : "");
 		return cfg->db_password != NULL;
 	}
-	if (stat(cfg->db_password_file, &st) != 0)
-		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
-		    cfg->db_password_file, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return check_fail(err, errlen, "db_password_file: '%s' is not a regular file",
-		    cfg->db_password_file);
-	f = fopen(cfg->db_password_file, "r");
-	if (f == NULL)
+	if (!config_check_file("db_password_file", cfg->db_password_file, err, errlen))
+		return false;
+	if ((f = fopen(cfg->db_password_file, "r")) == NULL)
 		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
 		    cfg->db_password_file, strerror(errno));
 	if (fgets(line, sizeof(line), f) == NULL) {
