@@ -643,11 +643,6 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks)
 		return check_fail(err, errlen, "prefetch_max_blocks (%u) is below "
 		    "prefetch_blocks (%u)", cfg->prefetch_max_blocks, cfg->prefetch_blocks);
-	/* Every served namespace may hold a mark per server in the state file (13.6). */
-	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
-		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
-		    "is above the state file's %u namespace marks", cfg->max_namespaces,
-		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
 	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms)
 		return check_fail(err, errlen, "lease_extend_ms (%u) must be at most half of "
 		    "lease_window_ms (%u)", cfg->lease_extend_ms, cfg->lease_window_ms);
@@ -962,6 +957,11 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		    "region_bits do not fit together");
 	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
 		return false;
+	/* Every served namespace may hold a mark per server in the state file (13.6). */
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
+		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
+		    "is above the state file's %u namespace marks", cfg->max_namespaces,
+		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
 	return config_read_password(cfg, err, errlen);
 }
 
