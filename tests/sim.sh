@@ -129,8 +129,9 @@ job() {
 }
 out() { cat "$tmp/$1.out" 2>/dev/null; }
 rc() { cat "$tmp/$1.rc" 2>/dev/null || echo 3; }
-# A failed run's output but its last four lines (the counts), the shrunk trace with it.
-why() { head -n -4 "$tmp/$1.all" 2>/dev/null | sed 's/^/    /'; }
+# A failed run's output but its last four lines (the counts) and the schedules'
+# own hashes, the shrunk trace with it.
+why() { head -n -4 "$tmp/$1.all" 2>/dev/null | grep -v '^schedule [0-9]* trace ' | sed 's/^/    /'; }
 
 # The fixed range in 4 x SIM_JOBS slices of consecutive seeds (each schedule is
 # its seed's alone; slices that small keep both jobs busy to the end), cut
@@ -146,7 +147,7 @@ for ((s = 1; s <= SIM_SCHEDULES; s += slice)); do
 		fi
 		if [ "$k" -gt "$from" ]; then
 			slices+=("$njobs:$from:$((k - from))")
-			job --seed "$from" --schedules "$((k - from))" --shrink
+			job --seed "$from" --schedules "$((k - from))" --shrink --hashes
 		fi
 		from=$((k + 1))
 	done
@@ -157,6 +158,27 @@ for k in $SIM_KNOWN; do
 	known+=("$njobs:$k")
 	job --seed "$k" --schedules 1
 done
+# A schedule's trace is its seed's alone, whatever ran before it in the process
+# (docs/design.md section 14): seeds from deep inside the slices (each slice's
+# last, one drawn in each, and 16517, which once differed) run alone give the
+# hash the slice gave them (--hashes: each schedule's own trace hash).
+alone=()
+for sl in "${slices[@]}"; do
+	IFS=: read -r j s n <<<"$sl"
+	for k in $((s + n - 1)) $((s + (RANDOM % n))); do
+		alone+=("$j:$k:$njobs")
+		job --seed "$k" --schedules 1 --hashes
+	done
+done
+if [ "$SIM_SCHEDULES" -ge 16517 ]; then
+	for sl in "${slices[@]}"; do
+		IFS=: read -r j s n <<<"$sl"
+		if [ 16517 -ge "$s" ] && [ 16517 -lt $((s + n)) ]; then
+			alone+=("$j:16517:$njobs")
+			job --seed 16517 --schedules 1 --hashes
+		fi
+	done
+fi
 # A logged random slice beside the fixed range: a failure names its seed to replay.
 seed=$(( (RANDOM << 15 | RANDOM) + 100000 ))
 rnd=$njobs
@@ -233,6 +255,21 @@ for kn in "${known[@]}"; do
 		echo "seed $k of SIM_KNOWN no longer issues an ID twice ($(out "$j")): take it out of SIM_KNOWN"
 	fi
 done
+nalone=0
+for al in "${alone[@]}"; do
+	IFS=: read -r j k a <<<"$al"
+	hb=$(sed -n "s/^schedule $k trace //p" "$tmp/$j.all")
+	ha=$(sed -n "s/^schedule $k trace //p" "$tmp/$a.all")
+	if [ -z "$hb" ] && [ "$(rc "$j")" -ne 0 ]; then
+		continue	# its slice stopped before it: reported above
+	fi
+	if [ -z "$ha" ] || [ "$ha" != "$hb" ]; then
+		echo "FAIL: seed $k gave trace ${hb:-none} in its slice and ${ha:-none} alone (replay: $SIM --seed $k --schedules 1 --hashes --verbose)"
+		fail=1
+	fi
+	nalone=$((nalone + 1))
+done
+echo "deterministic: $nalone seeds from inside the slices give alone the trace hash they gave there"
 echo "random slice from seed $seed: $(out $rnd)"
 [ "$(rc $rnd)" -eq 0 ] || { echo "FAIL: the random slice issued an ID twice (replay: $SIM --seed $seed --schedules ${SIM_RANDOM_SCHEDULES:-200}):"; why $rnd; fail=1; }
 for k in 0 2; do
