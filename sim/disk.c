@@ -248,7 +248,8 @@ disk_power_loss(struct disk *d, const char *path, char *what, size_t whatlen)
 	}
 	len = d->platter_len;
 	/* Past the synced length the file's bytes are zeros unless a sector was kept. */
-	memset(d->platter + len, 0, DISK_BYTES - len);
+	if (d->cache_len > len)
+		memset(d->platter + len, 0, d->cache_len - len);
 	for (size_t s = 0; s < DISK_SECTORS; s++) {
 		bool keep;
 
