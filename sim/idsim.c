@@ -283,6 +283,7 @@ struct sim {
 	 * draws. Left out: events ev_off, and faults of kinds kind_off.
 	 */
 	struct rng_state	at_ev[SIM_EVENTS_MAX], at_run[SIM_EVENTS_MAX];
+	unsigned		rec_ev, rec_run;	/* ... recorded below these */
 	unsigned		did[SIM_EVENTS_MAX];
 	bool			replay;
 	bool			ev_off[SIM_EVENTS_MAX];
@@ -2381,6 +2382,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	vclock_reset();
 	S.seed = seed;
 	S.ev = 0;
+	if (!S.replay)
+		S.rec_ev = S.rec_run = 0;
 	S.nresidue = 0;
 	S.nnsres = 0;
 	memset(S.ns_drawn_end, 0, sizeof(S.ns_drawn_end));
@@ -2604,11 +2607,19 @@ sim_schedule(uint64_t seed, unsigned *events)
 		unsigned pick;
 
 		live_event(S.ev);
-		if (S.replay)
-			rng_load(&S.at_ev[S.ev]);
-		else
+		/*
+		 * A replay past the events the first run recorded (it ended at
+		 * its duplicate) goes on from where it is: those states would be
+		 * an earlier schedule's, whatever ran before in the process.
+		 */
+		if (!S.replay) {
 			rng_save(&S.at_ev[S.ev]);
-		regions_stream_at(S.ev, false, S.replay);
+			S.rec_ev = S.ev + 1;
+			regions_stream_at(S.ev, false, false);
+		} else if (S.ev < S.rec_ev) {
+			rng_load(&S.at_ev[S.ev]);
+			regions_stream_at(S.ev, false, true);
+		}
 		for (k = 0; k < S.nids; k++)
 			if (S.ids[k].start_again && !S.ids[k].on && !sim_ids_start(&S.ids[k], true))
 				r = 3;
@@ -2640,11 +2651,14 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (r == 1)
 			S.dup_ev = S.ev;
 		if (r == 0) {
-			if (S.replay)
-				rng_load(&S.at_run[S.ev]);
-			else
+			if (!S.replay) {
 				rng_save(&S.at_run[S.ev]);
-			regions_stream_at(S.ev, true, S.replay);
+				S.rec_run = S.ev + 1;
+				regions_stream_at(S.ev, true, false);
+			} else if (S.ev < S.rec_run) {
+				rng_load(&S.at_run[S.ev]);
+				regions_stream_at(S.ev, true, true);
+			}
 			sim_run(rng_permille(50) ? 20000 + rng_below(400000) : rng_below(4000));
 		}
 		if (disk_untracked())
