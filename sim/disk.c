@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vclock.h"
@@ -29,39 +30,39 @@ static struct {
 	uint64_t		spell_us;	/* after an EIO every sync fails for up to this */
 	uint64_t		failing_until;	/* virtual us: the disk fails every sync */
 	struct disk		*at[DISK_MAX];
+	/* Every simulated file's ctime this schedule, by inode (disk_ctime). */
+	struct {
+		uint64_t	dev, ino;
+		int64_t		us;		/* virtual unix us */
+	}			files[DISK_FILES];
+	unsigned		nfiles;
+	bool			untracked;
 } D;
 
 static uint64_t	disk_draw(uint64_t n);
 static struct disk *disk_of(int fd);
 static bool	disk_read(struct disk *d, const char *path);
+static void	disk_touch(const struct stat *st);
 
 /* A draw from the disks' own generator; the schedule's is left as it was. */
 static uint64_t
 disk_draw(uint64_t n)
 {
-	struct rng_state main;
-	uint64_t v;
-
-	rng_save(&main);
-	rng_load(&D.rng);
-	v = rng_below(n);
-	rng_save(&D.rng);
-	rng_load(&main);
-	return v;
+	return rng_draw_from(&D.rng, n);
 }
 
 bool
 disk_schedule(uint64_t seed, int mode)
 {
-	struct rng_state main;
-
+	/* Nothing of the last schedule: its files, its attachments (all detached). */
+	D.nfiles = 0;
+	D.untracked = false;
+	memset(D.at, 0, sizeof(D.at));
 	D.on = mode == 1 || (mode == 0 && (rng_mix(seed ^ UINT64_C(0x6469736b2d666c74)) & 1));
 	if (!D.on)
 		return false;
-	rng_save(&main);
-	rng_seed(rng_mix(seed) ^ UINT64_C(0x6469736b2d726e67));	/* "disk-rng" */
-	rng_save(&D.rng);
-	rng_load(&main);
+	/* "disk-rng" */
+	rng_seed_state(&D.rng, rng_mix(seed) ^ UINT64_C(0x6469736b2d726e67));
 	/* Each schedule its weather: some disks fail often, some never. */
 	D.eio_pm = disk_draw(4) == 0 ? 0 : (unsigned)(1 + disk_draw(150));
 	D.last_pm = (unsigned)disk_draw(20);
@@ -95,20 +96,18 @@ static bool
 disk_read(struct disk *d, const char *path)
 {
 	int fd = open(path, O_RDONLY);
-	ssize_t n = 0;
-	size_t len = 0;
+	ssize_t n;
 
 	d->cache_len = d->platter_len = 0;
 	memset(d->state, DISK_CLEAN, sizeof(d->state));
 	if (fd < 0)
 		return errno == ENOENT;
-	while (len < DISK_BYTES && (n = read(fd, d->cache + len, DISK_BYTES - len)) > 0)
-		len += (size_t)n;
+	n = disk_pread(fd, d->cache, DISK_BYTES, 0);
 	close(fd);
 	if (n < 0)
 		return false;
-	memcpy(d->platter, d->cache, len);
-	d->cache_len = d->platter_len = len;
+	memcpy(d->platter, d->cache, (size_t)n);
+	d->cache_len = d->platter_len = (size_t)n;
 	return true;
 }
 
@@ -150,7 +149,10 @@ disk_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	struct disk *d = disk_of(fd);
 	ssize_t w = pwrite(fd, buf, n, off);
+	struct stat st;
 
+	if (w >= 0 && fstat(fd, &st) == 0)
+		disk_touch(&st);
 	if (d == NULL || !d->valid || w < 0)
 		return w;
 	if ((size_t)off + (size_t)w > DISK_BYTES) {
@@ -239,8 +241,6 @@ disk_power_loss(struct disk *d, const char *path, char *what, size_t whatlen)
 	unsigned mode = (unsigned)disk_draw(3);	/* 0 all kept, 1 all lost, 2 torn */
 	uint64_t kept = 0, lost = 0;
 	size_t len;
-	int fd;
-	bool ok;
 
 	if (!d->valid) {
 		snprintf(what, whatlen, "nothing modelled");
@@ -248,7 +248,8 @@ disk_power_loss(struct disk *d, const char *path, char *what, size_t whatlen)
 	}
 	len = d->platter_len;
 	/* Past the synced length the file's bytes are zeros unless a sector was kept. */
-	memset(d->platter + len, 0, DISK_BYTES - len);
+	if (d->cache_len > len)
+		memset(d->platter + len, 0, d->cache_len - len);
 	for (size_t s = 0; s < DISK_SECTORS; s++) {
 		bool keep;
 
@@ -279,10 +280,150 @@ disk_power_loss(struct disk *d, const char *path, char *what, size_t whatlen)
 	disk_counts.torn += kept > 0 && lost > 0;
 	snprintf(what, whatlen, "%llu unsynced sectors kept, %llu lost",
 	    (unsigned long long)kept, (unsigned long long)lost);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return false;
-	ok = write(fd, d->platter, len) == (ssize_t)len;
-	close(fd);
+	return disk_write_file(path, d->platter, len);
+}
+
+bool
+disk_write_file(const char *path, const void *buf, size_t len)
+{
+	static const unsigned char zero[DISK_SECTOR];
+	const unsigned char *b = buf;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	bool ok = fd >= 0;
+
+	for (size_t at = 0; ok && at < len;) {
+		size_t end = at;
+
+		while (end < len && memcmp(b + end, zero, len - end < DISK_SECTOR ? len - end :
+		    DISK_SECTOR) != 0)
+			end += len - end < DISK_SECTOR ? len - end : DISK_SECTOR;
+		if (end > at)
+			ok = pwrite(fd, b + at, end - at, (off_t)at) == (ssize_t)(end - at);
+		at = end < len ? end + (len - end < DISK_SECTOR ? len - end : DISK_SECTOR) : end;
+	}
+	ok = ok && ftruncate(fd, (off_t)len) == 0;
+	if (fd >= 0)
+		close(fd);
 	return ok;
+}
+
+/* st's file changed now (virtual time); a new one takes the slot changed longest ago. */
+static void
+disk_touch(const struct stat *st)
+{
+	unsigned k, old = 0;
+
+	for (k = 0; k < D.nfiles; k++) {
+		if (D.files[k].dev == (uint64_t)st->st_dev &&
+		    D.files[k].ino == (uint64_t)st->st_ino)
+			break;
+		if (D.files[k].us < D.files[old].us)
+			old = k;
+	}
+	if (k == D.nfiles && D.nfiles == DISK_FILES)
+		k = old;
+	else if (k == D.nfiles)
+		D.nfiles++;
+	D.files[k].dev = (uint64_t)st->st_dev;
+	D.files[k].ino = (uint64_t)st->st_ino;
+	D.files[k].us = vclock_unix_us();
+}
+
+void
+disk_changed(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0)
+		disk_touch(&st);
+}
+
+bool
+disk_now(int64_t *sec, long *nsec)
+{
+	int64_t us = vclock_unix_us();
+
+	*sec = us / 1000000;
+	*nsec = (long)(us % 1000000) * 1000;
+	return true;
+}
+
+bool
+disk_ctime(int fd, struct statefile_ctime *c)
+{
+	int64_t us = vclock_unix_us();
+	struct stat st;
+	bool seen = false;
+
+	if (fstat(fd, &st) != 0)
+		return false;
+	for (unsigned k = 0; k < D.nfiles && !seen; k++)
+		if (D.files[k].dev == (uint64_t)st.st_dev &&
+		    D.files[k].ino == (uint64_t)st.st_ino) {
+			us = D.files[k].us;
+			seen = true;
+		}
+	/* Outside the model: changed now, as far as the stamp can tell (said by disk_untracked). */
+	D.untracked = D.untracked || !seen;
+	c->dev = (uint64_t)st.st_dev;
+	c->ino = (uint64_t)st.st_ino;
+	c->sec = us / 1000000;
+	c->nsec = (long)(us % 1000000) * 1000;
+	return true;
+}
+
+bool
+disk_untracked(void)
+{
+	bool was = D.untracked;
+
+	D.untracked = false;
+	return was;
+}
+
+/*
+ * pread, holes read as zeros here rather than copied by the kernel: a state
+ * file's slot 1 starts 260 KiB in, and the gap before it is a hole (tmpfs
+ * keeps it so), read at every open. The bytes are pread's.
+ */
+ssize_t
+disk_pread(int fd, void *buf, size_t n, off_t off)
+{
+	unsigned char *b = buf;
+	struct stat st;
+	off_t at = off, end;
+
+	if (fstat(fd, &st) != 0)
+		return pread(fd, buf, n, off);
+	if (off >= st.st_size)
+		return 0;
+	end = st.st_size - off < (off_t)n ? st.st_size : off + (off_t)n;
+	while (at < end) {
+		off_t data = lseek(fd, at, SEEK_DATA), hole;
+		ssize_t r;
+
+		if (data < 0 && errno != ENXIO)
+			return pread(fd, buf, n, off);
+		if (data < 0 || data >= end) {
+			/* A hole to the end. */
+			memset(b + (at - off), 0, (size_t)(end - at));
+			break;
+		}
+		memset(b + (at - off), 0, (size_t)(data - at));
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return pread(fd, buf, n, off);
+		if (hole > end)
+			hole = end;
+		while (data < hole) {
+			r = pread(fd, b + (data - off), (size_t)(hole - data), data);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return r < 0 ? r : data - off;
+			data += r;
+		}
+		at = hole;
+	}
+	return end - off;
 }

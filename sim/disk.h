@@ -24,6 +24,7 @@
 #define DISK_SECTOR	512
 #define DISK_BYTES	(2 * STATEFILE_SLOT)	/* statefile.c's largest file: two slots */
 #define DISK_SECTORS	(DISK_BYTES / DISK_SECTOR)
+#define DISK_FILES	256	/* inodes whose ctime a schedule keeps */
 
 /* One file's disk: the cache (what reads see) and the platter (what survives). */
 struct disk {
@@ -61,9 +62,39 @@ void	disk_detach(struct disk *d);
 /* The file was replaced or edited outside the disk (the driver's cp): read afresh. */
 void	disk_forget(struct disk *d);
 
-/* statefile.h's seams: the disk attached with fd, else the real calls. */
+/*
+ * statefile.h's seams: the disk attached with fd, else the real calls.
+ * disk_pwrite is every simulated state file's, disks or not: a write
+ * changes its file's simulated ctime.
+ */
 ssize_t	disk_pwrite(int fd, const void *buf, size_t n, off_t off);
 int	disk_datasync(int fd);
+
+/*
+ * The stamp's clocks in virtual time (statefile.h's statefile_now_fn and
+ * statefile_ctime_fn; docs/design.md section 14): the time is the true
+ * virtual wall clock (the kernel's, which no idserver's skew moves), and a
+ * file's ctime the virtual time of the last change made to it, kept per
+ * inode over the schedule: each write through disk_pwrite, and each change
+ * the driver makes outside the state file's code (disk_changed: a copy
+ * renamed into place, older contents put back). A power loss changes no
+ * ctime: the inode keeps the one of its last change. Device and inode are
+ * the real file's (tmpfs: new inodes for new files).
+ */
+bool	disk_now(int64_t *sec, long *nsec);
+bool	disk_ctime(int fd, struct statefile_ctime *c);
+void	disk_changed(const char *path);
+/* A ctime asked of a file no change was seen to (outside the model), since the last call. */
+bool	disk_untracked(void);
+
+/* pread, the file's holes read as zeros without the kernel's copy (statefile_pread_fn). */
+ssize_t	disk_pread(int fd, void *buf, size_t n, off_t off);
+/*
+ * The file at path (created, or cut to nothing) becomes len bytes of buf:
+ * its sectors of zeros left as holes, which read as the zeros they are and
+ * cost the kernel nothing (most of a state file: slot 1 starts 260 KiB in).
+ */
+bool	disk_write_file(const char *path, const void *buf, size_t len);
 
 /* Whether a crash of the host on d's file is a power loss (drawn). */
 bool	disk_power_drawn(void);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,7 @@ struct sim {
 	char			trace[SIM_TRACE_KEEP][160];
 	unsigned		ntrace;
 	EVP_MD_CTX		*md;
+	EVP_MD_CTX		*md1;		/* this schedule's lines alone (--hashes) */
 	uint64_t		ids_taken;
 	/* All schedules: Snowflake IDs handed out, and what the leases did. */
 	uint64_t		fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases,
@@ -281,6 +283,7 @@ struct sim {
 	 * draws. Left out: events ev_off, and faults of kinds kind_off.
 	 */
 	struct rng_state	at_ev[SIM_EVENTS_MAX], at_run[SIM_EVENTS_MAX];
+	unsigned		rec_ev, rec_run;	/* ... recorded below these */
 	unsigned		did[SIM_EVENTS_MAX];
 	bool			replay;
 	bool			ev_off[SIM_EVENTS_MAX];
@@ -292,6 +295,7 @@ struct sim {
 
 static struct sim S;
 static bool verbose;
+static bool hashes;		/* --hashes: each schedule's own trace hash, one line each */
 static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
 				 * 3 all, each a raise of the pair's increment */
@@ -376,7 +380,7 @@ static void	sim_counts(struct sim_counts *c, bool put_back);
 static int	sim_replay(uint64_t seed, unsigned *events);
 static bool	sim_shrink_try(uint64_t seed, unsigned *runs);
 static void	sim_shrink_events(uint64_t seed, unsigned *runs);
-static void	sim_replay_args(void);
+static void	sim_replay_args(bool masked, uint64_t last);
 static void	sim_shrink(uint64_t seed);
 static void	usage(void);
 static void	sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -397,8 +401,14 @@ sim_vtrace(bool hash, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	if (hash && !S.mute) {
-		EVP_DigestUpdate(S.md, line, strlen(line));
+		size_t len = strlen(line);
+
+		EVP_DigestUpdate(S.md, line, len);
 		EVP_DigestUpdate(S.md, "\n", 1);
+		if (hashes) {
+			EVP_DigestUpdate(S.md1, line, len);
+			EVP_DigestUpdate(S.md1, "\n", 1);
+		}
 	}
 	snprintf(S.trace[S.ntrace++ % SIM_TRACE_KEEP], sizeof(S.trace[0]), "%s", line);
 	if ((verbose && !S.mute) || S.echo)
@@ -962,10 +972,10 @@ sim_ids_start(struct idserver *d, bool file)
 		return false;
 	}
 	d->sf.datasync = sim_datasync;
+	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
 	if (!file)
 		disk_forget(&sim_disks[slot]);
 	else if (disk_on()) {
-		d->sf.pwrite = disk_pwrite;
 		d->sf.datasync = disk_datasync;
 		disk_attach(&sim_disks[slot], d->sf.fd, d->path);
 	}
@@ -1167,69 +1177,44 @@ sim_doomed(void)
 static bool
 sim_file_copy(const char *from, const char *to)
 {
-	char tmp[200], buf[65536];
-	int in = open(from, O_RDONLY), out;
+	static unsigned char buf[DISK_BYTES];
+	char tmp[200];
+	int in = open(from, O_RDONLY);
+	struct stat st;
 	ssize_t n;
-	bool ok = true;
 
 	if (in < 0)
 		return false;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (out < 0) {
+	if (fstat(in, &st) != 0 || st.st_size > (off_t)sizeof(buf)) {
 		close(in);
-		return false;
+		return false;	/* larger than statefile.c writes: not the model's */
 	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			ok = false;
+	n = disk_pread(in, buf, sizeof(buf), 0);
 	close(in);
-	close(out);
-	return ok && n == 0 && rename(tmp, to) == 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
+	if (n < 0 || !disk_write_file(tmp, buf, (size_t)n) || rename(tmp, to) != 0)
+		return false;
+	disk_changed(to);	/* a new inode, its ctime now */
+	return true;
 }
 
 /*
  * Puts d's older contents back into its file, in place (cp old state_file:
- * the same inode, the file's ctime moved by the kernel now). The contents
- * were taken at least SIM_OLD_MIN_US of virtual time ago, but the real clock
- * has hardly moved since (the run is faster than its virtual time): so that
- * the stamp check sees their age, each slot's stamp time is set back by that
- * virtual age (state_stamp_format keeps its checksum right); the age is at
- * least SIM_OLD_MIN_US, past the stamp's 200 ms slack, so the outcome does
- * not depend on the real clock. The file's ctime is the real one the kernel
- * sets, read through statx as in production.
+ * the same inode, its ctime moved to now). The contents were taken at least
+ * SIM_OLD_MIN_US of virtual time ago, past the stamp's 200 ms slack: the
+ * stamp, on the virtual clock as the file's ctime is (disk.h), sees their
+ * age.
  */
 static bool
 sim_file_back(struct idserver *d)
 {
 	uint64_t age = vclock_now_us() - d->old_us;
-	int fd;
 	bool ok;
 
-	if (d->old == NULL || age < SIM_OLD_MIN_US)
+	if (d->old == NULL || age < SIM_OLD_MIN_US || access(d->path, F_OK) != 0)
 		return false;
-	for (size_t off = 0; off < d->oldlen && off < 2 * (size_t)STATEFILE_SLOT;
-	    off += STATEFILE_SLOT) {
-		size_t at = off + state_end(d->old + off, d->oldlen - off < STATEFILE_SLOT ?
-		    d->oldlen - off : STATEFILE_SLOT);	/* the stamp follows its record */
-		struct state_stamp st;
-
-		if (at == off || at + STATE_STAMP_LEN > d->oldlen ||
-		    !state_stamp_parse(d->old + at, STATE_STAMP_LEN, &st))
-			continue;
-		st.sec -= (int64_t)(age / 1000000);
-		st.nsec -= (long)(age % 1000000) * 1000;
-		if (st.nsec < 0) {
-			st.nsec += 1000000000;
-			st.sec--;
-		}
-		(void)state_stamp_format(&st, d->old + at, STATE_STAMP_LEN);
-	}
-	fd = open(d->path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return false;
-	ok = write(fd, d->old, d->oldlen) == (ssize_t)d->oldlen;
-	close(fd);
+	ok = disk_write_file(d->path, d->old, d->oldlen);
+	disk_changed(d->path);
 	free(d->old);
 	d->old = NULL;
 	memcpy(d->ns_handed, d->ns_old_handed, sizeof(d->ns_handed));
@@ -1247,31 +1232,25 @@ static void
 sim_file_keep(struct idserver *d)
 {
 	int fd = open(d->path, O_RDONLY);
-	size_t cap = 0, len = 0;
-	char *buf = NULL, *more;
-	ssize_t n = 1;
+	struct stat st;
+	char *buf;
+	ssize_t n;
 
 	if (fd < 0)
 		return;
-	while (n > 0) {
-		if (len == cap) {
-			cap = cap ? 2 * cap : 65536;
-			if ((more = realloc(buf, cap)) == NULL)
-				break;
-			buf = more;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n > 0)
-			len += (size_t)n;
+	if (fstat(fd, &st) != 0 || st.st_size <= 0 || (buf = malloc((size_t)st.st_size)) == NULL) {
+		close(fd);
+		return;
 	}
+	n = disk_pread(fd, buf, (size_t)st.st_size, 0);
 	close(fd);
-	if (n != 0 || len == 0) {
+	if (n != st.st_size) {
 		free(buf);
 		return;
 	}
 	free(d->old);
 	d->old = buf;
-	d->oldlen = len;
+	d->oldlen = (size_t)n;
 	d->old_us = vclock_now_us();
 	memcpy(d->ns_old_handed, d->ns_handed, sizeof(d->ns_handed));
 	memcpy(d->old_must, d->file_must, sizeof(d->file_must));
@@ -2403,6 +2382,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	vclock_reset();
 	S.seed = seed;
 	S.ev = 0;
+	if (!S.replay)
+		S.rec_ev = S.rec_run = 0;
 	S.nresidue = 0;
 	S.nnsres = 0;
 	memset(S.ns_drawn_end, 0, sizeof(S.ns_drawn_end));
@@ -2626,11 +2607,19 @@ sim_schedule(uint64_t seed, unsigned *events)
 		unsigned pick;
 
 		live_event(S.ev);
-		if (S.replay)
-			rng_load(&S.at_ev[S.ev]);
-		else
+		/*
+		 * A replay past the events the first run recorded (it ended at
+		 * its duplicate) goes on from where it is: those states would be
+		 * an earlier schedule's, whatever ran before in the process.
+		 */
+		if (!S.replay) {
 			rng_save(&S.at_ev[S.ev]);
-		regions_stream_at(S.ev, false, S.replay);
+			S.rec_ev = S.ev + 1;
+			regions_stream_at(S.ev, false, false);
+		} else if (S.ev < S.rec_ev) {
+			rng_load(&S.at_ev[S.ev]);
+			regions_stream_at(S.ev, false, true);
+		}
 		for (k = 0; k < S.nids; k++)
 			if (S.ids[k].start_again && !S.ids[k].on && !sim_ids_start(&S.ids[k], true))
 				r = 3;
@@ -2662,13 +2651,18 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (r == 1)
 			S.dup_ev = S.ev;
 		if (r == 0) {
-			if (S.replay)
-				rng_load(&S.at_run[S.ev]);
-			else
+			if (!S.replay) {
 				rng_save(&S.at_run[S.ev]);
-			regions_stream_at(S.ev, true, S.replay);
+				S.rec_run = S.ev + 1;
+				regions_stream_at(S.ev, true, false);
+			} else if (S.ev < S.rec_run) {
+				rng_load(&S.at_run[S.ev]);
+				regions_stream_at(S.ev, true, true);
+			}
 			sim_run(rng_permille(50) ? 20000 + rng_below(400000) : rng_below(4000));
 		}
+		if (disk_untracked())
+			sim_hook_unmodelled("a state file changed outside the simulated disk");
 		if (r == 0 && S.unmodelled[0] != '\0') {
 			if (!S.mute)
 				printf("idsim: seed %" PRIu64 ": a query the model does not answer: "
@@ -2895,13 +2889,39 @@ sim_shrink_events(uint64_t seed, unsigned *runs)
 	}
 }
 
-/* The options that replay the events and fault kinds left in (--events, --faults). */
+/*
+ * Everything of a replay's command line after --seed S --schedules 1 (D6):
+ * each option that makes a schedule what it was and is not at its default
+ * (modes, rules off, --lease-freed, --stall), then, with masked (a shrink,
+ * or a run given --faults or --events), the fault kinds the schedule drew
+ * and kept (--faults) and, when some are left out, the events kept up to
+ * event last (--events).
+ */
 static void
-sim_replay_args(void)
+sim_replay_args(bool masked, uint64_t last)
 {
 	const char *sep = "";
 	unsigned n = 0;
+	bool evmask = false;
 
+	if (ns_mode != 0)
+		printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
+	if (tier_mode != 0)
+		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
+	sim_ro_args();
+	sim_disk_args();
+	if (ctl_driver)
+		printf(" --ctl driver");
+	if (regions_mode != REGIONS_SOME)
+		printf(" --regions %s", regions_mode_name());
+	for (unsigned k = 0; k < RULE_COUNT; k++)
+		if (!RULE_ON(k))
+			printf(" --disable %s", rules[k].name);
+	sim_lease_freed_args();
+	if (live_stall != LIVE_NONE)
+		printf(" --stall %s", live_stall == LIVE_RETRY ? "retry" : "extend");
+	if (!masked)
+		return;
 	printf(" --faults ");
 	for (unsigned k = 0; k < F_COUNT; k++)
 		if (S.fault_on[k] && !S.kind_off[k]) {
@@ -2909,11 +2929,16 @@ sim_replay_args(void)
 			sep = ",";
 			n++;
 		}
-	printf("%s --events ", n == 0 ? "none" : "");
+	printf("%s", n == 0 ? "none" : "");
+	for (unsigned e = 0; e <= last && e < SIM_EVENTS_MAX; e++)
+		evmask = evmask || S.ev_off[e];
+	if (!evmask)
+		return;
+	printf(" --events ");
 	sep = "";
 	n = 0;
-	for (unsigned e = 0; e < SIM_EVENTS_MAX; e++)
-		if (!S.ev_off[e] && e <= S.dup_ev) {
+	for (unsigned e = 0; e <= last && e < SIM_EVENTS_MAX; e++)
+		if (!S.ev_off[e]) {
 			printf("%s%u", sep, e);
 			sep = ",";
 			n++;
@@ -2975,21 +3000,7 @@ sim_shrink(uint64_t seed)
 	/* The shortest: replayed once more, every line printed. */
 	printf("idsim: shrunk seed %" PRIu64 " in %u replays; replay: build/idsim --seed %" PRIu64
 	    " --schedules 1", seed, runs, seed);
-	if (ns_mode != 0)
-		printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
-	if (tier_mode != 0)
-		printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ? "none" : "raise");
-	sim_ro_args();
-	sim_disk_args();
-	if (ctl_driver)
-		printf(" --ctl driver");
-	if (regions_mode != REGIONS_SOME)
-		printf(" --regions %s", regions_mode_name());
-	for (unsigned k = 0; k < RULE_COUNT; k++)
-		if (!RULE_ON(k))
-			printf(" --disable %s", rules[k].name);
-	sim_lease_freed_args();
-	sim_replay_args();
+	sim_replay_args(true, S.dup_ev);
 	printf("; its trace:\n");
 	S.echo = true;
 	if (!sim_shrink_try(seed, &runs))
@@ -3021,7 +3032,8 @@ usage(void)
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
 	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
-	    "[--timeouts half|all|none] [--ctl real|driver] [--stall retry|extend]\n");
+	    "[--timeouts half|all|none] [--ctl real|driver] [--stall retry|extend] "
+	    "[--hashes]\n");
 }
 
 int
@@ -3033,17 +3045,6 @@ main(int argc, char **argv)
 	time_t start = time(NULL);
 	bool shrink = false, masked = false;
 	uint64_t lives = 0;
-	char args[1024] = "";
-
-	/* The run's options but --seed and --schedules, for a replay's command line. */
-	for (int i = 1, n = 0; i < argc && n < (int)sizeof(args); i++) {
-		if ((strcmp(argv[i], "--seed") == 0 || strcmp(argv[i], "--schedules") == 0 ||
-		    strcmp(argv[i], "--seconds") == 0) && i + 1 < argc) {
-			i++;
-			continue;
-		}
-		n += snprintf(args + n, sizeof(args) - (size_t)n, " %s", argv[i]);
-	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -3161,6 +3162,8 @@ main(int argc, char **argv)
 			i++;
 		} else if (strcmp(a, "--verbose") == 0) {
 			verbose = true;
+		} else if (strcmp(a, "--hashes") == 0) {
+			hashes = true;
 		} else if (v != NULL && strcmp(a, "--seed") == 0) {
 			seed = strtoull(v, NULL, 10);
 			i++;
@@ -3199,8 +3202,19 @@ main(int argc, char **argv)
 	if (!verbose)
 		log_set_level(LOG_LEVEL_ERROR);
 	statefile_whoami_fn = sim_whoami;
+	statefile_now_fn = disk_now;
+	statefile_ctime_fn = disk_ctime;
+	statefile_pread_fn = disk_pread;
+	/*
+	 * Buffers of half a megabyte (a state file read at every start) from
+	 * the heap, kept: not mapped, faulted in and unmapped each time (speed).
+	 */
+	(void)mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	(void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	S.md = EVP_MD_CTX_new();
-	if (S.md == NULL || !EVP_DigestInit_ex(S.md, EVP_sha256(), NULL))
+	S.md1 = EVP_MD_CTX_new();
+	if (S.md == NULL || !EVP_DigestInit_ex(S.md, EVP_sha256(), NULL) || S.md1 == NULL ||
+	    !EVP_DigestInit_ex(S.md1, EVP_sha256(), NULL))
 		return 2;
 	while (done < schedules) {
 		unsigned ev = 0;
@@ -3214,11 +3228,26 @@ main(int argc, char **argv)
 		events += ev;
 		if (r == 2)
 			res++;
+		/*
+		 * Its own hash: the same whatever ran before it in the process
+		 * (tests/sim.sh compares seeds of a batch with the seed alone).
+		 */
+		if (hashes) {
+			EVP_DigestFinal_ex(S.md1, h, &hl);
+			printf("schedule %" PRIu64 " trace ", seed + done - 1);
+			for (unsigned k = 0; k < hl; k++)
+				printf("%02x", h[k]);
+			printf("\n");
+			if (!EVP_DigestInit_ex(S.md1, EVP_sha256(), NULL))
+				return 2;
+		}
 		/* A liveness failure (live.c): reported, counted, the run goes on. */
 		if ((r == 0 || r == 2) && live_failed() != NULL && ++lives <= 3) {
 			printf("idsim: seed %" PRIu64 " liveness failure: %s; replay: build/idsim "
-			    "--seed %" PRIu64 " --schedules 1%s; the trace's end:\n", seed + done - 1,
-			    live_failed(), seed + done - 1, args);
+			    "--seed %" PRIu64 " --schedules 1", seed + done - 1, live_failed(),
+			    seed + done - 1);
+			sim_replay_args(masked, S.ev);
+			printf("; the trace's end:\n");
 			for (unsigned k = S.ntrace > SIM_TRACE_KEEP ? S.ntrace - SIM_TRACE_KEEP : 0;
 			    k < S.ntrace; k++)
 				printf("  %s\n", S.trace[k % SIM_TRACE_KEEP]);
@@ -3228,21 +3257,7 @@ main(int argc, char **argv)
 			printf("idsim: seed %" PRIu64 " %s; replay: build/idsim --seed %" PRIu64
 			    " --schedules 1", seed + done - 1,
 			    r == 1 ? "issued an ID twice" : "failed", seed + done - 1);
-			if (ns_mode != 0)
-				printf(" --namespaces %s", ns_mode == 1 ? "all" : "none");
-			if (tier_mode != 0)
-				printf(" --tiers %s", tier_mode == 1 ? "all" : tier_mode == 2 ?
-				    "none" : "raise");
-			sim_ro_args();
-			sim_disk_args();
-			if (ctl_driver)
-				printf(" --ctl driver");
-			if (regions_mode != REGIONS_SOME)
-				printf(" --regions %s", regions_mode_name());
-			for (unsigned k = 0; k < RULE_COUNT; k++)
-				if (!RULE_ON(k))
-					printf(" --disable %s", rules[k].name);
-			sim_lease_freed_args();
+			sim_replay_args(masked, r == 1 ? S.dup_ev : S.ev);
 			printf("; the trace's end:\n");
 			for (unsigned k = S.ntrace > SIM_TRACE_KEEP ? S.ntrace - SIM_TRACE_KEEP : 0;
 			    k < S.ntrace; k++)
@@ -3256,6 +3271,7 @@ main(int argc, char **argv)
 	}
 	EVP_DigestFinal_ex(S.md, h, &hl);
 	EVP_MD_CTX_free(S.md);
+	EVP_MD_CTX_free(S.md1);
 	ranges_free(&S.ranges);
 	free(S.residue);
 	free(S.nsres);

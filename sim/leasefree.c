@@ -170,27 +170,16 @@ tserver_lease_edit(struct tserver *s, const char *sql, struct tserver_answer *a)
 static uint64_t
 lease_draw(struct lease_freed *lf, uint64_t n)
 {
-	struct rng_state main;
-	uint64_t v;
-
-	rng_save(&main);
-	rng_load(&lf->rng);
-	v = rng_below(n);
-	rng_save(&lf->rng);
-	rng_load(&main);
-	return v;
+	return rng_draw_from(&lf->rng, n);
 }
 
 void
 lease_freed_schedule(struct lease_freed *lf, uint64_t seed)
 {
-	struct rng_state main;
 	bool half;
 
-	rng_save(&main);
-	rng_seed(rng_mix(seed) ^ UINT64_C(0x6c656173652d6672));	/* "lease-fr" */
-	rng_save(&lf->rng);
-	rng_load(&main);
+	/* "lease-fr" */
+	rng_seed_state(&lf->rng, rng_mix(seed) ^ UINT64_C(0x6c656173652d6672));
 	half = lease_draw(lf, 2) == 0;
 	lf->on = lf->mode == LF_ALL || (lf->mode == LF_HALF && half);
 }

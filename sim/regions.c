@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "disk.h"
 #include "layout.h"
 #include "lease.h"
 #include "rng.h"
@@ -213,9 +214,10 @@ regions_other_m(void)
 				cand[nc++][1] = mk;
 			}
 		}
-	pick = (unsigned)rng_below(nc);
+	pick = (unsigned)rng_draw_from(&R.alt, nc);
 	R.bad = cand[pick][0];
-	R.split = R.bad >= 1 && rng_permille(500) ? 1 + (unsigned)rng_below(2) : 0;
+	R.split = R.bad >= 1 && rng_draw_from(&R.alt, 1000) < 500 ?
+	    1 + (unsigned)rng_draw_from(&R.alt, 2) : 0;
 	R.reg[R.bad].srv_m = cand[pick][1];
 	if (R.split == 0)
 		R.reg[R.bad].m = cand[pick][1];
@@ -253,11 +255,10 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 	 * which region is wrong. Two regions draw from it nothing that region 1
 	 * or the driver sees, so they are the schedules they were.
 	 */
-	rng_save(&R.main);
-	rng_seed(seed ^ REGIONS_SEED);
-	R.n = 2 + (unsigned)rng_below(REGIONS_MAX - 1);
-	m = R.n == 2 ? 4 : R.n == 3 && rng_permille(500) ? 6 : 8;
-	if (R.kind == REGIONS_OK && rng_permille(333))
+	rng_seed_state(&R.alt, seed ^ REGIONS_SEED);
+	R.n = 2 + (unsigned)rng_draw_from(&R.alt, REGIONS_MAX - 1);
+	m = R.n == 2 ? 4 : R.n == 3 && rng_draw_from(&R.alt, 1000) < 500 ? 6 : 8;
+	if (R.kind == REGIONS_OK && rng_draw_from(&R.alt, 1000) < 333)
 		R.kind = REGIONS_BAD_M;
 	for (unsigned k = 0; k < R.n; k++) {
 		R.reg[k].m = m;
@@ -269,7 +270,7 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 	R.bad = 1;
 	R.split = 0;
 	if (R.kind == REGIONS_BAD_B) {
-		R.bad = 1 + (unsigned)rng_below(R.n - 1);
+		R.bad = 1 + (unsigned)rng_draw_from(&R.alt, R.n - 1);
 		R.reg[R.bad].b = b_bad;
 	} else if (R.kind == REGIONS_BAD_R) {
 		unsigned covered = 0;
@@ -277,12 +278,10 @@ regions_begin(uint64_t seed, bool pair, struct tserver *srv, unsigned n, uint64_
 		/* The regions whose worker rows lie inside region 0's range. */
 		for (unsigned k = 1; k < R.n; k++)
 			covered += (k + 1) << (10 - LAYOUT_REGION_BITS) <= 1u << (10 - bits0);
-		R.bad = 1 + (unsigned)rng_below(covered);
+		R.bad = 1 + (unsigned)rng_draw_from(&R.alt, covered);
 	} else if (R.kind == REGIONS_BAD_M) {
 		regions_other_m();
 	}
-	rng_save(&R.alt);
-	rng_load(&R.main);
 	*b = LAYOUT_REGION_BLOCK;
 	R.schedules++;
 	R.kinds[R.kind]++;
@@ -377,6 +376,7 @@ regions_ids_start(unsigned k, struct region_ids *d, unsigned slot, const char *d
 		return false;
 	}
 	d->sf.datasync = regions_datasync;
+	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
 	d->sf.running = regions_running;
 	d->sf.me.pid = 100000 + d->who;
 	d->sf.me.start = d->who;
@@ -603,11 +603,8 @@ regions_event(void)
 	int r = 0;
 
 	/* Which region: from the own stream, so that two regions draw as they did. */
-	if (R.n > 2) {
-		regions_alt(2, true);
-		k = 1 + (unsigned)rng_below(R.n - 1);
-		regions_alt(2, false);
-	}
+	if (R.n > 2)
+		k = 1 + (unsigned)rng_draw_from(&R.alt, R.n - 1);
 	regions_alt(k, true);
 	R.ev++;
 	if (rng_permille(950))

@@ -3,9 +3,11 @@
  */
 #include "rng.h"
 
-static uint64_t rng_s[4];
+static struct rng_state rng_main;
 
 static uint64_t	rng_rotl(uint64_t x, int k);
+static uint64_t	rng_step(struct rng_state *st);
+static uint64_t	rng_below_of(struct rng_state *st, uint64_t n);
 
 static uint64_t
 rng_rotl(uint64_t x, int k)
@@ -22,36 +24,63 @@ rng_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* st seeded as rng_seed seeds the schedule's generator. */
 void
-rng_seed(uint64_t seed)
+rng_seed_state(struct rng_state *st, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++) {
 		seed += UINT64_C(0x9e3779b97f4a7c15);
-		rng_s[i] = rng_mix(seed);
+		st->s[i] = rng_mix(seed);
 	}
+}
+
+void
+rng_seed(uint64_t seed)
+{
+	rng_seed_state(&rng_main, seed);
+}
+
+/* One step of st's generator. */
+static uint64_t
+rng_step(struct rng_state *st)
+{
+	uint64_t *s = st->s, r = rng_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rng_rotl(s[3], 45);
+	return r;
 }
 
 uint64_t
 rng_next(void)
 {
-	uint64_t r = rng_rotl(rng_s[1] * 5, 7) * 9, t = rng_s[1] << 17;
-
-	rng_s[2] ^= rng_s[0];
-	rng_s[3] ^= rng_s[1];
-	rng_s[1] ^= rng_s[2];
-	rng_s[0] ^= rng_s[3];
-	rng_s[2] ^= t;
-	rng_s[3] = rng_rotl(rng_s[3], 45);
-	return r;
+	return rng_step(&rng_main);
 }
 
 /* Lemire's multiply-shift: no modulo bias worth the name at these ranges. */
-uint64_t
-rng_below(uint64_t n)
+static uint64_t
+rng_below_of(struct rng_state *st, uint64_t n)
 {
 	if (n == 0)
 		return 0;
-	return (uint64_t)(((unsigned __int128)rng_next() * n) >> 64);
+	return (uint64_t)(((unsigned __int128)rng_step(st) * n) >> 64);
+}
+
+uint64_t
+rng_below(uint64_t n)
+{
+	return rng_below_of(&rng_main, n);
+}
+
+/* A draw from a generator of its own: the values rng_below gives after rng_load(st). */
+uint64_t
+rng_draw_from(struct rng_state *st, uint64_t n)
+{
+	return rng_below_of(st, n);
 }
 
 bool
@@ -64,14 +93,12 @@ rng_permille(unsigned p)
 void
 rng_save(struct rng_state *st)
 {
-	for (int i = 0; i < 4; i++)
-		st->s[i] = rng_s[i];
+	*st = rng_main;
 }
 
 /* Puts back a state rng_save kept: the draws that followed it follow again. */
 void
 rng_load(const struct rng_state *st)
 {
-	for (int i = 0; i < 4; i++)
-		rng_s[i] = st->s[i];
+	rng_main = *st;
 }

@@ -22,4 +22,14 @@ struct rng_state {
 void		rng_save(struct rng_state *st);
 void		rng_load(const struct rng_state *st);
 
+/*
+ * Generators of their own (the disks', the query timeouts', the lease
+ * edits', the regions'): seeded and drawn from without touching the
+ * schedule's, so that turning one on moves no other draw. rng_seed_state
+ * seeds st as rng_seed would the schedule's; rng_draw_from(st, n) is what
+ * rng_below(n) would give with st loaded, st advanced as it would be.
+ */
+void		rng_seed_state(struct rng_state *st, uint64_t seed);
+uint64_t	rng_draw_from(struct rng_state *st, uint64_t n);	/* [0, n); 0 if n is 0 */
+
 #endif

@@ -487,32 +487,20 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 static uint64_t
 simdb_to_draw(uint64_t n)
 {
-	struct rng_state main;
-	uint64_t v;
-
-	rng_save(&main);
-	rng_load(&simdb_to.rng);
-	v = rng_below(n);
-	rng_save(&simdb_to.rng);
-	rng_load(&main);
-	return v;
+	return rng_draw_from(&simdb_to.rng, n);
 }
 
 void
 simdb_timeouts(uint64_t seed, bool on, bool weather)
 {
-	struct rng_state main;
-
 	simdb_timeouts_end();
 	memset(simdb_to.stall_until, 0, sizeof(simdb_to.stall_until));
 	simdb_to.on = on;
 	simdb_to.pm = 0;
 	if (!on)
 		return;
-	rng_save(&main);
-	rng_seed(rng_mix(seed) ^ UINT64_C(0x71756572792d746f));	/* "query-to" */
-	rng_save(&simdb_to.rng);
-	rng_load(&main);
+	/* "query-to" */
+	rng_seed_state(&simdb_to.rng, rng_mix(seed) ^ UINT64_C(0x71756572792d746f));
 	simdb_to.pm = simdb_to_draw(3) == 0 ? 0 : (unsigned)(1 + simdb_to_draw(20));
 	if (!weather)
 		simdb_to.pm = 0;

@@ -105,6 +105,8 @@ static bool	statefile_sync_dir(const char *path);
 static void	statefile_id_file(const char *path, char *out, size_t outlen);
 static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
 static bool	statefile_running(uint64_t pid, uint64_t start);
+static bool	statefile_now(int64_t *sec, long *nsec);
+static bool	statefile_ctime(int fd, struct statefile_ctime *c);
 static bool	statefile_snapshot(struct statefile *f, uint64_t *gen, size_t *len);
 static bool	statefile_write(struct statefile *f, int slot, bool first, uint64_t gen,
 		    char *rec, size_t len, char *err, size_t errlen);
@@ -220,6 +222,47 @@ statefile_whoami(struct state_owner *me)
 /* Where statefile_open takes the identity from (the simulation's own, statefile.h). */
 void (*statefile_whoami_fn)(struct state_owner *me) = statefile_whoami;
 
+/*
+ * The stamp's time: CLOCK_REALTIME_COARSE, the clock the kernel stamps a
+ * file's ctime with, read by system call so that no process-level time shim
+ * (libfaketime) offsets the two.
+ */
+static bool
+statefile_now(int64_t *sec, long *nsec)
+{
+	struct timespec now;
+
+	if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) != 0)
+		return false;
+	*sec = (int64_t)now.tv_sec;
+	*nsec = now.tv_nsec;
+	return true;
+}
+
+/* The file's device, inode and ctime by system call, as the kernel holds them, unshifted. */
+static bool
+statefile_ctime(int fd, struct statefile_ctime *c)
+{
+	struct statx now;
+
+	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO | STATX_CTIME, &now) != 0)
+		return false;
+	if ((now.stx_mask & (STATX_INO | STATX_CTIME)) != (STATX_INO | STATX_CTIME)) {
+		errno = ENOTSUP;
+		return false;
+	}
+	c->dev = (uint64_t)makedev(now.stx_dev_major, now.stx_dev_minor);
+	c->ino = now.stx_ino;
+	c->sec = now.stx_ctime.tv_sec;
+	c->nsec = (long)now.stx_ctime.tv_nsec;
+	return true;
+}
+
+/* The stamp's clocks (statefile.h): the kernel's, or the simulation's. */
+bool (*statefile_now_fn)(int64_t *sec, long *nsec) = statefile_now;
+bool (*statefile_ctime_fn)(int fd, struct statefile_ctime *c) = statefile_ctime;
+ssize_t (*statefile_pread_fn)(int fd, void *buf, size_t n, off_t off) = pread;
+
 bool
 statefile_owner_dead(const struct statefile *f, char *why, size_t whylen)
 {
@@ -234,7 +277,7 @@ statefile_read(int fd, char *buf, size_t len, size_t *got)
 
 	*got = 0;
 	while (*got < len) {
-		n = pread(fd, buf + *got, len - *got, (off_t)*got);
+		n = statefile_pread_fn(fd, buf + *got, len - *got, (off_t)*got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -457,22 +500,18 @@ static void
 statefile_stamp_load(struct statefile *f, const char *buf, size_t n, size_t at)
 {
 	struct state_stamp st;
-	struct statx now;
+	struct statefile_ctime now;
 
 	f->stamped = false;
 	if (at + STATE_STAMP_LEN > n || !state_stamp_parse(buf + at, STATE_STAMP_LEN, &st))
 		memset(&st, 0, sizeof(st));
-	/* By system call, as the stamp's clock: what the kernel holds, unshifted. */
-	if (syscall(SYS_statx, f->fd, "", AT_EMPTY_PATH, STATX_INO | STATX_CTIME, &now) != 0 ||
-	    (now.stx_mask & (STATX_INO | STATX_CTIME)) != (STATX_INO | STATX_CTIME)) {
+	if (!statefile_ctime_fn(f->fd, &now)) {
 		snprintf(f->stamp_why, sizeof(f->stamp_why), "cannot stat the file: %s",
 		    strerror(errno));
 		return;
 	}
-	f->stamped = state_stamp_check(&st, f->rec.gen,
-	    (uint64_t)makedev(now.stx_dev_major, now.stx_dev_minor), now.stx_ino,
-	    now.stx_ctime.tv_sec, (long)now.stx_ctime.tv_nsec, STATEFILE_STAMP_SLACK_MS,
-	    f->stamp_why, sizeof(f->stamp_why));
+	f->stamped = state_stamp_check(&st, f->rec.gen, now.dev, now.ino, now.sec, now.nsec,
+	    STATEFILE_STAMP_SLACK_MS, f->stamp_why, sizeof(f->stamp_why));
 }
 
 /*
@@ -630,20 +669,15 @@ statefile_write(struct statefile *f, int slot, bool first, uint64_t gen, char *r
 	/* Never over the newest record (an earlier format's sits in slot 0). */
 	off_t off = (off_t)((size_t)(1 - slot) * STATEFILE_SLOT);
 	struct state_stamp st = { gen, f->dev, f->ino, 0, 0 };
-	struct timespec now;
 
 	/*
 	 * Stamped last, just before the write whose time the file's ctime
-	 * records, on the clock the kernel stamps it with: read by system call,
-	 * so that no process-level time shim (libfaketime) offsets the two.
+	 * records, on the clock the kernel stamps it with (statefile_now).
 	 */
 	memset(rec + len, 0, STATE_STAMP_LEN);
-	if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) == 0) {
-		st.sec = (int64_t)now.tv_sec;
-		st.nsec = now.tv_nsec;
-		if (!state_stamp_format(&st, rec + len, STATE_STAMP_LEN))
-			memset(rec + len, 0, STATE_STAMP_LEN);
-	}
+	if (statefile_now_fn(&st.sec, &st.nsec) &&
+	    !state_stamp_format(&st, rec + len, STATE_STAMP_LEN))
+		memset(rec + len, 0, STATE_STAMP_LEN);
 	errno = 0;
 	len += STATE_STAMP_LEN;
 	/*

@@ -151,4 +151,29 @@ void	statefile_whoami(struct state_owner *me);
  */
 extern void	(*statefile_whoami_fn)(struct state_owner *me);
 
+/* A file as the stamp judges it: its device, inode and ctime. */
+struct statefile_ctime {
+	uint64_t	dev, ino;
+	int64_t		sec;
+	long		nsec;
+};
+
+/*
+ * The stamp's two clocks (docs/design.md section 6.8, rule 4): the time a
+ * write is stamped with (statefile_now_fn), and the file as it is now
+ * (statefile_ctime_fn; false with errno). Both the kernel's, by system call,
+ * so that no process-level time shim offsets one from the other; the
+ * simulation gives both from its virtual time and its simulated disks, so
+ * that a stall of the real clock cannot change a trace (section 14).
+ */
+extern bool	(*statefile_now_fn)(int64_t *sec, long *nsec);
+extern bool	(*statefile_ctime_fn)(int fd, struct statefile_ctime *c);
+
+/*
+ * How the file is read at open: pread, but in the simulation, which opens
+ * files hundreds of thousands of times and reads their holes as zeros
+ * without asking the kernel to copy them (docs/design.md section 14: speed).
+ */
+extern ssize_t	(*statefile_pread_fn)(int fd, void *buf, size_t n, off_t off);
+
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The bounded simulation of `make test` (docs/design.md section 14): a fixed
 # seed range with every rule on (no ID issued twice), in SIM_JOBS slices, the
-# same seed run twice giving the same trace hash, and each rule disabled
+# same seed run twice giving the same trace hash, seeds of the slices giving
+# alone the hash they gave there, and each rule disabled
 # finding its duplicate within a fixed budget of schedules. Runs run SIM_JOBS
 # at a time (2: the machine's cores); each is one deterministic process, so
 # the outcome does not depend on how they interleave. A duplicate with every
@@ -10,7 +11,7 @@
 set -uo pipefail
 B=${1:-build}
 SIM="$B/idsim"
-SIM_SCHEDULES=${SIM_SCHEDULES:-20000}	# seeds 1..this (the whole file ~26,000 schedules, ~24 s of CPU)
+SIM_SCHEDULES=${SIM_SCHEDULES:-20000}	# seeds 1..this (the whole file ~27,000 schedules, ~47 s of CPU)
 # Open findings (docs/design.md section 14): seeds of the range that issue an ID
 # twice with every rule on, not fixed yet. Each is run alone and reported, and
 # left out of the range, so the range still finds any other.
@@ -129,8 +130,9 @@ job() {
 }
 out() { cat "$tmp/$1.out" 2>/dev/null; }
 rc() { cat "$tmp/$1.rc" 2>/dev/null || echo 3; }
-# A failed run's output but its last four lines (the counts), the shrunk trace with it.
-why() { head -n -4 "$tmp/$1.all" 2>/dev/null | sed 's/^/    /'; }
+# A failed run's output but its last four lines (the counts) and the schedules'
+# own hashes, the shrunk trace with it.
+why() { head -n -4 "$tmp/$1.all" 2>/dev/null | grep -v '^schedule [0-9]* trace ' | sed 's/^/    /'; }
 
 # The fixed range in 4 x SIM_JOBS slices of consecutive seeds (each schedule is
 # its seed's alone; slices that small keep both jobs busy to the end), cut
@@ -146,7 +148,7 @@ for ((s = 1; s <= SIM_SCHEDULES; s += slice)); do
 		fi
 		if [ "$k" -gt "$from" ]; then
 			slices+=("$njobs:$from:$((k - from))")
-			job --seed "$from" --schedules "$((k - from))" --shrink
+			job --seed "$from" --schedules "$((k - from))" --shrink --hashes
 		fi
 		from=$((k + 1))
 	done
@@ -157,6 +159,27 @@ for k in $SIM_KNOWN; do
 	known+=("$njobs:$k")
 	job --seed "$k" --schedules 1
 done
+# A schedule's trace is its seed's alone, whatever ran before it in the process
+# (docs/design.md section 14): seeds from deep inside the slices (each slice's
+# last, one drawn in each, and 16517, which once differed) run alone give the
+# hash the slice gave them (--hashes: each schedule's own trace hash).
+alone=()
+for sl in "${slices[@]}"; do
+	IFS=: read -r j s n <<<"$sl"
+	for k in $((s + n - 1)) $((s + (RANDOM % n))); do
+		alone+=("$j:$k:$njobs")
+		job --seed "$k" --schedules 1 --hashes
+	done
+done
+if [ "$SIM_SCHEDULES" -ge 16517 ]; then
+	for sl in "${slices[@]}"; do
+		IFS=: read -r j s n <<<"$sl"
+		if [ 16517 -ge "$s" ] && [ 16517 -lt $((s + n)) ]; then
+			alone+=("$j:16517:$njobs")
+			job --seed 16517 --schedules 1 --hashes
+		fi
+	done
+fi
 # A logged random slice beside the fixed range: a failure names its seed to replay.
 seed=$(( (RANDOM << 15 | RANDOM) + 100000 ))
 rnd=$njobs
@@ -175,6 +198,28 @@ for from in 1 19551; do
 	job --seed "$from" --schedules 100
 	WRAP=()
 done
+# And not on the real clock (the state file's stamp and ctime are virtual,
+# docs/design.md section 14): a run stopped for 250 ms every 50 ms, as a loaded
+# machine stalls it, gives the trace it gives unstopped (main at 357b5b5 did not).
+# shellcheck disable=SC2317	# run through WRAP
+stalled() {
+	"$@" &
+	local p=$!
+	# shellcheck disable=SC2064
+	trap "kill -CONT $p 2>/dev/null" EXIT	# never left stopped
+	while kill -0 "$p" 2>/dev/null; do
+		sleep 0.05
+		kill -STOP "$p" 2>/dev/null
+		sleep 0.25
+		kill -CONT "$p" 2>/dev/null
+	done
+	wait "$p"
+}
+stall_det=$njobs
+job --seed 1 --schedules 300 --disk-faults all
+WRAP=(stalled)
+job --seed 1 --schedules 300 --disk-faults all
+WRAP=()
 rules=$("$SIM" --list-rules | awk '{print $1}')
 for rule in $rules; do
 	# shellcheck disable=SC2046
@@ -233,6 +278,21 @@ for kn in "${known[@]}"; do
 		echo "seed $k of SIM_KNOWN no longer issues an ID twice ($(out "$j")): take it out of SIM_KNOWN"
 	fi
 done
+nalone=0
+for al in "${alone[@]}"; do
+	IFS=: read -r j k a <<<"$al"
+	hb=$(sed -n "s/^schedule $k trace //p" "$tmp/$j.all")
+	ha=$(sed -n "s/^schedule $k trace //p" "$tmp/$a.all")
+	if [ -z "$hb" ] && [ "$(rc "$j")" -ne 0 ]; then
+		continue	# its slice stopped before it: reported above
+	fi
+	if [ -z "$ha" ] || [ "$ha" != "$hb" ]; then
+		echo "FAIL: seed $k gave trace ${hb:-none} in its slice and ${ha:-none} alone (replay: $SIM --seed $k --schedules 1 --hashes --verbose)"
+		fail=1
+	fi
+	nalone=$((nalone + 1))
+done
+echo "deterministic: $nalone seeds from inside the slices give alone the trace hash they gave there"
 echo "random slice from seed $seed: $(out $rnd)"
 [ "$(rc $rnd)" -eq 0 ] || { echo "FAIL: the random slice issued an ID twice (replay: $SIM --seed $seed --schedules ${SIM_RANDOM_SCHEDULES:-200}):"; why $rnd; fail=1; }
 for k in 0 2; do
@@ -245,7 +305,14 @@ for k in 0 2; do
 		echo "FAIL: seeds from $from gave traces $a and $b"; fail=1
 	fi
 done
-n=$((det + 4))
+a=$(out $stall_det | sed 's/.*trace //')
+b=$(out $((stall_det + 1)) | sed 's/.*trace //')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then
+	echo "deterministic: seeds from 1 with disk faults, the second run stopped 250 ms every 50 ms, give trace $a"
+else
+	echo "FAIL: seeds from 1 with disk faults gave trace $a and, stopped for 250 ms every 50 ms, $b"; fail=1
+fi
+n=$((det + 6))
 for rule in $rules; do
 	line=$(out $n)
 	case "$line" in
