@@ -105,11 +105,11 @@ static const char *const residue_names[RES_COUNT] = {
 enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_POWER, EV_FAULT };
 
 /* --ctl-ops (section 14): more of idgenctl's procedures, run for real. */
-enum { CTLOP_RETIRE = 1, CTLOP_NS_RAISE = 2 };
+enum { CTLOP_RETIRE = 1, CTLOP_NS_RAISE = 2, CTLOP_B_CHANGE = 4 };
 /* Their counts over all schedules. */
 enum { CO_RETIRES, CO_RETIRE_RUNS, CO_RETIRE_KILLED, CO_RETIRED, CO_REUSE_RUNS, CO_REUSE_REFUSED,
 	CO_NSR_RUNS, CO_NSR_KILLED, CO_NSR_DONE, CO_NSR_BACK, CO_NSR_AGAIN, CO_NSR_MOVED,
-	CTLOP_COUNTS };
+	CO_BC, CO_BC_LIVE, CO_BC_DONE, CO_BC_REPAIRS, CTLOP_COUNTS };
 
 /* Counters over all schedules, kept aside while a shrink replays one (sim_shrink). */
 struct sim_counts {
@@ -243,6 +243,9 @@ struct sim {
 	 */
 	bool			retire_on;
 	unsigned		retire_phase, retire_idx, retire_off;
+	/* --ctl-ops b-change: B halved on the pair's servers (6.2.1), its step. */
+	bool			bchange_on;
+	unsigned		bchange_phase;
 	uint64_t		ns_raise_above[TSERVER_NS];	/* --ctl-ops ns-raise: a run
 							 * killed, run again as typed; 0 none */
 	uint64_t		ctlop[CTLOP_COUNTS];	/* all schedules (sim_ctlops_report) */
@@ -392,6 +395,7 @@ static void	sim_srv_restart(unsigned srv);
 static void	sim_ctl_between(void);
 static void	sim_ctl_step(void);
 static void	sim_retire_step(void);
+static void	sim_bchange_step(void);
 static bool	sim_ns_raise(unsigned k);
 static bool	sim_ctlops_parse(const char *v);
 static void	sim_ctlops_args(void);
@@ -473,6 +477,16 @@ sim_grow(void *p, size_t *cap, size_t n, size_t z)
 	if (p == NULL)
 		abort();
 	return p;
+}
+
+/*
+ * Mark h of B hb as the last ticket of the schedule's B it covers (exact when
+ * one B divides the other; hb 0 or the schedule's B: h itself).
+ */
+static uint64_t
+sim_in_b(uint64_t h, uint64_t hb)
+{
+	return hb == 0 || hb == S.b ? h : (h + 1) * hb / S.b - ((h + 1) * hb % S.b == 0);
 }
 
 /* True when no server of the schedule but srv is up (the pair: its partner is down). */
@@ -684,7 +698,7 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 		d->check_ms[srv] = clk_mono_ms();
 		d->read[srv] = true;
 		for (unsigned k = 0; k < S.nsrv; k++) {
-			d->read_row[srv][k] = S.srv[srv].st.mark[k];
+			d->read_row[srv][k] = sim_in_b(S.srv[srv].st.mark[k], S.srv[srv].st.mark_b[k]);
 			d->read_ever[srv][k] = S.srv[srv].copy_ever[k];
 			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
 		}
@@ -2281,6 +2295,8 @@ sim_ctl_step(void)
 		sim_raise_step();
 	else if (S.retire_on)
 		sim_retire_step();
+	else if (S.bchange_on && !regions_active())
+		sim_bchange_step();
 }
 
 /*
@@ -2407,6 +2423,196 @@ sim_retire_step(void)
 		S.ctlop[CO_REUSE_REFUSED]++;
 		S.retire_phase = RETIRE_DONE;
 	}
+}
+
+/* The end, in ID space, of server t's marks row of role j (a block_size of 0: its B). */
+static uint64_t
+tserver_mark_end(const struct tserver *t, unsigned j)
+{
+	return (t->st.mark[j] + 1) * (t->st.mark_b[j] != 0 ? t->st.mark_b[j] : t->b);
+}
+
+/* A ticket count of the old B in tickets of the new, half as large: the last it covers. */
+static uint64_t
+sim_halve(uint64_t t)
+{
+	return t == 0 ? 0 : 2 * t + 1;
+}
+
+/*
+ * --ctl-ops b-change (docs/design.md 6.2.1, section 14): in a pair of B =
+ * 8192, from event 80, the operator halves B, as operations.md's "Marks
+ * carry their B" describes it. In half the schedules first the "never":
+ * idgen_meta.block_size changed on both servers while the idservers run
+ * (each refuses both at its next check: its B was agreed, 2.4; blocks
+ * banked keep the B they were checked under). Then the procedure, at a step
+ * with both servers up: every idserver stopped; block_size = 4096 in both
+ * meta rows; every marks row of both raised, in ID space, to the end of
+ * every mark the rows and the running idservers' files hold, under 4096,
+ * and each counter above it (operations.md: a mark of another B binds every
+ * server of the region, 6.2.1, so each server's own row must hold the
+ * others' old blocks, or a counter lowered later is not refused: seed 1124);
+ * no backup from before restored after; block_size = 4096 in the config;
+ * every idserver started again on its file. At every later step the operator
+ * repairs what they report (the ALTER TABLE their refusal names: each
+ * counter above each running idserver's known mark of it). The simulation's
+ * bookkeeping of tickets (the highest drawn, copies due and held, landed,
+ * files' marks, first draws, blocks banked alone, classified re-draws) is
+ * converted to the new B: each old ticket of a server is two new ones. A
+ * new ticket of one server over another's old block is not classified (a
+ * duplicate of it fails the run: stricter, never more lenient).
+ */
+static void
+sim_bchange_step(void)
+{
+	static struct residue *carried;	/* the partner's new tickets over them */
+	static size_t capcarried;
+	size_t ncarried = 0;
+	uint64_t nb = S.b / 2, end = 0;
+	bool on[SIM_IDSERVERS], file[SIM_IDSERVERS];
+
+	if (S.ev < 80)
+		return;
+	if (S.bchange_phase == 0) {
+		S.ctlop[CO_BC]++;
+		S.bchange_phase = 2;
+		if (rng_permille(500)) {
+			for (unsigned i = 0; i < S.nsrv; i++)
+				S.srv[i].b = nb;
+			S.ctlop[CO_BC_LIVE]++;
+			S.bchange_phase = 1;
+			sim_trace("e%" PRIu64 " bchange: idgen_meta.block_size = %" PRIu64 " on both "
+			    "servers while idservers run (never do this)", S.ev, nb);
+		}
+		return;
+	}
+	if (S.bchange_phase == 3) {
+		/* The repair of what the running idservers report (their known marks). */
+		for (unsigned k = 0; k < S.nids; k++)
+			for (unsigned i = 0; S.ids[k].on && i < S.nsrv; i++) {
+				uint64_t m = state_mark_ticket(&S.ids[k].sf.rec.mark[i], S.b);
+
+				if (S.srv[i].up && m + 1 > S.srv[i].st.counter) {
+					S.srv[i].st.counter = m + 1;
+					S.ctlop[CO_BC_REPAIRS]++;
+					sim_trace("e%" PRIu64 " bchange: %s repaired: AUTO_INCREMENT = %"
+					    PRIu64 " (i%u's mark)", S.ev, server_role(i), m + 1,
+					    S.ids[k].who);
+				}
+			}
+		return;
+	}
+	for (unsigned i = 0; i < S.nsrv; i++)
+		if (!S.srv[i].up)
+			return;		/* the operator waits for both */
+	/* The end, in ID space, of every mark of the region: rows and running idservers' files. */
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++)
+			if (S.srv[i].st.mark[j] != 0 && tserver_mark_end(&S.srv[i], j) > end)
+				end = tserver_mark_end(&S.srv[i], j);
+	for (unsigned k = 0; k < S.nids; k++)
+		for (unsigned j = 0; S.ids[k].on && j < S.nsrv; j++) {
+			const struct state_mark *m = &S.ids[k].sf.rec.mark[j];
+
+			if (m->high_water != 0 && state_mark_end(m, S.b) > end)
+				end = state_mark_end(m, S.b);
+		}
+	for (unsigned i = 0; i < S.nids; i++) {
+		on[i] = S.ids[i].on;
+		file[i] = S.ids[i].file;
+		sim_ids_stop(&S.ids[i], true);
+	}
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		struct tserver *t = &S.srv[i];
+
+		t->b = nb;
+		t->have_backup = false;
+		t->drawn_max = sim_halve(t->drawn_max);
+		/* Every marks row raised to the region's end in the new B, the counter above it. */
+		for (unsigned j = 0; end > 0 && j < TSERVER_MAX; j++)
+			if ((t->st.rows >> j & 1) && tserver_mark_end(t, j) < end) {
+				t->st.mark[j] = (end + nb - 1) / nb - 1;
+				t->st.mark_b[j] = nb;
+			}
+		if (t->st.counter * nb < end) {
+			t->st.counter = (end + nb - 1) / nb;
+			S.ctlop[CO_BC_REPAIRS]++;
+		}
+		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			t->copy_ever[j] = sim_halve(t->copy_ever[j]);
+			t->due_ever[j] = sim_halve(t->due_ever[j]);
+			t->st.due[j] = sim_halve(t->st.due[j]);
+		}
+		for (size_t k = 0; k < t->nlanded; k++)
+			t->landed[k].value = sim_halve(t->landed[k].value);
+		S.drawn_max[i] = sim_halve(S.drawn_max[i]);
+	}
+	for (unsigned k = 0; k < SIM_IDSERVERS; k++)
+		for (unsigned j = 0; j < SERVER_MAX; j++) {
+			S.ids[k].file_must[j] = sim_halve(S.ids[k].file_must[j]);
+			S.ids[k].old_must[j] = sim_halve(S.ids[k].old_must[j]);
+		}
+	/*
+	 * An old ticket above the end every layer left (a block banked alone, or
+	 * its copy restored away, whose idserver's file is gone) may be drawn
+	 * again as the partner's new ticket: the pair's residue carried across the
+	 * change, classified now as its re-draw would be (sim_raise_carried's way).
+	 */
+	for (size_t k = 0; k < S.ndraws; k++) {
+		const struct draw *w = &S.draws[k];
+		unsigned h = 1 - w->srv;
+		int cls = -1;
+
+		if ((w->t + 1) * S.b <= end)
+			continue;
+		for (size_t a = 0; a < S.nalone && cls < 0; a++)
+			if (S.alone[a].srv == w->srv && S.alone[a].t == w->t)
+				cls = RES_ABSENT;
+		/* copy_ever is in the new B already: c >= t under the old is 2c + 1 >= 2t + 1. */
+		if (cls < 0 && S.srv[h].copy_ever[w->srv] >= 2 * w->t + 1)
+			cls = RES_BOTH;
+		sim_trace("e%" PRIu64 " bchange: %s's ticket %" PRIu64 " above every mark left, %s's "
+		    "now: %s", S.ev, server_role(w->srv), w->t, server_role(h), cls < 0 ?
+		    "no residue condition" : residue_names[cls]);
+		for (uint64_t n = 2 * w->t; cls >= 0 && n <= 2 * w->t + 1; n++) {
+			carried = sim_grow(carried, &capcarried, ncarried, sizeof(*carried));
+			carried[ncarried++] = (struct residue){ h, n, (enum residue_class)cls };
+		}
+	}
+	/* Each old ticket of a server is its two new ones (only one of its residue). */
+	for (size_t k = 0, n = S.ndraws; k < n; k++) {
+		S.draws = sim_grow(S.draws, &S.capdraws, S.ndraws, sizeof(*S.draws));
+		S.draws[k].t *= 2;
+		S.draws[S.ndraws] = S.draws[k];
+		S.draws[S.ndraws++].t++;
+	}
+	for (size_t k = 0, n = S.nalone; k < n; k++) {
+		S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+		S.alone[k].t *= 2;
+		S.alone[S.nalone] = S.alone[k];
+		S.alone[S.nalone++].t++;
+	}
+	for (size_t k = 0, n = S.nresidue; k < n; k++) {
+		S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+		S.residue[k].t *= 2;
+		S.residue[S.nresidue] = S.residue[k];
+		S.residue[S.nresidue++].t++;
+	}
+	for (size_t k = 0; k < ncarried; k++) {
+		S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+		S.residue[S.nresidue++] = carried[k];
+	}
+	S.b = nb;
+	S.cfg.block_size = (unsigned)nb;
+	sim_trace("e%" PRIu64 " bchange: B = %" PRIu64 ": idservers stopped, both meta rows, every "
+	    "marks row at least at ID %" PRIu64 " (counters %" PRIu64 " and %" PRIu64 "), "
+	    "block_size in the config, idservers started", S.ev, nb, end, S.srv[0].st.counter,
+	    S.srv[1].st.counter);
+	for (unsigned i = 0; i < S.nids; i++)
+		if (on[i] && !sim_ids_start(&S.ids[i], file[i]))
+			S.failed = true;
+	S.ctlop[CO_BC_DONE]++;
+	S.bchange_phase = 3;
 }
 
 /* The end of namespace k's marks and counters on every server, in ID space (as ns raise reads). */
@@ -2710,6 +2916,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	memset(S.add_made, 0, sizeof(S.add_made));
 	S.retire_on = false;
 	S.retire_phase = RETIRE_RUN;
+	S.bchange_on = false;
+	S.bchange_phase = 0;
 	S.retire_off = 0;
 	memset(S.ns_raise_above, 0, sizeof(S.ns_raise_above));
 	for (k = SERVER_PAIR; k < TSERVER_MAX; k++)
@@ -2739,6 +2947,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		return 3;
 	}
 	S.b = UINT64_C(4096) << rng_below(2);	/* the smallest B check.c takes */
+	/* B halved by the operator (--ctl-ops b-change): pairs of B = 8192; no draw. */
+	S.bchange_on = (ctl_ops_on & CTLOP_B_CHANGE) && !S.tier_on && S.b == 8192;
 	for (k = 0; k < S.nsrv; k++)
 		tserver_init(&S.srv[k], k, S.b);
 	for (k = 0; k < S.nsrv; k++)
@@ -2886,7 +3096,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		sim_ns_op(0, true);
 	/* Liveness (live.c): (T) outside a raise and regions; it reads the idservers. */
 	live_schedule(seed, &S.cfg, S.srv, S.nsrv, !S.raise_on && !S.retire_on &&
-	    !regions_active(), !S.mute);
+	    !S.bchange_on && !regions_active(), !S.mute);
 	for (k = 0; k < S.nids; k++) {
 		struct live_view v = { &S.ids[k].on, &S.ids[k].who, &S.ids[k].t, &S.ids[k].lease,
 		    &S.ids[k].gen, S.ids[k].cut_until, sim_clock_ms[k] };
@@ -2914,7 +3124,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		if (!S.replay)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
 			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && (S.raise_on ||
-			    S.retire_on) ? EV_NS_OP :
+			    S.retire_on || S.bchange_on) ? EV_NS_OP :
 			    EV_NONE;	/* sim_fault: its kind; a raise's step acts too */
 		if (!S.replay && pick >= 65 && regions_active())
 			S.did[S.ev] = EV_TAKE;	/* another region's event (no namespaces, no raise) */
@@ -2926,7 +3136,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_fault();
 		else if (pick < 67 && S.ns_on)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
-		else if (pick < 70 && (S.raise_on || S.retire_on))
+		else if (pick < 70 && (S.raise_on || S.retire_on || S.bchange_on))
 			sim_ctl_step();
 		else if (pick < 100 && regions_active())
 			r = regions_event();
@@ -3293,7 +3503,7 @@ out:
 	sim_counts(&c, true);
 }
 
-/* --ctl-ops LIST: none, all, or a comma list of retire, ns-raise. */
+/* --ctl-ops LIST: none, all, or a comma list of retire, ns-raise, b-change. */
 static bool
 sim_ctlops_parse(const char *v)
 {
@@ -3303,7 +3513,7 @@ sim_ctlops_parse(const char *v)
 	if (strcmp(v, "none") == 0)
 		return true;
 	if (strcmp(v, "all") == 0) {
-		ctl_ops_on = CTLOP_RETIRE | CTLOP_NS_RAISE;
+		ctl_ops_on = CTLOP_RETIRE | CTLOP_NS_RAISE | CTLOP_B_CHANGE;
 		return true;
 	}
 	snprintf(list, sizeof(list), "%s", v);
@@ -3312,6 +3522,8 @@ sim_ctlops_parse(const char *v)
 			ctl_ops_on |= CTLOP_RETIRE;
 		else if (strcmp(w, "ns-raise") == 0)
 			ctl_ops_on |= CTLOP_NS_RAISE;
+		else if (strcmp(w, "b-change") == 0)
+			ctl_ops_on |= CTLOP_B_CHANGE;
 		else
 			return false;
 	return true;
@@ -3321,10 +3533,18 @@ sim_ctlops_parse(const char *v)
 static void
 sim_ctlops_args(void)
 {
-	if (ctl_ops_on != 0)
-		printf(" --ctl-ops %s%s%s", ctl_ops_on & CTLOP_RETIRE ? "retire" : "",
-		    ctl_ops_on == (CTLOP_RETIRE | CTLOP_NS_RAISE) ? "," : "",
-		    ctl_ops_on & CTLOP_NS_RAISE ? "ns-raise" : "");
+	const char *sep = " --ctl-ops ";
+
+	if (ctl_ops_on & CTLOP_RETIRE) {
+		printf("%sretire", sep);
+		sep = ",";
+	}
+	if (ctl_ops_on & CTLOP_NS_RAISE) {
+		printf("%sns-raise", sep);
+		sep = ",";
+	}
+	if (ctl_ops_on & CTLOP_B_CHANGE)
+		printf("%sb-change", sep);
 }
 
 /* What --ctl-ops ran, over all schedules (a line only when on). */
@@ -3345,6 +3565,10 @@ sim_ctlops_report(void)
 		    " run again as typed after a kill, %" PRIu64 " passed meanwhile\n",
 		    c[CO_NSR_RUNS], c[CO_NSR_KILLED], c[CO_NSR_DONE], c[CO_NSR_BACK],
 		    c[CO_NSR_AGAIN], c[CO_NSR_MOVED]);
+	if (ctl_ops_on & CTLOP_B_CHANGE)
+		printf("b change: %" PRIu64 " pairs of B = 8192 began halving it, %" PRIu64 " of them "
+		    "first on the servers while idservers ran; %" PRIu64 " halved, %" PRIu64
+		    " counters repaired\n", c[CO_BC], c[CO_BC_LIVE], c[CO_BC_DONE], c[CO_BC_REPAIRS]);
 }
 
 static void
@@ -3356,7 +3580,7 @@ usage(void)
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
 	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
 	    "[--timeouts half|all|none] [--ctl real|driver] [--stall retry|extend]\n"
-	    "       [--ctl-ops none|all|retire,ns-raise]\n");
+	    "       [--ctl-ops none|all|retire,ns-raise,b-change]\n");
 }
 
 int
