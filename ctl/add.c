@@ -25,6 +25,7 @@
 
 #include "ctl.h"
 #include "layout.h"
+#include "rules.h"
 
 #define ADD_SQL_MAX	1024
 
@@ -565,9 +566,121 @@ ctl_add_server(struct ctl *c, const char *offset, const char *addr)
 	return rc != 0 ? rc : add_done(&a);
 }
 
+#define RETIRE_ROWS	64	/* idgen_ns_marks rows carried: max_namespaces x servers */
+
+/* One marks row of the retired server's (ns "" for idgen_marks). */
+struct retire_row {
+	char		ns[NS_NAME_MAX + 1];
+	char		role[16];
+	uint64_t	hw, b;
+};
+
+/* The rows of one of its tables (sql: ns, role, high_water, block_size); -1 on an error. */
+static int
+retire_rows(struct ctl_server *s, const char *sql, struct retire_row *out, unsigned max)
+{
+	struct ctl_res *res = ctl_query(s, sql);
+	char **row;
+	int n = 0;
+
+	if (res == NULL)
+		return -1;
+	while ((row = ctl_row(res)) != NULL && (unsigned)n < max) {
+		struct retire_row *r = &out[n];
+
+		if (row[1] == NULL || !ctl_u64(row[2], &r->hw) || !ctl_u64(row[3], &r->b) ||
+		    r->hw == 0)
+			continue;
+		snprintf(r->ns, sizeof(r->ns), "%s", row[0] != NULL ? row[0] : "");
+		snprintf(r->role, sizeof(r->role), "%s", row[1]);
+		n++;
+	}
+	ctl_res_free(res);
+	return n;
+}
+
+/*
+ * The retired server's copies of the other servers' marks (and its own
+ * mark), default and namespaces, raised in ID space on every other server of
+ * the region, once every idserver refused it (docs/design.md section 12.5):
+ * it was flagged, and each idserver's next check, within recheck_ms of the
+ * flag reaching any server, refuses it and writes nothing more to it. A
+ * server that is not configured (retired before it was added) holds none.
+ * 0, or the exit status with a line on stderr.
+ */
+static int
+retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
+{
+	static struct retire_row rows[SERVER_MAX + RETIRE_ROWS];
+	struct ctl_server s;
+	unsigned self = SERVER_MAX;
+	uint64_t b = c->srv[0].block_size;
+	int n, m = 0;
+
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (server_offset(i) == v)
+			self = i;
+	/* Rule retire-carry off (the simulation only): the command as it was before. */
+	if (self == SERVER_MAX || !RULE_ON(RULE_RETIRE_CARRY))
+		return 0;
+	ctl_ops->pause(2 * c->cfg.recheck_ms + 1000);
+	memset(&s, 0, sizeof(s));
+	s.index = self;
+	s.host = c->srv[self].host;
+	s.port = c->srv[self].port;
+	n = ctl_connect_as(c, &s, user, pw) ? retire_rows(&s, "SELECT '', role, high_water, "
+	    "block_size FROM idgen_marks", rows, SERVER_MAX) : -1;
+	if (n >= 0)
+		m = retire_rows(&s, "SELECT ns, role, high_water, block_size FROM idgen_ns_marks",
+		    rows + n, RETIRE_ROWS);
+	if (s.db != NULL)
+		ctl_close(&s);
+	if (n < 0 || m < 0 || b == 0) {
+		fprintf(stderr, "idgenctl: the %s server (%s:%u) cannot be read (%s): its copies of "
+		    "the other servers' marks are not carried yet; run this again once it answers "
+		    "(if it never will, see docs/design.md 12.5)\n", server_name(self), s.host,
+		    s.port, b == 0 ? "the region's B unknown" : s.error);
+		return 2;
+	}
+	for (unsigned i = 0; i < server_own_count(); i++) {
+		struct ctl_server t = { .index = i, .host = c->srv[i].host, .port = c->srv[i].port };
+		bool ok;
+
+		if (i == self)
+			continue;
+		ok = ctl_connect_as(c, &t, user, pw);
+		for (int k = 0; ok && k < n + m; k++) {
+			const struct retire_row *r = &rows[k];
+			uint64_t rb = r->b != 0 ? r->b : b, end = (r->hw + 1) * rb;
+
+			if (r->ns[0] == '\0')
+				ok = ctl_exec(&t, "UPDATE idgen_marks SET high_water = %" PRIu64 ", "
+				    "block_size = %" PRIu64 " WHERE role = '%s' AND (high_water + 1) * "
+				    "IF(block_size = 0, %" PRIu64 ", block_size) < %" PRIu64, r->hw, rb,
+				    r->role, b, end);
+			else if (r->b != 0)
+				ok = ctl_exec(&t, "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
+				    "block_size = %" PRIu64 " WHERE ns = '%s' AND role = '%s' AND "
+				    "(high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) < %"
+				    PRIu64, r->hw, rb, r->ns, r->role, rb, end);
+		}
+		if (t.db != NULL)
+			ctl_close(&t);
+		if (!ok) {
+			fprintf(stderr, "idgenctl: the %s server (%s:%u): %s: the retired server's "
+			    "copies are not all carried; run this again\n", server_name(i), t.host,
+			    t.port, t.error);
+			return 2;
+		}
+		add_step("carry");
+	}
+	return 0;
+}
+
 /*
  * tier retire-server OFFSET: the server's rows flagged retired on every server
- * of the region that holds them, the server's own first when it answers
+ * of the region that holds them, the server itself last (when it answers),
+ * then its copies of the others' marks carried to every other server
  * (docs/design.md section 12.5). Idempotent; the rows and marks stay.
  */
 int
@@ -577,6 +690,7 @@ ctl_retire_server(struct ctl *c, const char *offset)
 	char *end;
 	unsigned long v;
 	unsigned done = 0;
+	int rc;
 
 	user = user != NULL && user[0] != '\0' ? user : "root";
 	errno = 0;
@@ -608,8 +722,10 @@ ctl_retire_server(struct ctl *c, const char *offset)
 		done += ok;
 		add_step("retire");
 	}
-	printf("tier retire-server: o%lu retired on %u servers: idservers refuse it at their next "
-	    "check; remove %lu=... from more_servers; its offset is never given again\n", v, done,
-	    v);
+	if ((rc = retire_carry(c, v, user, pw != NULL ? pw : "")) != 0)
+		return rc;
+	printf("tier retire-server: o%lu retired on %u servers, its copies of the others' marks "
+	    "carried to them: idservers refuse it at their next check; remove %lu=... from "
+	    "more_servers; its offset is never given again\n", v, done, v);
 	return 0;
 }

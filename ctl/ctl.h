@@ -86,6 +86,8 @@ struct ctl_ops {
 	unsigned	 (*fields)(struct ctl_res *res);
 	void		 (*res_free)(struct ctl_res *res);
 	void		 (*close)(struct ctl_db *db);
+	/* Waits ms milliseconds (idservers go on meanwhile: the simulation's time runs). */
+	void		 (*pause)(unsigned ms);
 };
 
 /* The operations in use: &ctldb_mariadb unless the simulation sets its own. */

@@ -3,8 +3,10 @@
  * per server (the config's timeouts, the db_tls_* settings checked), a
  * statement and its stored result.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <mysql.h>
 
@@ -89,6 +91,15 @@ ctldb_close(struct ctl_db *db)
 	mysql_close((MYSQL *)db);
 }
 
+static void
+ctldb_pause(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 const struct ctl_ops ctldb_mariadb = {
 	.connect = ctldb_connect,
 	.query = ctldb_query,
@@ -96,4 +107,5 @@ const struct ctl_ops ctldb_mariadb = {
 	.fields = ctldb_fields,
 	.res_free = ctldb_res_free,
 	.close = ctldb_close,
+	.pause = ctldb_pause,
 };

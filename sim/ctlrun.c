@@ -1,6 +1,7 @@
 /*
  * ctlrun.c - ctl.h's seam (struct ctl_ops) over the simulated ticket
- * servers: idgenctl's real procedures (ctl/raise.c, ctl/add.c, ctl/ns.c,
+ * servers: idgenctl's real procedures (ctl/raise.c, ctl/add.c with
+ * retire-server, ctl/ns.c,
  * with ctl/conn.c and ctl/read.c, compiled a second time into the simulation) send their SQL text
  * to tserver_ctl, which answers at once in virtual time. A run may be killed
  * at a statement: from it on every statement fails as a lost connection, and
@@ -36,6 +37,7 @@ static struct {
 	uint64_t	 conns;		/* connection ids: far above simdb's */
 	unsigned	 sent, kill_at;
 	void		(*between)(void);
+	void		(*pause)(unsigned ms);	/* the idservers run that long */
 	unsigned	 open_tx;	/* connections with a transaction open */
 	const char	*after, *next_after;	/* killed after the nth statement of this prefix */
 	unsigned	 after_nth, next_nth;
@@ -170,6 +172,14 @@ ctlrun_close(struct ctl_db *db)
 	free(db);
 }
 
+/* The command waits: the idservers run meanwhile (ctlrun_retire's pause), else nothing. */
+static void
+ctlrun_pause(unsigned ms)
+{
+	if (R.pause != NULL)
+		R.pause(ms);
+}
+
 static const struct ctl_ops ctlrun_ops = {
 	.connect = ctlrun_connect,
 	.query = ctlrun_query,
@@ -177,9 +187,13 @@ static const struct ctl_ops ctlrun_ops = {
 	.fields = ctlrun_fields,
 	.res_free = ctlrun_res_free,
 	.close = ctlrun_close,
+	.pause = ctlrun_pause,
 };
 
-/* The command's output is the operator's, not the simulation's: fds 1 and 2 to /dev/null. */
+/*
+ * The command's output is the operator's, not the simulation's: fds 1 and 2
+ * to /dev/null (IDSIM_CTL_LOUD set in the environment: shown, to debug a run).
+ */
 static void
 ctlrun_quiet(bool on)
 {
@@ -187,6 +201,8 @@ ctlrun_quiet(bool on)
 
 	fflush(stdout);
 	fflush(stderr);
+	if (getenv("IDSIM_CTL_LOUD") != NULL)
+		return;
 	if (on) {
 		if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
 			abort();
@@ -222,6 +238,7 @@ ctlrun_config(struct ctl *c, unsigned kill_at, void (*between)(void))
 	R.after_nth = R.next_nth;
 	R.next_after = NULL;
 	R.between = between;
+	R.pause = NULL;
 	R.open_tx = 0;
 	R.unmodelled[0] = '\0';
 	ctl_ops = &ctlrun_ops;
@@ -313,4 +330,20 @@ ctlrun_add(unsigned offset, unsigned index, unsigned kill_at, void (*between)(vo
 	if (view)
 		server_view_revert(g, m);
 	return rc;
+}
+
+int
+ctlrun_retire(unsigned offset, unsigned recheck_ms, unsigned kill_at, void (*between)(void),
+    void (*pause)(unsigned ms), unsigned *sent)
+{
+	static struct ctl c;
+	char off[16];
+
+	snprintf(off, sizeof(off), "%u", offset);
+	ctlrun_config(&c, kill_at, between);
+	c.cfg.recheck_ms = recheck_ms;	/* the idservers' (idgenctl reads their config) */
+	R.pause = pause;
+	for (unsigned i = 0; i < server_count() && i < R.n; i++)
+		ctl_read(&c, &c.srv[i]);
+	return ctlrun_end(&c, ctl_retire_server(&c, off), sent);
 }

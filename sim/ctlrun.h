@@ -36,6 +36,15 @@ int	ctlrun_add(unsigned offset, unsigned index, unsigned kill_at, void (*between
 	    unsigned *sent);
 
 /*
+ * One run of `idgenctl tier retire-server offset` (ctl/add.c, docs/design.md
+ * 12.5): idgenctl's reads of the tier first, as its main does; killed as
+ * ctlrun_raise's. recheck_ms: the idservers' (the config idgenctl reads);
+ * pause(ms) runs the idservers while the command waits. Its exit status.
+ */
+int	ctlrun_retire(unsigned offset, unsigned recheck_ms, unsigned kill_at,
+	    void (*between)(void), void (*pause)(unsigned ms), unsigned *sent);
+
+/*
  * One run of `idgenctl ns VERB NAME [OPTIONS]` (argv from the verb on):
  * idgenctl's reads of the tier first, then ctl/ns.c; killed as ctlrun_raise's.
  */

@@ -105,9 +105,17 @@ static const char *const residue_names[RES_COUNT] = {
 /* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
 enum { EV_NONE, EV_TAKE, EV_NS_OP, EV_LEASE_EDIT, EV_POWER, EV_FAULT };
 
+/* --ctl-ops (section 14): more of idgenctl's procedures, run for real. */
+enum { CTLOP_RETIRE = 1, CTLOP_NS_RAISE = 2, CTLOP_B_CHANGE = 4 };
+/* Their counts over all schedules. */
+enum { CO_RETIRES, CO_RETIRE_RUNS, CO_RETIRE_KILLED, CO_RETIRED, CO_REUSE_RUNS, CO_REUSE_REFUSED,
+	CO_NSR_RUNS, CO_NSR_KILLED, CO_NSR_DONE, CO_NSR_BACK, CO_NSR_AGAIN, CO_NSR_MOVED,
+	CO_BC, CO_BC_LIVE, CO_BC_DONE, CO_BC_REPAIRS, CTLOP_COUNTS };
+
 /* Counters over all schedules, kept aside while a shrink replays one (sim_shrink). */
 struct sim_counts {
 	uint64_t	classes[RES_COUNT];
+	uint64_t	ctlop[CTLOP_COUNTS];
 	uint64_t	ns_ids, ns_ops, ns_redraws;
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
 	uint64_t	regions[REGIONS_TALLY];
@@ -229,6 +237,19 @@ struct sim {
 	uint64_t		raise_floor;	/* F, in tickets of B */
 	unsigned		raise_offsets[2], raise_n;	/* the servers it adds */
 	bool			added[2], add_made[2];	/* ... added (--ctl real); made */
+	/*
+	 * --ctl-ops retire: the tier's last server retired (tier retire-server,
+	 * 12.5), idservers restarted without it, then in half the schedules its
+	 * offset offered to a new server (tier add-server: refused).
+	 */
+	bool			retire_on;
+	unsigned		retire_phase, retire_idx, retire_off;
+	/* --ctl-ops b-change: B halved on the pair's servers (6.2.1), its step. */
+	bool			bchange_on;
+	unsigned		bchange_phase;
+	uint64_t		ns_raise_above[TSERVER_NS];	/* --ctl-ops ns-raise: a run
+							 * killed, run again as typed; 0 none */
+	uint64_t		ctlop[CTLOP_COUNTS];	/* all schedules (sim_ctlops_report) */
 	uint64_t		down_until[TSERVER_MAX];	/* virtual us; 0: up */
 	struct idserver		ids[SIM_IDSERVERS];
 	unsigned		nids;
@@ -296,6 +317,7 @@ struct sim {
 static struct sim S;
 static bool verbose;
 static bool hashes;		/* --hashes: each schedule's own trace hash, one line each */
+static unsigned ctl_ops_on;	/* --ctl-ops: CTLOP_ bits, idgenctl procedures beyond the mix */
 static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
 				 * 3 all, each a raise of the pair's increment */
@@ -375,6 +397,13 @@ static bool	sim_raise_run(void);
 static bool	sim_add_run(void);
 static void	sim_srv_restart(unsigned srv);
 static void	sim_ctl_between(void);
+static void	sim_ctl_step(void);
+static void	sim_retire_step(void);
+static void	sim_bchange_step(void);
+static bool	sim_ns_raise(unsigned k);
+static bool	sim_ctlops_parse(const char *v);
+static void	sim_ctlops_args(void);
+static void	sim_ctlops_report(void);
 static int	sim_schedule(uint64_t seed, unsigned *events);
 static void	sim_counts(struct sim_counts *c, bool put_back);
 static int	sim_replay(uint64_t seed, unsigned *events);
@@ -458,6 +487,16 @@ sim_grow(void *p, size_t *cap, size_t n, size_t z)
 	if (p == NULL)
 		abort();
 	return p;
+}
+
+/*
+ * Mark h of B hb as the last ticket of the schedule's B it covers (exact when
+ * one B divides the other; hb 0 or the schedule's B: h itself).
+ */
+static uint64_t
+sim_in_b(uint64_t h, uint64_t hb)
+{
+	return hb == 0 || hb == S.b ? h : (h + 1) * hb / S.b - ((h + 1) * hb % S.b == 0);
 }
 
 /* True when no server of the schedule but srv is up (the pair: its partner is down). */
@@ -669,7 +708,7 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 		d->check_ms[srv] = clk_mono_ms();
 		d->read[srv] = true;
 		for (unsigned k = 0; k < S.nsrv; k++) {
-			d->read_row[srv][k] = S.srv[srv].st.mark[k];
+			d->read_row[srv][k] = sim_in_b(S.srv[srv].st.mark[k], S.srv[srv].st.mark_b[k]);
 			d->read_ever[srv][k] = S.srv[srv].copy_ever[k];
 			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
 		}
@@ -1574,6 +1613,10 @@ sim_ns_run(unsigned k, bool whole)
 	snprintf(verb, sizeof(verb), "create");
 	snprintf(opt1, sizeof(opt1), "--block-size");
 	snprintf(opt2, sizeof(opt2), "--fallback");
+	if ((ctl_ops_on & CTLOP_NS_RAISE) && !S.ns_dropping[k] && creating == 0 &&
+	    ready == S.nsrv && sim_ns_raise(k))
+		return;
+	S.ns_raise_above[k] = 0;	/* a killed raise of a name no longer ready: not again */
 	if (S.ns_dropping[k] || (creating == 0 && ready == S.nsrv)) {
 		if (!S.ns_dropping[k] && !rng_permille(200))
 			return;
@@ -2088,6 +2131,13 @@ sim_srv_restart(unsigned srv)
 		S.srv[srv].m = S.srv[srv].cnf_m;
 }
 
+/* The operator's command waits ms: the idservers run meanwhile. */
+static void
+sim_ctl_pause(unsigned ms)
+{
+	sim_run((uint64_t)ms * 1000);
+}
+
 /* Between two statements of the operator's command: a round trip's time, the idservers running. */
 static void
 sim_ctl_between(void)
@@ -2207,6 +2257,432 @@ sim_add_run(void)
 	    S.srv[SERVER_PAIR + k].st.counter);
 	if (k + 1 == S.raise_n)
 		S.raise_phase = RAISE_RESTART;
+	return true;
+}
+
+/* The steps of a retirement (sim_retire_step). */
+enum { RETIRE_RUN, RETIRE_RESTART, RETIRE_REUSE, RETIRE_DONE };
+
+/*
+ * An operator's step of the schedule (events 67..69 of a hundred): the
+ * raise's while one is under way, then a retirement's (--ctl-ops retire).
+ */
+static void
+sim_ctl_step(void)
+{
+	if (S.raise_on && S.raise_phase != RAISE_DONE)
+		sim_raise_step();
+	else if (S.retire_on)
+		sim_retire_step();
+	else if (S.bchange_on && !regions_active())
+		sim_bchange_step();
+}
+
+/*
+ * --ctl-ops retire (docs/design.md 12.5, section 14): in a tier (after its
+ * raise and growth, if a raise schedule), from event 60, the operator
+ * retires the tier's last server beyond the pair, as docs/operations.md has
+ * it. The real `idgenctl tier retire-server OFFSET` (ctl/add.c over
+ * sim/ctlrun.c), killed in half its runs at a statement drawn from the seed
+ * or right after the nth server's flag, run again at the next step until it
+ * completes; the idservers run between its statements and refuse the server
+ * at their next check. Then every idserver restarted without it in
+ * more_servers (the config is one for the process here, so all at once, as
+ * the raise's restart). Then, in half the schedules, the "never" of 12.5:
+ * the retired server's machine replaced by a fresh MariaDB at its offset
+ * and address, and `tier add-server OFFSET` run on it: it must be refused
+ * (exit 1); a completed run fails the schedule.
+ */
+static void
+sim_retire_step(void)
+{
+	unsigned kill = 0, sent = 0, idx = S.retire_idx;
+	int rc;
+
+	if (S.ev < 60 || S.retire_phase == RETIRE_DONE)
+		return;
+	if (S.retire_phase == RETIRE_RUN) {
+		S.ctlop[CO_RETIRE_RUNS]++;
+		if (S.retire_off == 0) {
+			S.retire_idx = idx = S.nsrv - 1;
+			S.retire_off = server_offset(idx);
+			S.ctlop[CO_RETIRES]++;
+		}
+		if (rng_permille(250))
+			ctlrun_kill_after("INSERT INTO idgen_marks (role, retired)",
+			    1 + (unsigned)rng_below(S.nsrv - 1));
+		else if (rng_permille(333))
+			kill = 1 + (unsigned)rng_below(60);
+		ctlrun_setup(S.srv, S.nsrv);
+		rc = ctlrun_retire(S.retire_off, S.cfg.recheck_ms, kill, sim_ctl_between,
+		    sim_ctl_pause, &sent);
+		S.ctlop[CO_RETIRE_KILLED] += ctlrun_was_killed();
+		sim_trace("e%" PRIu64 " retire: idgenctl tier retire-server %u %s after %u statements, "
+		    "exit %d", S.ev, S.retire_off, ctlrun_was_killed() ? "killed" : "ran", sent, rc);
+		if (rc == 3) {
+			sim_trace("e%" PRIu64 " retire: %s", S.ev, ctlrun_unmodelled());
+			S.failed = true;
+			return;
+		}
+		if (rc != 0)
+			return;		/* a server down, or killed: run again */
+		/* Every server of the region but the retired one answered: each holds the flag. */
+		for (unsigned i = 0; i < S.nsrv; i++)
+			if (i != idx && !(S.srv[i].st.retired >> idx & 1)) {
+				sim_trace("e%" PRIu64 " retire: %s holds no flag for o%u after a complete "
+				    "run", S.ev, server_role(i), S.retire_off);
+				S.failed = true;
+				return;
+			}
+		/*
+		 * The operator restores no backup taken before the retirement (12.5):
+		 * every server of the region restored so would hold no flag, and the
+		 * offset could be given again.
+		 */
+		for (unsigned i = 0; i < S.nsrv; i++)
+			S.srv[i].have_backup = false;
+		S.ctlop[CO_RETIRED]++;
+		S.retire_phase = RETIRE_RESTART;
+		return;
+	}
+	if (S.retire_phase == RETIRE_RESTART) {
+		bool on[SIM_IDSERVERS], file[SIM_IDSERVERS];
+		unsigned offs[TSERVER_MAX], n = 0;
+
+		for (unsigned i = SERVER_PAIR; i < idx; i++)
+			offs[n++] = server_offset(i);
+		for (unsigned i = 0; i < S.nids; i++) {
+			on[i] = S.ids[i].on;
+			file[i] = S.ids[i].file;
+			sim_ids_stop(&S.ids[i], true);
+		}
+		if (!server_shape_set(server_increment(), 0, 0) || !server_extras_set(offs, n)) {
+			S.failed = true;
+			return;
+		}
+		tserver_role_set(idx, S.retire_off);	/* its rows keep their name */
+		/* Its mark leaves the state files with it (12.3: a line of a server not configured). */
+		for (unsigned i = 0; i < SIM_IDSERVERS; i++) {
+			S.ids[i].file_must[idx] = 0;
+			S.ids[i].old_must[idx] = 0;
+		}
+		S.nsrv = idx;
+		simdb_servers(S.nsrv);
+		S.cfg.extras = n;
+		sim_trace("e%" PRIu64 " retire: every idserver restarted without o%u in "
+		    "more_servers", S.ev, S.retire_off);
+		for (unsigned i = 0; i < S.nids; i++)
+			if (on[i] && !sim_ids_start(&S.ids[i], file[i]))
+				S.failed = true;
+		S.retire_phase = rng_permille(500) ? RETIRE_REUSE : RETIRE_DONE;
+		return;
+	}
+	/* RETIRE_REUSE: a new server at the retired offset; add-server must refuse it. */
+	if (S.srv[idx].offset != S.retire_off || S.srv[idx].st.meta_row) {
+		struct tserver *t = &S.srv[idx];
+
+		tserver_init(t, idx, S.b);
+		t->now_ms = sim_now_ms;
+		tserver_fresh(t, S.retire_off, server_increment());
+	}
+	kill = rng_permille(500) ? 1 + (unsigned)rng_below(40) : 0;
+	ctlrun_setup(S.srv, idx + 1);
+	rc = ctlrun_add(S.retire_off, idx, kill, sim_ctl_between, &sent);
+	S.ctlop[CO_REUSE_RUNS]++;
+	sim_trace("e%" PRIu64 " retire: idgenctl tier add-server %u (a new server at the retired "
+	    "offset) %s after %u statements, exit %d", S.ev, S.retire_off, ctlrun_was_killed() ?
+	    "killed" : "ran", sent, rc);
+	if (rc == 0 || rc == 3) {
+		sim_trace("e%" PRIu64 " retire: %s", S.ev, rc == 3 ? ctlrun_unmodelled() :
+		    "the retired offset was given again");
+		S.failed = true;
+		return;
+	}
+	if (rc == 1 && !ctlrun_was_killed()) {
+		S.ctlop[CO_REUSE_REFUSED]++;
+		S.retire_phase = RETIRE_DONE;
+	}
+}
+
+/* The end, in ID space, of server t's marks row of role j (a block_size of 0: its B). */
+static uint64_t
+tserver_mark_end(const struct tserver *t, unsigned j)
+{
+	return (t->st.mark[j] + 1) * (t->st.mark_b[j] != 0 ? t->st.mark_b[j] : t->b);
+}
+
+/* A ticket count of the old B in tickets of the new, half as large: the last it covers. */
+static uint64_t
+sim_halve(uint64_t t)
+{
+	return t == 0 ? 0 : 2 * t + 1;
+}
+
+/*
+ * --ctl-ops b-change (docs/design.md 6.2.1, section 14): in a pair of B =
+ * 8192, from event 80, the operator halves B, as operations.md's "Marks
+ * carry their B" describes it. In half the schedules first the "never":
+ * idgen_meta.block_size changed on both servers while the idservers run
+ * (each refuses both at its next check: its B was agreed, 2.4; blocks
+ * banked keep the B they were checked under). Then the procedure, at a step
+ * with both servers up: every idserver stopped; block_size = 4096 in both
+ * meta rows; every marks row of both raised, in ID space, to the end of
+ * every mark the rows and the running idservers' files hold, under 4096,
+ * and each counter above it (operations.md: a mark of another B binds every
+ * server of the region, 6.2.1, so each server's own row must hold the
+ * others' old blocks, or a counter lowered later is not refused: seed 1124);
+ * no backup from before restored after; block_size = 4096 in the config;
+ * every idserver started again on its file. At every later step the operator
+ * repairs what they report (the ALTER TABLE their refusal names: each
+ * counter above each running idserver's known mark of it). The simulation's
+ * bookkeeping of tickets (the highest drawn, copies due and held, landed,
+ * files' marks, first draws, blocks banked alone, classified re-draws) is
+ * converted to the new B: each old ticket of a server is two new ones. A
+ * new ticket of one server over another's old block is not classified (a
+ * duplicate of it fails the run: stricter, never more lenient).
+ */
+static void
+sim_bchange_step(void)
+{
+	static struct residue *carried;	/* the partner's new tickets over them */
+	static size_t capcarried;
+	size_t ncarried = 0;
+	uint64_t nb = S.b / 2, end = 0;
+	bool on[SIM_IDSERVERS], file[SIM_IDSERVERS];
+
+	if (S.ev < 80)
+		return;
+	if (S.bchange_phase == 0) {
+		S.ctlop[CO_BC]++;
+		S.bchange_phase = 2;
+		if (rng_permille(500)) {
+			for (unsigned i = 0; i < S.nsrv; i++)
+				S.srv[i].b = nb;
+			S.ctlop[CO_BC_LIVE]++;
+			S.bchange_phase = 1;
+			sim_trace("e%" PRIu64 " bchange: idgen_meta.block_size = %" PRIu64 " on both "
+			    "servers while idservers run (never do this)", S.ev, nb);
+		}
+		return;
+	}
+	if (S.bchange_phase == 3) {
+		/* The repair of what the running idservers report (their known marks). */
+		for (unsigned k = 0; k < S.nids; k++)
+			for (unsigned i = 0; S.ids[k].on && i < S.nsrv; i++) {
+				uint64_t m = state_mark_ticket(&S.ids[k].sf.rec.mark[i], S.b);
+
+				if (S.srv[i].up && m + 1 > S.srv[i].st.counter) {
+					S.srv[i].st.counter = m + 1;
+					S.ctlop[CO_BC_REPAIRS]++;
+					sim_trace("e%" PRIu64 " bchange: %s repaired: AUTO_INCREMENT = %"
+					    PRIu64 " (i%u's mark)", S.ev, server_role(i), m + 1,
+					    S.ids[k].who);
+				}
+			}
+		return;
+	}
+	for (unsigned i = 0; i < S.nsrv; i++)
+		if (!S.srv[i].up)
+			return;		/* the operator waits for both */
+	/* The end, in ID space, of every mark of the region: rows and running idservers' files. */
+	for (unsigned i = 0; i < S.nsrv; i++)
+		for (unsigned j = 0; j < S.nsrv; j++)
+			if (S.srv[i].st.mark[j] != 0 && tserver_mark_end(&S.srv[i], j) > end)
+				end = tserver_mark_end(&S.srv[i], j);
+	for (unsigned k = 0; k < S.nids; k++)
+		for (unsigned j = 0; S.ids[k].on && j < S.nsrv; j++) {
+			const struct state_mark *m = &S.ids[k].sf.rec.mark[j];
+
+			if (m->high_water != 0 && state_mark_end(m, S.b) > end)
+				end = state_mark_end(m, S.b);
+		}
+	for (unsigned i = 0; i < S.nids; i++) {
+		on[i] = S.ids[i].on;
+		file[i] = S.ids[i].file;
+		sim_ids_stop(&S.ids[i], true);
+	}
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		struct tserver *t = &S.srv[i];
+
+		t->b = nb;
+		t->have_backup = false;
+		t->drawn_max = sim_halve(t->drawn_max);
+		/* Every marks row raised to the region's end in the new B, the counter above it. */
+		for (unsigned j = 0; end > 0 && j < TSERVER_MAX; j++)
+			if ((t->st.rows >> j & 1) && tserver_mark_end(t, j) < end) {
+				t->st.mark[j] = (end + nb - 1) / nb - 1;
+				t->st.mark_b[j] = nb;
+			}
+		if (t->st.counter * nb < end) {
+			t->st.counter = (end + nb - 1) / nb;
+			S.ctlop[CO_BC_REPAIRS]++;
+		}
+		for (unsigned j = 0; j < TSERVER_MAX; j++) {
+			t->copy_ever[j] = sim_halve(t->copy_ever[j]);
+			t->due_ever[j] = sim_halve(t->due_ever[j]);
+			t->st.due[j] = sim_halve(t->st.due[j]);
+		}
+		for (size_t k = 0; k < t->nlanded; k++)
+			t->landed[k].value = sim_halve(t->landed[k].value);
+		S.drawn_max[i] = sim_halve(S.drawn_max[i]);
+	}
+	for (unsigned k = 0; k < SIM_IDSERVERS; k++)
+		for (unsigned j = 0; j < SERVER_MAX; j++) {
+			S.ids[k].file_must[j] = sim_halve(S.ids[k].file_must[j]);
+			S.ids[k].old_must[j] = sim_halve(S.ids[k].old_must[j]);
+		}
+	/*
+	 * An old ticket above the end every layer left (a block banked alone, or
+	 * its copy restored away, whose idserver's file is gone) may be drawn
+	 * again as the partner's new ticket: the pair's residue carried across the
+	 * change, classified now as its re-draw would be (sim_raise_carried's way).
+	 */
+	for (size_t k = 0; k < S.ndraws; k++) {
+		const struct draw *w = &S.draws[k];
+		unsigned h = 1 - w->srv;
+		int cls = -1;
+
+		if ((w->t + 1) * S.b <= end)
+			continue;
+		for (size_t a = 0; a < S.nalone && cls < 0; a++)
+			if (S.alone[a].srv == w->srv && S.alone[a].t == w->t)
+				cls = RES_ABSENT;
+		/* copy_ever is in the new B already: c >= t under the old is 2c + 1 >= 2t + 1. */
+		if (cls < 0 && S.srv[h].copy_ever[w->srv] >= 2 * w->t + 1)
+			cls = RES_BOTH;
+		sim_trace("e%" PRIu64 " bchange: %s's ticket %" PRIu64 " above every mark left, %s's "
+		    "now: %s", S.ev, server_role(w->srv), w->t, server_role(h), cls < 0 ?
+		    "no residue condition" : residue_names[cls]);
+		for (uint64_t n = 2 * w->t; cls >= 0 && n <= 2 * w->t + 1; n++) {
+			carried = sim_grow(carried, &capcarried, ncarried, sizeof(*carried));
+			carried[ncarried++] = (struct residue){ h, n, (enum residue_class)cls };
+		}
+	}
+	/* Each old ticket of a server is its two new ones (only one of its residue). */
+	for (size_t k = 0, n = S.ndraws; k < n; k++) {
+		S.draws = sim_grow(S.draws, &S.capdraws, S.ndraws, sizeof(*S.draws));
+		S.draws[k].t *= 2;
+		S.draws[S.ndraws] = S.draws[k];
+		S.draws[S.ndraws++].t++;
+	}
+	for (size_t k = 0, n = S.nalone; k < n; k++) {
+		S.alone = sim_grow(S.alone, &S.capalone, S.nalone, sizeof(*S.alone));
+		S.alone[k].t *= 2;
+		S.alone[S.nalone] = S.alone[k];
+		S.alone[S.nalone++].t++;
+	}
+	for (size_t k = 0, n = S.nresidue; k < n; k++) {
+		S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+		S.residue[k].t *= 2;
+		S.residue[S.nresidue] = S.residue[k];
+		S.residue[S.nresidue++].t++;
+	}
+	for (size_t k = 0; k < ncarried; k++) {
+		S.residue = sim_grow(S.residue, &S.capresidue, S.nresidue, sizeof(*S.residue));
+		S.residue[S.nresidue++] = carried[k];
+	}
+	S.b = nb;
+	S.cfg.block_size = (unsigned)nb;
+	sim_trace("e%" PRIu64 " bchange: B = %" PRIu64 ": idservers stopped, both meta rows, every "
+	    "marks row at least at ID %" PRIu64 " (counters %" PRIu64 " and %" PRIu64 "), "
+	    "block_size in the config, idservers started", S.ev, nb, end, S.srv[0].st.counter,
+	    S.srv[1].st.counter);
+	for (unsigned i = 0; i < S.nids; i++)
+		if (on[i] && !sim_ids_start(&S.ids[i], file[i]))
+			S.failed = true;
+	S.ctlop[CO_BC_DONE]++;
+	S.bchange_phase = 3;
+}
+
+/* The end of namespace k's marks and counters on every server, in ID space (as ns raise reads). */
+static uint64_t
+sim_ns_end(unsigned k)
+{
+	uint64_t end = 0;
+
+	for (unsigned i = 0; i < S.nsrv; i++) {
+		const struct tserver_ns *n = &S.srv[i].st.ns[k];
+
+		end = n->counter * n->b > end ? n->counter * n->b : end;
+		for (unsigned j = 0; j < S.nsrv; j++)
+			if (n->hw[j] != 0 || n->hb[j] != 0)
+				end = tserver_ns_end(n->hw[j], n->hb[j], n->b) > end ?
+				    tserver_ns_end(n->hw[j], n->hb[j], n->b) : end;
+	}
+	return end;
+}
+
+/*
+ * --ctl-ops ns-raise (docs/design.md 13.3, section 14): namespace k, ready
+ * on every server, raised by the real `idgenctl ns raise NAME --above X`
+ * (ctl/ns.c) in one namespace step of four, or run again as typed after a
+ * kill: X drawn at or above what the marks and counters cover (forward), or
+ * in one of five below it (must be refused, exit 1; a completed run fails
+ * the schedule). Killed in half the runs, at a statement drawn from the
+ * seed or right after the nth server's marks, counter or start_above.
+ * False when no raise was drawn (the step goes on as before).
+ */
+static bool
+sim_ns_raise(unsigned k)
+{
+	static const char *const steps[] = { "UPDATE idgen_ns_marks SET high_water",
+	    "ALTER TABLE tickets_", "UPDATE idgen_namespaces SET start_above" };
+	char verb[8] = "raise", name[8], opt[8] = "--above", val[24];
+	char *argv[5] = { verb, name, opt, val, NULL };
+	uint64_t end = sim_ns_end(k), b = S.srv[0].st.ns[k].b, x = S.ns_raise_above[k];
+	bool again = x != 0, back = false;
+	unsigned kill = 0, how, sent = 0;
+	int rc;
+
+	if (!again && !rng_permille(250))
+		return false;
+	if (!again && end >= 3 && rng_permille(200)) {
+		x = end / 2;
+		back = true;
+	} else if (!again) {
+		x = end + rng_below(4 * b + 1);
+	}
+	how = (unsigned)rng_below(4);
+	if (how == 1)
+		kill = 1 + (unsigned)rng_below(60);
+	else if (how == 2)
+		ctlrun_kill_after(steps[rng_below(3)], 1 + (unsigned)rng_below(S.nsrv));
+	snprintf(name, sizeof(name), "%s", tserver_ns_name(k));
+	snprintf(val, sizeof(val), "%" PRIu64, x);
+	ctlrun_setup(S.srv, S.nsrv);
+	rc = ctlrun_ns(4, argv, kill, sim_ctl_between, &sent);
+	S.ns_ops++;
+	S.ctlop[CO_NSR_RUNS]++;
+	S.ctlop[CO_NSR_KILLED] += ctlrun_was_killed();
+	sim_trace("e%" PRIu64 " ns: idgenctl ns raise %s --above %" PRIu64 " (%s, the marks and "
+	    "counters end at %" PRIu64 ") %s after %u statements, exit %d", S.ev, name, x, again ?
+	    "run again" : back ? "below" : "above", end, ctlrun_was_killed() ? "killed" : "ran",
+	    sent, rc);
+	if (rc == 3 || (rc == 0 && back)) {
+		sim_trace("e%" PRIu64 " ns: %s", S.ev, rc == 3 ? ctlrun_unmodelled() :
+		    "ns raise moved a namespace back");
+		S.failed = true;
+		return true;
+	}
+	/* Complete: every server's marks and counter above X, its start_above at X - 1 (13.3). */
+	for (unsigned i = 0; rc == 0 && i < S.nsrv; i++) {
+		const struct tserver_ns *n = &S.srv[i].st.ns[k];
+
+		for (unsigned j = 0; j < S.nsrv && !S.failed; j++)
+			S.failed = n->start_above + 1 < x || n->counter * b <= x ||
+			    tserver_ns_end(n->hw[j], n->hb[j], b) <= x;
+		if (S.failed) {
+			sim_trace("e%" PRIu64 " ns: %s on %s after a complete raise: start_above %"
+			    PRIu64 ", counter %" PRIu64 ", marks not all above %" PRIu64, S.ev, name,
+			    server_role(i), n->start_above, n->counter, x);
+			return true;
+		}
+	}
+	S.ns_raise_above[k] = ctlrun_was_killed() || rc == 2 ? x : 0;
+	S.ctlop[CO_NSR_DONE] += rc == 0;
+	S.ctlop[CO_NSR_BACK] += rc == 1 && back;
+	S.ctlop[CO_NSR_AGAIN] += rc == 1 && again;	/* a killed raise refused as typed */
+	S.ctlop[CO_NSR_MOVED] += rc == 1 && !back && !again;
 	return true;
 }
 
@@ -2419,6 +2895,12 @@ sim_schedule(uint64_t seed, unsigned *events)
 	S.raise_floor = 0;
 	memset(S.added, 0, sizeof(S.added));
 	memset(S.add_made, 0, sizeof(S.add_made));
+	S.retire_on = false;
+	S.retire_phase = RETIRE_RUN;
+	S.bchange_on = false;
+	S.bchange_phase = 0;
+	S.retire_off = 0;
+	memset(S.ns_raise_above, 0, sizeof(S.ns_raise_above));
 	for (k = SERVER_PAIR; k < TSERVER_MAX; k++)
 		tserver_role_set(k, 0);
 	if (S.tier_on) {
@@ -2441,10 +2923,13 @@ sim_schedule(uint64_t seed, unsigned *events)
 			tserver_role_set(SERVER_PAIR + k, offsets[k]);
 		S.tiers++;
 		S.raises += S.raise_on;
+		S.retire_on = (ctl_ops_on & CTLOP_RETIRE) != 0;	/* no draw */
 	} else if (!server_shape_set(2, 0, 0)) {
 		return 3;
 	}
 	S.b = UINT64_C(4096) << rng_below(2);	/* the smallest B check.c takes */
+	/* B halved by the operator (--ctl-ops b-change): pairs of B = 8192; no draw. */
+	S.bchange_on = (ctl_ops_on & CTLOP_B_CHANGE) && !S.tier_on && S.b == 8192;
 	for (k = 0; k < S.nsrv; k++)
 		tserver_init(&S.srv[k], k, S.b);
 	for (k = 0; k < S.nsrv; k++)
@@ -2591,7 +3076,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 	if (S.ns_on)
 		sim_ns_op(0, true);
 	/* Liveness (live.c): (T) outside a raise and regions; it reads the idservers. */
-	live_schedule(seed, &S.cfg, S.srv, S.nsrv, !S.raise_on && !regions_active(), !S.mute);
+	live_schedule(seed, &S.cfg, S.srv, S.nsrv, !S.raise_on && !S.retire_on &&
+	    !S.bchange_on && !regions_active(), !S.mute);
 	for (k = 0; k < S.nids; k++) {
 		struct live_view v = { &S.ids[k].on, &S.ids[k].who, &S.ids[k].t, &S.ids[k].lease,
 		    &S.ids[k].gen, S.ids[k].cut_until, sim_clock_ms[k] };
@@ -2626,7 +3112,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 		pick = (unsigned)rng_below(100);
 		if (!S.replay)
 			S.did[S.ev] = pick < 55 ? EV_TAKE : pick < 65 ? EV_FAULT :
-			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && S.raise_on ? EV_NS_OP :
+			    pick < 67 && S.ns_on ? EV_NS_OP : pick < 70 && (S.raise_on ||
+			    S.retire_on || S.bchange_on) ? EV_NS_OP :
 			    EV_NONE;	/* sim_fault: its kind; a raise's step acts too */
 		if (!S.replay && pick >= 65 && regions_active())
 			S.did[S.ev] = EV_TAKE;	/* another region's event (no namespaces, no raise) */
@@ -2638,8 +3125,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			sim_fault();
 		else if (pick < 67 && S.ns_on)
 			sim_ns_op((unsigned)rng_below(TSERVER_NS), false);
-		else if (pick < 70 && S.raise_on)
-			sim_raise_step();
+		else if (pick < 70 && (S.raise_on || S.retire_on || S.bchange_on))
+			sim_ctl_step();
 		else if (pick < 100 && regions_active())
 			r = regions_event();
 		if (r == 0)
@@ -2778,6 +3265,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 	struct sim_counts now;
 
 	memcpy(now.classes, S.classes, sizeof(now.classes));
+	memcpy(now.ctlop, S.ctlop, sizeof(now.ctlop));
 	now.ns_ids = S.ns_ids;
 	now.ns_ops = S.ns_ops;
 	now.ns_redraws = S.ns_redraws;
@@ -2796,6 +3284,7 @@ sim_counts(struct sim_counts *c, bool put_back)
 		return;
 	}
 	memcpy(S.classes, c->classes, sizeof(S.classes));
+	memcpy(S.ctlop, c->ctlop, sizeof(S.ctlop));
 	S.ns_ids = c->ns_ids;
 	S.ns_ops = c->ns_ops;
 	S.ns_redraws = c->ns_redraws;
@@ -2912,6 +3401,7 @@ sim_replay_args(bool masked, uint64_t last)
 	sim_disk_args();
 	if (ctl_driver)
 		printf(" --ctl driver");
+	sim_ctlops_args();
 	if (regions_mode != REGIONS_SOME)
 		printf(" --regions %s", regions_mode_name());
 	for (unsigned k = 0; k < RULE_COUNT; k++)
@@ -3024,6 +3514,74 @@ out:
 	sim_counts(&c, true);
 }
 
+/* --ctl-ops LIST: none, all, or a comma list of retire, ns-raise, b-change. */
+static bool
+sim_ctlops_parse(const char *v)
+{
+	char list[64], *save = NULL;
+
+	ctl_ops_on = 0;
+	if (strcmp(v, "none") == 0)
+		return true;
+	if (strcmp(v, "all") == 0) {
+		ctl_ops_on = CTLOP_RETIRE | CTLOP_NS_RAISE | CTLOP_B_CHANGE;
+		return true;
+	}
+	snprintf(list, sizeof(list), "%s", v);
+	for (char *w = strtok_r(list, ",", &save); w != NULL; w = strtok_r(NULL, ",", &save))
+		if (strcmp(w, "retire") == 0)
+			ctl_ops_on |= CTLOP_RETIRE;
+		else if (strcmp(w, "ns-raise") == 0)
+			ctl_ops_on |= CTLOP_NS_RAISE;
+		else if (strcmp(w, "b-change") == 0)
+			ctl_ops_on |= CTLOP_B_CHANGE;
+		else
+			return false;
+	return true;
+}
+
+/* The replay's --ctl-ops. */
+static void
+sim_ctlops_args(void)
+{
+	const char *sep = " --ctl-ops ";
+
+	if (ctl_ops_on & CTLOP_RETIRE) {
+		printf("%sretire", sep);
+		sep = ",";
+	}
+	if (ctl_ops_on & CTLOP_NS_RAISE) {
+		printf("%sns-raise", sep);
+		sep = ",";
+	}
+	if (ctl_ops_on & CTLOP_B_CHANGE)
+		printf("%sb-change", sep);
+}
+
+/* What --ctl-ops ran, over all schedules (a line only when on). */
+static void
+sim_ctlops_report(void)
+{
+	const uint64_t *c = S.ctlop;
+
+	if (ctl_ops_on & CTLOP_RETIRE)
+		printf("retire: %" PRIu64 " tiers retired a server; idgenctl tier retire-server run %"
+		    PRIu64 " times, %" PRIu64 " of them killed, %" PRIu64 " complete; add-server of "
+		    "the retired offset run %" PRIu64 " times, refused %" PRIu64 "\n",
+		    c[CO_RETIRES], c[CO_RETIRE_RUNS], c[CO_RETIRE_KILLED], c[CO_RETIRED],
+		    c[CO_REUSE_RUNS], c[CO_REUSE_REFUSED]);
+	if (ctl_ops_on & CTLOP_NS_RAISE)
+		printf("ns raise: idgenctl ns raise run %" PRIu64 " times, %" PRIu64 " of them "
+		    "killed, %" PRIu64 " complete; refused: %" PRIu64 " below the marks, %" PRIu64
+		    " run again as typed after a kill, %" PRIu64 " passed meanwhile\n",
+		    c[CO_NSR_RUNS], c[CO_NSR_KILLED], c[CO_NSR_DONE], c[CO_NSR_BACK],
+		    c[CO_NSR_AGAIN], c[CO_NSR_MOVED]);
+	if (ctl_ops_on & CTLOP_B_CHANGE)
+		printf("b change: %" PRIu64 " pairs of B = 8192 began halving it, %" PRIu64 " of them "
+		    "first on the servers while idservers ran; %" PRIu64 " halved, %" PRIu64
+		    " counters repaired\n", c[CO_BC], c[CO_BC_LIVE], c[CO_BC_DONE], c[CO_BC_REPAIRS]);
+}
+
 static void
 usage(void)
 {
@@ -3033,7 +3591,8 @@ usage(void)
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
 	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
 	    "[--timeouts half|all|none] [--ctl real|driver] [--stall retry|extend] "
-	    "[--hashes]\n");
+	    "[--hashes]\n"
+	    "       [--ctl-ops none|all|retire,ns-raise,b-change]\n");
 }
 
 int
@@ -3070,6 +3629,12 @@ main(int argc, char **argv)
 		} else if (v != NULL && strcmp(a, "--ctl") == 0) {
 			ctl_driver = strcmp(v, "driver") == 0;
 			if (!ctl_driver && strcmp(v, "real") != 0) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--ctl-ops") == 0) {
+			if (!sim_ctlops_parse(v)) {
 				usage();
 				return 2;
 			}
@@ -3309,6 +3874,7 @@ main(int argc, char **argv)
 	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed, add-server %" PRIu64
 	    ", %" PRIu64 "\n", S.tiers, S.raises, S.raises_done, S.ctl_runs, S.ctl_killed,
 	    S.add_runs, S.add_killed);
+	sim_ctlops_report();
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
 		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))

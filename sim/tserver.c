@@ -475,7 +475,15 @@ tserver_check(struct tserver *s, uint64_t conn, const char *sql, struct tserver_
 	TS_SET(22, "%" PRIu64, s->st.floor);
 	TS_SET(23, "%u", s->st.own_gen);
 	TS_SET(24, "%d", s->st.sealed ? 1 : 0);
-	a->null[25] = true;	/* no server retired */
+	/* GROUP_CONCAT(role) of the rows flagged retired (12.5); NULL when none. */
+	a->null[25] = s->st.retired == 0;
+	for (unsigned k = 0, len = 0; k < TSERVER_MAX; k++) {
+		char name[16];
+
+		if ((s->st.retired >> k & 1) && len < 32)
+			len += (unsigned)snprintf(a->text[25] + len, 32 - len, "%s%s", len ? "," : "",
+			    tserver_role_name(k, name, sizeof(name)));
+	}
 	for (;;) {
 		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
 		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 22 + n;
@@ -512,7 +520,7 @@ tserver_tx(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ans
 	bool raised = false;
 
 	if (own == NULL || sscanf(own, "SET high_water = LAST_INSERT_ID(), block_size = %"
-	    SCNu64, &b) != 1 || b != s->b || strstr(own, "WHERE role = '") == NULL ||
+	    SCNu64, &b) != 1 || b == 0 || strstr(own, "WHERE role = '") == NULL ||
 	    tserver_role(strstr(own, "WHERE role = '") + 14) != (int)i) {
 		tserver_fail(a, 1064, "ticket transaction not understood", sql);
 		return;
@@ -528,9 +536,10 @@ tserver_tx(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ans
 	if (t > s->drawn_max)
 		s->drawn_max = t;
 	s->draws++;
-	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * s->b) {
+	/* The statement's B (the idserver's, agreed at its check), not the meta row's now. */
+	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * b) {
 		s->st.mark[i] = t;
-		s->st.mark_b[i] = s->b;
+		s->st.mark_b[i] = b;
 		raised = true;
 	}
 	for (p = strstr(own + 1, set); p != NULL; p = strstr(p + 1, set)) {
@@ -909,6 +918,7 @@ tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 	a->nfields = 6;
 	t = n->counter;
 	n->counter += s->m;
+	n->last = t;
 	a->ns_drew = true;
 	a->ns = (unsigned)k;
 	a->ns_b = b;
@@ -995,6 +1005,7 @@ tserver_fresh(struct tserver *s, unsigned offset, unsigned m)
 	s->st.meta_offset = 0;
 	s->st.meta_m = 0;
 	s->st.rows = 0;
+	s->st.retired = 0;
 }
 
 /* Row k of r: field f as text (NULL for SQL NULL). */
@@ -1185,7 +1196,7 @@ tserver_ctl_status(struct tserver *s, const char *sql, struct tserver_rows *r)
 			tserver_cell(r, i, 2, s->st.mark_b[k]);
 			tserver_cell(r, i, 3, own ? s->st.own_gen : 0);	/* only its own modelled */
 			tserver_cell(r, i, 4, own && s->st.sealed);
-			tserver_cell(r, i, 5, 0);
+			tserver_cell(r, i, 5, s->st.retired >> k & 1);
 		}
 		return true;
 	}
@@ -1239,6 +1250,11 @@ tserver_ctl_rows(struct tserver *s, const char *sql)
 	return true;
 }
 
+/* "INSERT INTO idgen_marks (role, retired) VALUES ('" then the role and the rest. */
+#define TSERVER_RETIRE_HEAD	"INSERT INTO idgen_marks (role, retired) VALUES ('"
+#define TSERVER_RETIRE(sql)	(strncmp((sql), TSERVER_RETIRE_HEAD, sizeof(TSERVER_RETIRE_HEAD) - 1) \
+				    == 0 && strstr((sql), "', 1) ON DUPLICATE KEY UPDATE retired = 1") != NULL)
+
 /* ctl/add.c's statements: its checks of the tier and of the new server, its writes. */
 static bool
 tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
@@ -1258,7 +1274,7 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 		r->result = true;
 		tserver_cell(r, 0, 0, has ? s->st.mark[role] : 0);
 		tserver_cell(r, 0, 1, has);
-		tserver_cell(r, 0, 2, 0);
+		tserver_cell(r, 0, 2, role >= 0 && (s->st.retired >> role & 1));
 		return true;
 	}
 	if (strncmp(sql, check_new, sizeof(check_new) - 1) == 0) {
@@ -1321,6 +1337,17 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 			s->st.gen = (unsigned)v[1];
 			s->st.floor = v[2];
 		}
+		return true;
+	}
+	/* tier retire-server (12.5): the row made if missing, flagged retired; marks stay. */
+	if (TSERVER_RETIRE(sql) && role < 0 && tserver_role(sql + 49) >= 0) {
+		role = tserver_role(sql + 49);
+		if (!(s->st.rows >> role & 1)) {
+			s->st.rows |= 1u << role;
+			s->st.mark[role] = 0;
+			s->st.mark_b[role] = 0;
+		}
+		s->st.retired |= 1u << role;
 		return true;
 	}
 	return false;
@@ -1407,9 +1434,31 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 		return true;
 	}
 	if (sscanf(sql, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %" SCNu64
-	    ") WHERE name = '%7[a-z0-9_]' AND state <> 'ready'", &v[0], name) == 2) {
-		if (n->state != TS_NS_NONE && n->state != TS_NS_READY && v[0] > n->start_above)
+	    ") WHERE name = '%7[a-z0-9_]%n", &v[0], name, &len) == 2) {
+		bool any = strcmp(sql + len, "'") == 0;	/* ns raise, add-server */
+
+		if (!any && strcmp(sql + len, "' AND state <> 'ready'") != 0)
+			return false;
+		if (n->state != TS_NS_NONE && (any || n->state != TS_NS_READY) &&
+		    v[0] > n->start_above)
 			n->start_above = v[0];
+		return true;
+	}
+	/* ns raise: the end of every mark of N here and of its counter, in ID space. */
+	if (sscanf(sql, "SELECT GREATEST(COALESCE(MAX((high_water + 1) * IF(block_size = 0, %"
+	    SCNu64 ", block_size)), 0), (SELECT AUTO_INCREMENT FROM information_schema.TABLES "
+	    "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tickets_%7[a-z0-9_]') * %" SCNu64
+	    ") FROM idgen_ns_marks WHERE ns = '%7[a-z0-9_]%n", &v[0], name, &v[1], f, &len) == 4 &&
+	    strcmp(sql + len, "'") == 0 && v[0] == v[1]) {
+		uint64_t end = n->counter * v[0];
+
+		r->result = true;
+		for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
+			uint64_t e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
+
+			end = e > end ? e : end;
+		}
+		tserver_cell(r, 0, 0, end);
 		return true;
 	}
 	if (sscanf(sql, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" SCNu64
@@ -1427,10 +1476,14 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 			n->counter = 1;
 		return true;
 	}
+	if (TSERVER_PRE(sql, "DELETE FROM tickets_")) {
+		n->last = 0;
+		n->emptied = true;
+		return true;
+	}
 	if (TSERVER_PRE(sql, "GRANT SELECT, INSERT, DELETE ON tickets_") ||
-	    TSERVER_PRE(sql, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('") ||
-	    TSERVER_PRE(sql, "DELETE FROM tickets_"))
-		return true;	/* rights granted; every row exists; the table's row is not modelled */
+	    TSERVER_PRE(sql, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('"))
+		return true;	/* rights granted; every row exists */
 	if (sscanf(sql, "SELECT MAX((high_water + 1) * IF(block_size = 0, %" SCNu64 ", block_size)) "
 	    "FROM idgen_ns_marks WHERE ns = '%7[a-z0-9_]'", &v[0], name) == 2) {
 		uint64_t end = 0;
@@ -1457,6 +1510,20 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 			}
 		return true;
 	}
+	/* tier retire-server's carry: one row of N raised, in ID space (12.5). */
+	if (sscanf(sql, "UPDATE idgen_ns_marks SET high_water = %" SCNu64 ", block_size = %" SCNu64
+	    " WHERE ns = '%7[a-z0-9_]' AND role = '%*[^']' AND (high_water + 1) * IF(block_size = "
+	    "0, %" SCNu64 ", block_size) < %" SCNu64, &v[0], &v[1], name, &v[2], &v[3]) == 5) {
+		int j = tserver_ctl_role(sql);
+
+		if (j < 0)
+			return false;
+		if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3]) {
+			n->hw[j] = v[0];
+			n->hb[j] = v[1];
+		}
+		return true;
+	}
 	if (TSERVER_PRE(sql, "SELECT @@auto_increment_increment, @@auto_increment_offset, (SELECT "
 	    "AUTO_INCREMENT FROM information_schema.TABLES")) {
 		r->result = true;
@@ -1472,7 +1539,12 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    2) {
 		if (n->counter == 0)
 			return false;
-		n->counter = v[0];	/* the table emptied first (create): exactly it */
+		/*
+		 * The table emptied first (create): exactly it. Else (ns raise)
+		 * InnoDB's rule: never at or below its row, the last ticket drawn.
+		 */
+		n->counter = n->emptied || n->last == 0 || v[0] > n->last ? v[0] : n->last + s->m;
+		n->emptied = false;
 		return true;
 	}
 	if (TSERVER_PRE(sql, "UPDATE idgen_namespaces SET state = 'ready' WHERE name = '")) {
@@ -1522,9 +1594,32 @@ tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ro
 		r->result = true;
 		r->nfields = 1;
 		for (unsigned k = 0; k < TSERVER_MAX; k++)
-			if (s->st.rows >> k & 1)
+			if ((s->st.rows >> k & 1) && !(s->st.retired >> k & 1))
 				snprintf(r->cell[r->nrows++][0], sizeof(r->cell[0][0]), "%s",
 				    tserver_role_name(k, name, sizeof(name)));
+	} else if (strcmp(sql, "SELECT '', role, high_water, block_size FROM idgen_marks") == 0) {
+		/* tier retire-server reads the retired server's rows to carry them (12.5). */
+		r->result = true;
+		r->nfields = 4;
+		for (unsigned k = 0; k < TSERVER_MAX; k++)
+			if (s->st.rows >> k & 1) {
+				tserver_text(r, r->nrows, 0, "");
+				tserver_text(r, r->nrows - 1, 1, tserver_role_name(k, name,
+				    sizeof(name)));
+				tserver_cell(r, r->nrows - 1, 2, s->st.mark[k]);
+				tserver_cell(r, r->nrows - 1, 3, s->st.mark_b[k]);
+			}
+	} else if (strcmp(sql, "SELECT ns, role, high_water, block_size FROM idgen_ns_marks") == 0) {
+		r->result = true;
+		r->nfields = 4;
+		for (unsigned k = 0; k < TSERVER_NS; k++)
+			for (unsigned j = 0; s->st.ns[k].state != TS_NS_NONE && j < TSERVER_MAX &&
+			    j < server_count(); j++) {
+				tserver_text(r, r->nrows, 0, tserver_ns_name(k));
+				tserver_text(r, r->nrows - 1, 1, server_role(j));
+				tserver_cell(r, r->nrows - 1, 2, s->st.ns[k].hw[j]);
+				tserver_cell(r, r->nrows - 1, 3, s->st.ns[k].hb[j]);
+			}
 	} else if (strcmp(sql, "SELECT high_water, block_size FROM idgen_marks") == 0) {
 		for (unsigned k = 0; k < TSERVER_MAX; k++)
 			if (s->st.rows >> k & 1) {

@@ -34,6 +34,8 @@ struct tserver_ns {
 	uint64_t		b;		/* block_size */
 	bool			refuse;		/* fallback 'refuse', else 'snowflake' */
 	uint64_t		counter;	/* tickets_N's next ticket; 0: no table */
+	uint64_t		last;		/* its one row: the last ticket drawn, 0 none */
+	bool			emptied;	/* DELETE FROM tickets_N since the last ALTER */
 	uint64_t		start_above;
 	uint64_t		hw[TSERVER_MAX];	/* idgen_ns_marks by role */
 	uint64_t		hb[TSERVER_MAX];
@@ -61,6 +63,7 @@ struct tserver_state {
 	bool		meta_row;		/* idgen_meta's row exists (a new server: not yet) */
 	unsigned	meta_offset;		/* ... its server_offset */
 	unsigned	rows;			/* idgen_marks rows that exist, a bit per role */
+	unsigned	retired;		/* ... flagged retired (12.5), a bit per role */
 	uint64_t	floor;			/* tier_floor (an ID) */
 	unsigned	own_gen;		/* its own marks row: generation */
 	bool		sealed;			/* ... sealed */

@@ -74,6 +74,9 @@ const struct rule_info rules[RULE_COUNT] = {
 	[RULE_SYNC_CHECKED] = { "sync-checked",
 	    "a write whose fdatasync failed is not durable: no block banked, no reservation "
 	    "counted on it (statefile.c, 6.9)" },
+	[RULE_RETIRE_CARRY] = { "retire-carry",
+	    "tier retire-server, once every idserver refused the server, raises its copies of the "
+	    "others' marks on every other server of the region (ctl/add.c, 12.5)" },
 	[RULE_COPY_CONN] = { "copy-conn",
 	    "a ticket waiting for its state file write or its copy is not used once the "
 	    "connection it was drawn on ends (lost, or its server refused): a copy landing "

@@ -48,6 +48,8 @@ enum rule {
 	RULE_SYNC_CHECKED,	/* statefile.c: a failed fdatasync is no durable write (6.9) */
 	RULE_COPY_CONN,		/* tier.c: a ticket whose connection ended before its block
 				 * was banked is not used (6.5; both sequences) */
+	RULE_RETIRE_CARRY,	/* ctl/add.c: tier retire-server carries the retired server's
+				 * copies of the others' marks to the others (12.5) */
 	RULE_COUNT,
 };
 

@@ -167,7 +167,7 @@ static int	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
-static bool	ticket_retired(struct ticket_server *s, const char *roles);
+static bool	ticket_retired(struct ticket_server *s, const char *roles, uint64_t b);
 static struct ticket_copy ticket_copy_sending(const struct ticket_server *s, unsigned j);
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
@@ -634,7 +634,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	if (!check_uint(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
 	/* tickets64: the one check of every sequence's ticket table (13.7). */
-	if (!ticket_check_table(s, row) || !ticket_retired(s, row[25]))
+	if (!ticket_check_table(s, row) || !ticket_retired(s, row[25], b))
 		return;
 	ticket_floor(s, row[22], b);
 	/* One query in flight per connection: this answers the last check sent. */
@@ -712,10 +712,13 @@ ticket_check_generation(struct ticket_server *s, char **row)
 
 /*
  * The servers this one reports retired (docs/design.md section 12.5) are
- * remembered; a retired server is refused. False when s was.
+ * remembered; a retired server is refused, once what its check read is
+ * known (b: its B): its copies of the others' marks still bind until tier
+ * retire-server has carried them to the other servers, at its end. False
+ * when s was refused.
  */
 static bool
-ticket_retired(struct ticket_server *s, const char *roles)
+ticket_retired(struct ticket_server *s, const char *roles, uint64_t b)
 {
 	char list[256], *save = NULL, why[256];
 	unsigned j;
@@ -729,6 +732,9 @@ ticket_retired(struct ticket_server *s, const char *roles)
 		return true;
 	snprintf(why, sizeof(why), "retired by idgenctl tier retire-server (its offset %u is never "
 	    "used again): remove it from more_servers", server_offset(s->index));
+	s->block_size = b;
+	if (RULE_ON(RULE_CHECK_READ))
+		s->notify(s, TICKET_EV_READ, 0, s->notify_arg);
 	ticket_refuse(s, why);
 	return false;
 }

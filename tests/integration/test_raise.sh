@@ -153,9 +153,11 @@ log "3. o3 (add-server killed after each step, resumed) and o4 added above the f
 # 3b. o4 retired while c uses it (the command killed once and run again): c
 # refuses it at its next check and serves on; its offset is never given again.
 MORE3="3=127.0.0.1:$P3"
-rc=0; { IDGENCTL_KILL_AT=retire "${CTL[@]}" --more_servers "$MORE" tier retire-server 4 >/dev/null; } 2>/dev/null || rc=$?
+# --recheck_ms: the idservers' (after its flags the command waits 2 x recheck_ms
+# + 1 s, until every idserver refused o4, then carries o4's copies: design 12.5).
+rc=0; { IDGENCTL_KILL_AT=retire "${CTL[@]}" --more_servers "$MORE" --recheck_ms 1000 tier retire-server 4 >/dev/null; } 2>/dev/null || rc=$?
 [ $rc = 137 ] || fail "retire-server killed: exit $rc, want 137 (SIGKILL)"
-expect_ctl 0 "^tier retire-server: o4 retired on 4 servers" --more_servers "$MORE" tier retire-server 4
+expect_ctl 0 "^tier retire-server: o4 retired on 4 servers" --more_servers "$MORE" --recheck_ms 1000 tier retire-server 4
 wait_for "c refuses the retired o4" 15 bash -c "[ \"\$(printf 'STATS\n' | nc -N 127.0.0.1 $C | awk '\$2==\"o4_state\"{print \$3}')\" = refused ]"
 grep -q "o4 ticket server REFUSED: retired by idgenctl tier retire-server" "$T_DIR/c.log" || fail "c's log does not name the retirement"
 read -r errs _ < <(mint_ids "$C" 100 "$T_DIR/c.txt")

@@ -506,6 +506,41 @@ test_retired(void **state)
 	rig_down(r);
 }
 
+/*
+ * A server a check reports retired is refused only once that check's marks
+ * are read (TICKET_EV_READ): its copies of the others' marks bind until tier
+ * retire-server has carried them (docs/design.md 12.5, idsim seed 5533).
+ */
+static void
+test_retired_read(void **state)
+{
+	struct ticket_params tp = { 100, 1000, 30000, 5000 };
+	struct db_params p;
+	static struct rig r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	memset(&p, 0, sizeof(p));
+	fake_reset();
+	nevents = 0;
+	nreads = 0;
+	assert_true(server_shape_set(2, 0, 0));
+	r.base = event_base_new();
+	p.host = "127.0.0.1";
+	p.database = "idgen";
+	p.ops = &fake_ops;
+	assert_true(ticket_init(&r.s, r.base, &p, SERVER_ODD, &tp, notify, NULL));
+	fake_expect(&(struct fake_reply){ .match = "CONNECT" });
+	script_check_with(25, "odd", -1, NULL);
+	ticket_start(&r.s);
+	run(&r);
+	assert_int_equal(r.s.state, TICKET_REFUSED);
+	assert_non_null(strstr(r.s.last_error, "retired by idgenctl tier retire-server"));
+	assert_int_equal(nreads, 1);
+	assert_true(server_shape_set(2, 0, 0));
+	rig_down(&r);
+}
+
 /* A missing right at connect refuses the server and names the GRANT. */
 static void
 test_missing_right(void **state)
@@ -640,6 +675,7 @@ main(void)
 		cmocka_unit_test(test_generation_adopted),
 		cmocka_unit_test(test_view_not_moved_by_bad_server),
 		cmocka_unit_test(test_retired),
+		cmocka_unit_test(test_retired_read),
 		cmocka_unit_test(test_seq_sql),
 	};
 
