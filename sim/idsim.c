@@ -2591,6 +2591,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 	/* Hand edits of lease rows: on or off from the fault's own generator. */
 	lease_freed_schedule(&LF, seed);
 	lease_guard_count = !S.mute;
+	mark_guard_count = !S.mute;
 	if (LF.on) {
 		sim_note("schedule seed %" PRIu64 ": lease-freed on", seed);
 		LF.schedules += !S.mute;
@@ -3275,6 +3276,8 @@ main(int argc, char **argv)
 	    LF.schedules, LF.drawn, LF.sent, LF.applied, LF.applied_kind[LE_DELETE],
 	    LF.applied_kind[LE_EXPIRE], LF.applied_kind[LE_FREE], LF.applied_kind[LE_RENUMBER],
 	    LF.refused, LF.failed, lease_guard_refused);
+	printf("marks: %" PRIu64 " idserver and idgenctl statements refused by the triggers\n",
+	    mark_guard_refused);
 	printf("disks: %" PRIu64 " schedules with disk faults, %" PRIu64 " fdatasyncs, %" PRIu64
 	    " failed (EIO), %" PRIu64 " slow (%" PRIu64 " ms), %" PRIu64 " the host's last act, %"
 	    PRIu64 " power losses (%" PRIu64 " unsynced sectors kept, %" PRIu64 " lost, %" PRIu64

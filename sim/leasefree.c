@@ -278,3 +278,32 @@ lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *
 	    err != 0 ? ": " : "", why);
 	return (int)err;
 }
+
+/*
+ * schema/10-tables.sql's four triggers on the marks, condition by condition
+ * in their order: a DELETE of a row above 0; an UPDATE that renames a row
+ * above 0, or lowers (high_water + 1) * IF(block_size = 0, b, block_size),
+ * computed wide as the triggers' DECIMAL(40, 0) does.
+ */
+const char *
+tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
+    bool renamed, bool del)
+{
+	unsigned __int128 o, n;
+
+	if (del)
+		return oh > 0 ? "idgen: a mark row is never deleted (it would lower the mark; "
+		    "docs/design.md 6.5)" : NULL;
+	if (renamed && oh > 0)
+		return "idgen: a mark row is never renamed (it would lower the mark; "
+		    "docs/design.md 6.5)";
+	o = ((unsigned __int128)oh + 1) * (ob == 0 ? b : ob);
+	n = ((unsigned __int128)nh + 1) * (nb == 0 ? b : nb);
+	if (n < o)
+		return "idgen: a mark is never lowered ((high_water + 1) * block_size only rises; "
+		    "docs/design.md 6.5)";
+	return NULL;
+}
+
+bool mark_guard_count;
+uint64_t mark_guard_refused;

@@ -1,9 +1,10 @@
 /*
- * leasefree.h - the schema's guards on idgen_leases in the simulated ticket
- * servers (schema/40-leases.sql, docs/design.md 6.5; rule lease-guard), and
- * the operator who frees a held lease row by hand (fault lease-freed, section
- * 14), drawn from a generator of its own so that every other draw of a
- * schedule stays as it was.
+ * leasefree.h - the schema's guards in the simulated ticket servers: the
+ * triggers on idgen_leases (schema/40-leases.sql, docs/design.md 6.5; rule
+ * lease-guard) and on idgen_marks and idgen_ns_marks (schema/10-tables.sql),
+ * and the operator who frees a held lease row by hand (fault lease-freed,
+ * section 14), drawn from a generator of its own so that every other draw of
+ * a schedule stays as it was.
  */
 #ifndef IDSIM_LEASEFREE_H
 #define IDSIM_LEASEFREE_H
@@ -92,5 +93,23 @@ bool	lease_freed_draw(struct lease_freed *lf, unsigned nsrv, enum lease_edit *ki
  */
 int	lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *line,
 	    size_t len);
+
+/*
+ * The marks' triggers (schema/10-tables.sql), condition by condition in
+ * their order, on one row: NULL when they let it pass, else the message of
+ * the SIGNAL (error 1644). An UPDATE from (oh, ob) to (nh, nb), renamed when
+ * its role (or ns) changes; del: a DELETE (nh, nb unused). b: the B the
+ * trigger reads when a block_size is 0 (idgen_meta's, or the namespace's
+ * row's; 1 without the row).
+ */
+const char *tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
+	    bool renamed, bool del);
+/*
+ * The idservers' and idgenctl's statements on the marks the triggers
+ * refused (none while every rule is on: they only raise, 6.5), counted
+ * while mark_guard_count; the row is then left as it was.
+ */
+extern bool	mark_guard_count;
+extern uint64_t	mark_guard_refused;
 
 #endif

@@ -18,6 +18,8 @@
 #define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
 
 static int	tserver_role(const char *p);
+static bool	tserver_mark_pass(const struct tserver *s, int ns, uint64_t oh, uint64_t ob,
+		    uint64_t nh, uint64_t nb);
 static uint64_t	tserver_end(const struct tserver *s, uint64_t h, uint64_t b);
 static bool	tserver_raise_copy(struct tserver *s, const char *p, bool due);
 static void	tserver_check(struct tserver *s, uint64_t conn, const char *sql,
@@ -385,6 +387,28 @@ tserver_role_name(unsigned k, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Every UPDATE of a marks row the model applies passes here first: the
+ * schema's triggers (tserver_mark_trigger, schema/10-tables.sql). ns: the namespace (idgen_ns_marks, the B of its
+ * idgen_namespaces row), -1 idgen_marks (idgen_meta's B); 1 without the
+ * row, as the triggers' COALESCE. False: refused (error 1644 in MariaDB),
+ * counted, the row left as it was. The idservers' and idgenctl's writes
+ * only raise (their WHERE compares in ID space), so none is refused while
+ * the B they name is the table's (6.5).
+ */
+static bool
+tserver_mark_pass(const struct tserver *s, int ns, uint64_t oh, uint64_t ob, uint64_t nh,
+    uint64_t nb)
+{
+	uint64_t b = ns < 0 ? (s->st.meta_row ? s->b : 1) :
+	    s->st.ns[ns].state != TS_NS_NONE ? s->st.ns[ns].b : 1;
+
+	if (tserver_mark_trigger(oh, ob, nh, nb, b, false, false) == NULL)
+		return true;
+	mark_guard_refused += mark_guard_count;
+	return false;
+}
+
 /* The first ID above a mark (h, b); b of 0 is the server's B. */
 static uint64_t
 tserver_end(const struct tserver *s, uint64_t h, uint64_t b)
@@ -409,7 +433,8 @@ tserver_raise_copy(struct tserver *s, const char *p, bool due)
 	    &h, &b) != 2 || (q = strstr(p, where)) == NULL ||
 	    (r = tserver_role(q + sizeof(where) - 1)) < 0 || (unsigned)r == s->index)
 		return false;
-	if (tserver_end(s, s->st.mark[r], s->st.mark_b[r]) < tserver_end(s, h, b)) {
+	if (tserver_end(s, s->st.mark[r], s->st.mark_b[r]) < tserver_end(s, h, b) &&
+	    tserver_mark_pass(s, -1, s->st.mark[r], s->st.mark_b[r], h, b)) {
 		s->st.mark[r] = h;
 		s->st.mark_b[r] = b;
 	}
@@ -528,7 +553,8 @@ tserver_tx(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ans
 	if (t > s->drawn_max)
 		s->drawn_max = t;
 	s->draws++;
-	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * s->b) {
+	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * s->b &&
+	    tserver_mark_pass(s, -1, s->st.mark[i], s->st.mark_b[i], t, s->b)) {
 		s->st.mark[i] = t;
 		s->st.mark_b[i] = s->b;
 		raised = true;
@@ -707,7 +733,8 @@ tserver_open(struct tserver *s, unsigned m, uint64_t f)
 	/* ALTER TABLE: never at or below the row's value. */
 	s->st.counter = f + 1 > s->st.last + 1 ? f + 1 : s->st.last + 1;
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
-		if (tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < (f + 1) * s->b) {
+		if (tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < (f + 1) * s->b &&
+		    tserver_mark_pass(s, -1, s->st.mark[k], s->st.mark_b[k], f, s->b)) {
 			s->st.mark[k] = f;
 			s->st.mark_b[k] = s->b;
 		}
@@ -729,7 +756,8 @@ tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen, uint64
 	s->st.gen = gen;
 	s->st.floor = floor;
 	s->st.own_gen = gen;
-	if (t > 0 && tserver_end(s, s->st.mark[s->index], s->st.mark_b[s->index]) < t * s->b) {
+	if (t > 0 && tserver_end(s, s->st.mark[s->index], s->st.mark_b[s->index]) < t * s->b &&
+	    tserver_mark_pass(s, -1, s->st.mark[s->index], s->st.mark_b[s->index], t - 1, s->b)) {
 		s->st.mark[s->index] = t - 1;
 		s->st.mark_b[s->index] = s->b;
 	}
@@ -837,7 +865,8 @@ tserver_ns_copy(struct tserver *s, const char *p, bool ok)
 		if (ok)
 			tserver_ns_due(s, (unsigned)k, (unsigned)r, e);
 		if (ok && n->state != TS_NS_NONE &&
-		    tserver_ns_end(n->hw[r], n->hb[r], b2) < e) {
+		    tserver_ns_end(n->hw[r], n->hb[r], b2) < e &&
+		    tserver_mark_pass(s, k, n->hw[r], n->hb[r], h, b)) {
 			n->hw[r] = h;
 			n->hb[r] = b;
 			if (e > s->ns_copy_ever[k][r]) {
@@ -916,7 +945,8 @@ tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 	a->ticket = t;
 	a->ns_own_end = tserver_ns_end(n->hw[i], n->hb[i], b);
 	a->affected[5] = 0;
-	if (ok && tserver_ns_end(n->hw[i], n->hb[i], b) <= t * b) {
+	if (ok && tserver_ns_end(n->hw[i], n->hb[i], b) <= t * b &&
+	    tserver_mark_pass(s, k, n->hw[i], n->hb[i], t, b)) {
 		n->hw[i] = t;
 		n->hb[i] = b;
 		a->affected[5] = 1;
@@ -1066,7 +1096,8 @@ tserver_ctl_floor_marks(struct tserver *s, const char *sql)
 	    &f, &b, &b0, &e) != 4 || b0 != s->b)
 		return false;
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
-		if ((s->st.rows >> k & 1) && tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < e) {
+		if ((s->st.rows >> k & 1) && tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < e &&
+		    tserver_mark_pass(s, -1, s->st.mark[k], s->st.mark_b[k], f, b)) {
 			s->st.mark[k] = f;
 			s->st.mark_b[k] = b;
 		}
@@ -1296,7 +1327,8 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    " WHERE role = '%*[^']' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
 	    ", block_size) < %" SCNu64, &v[0], &v[1], &v[2], &v[3]) == 4 && role >= 0) {
 		if ((s->st.rows >> role & 1) && tserver_end(s, s->st.mark[role], s->st.mark_b[role]) <
-		    v[3]) {
+		    v[3] && tserver_mark_pass(s, -1, s->st.mark[role], s->st.mark_b[role], v[0],
+		    v[1])) {
 			s->st.mark[role] = v[0];
 			s->st.mark_b[role] = v[1];
 		}
@@ -1451,7 +1483,9 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    " WHERE ns = '%7[a-z0-9_]' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
 	    ", block_size) < %" SCNu64, &v[0], &v[1], name, &v[2], &v[3]) == 5) {
 		for (unsigned j = 0; j < roles; j++)
-			if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3]) {
+			if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3] &&
+			    tserver_mark_pass(s, (int)(n - s->st.ns), n->hw[j], n->hb[j], v[0],
+			    v[1])) {
 				n->hw[j] = v[0];
 				n->hb[j] = v[1];
 			}

@@ -225,6 +225,13 @@ case "$lf" in
 *" 0 applied, "*"refused, 0 idserver"*) ;;
 *) echo "FAIL: with every rule on, a hand edit of a held lease row was applied or an idserver statement refused"; fail=1 ;;
 esac
+# The marks' triggers refuse none of the idservers' or idgenctl's statements.
+mg=$(for sl in "${slices[@]}"; do
+	IFS=: read -r j s n <<<"$sl"
+	sed -n 's/^marks: \([0-9]*\) .*/\1/p' "$tmp/$j.all"
+done | awk '{ r += $1 } END { print r + 0 }')
+echo "marks' triggers, seeds 1..$SIM_SCHEDULES: $mg idserver and idgenctl statements refused"
+[ "$mg" -eq 0 ] || { echo "FAIL: the marks' triggers refused an idserver's or idgenctl's statement"; fail=1; }
 for kn in "${known[@]}"; do
 	IFS=: read -r j k <<<"$kn"
 	if [ "$(rc "$j")" -eq 1 ]; then
