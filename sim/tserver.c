@@ -378,7 +378,7 @@ tserver_role(const char *p)
 }
 
 /* Role k's name, a configured server's or one tserver_role_set named. */
-static const char *
+const char *
 tserver_role_name(unsigned k, char *buf, size_t len)
 {
 	if (k < server_count())

@@ -182,6 +182,13 @@ for rule in $rules; do
 done
 regm=$njobs
 job --seed 1 --schedules 100 --regions m
+# Hand edits of marks rows (--mark-edits all) with every rule on: the
+# simulated triggers refuse every lowering UPDATE and DELETE; a TRUNCATE of
+# idgen_marks, which no trigger sees, is residue of its own class
+# (marks-truncated, docs/design.md 14.1), never a duplicate.
+SIM_MARK_SCHEDULES=${SIM_MARK_SCHEDULES:-1000}
+marks=$njobs
+job --seed 1 --schedules "$SIM_MARK_SCHEDULES" --mark-edits all
 path1=$njobs
 job --seed 1 --schedules "$SIM_RULE_BUDGET" --read-only none --timeouts none --disable stamp --faults "$STAMP_PATH1"
 # Liveness (docs/design.md section 14): with each injected defect of --stall
@@ -278,6 +285,15 @@ if [ "$(rc $regm)" -eq 0 ] && [ "${rm_res:-0}" -gt 0 ] && [ "$rm_n" -gt 0 ] &&
 	echo "--regions m (every rule on): $(out $regm), $rm_res of 12.3's residue regions-m; $rm_n with only a region's servers under another M, all refused"
 else
 	echo "FAIL: --regions m: no regions-m residue, a duplicate, or a region's servers alone under another M not refused ($rm_refused of $rm_n refused, $rm_ids ticket IDs served): $(out $regm)"; why $regm; fail=1
+fi
+# Hand edits of marks with every rule on: none of the lowering ones applied, no duplicate.
+me_line=$(grep '^mark-edits:' "$tmp/$marks.all")
+me_applied=$(sed -n 's/.*), [0-9]* applied (own \([0-9]*\), copy \([0-9]*\), delete \([0-9]*\), reset \([0-9]*\), truncate [0-9]*, ns \([0-9]*\)).*/\1 \2 \3 \4 \5/p' <<<"$me_line")
+me_trunc=$(sed -n 's/^residue by class:.* marks-truncated \([0-9]*\).*/\1/p' "$tmp/$marks.all")
+if [ "$(rc $marks)" -eq 0 ] && [ "$me_applied" = "0 0 0 0 0" ]; then
+	echo "--mark-edits all (every rule on): $(out $marks); ${me_line#mark-edits: }; ${me_trunc:-0} of residue marks-truncated"
+else
+	echo "FAIL: --mark-edits all: a duplicate, or a lowering hand edit of a mark applied (${me_applied:-?}): $(out $marks)"; why $marks; fail=1
 fi
 # Each injected stall must be reported as a liveness failure, and nothing else.
 for m in retry extend; do
