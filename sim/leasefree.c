@@ -350,7 +350,7 @@ tserver_mark_edit(struct tserver *s, const char *sql, uint64_t *affected, char *
 	    (q = strstr(sql, "WHERE role = '")) != NULL) {
 		if ((r = mark_role(q + 14)) < 0 || !(s->st.rows >> r & 1))
 			return 0;	/* no such row */
-		if ((msg = tserver_mark_trigger(s->st.mark[r],
+		if (RULE_ON(RULE_MARK_GUARD) && (msg = tserver_mark_trigger(s->st.mark[r],
 		    s->st.mark_b[r], h, s->st.mark_b[r], s->st.meta_row ? s->b : 1, false,
 		    false)) != NULL) {
 			snprintf(why, len, "%s", msg);
@@ -365,7 +365,7 @@ tserver_mark_edit(struct tserver *s, const char *sql, uint64_t *affected, char *
 	if (strncmp(sql, del, sizeof(del) - 1) == 0) {
 		if ((r = mark_role(sql + sizeof(del) - 1)) < 0 || !(s->st.rows >> r & 1))
 			return 0;
-		if ((msg = tserver_mark_trigger(s->st.mark[r], 0, 0, 0, 0,
+		if (RULE_ON(RULE_MARK_GUARD) && (msg = tserver_mark_trigger(s->st.mark[r], 0, 0, 0, 0,
 		    false, true)) != NULL) {
 			snprintf(why, len, "%s", msg);
 			return 1644;
@@ -420,7 +420,7 @@ tserver_mark_edit(struct tserver *s, const char *sql, uint64_t *affected, char *
 		if ((k = tserver_ns_index(name, strlen(name))) < 0 || (r = mark_role(q + 12)) < 0 ||
 		    (n = &s->st.ns[k])->state == TS_NS_NONE)
 			return 0;
-		if ((msg = tserver_mark_trigger(n->hw[r], n->hb[r], h,
+		if (RULE_ON(RULE_MARK_GUARD) && (msg = tserver_mark_trigger(n->hw[r], n->hb[r], h,
 		    n->hb[r], n->b, false, false)) != NULL) {
 			snprintf(why, len, "%s", msg);
 			return 1644;

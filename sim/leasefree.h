@@ -2,7 +2,7 @@
  * leasefree.h - the schema's guards in the simulated ticket servers: the
  * triggers on idgen_leases (schema/40-leases.sql, docs/design.md 6.5; rule
  * lease-guard) and on idgen_marks and idgen_ns_marks (schema/10-tables.sql;
- * the marks' triggers), and the operator who edits those rows by hand (faults
+ * rule mark-guard), and the operator who edits those rows by hand (faults
  * lease-freed and mark-edits, section 14), each drawn from a generator of
  * its own so that every other draw of a schedule stays as it was.
  */
@@ -148,7 +148,7 @@ bool	mark_edits_draw(struct mark_edits *me, unsigned nsrv, enum mark_edit *kind,
 	    uint64_t *pick);
 /*
  * One statement of the operator's on the marks tables of s, autocommitted,
- * through the triggers: 0 it ran (affected: rows
+ * through the triggers while mark-guard is on: 0 it ran (affected: rows
  * changed), 1644 refused, 2003 down, 1064 not one of the edits.
  */
 unsigned tserver_mark_edit(struct tserver *s, const char *sql, uint64_t *affected, char *why,

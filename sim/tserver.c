@@ -389,7 +389,8 @@ tserver_role_name(unsigned k, char *buf, size_t len)
 
 /*
  * Every UPDATE of a marks row the model applies passes here first: the
- * schema's triggers (tserver_mark_trigger, schema/10-tables.sql). ns: the namespace (idgen_ns_marks, the B of its
+ * schema's triggers (tserver_mark_trigger, schema/10-tables.sql), unless
+ * mark-guard is off. ns: the namespace (idgen_ns_marks, the B of its
  * idgen_namespaces row), -1 idgen_marks (idgen_meta's B); 1 without the
  * row, as the triggers' COALESCE. False: refused (error 1644 in MariaDB),
  * counted, the row left as it was. The idservers' and idgenctl's writes
@@ -403,7 +404,8 @@ tserver_mark_pass(const struct tserver *s, int ns, uint64_t oh, uint64_t ob, uin
 	uint64_t b = ns < 0 ? (s->st.meta_row ? s->b : 1) :
 	    s->st.ns[ns].state != TS_NS_NONE ? s->st.ns[ns].b : 1;
 
-	if (tserver_mark_trigger(oh, ob, nh, nb, b, false, false) == NULL)
+	if (!RULE_ON(RULE_MARK_GUARD) || tserver_mark_trigger(oh, ob, nh, nb, b, false, false) ==
+	    NULL)
 		return true;
 	mark_guard_refused += mark_guard_count;
 	return false;

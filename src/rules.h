@@ -48,6 +48,8 @@ enum rule {
 	RULE_SYNC_CHECKED,	/* statefile.c: a failed fdatasync is no durable write (6.9) */
 	RULE_COPY_CONN,		/* tier.c: a ticket whose connection ended before its block
 				 * was banked is not used (6.5; both sequences) */
+	RULE_MARK_GUARD,	/* sim/tserver.c only: the schema's triggers on idgen_marks
+				 * and idgen_ns_marks refuse a mark lowered by hand (6.5) */
 	RULE_COUNT,
 };
 
