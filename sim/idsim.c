@@ -2072,8 +2072,13 @@ sim_mark_edits(void)
 	err = mark_edits_apply(S.srv, S.nsrv, srv, kind, pick, line, sizeof(line));
 	if (err < 0)
 		return;		/* nothing to edit, or the server down: nothing sent */
-	/* A reset's counter moves whatever the triggers say of its rows. */
+	/*
+	 * A reset's counter moves whatever the triggers say of its rows: the
+	 * server may then be refused as regressed, as after the fault lower.
+	 */
 	changed = err == 0 || kind == ME_RESET;
+	if (kind == ME_RESET)
+		live_regressed(srv);
 	if (changed && !S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
 		S.did[S.ev] = EV_LEASE_EDIT;
 	if (!S.mute) {
