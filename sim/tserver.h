@@ -158,7 +158,7 @@ struct tserver_rows {
 	bool		result;		/* a SELECT's rows follow */
 	unsigned	nrows;
 	unsigned	nfields;
-	char		cell[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS][24];
+	char		cell[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS][32];
 	bool		null[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS];
 };
 
