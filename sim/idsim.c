@@ -94,12 +94,14 @@ enum residue_class {
 	RES_NS_UNHELD,	/* a namespace block no row or copy held, nor was due to: copy
 			 * first's exceptions decide at the duplicate (13.6); never counted */
 	RES_REGIONS_M,	/* two regions under different M drew one ticket (12.3) */
+	RES_TRUNCATED,	/* as a restore's residue, the row lost to TRUNCATE idgen_marks
+			 * (mark-edits; no trigger sees it: section 14.1) */
 	RES_COUNT,
 };
 
 static const char *const residue_names[RES_COUNT] = {
 	"both-restored", "partner-absent", "partner-silent", "copy-in-flight", "ns-unheld",
-	"regions-m",
+	"regions-m", "marks-truncated",
 };
 
 /* What an event of a schedule did, as first run (its fault kind: EV_FAULT + kind). */
@@ -175,6 +177,9 @@ struct idserver {
 	uint64_t		read_row[TSERVER_MAX][TSERVER_MAX];
 	uint64_t		read_ever[TSERVER_MAX][TSERVER_MAX];
 	uint64_t		read_due_ever[TSERVER_MAX][TSERVER_MAX];
+	uint64_t		read_hand[TSERVER_MAX][TSERVER_MAX];	/* ... ever taken
+							 * by a hand edit (tserver.h) */
+	uint64_t		read_trunc[TSERVER_MAX][TSERVER_MAX];	/* ... by TRUNCATE */
 	/* The Snowflake fallback, as main.c wires it (source.c, lease.c, snowflake.c). */
 	struct snowflake	gen;
 	struct lease		lease;
@@ -193,6 +198,8 @@ struct idserver {
 	uint64_t		ns_read_row[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* S's rows then */
 	uint64_t		ns_read_ever[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever held */
 	uint64_t		ns_read_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... ever due */
+	uint64_t		ns_read_hand[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];	/* ... taken
+							 * by a hand edit */
 	uint64_t		ns_sent_end[TSERVER_MAX];	/* its known end when it sent the
 							 * ticket transaction to S (tier.c) */
 	/*
@@ -322,6 +329,7 @@ static int ns_mode;		/* --namespaces: 0 every third schedule, 1 all, 2 none */
 static int tier_mode;		/* --tiers: 0 every third schedule, 1 all, 2 none (the pair),
 				 * 3 all, each a raise of the pair's increment */
 static struct lease_freed LF;	/* the fault lease-freed: its generator, --lease-freed, counts */
+static struct mark_edits ME;	/* the fault mark-edits: its generator, --mark-edits, counts */
 static int ro_mode;		/* --read-only: 0 half the schedules, 1 all, 2 none */
 static int disk_mode;		/* --disk-faults: 0 half the schedules, 1 all, 2 none */
 static int to_mode;		/* --timeouts: 0 half the schedules, 1 all, 2 none */
@@ -414,6 +422,7 @@ static void	sim_shrink(uint64_t seed);
 static void	usage(void);
 static void	sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_lease_freed(void);
+static void	sim_mark_edits(void);
 static void	sim_lease_freed_args(void);
 
 /*
@@ -530,8 +539,9 @@ sim_residue_at(const struct idserver *d, unsigned srv, unsigned h, uint64_t t)
 		return SIM_H_SILENT;
 	if (!d->read[h])
 		return -1;
+	/* A restore took it back, not an operator's hand edit (mark-edits: no residue). */
 	if (d->read_ever[h][srv] >= t)
-		return d->read_row[h][srv] < t ? RES_BOTH : -1;
+		return d->read_row[h][srv] < t && d->read_hand[h][srv] < t ? RES_BOTH : -1;
 	if (d->read_due_ever[h][srv] >= t)
 		return -1;	/* due there, never written: a rule left out */
 	for (size_t k = 0; k < S.srv[h].nlanded; k++)
@@ -559,14 +569,39 @@ sim_residue_at(const struct idserver *d, unsigned srv, unsigned h, uint64_t t)
  *   (copy first's window). Otherwise a block handed out with no copy of its
  *   mark on any other server: a duplicate.
  */
+static int	sim_residue_restored(const struct idserver *d, unsigned srv, uint64_t t);
+
 static int
 sim_residue_class(const struct idserver *d, unsigned srv, uint64_t t)
+{
+	int c = sim_residue_restored(d, srv, t);
+
+	/*
+	 * A restore's residue whose row (its own, or a copy d read) lost t to a
+	 * TRUNCATE of idgen_marks rather than to a restore: its own class
+	 * (mark-edits' truncate; design 6.5 names no such residue, section 14.1).
+	 */
+	if (c < 0 || c == RES_REGIONS_M || d == NULL)
+		return c;
+	if (S.srv[srv].trunc_lost[srv] >= t)
+		return RES_TRUNCATED;
+	for (unsigned h = 0; h < S.nsrv; h++)
+		if (h != srv && d->read[h] && d->read_trunc[h][srv] >= t)
+			return RES_TRUNCATED;
+	return c;
+}
+
+static int
+sim_residue_restored(const struct idserver *d, unsigned srv, uint64_t t)
 {
 	const struct draw *first = NULL;
 	bool silent = false, both = false, inflight = false;
 
 	/* It remembered t in its state file: layer 1 was due to refuse it. */
 	if (d != NULL && d->file_mark[srv] >= t)
+		return -1;
+	/* srv's own row lost t to an operator's hand edit, not to a restore: no residue. */
+	if (S.srv[srv].hand_lost[srv] >= t)
 		return -1;
 	if (d == NULL)
 		return -1;
@@ -711,6 +746,8 @@ sim_hook_checked(unsigned owner, unsigned srv, const uint64_t *due)
 			d->read_row[srv][k] = sim_in_b(S.srv[srv].st.mark[k], S.srv[srv].st.mark_b[k]);
 			d->read_ever[srv][k] = S.srv[srv].copy_ever[k];
 			d->read_due_ever[srv][k] = S.srv[srv].due_ever[k];
+			d->read_hand[srv][k] = S.srv[srv].hand_lost[k];
+			d->read_trunc[srv][k] = S.srv[srv].trunc_lost[k];
 		}
 	}
 	if (verbose && !S.mute)
@@ -756,6 +793,8 @@ sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
 		return -1;
 	if (d->ns_sent_unasked[srv])
 		return -1;
+	if (S.srv[srv].ns_hand_lost[k][srv] > lo)
+		return -1;	/* its own row lost the block to a hand edit (mark-edits) */
 	/*
 	 * No check of p answered this incarnation: residue only when p could
 	 * not answer when the ticket was sent (6.4, 13.6): refused or regressed
@@ -768,7 +807,7 @@ sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
 	if (d->ns_read_row[p][k][srv] > lo)
 		return -1;
 	if (d->ns_read_ever[p][k][srv] > lo)
-		return RES_BOTH;
+		return d->ns_read_hand[p][k][srv] > lo ? -1 : RES_BOTH;
 	if (d->ns_read_due[p][k][srv] > lo)
 		return -1;	/* due there, never written: a rule left out */
 	return RES_NS_UNHELD;
@@ -862,6 +901,7 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 			d->ns_read_row[srv][k][j] = s->st.ns[k].state == TS_NS_NONE ? 0 :
 			    tserver_ns_end(s->st.ns[k].hw[j], s->st.ns[k].hb[j], s->st.ns[k].b);
 			d->ns_read_ever[srv][k][j] = s->ns_copy_ever[k][j];
+			d->ns_read_hand[srv][k][j] = s->ns_hand_lost[k][j];
 			d->ns_read_due[srv][k][j] = s->ns_due_ever[k][j];
 		}
 	if (!d->ns_fresh[srv])
@@ -2029,12 +2069,64 @@ sim_lease_freed(void)
 		    server_role(srv), lease_edit_names[kind], line);
 }
 
-/* The replay's --lease-freed, when not the default. */
+/*
+ * The fault mark-edits (docs/design.md section 14): the operator's hand edits
+ * of marks rows (leasefree.h's kinds), as sim_lease_freed's, from a
+ * generator of its own; off unless --mark-edits, so a schedule without it is
+ * as it was. An edit that changed a table is traced and hashed; one the
+ * triggers refused changed nothing and is a note.
+ */
+static void
+sim_mark_edits(void)
+{
+	enum mark_edit kind;
+	unsigned srv;
+	uint64_t pick;
+	char line[600];
+	int err;
+	bool changed;
+
+	if (!mark_edits_draw(&ME, S.nsrv, &kind, &srv, &pick))
+		return;
+	ME.drawn += !S.mute;
+	if (S.replay && S.ev < SIM_EVENTS_MAX && S.ev_off[S.ev])
+		return;
+	err = mark_edits_apply(S.srv, S.nsrv, srv, kind, pick, line, sizeof(line));
+	if (err < 0)
+		return;		/* nothing to edit, or the server down: nothing sent */
+	/*
+	 * A reset's counter moves whatever the triggers say of its rows: the
+	 * server may then be refused as regressed, as after the fault lower.
+	 */
+	changed = err == 0 || kind == ME_RESET;
+	if (kind == ME_RESET)
+		live_regressed(srv);
+	if (changed && !S.replay && S.ev < SIM_EVENTS_MAX && S.did[S.ev] == EV_NONE)
+		S.did[S.ev] = EV_LEASE_EDIT;
+	if (!S.mute) {
+		ME.sent++;
+		ME.sent_kind[kind]++;
+		ME.applied += err == 0;
+		ME.applied_kind[kind] += err == 0;
+		ME.refused += err == 1644;
+		ME.failed += err != 0 && err != 1644;
+	}
+	if (changed)
+		sim_trace("e%" PRIu64 " %s: marks edited by hand (%s): %s", S.ev, server_role(srv),
+		    mark_edit_names[kind], line);
+	else
+		sim_note("e%" PRIu64 " %s: marks edited by hand (%s): %s", S.ev, server_role(srv),
+		    mark_edit_names[kind], line);
+}
+
+/* The replay's --lease-freed and --mark-edits, when not the default. */
 static void
 sim_lease_freed_args(void)
 {
 	if (LF.mode != LF_HALF)
 		printf(" --lease-freed %s", LF.mode == LF_ALL ? "all" : "none");
+	if (ME.mode != MEM_NONE)
+		printf(" --mark-edits %s", ME.mode == MEM_ALL ? "all" : "half");
 }
 
 /* The steps of a raise (sim_raise_step). */
@@ -3061,6 +3153,13 @@ sim_schedule(uint64_t seed, unsigned *events)
 		sim_note("schedule seed %" PRIu64 ": lease-freed on", seed);
 		LF.schedules += !S.mute;
 	}
+	/* Hand edits of marks rows: the same, off by default. */
+	mark_edits_schedule(&ME, seed);
+	mark_guard_count = !S.mute;
+	if (ME.on) {
+		sim_note("schedule seed %" PRIu64 ": mark-edits on", seed);
+		ME.schedules += !S.mute;
+	}
 	/*
 	 * Simulated disks under the state files: on or off by the seed's own
 	 * mix, their weather from their own generator (disk.h); a schedule
@@ -3131,6 +3230,8 @@ sim_schedule(uint64_t seed, unsigned *events)
 			r = regions_event();
 		if (r == 0)
 			sim_lease_freed();
+		if (r == 0)
+			sim_mark_edits();
 		if (r == 0)
 			sim_power_event();
 		if (S.failed)
@@ -3589,6 +3690,7 @@ usage(void)
 	    "[--namespaces third|all|none] [--tiers third|all|none|raise] [--shrink] "
 	    "[--faults KIND,...|none] [--events E,...|none] [--list-rules] [--verbose] "
 	    "[--lease-freed half|all|none] [--read-only half|all|none]\n"
+	    "       [--mark-edits none|half|all]\n"
 	    "       [--regions some|all|none|b|r|m] [--disk-faults half|all|none] "
 	    "[--timeouts half|all|none] [--ctl real|driver] [--stall retry|extend] "
 	    "[--hashes]\n"
@@ -3635,6 +3737,14 @@ main(int argc, char **argv)
 			i++;
 		} else if (v != NULL && strcmp(a, "--ctl-ops") == 0) {
 			if (!sim_ctlops_parse(v)) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (v != NULL && strcmp(a, "--mark-edits") == 0) {
+			ME.mode = strcmp(v, "all") == 0 ? MEM_ALL : strcmp(v, "half") == 0 ? MEM_HALF :
+			    MEM_NONE;
+			if (ME.mode == MEM_NONE && strcmp(v, "none") != 0) {
 				usage();
 				return 2;
 			}
@@ -3856,6 +3966,19 @@ main(int argc, char **argv)
 	    LF.schedules, LF.drawn, LF.sent, LF.applied, LF.applied_kind[LE_DELETE],
 	    LF.applied_kind[LE_EXPIRE], LF.applied_kind[LE_FREE], LF.applied_kind[LE_RENUMBER],
 	    LF.refused, LF.failed, lease_guard_refused);
+	if (ME.mode != MEM_NONE)
+		printf("mark-edits: %" PRIu64 " schedules, %" PRIu64 " hand edits drawn, %" PRIu64
+		    " sent (own %" PRIu64 ", copy %" PRIu64 ", delete %" PRIu64 ", reset %" PRIu64
+		    ", truncate %" PRIu64 ", ns %" PRIu64 "), %" PRIu64 " applied (own %" PRIu64
+		    ", copy %" PRIu64 ", delete %" PRIu64 ", reset %" PRIu64 ", truncate %" PRIu64
+		    ", ns %" PRIu64 "), %" PRIu64 " refused by the triggers, %" PRIu64 " failed\n",
+		    ME.schedules, ME.drawn, ME.sent, ME.sent_kind[ME_OWN], ME.sent_kind[ME_COPY],
+		    ME.sent_kind[ME_DELETE], ME.sent_kind[ME_RESET], ME.sent_kind[ME_TRUNCATE],
+		    ME.sent_kind[ME_NS], ME.applied, ME.applied_kind[ME_OWN],
+		    ME.applied_kind[ME_COPY], ME.applied_kind[ME_DELETE], ME.applied_kind[ME_RESET],
+		    ME.applied_kind[ME_TRUNCATE], ME.applied_kind[ME_NS], ME.refused, ME.failed);
+	printf("marks: %" PRIu64 " idserver and idgenctl statements refused by the triggers\n",
+	    mark_guard_refused);
 	printf("disks: %" PRIu64 " schedules with disk faults, %" PRIu64 " fdatasyncs, %" PRIu64
 	    " failed (EIO), %" PRIu64 " slow (%" PRIu64 " ms), %" PRIu64 " the host's last act, %"
 	    PRIu64 " power losses (%" PRIu64 " unsynced sectors kept, %" PRIu64 " lost, %" PRIu64
@@ -3877,7 +4000,8 @@ main(int argc, char **argv)
 	sim_ctlops_report();
 	printf("residue by class:");
 	for (unsigned k = 0; k < RES_COUNT; k++)
-		if (k != RES_NS_UNHELD && (k != RES_REGIONS_M || S.classes[k] != 0))
+		if (k != RES_NS_UNHELD && ((k != RES_REGIONS_M && k != RES_TRUNCATED) ||
+		    S.classes[k] != 0))
 			printf(" %s %" PRIu64, residue_names[k], S.classes[k]);
 	printf("\n");
 	live_report();

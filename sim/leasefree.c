@@ -267,3 +267,303 @@ lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *
 	    err != 0 ? ": " : "", why);
 	return (int)err;
 }
+
+/*
+ * schema/10-tables.sql's four triggers on the marks, condition by condition
+ * in their order: a DELETE of a row above 0; an UPDATE that renames a row
+ * above 0, or lowers (high_water + 1) * IF(block_size = 0, b, block_size),
+ * computed wide as the triggers' DECIMAL(40, 0) does.
+ */
+const char *
+tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
+    bool renamed, bool del)
+{
+	unsigned __int128 o, n;
+
+	if (del)
+		return oh > 0 ? "idgen: a mark row is never deleted (it would lower the mark; "
+		    "docs/design.md 6.5)" : NULL;
+	if (renamed && oh > 0)
+		return "idgen: a mark row is never renamed (it would lower the mark; "
+		    "docs/design.md 6.5)";
+	o = ((unsigned __int128)oh + 1) * (ob == 0 ? b : ob);
+	n = ((unsigned __int128)nh + 1) * (nb == 0 ? b : nb);
+	if (n < o)
+		return "idgen: a mark is never lowered ((high_water + 1) * block_size only rises; "
+		    "docs/design.md 6.5)";
+	return NULL;
+}
+
+const char *const mark_edit_names[ME_COUNT] = {
+	"own", "copy", "delete", "reset", "truncate", "ns",
+};
+bool mark_guard_count;
+uint64_t mark_guard_refused;
+
+/* The role named in the quotes at p: a server index, -1 none. */
+static int
+mark_role(const char *p)
+{
+	char buf[16];
+
+	for (unsigned k = 0; k < TSERVER_MAX; k++) {
+		const char *name = tserver_role_name(k, buf, sizeof(buf));
+		size_t len = strlen(name);
+
+		if (strncmp(p, name, len) == 0 && p[len] == '\'')
+			return (int)k;
+	}
+	return -1;
+}
+
+unsigned
+tserver_mark_edit(struct tserver *s, const char *sql, uint64_t *affected, char *why, size_t len)
+{
+	static const char upd[] = "UPDATE idgen_marks SET high_water = ";
+	static const char del[] = "DELETE FROM idgen_marks WHERE role = '";
+	static const char ins[] = "INSERT INTO idgen_marks (role) VALUES ('";
+	static const char nsu[] = "UPDATE idgen_ns_marks SET high_water = ";
+	const char *msg = NULL, *q;
+	uint64_t h, x;
+	char name[8];
+	int r, k;
+
+	*affected = 0;
+	why[0] = '\0';
+	if (!s->up) {
+		snprintf(why, len, "server down");
+		return 2003;
+	}
+	if (strncmp(sql, upd, sizeof(upd) - 1) == 0 &&
+	    sscanf(sql + sizeof(upd) - 1, "%" SCNu64, &h) == 1 &&
+	    (q = strstr(sql, "WHERE role = '")) != NULL) {
+		if ((r = mark_role(q + 14)) < 0 || !(s->st.rows >> r & 1))
+			return 0;	/* no such row */
+		if (RULE_ON(RULE_MARK_GUARD) && (msg = tserver_mark_trigger(s->st.mark[r],
+		    s->st.mark_b[r], h, s->st.mark_b[r], s->st.meta_row ? s->b : 1, false,
+		    false)) != NULL) {
+			snprintf(why, len, "%s", msg);
+			return 1644;
+		}
+		*affected = s->st.mark[r] != h;
+		if (h < s->st.mark[r] && s->st.mark[r] > s->hand_lost[r])
+			s->hand_lost[r] = s->st.mark[r];
+		s->st.mark[r] = h;
+		return 0;
+	}
+	if (strncmp(sql, del, sizeof(del) - 1) == 0) {
+		if ((r = mark_role(sql + sizeof(del) - 1)) < 0 || !(s->st.rows >> r & 1))
+			return 0;
+		if (RULE_ON(RULE_MARK_GUARD) && (msg = tserver_mark_trigger(s->st.mark[r], 0, 0, 0, 0,
+		    false, true)) != NULL) {
+			snprintf(why, len, "%s", msg);
+			return 1644;
+		}
+		s->st.rows &= ~(1u << r);
+		if (s->st.mark[r] > s->hand_lost[r])
+			s->hand_lost[r] = s->st.mark[r];
+		s->st.mark[r] = 0;
+		s->st.mark_b[r] = 0;
+		*affected = 1;
+		return 0;
+	}
+	if (strncmp(sql, ins, sizeof(ins) - 1) == 0) {
+		if ((r = mark_role(sql + sizeof(ins) - 1)) < 0)
+			goto unknown;
+		if (s->st.rows >> r & 1) {
+			snprintf(why, len, "Duplicate entry for key 'PRIMARY'");
+			return 1062;
+		}
+		s->st.rows |= 1u << r;
+		s->st.mark[r] = 0;	/* the columns' defaults */
+		s->st.mark_b[r] = 0;
+		*affected = 1;
+		return 0;
+	}
+	if (strcmp(sql, "TRUNCATE idgen_marks") == 0) {
+		/* No trigger fires (a TRUNCATE deletes no row one by one). */
+		s->st.rows = 0;
+		for (unsigned j = 0; j < TSERVER_MAX; j++)
+			if (s->st.mark[j] > s->trunc_lost[j])
+				s->trunc_lost[j] = s->st.mark[j];
+		memset(s->st.mark, 0, sizeof(s->st.mark));
+		memset(s->st.mark_b, 0, sizeof(s->st.mark_b));
+		return 0;
+	}
+	if (strcmp(sql, "TRUNCATE tickets64") == 0) {
+		/* InnoDB's TRUNCATE starts the counter again; no trigger on tickets64. */
+		s->st.counter = s->offset;
+		s->st.last = 0;
+		return 0;
+	}
+	if (sscanf(sql, "ALTER TABLE tickets64 AUTO_INCREMENT = %" SCNu64, &x) == 1) {
+		/* Never at or below the row's value: the table is empty after the TRUNCATE. */
+		s->st.counter = x > s->st.last ? x : s->st.last + 1;
+		return 0;
+	}
+	if (strncmp(sql, nsu, sizeof(nsu) - 1) == 0 &&
+	    sscanf(sql + sizeof(nsu) - 1, "%" SCNu64 " WHERE ns = '%7[a-z0-9_]'", &h, name) == 2 &&
+	    (q = strstr(sql, "AND role = '")) != NULL) {
+		struct tserver_ns *n;
+
+		if ((k = tserver_ns_index(name, strlen(name))) < 0 || (r = mark_role(q + 12)) < 0 ||
+		    (n = &s->st.ns[k])->state == TS_NS_NONE)
+			return 0;
+		if (RULE_ON(RULE_MARK_GUARD) && (msg = tserver_mark_trigger(n->hw[r], n->hb[r], h,
+		    n->hb[r], n->b, false, false)) != NULL) {
+			snprintf(why, len, "%s", msg);
+			return 1644;
+		}
+		*affected = n->hw[r] != h;
+		if (h < n->hw[r] && tserver_ns_end(n->hw[r], n->hb[r], n->b) > s->ns_hand_lost[k][r])
+			s->ns_hand_lost[k][r] = tserver_ns_end(n->hw[r], n->hb[r], n->b);
+		n->hw[r] = h;
+		return 0;
+	}
+unknown:
+	snprintf(why, len, "not one of the operator's edits");
+	return 1064;
+}
+
+/* One draw below n from the fault's generator (mark_edits); the schedule's kept. */
+static uint64_t
+mark_draw(struct mark_edits *me, uint64_t n)
+{
+	struct rng_state main;
+	uint64_t v;
+
+	rng_save(&main);
+	rng_load(&me->rng);
+	v = rng_below(n);
+	rng_save(&me->rng);
+	rng_load(&main);
+	return v;
+}
+
+void
+mark_edits_schedule(struct mark_edits *me, uint64_t seed)
+{
+	struct rng_state main;
+	bool half;
+
+	rng_save(&main);
+	rng_seed(rng_mix(seed) ^ UINT64_C(0x6d61726b2d656469));	/* "mark-edi" */
+	rng_save(&me->rng);
+	rng_load(&main);
+	half = mark_draw(me, 2) == 0;
+	me->on = me->mode == MEM_ALL || (me->mode == MEM_HALF && half);
+}
+
+bool
+mark_edits_draw(struct mark_edits *me, unsigned nsrv, enum mark_edit *kind, unsigned *srv,
+    uint64_t *pick)
+{
+	if (!me->on || mark_draw(me, 1000) >= MARK_EDIT_PM)
+		return false;
+	*kind = (enum mark_edit)mark_draw(me, ME_COUNT);
+	*srv = (unsigned)mark_draw(me, nsrv);
+	*pick = mark_draw(me, UINT64_MAX);
+	return true;
+}
+
+/*
+ * Statements sql[0..n) on s in one transaction: the first error stops them
+ * and rolls back the ones before (the tables put back); 0 all ran.
+ */
+static unsigned
+mark_send(struct tserver *s, char sql[][160], unsigned n, char *line, size_t len)
+{
+	struct tserver_state before = s->st;
+	char why[200];
+	uint64_t affected;
+	unsigned err = 0;
+	size_t used = strlen(line);
+
+	for (unsigned k = 0; k < n && err == 0; k++) {
+		err = tserver_mark_edit(s, sql[k], &affected, why, sizeof(why));
+		if (used < len)
+			used += (size_t)snprintf(line + used, len - used, "%s%s%s%s",
+			    used ? "; " : "", sql[k], err ? ": " : "", err ? why : "");
+	}
+	if (err != 0)
+		s->st = before;
+	return err;
+}
+
+int
+mark_edits_apply(struct tserver *srv, unsigned nsrv, unsigned at, enum mark_edit kind,
+    uint64_t pick, char *line, size_t len)
+{
+	struct tserver *s = &srv[at];
+	char sql[TSERVER_MAX + 1][160], buf[16];
+	unsigned cand[TSERVER_MAX * TSERVER_NS], nc = 0, r, err = 0, n = 0;
+	uint64_t h;
+
+	line[0] = '\0';
+	if (!s->up)
+		return -1;	/* the operator's client cannot connect: nothing sent */
+	switch (kind) {
+	case ME_OWN:
+	case ME_COPY:
+	case ME_DELETE:
+	case ME_RESET:
+		for (unsigned k = 0; k < TSERVER_MAX; k++)
+			if ((s->st.rows >> k & 1) && s->st.mark[k] > 0 &&
+			    (kind == ME_DELETE || (kind == ME_COPY) == (k != at)))
+				cand[nc++] = k;
+		if (nc == 0)
+			return -1;
+		r = cand[pick % nc];
+		h = (pick >> 8) % s->st.mark[r];	/* below the mark */
+		if (kind == ME_DELETE) {
+			snprintf(sql[0], sizeof(sql[0]), "DELETE FROM idgen_marks WHERE role = '%s'",
+			    tserver_role_name(r, buf, sizeof(buf)));
+			snprintf(sql[1], sizeof(sql[1]), "INSERT INTO idgen_marks (role) VALUES ('%s')",
+			    tserver_role_name(r, buf, sizeof(buf)));
+			return (int)mark_send(s, sql, 2, line, len);
+		}
+		snprintf(sql[0], sizeof(sql[0]), "UPDATE idgen_marks SET high_water = %" PRIu64
+		    " WHERE role = '%s'", h, tserver_role_name(r, buf, sizeof(buf)));
+		if (kind != ME_RESET)
+			return (int)mark_send(s, sql, 1, line, len);
+		/* The reset: the counter first (no trigger on tickets64), then every row. */
+		snprintf(sql[1], sizeof(sql[1]), "TRUNCATE tickets64");
+		snprintf(sql[2], sizeof(sql[2]), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64,
+		    h + 1);
+		mark_send(s, sql + 1, 2, line, len);
+		for (unsigned k = 0; k < nsrv; k++) {
+			unsigned e;
+
+			if (!srv[k].up)
+				continue;
+			e = mark_send(&srv[k], sql, 1, line, len);
+			err = err != 0 ? err : e;
+		}
+		return (int)err;
+	case ME_TRUNCATE:
+		for (unsigned k = 0; k < TSERVER_MAX; k++)
+			if (s->st.rows >> k & 1) {
+				if (s->st.mark[k] > 0)
+					nc++;
+				snprintf(sql[++n], sizeof(sql[0]), "INSERT INTO idgen_marks (role) "
+				    "VALUES ('%s')", tserver_role_name(k, buf, sizeof(buf)));
+			}
+		if (nc == 0)
+			return -1;
+		snprintf(sql[0], sizeof(sql[0]), "TRUNCATE idgen_marks");
+		return (int)mark_send(s, sql, n + 1, line, len);
+	default:
+		for (unsigned k = 0; k < TSERVER_NS; k++)
+			for (unsigned j = 0; j < TSERVER_MAX; j++)
+				if (s->st.ns[k].state != TS_NS_NONE && s->st.ns[k].hw[j] > 0)
+					cand[nc++] = k * TSERVER_MAX + j;
+		if (nc == 0)
+			return -1;
+		r = cand[pick % nc];
+		h = (pick >> 8) % s->st.ns[r / TSERVER_MAX].hw[r % TSERVER_MAX];
+		snprintf(sql[0], sizeof(sql[0]), "UPDATE idgen_ns_marks SET high_water = %" PRIu64
+		    " WHERE ns = '%s' AND role = '%s'", h, tserver_ns_name(r / TSERVER_MAX),
+		    tserver_role_name(r % TSERVER_MAX, buf, sizeof(buf)));
+		return (int)mark_send(s, sql, 1, line, len);
+	}
+}

@@ -1,9 +1,10 @@
 /*
- * leasefree.h - the schema's guards on idgen_leases in the simulated ticket
- * servers (schema/40-leases.sql, docs/design.md 6.5; rule lease-guard), and
- * the operator who frees a held lease row by hand (fault lease-freed, section
- * 14), drawn from a generator of its own so that every other draw of a
- * schedule stays as it was.
+ * leasefree.h - the schema's guards in the simulated ticket servers: the
+ * triggers on idgen_leases (schema/40-leases.sql, docs/design.md 6.5; rule
+ * lease-guard) and on idgen_marks and idgen_ns_marks (schema/10-tables.sql;
+ * rule mark-guard), and the operator who edits those rows by hand (faults
+ * lease-freed and mark-edits, section 14), each drawn from a generator of
+ * its own so that every other draw of a schedule stays as it was.
  */
 #ifndef IDSIM_LEASEFREE_H
 #define IDSIM_LEASEFREE_H
@@ -92,5 +93,75 @@ bool	lease_freed_draw(struct lease_freed *lf, unsigned nsrv, enum lease_edit *ki
  */
 int	lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *line,
 	    size_t len);
+
+/*
+ * The marks' triggers (schema/10-tables.sql), condition by condition in
+ * their order, on one row: NULL when they let it pass, else the message of
+ * the SIGNAL (error 1644). An UPDATE from (oh, ob) to (nh, nb), renamed when
+ * its role (or ns) changes; del: a DELETE (nh, nb unused). b: the B the
+ * trigger reads when a block_size is 0 (idgen_meta's, or the namespace's
+ * row's; 1 without the row).
+ */
+const char *tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
+	    bool renamed, bool del);
+/*
+ * The idservers' and idgenctl's statements on the marks the triggers
+ * refused (none while every rule is on: they only raise, 6.5), counted
+ * while mark_guard_count; the row is then left as it was.
+ */
+extern bool	mark_guard_count;
+extern uint64_t	mark_guard_refused;
+
+/* The operator's hand edits of marks rows (fault mark-edits): each one 6.5 warns about. */
+enum mark_edit {
+	ME_OWN,		/* UPDATE lowering a server's own row */
+	ME_COPY,	/* UPDATE lowering a copy row (another role's, on this server) */
+	ME_DELETE,	/* DELETE a row and INSERT it again (at 0) */
+	ME_RESET,	/* a role's sequence "reset": TRUNCATE tickets64 and ALTER its
+			 * AUTO_INCREMENT lower on its server, then its row lowered as
+			 * far on every server (one statement each, autocommitted) */
+	ME_TRUNCATE,	/* TRUNCATE idgen_marks and its rows inserted again, at 0: no
+			 * trigger fires (6.5's "what the triggers cannot guarantee") */
+	ME_NS,		/* UPDATE lowering an idgen_ns_marks row (a namespace's) */
+	ME_COUNT,
+};
+
+extern const char *const mark_edit_names[ME_COUNT];
+
+#define MARK_EDIT_PM	10	/* an edit per event, per mille, where the fault is on */
+
+/* --mark-edits: none (the default: every schedule as before), half, all. */
+enum mark_edits_mode { MEM_NONE, MEM_HALF, MEM_ALL };
+
+struct mark_edits {
+	enum mark_edits_mode	mode;
+	bool			on;		/* in this schedule */
+	struct rng_state	rng;
+	uint64_t		schedules, drawn, sent, applied, refused, failed;
+	uint64_t		applied_kind[ME_COUNT];
+	uint64_t		sent_kind[ME_COUNT];
+};
+
+void	mark_edits_schedule(struct mark_edits *me, uint64_t seed);
+/* One event's draws: true when the operator edits now, of kind, server srv, values from pick. */
+bool	mark_edits_draw(struct mark_edits *me, unsigned nsrv, enum mark_edit *kind, unsigned *srv,
+	    uint64_t *pick);
+/*
+ * One statement of the operator's on the marks tables of s, autocommitted,
+ * through the triggers while mark-guard is on: 0 it ran (affected: rows
+ * changed), 1644 refused, 2003 down, 1064 not one of the edits.
+ */
+unsigned tserver_mark_edit(struct tserver *s, const char *sql, uint64_t *affected, char *why,
+	    size_t len);
+/*
+ * The edit on the servers srv[0..nsrv) (kind ME_RESET touches each; every
+ * other kind only srv[at]); role: the row edited (a server index), chosen
+ * by pick among those above 0. Its statements on one server run in one
+ * transaction, but a reset's are autocommitted one by one (the operator's
+ * script). 0 every statement ran; else the first error (2003 down); -1
+ * nothing to edit, nothing sent. line: what was sent, for the trace.
+ */
+int	mark_edits_apply(struct tserver *srv, unsigned nsrv, unsigned at, enum mark_edit kind,
+	    uint64_t pick, char *line, size_t len);
 
 #endif

@@ -18,6 +18,8 @@
 #define TS_SET(col, ...)	snprintf(a->text[col], 32, __VA_ARGS__)
 
 static int	tserver_role(const char *p);
+static bool	tserver_mark_pass(const struct tserver *s, int ns, uint64_t oh, uint64_t ob,
+		    uint64_t nh, uint64_t nb);
 static uint64_t	tserver_end(const struct tserver *s, uint64_t h, uint64_t b);
 static bool	tserver_raise_copy(struct tserver *s, const char *p, bool due);
 static void	tserver_check(struct tserver *s, uint64_t conn, const char *sql,
@@ -376,13 +378,37 @@ tserver_role(const char *p)
 }
 
 /* Role k's name, a configured server's or one tserver_role_set named. */
-static const char *
+const char *
 tserver_role_name(unsigned k, char *buf, size_t len)
 {
 	if (k < server_count())
 		return server_role(k);
 	snprintf(buf, len, "o%u", k < TSERVER_MAX ? tserver_new_offset[k] : 0);
 	return buf;
+}
+
+/*
+ * Every UPDATE of a marks row the model applies passes here first: the
+ * schema's triggers (tserver_mark_trigger, schema/10-tables.sql), unless
+ * mark-guard is off. ns: the namespace (idgen_ns_marks, the B of its
+ * idgen_namespaces row), -1 idgen_marks (idgen_meta's B); 1 without the
+ * row, as the triggers' COALESCE. False: refused (error 1644 in MariaDB),
+ * counted, the row left as it was. The idservers' and idgenctl's writes
+ * only raise (their WHERE compares in ID space), so none is refused while
+ * the B they name is the table's (6.5).
+ */
+static bool
+tserver_mark_pass(const struct tserver *s, int ns, uint64_t oh, uint64_t ob, uint64_t nh,
+    uint64_t nb)
+{
+	uint64_t b = ns < 0 ? (s->st.meta_row ? s->b : 1) :
+	    s->st.ns[ns].state != TS_NS_NONE ? s->st.ns[ns].b : 1;
+
+	if (!RULE_ON(RULE_MARK_GUARD) || tserver_mark_trigger(oh, ob, nh, nb, b, false, false) ==
+	    NULL)
+		return true;
+	mark_guard_refused += mark_guard_count;
+	return false;
 }
 
 /* The first ID above a mark (h, b); b of 0 is the server's B. */
@@ -409,7 +435,8 @@ tserver_raise_copy(struct tserver *s, const char *p, bool due)
 	    &h, &b) != 2 || (q = strstr(p, where)) == NULL ||
 	    (r = tserver_role(q + sizeof(where) - 1)) < 0 || (unsigned)r == s->index)
 		return false;
-	if (tserver_end(s, s->st.mark[r], s->st.mark_b[r]) < tserver_end(s, h, b)) {
+	if (tserver_end(s, s->st.mark[r], s->st.mark_b[r]) < tserver_end(s, h, b) &&
+	    tserver_mark_pass(s, -1, s->st.mark[r], s->st.mark_b[r], h, b)) {
 		s->st.mark[r] = h;
 		s->st.mark_b[r] = b;
 	}
@@ -537,7 +564,8 @@ tserver_tx(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ans
 		s->drawn_max = t;
 	s->draws++;
 	/* The statement's B (the idserver's, agreed at its check), not the meta row's now. */
-	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * b) {
+	if (tserver_end(s, s->st.mark[i], s->st.mark_b[i]) <= t * b &&
+	    tserver_mark_pass(s, -1, s->st.mark[i], s->st.mark_b[i], t, b)) {
 		s->st.mark[i] = t;
 		s->st.mark_b[i] = b;
 		raised = true;
@@ -716,7 +744,8 @@ tserver_open(struct tserver *s, unsigned m, uint64_t f)
 	/* ALTER TABLE: never at or below the row's value. */
 	s->st.counter = f + 1 > s->st.last + 1 ? f + 1 : s->st.last + 1;
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
-		if (tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < (f + 1) * s->b) {
+		if (tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < (f + 1) * s->b &&
+		    tserver_mark_pass(s, -1, s->st.mark[k], s->st.mark_b[k], f, s->b)) {
 			s->st.mark[k] = f;
 			s->st.mark_b[k] = s->b;
 		}
@@ -738,7 +767,8 @@ tserver_add(struct tserver *s, unsigned offset, unsigned m, unsigned gen, uint64
 	s->st.gen = gen;
 	s->st.floor = floor;
 	s->st.own_gen = gen;
-	if (t > 0 && tserver_end(s, s->st.mark[s->index], s->st.mark_b[s->index]) < t * s->b) {
+	if (t > 0 && tserver_end(s, s->st.mark[s->index], s->st.mark_b[s->index]) < t * s->b &&
+	    tserver_mark_pass(s, -1, s->st.mark[s->index], s->st.mark_b[s->index], t - 1, s->b)) {
 		s->st.mark[s->index] = t - 1;
 		s->st.mark_b[s->index] = s->b;
 	}
@@ -846,7 +876,8 @@ tserver_ns_copy(struct tserver *s, const char *p, bool ok)
 		if (ok)
 			tserver_ns_due(s, (unsigned)k, (unsigned)r, e);
 		if (ok && n->state != TS_NS_NONE &&
-		    tserver_ns_end(n->hw[r], n->hb[r], b2) < e) {
+		    tserver_ns_end(n->hw[r], n->hb[r], b2) < e &&
+		    tserver_mark_pass(s, k, n->hw[r], n->hb[r], h, b)) {
 			n->hw[r] = h;
 			n->hb[r] = b;
 			if (e > s->ns_copy_ever[k][r]) {
@@ -926,7 +957,8 @@ tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 	a->ticket = t;
 	a->ns_own_end = tserver_ns_end(n->hw[i], n->hb[i], b);
 	a->affected[5] = 0;
-	if (ok && tserver_ns_end(n->hw[i], n->hb[i], b) <= t * b) {
+	if (ok && tserver_ns_end(n->hw[i], n->hb[i], b) <= t * b &&
+	    tserver_mark_pass(s, k, n->hw[i], n->hb[i], t, b)) {
 		n->hw[i] = t;
 		n->hb[i] = b;
 		a->affected[5] = 1;
@@ -1077,7 +1109,8 @@ tserver_ctl_floor_marks(struct tserver *s, const char *sql)
 	    &f, &b, &b0, &e) != 4 || b0 != s->b)
 		return false;
 	for (unsigned k = 0; k < TSERVER_MAX; k++)
-		if ((s->st.rows >> k & 1) && tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < e) {
+		if ((s->st.rows >> k & 1) && tserver_end(s, s->st.mark[k], s->st.mark_b[k]) < e &&
+		    tserver_mark_pass(s, -1, s->st.mark[k], s->st.mark_b[k], f, b)) {
 			s->st.mark[k] = f;
 			s->st.mark_b[k] = b;
 		}
@@ -1216,8 +1249,18 @@ tserver_ctl_status(struct tserver *s, const char *sql, struct tserver_rows *r)
 	}
 	if (strcmp(sql, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
 	    "TRIGGER_SCHEMA = DATABASE()") == 0) {
-		r->result = true;	/* the marks' triggers are not modelled (section 14) */
+		/* The guards the model has: all six, less those whose rule is off. */
+		static const char *const marks[] = { "idgen_marks_no_lower", "idgen_marks_no_delete",
+		    "idgen_ns_marks_no_lower", "idgen_ns_marks_no_delete" };
+		static const char *const leases[] = { "idgen_leases_no_free",
+		    "idgen_leases_no_delete" };
+
+		r->result = true;
 		r->nfields = 1;
+		for (unsigned k = 0; RULE_ON(RULE_MARK_GUARD) && k < 4; k++)
+			tserver_text(r, r->nrows, 0, marks[k]);
+		for (unsigned k = 0; RULE_ON(RULE_LEASE_GUARD) && k < 2; k++)
+			tserver_text(r, r->nrows, 0, leases[k]);
 		return true;
 	}
 	if (strcmp(sql, "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)") == 0) {
@@ -1312,7 +1355,8 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    " WHERE role = '%*[^']' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
 	    ", block_size) < %" SCNu64, &v[0], &v[1], &v[2], &v[3]) == 4 && role >= 0) {
 		if ((s->st.rows >> role & 1) && tserver_end(s, s->st.mark[role], s->st.mark_b[role]) <
-		    v[3]) {
+		    v[3] && tserver_mark_pass(s, -1, s->st.mark[role], s->st.mark_b[role], v[0],
+		    v[1])) {
 			s->st.mark[role] = v[0];
 			s->st.mark_b[role] = v[1];
 		}
@@ -1504,7 +1548,9 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    " WHERE ns = '%7[a-z0-9_]' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
 	    ", block_size) < %" SCNu64, &v[0], &v[1], name, &v[2], &v[3]) == 5) {
 		for (unsigned j = 0; j < roles; j++)
-			if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3]) {
+			if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3] &&
+			    tserver_mark_pass(s, (int)(n - s->st.ns), n->hw[j], n->hb[j], v[0],
+			    v[1])) {
 				n->hw[j] = v[0];
 				n->hb[j] = v[1];
 			}

@@ -11,6 +11,7 @@
 #define IDSIM_TSERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "db.h"
@@ -114,6 +115,16 @@ struct tserver {
 	 * idservers were ever due to write (no restore lowers them). */
 	uint64_t		ns_copy_ever[TSERVER_NS][TSERVER_MAX];
 	uint64_t		ns_due_ever[TSERVER_NS][TSERVER_MAX];
+	/*
+	 * The highest mark an operator's hand edit (leasefree.h's mark-edits)
+	 * took from each role's row here (a ticket), and each namespace's (an
+	 * end in ID space): a row lowered so is no restore's residue (idsim.c).
+	 * trunc_lost: the same taken by TRUNCATE idgen_marks, which no trigger
+	 * sees (class marks-truncated, section 14.1).
+	 */
+	uint64_t		hand_lost[TSERVER_MAX];
+	uint64_t		trunc_lost[TSERVER_MAX];
+	uint64_t		ns_hand_lost[TSERVER_NS][TSERVER_MAX];
 	/* When ns_copy_ever rose, and to what (virtual us): namespace copy first's window. */
 	struct {
 		unsigned	ns;
@@ -150,7 +161,7 @@ struct tserver_rows {
 	bool		result;		/* a SELECT's rows follow */
 	unsigned	nrows;
 	unsigned	nfields;
-	char		cell[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS][24];
+	char		cell[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS][32];
 	bool		null[TSERVER_CTL_ROWS][TSERVER_CTL_FIELDS];
 };
 
@@ -206,6 +217,8 @@ void	tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserv
  * makes): 'o<offset>' in the statements; offset 0 forgets it.
  */
 void	tserver_role_set(unsigned index, unsigned offset);
+/* Role k's name in the statements (buf: room for an 'o<offset>'). */
+const char *tserver_role_name(unsigned k, char *buf, size_t len);
 /*
  * A new MariaDB for add-server (ctl/add.c): increment m and offset in its
  * config, the schema loaded, no meta row, no marks or lease row, no ticket.

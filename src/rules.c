@@ -81,4 +81,9 @@ const struct rule_info rules[RULE_COUNT] = {
 	    "a ticket waiting for its state file write or its copy is not used once the "
 	    "connection it was drawn on ends (lost, or its server refused): a copy landing "
 	    "after a restore may be a re-draw's (tier.c, 6.5; both sequences)" },
+	[RULE_MARK_GUARD] = { "mark-guard",
+	    "the simulated servers refuse, as the schema's triggers on idgen_marks and "
+	    "idgen_ns_marks do, an UPDATE that lowers (high_water + 1) * block_size or renames "
+	    "a row above 0, and a DELETE of a row above 0 (schema/10-tables.sql, 6.5; "
+	    "simulation only: production has the real triggers)" },
 };

@@ -50,6 +50,8 @@ enum rule {
 				 * was banked is not used (6.5; both sequences) */
 	RULE_RETIRE_CARRY,	/* ctl/add.c: tier retire-server carries the retired server's
 				 * copies of the others' marks to the others (12.5) */
+	RULE_MARK_GUARD,	/* sim/tserver.c only: the schema's triggers on idgen_marks
+				 * and idgen_ns_marks refuse a mark lowered by hand (6.5) */
 	RULE_COUNT,
 };
 
