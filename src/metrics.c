@@ -166,6 +166,10 @@
 	SAME(X, tickets_banked_alone, C, SVC, "stats", \
 	    "tickets banked with no other server of their region up to hold a copy", \
 	    NUM(TIER->banked_alone)) \
+	SAME(X, tickets_conn_dropped, C, SVC, "stats", \
+	    "tickets not used: the connection they were drawn on ended before a copy of " \
+	    "their mark could count (copy-conn; a gap)", \
+	    NUM(TIER->conn_dropped)) \
 	SAME(X, refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
 	    NUM(CORE.waits)) \
 	SAME(X, refill_late_fallbacks, C, SVC, "stats", \
