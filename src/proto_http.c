@@ -265,10 +265,7 @@ http_send_ids(struct evhttp_request *req, const struct core_result *res)
 json_t *
 proto_http_result(enum proto_http_page page, const struct core_result *res)
 {
-	json_t *o, *ids = NULL, *strs;
 	char num[24];
-	bool exact = true;
-	unsigned i;
 
 	if (page != PROTO_HTTP_IDS && page < PROTO_HTTP_HEALTH)
 		snprintf(num, sizeof(num), "%" PRIu64, page == PROTO_HTTP_ID ? res->ids[0] :
@@ -276,25 +273,6 @@ proto_http_result(enum proto_http_page page, const struct core_result *res)
 	switch (page) {
 	case PROTO_HTTP_ID:
 		return json_pack("{s:o*,s:s}", "id", http_exact(res->ids[0]), "id_str", num);
-	case PROTO_HTTP_IDS:
-		if ((o = json_object()) == NULL)
-			return NULL;
-		/* One inexact ID and the whole numeric array is left out. */
-		for (i = 0; i < res->count; i++)
-			exact = exact && res->ids[i] < PROTO_HTTP_EXACT_LIMIT;
-		if (exact)
-			ids = json_array();
-		strs = json_array();
-		for (i = 0; i < res->count; i++) {
-			snprintf(num, sizeof(num), "%" PRIu64, res->ids[i]);
-			if (ids != NULL)
-				json_array_append_new(ids, json_integer((json_int_t)res->ids[i]));
-			json_array_append_new(strs, json_string(num));
-		}
-		if (ids != NULL)
-			json_object_set_new(o, "ids", ids);
-		json_object_set_new(o, "ids_str", strs);
-		return o;
 	case PROTO_HTTP_BLOCK:
 		return json_pack("{s:o*,s:s,s:I}", "first", http_exact(res->first), "first_str", num,
 		    "count", (json_int_t)res->count);
@@ -303,7 +281,7 @@ proto_http_result(enum proto_http_page page, const struct core_result *res)
 	case PROTO_HTTP_B58:
 		return json_pack("{s:o*,s:s,s:s}", "id", http_exact(res->dec.id), "id_str", num,
 		    "b58", res->dec.b58);
-	default:
+	default:	/* IDS: proto_http_ids_write */
 		return json_object();
 	}
 }
