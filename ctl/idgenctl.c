@@ -704,7 +704,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "idgenctl: %s\n", err);
 		return 2;
 	}
-	dbtls_from_config(&c.tls, &c.cfg);
+	config_dbtls(&c.tls, &c.cfg);
 	if (mysql_library_init(0, NULL, NULL) != 0) {
 		fprintf(stderr, "idgenctl: cannot initialise the MariaDB client library\n");
 		return 2;

@@ -474,12 +474,13 @@ config_check_file(const char *key, const char *path, char *err, size_t errlen)
 
 	if (path[0] == '\0')
 		return true;
-	if (stat(path, &st) != 0 || (f = fopen(path, "r")) == NULL)
+	/* The type first: opening a FIFO would wait for a writer. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return check_fail(err, errlen, "%s: '%s' is not a regular file", key, path);
+	if ((f = fopen(path, "r")) == NULL)
 		return check_fail(err, errlen, "%s: cannot read '%s': %s", key, path,
 		    strerror(errno));
 	fclose(f);
-	if (!S_ISREG(st.st_mode))
-		return check_fail(err, errlen, "%s: '%s' is not a regular file", key, path);
 	return true;
 }
 
@@ -642,11 +643,6 @@ config_check(const struct config *cfg, char *err, size_t errlen)
 	if (cfg->prefetch_max_blocks < cfg->prefetch_blocks)
 		return check_fail(err, errlen, "prefetch_max_blocks (%u) is below "
 		    "prefetch_blocks (%u)", cfg->prefetch_max_blocks, cfg->prefetch_blocks);
-	/* Every served namespace may hold a mark per server in the state file (13.6). */
-	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
-		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
-		    "is above the state file's %u namespace marks", cfg->max_namespaces,
-		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
 	if (cfg->lease_extend_ms * 2 > cfg->lease_window_ms)
 		return check_fail(err, errlen, "lease_extend_ms (%u) must be at most half of "
 		    "lease_window_ms (%u)", cfg->lease_extend_ms, cfg->lease_window_ms);
@@ -802,14 +798,14 @@ bad:
 
 /*
  * Loads the password from IDGEN_DB_PASSWORD or db_password_file (which wins,
- * even when empty), a regular file: a directory or FIFO is refused, not read.
+ * even when empty), a regular file: a directory or FIFO is refused, not read
+ * (config_check_file).
  */
 static bool
 config_read_password(struct config *cfg, char *err, size_t errlen)
 {
 	const char *env = getenv("IDGEN_DB_PASSWORD");
 	char line[512];
-	struct stat st;
 	FILE *f;
 
 	free(cfg->db_password);
@@ -818,14 +814,9 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 		cfg->db_password = strdup(env != NULL ? env : "");
 		return cfg->db_password != NULL;
 	}
-	if (stat(cfg->db_password_file, &st) != 0)
-		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
-		    cfg->db_password_file, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return check_fail(err, errlen, "db_password_file: '%s' is not a regular file",
-		    cfg->db_password_file);
-	f = fopen(cfg->db_password_file, "r");
-	if (f == NULL)
+	if (!config_check_file("db_password_file", cfg->db_password_file, err, errlen))
+		return false;
+	if ((f = fopen(cfg->db_password_file, "r")) == NULL)
 		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
 		    cfg->db_password_file, strerror(errno));
 	if (fgets(line, sizeof(line), f) == NULL) {
@@ -966,6 +957,11 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		    "region_bits do not fit together");
 	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
 		return false;
+	/* Every served namespace may hold a mark per server in the state file (13.6). */
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
+		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
+		    "is above the state file's %u namespace marks", cfg->max_namespaces,
+		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
 	return config_read_password(cfg, err, errlen);
 }
 
@@ -1053,9 +1049,30 @@ config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	*port = server == 0 ? cfg->odd_port : cfg->even_port;
 }
 
+/* A config built by hand (the unit tests) may leave a string NULL: "". */
+static const char *
+config_str(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
+void
+config_dbtls(struct dbtls *t, const struct config *cfg)
+{
+	memset(t, 0, sizeof(*t));
+	t->required = strcmp(config_str(cfg->db_tls), "required") == 0;
+	t->verify_host = cfg->db_tls_verify_host != 0;
+	t->ca_file = config_str(cfg->db_tls_ca_file);
+	t->cert_file = config_str(cfg->db_tls_cert_file);
+	t->key_file = config_str(cfg->db_tls_key_file);
+	t->min_version = config_str(cfg->db_tls_min_version);
+	t->handshake_ms = cfg->connect_timeout_ms;
+}
+
 /*
  * The connection settings of ticket server index (server.h): the caller builds
- * them here and hands them to db_new, so db.c never reads the config.
+ * them here and hands them to db_new, so neither db.c nor dbtls.c reads the
+ * config.
  */
 void
 config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
@@ -1069,7 +1086,7 @@ config_db_params(struct db_params *p, const struct config *cfg, unsigned server,
 	p->connect_timeout_ms = cfg->connect_timeout_ms;
 	p->query_timeout_ms = cfg->query_timeout_ms;
 	p->flags = flags;
-	dbtls_from_config(&p->tls, cfg);
+	config_dbtls(&p->tls, cfg);
 	p->ops = ops;
 }
 

@@ -196,6 +196,10 @@ bool	config_doc_print(const struct config *cfg, const struct config_table *t,
 void	config_server_addr(const struct config *cfg, unsigned server, const char **host,
 	    unsigned *port);
 
+/* The db_tls* settings (and connect_timeout_ms) as dbtls.h takes them; strings owned by cfg. */
+struct dbtls;
+void	config_dbtls(struct dbtls *t, const struct config *cfg);
+
 /*
  * The connection settings (db.h) of ticket server index: its address, the
  * db_* login and timeouts, TLS; flags and ops as db_params takes them.

@@ -117,14 +117,9 @@ db_maria_close(struct db_conn *conn)
 		event_del(c->io);
 	if (c->deadline != NULL)
 		event_del(c->deadline);
-	if (c->rret != NULL) {
-		mysql_free_result(c->rret);
-		c->rret = NULL;
-	}
-	if (c->first_res != NULL) {
-		mysql_free_result(c->first_res);
-		c->first_res = NULL;
-	}
+	mysql_free_result(c->rret);	/* nothing for NULL */
+	mysql_free_result(c->first_res);
+	c->rret = c->first_res = NULL;
 	if (c->mysql != NULL) {
 		/* Returns at once even mid-operation (MARIADB-NOTES). */
 		mysql_close(c->mysql);
@@ -446,8 +441,7 @@ db_finish(struct db_maria *c, unsigned err, const char *msg)
 		r.affected = r.nstmts > 0 && r.nstmts <= DB_MAX_STMTS ?
 		    r.stmt_affected[r.nstmts - 1] : mysql_affected_rows(c->mysql);
 	}
-	if (c->rret != NULL)
-		mysql_free_result(c->rret);
+	mysql_free_result(c->rret);
 	c->rret = NULL;
 	res = c->first_res;
 	c->first_res = NULL;
@@ -470,8 +464,7 @@ db_finish(struct db_maria *c, unsigned err, const char *msg)
 		db_watch_idle(c);
 	if (cb != NULL)
 		cb(&c->conn, &r, arg);
-	if (res != NULL)
-		mysql_free_result(res);
+	mysql_free_result(res);
 }
 
 /* Sets who is told when the server drops an idle connection (crash, restart). */

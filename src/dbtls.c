@@ -13,13 +13,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "config.h"
-
 /* The handshake's wait (connect_timeout_ms): one value per process, as the config. */
 static int dbtls_wait_ms = 1000;
 
 static int	dbtls_io_wait(my_socket fd, my_bool is_read, int timeout);
-static const char *dbtls_str(const char *s);
 static bool	dbtls_why(const char *what, const char *file, const char *key, char *err,
 		    size_t errlen);
 
@@ -47,26 +44,6 @@ dbtls_io_wait(my_socket fd, my_bool is_read, int timeout)
 	if (rc == 0)
 		errno = ETIMEDOUT;
 	return rc;
-}
-
-/* A config built by hand (the unit tests) may leave a string NULL: "". */
-static const char *
-dbtls_str(const char *s)
-{
-	return s != NULL ? s : "";
-}
-
-void
-dbtls_from_config(struct dbtls *t, const struct config *cfg)
-{
-	memset(t, 0, sizeof(*t));
-	t->required = strcmp(dbtls_str(cfg->db_tls), "required") == 0;
-	t->verify_host = cfg->db_tls_verify_host != 0;
-	t->ca_file = dbtls_str(cfg->db_tls_ca_file);
-	t->cert_file = dbtls_str(cfg->db_tls_cert_file);
-	t->key_file = dbtls_str(cfg->db_tls_key_file);
-	t->min_version = dbtls_str(cfg->db_tls_min_version);
-	t->handshake_ms = cfg->connect_timeout_ms;
 }
 
 /*

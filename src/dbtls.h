@@ -15,7 +15,6 @@
 
 #define DBTLS_ERR	2026	/* CR_SSL_CONNECTION_ERROR: handshake, certificate, or no TLS */
 
-struct config;
 struct st_mysql;	/* Connector/C's MYSQL; only dbtls.c and its callers see inside */
 
 struct dbtls {
@@ -27,9 +26,6 @@ struct dbtls {
 	const char	*min_version;	/* "TLSv1.2" or "TLSv1.3" */
 	unsigned	 handshake_ms;	/* bound on each wait of the handshake */
 };
-
-/* The TLS settings of a config (strings owned by cfg). */
-void	dbtls_from_config(struct dbtls *t, const struct config *cfg);
 
 /* Sets the handle's TLS options; false when the client library refuses one. */
 bool	dbtls_apply(struct st_mysql *m, const struct dbtls *t)

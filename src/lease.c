@@ -39,7 +39,6 @@ static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
 static void	lease_begin(struct lease *l, enum lease_op op);
 static void	lease_end(struct lease *l);
 static void	lease_change(struct lease *l, enum lease_event ev, const char *why);
-static void	lease_apply(struct lease *l, enum lease_event ev);
 static void	lease_record(struct lease *l);
 static void	lease_log_change(struct lease *l, enum lease_event ev, const char *why);
 static void	lease_failed(struct lease *l, const char *why);
@@ -53,7 +52,6 @@ static void	lease_cas_failed(struct lease *l, const char *msg);
 static const char *lease_row_holder(const struct lease *l);
 static void	lease_schedule(struct lease *l, unsigned ms);
 static void	lease_claim(struct lease *l, int server);
-static void	lease_claim_begin(struct lease *l, struct db_conn *db);
 static void	lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_taken_cb(struct db_conn *db, const struct db_result *r, void *arg);
@@ -147,27 +145,16 @@ lease_free(struct lease *l)
 	memset(l->db, 0, sizeof(l->db));
 }
 
-const char *
-lease_state_name(enum lease_state st)
-{
-	switch (st) {
-	case LEASE_NONE:
-		return "none";
-	case LEASE_HELD:
-		return "held";
-	case LEASE_REFUSED:
-		return "refused";
-	}
-	return "?";
-}
-
 /* "expired" once now has passed a held window's end: held no longer serves. */
 const char *
 lease_state_at(const struct lease *l, uint64_t now)
 {
+	static const char *const names[] = { [LEASE_NONE] = "none", [LEASE_HELD] = "held",
+	    [LEASE_REFUSED] = "refused" };
+
 	if (l->state == LEASE_HELD && now > l->window_end)
 		return "expired";
-	return lease_state_name(l->state);
+	return names[l->state];
 }
 
 /* Our layout ms; false when the clock is before the layout's epoch. */
@@ -269,67 +256,15 @@ lease_end(struct lease *l)
 
 /*
  * The one place the lease changes (docs/design.md section 3.8): its state,
- * the generator's window and the state file's record (lease_apply), the
- * counter, the log line, last_error, and on_change. Not told: a resumption
+ * the generator's window and the state file's record, the counter, the log
+ * line, last_error, and on_change. A window reaches the generator only once
+ * its claim committed (or it was resumed); the file never runs ahead of the
+ * database (written after the update committed); a release wrote the file
+ * itself, before its update (lease_release_send). Not told: a resumption
  * (before the loop runs) and a release (its end tells on_done).
  */
 static void
 lease_change(struct lease *l, enum lease_event ev, const char *why)
-{
-	enum lease_state to = l->state;
-
-	switch (ev) {
-	case LEASE_EV_CLAIMED:
-		to = LEASE_HELD;
-		l->stats.claims++;
-		break;
-	case LEASE_EV_RESUMED:
-		to = LEASE_HELD;
-		l->stats.resumed++;
-		break;
-	case LEASE_EV_EXTENDED:
-		l->stats.extends++;
-		break;
-	case LEASE_EV_ADOPTED:
-		l->stats.adopted++;
-		break;
-	case LEASE_EV_REFUSED:
-		if (to != LEASE_HELD)
-			to = LEASE_REFUSED;
-		l->stats.skew_refusals++;
-		break;
-	case LEASE_EV_EXTEND_REFUSED:
-		l->stats.extend_skew_refusals++;
-		break;
-	case LEASE_EV_LOST:
-		to = LEASE_NONE;
-		l->stats.lost++;
-		break;
-	case LEASE_EV_RELEASED:
-		to = LEASE_NONE;
-		if (why == NULL)
-			l->stats.releases++;
-		break;
-	}
-	l->state = to;
-	lease_apply(l, ev);
-	lease_log_change(l, ev, why);
-	if (ev == LEASE_EV_REFUSED || ev == LEASE_EV_EXTEND_REFUSED)
-		snprintf(l->last_error, sizeof(l->last_error), "%s", why);
-	else if (ev != LEASE_EV_LOST && ev != LEASE_EV_RELEASED)
-		l->last_error[0] = '\0';
-	if (ev != LEASE_EV_RESUMED && ev != LEASE_EV_RELEASED)
-		l->on_change(l->arg);
-}
-
-/*
- * What an event does to the generator and the state file. A window reaches
- * the generator only once its claim committed (or it was resumed); the file
- * never runs ahead of the database (written after the update committed); a
- * release wrote the file itself, before its update (lease_release_send).
- */
-static void
-lease_apply(struct lease *l, enum lease_event ev)
 {
 	struct state_lease *sl = &l->sf->rec.lease;
 
@@ -342,18 +277,26 @@ lease_apply(struct lease *l, enum lease_event ev)
 	}
 	switch (ev) {
 	case LEASE_EV_CLAIMED:
+		l->state = LEASE_HELD;
+		l->stats.claims++;
 		snowflake_set_window(l->gen, l->worker, l->window_start, l->window_end);
 		lease_record(l);
 		snowflake_set_reserved(l->gen, statefile_on(l->sf) ? sl->reserved : LAYOUT_TS_MAX);
 		(void)lease_save(l, "the new lease");
 		break;
 	case LEASE_EV_RESUMED:
+		l->state = LEASE_HELD;
+		l->stats.resumed++;
 		/* Strictly above everything minted before the restart. */
 		snowflake_resume(l->gen, l->worker, sl->reserved + 1, l->window_end);
 		snowflake_set_reserved(l->gen, sl->reserved);
 		break;
 	case LEASE_EV_EXTENDED:
 	case LEASE_EV_ADOPTED:
+		if (ev == LEASE_EV_ADOPTED)
+			l->stats.adopted++;
+		else
+			l->stats.extends++;
 		snowflake_extend(l->gen, l->window_end);
 		sl->window_end = l->window_end;
 		if (ev == LEASE_EV_ADOPTED)
@@ -362,17 +305,34 @@ lease_apply(struct lease *l, enum lease_event ev)
 		    "the extended window");
 		break;
 	case LEASE_EV_REFUSED:
+		if (l->state != LEASE_HELD)
+			l->state = LEASE_REFUSED;
+		l->stats.skew_refusals++;
+		break;
 	case LEASE_EV_EXTEND_REFUSED:
+		l->stats.extend_skew_refusals++;
 		break;
 	case LEASE_EV_LOST:
+		l->state = LEASE_NONE;
+		l->stats.lost++;
 		snowflake_clear_window(l->gen);
 		sl->held = false;
 		(void)lease_save(l, "the lost lease");
 		break;
 	case LEASE_EV_RELEASED:
+		l->state = LEASE_NONE;
+		if (why == NULL)
+			l->stats.releases++;
 		snowflake_clear_window(l->gen);
 		break;
 	}
+	lease_log_change(l, ev, why);
+	if (ev == LEASE_EV_REFUSED || ev == LEASE_EV_EXTEND_REFUSED)
+		snprintf(l->last_error, sizeof(l->last_error), "%s", why);
+	else if (ev != LEASE_EV_LOST && ev != LEASE_EV_RELEASED)
+		l->last_error[0] = '\0';
+	if (ev != LEASE_EV_RESUMED && ev != LEASE_EV_RELEASED)
+		l->on_change(l->arg);
 }
 
 /* The state file's copy of a new window: nothing minted in it yet (the first take reserves). */
@@ -577,17 +537,10 @@ lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		lease_end(l);
 		return;
 	}
-	if (claim)
-		lease_claim_begin(l, db);
-	else
+	if (!claim)
 		lease_cas_send(l);
-}
-
-/* Claim step 2 (after the clocks): a transaction. */
-static void
-lease_claim_begin(struct lease *l, struct db_conn *db)
-{
-	if (!lease_send(l, db, lease_claim_begun_cb, "START TRANSACTION"))
+	/* Claim step 2 (after the clocks): a transaction. */
+	else if (!lease_send(l, db, lease_claim_begun_cb, "START TRANSACTION"))
 		lease_claim_failed(l, "could not start the transaction", true);
 }
 

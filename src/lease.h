@@ -184,8 +184,6 @@ void	lease_clock_stepped(struct lease *l);
 /* Releases the window (after the last ID is minted); done() is called either way. */
 void	lease_release(struct lease *l, void (*done)(void *), void *arg);
 
-const char *lease_state_name(enum lease_state st);
-
 /* The state for views at now (layout ms): "expired" for a held window now has passed. */
 const char *lease_state_at(const struct lease *l, uint64_t now);
 

@@ -32,6 +32,8 @@
 #include "tier.h"
 #include "tls.h"
 
+#define MAIN_NSIGS	6
+
 struct main_ctx {
 	struct event_base	*base;
 	struct config		 cfg;
@@ -49,12 +51,7 @@ struct main_ctx {
 	struct proto_grpc	*grpc;
 	struct tls		*tls;		/* NULL while every listener is cleartext */
 	struct trim		 trim;
-	struct event		*sigterm;
-	struct event		*sigint;
-	struct event		*sigquit;
-	struct event		*sighup;
-	struct event		*sigusr1;
-	struct event		*sigusr2;
+	struct event		*sig[MAIN_NSIGS];	/* main_sigs[]'s, in order */
 	struct event		*drain_tick;
 	struct event		*mode_tick;	/* the mode's changes that only time makes */
 	struct timeval		 drain_deadline;
@@ -86,6 +83,15 @@ static void	main_signals(struct main_ctx *m);
 static bool	main_listen(struct main_ctx *m);
 static void	main_reserve_fds(struct main_ctx *m);
 static void	main_free(struct main_ctx *m);
+
+/* SIGTERM/SIGINT/SIGQUIT drain, SIGHUP reloads, the rest are ignored. */
+static const struct {
+	int			 sig;
+	event_callback_fn	 cb;
+} main_sigs[MAIN_NSIGS] = {
+	{ SIGTERM, main_signal_cb }, { SIGINT, main_signal_cb }, { SIGQUIT, main_signal_cb },
+	{ SIGHUP, main_hup_cb }, { SIGUSR1, main_ignore_cb }, { SIGUSR2, main_ignore_cb },
+};
 
 /* Health, buffered IDs or the lease changed: update the mode, wake waiting clients. */
 static void
@@ -247,7 +253,7 @@ main_check_config(struct main_ctx *m)
 	char err[512];
 	bool ok;
 
-	dbtls_from_config(&dt, &m->cfg);
+	config_dbtls(&dt, &m->cfg);
 	ok = tls_init(&m->tls, &m->cfg, err, sizeof(err)) &&
 	    dbtls_load_files(&dt, err, sizeof(err));
 	tls_free(m->tls);
@@ -533,24 +539,16 @@ main_core(struct main_ctx *m)
 	return true;
 }
 
-/* Signals as loop events (SIGTERM/SIGINT/SIGQUIT drain, the rest ignored) and timers. */
+/* Signals as loop events (main_sigs) and timers. */
 static void
 main_signals(struct main_ctx *m)
 {
-	m->sigterm = evsignal_new(m->base, SIGTERM, main_signal_cb, m);
-	m->sigint = evsignal_new(m->base, SIGINT, main_signal_cb, m);
-	m->sigquit = evsignal_new(m->base, SIGQUIT, main_signal_cb, m);
-	m->sighup = evsignal_new(m->base, SIGHUP, main_hup_cb, m);
-	m->sigusr1 = evsignal_new(m->base, SIGUSR1, main_ignore_cb, m);
-	m->sigusr2 = evsignal_new(m->base, SIGUSR2, main_ignore_cb, m);
 	m->drain_tick = evtimer_new(m->base, main_drain_cb, m);
 	m->mode_tick = evtimer_new(m->base, main_mode_cb, m);
-	event_add(m->sigterm, NULL);
-	event_add(m->sigint, NULL);
-	event_add(m->sigquit, NULL);
-	event_add(m->sighup, NULL);
-	event_add(m->sigusr1, NULL);
-	event_add(m->sigusr2, NULL);
+	for (size_t i = 0; i < MAIN_NSIGS; i++) {
+		m->sig[i] = evsignal_new(m->base, main_sigs[i].sig, main_sigs[i].cb, m);
+		event_add(m->sig[i], NULL);
+	}
 }
 
 /* Every listener: text and RESP, HTTP, gRPC. False (logged) when one cannot listen. */
@@ -618,12 +616,8 @@ main_free(struct main_ctx *m)
 	tier_free(&m->tier);
 	lease_free(&m->lease);
 	tls_free(m->tls);	/* after every connection: they hold its contexts */
-	event_free(m->sigterm);
-	event_free(m->sigint);
-	event_free(m->sigquit);
-	event_free(m->sighup);
-	event_free(m->sigusr1);
-	event_free(m->sigusr2);
+	for (size_t i = 0; i < MAIN_NSIGS; i++)
+		event_free(m->sig[i]);
 	event_free(m->drain_tick);
 	if (m->mode_tick != NULL)
 		event_free(m->mode_tick);

@@ -110,21 +110,19 @@ server_names_build(void)
 	for (unsigned i = 0; i < server_count(); i++) {
 		unsigned role = (i - (i < server_own_count() ? 0 : server_own_count())) % SERVER_PAIR;
 
-		if (i < SERVER_PAIR || !server_is_own(i)) {
+		if (i < SERVER_PAIR || !server_is_own(i))
 			snprintf(server_shape.roles[i], sizeof(server_shape.roles[i]), "%s",
 			    server_roles[role]);
-			if (i < SERVER_PAIR)
-				snprintf(server_shape.names[i], sizeof(server_shape.names[i]), "%s",
-				    server_roles[role]);
-			else
-				snprintf(server_shape.names[i], sizeof(server_shape.names[i]),
-				    "%s_r%u", server_roles[role], server_region_at(i));
-			continue;
-		}
-		snprintf(server_shape.roles[i], sizeof(server_shape.roles[i]), "o%u",
-		    server_offset(i));
-		snprintf(server_shape.names[i], sizeof(server_shape.names[i]), "o%u",
-		    server_offset(i));
+		else
+			snprintf(server_shape.roles[i], sizeof(server_shape.roles[i]), "o%u",
+			    server_offset(i));
+		/* Our region's servers are named as their marks rows, other regions' apart. */
+		if (server_is_own(i))
+			memcpy(server_shape.names[i], server_shape.roles[i],
+			    sizeof(server_shape.names[i]));
+		else
+			snprintf(server_shape.names[i], sizeof(server_shape.names[i]), "%s_r%u",
+			    server_roles[role], server_region_at(i));
 	}
 }
 

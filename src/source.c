@@ -24,38 +24,18 @@ void
 source_init(struct source *s, struct tier *tier, struct snowflake *gen, struct lease *lease,
     int64_t (*clock_us)(void), unsigned refill_wait_ms)
 {
-	s->tier = tier;
-	s->gen = gen;
-	s->lease = lease;
-	s->clock_us = clock_us;
-	s->mono_us = clk_mono_us;
-	s->refill_wait_ms = refill_wait_ms;
-	s->mode = SOURCE_MODE_DOWN;
-	s->why = SOURCE_WHY_NO_LEASE;
-	s->why_ms = 0;
-	s->wait_ts = 0;
-	s->wait_since = 0;
-	s->stalled = false;
-	s->stall_mark = 0;
-	s->why_buf[0] = '\0';
-	s->stats.ids_ticket = 0;
-	s->stats.ids_fallback = 0;
-	s->stats.late_refills = 0;
-	s->stats.mode_changes = 0;
+	*s = (struct source){ .tier = tier, .gen = gen, .lease = lease, .clock_us = clock_us,
+	    .mono_us = clk_mono_us, .refill_wait_ms = refill_wait_ms, .mode = SOURCE_MODE_DOWN,
+	    .why = SOURCE_WHY_NO_LEASE };
 }
 
 const char *
 source_mode_name(enum source_mode m)
 {
-	switch (m) {
-	case SOURCE_MODE_TICKET:
-		return "ticket";
-	case SOURCE_MODE_FALLBACK:
-		return "fallback";
-	case SOURCE_MODE_DOWN:
-		return "down";
-	}
-	return "?";
+	static const char *const names[] = { [SOURCE_MODE_TICKET] = "ticket",
+	    [SOURCE_MODE_FALLBACK] = "fallback", [SOURCE_MODE_DOWN] = "down" };
+
+	return names[m];
 }
 
 /*
@@ -154,27 +134,22 @@ source_lease_state(const struct source *s)
 void
 source_mode_reason(const struct source *s, char *buf, size_t len)
 {
+	static const char *const fixed[] = {
+		[SOURCE_WHY_TICKET_UP] = "a ticket server is up",
+		[SOURCE_WHY_BUFFERED] = "no ticket server up; buffered ticket IDs remain",
+		[SOURCE_WHY_NO_LEASE] = "no ticket server up and no Snowflake lease",
+		[SOURCE_WHY_LEASE_REFUSED] = "no ticket server up; Snowflake lease refused: clock "
+		    "skew against the database (max_clock_skew_ms, see log)",
+		[SOURCE_WHY_CLOCK_EARLY] = "no ticket server up; clock before 2026-01-25",
+	};
 	const struct lease *l = s->lease;
 	char end[LAYOUT_ISO_LEN];
 
 	layout_format_iso(layout_ts_to_unix_ms(l->window_end), end, sizeof(end));
 	switch (s->why) {
-	case SOURCE_WHY_TICKET_UP:
-		snprintf(buf, len, "a ticket server is up");
-		return;
-	case SOURCE_WHY_BUFFERED:
-		snprintf(buf, len, "no ticket server up; buffered ticket IDs remain");
-		return;
 	case SOURCE_WHY_LEASE:
 		snprintf(buf, len, "no ticket server up; Snowflake worker %u leased until %s",
 		    l->worker, end);
-		return;
-	case SOURCE_WHY_NO_LEASE:
-		snprintf(buf, len, "no ticket server up and no Snowflake lease");
-		return;
-	case SOURCE_WHY_LEASE_REFUSED:
-		snprintf(buf, len, "no ticket server up; Snowflake lease refused: clock skew "
-		    "against the database (max_clock_skew_ms, see log)");
 		return;
 	case SOURCE_WHY_EXPIRED:
 		snprintf(buf, len, "no ticket server up; the Snowflake lease window ended at %s",
@@ -190,11 +165,9 @@ source_mode_reason(const struct source *s, char *buf, size_t len)
 		    "by %" PRIu64 " ms (clock_wait_ms=%" PRIu64 ")", s->why_ms,
 		    s->gen->cfg.clock_wait_ms);
 		return;
-	case SOURCE_WHY_CLOCK_EARLY:
-		snprintf(buf, len, "no ticket server up; clock before 2026-01-25");
-		return;
+	default:
+		snprintf(buf, len, "%s", fixed[s->why]);
 	}
-	snprintf(buf, len, "?");
 }
 
 /*

@@ -120,9 +120,8 @@ static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok)
 static bool	statefile_wait_gen(struct statefile *f, uint64_t gen);
 static void	*statefile_writer_main(void *arg);
 static void	statefile_held(struct statefile *f, uint64_t t0);
-static bool	statefile_save_now(struct statefile *f);
-static enum statefile_result statefile_queue(struct statefile *f, statefile_done fn,
-		    void *arg, uint64_t a, uint64_t b);
+static enum statefile_result statefile_queue(struct statefile *f, bool wait,
+		    statefile_done fn, void *arg, uint64_t a, uint64_t b);
 static void	statefile_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void	statefile_deliver(struct statefile *f);
 static void	statefile_writer_free(struct statefile_writer *w);
@@ -478,7 +477,8 @@ statefile_stamp_load(struct statefile *f, const char *buf, size_t n, size_t at)
 
 /*
  * Takes flock on the file itself: its inode lives as long as the file, since
- * saves write in place. A holder's pid, read from its record, goes into the message.
+ * saves write in place. A holder's pid, read from its record, goes into the
+ * message. On failure the file stays open for the caller to close.
  */
 static bool
 statefile_lock(struct statefile *f, char *err, size_t errlen)
@@ -495,13 +495,9 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 		return check_fail(err, errlen, "state_file: cannot open '%s': %s", f->path,
 		    strerror(errno));
 	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) {
-		if (fstat(f->fd, &st) != 0) {
-			snprintf(err, errlen, "state_file: cannot stat '%s': %s", f->path,
+		if (fstat(f->fd, &st) != 0)
+			return check_fail(err, errlen, "state_file: cannot stat '%s': %s", f->path,
 			    strerror(errno));
-			close(f->fd);
-			f->fd = -1;
-			return false;
-		}
 		f->dev = (uint64_t)st.st_dev;
 		f->ino = (uint64_t)st.st_ino;
 		return true;
@@ -518,8 +514,6 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 	} else {
 		snprintf(err, errlen, "state_file: cannot lock '%s': %s", f->path, strerror(e));
 	}
-	close(f->fd);
-	f->fd = -1;
 	return false;
 }
 
@@ -548,25 +542,24 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	f->buf = malloc(STATEFILE_BUF);
 	dup = strdup(path);	/* dirname's to cut */
 	if (f->path == NULL || f->buf == NULL || dup == NULL) {
-		free(dup);
-		statefile_close(f);
-		return check_fail(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory");
+		goto fail;
 	}
 	/* One level of missing directory is created (e.g. /var/lib/idgen). */
 	dir = dirname(dup);
 	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "state_file: cannot create its directory '%s': %s", dir,
 		    strerror(errno));
+		goto fail;
+	}
+	if (statefile_lock(f, err, errlen) && statefile_load(f, err, errlen)) {
 		free(dup);
-		statefile_close(f);
-		return false;
+		return true;
 	}
+fail:
 	free(dup);
-	if (!statefile_lock(f, err, errlen) || !statefile_load(f, err, errlen)) {
-		statefile_close(f);
-		return false;
-	}
-	return true;
+	statefile_close(f);
+	return false;
 }
 
 void
@@ -805,7 +798,7 @@ bool
 statefile_save(struct statefile *f)
 {
 	uint64_t t0 = (uint64_t)clk_mono_us();
-	bool ok = statefile_save_now(f);
+	bool ok = statefile_queue(f, true, NULL, NULL, 0, 0) == STATEFILE_DURABLE;
 
 	/* With the writer running, the caller is the loop, waiting for it (6.9). */
 	if (f->w != NULL)
@@ -817,32 +810,20 @@ enum statefile_result
 statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
 {
 	uint64_t t0 = (uint64_t)clk_mono_us();
-	enum statefile_result r = statefile_queue(f, fn, arg, a, b);
+	enum statefile_result r = statefile_queue(f, false, fn, arg, a, b);
 
 	statefile_held(f, t0);
 	return r;
 }
 
-/* A synchronous save: written in the caller, or by the writer while the caller waits. */
-static bool
-statefile_save_now(struct statefile *f)
-{
-	uint64_t gen;
-	size_t len;
-
-	if (f->path == NULL)
-		return true;
-	if (!statefile_snapshot(f, &gen, &len))
-		return false;
-	if (f->w == NULL)
-		return statefile_direct(f, len, gen) == STATEFILE_DURABLE;
-	statefile_post(f, len, gen);
-	return statefile_wait_gen(f, gen);
-}
-
-/* A save that does not wait for the writer, unless its queue is full. */
+/*
+ * A save: written in the caller (no writer thread), or posted to the writer
+ * and, when wait (or its queue is full), waited for; else fn is called back
+ * once it ended (nothing with fn NULL).
+ */
 static enum statefile_result
-statefile_queue(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
+statefile_queue(struct statefile *f, bool wait, statefile_done fn, void *arg, uint64_t a,
+    uint64_t b)
 {
 	struct statefile_writer *w = f->w;
 	uint64_t gen;
@@ -855,9 +836,9 @@ statefile_queue(struct statefile *f, statefile_done fn, void *arg, uint64_t a, u
 	if (w == NULL)
 		return statefile_direct(f, len, gen);
 	statefile_post(f, len, gen);
-	if (fn == NULL)
+	if (!wait && fn == NULL)
 		return STATEFILE_QUEUED;
-	if (w->count == STATEFILE_WAIT_MAX)
+	if (wait || w->count == STATEFILE_WAIT_MAX)
 		return statefile_wait_gen(f, gen) ? STATEFILE_DURABLE : STATEFILE_FAILED;
 	w->q[(w->head + w->count++) % STATEFILE_WAIT_MAX] =
 	    (struct statefile_wait){ gen, fn, arg, a, b, false, false };

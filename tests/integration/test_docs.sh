@@ -8,7 +8,8 @@
 # section number is in one file only and the index docs/design.md links every one.
 # The README stays a guide of at most 12 KB, and every relative link in README.md,
 # ARCHITECTURE.md, docs/*.md and docs/design/*.md names a file that exists and, for
-# file.md#anchor, a heading that file has (GitHub's slugs).
+# file.md#anchor, a heading that file has (GitHub's slugs). docs/tests.md names
+# every tests/integration/test_*.sh.
 . "$(dirname "$0")/lib.sh"
 
 A=$ROOT/ARCHITECTURE.md
@@ -129,4 +130,12 @@ sys.exit(1 if bad else 0)
 PY
 ) || fail "$(head -n 8 <<<"$out")"
 log "README.md: $(wc -c <"$R") bytes; $out relative links in README.md, ARCHITECTURE.md, docs/*.md and docs/design/*.md resolve"
+# docs/tests.md says what each integration test does: every test_*.sh is named there.
+unlisted=
+for t in "$ROOT"/tests/integration/test_*.sh; do
+	n=$(basename "$t" .sh)
+	grep -qF "\`$n\`" "$ROOT/docs/tests.md" || unlisted="$unlisted $n"
+done
+[ -z "$unlisted" ] || fail "docs/tests.md does not describe:$unlisted"
+log "docs/tests.md describes all $(ls "$ROOT"/tests/integration/test_*.sh | wc -l) integration tests"
 log ok
