@@ -28,14 +28,13 @@ static bool	auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro,
 static void	auth_note_line(char *list, size_t len, unsigned lineno);
 static struct auth_token *auth_map(size_t *maplen);
 static void	auth_unmap(struct auth_token *tok, size_t maplen);
-static bool	auth_name_char(char c);
 static bool	auth_token_char(char c);
 static bool	auth_flags(const char *p, size_t len, struct auth_token *t, char *err,
 		    size_t errlen);
 static unsigned	auth_slot(int fd);
 
 /* Letters, digits, '.', '_', '-': a name is shown in logs, so it is plain. */
-static bool
+bool
 auth_name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -132,6 +132,9 @@ void	auth_free(struct auth *a);
 bool	auth_parse_line(const char *line, size_t len, struct auth_token *t, bool *skip,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));
 
+/* Letters, digits, '.', '_', '-': the characters of a token's name (and a caller's). */
+bool	auth_name_char(char c);
+
 /* The token of an "Authorization: Bearer <token>" value (pure); false if not one. */
 bool	auth_bearer(const char *value, size_t len, const char **tok, size_t *toklen)
 	    __attribute__((warn_unused_result));

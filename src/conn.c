@@ -54,7 +54,7 @@ static void	conn_shrink(struct conn *c);
 static void	conn_defer(struct conn *c);
 static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_refusal_cb(evutil_socket_t fd, short what, void *arg);
-static void	conn_refusal_end(struct conn_refusal *r, bool resp);
+static void	conn_say(evutil_socket_t fd, bool resp, const char *why, int reads);
 static bool	conn_tls_start(struct conn *c);
 static void	conn_tls_gate(struct conn *c);
 static void	conn_tls_read_cb(struct bufferevent *bev, void *arg);
@@ -119,15 +119,10 @@ conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	static const struct timeval now = { 0, 0 };
 	struct conn *c;
 	bool first = true;
-	struct timeval tv;
 
 	(void)fd;
 	(void)what;
-	event_base_gettimeofday_cached(set->base, &tv);
-	if (tv.tv_sec != set->turn.tv_sec || tv.tv_usec != set->turn.tv_usec) {
-		set->turn = tv;
-		set->turn_bytes = 0;
-	}
+	conn_turn(set);
 	while ((c = TAILQ_FIRST(&set->deferred)) != NULL &&
 	    (first || set->turn_bytes < set->cfg->max_output_per_turn)) {
 		TAILQ_REMOVE(&set->deferred, c, defer_entry);
@@ -193,8 +188,8 @@ conn_refuse(struct conn_set *set, evutil_socket_t fd, const char *why)
 		if (r != NULL && r->ev != NULL)
 			event_free(r->ev);
 		free(r);
-		r = &(struct conn_refusal){ .set = set, .fd = fd, .why = why };
-		conn_refusal_end(r, false);
+		conn_say(fd, false, set->tls == NULL ? why : NULL, -1);
+		evutil_closesocket(fd);
 		return;
 	}
 	TAILQ_INSERT_TAIL(&set->refusals, r, entry);
@@ -215,28 +210,29 @@ conn_refusal_cb(evutil_socket_t fd, short what, void *arg)
 	TAILQ_REMOVE(&set->refusals, r, entry);
 	set->nrefusals--;
 	event_free(r->ev);
-	conn_refusal_end(r, first == '*');
+	conn_say(fd, first == '*', set->tls == NULL ? r->why : NULL, -1);
+	evutil_closesocket(fd);
 	free(r);
 }
 
 /*
- * Writes the refusal and closes. What the client sent is read first: closing
- * with unread input would send a reset, which can destroy the reply in flight.
+ * Tells a client we close on why UNAVAILABLE (none: NULL) in its protocol
+ * (resp: RESP). What it sent is read first (up to reads times, -1: all):
+ * closing with unread input would send a reset, which can destroy the line.
  */
 static void
-conn_refusal_end(struct conn_refusal *r, bool resp)
+conn_say(evutil_socket_t fd, bool resp, const char *why, int reads)
 {
-	const char *code = core_err_info(CORE_ERR_UNAVAILABLE)->code;
 	char line[256], junk[4096];
 	int n;
 
-	while (recv(r->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+	while (reads-- != 0 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
 		;
-	n = snprintf(line, sizeof(line), resp ? "-%s %s\r\n" : "ERR %s %s\n", code, r->why);
-	if (r->set->tls == NULL && n > 0 && write(r->fd, line, (size_t)n) < 0) {
-		/* Nothing more to tell a peer we are refusing anyway. */
+	n = why == NULL ? 0 : snprintf(line, sizeof(line), resp ? "-%s %s\r\n" : "ERR %s %s\n",
+	    core_err_info(CORE_ERR_UNAVAILABLE)->code, why);
+	if (n > 0 && write(fd, line, (size_t)n) < 0) {
+		/* Nothing more to tell a peer that is closed anyway. */
 	}
-	evutil_closesocket(r->fd);
 }
 
 /* Registers a connection and starts reading. */
@@ -276,25 +272,14 @@ conn_new(struct conn_set *set, evutil_socket_t fd, const struct sockaddr *sa)
 		c->wev = event_new(set->base, fd, EV_WRITE, conn_write_cb, c);
 	}
 	c->idle = evtimer_new(set->base, conn_idle_cb, c);
-	if ((set->tls != NULL && !conn_tls_start(c)) || c->rev == NULL || c->wev == NULL ||
-	    c->idle == NULL || !core_waiter_init(&c->waiter, set->core, conn_resume, c)) {
-		if (c->rev)
-			event_free(c->rev);
-		if (c->wev)
-			event_free(c->wev);
-		if (c->idle)
-			event_free(c->idle);
-		core_waiter_free(&c->waiter);
-		if (c->bev != NULL)
-			bufferevent_free(c->bev);	/* closes fd */
-		else
-			evutil_closesocket(fd);
-		free(c);
-		return false;
-	}
 	TAILQ_INSERT_TAIL(&set->all, c, entry);
 	TAILQ_INSERT_TAIL(&set->by_service[0], c, service_entry);
 	set->stats.open++;
+	if ((set->tls != NULL && !conn_tls_start(c)) || c->rev == NULL || c->wev == NULL ||
+	    c->idle == NULL || !core_waiter_init(&c->waiter, set->core, conn_resume, c)) {
+		conn_free(c);		/* out of memory: what was made, and fd */
+		return false;
+	}
 	set->stats.total++;
 	c->id = set->stats.total;
 	c->born_ms = clk_mono_ms();
@@ -327,7 +312,8 @@ conn_free(struct conn *c)
 		event_free(c->idle);
 	if (c->rev != NULL)
 		event_free(c->rev);
-	event_free(c->wev);
+	if (c->wev != NULL)
+		event_free(c->wev);
 	if (c->linger != NULL)
 		event_free(c->linger);
 	if (c->bev != NULL) {
@@ -445,36 +431,30 @@ conn_put(struct conn *c, const char *s, size_t n)
 	if (p == NULL)
 		return;
 	memcpy(p, s, n);
-	c->out_len += n;
-	c->set->turn_bytes += n;
+	conn_commit(c, n);
 }
 
 void
 conn_addr(const struct conn *c, bool local, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
+	const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
 	socklen_t sl = sizeof(ss);
 	char ip[INET6_ADDRSTRLEN];
-	int r;
+	bool v6;
 
-	r = local ? getsockname(c->fd, (struct sockaddr *)&ss, &sl) :
-	    getpeername(c->fd, (struct sockaddr *)&ss, &sl);
-	if (r == 0 && ss.ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
-
-		if (inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)) != NULL) {
-			snprintf(buf, len, "%s:%u", ip, (unsigned)ntohs(in->sin_port));
-			return;
-		}
-	} else if (r == 0 && ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
-
-		if (inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip)) != NULL) {
-			snprintf(buf, len, "[%s]:%u", ip, (unsigned)ntohs(in6->sin6_port));
-			return;
-		}
+	/* inet_ntop refuses a family other than these two. */
+	if ((local ? getsockname(c->fd, (struct sockaddr *)&ss, &sl) :
+	    getpeername(c->fd, (struct sockaddr *)&ss, &sl)) != 0 ||
+	    inet_ntop(ss.ss_family, ss.ss_family == AF_INET6 ? (const void *)&in6->sin6_addr :
+	    (const void *)&in->sin_addr, ip, sizeof(ip)) == NULL) {
+		snprintf(buf, len, "?");
+		return;
 	}
-	snprintf(buf, len, "?");
+	v6 = ss.ss_family == AF_INET6;
+	snprintf(buf, len, v6 ? "[%s]:%u" : "%s:%u", ip,
+	    (unsigned)ntohs(v6 ? in6->sin6_port : in->sin_port));
 }
 
 /* Socket readable: take what is there, then process. */
@@ -1031,8 +1011,6 @@ conn_evict(struct conn_set *set)
 {
 	struct conn *c = TAILQ_FIRST(&set->by_service[0]);
 	int64_t now = clk_mono_ms();
-	char junk[4096], line[256];
-	int n, i;
 
 	if (c == NULL && (c = TAILQ_FIRST(&set->by_service[1])) == NULL)
 		return;
@@ -1047,14 +1025,7 @@ conn_evict(struct conn_set *set)
 	 * The line when nothing else is on its way (TLS: a close, as a refusal).
 	 * Its input is read first (bounded), so that the close is not a reset.
 	 */
-	if (c->bev == NULL && conn_pending(c) == 0) {
-		for (i = 0; i < 16 && recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
-			;
-		n = snprintf(line, sizeof(line), c->proto == set->resp ? "-%s %s\r\n" :
-		    "ERR %s %s\n", core_err_info(CORE_ERR_UNAVAILABLE)->code, CONN_EVICTED);
-		if (n > 0 && write(c->fd, line, (size_t)n) < 0) {
-			/* Nothing more to tell a peer that is closed anyway. */
-		}
-	}
+	if (c->bev == NULL && conn_pending(c) == 0)
+		conn_say(c->fd, c->proto == set->resp, CONN_EVICTED, 16);
 	conn_free(c);
 }

@@ -223,11 +223,8 @@ core_count_caller(struct core *c, const char *name, size_t len)
 		k->none++;
 		return;
 	}
-	for (j = 0; j < len; j++)
-		if (!((name[j] >= 'a' && name[j] <= 'z') || (name[j] >= 'A' && name[j] <= 'Z') ||
-		    (name[j] >= '0' && name[j] <= '9') || name[j] == '.' || name[j] == '_' ||
-		    name[j] == '-'))
-			break;
+	for (j = 0; j < len && auth_name_char(name[j]); j++)
+		;
 	if (j < len || len >= CORE_CALLER_LEN) {
 		k->other++;
 		return;
@@ -594,14 +591,10 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 			w->served = true;
 		return CORE_DONE;
 	case CORE_CMD_DECODE:
-		e = core_decode(c, req, res, &why);
-		if (e != CORE_OK) {
-			core_reject(c, e, why, res);
-			return CORE_DONE;
-		}
-		break;
 	case CORE_CMD_B58:
-		if ((e = core_number(req, &res->dec.id, &why)) == CORE_OK &&
+		e = req->cmd == CORE_CMD_DECODE ? core_decode(c, req, res, &why) :
+		    core_number(req, &res->dec.id, &why);
+		if (e == CORE_OK && req->cmd == CORE_CMD_B58 &&
 		    layout_region(res->dec.id) == LAYOUT_INVALID) {
 			why = "an ID is 1..9223372036854775807";
 			e = CORE_ERR_RANGE;
@@ -610,10 +603,10 @@ core_exec(struct core *c, struct core_waiter *w, const struct core_req *req,
 			core_reject(c, e, why, res);
 			return CORE_DONE;
 		}
-		b58_encode(res->dec.id, res->dec.b58);
+		if (req->cmd == CORE_CMD_B58)
+			b58_encode(res->dec.id, res->dec.b58);
 		break;
 	case CORE_CMD_STATS:
-		break;
 	case CORE_CMD_PING:
 		break;
 	case CORE_CMD_AUTH:

@@ -4,7 +4,6 @@
 #include "metrics.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +25,17 @@
 #include "tls.h"
 
 /*
- * Most rows are exported to /metrics under their own name, as is, with no
- * state set: SAME(X, name, ...) is X(name, ..., "name", METRIC_AS_IS, NULL,
- * ...). SAME expands its arguments on the way, so no row word (C, SVC,
- * SRV ...) may be a macro where the rows are expanded.
+ * Most rows are exported to /metrics as is, with no state set: under their
+ * own name, SAME(X, name, ...) is X(name, ..., "name", METRIC_AS_IS, NULL,
+ * ...); under another (or none, NULL), PROM(X, name, ..., prom, ...) is
+ * X(name, ..., prom, METRIC_AS_IS, NULL, ...). They expand their arguments
+ * on the way, so no row word (C, SVC, SRV ...) may be a macro where the
+ * rows are expanded.
  */
 #define SAME(X, name, type, scope, section, help, ...) \
 	X(name, type, scope, section, help, #name, METRIC_AS_IS, NULL, __VA_ARGS__)
+#define PROM(X, name, type, scope, section, help, prom, ...) \
+	X(name, type, scope, section, help, prom, METRIC_AS_IS, NULL, __VA_ARGS__)
 
 /*
  * Every row, in STATS order (per-server rows form one run): its name, type,
@@ -43,34 +46,27 @@
  * metrics_src and SERVER the ticket server of a per-server row.
  */
 #define METRICS_ROWS(X) \
-	X(pid, G, SVC, "server", "process id", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM((uint64_t)getpid())) \
-	X(uptime, G, SVC, "server", "seconds since start", \
-	    "uptime_seconds", METRIC_AS_IS, NULL, \
-	    NUM((uint64_t)(time(NULL) - m->started))) \
+	PROM(X, pid, G, SVC, "server", "process id", \
+	    NULL, NUM((uint64_t)getpid())) \
+	PROM(X, uptime, G, SVC, "server", "seconds since start", \
+	    "uptime_seconds", NUM((uint64_t)(time(NULL) - m->started))) \
 	X(mode, I, SVC, "server", "ticket, fallback or down", \
 	    "mode", METRIC_AS_IS, "ticket fallback down", \
 	    TEXT(source_mode_name(m->source->mode))) \
 	/* mode_reason: not in /metrics, its numbers change by the millisecond. */ \
-	X(mode_reason, I, SVC, "server", "why the mode is what it is, one line of text", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    source_mode_reason(m->source, v->reason, sizeof(v->reason)); TEXT(v->reason)) \
+	PROM(X, mode_reason, I, SVC, "server", "why the mode is what it is, one line of text", \
+	    NULL, source_mode_reason(m->source, v->reason, sizeof(v->reason)); TEXT(v->reason)) \
 	SAME(X, block_size, G, SVC, "server", "B, IDs per ticket (0 until a server is checked)", \
 	    NUM(TIER->block_size)) \
-	X(curr_connections, G, SVC, "clients", "client connections open", \
-	    "connections", METRIC_AS_IS, NULL, \
-	    NUM(m->conns->open)) \
-	X(total_connections, C, SVC, "clients", "client connections accepted", \
-	    "connections_accepted", METRIC_AS_IS, NULL, \
-	    NUM(m->conns->total)) \
-	X(rejected_connections, C, SVC, "clients", "connections refused while draining", \
-	    "connections_rejected", METRIC_AS_IS, NULL, \
-	    NUM(m->listener->rejected)) \
-	X(evicted_connections, C, SVC, "clients", \
+	PROM(X, curr_connections, G, SVC, "clients", "client connections open", \
+	    "connections", NUM(m->conns->open)) \
+	PROM(X, total_connections, C, SVC, "clients", "client connections accepted", \
+	    "connections_accepted", NUM(m->conns->total)) \
+	PROM(X, rejected_connections, C, SVC, "clients", "connections refused while draining", \
+	    "connections_rejected", NUM(m->listener->rejected)) \
+	PROM(X, evicted_connections, C, SVC, "clients", \
 	    "connections closed at max_clients to give a new one the slot of the least recently served", \
-	    "connections_evicted", METRIC_AS_IS, NULL, \
-	    NUM(m->conns->evicted)) \
+	    "connections_evicted", NUM(m->conns->evicted)) \
 	SAME(X, write_timeouts, C, SVC, "clients", \
 	    "clients dropped for not reading (write_timeout_ms)", \
 	    NUM(m->conns->write_timeouts)) \
@@ -80,25 +76,21 @@
 	SAME(X, partial_timeouts, C, SVC, "clients", \
 	    "clients closed with a request unfinished for partial_timeout_ms", \
 	    NUM(m->conns->partial_timeouts)) \
-	X(rejected_per_ip, C, SVC, "clients", "connections refused over max_clients_per_ip", \
-	    "connections_rejected_per_ip", METRIC_AS_IS, NULL, \
-	    NUM(m->conns->rejected_per_ip)) \
+	PROM(X, rejected_per_ip, C, SVC, "clients", "connections refused over max_clients_per_ip", \
+	    "connections_rejected_per_ip", NUM(m->conns->rejected_per_ip)) \
 	SAME(X, accept_errors, C, SVC, "clients", "failed accepts (e.g. out of descriptors)", \
 	    NUM(m->listener->accept_errors)) \
 	SAME(X, grpc_connections, G, SVC, "grpc", "gRPC connections open", \
 	    NUM(GRPC(open))) \
-	X(grpc_rejected, C, SVC, "grpc", \
+	PROM(X, grpc_rejected, C, SVC, "grpc", \
 	    "gRPC connections refused at grpc_max_connections, none being open to evict", \
-	    "grpc_connections_rejected", METRIC_AS_IS, NULL, \
-	    NUM(GRPC(rejected))) \
-	X(grpc_evicted, C, SVC, "grpc", \
+	    "grpc_connections_rejected", NUM(GRPC(rejected))) \
+	PROM(X, grpc_evicted, C, SVC, "grpc", \
 	    "gRPC connections closed at grpc_max_connections to give a new one the slot of the least recently served", \
-	    "grpc_connections_evicted", METRIC_AS_IS, NULL, \
-	    NUM(GRPC(evicted))) \
-	X(grpc_rejected_per_ip, C, SVC, "grpc", \
+	    "grpc_connections_evicted", NUM(GRPC(evicted))) \
+	PROM(X, grpc_rejected_per_ip, C, SVC, "grpc", \
 	    "gRPC connections refused over grpc_max_connections_per_ip", \
-	    "grpc_connections_rejected_per_ip", METRIC_AS_IS, NULL, \
-	    NUM(GRPC(rejected_per_ip))) \
+	    "grpc_connections_rejected_per_ip", NUM(GRPC(rejected_per_ip))) \
 	SAME(X, grpc_request_timeouts, C, SVC, "grpc", \
 	    "gRPC requests left incomplete for grpc_request_timeout_ms, ended and reset", \
 	    NUM(GRPC(request_timeouts))) \
@@ -151,9 +143,8 @@
 	SAME(X, namespace_tickets_banked_alone, C, SVC, "stats", \
 	    "namespace tickets banked with no other server of the region up to hold a copy", \
 	    NUM(TIER->ns_banked_alone)) \
-	X(prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
-	    "prefetch_target_ids", METRIC_AS_IS, NULL, \
-	    NUM(TIER->seq.target)) \
+	PROM(X, prefetch_target, G, SVC, "stats", "IDs the prefetch keeps buffered or in flight", \
+	    "prefetch_target_ids", NUM(TIER->seq.target)) \
 	SAME(X, ids_dropped, C, SVC, "stats", "buffered IDs abandoned (a gap, never expected)", \
 	    NUM(TIER->ids_dropped)) \
 	SAME(X, ticket_region, G, SVC, "stats", \
@@ -175,6 +166,10 @@
 	SAME(X, tickets_banked_alone, C, SVC, "stats", \
 	    "tickets banked with no other server of their region up to hold a copy", \
 	    NUM(TIER->banked_alone)) \
+	SAME(X, tickets_conn_dropped, C, SVC, "stats", \
+	    "tickets not used: the connection they were drawn on ended before a copy of " \
+	    "their mark could count (copy-conn; a gap)", \
+	    NUM(TIER->conn_dropped)) \
 	SAME(X, refill_waits, C, SVC, "stats", "requests that found no buffered ID and waited", \
 	    NUM(CORE.waits)) \
 	SAME(X, refill_late_fallbacks, C, SVC, "stats", \
@@ -182,22 +177,17 @@
 	    NUM(m->source->stats.late_refills)) \
 	SAME(X, mode_changes, C, SVC, "stats", "transitions between modes", \
 	    NUM(m->source->stats.mode_changes)) \
-	X(err_badreq, C, SVC, "stats", "requests refused: malformed", \
-	    "errors_badreq", METRIC_AS_IS, NULL, \
-	    NUM(CORE.errors[CORE_ERR_BADREQ])) \
-	X(err_range, C, SVC, "stats", "requests refused: a number out of bounds", \
-	    "errors_range", METRIC_AS_IS, NULL, \
-	    NUM(CORE.errors[CORE_ERR_RANGE])) \
-	X(err_unavailable, C, SVC, "stats", "requests refused: no ID could be served", \
-	    "errors_unavailable", METRIC_AS_IS, NULL, \
-	    NUM(CORE.errors[CORE_ERR_UNAVAILABLE])) \
-	X(err_unknown_ns, C, SVC, "stats", "requests refused: no such namespace", \
-	    "errors_unknown_namespace", METRIC_AS_IS, NULL, \
-	    NUM(CORE.errors[CORE_ERR_NONS])) \
-	X(err_clock, C, SVC, "stats", \
+	PROM(X, err_badreq, C, SVC, "stats", "requests refused: malformed", \
+	    "errors_badreq", NUM(CORE.errors[CORE_ERR_BADREQ])) \
+	PROM(X, err_range, C, SVC, "stats", "requests refused: a number out of bounds", \
+	    "errors_range", NUM(CORE.errors[CORE_ERR_RANGE])) \
+	PROM(X, err_unavailable, C, SVC, "stats", "requests refused: no ID could be served", \
+	    "errors_unavailable", NUM(CORE.errors[CORE_ERR_UNAVAILABLE])) \
+	PROM(X, err_unknown_ns, C, SVC, "stats", "requests refused: no such namespace", \
+	    "errors_unknown_namespace", NUM(CORE.errors[CORE_ERR_NONS])) \
+	PROM(X, err_clock, C, SVC, "stats", \
 	    "requests refused for the clock (stepped back, behind a resumed lease's floor, stopped)", \
-	    "errors_clock", METRIC_AS_IS, NULL, \
-	    NUM(CORE.errors[CORE_ERR_CLOCK])) \
+	    "errors_clock", NUM(CORE.errors[CORE_ERR_CLOCK])) \
 	SAME(X, auth_tokens, G, SVC, "stats", \
 	    "tokens of auth_tokens_file loaded (0: no authentication)", \
 	    NUM(AUTH(n))) \
@@ -232,9 +222,8 @@
 	    "what the last load left out (line numbers, never a token), or none", \
 	    NULL, METRIC_AS_IS, NULL, \
 	    TEXT(m->core->auth != NULL && !m->core->auth->clean ? m->core->auth->why : "none")) \
-	X(state_file, I, SVC, "state", "the local state file, or off", \
-	    "state_file_info", METRIC_AS_IS, NULL, \
-	    TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
+	PROM(X, state_file, I, SVC, "state", "the local state file, or off", \
+	    "state_file_info", TEXT(statefile_on(m->sf) ? m->sf->path : "off")) \
 	SAME(X, state_saves, C, SVC, "state", \
 	    "state file saves asked for; one write may cover several (the writer thread)", \
 	    NUM(m->sf->stats.snapshots)) \
@@ -242,38 +231,32 @@
 	    NUM(m->sf->stats.writes)) \
 	SAME(X, state_write_failures, C, SVC, "state", "state file writes that failed", \
 	    NUM(m->sf->stats.failures)) \
-	X(state_write_us_avg, G, SVC, "state", "mean time of one state file write, us", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(AVG(m->sf->stats.write_us_total, m->sf->stats.writes))) \
-	X(state_write_us_max, G, SVC, "state", "longest state file write, us", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(m->sf->stats.write_us_max)) \
-	X(state_save_loop_us_max, G, SVC, "state", \
+	PROM(X, state_write_us_avg, G, SVC, "state", "mean time of one state file write, us", \
+	    NULL, NUM(AVG(m->sf->stats.write_us_total, m->sf->stats.writes))) \
+	PROM(X, state_write_us_max, G, SVC, "state", "longest state file write, us", \
+	    NULL, NUM(m->sf->stats.write_us_max)) \
+	PROM(X, state_save_loop_us_max, G, SVC, "state", \
 	    "longest a state file save held the event loop, us (a wait for the writer " \
 	    "thread included)", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(m->sf->stats.loop_us_max)) \
+	    NULL, NUM(m->sf->stats.loop_us_max)) \
 	SAME(X, memory_trims, C, SVC, "memory", \
 	    "freed memory given back after a flood (trim_free_bytes)", \
 	    NUM(m->trim != NULL ? m->trim->trims : 0)) \
-	X(memory_trim_us_max, G, SVC, "memory", "the longest of those, us", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(m->trim != NULL ? m->trim->trim_us_max : 0)) \
+	PROM(X, memory_trim_us_max, G, SVC, "memory", "the longest of those, us", \
+	    NULL, NUM(m->trim != NULL ? m->trim->trim_us_max : 0)) \
 	X(state, I, SRV, "tickets", "up, down, connecting, refused or regressed", \
 	    "ticket_server_state", METRIC_AS_IS, "up down connecting refused regressed", \
 	    TEXT(ticket_state_name(SERVER->state))) \
-	X(waits_for, I, SRV, "tickets", \
+	PROM(X, waits_for, I, SRV, "tickets", \
 	    "up but not used yet: the servers whose check, sent after its connection was " \
 	    "checked, it waits for (- none)", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    TEXT(tier_waits_for(TIER, (unsigned)server, v->reason, sizeof(v->reason)))) \
+	    NULL, TEXT(tier_waits_for(TIER, (unsigned)server, v->reason, sizeof(v->reason)))) \
 	SAME(X, tickets, C, SRV, "tickets", "tickets used", \
 	    NUM(SERVER->stats.tickets)) \
 	SAME(X, last_ticket, G, SRV, "tickets", "the last ticket this process used", \
 	    NUM(SERVER->last_ticket)) \
-	X(mark, G, SRV, "tickets", "the high-water mark its tickets must exceed", \
-	    "high_water_mark", METRIC_AS_IS, NULL, \
-	    NUM(SERVER->mark)) \
+	PROM(X, mark, G, SRV, "tickets", "the high-water mark its tickets must exceed", \
+	    "high_water_mark", NUM(SERVER->mark)) \
 	SAME(X, next_ticket, G, SRV, "tickets", "its counter at the last check", \
 	    NUM(SERVER->seen.counter)) \
 	SAME(X, workers_leased, G, SRV, "tickets", \
@@ -281,10 +264,9 @@
 	    NUM(SERVER->seen.workers_leased)) \
 	SAME(X, rechecks, C, SRV, "tickets", "checks of a live connection", \
 	    NUM(SERVER->stats.rechecks)) \
-	X(witnessed, C, SRV, "tickets", \
+	PROM(X, witnessed, C, SRV, "tickets", \
 	    "connects that brought its copy of the partner's mark up to date", \
-	    "partner_marks_witnessed", METRIC_AS_IS, NULL, \
-	    NUM(SERVER->stats.witnessed)) \
+	    "partner_marks_witnessed", NUM(SERVER->stats.witnessed)) \
 	SAME(X, witness_failures, C, SRV, "tickets", \
 	    "connects whose copies of the others' marks could not be written", \
 	    NUM(SERVER->stats.witness_failures)) \
@@ -292,29 +274,23 @@
 	    "1 while its last witness could not land: a restore of another server is not " \
 	    "caught meanwhile", \
 	    NUM(SERVER->witness_pending ? 1 : 0)) \
-	X(unbanked, C, SRV, "tickets", \
+	PROM(X, unbanked, C, SRV, "tickets", \
 	    "tickets drawn on a server sealed by a change of the increment, not used", \
-	    "tickets_unbanked", METRIC_AS_IS, NULL, \
-	    NUM(SERVER->stats.unbanked)) \
+	    "tickets_unbanked", NUM(SERVER->stats.unbanked)) \
 	SAME(X, deadlocks, C, SRV, "tickets", "deadlocks (1213), retried", \
 	    NUM(SERVER->stats.deadlocks)) \
 	SAME(X, lock_timeouts, C, SRV, "tickets", "lock wait timeouts (1205), retried", \
 	    NUM(SERVER->stats.lock_timeouts)) \
-	X(failures, C, SRV, "tickets", "connect or query failures", \
-	    "ticket_server_failures", METRIC_AS_IS, NULL, \
-	    NUM(SERVER->stats.failures)) \
-	X(refusals, C, SRV, "tickets", "refusals (settings, rights, regressed counter)", \
-	    "ticket_server_refusals", METRIC_AS_IS, NULL, \
-	    NUM(SERVER->stats.refusals)) \
-	X(connects, C, SRV, "tickets", "connection attempts", \
-	    "ticket_server_connects", METRIC_AS_IS, NULL, \
-	    NUM(SERVER->stats.connects)) \
-	X(fetch_us_avg, G, SRV, "tickets", "mean time to take a ticket, us", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(AVG(SERVER->stats.fetch_us_total, SERVER->stats.tickets))) \
-	X(fetch_us_max, G, SRV, "tickets", "longest time to take a ticket, us", \
-	    NULL, METRIC_AS_IS, NULL, \
-	    NUM(SERVER->stats.fetch_us_max)) \
+	PROM(X, failures, C, SRV, "tickets", "connect or query failures", \
+	    "ticket_server_failures", NUM(SERVER->stats.failures)) \
+	PROM(X, refusals, C, SRV, "tickets", "refusals (settings, rights, regressed counter)", \
+	    "ticket_server_refusals", NUM(SERVER->stats.refusals)) \
+	PROM(X, connects, C, SRV, "tickets", "connection attempts", \
+	    "ticket_server_connects", NUM(SERVER->stats.connects)) \
+	PROM(X, fetch_us_avg, G, SRV, "tickets", "mean time to take a ticket, us", \
+	    NULL, NUM(AVG(SERVER->stats.fetch_us_total, SERVER->stats.tickets))) \
+	PROM(X, fetch_us_max, G, SRV, "tickets", "longest time to take a ticket, us", \
+	    NULL, NUM(SERVER->stats.fetch_us_max)) \
 	X(lease_state, I, SVC, "fallback", "none, held, expired (held, past its end) or refused", \
 	    "lease_state", METRIC_AS_IS, "none held expired refused", \
 	    TEXT(source_lease_state(m->source))) \
@@ -515,74 +491,33 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 	}
 }
 
-/* A growing string for the exposition. */
-struct metrics_buf {
-	char	*p;
-	size_t	 len;
-	size_t	 cap;
-	bool	 failed;
-};
-
-static void	metrics_printf(struct metrics_buf *b, const char *fmt, ...)
-		    __attribute__((format(printf, 2, 3)));
-static void	metrics_family(struct metrics_buf *b, const char *name, const char *type,
-		    const char *help);
-static void	metrics_sample(struct metrics_buf *b, const struct metric_def *d,
-		    const char *family, const char *labels, const struct metric_value *v);
-static void	metrics_capacity(struct metrics_buf *b, const struct metrics_src *m);
-static void	metrics_namespaces(struct metrics_buf *b, const struct nss *ns);
-static void	metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
+static void	metrics_family(FILE *b, const char *name, const char *type, const char *help);
+static void	metrics_sample(FILE *b, const struct metric_def *d, const char *family,
+		    const char *labels, const struct metric_value *v);
+static void	metrics_capacity(FILE *b, const struct metrics_src *m);
+static void	metrics_namespaces(FILE *b, const struct nss *ns);
+static void	metrics_histogram(FILE *b, const char *family, const char *label,
 		    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
 		    uint64_t sum_us);
-static void	metrics_latency(struct metrics_buf *b);
-static void	metrics_certs(struct metrics_buf *b, const struct tls_counters *tls);
+static void	metrics_latency(FILE *b);
+static void	metrics_certs(FILE *b, const struct tls_counters *tls);
 
 static void
-metrics_printf(struct metrics_buf *b, const char *fmt, ...)
+metrics_family(FILE *b, const char *name, const char *type, const char *help)
 {
-	va_list ap;
-	int n;
-
-	for (;;) {
-		if (b->failed)
-			return;
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = b->cap * 2 + (n > 0 ? (size_t)n : 0);
-			char *q = realloc(b->p, cap);
-
-			if (q == NULL) {
-				b->failed = true;
-				return;
-			}
-			b->p = q;
-			b->cap = cap;
-		}
-	}
-}
-
-static void
-metrics_family(struct metrics_buf *b, const char *name, const char *type, const char *help)
-{
-	metrics_printf(b, "# HELP idgen_%s %s\n# TYPE idgen_%s %s\n", name, help, name, type);
+	fprintf(b, "# HELP idgen_%s %s\n# TYPE idgen_%s %s\n", name, help, name, type);
 }
 
 /* One sample; a label value is a word of the table (no quotes to escape). */
 static void
-metrics_sample(struct metrics_buf *b, const struct metric_def *d, const char *family,
-    const char *labels, const struct metric_value *v)
+metrics_sample(FILE *b, const struct metric_def *d, const char *family, const char *labels,
+    const struct metric_value *v)
 {
 	const char *st, *end, *key;
 	char lab[128];
 
 	if (d->type == METRIC_INFO && d->states == NULL) {
-		metrics_printf(b, "idgen_%s{%s%svalue=\"%s\"} 1\n", family, labels,
+		fprintf(b, "idgen_%s{%s%svalue=\"%s\"} 1\n", family, labels,
 		    labels[0] ? "," : "", v->text);
 		return;
 	}
@@ -595,55 +530,47 @@ metrics_sample(struct metrics_buf *b, const struct metric_def *d, const char *fa
 			if (end == NULL)
 				end = st + strlen(st);
 			snprintf(lab, sizeof(lab), "%.*s", (int)(end - st), st);
-			metrics_printf(b, "idgen_%s{%s%s%s=\"%s\"} %d\n", family, labels,
+			fprintf(b, "idgen_%s{%s%s%s=\"%s\"} %d\n", family, labels,
 			    labels[0] ? "," : "", key, lab, strcmp(lab, v->text) == 0);
 		}
 		return;
 	}
-	switch (d->conv) {
-	case METRIC_AS_IS:
-		metrics_printf(b, "idgen_%s%s%s%s %" PRIu64 "\n", family, labels[0] ? "{" : "",
-		    labels, labels[0] ? "}" : "", v->num);
-		return;
-	case METRIC_MS:
-		metrics_printf(b, "idgen_%s%s%s%s %.3f\n", family, labels[0] ? "{" : "", labels,
-		    labels[0] ? "}" : "", (double)v->num / 1000.0);
-		return;
-	case METRIC_LAYOUT_MS:
-		metrics_printf(b, "idgen_%s%s%s%s %.3f\n", family, labels[0] ? "{" : "", labels,
-		    labels[0] ? "}" : "", v->num == 0 ? 0.0 :
+	snprintf(lab, sizeof(lab), labels[0] ? "{%s}" : "%s", labels);
+	if (d->conv == METRIC_AS_IS)
+		fprintf(b, "idgen_%s%s %" PRIu64 "\n", family, lab, v->num);
+	else	/* METRIC_MS, METRIC_LAYOUT_MS: seconds */
+		fprintf(b, "idgen_%s%s %.3f\n", family, lab, d->conv == METRIC_MS ?
+		    (double)v->num / 1000.0 : v->num == 0 ? 0.0 :
 		    (double)layout_ts_to_unix_ms(v->num) / 1000.0);
-		return;
-	}
 }
 
-/*
- * How much is left: of the layout's life, of the ticket region per server, of
- * the lease window, and of the worker numbers (counted at each server check).
- */
 /* One series per namespace known (max_namespaces bounds them). */
 static void
-metrics_namespaces(struct metrics_buf *b, const struct nss *ns)
+metrics_namespaces(FILE *b, const struct nss *ns)
 {
 	unsigned i;
 
 	metrics_family(b, "namespace_ids_total", "counter",
 	    "IDs handed out per namespace, from its tickets or the Snowflake fallback");
 	for (i = 0; i < ns->n; i++) {
-		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"ticket\"} %" PRIu64
+		fprintf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"ticket\"} %" PRIu64
 		    "\n", ns->v[i]->name, ns->v[i]->seq.ids_ticket);
-		metrics_printf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"fallback\"} %"
+		fprintf(b, "idgen_namespace_ids_total{ns=\"%s\",source=\"fallback\"} %"
 		    PRIu64 "\n", ns->v[i]->name, ns->v[i]->seq.ids_fallback);
 	}
 	metrics_family(b, "namespace_served", "gauge",
 	    "1 while a namespace is served (every server up says ready, alike)");
 	for (i = 0; i < ns->n; i++)
-		metrics_printf(b, "idgen_namespace_served{ns=\"%s\"} %d\n", ns->v[i]->name,
+		fprintf(b, "idgen_namespace_served{ns=\"%s\"} %d\n", ns->v[i]->name,
 		    ns->v[i]->served);
 }
 
+/*
+ * How much is left: of the layout's life, of the ticket region per server, of
+ * the lease window, and of the worker numbers (counted at each server check).
+ */
 static void
-metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
+metrics_capacity(FILE *b, const struct metrics_src *m)
 {
 	const struct tier *t = m->source->tier;
 	const struct lease *l = m->source->lease;
@@ -653,11 +580,11 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 	(void)layout_ts_from_unix_ms(m->source->clock_us() / 1000, &now);
 	metrics_family(b, "layout_seconds_left", "gauge",
 	    "seconds until the 41-bit Snowflake time runs out (2095-09-07)");
-	metrics_printf(b, "idgen_layout_seconds_left %.3f\n",
+	fprintf(b, "idgen_layout_seconds_left %.3f\n",
 	    now < LAYOUT_TS_MAX ? (double)(LAYOUT_TS_MAX - now) / 1000.0 : 0.0);
 	metrics_family(b, "lease_window_seconds_left", "gauge",
 	    "seconds of the Snowflake lease window left (an outage this long is served)");
-	metrics_printf(b, "idgen_lease_window_seconds_left %.3f\n",
+	fprintf(b, "idgen_lease_window_seconds_left %.3f\n",
 	    l->state == LEASE_HELD && l->window_end > now ?
 	    (double)(l->window_end - now) / 1000.0 : 0.0);
 	if (t->block_size != 0) {
@@ -668,7 +595,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 			const struct ticket_server *srv = &t->srv[s];
 
 			used = srv->seen.counter > srv->mark ? srv->seen.counter : srv->mark;
-			metrics_printf(b, "idgen_ticket_region_tickets_left{server=\"%s\"} %" PRIu64
+			fprintf(b, "idgen_ticket_region_tickets_left{server=\"%s\"} %" PRIu64
 			    "\n", server_name(s), used < last ? (last - used) / server_increment() : 0);
 		}
 	}
@@ -679,10 +606,10 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
 		metrics_family(b, "grpc_calls_total", "counter",
 		    "gRPC ID calls by caller_service (max_callers names; the rest in _other)");
 		for (i = 0; i < k->n; i++)
-			metrics_printf(b, "idgen_grpc_calls_total{caller=\"%s\"} %" PRIu64 "\n",
+			fprintf(b, "idgen_grpc_calls_total{caller=\"%s\"} %" PRIu64 "\n",
 			    k->named[i].name, k->named[i].calls);
-		metrics_printf(b, "idgen_grpc_calls_total{caller=\"_none\"} %" PRIu64 "\n", k->none);
-		metrics_printf(b, "idgen_grpc_calls_total{caller=\"_other\"} %" PRIu64 "\n",
+		fprintf(b, "idgen_grpc_calls_total{caller=\"_none\"} %" PRIu64 "\n", k->none);
+		fprintf(b, "idgen_grpc_calls_total{caller=\"_other\"} %" PRIu64 "\n",
 		    k->other);
 	}
 	metrics_namespaces(b, &t->nss);
@@ -700,7 +627,7 @@ metrics_capacity(struct metrics_buf *b, const struct metrics_src *m)
  * sum and the count.
  */
 static void
-metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
+metrics_histogram(FILE *b, const char *family, const char *label,
     const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
     uint64_t sum_us)
 {
@@ -708,21 +635,21 @@ metrics_histogram(struct metrics_buf *b, const char *family, const char *label,
 
 	for (unsigned k = 0; k < n; k++) {
 		cum += hist[k];
-		metrics_printf(b, "idgen_%s_bucket{%s=\"%s\",le=\"%g\"} %" PRIu64 "\n", family,
+		fprintf(b, "idgen_%s_bucket{%s=\"%s\",le=\"%g\"} %" PRIu64 "\n", family,
 		    label, value, bounds_us[k] / 1e6, cum);
 	}
 	cum += hist[n];
-	metrics_printf(b, "idgen_%s_bucket{%s=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", family,
+	fprintf(b, "idgen_%s_bucket{%s=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", family,
 	    label, value, cum);
-	metrics_printf(b, "idgen_%s_sum{%s=\"%s\"} %.6f\n", family, label, value,
+	fprintf(b, "idgen_%s_sum{%s=\"%s\"} %.6f\n", family, label, value,
 	    (double)sum_us / 1e6);
-	metrics_printf(b, "idgen_%s_count{%s=\"%s\"} %" PRIu64 "\n", family, label, value,
+	fprintf(b, "idgen_%s_count{%s=\"%s\"} %" PRIu64 "\n", family, label, value,
 	    cum);
 }
 
 /* Request latency per protocol (reqlat.h): one histogram, label protocol. */
 static void
-metrics_latency(struct metrics_buf *b)
+metrics_latency(FILE *b)
 {
 	const struct reqlat *r = reqlat_get();
 
@@ -737,14 +664,14 @@ metrics_latency(struct metrics_buf *b)
 
 /* When each TLS listener's certificate expires; none while all are cleartext. */
 static void
-metrics_certs(struct metrics_buf *b, const struct tls_counters *tls)
+metrics_certs(FILE *b, const struct tls_counters *tls)
 {
 	metrics_family(b, "tls_cert_not_after_timestamp_seconds", "gauge",
 	    "notAfter of the certificate a TLS listener serves, unix seconds (as loaded at "
 	    "start or by the last SIGHUP that loaded it)");
 	for (int w = 0; tls != NULL && w < TLS_WHERE_N; w++)
 		if (tls->not_after[w] != 0)
-			metrics_printf(b, "idgen_tls_cert_not_after_timestamp_seconds{listener="
+			fprintf(b, "idgen_tls_cert_not_after_timestamp_seconds{listener="
 			    "\"%s\"} %" PRId64 "\n", tls_where_name((enum tls_where)w),
 			    tls->not_after[w]);
 }
@@ -752,13 +679,14 @@ metrics_certs(struct metrics_buf *b, const struct tls_counters *tls)
 char *
 metrics_prometheus(const struct metrics_src *m, size_t *len)
 {
-	struct metrics_buf b = { malloc(8192), 0, 8192, false };
+	char *text = NULL, family[96], labels[80];
+	FILE *b = open_memstream(&text, len);
 	struct metric_value v;
-	char family[96], labels[80];
 	size_t i;
 	unsigned s, n;
+	bool failed;
 
-	if (b.p == NULL)
+	if (b == NULL)
 		return NULL;
 	for (i = 0; i < metrics_count; i++) {
 		const struct metric_def *d = &metrics_table[i];
@@ -767,7 +695,7 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 			continue;
 		snprintf(family, sizeof(family), "%s%s", d->prom,
 		    d->type == METRIC_COUNTER ? "_total" : "");
-		metrics_family(&b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
+		metrics_family(b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
 		    d->help);
 		n = d->scope == METRIC_PER_SERVER ? server_count() :
 		    d->scope == METRIC_PER_NS ? metrics_ns_count(m) : 1;
@@ -779,16 +707,16 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 				snprintf(labels, sizeof(labels), "ns=\"%s\"", metrics_ns_name(m, s));
 			else
 				labels[0] = '\0';
-			metrics_sample(&b, d, family, labels, &v);
+			metrics_sample(b, d, family, labels, &v);
 		}
 	}
-	metrics_capacity(&b, m);
-	metrics_latency(&b);
-	metrics_certs(&b, m->tls);
-	if (b.failed) {
-		free(b.p);
+	metrics_capacity(b, m);
+	metrics_latency(b);
+	metrics_certs(b, m->tls);
+	failed = ferror(b) != 0;
+	if (fclose(b) != 0 || failed) {
+		free(text);
 		return NULL;
 	}
-	*len = b.len;
-	return b.p;
+	return text;
 }

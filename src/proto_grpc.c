@@ -69,6 +69,15 @@ enum grpc_method {
 	GRPC_M_REFLECT,		/* a stream both ways: answered message by message */
 };
 
+/* An HTTP/2 header with a literal name. */
+#define GRPC_NV(name, value, len) \
+	{ (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, (len), NGHTTP2_NV_FLAG_NONE }
+
+/* Every reply's HEADERS: the status trails. */
+static const nghttp2_nv grpc_reply_hd[2] = {
+	GRPC_NV(":status", "200", 3), GRPC_NV("content-type", "application/grpc", 16),
+};
+
 struct grpc_conn;
 
 /* One request stream: its headers, its message, and its reply. */
@@ -157,8 +166,7 @@ static bool	grpc_flush(struct grpc_conn *c);
 static void	grpc_touch(struct grpc_conn *c);
 static void	grpc_dispatch(struct grpc_stream *st);
 static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
-static bool	grpc_parse_id(struct grpc_stream *st, uint32_t len);
-static bool	grpc_parse_batch(struct grpc_stream *st, uint32_t len);
+static bool	grpc_parse(struct grpc_stream *st, uint32_t len);
 static void	grpc_health(struct grpc_stream *st, uint32_t len);
 static bool	grpc_auth_quick(struct grpc_stream *st, struct core_result *res);
 static void	grpc_reflect(struct grpc_stream *st);
@@ -169,6 +177,9 @@ static void	grpc_run(void *arg);
 static void	grpc_exec(struct grpc_stream *st);
 static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg);
+static bool	grpc_submit(struct grpc_stream *st);
+static void	grpc_answered(struct grpc_stream *st, int status);
+static void	grpc_prefix(uint8_t *p, size_t len);
 static bool	grpc_fail(struct grpc_stream *st, int status, const char *message);
 static size_t	grpc_set_message(struct grpc_stream *st, const char *message);
 static void	grpc_stream_free(struct grpc_stream *st);
@@ -953,10 +964,8 @@ grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
 	struct grpc_stream *st = src->ptr;
 	size_t n = st->out_len - st->out_off;
 	char status[8];
-	nghttp2_nv tr[2] = {
-		{ (uint8_t *)"grpc-status", (uint8_t *)status, 11, 0, NGHTTP2_NV_FLAG_NONE },
-		{ (uint8_t *)"grpc-message", (uint8_t *)st->message, 12, 0, NGHTTP2_NV_FLAG_NONE },
-	};
+	nghttp2_nv tr[2] = { GRPC_NV("grpc-status", status, 0),
+		GRPC_NV("grpc-message", st->message, strlen(st->message)) };
 
 	(void)arg;
 	if (n > len)
@@ -970,7 +979,6 @@ grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
 	if (st->out_off == st->out_len) {
 		snprintf(status, sizeof(status), "%d", st->status);
 		tr[0].valuelen = strlen(status);
-		tr[1].valuelen = strlen(st->message);
 		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
 		if (nghttp2_submit_trailer(s, stream_id, tr, st->message[0] ? 2 : 1) != 0)
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -983,31 +991,46 @@ static void
 grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
-	nghttp2_nv hd[2] = {
-		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
-		{ (uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
-		    NGHTTP2_NV_FLAG_NONE },
-	};
-	nghttp2_data_provider prd;
 
 	st->out = malloc(n + 5);
 	if (st->out == NULL) {
 		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		return;
 	}
-	st->out[0] = 0;
-	st->out[1] = (uint8_t)(n >> 24);
-	st->out[2] = (uint8_t)(n >> 16);
-	st->out[3] = (uint8_t)(n >> 8);
-	st->out[4] = (uint8_t)n;
+	grpc_prefix(st->out, n);
 	protobuf_c_message_pack(msg, st->out + 5);
 	st->out_len = n + 5;
-	st->status = GRPC_OK;
+	grpc_answered(st, GRPC_OK);
+	(void)grpc_submit(st);
+}
+
+/* A message's 5-byte prefix: not compressed, its length. */
+static void
+grpc_prefix(uint8_t *p, size_t len)
+{
+	p[0] = 0;
+	p[1] = (uint8_t)(len >> 24);
+	p[2] = (uint8_t)(len >> 16);
+	p[3] = (uint8_t)(len >> 8);
+	p[4] = (uint8_t)len;
+}
+
+/* The reply's HEADERS, its body and trailers from grpc_body_cb; false if refused. */
+static bool
+grpc_submit(struct grpc_stream *st)
+{
+	nghttp2_data_provider prd = { .source = { .ptr = st }, .read_callback = grpc_body_cb };
+
+	return nghttp2_submit_response(st->conn->session, st->id, grpc_reply_hd, 2, &prd) == 0;
+}
+
+/* The stream's status is decided: its latency is counted. */
+static void
+grpc_answered(struct grpc_stream *st, int status)
+{
+	st->status = status;
 	st->answered = true;
 	reqlat_add(REQLAT_GRPC, (uint64_t)clk_mono_us() - st->begun_us, 1);
-	prd.source.ptr = st;
-	prd.read_callback = grpc_body_cb;
-	nghttp2_submit_response(st->conn->session, st->id, hd, 2, &prd);
 }
 
 /* Stores the grpc-message of a reply, percent-encoded outside printable ASCII. */
@@ -1033,21 +1056,12 @@ static bool
 grpc_fail(struct grpc_stream *st, int status, const char *message)
 {
 	char code[8];
-	nghttp2_nv hd[4] = {
-		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
-		{ (uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
-		    NGHTTP2_NV_FLAG_NONE },
-		{ (uint8_t *)"grpc-status", (uint8_t *)code, 11, 0, NGHTTP2_NV_FLAG_NONE },
-		{ (uint8_t *)"grpc-message", (uint8_t *)st->message, 12, 0, NGHTTP2_NV_FLAG_NONE },
-	};
+	int n = snprintf(code, sizeof(code), "%d", status);
 	size_t k = grpc_set_message(st, message);
+	nghttp2_nv hd[4] = { grpc_reply_hd[0], grpc_reply_hd[1],
+		GRPC_NV("grpc-status", code, (size_t)n), GRPC_NV("grpc-message", st->message, k) };
 
-	snprintf(code, sizeof(code), "%d", status);
-	hd[2].valuelen = strlen(code);
-	hd[3].valuelen = k;
-	st->status = status;
-	st->answered = true;
-	reqlat_add(REQLAT_GRPC, (uint64_t)clk_mono_us() - st->begun_us, 1);
+	grpc_answered(st, status);
 	nghttp2_submit_response(st->conn->session, st->id, hd, 4, NULL);
 	return false;
 }
@@ -1060,8 +1074,7 @@ grpc_dispatch(struct grpc_stream *st)
 	uint32_t len = 0;	/* set by grpc_unframe */
 
 	if (!st->grpc_ct) {
-		nghttp2_nv hd[1] = { { (uint8_t *)":status", (uint8_t *)"415", 7, 3,
-		    NGHTTP2_NV_FLAG_NONE } };
+		nghttp2_nv hd[1] = { GRPC_NV(":status", "415", 3) };
 
 		st->answered = true;
 		nghttp2_submit_response(c->session, st->id, hd, 1, NULL);
@@ -1094,19 +1107,12 @@ grpc_dispatch(struct grpc_stream *st)
 		grpc_fail(st, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		return;
 	}
-	switch (st->method) {
-	case GRPC_M_ID:
-		if (!grpc_parse_id(st, len))
-			return;
-		break;
-	case GRPC_M_BATCH:
-		if (!grpc_parse_batch(st, len))
-			return;
-		break;
-	default:		/* GRPC_M_HEALTH: the others are refused above */
+	if (st->method == GRPC_M_HEALTH) {	/* the others but ID and BATCH: refused above */
 		grpc_health(st, len);
 		return;
 	}
+	if (!grpc_parse(st, len))
+		return;
 	st->creq.sess = &st->sess;
 	if (st->has_ns) {
 		st->creq.ns = st->ns;
@@ -1139,40 +1145,41 @@ grpc_unframe(struct grpc_stream *st, uint32_t *len)
 	return true;
 }
 
-/* GenerateId: the core's ID; false when the message is refused (answered). */
+/*
+ * GenerateId (the core's ID) or GenerateIdBatch (the core's IDS n); false
+ * when the message is refused (answered).
+ */
 static bool
-grpc_parse_id(struct grpc_stream *st, uint32_t len)
+grpc_parse(struct grpc_stream *st, uint32_t len)
 {
-	struct core *core = st->conn->g->core;
-	Hispeeddesign__Idgen__V1__GenerateIdRequest *m =
-	    hispeeddesign__idgen__v1__generate_id_request__unpack(NULL, len, st->in + 5);
+	const uint8_t *m = st->in + 5;
+	Hispeeddesign__Idgen__V1__GenerateIdRequest *id;
+	Hispeeddesign__Idgen__V1__GenerateIdBatchRequest *b;
+	ProtobufCMessage *msg;
+	const char *caller;
 
-	if (m == NULL)
-		return grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
-	core_count_caller(core, m->caller_service, strlen(m->caller_service));
-	hispeeddesign__idgen__v1__generate_id_request__free_unpacked(m, NULL);
-	st->creq.cmd = CORE_CMD_ID;
-	return true;
-}
-
-/* GenerateIdBatch: the core's IDS n; false when the message is refused (answered). */
-static bool
-grpc_parse_batch(struct grpc_stream *st, uint32_t len)
-{
-	struct core *core = st->conn->g->core;
-	Hispeeddesign__Idgen__V1__GenerateIdBatchRequest *m =
-	    hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len, st->in + 5);
-
-	if (m == NULL)
-		return grpc_fail(st, GRPC_INVALID_ARGUMENT,
-		    "bad GenerateIdBatchRequest message");
-	/* The core bounds it: a negative count is out of range like 0. */
-	snprintf(st->arg, sizeof(st->arg), "%" PRId32, m->count < 0 ? 0 : m->count);
-	core_count_caller(core, m->caller_service, strlen(m->caller_service));
-	hispeeddesign__idgen__v1__generate_id_batch_request__free_unpacked(m, NULL);
-	st->creq.cmd = CORE_CMD_IDS;
-	st->creq.arg = st->arg;
-	st->creq.arglen = strlen(st->arg);
+	if (st->method == GRPC_M_ID) {
+		id = hispeeddesign__idgen__v1__generate_id_request__unpack(NULL, len, m);
+		if (id == NULL)
+			return grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad GenerateIdRequest message");
+		st->creq.cmd = CORE_CMD_ID;
+		msg = &id->base;
+		caller = id->caller_service;
+	} else {
+		b = hispeeddesign__idgen__v1__generate_id_batch_request__unpack(NULL, len, m);
+		if (b == NULL)
+			return grpc_fail(st, GRPC_INVALID_ARGUMENT,
+			    "bad GenerateIdBatchRequest message");
+		/* The core bounds it: a negative count is out of range like 0. */
+		snprintf(st->arg, sizeof(st->arg), "%" PRId32, b->count < 0 ? 0 : b->count);
+		st->creq.cmd = CORE_CMD_IDS;
+		st->creq.arg = st->arg;
+		st->creq.arglen = strlen(st->arg);
+		msg = &b->base;
+		caller = b->caller_service;
+	}
+	core_count_caller(st->conn->g->core, caller, strlen(caller));
+	protobuf_c_message_free_unpacked(msg, NULL);
 	return true;
 }
 
@@ -1316,14 +1323,9 @@ grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len)
 	if ((p = realloc(st->out, st->out_len + len + 5)) == NULL)
 		return false;
 	st->out = p;
-	p += st->out_len;
-	p[0] = 0;
-	p[1] = (uint8_t)(len >> 24);
-	p[2] = (uint8_t)(len >> 16);
-	p[3] = (uint8_t)(len >> 8);
-	p[4] = (uint8_t)len;
+	grpc_prefix(p + st->out_len, len);
 	if (len > 0)
-		memcpy(p + 5, msg, len);
+		memcpy(p + st->out_len + 5, msg, len);
 	st->out_len += len + 5;
 	return true;
 }
@@ -1332,23 +1334,13 @@ grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len)
 static void
 grpc_reflect_send(struct grpc_stream *st)
 {
-	nghttp2_nv hd[2] = {
-		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
-		{ (uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
-		    NGHTTP2_NV_FLAG_NONE },
-	};
-	nghttp2_data_provider prd;
-
 	if (st->streaming) {
 		(void)nghttp2_session_resume_data(st->conn->session, st->id);
 		return;
 	}
 	if (st->out_len == 0 && !st->answered)
 		return;		/* nothing to say yet */
-	prd.source.ptr = st;
-	prd.read_callback = grpc_body_cb;
-	if (nghttp2_submit_response(st->conn->session, st->id, hd, 2, &prd) == 0)
-		st->streaming = true;
+	st->streaming = grpc_submit(st);
 }
 
 /* The stream's status, sent as trailers once its answers are out. */

@@ -45,11 +45,8 @@ struct http_call {
 	struct proto_http		*h;
 	struct evhttp_request		*req;
 	struct evhttp_connection	*evcon;
-	enum proto_http_page		 route;
-	enum proto_http_form		 form;
+	struct proto_http_route		 rt;		/* its page, form, argument, ns */
 	struct core_req			 creq;
-	char				 arg[64];
-	char				 ns[CORE_NS_NAME_MAX + 2];	/* ?ns= (route's) */
 	struct auth_sess		 sess;		/* its Bearer token, if any */
 	bool				 probe;		/* HEAD on a page that takes IDs: the
 							 * token checked, no ID taken */
@@ -61,15 +58,16 @@ static void	http_run(void *arg);
 static void	http_probe(struct http_call *c);
 static void	http_gone(struct evhttp_connection *evcon, void *arg);
 static void	http_done(struct http_call *c);
-static void	http_send_text(struct evhttp_request *req, int status, const char *reason,
-		    const char *content_type, char *text, size_t len);
+static void	http_send(struct evhttp_request *req, int status, const char *reason,
+		    const char *content_type, struct evbuffer *buf);
+static struct evbuffer *http_buf(const void *p, size_t len);
+static int	http_json_out(const char *p, size_t len, void *buf);
 static void	http_send_json(struct evhttp_request *req, int status, const char *reason,
 		    json_t *body);
 static void	http_send_error(struct evhttp_request *req, enum proto_http_form form,
 		    enum core_err err, const char *why);
 static void	http_send_status(struct evhttp_request *req, enum proto_http_form form,
 		    int status, const char *reason, const char *code, const char *why);
-static void	http_send_openapi(struct evhttp_request *req);
 static void	http_cors(struct proto_http *h, struct evhttp_request *req,
 		    const struct proto_http_route *rt);
 static bool	http_body(const struct proto_http_in *in, bool count,
@@ -78,13 +76,12 @@ static bool	http_refuse(struct proto_http_route *r, int status, const char *reas
 		    const char *why);
 static bool	http_media_is(const char *value, size_t len, const char *type);
 static unsigned	http_q(const char *params, size_t len);
-static json_t	*http_decode(const struct decode *d);
+static json_t	*http_decode(const struct decode *d, const char *id_str);
 static void	http_health(struct proto_http *h, struct evhttp_request *req);
 static void	http_stats(struct proto_http *h, struct evhttp_request *req);
-static void	http_metrics(struct proto_http *h, struct evhttp_request *req);
 static void	http_stat_member(const struct metric_def *def, const char *name, int server,
 		    const struct metric_value *v, void *arg);
-static void	http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id);
+static json_t	*http_exact(uint64_t id);
 static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
 static bool	http_needs_token(const struct proto_http *h, enum proto_http_page page);
 static void	http_bearer(struct http_call *c);
@@ -202,19 +199,14 @@ proto_http_free(struct proto_http *h)
 }
 
 /*
- * An ID as members name (a JSON number, only when exact as a JavaScript number:
- * below 2^53) and name_str (its decimal string, always). A Snowflake ID has no
- * numeric member, so no client can read an inexact one.
+ * An ID as a JSON number, only when exact as a JavaScript number (below
+ * 2^53), else NULL: json_pack's "o*" leaves the member out. Its decimal
+ * string member is always there, so no client can read an inexact one.
  */
-static void
-http_set_id(json_t *o, const char *name, const char *name_str, uint64_t id)
+static json_t *
+http_exact(uint64_t id)
 {
-	char num[24];
-
-	snprintf(num, sizeof(num), "%" PRIu64, id);
-	if (id < PROTO_HTTP_EXACT_LIMIT)
-		json_object_set_new(o, name, json_integer((json_int_t)id));
-	json_object_set_new(o, name_str, json_string(num));
+	return id < PROTO_HTTP_EXACT_LIMIT ? json_integer((json_int_t)id) : NULL;
 }
 
 size_t
@@ -250,115 +242,65 @@ proto_http_ids_write(const struct core_result *res, char *p)
 
 /*
  * /v1/ids's reply: the line written straight into the reply's buffer (no
- * string of its own to copy in), with the headers every reply carries.
+ * string of its own to copy in).
  */
 static void
 http_send_ids(struct evhttp_request *req, const struct core_result *res)
 {
-	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
 	struct evbuffer *buf = evbuffer_new();
 	struct evbuffer_iovec v;
-	char clen[24];
 
-	if (buf == NULL || evbuffer_reserve_space(buf, (ev_ssize_t)proto_http_ids_cap(res->count),
-	    &v, 1) != 1) {
-		if (buf != NULL)
-			evbuffer_free(buf);
-		evhttp_send_error(req, 500, "out of memory");
-		return;
+	if (buf != NULL && evbuffer_reserve_space(buf, (ev_ssize_t)proto_http_ids_cap(res->count),
+	    &v, 1) == 1) {
+		v.iov_len = proto_http_ids_write(res, v.iov_base);
+		evbuffer_commit_space(buf, &v, 1);
+	} else if (buf != NULL) {
+		evbuffer_free(buf);
+		buf = NULL;
 	}
-	v.iov_len = proto_http_ids_write(res, v.iov_base);
-	evhttp_add_header(hd, "Content-Type", "application/json");
-	evhttp_add_header(hd, "Cache-Control", "no-store");
-	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-		/* As http_send_text: the length GET would send, and no body. */
-		snprintf(clen, sizeof(clen), "%zu", v.iov_len);
-		evhttp_add_header(hd, "Content-Length", clen);
-		v.iov_len = 0;
-	}
-	evbuffer_commit_space(buf, &v, 1);
-	evhttp_send_reply(req, 200, "OK", buf);
-	evbuffer_free(buf);
+	http_send(req, 200, "OK", "application/json", buf);
 }
 
 /* The body of an ID API page: the numeric members only where exact in JavaScript. */
 json_t *
 proto_http_result(enum proto_http_page page, const struct core_result *res)
 {
-	json_t *o = json_object(), *ids = NULL, *strs;
 	char num[24];
-	bool exact = true;
-	unsigned i;
 
-	if (o == NULL)
-		return NULL;
+	if (page != PROTO_HTTP_IDS && page < PROTO_HTTP_HEALTH)
+		snprintf(num, sizeof(num), "%" PRIu64, page == PROTO_HTTP_ID ? res->ids[0] :
+		    page == PROTO_HTTP_BLOCK ? res->first : res->dec.id);
 	switch (page) {
 	case PROTO_HTTP_ID:
-		http_set_id(o, "id", "id_str", res->ids[0]);
-		break;
-	case PROTO_HTTP_IDS:
-		/* One inexact ID and the whole numeric array is left out. */
-		for (i = 0; i < res->count; i++)
-			exact = exact && res->ids[i] < PROTO_HTTP_EXACT_LIMIT;
-		if (exact)
-			ids = json_array();
-		strs = json_array();
-		for (i = 0; i < res->count; i++) {
-			snprintf(num, sizeof(num), "%" PRIu64, res->ids[i]);
-			if (ids != NULL)
-				json_array_append_new(ids, json_integer((json_int_t)res->ids[i]));
-			json_array_append_new(strs, json_string(num));
-		}
-		if (ids != NULL)
-			json_object_set_new(o, "ids", ids);
-		json_object_set_new(o, "ids_str", strs);
-		break;
+		return json_pack("{s:o*,s:s}", "id", http_exact(res->ids[0]), "id_str", num);
 	case PROTO_HTTP_BLOCK:
-		http_set_id(o, "first", "first_str", res->first);
-		json_object_set_new(o, "count", json_integer(res->count));
-		break;
+		return json_pack("{s:o*,s:s,s:I}", "first", http_exact(res->first), "first_str", num,
+		    "count", (json_int_t)res->count);
 	case PROTO_HTTP_DECODE:
-		json_decref(o);
-		return http_decode(&res->dec);
+		return http_decode(&res->dec, num);
 	case PROTO_HTTP_B58:
-		http_set_id(o, "id", "id_str", res->dec.id);
-		json_object_set_new(o, "b58", json_string(res->dec.b58));
-		break;
-	case PROTO_HTTP_HEALTH:
-	case PROTO_HTTP_STATS:
-	case PROTO_HTTP_METRICS:
-	case PROTO_HTTP_OPENAPI:
-		break;
+		return json_pack("{s:o*,s:s,s:s}", "id", http_exact(res->dec.id), "id_str", num,
+		    "b58", res->dec.b58);
+	default:	/* IDS: proto_http_ids_write */
+		return json_object();
 	}
-	return o;
 }
 
 /* DECODE as JSON fields; datacenter_id/worker_id are the 5+5 split of the worker. */
 static json_t *
-http_decode(const struct decode *d)
+http_decode(const struct decode *d, const char *id_str)
 {
-	json_t *o = json_object();
+	json_t *region = d->regions ? json_integer(d->area) : NULL;
 
-	if (o == NULL)
-		return NULL;
-	http_set_id(o, "id", "id_str", d->id);
-	json_object_set_new(o, "b58", json_string(d->b58));
-	if (d->region == LAYOUT_TICKET) {
-		json_object_set_new(o, "source", json_string("ticket"));
-		json_object_set_new(o, "block", json_integer((json_int_t)d->ticket));
-		json_object_set_new(o, "server", json_string(d->server));
-	} else {
-		json_object_set_new(o, "source", json_string("snowflake"));
-		json_object_set_new(o, "timestamp_ms", json_integer(d->unix_ms));
-		json_object_set_new(o, "time", json_string(d->iso));
-		json_object_set_new(o, "worker", json_integer(d->worker));
-		json_object_set_new(o, "datacenter_id", json_integer(d->datacenter_id));
-		json_object_set_new(o, "worker_id", json_integer(d->worker_id));
-		json_object_set_new(o, "seq", json_integer(d->seq));
-	}
-	if (d->regions)
-		json_object_set_new(o, "region", json_integer(d->area));
-	return o;
+	if (d->region == LAYOUT_TICKET)
+		return json_pack("{s:o*,s:s,s:s,s:s,s:I,s:s,s:o*}", "id", http_exact(d->id),
+		    "id_str", id_str, "b58", d->b58, "source", "ticket", "block",
+		    (json_int_t)d->ticket, "server", d->server, "region", region);
+	return json_pack("{s:o*,s:s,s:s,s:s,s:I,s:s,s:I,s:I,s:I,s:I,s:o*}", "id",
+	    http_exact(d->id), "id_str", id_str, "b58", d->b58, "source", "snowflake",
+	    "timestamp_ms", (json_int_t)d->unix_ms, "time", d->iso, "worker",
+	    (json_int_t)d->worker, "datacenter_id", (json_int_t)d->datacenter_id, "worker_id",
+	    (json_int_t)d->worker_id, "seq", (json_int_t)d->seq, "region", region);
 }
 
 /*
@@ -404,53 +346,65 @@ proto_http_text(enum proto_http_page page, const struct core_result *res, size_t
 }
 
 /*
- * Sends text (freed here) with the headers every reply carries. HEAD gets the
- * headers GET would, Content-Length included, and no body.
+ * Sends buf (freed here; NULL: out of memory, a 500) with the headers every
+ * reply carries. HEAD gets the headers GET would, Content-Length included
+ * (evhttp leaves a HEAD reply's length to us), and no body.
  */
 static void
-http_send_text(struct evhttp_request *req, int status, const char *reason,
-    const char *content_type, char *text, size_t len)
+http_send(struct evhttp_request *req, int status, const char *reason,
+    const char *content_type, struct evbuffer *buf)
 {
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
-	struct evbuffer *buf = evbuffer_new();
 	char clen[24];
 
-	if (buf == NULL || text == NULL) {
-		free(text);
-		if (buf != NULL)
-			evbuffer_free(buf);
+	if (buf == NULL) {
 		evhttp_send_error(req, 500, "out of memory");
 		return;
 	}
 	evhttp_add_header(hd, "Content-Type", content_type);
 	evhttp_add_header(hd, "Cache-Control", "no-store");
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-		/* evhttp leaves a HEAD reply's length to us, and sends no body. */
-		snprintf(clen, sizeof(clen), "%zu", len);
+		snprintf(clen, sizeof(clen), "%zu", evbuffer_get_length(buf));
 		evhttp_add_header(hd, "Content-Length", clen);
-	} else
-		evbuffer_add(buf, text, len);
-	free(text);
+		evbuffer_drain(buf, evbuffer_get_length(buf));
+	}
 	evhttp_send_reply(req, status, reason, buf);
 	evbuffer_free(buf);
+}
+
+/* A buffer holding a copy of len bytes at p; NULL when p is, or out of memory. */
+static struct evbuffer *
+http_buf(const void *p, size_t len)
+{
+	struct evbuffer *buf = p != NULL ? evbuffer_new() : NULL;
+
+	if (buf != NULL && evbuffer_add(buf, p, len) != 0) {
+		evbuffer_free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/* json_dump_callback's output, into the reply's buffer. */
+static int
+http_json_out(const char *p, size_t len, void *buf)
+{
+	return evbuffer_add(buf, p, len);
 }
 
 /* Sends body (consumed) as one line of JSON. */
 static void
 http_send_json(struct evhttp_request *req, int status, const char *reason, json_t *body)
 {
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	size_t len = text != NULL ? strlen(text) : 0;
-	char *line = text != NULL ? realloc(text, len + 2) : NULL;
+	struct evbuffer *buf = body != NULL ? evbuffer_new() : NULL;
 
-	json_decref(body);
-	if (line == NULL)
-		free(text);
-	else {
-		line[len++] = '\n';
-		line[len] = '\0';
+	if (buf != NULL && (json_dump_callback(body, http_json_out, buf, JSON_COMPACT) != 0 ||
+	    evbuffer_add(buf, "\n", 1) != 0)) {
+		evbuffer_free(buf);
+		buf = NULL;
 	}
-	http_send_text(req, status, reason, "application/json", line, len);
+	json_decref(body);
+	http_send(req, status, reason, "application/json", buf);
 }
 
 /*
@@ -461,13 +415,15 @@ static void
 http_send_status(struct evhttp_request *req, enum proto_http_form form, int status,
     const char *reason, const char *code, const char *why)
 {
-	char *line;
+	struct evbuffer *buf;
 
 	if (form == PROTO_HTTP_FORM_TEXT) {
-		if (asprintf(&line, "ERR %s %s\n", code, why) < 0)
-			line = NULL;
-		http_send_text(req, status, reason, "text/plain; charset=utf-8", line,
-		    line != NULL ? strlen(line) : 0);
+		if ((buf = evbuffer_new()) != NULL &&
+		    evbuffer_add_printf(buf, "ERR %s %s\n", code, why) < 0) {
+			evbuffer_free(buf);
+			buf = NULL;
+		}
+		http_send(req, status, reason, "text/plain; charset=utf-8", buf);
 		return;
 	}
 	http_send_json(req, status, reason, json_pack("{s:{s:s,s:s}}", "error", "code", code,
@@ -497,17 +453,6 @@ http_send_error(struct evhttp_request *req, enum proto_http_form form, enum core
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
 	}
 	http_send_status(req, form, (int)e->http_status, e->http_reason, e->code, why);
-}
-
-/* The OpenAPI document, as checked in. */
-static void
-http_send_openapi(struct evhttp_request *req)
-{
-	char *text = malloc(proto_http_openapi_len);
-
-	if (text != NULL)
-		memcpy(text, proto_http_openapi, proto_http_openapi_len);
-	http_send_text(req, 200, "OK", "application/json", text, proto_http_openapi_len);
 }
 
 /*
@@ -573,7 +518,7 @@ http_run(void *arg)
 		return;
 	}
 	/* A page outside the core (/stats, /health, /metrics) only checks the token. */
-	if (c->route >= PROTO_HTTP_HEALTH)
+	if (c->rt.page >= PROTO_HTTP_HEALTH)
 		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_RO, res);
 	else if (c->probe && c->h->core->auth != NULL)
 		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_ALL, res);
@@ -591,20 +536,21 @@ http_run(void *arg)
 		return;
 	}
 	if (res->err != CORE_OK)
-		http_send_error(c->req, c->form, res->err, res->why);
+		http_send_error(c->req, c->rt.form, res->err, res->why);
 	else if (c->probe && !core_take_args(c->h->core, &c->creq, res))
-		http_send_error(c->req, c->form, res->err, res->why);
+		http_send_error(c->req, c->rt.form, res->err, res->why);
 	else if (c->probe)
 		http_probe(c);
-	else if (c->route >= PROTO_HTTP_HEALTH)
-		(void)http_page(c->h, c->req, c->route);
-	else if (c->form == PROTO_HTTP_FORM_TEXT) {
-		text = proto_http_text(c->route, res, &len);
-		http_send_text(c->req, 200, "OK", "text/plain; charset=utf-8", text, len);
-	} else if (c->route == PROTO_HTTP_IDS)
+	else if (c->rt.page >= PROTO_HTTP_HEALTH)
+		(void)http_page(c->h, c->req, c->rt.page);
+	else if (c->rt.form == PROTO_HTTP_FORM_TEXT) {
+		text = proto_http_text(c->rt.page, res, &len);
+		http_send(c->req, 200, "OK", "text/plain; charset=utf-8", http_buf(text, len));
+		free(text);
+	} else if (c->rt.page == PROTO_HTTP_IDS)
 		http_send_ids(c->req, res);	/* the hot batch page, written directly */
 	else
-		http_send_json(c->req, 200, "OK", proto_http_result(c->route, res));
+		http_send_json(c->req, 200, "OK", proto_http_result(c->rt.page, res));
 	reqlat_add(REQLAT_HTTP, (uint64_t)clk_mono_us() - c->begun_us, 1);
 	free(res);
 	http_done(c);
@@ -623,10 +569,10 @@ http_probe(struct http_call *c)
 
 	core_health(c->h->core, &hl);
 	if (!hl.ok) {
-		http_send_error(c->req, c->form, CORE_ERR_UNAVAILABLE, hl.reason);
+		http_send_error(c->req, c->rt.form, CORE_ERR_UNAVAILABLE, hl.reason);
 		return;
 	}
-	evhttp_add_header(hd, "Content-Type", c->form == PROTO_HTTP_FORM_TEXT ?
+	evhttp_add_header(hd, "Content-Type", c->rt.form == PROTO_HTTP_FORM_TEXT ?
 	    "text/plain; charset=utf-8" : "application/json");
 	evhttp_add_header(hd, "Cache-Control", "no-store");
 	evhttp_send_reply(c->req, 200, "OK", NULL);
@@ -671,16 +617,6 @@ http_health(struct proto_http *h, struct evhttp_request *req)
 	if (o != NULL && hl.auth_why != NULL)
 		json_object_set_new(o, "auth_tokens_file_error", json_string(hl.auth_why));
 	http_send_json(req, hl.ok ? 200 : 503, hl.ok ? "OK" : "Service Unavailable", o);
-}
-
-/* The Prometheus text exposition, version 0.0.4. */
-static void
-http_metrics(struct proto_http *h, struct evhttp_request *req)
-{
-	size_t len = 0;
-	char *text = metrics_prometheus(h->m, &len);
-
-	http_send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
 /* Fills r's refusal (why is copied); false, for the caller to return. */
@@ -1017,19 +953,16 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 	c->h = h;
 	c->req = req;
 	c->evcon = evhttp_request_get_connection(req);
-	c->route = rt.page;
-	c->form = rt.form;
+	c->rt = rt;
 	c->creq.cmd = rt.cmd;
 	c->probe = rt.head && rt.page < PROTO_HTTP_HEALTH && (rt.cmd == CORE_CMD_ID ||
 	    rt.cmd == CORE_CMD_IDS || rt.cmd == CORE_CMD_BLOCK);
 	if (rt.has_arg) {
-		memcpy(c->arg, rt.arg, sizeof(c->arg));
-		c->creq.arg = c->arg;
-		c->creq.arglen = strlen(c->arg);
+		c->creq.arg = c->rt.arg;
+		c->creq.arglen = strlen(c->rt.arg);
 	}
 	if (rt.has_ns) {
-		memcpy(c->ns, rt.ns, sizeof(c->ns));
-		c->creq.ns = c->ns;
+		c->creq.ns = c->rt.ns;
 		c->creq.nslen = rt.nslen;
 	}
 	c->creq.sess = &c->sess;
@@ -1078,6 +1011,9 @@ http_bearer(struct http_call *c)
 static bool
 http_page(struct proto_http *h, struct evhttp_request *req, enum proto_http_page page)
 {
+	size_t len = 0;
+	char *text;
+
 	switch (page) {
 	case PROTO_HTTP_HEALTH:
 		http_health(h, req);
@@ -1085,11 +1021,15 @@ http_page(struct proto_http *h, struct evhttp_request *req, enum proto_http_page
 	case PROTO_HTTP_STATS:
 		http_stats(h, req);
 		return true;
-	case PROTO_HTTP_METRICS:
-		http_metrics(h, req);
+	case PROTO_HTTP_METRICS:	/* the Prometheus text exposition, version 0.0.4 */
+		text = metrics_prometheus(h->m, &len);
+		http_send(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8",
+		    http_buf(text, len));
+		free(text);
 		return true;
-	case PROTO_HTTP_OPENAPI:
-		http_send_openapi(req);
+	case PROTO_HTTP_OPENAPI:	/* as checked in */
+		http_send(req, 200, "OK", "application/json",
+		    http_buf(proto_http_openapi, proto_http_openapi_len));
 		return true;
 	default:
 		return false;

@@ -147,20 +147,21 @@ char	*proto_http_text(enum proto_http_page page, const struct core_result *res, 
 
 /*
  * The /v1/ids JSON line written directly at p (no JSON objects built, no copy:
- * the caller writes into the reply's buffer): the bytes
- * json_dumps(proto_http_result(PROTO_HTTP_IDS, res), JSON_COMPACT) gives, and a
- * newline, checked byte for byte in test_proto_http (decimal digits only: no
- * string needs escaping). p holds proto_http_ids_cap(res->count) bytes; returns
- * the line's length (docs/benchmark.md).
+ * the caller writes into the reply's buffer): {"ids":[...],"ids_str":[...]},
+ * the numeric array only when every ID in it is exact in JavaScript, as
+ * jansson's compact text of that object, and a newline; test_proto_http
+ * checks it byte for byte against jansson (decimal digits only: no string
+ * needs escaping). p holds proto_http_ids_cap(res->count) bytes; returns the
+ * line's length (docs/benchmark.md).
  */
 size_t	proto_http_ids_cap(unsigned count);
 size_t	proto_http_ids_write(const struct core_result *res, char *p);
 
 /*
- * The JSON body of a core result for an ID API page (no I/O): id/id_str,
- * ids/ids_str, first/first_str/count, the decode and b58 fields. A numeric
- * member only when exact in JavaScript: id, first or decode's id below 2^53;
- * ids only when every ID in it is. The _str members are always present.
+ * The JSON body of a core result for an ID API page but /v1/ids (no I/O;
+ * proto_http_ids_write writes that one): id/id_str, first/first_str/count,
+ * the decode and b58 fields. A numeric member only when exact in JavaScript:
+ * id, first or decode's id below 2^53. The _str members are always present.
  * NULL when out of memory; the caller owns the result (json_decref).
  */
 struct json_t	*proto_http_result(enum proto_http_page page, const struct core_result *res);

@@ -378,20 +378,15 @@ static enum proto_step
 proto_resp_queue(struct conn *c, struct resp_state *st, const struct proto_resp_frame *f)
 {
 	const struct config *cfg = c->set->cfg;
+	const char *why = st->nqueued >= cfg->resp_multi_max_commands ? "too many commands in "
+	    "this MULTI (resp_multi_max_commands)" : st->qlen + f->used > cfg->resp_multi_max_bytes ?
+	    "too many bytes queued in this MULTI (resp_multi_max_bytes)" : NULL;
 	size_t cap;
 	char *q;
 
-	if (st->nqueued >= cfg->resp_multi_max_commands) {
+	if (why != NULL) {
 		core_count(c->set->core, CORE_ERR_BADREQ);
-		resp_reply_error(c, "ERR", "too many commands in this MULTI "
-		    "(resp_multi_max_commands)");
-		st->dirty = true;
-		return PROTO_HANDLED;
-	}
-	if (st->qlen + f->used > cfg->resp_multi_max_bytes) {
-		core_count(c->set->core, CORE_ERR_BADREQ);
-		resp_reply_error(c, "ERR", "too many bytes queued in this MULTI "
-		    "(resp_multi_max_bytes)");
+		resp_reply_error(c, "ERR", why);
 		st->dirty = true;
 		return PROTO_HANDLED;
 	}

@@ -167,14 +167,9 @@ proto_text_one(struct conn *c, bool eof)
 	enum proto_step r;
 
 	nl = memchr(start, '\n', avail);
-	if (nl == NULL && !eof) {
-		if (avail > PROTO_LINE_MAX + 1) {
-			core_reject(c->set->core, CORE_ERR_BADREQ, "line too long", &res);
-			proto_text_err(c, &res);
-			return PROTO_CLOSE;
-		}
+	/* No end yet: more input, unless what came is already too long. */
+	if (nl == NULL && !eof && avail <= PROTO_LINE_MAX + 1)
 		return PROTO_NEED_MORE;
-	}
 	len = nl != NULL ? (size_t)(nl - start) : avail;
 	if (len > PROTO_LINE_MAX + (size_t)(len > 0 && start[len - 1] == '\r')) {
 		core_reject(c->set->core, CORE_ERR_BADREQ, "line too long", &res);

@@ -58,11 +58,11 @@ static bool	reflect_eq(struct reflect_span s, const char *name, size_t len);
 static int	reflect_scope(struct reflect_span m, const char *sym, size_t len, size_t *inner);
 static bool	reflect_named(struct reflect_span m, const char *sym, size_t len);
 static bool	reflect_enum_has(struct reflect_span e, const char *sym, size_t len);
-static bool	reflect_message_has(struct reflect_span m, const char *sym, size_t len);
-static bool	reflect_service_has(struct reflect_span s, const char *sym, size_t len);
+static bool	reflect_message_has(struct reflect_span m, const char *sym, size_t len,
+		    bool service);
 static bool	reflect_file_has(struct reflect_span f, const char *sym);
-static bool	reflect_file_named(const char *name, size_t len, struct reflect_span *out);
-static bool	reflect_symbol_file(const char *sym, struct reflect_span *out);
+static bool	reflect_file_find(const char *name, size_t len, const char *sym,
+		    struct reflect_span *out);
 static void	reflect_add(struct reflect_files *fs, struct reflect_span f);
 static size_t	reflect_list(char names[][REFLECT_MAX_NAME], size_t max);
 
@@ -183,9 +183,9 @@ reflect_enum_has(struct reflect_span e, const char *sym, size_t len)
 	return false;
 }
 
-/* The message, or a field, oneof, nested message or enum in it. */
+/* The message, or a field, oneof, nested message or enum in it; a service, or a method. */
 static bool
-reflect_message_has(struct reflect_span m, const char *sym, size_t len)
+reflect_message_has(struct reflect_span m, const char *sym, size_t len, bool service)
 {
 	struct reflect_span sub;
 	size_t in = 0;
@@ -197,29 +197,13 @@ reflect_message_has(struct reflect_span m, const char *sym, size_t len)
 	sym += in;
 	len -= in;
 	while (reflect_field(&m, &n, &sub)) {
-		if (((n == MSG_FIELD || n == MSG_EXTENSION || n == MSG_ONEOF) &&
+		if (service ? n == SERVICE_METHOD && reflect_named(sub, sym, len) :
+		    ((n == MSG_FIELD || n == MSG_EXTENSION || n == MSG_ONEOF) &&
 		    reflect_named(sub, sym, len)) ||
-		    (n == MSG_NESTED && reflect_message_has(sub, sym, len)) ||
+		    (n == MSG_NESTED && reflect_message_has(sub, sym, len, false)) ||
 		    (n == MSG_ENUM && reflect_enum_has(sub, sym, len)))
 			return true;
 	}
-	return false;
-}
-
-/* The service, or one of its methods. */
-static bool
-reflect_service_has(struct reflect_span s, const char *sym, size_t len)
-{
-	struct reflect_span sub;
-	size_t in = 0;
-	uint32_t n;
-	int sc = reflect_scope(s, sym, len, &in);
-
-	if (sc != 2)
-		return sc == 1;
-	while (reflect_field(&s, &n, &sub))
-		if (n == SERVICE_METHOD && reflect_named(sub, sym + in, len - in))
-			return true;
 	return false;
 }
 
@@ -238,37 +222,25 @@ reflect_file_has(struct reflect_span f, const char *sym)
 		len -= pkg.len + 1;
 	}
 	while (reflect_field(&f, &n, &sub)) {
-		if ((n == FILE_MESSAGE && reflect_message_has(sub, sym, len)) ||
+		if ((n == FILE_MESSAGE && reflect_message_has(sub, sym, len, false)) ||
 		    (n == FILE_ENUM && reflect_enum_has(sub, sym, len)) ||
-		    (n == FILE_SERVICE && reflect_service_has(sub, sym, len)) ||
+		    (n == FILE_SERVICE && reflect_message_has(sub, sym, len, true)) ||
 		    (n == FILE_EXTENSION && reflect_named(sub, sym, len)))
 			return true;
 	}
 	return false;
 }
 
-/* The embedded file of that name. */
+/* The embedded file that declares sym, or (sym NULL) of that name. */
 static bool
-reflect_file_named(const char *name, size_t len, struct reflect_span *out)
+reflect_file_find(const char *name, size_t len, const char *sym, struct reflect_span *out)
 {
 	struct reflect_span set = { reflect_descriptor_set, reflect_descriptor_set_len };
 	uint32_t n;
 
 	while (reflect_field(&set, &n, out))
-		if (n == 1 && reflect_eq(reflect_string(*out, FILE_NAME), name, len))
-			return true;
-	return false;
-}
-
-/* The embedded file that declares sym. */
-static bool
-reflect_symbol_file(const char *sym, struct reflect_span *out)
-{
-	struct reflect_span set = { reflect_descriptor_set, reflect_descriptor_set_len };
-	uint32_t n;
-
-	while (reflect_field(&set, &n, out))
-		if (n == 1 && reflect_file_has(*out, sym))
+		if (n == 1 && (sym != NULL ? reflect_file_has(*out, sym) :
+		    reflect_eq(reflect_string(*out, FILE_NAME), name, len)))
 			return true;
 	return false;
 }
@@ -288,7 +260,7 @@ reflect_add(struct reflect_files *fs, struct reflect_span f)
 		return;
 	fs->f[fs->n++] = f;
 	while (reflect_field(&f, &n, &sub))
-		if (n == FILE_DEPENDENCY && reflect_file_named((const char *)sub.p, sub.len, &dep))
+		if (n == FILE_DEPENDENCY && reflect_file_find((const char *)sub.p, sub.len, NULL, &dep))
 			reflect_add(fs, dep);
 }
 
@@ -391,21 +363,21 @@ reflect_fill(struct reflect_reply *a, const Grpc__Reflection__V1__ServerReflecti
 		reflect_reply_list(a);
 		return;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
-		if (reflect_file_named(q->file_by_filename, strlen(q->file_by_filename), &f)) {
+		if (reflect_file_find(q->file_by_filename, strlen(q->file_by_filename), NULL, &f)) {
 			reflect_reply_files(a, f);
 			return;
 		}
 		why = "file not found";
 		break;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
-		if (reflect_symbol_file(q->file_containing_symbol, &f)) {
+		if (reflect_file_find(NULL, 0, q->file_containing_symbol, &f)) {
 			reflect_reply_files(a, f);
 			return;
 		}
 		why = "symbol not found";
 		break;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
-		if (reflect_symbol_file(q->all_extension_numbers_of_type, &f)) {
+		if (reflect_file_find(NULL, 0, q->all_extension_numbers_of_type, &f)) {
 			a->en.base_type_name = q->all_extension_numbers_of_type;
 			a->r.message_response_case =
 			    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ALL_EXTENSION_NUMBERS_RESPONSE;

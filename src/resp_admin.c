@@ -36,7 +36,6 @@ static enum proto_step	resp_admin_login(struct conn *c, const char *user, size_t
 			    const char *tok, size_t toklen, bool *ok);
 static enum proto_step	resp_admin_ping(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_quit(struct conn *c, const struct proto_resp_frame *f);
-static enum proto_step	resp_admin_echo(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_info_cmd(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_select(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_hello(struct conn *c, const struct proto_resp_frame *f);
@@ -105,7 +104,7 @@ static const struct resp_cmd resp_admin_cmds[] = {
 	    "connection", "[message]", "PONG, or the message back" },
 	{ "QUIT",	NULL,		1, RESP_CMD_ANY, NQ | OP, resp_admin_quit,
 	    "connection", "", "OK, then the connection closes" },
-	{ "ECHO",	NULL,		2, 2,	0,	resp_admin_echo,
+	{ "ECHO",	NULL,		2, 2,	0,	resp_admin_ping,
 	    "connection", "message", "The message back" },
 	{ "INFO",	NULL,		1, 2,	0,	resp_admin_info_cmd,
 	    "server", "[section]", "The counters, as Redis INFO text (the same table as STATS)" },
@@ -264,7 +263,7 @@ resp_admin_login(struct conn *c, const char *user, size_t userlen, const char *t
 	return PROTO_HANDLED;
 }
 
-/* PING [message]: PONG, or the message back. */
+/* PING [message]: PONG, or the message back; ECHO message: the message. */
 static enum proto_step
 resp_admin_ping(struct conn *c, const struct proto_resp_frame *f)
 {
@@ -282,14 +281,6 @@ resp_admin_quit(struct conn *c, const struct proto_resp_frame *f)
 	(void)f;
 	resp_reply_simple(c, "OK");
 	return PROTO_CLOSE;
-}
-
-/* ECHO message */
-static enum proto_step
-resp_admin_echo(struct conn *c, const struct proto_resp_frame *f)
-{
-	resp_reply_bulk(c, f->argv[1], f->argl[1]);
-	return PROTO_HANDLED;
 }
 
 /* INFO [section] */
@@ -623,23 +614,17 @@ static void
 resp_admin_docs_map(struct conn *c, const char *group, const char *params,
     const char *summary, const struct resp_cmd *container)
 {
-	const char *p, *e;
-	size_t k, nsub = 0, nargs = 0, len;
+	const char *p, *q;
+	size_t k, nsub = 0, nargs = 0, len, n;
 	bool opt, many;
 
 	for (k = 0; container != NULL && k < RESP_ADMIN_NCMDS; k++)
 		if (resp_admin_cmds[k].sub != NULL &&
 		    strcmp(resp_admin_cmds[k].name, container->name) == 0)
 			nsub++;
-	for (p = params; p != NULL && *p != '\0'; p = e) {
-		while (*p == ' ')
-			p++;
-		if (*p == '\0')
-			break;
-		for (e = p; *e != '\0' && *e != ' '; e++)
-			;
+	/* The words of params, each at p, len bytes. */
+	for (p = params; p != NULL && (len = strcspn(p += strspn(p, " "), " ")) > 0; p += len)
 		nargs++;
-	}
 	resp_reply_head(c, '*', 4 + (nargs > 0 ? 2 : 0) + (nsub > 0 ? 2 : 0));
 	RESP_REPLY_LIT(c, "$7\r\nsummary\r\n");
 	resp_reply_bulk(c, summary, strlen(summary));
@@ -648,25 +633,15 @@ resp_admin_docs_map(struct conn *c, const char *group, const char *params,
 	if (nargs > 0) {
 		RESP_REPLY_LIT(c, "$9\r\narguments\r\n");
 		resp_reply_head(c, '*', (long long)nargs);
-		for (p = params; *p != '\0'; p = e) {
-			while (*p == ' ')
-				p++;
-			if (*p == '\0')
-				break;
-			for (e = p; *e != '\0' && *e != ' '; e++)
-				;
-			len = (size_t)(e - p);
+		for (p = params; (len = strcspn(p += strspn(p, " "), " ")) > 0; p += len) {
+			/* "[x]": optional; "x...": multiple. */
 			opt = len > 2 && p[0] == '[' && p[len - 1] == ']';
-			if (opt) {
-				p++;
-				len -= 2;
-			}
-			many = len > 3 && memcmp(p + len - 3, "...", 3) == 0;
-			if (many)
-				len -= 3;
+			q = p + opt;
+			n = len - (opt ? 2 : 0);
+			many = n > 3 && memcmp(q + n - 3, "...", 3) == 0;
 			resp_reply_head(c, '*', opt || many ? 6 : 4);
 			RESP_REPLY_LIT(c, "$4\r\nname\r\n");
-			resp_reply_bulk(c, p, len);
+			resp_reply_bulk(c, q, n - (many ? 3 : 0));
 			RESP_REPLY_LIT(c, "$4\r\ntype\r\n$6\r\nstring\r\n");
 			if (opt || many) {
 				RESP_REPLY_LIT(c, "$5\r\nflags\r\n");

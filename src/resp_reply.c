@@ -40,10 +40,7 @@ resp_reply_int(struct conn *c, uint64_t v)
 void
 resp_reply_bulk(struct conn *c, const char *s, size_t n)
 {
-	char head[32];
-	int h = snprintf(head, sizeof(head), "$%zu\r\n", n);
-
-	conn_put(c, head, (size_t)h);
+	resp_reply_head(c, '$', (long long)n);
 	conn_put(c, s, n);
 	RESP_REPLY_LIT(c, "\r\n");
 }

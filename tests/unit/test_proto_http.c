@@ -9,9 +9,13 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include <jansson.h>
 
@@ -19,11 +23,37 @@
 
 #define TWO53	(UINT64_C(1) << 53)
 
-/* The compact JSON text of page's body for res. */
+/*
+ * /v1/ids's body built with jansson, the reference the line written directly
+ * must equal: ids (numbers) only when every ID is below 2^53, ids_str always.
+ */
+static json_t *
+ids_json(const struct core_result *res)
+{
+	json_t *o = json_object(), *ids = json_array(), *strs = json_array();
+	char num[24];
+	bool exact = true;
+
+	assert_true(o != NULL && ids != NULL && strs != NULL);
+	for (unsigned i = 0; i < res->count; i++) {
+		exact = exact && res->ids[i] < TWO53;
+		snprintf(num, sizeof(num), "%" PRIu64, res->ids[i]);
+		json_array_append_new(ids, json_integer((json_int_t)res->ids[i]));
+		json_array_append_new(strs, json_string(num));
+	}
+	if (exact)
+		json_object_set_new(o, "ids", ids);
+	else
+		json_decref(ids);
+	json_object_set_new(o, "ids_str", strs);
+	return o;
+}
+
+/* The compact JSON text of page's body for res (/v1/ids: its reference). */
 static char *
 body(enum proto_http_page page, const struct core_result *res)
 {
-	json_t *o = proto_http_result(page, res);
+	json_t *o = page == PROTO_HTTP_IDS ? ids_json(res) : proto_http_result(page, res);
 	char *text;
 
 	assert_non_null(o);
@@ -33,12 +63,21 @@ body(enum proto_http_page page, const struct core_result *res)
 	return text;
 }
 
+/* page's body for res is want (/v1/ids: the line written directly, its newline). */
 static void
 expect(enum proto_http_page page, const struct core_result *res, const char *want)
 {
-	char *text = body(page, res);
+	char *text = body(page, res), *line = malloc(proto_http_ids_cap(res->count));
+	size_t len;
 
 	assert_string_equal(text, want);
+	assert_non_null(line);
+	if (page == PROTO_HTTP_IDS) {
+		len = proto_http_ids_write(res, line);
+		assert_int_equal(len, strlen(want) + 1);
+		assert_memory_equal(line, want, len - 1);
+	}
+	free(line);
 	free(text);
 }
 
