@@ -3071,6 +3071,142 @@ test_ns_ticket_echo_in_flight(void **state)
 	rig_free(r);
 }
 
+/*
+ * The one ticket callback's namespace paths the simulation does not take
+ * (13.7, bd5e872): each leaves nsx's flight counter at zero, banks nothing
+ * from the failed or changed ticket, and refuses what it refused before the
+ * fold. Runs one namespace ticket of nsx on odd, its answer shaped by set().
+ */
+static unsigned
+ns_one_on_odd(struct rig *r, void (*set)(void))
+{
+	struct nsrv *ns;
+	unsigned from;
+
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_int_equal(ns->seq.fetching, 0);
+	ns->seq.last_used = 1;	/* odd's turn next */
+	(void)pool_clear(&ns->seq.pool);
+	set();
+	from = nlog;
+	(void)ns_want(r);
+	assert_true(r->t.srv[0].flight.on || find_ev(from, 0, 'n') < nlog ||
+	    find_ev(from, 0, 'N') < nlog);
+	spin(r);
+	settle(r);
+	return from;
+}
+
+static void
+ns_refused_statement_set(void)
+{
+	sim[0].ns_tx_err = 1146;	/* no such table: refused by the server */
+}
+
+/* A refused statement: rolled back, nsx refused on odd only, odd stays up. */
+static void
+test_ns_ticket_refused_statement(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned from, k;
+
+	(void)state;
+	from = ns_one_on_odd(r, ns_refused_statement_set);
+	k = find_ev(from, 0, 'n');
+	assert_true(k < nlog);
+	assert_true(find_ev(k, 0, 'R') < nlog);	/* rolled back on the same connection */
+	assert_true(find_ev(k, 0, 'C') == nlog);	/* not reconnected */
+	assert_true(r->t.ns_refusals > 0);
+	assert_int_equal(r->t.srv[0].stats.failures, 0);
+	assert_int_equal(r->t.srv[0].stats.refusals, 0);
+	assert_true(ticket_up(&r->t.srv[0]));
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_int_equal(ns->seq.fetching, 0);
+	assert_false(r->t.srv[0].flight.on);
+	/* Served from even meanwhile. */
+	assert_true(find_ev(from, 1, 'N') < nlog);
+	assert_true(pool_available(&ns->seq.pool) > 0);
+	rig_free(r);
+}
+
+static void
+ns_lost_set(void)
+{
+	sim[0].ns_tx_err = 2013;	/* lost mid-query: it may have run (a gap) */
+}
+
+/* Lost mid-ticket: odd's connection closes, the flight is not counted any more. */
+static void
+test_ns_ticket_lost(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned from, k;
+
+	(void)state;
+	from = ns_one_on_odd(r, ns_lost_set);
+	k = find_ev(from, 0, 'n');
+	assert_true(k < nlog);
+	assert_true(find_ev(k, 0, 'R') == nlog || find_ev(k, 0, 'C') < find_ev(k, 0, 'R'));
+	assert_true(r->t.srv[0].stats.failures > 0);
+	assert_int_equal(r->t.ns_refusals, 0);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_int_equal(ns->seq.fetching, 0);
+	assert_false(r->t.srv[0].flight.on);
+	/* Served again: nothing counted in flight holds its refills back. */
+	run_for(r, 100);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	(void)pool_clear(&ns->seq.pool);
+	from = nlog;
+	(void)ns_want(r);
+	spin(r);
+	settle(r);
+	assert_int_equal(ns->seq.fetching, 0);
+	assert_true(pool_available(&ns->seq.pool) > 0);
+	rig_free(r);
+}
+
+static void
+ns_changed_set(void)
+{
+	sim[0].ns_b = 16;	/* created again with another B since odd's last check */
+}
+
+/* The catalogue row changed under the ticket (TICKET_TX_CHANGED): not banked. */
+static void
+test_ns_ticket_changed(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned from, k;
+
+	(void)state;
+	from = ns_one_on_odd(r, ns_changed_set);
+	k = find_ev(from, 0, 'N');
+	assert_true(k < nlog);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	if (ns_banked_at_most(r, ns, from, 0, UINT64_MAX) > 0)
+		fail_msg("odd's ticket %" PRIu64 " of nsx, drawn after the namespace was made "
+		    "again, was banked", sim_log[k].v);
+	assert_true(r->t.ns_refusals > 0);
+	assert_int_equal(ns->seq.fetching, 0);
+	assert_false(r->t.srv[0].flight.on);
+	assert_true(ticket_up(&r->t.srv[0]));
+	rig_free(r);
+}
+
 int
 main(void)
 {
@@ -3086,6 +3222,9 @@ main(void)
 		cmocka_unit_test(test_ticket_below_mark),
 		cmocka_unit_test(test_ticket_echo_in_flight),
 		cmocka_unit_test(test_ns_ticket_echo_in_flight),
+		cmocka_unit_test(test_ns_ticket_refused_statement),
+		cmocka_unit_test(test_ns_ticket_lost),
+		cmocka_unit_test(test_ns_ticket_changed),
 		cmocka_unit_test(test_wrong_parity),
 		cmocka_unit_test(test_prefetch_keeps_target),
 		cmocka_unit_test(test_take_block_demand),
