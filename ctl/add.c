@@ -566,8 +566,6 @@ ctl_add_server(struct ctl *c, const char *offset, const char *addr)
 	return rc != 0 ? rc : add_done(&a);
 }
 
-#define RETIRE_ROWS	64	/* idgen_ns_marks rows carried: max_namespaces x servers */
-
 /* One marks row of the retired server's (ns "" for idgen_marks). */
 struct retire_row {
 	char		ns[NS_NAME_MAX + 1];
@@ -575,28 +573,44 @@ struct retire_row {
 	uint64_t	hw, b;
 };
 
-/* The rows of one of its tables (sql: ns, role, high_water, block_size); -1 on an error. */
-static int
-retire_rows(struct ctl_server *s, const char *sql, struct retire_row *out, unsigned max)
+/*
+ * The rows read, as many as it holds: idgen_ns_marks has max_namespaces x the
+ * region's servers, and more, since a dropped namespace's rows stay (the
+ * triggers refuse their DELETE, 6.5).
+ */
+struct retire_rows {
+	struct retire_row	*v;
+	unsigned		 n, cap;
+};
+
+/* The rows of one of its tables (sql: ns, role, high_water, block_size); false on an error. */
+static bool
+retire_rows(struct ctl_server *s, const char *sql, struct retire_rows *out)
 {
 	struct ctl_res *res = ctl_query(s, sql);
+	struct retire_row r, *v;
 	char **row;
-	int n = 0;
 
 	if (res == NULL)
-		return -1;
-	while ((row = ctl_row(res)) != NULL && (unsigned)n < max) {
-		struct retire_row *r = &out[n];
-
-		if (row[1] == NULL || !ctl_u64(row[2], &r->hw) || !ctl_u64(row[3], &r->b) ||
-		    r->hw == 0)
+		return false;
+	while ((row = ctl_row(res)) != NULL) {
+		if (row[1] == NULL || !ctl_u64(row[2], &r.hw) || !ctl_u64(row[3], &r.b) || r.hw == 0)
 			continue;
-		snprintf(r->ns, sizeof(r->ns), "%s", row[0] != NULL ? row[0] : "");
-		snprintf(r->role, sizeof(r->role), "%s", row[1]);
-		n++;
+		if (out->n == out->cap) {
+			if ((v = realloc(out->v, (out->cap + 64) * sizeof(*v))) == NULL) {
+				snprintf(s->error, sizeof(s->error), "out of memory");
+				ctl_res_free(res);
+				return false;
+			}
+			out->v = v;
+			out->cap += 64;
+		}
+		snprintf(r.ns, sizeof(r.ns), "%s", row[0] != NULL ? row[0] : "");
+		snprintf(r.role, sizeof(r.role), "%s", row[1]);
+		out->v[out->n++] = r;
 	}
 	ctl_res_free(res);
-	return n;
+	return true;
 }
 
 /*
@@ -611,11 +625,11 @@ retire_rows(struct ctl_server *s, const char *sql, struct retire_row *out, unsig
 static int
 retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
 {
-	static struct retire_row rows[SERVER_MAX + RETIRE_ROWS];
+	struct retire_rows rows = { NULL, 0, 0 };
 	struct ctl_server s;
 	unsigned self = SERVER_MAX;
 	uint64_t b = c->srv[0].block_size;
-	int n, m = 0;
+	bool read;
 
 	for (unsigned i = 0; i < server_own_count(); i++)
 		if (server_offset(i) == v)
@@ -628,14 +642,13 @@ retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
 	s.index = self;
 	s.host = c->srv[self].host;
 	s.port = c->srv[self].port;
-	n = ctl_connect_as(c, &s, user, pw) ? retire_rows(&s, "SELECT '', role, high_water, "
-	    "block_size FROM idgen_marks", rows, SERVER_MAX) : -1;
-	if (n >= 0)
-		m = retire_rows(&s, "SELECT ns, role, high_water, block_size FROM idgen_ns_marks",
-		    rows + n, RETIRE_ROWS);
+	read = ctl_connect_as(c, &s, user, pw) && retire_rows(&s, "SELECT '', role, high_water, "
+	    "block_size FROM idgen_marks", &rows) && retire_rows(&s, "SELECT ns, role, "
+	    "high_water, block_size FROM idgen_ns_marks", &rows);
 	if (s.db != NULL)
 		ctl_close(&s);
-	if (n < 0 || m < 0 || b == 0) {
+	if (!read || b == 0) {
+		free(rows.v);
 		fprintf(stderr, "idgenctl: the %s server (%s:%u) cannot be read (%s): its copies of "
 		    "the other servers' marks are not carried yet; run this again once it answers "
 		    "(if it never will, see docs/design.md 12.5)\n", server_name(self), s.host,
@@ -649,8 +662,8 @@ retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
 		if (i == self)
 			continue;
 		ok = ctl_connect_as(c, &t, user, pw);
-		for (int k = 0; ok && k < n + m; k++) {
-			const struct retire_row *r = &rows[k];
+		for (unsigned k = 0; ok && k < rows.n; k++) {
+			const struct retire_row *r = &rows.v[k];
 			uint64_t rb = r->b != 0 ? r->b : b, end = (r->hw + 1) * rb;
 
 			if (r->ns[0] == '\0')
@@ -667,6 +680,7 @@ retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
 		if (t.db != NULL)
 			ctl_close(&t);
 		if (!ok) {
+			free(rows.v);
 			fprintf(stderr, "idgenctl: the %s server (%s:%u): %s: the retired server's "
 			    "copies are not all carried; run this again\n", server_name(i), t.host,
 			    t.port, t.error);
@@ -674,6 +688,7 @@ retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
 		}
 		add_step("carry");
 	}
+	free(rows.v);
 	return 0;
 }
 
