@@ -168,6 +168,8 @@ static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_retired(struct ticket_server *s, const char *roles, uint64_t b);
+static void	ticket_retired_why(const struct ticket_server *s, char *why, size_t len);
+static void	ticket_retired_read(struct db_conn *db, const struct db_result *r, void *arg);
 static struct ticket_copy ticket_copy_sending(const struct ticket_server *s, unsigned j);
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
@@ -714,8 +716,10 @@ ticket_check_generation(struct ticket_server *s, char **row)
  * The servers this one reports retired (docs/design.md section 12.5) are
  * remembered; a retired server is refused, once what its check read is
  * known (b: its B): its copies of the others' marks still bind until tier
- * retire-server has carried them to the other servers, at its end. False
- * when s was refused.
+ * retire-server has carried them to the other servers, at its end; its
+ * namespace marks too, read first by retired_sql when the tier has it set
+ * (TICKET_EV_RETIRED, then the refusal). False when s was refused, or is
+ * being.
  */
 static bool
 ticket_retired(struct ticket_server *s, const char *roles, uint64_t b)
@@ -730,13 +734,43 @@ ticket_retired(struct ticket_server *s, const char *roles, uint64_t b)
 				server_retire(j);
 	if (!server_retired(s->index))
 		return true;
-	snprintf(why, sizeof(why), "retired by idgenctl tier retire-server (its offset %u is never "
-	    "used again): remove it from more_servers", server_offset(s->index));
 	s->block_size = b;
 	if (RULE_ON(RULE_CHECK_READ))
 		s->notify(s, TICKET_EV_READ, 0, s->notify_arg);
+	/*
+	 * Its copies of the others' namespace marks bind as well (13.6): no
+	 * namespace check reads a refused server, so they are read first.
+	 */
+	if (s->retired_sql != NULL && RULE_ON(RULE_CHECK_READ) &&
+	    ticket_send(s, TICKET_STEP_CHECK, ticket_retired_read, "%s", s->retired_sql))
+		return false;
+	ticket_retired_why(s, why, sizeof(why));
 	ticket_refuse(s, why);
 	return false;
+}
+
+static void
+ticket_retired_why(const struct ticket_server *s, char *why, size_t len)
+{
+	snprintf(why, len, "retired by idgenctl tier retire-server (its offset %u is never "
+	    "used again): remove it from more_servers", server_offset(s->index));
+}
+
+/* A retired server's namespace marks read (or not: it holds none to read); refused. */
+static void
+ticket_retired_read(struct db_conn *db, const struct db_result *r, void *arg)
+{
+	struct ticket_server *s = arg;
+	char why[256];
+
+	(void)db;
+	if (r->err == 0) {
+		s->retired_read = r;
+		(void)s->notify(s, TICKET_EV_RETIRED, 0, s->notify_arg);
+		s->retired_read = NULL;
+	}
+	ticket_retired_why(s, why, sizeof(why));
+	ticket_refuse(s, why);
 }
 
 /*

@@ -36,6 +36,8 @@ enum ticket_event {
 	TICKET_EV_READ,		/* a connect-time check's answer taken: seen holds its marks
 				 * (the rights and the witness still to come) */
 	TICKET_EV_SEQ,		/* a namespace's ticket answered: flight.verdict (13.7) */
+	TICKET_EV_RETIRED,	/* a server about to be refused as retired: retired_read holds
+				 * its answer to retired_sql (its namespace marks, 12.5) */
 };
 
 struct ticket_server;
@@ -204,6 +206,11 @@ struct ticket_server {
 	bool			 refused_local;	/* the last refusal was of this idserver's own
 						 * configuration: fatal at start (6.4) */
 	struct ticket_flight	 flight;	/* a namespace's ticket in flight */
+	const char		*retired_sql;	/* read before a refusal as retired
+						 * (the tier's namespace check; NULL:
+						 * none) ... */
+	const struct db_result	*retired_read;	/* ... its answer, during
+						 * TICKET_EV_RETIRED */
 };
 
 bool		ticket_init(struct ticket_server *s, struct event_base *base,

@@ -72,7 +72,8 @@ static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
-static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n);
+static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n,
+		    bool any_name);
 static void	tier_ns_due(struct tier *t, unsigned i);
 static uint64_t	tier_ns_known(const struct tier *t, const struct nsrv *ns, unsigned i);
 static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t b,
@@ -80,6 +81,7 @@ static bool	tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t 
 static void	tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_event ev);
 static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 static bool	tier_ns_answered(struct tier *t, struct ticket_server *s);
+static void	tier_ns_retired(struct tier *t, const struct ticket_server *s);
 static void	tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 static void	tier_ns_kick_checks(struct tier *t);
 static void	tier_ns_kick_fetches(struct tier *t, bool demand);
@@ -143,6 +145,9 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 		config_db_params(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
 		if (!ticket_init(&t->srv[i], base, &p, i, &tp, tier_notify, t))
 			return false;
+		/* Its namespace marks are read before a refusal as retired (12.5). */
+		if (cfg->max_namespaces > 0 && i < server_own_count() && i < NS_SERVERS)
+			t->srv[i].retired_sql = TIER_NS_CHECK_SQL;
 	}
 	/* The marks of the state file bind from the first ticket on. */
 	if (!RULE_ON(RULE_STATE_MARKS))
@@ -1358,6 +1363,9 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		if (!tier_ns_answered(t, s))
 			return true;
 		break;
+	case TICKET_EV_RETIRED:
+		tier_ns_retired(t, s);
+		break;
 	}
 	tier_prefetch(t);
 	t->on_change(t->arg);
@@ -1475,7 +1483,7 @@ tier_ns_keep(struct tier *t, const char *name, unsigned i, uint64_t hw, uint64_t
  * its copies lagging still finds it bound. Saved without waiting.
  */
 static void
-tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
+tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n, bool any_name)
 {
 	bool changed, any = false;
 	int j;
@@ -1483,8 +1491,8 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 	if (!RULE_ON(RULE_NS_REMEMBER))
 		return;
 	for (unsigned r = 0; r < n; r++) {
-		if (rows[r].hw == 0 || (j = ns_role_index(rows[r].role)) < 0 ||
-		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL)
+		if (rows[r].hw == 0 || (j = ns_role_index(rows[r].role)) < 0 || (!any_name &&
+		    nss_find(&t->nss, rows[r].name, strlen(rows[r].name)) == NULL))
 			continue;
 		if (!tier_ns_keep(t, rows[r].name, (unsigned)j, rows[r].hw,
 		    rows[r].hb != 0 ? rows[r].hb : rows[r].b, &changed)) {
@@ -1499,6 +1507,28 @@ tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n)
 	}
 	if (any)
 		(void)tier_save(t);
+}
+
+/*
+ * A server refused as retired (docs/design.md 12.5): the namespace marks it
+ * holds are kept as any check's are, its copies of the others' among them,
+ * for every name, served here yet or not (a fresh idserver reads it before
+ * any namespace check). No namespace check reads it again, and until tier
+ * retire-server has carried them they may be a banked block's only copy.
+ */
+static void
+tier_ns_retired(struct tier *t, const struct ticket_server *s)
+{
+	static struct ns_row rows[NS_MAX_CEIL * NS_SERVERS];
+	unsigned nf = 0, n = 0, bad = 0;
+	char **row = db_first_row(s->retired_read, &nf), why[256];
+	bool cut = false;
+
+	if (row == NULL || nf != 2 || row[0] == NULL ||
+	    !nss_parse(row[0], rows, sizeof(rows) / sizeof(rows[0]), &n, &cut, &bad, why,
+	    sizeof(why)))
+		return;
+	tier_ns_remember(t, rows, n, true);
 }
 
 /* Which servers' latest namespace checks count: up, and read since it connected. */
@@ -1805,7 +1835,7 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 	t->ns_at[i] = t->ns_sent_at[i];
 	tier_ns_up_now(t, up);
 	t->ns_released += nss_apply(&t->nss, i, r != NULL ? rows : NULL, n, up);
-	tier_ns_remember(t, rows, n);
+	tier_ns_remember(t, rows, n, false);
 	tier_ns_counters(t, i);
 	/* The copies of the others' marks this server holds (copy first, 13.6). */
 	for (unsigned k = 0; k < t->nss.n; k++) {

@@ -86,6 +86,7 @@ struct sim {
 	bool		 ns_row_gone[SIM_MAX];	/* its idgen_ns_marks row of nsx for
 						 * that server deleted */
 	bool		 in_tx;		/* a transaction left open (a failed check's snapshot) */
+	char		 retired[32];	/* the roles its marks rows flag retired ("o3") */
 };
 
 /* What the servers were asked, in order. */
@@ -241,7 +242,7 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	snprintf(a->text[20], 32, "%u", server_offset((unsigned)i));
 	for (k = 21; k < 25; k++)
 		snprintf(a->text[k], 32, "0");
-	a->text[25][0] = '\0';	/* no server retired */
+	snprintf(a->text[25], 32, "%s", s->retired);	/* the roles it reports retired */
 	for (;;) {
 		const char *h = strstr(p, hw), *b = strstr(p, bs), *q;
 		unsigned col = n < 2 ? 10 + n : n < 4 ? 11 + n : 22 + n;
@@ -3207,6 +3208,91 @@ test_ns_ticket_changed(void **state)
 	rig_free(r);
 }
 
+/* Each namespace block banked: its server and ticket (ns_retired_hook). */
+static unsigned ns_ret_n;
+static struct {
+	unsigned	srv;
+	uint64_t	ticket;
+} ns_ret[256];
+
+static void
+ns_retired_hook(const struct tier *t, const struct nsrv *ns, unsigned srv, uint64_t ticket,
+    bool alone)
+{
+	(void)t;
+	(void)alone;
+	if (ns != NULL && ns_ret_n < 256) {
+		ns_ret[ns_ret_n].srv = srv;
+		ns_ret[ns_ret_n++].ticket = ticket;
+	}
+}
+
+/*
+ * A retired server's copies of the others' namespace marks bind (design
+ * 12.5, 13.6), as its copies of the default's do since idsim seed 5533. Odd
+ * and o4 down: nsx's blocks come from even and o3, each one's copy on the
+ * other alone. A retirement of o3 left unfinished (flagged on even and o3,
+ * nothing carried: odd is down), then even restored from before its nsx
+ * tickets (counter and own row). A fresh idserver (no state file) refuses o3
+ * as retired; without reading o3's idgen_ns_marks first it drew even's nsx
+ * tickets 2, 10, ..., 42 again. Now nsx is refused on even (regressed).
+ */
+static void
+test_ns_retired_copies(void **state)
+{
+	static struct sim saved[SIM_MAX];
+	struct rig *r;
+	unsigned first;
+
+	(void)state;
+	tier_banked_hook = ns_retired_hook;
+	ns_ret_n = 0;
+	r = rig_new4(false);
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	for (int i = 0; i < SIM_MAX; i++) {
+		sim[i].ns_b = 8;
+		sim[i].ns_counter = (uint64_t)i + 1;
+		for (int k = 0; k < SIM_MAX; k++)
+			sim[i].ns_mark_b[k] = 8;
+	}
+	sim[0].up = sim[3].up = false;
+	rig_start(r);
+	settle(r);
+	run_for(r, 50);
+	ns_take_blocks(r, 8);
+	first = ns_ret_n;
+	/* Even's blocks were banked with o3's copy the only one. */
+	assert_true(first >= 4);
+	assert_true(sim[2].ns_mark[1] >= 10);
+	assert_int_equal(sim[0].ns_mark[1], 0);
+	sim[1].ns_counter = 2;
+	sim[1].ns_mark[1] = 0;
+	snprintf(sim[1].retired, sizeof(sim[1].retired), "o3");
+	snprintf(sim[2].retired, sizeof(sim[2].retired), "o3");
+	memcpy(saved, sim, sizeof(saved));
+	rig_free(r);
+	r = rig_new4(false);
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	memcpy(sim, saved, sizeof(saved));
+	sim[0].up = true;
+	rig_start(r);
+	settle(r);
+	run_for(r, 50);
+	ns_take_blocks(r, 8);
+	assert_int_equal(r->t.srv[2].state, TICKET_REFUSED);
+	assert_true(ns_ret_n > first);
+	for (unsigned k = first; k < ns_ret_n; k++)
+		for (unsigned j = 0; j < first; j++)
+			if (ns_ret[j].ticket == ns_ret[k].ticket)
+				fail_msg("nsx ticket %" PRIu64 " of the %s server banked again",
+				    ns_ret[k].ticket, sim_roles[ns_ret[k].srv]);
+	assert_true(nss_find(&r->t.nss, "nsx", 3)->regressed[1]);
+	rig_free(r);
+	tier_banked_hook = NULL;
+}
+
 int
 main(void)
 {
@@ -3225,6 +3311,7 @@ main(void)
 		cmocka_unit_test(test_ns_ticket_refused_statement),
 		cmocka_unit_test(test_ns_ticket_lost),
 		cmocka_unit_test(test_ns_ticket_changed),
+		cmocka_unit_test(test_ns_retired_copies),
 		cmocka_unit_test(test_wrong_parity),
 		cmocka_unit_test(test_prefetch_keeps_target),
 		cmocka_unit_test(test_take_block_demand),
