@@ -66,6 +66,7 @@ SIM_CTL   := conn ctldb read raise add ns
 SIM_OBJ   := $(SIM_SRC:sim/%.c=$(BUILD)/obj/sim/%.o) $(SIM_CTL:%=$(BUILD)/obj/sim/ctl/%.o)
 SIM_SECONDS ?= 60
 SIM_SEED  ?= $(shell date +%s)
+SIM_ARGS  ?=
 TOOL_SRC  := $(wildcard bench/*.c)
 TOOL_BIN  := $(TOOL_SRC:bench/%.c=$(BUILD)/%)
 
@@ -147,9 +148,11 @@ $(BUILD)/obj/sim/ctl/%.o: ctl/%.c | $(GEN_H)
 $(BUILD)/idsim: $(SIM_OBJ) $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-# Runs it for SIM_SECONDS (default 60) from SIM_SEED (default: the time).
+# Runs it for SIM_SECONDS (default 60) from SIM_SEED (default: the time), with
+# SIM_ARGS (e.g. "--disable own-mark --namespaces all"); a duplicate is shrunk
+# and printed with the command line that replays it.
 sim: $(BUILD)/idsim
-	$(BUILD)/idsim --seed $(SIM_SEED) --seconds $(SIM_SECONDS)
+	$(BUILD)/idsim --seed $(SIM_SEED) --seconds $(SIM_SECONDS) --shrink $(SIM_ARGS)
 
 # The operator's command: idserver's config, checks and server names, its own queries.
 $(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/ctldb.c ctl/read.c ctl/add.c ctl/raise.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
