@@ -1,6 +1,7 @@
 /*
- * leasefree.c - idgen_leases' triggers in the simulated servers, and the
- * operator's hand edits of a held row (leasefree.h).
+ * leasefree.c - the operator's hand edits of a held lease row and of marks
+ * rows (leasefree.h); the triggers that refuse them are the servers' own
+ * (tserver.c).
  */
 #include "leasefree.h"
 
@@ -21,8 +22,6 @@ static uint64_t	lease_draw(struct lease_freed *lf, uint64_t n);
 static unsigned	lease_send(struct tserver *s, const char *sql, char *why, size_t len);
 
 const char *const lease_edit_names[LE_COUNT] = { "delete", "expire", "free", "renumber" };
-bool lease_guard_count;
-uint64_t lease_guard_refused;
 
 /* The slot of worker w's row; -1: none. */
 static int
@@ -39,41 +38,6 @@ lease_fail(struct tserver_answer *a, unsigned err, const char *why)
 {
 	a->err = err;
 	snprintf(a->why, sizeof(a->why), "%s", why);
-}
-
-/*
- * schema/40-leases.sql's two triggers, condition by condition in their
- * order: while OLD.window_end is not an hour before the server's now in
- * layout ms (CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - epoch - 3600000,
- * signed: negative is below every window_end), no renumbering, no window_end
- * moved back unless @idgen_release names the holder and the holder stays, no
- * holder emptied, no new window_start at or before the old window_end; no
- * DELETE.
- */
-const char *
-tserver_lease_trigger(const struct tserver_lease *old, const struct tserver_lease *to,
-    uint64_t now_ms, const char *release)
-{
-	int64_t open_from = (int64_t)now_ms - LAYOUT_EPOCH_UNIX_MS - LEASE_OPEN_MS;
-
-	if ((int64_t)old->window_end < open_from)
-		return NULL;
-	if (to == NULL)
-		return "idgen: a lease row is deleted only an hour after its window ended "
-		    "(docs/design.md 6.5)";
-	if (to->worker != old->worker)
-		return "idgen: a lease row is renumbered only an hour after its window ended "
-		    "(docs/design.md 6.5)";
-	if (to->window_end < old->window_end && !(release != NULL &&
-	    strcmp(release, old->holder) == 0 && strcmp(to->holder, old->holder) == 0))
-		return "idgen: a lease window that may be open never moves back; only its holder "
-		    "releases it (docs/design.md 6.5)";
-	if (to->holder[0] == '\0' && old->holder[0] != '\0')
-		return "idgen: a held worker is never freed by hand: holder emptied while its "
-		    "window may be open (docs/design.md 6.5)";
-	if (to->window_start != old->window_start && to->window_start <= old->window_end)
-		return "idgen: a new lease window starts after the old one ends (docs/design.md 6.5)";
-	return NULL;
 }
 
 void
@@ -268,37 +232,9 @@ lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *
 	return (int)err;
 }
 
-/*
- * schema/10-tables.sql's four triggers on the marks, condition by condition
- * in their order: a DELETE of a row above 0; an UPDATE that renames a row
- * above 0, or lowers (high_water + 1) * IF(block_size = 0, b, block_size),
- * computed wide as the triggers' DECIMAL(40, 0) does.
- */
-const char *
-tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
-    bool renamed, bool del)
-{
-	unsigned __int128 o, n;
-
-	if (del)
-		return oh > 0 ? "idgen: a mark row is never deleted (it would lower the mark; "
-		    "docs/design.md 6.5)" : NULL;
-	if (renamed && oh > 0)
-		return "idgen: a mark row is never renamed (it would lower the mark; "
-		    "docs/design.md 6.5)";
-	o = ((unsigned __int128)oh + 1) * (ob == 0 ? b : ob);
-	n = ((unsigned __int128)nh + 1) * (nb == 0 ? b : nb);
-	if (n < o)
-		return "idgen: a mark is never lowered ((high_water + 1) * block_size only rises; "
-		    "docs/design.md 6.5)";
-	return NULL;
-}
-
 const char *const mark_edit_names[ME_COUNT] = {
 	"own", "copy", "delete", "reset", "truncate", "ns",
 };
-bool mark_guard_count;
-uint64_t mark_guard_refused;
 
 /* The role named in the quotes at p: a server index, -1 none. */
 static int

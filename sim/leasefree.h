@@ -20,13 +20,6 @@
 #define LEASE_EDIT_PM		15	/* an edit per event, per mille, where the fault is on */
 #define LEASE_NO_ROW		UINT32_MAX	/* a slot whose row was deleted */
 
-/*
- * lease.c's statements the triggers refused (tserver_leases_guard: none while
- * every rule is on, the writers pass, 6.5), counted while lease_guard_count.
- */
-extern bool	lease_guard_count;
-extern uint64_t	lease_guard_refused;
-
 /* The operator's hand edits of a held row: each one 6.5 warns about. */
 enum lease_edit {
 	LE_DELETE,	/* DELETE the row and INSERT it again (a fresh, free row) */
@@ -59,14 +52,6 @@ struct lease_freed {
 };
 
 /*
- * The triggers idgen_leases_no_free (new non-NULL: an UPDATE) and
- * idgen_leases_no_delete (new NULL) on one row: NULL when they let it pass,
- * else the message of the SIGNAL (error 1644). now_ms: the server's NOW(3),
- * unix ms; release: @idgen_release, NULL when unset.
- */
-const char *tserver_lease_trigger(const struct tserver_lease *old,
-	    const struct tserver_lease *new, uint64_t now_ms, const char *release);
-/*
  * One statement of the operator's on idgen_leases (the kinds above), run
  * on s as an autocommitted statement, through the triggers while lease-guard
  * is on; affected[0]: rows changed. 1644 refused, 1205 a row locked by an
@@ -94,23 +79,6 @@ bool	lease_freed_draw(struct lease_freed *lf, unsigned nsrv, enum lease_edit *ki
 int	lease_freed_apply(struct tserver *s, enum lease_edit kind, uint64_t pick, char *line,
 	    size_t len);
 
-/*
- * The marks' triggers (schema/10-tables.sql), condition by condition in
- * their order, on one row: NULL when they let it pass, else the message of
- * the SIGNAL (error 1644). An UPDATE from (oh, ob) to (nh, nb), renamed when
- * its role (or ns) changes; del: a DELETE (nh, nb unused). b: the B the
- * trigger reads when a block_size is 0 (idgen_meta's, or the namespace's
- * row's; 1 without the row).
- */
-const char *tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
-	    bool renamed, bool del);
-/*
- * The idservers' and idgenctl's statements on the marks the triggers
- * refused (none while every rule is on: they only raise, 6.5), counted
- * while mark_guard_count; the row is then left as it was.
- */
-extern bool	mark_guard_count;
-extern uint64_t	mark_guard_refused;
 
 /* The operator's hand edits of marks rows (fault mark-edits): each one 6.5 warns about. */
 enum mark_edit {

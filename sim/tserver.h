@@ -264,4 +264,39 @@ void	tserver_ns_lower(struct tserver *s, unsigned k, uint64_t by);
 extern const char tserver_ro_msg[];
 bool	tserver_ro_refuses(const char *sql);
 
+/*
+ * lease.c's statements the triggers refused (tserver_leases_guard: none while
+ * every rule is on, the writers pass, 6.5), counted while lease_guard_count.
+ */
+extern bool	lease_guard_count;
+extern uint64_t	lease_guard_refused;
+
+/*
+ * The triggers idgen_leases_no_free (new non-NULL: an UPDATE) and
+ * idgen_leases_no_delete (new NULL) on one row: NULL when they let it pass,
+ * else the message of the SIGNAL (error 1644). now_ms: the server's NOW(3),
+ * unix ms; release: @idgen_release, NULL when unset.
+ */
+const char *tserver_lease_trigger(const struct tserver_lease *old,
+	    const struct tserver_lease *new, uint64_t now_ms, const char *release);
+
+/*
+ * The marks' triggers (schema/10-tables.sql), condition by condition in
+ * their order, on one row: NULL when they let it pass, else the message of
+ * the SIGNAL (error 1644). An UPDATE from (oh, ob) to (nh, nb), renamed when
+ * its role (or ns) changes; del: a DELETE (nh, nb unused). b: the B the
+ * trigger reads when a block_size is 0 (idgen_meta's, or the namespace's
+ * row's; 1 without the row).
+ */
+const char *tserver_mark_trigger(uint64_t oh, uint64_t ob, uint64_t nh, uint64_t nb, uint64_t b,
+	    bool renamed, bool del);
+
+/*
+ * The idservers' and idgenctl's statements on the marks the triggers
+ * refused (none while every rule is on: they only raise, 6.5), counted
+ * while mark_guard_count; the row is then left as it was.
+ */
+extern bool	mark_guard_count;
+extern uint64_t	mark_guard_refused;
+
 #endif
