@@ -226,18 +226,14 @@ main_check_config(struct main_ctx *m)
 	    dbtls_load_files(&dt, err, sizeof(err));
 	tls_free(m->tls);
 	m->tls = NULL;
-	if (ok && m->cfg.auth_tokens_file[0] != '\0') {
-		ok = auth_init(&m->auth, m->cfg.auth_tokens_file, m->cfg.auth_fail_delay_ms, err,
-		    sizeof(err));
-		auth_free(&m->auth);
-	}
-	config_free(&m->cfg);
-	if (!ok) {
+	if (!ok)
 		fprintf(stderr, "idserver: %s\n", err);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	else if ((ok = main_auth(m)))	/* main_auth says a failure */
+		auth_free(&m->auth);
+	config_free(&m->cfg);
+	if (ok)
+		printf("ok\n");
+	return ok ? 0 : 1;
 }
 
 /* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
