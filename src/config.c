@@ -380,25 +380,6 @@ struct config_ctx {
 	size_t		 errlen;
 };
 
-static const struct config_key *config_find(const char *name);
-static bool	config_set(struct config *cfg, const char *name, const char *value,
-		    char *err, size_t errlen);
-static int	config_ini_cb(void *user, const char *section, const char *name,
-		    const char *value);
-static bool	config_check_host(const char *key, const char *value, const char *why,
-		    char *err, size_t errlen);
-static bool	config_check(const struct config *cfg, char *err, size_t errlen);
-static bool	config_parse_others(struct config *cfg, char *err, size_t errlen);
-static bool	config_parse_extras(struct config *cfg, char *err, size_t errlen);
-static bool	config_check_file(const char *key, const char *path, char *err,
-		    size_t errlen);
-static bool	config_check_tls(const struct config *cfg, char *err, size_t errlen);
-static bool	config_check_listen_tls(const struct config *cfg, char *err, size_t errlen);
-static bool	config_check_word(const char *key, const char *value, const char *words,
-		    char *err, size_t errlen);
-static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
-static bool	config_credentials(struct config *cfg, char *err, size_t errlen);
-
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
 static const struct config_key *
 config_find(const char *name)
@@ -805,7 +786,7 @@ static bool
 config_read_password(struct config *cfg, char *err, size_t errlen)
 {
 	const char *env = getenv("IDGEN_DB_PASSWORD");
-	char line[512];
+	char line[512] = "";	/* an empty file: fgets leaves it so */
 	FILE *f;
 
 	free(cfg->db_password);
@@ -816,22 +797,47 @@ config_read_password(struct config *cfg, char *err, size_t errlen)
 	}
 	if (!config_check_file("db_password_file", cfg->db_password_file, err, errlen))
 		return false;
-	if ((f = fopen(cfg->db_password_file, "r")) == NULL)
-		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
-		    cfg->db_password_file, strerror(errno));
-	if (fgets(line, sizeof(line), f) == NULL) {
-		if (ferror(f)) {
-			snprintf(err, errlen, "db_password_file: cannot read '%s': %s",
-			    cfg->db_password_file, strerror(errno));
+	f = fopen(cfg->db_password_file, "r");
+	if (f == NULL || (fgets(line, sizeof(line), f) == NULL && ferror(f))) {
+		int e = errno;
+
+		if (f != NULL)
 			fclose(f);
-			return false;
-		}
-		line[0] = '\0';
+		return check_fail(err, errlen, "db_password_file: cannot read '%s': %s",
+		    cfg->db_password_file, strerror(e));
 	}
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
 	cfg->db_password = strdup(line);
 	return cfg->db_password != NULL;
+}
+
+/* Prints usage and every setting with its default. */
+static void
+config_usage(const char *prog)
+{
+	struct config cfg;
+
+	printf("usage: %s [--config FILE] [--SETTING VALUE | --SETTING=VALUE ...]\n\n"
+	    "idserver hands out unique 64-bit IDs: dense blocks from an odd/even pair of\n"
+	    "MariaDB ticket servers, and a leased Snowflake generator when both are down.\n"
+	    "Settings come from the INI file (key = value), then from flags, which win.\n"
+	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
+	    "never from a flag. A *_file value beginning with %%d/ is a file of\n"
+	    "$CREDENTIALS_DIRECTORY (systemd's LoadCredential=).\n"
+	    "SIGTERM/SIGINT drain and exit, releasing the lease;\n"
+	    "SIGHUP reloads the TLS certificates of the listeners and auth_tokens_file.\n\n"
+	    "  --config FILE                     INI file of the settings below\n"
+	    "  --check-config                    load the settings and every file a start or\n"
+	    "                                    a reload reads, print ok (exit 0) or the\n"
+	    "                                    first problem (exit 1); start nothing\n"
+	    "  --dump-settings FORMAT            print the settings as given (file, flags)\n"
+	    "                                    as FORMAT: conf (an INI file), man, md or\n"
+	    "                                    help; start nothing\n"
+	    "  --help                            this text\n"
+	    "  --version                         print the name and version, exit 0\n", prog);
+	memset(&cfg, 0, sizeof(cfg));
+	(void)config_doc_print(&cfg, &config_table, "help", stdout);
 }
 
 /*
@@ -878,37 +884,11 @@ config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
 	return true;
 }
 
-bool
-config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err,
-    size_t errlen)
+/* The settings given as flags (--NAME VALUE, --NAME=VALUE), over the file's. */
+static bool
+config_flags(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
-	struct config_ctx ctx = { cfg, err, errlen };
-	const char *file = NULL;
-	size_t i;
-	int a, line;
-
-	memset(cfg, 0, sizeof(*cfg));
-	*exit_now = false;
-	for (i = 0; i < CONFIG_NKEYS; i++)
-		if (!config_set(cfg, config_keys[i].name, config_keys[i].def, err, errlen))
-			return false;
-	if (!config_first_pass(cfg, argc, argv, &file, exit_now, err, errlen))
-		return false;
-	if (*exit_now)
-		return true;
-	if (file != NULL) {
-		line = ini_parse(file, config_ini_cb, &ctx);
-		if (line < 0)
-			return check_fail(err, errlen, "cannot read config file '%s': %s", file,
-			    strerror(errno));
-		if (line > 0) {
-			char why[256];
-
-			snprintf(why, sizeof(why), "%s", err[0] ? err : "syntax error");
-			return check_fail(err, errlen, "%s:%d: %s", file, line, why);
-		}
-	}
-	for (a = 1; a < argc; a++) {
+	for (int a = 1; a < argc; a++) {
 		char name[64];
 		const char *arg = argv[a], *eq, *value;
 
@@ -941,28 +921,7 @@ config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err
 		if (!config_set(cfg, name, value, err, errlen))
 			return false;
 	}
-	/* The values as given, before the checks: a sample may name files to come. */
-	if (cfg->dump_format != NULL) {
-		*exit_now = true;
-		if (!config_doc_print(cfg, &config_table, cfg->dump_format, stdout))
-			return check_fail(err, errlen, "--dump-settings: unknown format '%s' "
-			    "(man, md, conf or help)", cfg->dump_format);
-		return true;
-	}
-	if (!config_credentials(cfg, err, errlen) || !config_check(cfg, err, errlen))
-		return false;
-	/* The tier's shape every check and lease claim follows (checked above). */
-	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits))
-		return check_fail(err, errlen, "tier_increment, region and "
-		    "region_bits do not fit together");
-	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
-		return false;
-	/* Every served namespace may hold a mark per server in the state file (13.6). */
-	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
-		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
-		    "is above the state file's %u namespace marks", cfg->max_namespaces,
-		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
-	return config_read_password(cfg, err, errlen);
+	return true;
 }
 
 /*
@@ -1000,32 +959,60 @@ config_credentials(struct config *cfg, char *err, size_t errlen)
 	return true;
 }
 
-/* Prints usage and every setting with its default. */
-void
-config_usage(const char *prog)
+bool
+config_load(struct config *cfg, int argc, char **argv, bool *exit_now, char *err,
+    size_t errlen)
 {
-	struct config cfg;
+	struct config_ctx ctx = { cfg, err, errlen };
+	const char *file = NULL;
+	size_t i;
+	int line;
 
-	printf("usage: %s [--config FILE] [--SETTING VALUE | --SETTING=VALUE ...]\n\n"
-	    "idserver hands out unique 64-bit IDs: dense blocks from an odd/even pair of\n"
-	    "MariaDB ticket servers, and a leased Snowflake generator when both are down.\n"
-	    "Settings come from the INI file (key = value), then from flags, which win.\n"
-	    "The database password comes from env IDGEN_DB_PASSWORD or db_password_file,\n"
-	    "never from a flag. A *_file value beginning with %%d/ is a file of\n"
-	    "$CREDENTIALS_DIRECTORY (systemd's LoadCredential=).\n"
-	    "SIGTERM/SIGINT drain and exit, releasing the lease;\n"
-	    "SIGHUP reloads the TLS certificates of the listeners and auth_tokens_file.\n\n"
-	    "  --config FILE                     INI file of the settings below\n"
-	    "  --check-config                    load the settings and every file a start or\n"
-	    "                                    a reload reads, print ok (exit 0) or the\n"
-	    "                                    first problem (exit 1); start nothing\n"
-	    "  --dump-settings FORMAT            print the settings as given (file, flags)\n"
-	    "                                    as FORMAT: conf (an INI file), man, md or\n"
-	    "                                    help; start nothing\n"
-	    "  --help                            this text\n"
-	    "  --version                         print the name and version, exit 0\n", prog);
-	memset(&cfg, 0, sizeof(cfg));
-	(void)config_doc_print(&cfg, &config_table, "help", stdout);
+	memset(cfg, 0, sizeof(*cfg));
+	*exit_now = false;
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (!config_set(cfg, config_keys[i].name, config_keys[i].def, err, errlen))
+			return false;
+	if (!config_first_pass(cfg, argc, argv, &file, exit_now, err, errlen))
+		return false;
+	if (*exit_now)
+		return true;
+	if (file != NULL) {
+		line = ini_parse(file, config_ini_cb, &ctx);
+		if (line < 0)
+			return check_fail(err, errlen, "cannot read config file '%s': %s", file,
+			    strerror(errno));
+		if (line > 0) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", err[0] ? err : "syntax error");
+			return check_fail(err, errlen, "%s:%d: %s", file, line, why);
+		}
+	}
+	if (!config_flags(cfg, argc, argv, err, errlen))
+		return false;
+	/* The values as given, before the checks: a sample may name files to come. */
+	if (cfg->dump_format != NULL) {
+		*exit_now = true;
+		if (!config_doc_print(cfg, &config_table, cfg->dump_format, stdout))
+			return check_fail(err, errlen, "--dump-settings: unknown format '%s' "
+			    "(man, md, conf or help)", cfg->dump_format);
+		return true;
+	}
+	if (!config_credentials(cfg, err, errlen) || !config_check(cfg, err, errlen))
+		return false;
+	/* The tier's shape every check and lease claim follows (checked above). */
+	if (!server_shape_set(cfg->tier_increment, cfg->region, cfg->region_bits))
+		return check_fail(err, errlen, "tier_increment, region and "
+		    "region_bits do not fit together");
+	if (!config_parse_extras(cfg, err, errlen) || !config_parse_others(cfg, err, errlen))
+		return false;
+	/* Every served namespace may hold a mark per server in the state file (13.6). */
+	if ((uint64_t)cfg->max_namespaces * (SERVER_PAIR + cfg->extras) > NS_MARKS_MAX)
+		return check_fail(err, errlen, "max_namespaces (%u) x the region's %u servers "
+		    "is above the state file's %u namespace marks", cfg->max_namespaces,
+		    SERVER_PAIR + cfg->extras, NS_MARKS_MAX);
+	return config_read_password(cfg, err, errlen);
 }
 
 void

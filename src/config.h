@@ -168,9 +168,6 @@ struct config_group {
 bool	config_load(struct config *cfg, int argc, char **argv, bool *exit_now,
 	    char *err, size_t errlen) __attribute__((warn_unused_result));
 
-/* Prints --help, generated from the key table. */
-void	config_usage(const char *prog);
-
 /* The settings table and its headings, as config_doc.c prints them. */
 struct config_table {
 	const struct config_key		*keys;

@@ -47,65 +47,11 @@ struct db_maria {
 	char			 tls[96];	/* the session's TLS version and cipher, or "" */
 };
 
-static struct db_conn *db_maria_new(struct event_base *base, const struct db_params *params,
-		    const char *name);
-static void	db_maria_free(struct db_conn *conn);
-static void	db_maria_close(struct db_conn *conn);
-static bool	db_maria_connect(struct db_conn *conn, db_cb cb, void *arg);
-static bool	db_maria_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg);
-static void	db_maria_on_lost(struct db_conn *conn, db_cb cb, void *arg);
-static bool	db_maria_connected(const struct db_conn *conn);
 static void	db_io_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_deadline_cb(evutil_socket_t fd, short what, void *arg);
-static void	db_wait(struct db_maria *c, int status);
 static void	db_step(struct db_maria *c, int status);
 static void	db_finish(struct db_maria *c, unsigned err, const char *msg);
 static void	db_statement_done(struct db_maria *c);
-static void	db_arm_deadline(struct db_maria *c, unsigned ms);
-static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
-static void	db_watch_idle(struct db_maria *c);
-static void	db_arm(struct db_maria *c, short what, event_callback_fn cb,
-		    const struct timeval *tv);
-static void	db_tls_nonblock(struct db_maria *c);
-static void	db_started(struct db_maria *c, int status);
-static void	db_resume_cb(evutil_socket_t fd, short what, void *arg);
-
-/* Allocates a handle; nothing connects until db_connect(). */
-static struct db_conn *
-db_maria_new(struct event_base *base, const struct db_params *params, const char *name)
-{
-	struct db_maria *c = calloc(1, sizeof(*c));
-
-	if (c == NULL)
-		return NULL;
-	c->conn.ops = &db_mariadb_ops;
-	c->base = base;
-	c->params = *params;
-	strncpy(c->name, name, sizeof(c->name) - 1);
-	c->deadline = evtimer_new(base, db_deadline_cb, c);
-	c->io = event_new(base, -1, 0, db_io_cb, c);
-	if (c->deadline == NULL || c->io == NULL) {
-		db_maria_free(&c->conn);
-		return NULL;
-	}
-	return &c->conn;
-}
-
-/* Closes and frees a handle. */
-static void
-db_maria_free(struct db_conn *conn)
-{
-	struct db_maria *c = (struct db_maria *)conn;
-
-	if (c == NULL)
-		return;
-	db_maria_close(&c->conn);
-	if (c->io != NULL)
-		event_free(c->io);
-	if (c->deadline != NULL)
-		event_free(c->deadline);
-	free(c);
-}
 
 /* Drops the connection and any operation in flight, without a callback. */
 static void
@@ -128,6 +74,77 @@ db_maria_close(struct db_conn *conn)
 	c->connected = false;
 	c->op = DB_IDLE;
 	c->cb = NULL;
+}
+
+/* Closes and frees a handle. */
+static void
+db_maria_free(struct db_conn *conn)
+{
+	struct db_maria *c = (struct db_maria *)conn;
+
+	if (c == NULL)
+		return;
+	db_maria_close(&c->conn);
+	if (c->io != NULL)
+		event_free(c->io);
+	if (c->deadline != NULL)
+		event_free(c->deadline);
+	free(c);
+}
+
+/* Allocates a handle; nothing connects until db_connect(). */
+static struct db_conn *
+db_maria_new(struct event_base *base, const struct db_params *params, const char *name)
+{
+	struct db_maria *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->conn.ops = &db_mariadb_ops;
+	c->base = base;
+	c->params = *params;
+	strncpy(c->name, name, sizeof(c->name) - 1);
+	c->deadline = evtimer_new(base, db_deadline_cb, c);
+	c->io = event_new(base, -1, 0, db_io_cb, c);
+	if (c->deadline == NULL || c->io == NULL) {
+		db_maria_free(&c->conn);
+		return NULL;
+	}
+	return &c->conn;
+}
+
+/* The next loop turn after a start call the driver completed: carry on. */
+static void
+db_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct db_maria *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->op != DB_IDLE)
+		db_step(c, 0);
+}
+
+/*
+ * After a start call: waits, or, when the driver already has the answer (a
+ * server on loopback often answers within the call, over TLS even more
+ * often), moves on at the next loop turn. The callback never runs inside
+ * db_connect or db_query: callers start a query from inside a callback of
+ * their own and change state after it (ticket.c's checks, tier.c's
+ * partner-first waits); an answer within the call ran them out of order,
+ * and a new connection's "checked" line was lost (issue 36).
+ */
+static void
+db_started(struct db_maria *c, int status)
+{
+	if (status != 0) {
+		db_step(c, status);
+		return;
+	}
+	ERR_clear_error();	/* as db_step: not left for the listeners' sessions */
+	event_del(c->io);
+	event_assign(c->io, c->base, -1, 0, db_resume_cb, c);
+	event_active(c->io, EV_TIMEOUT, 1);
 }
 
 /* Bounds the current operation. */
@@ -198,38 +215,13 @@ db_maria_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg)
 	return true;
 }
 
-/*
- * After a start call: waits, or, when the driver already has the answer (a
- * server on loopback often answers within the call, over TLS even more
- * often), moves on at the next loop turn. The callback never runs inside
- * db_connect or db_query: callers start a query from inside a callback of
- * their own and change state after it (ticket.c's checks, tier.c's
- * partner-first waits); an answer within the call ran them out of order,
- * and a new connection's "checked" line was lost (issue 36).
- */
+/* Points the handle's one event at its socket with the given interest. */
 static void
-db_started(struct db_maria *c, int status)
+db_arm(struct db_maria *c, short what, event_callback_fn cb, const struct timeval *tv)
 {
-	if (status != 0) {
-		db_step(c, status);
-		return;
-	}
-	ERR_clear_error();	/* as db_step: not left for the listeners' sessions */
 	event_del(c->io);
-	event_assign(c->io, c->base, -1, 0, db_resume_cb, c);
-	event_active(c->io, EV_TIMEOUT, 1);
-}
-
-/* The next loop turn after a start call the driver completed: carry on. */
-static void
-db_resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct db_maria *c = arg;
-
-	(void)fd;
-	(void)what;
-	if (c->op != DB_IDLE)
-		db_step(c, 0);
+	event_assign(c->io, c->base, mysql_get_socket(c->mysql), what, cb, c);
+	event_add(c->io, tv);
 }
 
 /* Waits for what the driver asked for: readable, writable, or its own timeout. */
@@ -244,21 +236,10 @@ db_wait(struct db_maria *c, int status)
 	if (status & MYSQL_WAIT_WRITE)
 		what |= EV_WRITE;
 	if (status & MYSQL_WAIT_TIMEOUT) {
-		unsigned ms = mysql_get_timeout_value_ms(c->mysql);
-
-		tv = clk_tv_ms(ms);
+		tv = clk_tv_ms(mysql_get_timeout_value_ms(c->mysql));
 		tvp = &tv;
 	}
 	db_arm(c, what, db_io_cb, tvp);
-}
-
-/* Points the handle's one event at its socket with the given interest. */
-static void
-db_arm(struct db_maria *c, short what, event_callback_fn cb, const struct timeval *tv)
-{
-	event_del(c->io);
-	event_assign(c->io, c->base, mysql_get_socket(c->mysql), what, cb, c);
-	event_add(c->io, tv);
 }
 
 /*
@@ -421,6 +402,29 @@ db_statement_done(struct db_maria *c)
 	db_step(c, status);
 }
 
+/*
+ * An idle connection's socket turned readable: a server sends nothing
+ * unprompted, so it closed the connection. Noticing now, not at the next
+ * query, keeps health in STATS true and starts the re-probe early.
+ */
+static void
+db_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct db_maria *c = arg;
+	struct db_result r;
+
+	(void)fd;
+	(void)what;
+	if (c->op != DB_IDLE)
+		return;
+	db_maria_close(&c->conn);
+	memset(&r, 0, sizeof(r));
+	r.err = DB_ERR_TIMEOUT;
+	r.msg = "server closed the idle connection";
+	if (c->lost_cb != NULL)
+		c->lost_cb(&c->conn, &r, c->lost_arg);
+}
+
 /* Ends the operation and calls back; on error the connection is closed first. */
 static void
 db_finish(struct db_maria *c, unsigned err, const char *msg)
@@ -461,7 +465,7 @@ db_finish(struct db_maria *c, unsigned err, const char *msg)
 		}
 	}
 	if (c->connected)
-		db_watch_idle(c);
+		db_arm(c, EV_READ, db_idle_cb, NULL);	/* watched while idle */
 	if (cb != NULL)
 		cb(&c->conn, &r, arg);
 	mysql_free_result(res);
@@ -475,36 +479,6 @@ db_maria_on_lost(struct db_conn *conn, db_cb cb, void *arg)
 
 	c->lost_cb = cb;
 	c->lost_arg = arg;
-}
-
-/*
- * A server sends nothing unprompted: an idle socket turning readable means it
- * closed the connection. Noticing now, not at the next query, keeps health in
- * STATS true and starts the re-probe early.
- */
-static void
-db_watch_idle(struct db_maria *c)
-{
-	db_arm(c, EV_READ, db_idle_cb, NULL);
-}
-
-/* The idle connection was closed by the server. */
-static void
-db_idle_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct db_maria *c = arg;
-	struct db_result r;
-
-	(void)fd;
-	(void)what;
-	if (c->op != DB_IDLE)
-		return;
-	db_maria_close(&c->conn);
-	memset(&r, 0, sizeof(r));
-	r.err = DB_ERR_TIMEOUT;
-	r.msg = "server closed the idle connection";
-	if (c->lost_cb != NULL)
-		c->lost_cb(&c->conn, &r, c->lost_arg);
 }
 
 static bool

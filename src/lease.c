@@ -1,6 +1,6 @@
 /*
  * lease.c - claim, extend and release the Snowflake worker-number lease: one
- * operation in flight at a time (l->op, set by lease_begin and lease_end),
+ * operation in flight at a time (l->op, set as one starts, reset by lease_end),
  * and one function, lease_change, through which every event changes the
  * lease's state, the generator's window and the state file's record
  * (docs/design.md section 3.8).
@@ -34,23 +34,13 @@ enum lease_event {
 	LEASE_EV_RELEASED,	/* released at shutdown, or given up (why says why): none */
 };
 
-
 static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
-static void	lease_begin(struct lease *l, enum lease_op op);
-static void	lease_end(struct lease *l);
-static void	lease_change(struct lease *l, enum lease_event ev, const char *why);
-static void	lease_record(struct lease *l);
-static void	lease_log_change(struct lease *l, enum lease_event ev, const char *why);
-static void	lease_failed(struct lease *l, const char *why);
-static void	lease_connected_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_send_clock(struct lease *l, int server);
 static void	lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_cas(struct lease *l, enum lease_op op);
 static void	lease_cas_send(struct lease *l);
 static void	lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_cas_failed(struct lease *l, const char *msg);
-static const char *lease_row_holder(const struct lease *l);
-static void	lease_schedule(struct lease *l, unsigned ms);
 static void	lease_claim(struct lease *l, int server);
 static void	lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg);
@@ -58,16 +48,10 @@ static void	lease_claim_taken_cb(struct db_conn *db, const struct db_result *r, 
 static void	lease_claim_committed_cb(struct db_conn *db, const struct db_result *r,
 		    void *arg);
 static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
-static bool	lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0,
-		    char *why, size_t whylen);
 static void	lease_do_release(struct lease *l);
 static void	lease_release_send(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
-static bool	lease_save(struct lease *l, const char *what);
-static uint64_t	lease_reserve_to(const struct lease *l, uint64_t ts);
-static void	lease_landed(struct lease *l, int64_t t0_us);
 static void	lease_reserved_cb(void *arg, bool ok, uint64_t reserved, uint64_t epoch);
-static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 
@@ -164,6 +148,26 @@ lease_now(struct lease *l, uint64_t *now)
 	return layout_ts_from_unix_ms(l->clock_ms(), now);
 }
 
+/* The holder our row names: ours, or our previous incarnation's until adopted. */
+static const char *
+lease_row_holder(const struct lease *l)
+{
+	return l->adopt_from[0] != '\0' ? l->adopt_from : l->holder;
+}
+
+/* Writes the state file; a failure is logged once per episode. */
+static bool
+lease_save(struct lease *l, const char *what)
+{
+	if (statefile_save(l->sf))
+		return true;
+	if (strcmp(l->last_error, l->sf->last_error) != 0)
+		log_error("lease: state file: %s (writing %s; state_file)", l->sf->last_error,
+		    what);
+	snprintf(l->last_error, sizeof(l->last_error), "%s", l->sf->last_error);
+	return false;
+}
+
 /* Formats and starts one query on a lease connection. */
 static bool
 lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
@@ -177,19 +181,19 @@ lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 	return db_query(db, sql, cb, l);
 }
 
-/* Claims at once; from then on the tick keeps the window ahead. */
-void
-lease_start(struct lease *l)
-{
-	lease_schedule(l, 0);
-}
-
 static void
 lease_schedule(struct lease *l, unsigned ms)
 {
 	struct timeval tv = clk_tv_ms(ms);
 
 	evtimer_add(l->tick, &tv);
+}
+
+/* Claims at once; from then on the tick keeps the window ahead. */
+void
+lease_start(struct lease *l)
+{
+	lease_schedule(l, 0);
 }
 
 /* Extend a held window, or claim one; claims start on the server our pid picks, to spread load. */
@@ -214,13 +218,6 @@ lease_tick_cb(evutil_socket_t fd, short what, void *arg)
 	else
 		lease_claim(l, l->state == LEASE_HELD ? (int)((unsigned)l->server ^ 1u) :
 		    (int)l->home);
-}
-
-/* An operation starts, or goes on (on the other server, or once connected). */
-static void
-lease_begin(struct lease *l, enum lease_op op)
-{
-	l->op = op;
 }
 
 /*
@@ -252,6 +249,71 @@ lease_end(struct lease *l)
 		    l->cfg->reprobe_max_ms : l->cfg->lease_extend_ms);
 	else
 		lease_schedule(l, l->cfg->lease_extend_ms);
+}
+
+/* The state file's copy of a new window: nothing minted in it yet (the first take reserves). */
+static void
+lease_record(struct lease *l)
+{
+	struct state_lease *sl = &l->sf->rec.lease;
+
+	sl->held = true;
+	sl->worker = l->worker;
+	sl->server = l->server;
+	snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
+	sl->window_start = l->window_start;
+	sl->window_end = l->window_end;
+	sl->reserved = l->window_start - 1;
+}
+
+/* An event's log line; refusals once per episode. */
+static void
+lease_log_change(struct lease *l, enum lease_event ev, const char *why)
+{
+	switch (ev) {
+	case LEASE_EV_CLAIMED:
+		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
+		    " (%u ms), clock skew %+lld ms", l->worker, server_name(l->server),
+		    l->window_start, l->window_end, l->cfg->lease_window_ms,
+		    (long long)-l->skew_ms);
+		break;
+	case LEASE_EV_RESUMED:
+		log_info("lease resumed from the state file: worker %u (%s server), window "
+		    "%" PRIu64 "..%" PRIu64 ", minting above %" PRIu64 "; re-adopted when the %s "
+		    "server answers", l->worker, server_name(l->server), l->window_start,
+		    l->window_end, l->sf->rec.lease.reserved, server_name(l->server));
+		break;
+	case LEASE_EV_EXTENDED:
+		break;
+	case LEASE_EV_ADOPTED:
+		log_info("lease re-adopted: worker %u on the %s server, window now ends at %"
+		    PRIu64, l->worker, server_name(l->server), l->window_end);
+		break;
+	case LEASE_EV_REFUSED:
+		if (!l->logged.skew)
+			log_error("lease REFUSED: %s", why);
+		l->logged.skew = true;
+		break;
+	case LEASE_EV_EXTEND_REFUSED:
+		if (!l->logged.extend_skew)
+			log_error("lease: %s REFUSED: %s: window_end is not moved; worker %u "
+			    "runs on to its end at %" PRIu64, l->op == LEASE_OP_ADOPT ?
+			    "re-adoption" : "extend", why, l->worker, l->window_end);
+		l->logged.extend_skew = true;
+		break;
+	case LEASE_EV_LOST:
+		log_error("lease: worker %u on the %s server %s; claiming a new number", l->worker,
+		    server_name(l->server), why);
+		break;
+	case LEASE_EV_RELEASED:
+		if (why == NULL)
+			log_info("lease released: worker %u, window_end %" PRIu64 " (the last ms "
+			    "minted)", l->worker, l->c_end);
+		else
+			log_warn("lease: worker %u not released (%s); it is free again after %"
+			    PRIu64, l->worker, why, l->window_end);
+		break;
+	}
 }
 
 /*
@@ -335,71 +397,6 @@ lease_change(struct lease *l, enum lease_event ev, const char *why)
 		l->on_change(l->arg);
 }
 
-/* The state file's copy of a new window: nothing minted in it yet (the first take reserves). */
-static void
-lease_record(struct lease *l)
-{
-	struct state_lease *sl = &l->sf->rec.lease;
-
-	sl->held = true;
-	sl->worker = l->worker;
-	sl->server = l->server;
-	snprintf(sl->holder, sizeof(sl->holder), "%s", l->holder);
-	sl->window_start = l->window_start;
-	sl->window_end = l->window_end;
-	sl->reserved = l->window_start - 1;
-}
-
-/* An event's log line; refusals once per episode. */
-static void
-lease_log_change(struct lease *l, enum lease_event ev, const char *why)
-{
-	switch (ev) {
-	case LEASE_EV_CLAIMED:
-		log_info("lease: worker %u from the %s server, window %" PRIu64 "..%" PRIu64
-		    " (%u ms), clock skew %+lld ms", l->worker, server_name(l->server),
-		    l->window_start, l->window_end, l->cfg->lease_window_ms,
-		    (long long)-l->skew_ms);
-		break;
-	case LEASE_EV_RESUMED:
-		log_info("lease resumed from the state file: worker %u (%s server), window "
-		    "%" PRIu64 "..%" PRIu64 ", minting above %" PRIu64 "; re-adopted when the %s "
-		    "server answers", l->worker, server_name(l->server), l->window_start,
-		    l->window_end, l->sf->rec.lease.reserved, server_name(l->server));
-		break;
-	case LEASE_EV_EXTENDED:
-		break;
-	case LEASE_EV_ADOPTED:
-		log_info("lease re-adopted: worker %u on the %s server, window now ends at %"
-		    PRIu64, l->worker, server_name(l->server), l->window_end);
-		break;
-	case LEASE_EV_REFUSED:
-		if (!l->logged.skew)
-			log_error("lease REFUSED: %s", why);
-		l->logged.skew = true;
-		break;
-	case LEASE_EV_EXTEND_REFUSED:
-		if (!l->logged.extend_skew)
-			log_error("lease: %s REFUSED: %s: window_end is not moved; worker %u "
-			    "runs on to its end at %" PRIu64, l->op == LEASE_OP_ADOPT ?
-			    "re-adoption" : "extend", why, l->worker, l->window_end);
-		l->logged.extend_skew = true;
-		break;
-	case LEASE_EV_LOST:
-		log_error("lease: worker %u on the %s server %s; claiming a new number", l->worker,
-		    server_name(l->server), why);
-		break;
-	case LEASE_EV_RELEASED:
-		if (why == NULL)
-			log_info("lease released: worker %u, window_end %" PRIu64 " (the last ms "
-			    "minted)", l->worker, l->c_end);
-		else
-			log_warn("lease: worker %u not released (%s); it is free again after %"
-			    PRIu64, l->worker, why, l->window_end);
-		break;
-	}
-}
-
 /* The operation in flight failed on its server (why): each its own way. */
 static void
 lease_failed(struct lease *l, const char *why)
@@ -455,7 +452,7 @@ lease_claim(struct lease *l, int server)
 {
 	struct db_conn *db = l->db[server];
 
-	lease_begin(l, LEASE_OP_CLAIM);
+	l->op = LEASE_OP_CLAIM;
 	l->c_server = server;
 	l->c_tries++;
 	if (l->trust(l->arg, server) != LEASE_TRUSTED) {
@@ -487,6 +484,28 @@ lease_claim_failed(struct lease *l, const char *why, bool try_other)
 	}
 	l->c_tries = 0;
 	lease_end(l);
+}
+
+/*
+ * The skew rule of a claim, shared by every extend and re-adoption: server
+ * (by index) read db_now (ms) somewhere within our round trip from t0,
+ * so the skew is db_now minus its midpoint, refused beyond max_clock_skew_ms
+ * plus half the round trip. False with the words in why.
+ */
+static bool
+lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char *why,
+    size_t whylen)
+{
+	int64_t t1 = l->clock_ms(), skew, slack;
+
+	skew = strtoll(db_now, NULL, 10) - (t0 + t1) / 2;
+	slack = (t1 - t0) / 2 + 1;
+	l->skew_ms = skew;
+	if (llabs(skew) <= (long long)l->cfg->max_clock_skew_ms + slack)
+		return true;
+	return check_fail(why, whylen, "local clock is %+lld ms off the %s server's "
+	    "(max_clock_skew_ms=%u)", (long long)-skew, server_name(server),
+	    l->cfg->max_clock_skew_ms);
 }
 
 /*
@@ -649,28 +668,6 @@ lease_claim_committed_cb(struct db_conn *db, const struct db_result *r, void *ar
 }
 
 /*
- * The skew rule of a claim, shared by every extend and re-adoption: server
- * (by index) read db_now (ms) somewhere within our round trip from t0,
- * so the skew is db_now minus its midpoint, refused beyond max_clock_skew_ms
- * plus half the round trip. False with the words in why.
- */
-static bool
-lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0, char *why,
-    size_t whylen)
-{
-	int64_t t1 = l->clock_ms(), skew, slack;
-
-	skew = strtoll(db_now, NULL, 10) - (t0 + t1) / 2;
-	slack = (t1 - t0) / 2 + 1;
-	l->skew_ms = skew;
-	if (llabs(skew) <= (long long)l->cfg->max_clock_skew_ms + slack)
-		return true;
-	return check_fail(why, whylen, "local clock is %+lld ms off the %s server's "
-	    "(max_clock_skew_ms=%u)", (long long)-skew, server_name(server),
-	    l->cfg->max_clock_skew_ms);
-}
-
-/*
  * Extends the window, or re-adopts a resumed one (op): one compare-and-set on
  * the holder (ours, or our previous incarnation's when adopting) that also
  * names us as holder and pushes window_end to now + lease_window_ms, after
@@ -694,7 +691,7 @@ lease_cas(struct lease *l, enum lease_op op)
 		lease_end(l);
 		return;
 	}
-	lease_begin(l, op);
+	l->op = op;
 	l->c_end = now + l->cfg->lease_window_ms;
 	if (db_connected(db))
 		lease_send_clock(l, l->server);
@@ -774,13 +771,6 @@ lease_cas_failed(struct lease *l, const char *msg)
 	lease_end(l);
 }
 
-/* The holder our row names: ours, or our previous incarnation's until adopted. */
-static const char *
-lease_row_holder(const struct lease *l)
-{
-	return l->adopt_from[0] != '\0' ? l->adopt_from : l->holder;
-}
-
 /* A large backward clock step: a fresh number mints at the earlier time safely. */
 void
 lease_clock_stepped(struct lease *l)
@@ -812,7 +802,7 @@ lease_do_release(struct lease *l)
 {
 	struct db_conn *db = l->db[l->server];
 
-	lease_begin(l, LEASE_OP_RELEASE);
+	l->op = LEASE_OP_RELEASE;
 	if (l->state != LEASE_HELD) {
 		lease_end(l);
 		return;
@@ -866,19 +856,6 @@ lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		lease_change(l, LEASE_EV_RELEASED, NULL);
 		lease_end(l);
 	}
-}
-
-/* Writes the state file; a failure is logged once per episode. */
-static bool
-lease_save(struct lease *l, const char *what)
-{
-	if (statefile_save(l->sf))
-		return true;
-	if (strcmp(l->last_error, l->sf->last_error) != 0)
-		log_error("lease: state file: %s (writing %s; state_file)", l->sf->last_error,
-		    what);
-	snprintf(l->last_error, sizeof(l->last_error), "%s", l->sf->last_error);
-	return false;
 }
 
 /*
@@ -1003,6 +980,7 @@ lease_reserve_ahead(struct lease *l, uint64_t ts)
 	const struct snowflake *g = l->gen;
 	struct state_lease *sl;
 	uint64_t want, epoch = l->ahead.epoch;
+	enum statefile_result r;
 
 	/* No state file (no limit), or far from the limit, the usual case: nothing to do. */
 	if (l->sf == NULL || !statefile_on(l->sf) || ts > g->reserved || l->ahead.pending ||
@@ -1016,16 +994,10 @@ lease_reserve_ahead(struct lease *l, uint64_t ts)
 		sl->reserved = want;
 	l->ahead.pending = true;
 	l->ahead.posted_us = clk_mono_us();
-	switch (statefile_save_then(l->sf, lease_reserved_cb, l, sl->reserved, epoch)) {
-	case STATEFILE_QUEUED:
-		break;
-	case STATEFILE_DURABLE:
-		lease_reserved_cb(l, true, sl->reserved, epoch);
-		break;
-	case STATEFILE_FAILED:
-		lease_reserved_cb(l, false, sl->reserved, epoch);
-		break;
-	}
+	/* Ended at once (no writer thread, or its queue full): called back here. */
+	r = statefile_save_then(l->sf, lease_reserved_cb, l, sl->reserved, epoch);
+	if (r != STATEFILE_QUEUED)
+		lease_reserved_cb(l, r == STATEFILE_DURABLE, sl->reserved, epoch);
 }
 
 /*

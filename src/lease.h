@@ -88,7 +88,7 @@ struct lease {
 	uint64_t		 window_end;
 	int64_t			 skew_ms;	/* database minus local, at the last check */
 	struct event		*tick;
-	enum lease_op		 op;		/* in flight; set by lease_begin/lease_end */
+	enum lease_op		 op;		/* in flight; reset by lease_end */
 	/* Requests for the next operation, made while one may be in flight. */
 	struct {
 		bool		 fresh;		/* claim a new number (large clock step, owner lost) */

@@ -61,50 +61,6 @@ struct main_ctx {
 	int			 signals;
 };
 
-static void	main_tier_change(void *arg);
-static enum lease_trust main_trust(void *arg, int server);
-static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
-static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
-static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
-static bool	main_auth(struct main_ctx *m);
-static int	main_check_config(struct main_ctx *m);
-static bool	main_state(struct main_ctx *m);
-static void	main_state_ns(const struct main_ctx *m);
-static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
-static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
-static void	main_mode_arm(struct main_ctx *m);
-static void	main_notify_mode(struct main_ctx *m, const char *state);
-static void	main_released(void *arg);
-static bool	main_startup(struct main_ctx *m);
-static void	main_fd_limit(const struct config *cfg);
-static struct event_base *main_base(void);
-static bool	main_core(struct main_ctx *m);
-static void	main_signals(struct main_ctx *m);
-static bool	main_listen(struct main_ctx *m);
-static void	main_reserve_fds(struct main_ctx *m);
-static void	main_free(struct main_ctx *m);
-
-/* SIGTERM/SIGINT/SIGQUIT drain, SIGHUP reloads, the rest are ignored. */
-static const struct {
-	int			 sig;
-	event_callback_fn	 cb;
-} main_sigs[MAIN_NSIGS] = {
-	{ SIGTERM, main_signal_cb }, { SIGINT, main_signal_cb }, { SIGQUIT, main_signal_cb },
-	{ SIGHUP, main_hup_cb }, { SIGUSR1, main_ignore_cb }, { SIGUSR2, main_ignore_cb },
-};
-
-/* Health, buffered IDs or the lease changed: update the mode, wake waiting clients. */
-static void
-main_tier_change(void *arg)
-{
-	struct main_ctx *m = arg;
-
-	source_update_mode(&m->source);
-	main_notify_mode(m, NULL);
-	main_mode_arm(m);
-	core_wake(&m->core);
-}
-
 /*
  * Tells systemd (NOTIFY_SOCKET) the mode as STATUS=, with state ("READY=1",
  * "RELOADING=1...") in the same datagram when given; alone only once ready and
@@ -138,6 +94,18 @@ main_mode_arm(struct main_ctx *m)
 
 	if (m->mode_tick != NULL)
 		evtimer_add(m->mode_tick, &tv);
+}
+
+/* Health, buffered IDs or the lease changed: update the mode, wake waiting clients. */
+static void
+main_tier_change(void *arg)
+{
+	struct main_ctx *m = arg;
+
+	source_update_mode(&m->source);
+	main_notify_mode(m, NULL);
+	main_mode_arm(m);
+	core_wake(&m->core);
 }
 
 /* Time alone may have changed the mode (a window ended): recompute, wake waiters. */
@@ -258,18 +226,14 @@ main_check_config(struct main_ctx *m)
 	    dbtls_load_files(&dt, err, sizeof(err));
 	tls_free(m->tls);
 	m->tls = NULL;
-	if (ok && m->cfg.auth_tokens_file[0] != '\0') {
-		ok = auth_init(&m->auth, m->cfg.auth_tokens_file, m->cfg.auth_fail_delay_ms, err,
-		    sizeof(err));
-		auth_free(&m->auth);
-	}
-	config_free(&m->cfg);
-	if (!ok) {
+	if (!ok)
 		fprintf(stderr, "idserver: %s\n", err);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	else if ((ok = main_auth(m)))	/* main_auth says a failure */
+		auth_free(&m->auth);
+	config_free(&m->cfg);
+	if (ok)
+		printf("ok\n");
+	return ok ? 0 : 1;
 }
 
 /* First SIGTERM/SIGINT/SIGQUIT drains; a second one exits at once. */
@@ -299,6 +263,15 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_add(m->drain_tick, &tick);
 }
 
+/* The lease is released (or could not be): the last step of a clean exit. */
+static void
+main_released(void *arg)
+{
+	struct main_ctx *m = arg;
+
+	event_base_loopexit(m->base, NULL);
+}
+
 /* Exits the loop once every client is gone or the drain time is up. */
 static void
 main_drain_cb(evutil_socket_t fd, short what, void *arg)
@@ -318,15 +291,6 @@ main_drain_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	event_add(m->drain_tick, &tick);
-}
-
-/* The lease is released (or could not be): the last step of a clean exit. */
-static void
-main_released(void *arg)
-{
-	struct main_ctx *m = arg;
-
-	event_base_loopexit(m->base, NULL);
 }
 
 /*
@@ -375,6 +339,19 @@ main_startup(struct main_ctx *m)
 			    "background", s->name, s->last_error);
 	}
 	return ok;
+}
+
+/* One line on the state file's namespace marks (docs/design.md 13.5, 6.10). */
+static void
+main_state_ns(const struct main_ctx *m)
+{
+	if (m->sf.ns_origin == STATEFILE_CORRUPT)
+		log_error("state file %s: its namespace marks are corrupt (%s): the file was "
+		    "copied to %s.corrupt; namespaces start without them (the servers' marks "
+		    "still hold)", m->cfg.state_file, m->sf.ns_why, m->cfg.state_file);
+	else if (m->sf.ns_origin == STATEFILE_LOADED)
+		log_info("state file %s: %u namespace high-water marks", m->cfg.state_file,
+		    m->sf.ns.n);
 }
 
 /*
@@ -446,19 +423,6 @@ main_state(struct main_ctx *m)
 		return false;
 	}
 	return true;
-}
-
-/* One line on the state file's namespace marks (docs/design.md 13.5, 6.10). */
-static void
-main_state_ns(const struct main_ctx *m)
-{
-	if (m->sf.ns_origin == STATEFILE_CORRUPT)
-		log_error("state file %s: its namespace marks are corrupt (%s): the file was "
-		    "copied to %s.corrupt; namespaces start without them (the servers' marks "
-		    "still hold)", m->cfg.state_file, m->sf.ns_why, m->cfg.state_file);
-	else if (m->sf.ns_origin == STATEFILE_LOADED)
-		log_info("state file %s: %u namespace high-water marks", m->cfg.state_file,
-		    m->sf.ns.n);
 }
 
 /* Raises the descriptor limit to what max_clients needs, or says what it can do. */
@@ -538,6 +502,15 @@ main_core(struct main_ctx *m)
 	    &proto_resp_ops, &proto_text_ops);
 	return true;
 }
+
+/* SIGTERM/SIGINT/SIGQUIT drain, SIGHUP reloads, the rest are ignored. */
+static const struct {
+	int			 sig;
+	event_callback_fn	 cb;
+} main_sigs[MAIN_NSIGS] = {
+	{ SIGTERM, main_signal_cb }, { SIGINT, main_signal_cb }, { SIGQUIT, main_signal_cb },
+	{ SIGHUP, main_hup_cb }, { SIGUSR1, main_ignore_cb }, { SIGUSR2, main_ignore_cb },
+};
 
 /* Signals as loop events (main_sigs) and timers. */
 static void

@@ -32,26 +32,8 @@
 #include "check.h"
 #include "layout.h"
 
-static uint64_t	state_hash(const char *buf, size_t len);
-static bool	state_word(const char **p, const char *end, char *out, size_t outlen);
-static bool	state_u64(const char **p, const char *end, uint64_t *v);
-static bool	state_line_end(const char **p, const char *end);
-static bool	state_safe(const char *s);
-static bool	state_word_or_none(const char **p, const char *end, char *out, size_t outlen);
-static bool	state_check(const char *buf, size_t len, const char **body_end, char *why,
-		    size_t whylen);
-static bool	state_parse_head(const char **p, const char *end, uint64_t version,
-		    struct state_rec *r);
-static bool	state_parse_marks(const char **p, const char *end, uint64_t version,
-		    struct state_rec *r, struct state_ns *ns, char *why, size_t whylen);
-static bool	state_parse_lease(const char **p, const char *end, struct state_lease *l);
-static struct state_ns_mark *state_ns_find(const struct state_ns *r, const char *ns,
-		    unsigned server);
-static bool	state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why,
-		    size_t whylen);
 static bool	state_ns_parse_mark(const char **p, const char *end, bool uuid,
 		    struct state_ns *r, char *why, size_t whylen);
-static int	state_line_of(const char *buf, const char *p);
 
 /* FNV-1a, 64 bits: catches torn and hand-edited files. */
 static uint64_t
@@ -332,6 +314,18 @@ state_parse_lease(const char **p, const char *end, struct state_lease *l)
 	return state_line_end(p, end);
 }
 
+/* The line number of p in buf, for reasons. */
+static int
+state_line_of(const char *buf, const char *p)
+{
+	int line = 1;
+
+	for (; p > buf; p--)
+		if (p[-1] == '\n')
+			line++;
+	return line;
+}
+
 /* Parses and verifies a record; any deviation is corruption, never a guess. */
 bool
 state_parse(const char *buf, size_t len, struct state_rec *r, struct state_ns *ns, char *why,
@@ -560,18 +554,6 @@ state_ns_raise(struct state_ns *r, const char *ns, unsigned server, uint64_t hig
 		*changed = true;
 	}
 	return true;
-}
-
-/* The line number of p in buf, for reasons. */
-static int
-state_line_of(const char *buf, const char *p)
-{
-	int line = 1;
-
-	for (; p > buf; p--)
-		if (p[-1] == '\n')
-			line++;
-	return line;
 }
 
 /* The version and gen lines. */

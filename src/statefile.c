@@ -92,42 +92,6 @@ struct statefile_writer {
 	unsigned		 head, count;
 };
 
-static bool	statefile_lock(struct statefile *f, char *err, size_t errlen);
-static bool	statefile_load(struct statefile *f, char *err, size_t errlen);
-static bool	statefile_read(int fd, char *buf, size_t len, size_t *got);
-static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec,
-		    struct state_ns *ns, size_t *at, bool *old, char *why, size_t whylen);
-static bool	statefile_load_ns(struct statefile *f, const char *buf, size_t n);
-static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
-		    const char *suffix);
-static bool	statefile_foreign(struct statefile *f);
-static bool	statefile_sync_dir(const char *path);
-static void	statefile_id_file(const char *path, char *out, size_t outlen);
-static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
-static bool	statefile_running(uint64_t pid, uint64_t start);
-static bool	statefile_now(int64_t *sec, long *nsec);
-static bool	statefile_ctime(int fd, struct statefile_ctime *c);
-static bool	statefile_snapshot(struct statefile *f, uint64_t *gen, size_t *len);
-static bool	statefile_write(struct statefile *f, int slot, bool first, uint64_t gen,
-		    char *rec, size_t len, char *err, size_t errlen);
-static void	statefile_stamp_load(struct statefile *f, const char *buf, size_t n,
-		    size_t at);
-static void	statefile_count(struct statefile_counters *st, bool ok, uint64_t us);
-static enum statefile_result statefile_direct(struct statefile *f, size_t len,
-		    uint64_t gen);
-static void	statefile_post(struct statefile *f, size_t len, uint64_t gen);
-static void	statefile_pull(struct statefile *f);
-static void	statefile_resolve(struct statefile_writer *w, struct statefile_out o);
-static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok);
-static bool	statefile_wait_gen(struct statefile *f, uint64_t gen);
-static void	*statefile_writer_main(void *arg);
-static void	statefile_held(struct statefile *f, uint64_t t0);
-static enum statefile_result statefile_queue(struct statefile *f, bool wait,
-		    statefile_done fn, void *arg, uint64_t a, uint64_t b);
-static void	statefile_wake_cb(evutil_socket_t fd, short what, void *arg);
-static void	statefile_deliver(struct statefile *f);
-static void	statefile_writer_free(struct statefile_writer *w);
-
 bool
 statefile_on(const struct statefile *f)
 {
@@ -161,7 +125,6 @@ statefile_proc(uint64_t pid, uint64_t *start, char *st)
 	char path[64], buf[1024], *p;
 	unsigned long long v = 0;
 	size_t n;
-	int field;
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "/proc/%" PRIu64 "/stat", pid);
@@ -175,15 +138,9 @@ statefile_proc(uint64_t pid, uint64_t *start, char *st)
 	p = strrchr(buf, ')');
 	if (p == NULL || p[1] != ' ')
 		return false;
-	p += 2;
-	*st = *p;
-	/* Field 3 is the state; the start time is field 22. */
-	for (field = 3; field < 22 && p != NULL; field++) {
-		p = strchr(p, ' ');
-		if (p != NULL)
-			p++;
-	}
-	if (p == NULL || sscanf(p, "%llu", &v) != 1)
+	/* Field 3 is the state, fields 4 to 21 are skipped, the start time is field 22. */
+	if (sscanf(p + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+	    "%*s %*s %*s %llu", st, &v) != 2)
 		return false;
 	*start = v;
 	return true;
@@ -401,6 +358,59 @@ statefile_load_ns(struct statefile *f, const char *buf, size_t n)
 }
 
 /*
+ * A record written on another machine (a copied /var/lib/idgen, a golden
+ * image, a volume of another deployment) is not this process's to build on:
+ * its marks move to foreign[], where they refuse tickets in this process only
+ * and are never copied to a server or saved, and the process starts fresh
+ * (docs/design.md section 6.8). True when the record was foreign.
+ */
+static bool
+statefile_foreign(struct statefile *f)
+{
+	const struct state_owner *o = &f->rec.owner;
+
+	if (o->machine[0] == '\0' || f->me.machine[0] == '\0' ||
+	    strcmp(o->machine, f->me.machine) == 0)
+		return false;
+	memcpy(f->foreign, f->rec.mark, sizeof(f->foreign));
+	snprintf(f->why, sizeof(f->why), "written on another machine (machine-id %s, host %s, "
+	    "servers '%s'): moved to %s.foreign; its marks refuse tickets in this process "
+	    "only, until it restarts, and are never copied to the ticket servers; its "
+	    "namespace marks and lease are not used", o->machine, f->rec.host, f->rec.servers,
+	    f->path);
+	memset(&f->rec, 0, sizeof(f->rec));
+	f->origin = STATEFILE_FOREIGN;
+	f->slot = 1;
+	f->ns.n = 0;
+	f->ns_origin = STATEFILE_NEW;
+	f->stamped = false;
+	return true;
+}
+
+/*
+ * Judges the newest record's stamp (at, after the record) against the file as it is now, before
+ * anything of this process writes it: the lease may be resumed only from the
+ * very file, at its latest write (docs/design.md section 6.8, rule 4).
+ */
+static void
+statefile_stamp_load(struct statefile *f, const char *buf, size_t n, size_t at)
+{
+	struct state_stamp st;
+	struct statefile_ctime now;
+
+	f->stamped = false;
+	if (at + STATE_STAMP_LEN > n || !state_stamp_parse(buf + at, STATE_STAMP_LEN, &st))
+		memset(&st, 0, sizeof(st));
+	if (!statefile_ctime_fn(f->fd, &now)) {
+		snprintf(f->stamp_why, sizeof(f->stamp_why), "cannot stat the file: %s",
+		    strerror(errno));
+		return;
+	}
+	f->stamped = state_stamp_check(&st, f->rec.gen, now.dev, now.ino, now.sec, now.nsec,
+	    STATEFILE_STAMP_SLACK_MS, f->stamp_why, sizeof(f->stamp_why));
+}
+
+/*
  * Reads and verifies the record: a version 3 slot, else the earlier format's
  * records (docs/design.md section 6.10), whose first save goes to slot 1 so
  * that they stay until a version 3 record is durable. A corrupt record starts
@@ -459,59 +469,6 @@ statefile_load(struct statefile *f, char *err, size_t errlen)
 		statefile_set_aside(f, buf, n, keep, "corrupt");
 	free(buf);
 	return true;
-}
-
-/*
- * A record written on another machine (a copied /var/lib/idgen, a golden
- * image, a volume of another deployment) is not this process's to build on:
- * its marks move to foreign[], where they refuse tickets in this process only
- * and are never copied to a server or saved, and the process starts fresh
- * (docs/design.md section 6.8). True when the record was foreign.
- */
-static bool
-statefile_foreign(struct statefile *f)
-{
-	const struct state_owner *o = &f->rec.owner;
-
-	if (o->machine[0] == '\0' || f->me.machine[0] == '\0' ||
-	    strcmp(o->machine, f->me.machine) == 0)
-		return false;
-	memcpy(f->foreign, f->rec.mark, sizeof(f->foreign));
-	snprintf(f->why, sizeof(f->why), "written on another machine (machine-id %s, host %s, "
-	    "servers '%s'): moved to %s.foreign; its marks refuse tickets in this process "
-	    "only, until it restarts, and are never copied to the ticket servers; its "
-	    "namespace marks and lease are not used", o->machine, f->rec.host, f->rec.servers,
-	    f->path);
-	memset(&f->rec, 0, sizeof(f->rec));
-	f->origin = STATEFILE_FOREIGN;
-	f->slot = 1;
-	f->ns.n = 0;
-	f->ns_origin = STATEFILE_NEW;
-	f->stamped = false;
-	return true;
-}
-
-/*
- * Judges the newest record's stamp (at, after the record) against the file as it is now, before
- * anything of this process writes it: the lease may be resumed only from the
- * very file, at its latest write (docs/design.md section 6.8, rule 4).
- */
-static void
-statefile_stamp_load(struct statefile *f, const char *buf, size_t n, size_t at)
-{
-	struct state_stamp st;
-	struct statefile_ctime now;
-
-	f->stamped = false;
-	if (at + STATE_STAMP_LEN > n || !state_stamp_parse(buf + at, STATE_STAMP_LEN, &st))
-		memset(&st, 0, sizeof(st));
-	if (!statefile_ctime_fn(f->fd, &now)) {
-		snprintf(f->stamp_why, sizeof(f->stamp_why), "cannot stat the file: %s",
-		    strerror(errno));
-		return;
-	}
-	f->stamped = state_stamp_check(&st, f->rec.gen, now.dev, now.ino, now.sec, now.nsec,
-	    STATEFILE_STAMP_SLACK_MS, f->stamp_why, sizeof(f->stamp_why));
 }
 
 /*
@@ -828,28 +785,6 @@ statefile_held(struct statefile *f, uint64_t t0)
 		f->stats.loop_us_max = us;
 }
 
-bool
-statefile_save(struct statefile *f)
-{
-	uint64_t t0 = (uint64_t)clk_mono_us();
-	bool ok = statefile_queue(f, true, NULL, NULL, 0, 0) == STATEFILE_DURABLE;
-
-	/* With the writer running, the caller is the loop, waiting for it (6.9). */
-	if (f->w != NULL)
-		statefile_held(f, t0);
-	return ok;
-}
-
-enum statefile_result
-statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
-{
-	uint64_t t0 = (uint64_t)clk_mono_us();
-	enum statefile_result r = statefile_queue(f, false, fn, arg, a, b);
-
-	statefile_held(f, t0);
-	return r;
-}
-
 /*
  * A save: written in the caller (no writer thread), or posted to the writer
  * and, when wait (or its queue is full), waited for; else fn is called back
@@ -877,6 +812,28 @@ statefile_queue(struct statefile *f, bool wait, statefile_done fn, void *arg, ui
 	w->q[(w->head + w->count++) % STATEFILE_WAIT_MAX] =
 	    (struct statefile_wait){ gen, fn, arg, a, b, false, false };
 	return STATEFILE_QUEUED;
+}
+
+bool
+statefile_save(struct statefile *f)
+{
+	uint64_t t0 = (uint64_t)clk_mono_us();
+	bool ok = statefile_queue(f, true, NULL, NULL, 0, 0) == STATEFILE_DURABLE;
+
+	/* With the writer running, the caller is the loop, waiting for it (6.9). */
+	if (f->w != NULL)
+		statefile_held(f, t0);
+	return ok;
+}
+
+enum statefile_result
+statefile_save_then(struct statefile *f, statefile_done fn, void *arg, uint64_t a, uint64_t b)
+{
+	uint64_t t0 = (uint64_t)clk_mono_us();
+	enum statefile_result r = statefile_queue(f, false, fn, arg, a, b);
+
+	statefile_held(f, t0);
+	return r;
 }
 
 /*
@@ -941,23 +898,6 @@ statefile_writer_main(void *arg)
 	return NULL;
 }
 
-/* On the loop: a write ended. */
-static void
-statefile_wake_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct statefile *f = arg;
-	uint64_t n;
-
-	(void)what;
-	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n)) {
-		/* Nothing to read: a wake-up already handled. */
-	}
-	pthread_mutex_lock(&f->w->mu);
-	statefile_pull(f);
-	pthread_mutex_unlock(&f->w->mu);
-	statefile_deliver(f);
-}
-
 /*
  * Calls back, in order, every queued save the first write at or above its
  * snapshot resolved: durable, or failed, and then the save is not covered
@@ -976,6 +916,23 @@ statefile_deliver(struct statefile *f)
 		q.fn(q.arg, q.ok, q.a, q.b);
 		w = f->w;	/* a callback may have stopped the writer */
 	}
+}
+
+/* On the loop: a write ended. */
+static void
+statefile_wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct statefile *f = arg;
+	uint64_t n;
+
+	(void)what;
+	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n)) {
+		/* Nothing to read: a wake-up already handled. */
+	}
+	pthread_mutex_lock(&f->w->mu);
+	statefile_pull(f);
+	pthread_mutex_unlock(&f->w->mu);
+	statefile_deliver(f);
 }
 
 static void
