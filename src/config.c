@@ -380,6 +380,30 @@ struct config_ctx {
 	size_t		 errlen;
 };
 
+static const struct config_key *config_find(const char *name);
+static bool	config_set(struct config *cfg, const char *name, const char *value,
+		    char *err, size_t errlen);
+static int	config_ini_cb(void *user, const char *section, const char *name,
+		    const char *value);
+static bool	config_check_host(const char *key, const char *value, const char *why,
+		    char *err, size_t errlen);
+static bool	config_check(const struct config *cfg, char *err, size_t errlen);
+static bool	config_parse_others(struct config *cfg, char *err, size_t errlen);
+static bool	config_parse_extras(struct config *cfg, char *err, size_t errlen);
+static bool	config_check_file(const char *key, const char *path, char *err,
+		    size_t errlen);
+static bool	config_check_tls(const struct config *cfg, char *err, size_t errlen);
+static bool	config_check_listen_tls(const struct config *cfg, char *err, size_t errlen);
+static bool	config_check_word(const char *key, const char *value, const char *words,
+		    char *err, size_t errlen);
+static bool	config_read_password(struct config *cfg, char *err, size_t errlen);
+static bool	config_credentials(struct config *cfg, char *err, size_t errlen);
+static void	config_usage(const char *prog);
+static bool	config_first_pass(struct config *cfg, int argc, char **argv, const char **file,
+		    bool *exit_now, char *err, size_t errlen);
+static bool	config_flags(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
+static const char *config_str(const char *s);
+
 /* Finds a key by name; dashes count as underscores so flags read naturally. */
 static const struct config_key *
 config_find(const char *name)

@@ -47,11 +47,27 @@ struct db_maria {
 	char			 tls[96];	/* the session's TLS version and cipher, or "" */
 };
 
+static struct db_conn *db_maria_new(struct event_base *base, const struct db_params *params,
+		    const char *name);
+static void	db_maria_free(struct db_conn *conn);
+static void	db_maria_close(struct db_conn *conn);
+static bool	db_maria_connect(struct db_conn *conn, db_cb cb, void *arg);
+static bool	db_maria_query(struct db_conn *conn, const char *sql, db_cb cb, void *arg);
+static void	db_maria_on_lost(struct db_conn *conn, db_cb cb, void *arg);
+static bool	db_maria_connected(const struct db_conn *conn);
 static void	db_io_cb(evutil_socket_t fd, short what, void *arg);
 static void	db_deadline_cb(evutil_socket_t fd, short what, void *arg);
+static void	db_wait(struct db_maria *c, int status);
 static void	db_step(struct db_maria *c, int status);
 static void	db_finish(struct db_maria *c, unsigned err, const char *msg);
 static void	db_statement_done(struct db_maria *c);
+static void	db_arm_deadline(struct db_maria *c, unsigned ms);
+static void	db_idle_cb(evutil_socket_t fd, short what, void *arg);
+static void	db_arm(struct db_maria *c, short what, event_callback_fn cb,
+		    const struct timeval *tv);
+static void	db_tls_nonblock(struct db_maria *c);
+static void	db_started(struct db_maria *c, int status);
+static void	db_resume_cb(evutil_socket_t fd, short what, void *arg);
 
 /* Drops the connection and any operation in flight, without a callback. */
 static void

@@ -35,12 +35,20 @@ enum lease_event {
 };
 
 static void	lease_tick_cb(evutil_socket_t fd, short what, void *arg);
+static void	lease_end(struct lease *l);
+static void	lease_change(struct lease *l, enum lease_event ev, const char *why);
+static void	lease_record(struct lease *l);
+static void	lease_log_change(struct lease *l, enum lease_event ev, const char *why);
+static void	lease_failed(struct lease *l, const char *why);
+static void	lease_connected_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_send_clock(struct lease *l, int server);
 static void	lease_clock_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_cas(struct lease *l, enum lease_op op);
 static void	lease_cas_send(struct lease *l);
 static void	lease_cas_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_cas_failed(struct lease *l, const char *msg);
+static const char *lease_row_holder(const struct lease *l);
+static void	lease_schedule(struct lease *l, unsigned ms);
 static void	lease_claim(struct lease *l, int server);
 static void	lease_claim_begun_cb(struct db_conn *db, const struct db_result *r, void *arg);
 static void	lease_claim_picked_cb(struct db_conn *db, const struct db_result *r, void *arg);
@@ -48,10 +56,16 @@ static void	lease_claim_taken_cb(struct db_conn *db, const struct db_result *r, 
 static void	lease_claim_committed_cb(struct db_conn *db, const struct db_result *r,
 		    void *arg);
 static void	lease_claim_failed(struct lease *l, const char *why, bool try_other);
+static bool	lease_skew_ok(struct lease *l, int server, const char *db_now, int64_t t0,
+		    char *why, size_t whylen);
 static void	lease_do_release(struct lease *l);
 static void	lease_release_send(struct lease *l);
 static void	lease_release_cb(struct db_conn *db, const struct db_result *r, void *arg);
+static bool	lease_save(struct lease *l, const char *what);
+static uint64_t	lease_reserve_to(const struct lease *l, uint64_t ts);
+static void	lease_landed(struct lease *l, int64_t t0_us);
 static void	lease_reserved_cb(void *arg, bool ok, uint64_t reserved, uint64_t epoch);
+static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 

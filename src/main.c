@@ -61,6 +61,29 @@ struct main_ctx {
 	int			 signals;
 };
 
+static void	main_tier_change(void *arg);
+static enum lease_trust main_trust(void *arg, int server);
+static void	main_signal_cb(evutil_socket_t sig, short what, void *arg);
+static void	main_ignore_cb(evutil_socket_t sig, short what, void *arg);
+static void	main_hup_cb(evutil_socket_t sig, short what, void *arg);
+static bool	main_auth(struct main_ctx *m);
+static int	main_check_config(struct main_ctx *m);
+static bool	main_state(struct main_ctx *m);
+static void	main_state_ns(const struct main_ctx *m);
+static void	main_drain_cb(evutil_socket_t fd, short what, void *arg);
+static void	main_mode_cb(evutil_socket_t fd, short what, void *arg);
+static void	main_mode_arm(struct main_ctx *m);
+static void	main_notify_mode(struct main_ctx *m, const char *state);
+static void	main_released(void *arg);
+static bool	main_startup(struct main_ctx *m);
+static void	main_fd_limit(const struct config *cfg);
+static struct event_base *main_base(void);
+static bool	main_core(struct main_ctx *m);
+static void	main_signals(struct main_ctx *m);
+static bool	main_listen(struct main_ctx *m);
+static void	main_reserve_fds(struct main_ctx *m);
+static void	main_free(struct main_ctx *m);
+
 /*
  * Tells systemd (NOTIFY_SOCKET) the mode as STATUS=, with state ("READY=1",
  * "RELOADING=1...") in the same datagram when given; alone only once ready and

@@ -32,8 +32,27 @@
 #include "check.h"
 #include "layout.h"
 
+static uint64_t	state_hash(const char *buf, size_t len);
+static bool	state_word(const char **p, const char *end, char *out, size_t outlen);
+static bool	state_u64(const char **p, const char *end, uint64_t *v);
+static bool	state_line_end(const char **p, const char *end);
+static bool	state_safe(const char *s);
+static bool	state_word_or_none(const char **p, const char *end, char *out, size_t outlen);
+static bool	state_check(const char *buf, size_t len, const char **body_end, char *why,
+		    size_t whylen);
+static bool	state_parse_head(const char **p, const char *end, uint64_t version,
+		    struct state_rec *r);
+static bool	state_parse_marks(const char **p, const char *end, uint64_t version,
+		    struct state_rec *r, struct state_ns *ns, char *why, size_t whylen);
+static bool	state_parse_lease(const char **p, const char *end, struct state_lease *l);
+static struct state_ns_mark *state_ns_find(const struct state_ns *r, const char *ns,
+		    unsigned server);
+static bool	state_ns_parse_head(const char **p, const char *end, uint64_t *gen, char *why,
+		    size_t whylen);
 static bool	state_ns_parse_mark(const char **p, const char *end, bool uuid,
 		    struct state_ns *r, char *why, size_t whylen);
+static int	state_line_of(const char *buf, const char *p);
+static const char *state_check_line(const char *buf, size_t len);
 
 /* FNV-1a, 64 bits: catches torn and hand-edited files. */
 static uint64_t

@@ -92,6 +92,42 @@ struct statefile_writer {
 	unsigned		 head, count;
 };
 
+static bool	statefile_lock(struct statefile *f, char *err, size_t errlen);
+static bool	statefile_load(struct statefile *f, char *err, size_t errlen);
+static bool	statefile_read(int fd, char *buf, size_t len, size_t *got);
+static int	statefile_pick(const char *buf, size_t n, struct state_rec *rec,
+		    struct state_ns *ns, size_t *at, bool *old, char *why, size_t whylen);
+static bool	statefile_load_ns(struct statefile *f, const char *buf, size_t n);
+static void	statefile_set_aside(struct statefile *f, const char *buf, size_t n, off_t keep,
+		    const char *suffix);
+static bool	statefile_foreign(struct statefile *f);
+static bool	statefile_sync_dir(const char *path);
+static void	statefile_id_file(const char *path, char *out, size_t outlen);
+static bool	statefile_proc(uint64_t pid, uint64_t *start, char *st);
+static bool	statefile_running(uint64_t pid, uint64_t start);
+static bool	statefile_now(int64_t *sec, long *nsec);
+static bool	statefile_ctime(int fd, struct statefile_ctime *c);
+static bool	statefile_snapshot(struct statefile *f, uint64_t *gen, size_t *len);
+static bool	statefile_write(struct statefile *f, int slot, bool first, uint64_t gen,
+		    char *rec, size_t len, char *err, size_t errlen);
+static void	statefile_stamp_load(struct statefile *f, const char *buf, size_t n,
+		    size_t at);
+static void	statefile_count(struct statefile_counters *st, bool ok, uint64_t us);
+static enum statefile_result statefile_direct(struct statefile *f, size_t len,
+		    uint64_t gen);
+static void	statefile_post(struct statefile *f, size_t len, uint64_t gen);
+static void	statefile_pull(struct statefile *f);
+static void	statefile_resolve(struct statefile_writer *w, struct statefile_out o);
+static void	statefile_outcome(struct statefile_writer *w, uint64_t gen, bool ok);
+static bool	statefile_wait_gen(struct statefile *f, uint64_t gen);
+static void	*statefile_writer_main(void *arg);
+static void	statefile_held(struct statefile *f, uint64_t t0);
+static enum statefile_result statefile_queue(struct statefile *f, bool wait,
+		    statefile_done fn, void *arg, uint64_t a, uint64_t b);
+static void	statefile_wake_cb(evutil_socket_t fd, short what, void *arg);
+static void	statefile_deliver(struct statefile *f);
+static void	statefile_writer_free(struct statefile_writer *w);
+
 bool
 statefile_on(const struct statefile *f)
 {
