@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "metrics.h"
+#include "proto_text.h"
 #include "reqlat.h"
 #include "tls.h"
 
@@ -303,45 +304,13 @@ http_decode(const struct decode *d, const char *id_str)
 	    (json_int_t)d->worker_id, "seq", (json_int_t)d->seq, "region", region);
 }
 
-/*
- * The text/plain body of an ID API result: the text protocol's reply, with
- * IDS one ID per line.
- */
+/* The text/plain body of an ID API result: the text protocol's reply, IDs one per line. */
 char *
-proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len)
+proto_http_text(enum core_cmd cmd, const struct core_result *res, size_t *len)
 {
-	size_t n = 0;
-	char *t = malloc(page == PROTO_HTTP_IDS || page == PROTO_HTTP_ID ?
-	    (size_t)res->count * (FMT_U64_LEN + 1) + 1 : FMT_DECODE_LEN);
+	char *t = malloc(PROTO_TEXT_RESULT_MAX(res->count));
 
-	*len = 0;
-	if (t == NULL)
-		return NULL;
-	switch (page) {
-	case PROTO_HTTP_ID:
-	case PROTO_HTTP_IDS:
-		n = fmt_ids_framed(t, res->ids, res->count, "", "", '\n', NULL);
-		t[n++] = '\n';
-		break;
-	case PROTO_HTTP_BLOCK:
-		n = fmt_u64(t, res->first);
-		t[n++] = ' ';
-		n += fmt_u64(t + n, res->count);
-		t[n++] = '\n';
-		break;
-	case PROTO_HTTP_DECODE:
-		n = fmt_decode(t, &res->dec, res->from_b58);
-		break;
-	case PROTO_HTTP_B58:
-		n = (size_t)snprintf(t, FMT_DECODE_LEN, "%s\n", res->dec.b58);
-		break;
-	case PROTO_HTTP_HEALTH:
-	case PROTO_HTTP_STATS:
-	case PROTO_HTTP_METRICS:
-	case PROTO_HTTP_OPENAPI:
-		break;
-	}
-	*len = n;
+	*len = t != NULL ? proto_text_result(t, cmd, res, '\n') : 0;
 	return t;
 }
 
@@ -544,7 +513,7 @@ http_run(void *arg)
 	else if (c->rt.page >= PROTO_HTTP_HEALTH)
 		(void)http_page(c->h, c->req, c->rt.page);
 	else if (c->rt.form == PROTO_HTTP_FORM_TEXT) {
-		text = proto_http_text(c->rt.page, res, &len);
+		text = proto_http_text(c->rt.cmd, res, &len);
 		http_send(c->req, 200, "OK", "text/plain; charset=utf-8", http_buf(text, len));
 		free(text);
 	} else if (c->rt.page == PROTO_HTTP_IDS)
