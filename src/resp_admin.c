@@ -685,19 +685,43 @@ resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
 	resp_admin_docs_map(c, cmd->group, cmd->params, cmd->summary, cmd);
 }
 
+/*
+ * Every command of the table, as COMMAND answers ('i': the INFO entries),
+ * COMMAND DOCS ('d': name and docs pairs), COMMAND LIST ('l': the names) or
+ * COMMAND COUNT ('c': how many).
+ */
+static enum proto_step
+resp_admin_all(struct conn *c, char kind)
+{
+	const struct resp_cmd *cmd;
+	const struct core_word *w;
+	size_t i, n = 0;
+
+	while (resp_admin_top(n, &cmd, &w))
+		n++;
+	if (kind == 'c') {
+		resp_reply_int(c, n);
+		return PROTO_HANDLED;
+	}
+	resp_reply_head(c, '*', (long long)(kind == 'd' ? 2 * n : n));
+	for (i = 0; i < n; i++) {
+		(void)resp_admin_top(i, &cmd, &w);
+		if (kind == 'i')
+			resp_admin_cmd_info(c, cmd, w);
+		else if (kind == 'd')
+			resp_admin_cmd_docs(c, cmd, w);
+		else
+			resp_admin_lower(c, cmd != NULL ? cmd->name : w->name, NULL);
+	}
+	return PROTO_HANDLED;
+}
+
 /* COMMAND COUNT */
 static enum proto_step
 resp_admin_command_count(struct conn *c, const struct proto_resp_frame *f)
 {
-	const struct resp_cmd *cmd;
-	const struct core_word *w;
-	size_t n = 0;
-
 	(void)f;
-	while (resp_admin_top(n, &cmd, &w))
-		n++;
-	resp_reply_int(c, n);
-	return PROTO_HANDLED;
+	return resp_admin_all(c, 'c');
 }
 
 /* COMMAND DOCS [name...]: all, or the named ones that exist (a flat map). */
@@ -708,16 +732,8 @@ resp_admin_command_docs(struct conn *c, const struct proto_resp_frame *f)
 	const struct core_word *w;
 	size_t i, n = 0;
 
-	if (f->argc == 2) {
-		while (resp_admin_top(n, &cmd, &w))
-			n++;
-		resp_reply_head(c, '*', 2 * (long long)n);
-		for (i = 0; i < n; i++) {
-			(void)resp_admin_top(i, &cmd, &w);
-			resp_admin_cmd_docs(c, cmd, w);
-		}
-		return PROTO_HANDLED;
-	}
+	if (f->argc == 2)
+		return resp_admin_all(c, 'd');
 	for (i = 2; i < f->argc; i++)
 		if (resp_admin_top_named(f->argv[i], f->argl[i], &cmd, &w))
 			n++;
@@ -737,7 +753,7 @@ resp_admin_command_info(struct conn *c, const struct proto_resp_frame *f)
 	size_t i;
 
 	if (f->argc == 2)
-		return resp_admin_command(c, f);
+		return resp_admin_all(c, 'i');
 	resp_reply_head(c, '*', (long long)f->argc - 2);
 	for (i = 2; i < f->argc; i++) {
 		if (resp_admin_top_named(f->argv[i], f->argl[i], &cmd, &w))
@@ -752,29 +768,15 @@ resp_admin_command_info(struct conn *c, const struct proto_resp_frame *f)
 static enum proto_step
 resp_admin_command_list(struct conn *c, const struct proto_resp_frame *f)
 {
-	const struct resp_cmd *cmd;
-	const struct core_word *w;
-	size_t i, n = 0;
-
 	(void)f;
-	while (resp_admin_top(n, &cmd, &w))
-		n++;
-	resp_reply_head(c, '*', (long long)n);
-	for (i = 0; i < n; i++) {
-		(void)resp_admin_top(i, &cmd, &w);
-		resp_admin_lower(c, cmd != NULL ? cmd->name : w->name, NULL);
-	}
-	return PROTO_HANDLED;
+	return resp_admin_all(c, 'l');
 }
 
 /* COMMAND: the whole table; COMMAND <other>: unknown subcommand. */
 static enum proto_step
 resp_admin_command(struct conn *c, const struct proto_resp_frame *f)
 {
-	const struct resp_cmd *cmd;
-	const struct core_word *w;
 	char sub[40], why[120];
-	size_t i, n = 0;
 
 	if (f->argc > 1 && !resp_admin_is(f, 1, "INFO")) {
 		resp_reply_sanitize(sub, sizeof(sub), f->argv[1], f->argl[1]);
@@ -782,14 +784,7 @@ resp_admin_command(struct conn *c, const struct proto_resp_frame *f)
 		    "INFO or LIST.", sub);
 		return resp_admin_err(c, why);
 	}
-	while (resp_admin_top(n, &cmd, &w))
-		n++;
-	resp_reply_head(c, '*', (long long)n);
-	for (i = 0; i < n; i++) {
-		(void)resp_admin_top(i, &cmd, &w);
-		resp_admin_cmd_info(c, cmd, w);
-	}
-	return PROTO_HANDLED;
+	return resp_admin_all(c, 'i');
 }
 
 /* TIME: unix seconds and microseconds, two bulk strings as Redis gives them. */
