@@ -346,18 +346,13 @@ core_decode(struct core *c, const struct core_req *req, struct core_result *res,
 		return e;
 	if (decode_id(id, b, &res->dec) != LAYOUT_INVALID)
 		decode_regions(&res->dec, server_increment(), server_region_bits());
-	switch (res->dec.region) {
-	case LAYOUT_INVALID:
+	if (res->dec.region == LAYOUT_INVALID) {
 		*why = "an ID is 1..9223372036854775807";
 		return CORE_ERR_RANGE;
-	case LAYOUT_TICKET:
-		if (b == 0) {
-			*why = "block size unknown until a ticket server has answered";
-			return CORE_ERR_UNAVAILABLE;
-		}
-		return CORE_OK;
-	case LAYOUT_SNOWFLAKE:
-		return CORE_OK;
+	}
+	if (res->dec.region == LAYOUT_TICKET && b == 0) {
+		*why = "block size unknown until a ticket server has answered";
+		return CORE_ERR_UNAVAILABLE;
 	}
 	return CORE_OK;
 }
