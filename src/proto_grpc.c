@@ -99,7 +99,7 @@ struct grpc_stream {
 	struct event		*deadline;
 	struct core_req		 creq;
 	struct auth_sess	 sess;		/* its authorization: Bearer token, if any */
-	bool			 authed;	/* reflection: the token was checked */
+	bool			 authed;	/* health, reflection: the token was checked */
 	char			 arg[16];
 	char			 ns[CORE_NS_NAME_MAX + 2];	/* idgen-namespace, as sent:
 						   cut after 49 bytes, still too long */
@@ -168,7 +168,7 @@ static void	grpc_dispatch(struct grpc_stream *st);
 static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
 static bool	grpc_parse(struct grpc_stream *st, uint32_t len);
 static void	grpc_health(struct grpc_stream *st, uint32_t len);
-static bool	grpc_auth_quick(struct grpc_stream *st, struct core_result *res);
+static bool	grpc_auth_quick(struct grpc_stream *st);
 static void	grpc_reflect(struct grpc_stream *st);
 static bool	grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len);
 static void	grpc_reflect_send(struct grpc_stream *st);
@@ -1185,20 +1185,31 @@ grpc_parse(struct grpc_stream *st, uint32_t len)
 
 /*
  * The token of a call answered at once, outside the core (health behind a
- * token, reflection): a read-only one suffices. Its failure is not held (no
- * waiter), so an address being slowed down (auth_fail_slow) is refused
- * without its token being looked at: no faster way to guess. False with res.
+ * token, reflection), once per stream: a read-only one suffices. Its failure
+ * is not held (no waiter), so an address being slowed down (auth_fail_slow)
+ * is refused without its token being looked at: no faster way to guess.
+ * False with the stream answered.
  */
 static bool
-grpc_auth_quick(struct grpc_stream *st, struct core_result *res)
+grpc_auth_quick(struct grpc_stream *st)
 {
 	struct core *core = st->conn->g->core;
+	struct core_result res;
 
+	if (core->auth == NULL || st->authed)
+		return true;
 	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms()))
-		return core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this "
-		    "address; try again later", res);
-	(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, res);
-	return res->err == CORE_OK;
+		core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this "
+		    "address; try again later", &res);
+	else
+		(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, &res);
+	if (res.err == CORE_OK)
+		return st->authed = true;
+	if (st->method == GRPC_M_REFLECT)
+		grpc_reflect_end(st, (int)core_err_info(res.err)->grpc_status, res.why);
+	else
+		grpc_fail(st, (int)core_err_info(res.err)->grpc_status, res.why);
+	return false;
 }
 
 /* grpc.health.v1.Health/Check, answered at once from the core's health. */
@@ -1216,14 +1227,9 @@ grpc_health(struct grpc_stream *st, uint32_t len)
 		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
 		return;
 	}
-	if (core->auth != NULL && !st->conn->g->cfg->auth_open_metrics) {
-		struct core_result res;
-
-		if (!grpc_auth_quick(st, &res)) {
-			grpc__health__v1__health_check_request__free_unpacked(m, NULL);
-			grpc_fail(st, (int)core_err_info(res.err)->grpc_status, res.why);
-			return;
-		}
+	if (!st->conn->g->cfg->auth_open_metrics && !grpc_auth_quick(st)) {
+		grpc__health__v1__health_check_request__free_unpacked(m, NULL);
+		return;
 	}
 	known = m->service[0] == '\0' ||
 	    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
@@ -1259,15 +1265,8 @@ grpc_reflect(struct grpc_stream *st)
 		    "message larger than grpc_max_message_bytes");
 		return;
 	}
-	if (st->conn->g->core->auth != NULL && !st->authed) {
-		struct core_result res;
-
-		if (!grpc_auth_quick(st, &res)) {
-			grpc_reflect_end(st, (int)core_err_info(res.err)->grpc_status, res.why);
-			return;
-		}
-		st->authed = true;
-	}
+	if (!grpc_auth_quick(st))
+		return;
 	while (st->in_len - off >= 5) {
 		const uint8_t *m = st->in + off;
 
