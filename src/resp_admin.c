@@ -60,7 +60,6 @@ static enum proto_step	resp_admin_exec(struct conn *c, const struct proto_resp_f
 static enum proto_step	resp_admin_discard_cmd(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_watch(struct conn *c, const struct proto_resp_frame *f);
-static enum proto_step	resp_admin_unwatch(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_reset(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_config(struct conn *c, const struct proto_resp_frame *f);
 
@@ -130,7 +129,7 @@ static const struct resp_cmd resp_admin_cmds[] = {
 	    "transactions", "", "Drops the queued commands" },
 	{ "WATCH",	NULL,		2, RESP_CMD_ANY, NQ, resp_admin_watch,
 	    "transactions", "key...", "OK: there are no keys to change" },
-	{ "UNWATCH",	NULL,		1, 1,	0,	resp_admin_unwatch,
+	{ "UNWATCH",	NULL,		1, 1,	0,	resp_admin_watch,
 	    "transactions", "", "OK" },
 	{ "RESET",	NULL,		1, 1,	NQ,	resp_admin_reset,
 	    "connection", "", "Leaves MULTI, forgets the name: RESET" },
@@ -865,7 +864,10 @@ resp_admin_discard_cmd(struct conn *c, const struct proto_resp_frame *f)
 	return PROTO_HANDLED;
 }
 
-/* WATCH key...: OK, nothing here can change under a transaction; not inside MULTI. */
+/*
+ * WATCH key... and UNWATCH: OK, nothing here can change under a transaction.
+ * WATCH is refused inside MULTI; UNWATCH is queued there, run by EXEC.
+ */
 static enum proto_step
 resp_admin_watch(struct conn *c, const struct proto_resp_frame *f)
 {
@@ -876,15 +878,6 @@ resp_admin_watch(struct conn *c, const struct proto_resp_frame *f)
 		resp_reply_error(c, "ERR", "WATCH inside MULTI is not allowed");
 	else
 		resp_reply_simple(c, "OK");
-	return PROTO_HANDLED;
-}
-
-/* UNWATCH */
-static enum proto_step
-resp_admin_unwatch(struct conn *c, const struct proto_resp_frame *f)
-{
-	(void)f;
-	resp_reply_simple(c, "OK");
 	return PROTO_HANDLED;
 }
 
