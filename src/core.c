@@ -51,22 +51,8 @@ static const struct core_word core_words[] = {
 
 static void		core_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void		core_timer_cb(evutil_socket_t fd, short what, void *arg);
-static void		core_park(struct core *c, struct core_waiter *w);
-static void		core_wake_after(struct core *c, unsigned us);
-static enum core_err	core_number(const struct core_req *req, uint64_t *v, const char **why);
-static enum core_err	core_count_arg(const struct core_req *req, uint64_t max,
-			    uint64_t *n, const char **why);
-static enum core_err	core_decode(struct core *c, const struct core_req *req,
-			    struct core_result *res, const char **why);
 static bool		core_take_judge(struct core *c, const struct core_req *req,
 			    struct core_result *res, uint64_t *n_out, struct nsrv **ns_out);
-static enum core_status	core_take(struct core *c, struct core_waiter *w,
-			    const struct core_req *req, struct core_result *res);
-static void		core_fail(struct core *c, struct core_result *res, enum core_err err,
-			    const char *why);
-static enum core_status	core_auth_failed(struct core *c, struct core_waiter *w,
-			    struct auth_sess *s, struct core_result *res);
-static enum auth_perm	core_cmd_perm(enum core_cmd cmd);
 
 const struct core_err_info *
 core_err_info(enum core_err err)
@@ -346,18 +332,13 @@ core_decode(struct core *c, const struct core_req *req, struct core_result *res,
 		return e;
 	if (decode_id(id, b, &res->dec) != LAYOUT_INVALID)
 		decode_regions(&res->dec, server_increment(), server_region_bits());
-	switch (res->dec.region) {
-	case LAYOUT_INVALID:
+	if (res->dec.region == LAYOUT_INVALID) {
 		*why = "an ID is 1..9223372036854775807";
 		return CORE_ERR_RANGE;
-	case LAYOUT_TICKET:
-		if (b == 0) {
-			*why = "block size unknown until a ticket server has answered";
-			return CORE_ERR_UNAVAILABLE;
-		}
-		return CORE_OK;
-	case LAYOUT_SNOWFLAKE:
-		return CORE_OK;
+	}
+	if (res->dec.region == LAYOUT_TICKET && b == 0) {
+		*why = "block size unknown until a ticket server has answered";
+		return CORE_ERR_UNAVAILABLE;
 	}
 	return CORE_OK;
 }

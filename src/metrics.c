@@ -441,16 +441,12 @@ metrics_value(const struct metrics_src *m, size_t row, int server, struct metric
 	metrics_table[row].get(m, server, v);
 }
 
-unsigned
-metrics_ns_count(const struct metrics_src *m)
+/* The values of a row of scope: one per server, one per namespace, or one. */
+static unsigned
+metrics_n(const struct metrics_src *m, enum metric_scope scope)
 {
-	return m->source->tier->nss.n;
-}
-
-const char *
-metrics_ns_name(const struct metrics_src *m, unsigned i)
-{
-	return m->source->tier->nss.v[i]->name;
+	return scope == METRIC_PER_SERVER ? server_count() :
+	    scope == METRIC_PER_NS ? m->source->tier->nss.n : 1;
 }
 
 /*
@@ -476,7 +472,7 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 		}
 		for (end = i; end < metrics_count && metrics_table[end].scope == scope; end++)
 			;
-		n = scope == METRIC_PER_SERVER ? server_count() : metrics_ns_count(m);
+		n = metrics_n(m, scope);
 		for (s = 0; s < n; s++)
 			for (j = i; j < end; j++) {
 				metrics_value(m, j, (int)s, &v);
@@ -484,23 +480,16 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 					snprintf(name, sizeof(name), "%s_%s", server_name(s),
 					    metrics_table[j].name);
 				else
-					snprintf(name, sizeof(name), "ns_%s_%s", metrics_ns_name(m, s),
-					    metrics_table[j].name);
+					snprintf(name, sizeof(name), "ns_%s_%s",
+					    m->source->tier->nss.v[s]->name, metrics_table[j].name);
 				fn(&metrics_table[j], name, (int)s, &v, arg);
 			}
 	}
 }
 
-static void	metrics_family(FILE *b, const char *name, const char *type, const char *help);
-static void	metrics_sample(FILE *b, const struct metric_def *d, const char *family,
-		    const char *labels, const struct metric_value *v);
-static void	metrics_capacity(FILE *b, const struct metrics_src *m);
-static void	metrics_namespaces(FILE *b, const struct nss *ns);
 static void	metrics_histogram(FILE *b, const char *family, const char *label,
 		    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
 		    uint64_t sum_us);
-static void	metrics_latency(FILE *b);
-static void	metrics_certs(FILE *b, const struct tls_counters *tls);
 
 static void
 metrics_family(FILE *b, const char *name, const char *type, const char *help)
@@ -697,14 +686,14 @@ metrics_prometheus(const struct metrics_src *m, size_t *len)
 		    d->type == METRIC_COUNTER ? "_total" : "");
 		metrics_family(b, family, d->type == METRIC_COUNTER ? "counter" : "gauge",
 		    d->help);
-		n = d->scope == METRIC_PER_SERVER ? server_count() :
-		    d->scope == METRIC_PER_NS ? metrics_ns_count(m) : 1;
+		n = metrics_n(m, d->scope);
 		for (s = 0; s < n; s++) {
 			metrics_value(m, i, (int)s, &v);
 			if (d->scope == METRIC_PER_SERVER)
 				snprintf(labels, sizeof(labels), "server=\"%s\"", server_name(s));
 			else if (d->scope == METRIC_PER_NS)	/* a name is [A-Za-z0-9_] */
-				snprintf(labels, sizeof(labels), "ns=\"%s\"", metrics_ns_name(m, s));
+				snprintf(labels, sizeof(labels), "ns=\"%s\"",
+				    m->source->tier->nss.v[s]->name);
 			else
 				labels[0] = '\0';
 			metrics_sample(b, d, family, labels, &v);

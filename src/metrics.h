@@ -81,14 +81,10 @@ extern const size_t metrics_count;
 
 /*
  * One row's value; server is 0 (odd) or 1 (even) for per-server rows, the
- * namespace's index (0..metrics_ns_count - 1) for per-namespace rows.
+ * namespace's index among those served for per-namespace rows.
  */
 void	metrics_value(const struct metrics_src *m, size_t row, int server,
 	    struct metric_value *v);
-
-/* The namespaces a per-namespace row has a value for, and the name of one. */
-unsigned	 metrics_ns_count(const struct metrics_src *m);
-const char	*metrics_ns_name(const struct metrics_src *m, unsigned i);
 
 /*
  * Walks every value in order: per-server rows come as a run, all of the odd

@@ -99,7 +99,7 @@ struct grpc_stream {
 	struct event		*deadline;
 	struct core_req		 creq;
 	struct auth_sess	 sess;		/* its authorization: Bearer token, if any */
-	bool			 authed;	/* reflection: the token was checked */
+	bool			 authed;	/* health, reflection: the token was checked */
 	char			 arg[16];
 	char			 ns[CORE_NS_NAME_MAX + 2];	/* idgen-namespace, as sent:
 						   cut after 49 bytes, still too long */
@@ -156,36 +156,25 @@ static void	grpc_write_cb(struct bufferevent *bev, void *arg);
 static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
 static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_stall_cb(evutil_socket_t fd, short what, void *arg);
-static void	grpc_refuse(evutil_socket_t fd);
-static bool	grpc_evict(struct proto_grpc *g);
-static void	grpc_served(struct grpc_conn *c);
 static struct grpc_conn *grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev);
 static void	grpc_conn_free(struct grpc_conn *c);
-static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used);
 static bool	grpc_flush(struct grpc_conn *c);
 static void	grpc_touch(struct grpc_conn *c);
 static void	grpc_dispatch(struct grpc_stream *st);
 static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
 static bool	grpc_parse(struct grpc_stream *st, uint32_t len);
 static void	grpc_health(struct grpc_stream *st, uint32_t len);
-static bool	grpc_auth_quick(struct grpc_stream *st, struct core_result *res);
 static void	grpc_reflect(struct grpc_stream *st);
 static bool	grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len);
 static void	grpc_reflect_send(struct grpc_stream *st);
 static void	grpc_reflect_end(struct grpc_stream *st, int status, const char *message);
 static void	grpc_run(void *arg);
 static void	grpc_exec(struct grpc_stream *st);
-static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
-static void	grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg);
 static bool	grpc_submit(struct grpc_stream *st);
 static void	grpc_answered(struct grpc_stream *st, int status);
 static void	grpc_prefix(uint8_t *p, size_t len);
 static bool	grpc_fail(struct grpc_stream *st, int status, const char *message);
-static size_t	grpc_set_message(struct grpc_stream *st, const char *message);
 static void	grpc_stream_free(struct grpc_stream *st);
-static int64_t	grpc_timeout(const uint8_t *v, size_t len);
-static enum grpc_method grpc_method_of(const uint8_t *path, size_t len);
-static void	grpc_unknown_why(const char *path, char *why, size_t len);
 
 /* nghttp2 callbacks. */
 static ssize_t	grpc_send_cb(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
@@ -200,8 +189,6 @@ static int	grpc_frame_recv_cb(nghttp2_session *s, const nghttp2_frame *f, void *
 static int	grpc_frame_send_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg);
 static int	grpc_stream_close_cb(nghttp2_session *s, int32_t stream_id, uint32_t code,
 		    void *arg);
-static ssize_t	grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
-		    uint32_t *flags, nghttp2_data_source *src, void *arg);
 
 bool
 proto_grpc_new(struct proto_grpc **out, struct event_base *base, const struct config *cfg,
@@ -1185,20 +1172,31 @@ grpc_parse(struct grpc_stream *st, uint32_t len)
 
 /*
  * The token of a call answered at once, outside the core (health behind a
- * token, reflection): a read-only one suffices. Its failure is not held (no
- * waiter), so an address being slowed down (auth_fail_slow) is refused
- * without its token being looked at: no faster way to guess. False with res.
+ * token, reflection), once per stream: a read-only one suffices. Its failure
+ * is not held (no waiter), so an address being slowed down (auth_fail_slow)
+ * is refused without its token being looked at: no faster way to guess.
+ * False with the stream answered.
  */
 static bool
-grpc_auth_quick(struct grpc_stream *st, struct core_result *res)
+grpc_auth_quick(struct grpc_stream *st)
 {
 	struct core *core = st->conn->g->core;
+	struct core_result res;
 
+	if (core->auth == NULL || st->authed)
+		return true;
 	if (st->sess.presented && auth_fail_slow(core->auth, st->sess.fd, clk_mono_ms()))
-		return core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this "
-		    "address; try again later", res);
-	(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, res);
-	return res->err == CORE_OK;
+		core_reject(core, CORE_ERR_WRONGPASS, "too many failed tokens from this "
+		    "address; try again later", &res);
+	else
+		(void)core_auth(core, NULL, &st->sess, AUTH_PERM_RO, &res);
+	if (res.err == CORE_OK)
+		return st->authed = true;
+	if (st->method == GRPC_M_REFLECT)
+		grpc_reflect_end(st, (int)core_err_info(res.err)->grpc_status, res.why);
+	else
+		grpc_fail(st, (int)core_err_info(res.err)->grpc_status, res.why);
+	return false;
 }
 
 /* grpc.health.v1.Health/Check, answered at once from the core's health. */
@@ -1216,14 +1214,9 @@ grpc_health(struct grpc_stream *st, uint32_t len)
 		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
 		return;
 	}
-	if (core->auth != NULL && !st->conn->g->cfg->auth_open_metrics) {
-		struct core_result res;
-
-		if (!grpc_auth_quick(st, &res)) {
-			grpc__health__v1__health_check_request__free_unpacked(m, NULL);
-			grpc_fail(st, (int)core_err_info(res.err)->grpc_status, res.why);
-			return;
-		}
+	if (!st->conn->g->cfg->auth_open_metrics && !grpc_auth_quick(st)) {
+		grpc__health__v1__health_check_request__free_unpacked(m, NULL);
+		return;
 	}
 	known = m->service[0] == '\0' ||
 	    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
@@ -1259,15 +1252,8 @@ grpc_reflect(struct grpc_stream *st)
 		    "message larger than grpc_max_message_bytes");
 		return;
 	}
-	if (st->conn->g->core->auth != NULL && !st->authed) {
-		struct core_result res;
-
-		if (!grpc_auth_quick(st, &res)) {
-			grpc_reflect_end(st, (int)core_err_info(res.err)->grpc_status, res.why);
-			return;
-		}
-		st->authed = true;
-	}
+	if (!grpc_auth_quick(st))
+		return;
 	while (st->in_len - off >= 5) {
 		const uint8_t *m = st->in + off;
 

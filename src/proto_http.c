@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "metrics.h"
+#include "proto_text.h"
 #include "reqlat.h"
 #include "tls.h"
 
@@ -54,40 +55,14 @@ struct http_call {
 };
 
 static void	http_gen_cb(struct evhttp_request *req, void *arg);
-static void	http_run(void *arg);
 static void	http_probe(struct http_call *c);
-static void	http_gone(struct evhttp_connection *evcon, void *arg);
-static void	http_done(struct http_call *c);
 static void	http_send(struct evhttp_request *req, int status, const char *reason,
 		    const char *content_type, struct evbuffer *buf);
-static struct evbuffer *http_buf(const void *p, size_t len);
-static int	http_json_out(const char *p, size_t len, void *buf);
-static void	http_send_json(struct evhttp_request *req, int status, const char *reason,
-		    json_t *body);
-static void	http_send_error(struct evhttp_request *req, enum proto_http_form form,
-		    enum core_err err, const char *why);
-static void	http_send_status(struct evhttp_request *req, enum proto_http_form form,
-		    int status, const char *reason, const char *code, const char *why);
-static void	http_cors(struct proto_http *h, struct evhttp_request *req,
-		    const struct proto_http_route *rt);
-static bool	http_body(const struct proto_http_in *in, bool count,
-		    struct proto_http_route *r);
-static bool	http_refuse(struct proto_http_route *r, int status, const char *reason,
-		    const char *why);
-static bool	http_media_is(const char *value, size_t len, const char *type);
-static unsigned	http_q(const char *params, size_t len);
 static json_t	*http_decode(const struct decode *d, const char *id_str);
-static void	http_health(struct proto_http *h, struct evhttp_request *req);
-static void	http_stats(struct proto_http *h, struct evhttp_request *req);
-static void	http_stat_member(const struct metric_def *def, const char *name, int server,
-		    const struct metric_value *v, void *arg);
-static json_t	*http_exact(uint64_t id);
-static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
 static bool	http_needs_token(const struct proto_http *h, enum proto_http_page page);
 static void	http_bearer(struct http_call *c);
 static bool	http_page(struct proto_http *h, struct evhttp_request *req,
 		    enum proto_http_page page);
-static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
 static struct bufferevent *http_bev_cb(struct event_base *base, void *arg);
 
 /*
@@ -303,45 +278,13 @@ http_decode(const struct decode *d, const char *id_str)
 	    (json_int_t)d->worker_id, "seq", (json_int_t)d->seq, "region", region);
 }
 
-/*
- * The text/plain body of an ID API result: the text protocol's reply, with
- * IDS one ID per line.
- */
+/* The text/plain body of an ID API result: the text protocol's reply, IDs one per line. */
 char *
-proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len)
+proto_http_text(enum core_cmd cmd, const struct core_result *res, size_t *len)
 {
-	size_t n = 0;
-	char *t = malloc(page == PROTO_HTTP_IDS || page == PROTO_HTTP_ID ?
-	    (size_t)res->count * (FMT_U64_LEN + 1) + 1 : FMT_DECODE_LEN);
+	char *t = malloc(PROTO_TEXT_RESULT_MAX(res->count));
 
-	*len = 0;
-	if (t == NULL)
-		return NULL;
-	switch (page) {
-	case PROTO_HTTP_ID:
-	case PROTO_HTTP_IDS:
-		n = fmt_ids_framed(t, res->ids, res->count, "", "", '\n', NULL);
-		t[n++] = '\n';
-		break;
-	case PROTO_HTTP_BLOCK:
-		n = fmt_u64(t, res->first);
-		t[n++] = ' ';
-		n += fmt_u64(t + n, res->count);
-		t[n++] = '\n';
-		break;
-	case PROTO_HTTP_DECODE:
-		n = fmt_decode(t, &res->dec, res->from_b58);
-		break;
-	case PROTO_HTTP_B58:
-		n = (size_t)snprintf(t, FMT_DECODE_LEN, "%s\n", res->dec.b58);
-		break;
-	case PROTO_HTTP_HEALTH:
-	case PROTO_HTTP_STATS:
-	case PROTO_HTTP_METRICS:
-	case PROTO_HTTP_OPENAPI:
-		break;
-	}
-	*len = n;
+	*len = t != NULL ? proto_text_result(t, cmd, res, '\n') : 0;
 	return t;
 }
 
@@ -544,7 +487,7 @@ http_run(void *arg)
 	else if (c->rt.page >= PROTO_HTTP_HEALTH)
 		(void)http_page(c->h, c->req, c->rt.page);
 	else if (c->rt.form == PROTO_HTTP_FORM_TEXT) {
-		text = proto_http_text(c->rt.page, res, &len);
+		text = proto_http_text(c->rt.cmd, res, &len);
 		http_send(c->req, 200, "OK", "text/plain; charset=utf-8", http_buf(text, len));
 		free(text);
 	} else if (c->rt.page == PROTO_HTTP_IDS)

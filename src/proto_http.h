@@ -141,9 +141,10 @@ bool	proto_http_cors_allowed(const char *allowed, const char *origin);
 /*
  * The text/plain body of an ID API result, as the text protocol answers: an
  * ID per line (id, ids), "first count" (block), the DECODE line, the base58
- * form. Sets *len; NULL when out of memory; the caller frees it.
+ * form (proto_text_result). Sets *len; NULL when out of memory; the caller
+ * frees it.
  */
-char	*proto_http_text(enum proto_http_page page, const struct core_result *res, size_t *len);
+char	*proto_http_text(enum core_cmd cmd, const struct core_result *res, size_t *len);
 
 /*
  * The /v1/ids JSON line written directly at p (no JSON objects built, no copy:

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fmt.h"
 #include "metrics.h"
 #include "reqlat.h"
 
@@ -32,11 +31,6 @@ static enum proto_step	proto_text_line(struct conn *c, const char *line, size_t 
 static void		proto_text_reply(struct conn *c, const struct core_req *req,
 			    const struct core_result *res);
 static void		proto_text_err(struct conn *c, const struct core_result *res);
-static void		proto_text_stat(const struct metric_def *def, const char *name,
-			    int server, const struct metric_value *v, void *arg);
-static bool		proto_text_space(char c);
-static enum proto_text_kind proto_text_bad(const char **why, const char *msg);
-static enum proto_text_kind proto_text_word(const char *word, size_t len, size_t *nargs);
 static enum proto_step	proto_text_auth(struct conn *c, const struct core_req *req);
 
 const struct proto_ops proto_text_ops = { "text", REQLAT_TEXT, proto_text_one, NULL };
@@ -267,40 +261,41 @@ proto_text_stat(const struct metric_def *def, const char *name, int server,
 	conn_put(arg, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
+size_t
+proto_text_result(char *buf, enum core_cmd cmd, const struct core_result *res, char sep)
+{
+	size_t n;
+
+	switch (cmd) {
+	case CORE_CMD_ID:
+	case CORE_CMD_IDS:
+		n = fmt_ids_framed(buf, res->ids, res->count, "", "", sep, NULL);
+		break;
+	case CORE_CMD_BLOCK:
+		n = fmt_u64(buf, res->first);
+		buf[n++] = ' ';
+		n += fmt_u64(buf + n, res->count);
+		break;
+	case CORE_CMD_DECODE:
+		return fmt_decode(buf, &res->dec, res->from_b58);
+	case CORE_CMD_B58:
+		n = strlen(res->dec.b58);
+		memcpy(buf, res->dec.b58, n);
+		break;
+	default:
+		return 0;
+	}
+	buf[n++] = '\n';
+	return n;
+}
+
 /* The reply of a request that succeeded. */
 static void
 proto_text_reply(struct conn *c, const struct core_req *req, const struct core_result *res)
 {
-	const struct decode *d = &res->dec;
-	char line[FMT_DECODE_LEN], *p, *q;
-	int n = 0;
+	char *p;
 
 	switch (req->cmd) {
-	case CORE_CMD_ID:
-	case CORE_CMD_IDS:
-		p = q = conn_reserve(c, (size_t)res->count * (FMT_U64_LEN + 1) + 1);
-		if (p == NULL)
-			return;
-		q += fmt_ids(q, res->ids, res->count);
-		*q++ = '\n';
-		conn_commit(c, (size_t)(q - p));
-		return;
-	case CORE_CMD_BLOCK:
-		p = q = conn_reserve(c, 2 * FMT_U64_LEN + 2);
-		if (p == NULL)
-			return;
-		q += fmt_u64(q, res->first);
-		*q++ = ' ';
-		q += fmt_u64(q, res->count);
-		*q++ = '\n';
-		conn_commit(c, (size_t)(q - p));
-		return;
-	case CORE_CMD_DECODE:
-		n = (int)fmt_decode(line, d, res->from_b58);
-		break;
-	case CORE_CMD_B58:
-		n = snprintf(line, sizeof(line), "%s\n", d->b58);
-		break;
 	case CORE_CMD_STATS:
 		metrics_walk(c->set->metrics, proto_text_stat, c);
 		conn_put(c, "END\n", 4);
@@ -310,6 +305,8 @@ proto_text_reply(struct conn *c, const struct core_req *req, const struct core_r
 		return;
 	case CORE_CMD_AUTH:		/* proto_text_auth answers it */
 		return;
+	default:
+		if ((p = conn_reserve(c, PROTO_TEXT_RESULT_MAX(res->count))) != NULL)
+			conn_commit(c, proto_text_result(p, req->cmd, res, ' '));
 	}
-	conn_put(c, line, (size_t)n);
 }

@@ -13,6 +13,7 @@
 
 #include "conn.h"
 #include "core.h"
+#include "fmt.h"
 
 #define PROTO_LINE_MAX	1024	/* bytes in a request line, CR/LF excluded (contract) */
 
@@ -30,6 +31,14 @@ enum proto_text_kind {
  */
 enum proto_text_kind proto_text_parse(const char *line, size_t len, struct core_req *req,
     const char **why);
+
+/*
+ * The reply line of ID, IDS, BLOCK, DECODE or B58 (0 bytes for another
+ * command), IDs separated by sep, into buf of PROTO_TEXT_RESULT_MAX(res->count)
+ * bytes; its length. Also HTTP's text/plain body (IDs one per line).
+ */
+size_t	proto_text_result(char *buf, enum core_cmd cmd, const struct core_result *res, char sep);
+#define PROTO_TEXT_RESULT_MAX(count)	((size_t)(count) * (FMT_U64_LEN + 1) + FMT_DECODE_LEN)
 
 /* The HELP reply: one line per command, then END. */
 extern const char proto_text_help[];

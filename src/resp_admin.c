@@ -29,11 +29,6 @@ struct resp_admin_info {
 	const char	*section;	/* the last header written */
 };
 
-static bool		resp_admin_is(const struct proto_resp_frame *f, unsigned i,
-			    const char *word);
-static enum proto_step	resp_admin_err(struct conn *c, const char *why);
-static enum proto_step	resp_admin_login(struct conn *c, const char *user, size_t userlen,
-			    const char *tok, size_t toklen, bool *ok);
 static enum proto_step	resp_admin_ping(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_quit(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_info_cmd(struct conn *c, const struct proto_resp_frame *f);
@@ -43,28 +38,12 @@ static enum proto_step	resp_admin_client_set(struct conn *c, const struct proto_
 static enum proto_step	resp_admin_client_getname(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_client_id(struct conn *c, const struct proto_resp_frame *f);
-static size_t		resp_admin_client_line(struct conn *c, const char *sub, char *line,
-			    size_t len);
 static enum proto_step	resp_admin_client_info(struct conn *c,
 			    const struct proto_resp_frame *f);
-static bool		resp_admin_client_id_arg(const char *s, size_t n, long long *v);
 static enum proto_step	resp_admin_client_list(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_client_other(struct conn *c,
 			    const struct proto_resp_frame *f);
-static const struct resp_cmd *resp_admin_row_named(const char *name);
-static bool		resp_admin_top(size_t i, const struct resp_cmd **cmd,
-			    const struct core_word **w);
-static bool		resp_admin_top_named(const char *name, size_t len,
-			    const struct resp_cmd **cmd, const struct core_word **w);
-static void		resp_admin_lower(struct conn *c, const char *name, const char *sub);
-static void		resp_admin_cmd_info(struct conn *c, const struct resp_cmd *cmd,
-			    const struct core_word *w);
-static void		resp_admin_docs_map(struct conn *c, const char *group,
-			    const char *params, const char *summary,
-			    const struct resp_cmd *container);
-static void		resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
-			    const struct core_word *w);
 static enum proto_step	resp_admin_command_count(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_docs(struct conn *c,
@@ -81,11 +60,8 @@ static enum proto_step	resp_admin_exec(struct conn *c, const struct proto_resp_f
 static enum proto_step	resp_admin_discard_cmd(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_watch(struct conn *c, const struct proto_resp_frame *f);
-static enum proto_step	resp_admin_unwatch(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_reset(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_config(struct conn *c, const struct proto_resp_frame *f);
-static void		resp_admin_info_line(const struct metric_def *def, const char *name,
-			    int server, const struct metric_value *v, void *arg);
 
 /*
  * What RESP answers itself, without the core: PING (which takes a message
@@ -153,7 +129,7 @@ static const struct resp_cmd resp_admin_cmds[] = {
 	    "transactions", "", "Drops the queued commands" },
 	{ "WATCH",	NULL,		2, RESP_CMD_ANY, NQ, resp_admin_watch,
 	    "transactions", "key...", "OK: there are no keys to change" },
-	{ "UNWATCH",	NULL,		1, 1,	0,	resp_admin_unwatch,
+	{ "UNWATCH",	NULL,		1, 1,	0,	resp_admin_watch,
 	    "transactions", "", "OK" },
 	{ "RESET",	NULL,		1, 1,	NQ,	resp_admin_reset,
 	    "connection", "", "Leaves MULTI, forgets the name: RESET" },
@@ -685,19 +661,43 @@ resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
 	resp_admin_docs_map(c, cmd->group, cmd->params, cmd->summary, cmd);
 }
 
+/*
+ * Every command of the table, as COMMAND answers ('i': the INFO entries),
+ * COMMAND DOCS ('d': name and docs pairs), COMMAND LIST ('l': the names) or
+ * COMMAND COUNT ('c': how many).
+ */
+static enum proto_step
+resp_admin_all(struct conn *c, char kind)
+{
+	const struct resp_cmd *cmd;
+	const struct core_word *w;
+	size_t i, n = 0;
+
+	while (resp_admin_top(n, &cmd, &w))
+		n++;
+	if (kind == 'c') {
+		resp_reply_int(c, n);
+		return PROTO_HANDLED;
+	}
+	resp_reply_head(c, '*', (long long)(kind == 'd' ? 2 * n : n));
+	for (i = 0; i < n; i++) {
+		(void)resp_admin_top(i, &cmd, &w);
+		if (kind == 'i')
+			resp_admin_cmd_info(c, cmd, w);
+		else if (kind == 'd')
+			resp_admin_cmd_docs(c, cmd, w);
+		else
+			resp_admin_lower(c, cmd != NULL ? cmd->name : w->name, NULL);
+	}
+	return PROTO_HANDLED;
+}
+
 /* COMMAND COUNT */
 static enum proto_step
 resp_admin_command_count(struct conn *c, const struct proto_resp_frame *f)
 {
-	const struct resp_cmd *cmd;
-	const struct core_word *w;
-	size_t n = 0;
-
 	(void)f;
-	while (resp_admin_top(n, &cmd, &w))
-		n++;
-	resp_reply_int(c, n);
-	return PROTO_HANDLED;
+	return resp_admin_all(c, 'c');
 }
 
 /* COMMAND DOCS [name...]: all, or the named ones that exist (a flat map). */
@@ -708,16 +708,8 @@ resp_admin_command_docs(struct conn *c, const struct proto_resp_frame *f)
 	const struct core_word *w;
 	size_t i, n = 0;
 
-	if (f->argc == 2) {
-		while (resp_admin_top(n, &cmd, &w))
-			n++;
-		resp_reply_head(c, '*', 2 * (long long)n);
-		for (i = 0; i < n; i++) {
-			(void)resp_admin_top(i, &cmd, &w);
-			resp_admin_cmd_docs(c, cmd, w);
-		}
-		return PROTO_HANDLED;
-	}
+	if (f->argc == 2)
+		return resp_admin_all(c, 'd');
 	for (i = 2; i < f->argc; i++)
 		if (resp_admin_top_named(f->argv[i], f->argl[i], &cmd, &w))
 			n++;
@@ -737,7 +729,7 @@ resp_admin_command_info(struct conn *c, const struct proto_resp_frame *f)
 	size_t i;
 
 	if (f->argc == 2)
-		return resp_admin_command(c, f);
+		return resp_admin_all(c, 'i');
 	resp_reply_head(c, '*', (long long)f->argc - 2);
 	for (i = 2; i < f->argc; i++) {
 		if (resp_admin_top_named(f->argv[i], f->argl[i], &cmd, &w))
@@ -752,29 +744,15 @@ resp_admin_command_info(struct conn *c, const struct proto_resp_frame *f)
 static enum proto_step
 resp_admin_command_list(struct conn *c, const struct proto_resp_frame *f)
 {
-	const struct resp_cmd *cmd;
-	const struct core_word *w;
-	size_t i, n = 0;
-
 	(void)f;
-	while (resp_admin_top(n, &cmd, &w))
-		n++;
-	resp_reply_head(c, '*', (long long)n);
-	for (i = 0; i < n; i++) {
-		(void)resp_admin_top(i, &cmd, &w);
-		resp_admin_lower(c, cmd != NULL ? cmd->name : w->name, NULL);
-	}
-	return PROTO_HANDLED;
+	return resp_admin_all(c, 'l');
 }
 
 /* COMMAND: the whole table; COMMAND <other>: unknown subcommand. */
 static enum proto_step
 resp_admin_command(struct conn *c, const struct proto_resp_frame *f)
 {
-	const struct resp_cmd *cmd;
-	const struct core_word *w;
 	char sub[40], why[120];
-	size_t i, n = 0;
 
 	if (f->argc > 1 && !resp_admin_is(f, 1, "INFO")) {
 		resp_reply_sanitize(sub, sizeof(sub), f->argv[1], f->argl[1]);
@@ -782,14 +760,7 @@ resp_admin_command(struct conn *c, const struct proto_resp_frame *f)
 		    "INFO or LIST.", sub);
 		return resp_admin_err(c, why);
 	}
-	while (resp_admin_top(n, &cmd, &w))
-		n++;
-	resp_reply_head(c, '*', (long long)n);
-	for (i = 0; i < n; i++) {
-		(void)resp_admin_top(i, &cmd, &w);
-		resp_admin_cmd_info(c, cmd, w);
-	}
-	return PROTO_HANDLED;
+	return resp_admin_all(c, 'i');
 }
 
 /* TIME: unix seconds and microseconds, two bulk strings as Redis gives them. */
@@ -893,7 +864,10 @@ resp_admin_discard_cmd(struct conn *c, const struct proto_resp_frame *f)
 	return PROTO_HANDLED;
 }
 
-/* WATCH key...: OK, nothing here can change under a transaction; not inside MULTI. */
+/*
+ * WATCH key... and UNWATCH: OK, nothing here can change under a transaction.
+ * WATCH is refused inside MULTI; UNWATCH is queued there, run by EXEC.
+ */
 static enum proto_step
 resp_admin_watch(struct conn *c, const struct proto_resp_frame *f)
 {
@@ -904,15 +878,6 @@ resp_admin_watch(struct conn *c, const struct proto_resp_frame *f)
 		resp_reply_error(c, "ERR", "WATCH inside MULTI is not allowed");
 	else
 		resp_reply_simple(c, "OK");
-	return PROTO_HANDLED;
-}
-
-/* UNWATCH */
-static enum proto_step
-resp_admin_unwatch(struct conn *c, const struct proto_resp_frame *f)
-{
-	(void)f;
-	resp_reply_simple(c, "OK");
 	return PROTO_HANDLED;
 }
 
