@@ -21,6 +21,18 @@
 
 #include "check.h"
 
+static bool	auth_load(const char *path, bool strict, struct auth_token **tok, size_t *n,
+		    size_t *nro, unsigned *bad, size_t *maplen, char *err, size_t errlen);
+static bool	auth_read(FILE *f, struct auth_token *tok, size_t *n, size_t *nro,
+		    unsigned *bad, char *err, size_t errlen);
+static void	auth_note_line(char *list, size_t len, unsigned lineno);
+static struct auth_token *auth_map(size_t *maplen);
+static void	auth_unmap(struct auth_token *tok, size_t maplen);
+static bool	auth_token_char(char c);
+static bool	auth_flags(const char *p, size_t len, struct auth_token *t, char *err,
+		    size_t errlen);
+static unsigned	auth_slot(int fd);
+
 /* Letters, digits, '.', '_', '-': a name is shown in logs, so it is plain. */
 bool
 auth_name_char(char c)

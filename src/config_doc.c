@@ -18,6 +18,17 @@ enum doc_style {
 	DOC_MD,		/* Markdown table cell: backticks kept, | escaped */
 };
 
+static void	doc_text(FILE *out, const char *s, enum doc_style style);
+static void	doc_wrap(FILE *out, const char *first, const char *rest, const char *text);
+static const char *doc_value(const struct config *cfg, const struct config_key *k,
+		    char *buf, size_t len);
+static const struct config_group *doc_group(const char *name);
+static void	doc_bounds(const struct config_key *k, char *buf, size_t len);
+static void	doc_help(FILE *out);
+static void	doc_man(FILE *out);
+static void	doc_md(FILE *out);
+static void	doc_conf(FILE *out, const struct config *cfg);
+
 /* The table being printed (config_doc_print's argument; one print at a time). */
 static const struct config_table *doc_tab;
 

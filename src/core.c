@@ -51,8 +51,22 @@ static const struct core_word core_words[] = {
 
 static void		core_wake_cb(evutil_socket_t fd, short what, void *arg);
 static void		core_timer_cb(evutil_socket_t fd, short what, void *arg);
+static void		core_park(struct core *c, struct core_waiter *w);
+static void		core_wake_after(struct core *c, unsigned us);
+static enum core_err	core_number(const struct core_req *req, uint64_t *v, const char **why);
+static enum core_err	core_count_arg(const struct core_req *req, uint64_t max,
+			    uint64_t *n, const char **why);
+static enum core_err	core_decode(struct core *c, const struct core_req *req,
+			    struct core_result *res, const char **why);
 static bool		core_take_judge(struct core *c, const struct core_req *req,
 			    struct core_result *res, uint64_t *n_out, struct nsrv **ns_out);
+static enum core_status	core_take(struct core *c, struct core_waiter *w,
+			    const struct core_req *req, struct core_result *res);
+static void		core_fail(struct core *c, struct core_result *res, enum core_err err,
+			    const char *why);
+static enum core_status	core_auth_failed(struct core *c, struct core_waiter *w,
+			    struct auth_sess *s, struct core_result *res);
+static enum auth_perm	core_cmd_perm(enum core_cmd cmd);
 
 const struct core_err_info *
 core_err_info(enum core_err err)

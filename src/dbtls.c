@@ -16,6 +16,10 @@
 /* The handshake's wait (connect_timeout_ms): one value per process, as the config. */
 static int dbtls_wait_ms = 1000;
 
+static int	dbtls_io_wait(my_socket fd, my_bool is_read, int timeout);
+static bool	dbtls_why(const char *what, const char *file, const char *key, char *err,
+		    size_t errlen);
+
 /*
  * Connector/C 3.3 waits for each step of the TLS handshake with poll() for its
  * connect timeout, a number of seconds, taken as milliseconds: a server more

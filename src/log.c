@@ -19,6 +19,8 @@ static bool log_json;
 static void	log_line(enum log_level level, const char *fmt, va_list ap)
 		    __attribute__((format(printf, 2, 0)));
 
+static void	log_json_line(const char *ts, const char *level, char *msg);
+
 static const char *const log_names[] = { "debug", "info", "warn", "error" };
 
 void

@@ -14,6 +14,12 @@
 
 #define NS_ROW_WORDS	10	/* the words of one row of a namespace check */
 
+static bool	ns_word(const char **p, char *out, size_t len);
+static struct nsrv *nss_add(struct nss *s, const char *name);
+static void	nss_remove(struct nss *s, unsigned k);
+static void	ns_judge(struct nss *s, struct nsrv *ns, const bool *up);
+static uint64_t	ns_let_go(struct nsrv *ns);
+
 void
 nss_init(struct nss *s, unsigned max)
 {

@@ -3,6 +3,10 @@
  */
 #include "pool.h"
 
+static struct pool_range *pool_at(struct pool *p, unsigned i);
+static void	pool_drop_head(struct pool *p);
+static void	pool_drop_at(struct pool *p, unsigned i);
+
 /* Empties the pool. */
 void
 pool_init(struct pool *p)

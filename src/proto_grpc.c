@@ -156,25 +156,36 @@ static void	grpc_write_cb(struct bufferevent *bev, void *arg);
 static void	grpc_event_cb(struct bufferevent *bev, short what, void *arg);
 static void	grpc_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	grpc_stall_cb(evutil_socket_t fd, short what, void *arg);
+static void	grpc_refuse(evutil_socket_t fd);
+static bool	grpc_evict(struct proto_grpc *g);
+static void	grpc_served(struct grpc_conn *c);
 static struct grpc_conn *grpc_conn_new(struct proto_grpc *g, struct bufferevent *bev);
 static void	grpc_conn_free(struct grpc_conn *c);
+static bool	grpc_recv(struct grpc_conn *c, const uint8_t *data, size_t len, size_t *used);
 static bool	grpc_flush(struct grpc_conn *c);
 static void	grpc_touch(struct grpc_conn *c);
 static void	grpc_dispatch(struct grpc_stream *st);
 static bool	grpc_unframe(struct grpc_stream *st, uint32_t *len);
 static bool	grpc_parse(struct grpc_stream *st, uint32_t len);
 static void	grpc_health(struct grpc_stream *st, uint32_t len);
+static bool	grpc_auth_quick(struct grpc_stream *st);
 static void	grpc_reflect(struct grpc_stream *st);
 static bool	grpc_reflect_queue(struct grpc_stream *st, const uint8_t *msg, size_t len);
 static void	grpc_reflect_send(struct grpc_stream *st);
 static void	grpc_reflect_end(struct grpc_stream *st, int status, const char *message);
 static void	grpc_run(void *arg);
 static void	grpc_exec(struct grpc_stream *st);
+static void	grpc_deadline_cb(evutil_socket_t fd, short what, void *arg);
+static void	grpc_reply(struct grpc_stream *st, const ProtobufCMessage *msg);
 static bool	grpc_submit(struct grpc_stream *st);
 static void	grpc_answered(struct grpc_stream *st, int status);
 static void	grpc_prefix(uint8_t *p, size_t len);
 static bool	grpc_fail(struct grpc_stream *st, int status, const char *message);
+static size_t	grpc_set_message(struct grpc_stream *st, const char *message);
 static void	grpc_stream_free(struct grpc_stream *st);
+static int64_t	grpc_timeout(const uint8_t *v, size_t len);
+static enum grpc_method grpc_method_of(const uint8_t *path, size_t len);
+static void	grpc_unknown_why(const char *path, char *why, size_t len);
 
 /* nghttp2 callbacks. */
 static ssize_t	grpc_send_cb(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
@@ -189,6 +200,8 @@ static int	grpc_frame_recv_cb(nghttp2_session *s, const nghttp2_frame *f, void *
 static int	grpc_frame_send_cb(nghttp2_session *s, const nghttp2_frame *f, void *arg);
 static int	grpc_stream_close_cb(nghttp2_session *s, int32_t stream_id, uint32_t code,
 		    void *arg);
+static ssize_t	grpc_body_cb(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t len,
+		    uint32_t *flags, nghttp2_data_source *src, void *arg);
 
 bool
 proto_grpc_new(struct proto_grpc **out, struct event_base *base, const struct config *cfg,

@@ -55,14 +55,40 @@ struct http_call {
 };
 
 static void	http_gen_cb(struct evhttp_request *req, void *arg);
+static void	http_run(void *arg);
 static void	http_probe(struct http_call *c);
+static void	http_gone(struct evhttp_connection *evcon, void *arg);
+static void	http_done(struct http_call *c);
 static void	http_send(struct evhttp_request *req, int status, const char *reason,
 		    const char *content_type, struct evbuffer *buf);
+static struct evbuffer *http_buf(const void *p, size_t len);
+static int	http_json_out(const char *p, size_t len, void *buf);
+static void	http_send_json(struct evhttp_request *req, int status, const char *reason,
+		    json_t *body);
+static void	http_send_error(struct evhttp_request *req, enum proto_http_form form,
+		    enum core_err err, const char *why);
+static void	http_send_status(struct evhttp_request *req, enum proto_http_form form,
+		    int status, const char *reason, const char *code, const char *why);
+static void	http_cors(struct proto_http *h, struct evhttp_request *req,
+		    const struct proto_http_route *rt);
+static bool	http_body(const struct proto_http_in *in, bool count,
+		    struct proto_http_route *r);
+static bool	http_refuse(struct proto_http_route *r, int status, const char *reason,
+		    const char *why);
+static bool	http_media_is(const char *value, size_t len, const char *type);
+static unsigned	http_q(const char *params, size_t len);
 static json_t	*http_decode(const struct decode *d, const char *id_str);
+static void	http_health(struct proto_http *h, struct evhttp_request *req);
+static void	http_stats(struct proto_http *h, struct evhttp_request *req);
+static void	http_stat_member(const struct metric_def *def, const char *name, int server,
+		    const struct metric_value *v, void *arg);
+static json_t	*http_exact(uint64_t id);
+static void	http_send_ids(struct evhttp_request *req, const struct core_result *res);
 static bool	http_needs_token(const struct proto_http *h, enum proto_http_page page);
 static void	http_bearer(struct http_call *c);
 static bool	http_page(struct proto_http *h, struct evhttp_request *req,
 		    enum proto_http_page page);
+static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
 static struct bufferevent *http_bev_cb(struct event_base *base, void *arg);
 
 /*

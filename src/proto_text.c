@@ -31,6 +31,11 @@ static enum proto_step	proto_text_line(struct conn *c, const char *line, size_t 
 static void		proto_text_reply(struct conn *c, const struct core_req *req,
 			    const struct core_result *res);
 static void		proto_text_err(struct conn *c, const struct core_result *res);
+static void		proto_text_stat(const struct metric_def *def, const char *name,
+			    int server, const struct metric_value *v, void *arg);
+static bool		proto_text_space(char c);
+static enum proto_text_kind proto_text_bad(const char **why, const char *msg);
+static enum proto_text_kind proto_text_word(const char *word, size_t len, size_t *nargs);
 static enum proto_step	proto_text_auth(struct conn *c, const struct core_req *req);
 
 const struct proto_ops proto_text_ops = { "text", REQLAT_TEXT, proto_text_one, NULL };

@@ -51,6 +51,21 @@ struct reflect_files {
 	struct reflect_span	f[REFLECT_MAX_FILES];
 };
 
+static bool	reflect_varint(struct reflect_span *m, uint64_t *v);
+static bool	reflect_field(struct reflect_span *m, uint32_t *num, struct reflect_span *sub);
+static struct reflect_span reflect_string(struct reflect_span m, uint32_t num);
+static bool	reflect_eq(struct reflect_span s, const char *name, size_t len);
+static int	reflect_scope(struct reflect_span m, const char *sym, size_t len, size_t *inner);
+static bool	reflect_named(struct reflect_span m, const char *sym, size_t len);
+static bool	reflect_enum_has(struct reflect_span e, const char *sym, size_t len);
+static bool	reflect_message_has(struct reflect_span m, const char *sym, size_t len,
+		    bool service);
+static bool	reflect_file_has(struct reflect_span f, const char *sym);
+static bool	reflect_file_find(const char *name, size_t len, const char *sym,
+		    struct reflect_span *out);
+static void	reflect_add(struct reflect_files *fs, struct reflect_span f);
+static size_t	reflect_list(char names[][REFLECT_MAX_NAME], size_t max);
+
 /* A base-128 varint; false past the end or over 10 bytes. */
 static bool
 reflect_varint(struct reflect_span *m, uint64_t *v)

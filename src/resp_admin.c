@@ -29,6 +29,11 @@ struct resp_admin_info {
 	const char	*section;	/* the last header written */
 };
 
+static bool		resp_admin_is(const struct proto_resp_frame *f, unsigned i,
+			    const char *word);
+static enum proto_step	resp_admin_err(struct conn *c, const char *why);
+static enum proto_step	resp_admin_login(struct conn *c, const char *user, size_t userlen,
+			    const char *tok, size_t toklen, bool *ok);
 static enum proto_step	resp_admin_ping(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_quit(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_info_cmd(struct conn *c, const struct proto_resp_frame *f);
@@ -38,12 +43,28 @@ static enum proto_step	resp_admin_client_set(struct conn *c, const struct proto_
 static enum proto_step	resp_admin_client_getname(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_client_id(struct conn *c, const struct proto_resp_frame *f);
+static size_t		resp_admin_client_line(struct conn *c, const char *sub, char *line,
+			    size_t len);
 static enum proto_step	resp_admin_client_info(struct conn *c,
 			    const struct proto_resp_frame *f);
+static bool		resp_admin_client_id_arg(const char *s, size_t n, long long *v);
 static enum proto_step	resp_admin_client_list(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_client_other(struct conn *c,
 			    const struct proto_resp_frame *f);
+static const struct resp_cmd *resp_admin_row_named(const char *name);
+static bool		resp_admin_top(size_t i, const struct resp_cmd **cmd,
+			    const struct core_word **w);
+static bool		resp_admin_top_named(const char *name, size_t len,
+			    const struct resp_cmd **cmd, const struct core_word **w);
+static void		resp_admin_lower(struct conn *c, const char *name, const char *sub);
+static void		resp_admin_cmd_info(struct conn *c, const struct resp_cmd *cmd,
+			    const struct core_word *w);
+static void		resp_admin_docs_map(struct conn *c, const char *group,
+			    const char *params, const char *summary,
+			    const struct resp_cmd *container);
+static void		resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
+			    const struct core_word *w);
 static enum proto_step	resp_admin_command_count(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_docs(struct conn *c,
@@ -62,6 +83,8 @@ static enum proto_step	resp_admin_discard_cmd(struct conn *c,
 static enum proto_step	resp_admin_watch(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_reset(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_config(struct conn *c, const struct proto_resp_frame *f);
+static void		resp_admin_info_line(const struct metric_def *def, const char *name,
+			    int server, const struct metric_value *v, void *arg);
 
 /*
  * What RESP answers itself, without the core: PING (which takes a message

@@ -10,6 +10,7 @@
 #include "layout.h"
 
 static void	server_names_build(void);
+static bool	server_number_in(const char *s, unsigned lo, unsigned hi);
 
 static const char *const server_roles[SERVER_PAIR] = { "odd", "even" };
 static uint64_t server_retired_mask;	/* by index: reported retired (12.5) */

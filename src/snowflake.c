@@ -11,6 +11,14 @@
 
 #include "rules.h"
 
+static uint64_t	snowflake_floor(const struct snowflake *);
+static uint64_t	snowflake_step_base(const struct snowflake *, uint64_t);
+static bool	snowflake_too_far_ahead(const struct snowflake *, uint64_t, uint64_t);
+static bool	snowflake_clock_ok(struct snowflake *, uint64_t, uint64_t);
+static void	snowflake_forget(struct snowflake *, unsigned);
+static enum snowflake_status snowflake_refuse(struct snowflake *,
+		    enum snowflake_status);
+
 /* The lowest ts the next take may use: window_start or the last ts minted. */
 static uint64_t
 snowflake_floor(const struct snowflake *g)

@@ -14,6 +14,10 @@
 #include "layout.h"
 #include "log.h"
 
+static enum source_status source_fallback(struct source *s, unsigned n, uint64_t *first,
+		    unsigned *wait_us, const char **why);
+static bool	source_must_wait(struct source *s, bool may_fallback);
+static enum source_mode source_mode_now(struct source *s);
 static const char *source_clock_why(struct source *s, enum snowflake_status st, uint64_t now);
 
 void

@@ -34,6 +34,15 @@ struct tls {
 
 static const char *const tls_names[TLS_WHERE_N] = { "listen", "http", "grpc" };
 
+static SSL_CTX	*tls_ctx_new(const struct tls_listener *l, char *err, size_t errlen);
+static bool	tls_ctx_verify(SSL_CTX *ctx, const struct config *cfg, char *err,
+		    size_t errlen);
+static int	tls_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		    const unsigned char *in, unsigned int inlen, void *arg);
+static int64_t	tls_not_after(SSL_CTX *ctx);
+static void	tls_why(const char *what, const char *file, const char *key, char *err,
+		    size_t errlen);
+
 /* OpenSSL's reason for the last failure, in one line naming the setting. */
 static void
 tls_why(const char *what, const char *file, const char *key, char *err, size_t errlen)

@@ -10,6 +10,8 @@
 #include "clk.h"
 
 static void	trim_cb(evutil_socket_t fd, short what, void *arg);
+static void	trim_nop(evutil_socket_t fd, short what, void *arg);
+static void	trim_arm(struct trim *t);
 
 static void
 trim_arm(struct trim *t)
