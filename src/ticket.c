@@ -1181,6 +1181,7 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	char why[512];
 
 	(void)db;
+	why[0] = '\0';	/* the verdict writes it only when it says why: a namespace's OK copies it */
 	ticket_flight_end(s);
 	if (s->step == TICKET_STEP_ROLLBACK) {
 		ticket_tx_rolled_back(s, r);
