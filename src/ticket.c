@@ -144,8 +144,7 @@ static bool	ticket_query_error(struct ticket_server *s, const struct db_result *
 static void	ticket_up_done(struct ticket_server *s);
 static void	ticket_start_recheck(struct ticket_server *s);
 static unsigned	ticket_recheck_delay(const struct ticket_server *s);
-static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
-		    __attribute__((format(printf, 4, 5)));
+static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *sql);
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
 static void	ticket_tx_failed(struct ticket_server *s, const struct db_result *r);
@@ -267,19 +266,10 @@ ticket_schedule(struct event *ev, unsigned ms)
 	evtimer_add(ev, &tv);
 }
 
-/* Formats and starts one statement of a sequence. */
+/* Starts one step of a sequence: a query built whole. */
 static bool
-ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
+ticket_send(struct ticket_server *s, int step, db_cb cb, const char *sql)
 {
-	char sql[TICKET_SQL_MAX];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return false;
 	s->step = step;
 	return db_query(s->db, sql, cb, s);
 }
@@ -488,7 +478,7 @@ ticket_send_check(struct ticket_server *s)
 	if (!ok || !ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_TAIL_SQL))
 		return false;
 	s->checks_sent++;
-	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", sql);
+	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, sql);
 }
 
 /*
@@ -651,8 +641,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	snprintf(s->seen.version, sizeof(s->seen.version), "%s", in.version);
-	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, "%s",
-	    check_rights[0].sql))
+	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
 }
 
@@ -822,7 +811,7 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	if (ticket_query_error(s, r, "check"))
 		return;
 	if (++i < (int)check_rights_count) {
-		if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS + i, ticket_rights_cb, "%s",
+		if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS + i, ticket_rights_cb,
 		    check_rights[i].sql))
 			ticket_failed(s, "check", "could not start the rights check");
 		return;
@@ -862,7 +851,7 @@ ticket_witness(struct ticket_server *s)
 		ticket_up_done(s);
 		return;
 	}
-	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, "%s", sql))
+	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, sql))
 		ticket_failed(s, "check", "could not start the copies of the others' marks");
 }
 
@@ -1035,8 +1024,7 @@ ticket_run(struct ticket_server *s, const char *sql, db_cb cb)
 bool
 ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 {
-	s->step = TICKET_STEP_OTHER;
-	return db_query(s->db, sql, cb, s);
+	return ticket_send(s, TICKET_STEP_OTHER, cb, sql);
 }
 
 void
@@ -1053,8 +1041,7 @@ ticket_run_end(struct ticket_server *s)
 void
 ticket_run_lost(struct ticket_server *s, const char *what, const char *msg)
 {
-	s->other = false;
-	ticket_failed(s, what, msg);
+	ticket_failed(s, what, msg);	/* the run ends with the connection */
 }
 
 /* Starts one ticket transaction. */
@@ -1093,7 +1080,7 @@ ticket_send_tx(struct ticket_server *s)
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	if (!ticket_seq_build(&q, s->index, c, n, sql, sizeof(sql)))
 		return false;
-	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
+	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, sql);
 }
 
 /* One query at a time on the connection: a namespace's ticket, then its answer. */
@@ -1111,14 +1098,9 @@ ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
 	s->flight.on = true;
 	(*f->fetching)++;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	s->state = TICKET_FETCHING;
-	s->other = true;
-	s->step = TICKET_STEP_TX;
-	if (db_query(s->db, sql, ticket_tx_cb, s))
+	if (ticket_run(s, sql, ticket_tx_cb))
 		return true;
 	ticket_flight_end(s);
-	s->state = TICKET_READY;
-	s->other = false;
 	return false;
 }
 
