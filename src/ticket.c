@@ -491,12 +491,9 @@ ticket_others(const struct ticket_server *s, unsigned *out)
 	unsigned n = 0;
 
 	out[n++] = s->partner;
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
 		if (j != s->index && j != s->partner)
 			out[n++] = j;
-	}
 	return n;
 }
 
@@ -575,7 +572,6 @@ static void
 ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
-	struct check_server_info in;
 	char **row;
 	unsigned nf = 0;
 	char why[512];
@@ -593,17 +589,12 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 
 	if (!ticket_check_generation(s, row))
 		return;
-	in.version = row[0];
-	in.increment = row[19];		/* the session's: what its REPLACE uses */
-	in.offset = row[20];
-	in.flush_at_commit = row[3];
-	in.layout_version = row[5];
-	in.block_size = row[6];
-	in.parity = row[7];
-	in.tier_increment = row[15];
-	in.server_offset = row[16];
-	in.region = row[17];
-	in.region_bits = row[18];
+	/* The increment and offset are the session's: what its REPLACE uses. */
+	struct check_server_info in = { .version = row[0], .increment = row[19],
+	    .offset = row[20], .flush_at_commit = row[3], .layout_version = row[5],
+	    .block_size = row[6], .parity = row[7], .tier_increment = row[15],
+	    .server_offset = row[16], .region = row[17], .region_bits = row[18] };
+
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);
@@ -834,14 +825,10 @@ ticket_witness(struct ticket_server *s)
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	ticket_copies_take(s);
 	for (unsigned k = 0; k < n; k++) {
-		unsigned j = others[k];
+		struct ticket_copy c = ticket_copy_sending(s, others[k]);
 
-		if (ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) <=
-		    ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]))
-			continue;
-		struct ticket_copy c = ticket_copy_sending(s, j);
-
-		if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
+		if (c.end > ticket_copy_end(s, s->seen.copy[c.srv], s->seen.copy_b[c.srv]) &&
+		    !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 			ticket_failed(s, "check", "the copies of the marks do not fit a query");
 			return;
 		}
@@ -859,9 +846,7 @@ ticket_witness(struct ticket_server *s)
 static void
 ticket_copies_take(struct ticket_server *s)
 {
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
 		s->copy_sending[j] = s->copy_want[j];
 		s->copy_sending_b[j] = s->copy_want_b[j] != 0 ? s->copy_want_b[j] : s->block_size;
 	}
