@@ -53,6 +53,7 @@ static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static const char *tier_copies_name(const struct ticket_server *s, char *buf);
 static void	tier_fresh_update(struct tier *t, unsigned i);
 static void	tier_checked_others(struct tier *t, struct ticket_server *s);
+static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
 static void	tier_waits_watch(struct tier *t);
 static void	tier_raise_read(struct tier *t, struct ticket_server *s);
 static void	tier_read(struct tier *t, struct ticket_server *s);
@@ -433,9 +434,7 @@ tier_publish_marks(struct tier *t)
 		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
 
 		s->mark = tier_mark_ticket(t, i, b);
-		for (unsigned k = 0; k < s->group_count; k++) {
-			unsigned j = s->group_first + k;
-
+		for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
 			s->copy_want[j] = t->sf->rec.mark[j].high_water;
 			s->copy_want_b[j] = t->sf->rec.mark[j].block_size;
 		}
@@ -526,12 +525,9 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 static bool
 tier_other_up(const struct tier *t, const struct ticket_server *s)
 {
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
 		if (j != s->index && ticket_up(&t->srv[j]))
 			return true;
-	}
 	return false;
 }
 
@@ -799,8 +795,7 @@ tier_ticket_of(const struct tier *t, const struct state_mark *m)
 static void
 tier_carried_landed(struct tier *t, const struct ticket_server *s)
 {
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
 		struct state_mark m = { s->copy_sending[j], s->copy_sending_b[j], "" };
 
 		if (j != s->index)
@@ -939,8 +934,7 @@ tier_raise_copies(struct tier *t, const struct ticket_server *s)
 	uint64_t b = s->block_size;
 	bool changed = false;
 
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned o = s->group_first + k;
+	for (unsigned o = s->group_first; o < s->group_first + s->group_count; o++) {
 		struct state_mark copy = { s->seen.copy[o], s->seen.copy_b[o], "" };
 
 		if (o == s->index)
@@ -1094,7 +1088,6 @@ tier_waits_watch(struct tier *t)
 		struct ticket_server *s = &t->srv[i];
 		uint64_t waited = now - t->wait_since[i];
 		char names[SERVER_MAX * 8], why[160 + SERVER_MAX * 8];
-		unsigned first, count;
 
 		if (t->fresh[i] || !ticket_up(s) || waited <= t->wait_limit_ms)
 			continue;
@@ -1114,10 +1107,9 @@ tier_waits_watch(struct tier *t)
 		log_warn("%s ticket server not used yet: waited %llu ms for a check of %s sent "
 		    "after its connection was checked (docs/design.md 6.4); asking again", s->name,
 		    (unsigned long long)waited, names);
-		server_group(i, &first, &count);
-		for (unsigned k = 0; k < count; k++)
-			if (t->waiting[i][first + k])
-				ticket_recheck_soon(&t->srv[first + k]);
+		for (unsigned h = s->group_first; h < s->group_first + s->group_count; h++)
+			if (t->waiting[i][h])
+				ticket_recheck_soon(&t->srv[h]);
 	}
 }
 
@@ -1170,15 +1162,12 @@ tier_silent(struct tier *t, unsigned h)
 	if (!tier_cannot_answer(t, h, now))
 		return;
 	server_group(h, &first, &count);
-	for (unsigned k = 0; k < count; k++) {
-		unsigned j = first + k;
-
+	for (unsigned j = first; j < first + count; j++)
 		if (j != h && t->waiting[j][h]) {
 			t->waiting[j][h] = false;
 			tier_unasked(t, j, h, now);
 			tier_fresh_update(t, j);
 		}
-	}
 }
 
 /*
@@ -1193,14 +1182,23 @@ tier_read(struct tier *t, struct ticket_server *s)
 
 	t->silent_since[i] = 0;
 	tier_raise_read(t, s);
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
+	tier_waits_answered(t, s);
+}
 
+/*
+ * s's check was answered: a server waiting for a check of s sent after its
+ * own connection was checked has it; one in flight then may have read too early.
+ */
+static void
+tier_waits_answered(struct tier *t, const struct ticket_server *s)
+{
+	unsigned i = s->index;
+
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
 		if (j != i && t->waiting[j][i] && s->check_accepted > t->wait_after[j][i]) {
 			t->waiting[j][i] = false;
 			tier_fresh_update(t, j);
 		}
-	}
 }
 
 /* Server i may fetch once it waits for no other server's check. */
@@ -1230,14 +1228,7 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 {
 	unsigned i = s->index;
 
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
-		if (j != i && t->waiting[j][i] && s->check_accepted > t->wait_after[j][i]) {
-			t->waiting[j][i] = false;
-			tier_fresh_update(t, j);
-		}
-	}
+	tier_waits_answered(t, s);
 	if (s->seen.recheck)
 		return;
 	t->fresh[i] = false;
@@ -1248,8 +1239,7 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 	 * Every wait is in place before any check is asked for: an answer that
 	 * ended one wait must not find the others not yet set and let s serve.
 	 */
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned h = s->group_first + k;
+	for (unsigned h = s->group_first; h < s->group_first + s->group_count; h++) {
 		struct ticket_server *hs = &t->srv[h];
 
 		t->waiting[i][h] = h != i && (ticket_up(hs) || hs->state == TICKET_CONNECTING ||
@@ -1259,12 +1249,9 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 		else if (h != i)
 			tier_unasked(t, i, h, t->wait_since[i]);
 	}
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned h = s->group_first + k;
-
+	for (unsigned h = s->group_first; h < s->group_first + s->group_count; h++)
 		if (t->waiting[i][h])
 			ticket_recheck_soon(&t->srv[h]);
-	}
 	tier_fresh_update(t, i);
 }
 
