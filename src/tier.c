@@ -48,9 +48,7 @@ static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
 static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
 static void	tier_carried_landed(struct tier *t, const struct ticket_server *s);
-static void	tier_unrecorded(struct tier *t, struct ticket_server *s);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
-static const char *tier_copies_name(const struct ticket_server *s, char *buf);
 static void	tier_fresh_update(struct tier *t, unsigned i);
 static void	tier_checked_others(struct tier *t, struct ticket_server *s);
 static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
@@ -496,26 +494,20 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 	q->writing--;
 	if (tier_banked_hook != NULL)
 		tier_banked_hook(t, ns, i, tk, alone);
+	*(ns != NULL ? &t->ns_banked_alone : &t->banked_alone) += alone;
 	if (ns == NULL) {
-		t->banked_alone += alone;
 		tier_note_region(t, &t->srv[i]);
-	} else {
-		t->ns_banked_alone += alone;
-		if (first <= ns->start_above) {
-			skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
-			first += skip;
-			n -= skip;
-			t->ns_released += skip;
-		}
+	} else if (first <= ns->start_above) {
+		skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
+		first += skip;
+		n -= skip;
+		t->ns_released += skip;
 	}
 	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
 	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk)) {
-		if (ns == NULL) {
-			t->ids_dropped += b;
-		} else {
+		*(ns != NULL ? &t->ns_released : &t->ids_dropped) += b;
+		if (ns != NULL)
 			ns->ids_released += b;
-			t->ns_released += b;
-		}
 	}
 	q->demand = false;
 	q->banked++;
@@ -765,10 +757,7 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 
 	(void)db;
 	t->copy_run[s->index].on = false;
-	if (ns)
-		t->ns_copies_pushed++;
-	else
-		t->copies_pushed += run.on;
+	*(ns ? &t->ns_copies_pushed : &t->copies_pushed) += run.on;	/* ns: on */
 	if (r->err != 0) {
 		/* Its DOWN event pushes again. */
 		ticket_run_lost(s, ns ? "copy of a namespace mark" : "copy of a mark", r->msg);
@@ -801,18 +790,6 @@ tier_carried_landed(struct tier *t, const struct ticket_server *s)
 		if (j != s->index)
 			seq_landed(&t->seq, j, tier_ticket_of(t, &m));
 	}
-}
-
-/* A ticket's mark could not be recorded: the ticket is a gap, its server refused. */
-static void
-tier_unrecorded(struct tier *t, struct ticket_server *s)
-{
-	char why[512];
-
-	if (s->state == TICKET_REFUSED || s->state == TICKET_REGRESSED)
-		return;		/* already out of use, for a reason of its own */
-	snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
-	ticket_refuse_local(s, why);
 }
 
 /*
@@ -859,17 +836,21 @@ static bool
 tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn,
     bool ok)
 {
+	char why[512];
+
 	tier_saved(t, ok);
 	if (ok) {
 		tier_durable(t, ns, i, tk, conn);
 		return true;
 	}
 	(ns != NULL ? &ns->seq : &t->seq)->writing--;
-	if (ns != NULL)
+	if (ns != NULL) {
 		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
 		    "ticket is not used");
-	else
-		tier_unrecorded(t, &t->srv[i]);
+	} else if (!tier_refused(&t->srv[i])) {	/* else out of use for a reason of its own */
+		snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
+		ticket_refuse_local(&t->srv[i], why);
+	}
 	return false;
 }
 
@@ -886,17 +867,6 @@ tier_written(void *arg, bool ok, uint64_t a, uint64_t tk)
 	(void)tier_write_ended(t, ns, (unsigned)(a & 0xff), tk, (uint32_t)(a >> 40), ok);
 	tier_prefetch(t);
 	t->on_change(t->arg);
-}
-
-/* "the even server's copy", or "the other servers' copies" (buf: 40 bytes). */
-static const char *
-tier_copies_name(const struct ticket_server *s, char *buf)
-{
-	if (s->group_count == SERVER_PAIR)
-		snprintf(buf, 40, "the %s server's copy", server_name(s->partner));
-	else
-		snprintf(buf, 40, "the other servers' copies");
-	return buf;
 }
 
 /*
@@ -984,8 +954,8 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	struct state_mark *m = &t->sf->rec.mark[r];
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
 	uint64_t b = s->block_size, before = state_mark_ticket(m, b), mark;
-	char where[384], why[896], was[40], copies[40];
-	bool changed = false, foreign;
+	char where[384], why[896], was[40], copies[40], seen[24] = "not read yet";
+	bool changed = false;
 
 	snprintf(was, sizeof(was), "%s", m->uuid);
 	changed |= tier_raise_copies(t, s);
@@ -1009,18 +979,16 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	mark = tier_mark_ticket(t, r, b);
 	if (check_counter(s->seen.counter, mark))
 		return true;
-	foreign = mark > state_mark_ticket(m, b);
-	if (t->copy_read[r])
-		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
-		    "the server's own idgen_marks: %llu; %s: %llu)",
-		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    tier_copies_name(s, copies), (unsigned long long)t->copy_seen[r]);
+	if (s->group_count == SERVER_PAIR)
+		snprintf(copies, sizeof(copies), "the %s server's copy", server_name(s->partner));
 	else
-		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
-		    "the server's own idgen_marks: %llu; %s: not read yet)",
-		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    tier_copies_name(s, copies));
-	if (foreign)
+		snprintf(copies, sizeof(copies), "the other servers' copies");
+	if (t->copy_read[r])
+		snprintf(seen, sizeof(seen), "%llu", (unsigned long long)t->copy_seen[r]);
+	snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; the "
+	    "server's own idgen_marks: %llu; %s: %s)", (unsigned long long)before,
+	    (unsigned long long)state_mark_ticket(&own, b), copies, seen);
+	if (mark > state_mark_ticket(m, b))	/* a foreign state file's */
 		snprintf(where + strlen(where), sizeof(where) - strlen(where), " (a foreign state "
 		    "file's mark: %llu, refusing in this idserver only until it restarts)",
 		    (unsigned long long)mark);
