@@ -570,19 +570,15 @@ tier_conn_ended(struct tier *t, unsigned i)
 static void
 tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only)
 {
-	unsigned k = 0;
-
 	if (!RULE_ON(RULE_COPY_CONN))
 		return;
-	while (k < t->await.n) {
+	for (unsigned k = 0; k < t->await.n; k++) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 
-		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id)) {
-			k++;
+		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id))
 			continue;
-		}
-		(void)seq_wait_take(&t->await, k);
+		(void)seq_wait_take(&t->await, k--);	/* the next one is at k now */
 		tier_conn_drop(t, n, i, w.ticket);
 	}
 }
@@ -642,8 +638,7 @@ tier_copy_push(struct tier *t, bool ns)
 	t->pushing[ns] = true;
 again:
 	t->push_again[ns] = false;
-	k = 0;
-	while (k < t->await.n) {
+	for (k = 0; k < t->await.n; k++) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 		bool gone = n != NULL && n->dropped != w.dropped;
@@ -651,11 +646,9 @@ again:
 
 		if ((w.seq != 0) == ns && !gone && (w.seq == 0 || n != NULL))
 			c = tier_copy_verdict(t, n, w.srv, w.ticket, true);
-		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT) {
-			k++;	/* the other pass's, or still waiting */
-			continue;
-		}
-		(void)seq_wait_take(&t->await, k);
+		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT)
+			continue;	/* the other pass's, or still waiting */
+		(void)seq_wait_take(&t->await, k--);	/* the next one is at k now */
 		if (w.seq == 0) {
 			t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
 			t->copy_waits++;
@@ -806,6 +799,7 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 	bool on = ns == NULL || RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
 	/* Names it to tier_written, with the connection it was drawn on (6.5). */
 	uint64_t a = (uint64_t)t->conn_gen[i] << 40 | (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;
+	enum seq_written w;
 
 	if (ns == NULL) {
 		state_raise_mark(&t->sf->rec, i, tk, t->block_size, t->block_size, NULL);
@@ -816,15 +810,9 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 		return false;
 	}
 	(ns != NULL ? &ns->seq : &t->seq)->writing++;
-	switch (seq_write_ahead(t->sf, on, tier_written, t, a, tk)) {
-	case SEQ_WRITING:
-		return true;
-	case SEQ_WRITTEN:
-		return tier_write_ended(t, ns, i, tk, t->conn_gen[i], true);
-	case SEQ_UNWRITTEN:
-		break;
-	}
-	return tier_write_ended(t, ns, i, tk, t->conn_gen[i], false);
+	/* Queued: its end comes to tier_written; durable or failed now: it ends here. */
+	w = seq_write_ahead(t->sf, on, tier_written, t, a, tk);
+	return w == SEQ_WRITING || tier_write_ended(t, ns, i, tk, t->conn_gen[i], w == SEQ_WRITTEN);
 }
 
 /*
@@ -1354,12 +1342,10 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 			uint64_t end = tier_ns_known(t, ns, j), have = layout_ticket_end(
 			    ns->v[i].hw[j], ns->v[i].hb[j] != 0 ? ns->v[i].hb[j] : b);
-
 			struct ticket_copy c = ticket_copy_block(j, end, b);
 
-			if (j == i || end <= have)
-				continue;
-			if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
+			if (j != i && end > have &&
+			    !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
 				    "fit a query");
 				return true;
