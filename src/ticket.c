@@ -135,16 +135,9 @@ static void	ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *ar
 static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_recheck_cb(evutil_socket_t fd, short what, void *arg);
-static void	ticket_schedule(struct event *ev, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
-static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why,
-		    bool local);
-static bool	ticket_query_error(struct ticket_server *s, const struct db_result *r,
-		    const char *what);
 static void	ticket_up_done(struct ticket_server *s);
 static void	ticket_start_recheck(struct ticket_server *s);
-static unsigned	ticket_recheck_delay(const struct ticket_server *s);
-static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *sql);
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
 static void	ticket_tx_failed(struct ticket_server *s, const struct db_result *r);
@@ -162,7 +155,6 @@ static void	ticket_witness(struct ticket_server *s);
 static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
-static int	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
@@ -519,11 +511,9 @@ ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
 static void
 ticket_recheck_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct ticket_server *s = arg;
-
 	(void)fd;
 	(void)what;
-	ticket_recheck_soon(s);
+	ticket_recheck_soon(arg);
 }
 
 void
@@ -676,15 +666,13 @@ ticket_check_generation(struct ticket_server *s, char **row)
 		ticket_refuse(s, why);
 		return false;
 	}
-	if (g > server_generation()) {
-		if (!check_uint(row[15], &m) || m > UINT_MAX ||
-		    !server_view_adopt((unsigned)g, (unsigned)m)) {
-			snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
-			    "tier_increment %s: not a change this idserver can follow (from %u)", g,
-			    row[15] != NULL ? row[15] : "NULL", before);
-			ticket_refuse(s, why);
-			return false;
-		}
+	if (g > server_generation() && (!check_uint(row[15], &m) || m > UINT_MAX ||
+	    !server_view_adopt((unsigned)g, (unsigned)m))) {
+		snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
+		    "tier_increment %s: not a change this idserver can follow (from %u)", g,
+		    row[15] != NULL ? row[15] : "NULL", before);
+		ticket_refuse(s, why);
+		return false;
 	}
 	s->generation = (unsigned)g;
 	return true;
