@@ -124,7 +124,6 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
     ", block_size) < %" PRIu64 "%s"
 #define TICKET_SQL_MAX		4096	/* the longest query: a check with every copy */
 
-
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg);

@@ -88,7 +88,6 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	struct ticket_params tp = { cfg->reprobe_min_ms, cfg->reprobe_max_ms,
 	    cfg->refused_retry_ms, cfg->recheck_ms };
 	struct db_params p;
-	unsigned i;
 
 	memset(t, 0, sizeof(*t));
 	pool_init(&t->seq.pool);
@@ -108,7 +107,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->ns_idle_ms = cfg->ns_idle_ms;
 	t->seq.last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
 	t->ticket_region = server_region();
-	for (i = 0; i < server_count(); i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
 		config_db_params(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
 		if (!ticket_init(&t->srv[i], base, &p, i, &tp, tier_notify, t))
@@ -222,29 +221,6 @@ tier_settled(const struct tier *t)
 	return true;
 }
 
-/* True when a server of our own region is up (idle or fetching). */
-static bool
-tier_own_up(const struct tier *t)
-{
-	for (unsigned i = 0; i < server_own_count(); i++)
-		if (ticket_up(&t->srv[i]))
-			return true;
-	return false;
-}
-
-/*
- * True while a server of our own region is still in its first connection
- * attempt: it has not answered yet, but neither has it failed.
- */
-static bool
-tier_own_first_try(const struct tier *t)
-{
-	for (unsigned i = 0; i < server_own_count(); i++)
-		if (t->srv[i].state == TICKET_CONNECTING && t->srv[i].stats.connects == 1)
-			return true;
-	return false;
-}
-
 /*
  * The servers tickets come from now: our region's while one of them is up,
  * else the first other region's pair (other_regions' order) with a server
@@ -255,10 +231,13 @@ tier_own_first_try(const struct tier *t)
 static int
 tier_pair_in_use(const struct tier *t)
 {
-	if (tier_own_up(t))
-		return 0;
-	if (tier_own_first_try(t))
-		return -1;
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (ticket_up(&t->srv[i]))
+			return 0;
+	/* One of ours in its first connection attempt: not answered yet, nor failed. */
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (t->srv[i].state == TICKET_CONNECTING && t->srv[i].stats.connects == 1)
+			return -1;
 	for (unsigned p = server_own_count(); p < server_count(); p += SERVER_PAIR)
 		for (unsigned r = 0; r < SERVER_PAIR; r++)
 			if (ticket_up(&t->srv[p + r]))
