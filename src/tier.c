@@ -624,13 +624,10 @@ again:
 
 		if (ns ? n == NULL : t->copy_need[i] <= t->seq.copied[i])
 			continue;
-		for (unsigned g = 0; g < r->group_count; g++) {
-			unsigned j = r->group_first + g;
-
+		for (unsigned j = r->group_first; j < r->group_first + r->group_count; j++)
 			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
 			    !t->copy_run[j].on && tier_copy_send(t, n, i, j))
 				break;
-		}
 	}
 	if (t->push_again[ns])
 		goto again;	/* an answer inside a call changed what waits */
@@ -821,17 +818,16 @@ tier_cross_bind(struct tier *t, const struct ticket_server *s, uint64_t b)
 	uint64_t end = 0, e;
 	bool changed = false;
 
-	for (unsigned k = 0; k < s->group_count; k++) {
-		const struct state_mark *m = &t->sf->rec.mark[s->group_first + k];
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
+		const struct state_mark *m = &t->sf->rec.mark[j];
 
 		if (m->block_size != 0 && m->block_size != b && (e = state_mark_end(m, b)) > end)
 			end = e;
 	}
 	if (end == 0)
 		return false;
-	for (unsigned k = 0; k < s->group_count; k++)
-		changed |= state_raise_mark(&t->sf->rec, s->group_first + k, (end + b - 1) / b - 1,
-		    b, b, NULL);
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
+		changed |= state_raise_mark(&t->sf->rec, j, (end + b - 1) / b - 1, b, b, NULL);
 	return changed;
 }
 
