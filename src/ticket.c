@@ -1224,9 +1224,9 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
     const struct db_result *r, unsigned copies, uint64_t mark, uint64_t learned,
     uint64_t *ticket, char *why, size_t whylen)
 {
+	bool ns = q->ns != NULL;
 	/* The first row: (1)'s, the own mark's or the catalogue's, then generation, seal. */
-	unsigned nf = 0, fields = q->ns != NULL ? 6 : 3, gen = q->ns != NULL ? 3 : 1;
-	unsigned replace = ticket_seq_stmts(q, 0) - 3;
+	unsigned nf = 0, gen = ns ? 3 : 1, replace = ticket_seq_stmts(q, 0) - 3;
 	char **row, b[24];
 	uint64_t t, own = 0, g, sealed;
 
@@ -1235,15 +1235,15 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_SHORT;
 	}
 	row = db_first_row(r, &nf);
-	if (row == NULL || nf != fields || (q->ns == NULL && !check_uint(row[0], &own))) {
+	if (row == NULL || nf != (ns ? 6u : 3u) || (!ns && !check_uint(row[0], &own))) {
 		snprintf(why, whylen, "%s lacks its row for this server's role (load "
-		    "schema/10-tables.sql)", q->ns != NULL ? "idgen_namespaces or idgen_marks" :
+		    "schema/10-tables.sql)", ns ? "idgen_namespaces or idgen_marks" :
 		    "idgen_marks");
 		return TICKET_TX_NO_ROW;
 	}
 	/* Dropped or created again since our check: the ticket is not used (a gap, 13.6). */
 	snprintf(b, sizeof(b), "%" PRIu64, q->b);
-	if (q->ns != NULL && (row[0] == NULL || strcmp(row[0], "ready") != 0 || row[1] == NULL ||
+	if (ns && (row[0] == NULL || strcmp(row[0], "ready") != 0 || row[1] == NULL ||
 	    strcmp(row[1], b) != 0 || row[2] == NULL || strcmp(row[2], q->policy) != 0)) {
 		snprintf(why, whylen, "dropped or created again since the last check: the ticket "
 		    "is not used");
@@ -1259,10 +1259,9 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 	}
 	*ticket = t = r->stmt_insert_id[replace];
 	/* One check for every sequence; the simulation switches each kind's apart. */
-	if (r->stmt_affected[replace + 1] != 1 &&
-	    RULE_ON(q->ns != NULL ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
+	if (r->stmt_affected[replace + 1] != 1 && RULE_ON(ns ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
 		/* A namespace's own mark is locked in a statement of its own: not in the row. */
-		if (q->ns != NULL)
+		if (ns)
 			snprintf(why, whylen, "counter regressed: ticket %" PRIu64 " of %s is not "
 			    "above the server's own mark in idgen_ns_marks; repair: idgenctl ns "
 			    "raise %s --above <its largest ID> (or ALTER TABLE %s AUTO_INCREMENT "
@@ -1277,8 +1276,8 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 	 * then belongs to a ticket committed before this one drew, so below it the
 	 * counter regressed and the server is refused (docs/design.md 6.3).
 	 */
-	switch (check_ticket(t, RULE_ON(q->ns != NULL ? RULE_NS_KNOWN : RULE_TICKET_KNOWN) ?
-	    mark : 0, s->index, q->b)) {
+	switch (check_ticket(t, RULE_ON(ns ? RULE_NS_KNOWN : RULE_TICKET_KNOWN) ? mark : 0,
+	    s->index, q->b)) {
 	case CHECK_TICKET_OK:
 		break;
 	case CHECK_TICKET_PARITY:
@@ -1292,7 +1291,7 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_REGRESS;
 	case CHECK_TICKET_LIMIT:
 		snprintf(why, whylen, "ticket %" PRIu64 " with B=%" PRIu64 " would reach 2^53: %s "
-		    "is exhausted", t, q->b, q->ns != NULL ? "the namespace" : "the ticket region");
+		    "is exhausted", t, q->b, ns ? "the namespace" : "the ticket region");
 		return TICKET_TX_REFUSE;
 	}
 	/*
