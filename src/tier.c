@@ -1158,30 +1158,39 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 }
 
 /*
- * The B s must have, and a server it was read from (NULL while none binds):
- * the tier's once a server came up, else what a check of another server not
- * refused read, whatever that server's verdict. The server judged first is
- * often "regressed" (its own mark, written under the other B, binds in ID
- * space) and sets no tier B; judged against the tier's alone, its partner
- * came up and the start went on (docs/design.md 6.4: refused whatever answers
- * first; issue 36).
+ * Refuses s (true) unless its B is the block_size setting and the B it must
+ * have, read from another server (none while none binds): the tier's once a
+ * server came up, else what a check of another server not refused read,
+ * whatever that server's verdict. The server judged first is often
+ * "regressed" (its own mark, written under the other B, binds in ID space)
+ * and sets no tier B; judged against the tier's alone, its partner came up
+ * and the start went on (docs/design.md 6.4: refused whatever answers first;
+ * issue 36).
  */
-static const struct ticket_server *
-tier_b_agreed(const struct tier *t, const struct ticket_server *s, uint64_t *b)
+static bool
+tier_b_refused(const struct tier *t, struct ticket_server *s)
 {
-	if (t->block_size != 0) {
-		*b = t->block_size;
-		return &t->srv[s->partner];
-	}
-	for (unsigned i = 0; i < server_count(); i++) {
-		const struct ticket_server *o = &t->srv[i];
+	const struct ticket_server *o = t->block_size != 0 ? &t->srv[s->partner] : NULL;
+	uint64_t b;
+	char why[512];
 
-		if (o != s && o->block_size != 0 && o->state != TICKET_REFUSED) {
-			*b = o->block_size;
-			return o;
-		}
-	}
-	return NULL;
+	for (unsigned i = 0; i < server_count() && o == NULL; i++)
+		if (&t->srv[i] != s && t->srv[i].block_size != 0 &&
+		    t->srv[i].state != TICKET_REFUSED)
+			o = &t->srv[i];
+	b = t->block_size != 0 ? t->block_size : o != NULL ? o->block_size : 0;
+	if (t->expect_block != 0 && s->block_size != t->expect_block)
+		snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but block_size is set "
+		    "to %llu", (unsigned long long)s->block_size,
+		    (unsigned long long)t->expect_block);
+	else if (o != NULL && s->block_size != b)
+		snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but the %s server's is "
+		    "%llu: both servers must use the same B", (unsigned long long)s->block_size,
+		    o->name, (unsigned long long)b);
+	else
+		return false;
+	ticket_refuse_local(s, why);
+	return true;
 }
 
 /* Server events: agree on B and the marks, bank tickets, wake waiting clients. */
@@ -1189,27 +1198,11 @@ static bool
 tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void *arg)
 {
 	struct tier *t = arg;
-	const struct ticket_server *other;
-	char why[512];
-	uint64_t b;
 
 	switch (ev) {
 	case TICKET_EV_UP:
-		if (t->expect_block != 0 && s->block_size != t->expect_block) {
-			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but block_size "
-			    "is set to %llu", (unsigned long long)s->block_size,
-			    (unsigned long long)t->expect_block);
-			ticket_refuse_local(s, why);
+		if (tier_b_refused(t, s))
 			return false;
-		}
-		if ((other = tier_b_agreed(t, s, &b)) != NULL && s->block_size != b) {
-			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but the %s "
-			    "server's is %llu: both servers must use the same B",
-			    (unsigned long long)s->block_size, other->name,
-			    (unsigned long long)b);
-			ticket_refuse_local(s, why);
-			return false;
-		}
 		t->silent_since[s->index] = 0;
 		if (!tier_merge_marks(t, s))
 			return false;
