@@ -124,7 +124,6 @@ const unsigned ticket_fetch_bounds_us[TICKET_FETCH_BUCKETS] = {
     ", block_size) < %" PRIu64 "%s"
 #define TICKET_SQL_MAX		4096	/* the longest query: a check with every copy */
 
-
 static void	ticket_connected(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg);
@@ -135,17 +134,9 @@ static void	ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *ar
 static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_recheck_cb(evutil_socket_t fd, short what, void *arg);
-static void	ticket_schedule(struct event *ev, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
-static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why,
-		    bool local);
-static bool	ticket_query_error(struct ticket_server *s, const struct db_result *r,
-		    const char *what);
 static void	ticket_up_done(struct ticket_server *s);
 static void	ticket_start_recheck(struct ticket_server *s);
-static unsigned	ticket_recheck_delay(const struct ticket_server *s);
-static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
-		    __attribute__((format(printf, 4, 5)));
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
 static void	ticket_tx_failed(struct ticket_server *s, const struct db_result *r);
@@ -163,7 +154,6 @@ static void	ticket_witness(struct ticket_server *s);
 static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
-static int	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
@@ -269,19 +259,10 @@ ticket_schedule(struct event *ev, unsigned ms)
 	evtimer_add(ev, &tv);
 }
 
-/* Formats and starts one statement of a sequence. */
+/* Starts one step of a sequence: a query built whole. */
 static bool
-ticket_send(struct ticket_server *s, int step, db_cb cb, const char *fmt, ...)
+ticket_send(struct ticket_server *s, int step, db_cb cb, const char *sql)
 {
-	char sql[TICKET_SQL_MAX];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return false;
 	s->step = step;
 	return db_query(s->db, sql, cb, s);
 }
@@ -490,7 +471,7 @@ ticket_send_check(struct ticket_server *s)
 	if (!ok || !ticket_append(sql, sizeof(sql), &len, TICKET_CHECK_TAIL_SQL))
 		return false;
 	s->checks_sent++;
-	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, "%s", sql);
+	return ticket_send(s, TICKET_STEP_CHECK, ticket_checked, sql);
 }
 
 /*
@@ -503,12 +484,9 @@ ticket_others(const struct ticket_server *s, unsigned *out)
 	unsigned n = 0;
 
 	out[n++] = s->partner;
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
 		if (j != s->index && j != s->partner)
 			out[n++] = j;
-	}
 	return n;
 }
 
@@ -534,11 +512,9 @@ ticket_append(char *buf, size_t len, int *n, const char *fmt, ...)
 static void
 ticket_recheck_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct ticket_server *s = arg;
-
 	(void)fd;
 	(void)what;
-	ticket_recheck_soon(s);
+	ticket_recheck_soon(arg);
 }
 
 void
@@ -587,7 +563,6 @@ static void
 ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
-	struct check_server_info in;
 	char **row;
 	unsigned nf = 0;
 	char why[512];
@@ -605,17 +580,12 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 
 	if (!ticket_check_generation(s, row))
 		return;
-	in.version = row[0];
-	in.increment = row[19];		/* the session's: what its REPLACE uses */
-	in.offset = row[20];
-	in.flush_at_commit = row[3];
-	in.layout_version = row[5];
-	in.block_size = row[6];
-	in.parity = row[7];
-	in.tier_increment = row[15];
-	in.server_offset = row[16];
-	in.region = row[17];
-	in.region_bits = row[18];
+	/* The increment and offset are the session's: what its REPLACE uses. */
+	struct check_server_info in = { .version = row[0], .increment = row[19],
+	    .offset = row[20], .flush_at_commit = row[3], .layout_version = row[5],
+	    .block_size = row[6], .parity = row[7], .tier_increment = row[15],
+	    .server_offset = row[16], .region = row[17], .region_bits = row[18] };
+
 	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);
@@ -653,8 +623,7 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	snprintf(s->seen.version, sizeof(s->seen.version), "%s", in.version);
-	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, "%s",
-	    check_rights[0].sql))
+	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
 }
 
@@ -698,15 +667,13 @@ ticket_check_generation(struct ticket_server *s, char **row)
 		ticket_refuse(s, why);
 		return false;
 	}
-	if (g > server_generation()) {
-		if (!check_uint(row[15], &m) || m > UINT_MAX ||
-		    !server_view_adopt((unsigned)g, (unsigned)m)) {
-			snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
-			    "tier_increment %s: not a change this idserver can follow (from %u)", g,
-			    row[15] != NULL ? row[15] : "NULL", before);
-			ticket_refuse(s, why);
-			return false;
-		}
+	if (g > server_generation() && (!check_uint(row[15], &m) || m > UINT_MAX ||
+	    !server_view_adopt((unsigned)g, (unsigned)m))) {
+		snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
+		    "tier_increment %s: not a change this idserver can follow (from %u)", g,
+		    row[15] != NULL ? row[15] : "NULL", before);
+		ticket_refuse(s, why);
+		return false;
 	}
 	s->generation = (unsigned)g;
 	return true;
@@ -856,7 +823,7 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	if (ticket_query_error(s, r, "check"))
 		return;
 	if (++i < (int)check_rights_count) {
-		if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS + i, ticket_rights_cb, "%s",
+		if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS + i, ticket_rights_cb,
 		    check_rights[i].sql))
 			ticket_failed(s, "check", "could not start the rights check");
 		return;
@@ -879,14 +846,10 @@ ticket_witness(struct ticket_server *s)
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	ticket_copies_take(s);
 	for (unsigned k = 0; k < n; k++) {
-		unsigned j = others[k];
+		struct ticket_copy c = ticket_copy_sending(s, others[k]);
 
-		if (ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) <=
-		    ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]))
-			continue;
-		struct ticket_copy c = ticket_copy_sending(s, j);
-
-		if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
+		if (c.end > ticket_copy_end(s, s->seen.copy[c.srv], s->seen.copy_b[c.srv]) &&
+		    !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 			ticket_failed(s, "check", "the copies of the marks do not fit a query");
 			return;
 		}
@@ -896,7 +859,7 @@ ticket_witness(struct ticket_server *s)
 		ticket_up_done(s);
 		return;
 	}
-	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, "%s", sql))
+	if (!ticket_send(s, TICKET_STEP_WITNESS, ticket_witness_cb, sql))
 		ticket_failed(s, "check", "could not start the copies of the others' marks");
 }
 
@@ -904,9 +867,7 @@ ticket_witness(struct ticket_server *s)
 static void
 ticket_copies_take(struct ticket_server *s)
 {
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
 		s->copy_sending[j] = s->copy_want[j];
 		s->copy_sending_b[j] = s->copy_want_b[j] != 0 ? s->copy_want_b[j] : s->block_size;
 	}
@@ -1069,8 +1030,7 @@ ticket_run(struct ticket_server *s, const char *sql, db_cb cb)
 bool
 ticket_run_next(struct ticket_server *s, const char *sql, db_cb cb)
 {
-	s->step = TICKET_STEP_OTHER;
-	return db_query(s->db, sql, cb, s);
+	return ticket_send(s, TICKET_STEP_OTHER, cb, sql);
 }
 
 void
@@ -1087,8 +1047,7 @@ ticket_run_end(struct ticket_server *s)
 void
 ticket_run_lost(struct ticket_server *s, const char *what, const char *msg)
 {
-	s->other = false;
-	ticket_failed(s, what, msg);
+	ticket_failed(s, what, msg);	/* the run ends with the connection */
 }
 
 /* Starts one ticket transaction. */
@@ -1127,7 +1086,7 @@ ticket_send_tx(struct ticket_server *s)
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	if (!ticket_seq_build(&q, s->index, c, n, sql, sizeof(sql)))
 		return false;
-	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, "%s", sql);
+	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, sql);
 }
 
 /* One query at a time on the connection: a namespace's ticket, then its answer. */
@@ -1145,14 +1104,9 @@ ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
 	s->flight.on = true;
 	(*f->fetching)++;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	s->state = TICKET_FETCHING;
-	s->other = true;
-	s->step = TICKET_STEP_TX;
-	if (db_query(s->db, sql, ticket_tx_cb, s))
+	if (ticket_run(s, sql, ticket_tx_cb))
 		return true;
 	ticket_flight_end(s);
-	s->state = TICKET_READY;
-	s->other = false;
 	return false;
 }
 
@@ -1305,9 +1259,9 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
     const struct db_result *r, unsigned copies, uint64_t mark, uint64_t learned,
     uint64_t *ticket, char *why, size_t whylen)
 {
+	bool ns = q->ns != NULL;
 	/* The first row: (1)'s, the own mark's or the catalogue's, then generation, seal. */
-	unsigned nf = 0, fields = q->ns != NULL ? 6 : 3, gen = q->ns != NULL ? 3 : 1;
-	unsigned replace = ticket_seq_stmts(q, 0) - 3;
+	unsigned nf = 0, gen = ns ? 3 : 1, replace = ticket_seq_stmts(q, 0) - 3;
 	char **row, b[24];
 	uint64_t t, own = 0, g, sealed;
 
@@ -1316,15 +1270,15 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_SHORT;
 	}
 	row = db_first_row(r, &nf);
-	if (row == NULL || nf != fields || (q->ns == NULL && !check_uint(row[0], &own))) {
+	if (row == NULL || nf != (ns ? 6u : 3u) || (!ns && !check_uint(row[0], &own))) {
 		snprintf(why, whylen, "%s lacks its row for this server's role (load "
-		    "schema/10-tables.sql)", q->ns != NULL ? "idgen_namespaces or idgen_marks" :
+		    "schema/10-tables.sql)", ns ? "idgen_namespaces or idgen_marks" :
 		    "idgen_marks");
 		return TICKET_TX_NO_ROW;
 	}
 	/* Dropped or created again since our check: the ticket is not used (a gap, 13.6). */
 	snprintf(b, sizeof(b), "%" PRIu64, q->b);
-	if (q->ns != NULL && (row[0] == NULL || strcmp(row[0], "ready") != 0 || row[1] == NULL ||
+	if (ns && (row[0] == NULL || strcmp(row[0], "ready") != 0 || row[1] == NULL ||
 	    strcmp(row[1], b) != 0 || row[2] == NULL || strcmp(row[2], q->policy) != 0)) {
 		snprintf(why, whylen, "dropped or created again since the last check: the ticket "
 		    "is not used");
@@ -1340,10 +1294,9 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 	}
 	*ticket = t = r->stmt_insert_id[replace];
 	/* One check for every sequence; the simulation switches each kind's apart. */
-	if (r->stmt_affected[replace + 1] != 1 &&
-	    RULE_ON(q->ns != NULL ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
+	if (r->stmt_affected[replace + 1] != 1 && RULE_ON(ns ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
 		/* A namespace's own mark is locked in a statement of its own: not in the row. */
-		if (q->ns != NULL)
+		if (ns)
 			snprintf(why, whylen, "counter regressed: ticket %" PRIu64 " of %s is not "
 			    "above the server's own mark in idgen_ns_marks; repair: idgenctl ns "
 			    "raise %s --above <its largest ID> (or ALTER TABLE %s AUTO_INCREMENT "
@@ -1358,8 +1311,8 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 	 * then belongs to a ticket committed before this one drew, so below it the
 	 * counter regressed and the server is refused (docs/design.md 6.3).
 	 */
-	switch (check_ticket(t, RULE_ON(q->ns != NULL ? RULE_NS_KNOWN : RULE_TICKET_KNOWN) ?
-	    mark : 0, s->index, q->b)) {
+	switch (check_ticket(t, RULE_ON(ns ? RULE_NS_KNOWN : RULE_TICKET_KNOWN) ? mark : 0,
+	    s->index, q->b)) {
 	case CHECK_TICKET_OK:
 		break;
 	case CHECK_TICKET_PARITY:
@@ -1373,7 +1326,7 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		return TICKET_TX_REGRESS;
 	case CHECK_TICKET_LIMIT:
 		snprintf(why, whylen, "ticket %" PRIu64 " with B=%" PRIu64 " would reach 2^53: %s "
-		    "is exhausted", t, q->b, q->ns != NULL ? "the namespace" : "the ticket region");
+		    "is exhausted", t, q->b, ns ? "the namespace" : "the ticket region");
 		return TICKET_TX_REFUSE;
 	}
 	/*

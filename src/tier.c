@@ -21,56 +21,28 @@
 
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
-static unsigned	tier_in_flight(const struct tier *t);
 static void	tier_prefetch_default(struct tier *t);
 static void	tier_ns_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
-static double	tier_fetch_ms(const struct tier *t);
-static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
-static uint64_t	tier_mark_ticket(const struct tier *t, unsigned i, uint64_t b);
-static bool	tier_raise_copies(struct tier *t, const struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
-static bool	tier_save(struct tier *t);
-static void	tier_saved(struct tier *t, bool ok);
-static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
-static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
 static bool	tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
 		    uint32_t conn, bool ok);
 static void	tier_written(void *arg, bool ok, uint64_t a, uint64_t tk);
-static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
-static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
-		    uint32_t conn);
-static void	tier_conn_ended(struct tier *t, unsigned i);
 static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
-static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
-static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
-static void	tier_carried_landed(struct tier *t, const struct ticket_server *s);
-static void	tier_unrecorded(struct tier *t, struct ticket_server *s);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
-static const char *tier_copies_name(const struct ticket_server *s, char *buf);
 static void	tier_fresh_update(struct tier *t, unsigned i);
-static void	tier_checked_others(struct tier *t, struct ticket_server *s);
+static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
 static void	tier_waits_watch(struct tier *t);
-static void	tier_raise_read(struct tier *t, struct ticket_server *s);
-static void	tier_read(struct tier *t, struct ticket_server *s);
 static void	tier_silent(struct tier *t, unsigned h);
-static bool	tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now);
 static bool	tier_refused(const struct ticket_server *s);
-static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
-static const struct ticket_server *tier_b_agreed(const struct tier *t,
-		    const struct ticket_server *s, uint64_t *b);
 static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static uint64_t	tier_ns_known_now(const struct ticket_server *s);
-static void	tier_ns_up_now(const struct tier *t, bool *up);
-static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
-static void	tier_ns_counters(struct tier *t, unsigned i);
-static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n,
 		    bool any_name);
@@ -120,7 +92,6 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	struct ticket_params tp = { cfg->reprobe_min_ms, cfg->reprobe_max_ms,
 	    cfg->refused_retry_ms, cfg->recheck_ms };
 	struct db_params p;
-	unsigned i;
 
 	memset(t, 0, sizeof(*t));
 	pool_init(&t->seq.pool);
@@ -140,7 +111,7 @@ tier_init(struct tier *t, struct event_base *base, const struct config *cfg,
 	t->ns_idle_ms = cfg->ns_idle_ms;
 	t->seq.last_used = server_own_count() - 1;	/* the first fetch goes to server 0 */
 	t->ticket_region = server_region();
-	for (i = 0; i < server_count(); i++) {
+	for (unsigned i = 0; i < server_count(); i++) {
 		/* One round trip per ticket. */
 		config_db_params(&p, cfg, i, DB_MULTI_STATEMENTS, ops);
 		if (!ticket_init(&t->srv[i], base, &p, i, &tp, tier_notify, t))
@@ -257,29 +228,6 @@ tier_settled(const struct tier *t)
 	return true;
 }
 
-/* True when a server of our own region is up (idle or fetching). */
-static bool
-tier_own_up(const struct tier *t)
-{
-	for (unsigned i = 0; i < server_own_count(); i++)
-		if (ticket_up(&t->srv[i]))
-			return true;
-	return false;
-}
-
-/*
- * True while a server of our own region is still in its first connection
- * attempt: it has not answered yet, but neither has it failed.
- */
-static bool
-tier_own_first_try(const struct tier *t)
-{
-	for (unsigned i = 0; i < server_own_count(); i++)
-		if (t->srv[i].state == TICKET_CONNECTING && t->srv[i].stats.connects == 1)
-			return true;
-	return false;
-}
-
 /*
  * The servers tickets come from now: our region's while one of them is up,
  * else the first other region's pair (other_regions' order) with a server
@@ -290,10 +238,13 @@ tier_own_first_try(const struct tier *t)
 static int
 tier_pair_in_use(const struct tier *t)
 {
-	if (tier_own_up(t))
-		return 0;
-	if (tier_own_first_try(t))
-		return -1;
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (ticket_up(&t->srv[i]))
+			return 0;
+	/* One of ours in its first connection attempt: not answered yet, nor failed. */
+	for (unsigned i = 0; i < server_own_count(); i++)
+		if (t->srv[i].state == TICKET_CONNECTING && t->srv[i].stats.connects == 1)
+			return -1;
 	for (unsigned p = server_own_count(); p < server_count(); p += SERVER_PAIR)
 		for (unsigned r = 0; r < SERVER_PAIR; r++)
 			if (ticket_up(&t->srv[p + r]))
@@ -438,9 +389,7 @@ tier_publish_marks(struct tier *t)
 		uint64_t b = s->block_size != 0 ? s->block_size : t->block_size;
 
 		s->mark = tier_mark_ticket(t, i, b);
-		for (unsigned k = 0; k < s->group_count; k++) {
-			unsigned j = s->group_first + k;
-
+		for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
 			s->copy_want[j] = t->sf->rec.mark[j].high_water;
 			s->copy_want_b[j] = t->sf->rec.mark[j].block_size;
 		}
@@ -502,26 +451,20 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 	q->writing--;
 	if (tier_banked_hook != NULL)
 		tier_banked_hook(t, ns, i, tk, alone);
+	*(ns != NULL ? &t->ns_banked_alone : &t->banked_alone) += alone;
 	if (ns == NULL) {
-		t->banked_alone += alone;
 		tier_note_region(t, &t->srv[i]);
-	} else {
-		t->ns_banked_alone += alone;
-		if (first <= ns->start_above) {
-			skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
-			first += skip;
-			n -= skip;
-			t->ns_released += skip;
-		}
+	} else if (first <= ns->start_above) {
+		skip = ns->start_above - first + 1 < n ? ns->start_above - first + 1 : n;
+		first += skip;
+		n -= skip;
+		t->ns_released += skip;
 	}
 	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
 	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk)) {
-		if (ns == NULL) {
-			t->ids_dropped += b;
-		} else {
+		*(ns != NULL ? &t->ns_released : &t->ids_dropped) += b;
+		if (ns != NULL)
 			ns->ids_released += b;
-			t->ns_released += b;
-		}
 	}
 	q->demand = false;
 	q->banked++;
@@ -531,12 +474,9 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 static bool
 tier_other_up(const struct tier *t, const struct ticket_server *s)
 {
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
 		if (j != s->index && ticket_up(&t->srv[j]))
 			return true;
-	}
 	return false;
 }
 
@@ -587,19 +527,15 @@ tier_conn_ended(struct tier *t, unsigned i)
 static void
 tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only)
 {
-	unsigned k = 0;
-
 	if (!RULE_ON(RULE_COPY_CONN))
 		return;
-	while (k < t->await.n) {
+	for (unsigned k = 0; k < t->await.n; k++) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 
-		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id)) {
-			k++;
+		if (w.srv != i || (w.seq != 0 && n == NULL) || (only != NULL && w.seq != only->id))
 			continue;
-		}
-		(void)seq_wait_take(&t->await, k);
+		(void)seq_wait_take(&t->await, k--);	/* the next one is at k now */
 		tier_conn_drop(t, n, i, w.ticket);
 	}
 }
@@ -659,8 +595,7 @@ tier_copy_push(struct tier *t, bool ns)
 	t->pushing[ns] = true;
 again:
 	t->push_again[ns] = false;
-	k = 0;
-	while (k < t->await.n) {
+	for (k = 0; k < t->await.n; k++) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 		bool gone = n != NULL && n->dropped != w.dropped;
@@ -668,11 +603,9 @@ again:
 
 		if ((w.seq != 0) == ns && !gone && (w.seq == 0 || n != NULL))
 			c = tier_copy_verdict(t, n, w.srv, w.ticket, true);
-		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT) {
-			k++;	/* the other pass's, or still waiting */
-			continue;
-		}
-		(void)seq_wait_take(&t->await, k);
+		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT)
+			continue;	/* the other pass's, or still waiting */
+		(void)seq_wait_take(&t->await, k--);	/* the next one is at k now */
 		if (w.seq == 0) {
 			t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
 			t->copy_waits++;
@@ -698,13 +631,10 @@ again:
 
 		if (ns ? n == NULL : t->copy_need[i] <= t->seq.copied[i])
 			continue;
-		for (unsigned g = 0; g < r->group_count; g++) {
-			unsigned j = r->group_first + g;
-
+		for (unsigned j = r->group_first; j < r->group_first + r->group_count; j++)
 			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
 			    !t->copy_run[j].on && tier_copy_send(t, n, i, j))
 				break;
-		}
 	}
 	if (t->push_again[ns])
 		goto again;	/* an answer inside a call changed what waits */
@@ -774,10 +704,7 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 
 	(void)db;
 	t->copy_run[s->index].on = false;
-	if (ns)
-		t->ns_copies_pushed++;
-	else
-		t->copies_pushed += run.on;
+	*(ns ? &t->ns_copies_pushed : &t->copies_pushed) += run.on;	/* ns: on */
 	if (r->err != 0) {
 		/* Its DOWN event pushes again. */
 		ticket_run_lost(s, ns ? "copy of a namespace mark" : "copy of a mark", r->msg);
@@ -804,25 +731,12 @@ tier_ticket_of(const struct tier *t, const struct state_mark *m)
 static void
 tier_carried_landed(struct tier *t, const struct ticket_server *s)
 {
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
 		struct state_mark m = { s->copy_sending[j], s->copy_sending_b[j], "" };
 
 		if (j != s->index)
 			seq_landed(&t->seq, j, tier_ticket_of(t, &m));
 	}
-}
-
-/* A ticket's mark could not be recorded: the ticket is a gap, its server refused. */
-static void
-tier_unrecorded(struct tier *t, struct ticket_server *s)
-{
-	char why[512];
-
-	if (s->state == TICKET_REFUSED || s->state == TICKET_REGRESSED)
-		return;		/* already out of use, for a reason of its own */
-	snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
-	ticket_refuse_local(s, why);
 }
 
 /*
@@ -839,6 +753,7 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 	bool on = ns == NULL || RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
 	/* Names it to tier_written, with the connection it was drawn on (6.5). */
 	uint64_t a = (uint64_t)t->conn_gen[i] << 40 | (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;
+	enum seq_written w;
 
 	if (ns == NULL) {
 		state_raise_mark(&t->sf->rec, i, tk, t->block_size, t->block_size, NULL);
@@ -849,15 +764,9 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 		return false;
 	}
 	(ns != NULL ? &ns->seq : &t->seq)->writing++;
-	switch (seq_write_ahead(t->sf, on, tier_written, t, a, tk)) {
-	case SEQ_WRITING:
-		return true;
-	case SEQ_WRITTEN:
-		return tier_write_ended(t, ns, i, tk, t->conn_gen[i], true);
-	case SEQ_UNWRITTEN:
-		break;
-	}
-	return tier_write_ended(t, ns, i, tk, t->conn_gen[i], false);
+	/* Queued: its end comes to tier_written; durable or failed now: it ends here. */
+	w = seq_write_ahead(t->sf, on, tier_written, t, a, tk);
+	return w == SEQ_WRITING || tier_write_ended(t, ns, i, tk, t->conn_gen[i], w == SEQ_WRITTEN);
 }
 
 /*
@@ -869,17 +778,21 @@ static bool
 tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t conn,
     bool ok)
 {
+	char why[512];
+
 	tier_saved(t, ok);
 	if (ok) {
 		tier_durable(t, ns, i, tk, conn);
 		return true;
 	}
 	(ns != NULL ? &ns->seq : &t->seq)->writing--;
-	if (ns != NULL)
+	if (ns != NULL) {
 		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
 		    "ticket is not used");
-	else
-		tier_unrecorded(t, &t->srv[i]);
+	} else if (!tier_refused(&t->srv[i])) {	/* else out of use for a reason of its own */
+		snprintf(why, sizeof(why), "state file: %s (state_file)", t->sf->last_error);
+		ticket_refuse_local(&t->srv[i], why);
+	}
 	return false;
 }
 
@@ -898,17 +811,6 @@ tier_written(void *arg, bool ok, uint64_t a, uint64_t tk)
 	t->on_change(t->arg);
 }
 
-/* "the even server's copy", or "the other servers' copies" (buf: 40 bytes). */
-static const char *
-tier_copies_name(const struct ticket_server *s, char *buf)
-{
-	if (s->group_count == SERVER_PAIR)
-		snprintf(buf, 40, "the %s server's copy", server_name(s->partner));
-	else
-		snprintf(buf, 40, "the other servers' copies");
-	return buf;
-}
-
 /*
  * A mark written under another B binds every server of its region, not only
  * its own: residues keep servers apart only within one B (ticket 18 of the
@@ -923,17 +825,16 @@ tier_cross_bind(struct tier *t, const struct ticket_server *s, uint64_t b)
 	uint64_t end = 0, e;
 	bool changed = false;
 
-	for (unsigned k = 0; k < s->group_count; k++) {
-		const struct state_mark *m = &t->sf->rec.mark[s->group_first + k];
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
+		const struct state_mark *m = &t->sf->rec.mark[j];
 
 		if (m->block_size != 0 && m->block_size != b && (e = state_mark_end(m, b)) > end)
 			end = e;
 	}
 	if (end == 0)
 		return false;
-	for (unsigned k = 0; k < s->group_count; k++)
-		changed |= state_raise_mark(&t->sf->rec, s->group_first + k, (end + b - 1) / b - 1,
-		    b, b, NULL);
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
+		changed |= state_raise_mark(&t->sf->rec, j, (end + b - 1) / b - 1, b, b, NULL);
 	return changed;
 }
 
@@ -944,8 +845,7 @@ tier_raise_copies(struct tier *t, const struct ticket_server *s)
 	uint64_t b = s->block_size;
 	bool changed = false;
 
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned o = s->group_first + k;
+	for (unsigned o = s->group_first; o < s->group_first + s->group_count; o++) {
 		struct state_mark copy = { s->seen.copy[o], s->seen.copy_b[o], "" };
 
 		if (o == s->index)
@@ -995,8 +895,8 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	struct state_mark *m = &t->sf->rec.mark[r];
 	struct state_mark own = { s->seen.own_mark, s->seen.own_mark_b, "" };
 	uint64_t b = s->block_size, before = state_mark_ticket(m, b), mark;
-	char where[384], why[896], was[40], copies[40];
-	bool changed = false, foreign;
+	char where[384], why[896], was[40], copies[40], seen[24] = "not read yet";
+	bool changed = false;
 
 	snprintf(was, sizeof(was), "%s", m->uuid);
 	changed |= tier_raise_copies(t, s);
@@ -1020,18 +920,16 @@ tier_merge_marks(struct tier *t, struct ticket_server *s)
 	mark = tier_mark_ticket(t, r, b);
 	if (check_counter(s->seen.counter, mark))
 		return true;
-	foreign = mark > state_mark_ticket(m, b);
-	if (t->copy_read[r])
-		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
-		    "the server's own idgen_marks: %llu; %s: %llu)",
-		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    tier_copies_name(s, copies), (unsigned long long)t->copy_seen[r]);
+	if (s->group_count == SERVER_PAIR)
+		snprintf(copies, sizeof(copies), "the %s server's copy", server_name(s->partner));
 	else
-		snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; "
-		    "the server's own idgen_marks: %llu; %s: not read yet)",
-		    (unsigned long long)before, (unsigned long long)state_mark_ticket(&own, b),
-		    tier_copies_name(s, copies));
-	if (foreign)
+		snprintf(copies, sizeof(copies), "the other servers' copies");
+	if (t->copy_read[r])
+		snprintf(seen, sizeof(seen), "%llu", (unsigned long long)t->copy_seen[r]);
+	snprintf(where, sizeof(where), "(this idserver's state file and tickets: %llu; the "
+	    "server's own idgen_marks: %llu; %s: %s)", (unsigned long long)before,
+	    (unsigned long long)state_mark_ticket(&own, b), copies, seen);
+	if (mark > state_mark_ticket(m, b))	/* a foreign state file's */
 		snprintf(where + strlen(where), sizeof(where) - strlen(where), " (a foreign state "
 		    "file's mark: %llu, refusing in this idserver only until it restarts)",
 		    (unsigned long long)mark);
@@ -1099,7 +997,6 @@ tier_waits_watch(struct tier *t)
 		struct ticket_server *s = &t->srv[i];
 		uint64_t waited = now - t->wait_since[i];
 		char names[SERVER_MAX * 8], why[160 + SERVER_MAX * 8];
-		unsigned first, count;
 
 		if (t->fresh[i] || !ticket_up(s) || waited <= t->wait_limit_ms)
 			continue;
@@ -1119,10 +1016,9 @@ tier_waits_watch(struct tier *t)
 		log_warn("%s ticket server not used yet: waited %llu ms for a check of %s sent "
 		    "after its connection was checked (docs/design.md 6.4); asking again", s->name,
 		    (unsigned long long)waited, names);
-		server_group(i, &first, &count);
-		for (unsigned k = 0; k < count; k++)
-			if (t->waiting[i][first + k])
-				ticket_recheck_soon(&t->srv[first + k]);
+		for (unsigned h = s->group_first; h < s->group_first + s->group_count; h++)
+			if (t->waiting[i][h])
+				ticket_recheck_soon(&t->srv[h]);
 	}
 }
 
@@ -1175,15 +1071,12 @@ tier_silent(struct tier *t, unsigned h)
 	if (!tier_cannot_answer(t, h, now))
 		return;
 	server_group(h, &first, &count);
-	for (unsigned k = 0; k < count; k++) {
-		unsigned j = first + k;
-
+	for (unsigned j = first; j < first + count; j++)
 		if (j != h && t->waiting[j][h]) {
 			t->waiting[j][h] = false;
 			tier_unasked(t, j, h, now);
 			tier_fresh_update(t, j);
 		}
-	}
 }
 
 /*
@@ -1198,14 +1091,23 @@ tier_read(struct tier *t, struct ticket_server *s)
 
 	t->silent_since[i] = 0;
 	tier_raise_read(t, s);
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
+	tier_waits_answered(t, s);
+}
 
+/*
+ * s's check was answered: a server waiting for a check of s sent after its
+ * own connection was checked has it; one in flight then may have read too early.
+ */
+static void
+tier_waits_answered(struct tier *t, const struct ticket_server *s)
+{
+	unsigned i = s->index;
+
+	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++)
 		if (j != i && t->waiting[j][i] && s->check_accepted > t->wait_after[j][i]) {
 			t->waiting[j][i] = false;
 			tier_fresh_update(t, j);
 		}
-	}
 }
 
 /* Server i may fetch once it waits for no other server's check. */
@@ -1235,14 +1137,7 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 {
 	unsigned i = s->index;
 
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned j = s->group_first + k;
-
-		if (j != i && t->waiting[j][i] && s->check_accepted > t->wait_after[j][i]) {
-			t->waiting[j][i] = false;
-			tier_fresh_update(t, j);
-		}
-	}
+	tier_waits_answered(t, s);
 	if (s->seen.recheck)
 		return;
 	t->fresh[i] = false;
@@ -1253,8 +1148,7 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 	 * Every wait is in place before any check is asked for: an answer that
 	 * ended one wait must not find the others not yet set and let s serve.
 	 */
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned h = s->group_first + k;
+	for (unsigned h = s->group_first; h < s->group_first + s->group_count; h++) {
 		struct ticket_server *hs = &t->srv[h];
 
 		t->waiting[i][h] = h != i && (ticket_up(hs) || hs->state == TICKET_CONNECTING ||
@@ -1264,40 +1158,46 @@ tier_checked_others(struct tier *t, struct ticket_server *s)
 		else if (h != i)
 			tier_unasked(t, i, h, t->wait_since[i]);
 	}
-	for (unsigned k = 0; k < s->group_count; k++) {
-		unsigned h = s->group_first + k;
-
+	for (unsigned h = s->group_first; h < s->group_first + s->group_count; h++)
 		if (t->waiting[i][h])
 			ticket_recheck_soon(&t->srv[h]);
-	}
 	tier_fresh_update(t, i);
 }
 
 /*
- * The B s must have, and a server it was read from (NULL while none binds):
- * the tier's once a server came up, else what a check of another server not
- * refused read, whatever that server's verdict. The server judged first is
- * often "regressed" (its own mark, written under the other B, binds in ID
- * space) and sets no tier B; judged against the tier's alone, its partner
- * came up and the start went on (docs/design.md 6.4: refused whatever answers
- * first; issue 36).
+ * Refuses s (true) unless its B is the block_size setting and the B it must
+ * have, read from another server (none while none binds): the tier's once a
+ * server came up, else what a check of another server not refused read,
+ * whatever that server's verdict. The server judged first is often
+ * "regressed" (its own mark, written under the other B, binds in ID space)
+ * and sets no tier B; judged against the tier's alone, its partner came up
+ * and the start went on (docs/design.md 6.4: refused whatever answers first;
+ * issue 36).
  */
-static const struct ticket_server *
-tier_b_agreed(const struct tier *t, const struct ticket_server *s, uint64_t *b)
+static bool
+tier_b_refused(const struct tier *t, struct ticket_server *s)
 {
-	if (t->block_size != 0) {
-		*b = t->block_size;
-		return &t->srv[s->partner];
-	}
-	for (unsigned i = 0; i < server_count(); i++) {
-		const struct ticket_server *o = &t->srv[i];
+	const struct ticket_server *o = t->block_size != 0 ? &t->srv[s->partner] : NULL;
+	uint64_t b;
+	char why[512];
 
-		if (o != s && o->block_size != 0 && o->state != TICKET_REFUSED) {
-			*b = o->block_size;
-			return o;
-		}
-	}
-	return NULL;
+	for (unsigned i = 0; i < server_count() && o == NULL; i++)
+		if (&t->srv[i] != s && t->srv[i].block_size != 0 &&
+		    t->srv[i].state != TICKET_REFUSED)
+			o = &t->srv[i];
+	b = t->block_size != 0 ? t->block_size : o != NULL ? o->block_size : 0;
+	if (t->expect_block != 0 && s->block_size != t->expect_block)
+		snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but block_size is set "
+		    "to %llu", (unsigned long long)s->block_size,
+		    (unsigned long long)t->expect_block);
+	else if (o != NULL && s->block_size != b)
+		snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but the %s server's is "
+		    "%llu: both servers must use the same B", (unsigned long long)s->block_size,
+		    o->name, (unsigned long long)b);
+	else
+		return false;
+	ticket_refuse_local(s, why);
+	return true;
 }
 
 /* Server events: agree on B and the marks, bank tickets, wake waiting clients. */
@@ -1305,27 +1205,11 @@ static bool
 tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void *arg)
 {
 	struct tier *t = arg;
-	const struct ticket_server *other;
-	char why[512];
-	uint64_t b;
 
 	switch (ev) {
 	case TICKET_EV_UP:
-		if (t->expect_block != 0 && s->block_size != t->expect_block) {
-			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but block_size "
-			    "is set to %llu", (unsigned long long)s->block_size,
-			    (unsigned long long)t->expect_block);
-			ticket_refuse_local(s, why);
+		if (tier_b_refused(t, s))
 			return false;
-		}
-		if ((other = tier_b_agreed(t, s, &b)) != NULL && s->block_size != b) {
-			snprintf(why, sizeof(why), "idgen_meta.block_size is %llu but the %s "
-			    "server's is %llu: both servers must use the same B",
-			    (unsigned long long)s->block_size, other->name,
-			    (unsigned long long)b);
-			ticket_refuse_local(s, why);
-			return false;
-		}
 		t->silent_since[s->index] = 0;
 		if (!tier_merge_marks(t, s))
 			return false;
@@ -1407,12 +1291,10 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
 			uint64_t end = tier_ns_known(t, ns, j), have = layout_ticket_end(
 			    ns->v[i].hw[j], ns->v[i].hb[j] != 0 ? ns->v[i].hb[j] : b);
-
 			struct ticket_copy c = ticket_copy_block(j, end, b);
 
-			if (j == i || end <= have)
-				continue;
-			if (!ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
+			if (j != i && end > have &&
+			    !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
 				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
 				    "fit a query");
 				return true;
