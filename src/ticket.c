@@ -134,9 +134,16 @@ static void	ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *ar
 static void	ticket_lost(struct db_conn *db, const struct db_result *r, void *arg);
 static void	ticket_retry_cb(evutil_socket_t fd, short what, void *arg);
 static void	ticket_recheck_cb(evutil_socket_t fd, short what, void *arg);
+static void	ticket_schedule(struct event *ev, unsigned ms);
 static void	ticket_failed(struct ticket_server *s, const char *what, const char *msg);
+static void	ticket_reject(struct ticket_server *s, enum ticket_state st, const char *why,
+		    bool local);
+static bool	ticket_query_error(struct ticket_server *s, const struct db_result *r,
+		    const char *what);
 static void	ticket_up_done(struct ticket_server *s);
 static void	ticket_start_recheck(struct ticket_server *s);
+static unsigned	ticket_recheck_delay(const struct ticket_server *s);
+static bool	ticket_send(struct ticket_server *s, int step, db_cb cb, const char *sql);
 static bool	ticket_send_tx(struct ticket_server *s);
 static bool	ticket_send_check(struct ticket_server *s);
 static void	ticket_tx_failed(struct ticket_server *s, const struct db_result *r);
@@ -154,6 +161,7 @@ static void	ticket_witness(struct ticket_server *s);
 static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
+static int	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
@@ -709,7 +717,7 @@ ticket_retired(struct ticket_server *s, const char *roles, uint64_t b)
 	 * namespace check reads a refused server, so they are read first.
 	 */
 	if (s->retired_sql != NULL && RULE_ON(RULE_CHECK_READ) &&
-	    ticket_send(s, TICKET_STEP_CHECK, ticket_retired_read, "%s", s->retired_sql))
+	    ticket_send(s, TICKET_STEP_CHECK, ticket_retired_read, s->retired_sql))
 		return false;
 	ticket_retired_why(s, why, sizeof(why));
 	ticket_refuse(s, why);

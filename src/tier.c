@@ -21,28 +21,52 @@
 
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
+static unsigned	tier_in_flight(const struct tier *t);
 static void	tier_prefetch_default(struct tier *t);
 static void	tier_ns_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
+static double	tier_fetch_ms(const struct tier *t);
+static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
+static uint64_t	tier_mark_ticket(const struct tier *t, unsigned i, uint64_t b);
+static bool	tier_raise_copies(struct tier *t, const struct ticket_server *s);
 static void	tier_publish_marks(struct tier *t);
+static bool	tier_save(struct tier *t);
+static void	tier_saved(struct tier *t, bool ok);
+static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
+static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
 static bool	tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
 		    uint32_t conn, bool ok);
 static void	tier_written(void *arg, bool ok, uint64_t a, uint64_t tk);
+static void	tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone);
+static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
+		    uint32_t conn);
+static void	tier_conn_ended(struct tier *t, unsigned i);
 static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
+static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
 static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
+static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
+static void	tier_carried_landed(struct tier *t, const struct ticket_server *s);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static void	tier_fresh_update(struct tier *t, unsigned i);
-static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
+static void	tier_checked_others(struct tier *t, struct ticket_server *s);
 static void	tier_waits_watch(struct tier *t);
+static void	tier_raise_read(struct tier *t, struct ticket_server *s);
+static void	tier_read(struct tier *t, struct ticket_server *s);
 static void	tier_silent(struct tier *t, unsigned h);
+static bool	tier_cannot_answer(const struct tier *t, unsigned h, uint64_t now);
 static bool	tier_refused(const struct ticket_server *s);
+static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
 static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
 static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static uint64_t	tier_ns_known_now(const struct ticket_server *s);
+static void	tier_ns_up_now(const struct tier *t, bool *up);
+static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
+static void	tier_ns_counters(struct tier *t, unsigned i);
+static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_remember(struct tier *t, const struct ns_row *rows, unsigned n,
 		    bool any_name);
@@ -57,6 +81,16 @@ static void	tier_ns_retired(struct tier *t, const struct ticket_server *s);
 static void	tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 static void	tier_ns_kick_checks(struct tier *t);
 static void	tier_ns_kick_fetches(struct tier *t, bool demand);
+static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
+static int	tier_pair_in_use(const struct tier *t);
+static int	tier_next_server(const struct tier *t);
+static enum seq_copy	tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i,
+		    uint64_t tk, bool rule_on);
+static void	tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static bool	tier_cross_bind(struct tier *t, const struct ticket_server *s, uint64_t b);
+static bool	tier_b_refused(const struct tier *t, struct ticket_server *s);
+static void	tier_ns_prune(struct tier *t);
+static bool	tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i);
 
 #define TIER_RATE_MS	100	/* how often the request rate is sampled */
 #define TIER_COPY_SQL_MAX	1024	/* a plain copy UPDATE of one mark */
