@@ -549,6 +549,9 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 	return false;
 }
 
+/* Where statefile_open makes the file's directory (the simulation's own, statefile.h). */
+int (*statefile_mkdir_fn)(const char *dir, mode_t mode) = mkdir;
+
 /* Opens, locks and loads; the caller's first save proves the file can be written. */
 bool
 statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
@@ -579,7 +582,7 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	}
 	/* One level of missing directory is created (e.g. /var/lib/idgen). */
 	dir = dirname(dup);
-	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+	if (statefile_mkdir_fn(dir, 0750) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "state_file: cannot create its directory '%s': %s", dir,
 		    strerror(errno));
 		goto fail;

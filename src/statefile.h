@@ -151,6 +151,13 @@ void	statefile_whoami(struct state_owner *me);
  */
 extern void	(*statefile_whoami_fn)(struct state_owner *me);
 
+/*
+ * What statefile_open makes the file's missing directory with: mkdir(2) but
+ * in the simulation, whose directory is made once per process and would
+ * otherwise be asked for again at each of its thousands of opens.
+ */
+extern int	(*statefile_mkdir_fn)(const char *dir, mode_t mode);
+
 /* A file as the stamp judges it: its device, inode and ctime. */
 struct statefile_ctime {
 	uint64_t	dev, ino;
