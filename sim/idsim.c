@@ -1220,6 +1220,7 @@ sim_ids_start(struct idserver *d, bool file)
 	}
 	d->sf.datasync = sim_datasync;
 	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
+	disk_fd(d->sf.fd, d->sf.dev, d->sf.ino);
 	if (!file)
 		disk_forget(&sim_disks[slot]);
 	else if (disk_on()) {
@@ -3301,7 +3302,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		memcpy(sim_dir_live, S.dir, sizeof(sim_dir_live));
 	}
 	sim_dir_used = true;
-	S.base = event_base_new();
+	S.base = vclock_base_new();
 	if (S.base == NULL)
 		return 3;
 	S.nids = 1 + (unsigned)rng_below(SIM_IDSERVERS);
