@@ -377,6 +377,7 @@ static void	sim_restart(struct idserver *d, bool file, bool clean);
 static void	sim_whoami(struct state_owner *me);
 static void	sim_lease_whoami(struct lease *l);
 static int	sim_mkdir(const char *dir, mode_t mode);
+static bool	sim_sync_dir(const char *path);
 static int	sim_datasync(int fd);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
@@ -1106,6 +1107,20 @@ sim_mkdir(const char *dir, mode_t mode)
 		return -1;
 	}
 	return mkdir(dir, mode);
+}
+
+/*
+ * A first write's directory sync (statefile_sync_dir_fn): every state file
+ * is in this process's directory (on /dev/shm, else /tmp), which exists
+ * from the first schedule to exit, so the open, fsync and close it took
+ * succeeded and changed nothing the model keeps: a name made durable is not
+ * simulated (only the files' sectors are, sim/disk.h).
+ */
+static bool
+sim_sync_dir(const char *path)
+{
+	(void)path;
+	return true;
 }
 
 /* Every entry of dir: system calls only, so a signal handler may. */
@@ -4061,6 +4076,7 @@ main(int argc, char **argv)
 	}
 	statefile_whoami_fn = sim_whoami;
 	statefile_mkdir_fn = sim_mkdir;
+	statefile_sync_dir_fn = sim_sync_dir;
 	lease_whoami_fn = sim_lease_whoami;
 	statefile_now_fn = disk_now;
 	statefile_ctime_fn = disk_ctime;

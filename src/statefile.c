@@ -632,6 +632,9 @@ statefile_sync_dir(const char *path)
 	return ok;
 }
 
+/* What a first write syncs the directory with (the simulation's own, statefile.h). */
+bool (*statefile_sync_dir_fn)(const char *path) = statefile_sync_dir;
+
 /*
  * Formats the record, its save count raised, into f->buf: the snapshot
  * numbered gen, *len bytes. False (last_error says why) when it does not
@@ -684,7 +687,7 @@ statefile_write(struct statefile *f, int slot, bool first, uint64_t gen, char *r
 	if (f->pwrite(f->fd, rec, len, off) != (ssize_t)len ||
 	    (f->datasync(f->fd) != 0 && RULE_ON(RULE_SYNC_CHECKED)) ||
 	    /* Once: the name of a file this process created must survive a crash too. */
-	    (first && !statefile_sync_dir(f->path)))
+	    (first && !statefile_sync_dir_fn(f->path)))
 		return check_fail(err, errlen, "cannot write '%s': %s", f->path,
 		    strerror(errno ? errno : EIO));
 	err[0] = '\0';
