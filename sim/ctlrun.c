@@ -197,6 +197,7 @@ static const struct ctl_ops ctlrun_ops = {
 static void
 ctlrun_quiet(bool on)
 {
+	/* /dev/null, and the driver's own stdout and stderr: opened once, kept (speed). */
 	static int null_fd = -1, out = -1, err = -1;
 
 	fflush(stdout);
@@ -206,16 +207,16 @@ ctlrun_quiet(bool on)
 	if (on) {
 		if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
 			abort();
-		out = dup(1);
-		err = dup(2);
-		if (out < 0 || err < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+		if (out < 0 && (out = fcntl(1, F_DUPFD_CLOEXEC, 0)) < 0)
+			abort();
+		if (err < 0 && (err = fcntl(2, F_DUPFD_CLOEXEC, 0)) < 0)
+			abort();
+		if (dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
 			abort();
 		return;
 	}
 	if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		abort();
-	close(out);
-	close(err);
 }
 
 /* idgenctl's config: the tier's servers at 127.0.0.1:3307 + their index. */

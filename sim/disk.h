@@ -71,6 +71,14 @@ ssize_t	disk_pwrite(int fd, const void *buf, size_t n, off_t off);
 int	disk_datasync(int fd);
 
 /*
+ * fd is a state file's descriptor, open on inode ino of device dev (its
+ * statefile's dev and ino): disk_pwrite's writes to it move that inode's
+ * ctime without an fstat each. Told at every open whose file is written
+ * through disk_pwrite, so a descriptor number used again is told afresh.
+ */
+void	disk_fd(int fd, uint64_t dev, uint64_t ino);
+
+/*
  * The stamp's clocks in virtual time (statefile.h's statefile_now_fn and
  * statefile_ctime_fn; docs/design.md section 14): the time is the true
  * virtual wall clock (the kernel's, which no idserver's skew moves), and a

@@ -375,6 +375,9 @@ static bool	sim_file_back(struct idserver *d);
 static void	sim_file_keep(struct idserver *d);
 static void	sim_restart(struct idserver *d, bool file, bool clean);
 static void	sim_whoami(struct state_owner *me);
+static void	sim_lease_whoami(struct lease *l);
+static int	sim_mkdir(const char *dir, mode_t mode);
+static bool	sim_sync_dir(const char *path);
 static int	sim_datasync(int fd);
 static void	sim_run(uint64_t us);
 static int	sim_record(struct idserver *d, uint64_t lo, uint64_t hi);
@@ -977,6 +980,18 @@ sim_whoami(struct state_owner *me)
 	me->pid = SIM_PID_BASE;
 }
 
+/*
+ * The lease's home and holder (lease_whoami_fn): none here, since
+ * sim_ids_start and regions_ids_start set both after lease_init (a draw of
+ * the home, a holder of one length), where the real host, pid and random
+ * nonce cost three system calls per start and were overwritten.
+ */
+static void
+sim_lease_whoami(struct lease *l)
+{
+	(void)l;
+}
+
 /* The disk is simulated as never failing: a write is durable once written. */
 static int
 sim_datasync(int fd)
@@ -1071,16 +1086,46 @@ sim_lock_holders(const char *path)
 }
 
 /*
- * This process's directory of state files now (empty: none): removed at
- * each schedule's end, and at exit or on a fatal signal, whatever the
- * outcome, so a failed or killed run leaves nothing in /dev/shm (a kill -9
- * still does: nothing runs).
+ * This process's directory of state files (empty: none yet): made by the
+ * first schedule, emptied at each schedule's start and end, and removed at
+ * exit or on a fatal signal, whatever the outcome, so a failed or killed run
+ * leaves nothing in /dev/shm (a kill -9 still does: nothing runs).
  */
 static char sim_dir_live[sizeof(S.dir)];
+static bool sim_dir_used;	/* a schedule began in it and did not empty it at its end */
 
-/* Every entry of dir, then dir: system calls only, so a signal handler may. */
+/*
+ * The state files' directory (statefile_mkdir_fn): this process's exists
+ * from its first schedule on, so every open of a file in it was a failed
+ * mkdir(2); any other is made as statefile_open makes it.
+ */
+static int
+sim_mkdir(const char *dir, mode_t mode)
+{
+	if (sim_dir_live[0] != '\0' && strcmp(dir, sim_dir_live) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return mkdir(dir, mode);
+}
+
+/*
+ * A first write's directory sync (statefile_sync_dir_fn): every state file
+ * is in this process's directory (on /dev/shm, else /tmp), which exists
+ * from the first schedule to exit, so the open, fsync and close it took
+ * succeeded and changed nothing the model keeps: a name made durable is not
+ * simulated (only the files' sectors are, sim/disk.h).
+ */
+static bool
+sim_sync_dir(const char *path)
+{
+	(void)path;
+	return true;
+}
+
+/* Every entry of dir: system calls only, so a signal handler may. */
 static void
-sim_dir_remove(char *dir)
+sim_dir_empty(const char *dir)
 {
 	struct ent {
 		uint64_t	ino;
@@ -1114,6 +1159,15 @@ sim_dir_remove(char *dir)
 		if (!any)
 			break;
 	}
+}
+
+/* Every entry of dir, then dir: system calls only, so a signal handler may. */
+static void
+sim_dir_remove(char *dir)
+{
+	if (dir[0] == '\0')
+		return;
+	sim_dir_empty(dir);
 	(void)rmdir(dir);
 	dir[0] = '\0';
 }
@@ -1181,6 +1235,7 @@ sim_ids_start(struct idserver *d, bool file)
 	}
 	d->sf.datasync = sim_datasync;
 	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
+	disk_fd(d->sf.fd, d->sf.dev, d->sf.ino);
 	if (!file)
 		disk_forget(&sim_disks[slot]);
 	else if (disk_on()) {
@@ -3243,15 +3298,26 @@ sim_schedule(uint64_t seed, unsigned *events)
 		free(S.ids[k].old);
 		S.ids[k].old = NULL;
 	}
-	sim_dir_remove(sim_dir_live);	/* a schedule that ended early left it */
-	snprintf(S.dir, sizeof(S.dir), "/dev/shm/idsim-%d-XXXXXX", (int)getpid());
-	if (mkdtemp(S.dir) == NULL) {
-		snprintf(S.dir, sizeof(S.dir), "/tmp/idsim-%d-XXXXXX", (int)getpid());
-		if (mkdtemp(S.dir) == NULL)
-			return 3;
+	/*
+	 * One directory per process, made by its first schedule (a mkdtemp and
+	 * an rmdir per schedule were waste) and emptied here when a schedule
+	 * that ended early left its files.
+	 */
+	if (sim_dir_live[0] != '\0') {
+		if (sim_dir_used)
+			sim_dir_empty(sim_dir_live);
+		memcpy(S.dir, sim_dir_live, sizeof(S.dir));
+	} else {
+		snprintf(S.dir, sizeof(S.dir), "/dev/shm/idsim-%d-XXXXXX", (int)getpid());
+		if (mkdtemp(S.dir) == NULL) {
+			snprintf(S.dir, sizeof(S.dir), "/tmp/idsim-%d-XXXXXX", (int)getpid());
+			if (mkdtemp(S.dir) == NULL)
+				return 3;
+		}
+		memcpy(sim_dir_live, S.dir, sizeof(sim_dir_live));
 	}
-	memcpy(sim_dir_live, S.dir, sizeof(sim_dir_live));
-	S.base = event_base_new();
+	sim_dir_used = true;
+	S.base = vclock_base_new();
 	if (S.base == NULL)
 		return 3;
 	S.nids = 1 + (unsigned)rng_below(SIM_IDSERVERS);
@@ -3393,8 +3459,9 @@ sim_schedule(uint64_t seed, unsigned *events)
 	for (k = 0; k < S.nids; k++)
 		sim_ids_stop(&S.ids[k], false);
 	regions_end();
-	/* Every file of the schedule (a .foreign set aside too, which kept it before), and S.dir. */
-	sim_dir_remove(sim_dir_live);
+	/* Every file of the schedule (a .foreign set aside too, which kept it before); S.dir stays. */
+	sim_dir_empty(sim_dir_live);
+	sim_dir_used = false;
 	simdb_timeouts_end();
 	event_base_free(S.base);
 	S.base = NULL;
@@ -4008,6 +4075,9 @@ main(int argc, char **argv)
 			signal(fatal[i], sim_dir_signal);
 	}
 	statefile_whoami_fn = sim_whoami;
+	statefile_mkdir_fn = sim_mkdir;
+	statefile_sync_dir_fn = sim_sync_dir;
+	lease_whoami_fn = sim_lease_whoami;
 	statefile_now_fn = disk_now;
 	statefile_ctime_fn = disk_ctime;
 	statefile_pread_fn = disk_pread;

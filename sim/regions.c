@@ -377,6 +377,7 @@ regions_ids_start(unsigned k, struct region_ids *d, unsigned slot, const char *d
 	}
 	d->sf.datasync = regions_datasync;
 	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
+	disk_fd(d->sf.fd, d->sf.dev, d->sf.ino);
 	d->sf.running = regions_running;
 	d->sf.me.pid = 100000 + d->who;
 	d->sf.me.start = d->who;
@@ -448,7 +449,7 @@ regions_start_one(unsigned k, const struct config *cfg, const char *dir)
 	g->cfg.even_port = 3308 + 10 * k;
 	g->cfg.block_size = g->b != LAYOUT_REGION_BLOCK || rng_permille(500) ? 0 :
 	    (unsigned)LAYOUT_REGION_BLOCK;
-	g->base = event_base_new();
+	g->base = vclock_base_new();
 	if (g->base == NULL)
 		return false;
 	g->nids = 1 + (unsigned)rng_below(REGIONS_IDS);

@@ -133,3 +133,17 @@ epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 		return 0;
 	return epoll_pwait(epfd, events, maxevents, timeout, NULL);
 }
+
+struct event_base *
+vclock_base_new(void)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base;
+
+	if (ec == NULL)
+		return NULL;
+	event_config_set_flag(ec, EVENT_BASE_FLAG_IGNORE_ENV);
+	base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	return base;
+}

@@ -69,26 +69,13 @@ static bool	lease_now(struct lease *l, uint64_t *now);
 static bool	lease_send(struct lease *l, struct db_conn *db, db_cb cb, const char *fmt, ...)
 		    __attribute__((format(printf, 4, 5)));
 
-/* Sets up both lease connections and a holder name unique to this incarnation. */
-bool
-lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
-    struct snowflake *gen, struct statefile *sf, const struct db_ops *ops,
-    int64_t (*clock_ms)(void),
-    void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
+/* The home server (the pid's parity) and a holder name unique to this incarnation. */
+void
+lease_whoami(struct lease *l)
 {
-	struct db_params p;
 	char host[64] = "localhost";
 	uint64_t nonce = 0;
 
-	memset(l, 0, sizeof(*l));
-	l->base = base;
-	l->cfg = cfg;
-	l->gen = gen;
-	l->sf = sf;
-	l->clock_ms = clock_ms;
-	l->on_change = on_change;
-	l->trust = trust;
-	l->arg = arg;
 	l->home = (unsigned)getpid() % SERVER_PAIR;
 	gethostname(host, sizeof(host) - 1);
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
@@ -99,6 +86,30 @@ lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
 	 */
 	snprintf(l->holder, sizeof(l->holder), "%.60s:%d:%016" PRIx64 ":%s", host,
 	    (int)getpid(), nonce, LEASE_KIND_IDSERVER);
+}
+
+/* Where lease_init takes the home and holder from (the simulation's own, lease.h). */
+void (*lease_whoami_fn)(struct lease *l) = lease_whoami;
+
+/* Sets up both lease connections and a holder name unique to this incarnation. */
+bool
+lease_init(struct lease *l, struct event_base *base, const struct config *cfg,
+    struct snowflake *gen, struct statefile *sf, const struct db_ops *ops,
+    int64_t (*clock_ms)(void),
+    void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
+{
+	struct db_params p;
+
+	memset(l, 0, sizeof(*l));
+	l->base = base;
+	l->cfg = cfg;
+	l->gen = gen;
+	l->sf = sf;
+	l->clock_ms = clock_ms;
+	l->on_change = on_change;
+	l->trust = trust;
+	l->arg = arg;
+	lease_whoami_fn(l);
 	/* Only safe characters reach the SQL text. */
 	for (char *h = l->holder; *h; h++)
 		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||

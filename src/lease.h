@@ -140,6 +140,16 @@ bool	lease_init(struct lease *l, struct event_base *base, const struct config *c
 	    void (*on_change)(void *), enum lease_trust (*trust)(void *, int), void *arg)
 	    __attribute__((warn_unused_result));
 
+/* Sets l's home server and holder name from this process (host, pid, a random nonce). */
+void	lease_whoami(struct lease *l);
+
+/*
+ * What lease_init takes the home and holder from: lease_whoami but in the
+ * simulation, which starts thousands of leases in one process and names
+ * each holder itself (docs/design.md section 14: speed).
+ */
+extern void	(*lease_whoami_fn)(struct lease *l);
+
 /*
  * Resumes the lease of the state file when it is still valid and ours (same
  * host, same servers): minting goes on above its reservation at once. False

@@ -549,6 +549,9 @@ statefile_lock(struct statefile *f, char *err, size_t errlen)
 	return false;
 }
 
+/* Where statefile_open makes the file's directory (the simulation's own, statefile.h). */
+int (*statefile_mkdir_fn)(const char *dir, mode_t mode) = mkdir;
+
 /* Opens, locks and loads; the caller's first save proves the file can be written. */
 bool
 statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
@@ -579,7 +582,7 @@ statefile_open(struct statefile *f, const char *path, char *err, size_t errlen)
 	}
 	/* One level of missing directory is created (e.g. /var/lib/idgen). */
 	dir = dirname(dup);
-	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+	if (statefile_mkdir_fn(dir, 0750) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "state_file: cannot create its directory '%s': %s", dir,
 		    strerror(errno));
 		goto fail;
@@ -628,6 +631,9 @@ statefile_sync_dir(const char *path)
 	close(fd);
 	return ok;
 }
+
+/* What a first write syncs the directory with (the simulation's own, statefile.h). */
+bool (*statefile_sync_dir_fn)(const char *path) = statefile_sync_dir;
 
 /*
  * Formats the record, its save count raised, into f->buf: the snapshot
@@ -681,7 +687,7 @@ statefile_write(struct statefile *f, int slot, bool first, uint64_t gen, char *r
 	if (f->pwrite(f->fd, rec, len, off) != (ssize_t)len ||
 	    (f->datasync(f->fd) != 0 && RULE_ON(RULE_SYNC_CHECKED)) ||
 	    /* Once: the name of a file this process created must survive a crash too. */
-	    (first && !statefile_sync_dir(f->path)))
+	    (first && !statefile_sync_dir_fn(f->path)))
 		return check_fail(err, errlen, "cannot write '%s': %s", f->path,
 		    strerror(errno ? errno : EIO));
 	err[0] = '\0';

@@ -151,6 +151,21 @@ void	statefile_whoami(struct state_owner *me);
  */
 extern void	(*statefile_whoami_fn)(struct state_owner *me);
 
+/*
+ * What statefile_open makes the file's missing directory with: mkdir(2) but
+ * in the simulation, whose directory is made once per process and would
+ * otherwise be asked for again at each of its thousands of opens.
+ */
+extern int	(*statefile_mkdir_fn)(const char *dir, mode_t mode);
+
+/*
+ * What a file's first write makes its name durable with: an fsync of the
+ * directory holding path, but in the simulation, whose one directory
+ * outlives every file in it and whose files' durability is the simulated
+ * disk's (sim/disk.h).
+ */
+extern bool	(*statefile_sync_dir_fn)(const char *path);
+
 /* A file as the stamp judges it: its device, inode and ctime. */
 struct statefile_ctime {
 	uint64_t	dev, ino;
