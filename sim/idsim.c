@@ -802,6 +802,7 @@ sim_hook_unmodelled(const char *why)
  * check's marks not merged), or a copy due on p (a witness, a ticket's copy)
  * that never landed there.
  */
+#define SIM_NS_RETIRED	(RES_COUNT + 3)	/* ns_sent_unread: refused as retired */
 static int
 sim_ns_class_at(const struct idserver *d, unsigned srv, unsigned p, unsigned k, uint64_t lo)
 {
@@ -812,8 +813,24 @@ sim_ns_class_at(const struct idserver *d, unsigned srv, unsigned p, unsigned k, 
 	 * (partner-silent, the default's); before that partner first waits,
 	 * and a draw then is a duplicate (seed 16517).
 	 */
-	if (!d->ns_read[p])
+	if (!d->ns_read[p] && d->ns_sent_unread[srv][p] != SIM_NS_RETIRED)
 		return d->ns_sent_unread[srv][p];
+	/*
+	 * Refused as retired and never read: its marks are read before the
+	 * refusal (12.5, ticket_retired), so p is judged by its rows as they
+	 * are now, at the draw (what that read would have found, unless a
+	 * copy landed on p or a restore took one back since the refusal).
+	 */
+	if (!d->ns_read[p]) {
+		const struct tserver *x = &S.srv[p];
+		const struct tserver_ns *n = &x->st.ns[k];
+
+		if (n->state != TS_NS_NONE && tserver_ns_end(n->hw[srv], n->hb[srv], n->b) > lo)
+			return -1;
+		if (x->ns_copy_ever[k][srv] > lo)
+			return x->ns_hand_lost[k][srv] > lo ? -1 : RES_BOTH;
+		return x->ns_due_ever[k][srv] > lo ? -1 : RES_NS_UNHELD;
+	}
 	if (d->ns_read_row[p][k][srv] > lo)
 		return -1;
 	if (d->ns_read_ever[p][k][srv] > lo)
@@ -893,6 +910,9 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	S.nsres[S.nnsres] = (struct ns_residue){ k, lo, hi, (enum residue_class)cls, srv,
 	    { 0 }, { false } };
 	memcpy(S.nsres[S.nnsres].read_us, d->ns_read_us, sizeof(d->ns_read_us));
+	for (unsigned p = 0; p < S.nsrv; p++)
+		if (p != srv && !d->ns_read[p] && d->ns_sent_unread[srv][p] == SIM_NS_RETIRED)
+			S.nsres[S.nnsres].read_us[p] = vclock_now_us();	/* judged now */
 	memcpy(S.nsres[S.nnsres].unheld, unheld, sizeof(unheld));
 	S.nnsres++;
 }
@@ -910,7 +930,13 @@ sim_hook_ns_sent(unsigned owner, unsigned srv)
 	for (unsigned p = 0; p < S.nsrv; p++) {
 		if (p == srv)
 			continue;
-		d->ns_sent_unread[srv][p] = d->t.srv[p].state == TICKET_REFUSED ||
+		/*
+		 * Refused as retired (12.5, 13.6): its namespace marks are read
+		 * before the refusal (ticket_retired), so a refusal without that
+		 * read excuses nothing.
+		 */
+		d->ns_sent_unread[srv][p] = d->t.srv[p].state == TICKET_REFUSED &&
+		    server_retired(p) ? SIM_NS_RETIRED : d->t.srv[p].state == TICKET_REFUSED ||
 		    d->t.srv[p].state == TICKET_REGRESSED ? RES_ABSENT :
 		    (uint64_t)clk_mono_ms() >= d->check_ms[p] + S.cfg.partner_wait_ms ?
 		    RES_SILENT : -1;
