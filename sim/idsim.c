@@ -987,6 +987,13 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	if (!d->ns_fresh[srv])
 		return;
 	d->ns_fresh[srv] = false;
+	/*
+	 * A server refused as retired: this was its namespace marks' read
+	 * before the refusal (ticket_retired, 12.5), not a new connection's
+	 * first check; no witness is sent there and no copy is due.
+	 */
+	if (server_retired(srv) && d->t.srv[srv].state == TICKET_REFUSED)
+		return;
 	d->ns_due_set[srv] = true;
 	memset(d->ns_due[srv], 0, sizeof(d->ns_due[srv]));
 	for (unsigned k = 0; k < TSERVER_NS; k++) {
