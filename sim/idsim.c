@@ -120,7 +120,7 @@ enum { CO_RETIRES, CO_RETIRE_RUNS, CO_RETIRE_KILLED, CO_RETIRED, CO_REUSE_RUNS, 
 struct sim_counts {
 	uint64_t	classes[RES_COUNT];
 	uint64_t	ctlop[CTLOP_COUNTS];
-	uint64_t	ns_ids, ns_ops, ns_redraws;
+	uint64_t	ns_ids, ns_ops, ns_redraws, ns_tier_draws, ns_tier_redraws;
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
 	uint64_t	regions[REGIONS_TALLY];
 	struct disk_counts disks;
@@ -133,7 +133,9 @@ struct ns_residue {
 	uint64_t	lo, hi;		/* its IDs */
 	enum residue_class cls;
 	unsigned	srv;		/* its server */
-	uint64_t	read_us;	/* the taker's last read of the partner (vclock) */
+	/* The taker's last read of each other server h (vclock); unheld: h's class was. */
+	uint64_t	read_us[TSERVER_MAX];
+	bool		unheld[TSERVER_MAX];
 };
 
 /* A namespace block banked alone: no copy elsewhere, no other server up (13.6). */
@@ -215,13 +217,16 @@ struct idserver {
 	uint64_t		ns_should[TSERVER_NS][TSERVER_MAX];
 	bool			ns_due_set[TSERVER_MAX];	/* copies due at S's witness point */
 	uint64_t		ns_due[TSERVER_MAX][TSERVER_NS][TSERVER_MAX];
-	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with its partner up or
-							 * connecting and not read since S connected */
-	int			ns_sent_unread[TSERVER_MAX];	/* ... the residue class of a
-							 * partner not read then: refused
-							 * (RES_ABSENT), silent for
-							 * partner_wait_ms by the simulator's
-							 * record (RES_SILENT), else -1 */
+	bool			ns_sent_unasked[TSERVER_MAX];	/* ... with another server
+							 * (the pair: its partner) up or
+							 * connecting and not read since S
+							 * connected */
+	int			ns_sent_unread[TSERVER_MAX][TSERVER_MAX];	/* [S][h] ... the
+							 * residue class of another server h
+							 * not read then: refused (RES_ABSENT),
+							 * silent for partner_wait_ms by the
+							 * simulator's record (RES_SILENT),
+							 * else -1 */
 	bool			start_again;	/* exited at start (its disk): started at
 							 * the next event, on its file */
 	/* Older contents of its state file (F_FILE_BACK), and when they were taken. */
@@ -290,6 +295,7 @@ struct sim {
 	struct ns_alone		*nsalone;
 	size_t			nnsalone, capnsalone;
 	uint64_t		ns_ids, ns_ops, ns_redraws;	/* all schedules */
+	uint64_t		ns_tier_draws, ns_tier_redraws;	/* ... on o3, o4 */
 	uint64_t		tiers, raises, raises_done;	/* all schedules */
 	uint64_t		ctl_runs, ctl_killed;	/* ... runs of the real idgenctl */
 	uint64_t		add_runs, add_killed;
@@ -385,7 +391,8 @@ static int	sim_take(void);
 static int	sim_take_ns(struct idserver *d, unsigned k);
 static void	sim_ns_op(unsigned k, bool whole);
 static void	sim_ns_run(unsigned k, bool whole);
-static int	sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo);
+static int	sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo,
+		    bool *unheld);
 static void	sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a);
 static void	sim_hook_ns_sent(unsigned owner, unsigned srv);
 static void	sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect);
@@ -701,23 +708,34 @@ sim_hook_banked(const struct tier *t, const struct nsrv *ns, unsigned srv, uint6
  * - partner-absent: a block holding id was banked by an idserver with no
  *   other server of the region up (tier_banked_hook);
  * - copy-in-flight: the first copy of r's server's mark covering the block
- *   landed on the partner only after the taker's last read of the partner.
- * Else -1: a duplicate (a copy landed before that read and the partner's row
+ *   landed on another server h (the pair: the partner) only after the
+ *   taker's last read of h, and on no h whose row the taker read held none.
+ * Else -1: a duplicate (a copy landed on some h before that read and h's row
  * held it then, or none ever landed though the block was handed out).
  */
 static int
 sim_ns_copy_class(const struct ns_residue *r, uint64_t id)
 {
-	const struct tserver *p = &S.srv[1 - r->srv];
+	bool inflight = false;
 
 	for (size_t a = 0; a < S.nnsalone; a++)
 		if (S.nsalone[a].ns == r->ns && S.nsalone[a].lo <= id && id < S.nsalone[a].hi)
 			return RES_ABSENT;
-	for (size_t a = 0; a < p->nns_landed; a++)
-		if (p->ns_landed[a].ns == r->ns && p->ns_landed[a].role == r->srv &&
-		    p->ns_landed[a].end >= r->hi)
-			return p->ns_landed[a].us > r->read_us ? RES_INFLIGHT : -1;
-	return -1;
+	for (unsigned h = 0; h < S.nsrv; h++) {
+		const struct tserver *p = &S.srv[h];
+
+		if (h == r->srv || !r->unheld[h])
+			continue;
+		for (size_t a = 0; a < p->nns_landed; a++)
+			if (p->ns_landed[a].ns == r->ns && p->ns_landed[a].role == r->srv &&
+			    p->ns_landed[a].end >= r->hi) {
+				if (p->ns_landed[a].us <= r->read_us[h])
+					return -1;
+				inflight = true;
+				break;
+			}
+	}
+	return inflight ? RES_INFLIGHT : -1;
 }
 
 /* What a new connection of owner to srv would bring role's copy up to. */
@@ -789,17 +807,10 @@ sim_hook_unmodelled(const char *why)
  * check's marks not merged), or a copy due on p (a witness, a ticket's copy)
  * that never landed there.
  */
+#define SIM_NS_RETIRED	(RES_COUNT + 3)	/* ns_sent_unread: refused as retired */
 static int
-sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
+sim_ns_class_at(const struct idserver *d, unsigned srv, unsigned p, unsigned k, uint64_t lo)
 {
-	unsigned p = 1 - srv;
-
-	if (d == NULL)
-		return -1;
-	if (d->ns_sent_unasked[srv])
-		return -1;
-	if (S.srv[srv].ns_hand_lost[k][srv] > lo)
-		return -1;	/* its own row lost the block to a hand edit (mark-edits) */
 	/*
 	 * No check of p answered this incarnation: residue only when p could
 	 * not answer when the ticket was sent (6.4, 13.6): refused or regressed
@@ -807,8 +818,24 @@ sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
 	 * (partner-silent, the default's); before that partner first waits,
 	 * and a draw then is a duplicate (seed 16517).
 	 */
-	if (!d->ns_read[p])
-		return d->ns_sent_unread[srv];
+	if (!d->ns_read[p] && d->ns_sent_unread[srv][p] != SIM_NS_RETIRED)
+		return d->ns_sent_unread[srv][p];
+	/*
+	 * Refused as retired and never read: its marks are read before the
+	 * refusal (12.5, ticket_retired), so p is judged by its rows as they
+	 * are now, at the draw (what that read would have found, unless a
+	 * copy landed on p or a restore took one back since the refusal).
+	 */
+	if (!d->ns_read[p]) {
+		const struct tserver *x = &S.srv[p];
+		const struct tserver_ns *n = &x->st.ns[k];
+
+		if (n->state != TS_NS_NONE && tserver_ns_end(n->hw[srv], n->hb[srv], n->b) > lo)
+			return -1;
+		if (x->ns_copy_ever[k][srv] > lo)
+			return x->ns_hand_lost[k][srv] > lo ? -1 : RES_BOTH;
+		return x->ns_due_ever[k][srv] > lo ? -1 : RES_NS_UNHELD;
+	}
 	if (d->ns_read_row[p][k][srv] > lo)
 		return -1;
 	if (d->ns_read_ever[p][k][srv] > lo)
@@ -816,6 +843,39 @@ sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo)
 	if (d->ns_read_due[p][k][srv] > lo)
 		return -1;	/* due there, never written: a rule left out */
 	return RES_NS_UNHELD;
+}
+
+/*
+ * Over every other server p of the region (sim_ns_class_at; the pair: its
+ * partner alone): -1 when any p says so; else partner-silent when some p was,
+ * both-restored when some p's row lost it to a restore, partner-absent when
+ * every p was refused and never read, else unheld (judged by copy first when
+ * an ID repeats: sim_ns_copy_class, over the p's marked in unheld).
+ */
+static int
+sim_ns_class(const struct idserver *d, unsigned srv, unsigned k, uint64_t lo, bool *unheld)
+{
+	bool silent = false, both = false, absent = true;
+
+	if (d == NULL)
+		return -1;
+	if (d->ns_sent_unasked[srv])
+		return -1;
+	if (S.srv[srv].ns_hand_lost[k][srv] > lo)
+		return -1;	/* its own row lost the block to a hand edit (mark-edits) */
+	for (unsigned p = 0; p < S.nsrv; p++) {
+		int c = p == srv ? RES_COUNT : sim_ns_class_at(d, srv, p, k, lo);
+
+		if (c < 0)
+			return -1;
+		if (c == RES_COUNT)
+			continue;
+		unheld[p] = c == RES_NS_UNHELD;
+		silent |= c == RES_SILENT;
+		both |= c == RES_BOTH;
+		absent &= c == RES_ABSENT;
+	}
+	return silent ? RES_SILENT : both ? RES_BOTH : absent ? RES_ABSENT : RES_NS_UNHELD;
 }
 
 /*
@@ -829,19 +889,21 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	struct idserver *d = sim_owner(owner);
 	uint64_t lo = a->ticket * a->ns_b, hi = lo + a->ns_b;
 	unsigned k = a->ns;
-	bool covered;
+	bool covered, unheld[TSERVER_MAX] = { false };
 	int cls;
 
 	if (!a->ns_ok)
 		return;		/* the catalogue row changed: the ticket is not used */
+	S.ns_tier_draws += srv >= SERVER_PAIR;
 	if (lo >= S.ns_drawn_end[k][srv]) {
 		S.ns_drawn_end[k][srv] = hi;
 		return;
 	}
 	S.ns_redraws++;
+	S.ns_tier_redraws += srv >= SERVER_PAIR;
 	covered = a->ns_own_end > lo || (d != NULL && (d->ns_sent_end[srv] > lo ||
 	    d->ns_file_end[k][srv] > lo || d->ns_should[k][srv] > lo));
-	cls = covered ? -1 : sim_ns_class(d, srv, k, lo);
+	cls = covered ? -1 : sim_ns_class(d, srv, k, lo, unheld);
 	sim_trace("e%" PRIu64 " redraw %s %s t=%" PRIu64 " (IDs %" PRIu64 "..) for i%u: %s (own "
 	    "row end %" PRIu64 ", known %" PRIu64 ")", S.ev, tserver_ns_name(k), server_role(srv),
 	    a->ticket, lo, owner, covered ? "covered" : cls < 0 ?
@@ -850,8 +912,14 @@ sim_hook_ns_drew(unsigned owner, unsigned srv, const struct tserver_answer *a)
 	if (cls < 0)
 		return;
 	S.nsres = sim_grow(S.nsres, &S.capnsres, S.nnsres, sizeof(*S.nsres));
-	S.nsres[S.nnsres++] = (struct ns_residue){ k, lo, hi, (enum residue_class)cls, srv,
-	    d->ns_read_us[1 - srv] };
+	S.nsres[S.nnsres] = (struct ns_residue){ k, lo, hi, (enum residue_class)cls, srv,
+	    { 0 }, { false } };
+	memcpy(S.nsres[S.nnsres].read_us, d->ns_read_us, sizeof(d->ns_read_us));
+	for (unsigned p = 0; p < S.nsrv; p++)
+		if (p != srv && !d->ns_read[p] && d->ns_sent_unread[srv][p] == SIM_NS_RETIRED)
+			S.nsres[S.nnsres].read_us[p] = vclock_now_us();	/* judged now */
+	memcpy(S.nsres[S.nnsres].unheld, unheld, sizeof(unheld));
+	S.nnsres++;
 }
 
 /* A namespace ticket sent: what the taker knew then (ticket.c's flight.known_end). */
@@ -859,16 +927,28 @@ static void
 sim_hook_ns_sent(unsigned owner, unsigned srv)
 {
 	struct idserver *d = sim_owner(owner);
-	unsigned p = 1 - srv;
 
 	if (d == NULL || srv >= S.nsrv)
 		return;
 	d->ns_sent_end[srv] = d->t.srv[srv].flight.known_end;
-	d->ns_sent_unread[srv] = d->t.srv[p].state == TICKET_REFUSED ||
-	    d->t.srv[p].state == TICKET_REGRESSED ? RES_ABSENT :
-	    (uint64_t)clk_mono_ms() >= d->check_ms[p] + S.cfg.partner_wait_ms ? RES_SILENT : -1;
-	d->ns_sent_unasked[srv] = (ticket_up(&d->t.srv[p]) ||
-	    d->t.srv[p].state == TICKET_CONNECTING) && d->ns_read_us[p] <= d->ns_conn_us[srv];
+	d->ns_sent_unasked[srv] = false;
+	for (unsigned p = 0; p < S.nsrv; p++) {
+		if (p == srv)
+			continue;
+		/*
+		 * Refused as retired (12.5, 13.6): its namespace marks are read
+		 * before the refusal (ticket_retired), so a refusal without that
+		 * read excuses nothing.
+		 */
+		d->ns_sent_unread[srv][p] = d->t.srv[p].state == TICKET_REFUSED &&
+		    server_retired(p) ? SIM_NS_RETIRED : d->t.srv[p].state == TICKET_REFUSED ||
+		    d->t.srv[p].state == TICKET_REGRESSED ? RES_ABSENT :
+		    (uint64_t)clk_mono_ms() >= d->check_ms[p] + S.cfg.partner_wait_ms ?
+		    RES_SILENT : -1;
+		d->ns_sent_unasked[srv] |= (ticket_up(&d->t.srv[p]) ||
+		    d->t.srv[p].state == TICKET_CONNECTING) &&
+		    d->ns_read_us[p] <= d->ns_conn_us[srv];
+	}
 }
 
 /*
@@ -912,6 +992,13 @@ sim_hook_ns_seen(unsigned owner, unsigned srv, bool connect)
 	if (!d->ns_fresh[srv])
 		return;
 	d->ns_fresh[srv] = false;
+	/*
+	 * A server refused as retired: this was its namespace marks' read
+	 * before the refusal (ticket_retired, 12.5), not a new connection's
+	 * first check; no witness is sent there and no copy is due.
+	 */
+	if (server_retired(srv) && d->t.srv[srv].state == TICKET_REFUSED)
+		return;
 	d->ns_due_set[srv] = true;
 	memset(d->ns_due[srv], 0, sizeof(d->ns_due[srv]));
 	for (unsigned k = 0; k < TSERVER_NS; k++) {
@@ -3157,9 +3244,10 @@ sim_schedule(uint64_t seed, unsigned *events)
 	memset(S.down_until, 0, sizeof(S.down_until));
 	/*
 	 * A tier of more than two servers in every third schedule (those whose
-	 * seed is one above a multiple of 3; --tiers: in all, or none), never
-	 * with namespaces: chosen by the seed and drawing nothing from the
-	 * generator for a pair, so a pair's schedule is the one it was before
+	 * seed is one above a multiple of 3; --tiers: in all, or none), with
+	 * namespaces only when both are forced (--namespaces all --tiers all,
+	 * and not in a raise's schedule): chosen by the seed and drawing
+	 * nothing from the generator for a pair, so a pair's schedule is the one it was before
 	 * tiers came in. A tier has M = 4 and the pair (offsets 1, 2) and o3
 	 * and o4, or one of them (more_servers, docs/design.md 12.2).
 	 */
@@ -3237,9 +3325,16 @@ sim_schedule(uint64_t seed, unsigned *events)
 		 * none), chosen by the seed and drawing nothing from the generator
 		 * when off: a schedule without namespaces is the one it was before
 		 * they came in. With them, one server may be far (its answers ten
-		 * times slower), so a new connection's partner answers late.
+		 * times slower), so a new connection's partner answers late. In a
+		 * tier only with --namespaces all (and --tiers all, or no tier is
+		 * drawn), so every schedule of the default mix,
+		 * of --tiers all alone and of --namespaces all alone is the one it
+		 * was before namespaces came into tiers; never in a schedule that
+		 * raises the pair (12.4: raise-increment's plan and the idservers'
+		 * restart model no namespace floors).
 		 */
-		S.ns_on = !S.tier_on && (ns_mode == 1 || (ns_mode == 0 && seed % 3 == 0));
+		S.ns_on = (ns_mode == 1 && !S.raise_on) ||
+		    (ns_mode == 0 && !S.tier_on && seed % 3 == 0);
 		if (S.ns_on || S.tier_on)
 			w.far = (unsigned)rng_below(S.nsrv + 1);
 		/* A replay without drops or lost replies: drawn as first run, then off. */
@@ -3559,6 +3654,8 @@ sim_counts(struct sim_counts *c, bool put_back)
 	now.ns_ids = S.ns_ids;
 	now.ns_ops = S.ns_ops;
 	now.ns_redraws = S.ns_redraws;
+	now.ns_tier_draws = S.ns_tier_draws;
+	now.ns_tier_redraws = S.ns_tier_redraws;
 	now.fb_ids = S.fb_ids;
 	now.fb_claims = S.fb_claims;
 	now.fb_resumed = S.fb_resumed;
@@ -3578,6 +3675,8 @@ sim_counts(struct sim_counts *c, bool put_back)
 	S.ns_ids = c->ns_ids;
 	S.ns_ops = c->ns_ops;
 	S.ns_redraws = c->ns_redraws;
+	S.ns_tier_draws = c->ns_tier_draws;
+	S.ns_tier_redraws = c->ns_tier_redraws;
 	S.fb_ids = c->fb_ids;
 	S.fb_claims = c->fb_claims;
 	S.fb_resumed = c->fb_resumed;
@@ -4192,7 +4291,9 @@ main(int argc, char **argv)
 	    simdb_timeout_counts.ran, simdb_timeout_counts.not_run, simdb_timeout_counts.late,
 	    simdb_timeout_counts.late_err);
 	printf("namespaces: %" PRIu64 " ticket IDs, %" PRIu64 " operator steps, %" PRIu64
-	    " blocks drawn again\n", S.ns_ids, S.ns_ops, S.ns_redraws);
+	    " blocks drawn again; %" PRIu64 " blocks drawn on a tier's o3 and o4, %" PRIu64
+	    " of them again\n", S.ns_ids, S.ns_ops, S.ns_redraws, S.ns_tier_draws,
+	    S.ns_tier_redraws);
 	printf("tiers: %" PRIu64 " schedules of 3 or 4 servers (M=4), %" PRIu64 " of them the pair "
 	    "raised to M=4 (%" PRIu64 " raised and grown before their end); idgenctl tier "
 	    "raise-increment run %" PRIu64 " times, %" PRIu64 " of them killed, add-server %" PRIu64

@@ -804,6 +804,22 @@ tserver_ns_end(uint64_t hw, uint64_t hb, uint64_t b)
 }
 
 /*
+ * Whether s holds idgen_ns_marks rows of role j: every server of the region
+ * configured now, and a server no longer configured (retired, 12.5) whose
+ * idgen_marks row s still holds: ns create wrote its rows while it was
+ * configured, and they stay (the triggers refuse their DELETE; a dropped
+ * namespace's rows stay too), so ns create's floor, ns raise's end and the
+ * namespace check read them as MariaDB would (an idserver ignores a role not
+ * of its region, ns.c). A retired server's role gets rows of a namespace
+ * created after it left too, with no mark (0): the same floor, end and check.
+ */
+static bool
+tserver_ns_row(const struct tserver *s, unsigned j)
+{
+	return j < TSERVER_MAX && (j < server_count() || (s->st.rows >> j & 1));
+}
+
+/*
  * The namespace check (tier.c's TIER_NS_CHECK_SQL): one line per marks
  * row of every namespace not dropped, "name B policy state counter role hw
  * hb start_above engine", ordered by name then role; NULL when none.
@@ -813,16 +829,23 @@ tserver_ns_check(struct tserver *s, struct tserver_answer *a)
 {
 	static const char *const st[] = { "", "creating", "ready", "dropped" };
 	size_t len = 0;
-	unsigned order[TSERVER_MAX], roles = server_own_count() < TSERVER_MAX ? server_own_count() :
-	    TSERVER_MAX;
+	unsigned order[TSERVER_MAX], roles = 0;
+	char b1[16], b2[16];
 
-	/* Roles by name, as ORDER BY m.role (BINARY) sorts them (insertion sort). */
-	for (unsigned k = 0; k < roles; k++) {
-		unsigned j = k;
+	/*
+	 * Roles by name, as ORDER BY m.role (BINARY) sorts them (insertion
+	 * sort): the region's own servers, and a retired one's rows.
+	 */
+	for (unsigned k = 0; k < TSERVER_MAX; k++) {
+		unsigned j = roles;
 
-		for (; j > 0 && strcmp(server_role(order[j - 1]), server_role(k)) > 0; j--)
+		if (!(k < server_own_count() || (k >= server_count() && tserver_ns_row(s, k))))
+			continue;
+		for (; j > 0 && strcmp(tserver_role_name(order[j - 1], b1, sizeof(b1)),
+		    tserver_role_name(k, b2, sizeof(b2))) > 0; j--)
 			order[j] = order[j - 1];
 		order[j] = k;
+		roles++;
 	}
 	for (unsigned k = 0; k < TSERVER_NS; k++) {
 		const struct tserver_ns *n = &s->st.ns[k];
@@ -836,7 +859,7 @@ tserver_ns_check(struct tserver *s, struct tserver_answer *a)
 			    "%s%s %" PRIu64 " %s %s %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64
 			    " %s", len ? "\n" : "", tserver_ns_name(k), n->b,
 			    n->refuse ? "refuse" : "snowflake", st[n->state], n->counter,
-			    server_role(j), n->hw[j], n->hb[j], n->start_above,
+			    tserver_role_name(j, b1, sizeof(b1)), n->hw[j], n->hb[j], n->start_above,
 			    n->counter != 0 ? "InnoDB" : "-");
 		}
 	}
@@ -1436,7 +1459,7 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 	struct tserver_ns *n;
 	char f[16], name[8];
 	uint64_t v[4];
-	unsigned roles = server_count() < TSERVER_MAX ? server_count() : TSERVER_MAX;
+	unsigned roles = TSERVER_MAX;	/* every role s holds rows of: tserver_ns_row */
 
 	if (strcmp(sql, "SELECT CURRENT_USER()") == 0) {
 		r->result = true;
@@ -1498,8 +1521,11 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 
 		r->result = true;
 		for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
-			uint64_t e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
+			uint64_t e;
 
+			if (!tserver_ns_row(s, j))
+				continue;
+			e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
 			end = e > end ? e : end;
 		}
 		tserver_cell(r, 0, 0, end);
@@ -1534,8 +1560,11 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 
 		r->result = true;
 		for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
-			uint64_t e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
+			uint64_t e;
 
+			if (!tserver_ns_row(s, j))
+				continue;
+			e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
 			end = e > end ? e : end;
 		}
 		if (n->state == TS_NS_NONE)
@@ -1548,7 +1577,7 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    " WHERE ns = '%7[a-z0-9_]' AND (high_water + 1) * IF(block_size = 0, %" SCNu64
 	    ", block_size) < %" SCNu64, &v[0], &v[1], name, &v[2], &v[3]) == 5) {
 		for (unsigned j = 0; j < roles; j++)
-			if ((n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3] &&
+			if (tserver_ns_row(s, j) && (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[2]) < v[3] &&
 			    tserver_mark_pass(s, (int)(n - s->st.ns), n->hw[j], n->hb[j], v[0],
 			    v[1])) {
 				n->hw[j] = v[0];
@@ -1659,10 +1688,13 @@ tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ro
 		r->result = true;
 		r->nfields = 4;
 		for (unsigned k = 0; k < TSERVER_NS; k++)
-			for (unsigned j = 0; s->st.ns[k].state != TS_NS_NONE && j < TSERVER_MAX &&
-			    j < server_count(); j++) {
+			for (unsigned j = 0; s->st.ns[k].state != TS_NS_NONE && j < TSERVER_MAX;
+			    j++) {
+				if (!tserver_ns_row(s, j))
+					continue;
 				tserver_text(r, r->nrows, 0, tserver_ns_name(k));
-				tserver_text(r, r->nrows - 1, 1, server_role(j));
+				tserver_text(r, r->nrows - 1, 1, tserver_role_name(j, name,
+				    sizeof(name)));
 				tserver_cell(r, r->nrows - 1, 2, s->st.ns[k].hw[j]);
 				tserver_cell(r, r->nrows - 1, 3, s->st.ns[k].hb[j]);
 			}

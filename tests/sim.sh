@@ -253,6 +253,13 @@ SIM_CTLOPS=${SIM_CTLOPS:-800}
 ctlops=$njobs
 job --seed 1 --schedules "$SIM_CTLOPS" --tiers all --ctl-ops retire
 job --seed 1 --schedules "$SIM_CTLOPS" --namespaces all --ctl-ops ns-raise,b-change
+# Namespaces in tiers (--namespaces all --tiers all, section 14), every rule
+# on, with tier retire-server: no duplicate, namespace blocks drawn on o3 and
+# o4, retirements complete (a retired server's idgen_ns_marks rows carried,
+# and read before its refusal: 12.5). About 5 s of CPU.
+SIM_NSTIER=${SIM_NSTIER:-2000}
+nstier=$njobs
+job --seed 1 --schedules "$SIM_NSTIER" --namespaces all --tiers all --ctl-ops retire
 # Liveness (docs/design.md section 14): with each injected defect of --stall
 # (retry: a lost server never probed again; extend: a lease's extensions never
 # reach its generator) the checker must report a failure within the budget.
@@ -374,6 +381,14 @@ if [ "$(rc $((ctlops + 1)))" -eq 0 ] && [ "$nsr_done" -gt 0 ] && [ "$nsr_back" -
 	echo "--namespaces all --ctl-ops ns-raise,b-change (every rule on): $(out $((ctlops + 1))); ns raise run $nsr_n times, $nsr_done complete, $nsr_back below the marks refused; B halved in $bch"
 else
 	echo "FAIL: --namespaces all --ctl-ops ns-raise,b-change: a duplicate, a failed schedule, or no raise complete or refused, or no B halved ($nsr_done, $nsr_back, ${bch:-0}): $(out $((ctlops + 1)))"; why $((ctlops + 1)); fail=1
+fi
+nst=$(sed -n "s/^namespaces: .*; \([0-9]*\) blocks drawn on a tier's o3 and o4, \([0-9]*\) of them again$/\1 \2/p" "$tmp/$nstier.all")
+read -r nst_n nst_again <<<"${nst:-0 0}"
+nst_ret=$(sed -n 's/^retire: \([0-9]*\) tiers .*, \([0-9]*\) complete; .*/\2/p' "$tmp/$nstier.all")
+if [ "$(rc $nstier)" -eq 0 ] && [ "$nst_n" -gt 0 ] && [ "${nst_ret:-0}" -gt 0 ]; then
+	echo "--namespaces all --tiers all --ctl-ops retire (every rule on): $(out $nstier); $nst_n namespace blocks drawn on o3 and o4 ($nst_again of them again), $nst_ret retirements complete"
+else
+	echo "FAIL: --namespaces all --tiers all --ctl-ops retire: a duplicate, a failed schedule, no namespace block drawn on o3 or o4 ($nst_n), or no retirement complete (${nst_ret:-0}): $(out $nstier)"; why $nstier; fail=1
 fi
 # A region's servers alone under another M are refused by its idservers' check
 # of their own servers: every such schedule sees the refusal, none serves a ticket.
