@@ -430,7 +430,7 @@ static int	sim_replay(uint64_t seed, unsigned *events);
 static bool	sim_shrink_try(uint64_t seed, unsigned *runs);
 static void	sim_shrink_events(uint64_t seed, unsigned *runs);
 static void	sim_replay_args(bool masked, uint64_t last);
-static void	sim_shrink(uint64_t seed);
+static void	sim_shrink(uint64_t seed, bool masked);
 static void	usage(void);
 static void	sim_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void	sim_lease_freed(void);
@@ -3725,6 +3725,19 @@ sim_shrink_try(uint64_t seed, unsigned *runs)
 }
 
 /*
+ * Event e of a shrink's replay up to its duplicate acts: kept, and it did
+ * something in the first run (as drawn) or lies past what that run recorded
+ * (it ended at an earlier duplicate of its own; a masked run's, --faults or
+ * --events, may be found later), where did[] is an earlier schedule's.
+ */
+static bool
+sim_shrink_acts(unsigned e)
+{
+	return e <= S.dup_ev && !S.ev_off[e] && (e >= S.rec_ev || (S.did[e] != EV_NONE &&
+	    !(S.did[e] >= EV_FAULT && S.kind_off[S.did[e] - EV_FAULT])));
+}
+
+/*
  * Delta debugging (ddmin, by complements) over the events that did
  * something before the duplicate: a chunk of them is left out for good when
  * a duplicate is still found without it; chunks halve until single events.
@@ -3735,8 +3748,7 @@ sim_shrink_events(uint64_t seed, unsigned *runs)
 	unsigned c[SIM_EVENTS_MAX], nc = 0, n = 2;
 
 	for (unsigned e = 0; e < SIM_EVENTS_MAX; e++)
-		if (e <= S.dup_ev && !S.ev_off[e] && S.did[e] != EV_NONE &&
-		    !(S.did[e] >= EV_FAULT && S.kind_off[S.did[e] - EV_FAULT]))
+		if (sim_shrink_acts(e))
 			c[nc++] = e;
 		else
 			S.ev_off[e] = true;
@@ -3831,32 +3843,44 @@ sim_replay_args(bool masked, uint64_t last)
  * leaving out each fault kind it drew in turn, for good when a duplicate is
  * still found, then its events by delta debugging; prints the shortest
  * trace found and the command line that replays it. Deterministic, muted:
- * the run's hash and counters are as without it.
+ * the run's hash and counters are as without it. A masked run's schedule
+ * (--faults, --events: masked) starts from its masks, as its replay does:
+ * run as drawn, then replayed with them, and shrunk from there.
  */
 static void
-sim_shrink(uint64_t seed)
+sim_shrink(uint64_t seed, bool masked)
 {
 	struct sim_counts c;
 	unsigned ev = 0, runs = 0, acted = 0, kinds = 0, lines, dup_ev;
+	bool ev_off[SIM_EVENTS_MAX], kind_off[F_COUNT];
+	int r;
 
+	memcpy(ev_off, S.ev_off, sizeof(ev_off));
+	memcpy(kind_off, S.kind_off, sizeof(kind_off));
 	sim_counts(&c, false);
 	S.mute = true;
 	S.replay = false;
 	memset(S.ev_off, 0, sizeof(S.ev_off));
 	memset(S.kind_off, 0, sizeof(S.kind_off));
-	if (sim_schedule(seed, &ev) != 1) {
+	r = sim_schedule(seed, &ev);
+	if (masked) {
+		memcpy(S.ev_off, ev_off, sizeof(ev_off));
+		memcpy(S.kind_off, kind_off, sizeof(kind_off));
+		r = sim_shrink_try(seed, &runs) ? 1 : 0;
+	}
+	if (r != 1) {
 		printf("idsim: shrink: seed %" PRIu64 " found no duplicate when run again\n", seed);
 		goto out;
 	}
 	lines = S.ntrace;
 	dup_ev = (unsigned)S.dup_ev;
 	for (unsigned e = 0; e <= dup_ev && e < SIM_EVENTS_MAX; e++)
-		acted += S.did[e] != EV_NONE;
+		acted += sim_shrink_acts(e);
 	for (unsigned k = 0; k < F_COUNT; k++)
-		kinds += S.fault_on[k];
+		kinds += S.fault_on[k] && !S.kind_off[k];
 	/* Fault kinds first: one left out drops all its events at once. */
 	for (unsigned k = 0; k < F_COUNT; k++) {
-		if (!S.fault_on[k])
+		if (!S.fault_on[k] || S.kind_off[k])
 			continue;
 		S.kind_off[k] = true;
 		if (!sim_shrink_try(seed, &runs))
@@ -4239,8 +4263,8 @@ main(int argc, char **argv)
 				printf("  %s\n", S.trace[k % SIM_TRACE_KEEP]);
 			if (r == 3)
 				dups++;
-			if (r == 1 && shrink && !masked)
-				sim_shrink(seed + done - 1);
+			if (r == 1 && shrink)
+				sim_shrink(seed + done - 1, masked);
 			break;
 		}
 	}
