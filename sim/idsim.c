@@ -122,6 +122,7 @@ struct sim_counts {
 	uint64_t	ctlop[CTLOP_COUNTS];
 	uint64_t	ns_ids, ns_ops, ns_redraws, ns_tier_draws, ns_tier_redraws;
 	uint64_t	fb_ids, fb_claims, fb_resumed, fb_adopted, fb_lost, fb_releases, fb_refused;
+	uint64_t	tiers, raises, raises_done, ctl_runs, ctl_killed, add_runs, add_killed;
 	uint64_t	regions[REGIONS_TALLY];
 	struct disk_counts disks;
 	struct simdb_timeout_counts timeouts;
@@ -3663,6 +3664,13 @@ sim_counts(struct sim_counts *c, bool put_back)
 	now.fb_lost = S.fb_lost;
 	now.fb_releases = S.fb_releases;
 	now.fb_refused = S.fb_refused;
+	now.tiers = S.tiers;
+	now.raises = S.raises;
+	now.raises_done = S.raises_done;
+	now.ctl_runs = S.ctl_runs;
+	now.ctl_killed = S.ctl_killed;
+	now.add_runs = S.add_runs;
+	now.add_killed = S.add_killed;
 	regions_tally(now.regions, false);
 	now.disks = disk_counts;
 	now.timeouts = simdb_timeout_counts;
@@ -3684,6 +3692,13 @@ sim_counts(struct sim_counts *c, bool put_back)
 	S.fb_lost = c->fb_lost;
 	S.fb_releases = c->fb_releases;
 	S.fb_refused = c->fb_refused;
+	S.tiers = c->tiers;
+	S.raises = c->raises;
+	S.raises_done = c->raises_done;
+	S.ctl_runs = c->ctl_runs;
+	S.ctl_killed = c->ctl_killed;
+	S.add_runs = c->add_runs;
+	S.add_killed = c->add_killed;
 	regions_tally(c->regions, true);
 	disk_counts = c->disks;
 	simdb_timeout_counts = c->timeouts;
