@@ -179,6 +179,7 @@ static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
 static int	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
+static bool	ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_retired(struct ticket_server *s, const char *roles, uint64_t b);
@@ -589,7 +590,6 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	struct ticket_server *s = arg;
 	char **row;
 	unsigned nf = 0;
-	char why[512];
 	uint64_t b;
 
 	(void)db;
@@ -600,32 +600,8 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
-	unsigned view_gen = server_generation(), view_m = server_increment();
-
-	if (!ticket_check_generation(s, row))
+	if (!ticket_check_settings(s, row, &b))
 		return;
-	/* The increment and offset are the session's: what its REPLACE uses. */
-	struct check_server_info in = { .version = row[0], .increment = row[19],
-	    .offset = row[20], .flush_at_commit = row[3], .layout_version = row[5],
-	    .block_size = row[6], .parity = row[7], .tier_increment = row[15],
-	    .server_offset = row[16], .region = row[17], .region_bits = row[18] };
-
-	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
-		/* A server that fails its checks moves no view (docs/design.md 12.4). */
-		server_view_revert(view_gen, view_m);
-		ticket_refuse(s, why);
-		return;
-	}
-	if (server_generation() != view_gen)
-		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
-		    "ticket server); set tier_increment = %u in the config", server_generation(),
-		    view_m, server_increment(), s->name, server_increment());
-	if (s->seen.recheck && b != s->block_size) {
-		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
-		    " to %" PRIu64 " on a live server", s->block_size, b);
-		ticket_refuse(s, why);
-		return;
-	}
 	snprintf(s->seen.uuid, sizeof(s->seen.uuid), "%s", row[8] != NULL ? row[8] : "");
 	if (!check_uint(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
@@ -646,9 +622,47 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_up_done(s);
 		return;
 	}
-	snprintf(s->seen.version, sizeof(s->seen.version), "%s", in.version);
+	/* row[0]: @@version, as check_server read it. */
+	snprintf(s->seen.version, sizeof(s->seen.version), "%s", row[0]);
 	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
+}
+
+/*
+ * The check's generation, then its settings against this server's place in the
+ * tier (check.c), its B in *b: false when the server was not accepted.
+ */
+static bool
+ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b)
+{
+	unsigned view_gen = server_generation(), view_m = server_increment();
+	char why[512];
+
+	if (!ticket_check_generation(s, row))
+		return false;
+	/* The increment and offset are the session's: what its REPLACE uses. */
+	struct check_server_info in = { .version = row[0], .increment = row[19],
+	    .offset = row[20], .flush_at_commit = row[3], .layout_version = row[5],
+	    .block_size = row[6], .parity = row[7], .tier_increment = row[15],
+	    .server_offset = row[16], .region = row[17], .region_bits = row[18] };
+
+	if (!check_server(&in, s->index, b, why, sizeof(why))) {
+		/* A server that fails its checks moves no view (docs/design.md 12.4). */
+		server_view_revert(view_gen, view_m);
+		ticket_refuse(s, why);
+		return false;
+	}
+	if (server_generation() != view_gen)
+		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
+		    "ticket server); set tier_increment = %u in the config", server_generation(),
+		    view_m, server_increment(), s->name, server_increment());
+	if (s->seen.recheck && *b != s->block_size) {
+		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
+		    " to %" PRIu64 " on a live server", s->block_size, *b);
+		ticket_refuse(s, why);
+		return false;
+	}
+	return true;
 }
 
 /*
