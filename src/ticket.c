@@ -151,6 +151,22 @@ static void	ticket_tx_rolled_back(struct ticket_server *s, const struct db_resul
 static void	ticket_tx_judged(struct ticket_server *s, enum ticket_verdict v, uint64_t t,
 		    const char *why);
 static void	ticket_tx_bank(struct ticket_server *s, uint64_t t);
+static enum ticket_verdict ticket_tx_read_rows(const struct ticket_seq *q,
+		    const struct db_result *r, unsigned copies, char ***rowp, uint64_t *own,
+		    char *why, size_t whylen);
+static enum ticket_verdict ticket_tx_check_catalogue(const struct ticket_seq *q, char **row,
+		    char *why, size_t whylen);
+static enum ticket_verdict ticket_tx_check_generation(struct ticket_server *s,
+		    const struct ticket_seq *q, char **row, char *why, size_t whylen);
+static enum ticket_verdict ticket_tx_check_own_mark(const struct ticket_server *s,
+		    const struct ticket_seq *q, uint64_t affected, uint64_t t, uint64_t own,
+		    char *why, size_t whylen);
+static enum ticket_verdict ticket_tx_check_known(const struct ticket_server *s,
+		    const struct ticket_seq *q, uint64_t t, uint64_t mark, char *why,
+		    size_t whylen);
+static enum ticket_verdict ticket_tx_check_learned(const struct ticket_server *s,
+		    const struct ticket_seq *q, uint64_t t, uint64_t learned, char *why,
+		    size_t whylen);
 static void	ticket_seq_answered(struct ticket_server *s, enum ticket_verdict v, uint64_t t);
 static void	ticket_flight_end(struct ticket_server *s);
 static unsigned	ticket_others(const struct ticket_server *s, unsigned *out);
@@ -163,6 +179,7 @@ static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
 static int	ticket_read_marks(struct ticket_server *s, char **row);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
+static bool	ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
 static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b);
 static bool	ticket_retired(struct ticket_server *s, const char *roles, uint64_t b);
@@ -573,7 +590,6 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 	struct ticket_server *s = arg;
 	char **row;
 	unsigned nf = 0;
-	char why[512];
 	uint64_t b;
 
 	(void)db;
@@ -584,32 +600,8 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_refuse(s, "idgen_meta has no row (load schema/ for this server)");
 		return;
 	}
-	unsigned view_gen = server_generation(), view_m = server_increment();
-
-	if (!ticket_check_generation(s, row))
+	if (!ticket_check_settings(s, row, &b))
 		return;
-	/* The increment and offset are the session's: what its REPLACE uses. */
-	struct check_server_info in = { .version = row[0], .increment = row[19],
-	    .offset = row[20], .flush_at_commit = row[3], .layout_version = row[5],
-	    .block_size = row[6], .parity = row[7], .tier_increment = row[15],
-	    .server_offset = row[16], .region = row[17], .region_bits = row[18] };
-
-	if (!check_server(&in, s->index, &b, why, sizeof(why))) {
-		/* A server that fails its checks moves no view (docs/design.md 12.4). */
-		server_view_revert(view_gen, view_m);
-		ticket_refuse(s, why);
-		return;
-	}
-	if (server_generation() != view_gen)
-		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
-		    "ticket server); set tier_increment = %u in the config", server_generation(),
-		    view_m, server_increment(), s->name, server_increment());
-	if (s->seen.recheck && b != s->block_size) {
-		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
-		    " to %" PRIu64 " on a live server", s->block_size, b);
-		ticket_refuse(s, why);
-		return;
-	}
 	snprintf(s->seen.uuid, sizeof(s->seen.uuid), "%s", row[8] != NULL ? row[8] : "");
 	if (!check_uint(row[12], &s->seen.workers_leased))
 		s->seen.workers_leased = 0;
@@ -630,9 +622,47 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_up_done(s);
 		return;
 	}
-	snprintf(s->seen.version, sizeof(s->seen.version), "%s", in.version);
+	/* row[0]: @@version, as check_server read it. */
+	snprintf(s->seen.version, sizeof(s->seen.version), "%s", row[0]);
 	if (!ticket_send(s, TICKET_STEP_RIGHTS_TICKETS, ticket_rights_cb, check_rights[0].sql))
 		ticket_failed(s, "check", "could not start the rights check");
+}
+
+/*
+ * The check's generation, then its settings against this server's place in the
+ * tier (check.c), its B in *b: false when the server was not accepted.
+ */
+static bool
+ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b)
+{
+	unsigned view_gen = server_generation(), view_m = server_increment();
+	char why[512];
+
+	if (!ticket_check_generation(s, row))
+		return false;
+	/* The increment and offset are the session's: what its REPLACE uses. */
+	struct check_server_info in = { .version = row[0], .increment = row[19],
+	    .offset = row[20], .flush_at_commit = row[3], .layout_version = row[5],
+	    .block_size = row[6], .parity = row[7], .tier_increment = row[15],
+	    .server_offset = row[16], .region = row[17], .region_bits = row[18] };
+
+	if (!check_server(&in, s->index, b, why, sizeof(why))) {
+		/* A server that fails its checks moves no view (docs/design.md 12.4). */
+		server_view_revert(view_gen, view_m);
+		ticket_refuse(s, why);
+		return false;
+	}
+	if (server_generation() != view_gen)
+		log_warn("tier generation %u: the increment moved from %u to %u (seen on the %s "
+		    "ticket server); set tier_increment = %u in the config", server_generation(),
+		    view_m, server_increment(), s->name, server_increment());
+	if (s->seen.recheck && *b != s->block_size) {
+		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
+		    " to %" PRIu64 " on a live server", s->block_size, *b);
+		ticket_refuse(s, why);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -1267,24 +1297,54 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
     const struct db_result *r, unsigned copies, uint64_t mark, uint64_t learned,
     uint64_t *ticket, char *why, size_t whylen)
 {
+	unsigned replace = ticket_seq_stmts(q, 0) - 3;
+	char **row;
+	uint64_t t, own = 0;
+	enum ticket_verdict v;
+
+	if ((v = ticket_tx_read_rows(q, r, copies, &row, &own, why, whylen)) != TICKET_TX_OK ||
+	    (v = ticket_tx_check_catalogue(q, row, why, whylen)) != TICKET_TX_OK ||
+	    (v = ticket_tx_check_generation(s, q, row, why, whylen)) != TICKET_TX_OK)
+		return v;
+	*ticket = t = r->stmt_insert_id[replace];
+	if ((v = ticket_tx_check_own_mark(s, q, r->stmt_affected[replace + 1], t, own, why,
+	    whylen)) != TICKET_TX_OK ||
+	    (v = ticket_tx_check_known(s, q, t, mark, why, whylen)) != TICKET_TX_OK)
+		return v;
+	return ticket_tx_check_learned(s, q, t, learned, why, whylen);
+}
+
+/* It ran to its end, and its first row is there: (1)'s (the own mark's) or the catalogue's. */
+static enum ticket_verdict
+ticket_tx_read_rows(const struct ticket_seq *q, const struct db_result *r, unsigned copies,
+    char ***rowp, uint64_t *own, char *why, size_t whylen)
+{
 	bool ns = q->ns != NULL;
-	/* The first row: (1)'s, the own mark's or the catalogue's, then generation, seal. */
-	unsigned nf = 0, gen = ns ? 3 : 1, replace = ticket_seq_stmts(q, 0) - 3;
-	char **row, b[24];
-	uint64_t t, own = 0, g, sealed;
+	unsigned nf = 0;
+	char **row;
 
 	if (r->nstmts != ticket_seq_stmts(q, copies)) {
 		snprintf(why, whylen, "the ticket transaction did not run to its end");
 		return TICKET_TX_SHORT;
 	}
 	row = db_first_row(r, &nf);
-	if (row == NULL || nf != (ns ? 6u : 3u) || (!ns && !check_uint(row[0], &own))) {
+	if (row == NULL || nf != (ns ? 6u : 3u) || (!ns && !check_uint(row[0], own))) {
 		snprintf(why, whylen, "%s lacks its row for this server's role (load "
 		    "schema/10-tables.sql)", ns ? "idgen_namespaces or idgen_marks" :
 		    "idgen_marks");
 		return TICKET_TX_NO_ROW;
 	}
-	/* Dropped or created again since our check: the ticket is not used (a gap, 13.6). */
+	*rowp = row;
+	return TICKET_TX_OK;
+}
+
+/* Dropped or created again since our check: the ticket is not used (a gap, 13.6). */
+static enum ticket_verdict
+ticket_tx_check_catalogue(const struct ticket_seq *q, char **row, char *why, size_t whylen)
+{
+	bool ns = q->ns != NULL;
+	char b[24];
+
 	snprintf(b, sizeof(b), "%" PRIu64, q->b);
 	if (ns && (row[0] == NULL || strcmp(row[0], "ready") != 0 || row[1] == NULL ||
 	    strcmp(row[1], b) != 0 || row[2] == NULL || strcmp(row[2], q->policy) != 0)) {
@@ -1292,7 +1352,18 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		    "is not used");
 		return TICKET_TX_CHANGED;
 	}
-	/* Read under the row's lock: sealed, or opened in another generation (12.4). */
+	return TICKET_TX_OK;
+}
+
+/* Read under the row's lock: sealed, or opened in another generation (12.4). */
+static enum ticket_verdict
+ticket_tx_check_generation(struct ticket_server *s, const struct ticket_seq *q, char **row,
+    char *why, size_t whylen)
+{
+	/* The first row: (1)'s, the own mark's or the catalogue's, then generation, seal. */
+	unsigned gen = q->ns != NULL ? 3 : 1;
+	uint64_t g, sealed;
+
 	if (!check_uint(row[gen], &g) || !check_uint(row[gen + 1], &sealed) || ((sealed != 0 ||
 	    g != s->generation || s->generation != server_generation()) && RULE_ON(RULE_SEAL))) {
 		s->stats.unbanked++;
@@ -1300,9 +1371,18 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		    "moved it to another generation: the ticket is not used; connecting again");
 		return TICKET_TX_SEALED;
 	}
-	*ticket = t = r->stmt_insert_id[replace];
+	return TICKET_TX_OK;
+}
+
+/* (3) raised the own mark (affected: its rows), or the counter regressed below it. */
+static enum ticket_verdict
+ticket_tx_check_own_mark(const struct ticket_server *s, const struct ticket_seq *q,
+    uint64_t affected, uint64_t t, uint64_t own, char *why, size_t whylen)
+{
+	bool ns = q->ns != NULL;
+
 	/* One check for every sequence; the simulation switches each kind's apart. */
-	if (r->stmt_affected[replace + 1] != 1 && RULE_ON(ns ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
+	if (affected != 1 && RULE_ON(ns ? RULE_NS_OWN_MARK : RULE_OWN_MARK)) {
 		/* A namespace's own mark is locked in a statement of its own: not in the row. */
 		if (ns)
 			snprintf(why, whylen, "counter regressed: ticket %" PRIu64 " of %s is not "
@@ -1314,11 +1394,20 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 			    "in the server's own idgen_marks");
 		return TICKET_TX_REGRESS;
 	}
-	/*
-	 * Against the mark known when the ticket was asked for: every mark known
-	 * then belongs to a ticket committed before this one drew, so below it the
-	 * counter regressed and the server is refused (docs/design.md 6.3).
-	 */
+	return TICKET_TX_OK;
+}
+
+/*
+ * Against the mark known when the ticket was asked for: every mark known
+ * then belongs to a ticket committed before this one drew, so below it the
+ * counter regressed and the server is refused (docs/design.md 6.3).
+ */
+static enum ticket_verdict
+ticket_tx_check_known(const struct ticket_server *s, const struct ticket_seq *q, uint64_t t,
+    uint64_t mark, char *why, size_t whylen)
+{
+	bool ns = q->ns != NULL;
+
 	switch (check_ticket(t, RULE_ON(ns ? RULE_NS_KNOWN : RULE_TICKET_KNOWN) ? mark : 0,
 	    s->index, q->b)) {
 	case CHECK_TICKET_OK:
@@ -1337,13 +1426,20 @@ ticket_tx_verdict(struct ticket_server *s, const struct ticket_seq *q,
 		    "is exhausted", t, q->b, ns ? "the namespace" : "the ticket region");
 		return TICKET_TX_REFUSE;
 	}
-	/*
-	 * Against the mark known now, as the answer is taken: a copy read while
-	 * the ticket was in flight that covers it is this ticket read back through
-	 * another idserver's copy, or a regression learned just in time; which, its
-	 * value cannot tell. Not used (a gap), nothing refused: the next ticket is
-	 * sent with this mark known (docs/design.md 6.3, seed 21084 of idsim).
-	 */
+	return TICKET_TX_OK;
+}
+
+/*
+ * Against the mark known now, as the answer is taken: a copy read while
+ * the ticket was in flight that covers it is this ticket read back through
+ * another idserver's copy, or a regression learned just in time; which, its
+ * value cannot tell. Not used (a gap), nothing refused: the next ticket is
+ * sent with this mark known (docs/design.md 6.3, seed 21084 of idsim).
+ */
+static enum ticket_verdict
+ticket_tx_check_learned(const struct ticket_server *s, const struct ticket_seq *q,
+    uint64_t t, uint64_t learned, char *why, size_t whylen)
+{
 	if (t <= learned && RULE_ON(RULE_KNOWN_AT_ANSWER)) {
 		snprintf(why, whylen, "ticket %" PRIu64 " of %s.%s is not above mark %" PRIu64
 		    " learned while it was in flight (a copy on another server, read before its "
