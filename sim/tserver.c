@@ -37,6 +37,8 @@ static int	tserver_lease_row(const struct tserver *s, unsigned w);
 static bool	tserver_quoted(const char *p, char *out, size_t len);
 static bool	tserver_in_tx(const struct tserver *s, uint64_t conn);
 static void	tserver_tx_set(struct tserver *s, uint64_t conn, bool open);
+static uint64_t	tserver_ns_end_max(const struct tserver *s, const struct tserver_ns *n,
+		    unsigned roles, uint64_t b);
 static void	tserver_ns_check(struct tserver *s, struct tserver_answer *a);
 static void	tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a);
 static void	tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
@@ -820,6 +822,25 @@ tserver_ns_row(const struct tserver *s, unsigned j)
 }
 
 /*
+ * The highest end of namespace n's marks rows on s, in ID space: (high_water
+ * + 1) * block_size, b where a row's block_size is 0; 0 without rows.
+ */
+static uint64_t
+tserver_ns_end_max(const struct tserver *s, const struct tserver_ns *n, unsigned roles,
+    uint64_t b)
+{
+	uint64_t end = 0, e;
+
+	for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
+		if (!tserver_ns_row(s, j))
+			continue;
+		e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : b);
+		end = e > end ? e : end;
+	}
+	return end;
+}
+
+/*
  * The namespace check (tier.c's TIER_NS_CHECK_SQL): one line per marks
  * row of every namespace not dropped, "name B policy state counter role hw
  * hb start_above engine", ordered by name then role; NULL when none.
@@ -1517,18 +1538,10 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 	    "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tickets_%7[a-z0-9_]') * %" SCNu64
 	    ") FROM idgen_ns_marks WHERE ns = '%7[a-z0-9_]%n", &v[0], name, &v[1], f, &len) == 4 &&
 	    strcmp(sql + len, "'") == 0 && v[0] == v[1]) {
-		uint64_t end = n->counter * v[0];
+		uint64_t end = tserver_ns_end_max(s, n, roles, v[0]);
 
 		r->result = true;
-		for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
-			uint64_t e;
-
-			if (!tserver_ns_row(s, j))
-				continue;
-			e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
-			end = e > end ? e : end;
-		}
-		tserver_cell(r, 0, 0, end);
+		tserver_cell(r, 0, 0, end > n->counter * v[0] ? end : n->counter * v[0]);
 		return true;
 	}
 	if (sscanf(sql, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" SCNu64
@@ -1556,17 +1569,9 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 		return true;	/* rights granted; every row exists */
 	if (sscanf(sql, "SELECT MAX((high_water + 1) * IF(block_size = 0, %" SCNu64 ", block_size)) "
 	    "FROM idgen_ns_marks WHERE ns = '%7[a-z0-9_]'", &v[0], name) == 2) {
-		uint64_t end = 0;
+		uint64_t end = tserver_ns_end_max(s, n, roles, v[0]);
 
 		r->result = true;
-		for (unsigned j = 0; n->state != TS_NS_NONE && j < roles; j++) {
-			uint64_t e;
-
-			if (!tserver_ns_row(s, j))
-				continue;
-			e = (n->hw[j] + 1) * (n->hb[j] != 0 ? n->hb[j] : v[0]);
-			end = e > end ? e : end;
-		}
 		if (n->state == TS_NS_NONE)
 			tserver_text(r, 0, 0, NULL);
 		else
