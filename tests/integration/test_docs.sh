@@ -5,7 +5,12 @@
 # sections N and M", across a comment's line break) that a source, test or document
 # cites is a section of the design: a heading of docs/design/*.md once
 # scripts/split-design.py has split it, else of docs/design.md. Once split, every
-# section number is in one file only and the index docs/design.md links every one.
+# section number is in one file only and the index docs/design.md links every one and
+# every file; section N is in design/NN-*.md, or N.M (N.M.K) split off in
+# design/NN.M-*.md; no file is over 20 KB (scripts/split-sections.py splits one); and
+# the index's table of the simulation's rules names every rule of $BUILD/idsim
+# --list-rules (of src/rules.h and src/rules.c when idsim is not built), in order,
+# with the sections its description cites, their links and files.
 # The README stays a guide of at most 12 KB, and every relative link in README.md,
 # ARCHITECTURE.md, docs/*.md and docs/design/*.md names a file that exists and, for
 # file.md#anchor, a heading that file has (GitHub's slugs). docs/tests.md names
@@ -14,7 +19,7 @@
 
 A=$ROOT/ARCHITECTURE.md
 [ "$(wc -c <"$A")" -le 10240 ] || fail "ARCHITECTURE.md is $(wc -c <"$A") bytes (at most 10 KB)"
-out=$(cd "$ROOT" && python3 - <<'PY'
+out=$(cd "$ROOT" && IDSIM=$BUILD/idsim python3 - <<'PY'
 import glob, os, re, sys
 text = open("ARCHITECTURE.md").read()
 smap = text[text.index("## Source map"):]
@@ -30,8 +35,9 @@ for p in sorted(named):
 def slug(h):
     return re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
 def numbered(path):
-    """(number, anchor) of each numbered heading of a file, outside fenced blocks."""
-    out, seen, fence = [], {}, False
+    """(number, anchor, first) of each numbered heading of a file, outside fenced
+    blocks; first: it is the file's first heading (a link to the file alone reaches it)."""
+    out, seen, fence, first = [], {}, False, True
     for line in open(path):
         if line.startswith(("```", "~~~")):
             fence = not fence
@@ -43,23 +49,83 @@ def numbered(path):
             seen[s] = n + 1
             num = re.match(r"([0-9]+(?:\.[0-9]+)*)\.? ", m.group(1))
             if num and m.group(0).startswith(("## ", "### ", "#### ")):
-                out.append((num.group(1), s if n == 0 else "%s-%d" % (s, n)))
+                out.append((num.group(1), s if n == 0 else "%s-%d" % (s, n), first))
+            first = False
     return out
 heads = {}
 split = sorted(glob.glob("docs/design/*.md"))
 for f in split or ["docs/design.md"]:
-    for num, anchor in numbered(f):
+    for num, anchor, first in numbered(f):
         if num in heads:
             bad.append("section %s is a heading of both %s and %s" % (num, heads[num][0], f))
-        heads[num] = (f, anchor)
+        heads[num] = (f, anchor, first)
+def link(num):
+    """The index's link to section num: its file alone when it opens the file."""
+    f, anchor, first = heads[num]
+    return "design/%s" % os.path.basename(f) + ("" if first else "#" + anchor)
+LIMIT = 20 * 1024
 if split:
     index = open("docs/design.md").read()
     if numbered("docs/design.md"):
         bad.append("docs/design.md is the index, yet has numbered sections: move them into docs/design/")
-    for num, (f, anchor) in sorted(heads.items()):
-        target = "design/%s#%s" % (os.path.basename(f), anchor)
-        if "](%s)" % target not in index and not ("." not in num and "](design/%s)" % os.path.basename(f) in index):
+    for num in sorted(heads):
+        target = "design/%s#%s" % (os.path.basename(heads[num][0]), heads[num][1])
+        if "](%s)" % target not in index and "](%s)" % link(num) not in index:
             bad.append("docs/design.md: the contents do not link section %s (%s)" % (num, target))
+    # Section N is in design/NN-*.md; a subsection with a file of its own, N.M (and
+    # N.M.K inside it), in design/NN.M-*.md. Every file is listed and short.
+    for num, (f, anchor, first) in sorted(heads.items()):
+        m = re.match(r"([0-9]{2})(?:\.([0-9]+))?-", os.path.basename(f))
+        part = num.split(".")
+        if not m or int(m.group(1)) != int(part[0]) or (m.group(2) and part[1:2] != [m.group(2)]):
+            bad.append("section %s is in %s: not design/%02d-*.md or design/%02d.M-*.md of its subsection"
+                       % (num, f, int(part[0]), int(part[0])))
+    for f in split:
+        if "](design/%s" % os.path.basename(f) not in index:
+            bad.append("docs/design.md: the contents do not link %s" % f)
+        if os.path.getsize(f) > LIMIT:
+            bad.append("%s is %d bytes (at most %d: run scripts/split-sections.py)"
+                       % (f, os.path.getsize(f), LIMIT))
+    # The rules' table: one row per rule of the simulation, in --list-rules order, with
+    # the sections its description cites, linked, and their files.
+    def cited(what):
+        nums = []
+        for n in re.findall(r"(?<![\w./^-])([0-9]{1,2}\.[0-9]+(?:\.[0-9]+)?)(?![\w-])(?!\.[0-9])", what):
+            if n not in nums:
+                nums.append(n)
+        return nums
+    idsim = os.environ.get("IDSIM", "")
+    if idsim and os.access(idsim, os.X_OK):
+        import subprocess
+        listed = [l.split(None, 1) for l in subprocess.run(
+            [idsim, "--list-rules"], capture_output=True, text=True, check=True).stdout.splitlines()]
+        rules_from = "idsim --list-rules"
+    else:
+        src = open("src/rules.c").read()
+        desc = {m.group(1): [m.group(2), "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(3)))]
+                for m in re.finditer(r'\[(RULE_[A-Z_]+)\]\s*=\s*\{\s*"([^"]+)",((?:\s*"(?:[^"\\]|\\.)*")+)\s*\}', src)}
+        enum = [e for e in re.findall(r"^\s*(RULE_[A-Z_]+),", open("src/rules.h").read(), re.M)
+                if e != "RULE_COUNT"]
+        listed = [desc.get(e, [e, ""]) for e in enum]
+        rules_from = "src/rules.h and src/rules.c"
+    tab = index.split("## Rules and their arguments\n", 1)
+    rows = re.findall(r"^\| `([^`]+)` \| (.*?) \| (.*?) \|$", tab[1].split("\n## ", 1)[0], re.M) if len(tab) == 2 else []
+    if [r[0] for r in rows] != [l[0] for l in listed]:
+        bad.append("docs/design.md: the rules' table names %s, %s lists %s (run scripts/split-sections.py)"
+                   % (" ".join(r[0] for r in rows) or "nothing", rules_from, " ".join(l[0] for l in listed)))
+    for (name, args, files), (_, what) in zip(rows, listed):
+        want = cited(what)
+        got = re.findall(r"\[([0-9.]+)\]\(([^)]+)\)", args)
+        if [g[0] for g in got] != want:
+            bad.append("docs/design.md: rule %s: the table says %s, its description cites %s"
+                       % (name, " ".join(g[0] for g in got), " ".join(want)))
+            continue
+        for n, target in got:
+            if n not in heads or target != link(n):
+                bad.append("docs/design.md: rule %s: %s links %s, not %s" % (name, n, target,
+                           link(n) if n in heads else "a section"))
+        if re.findall(r"`([^`]+)`", files) != [os.path.basename(heads[n][0]) for n in want if n in heads]:
+            bad.append("docs/design.md: rule %s: the files column is not the files of %s" % (name, " ".join(want)))
 NUM = r"[0-9]{1,2}(?:\.[0-9]+)*"
 BREAK = r"[ \t]*(?:\n[ \t]*(?:\*|#+|//|--|;+)?[ \t]*)?"
 cite = re.compile(r"\bdesign(?:\.md)?,?" + BREAK + r"(?:sections?" + BREAK + r")?(" + NUM +
@@ -85,7 +151,8 @@ for top in tops:
                         line = body.count("\n", 0, m.start()) + 1
                         bad.append("%s:%d cites design %s, which has no such section" % (path, line, n))
 if not bad:
-    print("%d citations of %d sections in %s" % (cites, len(heads), "docs/design/" if split else "docs/design.md"))
+    print("%d citations of %d sections in %s%s" % (cites, len(heads), "docs/design/" if split else "docs/design.md",
+          " (%d files of at most %d bytes; the table of %d rules matches %s)" % (len(split), LIMIT, len(rows), rules_from) if split else ""))
     sys.exit(0)
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
