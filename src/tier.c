@@ -21,7 +21,8 @@
 
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
-static unsigned	tier_in_flight(const struct tier *t);
+static bool	tier_need(const struct tier *t, const struct nsrv *ns);
+static bool	tier_fetch_next(struct tier *t, struct nsrv *ns);
 static void	tier_prefetch_default(struct tier *t);
 static void	tier_ns_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
@@ -66,7 +67,6 @@ static bool	tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *n
 static uint64_t	tier_known_now(const struct ticket_server *s);
 static uint64_t	tier_ns_known_now(const struct ticket_server *s);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
-static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
@@ -233,13 +233,54 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * The default's tickets requested and not yet banked: answered (their state
- * file write, then copy first), or in flight on a server (13.7).
+ * Whether sequence ns (NULL: the default) asks for another ticket (13.7): by
+ * seq_need, its tickets requested and not yet banked counted (in flight on a
+ * server, fetching; answered, writing: their state file write, then copy
+ * first). A namespace only while served, with room in its pool for every
+ * block asked for (a small B_N fills it by count), and when idle it keeps
+ * nothing buffered: its first request fetches.
  */
-static unsigned
-tier_in_flight(const struct tier *t)
+static bool
+tier_need(const struct tier *t, const struct nsrv *ns)
 {
-	return t->seq.writing + t->seq.fetching;
+	const struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	unsigned in_flight = q->fetching + q->writing;
+
+	if (ns == NULL)
+		return t->block_size != 0 && seq_need(q, in_flight, t->block_size, false);
+	if (!ns->served || ns->b == 0 || q->pool.count + in_flight >= POOL_RANGES_ROOM)
+		return false;
+	return seq_need(q, in_flight, ns->b, q->last_take_ms == 0 ||
+	    clk_mono_ms() - q->last_take_ms > t->ns_idle_ms);
+}
+
+/*
+ * Sends one ticket of ns (NULL: the default) on the next server in turn after
+ * the last used that may take it: the default's in the region in use
+ * (tier_next_server: ours, or another region's pair while ours is down), a
+ * namespace's on our region's servers where it is usable. True when sent.
+ */
+static bool
+tier_fetch_next(struct tier *t, struct nsrv *ns)
+{
+	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
+	int next = ns == NULL ? tier_next_server(t) : -1;
+
+	if (ns == NULL) {
+		if (next < 0 || !tier_send_tx(t, &t->srv[next], NULL))
+			return false;
+		t->seq.last_used = (unsigned)next;
+		return true;
+	}
+	for (unsigned r = 1; r <= own; r++) {
+		unsigned i = (ns->seq.last_used + r) % own;
+
+		if (tier_ns_usable(t, ns, i) && tier_send_tx(t, &t->srv[i], ns)) {
+			ns->seq.last_used = i;
+			return true;
+		}
+	}
+	return false;
 }
 
 bool
@@ -349,23 +390,16 @@ tier_ns_refill(struct tier *t)
 		tier_copy_push(t, true);
 }
 
+/* The default's refills: up to one ticket per server of ours in a pass. */
 static void
 tier_prefetch_default(struct tier *t)
 {
-	if (t->block_size == 0)
-		return;
-	for (unsigned tries = 0; tries < server_own_count(); tries++) {
-		int next;
-
-		if (!seq_need(&t->seq, tier_in_flight(t), t->block_size, false))
-			return;
+	for (unsigned tries = 0; tries < server_own_count() && tier_need(t, NULL); tries++) {
 		/* Fragments that BLOCKs skipped must not stop the refills. */
 		if (t->seq.pool.count >= POOL_RANGES_ROOM)
 			t->ids_dropped += pool_make_room(&t->seq.pool);
-		next = tier_next_server(t);
-		if (next < 0 || !tier_send_tx(t, &t->srv[next], NULL))
+		if (!tier_fetch_next(t, NULL))
 			return;
-		t->seq.last_used = (unsigned)next;
 	}
 }
 
@@ -1598,22 +1632,6 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 	tier_await_drop(t, i, ns);	/* its tickets there waiting for a copy (6.5) */
 }
 
-/* Wants more IDs buffered or in flight. */
-static bool
-tier_ns_need(const struct tier *t, const struct nsrv *ns)
-{
-	unsigned in_flight = ns->seq.fetching + ns->seq.writing;
-
-	if (!ns->served || ns->b == 0)
-		return false;
-	/* Room in the pool for every block asked for (a small B_N fills it by count). */
-	if (ns->seq.pool.count + in_flight >= POOL_RANGES_ROOM)
-		return false;
-	/* An idle namespace keeps nothing buffered: its first request fetches. */
-	return seq_need(&ns->seq, in_flight, ns->b, ns->seq.last_take_ms == 0 ||
-	    clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms);
-}
-
 /* Starts the namespace checks due on idle servers. */
 static void
 tier_ns_kick_checks(struct tier *t)
@@ -1636,28 +1654,21 @@ tier_ns_kick_checks(struct tier *t)
 	}
 }
 
-/* Starts namespace tickets on idle servers (only for waiting requests: demand). */
+/*
+ * The namespaces' refills (only for waiting requests: demand): one ticket
+ * each in a pass, on idle servers.
+ */
 static void
 tier_ns_kick_fetches(struct tier *t, bool demand)
 {
-	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
 	unsigned n = t->nss.n, start = t->ns_next;
 
 	for (unsigned k = 0; k < n; k++) {
 		struct nsrv *ns = t->nss.v[(start + k) % n];
 
-		if ((demand && !ns->seq.demand) || !tier_ns_need(t, ns))
-			continue;
-		for (unsigned r = 1; r <= own; r++) {
-			unsigned i = (ns->seq.last_used + r) % own;
-
-			if (!tier_ns_usable(t, ns, i) || !tier_send_tx(t, &t->srv[i], ns))
-				continue;
-			ns->seq.last_used = i;
-			/* Taking turns: the next kick starts after this one. */
+		/* Taking turns: the next kick starts after the last that fetched. */
+		if ((!demand || ns->seq.demand) && tier_need(t, ns) && tier_fetch_next(t, ns))
 			t->ns_next = (start + k + 1) % n;
-			break;
-		}
 	}
 }
 
