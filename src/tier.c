@@ -1818,16 +1818,16 @@ tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 		f.mark = s->mark;
 		f.known_end = layout_ticket_end(s->mark, s->block_size);
 		f.copies = ticket_copies_wanted(s, f.copy);
-		return ticket_fetch_seq(s, &f);
-	}
-	ticket_seq_set(&f.q, ns->name, ns->b, ns_policy_name(ns->policy));
-	f.known_end = tier_ns_known(t, ns, s->index);
-	f.mark = layout_end_ticket(f.known_end, ns->b);
-	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-		uint64_t end = tier_ns_known(t, ns, j);
+	} else {
+		ticket_seq_set(&f.q, ns->name, ns->b, ns_policy_name(ns->policy));
+		f.known_end = tier_ns_known(t, ns, s->index);
+		f.mark = layout_end_ticket(f.known_end, ns->b);
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
+			uint64_t end = tier_ns_known(t, ns, j);
 
-		if (j != s->index && end != 0)
-			f.copy[f.copies++] = ticket_copy_block(j, end, ns->b);
+			if (j != s->index && end != 0)
+				f.copy[f.copies++] = ticket_copy_block(j, end, ns->b);
+		}
 	}
 	return ticket_fetch_seq(s, &f);
 }
