@@ -45,8 +45,7 @@ struct seq {
 	double		 rate;		/* IDs/s, decaying peak */
 	uint64_t	 want;		/* IDs a waiting request wants (0: any block) */
 	unsigned	 last_used;	/* server of the last fetch, for taking turns */
-	unsigned	 fetching;	/* a namespace's tickets in flight (the default's:
-					 * its servers fetching, which ticket.c owns) */
+	unsigned	 fetching;	/* its tickets in flight (ticket.c's flights) */
 	unsigned	 writing;	/* tickets answered and not yet banked: their
 					 * state file write, then copy first (13.7) */
 };

@@ -185,7 +185,6 @@ static void	ticket_floor(struct ticket_server *s, const char *floor, uint64_t b)
 static bool	ticket_retired(struct ticket_server *s, const char *roles, uint64_t b);
 static void	ticket_retired_why(const struct ticket_server *s, char *why, size_t len);
 static void	ticket_retired_read(struct db_conn *db, const struct db_result *r, void *arg);
-static struct ticket_copy ticket_copy_sending(const struct ticket_server *s, unsigned j);
 
 /* Sets up a server handle; nothing connects until ticket_start(). */
 bool
@@ -876,18 +875,17 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 ticket_witness(struct ticket_server *s)
 {
-	unsigned others[SERVER_MAX], n = ticket_others(s, others);
 	char sql[TICKET_SQL_MAX];
 	struct ticket_seq q;
 	int len = 0;
 
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	ticket_copies_take(s);
-	for (unsigned k = 0; k < n; k++) {
-		struct ticket_copy c = ticket_copy_sending(s, others[k]);
+	for (unsigned k = 0; k < s->flight.copies; k++) {
+		const struct ticket_copy *c = &s->flight.copy[k];
 
-		if (c.end > ticket_copy_end(s, s->seen.copy[c.srv], s->seen.copy_b[c.srv]) &&
-		    !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
+		if (c->end > ticket_copy_end(s, s->seen.copy[c->srv], s->seen.copy_b[c->srv]) &&
+		    !ticket_seq_copy(&q, false, c, sql, sizeof(sql), &len)) {
 			ticket_failed(s, "check", "the copies of the marks do not fit a query");
 			return;
 		}
@@ -901,22 +899,31 @@ ticket_witness(struct ticket_server *s)
 		ticket_failed(s, "check", "could not start the copies of the others' marks");
 }
 
-/* The marks the tier wants copied, for the query about to be sent. */
+/*
+ * The copies the witness about to be sent carries, kept in s->flight as a
+ * default ticket's are (seq 0): its EV_UP lands them (6.5).
+ */
 static void
 ticket_copies_take(struct ticket_server *s)
 {
-	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
-		s->copy_sending[j] = s->copy_want[j];
-		s->copy_sending_b[j] = s->copy_want_b[j] != 0 ? s->copy_want_b[j] : s->block_size;
-	}
+	s->flight.seq = 0;
+	ticket_seq_set(&s->flight.q, NULL, s->block_size, NULL);
+	s->flight.copies = ticket_copies_wanted(s, s->flight.copy);
 }
 
-/* The copy of server j's mark as sent: its end in ID space. */
-static struct ticket_copy
-ticket_copy_sending(const struct ticket_server *s, unsigned j)
+unsigned
+ticket_copies_wanted(const struct ticket_server *s, struct ticket_copy *out)
 {
-	return (struct ticket_copy){ j, s->copy_sending[j], s->copy_sending_b[j],
-	    ticket_copy_end(s, s->copy_sending[j], s->copy_sending_b[j]) };
+	unsigned others[SERVER_MAX], n = ticket_others(s, others);
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned j = others[k];
+		uint64_t b = s->copy_want_b[j] != 0 ? s->copy_want_b[j] : s->block_size;
+
+		out[k] = (struct ticket_copy){ j, s->copy_want[j], b,
+		    ticket_copy_end(s, s->copy_want[j], b) };
+	}
+	return n;
 }
 
 void
@@ -1088,67 +1095,47 @@ ticket_run_lost(struct ticket_server *s, const char *what, const char *msg)
 	ticket_failed(s, what, msg);	/* the run ends with the connection */
 }
 
-/* Starts one ticket transaction. */
-bool
-ticket_fetch(struct ticket_server *s)
-{
-	if (s->state != TICKET_READY)
-		return false;
-	/* Before the call: a fast server can answer within it, callback included. */
-	s->state = TICKET_FETCHING;
-	s->fetch_started_us = (uint64_t)clk_mono_us();
-	s->mark_sent = s->mark;
-	s->flight.seq = 0;
-	ticket_copies_take(s);
-	if (!ticket_send_tx(s)) {
-		s->state = TICKET_READY;
-		return false;
-	}
-	return true;
-}
-
 /*
- * Sends the ticket transaction with this server's B and its copies of the
- * other servers' marks (the partner's, then the rest).
+ * The ticket transaction in flight sent again, as built from its flight: its
+ * sequence's table and B, its own mark's row and the copies it carries.
  */
 static bool
 ticket_send_tx(struct ticket_server *s)
 {
-	unsigned others[SERVER_MAX], n = ticket_others(s, others);
-	struct ticket_copy c[SERVER_MAX];
 	char sql[TICKET_SQL_MAX];
-	struct ticket_seq q;
 
-	for (unsigned k = 0; k < n; k++)
-		c[k] = ticket_copy_sending(s, others[k]);
-	ticket_seq_set(&q, NULL, s->block_size, NULL);
-	if (!ticket_seq_build(&q, s->index, c, n, sql, sizeof(sql)))
+	if (!ticket_seq_build(&s->flight.q, s->index, s->flight.copy, s->flight.copies, sql,
+	    sizeof(sql)))
 		return false;
 	return ticket_send(s, TICKET_STEP_TX, ticket_tx_cb, sql);
 }
 
-/* One query at a time on the connection: a namespace's ticket, then its answer. */
+/*
+ * One query at a time on the connection: a ticket of any sequence, then its
+ * answer. A namespace's is another module's query (other set): the default's
+ * fetch time and in-flight count are its own.
+ */
 bool
-ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
-    const struct ticket_copy *c)
+ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f)
 {
-	char sql[TICKET_SQL_MAX];
-
-	if (s->state != TICKET_READY ||
-	    !ticket_seq_build(&f->q, s->index, c, f->copies, sql, sizeof(sql)))
+	if (s->state != TICKET_READY)
 		return false;
 	/* Set first: the answer may come inside the call. */
 	s->flight = *f;
 	s->flight.on = true;
 	(*f->fetching)++;
+	s->state = TICKET_FETCHING;
+	s->other = f->seq != 0;
 	s->fetch_started_us = (uint64_t)clk_mono_us();
-	if (ticket_run(s, sql, ticket_tx_cb))
+	if (ticket_send_tx(s))
 		return true;
+	s->state = TICKET_READY;
+	s->other = false;
 	ticket_flight_end(s);
 	return false;
 }
 
-/* A namespace's ticket no longer in flight (answered, or its connection ended). */
+/* A ticket no longer in flight (answered, or its connection ended). */
 static void
 ticket_flight_end(struct ticket_server *s)
 {
@@ -1167,14 +1154,15 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 {
 	struct ticket_server *s = arg;
 	struct ticket_flight *f = &s->flight;
-	unsigned others[SERVER_MAX];
-	uint64_t t = 0, mark = s->mark_sent, learned = s->mark;
+	uint64_t t = 0;
 	enum ticket_verdict v;
 	char why[512];
 
 	(void)db;
 	why[0] = '\0';	/* the verdict writes it only when it says why: a namespace's OK copies it */
-	ticket_flight_end(s);
+	/* A namespace's ends at its answer; the default's is asked again after a rollback. */
+	if (f->seq != 0)
+		ticket_flight_end(s);
 	if (s->step == TICKET_STEP_ROLLBACK) {
 		ticket_tx_rolled_back(s, r);
 		return;
@@ -1183,14 +1171,8 @@ ticket_tx_cb(struct db_conn *db, const struct db_result *r, void *arg)
 		ticket_tx_failed(s, r);
 		return;
 	}
-	if (f->seq != 0) {
-		mark = layout_end_ticket(f->known_end, f->q.b);
-		learned = layout_end_ticket(f->known(s), f->q.b);
-	} else {
-		ticket_seq_set(&f->q, NULL, s->block_size, NULL);
-		f->copies = ticket_others(s, others);
-	}
-	v = ticket_tx_verdict(s, &f->q, r, f->copies, mark, learned, &t, why, sizeof(why));
+	ticket_flight_end(s);
+	v = ticket_tx_verdict(s, &f->q, r, f->copies, f->mark, f->known(s), &t, why, sizeof(why));
 	ticket_tx_judged(s, v, t, why);
 }
 

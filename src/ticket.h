@@ -134,19 +134,26 @@ enum ticket_verdict {
 };
 
 /*
- * A ticket in flight (13.7): the default's (seq 0, ticket_fetch) or a
- * namespace's (ticket_fetch_seq: FETCHING, other set), judged by one callback;
- * the tier hears a namespace's verdict as TICKET_EV_SEQ.
+ * A ticket in flight (13.7), of any sequence: the default's (seq 0) or a
+ * namespace's, built by the tier from its sequence (tier_send_tx), sent by
+ * ticket_fetch_seq and judged by one callback. The default's is used through
+ * TICKET_EV_TICKET; the tier hears a namespace's verdict as TICKET_EV_SEQ.
+ * The connect's witness keeps its copies here too (seq 0), as its EV_UP
+ * lands them.
  */
 struct ticket_flight {
-	bool		 on;		/* a namespace's, counted in *fetching */
+	bool		 on;		/* in flight, counted in *fetching */
 	uint32_t	 seq;		/* nsrv.id; 0: the default */
 	struct ticket_seq q;
+	uint64_t	 mark;		/* its mark known when sent, a ticket of q.b:
+					 * what it is judged against (6.3) */
+	uint64_t	 known_end;	/* ... as an end in ID space */
 	unsigned	 copies;	/* the copies of the others' marks it carries */
-	uint64_t	 known_end;	/* its mark known when sent (ID space) */
-	uint64_t	 copy[SERVER_MAX];	/* each copy's end: landed once committed */
+	struct ticket_copy copy[SERVER_MAX];	/* ... in their order: landed once
+						 * committed */
 	unsigned	*fetching;	/* its sequence's seq.fetching */
-	uint64_t	(*known)(const struct ticket_server *s);	/* ... known now */
+	uint64_t	(*known)(const struct ticket_server *s);	/* its mark known
+						 * now, a ticket of q.b */
 	enum ticket_verdict verdict;
 	uint64_t	 ticket;
 	char		 why[512];
@@ -174,15 +181,9 @@ struct ticket_server {
 						 * checked under (docs/design.md 12.4) */
 	uint64_t		 last_ticket;	/* the last one this process used */
 	uint64_t		 mark;		/* set by the tier: tickets must be above it */
-	uint64_t		 mark_sent;	/* ... as it was when the ticket in flight
-						 * was asked for: what that ticket is
-						 * judged against (docs/design.md 6.3) */
 	uint64_t		 copy_want[SERVER_MAX];	/* set by the tier: the others'
 							 * marks to copy, by index */
 	uint64_t		 copy_want_b[SERVER_MAX];	/* ... and their B */
-	uint64_t		 copy_sending[SERVER_MAX];	/* the copies in the query in
-							 * flight */
-	uint64_t		 copy_sending_b[SERVER_MAX];
 	struct ticket_seen	 seen;
 	struct ticket_params	 p;
 	unsigned		 backoff_ms;
@@ -205,7 +206,7 @@ struct ticket_server {
 							 * (docs/design.md 6.5) */
 	bool			 refused_local;	/* the last refusal was of this idserver's own
 						 * configuration: fatal at start (6.4) */
-	struct ticket_flight	 flight;	/* a namespace's ticket in flight */
+	struct ticket_flight	 flight;	/* the ticket in flight (or the last) */
 	const char		*retired_sql;	/* read before a refusal as retired
 						 * (the tier's namespace check; NULL:
 						 * none) ... */
@@ -221,12 +222,19 @@ void		ticket_free(struct ticket_server *s);
 /* Connects now (the first probe). */
 void		ticket_start(struct ticket_server *s);
 
-/* Starts one ticket transaction; only in TICKET_READY. */
-bool		ticket_fetch(struct ticket_server *s) __attribute__((warn_unused_result));
+/*
+ * Starts the ticket transaction of flight f, of any sequence (13.7); only in
+ * TICKET_READY. The one way a ticket is sent.
+ */
+bool		ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f)
+		    __attribute__((warn_unused_result));
 
-/* Starts a namespace's (f, its f->copies in c); only in TICKET_READY. */
-bool		ticket_fetch_seq(struct ticket_server *s, const struct ticket_flight *f,
-		    const struct ticket_copy *c) __attribute__((warn_unused_result));
+/*
+ * The copies of the others' marks the tier wants on s (copy_want), the
+ * partner's first: what the default's ticket and the connect's witness carry.
+ * Returns their number.
+ */
+unsigned	ticket_copies_wanted(const struct ticket_server *s, struct ticket_copy *out);
 
 /*
  * Runs another module's query on the live connection (the namespaces,

@@ -21,7 +21,8 @@
 
 static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket,
 		    void *arg);
-static unsigned	tier_in_flight(const struct tier *t);
+static bool	tier_need(const struct tier *t, const struct nsrv *ns);
+static bool	tier_fetch_next(struct tier *t, struct nsrv *ns);
 static void	tier_prefetch_default(struct tier *t);
 static void	tier_ns_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
@@ -47,7 +48,8 @@ static void	tier_copy_push(struct tier *t, bool ns);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
 static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
-static void	tier_carried_landed(struct tier *t, const struct ticket_server *s);
+static void	tier_carried_landed(struct tier *t, const struct ticket_server *s,
+		    struct nsrv *ns);
 static void	tier_note_region(struct tier *t, const struct ticket_server *s);
 static void	tier_fresh_update(struct tier *t, unsigned i);
 static void	tier_checked_others(struct tier *t, struct ticket_server *s);
@@ -61,10 +63,10 @@ static void	tier_unasked(struct tier *t, unsigned i, unsigned h, uint64_t now);
 static void	tier_ns_checked(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, void *arg);
 static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
-static bool	tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
+static bool	tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
+static uint64_t	tier_known_now(const struct ticket_server *s);
 static uint64_t	tier_ns_known_now(const struct ticket_server *s);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
-static bool	tier_ns_need(const struct tier *t, const struct nsrv *ns);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
 static void	tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg);
@@ -231,17 +233,54 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * The default's tickets requested and not yet banked: answered (their state
- * file write, then copy first), or in flight on a server.
+ * Whether sequence ns (NULL: the default) asks for another ticket (13.7): by
+ * seq_need, its tickets requested and not yet banked counted (in flight on a
+ * server, fetching; answered, writing: their state file write, then copy
+ * first). A namespace only while served, with room in its pool for every
+ * block asked for (a small B_N fills it by count), and when idle it keeps
+ * nothing buffered: its first request fetches.
  */
-static unsigned
-tier_in_flight(const struct tier *t)
+static bool
+tier_need(const struct tier *t, const struct nsrv *ns)
 {
-	unsigned n = t->seq.writing;
+	const struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	unsigned in_flight = q->fetching + q->writing;
 
-	for (unsigned i = 0; i < server_count(); i++)
-		n += t->srv[i].state == TICKET_FETCHING && !t->srv[i].other;
-	return n;
+	if (ns == NULL)
+		return t->block_size != 0 && seq_need(q, in_flight, t->block_size, false);
+	if (!ns->served || ns->b == 0 || q->pool.count + in_flight >= POOL_RANGES_ROOM)
+		return false;
+	return seq_need(q, in_flight, ns->b, q->last_take_ms == 0 ||
+	    clk_mono_ms() - q->last_take_ms > t->ns_idle_ms);
+}
+
+/*
+ * Sends one ticket of ns (NULL: the default) on the next server in turn after
+ * the last used that may take it: the default's in the region in use
+ * (tier_next_server: ours, or another region's pair while ours is down), a
+ * namespace's on our region's servers where it is usable. True when sent.
+ */
+static bool
+tier_fetch_next(struct tier *t, struct nsrv *ns)
+{
+	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
+	int next = ns == NULL ? tier_next_server(t) : -1;
+
+	if (ns == NULL) {
+		if (next < 0 || !tier_send_tx(t, &t->srv[next], NULL))
+			return false;
+		t->seq.last_used = (unsigned)next;
+		return true;
+	}
+	for (unsigned r = 1; r <= own; r++) {
+		unsigned i = (ns->seq.last_used + r) % own;
+
+		if (tier_ns_usable(t, ns, i) && tier_send_tx(t, &t->srv[i], ns)) {
+			ns->seq.last_used = i;
+			return true;
+		}
+	}
+	return false;
 }
 
 bool
@@ -351,23 +390,16 @@ tier_ns_refill(struct tier *t)
 		tier_copy_push(t, true);
 }
 
+/* The default's refills: up to one ticket per server of ours in a pass. */
 static void
 tier_prefetch_default(struct tier *t)
 {
-	if (t->block_size == 0)
-		return;
-	for (unsigned tries = 0; tries < server_own_count(); tries++) {
-		int next;
-
-		if (!seq_need(&t->seq, tier_in_flight(t), t->block_size, false))
-			return;
+	for (unsigned tries = 0; tries < server_own_count() && tier_need(t, NULL); tries++) {
 		/* Fragments that BLOCKs skipped must not stop the refills. */
 		if (t->seq.pool.count >= POOL_RANGES_ROOM)
 			t->ids_dropped += pool_make_room(&t->seq.pool);
-		next = tier_next_server(t);
-		if (next < 0 || !ticket_fetch(&t->srv[next]))
+		if (!tier_fetch_next(t, NULL))
 			return;
-		t->seq.last_used = (unsigned)next;
 	}
 }
 
@@ -613,7 +645,7 @@ tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t 
  * rest, one plain copy UPDATE of a mark at a time on an idle other server of
  * its region: the default's as soon as its ticket is drawn (copy_need), a
  * namespace's for a waiting ticket (a namespace ticket there carries it
- * otherwise: tier_ns_send_tx). Two passes, at the places of tier_prefetch
+ * otherwise: tier_send_tx). Two passes, at the places of tier_prefetch
  * that fix the order of the SQL.
  */
 static void
@@ -761,15 +793,21 @@ tier_ticket_of(const struct tier *t, const struct state_mark *m)
 	return t->block_size == 0 ? 0 : state_mark_ticket(m, t->block_size);
 }
 
-/* The copies of the others' marks s's witness or ticket carried landed (6.5). */
+/*
+ * The copies of the others' marks s's witness or ticket of ns (NULL: the
+ * default) carried landed (6.5, 13.6), in its sequence's unit.
+ */
 static void
-tier_carried_landed(struct tier *t, const struct ticket_server *s)
+tier_carried_landed(struct tier *t, const struct ticket_server *s, struct nsrv *ns)
 {
-	for (unsigned j = s->group_first; j < s->group_first + s->group_count; j++) {
-		struct state_mark m = { s->copy_sending[j], s->copy_sending_b[j], "" };
+	const struct ticket_flight *f = &s->flight;
 
-		if (j != s->index)
-			seq_landed(&t->seq, j, tier_ticket_of(t, &m));
+	for (unsigned k = 0; k < f->copies; k++) {
+		const struct ticket_copy *c = &f->copy[k];
+		struct state_mark m = { c->high_water, c->block_size, "" };
+
+		seq_landed(ns != NULL ? &ns->seq : &t->seq, c->srv, ns != NULL ? c->end :
+		    tier_ticket_of(t, &m));
 	}
 }
 
@@ -1249,15 +1287,15 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 			return false;
 		t->block_size = s->block_size;
 		/* Its witness landed its copies before it came up (6.5). */
-		if (RULE_ON(RULE_WITNESS))
-			tier_carried_landed(t, s);
+		if (RULE_ON(RULE_WITNESS) && s->flight.seq == 0)
+			tier_carried_landed(t, s, NULL);
 		seq_retarget(&t->seq, &t->prefetch, tier_fetch_ms(t), t->block_size);
 		tier_checked_others(t, s);
 		tier_ns_event(t, s, ev);
 		break;
 	case TICKET_EV_TICKET:
 		/* Its transaction committed the copies it carried (copy first, 6.5). */
-		tier_carried_landed(t, s);
+		tier_carried_landed(t, s, NULL);
 		/* Its copy goes out beside the state file write (copy first, 6.5). */
 		if (RULE_ON(RULE_COPY_FIRST) && ticket > t->copy_need[s->index]) {
 			t->copy_need[s->index] = ticket;
@@ -1594,22 +1632,6 @@ tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why)
 	tier_await_drop(t, i, ns);	/* its tickets there waiting for a copy (6.5) */
 }
 
-/* Wants more IDs buffered or in flight. */
-static bool
-tier_ns_need(const struct tier *t, const struct nsrv *ns)
-{
-	unsigned in_flight = ns->seq.fetching + ns->seq.writing;
-
-	if (!ns->served || ns->b == 0)
-		return false;
-	/* Room in the pool for every block asked for (a small B_N fills it by count). */
-	if (ns->seq.pool.count + in_flight >= POOL_RANGES_ROOM)
-		return false;
-	/* An idle namespace keeps nothing buffered: its first request fetches. */
-	return seq_need(&ns->seq, in_flight, ns->b, ns->seq.last_take_ms == 0 ||
-	    clk_mono_ms() - ns->seq.last_take_ms > t->ns_idle_ms);
-}
-
 /* Starts the namespace checks due on idle servers. */
 static void
 tier_ns_kick_checks(struct tier *t)
@@ -1632,28 +1654,21 @@ tier_ns_kick_checks(struct tier *t)
 	}
 }
 
-/* Starts namespace tickets on idle servers (only for waiting requests: demand). */
+/*
+ * The namespaces' refills (only for waiting requests: demand): one ticket
+ * each in a pass, on idle servers.
+ */
 static void
 tier_ns_kick_fetches(struct tier *t, bool demand)
 {
-	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
 	unsigned n = t->nss.n, start = t->ns_next;
 
 	for (unsigned k = 0; k < n; k++) {
 		struct nsrv *ns = t->nss.v[(start + k) % n];
 
-		if ((demand && !ns->seq.demand) || !tier_ns_need(t, ns))
-			continue;
-		for (unsigned r = 1; r <= own; r++) {
-			unsigned i = (ns->seq.last_used + r) % own;
-
-			if (!tier_ns_usable(t, ns, i) || !tier_ns_send_tx(t, &t->srv[i], ns))
-				continue;
-			ns->seq.last_used = i;
-			/* Taking turns: the next kick starts after this one. */
+		/* Taking turns: the next kick starts after the last that fetched. */
+		if ((!demand || ns->seq.demand) && tier_need(t, ns) && tier_fetch_next(t, ns))
 			t->ns_next = (start + k + 1) % n;
-			break;
-		}
 	}
 }
 
@@ -1783,34 +1798,56 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 	t->on_change(t->arg);
 }
 
-/* Sends one namespace ticket transaction with the copies of the others' marks. */
+/*
+ * Sends one ticket of ns (NULL: the default, sequence 0) on server s, built
+ * from its sequence (docs/design.md 13.7): its table and B (the default's: the
+ * server's), the mark known for s when sent, and the copies of the others'
+ * marks it carries: the default's as the tier published them
+ * (ticket_copies_wanted, the partner's first), a namespace's every known one
+ * by index, each rounded up to a block of B_N.
+ */
 static bool
-tier_ns_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
+tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
-	struct ticket_flight f = { .seq = ns->id, .known_end = tier_ns_known(t, ns, s->index),
-	    .fetching = &ns->seq.fetching, .known = tier_ns_known_now };
-	struct ticket_copy c[NS_SERVERS];
+	struct ticket_flight f = { .seq = ns != NULL ? ns->id : 0,
+	    .fetching = ns != NULL ? &ns->seq.fetching : &t->seq.fetching,
+	    .known = ns != NULL ? tier_ns_known_now : tier_known_now };
 
-	for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-		uint64_t end = tier_ns_known(t, ns, j);
+	if (ns == NULL) {
+		ticket_seq_set(&f.q, NULL, s->block_size, NULL);
+		f.mark = s->mark;
+		f.known_end = layout_ticket_end(s->mark, s->block_size);
+		f.copies = ticket_copies_wanted(s, f.copy);
+	} else {
+		ticket_seq_set(&f.q, ns->name, ns->b, ns_policy_name(ns->policy));
+		f.known_end = tier_ns_known(t, ns, s->index);
+		f.mark = layout_end_ticket(f.known_end, ns->b);
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
+			uint64_t end = tier_ns_known(t, ns, j);
 
-		if (j == s->index || end == 0)
-			continue;
-		c[f.copies] = ticket_copy_block(j, end, ns->b);
-		f.copy[j] = c[f.copies++].end;
+			if (j != s->index && end != 0)
+				f.copy[f.copies++] = ticket_copy_block(j, end, ns->b);
+		}
 	}
-	ticket_seq_set(&f.q, ns->name, ns->b, ns_policy_name(ns->policy));
-	return ticket_fetch_seq(s, &f, c);
+	return ticket_fetch_seq(s, &f);
 }
 
-/* The end known for s's namespace ticket in flight, as its answer is taken. */
+/* The mark known for s as the default's ticket in flight is answered (6.3). */
+static uint64_t
+tier_known_now(const struct ticket_server *s)
+{
+	return s->mark;
+}
+
+/* The mark known for s's namespace ticket in flight, as its answer is taken. */
 static uint64_t
 tier_ns_known_now(const struct ticket_server *s)
 {
 	const struct tier *t = s->notify_arg;
 	const struct nsrv *ns = nss_by_id(&t->nss, s->flight.seq);
 
-	return ns != NULL ? tier_ns_known(t, ns, s->index) : UINT64_MAX;
+	return layout_end_ticket(ns != NULL ? tier_ns_known(t, ns, s->index) : UINT64_MAX,
+	    s->flight.q.b);
 }
 
 /*
@@ -1829,8 +1866,7 @@ tier_ns_answered(struct tier *t, struct ticket_server *s)
 		return v != TICKET_TX_FAILED;
 	if (v == TICKET_TX_OK) {
 		/* Its transaction committed the copies it carried (copy first, 13.6). */
-		for (unsigned j = 0; j < NS_SERVERS; j++)
-			seq_landed(&ns->seq, j, f->copy[j]);
+		tier_carried_landed(t, s, ns);
 		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
 		(void)tier_write_ahead(t, ns, s->index, f->ticket);
 	} else if (v == TICKET_TX_LEARNED) {

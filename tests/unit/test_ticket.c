@@ -101,6 +101,26 @@ expect_tx(uint64_t t, uint64_t own_affected)
 	    .row = { "5", "0", "0" }, .nfields = 3 });
 }
 
+static unsigned fetching;
+
+/* The mark the tier publishes, as the default's ticket is answered. */
+static uint64_t
+known_now(const struct ticket_server *s)
+{
+	return s->mark;
+}
+
+/* The default's ticket, built as the tier builds it (tier_send_tx). */
+static bool
+fetch(struct ticket_server *s)
+{
+	struct ticket_flight f = { .fetching = &fetching, .known = known_now, .mark = s->mark };
+
+	ticket_seq_set(&f.q, NULL, s->block_size, NULL);
+	f.copies = ticket_copies_wanted(s, f.copy);
+	return ticket_fetch_seq(s, &f);
+}
+
 /* An odd server, connected and checked against the fake. */
 static struct rig *
 rig_up(void)
@@ -145,7 +165,7 @@ test_ticket(void **state)
 
 	(void)state;
 	expect_tx(7, 1);
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_true(nevents == 2 && events[1] == TICKET_EV_TICKET && event_ticket[1] == 7);
 	assert_true(r->s.last_ticket == 7 && r->s.stats.tickets == 1);
@@ -163,7 +183,7 @@ test_deadlock_retried(void **state)
 	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .err = 1213 });
 	fake_expect(&(struct fake_reply){ .match = "ROLLBACK" });
 	expect_tx(9, 1);
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_true(r->s.stats.deadlocks == 1);
 	assert_true(nevents == 2 && events[1] == TICKET_EV_TICKET && event_ticket[1] == 9);
@@ -178,7 +198,7 @@ test_own_mark_regressed(void **state)
 
 	(void)state;
 	expect_tx(7, 0);
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_REGRESSED);
 	assert_non_null(strstr(r->s.last_error, "counter regressed"));
@@ -195,7 +215,7 @@ test_ticket_below_mark(void **state)
 	(void)state;
 	r->s.mark = 9;
 	expect_tx(7, 1);
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_REGRESSED);
 	assert_true(r->s.stats.tickets == 0 && r->s.last_ticket == 0);
@@ -216,7 +236,7 @@ test_ticket_below_learned_mark(void **state)
 	(void)state;
 	expect_tx(7, 1);
 	script_check_with(9, "9", -1, NULL);	/* the recheck: counter 9, above mark 7 */
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	r->s.mark = 7;		/* the tier learned ticket 7 from a copy meanwhile */
 	run(r);
 	assert_true(r->s.stats.tickets == 0 && r->s.last_ticket == 0);
@@ -303,7 +323,7 @@ test_wrong_parity(void **state)
 
 	(void)state;
 	expect_tx(8, 1);
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_REFUSED);
 	assert_non_null(strstr(r->s.last_error, "wrong parity"));
@@ -319,7 +339,7 @@ test_lost_mid_ticket(void **state)
 	(void)state;
 	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64",
 	    .err = DB_ERR_TIMEOUT });
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_DOWN);
 	assert_true(nevents == 2 && events[1] == TICKET_EV_DOWN);
@@ -340,7 +360,7 @@ test_sealed_not_banked(void **state)
 	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
 	    .insert_id = { 0, 0, 9 }, .affected = { 0, 1, 1, 1, 1, 0 },
 	    .row = { "5", "0", "1" }, .nfields = 3 });
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_DOWN);
 	assert_true(r->s.stats.tickets == 0 && r->s.last_ticket == 0 && r->s.stats.unbanked == 1);
@@ -358,7 +378,7 @@ test_moved_not_banked(void **state)
 	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
 	    .insert_id = { 0, 0, 9 }, .affected = { 0, 1, 1, 1, 1, 0 },
 	    .row = { "5", "1", "0" }, .nfields = 3 });
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_DOWN);
 	assert_true(r->s.stats.tickets == 0 && r->s.stats.unbanked == 1);
@@ -454,7 +474,7 @@ test_generation_adopted(void **state)
 	fake_expect(&(struct fake_reply){ .match = "REPLACE INTO tickets64", .nstmts = 6,
 	    .insert_id = { 0, 0, 43 }, .affected = { 0, 1, 1, 1, 1, 0 },
 	    .row = { "40", "1", "0" }, .nfields = 3 });
-	assert_true(ticket_fetch(&r->s));
+	assert_true(fetch(&r->s));
 	run(r);
 	assert_int_equal(r->s.state, TICKET_REFUSED);
 	assert_non_null(strstr(r->s.last_error, "wrong parity"));

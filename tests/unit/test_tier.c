@@ -2307,7 +2307,7 @@ test_review_ns_marks_forgotten(void **state)
  * ticket_tx_cb() never runs for it and ns->seq.fetching stays 1 for the life of the
  * process: the namespace can never be let go (nss_apply), tier_ns_can_fetch()
  * is always true, and with prefetch_blocks = 1 no ticket of it is fetched
- * again (tier_ns_need counts the phantom ticket as B IDs in flight).
+ * again (tier_need counts the phantom ticket as B IDs in flight).
  */
 static void
 test_review_ns_fetching_stuck(void **state)
