@@ -414,6 +414,8 @@ static void	sim_power_event(void);
 static void	sim_raise_step(void);
 static bool	sim_raise_one(void);
 static void	sim_raise_carried(void);
+static void	sim_raise_ns_repair(void);
+static void	sim_raise_ns_carried(void);
 static bool	sim_raise_run(void);
 static bool	sim_add_run(void);
 static void	sim_srv_restart(unsigned srv);
@@ -2571,8 +2573,78 @@ sim_raise_run(void)
 		}
 	}
 	sim_raise_carried();
+	sim_raise_ns_carried();
 	S.raise_phase = RAISE_ADD;
 	return true;
+}
+
+/*
+ * The namespaces' part of the plan (docs/design.md 13.8, section 14): as
+ * for the default (sim_raise_one), the operator repairs every namespace
+ * regression the idservers report (the ALTER TABLE tickets_N their refusal
+ * names) before the change, so each floor F_N, computed from the tables,
+ * covers every block a running idserver's state file knows. And idgenctl's
+ * counters set since are forgotten: sim_raise_ns_carried reads the floors
+ * the change sets.
+ */
+static void
+sim_raise_ns_repair(void)
+{
+	for (unsigned i = 0; i < S.nsrv; i++)
+		memset(S.srv[i].ns_ctl_set, 0, sizeof(S.srv[i].ns_ctl_set));
+	for (unsigned d = 0; S.ns_on && d < S.nids; d++)
+		for (unsigned k = 0; S.ids[d].on && k < TSERVER_NS; k++)
+			for (unsigned i = 0; i < S.nsrv; i++) {
+				struct tserver_ns *n = &S.srv[i].st.ns[k];
+				const struct state_ns_mark *m = state_ns_get(&S.ids[d].sf.ns,
+				    tserver_ns_name(k), i);
+				uint64_t t;
+
+				if (m == NULL || n->state == TS_NS_NONE || n->counter == 0 || n->b == 0)
+					continue;
+				t = (state_ns_end(m) + n->b - 1) / n->b;
+				if (t <= n->counter)
+					continue;
+				n->counter = t;
+				sim_trace("e%" PRIu64 " %s repaired: tickets_%s AUTO_INCREMENT = %" PRIu64
+				    " (i%u's mark)", S.ev, server_role(i), tserver_ns_name(k), t,
+				    S.ids[d].who);
+			}
+}
+
+/*
+ * sim_raise_carried's for namespaces: a block of namespace k banked in
+ * generation 0 with no other server up (partner-absent, 6.5) and above the
+ * floor F_N (the least AUTO_INCREMENT the change set on tickets_N, minus
+ * one: its rows lost it to a restore, and no running idserver's file held
+ * it at the plan) lies in a new server's residue, which draws it as a first
+ * ticket no idserver can refuse: residue of its class, without a taker. A
+ * name the change did not floor on every server (not ready) is left out.
+ */
+static void
+sim_raise_ns_carried(void)
+{
+	for (unsigned k = 0; S.ns_on && k < TSERVER_NS; k++) {
+		uint64_t f = UINT64_MAX, end;
+
+		for (unsigned i = 0; i < S.nsrv && f != 0; i++)
+			f = S.srv[i].ns_ctl_set[k] < f ? S.srv[i].ns_ctl_set[k] : f;
+		if (f == 0 || f == UINT64_MAX || S.srv[0].st.ns[k].b == 0)
+			continue;
+		end = f * S.srv[0].st.ns[k].b;	/* (F_N + 1) * B_N */
+		for (size_t a = 0; a < S.nnsalone; a++) {
+			const struct ns_alone *w = &S.nsalone[a];
+
+			if (w->ns != k || w->hi <= end)
+				continue;
+			sim_trace("e%" PRIu64 " raise: %s's block %" PRIu64 "..%" PRIu64 " above the "
+			    "floor, banked alone: %s", S.ev, tserver_ns_name(k), w->lo, w->hi - 1,
+			    residue_names[RES_ABSENT]);
+			S.nsres = sim_grow(S.nsres, &S.capnsres, S.nnsres, sizeof(*S.nsres));
+			S.nsres[S.nnsres++] = (struct ns_residue){ k, w->lo, w->hi, RES_ABSENT,
+			    SERVER_PAIR, { 0 }, { false } };
+		}
+	}
 }
 
 /*
@@ -3078,6 +3150,7 @@ sim_raise_one(void)
 					    " (i%u's mark)", S.ev, server_role(i), m + 1, S.ids[k].who);
 				}
 			}
+		sim_raise_ns_repair();
 		for (i = 0; i < S.nsrv; i++)
 			S.srv[i].have_backup = false;
 		sim_trace("e%" PRIu64 " raise planned", S.ev);
@@ -3334,7 +3407,7 @@ sim_schedule(uint64_t seed, unsigned *events)
 		 * raises the pair (12.4: raise-increment's plan and the idservers'
 		 * restart model no namespace floors).
 		 */
-		S.ns_on = (ns_mode == 1 && !S.raise_on) ||
+		S.ns_on = (ns_mode == 1 && (!S.raise_on || !ctl_driver)) ||
 		    (ns_mode == 0 && !S.tier_on && seed % 3 == 0);
 		if (S.ns_on || S.tier_on)
 			w.far = (unsigned)rng_below(S.nsrv + 1);

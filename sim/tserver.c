@@ -40,7 +40,8 @@ static void	tserver_tx_set(struct tserver *s, uint64_t conn, bool open);
 static uint64_t	tserver_ns_end_max(const struct tserver *s, const struct tserver_ns *n,
 		    unsigned roles, uint64_t b);
 static void	tserver_ns_check(struct tserver *s, struct tserver_answer *a);
-static void	tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a);
+static void	tserver_ns_tx(struct tserver *s, uint64_t conn, const char *sql,
+		    struct tserver_answer *a);
 static void	tserver_ns_witness(struct tserver *s, const char *sql, struct tserver_answer *a);
 static bool	tserver_ns_copy(struct tserver *s, const char *p, bool ok);
 static void	tserver_ns_landed(struct tserver *s, unsigned k, unsigned role, uint64_t end);
@@ -632,7 +633,7 @@ tserver_answer(struct tserver *s, uint64_t conn, const char *sql, struct tserver
 	if (strncmp(sql, "SET SESSION group_concat_max_len", 32) == 0)
 		tserver_ns_check(s, a);
 	else if (strncmp(sql, "START TRANSACTION;SET @idgen_ns_ok = 0;", 39) == 0)
-		tserver_ns_tx(s, sql, a);
+		tserver_ns_tx(s, conn, sql, a);
 	else if (strncmp(sql, "UPDATE idgen_ns_marks ", 22) == 0)
 		tserver_ns_witness(s, sql, a);
 	else if (strstr(sql, "SELECT @@version") != NULL)
@@ -950,9 +951,15 @@ tserver_ns_landed(struct tserver *s, unsigned k, unsigned role, uint64_t end)
 	s->nns_landed++;
 }
 
-/* A namespace ticket transaction (TIER_NS_TX_SQL), committed. */
+/*
+ * A namespace ticket transaction (TIER_NS_TX_SQL), committed. Its row reads
+ * the own idgen_marks row's generation and seal under its shared lock, and
+ * REPLACE draws tickets_N's counter as tserver_draw draws tickets64's: the
+ * first value of the offset modulo the session's increment at or above it
+ * (docs/design.md 13.8: a connection checked before a change keeps M).
+ */
 static void
-tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
+tserver_ns_tx(struct tserver *s, uint64_t conn, const char *sql, struct tserver_answer *a)
 {
 	static const char *const st[] = { "", "creating", "ready", "dropped" };
 	static const char cat[] = "@idgen_ns_ok := (n.state = 'ready' AND n.block_size = ";
@@ -960,7 +967,7 @@ tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 	char name[32], pol[32];
 	const char *p = strstr(sql, cat), *q, *own;
 	uint64_t b, t;
-	unsigned i = s->index, copies = 0;
+	unsigned i = s->index, copies = 0, m;
 	struct tserver_ns *n;
 	bool ok;
 	int k, role;
@@ -987,12 +994,13 @@ tserver_ns_tx(struct tserver *s, const char *sql, struct tserver_answer *a)
 	TS_SET(0, "%s", st[n->state]);
 	TS_SET(1, "%" PRIu64, n->b);
 	TS_SET(2, "%s", n->refuse ? "refuse" : "snowflake");
-	TS_SET(3, "0");
-	TS_SET(4, "0");
+	TS_SET(3, "%u", s->st.own_gen);
+	TS_SET(4, "%d", s->st.sealed ? 1 : 0);
 	TS_SET(5, "%d", ok ? 1 : 0);
 	a->nfields = 6;
-	t = n->counter;
-	n->counter += s->m;
+	m = tserver_session_m(s, conn);
+	t = n->counter + (s->offset % m + m - n->counter % m) % m;
+	n->counter = t + m;
 	n->last = t;
 	a->ns_drew = true;
 	a->ns = (unsigned)k;
@@ -1521,6 +1529,19 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 		}
 		return true;
 	}
+	/* tier add-server on the new server: the row as the region holds it (13.8). */
+	if (sscanf(sql, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, state, "
+	    "start_above) VALUES ('%7[a-z0-9_]', %" SCNu64 ", '%15[a-z]', 'ready', %" SCNu64 ")",
+	    name, &v[0], f, &v[1]) == 4) {
+		if (n->state == TS_NS_NONE) {
+			memset(n, 0, sizeof(*n));
+			n->state = TS_NS_READY;
+			n->b = v[0];
+			n->refuse = strcmp(f, "refuse") == 0;
+			n->start_above = v[1];
+		}
+		return true;
+	}
 	if (sscanf(sql, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %" SCNu64
 	    ") WHERE name = '%7[a-z0-9_]%n", &v[0], name, &len) == 2) {
 		bool any = strcmp(sql + len, "'") == 0;	/* ns raise, add-server */
@@ -1542,6 +1563,30 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 
 		r->result = true;
 		tserver_cell(r, 0, 0, end > n->counter * v[0] ? end : n->counter * v[0]);
+		return true;
+	}
+	/*
+	 * ctl_ns_end (tier raise-increment's floor, 13.8: the counter's table
+	 * read, none counted 0) and tier add-server's (0: the marks alone).
+	 */
+	if (sscanf(sql, "SELECT GREATEST(COALESCE(MAX((high_water + 1) * IF(block_size = 0, %"
+	    SCNu64 ", block_size)), 0), COALESCE((SELECT AUTO_INCREMENT FROM information_schema."
+	    "TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tickets_%7[a-z0-9_]'), 0) * %"
+	    SCNu64 ") FROM idgen_ns_marks WHERE ns = '%7[a-z0-9_]%n", &v[0], name, &v[1], f,
+	    &len) == 4 && strcmp(sql + len, "'") == 0 && v[0] == v[1]) {
+		uint64_t end = n->state == TS_NS_NONE ? 0 : tserver_ns_end_max(s, n, roles, v[0]);
+
+		r->result = true;
+		tserver_cell(r, 0, 0, end > n->counter * v[0] ? end : n->counter * v[0]);
+		return true;
+	}
+	if (sscanf(sql, "SELECT GREATEST(COALESCE(MAX((high_water + 1) * IF(block_size = 0, %"
+	    SCNu64 ", block_size)), 0), 0 * %" SCNu64 ") FROM idgen_ns_marks WHERE ns = "
+	    "'%7[a-z0-9_]%n", &v[0], &v[1], f, &len) == 3 && strcmp(sql + len, "'") == 0 &&
+	    v[0] == v[1]) {
+		r->result = true;
+		tserver_cell(r, 0, 0, n->state == TS_NS_NONE ? 0 :
+		    tserver_ns_end_max(s, n, roles, v[0]));
 		return true;
 	}
 	if (sscanf(sql, "UPDATE idgen_namespaces SET state = 'creating', block_size = %" SCNu64
@@ -1625,6 +1670,7 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 		 */
 		n->counter = n->emptied || n->last == 0 || v[0] > n->last ? v[0] : n->last + s->m;
 		n->emptied = false;
+		s->ns_ctl_set[k] = v[0];
 		return true;
 	}
 	if (TSERVER_PRE(sql, "UPDATE idgen_namespaces SET state = 'ready' WHERE name = '")) {

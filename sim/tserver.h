@@ -125,6 +125,8 @@ struct tserver {
 	uint64_t		hand_lost[TSERVER_MAX];
 	uint64_t		trunc_lost[TSERVER_MAX];
 	uint64_t		ns_hand_lost[TSERVER_NS][TSERVER_MAX];
+	/* The last AUTO_INCREMENT idgenctl set on tickets_N (not a table; 0 none). */
+	uint64_t		ns_ctl_set[TSERVER_NS];
 	/* When ns_copy_ever rose, and to what (virtual us): namespace copy first's window. */
 	struct {
 		unsigned	ns;

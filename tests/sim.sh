@@ -256,7 +256,8 @@ job --seed 1 --schedules "$SIM_CTLOPS" --namespaces all --ctl-ops ns-raise,b-cha
 # Namespaces in tiers (--namespaces all --tiers all, section 14), every rule
 # on, with tier retire-server: no duplicate, namespace blocks drawn on o3 and
 # o4, retirements complete (a retired server's idgen_ns_marks rows carried,
-# and read before its refusal: 12.5). About 5 s of CPU.
+# and read before its refusal: 12.5); a third of the tiers raised from the
+# pair and grown with namespaces served (13.8). About 5 s of CPU.
 SIM_NSTIER=${SIM_NSTIER:-2000}
 nstier=$njobs
 job --seed 1 --schedules "$SIM_NSTIER" --namespaces all --tiers all --ctl-ops retire
