@@ -875,6 +875,8 @@ ticket_rights_cb(struct db_conn *db, const struct db_result *r, void *arg)
 static void
 ticket_witness(struct ticket_server *s)
 {
+	struct ticket_copy c[SERVER_MAX];
+	uint64_t held[SERVER_MAX];
 	char sql[TICKET_SQL_MAX];
 	struct ticket_seq q;
 	int len = 0;
@@ -882,13 +884,14 @@ ticket_witness(struct ticket_server *s)
 	ticket_seq_set(&q, NULL, s->block_size, NULL);
 	ticket_copies_take(s);
 	for (unsigned k = 0; k < s->flight.copies; k++) {
-		const struct ticket_copy *c = &s->flight.copy[k];
+		unsigned j = s->flight.copy[k].srv;
 
-		if (c->end > ticket_copy_end(s, s->seen.copy[c->srv], s->seen.copy_b[c->srv]) &&
-		    !ticket_seq_copy(&q, false, c, sql, sizeof(sql), &len)) {
-			ticket_failed(s, "check", "the copies of the marks do not fit a query");
-			return;
-		}
+		c[j] = s->flight.copy[k];
+		held[j] = ticket_copy_end(s, s->seen.copy[j], s->seen.copy_b[j]);
+	}
+	if (!ticket_witness_carry(s, &q, c, held, sql, sizeof(sql), &len)) {
+		ticket_failed(s, "check", "the copies of the marks do not fit a query");
+		return;
 	}
 	if (len == 0 || !RULE_ON(RULE_WITNESS)) {
 		ticket_witness_landed(s);
@@ -957,6 +960,19 @@ ticket_seq_copy(const struct ticket_seq *q, bool in_tx, const struct ticket_copy
 }
 
 bool
+ticket_witness_carry(const struct ticket_server *s, const struct ticket_seq *q,
+    const struct ticket_copy *c, const uint64_t *held, char *buf, size_t len, int *n)
+{
+	unsigned others[SERVER_MAX], m = ticket_others(s, others);
+
+	for (unsigned k = 0; k < m; k++)
+		if (c[others[k]].end > held[others[k]] &&
+		    !ticket_seq_copy(q, false, &c[others[k]], buf, len, n))
+			return false;
+	return true;
+}
+
+bool
 ticket_seq_build(const struct ticket_seq *q, unsigned own, const struct ticket_copy *copies,
     unsigned n, char *buf, size_t len)
 {
@@ -1004,13 +1020,14 @@ ticket_witness_cb(struct db_conn *db, const struct db_result *r, void *arg)
 	ticket_up_done(s);
 }
 
-void
+bool
 ticket_witness_outcome(struct ticket_server *s, const struct db_result *r)
 {
 	if (r->err == 0)
 		ticket_witness_landed(s);
 	else if (r->err < 2000)
 		ticket_witness_blocked(s, r->msg);
+	return r->err == 0;
 }
 
 /* A witness landed, or none was needed: the episode of failures, if any, is over. */

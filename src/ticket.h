@@ -254,9 +254,21 @@ void		ticket_run_lost(struct ticket_server *s, const char *what, const char *msg
  * namespaces' copies, tier.c), accounted as the connect's own witness
  * (docs/design.md 6.5): refused by the server (read-only, a full disk), it
  * is counted, logged once per episode and shown in STATS and /health; landed,
- * the episode is over. The caller still ends or loses the run.
+ * the episode is over. True when it landed; the caller still ends or loses
+ * the run.
  */
-void		ticket_witness_outcome(struct ticket_server *s, const struct db_result *r);
+bool		ticket_witness_outcome(struct ticket_server *s, const struct db_result *r);
+
+/*
+ * What a witness carries, for every sequence (docs/design.md 6.5, 13.7): of
+ * each other server j of s's group, partner first, the copy c[j] of its mark
+ * when it ends above what s's row of it held when last read (held[j], an end
+ * in ID space), each ticket_seq_copy()'s UPDATE outside a transaction,
+ * appended to buf at *n. False when they do not fit.
+ */
+bool		ticket_witness_carry(const struct ticket_server *s, const struct ticket_seq *q,
+		    const struct ticket_copy *c, const uint64_t *held, char *buf, size_t len,
+		    int *n) __attribute__((warn_unused_result));
 
 /* Closes a live connection as an outage (why logged) and connects again after the backoff. */
 void		ticket_reconnect(struct ticket_server *s, const char *why);

@@ -1347,6 +1347,8 @@ static bool
 tier_ns_witness(struct tier *t, struct ticket_server *s)
 {
 	static char sql[TIER_NS_WITNESS_MAX];
+	struct ticket_copy c[SERVER_MAX];
+	uint64_t held[SERVER_MAX];
 	unsigned i = s->index;
 	struct ticket_seq q;
 	int len = 0;
@@ -1355,22 +1357,19 @@ tier_ns_witness(struct tier *t, struct ticket_server *s)
 		return false;
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		const struct nsrv *ns = t->nss.v[k];
-		uint64_t b = ns->v[i].b;
+		const struct ns_view *v = &ns->v[i];
 
-		if (ns->seen[i] != t->nss.last_check[i] || !ns->v[i].ready || b == 0)
+		if (ns->seen[i] != t->nss.last_check[i] || !v->ready || v->b == 0)
 			continue;
-		ticket_seq_set(&q, ns->name, b, NULL);
-		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++) {
-			uint64_t end = tier_ns_known(t, ns, j), have = layout_ticket_end(
-			    ns->v[i].hw[j], ns->v[i].hb[j] != 0 ? ns->v[i].hb[j] : b);
-			struct ticket_copy c = ticket_copy_block(j, end, b);
-
-			if (j != i && end > have &&
-			    !ticket_seq_copy(&q, false, &c, sql, sizeof(sql), &len)) {
-				ticket_run_lost(s, "namespace check", "the copies of the marks do not "
-				    "fit a query");
-				return true;
-			}
+		ticket_seq_set(&q, ns->name, v->b, NULL);
+		for (unsigned j = 0; j < server_own_count(); j++) {
+			c[j] = ticket_copy_block(j, tier_ns_known(t, ns, j), v->b);
+			held[j] = layout_ticket_end(v->hw[j], v->hb[j] != 0 ? v->hb[j] : v->b);
+		}
+		if (!ticket_witness_carry(s, &q, c, held, sql, sizeof(sql), &len)) {
+			ticket_run_lost(s, "namespace check", "the copies of the marks do not fit "
+			    "a query");
+			return true;
 		}
 	}
 	if (len == 0)
@@ -1389,8 +1388,7 @@ tier_ns_witnessed(struct db_conn *db, const struct db_result *r, void *arg)
 
 	(void)db;
 	/* One witness's accounting for every sequence (6.5, 13.7). */
-	ticket_witness_outcome(s, r);
-	if (r->err != 0) {
+	if (!ticket_witness_outcome(s, r)) {
 		ticket_run_lost(s, "namespace check", r->msg);
 		return;
 	}

@@ -672,6 +672,52 @@ test_seq_sql(void **state)
 	assert_int_equal(strncmp(sql, "UPDATE idgen_ns_marks", 21), 0);
 }
 
+/*
+ * What a witness carries, one function for every sequence (docs/design.md
+ * 6.5, 13.7 step 3): each other server's copy that ends above what its row
+ * held, partner first, never the server's own; a namespace's unguarded.
+ */
+static void
+test_witness_carry(void **state)
+{
+	struct ticket_server s = { .index = 1, .partner = 2, .group_first = 0, .group_count = 3 };
+	struct ticket_copy c[3];
+	uint64_t held[3] = { 0, 0, 0 };
+	struct ticket_seq q;
+	char sql[2048];
+	int n = 0;
+
+	(void)state;
+	assert_true(server_shape_set(3, 0, 0));
+	assert_true(server_extras_set((const unsigned[]){ 3 }, 1));
+	ticket_seq_set(&q, "orders", 8, NULL);
+	for (unsigned j = 0; j < 3; j++)
+		c[j] = ticket_copy_block(j, 80 * (j + 1), 8);
+	assert_true(ticket_witness_carry(&s, &q, c, held, sql, sizeof(sql), &n));
+	assert_string_equal(sql, "UPDATE idgen_ns_marks SET high_water = 29, block_size = 8 "
+	    "WHERE ns = 'orders' AND role = 'o3' AND (high_water + 1) * IF(block_size = 0, 8, "
+	    "block_size) < 240;UPDATE idgen_ns_marks SET high_water = 9, block_size = 8 WHERE "
+	    "ns = 'orders' AND role = 'odd' AND (high_water + 1) * IF(block_size = 0, 8, "
+	    "block_size) < 80");
+	/* A row that holds the copy already: nothing carried of it. */
+	held[2] = 240;
+	n = 0;
+	sql[0] = '\0';
+	assert_true(ticket_witness_carry(&s, &q, c, held, sql, sizeof(sql), &n));
+	assert_null(strstr(sql, "'o3'"));
+	assert_non_null(strstr(sql, "role = 'odd'"));
+	held[0] = 80;
+	n = 0;
+	sql[0] = '\0';
+	assert_true(ticket_witness_carry(&s, &q, c, held, sql, sizeof(sql), &n));
+	assert_int_equal(n, 0);
+	/* Not fitting its buffer is a refusal, never a cut statement. */
+	held[0] = held[2] = 0;
+	n = 0;
+	assert_false(ticket_witness_carry(&s, &q, c, held, sql, 100, &n));
+	assert_true(server_shape_set(2, 0, 0));
+}
+
 int
 main(void)
 {
@@ -697,6 +743,7 @@ main(void)
 		cmocka_unit_test(test_retired),
 		cmocka_unit_test(test_retired_read),
 		cmocka_unit_test(test_seq_sql),
+		cmocka_unit_test(test_witness_carry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2743,6 +2743,56 @@ test_ns_refusal_logged_when_reason_changes(void **state)
 	rig_free(r);
 }
 
+/*
+ * The namespaces' witness (docs/design.md 6.5, 13.7 step 3): even's own row of
+ * nsx rises (another idserver drew there) and this process reads it; odd
+ * connects again with its copy of that mark behind. After odd's first
+ * namespace check and before any nsx ticket on odd, the witness carries the
+ * copy (ticket_witness_carry) and odd's row holds it; with rule ns-witness
+ * off no namespace copy is carried there.
+ */
+static void
+test_ns_witness_carries(void **state)
+{
+	for (int off = 0; off < 2; off++) {
+		struct rig *r = rig_new(false);
+		unsigned c, k, w;
+
+		(void)state;
+		rules_off = off ? 1u << RULE_NS_WITNESS : 0;
+		r->cfg.max_namespaces = 10;
+		r->cfg.ns_idle_ms = 600000;
+		ns_sim_set();
+		rig_start(r);
+		settle(r);
+		assert_non_null(nss_find(&r->t.nss, "nsx", 3));
+		sim[1].ns_mark[1] = 50;
+		ticket_recheck_soon(&r->t.srv[1]);
+		settle(r);
+		assert_true(sim[0].ns_mark[1] < 50);	/* odd's copy of even's mark is behind */
+		c = nlog;
+		ticket_reconnect(&r->t.srv[0], "reconnected by the test");
+		run_for(r, 300);
+		settle(r);
+		k = find_ev(c, 0, 'k');			/* odd's first namespace check */
+		assert_true(k < nlog);
+		for (w = k; w < nlog; w++)
+			if (sim_log[w].srv == 0 && sim_log[w].kind == 'W' && sim_log[w].v >= 1)
+				break;
+		if (off) {
+			assert_int_equal(w, nlog);
+			assert_true(sim[0].ns_mark[1] < 50);
+		} else {
+			assert_true(w < nlog);
+			assert_true(find_ev(c, 0, 'N') > w);	/* before odd serves nsx */
+			assert_true(sim[0].ns_mark[1] >= 50);
+			assert_false(r->t.srv[0].witness_pending);
+		}
+		rig_free(r);
+	}
+	rules_off = 0;
+}
+
 /* Odd's tickets_nsx moved to MyISAM, rechecked; then repaired, rechecked. */
 static void
 ns_myisam_on_odd(struct rig *r)
@@ -3348,6 +3398,7 @@ main(void)
 		cmocka_unit_test(test_ns_engine_refused),
 		cmocka_unit_test(test_ns_marks_row_missing),
 		cmocka_unit_test(test_ns_witness_refused_counted),
+		cmocka_unit_test(test_ns_witness_carries),
 		cmocka_unit_test(test_recheck_slots_apart),
 		cmocka_unit_test(test_ns_check_without_ns_tables),
 	};
