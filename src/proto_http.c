@@ -455,11 +455,8 @@ http_cors(struct proto_http *h, struct evhttp_request *req, const struct proto_h
 static void
 http_gone(struct evhttp_connection *evcon, void *arg)
 {
-	struct http_call *c = arg;
-
 	(void)evcon;
-	core_waiter_free(&c->w);
-	free(c);
+	http_done(arg);
 }
 
 static void

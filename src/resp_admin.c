@@ -65,13 +65,11 @@ static void		resp_admin_docs_map(struct conn *c, const char *group,
 			    const struct resp_cmd *container);
 static void		resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
 			    const struct core_word *w);
-static enum proto_step	resp_admin_command_count(struct conn *c,
+static enum proto_step	resp_admin_command_all(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_docs(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_info(struct conn *c,
-			    const struct proto_resp_frame *f);
-static enum proto_step	resp_admin_command_list(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_time(struct conn *c, const struct proto_resp_frame *f);
@@ -130,13 +128,13 @@ static const struct resp_cmd resp_admin_cmds[] = {
 	    "This connection only (no other is listed), filtered as Redis does" },
 	{ "CLIENT",	NULL,		1, RESP_CMD_ANY, RESP_CMD_REFUSE, resp_admin_client_other,
 	    "connection", "", "Connection commands" },
-	{ "COMMAND",	"COUNT",	2, RESP_CMD_ANY, 0, resp_admin_command_count,
+	{ "COMMAND",	"COUNT",	2, RESP_CMD_ANY, 0, resp_admin_command_all,
 	    "server", "", "How many commands there are" },
 	{ "COMMAND",	"DOCS",		2, RESP_CMD_ANY, 0, resp_admin_command_docs,
 	    "server", "[command-name...]", "Help on commands, for redis-cli's hints" },
 	{ "COMMAND",	"INFO",		2, RESP_CMD_ANY, 0, resp_admin_command_info,
 	    "server", "[command-name...]", "Commands' arity" },
-	{ "COMMAND",	"LIST",		2, 2,	0,	resp_admin_command_list,
+	{ "COMMAND",	"LIST",		2, 2,	0,	resp_admin_command_all,
 	    "server", "", "The command names" },
 	{ "COMMAND",	NULL,		1, RESP_CMD_ANY, RESP_CMD_SUBS, resp_admin_command,
 	    "server", "", "The command table" },
@@ -715,12 +713,11 @@ resp_admin_all(struct conn *c, char kind)
 	return PROTO_HANDLED;
 }
 
-/* COMMAND COUNT */
+/* COMMAND COUNT: how many commands; COMMAND LIST: their names. */
 static enum proto_step
-resp_admin_command_count(struct conn *c, const struct proto_resp_frame *f)
+resp_admin_command_all(struct conn *c, const struct proto_resp_frame *f)
 {
-	(void)f;
-	return resp_admin_all(c, 'c');
+	return resp_admin_all(c, resp_admin_is(f, 1, "COUNT") ? 'c' : 'l');
 }
 
 /* COMMAND DOCS [name...]: all, or the named ones that exist (a flat map). */
@@ -761,14 +758,6 @@ resp_admin_command_info(struct conn *c, const struct proto_resp_frame *f)
 			RESP_REPLY_LIT(c, "*-1\r\n");
 	}
 	return PROTO_HANDLED;
-}
-
-/* COMMAND LIST: the names. */
-static enum proto_step
-resp_admin_command_list(struct conn *c, const struct proto_resp_frame *f)
-{
-	(void)f;
-	return resp_admin_all(c, 'l');
 }
 
 /* COMMAND: the whole table; COMMAND <other>: unknown subcommand. */
