@@ -483,11 +483,10 @@ http_run(void *arg)
 		http_done(c);
 		return;
 	}
-	/* A page outside the core (/stats, /health, /metrics) only checks the token. */
-	if (c->rt.page >= PROTO_HTTP_HEALTH)
-		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_RO, res);
-	else if (c->probe && c->h->core->auth != NULL)
-		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_ALL, res);
+	/* A page outside the core (/stats, /health, /metrics) and a probe only check the token. */
+	if (c->rt.page >= PROTO_HTTP_HEALTH || (c->probe && c->h->core->auth != NULL))
+		st = core_auth(c->h->core, &c->w, &c->sess, c->probe ? AUTH_PERM_ALL : AUTH_PERM_RO,
+		    res);
 	else if (c->probe) {
 		res->err = CORE_OK;	/* no tokens: nothing to check */
 		st = CORE_DONE;
@@ -501,9 +500,7 @@ http_run(void *arg)
 		free(res);
 		return;
 	}
-	if (res->err != CORE_OK)
-		http_send_error(c->req, c->rt.form, res->err, res->why);
-	else if (c->probe && !core_take_args(c->h->core, &c->creq, res))
+	if (res->err != CORE_OK || (c->probe && !core_take_args(c->h->core, &c->creq, res)))
 		http_send_error(c->req, c->rt.form, res->err, res->why);
 	else if (c->probe)
 		http_probe(c);

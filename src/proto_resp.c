@@ -282,35 +282,29 @@ static bool
 proto_resp_check(struct conn *c, const struct proto_resp_frame *f,
     const struct resp_cmd **cmd, const struct core_word **w)
 {
+	unsigned min, max;
+
 	*w = NULL;
 	*cmd = resp_admin_find(f);
-	if (*cmd != NULL) {
-		if (f->argc < (*cmd)->min_argc || f->argc > (*cmd)->max_argc) {
-			/* The core never sees these: counted here, a malformed one too. */
-			core_count(c->set->core, CORE_OK);
-			resp_reply_arity(c, f, (*cmd)->sub);
-			return false;
-		}
-		/* An unknown subcommand: its row answers the error now. */
-		if (((*cmd)->flags & RESP_CMD_REFUSE) ||
-		    (((*cmd)->flags & RESP_CMD_SUBS) && f->argc > 1)) {
-			core_count(c->set->core, CORE_OK);
-			(void)(*cmd)->run(c, f);
-			return false;
-		}
-		return true;
-	}
-	*w = core_lookup(f->argv[0], f->argl[0]);
-	if (*w == NULL) {
+	if (*cmd == NULL && (*w = core_lookup(f->argv[0], f->argl[0])) == NULL) {
 		core_count(c->set->core, CORE_ERR_BADREQ);
 		resp_reply_unknown(c, f);
 		return false;
 	}
 	/* ID [ns], IDS n [ns], BLOCK n [ns]: an optional last argument, the namespace. */
-	if (f->argc != (unsigned)(*w)->nargs + 1 &&
-	    !((*w)->takes_ns && f->argc == (unsigned)(*w)->nargs + 2)) {
-		core_count(c->set->core, CORE_ERR_BADREQ);
-		resp_reply_arity(c, f, NULL);
+	min = *cmd != NULL ? (*cmd)->min_argc : (unsigned)(*w)->nargs + 1;
+	max = *cmd != NULL ? (*cmd)->max_argc : min + (*w)->takes_ns;
+	if (f->argc < min || f->argc > max) {
+		/* What the core never sees is counted here, a malformed one too. */
+		core_count(c->set->core, *cmd != NULL ? CORE_OK : CORE_ERR_BADREQ);
+		resp_reply_arity(c, f, *cmd != NULL ? (*cmd)->sub : NULL);
+		return false;
+	}
+	/* An unknown subcommand: its row answers the error now. */
+	if (*cmd != NULL && (((*cmd)->flags & RESP_CMD_REFUSE) ||
+	    (((*cmd)->flags & RESP_CMD_SUBS) && f->argc > 1))) {
+		core_count(c->set->core, CORE_OK);
+		(void)(*cmd)->run(c, f);
 		return false;
 	}
 	return true;
