@@ -52,7 +52,7 @@ static enum proto_step	resp_admin_client_list(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_client_other(struct conn *c,
 			    const struct proto_resp_frame *f);
-static const struct resp_cmd *resp_admin_row_named(const char *name);
+static const struct resp_cmd *resp_admin_row_named(const char *name, size_t len);
 static bool		resp_admin_top(size_t i, const struct resp_cmd **cmd,
 			    const struct core_word **w);
 static bool		resp_admin_top_named(const char *name, size_t len,
@@ -481,15 +481,16 @@ resp_admin_client_other(struct conn *c, const struct proto_resp_frame *f)
 	    "'client' command");
 }
 
-/* The row documenting a name (its catch-all, else its first); NULL if none. */
+/* The row documenting a name (any case; its catch-all, else its first); NULL if none. */
 static const struct resp_cmd *
-resp_admin_row_named(const char *name)
+resp_admin_row_named(const char *name, size_t len)
 {
 	const struct resp_cmd *first = NULL;
 	size_t k;
 
 	for (k = 0; k < RESP_ADMIN_NCMDS; k++)
-		if (strcasecmp(resp_admin_cmds[k].name, name) == 0) {
+		if (strlen(resp_admin_cmds[k].name) == len &&
+		    strncasecmp(resp_admin_cmds[k].name, name, len) == 0) {
 			if (resp_admin_cmds[k].sub == NULL)
 				return &resp_admin_cmds[k];
 			if (first == NULL)
@@ -512,18 +513,18 @@ resp_admin_top(size_t i, const struct resp_cmd **cmd, const struct core_word **w
 	*cmd = NULL;
 	*w = NULL;
 	for (k = 0; k < RESP_ADMIN_NCMDS; k++) {
-		for (j = 0; j < k; j++)
-			if (strcmp(resp_admin_cmds[j].name, resp_admin_cmds[k].name) == 0)
-				break;
-		if (j < k)
-			continue;
-		if (n++ == i) {
-			*cmd = resp_admin_row_named(resp_admin_cmds[k].name);
+		const char *name = resp_admin_cmds[k].name;
+
+		/* Row k counts when it is the first of its name. */
+		for (j = 0; j < k && strcmp(resp_admin_cmds[j].name, name) != 0; j++)
+			;
+		if (j == k && n++ == i) {
+			*cmd = resp_admin_row_named(name, strlen(name));
 			return true;
 		}
 	}
 	for (k = 0; (cw = core_word_at(k)) != NULL; k++) {
-		if (resp_admin_row_named(cw->name) != NULL)
+		if (resp_admin_row_named(cw->name, strlen(cw->name)) != NULL)
 			continue;
 		if (n++ == i) {
 			*w = cw;
@@ -533,20 +534,17 @@ resp_admin_top(size_t i, const struct resp_cmd **cmd, const struct core_word **w
 	return false;
 }
 
-/* The command of the table named name (any case); false when there is none. */
+/*
+ * The command of the table named name (any case): resp_admin_top's rows first,
+ * then the core's words none of them names; false when there is none.
+ */
 static bool
 resp_admin_top_named(const char *name, size_t len, const struct resp_cmd **cmd,
     const struct core_word **w)
 {
-	const char *top;
-	size_t i;
-
-	for (i = 0; resp_admin_top(i, cmd, w); i++) {
-		top = *cmd != NULL ? (*cmd)->name : (*w)->name;
-		if (strlen(top) == len && strncasecmp(top, name, len) == 0)
-			return true;
-	}
-	return false;
+	*cmd = resp_admin_row_named(name, len);
+	*w = *cmd == NULL ? core_lookup(name, len) : NULL;
+	return *cmd != NULL || *w != NULL;
 }
 
 /* A command's name as Redis lists it: lower case, "name|sub" for a subcommand. */
