@@ -49,7 +49,7 @@ static void	conn_idle_cb(evutil_socket_t fd, short what, void *arg);
 static void	conn_watch_input(struct conn *c, bool progressed);
 static void	conn_abort(struct conn *c);
 static char	*conn_buf_get(struct conn_set *set, bool in);
-static void	conn_buf_put(struct conn_set *set, bool in, char *p);
+static void	conn_buf_put(struct conn_set *set, bool in, char *p, size_t size);
 static void	conn_shrink(struct conn *c);
 static void	conn_defer(struct conn *c);
 static void	conn_resume_cb(evutil_socket_t fd, short what, void *arg);
@@ -145,13 +145,16 @@ conn_buf_get(struct conn_set *set, bool in)
 	return malloc(in ? CONN_IN_SIZE : CONN_OUT_SIZE);
 }
 
-/* Gives a buffer of conn_buf_get() back: kept as a spare, or freed. */
+/*
+ * Gives a buffer back (NULL: none), size bytes: kept as a spare when it is of
+ * conn_buf_get()'s size (an output buffer a burst grew is not), else freed.
+ */
 static void
-conn_buf_put(struct conn_set *set, bool in, char *p)
+conn_buf_put(struct conn_set *set, bool in, char *p, size_t size)
 {
-	if (in && set->nspare_in < CONN_SPARES)
+	if (p != NULL && in && size == CONN_IN_SIZE && set->nspare_in < CONN_SPARES)
 		set->spare_in[set->nspare_in++] = p;
-	else if (!in && set->nspare_out < CONN_SPARES)
+	else if (p != NULL && !in && size == CONN_OUT_SIZE && set->nspare_out < CONN_SPARES)
 		set->spare_out[set->nspare_out++] = p;
 	else
 		free(p);
@@ -162,7 +165,7 @@ static void
 conn_shrink(struct conn *c)
 {
 	if (c->in != NULL && c->in_off == c->in_len) {
-		conn_buf_put(c->set, true, c->in);
+		conn_buf_put(c->set, true, c->in, CONN_IN_SIZE);
 		c->in = NULL;
 		c->in_off = c->in_len = 0;
 	}
@@ -321,12 +324,8 @@ conn_free(struct conn *c)
 		bufferevent_free(c->bev);	/* closes fd */
 	} else
 		evutil_closesocket(c->fd);
-	if (c->in != NULL)
-		conn_buf_put(set, true, c->in);
-	if (c->out != NULL && c->out_cap == CONN_OUT_SIZE)
-		conn_buf_put(set, false, c->out);
-	else
-		free(c->out);
+	conn_buf_put(set, true, c->in, CONN_IN_SIZE);
+	conn_buf_put(set, false, c->out, c->out_cap);
 	explicit_bzero(&c->auth, sizeof(c->auth));
 	free(c);
 }
@@ -723,14 +722,9 @@ conn_flush(struct conn *c)
 	c->stuck_since_us = 0;
 	c->out_off = c->out_len = 0;
 	/* All flushed: the buffer goes back, idle connections hold none. */
-	if (c->out != NULL) {
-		if (c->out_cap == CONN_OUT_SIZE)
-			conn_buf_put(c->set, false, c->out);
-		else
-			free(c->out);
-		c->out = NULL;
-		c->out_cap = 0;
-	}
+	conn_buf_put(c->set, false, c->out, c->out_cap);
+	c->out = NULL;
+	c->out_cap = 0;
 	return true;
 }
 

@@ -54,7 +54,7 @@ struct main_ctx {
 	struct event		*sig[MAIN_NSIGS];	/* main_sigs[]'s, in order */
 	struct event		*drain_tick;
 	struct event		*mode_tick;	/* the mode's changes that only time makes */
-	struct timeval		 drain_deadline;
+	int64_t			 drain_deadline_ms;	/* the drain ends (monotonic) */
 	bool			 listening;
 	bool			 ready;		/* READY=1 sent: STATUS= follows the mode */
 	enum source_mode	 told;		/* the mode STATUS= last said */
@@ -125,10 +125,8 @@ main_tier_change(void *arg)
 {
 	struct main_ctx *m = arg;
 
-	source_update_mode(&m->source);
-	main_notify_mode(m, NULL);
-	main_mode_arm(m);
-	core_wake(&m->core);
+	core_wake(&m->core);		/* deferred: the waiters run after the mode moved */
+	main_mode_cb(-1, 0, m);
 }
 
 /* Time alone may have changed the mode (a window ended): recompute, wake waiters. */
@@ -277,12 +275,7 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 	notify_send("STOPPING=1\nSTATUS=draining %llu clients (drain_timeout_ms=%u)",
 	    (unsigned long long)m->conns.stats.open, m->cfg.drain_timeout_ms);
 	listener_drain(&m->listener);
-	{
-		struct timeval now, d = clk_tv_ms(m->cfg.drain_timeout_ms);
-
-		evutil_gettimeofday(&now, NULL);
-		evutil_timeradd(&now, &d, &m->drain_deadline);
-	}
+	m->drain_deadline_ms = clk_mono_ms() + m->cfg.drain_timeout_ms;
 	event_add(m->drain_tick, &tick);
 }
 
@@ -300,12 +293,11 @@ static void
 main_drain_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct main_ctx *m = arg;
-	struct timeval now, tick = { 0, 10000 };
+	struct timeval tick = { 0, 10000 };
 
 	(void)fd;
 	(void)what;
-	evutil_gettimeofday(&now, NULL);
-	if (m->conns.stats.open == 0 || evutil_timercmp(&now, &m->drain_deadline, >=)) {
+	if (m->conns.stats.open == 0 || clk_mono_ms() >= m->drain_deadline_ms) {
 		/* No client is left to mint for: give the window back, then exit. */
 		conn_set_free(&m->conns);
 		listener_free(&m->listener);

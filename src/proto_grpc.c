@@ -1227,13 +1227,11 @@ grpc_health(struct grpc_stream *st, uint32_t len)
 		grpc_fail(st, GRPC_INVALID_ARGUMENT, "bad HealthCheckRequest message");
 		return;
 	}
-	if (!st->conn->g->cfg->auth_open_metrics && !grpc_auth_quick(st)) {
-		grpc__health__v1__health_check_request__free_unpacked(m, NULL);
-		return;
-	}
 	known = m->service[0] == '\0' ||
 	    strcmp(m->service, "hispeeddesign.idgen.v1.IdGeneratorService") == 0;
 	grpc__health__v1__health_check_request__free_unpacked(m, NULL);
+	if (!st->conn->g->cfg->auth_open_metrics && !grpc_auth_quick(st))
+		return;
 	core_count(core, CORE_OK);
 	if (!known) {
 		grpc_fail(st, GRPC_NOT_FOUND, "unknown service");

@@ -455,11 +455,8 @@ http_cors(struct proto_http *h, struct evhttp_request *req, const struct proto_h
 static void
 http_gone(struct evhttp_connection *evcon, void *arg)
 {
-	struct http_call *c = arg;
-
 	(void)evcon;
-	core_waiter_free(&c->w);
-	free(c);
+	http_done(arg);
 }
 
 static void
@@ -486,11 +483,10 @@ http_run(void *arg)
 		http_done(c);
 		return;
 	}
-	/* A page outside the core (/stats, /health, /metrics) only checks the token. */
-	if (c->rt.page >= PROTO_HTTP_HEALTH)
-		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_RO, res);
-	else if (c->probe && c->h->core->auth != NULL)
-		st = core_auth(c->h->core, &c->w, &c->sess, AUTH_PERM_ALL, res);
+	/* A page outside the core (/stats, /health, /metrics) and a probe only check the token. */
+	if (c->rt.page >= PROTO_HTTP_HEALTH || (c->probe && c->h->core->auth != NULL))
+		st = core_auth(c->h->core, &c->w, &c->sess, c->probe ? AUTH_PERM_ALL : AUTH_PERM_RO,
+		    res);
 	else if (c->probe) {
 		res->err = CORE_OK;	/* no tokens: nothing to check */
 		st = CORE_DONE;
@@ -504,9 +500,7 @@ http_run(void *arg)
 		free(res);
 		return;
 	}
-	if (res->err != CORE_OK)
-		http_send_error(c->req, c->rt.form, res->err, res->why);
-	else if (c->probe && !core_take_args(c->h->core, &c->creq, res))
+	if (res->err != CORE_OK || (c->probe && !core_take_args(c->h->core, &c->creq, res)))
 		http_send_error(c->req, c->rt.form, res->err, res->why);
 	else if (c->probe)
 		http_probe(c);
@@ -814,6 +808,8 @@ static bool
 proto_http_argument(const struct proto_http_in *in, const struct proto_http_path *p,
     const char *path, struct proto_http_route *r)
 {
+	bool body;
+
 	if (p->count || p->ns)
 		proto_http_query(in, p, r);
 	else if (p->prefix) {
@@ -821,15 +817,12 @@ proto_http_argument(const struct proto_http_in *in, const struct proto_http_path
 		r->has_arg = true;
 	}
 	/* Only a POST's body is read; GET's was always ignored. */
-	if (in->method == EVHTTP_REQ_POST && in->bodylen > 0) {
-		if (!http_body(in, p->count, r))
-			return false;
-		if (p->count && !r->has_arg)
-			return http_refuse(r, 400, "Bad Request", "count is required: ?count=N "
-			    "or a JSON body {\"count\": N}");
-	}
+	body = in->method == EVHTTP_REQ_POST && in->bodylen > 0;
+	if (body && !http_body(in, p->count, r))
+		return false;
 	if (p->count && !r->has_arg)
-		return http_refuse(r, 400, "Bad Request", "count=N is required");
+		return http_refuse(r, 400, "Bad Request", body ? "count is required: ?count=N "
+		    "or a JSON body {\"count\": N}" : "count=N is required");
 	return true;
 }
 
@@ -898,15 +891,14 @@ http_gen_cb(struct evhttp_request *req, void *arg)
 	}
 	proto_http_route(&in, &rt);
 	http_cors(h, req, &rt);
+	if (rt.status == 405 || (rt.status == 0 && rt.options))
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", rt.allow);
 	if (rt.status != 0) {
-		if (rt.status == 405)
-			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", rt.allow);
 		core_count(h->core, CORE_ERR_BADREQ);
 		http_send_status(req, rt.form, rt.status, rt.reason, rt.code, rt.why);
 		return;
 	}
 	if (rt.options) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", rt.allow);
 		evhttp_send_reply(req, 204, "No Content", NULL);
 		return;
 	}

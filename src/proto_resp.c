@@ -40,8 +40,7 @@ static enum proto_step	proto_resp_exec_one(struct conn *c, const struct proto_re
 static enum proto_step	proto_resp_queue(struct conn *c, struct resp_state *st,
 			    const struct proto_resp_frame *f);
 static enum proto_step	proto_resp_exec_step(struct conn *c, struct resp_state *st);
-static enum proto_step	proto_resp_core(struct conn *c, const struct proto_resp_frame *f,
-			    const struct core_word *w);
+static enum proto_step	proto_resp_core(struct conn *c, const struct core_req *req);
 static void		proto_resp_decode(struct conn *c, const struct decode *d);
 static void		proto_resp_reply(struct conn *c, const struct core_req *req,
 			    const struct core_result *res);
@@ -235,14 +234,9 @@ proto_resp_one(struct conn *c, bool eof)
 	    (c->in[c->in_off + 8] | 0x20) == 'i' && (c->in[c->in_off + 9] | 0x20) == 'd' &&
 	    c->in[c->in_off + 10] == '\r' && c->in[c->in_off + 11] == '\n') {
 		struct core_req req = { CORE_CMD_ID, NULL, 0, &c->auth, NULL, 0 };
-		struct core_result res;
 
-		if (core_exec(c->set->core, &c->waiter, &req, &res) == CORE_PENDING)
+		if (proto_resp_core(c, &req) == PROTO_WAIT)
 			return PROTO_WAIT;
-		if (res.err != CORE_OK)
-			resp_reply_error(c, core_err_info(res.err)->code, res.why);
-		else
-			resp_reply_int(c, res.ids[0]);
 		c->in_off += 12;
 		return PROTO_HANDLED;
 	}
@@ -282,35 +276,29 @@ static bool
 proto_resp_check(struct conn *c, const struct proto_resp_frame *f,
     const struct resp_cmd **cmd, const struct core_word **w)
 {
+	unsigned min, max;
+
 	*w = NULL;
 	*cmd = resp_admin_find(f);
-	if (*cmd != NULL) {
-		if (f->argc < (*cmd)->min_argc || f->argc > (*cmd)->max_argc) {
-			/* The core never sees these: counted here, a malformed one too. */
-			core_count(c->set->core, CORE_OK);
-			resp_reply_arity(c, f, (*cmd)->sub);
-			return false;
-		}
-		/* An unknown subcommand: its row answers the error now. */
-		if (((*cmd)->flags & RESP_CMD_REFUSE) ||
-		    (((*cmd)->flags & RESP_CMD_SUBS) && f->argc > 1)) {
-			core_count(c->set->core, CORE_OK);
-			(void)(*cmd)->run(c, f);
-			return false;
-		}
-		return true;
-	}
-	*w = core_lookup(f->argv[0], f->argl[0]);
-	if (*w == NULL) {
+	if (*cmd == NULL && (*w = core_lookup(f->argv[0], f->argl[0])) == NULL) {
 		core_count(c->set->core, CORE_ERR_BADREQ);
 		resp_reply_unknown(c, f);
 		return false;
 	}
 	/* ID [ns], IDS n [ns], BLOCK n [ns]: an optional last argument, the namespace. */
-	if (f->argc != (unsigned)(*w)->nargs + 1 &&
-	    !((*w)->takes_ns && f->argc == (unsigned)(*w)->nargs + 2)) {
-		core_count(c->set->core, CORE_ERR_BADREQ);
-		resp_reply_arity(c, f, NULL);
+	min = *cmd != NULL ? (*cmd)->min_argc : (unsigned)(*w)->nargs + 1;
+	max = *cmd != NULL ? (*cmd)->max_argc : min + (*w)->takes_ns;
+	if (f->argc < min || f->argc > max) {
+		/* What the core never sees is counted here, a malformed one too. */
+		core_count(c->set->core, *cmd != NULL ? CORE_OK : CORE_ERR_BADREQ);
+		resp_reply_arity(c, f, *cmd != NULL ? (*cmd)->sub : NULL);
+		return false;
+	}
+	/* An unknown subcommand: its row answers the error now. */
+	if (*cmd != NULL && (((*cmd)->flags & RESP_CMD_REFUSE) ||
+	    (((*cmd)->flags & RESP_CMD_SUBS) && f->argc > 1))) {
+		core_count(c->set->core, CORE_OK);
+		(void)(*cmd)->run(c, f);
 		return false;
 	}
 	return true;
@@ -362,12 +350,21 @@ static enum proto_step
 proto_resp_exec_one(struct conn *c, const struct proto_resp_frame *f,
     const struct resp_cmd *cmd, const struct core_word *w)
 {
+	struct core_req req;
+
 	if (cmd != NULL) {
 		if (!(cmd->flags & RESP_CMD_SELF))
 			core_count(c->set->core, CORE_OK);
 		return cmd->run(c, f);
 	}
-	return proto_resp_core(c, f, w);
+	req.cmd = w->cmd;
+	req.arg = w->nargs ? f->argv[1] : NULL;
+	req.arglen = w->nargs ? f->argl[1] : 0;
+	req.sess = &c->auth;
+	/* Its arity is checked: one argument more than nargs is the namespace. */
+	req.ns = f->argc > (unsigned)w->nargs + 1 ? f->argv[f->argc - 1] : NULL;
+	req.nslen = req.ns != NULL ? f->argl[f->argc - 1] : 0;
+	return proto_resp_core(c, &req);
 }
 
 /*
@@ -447,27 +444,18 @@ proto_resp_exec_step(struct conn *c, struct resp_state *st)
 	return r;
 }
 
-/* A command of the core (its arity checked): its arguments and counting there. */
+/* A request of the core, run there (arguments, counting); its reply or its error. */
 static enum proto_step
-proto_resp_core(struct conn *c, const struct proto_resp_frame *f, const struct core_word *w)
+proto_resp_core(struct conn *c, const struct core_req *req)
 {
-	struct core *core = c->set->core;
 	struct core_result res;
-	struct core_req req;
 
-	req.cmd = w->cmd;
-	req.arg = w->nargs ? f->argv[1] : NULL;
-	req.arglen = w->nargs ? f->argl[1] : 0;
-	req.sess = &c->auth;
-	/* Its arity is checked: one argument more than nargs is the namespace. */
-	req.ns = f->argc > (unsigned)w->nargs + 1 ? f->argv[f->argc - 1] : NULL;
-	req.nslen = req.ns != NULL ? f->argl[f->argc - 1] : 0;
-	if (core_exec(core, &c->waiter, &req, &res) == CORE_PENDING)
+	if (core_exec(c->set->core, &c->waiter, req, &res) == CORE_PENDING)
 		return PROTO_WAIT;
 	if (res.err != CORE_OK)
 		resp_reply_error(c, core_err_info(res.err)->code, res.why);
 	else
-		proto_resp_reply(c, &req, &res);
+		proto_resp_reply(c, req, &res);
 	return PROTO_HANDLED;
 }
 

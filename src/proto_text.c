@@ -93,6 +93,7 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 	size_t wlen[3], nwords = 0, i = 0, nargs = 0;
 	const struct core_word *w;
 	enum proto_text_kind kind;
+	bool takes_ns = false;
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
@@ -124,33 +125,27 @@ proto_text_parse(const char *line, size_t len, struct core_req *req, const char 
 	}
 	if (nwords == 0)
 		return proto_text_bad(why, "empty request");
-	if ((kind = proto_text_word(word[0], wlen[0], &nargs)) != PROTO_TEXT_CORE) {
-		if (nwords != nargs + 1)
-			return proto_text_bad(why, nargs ? "missing or extra argument" :
-			    "unexpected argument");
-		if (nargs == 1) {
-			req->arg = word[1];
-			req->arglen = wlen[1];
-		}
-		return kind;
+	/* Our own words, then the core's: the same arity rule, the same argument. */
+	if ((kind = proto_text_word(word[0], wlen[0], &nargs)) == PROTO_TEXT_CORE) {
+		if ((w = core_lookup(word[0], wlen[0])) == NULL)
+			return proto_text_bad(why, "unknown command (try HELP)");
+		req->cmd = w->cmd;
+		nargs = (size_t)w->nargs;
+		takes_ns = w->takes_ns;
 	}
-	w = core_lookup(word[0], wlen[0]);
-	if (w == NULL)
-		return proto_text_bad(why, "unknown command (try HELP)");
-	if ((int)nwords - 1 != w->nargs && !(w->takes_ns && (int)nwords - 2 == w->nargs))
-		return proto_text_bad(why, w->nargs ? "missing or extra argument" :
+	if (nwords != nargs + 1 && !(takes_ns && nwords == nargs + 2))
+		return proto_text_bad(why, nargs ? "missing or extra argument" :
 		    "unexpected argument");
-	req->cmd = w->cmd;
-	if (w->nargs == 1) {
+	if (nargs == 1) {
 		req->arg = word[1];
 		req->arglen = wlen[1];
 	}
-	if ((int)nwords - 2 == w->nargs) {
+	if (nwords == nargs + 2) {
 		/* ID orders, IDS 10 orders, BLOCK 100 orders: the namespace last. */
 		req->ns = word[nwords - 1];
 		req->nslen = wlen[nwords - 1];
 	}
-	return PROTO_TEXT_CORE;
+	return kind;
 }
 
 /*

@@ -52,7 +52,7 @@ static enum proto_step	resp_admin_client_list(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_client_other(struct conn *c,
 			    const struct proto_resp_frame *f);
-static const struct resp_cmd *resp_admin_row_named(const char *name);
+static const struct resp_cmd *resp_admin_row_named(const char *name, size_t len);
 static bool		resp_admin_top(size_t i, const struct resp_cmd **cmd,
 			    const struct core_word **w);
 static bool		resp_admin_top_named(const char *name, size_t len,
@@ -65,13 +65,11 @@ static void		resp_admin_docs_map(struct conn *c, const char *group,
 			    const struct resp_cmd *container);
 static void		resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
 			    const struct core_word *w);
-static enum proto_step	resp_admin_command_count(struct conn *c,
+static enum proto_step	resp_admin_command_all(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_docs(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_info(struct conn *c,
-			    const struct proto_resp_frame *f);
-static enum proto_step	resp_admin_command_list(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command(struct conn *c, const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_time(struct conn *c, const struct proto_resp_frame *f);
@@ -130,13 +128,13 @@ static const struct resp_cmd resp_admin_cmds[] = {
 	    "This connection only (no other is listed), filtered as Redis does" },
 	{ "CLIENT",	NULL,		1, RESP_CMD_ANY, RESP_CMD_REFUSE, resp_admin_client_other,
 	    "connection", "", "Connection commands" },
-	{ "COMMAND",	"COUNT",	2, RESP_CMD_ANY, 0, resp_admin_command_count,
+	{ "COMMAND",	"COUNT",	2, RESP_CMD_ANY, 0, resp_admin_command_all,
 	    "server", "", "How many commands there are" },
 	{ "COMMAND",	"DOCS",		2, RESP_CMD_ANY, 0, resp_admin_command_docs,
 	    "server", "[command-name...]", "Help on commands, for redis-cli's hints" },
 	{ "COMMAND",	"INFO",		2, RESP_CMD_ANY, 0, resp_admin_command_info,
 	    "server", "[command-name...]", "Commands' arity" },
-	{ "COMMAND",	"LIST",		2, 2,	0,	resp_admin_command_list,
+	{ "COMMAND",	"LIST",		2, 2,	0,	resp_admin_command_all,
 	    "server", "", "The command names" },
 	{ "COMMAND",	NULL,		1, RESP_CMD_ANY, RESP_CMD_SUBS, resp_admin_command,
 	    "server", "", "The command table" },
@@ -483,15 +481,16 @@ resp_admin_client_other(struct conn *c, const struct proto_resp_frame *f)
 	    "'client' command");
 }
 
-/* The row documenting a name (its catch-all, else its first); NULL if none. */
+/* The row documenting a name (any case; its catch-all, else its first); NULL if none. */
 static const struct resp_cmd *
-resp_admin_row_named(const char *name)
+resp_admin_row_named(const char *name, size_t len)
 {
 	const struct resp_cmd *first = NULL;
 	size_t k;
 
 	for (k = 0; k < RESP_ADMIN_NCMDS; k++)
-		if (strcasecmp(resp_admin_cmds[k].name, name) == 0) {
+		if (strlen(resp_admin_cmds[k].name) == len &&
+		    strncasecmp(resp_admin_cmds[k].name, name, len) == 0) {
 			if (resp_admin_cmds[k].sub == NULL)
 				return &resp_admin_cmds[k];
 			if (first == NULL)
@@ -514,18 +513,18 @@ resp_admin_top(size_t i, const struct resp_cmd **cmd, const struct core_word **w
 	*cmd = NULL;
 	*w = NULL;
 	for (k = 0; k < RESP_ADMIN_NCMDS; k++) {
-		for (j = 0; j < k; j++)
-			if (strcmp(resp_admin_cmds[j].name, resp_admin_cmds[k].name) == 0)
-				break;
-		if (j < k)
-			continue;
-		if (n++ == i) {
-			*cmd = resp_admin_row_named(resp_admin_cmds[k].name);
+		const char *name = resp_admin_cmds[k].name;
+
+		/* Row k counts when it is the first of its name. */
+		for (j = 0; j < k && strcmp(resp_admin_cmds[j].name, name) != 0; j++)
+			;
+		if (j == k && n++ == i) {
+			*cmd = resp_admin_row_named(name, strlen(name));
 			return true;
 		}
 	}
 	for (k = 0; (cw = core_word_at(k)) != NULL; k++) {
-		if (resp_admin_row_named(cw->name) != NULL)
+		if (resp_admin_row_named(cw->name, strlen(cw->name)) != NULL)
 			continue;
 		if (n++ == i) {
 			*w = cw;
@@ -535,20 +534,17 @@ resp_admin_top(size_t i, const struct resp_cmd **cmd, const struct core_word **w
 	return false;
 }
 
-/* The command of the table named name (any case); false when there is none. */
+/*
+ * The command of the table named name (any case): resp_admin_top's rows first,
+ * then the core's words none of them names; false when there is none.
+ */
 static bool
 resp_admin_top_named(const char *name, size_t len, const struct resp_cmd **cmd,
     const struct core_word **w)
 {
-	const char *top;
-	size_t i;
-
-	for (i = 0; resp_admin_top(i, cmd, w); i++) {
-		top = *cmd != NULL ? (*cmd)->name : (*w)->name;
-		if (strlen(top) == len && strncasecmp(top, name, len) == 0)
-			return true;
-	}
-	return false;
+	*cmd = resp_admin_row_named(name, len);
+	*w = *cmd == NULL ? core_lookup(name, len) : NULL;
+	return *cmd != NULL || *w != NULL;
 }
 
 /* A command's name as Redis lists it: lower case, "name|sub" for a subcommand. */
@@ -715,12 +711,11 @@ resp_admin_all(struct conn *c, char kind)
 	return PROTO_HANDLED;
 }
 
-/* COMMAND COUNT */
+/* COMMAND COUNT: how many commands; COMMAND LIST: their names. */
 static enum proto_step
-resp_admin_command_count(struct conn *c, const struct proto_resp_frame *f)
+resp_admin_command_all(struct conn *c, const struct proto_resp_frame *f)
 {
-	(void)f;
-	return resp_admin_all(c, 'c');
+	return resp_admin_all(c, resp_admin_is(f, 1, "COUNT") ? 'c' : 'l');
 }
 
 /* COMMAND DOCS [name...]: all, or the named ones that exist (a flat map). */
@@ -761,14 +756,6 @@ resp_admin_command_info(struct conn *c, const struct proto_resp_frame *f)
 			RESP_REPLY_LIT(c, "*-1\r\n");
 	}
 	return PROTO_HANDLED;
-}
-
-/* COMMAND LIST: the names. */
-static enum proto_step
-resp_admin_command_list(struct conn *c, const struct proto_resp_frame *f)
-{
-	(void)f;
-	return resp_admin_all(c, 'l');
 }
 
 /* COMMAND: the whole table; COMMAND <other>: unknown subcommand. */
