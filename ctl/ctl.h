@@ -46,6 +46,8 @@ struct ctl_server {
 						 * index of the server of its region */
 	bool			 has_mark[SERVER_MAX];
 	uint64_t		 retired;	/* by index: its rows flagged retired (12.5) */
+	char			 unknown[16];	/* a role of its idgen_marks no server of
+						 * the config has, not retired; "" none */
 	uint64_t		 own_gen;	/* its own row's generation and seal (12.4) */
 	bool			 sealed;
 	struct ctl_lease	*lease;

@@ -818,6 +818,20 @@ ctl_ns(struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "idgenctl: ns raise NAME --above N\n");
 		return 2;
 	}
+	/*
+	 * A server of the region the config lacks would keep a dropped name
+	 * 'ready', or its old B under a re-created one, and serve it alone
+	 * (docs/design.md 13.8; idsim seed 2187).
+	 */
+	for (unsigned i = 0; strcmp(verb, "list") != 0 && i < server_count(); i++)
+		if (c->srv[i].unknown[0] != '\0') {
+			fprintf(stderr, "idgenctl: the %s server's idgen_marks names server %s, which the "
+			    "config does not list: a namespace lives on every server of the region, "
+			    "so ns %s refuses; add it to more_servers (once tier add-server completed "
+			    "for it), or retire it (idgenctl tier retire-server) if it never will be "
+			    "(docs/design.md 13.8)\n", server_name(i), c->srv[i].unknown, verb);
+			return 1;
+		}
 	rc = ns_connect(&x);
 	if (rc == 0 && x.b == 0)
 		rc = 2;

@@ -92,6 +92,10 @@ ctl_read_marks(struct ctl_server *s)
 	if (res == NULL)
 		return false;
 	while ((row = ctl_row(res)) != NULL) {
+		/* A server of the region the config lacks (an addition not configured yet). */
+		if (row[0] != NULL && !ctl_by_role(s, row[0], &i) && row[5] != NULL &&
+		    strcmp(row[5], "0") == 0 && s->unknown[0] == '\0')
+			snprintf(s->unknown, sizeof(s->unknown), "%.15s", row[0]);
 		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
 			continue;
 		if (row[5] == NULL || strcmp(row[5], "0") != 0)

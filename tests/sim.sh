@@ -286,6 +286,22 @@ job --seed 1 --schedules "$SIM_CTLOPS" --namespaces all --ctl-ops ns-raise,b-cha
 SIM_NSTIER=${SIM_NSTIER:-2000}
 nstier=$njobs
 job --seed 1 --schedules "$SIM_NSTIER" --namespaces all --tiers all --ctl-ops retire
+# Regression seeds of namespaces in raise schedules (docs/design.md 13.8),
+# every rule on, each of which issued an ID twice before its fix: seed 138, a
+# killed add-server's row of n0 left 'ready' on the new server after ns drop
+# reached the pair alone (add-server now takes such a row off it); seed 7002,
+# ns drop and create run on the pair alone once add-server had completed, the
+# new server keeping n0 'ready' under its old B (ns now refuses while a
+# server of the region is missing from the config).
+REGRESS_NS=(
+	"--seed 138 --schedules 1 --namespaces all --tiers raise --faults lost-reply,lower,timeout --events 2,68,70,88,104,182,184,185,195,258,260,286,287"
+	"--seed 7002 --schedules 1 --namespaces all --tiers raise --faults drop,lower,restart --events 37,39,41,42,43,119,244,333,334,340,342,343,345,347,369,375,385,473,556,568"
+)
+regress=$njobs
+for r in "${REGRESS_NS[@]}"; do
+	# shellcheck disable=SC2086
+	job $r
+done
 # Liveness (docs/design.md section 14): with each injected defect of --stall
 # (retry: a lost server never probed again; extend: a lease's extensions never
 # reach its generator) the checker must report a failure within the budget.
@@ -435,6 +451,13 @@ if [ "$(rc $nstier)" -eq 0 ] && [ "$nst_n" -gt 0 ] && [ "${nst_ret:-0}" -gt 0 ];
 else
 	echo "FAIL: --namespaces all --tiers all --ctl-ops retire: a duplicate, a failed schedule, no namespace block drawn on o3 or o4 ($nst_n), or no retirement complete (${nst_ret:-0}): $(out $nstier)"; why $nstier; fail=1
 fi
+for r in "${REGRESS_NS[@]}"; do
+	case "$(rc $regress):$(out $regress)" in
+	"0:"*" 0 duplicates"*) echo "regression ($r): $(out $regress)" ;;
+	*) echo "FAIL: regression seed issued an ID twice (replay: $SIM $r): $(out $regress)"; why $regress; fail=1 ;;
+	esac
+	regress=$((regress + 1))
+done
 # A region's servers alone under another M are refused by its idservers' check
 # of their own servers: every such schedule sees the refusal, none serves a ticket.
 rm_res=$(sed -n 's/^residue by class:.* regions-m \([0-9]*\).*/\1/p' "$tmp/$regm.all")

@@ -13,8 +13,10 @@
 #      namespace ticket above its floor has a residue 1 or 2 mod 3;
 #   3. add-server 3 killed after making the first namespace and run again: o3
 #      holds both namespaces ready, its counters above every mark, the copy
-#      rows of its mark on the pair; a second idserver on the three takes
-#      namespace tickets of o3 (residue 0 mod 3) while the first goes on;
+#      rows of its mark on the pair, and a row of a name the pair does not hold
+#      (a killed run's, planted) 'dropped'; ns drop refuses while o3 is not in
+#      the config; a second idserver on the three takes namespace tickets of o3
+#      (residue 0 mod 3) while the first goes on;
 #   4. no ID twice within any sequence.
 . "$(dirname "$0")/lib.sh"
 
@@ -133,7 +135,14 @@ for ns in big small; do
 done
 rc=0; { IDGENCTL_KILL_AT=new-ns "${CTL[@]}" tier add-server 3 "127.0.0.1:$P3" >/dev/null; } 2>/dev/null || rc=$?
 [ $rc = 137 ] || fail "add-server killed at new-ns: exit $rc, want 137 (SIGKILL)"
+# A killed run's row of a name the pair dropped since (idsim seed 138): taken off o3.
+db_sql o3 "INSERT INTO idgen.idgen_namespaces (name, block_size, state) VALUES ('gone', 8, 'ready')"
 expect_ctl 0 "^tier add-server: 2 namespaces made on o3" tier add-server 3 "127.0.0.1:$P3"
+grep -q "^tier add-server: namespace gone taken off o3" "$T_DIR/ctl.out" || fail "no line of gone taken off o3: $(cat "$T_DIR/ctl.out")"
+[ "$(db_sql o3 "SELECT state FROM idgen.idgen_namespaces WHERE name = 'gone'")" = dropped ] ||
+	fail "o3 still serves gone, which the pair does not hold"
+# o3 not in the config yet: ns refuses (a drop or create would miss it; idsim seed 7002).
+expect_ctl 1 "idgen_marks names server o3, which the config does not list" ns drop small --force
 for ns in big small; do
 	[ "$(db_sql o3 "SELECT CONCAT(state, ' ', block_size) FROM idgen.idgen_namespaces WHERE name = '$ns'")" = "ready ${BS[$ns]}" ] ||
 		fail "o3's catalogue row of $ns"
