@@ -34,7 +34,8 @@ static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
 static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
-static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, const struct ticket_server *s,
+		    uint64_t tk);
 static bool	tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
 		    uint32_t conn, bool ok);
 static void	tier_written(void *arg, bool ok, uint64_t a, uint64_t tk);
@@ -65,7 +66,6 @@ static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, v
 static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
 static bool	tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static uint64_t	tier_known_now(const struct ticket_server *s);
-static uint64_t	tier_ns_known_now(const struct ticket_server *s);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
@@ -80,7 +80,6 @@ static void	tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_e
 static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 static bool	tier_ns_answered(struct tier *t, struct ticket_server *s);
 static void	tier_ns_retired(struct tier *t, const struct ticket_server *s);
-static void	tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 static void	tier_ns_kick_checks(struct tier *t);
 static void	tier_ns_kick_fetches(struct tier *t, bool demand);
 static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
@@ -218,16 +217,33 @@ tier_fetch_ms(const struct tier *t)
 	return ms;
 }
 
-/* Samples the rate of IDs handed out from the pool. */
+/*
+ * Every TIER_RATE_MS: every sequence's rate of IDs handed out and its target
+ * (seq_sample, the default's first); an idle namespace lets its IDs go.
+ */
 static void
 tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tier *t = arg;
+	double fetch_ms = tier_fetch_ms(t);
+	uint64_t now;
 
 	(void)fd;
 	(void)what;
-	seq_sample(&t->seq, &t->prefetch, TIER_RATE_MS, tier_fetch_ms(t), t->block_size);
-	tier_ns_tick(t, TIER_RATE_MS, tier_fetch_ms(t));
+	seq_sample(&t->seq, &t->prefetch, TIER_RATE_MS, fetch_ms, t->block_size);
+	now = clk_mono_ms();
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		struct nsrv *ns = t->nss.v[k];
+
+		seq_sample(&ns->seq, &t->prefetch, TIER_RATE_MS, fetch_ms, ns->b);
+		if (pool_available(&ns->seq.pool) > 0 && ns->seq.last_take_ms != 0 &&
+		    now - ns->seq.last_take_ms > t->ns_idle_ms) {
+			uint64_t n = pool_clear(&ns->seq.pool);
+
+			ns->ids_released += n;
+			t->ns_released += n;
+		}
+	}
 	tier_waits_watch(t);
 	tier_prefetch(t);
 }
@@ -812,21 +828,30 @@ tier_carried_landed(struct tier *t, const struct ticket_server *s, struct nsrv *
 }
 
 /*
- * Write-ahead, for every sequence (docs/design.md 6.9, 13.5): server i's
- * judged ticket tk of ns (NULL: the default) raises its mark in the state
- * file, and its block is banked only once a write covering that mark is
- * durable, now or later in tier_written; then copy first (tier_durable).
- * False when the ticket is not used now (the write failed, or a namespace's
- * marks are full).
+ * Server s's ticket tk of ns (NULL: the default) passed every check, to be
+ * used, the same steps for every sequence (13.7). Its transaction committed
+ * the copies it carried (copy first, 6.5, 13.6); the default's own copy goes
+ * out beside its state file write (copy_need: a namespace's is pushed only
+ * for a waiting ticket). Then write-ahead (docs/design.md 6.9, 13.5): it
+ * raises its mark in the state file, and its block is banked only once a
+ * write covering that mark is durable, now or later in tier_written; then
+ * copy first (tier_durable). False when the ticket is not used now (the
+ * write failed, or a namespace's marks are full).
  */
 static bool
-tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+tier_write_ahead(struct tier *t, struct nsrv *ns, const struct ticket_server *s, uint64_t tk)
 {
 	bool on = ns == NULL || RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
+	unsigned i = s->index;
 	/* Names it to tier_written, with the connection it was drawn on (6.5). */
 	uint64_t a = (uint64_t)t->conn_gen[i] << 40 | (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;
 	enum seq_written w;
 
+	tier_carried_landed(t, s, ns);
+	if (ns == NULL && RULE_ON(RULE_COPY_FIRST) && tk > t->copy_need[i]) {
+		t->copy_need[i] = tk;
+		t->copy_due = true;
+	}
 	if (ns == NULL) {
 		state_raise_mark(&t->sf->rec, i, tk, t->block_size, t->block_size, NULL);
 		tier_publish_marks(t);
@@ -1294,15 +1319,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		tier_ns_event(t, s, ev);
 		break;
 	case TICKET_EV_TICKET:
-		/* Its transaction committed the copies it carried (copy first, 6.5). */
-		tier_carried_landed(t, s, NULL);
-		/* Its copy goes out beside the state file write (copy first, 6.5). */
-		if (RULE_ON(RULE_COPY_FIRST) && ticket > t->copy_need[s->index]) {
-			t->copy_need[s->index] = ticket;
-			t->copy_due = true;
-		}
 		/* Write-ahead: on disk before any of its IDs is handed out. */
-		if (!tier_write_ahead(t, NULL, s->index, ticket))
+		if (!tier_write_ahead(t, NULL, s, ticket))
 			return false;
 		break;
 	case TICKET_EV_DOWN:
@@ -1809,7 +1827,7 @@ tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
 	struct ticket_flight f = { .seq = ns != NULL ? ns->id : 0,
 	    .fetching = ns != NULL ? &ns->seq.fetching : &t->seq.fetching,
-	    .known = ns != NULL ? tier_ns_known_now : tier_known_now };
+	    .known = tier_known_now };
 
 	if (ns == NULL) {
 		ticket_seq_set(&f.q, NULL, s->block_size, NULL);
@@ -1830,20 +1848,20 @@ tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 	return ticket_fetch_seq(s, &f);
 }
 
-/* The mark known for s as the default's ticket in flight is answered (6.3). */
+/*
+ * The mark known for s as its ticket in flight is answered (6.3), of every
+ * sequence: the default's s->mark, a namespace's its known end on s in a
+ * ticket of its B.
+ */
 static uint64_t
 tier_known_now(const struct ticket_server *s)
 {
-	return s->mark;
-}
-
-/* The mark known for s's namespace ticket in flight, as its answer is taken. */
-static uint64_t
-tier_ns_known_now(const struct ticket_server *s)
-{
 	const struct tier *t = s->notify_arg;
-	const struct nsrv *ns = nss_by_id(&t->nss, s->flight.seq);
+	const struct nsrv *ns;
 
+	if (s->flight.seq == 0)
+		return s->mark;
+	ns = nss_by_id(&t->nss, s->flight.seq);
 	return layout_end_ticket(ns != NULL ? tier_ns_known(t, ns, s->index) : UINT64_MAX,
 	    s->flight.q.b);
 }
@@ -1863,10 +1881,8 @@ tier_ns_answered(struct tier *t, struct ticket_server *s)
 	if (ns == NULL)		/* cannot be: kept while a ticket of it is in flight */
 		return v != TICKET_TX_FAILED;
 	if (v == TICKET_TX_OK) {
-		/* Its transaction committed the copies it carried (copy first, 13.6). */
-		tier_carried_landed(t, s, ns);
-		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
-		(void)tier_write_ahead(t, ns, s->index, f->ticket);
+		/* Used: the default's steps (write-ahead, copy first, the bank: 13.7). */
+		(void)tier_write_ahead(t, ns, s, f->ticket);
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
 		tier_ns_due(t, s->index);
@@ -1876,26 +1892,6 @@ tier_ns_answered(struct tier *t, struct ticket_server *s)
 			tier_ns_due(t, j);
 	}
 	return v != TICKET_TX_FAILED;
-}
-
-/* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */
-static void
-tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
-{
-	uint64_t now = clk_mono_ms();
-
-	for (unsigned k = 0; k < t->nss.n; k++) {
-		struct nsrv *ns = t->nss.v[k];
-
-		seq_sample(&ns->seq, &t->prefetch, rate_ms, fetch_ms, ns->b);
-		if (pool_available(&ns->seq.pool) > 0 && ns->seq.last_take_ms != 0 &&
-		    now - ns->seq.last_take_ms > t->ns_idle_ms) {
-			uint64_t n = pool_clear(&ns->seq.pool);
-
-			ns->ids_released += n;
-			t->ns_released += n;
-		}
-	}
 }
 
 unsigned
