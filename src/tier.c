@@ -1577,11 +1577,12 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 }
 
 /*
- * At a check of server i: each namespace's ticket table, by the one check of
- * every sequence's (check_table: there, InnoDB, its marks rows), and its
- * counter there against every mark known for it. Judged only then: one query
- * at a time on the connection, so no ticket of ours was drawn there between
- * the counter's read and now.
+ * At a check of server i, as tier_merge_marks at the default's: the copies of
+ * the others' marks i holds landed (copy first, 13.6); each namespace's ticket
+ * table, by the one check of every sequence's (check_table: there, InnoDB, its
+ * marks rows), and its counter there against every mark known for it. Judged
+ * only then: one query at a time on the connection, so no ticket of ours was
+ * drawn there between the counter's read and now.
  */
 static void
 tier_ns_counters(struct tier *t, unsigned i)
@@ -1594,8 +1595,13 @@ tier_ns_counters(struct tier *t, unsigned i)
 		struct check_table tab = { t->srv[i].dbname, table, v->engine, v->counter != 0,
 		    "idgen_ns_marks", i, -1, repair };
 		uint64_t end, b = v->b;
+		bool read = ns->seen[i] == t->nss.last_check[i] && b != 0;
 
-		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !v->ready) {
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
+			if (read && j != i && v->hw[j] != 0)
+				seq_landed(&ns->seq, j, layout_ticket_end(v->hw[j],
+				    v->hb[j] != 0 ? v->hb[j] : b));
+		if (!read || !v->ready) {
 			ns->regressed[i] = false;
 			continue;
 		}
@@ -1784,18 +1790,6 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 	t->ns_released += nss_apply(&t->nss, i, r != NULL ? rows : NULL, n, up);
 	tier_ns_remember(t, rows, n, false);
 	tier_ns_counters(t, i);
-	/* The copies of the others' marks this server holds (copy first, 13.6). */
-	for (unsigned k = 0; k < t->nss.n; k++) {
-		struct nsrv *ns = t->nss.v[k];
-		const struct ns_view *v = &ns->v[i];
-
-		if (ns->seen[i] != t->nss.last_check[i] || v->b == 0)
-			continue;
-		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
-			if (j != i && v->hw[j] != 0)
-				seq_landed(&ns->seq, j, layout_ticket_end(v->hw[j],
-				    v->hb[j] != 0 ? v->hb[j] : v->b));
-	}
 	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
 		return;		/* the run goes on: tier_ns_witnessed ends it */
 	t->ns_witnessed[i] = true;
