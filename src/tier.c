@@ -84,7 +84,6 @@ static void	tier_ns_kick_checks(struct tier *t);
 static void	tier_ns_kick_fetches(struct tier *t, bool demand);
 static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
 static int	tier_pair_in_use(const struct tier *t);
-static int	tier_next_server(const struct tier *t);
 static enum seq_copy	tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i,
 		    uint64_t tk, bool rule_on);
 static void	tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
@@ -272,29 +271,41 @@ tier_need(const struct tier *t, const struct nsrv *ns)
 
 /*
  * Sends one ticket of ns (NULL: the default) on the next server in turn after
- * the last used that may take it: the default's in the region in use
- * (tier_next_server: ours, or another region's pair while ours is down), a
- * namespace's on our region's servers where it is usable. True when sent.
+ * the last used (taking turns) that may take it: the default's in the region
+ * in use (tier_pair_in_use: ours, or another region's pair while ours is
+ * down) and fresh, a namespace's on our region's servers where it is usable.
+ * True when sent; a namespace's send that failed tries the next server, the
+ * default's waits for the next pass.
  */
 static bool
 tier_fetch_next(struct tier *t, struct nsrv *ns)
 {
-	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
-	int next = ns == NULL ? tier_next_server(t) : -1;
+	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	int first = ns != NULL ? 0 : tier_pair_in_use(t);
+	unsigned f = 0, count = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS,
+	    last;
 
-	if (ns == NULL) {
-		if (next < 0 || !tier_send_tx(t, &t->srv[next], NULL))
-			return false;
-		t->seq.last_used = (unsigned)next;
-		return true;
-	}
-	for (unsigned r = 1; r <= own; r++) {
-		unsigned i = (ns->seq.last_used + r) % own;
+	if (first < 0)
+		return false;
+	if (ns == NULL)
+		server_group((unsigned)first, &f, &count);
+	if (count == 0)
+		return false;
+	if (ns != NULL)
+		last = q->last_used % count;
+	else	/* last used in another region: this one's first server is next */
+		last = q->last_used >= f && q->last_used < f + count ? q->last_used - f : count - 1;
+	for (unsigned k = 1; k <= count; k++) {
+		unsigned i = f + (last + k) % count;
+		bool may = ns != NULL ? tier_ns_usable(t, ns, i) :
+		    t->srv[i].state == TICKET_READY && t->fresh[i];
 
-		if (tier_ns_usable(t, ns, i) && tier_send_tx(t, &t->srv[i], ns)) {
-			ns->seq.last_used = i;
+		if (may && tier_send_tx(t, &t->srv[i], ns)) {
+			q->last_used = i;
 			return true;
 		}
+		if (may && ns == NULL)
+			return false;
 	}
 	return false;
 }
@@ -338,30 +349,6 @@ tier_pair_in_use(const struct tier *t)
 		for (unsigned r = 0; r < SERVER_PAIR; r++)
 			if (ticket_up(&t->srv[p + r]))
 				return (int)p;
-	return -1;
-}
-
-/*
- * The server of the region in use after the last one used (taking turns)
- * that may fetch now; -1: none.
- */
-static int
-tier_next_server(const struct tier *t)
-{
-	int first = tier_pair_in_use(t);
-	unsigned f, count, last;
-
-	if (first < 0)
-		return -1;
-	server_group((unsigned)first, &f, &count);
-	last = t->seq.last_used >= f && t->seq.last_used < f + count ? t->seq.last_used - f :
-	    count - 1;
-	for (unsigned k = 1; k <= count; k++) {
-		unsigned i = f + (last + k) % count;
-
-		if (t->srv[i].state == TICKET_READY && t->fresh[i])
-			return (int)i;
-	}
 	return -1;
 }
 
