@@ -236,12 +236,8 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 
 		seq_sample(&ns->seq, &t->prefetch, TIER_RATE_MS, fetch_ms, ns->b);
 		if (pool_available(&ns->seq.pool) > 0 && ns->seq.last_take_ms != 0 &&
-		    now - ns->seq.last_take_ms > t->ns_idle_ms) {
-			uint64_t n = pool_clear(&ns->seq.pool);
-
-			ns->ids_released += n;
-			t->ns_released += n;
-		}
+		    now - ns->seq.last_take_ms > t->ns_idle_ms)
+			t->ns_released += pool_clear(&ns->seq.pool);
 	}
 	tier_waits_watch(t);
 	tier_prefetch(t);
@@ -530,11 +526,8 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 		t->ns_released += skip;
 	}
 	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
-	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk)) {
+	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk))
 		*(ns != NULL ? &t->ns_released : &t->ids_dropped) += b;
-		if (ns != NULL)
-			ns->ids_released += b;
-	}
 	q->demand = false;
 	q->banked++;
 }
@@ -686,7 +679,6 @@ again:
 			 * with the rest, never served below a new incarnation (13.6).
 			 */
 			n->seq.writing--;
-			n->ids_released += n->b;
 			t->ns_released += n->b;
 			continue;
 		}
