@@ -1854,7 +1854,7 @@ tier_ns_answered(struct tier *t, struct ticket_server *s)
 	if (ns == NULL)		/* cannot be: kept while a ticket of it is in flight */
 		return v != TICKET_TX_FAILED;
 	if (v == TICKET_TX_OK) {
-		/* Used: the default's steps (write-ahead, copy first, the bank: 13.7). */
+		/* Used: every sequence's steps (write-ahead, copy first, the bank: 13.7). */
 		(void)tier_write_ahead(t, ns, s, f->ticket);
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
