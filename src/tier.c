@@ -1769,10 +1769,10 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 	t->ns_released += nss_apply(&t->nss, i, r != NULL ? rows : NULL, n, up);
 	tier_ns_remember(t, rows, n, false);
 	tier_ns_counters(t, i);
-	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
-		return;		/* the run goes on: tier_ns_witnessed ends it */
-	t->ns_witnessed[i] = true;
-	/* ns raise: buffered IDs at or below the namespace's start are let go (13.6). */
+	/*
+	 * ns raise: buffered IDs at or below the namespace's start are let go
+	 * (13.6), before a witness: its answer ends the run, not a second pass.
+	 */
 	for (unsigned k = 0; k < t->nss.n; k++) {
 		struct nsrv *ns = t->nss.v[k];
 		uint64_t x = ns->v[i].start_above;
@@ -1782,6 +1782,9 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 			t->ns_released += pool_drop_below(&ns->seq.pool, x < UINT64_MAX ? x + 1 : x);
 		}
 	}
+	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
+		return;		/* the run goes on: tier_ns_witnessed ends it */
+	t->ns_witnessed[i] = true;
 	ticket_run_end(s);
 	tier_prefetch(t);
 	t->on_change(t->arg);

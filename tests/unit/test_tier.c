@@ -83,6 +83,7 @@ struct sim {
 	unsigned	 ns_tx_err;	/* the next namespace ticket transaction fails so */
 	unsigned	 ns_witness_err;	/* ... the next namespace witness */
 	const char	*ns_engine;	/* tickets_nsx's ENGINE (NULL: InnoDB) */
+	uint64_t	 ns_start;	/* its catalogue row's start_above (ns raise) */
 	bool		 ns_row_gone[SIM_MAX];	/* its idgen_ns_marks row of nsx for
 						 * that server deleted */
 	bool		 in_tx;		/* a transaction left open (a failed check's snapshot) */
@@ -367,9 +368,9 @@ sim_ns_check(int i, struct fake_answer *a)
 	for (unsigned k = 0; s->ns_b != 0 && k < server_own_count(); k++)
 		if (!s->ns_row_gone[k])
 			n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%snsx %" PRIu64
-			    " snowflake ready %" PRIu64 " %s %" PRIu64 " %" PRIu64 " 0 %s",
+			    " snowflake ready %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %s",
 			    n ? "\n" : "", s->ns_b, s->ns_counter, sim_roles[k], s->ns_mark[k],
-			    s->ns_mark_b[k], s->ns_engine != NULL ? s->ns_engine : "InnoDB");
+			    s->ns_mark_b[k], s->ns_start, s->ns_engine != NULL ? s->ns_engine : "InnoDB");
 	if (ns_extra_line != NULL)
 		n += snprintf(text[i] + n, sizeof(text[i]) - (size_t)n, "%s%s", n ? "\n" : "",
 		    ns_extra_line);
@@ -2793,6 +2794,46 @@ test_ns_witness_carries(void **state)
 	rules_off = 0;
 }
 
+/*
+ * ns raise read by a connection's first namespace check that sends a
+ * witness (docs/design.md 13.6, 13.7): the buffered IDs of nsx at or below
+ * the new start are let go at that check, not at odd's next one (the
+ * witness's answer ended the run without that step, found in review).
+ */
+static void
+test_ns_raise_released_before_witness(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	uint64_t id, x;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	ns = ns_want(r);
+	run_for(r, 100);
+	settle(r);
+	assert_true(tier_take(&r->t, &ns->seq, false, 1, &id));
+	assert_true(pool_available(&ns->seq.pool) >= 2);
+	x = id + 2;			/* two buffered IDs at or below it */
+	/* Even's own row rises: odd's copy of it is behind, so odd's connect witnesses. */
+	sim[1].ns_mark[1] = 50;
+	ticket_recheck_soon(&r->t.srv[1]);
+	settle(r);
+	sim[0].ns_start = x;		/* idgenctl ns raise, read by odd's next check */
+	ticket_reconnect(&r->t.srv[0], "reconnected by the test");
+	run_for(r, 300);
+	settle(r);
+	assert_true(sim[0].ns_mark[1] >= 50);	/* the witness ran */
+	assert_true(ns->start_above == x);
+	if (tier_take(&r->t, &ns->seq, false, 1, &id) && id <= x)
+		fail_msg("ID %" PRIu64 " handed out at or below the raised start %" PRIu64, id, x);
+	rig_free(r);
+}
+
 /* Odd's tickets_nsx moved to MyISAM, rechecked; then repaired, rechecked. */
 static void
 ns_myisam_on_odd(struct rig *r)
@@ -3399,6 +3440,7 @@ main(void)
 		cmocka_unit_test(test_ns_marks_row_missing),
 		cmocka_unit_test(test_ns_witness_refused_counted),
 		cmocka_unit_test(test_ns_witness_carries),
+		cmocka_unit_test(test_ns_raise_released_before_witness),
 		cmocka_unit_test(test_recheck_slots_apart),
 		cmocka_unit_test(test_ns_check_without_ns_tables),
 	};
