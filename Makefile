@@ -162,6 +162,10 @@ $(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/ctldb.c ctl/read.c ctl/add.c ct
 $(BUILD)/test_retire: tests/unit/test_retire.c ctl/conn.c ctl/add.c ctl/ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
 
+# ns create/drop/raise (ctl/ns.c) over the same fake, servers read by ctl/read.c.
+$(BUILD)/test_nsctl: tests/unit/test_nsctl.c ctl/conn.c ctl/read.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
+
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
 

@@ -79,7 +79,11 @@ ctl_by_role(const struct ctl_server *s, const char *role, unsigned *index)
 	return false;
 }
 
-/* Its marks: its own row and its copies of the other servers' rows. */
+/*
+ * Its marks: its own row and its copies of the other servers' rows; the
+ * first row of a member this config lacks (a tier grown by add-server, the
+ * config not yet given more_servers) in s->unlisted.
+ */
 static bool
 ctl_read_marks(struct ctl_server *s)
 {
@@ -91,9 +95,15 @@ ctl_read_marks(struct ctl_server *s)
 
 	if (res == NULL)
 		return false;
+	s->unlisted[0] = '\0';
 	while ((row = ctl_row(res)) != NULL) {
-		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
+		if (row[0] == NULL)
 			continue;
+		if (!ctl_by_role(s, row[0], &i)) {
+			if (s->unlisted[0] == '\0' && row[5] != NULL && strcmp(row[5], "0") == 0)
+				snprintf(s->unlisted, sizeof(s->unlisted), "%s", row[0]);
+			continue;
+		}
 		if (row[5] == NULL || strcmp(row[5], "0") != 0)
 			s->retired |= UINT64_C(1) << i;
 		if (i == s->index) {

@@ -13,7 +13,8 @@
 #      namespace ticket above its floor has a residue 1 or 2 mod 3;
 #   3. add-server 3 killed after making the first namespace and run again: o3
 #      holds both namespaces ready, its counters above every mark, the copy
-#      rows of its mark on the pair; a second idserver on the three takes
+#      rows of its mark on the pair; ns drop, create and raise refused while
+#      the config lacks o3 (13.3), a create with it made on the three; a second idserver on the three takes
 #      namespace tickets of o3 (residue 0 mod 3) while the first goes on;
 #   4. no ID twice within any sequence.
 . "$(dirname "$0")/lib.sh"
@@ -145,6 +146,17 @@ for ns in big small; do
 	[ $((c * BS[$ns])) -ge "${TOP[$ns]}" ] || fail "o3's tickets_$ns counter $c: its block is below the marks' end ${TOP[$ns]} before the addition"
 done
 MORE="3=127.0.0.1:$P3"
+# o3 is in the tier, not yet in this config: ns drop, create and raise would
+# reach the pair alone (idsim seed 13198, 13.3), so each refuses, naming o3;
+# with more_servers a create reaches the three.
+expect_ctl 1 "the odd server holds the marks row 'o3' of a server this config does not name" ns drop small --force
+expect_ctl 1 "marks row 'o3'.*repair: add it to more_servers" ns create late --block-size 8
+expect_ctl 1 "marks row 'o3'" ns raise big --above 1000000000
+[ "$(db_sql odd "SELECT state FROM idgen.idgen_namespaces WHERE name = 'small'")" = ready ] ||
+	fail "a refused ns drop changed small's row on the odd server"
+expect_ctl 0 "^ns create: late ready on 3 servers" --more_servers "$MORE" ns create late --block-size 8
+[ "$(db_sql o3 "SELECT state FROM idgen.idgen_namespaces WHERE name = 'late'")" = ready ] ||
+	fail "ns create with more_servers: late not ready on o3"
 idserver_start b "$B" "${FLAGS[@]}" --tier_increment $M --more_servers "$MORE"
 for ns in big small; do wait_for "b serves $ns" 15 ns_served "$B" $ns; wait_ns_buffered "$B" $ns; done
 wait_buffered "$B"
@@ -158,7 +170,7 @@ for p in "${LOADS[@]}"; do wait "$p" || true; done
 read -r n res < <(tickets "$T_DIR/b.small" 16 "${FLOOR[small]}")
 [[ $res == *0* ]] || fail "b took no ticket of small from o3: residues $res"
 expect_ctl 0 "^tier check: ok \(3 servers" --more_servers "$MORE" tier check
-log "3. o3 added (killed after its first namespace, resumed): both namespaces on it above their marks; b's tickets of small above the floor: $n, residues $res"
+log "3. o3 added (killed after its first namespace, resumed): both namespaces on it above their marks; ns drop/create/raise refused without o3 in the config, a create made on 3 servers with it; b's tickets of small above the floor: $n, residues $res"
 
 # 4. No ID twice within a sequence.
 errs=$(cat "$T_DIR"/*.err | awk '{ n += $1 } END { print n + 0 }')
