@@ -9,8 +9,8 @@
  * IGNORE, marks only raised, the meta row written last and only while the
  * server has drawn no ticket), so a command killed at any step is run again.
  * Every namespace ready on the region's servers is made on the new server
- * before its meta row, its counter above every mark of that namespace
- * (docs/design.md 13.8).
+ * before its meta row, its counter above every mark of that namespace, and
+ * every other name it lists is taken off it (docs/design.md 13.8).
  * The writes need an administrator's account (IDGEN_ADMIN_USER, default root,
  * and IDGEN_ADMIN_PASSWORD, from the environment: never in argv); the reads use
  * the service user of the config, as idserver does.
@@ -32,10 +32,12 @@
 struct add;
 static void	add_floor(struct add *a);
 static int	add_ns_read(struct add *a);
+static int	add_ns_stale(struct add *a);
 
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
- * with SIGKILL right after that step (new-meta, new-marks, new-floor, others).
+ * with SIGKILL right after that step (new-meta, new-marks, new-floor, new-stale,
+ * new-ns, others).
  */
 static void
 add_step(const char *step)
@@ -61,6 +63,9 @@ struct add {
 						 * under the old M */
 	struct ctl_ns_row	 ns[CTL_NS_MAX];	/* every namespace ready */
 	unsigned		 nns;
+	bool			 revive[CTL_NS_MAX];	/* ns[k]'s row on the new server
+						 * 'dropped': made again (13.8) */
+	uint64_t		 new_rows;	/* catalogue rows the new server holds */
 	char			 grantee[160];	/* the service user, for GRANT */
 };
 
@@ -261,12 +266,16 @@ add_check_new(struct add *a)
 	    "'idgen_marks' AND COLUMN_NAME = 'role'), (SELECT COUNT(*) FROM idgen_leases), "
 	    "(SELECT COUNT(*) FROM tickets64), "
 	    "(SELECT server_uuid FROM idgen_meta WHERE one = 1), "
-	    "(SELECT server_offset FROM idgen_meta WHERE one = 1)";
-	char got[8][64];
+	    "(SELECT server_offset FROM idgen_meta WHERE one = 1), "
+	    "(SELECT COUNT(*) FROM idgen_namespaces)";
+	char got[9][64];
 	uint64_t v;
 
-	if (!add_row(&a->srv, sql, got, 8))
+	if (!add_row(&a->srv, sql, got, 9))
 		return 2;
+	/* Any: add_ns_stale reads them (a fresh server holds none: no statement more). */
+	if (!ctl_u64(got[8], &a->new_rows))
+		a->new_rows = 1;
 	for (unsigned i = 0; i < server_count(); i++)
 		if (!add_is_new(a, i) && got[6][0] != '\0' &&
 		    strcmp(a->c->srv[i].field[F_UUID], got[6]) == 0) {
@@ -358,10 +367,79 @@ add_write_floor(struct add *a)
 }
 
 /*
- * Namespace k on the new server: its catalogue row as the others hold it, its
- * table and the service user's rights, a marks row per server of the region,
- * its counter above every mark of it on every server (ID space), then its own
- * row there (docs/design.md 13.8).
+ * The new server's catalogue, before its meta row (docs/design.md 13.8): a
+ * row of a name the region does not hold ready on every other server, or
+ * holds with another B or policy, is taken off it as ns drop leaves a name
+ * ('dropped': never served; its table and marks kept, so a re-create starts
+ * above them). Such a row is a killed run's, left behind by an ns drop or
+ * create that reached the configured servers alone (idsim seed 138: n0 left
+ * 'ready' at counter 1 beside the pair's 'dropped', and served from it alone
+ * once the pair was refused). A name of the region's found 'dropped' there
+ * is made again by add_write_ns (revive). 0, or the exit status.
+ */
+static int
+add_ns_stale(struct add *a)
+{
+	static char drop[CTL_NS_MAX][NS_NAME_MAX + 1];
+	struct ctl_res *res;
+	unsigned ndrop = 0, k;
+	char **row;
+	uint64_t b;
+	int rc = 0;
+
+	if (a->new_rows == 0)
+		return 0;
+	res = ctl_query(&a->srv, "SELECT name, block_size, fallback, state FROM "
+	    "idgen_namespaces ORDER BY name");
+	if (res == NULL) {
+		fprintf(stderr, "idgenctl: %s:%u: %s\n", a->host, a->port, a->srv.error);
+		return 2;
+	}
+	while (rc == 0 && (row = ctl_row(res)) != NULL) {
+		if (ctl_fields(res) != 4 || row[0] == NULL || row[1] == NULL || row[2] == NULL ||
+		    row[3] == NULL || !ns_name_ok(row[0], strlen(row[0]))) {
+			fprintf(stderr, "idgenctl: %s:%u: a row of its idgen_namespaces is not "
+			    "understood (name '%s'): repair it by hand\n", a->host, a->port,
+			    row[0] != NULL ? row[0] : "NULL");
+			rc = 1;
+			break;
+		}
+		for (k = 0; k < a->nns && strcmp(a->ns[k].name, row[0]) != 0; k++)
+			;
+		if (k < a->nns && strcmp(row[3], "dropped") != 0 && ctl_u64(row[1], &b) &&
+		    b == a->ns[k].b && strcmp(row[2], a->ns[k].fallback) == 0)
+			continue;	/* the region's, as it holds it: add_write_ns */
+		if (k < a->nns)
+			a->revive[k] = true;
+		if (strcmp(row[3], "dropped") == 0)
+			continue;
+		if (ndrop == CTL_NS_MAX) {
+			fprintf(stderr, "idgenctl: %s:%u lists more than %u namespaces\n", a->host,
+			    a->port, CTL_NS_MAX);
+			rc = 1;
+			break;
+		}
+		snprintf(drop[ndrop++], sizeof(drop[0]), "%s", row[0]);
+	}
+	ctl_res_free(res);
+	for (unsigned i = 0; rc == 0 && i < ndrop; i++) {
+		if (!ctl_exec(&a->srv, "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = "
+		    "'%s'", drop[i]))
+			return 2;
+		printf("tier add-server: namespace %s taken off o%u ('dropped'): a killed run's "
+		    "row, not as every other server of region %u holds it (docs/design.md 13.8)\n",
+		    drop[i], a->offset, server_region());
+		add_step("new-stale");
+	}
+	return rc;
+}
+
+/*
+ * Namespace k on the new server: its catalogue row as the others hold it,
+ * 'creating' (made again if 'dropped', as ns create does), its table and the
+ * service user's rights, a marks row per server of the region, its counter
+ * above every mark of it on every server (ID space), then its own row there,
+ * and only then 'ready' (docs/design.md 13.8).
  */
 static int
 add_write_ns(struct add *a, unsigned k)
@@ -372,8 +450,11 @@ add_write_ns(struct add *a, unsigned k)
 	int len;
 
 	if (!ctl_exec(&a->srv, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, "
-	    "state, start_above) VALUES ('%s', %" PRIu64 ", '%s', 'ready', %" PRIu64 ")", n->name,
-	    n->b, n->fallback, n->start_above) ||
+	    "state, start_above) VALUES ('%s', %" PRIu64 ", '%s', 'creating', %" PRIu64 ")",
+	    n->name, n->b, n->fallback, n->start_above) ||
+	    (a->revive[k] && !ctl_exec(&a->srv, "UPDATE idgen_namespaces SET state = 'creating', "
+	    "block_size = %" PRIu64 ", fallback = '%s' WHERE name = '%s' AND state = 'dropped'",
+	    n->b, n->fallback, n->name)) ||
 	    !ctl_exec(&a->srv, "UPDATE idgen_namespaces SET start_above = GREATEST(start_above, %"
 	    PRIu64 ") WHERE name = '%s'", n->start_above, n->name))
 		return 2;
@@ -381,11 +462,12 @@ add_write_ns(struct add *a, unsigned k)
 	    "WHERE name = '%s'", n->name);
 	if (!add_row(&a->srv, sql, got, 3))
 		return 2;
+	/* 'ready': an earlier run's, its counter and own row set before it. */
 	if (!ctl_u64(got[0], &e) || e != n->b || strcmp(got[1], n->fallback) != 0 ||
-	    strcmp(got[2], "ready") != 0) {
+	    (strcmp(got[2], "creating") != 0 && strcmp(got[2], "ready") != 0)) {
 		fprintf(stderr, "idgenctl: %s:%u holds namespace %s with B %s, fallback %s, state "
-		    "%s, the region's is B %" PRIu64 ", %s, ready: not a fresh server\n", a->host,
-		    a->port, n->name, got[0], got[1], got[2], n->b, n->fallback);
+		    "%s, the region's is B %" PRIu64 ", %s, ready: changed while this ran; run it "
+		    "again\n", a->host, a->port, n->name, got[0], got[1], got[2], n->b, n->fallback);
 		return 1;
 	}
 	if (!ctl_ns_table(&a->srv, n->name, a->grantee))
@@ -413,11 +495,17 @@ add_write_ns(struct add *a, unsigned k)
 		    "no room below 2^53\n", n->name, t, n->b);
 		return 1;
 	}
-	/* The counter first: a command killed between leaves it above its own mark. */
+	/*
+	 * The counter first: a command killed between leaves it above its own
+	 * mark. 'ready' last: no idserver serves N here below them meanwhile,
+	 * though an earlier run wrote the meta row.
+	 */
 	if (!ctl_exec(&a->srv, "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, n->name, t) ||
 	    !ctl_exec(&a->srv, "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", block_size = %"
 	    PRIu64 " WHERE ns = '%s' AND role = 'o%u' AND (high_water + 1) * IF(block_size = 0, %"
-	    PRIu64 ", block_size) < %" PRIu64, t - 1, n->b, n->name, a->offset, n->b, t * n->b))
+	    PRIu64 ", block_size) < %" PRIu64, t - 1, n->b, n->name, a->offset, n->b, t * n->b) ||
+	    !ctl_exec(&a->srv, "UPDATE idgen_namespaces SET state = 'ready' WHERE name = '%s' AND "
+	    "state = 'creating'", n->name))
 		return 2;
 	add_step("new-ns");
 	return 0;
@@ -451,7 +539,7 @@ add_write_new(struct add *a)
 	if (!ctl_exec(&a->srv, "%s", sql))
 		return 2;
 	add_step("new-marks");
-	if ((rc = add_write_floor(a)) != 0)
+	if ((rc = add_write_floor(a)) != 0 || (rc = add_ns_stale(a)) != 0)
 		return rc;
 	for (unsigned k = 0; k < a->nns; k++)
 		if ((rc = add_write_ns(a, k)) != 0)

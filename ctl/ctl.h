@@ -45,10 +45,9 @@ struct ctl_server {
 	struct state_mark	 mark[SERVER_MAX];	/* its idgen_marks rows, by the
 						 * index of the server of its region */
 	bool			 has_mark[SERVER_MAX];
-	char			 unlisted[16];	/* "" or the role of a marks row (not
-						 * retired) of a server of its region
-						 * this config does not name (13.3) */
 	uint64_t		 retired;	/* by index: its rows flagged retired (12.5) */
+	char			 unknown[16];	/* a role of its idgen_marks no server of
+						 * the config has, not retired; "" none */
 	uint64_t		 own_gen;	/* its own row's generation and seal (12.4) */
 	bool			 sealed;
 	struct ctl_lease	*lease;

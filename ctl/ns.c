@@ -279,33 +279,6 @@ ns_adopt_max(struct ns *x, uint64_t *largest)
 	return 0;
 }
 
-/*
- * Every server of the tier is in the config: a marks row of a server this
- * config does not name (tier add-server ran, more_servers not yet given)
- * refuses create, raise and drop, which reach the configured servers only.
- * A drop that missed o3 left its row 'ready' under the old B while the name
- * was created again on the others; an idserver then served both, each while
- * the other's servers were down (docs/design.md 13.3, idsim seed 13198).
- * The rows were read by ctl_read; 0 or the exit status.
- */
-static int
-ns_members(struct ns *x, const char *verb)
-{
-	for (unsigned i = 0; i < server_count(); i++) {
-		const struct ctl_server *s = &x->c->srv[i];
-
-		if (s->unlisted[0] == '\0')
-			continue;
-		fprintf(stderr, "idgenctl: the %s server holds the marks row '%s' of a server this "
-		    "config does not name: ns %s acts on every server of the tier, so each must be "
-		    "in the config; repair: add it to more_servers (OFFSET=IP:PORT, as tier "
-		    "add-server printed; finish an add-server first), or retire it (tier "
-		    "retire-server)\n", server_name(i), s->unlisted, verb);
-		return 1;
-	}
-	return 0;
-}
-
 /* Connects to every server of the tier as the administrator; 0 or the exit status. */
 static int
 ns_connect(struct ns *x)
@@ -845,9 +818,21 @@ ctl_ns(struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "idgenctl: ns raise NAME --above N\n");
 		return 2;
 	}
-	rc = strcmp(verb, "list") != 0 ? ns_members(&x, verb) : 0;
-	if (rc == 0)
-		rc = ns_connect(&x);
+	/*
+	 * A server of the region the config lacks would keep a dropped name
+	 * 'ready', or its old B under a re-created one, and serve it alone
+	 * (docs/design.md 13.8; idsim seed 2187).
+	 */
+	for (unsigned i = 0; strcmp(verb, "list") != 0 && i < server_count(); i++)
+		if (c->srv[i].unknown[0] != '\0') {
+			fprintf(stderr, "idgenctl: the %s server's idgen_marks names server %s, which the "
+			    "config does not list: a namespace lives on every server of the region, "
+			    "so ns %s refuses; add it to more_servers (once tier add-server completed "
+			    "for it), or retire it (idgenctl tier retire-server) if it never will be "
+			    "(docs/design.md 13.8)\n", server_name(i), c->srv[i].unknown, verb);
+			return 1;
+		}
+	rc = ns_connect(&x);
 	if (rc == 0 && x.b == 0)
 		rc = 2;
 	if (rc == 0)

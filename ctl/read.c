@@ -79,11 +79,7 @@ ctl_by_role(const struct ctl_server *s, const char *role, unsigned *index)
 	return false;
 }
 
-/*
- * Its marks: its own row and its copies of the other servers' rows; the
- * first row of a member this config lacks (a tier grown by add-server, the
- * config not yet given more_servers) in s->unlisted.
- */
+/* Its marks: its own row and its copies of the other servers' rows. */
 static bool
 ctl_read_marks(struct ctl_server *s)
 {
@@ -95,15 +91,13 @@ ctl_read_marks(struct ctl_server *s)
 
 	if (res == NULL)
 		return false;
-	s->unlisted[0] = '\0';
 	while ((row = ctl_row(res)) != NULL) {
-		if (row[0] == NULL)
+		/* A server of the region the config lacks (an addition not configured yet). */
+		if (row[0] != NULL && !ctl_by_role(s, row[0], &i) && row[5] != NULL &&
+		    strcmp(row[5], "0") == 0 && s->unknown[0] == '\0')
+			snprintf(s->unknown, sizeof(s->unknown), "%.15s", row[0]);
+		if (row[0] == NULL || !ctl_by_role(s, row[0], &i))
 			continue;
-		if (!ctl_by_role(s, row[0], &i)) {
-			if (s->unlisted[0] == '\0' && row[5] != NULL && strcmp(row[5], "0") == 0)
-				snprintf(s->unlisted, sizeof(s->unlisted), "%s", row[0]);
-			continue;
-		}
 		if (row[5] == NULL || strcmp(row[5], "0") != 0)
 			s->retired |= UINT64_C(1) << i;
 		if (i == s->index) {

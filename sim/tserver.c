@@ -1212,26 +1212,33 @@ tserver_ctl_update(struct tserver *s, const char *sql)
 	return tserver_ctl_floor_marks(s, sql);
 }
 
-/* ctl/ns.c's ctl_ns_ready: the catalogue rows not dropped, by name. */
+/*
+ * ctl/ns.c's ctl_ns_ready: the catalogue rows not dropped, by name; with
+ * dropped (tier add-server's read of the new server's, 13.8) every row, its
+ * first four columns.
+ */
 static void
-tserver_ctl_catalogue(struct tserver *s, struct tserver_rows *r)
+tserver_ctl_catalogue(struct tserver *s, struct tserver_rows *r, bool dropped)
 {
 	static const char *const states[] = { "", "creating", "ready", "dropped" };
 
 	r->result = true;
-	r->nfields = 5;
+	r->nfields = dropped ? 4 : 5;
 	for (unsigned k = 0; k < TSERVER_NS; k++) {
 		const struct tserver_ns *n = &s->st.ns[k];
 		unsigned i = r->nrows;
 
-		if (n->state == TS_NS_NONE || n->state == TS_NS_DROPPED)
+		if (n->state == TS_NS_NONE || (n->state == TS_NS_DROPPED && !dropped))
 			continue;
 		snprintf(r->cell[i][0], sizeof(r->cell[i][0]), "%s", tserver_ns_name(k));
 		tserver_cell(r, i, 1, n->b);
 		snprintf(r->cell[i][2], sizeof(r->cell[i][2]), "%s", n->refuse ? "refuse" :
 		    "snowflake");
 		snprintf(r->cell[i][3], sizeof(r->cell[i][3]), "%s", states[n->state]);
-		tserver_cell(r, i, 4, n->start_above);
+		if (dropped)
+			r->nrows = i + 1;
+		else
+			tserver_cell(r, i, 4, n->start_above);
 	}
 }
 
@@ -1357,7 +1364,7 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 	static const char check_new[] = "SELECT @@GLOBAL.auto_increment_increment, "
 	    "@@GLOBAL.auto_increment_offset, @@GLOBAL.innodb_flush_log_at_trx_commit, ";
 	char uuid[24], parity[8];
-	unsigned u[4];
+	unsigned u[4], rows = 0;
 	uint64_t v[4];
 	int role = tserver_ctl_role(sql), layout;
 
@@ -1385,6 +1392,9 @@ tserver_ctl_add(struct tserver *s, const char *sql, struct tserver_rows *r)
 			tserver_cell(r, 0, 7, s->st.meta_offset);
 		else
 			tserver_text(r, 0, 7, NULL);
+		for (unsigned k = 0; k < TSERVER_NS; k++)
+			rows += s->st.ns[k].state != TS_NS_NONE;
+		tserver_cell(r, 0, 8, rows);
 		return true;
 	}
 	if (sscanf(sql, "INSERT IGNORE INTO idgen_meta (one, layout_version, block_size, parity) "
@@ -1523,19 +1533,6 @@ tserver_ctl_ns(struct tserver *s, const char *sql, struct tserver_rows *r)
 		if (n->state == TS_NS_NONE) {
 			memset(n, 0, sizeof(*n));
 			n->state = TS_NS_CREATING;
-			n->b = v[0];
-			n->refuse = strcmp(f, "refuse") == 0;
-			n->start_above = v[1];
-		}
-		return true;
-	}
-	/* tier add-server on the new server: the row as the region holds it (13.8). */
-	if (sscanf(sql, "INSERT IGNORE INTO idgen_namespaces (name, block_size, fallback, state, "
-	    "start_above) VALUES ('%7[a-z0-9_]', %" SCNu64 ", '%15[a-z]', 'ready', %" SCNu64 ")",
-	    name, &v[0], f, &v[1]) == 4) {
-		if (n->state == TS_NS_NONE) {
-			memset(n, 0, sizeof(*n));
-			n->state = TS_NS_READY;
 			n->b = v[0];
 			n->refuse = strcmp(f, "refuse") == 0;
 			n->start_above = v[1];
@@ -1762,7 +1759,10 @@ tserver_ctl(struct tserver *s, uint64_t conn, const char *sql, struct tserver_ro
 		tserver_cell(r, 0, 0, s->st.mark[role]);
 	} else if (strcmp(sql, "SELECT name, block_size, fallback, state, start_above FROM "
 	    "idgen_namespaces WHERE state <> 'dropped' ORDER BY name") == 0) {
-		tserver_ctl_catalogue(s, r);
+		tserver_ctl_catalogue(s, r, false);
+	} else if (strcmp(sql, "SELECT name, block_size, fallback, state FROM idgen_namespaces "
+	    "ORDER BY name") == 0) {
+		tserver_ctl_catalogue(s, r, true);
 	} else if (strncmp(sql, "EXPLAIN ", 8) == 0) {
 		;	/* every right granted */
 	} else if (!tserver_ctl_read(s, sql, r) && !tserver_ctl_update(s, sql) &&

@@ -58,7 +58,6 @@ struct nsrv {
 	uint32_t	 logged[NS_SERVERS];	/* ... and the reason logged (its hash; 0: none) */
 	struct seq	 seq;		/* its sequence: buffer, demand, counters, rate,
 					 * tickets in flight and being written */
-	uint64_t	 ids_released;	/* buffered IDs let go (idle, dropped): a gap */
 	uint64_t	 dropped;	/* times a check found it dropped or created
 					 * again: its buffered IDs let go (13.6) */
 };

@@ -34,7 +34,8 @@ static void	tier_publish_marks(struct tier *t);
 static bool	tier_save(struct tier *t);
 static void	tier_saved(struct tier *t, bool ok);
 static void	tier_merged(void *arg, bool ok, uint64_t index, uint64_t ticket);
-static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
+static bool	tier_write_ahead(struct tier *t, struct nsrv *ns, const struct ticket_server *s,
+		    uint64_t tk);
 static bool	tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk,
 		    uint32_t conn, bool ok);
 static void	tier_written(void *arg, bool ok, uint64_t a, uint64_t tk);
@@ -65,7 +66,6 @@ static void	tier_ns_check_ended(struct db_conn *db, const struct db_result *r, v
 static void	tier_ns_read(struct ticket_server *s, const struct db_result *r);
 static bool	tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns);
 static uint64_t	tier_known_now(const struct ticket_server *s);
-static uint64_t	tier_ns_known_now(const struct ticket_server *s);
 static void	tier_ns_up_now(const struct tier *t, bool *up);
 static void	tier_ns_counters(struct tier *t, unsigned i);
 static bool	tier_ns_witness(struct tier *t, struct ticket_server *s);
@@ -80,12 +80,10 @@ static void	tier_ns_event(struct tier *t, struct ticket_server *s, enum ticket_e
 static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const char *why);
 static bool	tier_ns_answered(struct tier *t, struct ticket_server *s);
 static void	tier_ns_retired(struct tier *t, const struct ticket_server *s);
-static void	tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms);
 static void	tier_ns_kick_checks(struct tier *t);
 static void	tier_ns_kick_fetches(struct tier *t, bool demand);
 static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
 static int	tier_pair_in_use(const struct tier *t);
-static int	tier_next_server(const struct tier *t);
 static enum seq_copy	tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i,
 		    uint64_t tk, bool rule_on);
 static void	tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk);
@@ -218,16 +216,29 @@ tier_fetch_ms(const struct tier *t)
 	return ms;
 }
 
-/* Samples the rate of IDs handed out from the pool. */
+/*
+ * Every TIER_RATE_MS: every sequence's rate of IDs handed out and its target
+ * (seq_sample, the default's first); an idle namespace lets its IDs go.
+ */
 static void
 tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tier *t = arg;
+	double fetch_ms = tier_fetch_ms(t);
+	uint64_t now;
 
 	(void)fd;
 	(void)what;
-	seq_sample(&t->seq, &t->prefetch, TIER_RATE_MS, tier_fetch_ms(t), t->block_size);
-	tier_ns_tick(t, TIER_RATE_MS, tier_fetch_ms(t));
+	seq_sample(&t->seq, &t->prefetch, TIER_RATE_MS, fetch_ms, t->block_size);
+	now = clk_mono_ms();
+	for (unsigned k = 0; k < t->nss.n; k++) {
+		struct nsrv *ns = t->nss.v[k];
+
+		seq_sample(&ns->seq, &t->prefetch, TIER_RATE_MS, fetch_ms, ns->b);
+		if (pool_available(&ns->seq.pool) > 0 && ns->seq.last_take_ms != 0 &&
+		    now - ns->seq.last_take_ms > t->ns_idle_ms)
+			t->ns_released += pool_clear(&ns->seq.pool);
+	}
 	tier_waits_watch(t);
 	tier_prefetch(t);
 }
@@ -256,29 +267,41 @@ tier_need(const struct tier *t, const struct nsrv *ns)
 
 /*
  * Sends one ticket of ns (NULL: the default) on the next server in turn after
- * the last used that may take it: the default's in the region in use
- * (tier_next_server: ours, or another region's pair while ours is down), a
- * namespace's on our region's servers where it is usable. True when sent.
+ * the last used (taking turns) that may take it: the default's in the region
+ * in use (tier_pair_in_use: ours, or another region's pair while ours is
+ * down) and fresh, a namespace's on our region's servers where it is usable.
+ * True when sent; a namespace's send that failed tries the next server, the
+ * default's waits for the next pass.
  */
 static bool
 tier_fetch_next(struct tier *t, struct nsrv *ns)
 {
-	unsigned own = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS;
-	int next = ns == NULL ? tier_next_server(t) : -1;
+	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	int first = ns != NULL ? 0 : tier_pair_in_use(t);
+	unsigned f = 0, count = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS,
+	    last;
 
-	if (ns == NULL) {
-		if (next < 0 || !tier_send_tx(t, &t->srv[next], NULL))
-			return false;
-		t->seq.last_used = (unsigned)next;
-		return true;
-	}
-	for (unsigned r = 1; r <= own; r++) {
-		unsigned i = (ns->seq.last_used + r) % own;
+	if (first < 0)
+		return false;
+	if (ns == NULL)
+		server_group((unsigned)first, &f, &count);
+	if (count == 0)
+		return false;
+	if (ns != NULL)
+		last = q->last_used % count;
+	else	/* last used in another region: this one's first server is next */
+		last = q->last_used >= f && q->last_used < f + count ? q->last_used - f : count - 1;
+	for (unsigned k = 1; k <= count; k++) {
+		unsigned i = f + (last + k) % count;
+		bool may = ns != NULL ? tier_ns_usable(t, ns, i) :
+		    t->srv[i].state == TICKET_READY && t->fresh[i];
 
-		if (tier_ns_usable(t, ns, i) && tier_send_tx(t, &t->srv[i], ns)) {
-			ns->seq.last_used = i;
+		if (may && tier_send_tx(t, &t->srv[i], ns)) {
+			q->last_used = i;
 			return true;
 		}
+		if (may && ns == NULL)
+			return false;
 	}
 	return false;
 }
@@ -322,30 +345,6 @@ tier_pair_in_use(const struct tier *t)
 		for (unsigned r = 0; r < SERVER_PAIR; r++)
 			if (ticket_up(&t->srv[p + r]))
 				return (int)p;
-	return -1;
-}
-
-/*
- * The server of the region in use after the last one used (taking turns)
- * that may fetch now; -1: none.
- */
-static int
-tier_next_server(const struct tier *t)
-{
-	int first = tier_pair_in_use(t);
-	unsigned f, count, last;
-
-	if (first < 0)
-		return -1;
-	server_group((unsigned)first, &f, &count);
-	last = t->seq.last_used >= f && t->seq.last_used < f + count ? t->seq.last_used - f :
-	    count - 1;
-	for (unsigned k = 1; k <= count; k++) {
-		unsigned i = f + (last + k) % count;
-
-		if (t->srv[i].state == TICKET_READY && t->fresh[i])
-			return (int)i;
-	}
 	return -1;
 }
 
@@ -527,11 +526,8 @@ tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 		t->ns_released += skip;
 	}
 	/* Cannot fail with the prefetch bound; losing a block is only a gap. */
-	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk)) {
+	if (n > 0 && !seq_bank(&q->pool, first, n, ns != NULL ? ns->name : "", tk))
 		*(ns != NULL ? &t->ns_released : &t->ids_dropped) += b;
-		if (ns != NULL)
-			ns->ids_released += b;
-	}
 	q->demand = false;
 	q->banked++;
 }
@@ -683,7 +679,6 @@ again:
 			 * with the rest, never served below a new incarnation (13.6).
 			 */
 			n->seq.writing--;
-			n->ids_released += n->b;
 			t->ns_released += n->b;
 			continue;
 		}
@@ -812,21 +807,30 @@ tier_carried_landed(struct tier *t, const struct ticket_server *s, struct nsrv *
 }
 
 /*
- * Write-ahead, for every sequence (docs/design.md 6.9, 13.5): server i's
- * judged ticket tk of ns (NULL: the default) raises its mark in the state
- * file, and its block is banked only once a write covering that mark is
- * durable, now or later in tier_written; then copy first (tier_durable).
- * False when the ticket is not used now (the write failed, or a namespace's
- * marks are full).
+ * Server s's ticket tk of ns (NULL: the default) passed every check, to be
+ * used, the same steps for every sequence (13.7). Its transaction committed
+ * the copies it carried (copy first, 6.5, 13.6); the default's own copy goes
+ * out beside its state file write (copy_need: a namespace's is pushed only
+ * for a waiting ticket). Then write-ahead (docs/design.md 6.9, 13.5): it
+ * raises its mark in the state file, and its block is banked only once a
+ * write covering that mark is durable, now or later in tier_written; then
+ * copy first (tier_durable). False when the ticket is not used now (the
+ * write failed, or a namespace's marks are full).
  */
 static bool
-tier_write_ahead(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
+tier_write_ahead(struct tier *t, struct nsrv *ns, const struct ticket_server *s, uint64_t tk)
 {
 	bool on = ns == NULL || RULE_ON(RULE_NS_WRITE_AHEAD), changed = false;
+	unsigned i = s->index;
 	/* Names it to tier_written, with the connection it was drawn on (6.5). */
 	uint64_t a = (uint64_t)t->conn_gen[i] << 40 | (uint64_t)(ns != NULL ? ns->id : 0) << 8 | i;
 	enum seq_written w;
 
+	tier_carried_landed(t, s, ns);
+	if (ns == NULL && RULE_ON(RULE_COPY_FIRST) && tk > t->copy_need[i]) {
+		t->copy_need[i] = tk;
+		t->copy_due = true;
+	}
 	if (ns == NULL) {
 		state_raise_mark(&t->sf->rec, i, tk, t->block_size, t->block_size, NULL);
 		tier_publish_marks(t);
@@ -1294,15 +1298,8 @@ tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t ticket, void
 		tier_ns_event(t, s, ev);
 		break;
 	case TICKET_EV_TICKET:
-		/* Its transaction committed the copies it carried (copy first, 6.5). */
-		tier_carried_landed(t, s, NULL);
-		/* Its copy goes out beside the state file write (copy first, 6.5). */
-		if (RULE_ON(RULE_COPY_FIRST) && ticket > t->copy_need[s->index]) {
-			t->copy_need[s->index] = ticket;
-			t->copy_due = true;
-		}
 		/* Write-ahead: on disk before any of its IDs is handed out. */
-		if (!tier_write_ahead(t, NULL, s->index, ticket))
+		if (!tier_write_ahead(t, NULL, s, ticket))
 			return false;
 		break;
 	case TICKET_EV_DOWN:
@@ -1559,11 +1556,12 @@ tier_ns_usable(const struct tier *t, const struct nsrv *ns, unsigned i)
 }
 
 /*
- * At a check of server i: each namespace's ticket table, by the one check of
- * every sequence's (check_table: there, InnoDB, its marks rows), and its
- * counter there against every mark known for it. Judged only then: one query
- * at a time on the connection, so no ticket of ours was drawn there between
- * the counter's read and now.
+ * At a check of server i, as tier_merge_marks at the default's: the copies of
+ * the others' marks i holds landed (copy first, 13.6); each namespace's ticket
+ * table, by the one check of every sequence's (check_table: there, InnoDB, its
+ * marks rows), and its counter there against every mark known for it. Judged
+ * only then: one query at a time on the connection, so no ticket of ours was
+ * drawn there between the counter's read and now.
  */
 static void
 tier_ns_counters(struct tier *t, unsigned i)
@@ -1576,8 +1574,13 @@ tier_ns_counters(struct tier *t, unsigned i)
 		struct check_table tab = { t->srv[i].dbname, table, v->engine, v->counter != 0,
 		    "idgen_ns_marks", i, -1, repair };
 		uint64_t end, b = v->b;
+		bool read = ns->seen[i] == t->nss.last_check[i] && b != 0;
 
-		if (ns->seen[i] != t->nss.last_check[i] || b == 0 || !v->ready) {
+		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
+			if (read && j != i && v->hw[j] != 0)
+				seq_landed(&ns->seq, j, layout_ticket_end(v->hw[j],
+				    v->hb[j] != 0 ? v->hb[j] : b));
+		if (!read || !v->ready) {
 			ns->regressed[i] = false;
 			continue;
 		}
@@ -1766,18 +1769,6 @@ tier_ns_read(struct ticket_server *s, const struct db_result *r)
 	t->ns_released += nss_apply(&t->nss, i, r != NULL ? rows : NULL, n, up);
 	tier_ns_remember(t, rows, n, false);
 	tier_ns_counters(t, i);
-	/* The copies of the others' marks this server holds (copy first, 13.6). */
-	for (unsigned k = 0; k < t->nss.n; k++) {
-		struct nsrv *ns = t->nss.v[k];
-		const struct ns_view *v = &ns->v[i];
-
-		if (ns->seen[i] != t->nss.last_check[i] || v->b == 0)
-			continue;
-		for (unsigned j = 0; j < server_own_count() && j < NS_SERVERS; j++)
-			if (j != i && v->hw[j] != 0)
-				seq_landed(&ns->seq, j, layout_ticket_end(v->hw[j],
-				    v->hb[j] != 0 ? v->hb[j] : v->b));
-	}
 	if (!t->ns_witnessed[i] && tier_ns_witness(t, s))
 		return;		/* the run goes on: tier_ns_witnessed ends it */
 	t->ns_witnessed[i] = true;
@@ -1809,7 +1800,7 @@ tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
 	struct ticket_flight f = { .seq = ns != NULL ? ns->id : 0,
 	    .fetching = ns != NULL ? &ns->seq.fetching : &t->seq.fetching,
-	    .known = ns != NULL ? tier_ns_known_now : tier_known_now };
+	    .known = tier_known_now };
 
 	if (ns == NULL) {
 		ticket_seq_set(&f.q, NULL, s->block_size, NULL);
@@ -1830,20 +1821,20 @@ tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 	return ticket_fetch_seq(s, &f);
 }
 
-/* The mark known for s as the default's ticket in flight is answered (6.3). */
+/*
+ * The mark known for s as its ticket in flight is answered (6.3), of every
+ * sequence: the default's s->mark, a namespace's its known end on s in a
+ * ticket of its B.
+ */
 static uint64_t
 tier_known_now(const struct ticket_server *s)
 {
-	return s->mark;
-}
-
-/* The mark known for s's namespace ticket in flight, as its answer is taken. */
-static uint64_t
-tier_ns_known_now(const struct ticket_server *s)
-{
 	const struct tier *t = s->notify_arg;
-	const struct nsrv *ns = nss_by_id(&t->nss, s->flight.seq);
+	const struct nsrv *ns;
 
+	if (s->flight.seq == 0)
+		return s->mark;
+	ns = nss_by_id(&t->nss, s->flight.seq);
 	return layout_end_ticket(ns != NULL ? tier_ns_known(t, ns, s->index) : UINT64_MAX,
 	    s->flight.q.b);
 }
@@ -1863,10 +1854,8 @@ tier_ns_answered(struct tier *t, struct ticket_server *s)
 	if (ns == NULL)		/* cannot be: kept while a ticket of it is in flight */
 		return v != TICKET_TX_FAILED;
 	if (v == TICKET_TX_OK) {
-		/* Its transaction committed the copies it carried (copy first, 13.6). */
-		tier_carried_landed(t, s, ns);
-		/* Write-ahead, copy first, the bank: every sequence's (13.5, 13.7). */
-		(void)tier_write_ahead(t, ns, s->index, f->ticket);
+		/* Used: every sequence's steps (write-ahead, copy first, the bank: 13.7). */
+		(void)tier_write_ahead(t, ns, s, f->ticket);
 	} else if (v == TICKET_TX_LEARNED) {
 		/* Not used, nothing refused; its counter judged at a check at once (6.3). */
 		tier_ns_due(t, s->index);
@@ -1876,26 +1865,6 @@ tier_ns_answered(struct tier *t, struct ticket_server *s)
 			tier_ns_due(t, j);
 	}
 	return v != TICKET_TX_FAILED;
-}
-
-/* Every TIER_RATE_MS: each namespace's rate and target; idle ones let their IDs go. */
-static void
-tier_ns_tick(struct tier *t, unsigned rate_ms, double fetch_ms)
-{
-	uint64_t now = clk_mono_ms();
-
-	for (unsigned k = 0; k < t->nss.n; k++) {
-		struct nsrv *ns = t->nss.v[k];
-
-		seq_sample(&ns->seq, &t->prefetch, rate_ms, fetch_ms, ns->b);
-		if (pool_available(&ns->seq.pool) > 0 && ns->seq.last_take_ms != 0 &&
-		    now - ns->seq.last_take_ms > t->ns_idle_ms) {
-			uint64_t n = pool_clear(&ns->seq.pool);
-
-			ns->ids_released += n;
-			t->ns_released += n;
-		}
-	}
 }
 
 unsigned

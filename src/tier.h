@@ -121,7 +121,7 @@ struct tier {
 	uint64_t		 ns_sent_at[NS_SERVERS];	/* its namespace check in flight
 							 * was sent then (ns_epoch) */
 	unsigned		 ns_next;	/* the namespace to refill first, taking turns */
-	uint64_t		 ns_released;	/* buffered IDs of namespaces gone */
+	uint64_t		 ns_released;	/* namespaces' buffered IDs let go (idle, gone) */
 	uint64_t		 ns_refusals;	/* namespaces refused on a server */
 	uint64_t		 ns_copies_pushed;	/* plain namespace copy UPDATEs run */
 	uint64_t		 ns_banked_alone;	/* namespace tickets banked with no

@@ -125,19 +125,16 @@ rule_args() {
 # Every namespace rule (ns-*) hunted above in pairs is hunted among tiers too
 # (--tiers all with rule_args: 3-4 servers, a third of them the pair raised
 # and grown with namespaces served, section 14). Those that take over 1,000
-# schedules from seed 1 start at the first seed from 1 that finds it
-# (ns-write-ahead 13382: 13198 issued an ID twice with every rule on until ns
-# drop refused a server the config lacks, 13.3). That refusal moved the others
-# (their seeds' schedules met an ns op between add-server and the restart):
-# ns-state-marks 1971 -> 8108, ns-copy-first 1374 -> 5198, ns-remember 1858 ->
-# 43811 (23016 and 25535 before it issue an ID twice with every rule on: a
-# killed add-server, then ns drop, seed 138's open finding). A tier's hunt
-# counts only if its seed replayed with the rule on issues no ID twice (a
-# duplicate with every rule on would satisfy it otherwise).
+# schedules from seed 1 start at the seed that found it (ns-state-marks 8108,
+# ns-copy-first 5198, ns-write-ahead 24989, ns-remember 43811: none in 30,000
+# from seed 1; measured after the fix of seeds 138 and 7002, whose refusals
+# moved the earlier 1971, 1374, 13382 and 1858). A tier's hunt counts only if
+# its seed replayed with the rule on issues no ID twice (a duplicate with
+# every rule on would satisfy it otherwise).
 nstier_seed() {
 	case "$1" in
 	ns-state-marks) echo 8108 ;;
-	ns-write-ahead) echo 13382 ;;
+	ns-write-ahead) echo 24989 ;;
 	ns-remember) echo 43811 ;;
 	ns-copy-first) echo 5198 ;;
 	*) echo 1 ;;
@@ -289,13 +286,22 @@ job --seed 1 --schedules "$SIM_CTLOPS" --namespaces all --ctl-ops ns-raise,b-cha
 SIM_NSTIER=${SIM_NSTIER:-2000}
 nstier=$njobs
 job --seed 1 --schedules "$SIM_NSTIER" --namespaces all --tiers all --ctl-ops retire
-# Fixed findings of every rule on, replayed as shrunk: each must issue no ID
-# twice. 13198: ns drop reached the pair only, o3 not in the config (13.3).
-REPLAYS=(
+# Regression seeds of namespaces in raise schedules (docs/design.md 13.8),
+# every rule on, each of which issued an ID twice before its fix: seed 138, a
+# killed add-server's row of n0 left 'ready' on the new server after ns drop
+# reached the pair alone (add-server now takes such a row off it); seed 7002,
+# ns drop and create run on the pair alone once add-server had completed, the
+# new server keeping n0 'ready' under its old B (ns now refuses while a
+# server of the region is missing from the config); seed 13198 (--tiers all,
+# the hunt of ns-write-ahead's find), the same refusal: ns drop n0 (B=64) on the
+# pair alone, o3 not configured, ns create n0 B=1, ID 450 from both (13.3).
+REGRESS_NS=(
+	"--seed 138 --schedules 1 --namespaces all --tiers raise --faults lost-reply,lower,timeout --events 2,68,70,88,104,182,184,185,195,258,260,286,287"
+	"--seed 7002 --schedules 1 --namespaces all --tiers raise --faults drop,lower,restart --events 37,39,41,42,43,119,244,333,334,340,342,343,345,347,369,375,385,473,556,568"
 	"--seed 13198 --schedules 1 --namespaces all --tiers all --faults down,both-down,clock --events 38,39,72,119,125,131,149,150,161,174,179,224,244,246,247,301"
 )
-replays=$njobs
-for r in "${REPLAYS[@]}"; do
+regress=$njobs
+for r in "${REGRESS_NS[@]}"; do
 	# shellcheck disable=SC2086
 	job $r
 done
@@ -418,14 +424,6 @@ for rule in $NSTIER_RULES; do
 	esac
 	n=$((n + 1))
 done
-n=$replays
-for r in "${REPLAYS[@]}"; do
-	case "$(out $n)" in
-	*" 0 duplicates"*) echo "replay $r (every rule on): $(out $n)" ;;
-	*) echo "FAIL: replay $SIM $r issues an ID twice with every rule on again: $(out $n)"; why $n; fail=1 ;;
-	esac
-	n=$((n + 1))
-done
 # The stamp's path 1 (a copy of a dead idserver's file), file-back masked.
 case "$(out $path1)" in
 *" 0 duplicates"* | "") echo "FAIL: --disable stamp found no copy of a dead idserver's file resumed twice (path 1, --faults $STAMP_PATH1) in $SIM_RULE_BUDGET schedules: $(out $path1)"
@@ -456,6 +454,13 @@ if [ "$(rc $nstier)" -eq 0 ] && [ "$nst_n" -gt 0 ] && [ "${nst_ret:-0}" -gt 0 ];
 else
 	echo "FAIL: --namespaces all --tiers all --ctl-ops retire: a duplicate, a failed schedule, no namespace block drawn on o3 or o4 ($nst_n), or no retirement complete (${nst_ret:-0}): $(out $nstier)"; why $nstier; fail=1
 fi
+for r in "${REGRESS_NS[@]}"; do
+	case "$(rc $regress):$(out $regress)" in
+	"0:"*" 0 duplicates"*) echo "regression ($r): $(out $regress)" ;;
+	*) echo "FAIL: regression seed issued an ID twice (replay: $SIM $r): $(out $regress)"; why $regress; fail=1 ;;
+	esac
+	regress=$((regress + 1))
+done
 # A region's servers alone under another M are refused by its idservers' check
 # of their own servers: every such schedule sees the refusal, none serves a ticket.
 rm_res=$(sed -n 's/^residue by class:.* regions-m \([0-9]*\).*/\1/p' "$tmp/$regm.all")

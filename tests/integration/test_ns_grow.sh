@@ -13,9 +13,11 @@
 #      namespace ticket above its floor has a residue 1 or 2 mod 3;
 #   3. add-server 3 killed after making the first namespace and run again: o3
 #      holds both namespaces ready, its counters above every mark, the copy
-#      rows of its mark on the pair; ns drop, create and raise refused while
-#      the config lacks o3 (13.3), a create with it made on the three; a second idserver on the three takes
-#      namespace tickets of o3 (residue 0 mod 3) while the first goes on;
+#      rows of its mark on the pair, and a row of a name the pair does not hold
+#      (a killed run's, planted) 'dropped'; ns drop, create and raise refuse
+#      while o3 is not in the config, a create with it made on the three; a
+#      second idserver on the three takes namespace tickets of o3 (residue 0
+#      mod 3) while the first goes on;
 #   4. no ID twice within any sequence.
 . "$(dirname "$0")/lib.sh"
 
@@ -134,7 +136,14 @@ for ns in big small; do
 done
 rc=0; { IDGENCTL_KILL_AT=new-ns "${CTL[@]}" tier add-server 3 "127.0.0.1:$P3" >/dev/null; } 2>/dev/null || rc=$?
 [ $rc = 137 ] || fail "add-server killed at new-ns: exit $rc, want 137 (SIGKILL)"
+# A killed run's row of a name the pair dropped since (idsim seed 138): taken off o3.
+db_sql o3 "INSERT INTO idgen.idgen_namespaces (name, block_size, state) VALUES ('gone', 8, 'ready')"
 expect_ctl 0 "^tier add-server: 2 namespaces made on o3" tier add-server 3 "127.0.0.1:$P3"
+grep -q "^tier add-server: namespace gone taken off o3" "$T_DIR/ctl.out" || fail "no line of gone taken off o3: $(cat "$T_DIR/ctl.out")"
+[ "$(db_sql o3 "SELECT state FROM idgen.idgen_namespaces WHERE name = 'gone'")" = dropped ] ||
+	fail "o3 still serves gone, which the pair does not hold"
+# o3 not in the config yet: ns refuses (a drop or create would miss it; idsim seed 7002).
+expect_ctl 1 "idgen_marks names server o3, which the config does not list" ns drop small --force
 for ns in big small; do
 	[ "$(db_sql o3 "SELECT CONCAT(state, ' ', block_size) FROM idgen.idgen_namespaces WHERE name = '$ns'")" = "ready ${BS[$ns]}" ] ||
 		fail "o3's catalogue row of $ns"
@@ -146,12 +155,10 @@ for ns in big small; do
 	[ $((c * BS[$ns])) -ge "${TOP[$ns]}" ] || fail "o3's tickets_$ns counter $c: its block is below the marks' end ${TOP[$ns]} before the addition"
 done
 MORE="3=127.0.0.1:$P3"
-# o3 is in the tier, not yet in this config: ns drop, create and raise would
-# reach the pair alone (idsim seed 13198, 13.3), so each refuses, naming o3;
-# with more_servers a create reaches the three.
-expect_ctl 1 "the odd server holds the marks row 'o3' of a server this config does not name" ns drop small --force
-expect_ctl 1 "marks row 'o3'.*repair: add it to more_servers" ns create late --block-size 8
-expect_ctl 1 "marks row 'o3'" ns raise big --above 1000000000
+# Create and raise refuse as drop does (idsim seed 13198, 13.3); with
+# more_servers a create reaches the three.
+expect_ctl 1 "idgen_marks names server o3, which the config does not list.*add it to more_servers" ns create late --block-size 8
+expect_ctl 1 "idgen_marks names server o3" ns raise big --above 1000000000
 [ "$(db_sql odd "SELECT state FROM idgen.idgen_namespaces WHERE name = 'small'")" = ready ] ||
 	fail "a refused ns drop changed small's row on the odd server"
 expect_ctl 0 "^ns create: late ready on 3 servers" --more_servers "$MORE" ns create late --block-size 8

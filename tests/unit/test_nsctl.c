@@ -207,8 +207,8 @@ test_ns_refused_unlisted_server(void **state)
 
 	(void)state;
 	fake_tier(&c, NULL, 0, "0");
-	assert_string_equal(c.srv[0].unlisted, "o3");
-	assert_string_equal(c.srv[1].unlisted, "o3");
+	assert_string_equal(c.srv[0].unknown, "o3");
+	assert_string_equal(c.srv[1].unknown, "o3");
 	assert_int_equal(ctl_ns(&c, 2, dargv), 1);
 	assert_int_equal(ctl_ns(&c, 4, cargv), 1);
 	assert_int_equal(ctl_ns(&c, 4, rargv), 1);
@@ -229,11 +229,11 @@ test_ns_drop_every_server(void **state)
 
 	(void)state;
 	fake_tier(&c, extra, 1, "0");
-	assert_string_equal(c.srv[0].unlisted, "");
+	assert_string_equal(c.srv[0].unknown, "");
 	assert_int_equal(ctl_ns(&c, 2, argv), 0);
 	assert_int_equal(fake_count("UPDATE idgen_namespaces SET state = 'dropped'"), 3);
 	fake_tier(&c, NULL, 0, "1");
-	assert_string_equal(c.srv[0].unlisted, "");
+	assert_string_equal(c.srv[0].unknown, "");
 	assert_int_equal(ctl_ns(&c, 2, argv), 0);
 	assert_int_equal(fake_count("UPDATE idgen_namespaces SET state = 'dropped'"), 2);
 }
