@@ -14,9 +14,10 @@
 #   3. add-server 3 killed after making the first namespace and run again: o3
 #      holds both namespaces ready, its counters above every mark, the copy
 #      rows of its mark on the pair, and a row of a name the pair does not hold
-#      (a killed run's, planted) 'dropped'; ns drop refuses while o3 is not in
-#      the config; a second idserver on the three takes namespace tickets of o3
-#      (residue 0 mod 3) while the first goes on;
+#      (a killed run's, planted) 'dropped'; ns drop, create and raise refuse
+#      while o3 is not in the config, a create with it made on the three; a
+#      second idserver on the three takes namespace tickets of o3 (residue 0
+#      mod 3) while the first goes on;
 #   4. no ID twice within any sequence.
 . "$(dirname "$0")/lib.sh"
 
@@ -154,6 +155,15 @@ for ns in big small; do
 	[ $((c * BS[$ns])) -ge "${TOP[$ns]}" ] || fail "o3's tickets_$ns counter $c: its block is below the marks' end ${TOP[$ns]} before the addition"
 done
 MORE="3=127.0.0.1:$P3"
+# Create and raise refuse as drop does (idsim seed 13198, 13.3); with
+# more_servers a create reaches the three.
+expect_ctl 1 "idgen_marks names server o3, which the config does not list.*add it to more_servers" ns create late --block-size 8
+expect_ctl 1 "idgen_marks names server o3" ns raise big --above 1000000000
+[ "$(db_sql odd "SELECT state FROM idgen.idgen_namespaces WHERE name = 'small'")" = ready ] ||
+	fail "a refused ns drop changed small's row on the odd server"
+expect_ctl 0 "^ns create: late ready on 3 servers" --more_servers "$MORE" ns create late --block-size 8
+[ "$(db_sql o3 "SELECT state FROM idgen.idgen_namespaces WHERE name = 'late'")" = ready ] ||
+	fail "ns create with more_servers: late not ready on o3"
 idserver_start b "$B" "${FLAGS[@]}" --tier_increment $M --more_servers "$MORE"
 for ns in big small; do wait_for "b serves $ns" 15 ns_served "$B" $ns; wait_ns_buffered "$B" $ns; done
 wait_buffered "$B"
@@ -167,7 +177,7 @@ for p in "${LOADS[@]}"; do wait "$p" || true; done
 read -r n res < <(tickets "$T_DIR/b.small" 16 "${FLOOR[small]}")
 [[ $res == *0* ]] || fail "b took no ticket of small from o3: residues $res"
 expect_ctl 0 "^tier check: ok \(3 servers" --more_servers "$MORE" tier check
-log "3. o3 added (killed after its first namespace, resumed): both namespaces on it above their marks; b's tickets of small above the floor: $n, residues $res"
+log "3. o3 added (killed after its first namespace, resumed): both namespaces on it above their marks; ns drop/create/raise refused without o3 in the config, a create made on 3 servers with it; b's tickets of small above the floor: $n, residues $res"
 
 # 4. No ID twice within a sequence.
 errs=$(cat "$T_DIR"/*.err | awk '{ n += $1 } END { print n + 0 }')
