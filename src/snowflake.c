@@ -145,12 +145,9 @@ snowflake_set_window(struct snowflake *g, unsigned worker, uint64_t start,
 void
 snowflake_resume(struct snowflake *g, unsigned worker, uint64_t floor, uint64_t end)
 {
-	assert(worker <= LAYOUT_WORKER_MAX);
-
 	snowflake_forget(g, worker);
-	g->window_start = floor < LAYOUT_TS_MIN ? LAYOUT_TS_MIN : floor;
-	g->window_end = end > LAYOUT_TS_MAX ? LAYOUT_TS_MAX : end;
-	g->has_window = true;
+	snowflake_set_window(g, worker, floor, end);	/* the same worker: nothing forgotten */
+	g->clock_max = 0;	/* no clock was read at floor, unlike a claim's start */
 }
 
 /* The write-ahead limit: no ts above reserved until the caller persists more. */

@@ -207,15 +207,12 @@ static bool
 state_check(const char *buf, size_t len, const char **body_end, char *why, size_t whylen)
 {
 	const char *check = state_check_line(buf, len), *p;
-	bool ok;
 
 	if (check == NULL)
 		return check_fail(why, whylen, "no checksum line (truncated?)");
 	p = check + 6;
-	ok = buf + len - p >= 17 && p[16] == '\n';
-	for (int i = 0; ok && i < 16; i++)
-		ok = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
-	if (!ok)
+	/* The line's shape is state_end's; its '\n' ends the run of hex digits. */
+	if (state_end(buf, len) == 0 || strspn(p, "0123456789abcdef") != 16)
 		return check_fail(why, whylen, "bad checksum line");
 	if (strtoull(p, NULL, 16) != state_hash(buf, (size_t)(check - buf)))
 		return check_fail(why, whylen, "checksum mismatch (torn or edited)");
