@@ -4,7 +4,7 @@
 # paths that exist; and every "design.md N.M" (or "design N.M", "docs/design.md
 # sections N and M", across a comment's line break) that a source, test or document
 # cites is a section of the design: a heading of docs/design/*.md once
-# scripts/split-design.py has split it, else of docs/design.md. Once split, every
+# the design was split (issue 33), else of docs/design.md. Once split, every
 # section number is in one file only and the index docs/design.md links every one and
 # every file; section N is in design/NN-*.md, or N.M (N.M.K) split off in
 # design/NN.M-*.md; no file is over 20 KB (scripts/split-sections.py splits one); and
