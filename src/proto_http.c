@@ -54,6 +54,8 @@ struct http_call {
 	uint64_t			 begun_us;	/* it came (monotonic; reqlat.h) */
 };
 
+struct proto_http_path;
+
 static void	http_gen_cb(struct evhttp_request *req, void *arg);
 static void	http_run(void *arg);
 static void	http_probe(struct http_call *c);
@@ -90,6 +92,12 @@ static bool	http_page(struct proto_http *h, struct evhttp_request *req,
 		    enum proto_http_page page);
 static struct bufferevent *http_tls_bev_cb(struct event_base *base, void *arg);
 static struct bufferevent *http_bev_cb(struct event_base *base, void *arg);
+static const struct proto_http_path *proto_http_path_of(const char *path);
+static void	proto_http_query(const struct proto_http_in *in,
+		    const struct proto_http_path *p, struct proto_http_route *r);
+static bool	proto_http_argument(const struct proto_http_in *in,
+		    const struct proto_http_path *p, const char *path,
+		    struct proto_http_route *r);
 
 /*
  * What one write() of a cleartext connection may send. libevent's default,

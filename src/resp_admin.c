@@ -65,6 +65,7 @@ static void		resp_admin_docs_map(struct conn *c, const char *group,
 			    const struct resp_cmd *container);
 static void		resp_admin_cmd_docs(struct conn *c, const struct resp_cmd *cmd,
 			    const struct core_word *w);
+static enum proto_step	resp_admin_all(struct conn *c, char kind);
 static enum proto_step	resp_admin_command_all(struct conn *c,
 			    const struct proto_resp_frame *f);
 static enum proto_step	resp_admin_command_docs(struct conn *c,
