@@ -13,6 +13,10 @@
 #include "rules.h"
 #include "server.h"
 
+static const char *check_where(unsigned server);
+static bool	check_tier_shape(const struct check_server_info *in, unsigned server, char *why,
+		    size_t whylen);
+
 /* Strict decimal parse of a whole string: no sign, no space, no overflow. */
 bool
 check_uint(const char *s, uint64_t *out)

@@ -19,6 +19,7 @@ static struct nsrv *nss_add(struct nss *s, const char *name);
 static void	nss_remove(struct nss *s, unsigned k);
 static void	ns_judge(struct nss *s, struct nsrv *ns, const bool *up);
 static uint64_t	ns_let_go(struct nsrv *ns);
+static bool	ns_row_read(char w[NS_ROW_WORDS][NS_NAME_MAX + 2], struct ns_row *r);
 
 void
 nss_init(struct nss *s, unsigned max)

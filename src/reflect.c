@@ -65,6 +65,12 @@ static bool	reflect_file_find(const char *name, size_t len, const char *sym,
 		    struct reflect_span *out);
 static void	reflect_add(struct reflect_files *fs, struct reflect_span f);
 static size_t	reflect_list(char names[][REFLECT_MAX_NAME], size_t max);
+struct reflect_reply;
+static void	reflect_reply_list(struct reflect_reply *a);
+static void	reflect_reply_files(struct reflect_reply *a, struct reflect_span f);
+static void	reflect_reply_error(struct reflect_reply *a, const char *why);
+static void	reflect_fill(struct reflect_reply *a,
+		    const Grpc__Reflection__V1__ServerReflectionRequest *q);
 
 /* A base-128 varint; false past the end or over 10 bytes. */
 static bool
