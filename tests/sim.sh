@@ -414,6 +414,12 @@ for rule in $NSTIER_RULES; do
 	*" 0 duplicates"* | "") echo "FAIL: $args found no duplicate in $SIM_RULE_BUDGET schedules from seed $(nstier_seed "$rule"): $line"
 		fail=1 ;;
 	*)
+		if [ -z "$k" ]; then
+			echo "FAIL: $args: a duplicate, but no 'issued an ID twice' line names its seed: $line"
+			fail=1
+			n=$((n + 1))
+			continue
+		fi
 		# shellcheck disable=SC2046
 		on=$("$SIM" --seed "$k" --schedules 1 $(sed -E 's/--disable [a-z-]+//g' <<<"$args") | tail -n 1)
 		case "$on" in
