@@ -188,8 +188,9 @@ for k in $SIM_KNOWN; do
 done
 # A schedule's trace is its seed's alone, whatever ran before it in the process
 # (docs/design.md section 14): seeds from deep inside the slices (each slice's
-# last, one drawn in each, and 16517, which once differed) run alone give the
-# hash the slice gave them (--hashes: each schedule's own trace hash).
+# last, one drawn in each, and 16517 and 17879, which once differed: 17879 read
+# the platter bytes of the schedule before it) run alone give the hash the
+# slice gave them (--hashes: each schedule's own trace hash).
 alone=()
 for sl in "${slices[@]}"; do
 	IFS=: read -r j s n <<<"$sl"
@@ -198,15 +199,16 @@ for sl in "${slices[@]}"; do
 		job --seed "$k" --schedules 1 --hashes
 	done
 done
-if [ "$SIM_SCHEDULES" -ge 16517 ]; then
+for k in 16517 17879; do
+	[ "$SIM_SCHEDULES" -ge "$k" ] || continue
 	for sl in "${slices[@]}"; do
 		IFS=: read -r j s n <<<"$sl"
-		if [ 16517 -ge "$s" ] && [ 16517 -lt $((s + n)) ]; then
-			alone+=("$j:16517:$njobs")
-			job --seed 16517 --schedules 1 --hashes
+		if [ "$k" -ge "$s" ] && [ "$k" -lt $((s + n)) ]; then
+			alone+=("$j:$k:$njobs")
+			job --seed "$k" --schedules 1 --hashes
 		fi
 	done
-fi
+done
 # A logged random slice beside the fixed range: a failure names its seed to replay.
 seed=$(( (RANDOM << 15 | RANDOM) + 100000 ))
 rnd=$njobs
