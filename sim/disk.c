@@ -37,11 +37,17 @@ static struct {
 	}			files[DISK_FILES];
 	unsigned		nfiles;
 	bool			untracked;
+	/* Each real inode's simulated number this schedule, in the order seen (disk_ino). */
+	struct {
+		uint64_t	dev, ino;
+	}			inos[DISK_INOS];
+	unsigned		ninos;
 } D;
 
 static uint64_t	disk_draw(uint64_t n);
 static struct disk *disk_of(int fd);
 static bool	disk_read(struct disk *d, const char *path);
+static uint64_t	disk_ino(uint64_t dev, uint64_t ino);
 static void	disk_touch(const struct stat *st);
 
 /* Each state file descriptor's device and inode (disk_fd); set: told since the process began. */
@@ -63,6 +69,7 @@ disk_schedule(uint64_t seed, int mode)
 {
 	/* Nothing of the last schedule: its files, its attachments (all detached). */
 	D.nfiles = 0;
+	D.ninos = 0;
 	D.untracked = false;
 	memset(D.at, 0, sizeof(D.at));
 	D.on = mode == 1 || (mode == 0 && (rng_mix(seed ^ UINT64_C(0x6469736b2d666c74)) & 1));
@@ -98,7 +105,13 @@ disk_of(int fd)
 	return NULL;
 }
 
-/* The file's contents as both cache and platter: all of it durable. */
+/*
+ * The file's contents as both cache and platter: all of it durable, and
+ * zeros past it. A sector dropped under the file's synced length kept what
+ * the platter held before: the bytes of an earlier schedule's file, so a
+ * seed's trace hung on what ran before it in the process (seed 17879 after
+ * 17878).
+ */
 static bool
 disk_read(struct disk *d, const char *path)
 {
@@ -107,6 +120,8 @@ disk_read(struct disk *d, const char *path)
 
 	d->cache_len = d->platter_len = 0;
 	memset(d->state, DISK_CLEAN, sizeof(d->state));
+	memset(d->cache, 0, sizeof(d->cache));
+	memset(d->platter, 0, sizeof(d->platter));
 	if (fd < 0)
 		return errno == ENOENT;
 	n = disk_pread(fd, d->cache, DISK_BYTES, 0);
@@ -180,13 +195,37 @@ disk_pwrite(int fd, const void *buf, size_t n, off_t off)
 }
 
 void
-disk_fd(int fd, uint64_t dev, uint64_t ino)
+disk_fd(int fd, uint64_t *dev, uint64_t *ino)
 {
-	if (fd < 0 || fd >= DISK_FDS)
-		return;
-	disk_fds[fd].dev = dev;
-	disk_fds[fd].ino = ino;
-	disk_fds[fd].set = true;
+	if (fd >= 0 && fd < DISK_FDS) {
+		disk_fds[fd].dev = *dev;
+		disk_fds[fd].ino = *ino;
+		disk_fds[fd].set = true;
+	}
+	*ino = disk_ino(*dev, *ino);
+	*dev = DISK_DEV;
+}
+
+/*
+ * The simulated inode number of real inode ino on device dev: DISK_INO0 and
+ * up in the order this schedule first asks, the same for every run of the
+ * seed. The real numbers differ from run to run (tmpfs counts its inodes
+ * over the machine), and the stamp's check hashes them: a stamp torn across
+ * a dropped sector kept or lost its tail by them (seed 3232).
+ */
+static uint64_t
+disk_ino(uint64_t dev, uint64_t ino)
+{
+	unsigned k;
+
+	for (k = 0; k < D.ninos && k < DISK_INOS; k++)
+		if (D.inos[k].dev == dev && D.inos[k].ino == ino)
+			return DISK_INO0 + k;
+	/* Past the table's end a number is used again: never within one schedule's few files. */
+	k = D.ninos++ % DISK_INOS;
+	D.inos[k].dev = dev;
+	D.inos[k].ino = ino;
+	return DISK_INO0 + k;
 }
 
 /*
@@ -387,8 +426,8 @@ disk_ctime(int fd, struct statefile_ctime *c)
 		}
 	/* Outside the model: changed now, as far as the stamp can tell (said by disk_untracked). */
 	D.untracked = D.untracked || !seen;
-	c->dev = (uint64_t)st.st_dev;
-	c->ino = (uint64_t)st.st_ino;
+	c->dev = DISK_DEV;
+	c->ino = disk_ino((uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	c->sec = us / 1000000;
 	c->nsec = (long)(us % 1000000) * 1000;
 	return true;

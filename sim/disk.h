@@ -25,6 +25,10 @@
 #define DISK_BYTES	(2 * STATEFILE_SLOT)	/* statefile.c's largest file: two slots */
 #define DISK_SECTORS	(DISK_BYTES / DISK_SECTOR)
 #define DISK_FILES	256	/* inodes whose ctime a schedule keeps */
+#define DISK_INOS	1024	/* inodes a schedule numbers (disk_fd, disk_ctime) */
+/* The simulated device and first inode number: a tmpfs's widths, so a stamp's length is a real one's. */
+#define DISK_DEV	UINT64_C(0x1b)
+#define DISK_INO0	UINT64_C(10000001)
 
 /* One file's disk: the cache (what reads see) and the platter (what survives). */
 struct disk {
@@ -71,12 +75,14 @@ ssize_t	disk_pwrite(int fd, const void *buf, size_t n, off_t off);
 int	disk_datasync(int fd);
 
 /*
- * fd is a state file's descriptor, open on inode ino of device dev (its
- * statefile's dev and ino): disk_pwrite's writes to it move that inode's
- * ctime without an fstat each. Told at every open whose file is written
- * through disk_pwrite, so a descriptor number used again is told afresh.
+ * fd is a state file's descriptor, open on inode *ino of device *dev (its
+ * statefile's dev and ino, as statefile_open's fstat found them):
+ * disk_pwrite's writes to it move that inode's ctime without an fstat each.
+ * Told at every open whose file is written through disk_pwrite, so a
+ * descriptor number used again is told afresh. *dev and *ino become the
+ * simulated ones (DISK_DEV, disk_ctime's numbering), which the stamps carry.
  */
-void	disk_fd(int fd, uint64_t dev, uint64_t ino);
+void	disk_fd(int fd, uint64_t *dev, uint64_t *ino);
 
 /*
  * The stamp's clocks in virtual time (statefile.h's statefile_now_fn and
@@ -87,7 +93,9 @@ void	disk_fd(int fd, uint64_t dev, uint64_t ino);
  * the driver makes outside the state file's code (disk_changed: a copy
  * renamed into place, older contents put back). A power loss changes no
  * ctime: the inode keeps the one of its last change. Device and inode are
- * the real file's (tmpfs: new inodes for new files).
+ * simulated: DISK_DEV, and the real file's inode numbered in the order the
+ * schedule first sees it (tmpfs: new inodes for new files, so a copy renamed
+ * into place is a new number), for the real numbers differ from run to run.
  */
 bool	disk_now(int64_t *sec, long *nsec);
 bool	disk_ctime(int fd, struct statefile_ctime *c);

@@ -1325,7 +1325,7 @@ sim_ids_start(struct idserver *d, bool file)
 	}
 	d->sf.datasync = sim_datasync;
 	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
-	disk_fd(d->sf.fd, d->sf.dev, d->sf.ino);
+	disk_fd(d->sf.fd, &d->sf.dev, &d->sf.ino);
 	if (!file)
 		disk_forget(&sim_disks[slot]);
 	else if (disk_on()) {

@@ -377,7 +377,7 @@ regions_ids_start(unsigned k, struct region_ids *d, unsigned slot, const char *d
 	}
 	d->sf.datasync = regions_datasync;
 	d->sf.pwrite = disk_pwrite;	/* a write moves the file's ctime (disk.h) */
-	disk_fd(d->sf.fd, d->sf.dev, d->sf.ino);
+	disk_fd(d->sf.fd, &d->sf.dev, &d->sf.ino);
 	d->sf.running = regions_running;
 	d->sf.me.pid = 100000 + d->who;
 	d->sf.me.start = d->who;
