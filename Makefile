@@ -159,15 +159,15 @@ $(BUILD)/idgenctl: ctl/idgenctl.c ctl/conn.c ctl/ctldb.c ctl/read.c ctl/add.c ct
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS)
 
 # tier retire-server's carry (ctl/add.c) over a fake of ctl.h's seam, not a database.
-$(BUILD)/test_retire: tests/unit/test_retire.c ctl/conn.c ctl/add.c ctl/ctl.h $(LIB_OBJ)
+$(BUILD)/test_retire: tests/unit/test_retire.c ctl/conn.c ctl/add.c ctl/ctl.h tests/unit/fake_ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
 
 # tier add-server with namespaces (ctl/add.c, ctl/ns.c) over the same kind of fake.
-$(BUILD)/test_add: tests/unit/test_add.c ctl/conn.c ctl/add.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
+$(BUILD)/test_add: tests/unit/test_add.c ctl/conn.c ctl/add.c ctl/ns.c ctl/ctl.h tests/unit/fake_ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
 
 # ns create/drop/raise (ctl/ns.c) over the same kind of fake, servers read by ctl/read.c.
-$(BUILD)/test_nsctl: tests/unit/test_nsctl.c ctl/conn.c ctl/read.c ctl/ns.c ctl/ctl.h $(LIB_OBJ)
+$(BUILD)/test_nsctl: tests/unit/test_nsctl.c ctl/conn.c ctl/read.c ctl/ns.c ctl/ctl.h tests/unit/fake_ctl.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Ictl -o $@ $(SRCS) $(LDFLAGS) $(PKG_LIBS) -lcmocka
 
 $(BUILD)/test_%: tests/unit/test_%.c $(LIB_OBJ)

@@ -26,11 +26,10 @@
 #define FAKE_NS		4
 #define FAKE_NEW	2	/* o3's index in the config */
 #define FAKE_PRE(sql, lit)	(strncmp((sql), (lit), sizeof(lit) - 1) == 0)
+#define FAKE_SQL	640
+#define FAKE_INDEX_BY_PORT
 
-/* One connection: the server it reaches. */
-struct ctl_db {
-	unsigned	srv;
-};
+#include "fake_ctl.h"
 
 /* A stored result: one row of text fields, or none. */
 struct ctl_res {
@@ -45,25 +44,8 @@ struct fake_ns {
 	uint64_t	b;
 };
 
-static struct ctl_db fake_db[SERVER_MAX];
-static struct {
-	unsigned	srv;
-	char		sql[640];
-} fake_stmt[FAKE_STMTS];
-static unsigned fake_nstmt;
 static struct fake_ns fake_region[FAKE_NS], fake_new[FAKE_NS];	/* odd's and even's; o3's */
 static unsigned fake_nregion, fake_nnew;
-
-static bool
-fake_connect(const struct ctl *c, struct ctl_server *s, const char *user, const char *password,
-    const char *database)
-{
-	(void)c, (void)user, (void)password, (void)database;
-	s->index = s->port - 3307;
-	fake_db[s->index].srv = s->index;
-	s->db = &fake_db[s->index];
-	return true;
-}
 
 static struct fake_ns *
 fake_new_row(const char *name)
@@ -133,9 +115,7 @@ fake_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 	char name[16];
 
 	*res = NULL;
-	assert_true(fake_nstmt < FAKE_STMTS);
-	fake_stmt[fake_nstmt].srv = srv;
-	snprintf(fake_stmt[fake_nstmt++].sql, sizeof(fake_stmt[0].sql), "%s", sql);
+	fake_log(srv, sql);
 	if (strncmp(sql, "SELECT", 6) != 0) {
 		if (srv == FAKE_NEW)
 			fake_new_write(sql);
@@ -216,28 +196,6 @@ fake_fields(struct ctl_res *res)
 {
 	return res->nfields;
 }
-
-static void
-fake_res_free(struct ctl_res *res)
-{
-	free(res);
-}
-
-static void
-fake_close(struct ctl_db *db)
-{
-	(void)db;
-}
-
-static void
-fake_pause(unsigned ms)
-{
-	(void)ms;
-}
-
-/* conn.c's default seam, MariaDB's in idgenctl (ctldb.c): the fake here. */
-const struct ctl_ops ctldb_mariadb = { fake_connect, fake_query, fake_row, fake_fields,
-	fake_res_free, fake_close, fake_pause };
 
 /* The pair (read as the service user, generation 0) and o3 in the config (M = 4). */
 static void

@@ -26,10 +26,7 @@
 #define FAKE_STMTS	512
 #define FAKE_FIELDS	F_COUNT
 
-/* One connection: the server it reaches. */
-struct ctl_db {
-	unsigned	srv;
-};
+#include "fake_ctl.h"
 
 /* A result: up to 4 rows of FAKE_FIELDS fields. */
 struct ctl_res {
@@ -37,26 +34,10 @@ struct ctl_res {
 	unsigned	 n, next, fields;
 };
 
-static struct ctl_db fake_db[SERVER_MAX];
-static struct {
-	unsigned	 srv;
-	char		 sql[512];
-} fake_stmt[FAKE_STMTS];
-static unsigned fake_nstmt;
 static const char *fake_roles[4];	/* the marks rows every server holds */
 static const char *fake_retired[4];
 static unsigned fake_nroles;
 static char fake_offset[SERVER_MAX][4];
-
-static bool
-fake_connect(const struct ctl *c, struct ctl_server *s, const char *user, const char *password,
-    const char *database)
-{
-	(void)c, (void)user, (void)password, (void)database;
-	fake_db[s->index].srv = s->index;
-	s->db = &fake_db[s->index];
-	return true;
-}
 
 /* The check query's row: the settings of a healthy server, B = 4096. */
 static void
@@ -78,9 +59,7 @@ fake_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 	struct ctl_res *r;
 
 	*res = NULL;
-	assert_true(fake_nstmt < FAKE_STMTS);
-	fake_stmt[fake_nstmt].srv = s->db->srv;
-	snprintf(fake_stmt[fake_nstmt++].sql, sizeof(fake_stmt[0].sql), "%s", sql);
+	fake_log(s->db->srv, sql);
 	if (strncmp(sql, "SELECT", 6) != 0)
 		return 0;
 	r = calloc(1, sizeof(*r));
@@ -127,28 +106,6 @@ fake_fields(struct ctl_res *res)
 {
 	return res->fields;
 }
-
-static void
-fake_res_free(struct ctl_res *res)
-{
-	free(res);
-}
-
-static void
-fake_close(struct ctl_db *db)
-{
-	(void)db;
-}
-
-static void
-fake_pause(unsigned ms)
-{
-	(void)ms;
-}
-
-/* conn.c's default seam, MariaDB's in idgenctl (ctldb.c): the fake here. */
-const struct ctl_ops ctldb_mariadb = { fake_connect, fake_query, fake_row, fake_fields,
-	fake_res_free, fake_close, fake_pause };
 
 /*
  * A tier raised to M = 4; the config names the pair and the extras given.

@@ -23,6 +23,8 @@
 #define FAKE_STMTS	4096
 #define FAKE_ROWS	1100
 
+#include "fake_ctl.h"
+
 /* ctl/ns.c's, which the carry does not reach (tier add-server does). */
 int
 ctl_ns_ready(struct ctl_server *const *s, unsigned n, const char *verb,
@@ -53,11 +55,6 @@ ctl_ns_grantee(struct ctl *c, char *out, size_t len)
 	return false;
 }
 
-/* One connection: the server it reaches. */
-struct ctl_db {
-	unsigned	srv;
-};
-
 /* A stored result: rows of 4 fields. */
 struct ctl_res {
 	char		*(*rows)[4];
@@ -65,25 +62,9 @@ struct ctl_res {
 	char		*row[4];
 };
 
-static struct ctl_db fake_db[SERVER_MAX];
-static struct {
-	unsigned	 srv;
-	char		 sql[512];
-} fake_stmt[FAKE_STMTS];
-static unsigned fake_nstmt;
 static char *fake_marks[SERVER_MAX][4], *fake_ns[FAKE_ROWS][4];
 static unsigned fake_nmarks, fake_nns;
 static char fake_text[FAKE_ROWS + SERVER_MAX][4][64];
-
-static bool
-fake_connect(const struct ctl *c, struct ctl_server *s, const char *user, const char *password,
-    const char *database)
-{
-	(void)c, (void)user, (void)password, (void)database;
-	fake_db[s->index].srv = s->index;
-	s->db = &fake_db[s->index];
-	return true;
-}
 
 /* The retired server (o3, index 2) answers its rows; every statement is recorded. */
 static unsigned
@@ -92,9 +73,7 @@ fake_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 	struct ctl_res *r;
 
 	*res = NULL;
-	assert_true(fake_nstmt < FAKE_STMTS);
-	fake_stmt[fake_nstmt].srv = s->db->srv;
-	snprintf(fake_stmt[fake_nstmt++].sql, sizeof(fake_stmt[0].sql), "%s", sql);
+	fake_log(s->db->srv, sql);
 	if (strncmp(sql, "SELECT", 6) != 0)
 		return 0;
 	assert_int_equal(s->db->srv, 2);
@@ -126,28 +105,6 @@ fake_fields(struct ctl_res *res)
 	(void)res;
 	return 4;
 }
-
-static void
-fake_res_free(struct ctl_res *res)
-{
-	free(res);
-}
-
-static void
-fake_close(struct ctl_db *db)
-{
-	(void)db;
-}
-
-static void
-fake_pause(unsigned ms)
-{
-	(void)ms;
-}
-
-/* conn.c's default seam, MariaDB's in idgenctl (ctldb.c): the fake here. */
-const struct ctl_ops ctldb_mariadb = { fake_connect, fake_query, fake_row, fake_fields,
-	fake_res_free, fake_close, fake_pause };
 
 /* A row (ns, role, high_water, block_size) of the retired server's. */
 static void
