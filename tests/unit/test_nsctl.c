@@ -140,6 +140,16 @@ fake_tier(struct ctl *c, const unsigned *extra, unsigned nextra, const char *o3_
 	fake_nstmt = 0;
 }
 
+/* What ctl_read allocated for each server (idgenctl frees it at exit). */
+static void
+fake_free(struct ctl *c)
+{
+	for (unsigned i = 0; i < SERVER_MAX; i++) {
+		free(c->srv[i].lease);
+		c->srv[i].lease = NULL;
+	}
+}
+
 /* How many statements contain needle. */
 static unsigned
 fake_count(const char *needle)
@@ -173,6 +183,7 @@ test_ns_refused_unlisted_server(void **state)
 	assert_int_equal(fake_count("INSERT"), 0);
 	assert_int_equal(fake_count("ALTER"), 0);
 	assert_int_equal(fake_count("UPDATE idgen_ns_marks"), 0);
+	fake_free(&c);
 }
 
 /* o3 in the config, or retired (its rows stay, flagged): the drop runs on every server. */
@@ -189,10 +200,12 @@ test_ns_drop_every_server(void **state)
 	assert_string_equal(c.srv[0].unknown, "");
 	assert_int_equal(ctl_ns(&c, 2, argv), 0);
 	assert_int_equal(fake_count("UPDATE idgen_namespaces SET state = 'dropped'"), 3);
+	fake_free(&c);
 	fake_tier(&c, NULL, 0, "1");
 	assert_string_equal(c.srv[0].unknown, "");
 	assert_int_equal(ctl_ns(&c, 2, argv), 0);
 	assert_int_equal(fake_count("UPDATE idgen_namespaces SET state = 'dropped'"), 2);
+	fake_free(&c);
 }
 
 int
