@@ -28,6 +28,8 @@
 
 static void	ctl_check_rows(struct ctl *c, unsigned i);
 static void	ctl_reread_counter(struct ctl_server *s);
+static bool	ctl_lock(struct ctl *c);
+static int	ctl_run(struct ctl *c, bool ns, int argc, char **argv);
 
 
 static void
@@ -609,26 +611,31 @@ ctl_follow_generation(struct ctl *c)
 /*
  * One command that changes the tier at a time: a named lock on the odd server,
  * held by this process's connection until it exits (two operators' plans,
- * seals or creates never interleave).
+ * seals or creates never interleave). Taken before any server is read: a
+ * command that waited for it acts on what the one before it left, never on a
+ * read from before that one ran (docs/design.md 12.4). ctl_read then reads the
+ * odd server on this connection.
  */
 static bool
 ctl_lock(struct ctl *c)
 {
+	struct ctl_server *s = &c->srv[0];
 	struct ctl_res *res;
 	char **row;
-	bool ok = false;
+	bool ok = false, up;
 
-	if (c->srv[0].up && (res = ctl_query(&c->srv[0], "SELECT GET_LOCK('idgenctl', "
+	up = ctl_connect_as(c, s, c->cfg.db_user, c->cfg.db_password);
+	if (up && (res = ctl_query(s, "SELECT GET_LOCK('idgenctl', "
 	    CTL_STR(CTL_LOCK_WAIT_S) ")")) != NULL) {
 		row = ctl_row(res);
 		ok = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
 		ctl_res_free(res);
 	}
 	if (!ok)
-		fprintf(stderr, "idgenctl: %s\n", c->srv[0].up ? "another idgenctl command is "
+		fprintf(stderr, "idgenctl: %s%s\n", up ? "another idgenctl command is "
 		    "changing this tier (it has held the lock 'idgenctl' on the odd server for the "
 		    CTL_STR(CTL_LOCK_WAIT_S) " s this one waited): run this once it has finished" :
-		    "the odd server cannot be read: no change without it");
+		    "the odd server cannot be read: no change without it: ", up ? "" : s->error);
 	return ok;
 }
 
@@ -672,6 +679,32 @@ ctl_ns_guard(struct ctl *c, const char *verb)
 	return 0;
 }
 
+/*
+ * Reads every server (after the lock: ctl_lock) and runs the command, argv[0]
+ * its verb (ns: a namespace command). Its exit status.
+ */
+static int
+ctl_run(struct ctl *c, bool ns, int argc, char **argv)
+{
+	int rc;
+
+	for (unsigned i = 0; i < server_count(); i++)
+		ctl_read(c, &c->srv[i]);
+	if (strcmp(argv[0], "raise-increment") != 0)
+		ctl_follow_generation(c);
+	if ((rc = ctl_ns_guard(c, argv[0])) != 0)
+		return rc;
+	if (ns)
+		return ctl_ns(c, argc, argv);
+	if (strcmp(argv[0], "add-server") == 0)
+		return ctl_add_server(c, argv[1], argv[2]);
+	if (strcmp(argv[0], "retire-server") == 0)
+		return ctl_retire_server(c, argv[1]);
+	if (strcmp(argv[0], "raise-increment") == 0)
+		return ctl_raise_increment(c, argv[1]);
+	return strcmp(argv[0], "status") == 0 ? ctl_status(c) : ctl_check(c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -713,25 +746,12 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < server_count(); i++) {
 		c.srv[i].index = i;
 		config_server_addr(&c.cfg, i, &c.srv[i].host, &c.srv[i].port);
-		ctl_read(&c, &c.srv[i]);
 	}
-	if (strcmp(argv[cmd + 1], "raise-increment") != 0)
-		ctl_follow_generation(&c);
 	if ((ns ? strcmp(argv[cmd + 1], "list") != 0 : strcmp(argv[cmd + 1], "status") != 0 &&
 	    strcmp(argv[cmd + 1], "check") != 0) && !ctl_lock(&c))
 		rc = 1;
-	else if ((rc = ctl_ns_guard(&c, argv[cmd + 1])) != 0)
-		;
-	else if (ns)
-		rc = ctl_ns(&c, argc - cmd - 1, argv + cmd + 1);
-	else if (strcmp(argv[cmd + 1], "add-server") == 0)
-		rc = ctl_add_server(&c, argv[cmd + 2], argv[cmd + 3]);
-	else if (strcmp(argv[cmd + 1], "retire-server") == 0)
-		rc = ctl_retire_server(&c, argv[cmd + 2]);
-	else if (strcmp(argv[cmd + 1], "raise-increment") == 0)
-		rc = ctl_raise_increment(&c, argv[cmd + 2]);
 	else
-		rc = strcmp(argv[cmd + 1], "status") == 0 ? ctl_status(&c) : ctl_check(&c);
+		rc = ctl_run(&c, ns, argc - cmd - 1, argv + cmd + 1);
 	for (unsigned i = 0; i < server_count(); i++) {
 		if (c.srv[i].db != NULL)
 			ctl_close(&c.srv[i]);

@@ -204,12 +204,15 @@ ctl_read_now(struct ctl *c, struct ctl_server *s)
 	ctl_res_free(res);
 }
 
-/* Reads s as the service user: meta row, marks, leases, rights, guards, the time. */
+/*
+ * Reads s as the service user: meta row, marks, leases, rights, guards, the
+ * time; on its open connection if it has one (the lock's, idgenctl.c).
+ */
 void
 ctl_read(struct ctl *c, struct ctl_server *s)
 {
-	s->up = ctl_connect_as(c, s, c->cfg.db_user, c->cfg.db_password) && ctl_read_meta(s) &&
-	    ctl_read_marks(s) && ctl_read_leases(s);
+	s->up = (s->db != NULL || ctl_connect_as(c, s, c->cfg.db_user, c->cfg.db_password)) &&
+	    ctl_read_meta(s) && ctl_read_marks(s) && ctl_read_leases(s);
 	if (s->up) {
 		ctl_read_rights(s);
 		ctl_read_guards(s);

@@ -4,7 +4,9 @@
 # repair, and passes again once the repair is run: a counter set back, a lease
 # row on the server that does not own its worker number, a non-durable setting,
 # a missing right, servers disagreeing on B, one server named twice, a server
-# that cannot be read. IDs taken before and after are collected: no duplicate.
+# that cannot be read; a command that waited for another's lock acts on the
+# tier as that one left it. IDs taken before and after are collected: no
+# duplicate.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -122,6 +124,34 @@ wait_buffered "$SVC_PORT"
 take "$SVC_PORT" 300
 n=$(check_unique "$IDS") || fail "DUPLICATE IDs"
 log "$n IDs taken before and after the repairs: no duplicate"
+
+# 8b. A command that waited for the lock reads the tier only once it holds it
+# (docs/design.md 12.4): a session holds 'idgenctl' as a running command does,
+# ns create waits for it, the session plans a change of the increment (as
+# raise-increment's first step does) and lets go: the create must see the plan
+# and refuse, not act on a read from before it waited.
+mkfifo "$T_DIR/hold.fifo"
+mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$ODD_PORT" -u root -N -B \
+	<"$T_DIR/hold.fifo" >"$T_DIR/hold.out" 2>&1 &
+HOLD=$!
+exec 7>"$T_DIR/hold.fifo"
+echo "SELECT GET_LOCK('idgenctl', 30);" >&7
+lock_held() { [ "$(db_sql odd "SELECT IS_USED_LOCK('idgenctl') IS NOT NULL")" = 1 ]; }
+lock_waited() { [ "$(db_sql odd "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'")" -ge 1 ]; }
+wait_for "a session to hold the lock" 10 lock_held
+rc=0
+IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD='' ctl ns create waited --block-size 8 >"$T_DIR/waited.out" 2>&1 & CP=$!
+wait_for "ns create to wait for the lock" 10 lock_waited
+echo "UPDATE idgen.idgen_meta SET tier_plan = 4 WHERE one = 1; SELECT RELEASE_LOCK('idgenctl');" >&7
+exec 7>&-
+wait "$CP" || rc=$?
+wait "$HOLD" || fail "the session holding the lock: $(cat "$T_DIR/hold.out")"
+db_sql odd "UPDATE idgen.idgen_meta SET tier_plan = 0 WHERE one = 1"
+[ $rc = 1 ] && grep -q 'a change of the increment to 4 is in progress' "$T_DIR/waited.out" ||
+	fail "ns create that waited for the lock while a change was planned: exit $rc, $(cat "$T_DIR/waited.out")"
+[ "$(db_sql odd "SELECT COUNT(*) FROM idgen.idgen_namespaces WHERE name = 'waited'")" = 0 ] ||
+	fail "ns create made namespace 'waited' while a change of the increment was planned"
+log "8b. ns create that waited for the lock read the tier after it: refused the planned change"
 
 # 9. A server that cannot be read: nothing proven, exit 2.
 kill -KILL "$(db_pid even)"
