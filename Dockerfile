@@ -2,7 +2,7 @@
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         gcc make pkg-config libc6-dev libmariadb-dev libevent-dev libinih-dev libjansson-dev libssl-dev \
-        libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
+        libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./

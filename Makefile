@@ -7,7 +7,7 @@ DEB_PKGS := gcc make pkg-config mariadb-server mariadb-client libmariadb-dev man
 	    libevent-dev libcmocka-dev libinih-dev netcat-openbsd redis-server \
 	    redis-tools faketime gnuplot-nox python3 procps iproute2 \
 	    python3-redis libhiredis-dev curl bsdutils libjansson-dev prometheus \
-	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler \
+	    nghttp2-client libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev \
 	    python3-grpcio python3-grpc-tools python3-yaml clang nftables systemd nodejs \
 	    golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
 	    golang-google-protobuf-dev protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
@@ -37,6 +37,10 @@ GEN_C     := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c)
 GEN_H     := $(GEN_C:.c=.h)
 # ... and their FileDescriptorProtos, served by gRPC reflection (src/reflect.c).
 GEN_C     += $(GEN)/descriptors.c
+# ... read with protobuf-c's code for descriptor.proto (Debian's libprotobuf-dev ships it).
+PROTO_INC := /usr/include
+GEN_C     += $(GEN)/google/protobuf/descriptor.pb-c.c
+GEN_H     += $(GEN)/google/protobuf/descriptor.pb-c.h
 GEN_OBJ   := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o) $(BUILD)/obj/gen/openapi_json.o
 override CFLAGS += -I$(GEN)
 
@@ -104,6 +108,11 @@ $(BUILD)/obj/common/%.o: common/%.c
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
 	protoc-c --proto_path=proto --c_out=$(GEN) $<
+
+$(GEN)/google/protobuf/descriptor.pb-c.c $(GEN)/google/protobuf/descriptor.pb-c.h &: \
+    $(PROTO_INC)/google/protobuf/descriptor.proto
+	@mkdir -p $(GEN)
+	protoc-c --proto_path=$(PROTO_INC) --c_out=$(GEN) google/protobuf/descriptor.proto
 
 # docs/openapi.json built into idserver (served at /v1/openapi.json) byte for byte.
 $(GEN)/openapi_json.c: docs/openapi.json

@@ -24,6 +24,19 @@
 #include "trim.h"
 #include "tls.h"
 
+static void	metrics_text(struct metric_value *v, const char *text);
+static unsigned	metrics_n(const struct metrics_src *m, enum metric_scope scope);
+static void	metrics_family(FILE *b, const char *name, const char *type, const char *help);
+static void	metrics_sample(FILE *b, const struct metric_def *d, const char *family,
+		    const char *labels, const struct metric_value *v);
+static void	metrics_capacity(FILE *b, const struct metrics_src *m);
+static void	metrics_namespaces(FILE *b, const struct nss *ns);
+static void	metrics_histogram(FILE *b, const char *family, const char *label,
+		    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
+		    uint64_t sum_us);
+static void	metrics_latency(FILE *b);
+static void	metrics_certs(FILE *b, const struct tls_counters *tls);
+
 /*
  * Most rows are exported to /metrics as is, with no state set: under their
  * own name, SAME(X, name, ...) is X(name, ..., "name", METRIC_AS_IS, NULL,
@@ -486,17 +499,6 @@ metrics_walk(const struct metrics_src *m, metrics_fn fn, void *arg)
 			}
 	}
 }
-
-static void	metrics_family(FILE *b, const char *name, const char *type, const char *help);
-static void	metrics_sample(FILE *b, const struct metric_def *d, const char *family,
-		    const char *labels, const struct metric_value *v);
-static void	metrics_capacity(FILE *b, const struct metrics_src *m);
-static void	metrics_namespaces(FILE *b, const struct nss *ns);
-static void	metrics_histogram(FILE *b, const char *family, const char *label,
-		    const char *value, const uint64_t *hist, const unsigned *bounds_us, unsigned n,
-		    uint64_t sum_us);
-static void	metrics_latency(FILE *b);
-static void	metrics_certs(FILE *b, const struct tls_counters *tls);
 
 static void
 metrics_family(FILE *b, const char *name, const char *type, const char *help)

@@ -1,13 +1,15 @@
 /*
  * reflect.c - gRPC server reflection: answers one ServerReflectionRequest from
- * the FileDescriptorProtos embedded at build time, read in place with a small
- * protobuf wire walker (descriptor.proto's field numbers below).
+ * the FileDescriptorSet embedded at build time, unpacked once with protobuf-c's
+ * code for descriptor.proto; each file is packed again for the answers.
  */
 #include "reflect.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "google/protobuf/descriptor.pb-c.h"
 #include "reflection.pb-c.h"
 
 #define REFLECT_MAX_FILES	16	/* files in one answer: ours are 4 */
@@ -18,255 +20,192 @@
 #define REFLECT_INVALID_ARGUMENT	3
 #define REFLECT_NOT_FOUND		5
 
-/* descriptor.proto's field numbers that the walker reads. */
-#define FILE_NAME		1
-#define FILE_PACKAGE		2
-#define FILE_DEPENDENCY		3
-#define FILE_MESSAGE		4
-#define FILE_ENUM		5
-#define FILE_SERVICE		6
-#define FILE_EXTENSION		7
-#define MSG_FIELD		2
-#define MSG_NESTED		3
-#define MSG_ENUM		4
-#define MSG_EXTENSION		6
-#define MSG_ONEOF		8
-#define ENUM_VALUE		2
-#define SERVICE_METHOD		2
-#define NAME			1	/* every *DescriptorProto's name */
+typedef Google__Protobuf__FileDescriptorProto		FileProto;
+typedef Google__Protobuf__DescriptorProto		MsgProto;
+typedef Google__Protobuf__EnumDescriptorProto		EnumProto;
+typedef Google__Protobuf__ServiceDescriptorProto	SvcProto;
 
 /* protoc-c --descriptor_set_out of every file in proto/ (the Makefile's $(GEN)/descriptors.c). */
 extern const uint8_t reflect_descriptor_set[];
 extern const size_t reflect_descriptor_set_len;
 
-/* Bytes of a message being walked, or of one of its fields. */
-struct reflect_span {
-	const uint8_t	*p;
-	size_t		 len;
-};
+/* The set unpacked, and each file packed again, at the first request; kept for good. */
+static Google__Protobuf__FileDescriptorSet	*reflect_set;
+static ProtobufCBinaryData			*reflect_bin;
 
-/* The files of one answer: the one asked for, then its imports. */
+/* The files of one answer (indexes in reflect_set): the one asked for, then its imports. */
 struct reflect_files {
-	size_t			n;
-	struct reflect_span	f[REFLECT_MAX_FILES];
+	size_t	n;
+	size_t	f[REFLECT_MAX_FILES];
 };
 
-static bool	reflect_varint(struct reflect_span *m, uint64_t *v);
-static bool	reflect_field(struct reflect_span *m, uint32_t *num, struct reflect_span *sub);
-static struct reflect_span reflect_string(struct reflect_span m, uint32_t num);
-static bool	reflect_eq(struct reflect_span s, const char *name, size_t len);
-static int	reflect_scope(struct reflect_span m, const char *sym, size_t len, size_t *inner);
-static bool	reflect_named(struct reflect_span m, const char *sym, size_t len);
-static bool	reflect_enum_has(struct reflect_span e, const char *sym, size_t len);
-static bool	reflect_message_has(struct reflect_span m, const char *sym, size_t len,
-		    bool service);
-static bool	reflect_file_has(struct reflect_span f, const char *sym);
-static bool	reflect_file_find(const char *name, size_t len, const char *sym,
-		    struct reflect_span *out);
-static void	reflect_add(struct reflect_files *fs, struct reflect_span f);
+static bool	reflect_load(void);
+static bool	reflect_eq(const char *name, const char *sym, size_t len);
+static bool	reflect_enum_has(const EnumProto *e, const char *sym, size_t len);
+static bool	reflect_message_has(const MsgProto *m, const char *sym, size_t len);
+static bool	reflect_service_has(const SvcProto *s, const char *sym, size_t len);
+static bool	reflect_file_has(const FileProto *f, const char *sym);
+static bool	reflect_file_find(const char *name, const char *sym, size_t *out);
+static void	reflect_add(struct reflect_files *fs, size_t f);
 static size_t	reflect_list(char names[][REFLECT_MAX_NAME], size_t max);
 struct reflect_reply;
 static void	reflect_reply_list(struct reflect_reply *a);
-static void	reflect_reply_files(struct reflect_reply *a, struct reflect_span f);
+static void	reflect_reply_files(struct reflect_reply *a, size_t f);
 static void	reflect_reply_error(struct reflect_reply *a, const char *why);
 static void	reflect_fill(struct reflect_reply *a,
 		    const Grpc__Reflection__V1__ServerReflectionRequest *q);
 
-/* A base-128 varint; false past the end or over 10 bytes. */
+/* Unpacks the embedded set and packs each file; false out of memory. */
 static bool
-reflect_varint(struct reflect_span *m, uint64_t *v)
+reflect_load(void)
 {
-	unsigned shift;
+	Google__Protobuf__FileDescriptorSet *set;
+	size_t i = 0;
 
-	*v = 0;
-	for (shift = 0; shift < 70 && m->len > 0; shift += 7) {
-		uint8_t b = *m->p++;
-
-		m->len--;
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
-/*
- * The next field of m: its number, and its bytes when length-delimited (else
- * an empty span). False at the end of m or on bytes that are not protobuf.
- */
-static bool
-reflect_field(struct reflect_span *m, uint32_t *num, struct reflect_span *sub)
-{
-	uint64_t key, v;
-
-	if (m->len == 0 || !reflect_varint(m, &key))
+	if (reflect_set != NULL)
+		return true;
+	set = google__protobuf__file_descriptor_set__unpack(NULL, reflect_descriptor_set_len,
+	    reflect_descriptor_set);
+	if (set == NULL)
 		return false;
-	*num = (uint32_t)(key >> 3);
-	sub->p = m->p;
-	sub->len = 0;
-	switch (key & 7) {
-	case 0:
-		return reflect_varint(m, &v);
-	case 1:
-		v = 8;
-		break;
-	case 2:
-		if (!reflect_varint(m, &v))
-			return false;
-		sub->p = m->p;
-		sub->len = (size_t)v;
-		break;
-	case 5:
-		v = 4;
-		break;
-	default:
+	reflect_bin = calloc(set->n_file + 1, sizeof(*reflect_bin));
+	for (; reflect_bin != NULL && i < set->n_file; i++) {
+		reflect_bin[i].len = protobuf_c_message_get_packed_size(&set->file[i]->base);
+		reflect_bin[i].data = malloc(reflect_bin[i].len + 1);
+		if (reflect_bin[i].data == NULL)
+			break;
+		protobuf_c_message_pack(&set->file[i]->base, reflect_bin[i].data);
+	}
+	if (reflect_bin == NULL || i < set->n_file) {
+		while (reflect_bin != NULL && i-- > 0)
+			free(reflect_bin[i].data);
+		free(reflect_bin);
+		reflect_bin = NULL;
+		google__protobuf__file_descriptor_set__free_unpacked(set, NULL);
 		return false;
 	}
-	if (v > m->len)
-		return false;
-	m->p += v;
-	m->len -= (size_t)v;
+	reflect_set = set;
 	return true;
 }
 
-/* The first length-delimited field num of m (a name, a package), or empty. */
-static struct reflect_span
-reflect_string(struct reflect_span m, uint32_t num)
-{
-	struct reflect_span sub, none = { NULL, 0 };
-	uint32_t n;
-
-	while (reflect_field(&m, &n, &sub))
-		if (n == num)
-			return sub;
-	return none;
-}
-
+/* name (a descriptor's, maybe absent) is the len bytes of sym. */
 static bool
-reflect_eq(struct reflect_span s, const char *name, size_t len)
+reflect_eq(const char *name, const char *sym, size_t len)
 {
-	return s.len == len && (len == 0 || memcmp(s.p, name, len) == 0);
-}
-
-/*
- * sym against m's name: 0 no match, 1 sym is the name, 2 sym is inside it
- * ("<name>.<rest>", *inner the offset of rest).
- */
-static int
-reflect_scope(struct reflect_span m, const char *sym, size_t len, size_t *inner)
-{
-	struct reflect_span name = reflect_string(m, NAME);
-
-	if (name.len == 0 || name.len > len || memcmp(name.p, sym, name.len) != 0)
-		return 0;
-	if (name.len == len)
-		return 1;
-	if (sym[name.len] != '.')
-		return 0;
-	*inner = name.len + 1;
-	return 2;
-}
-
-/* m (a field, an oneof, a method...) is named sym. */
-static bool
-reflect_named(struct reflect_span m, const char *sym, size_t len)
-{
-	return reflect_eq(reflect_string(m, NAME), sym, len);
+	return name != NULL && strlen(name) == len && memcmp(name, sym, len) == 0;
 }
 
 /* The enum, or one of its values (in the enum's own scope, as protobuf has it). */
 static bool
-reflect_enum_has(struct reflect_span e, const char *sym, size_t len)
+reflect_enum_has(const EnumProto *e, const char *sym, size_t len)
 {
-	struct reflect_span sub;
-	uint32_t n;
-
-	if (reflect_named(e, sym, len))
+	if (reflect_eq(e->name, sym, len))
 		return true;
-	while (reflect_field(&e, &n, &sub))
-		if (n == ENUM_VALUE && reflect_named(sub, sym, len))
+	for (size_t i = 0; i < e->n_value; i++)
+		if (reflect_eq(e->value[i]->name, sym, len))
 			return true;
 	return false;
 }
 
-/* The message, or a field, oneof, nested message or enum in it; a service, or a method. */
+/* The message, or a field, extension, oneof, nested message or enum in it. */
 static bool
-reflect_message_has(struct reflect_span m, const char *sym, size_t len, bool service)
+reflect_message_has(const MsgProto *m, const char *sym, size_t len)
 {
-	struct reflect_span sub;
-	size_t in = 0;
-	uint32_t n;
-	int s = reflect_scope(m, sym, len, &in);
+	size_t i, n = m->name != NULL ? strlen(m->name) : 0;
 
-	if (s != 2)
-		return s == 1;
-	sym += in;
-	len -= in;
-	while (reflect_field(&m, &n, &sub)) {
-		if (service ? n == SERVICE_METHOD && reflect_named(sub, sym, len) :
-		    ((n == MSG_FIELD || n == MSG_EXTENSION || n == MSG_ONEOF) &&
-		    reflect_named(sub, sym, len)) ||
-		    (n == MSG_NESTED && reflect_message_has(sub, sym, len, false)) ||
-		    (n == MSG_ENUM && reflect_enum_has(sub, sym, len)))
+	if (n == 0 || n > len || memcmp(m->name, sym, n) != 0 || (n < len && sym[n] != '.'))
+		return false;
+	if (n == len)
+		return true;
+	sym += n + 1;
+	len -= n + 1;
+	for (i = 0; i < m->n_field; i++)
+		if (reflect_eq(m->field[i]->name, sym, len))
 			return true;
-	}
+	for (i = 0; i < m->n_extension; i++)
+		if (reflect_eq(m->extension[i]->name, sym, len))
+			return true;
+	for (i = 0; i < m->n_oneof_decl; i++)
+		if (reflect_eq(m->oneof_decl[i]->name, sym, len))
+			return true;
+	for (i = 0; i < m->n_nested_type; i++)
+		if (reflect_message_has(m->nested_type[i], sym, len))
+			return true;
+	for (i = 0; i < m->n_enum_type; i++)
+		if (reflect_enum_has(m->enum_type[i], sym, len))
+			return true;
+	return false;
+}
+
+/* The service, or one of its methods. */
+static bool
+reflect_service_has(const SvcProto *s, const char *sym, size_t len)
+{
+	size_t n = s->name != NULL ? strlen(s->name) : 0;
+
+	if (n == 0 || n > len || memcmp(s->name, sym, n) != 0 || (n < len && sym[n] != '.'))
+		return false;
+	if (n == len)
+		return true;
+	for (size_t i = 0; i < s->n_method; i++)
+		if (reflect_eq(s->method[i]->name, sym + n + 1, len - n - 1))
+			return true;
 	return false;
 }
 
 /* File f declares the fully-qualified symbol sym. */
 static bool
-reflect_file_has(struct reflect_span f, const char *sym)
+reflect_file_has(const FileProto *f, const char *sym)
 {
-	struct reflect_span pkg = reflect_string(f, FILE_PACKAGE), sub;
-	size_t len = strlen(sym);
-	uint32_t n;
+	size_t i, len = strlen(sym), pkg = f->package != NULL ? strlen(f->package) : 0;
 
-	if (pkg.len > 0) {
-		if (len <= pkg.len + 1 || memcmp(sym, pkg.p, pkg.len) != 0 || sym[pkg.len] != '.')
+	if (pkg > 0) {
+		if (len <= pkg + 1 || memcmp(sym, f->package, pkg) != 0 || sym[pkg] != '.')
 			return false;
-		sym += pkg.len + 1;
-		len -= pkg.len + 1;
+		sym += pkg + 1;
+		len -= pkg + 1;
 	}
-	while (reflect_field(&f, &n, &sub)) {
-		if ((n == FILE_MESSAGE && reflect_message_has(sub, sym, len, false)) ||
-		    (n == FILE_ENUM && reflect_enum_has(sub, sym, len)) ||
-		    (n == FILE_SERVICE && reflect_message_has(sub, sym, len, true)) ||
-		    (n == FILE_EXTENSION && reflect_named(sub, sym, len)))
+	for (i = 0; i < f->n_message_type; i++)
+		if (reflect_message_has(f->message_type[i], sym, len))
 			return true;
-	}
+	for (i = 0; i < f->n_enum_type; i++)
+		if (reflect_enum_has(f->enum_type[i], sym, len))
+			return true;
+	for (i = 0; i < f->n_service; i++)
+		if (reflect_service_has(f->service[i], sym, len))
+			return true;
+	for (i = 0; i < f->n_extension; i++)
+		if (reflect_eq(f->extension[i]->name, sym, len))
+			return true;
 	return false;
 }
 
 /* The embedded file that declares sym, or (sym NULL) of that name. */
 static bool
-reflect_file_find(const char *name, size_t len, const char *sym, struct reflect_span *out)
+reflect_file_find(const char *name, const char *sym, size_t *out)
 {
-	struct reflect_span set = { reflect_descriptor_set, reflect_descriptor_set_len };
-	uint32_t n;
-
-	while (reflect_field(&set, &n, out))
-		if (n == 1 && (sym != NULL ? reflect_file_has(*out, sym) :
-		    reflect_eq(reflect_string(*out, FILE_NAME), name, len)))
+	for (*out = 0; *out < reflect_set->n_file; (*out)++)
+		if (sym != NULL ? reflect_file_has(reflect_set->file[*out], sym) :
+		    reflect_eq(reflect_set->file[*out]->name, name, strlen(name)))
 			return true;
 	return false;
 }
 
 /* f into the answer unless there already, then the files it imports. */
 static void
-reflect_add(struct reflect_files *fs, struct reflect_span f)
+reflect_add(struct reflect_files *fs, size_t f)
 {
-	struct reflect_span sub, dep;
-	size_t i;
-	uint32_t n;
+	const FileProto *fp = reflect_set->file[f];
+	size_t i, dep;
 
 	for (i = 0; i < fs->n; i++)
-		if (fs->f[i].p == f.p)
+		if (fs->f[i] == f)
 			return;
 	if (fs->n == REFLECT_MAX_FILES)
 		return;
 	fs->f[fs->n++] = f;
-	while (reflect_field(&f, &n, &sub))
-		if (n == FILE_DEPENDENCY && reflect_file_find((const char *)sub.p, sub.len, NULL, &dep))
+	for (i = 0; i < fp->n_dependency; i++)
+		if (reflect_file_find(fp->dependency[i], NULL, &dep))
 			reflect_add(fs, dep);
 }
 
@@ -274,26 +213,18 @@ reflect_add(struct reflect_files *fs, struct reflect_span f)
 static size_t
 reflect_list(char names[][REFLECT_MAX_NAME], size_t max)
 {
-	struct reflect_span set = { reflect_descriptor_set, reflect_descriptor_set_len };
-	struct reflect_span f, sub, pkg, name;
-	size_t k = 0;
-	uint32_t n, m;
+	const FileProto *f;
+	size_t i, j, k = 0;
+	int n;
 
-	while (reflect_field(&set, &n, &f)) {
-		if (n != 1)
-			continue;
-		pkg = reflect_string(f, FILE_PACKAGE);
-		while (k < max && reflect_field(&f, &m, &sub)) {
-			if (m != FILE_SERVICE)
-				continue;
-			name = reflect_string(sub, NAME);
-			if (pkg.len + 1 + name.len >= REFLECT_MAX_NAME)
-				continue;
-			memcpy(names[k], pkg.p, pkg.len);
-			names[k][pkg.len] = '.';
-			memcpy(names[k] + pkg.len + 1, name.p, name.len);
-			names[k][pkg.len + 1 + name.len] = '\0';
-			k++;
+	for (i = 0; i < reflect_set->n_file; i++) {
+		f = reflect_set->file[i];
+		for (j = 0; k < max && j < f->n_service; j++) {
+			n = snprintf(names[k], REFLECT_MAX_NAME, "%s.%s",
+			    f->package != NULL ? f->package : "",
+			    f->service[j]->name != NULL ? f->service[j]->name : "");
+			if (n >= 0 && n < REFLECT_MAX_NAME)
+				k++;
 		}
 	}
 	return k;
@@ -331,13 +262,11 @@ reflect_reply_list(struct reflect_reply *a)
 
 /* A file found: it and the files it imports. */
 static void
-reflect_reply_files(struct reflect_reply *a, struct reflect_span f)
+reflect_reply_files(struct reflect_reply *a, size_t f)
 {
 	reflect_add(&a->fs, f);
-	for (size_t i = 0; i < a->fs.n; i++) {
-		a->bin[i].data = (uint8_t *)(uintptr_t)a->fs.f[i].p;
-		a->bin[i].len = a->fs.f[i].len;
-	}
+	for (size_t i = 0; i < a->fs.n; i++)
+		a->bin[i] = reflect_bin[a->fs.f[i]];
 	a->fd.n_file_descriptor_proto = a->fs.n;
 	a->fd.file_descriptor_proto = a->bin;
 	a->r.message_response_case =
@@ -361,29 +290,29 @@ reflect_reply_error(struct reflect_reply *a, const char *why)
 static void
 reflect_fill(struct reflect_reply *a, const Grpc__Reflection__V1__ServerReflectionRequest *q)
 {
-	struct reflect_span f;
 	const char *why = "";
+	size_t f;
 
 	switch (q->message_request_case) {
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_LIST_SERVICES:
 		reflect_reply_list(a);
 		return;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
-		if (reflect_file_find(q->file_by_filename, strlen(q->file_by_filename), NULL, &f)) {
+		if (reflect_file_find(q->file_by_filename, NULL, &f)) {
 			reflect_reply_files(a, f);
 			return;
 		}
 		why = "file not found";
 		break;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
-		if (reflect_file_find(NULL, 0, q->file_containing_symbol, &f)) {
+		if (reflect_file_find(NULL, q->file_containing_symbol, &f)) {
 			reflect_reply_files(a, f);
 			return;
 		}
 		why = "symbol not found";
 		break;
 	case GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
-		if (reflect_file_find(NULL, 0, q->all_extension_numbers_of_type, &f)) {
+		if (reflect_file_find(NULL, q->all_extension_numbers_of_type, &f)) {
 			a->en.base_type_name = q->all_extension_numbers_of_type;
 			a->r.message_response_case =
 			    GRPC__REFLECTION__V1__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ALL_EXTENSION_NUMBERS_RESPONSE;
@@ -414,7 +343,7 @@ reflect_answer(const uint8_t *req, size_t len, uint8_t **out, size_t *outlen)
 	*outlen = 0;
 	if (q == NULL)
 		return REFLECT_BAD_REQUEST;
-	a = calloc(1, sizeof(*a));
+	a = reflect_load() ? calloc(1, sizeof(*a)) : NULL;
 	if (a == NULL) {
 		grpc__reflection__v1__server_reflection_request__free_unpacked(q, NULL);
 		return REFLECT_NO_MEMORY;

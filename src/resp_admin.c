@@ -18,12 +18,13 @@
 #include "metrics.h"
 #include "resp_reply.h"
 
-#define RESP_ADMIN_INFO_MAX	65536	/* the INFO reply (512 namespaces' rows fit) */
-
+/*
+ * The INFO reply, written whole to a memory stream: no fixed buffer to cut it.
+ * Its size is the metrics table's: at most max_namespaces (512) namespaces' rows
+ * and SERVER_MAX servers' (38 KB measured at 512 names of 48 characters).
+ */
 struct resp_admin_info {
-	char		*buf;
-	size_t		 len;
-	size_t		 cap;
+	FILE		*f;
 	const char	*want;		/* a section, or NULL for all */
 	size_t		 wantlen;
 	const char	*section;	/* the last header written */
@@ -931,45 +932,44 @@ resp_admin_info_line(const struct metric_def *def, const char *name, int server,
     const struct metric_value *v, void *arg)
 {
 	struct resp_admin_info *in = arg;
-	int n;
 
 	(void)server;
 	if (in->want != NULL && (strlen(def->section) != in->wantlen ||
 	    strncasecmp(def->section, in->want, in->wantlen) != 0))
 		return;
 	if (in->section == NULL || strcmp(in->section, def->section) != 0) {
-		n = snprintf(in->buf + in->len, in->cap - in->len, "%s# %c%s\r\n",
-		    in->section == NULL ? "" : "\r\n", toupper((unsigned char)def->section[0]),
-		    def->section + 1);
-		if (n > 0 && (size_t)n < in->cap - in->len)
-			in->len += (size_t)n;
+		fprintf(in->f, "%s# %c%s\r\n", in->section == NULL ? "" : "\r\n",
+		    toupper((unsigned char)def->section[0]), def->section + 1);
 		in->section = def->section;
 	}
 	if (v->is_text)
-		n = snprintf(in->buf + in->len, in->cap - in->len, "%s:%s\r\n", name, v->text);
+		fprintf(in->f, "%s:%s\r\n", name, v->text);
 	else
-		n = snprintf(in->buf + in->len, in->cap - in->len, "%s:%" PRIu64 "\r\n", name,
-		    v->num);
-	if (n > 0 && (size_t)n < in->cap - in->len)
-		in->len += (size_t)n;
+		fprintf(in->f, "%s:%" PRIu64 "\r\n", name, v->num);
 }
 
 /* INFO [section]: Redis INFO text built from the metrics table. */
 void
 resp_admin_info(struct conn *c, const char *want, size_t wantlen)
 {
-	struct resp_admin_info in = { NULL, 0, RESP_ADMIN_INFO_MAX, want, wantlen, NULL };
+	struct resp_admin_info in = { NULL, want, wantlen, NULL };
+	char *buf = NULL;
+	size_t len = 0;
+	bool ok = false;
 
 	if (want != NULL && ((wantlen == 3 && strncasecmp(want, "all", 3) == 0) ||
 	    (wantlen == 7 && strncasecmp(want, "default", 7) == 0) ||
 	    (wantlen == 10 && strncasecmp(want, "everything", 10) == 0)))
 		in.want = NULL;
-	in.buf = malloc(in.cap);
-	if (in.buf == NULL) {
-		resp_reply_error(c, "ERR", "out of memory");
-		return;
+	in.f = open_memstream(&buf, &len);
+	if (in.f != NULL) {
+		metrics_walk(c->set->metrics, resp_admin_info_line, &in);
+		ok = !ferror(in.f);
+		ok = fclose(in.f) == 0 && ok;
 	}
-	metrics_walk(c->set->metrics, resp_admin_info_line, &in);
-	resp_reply_bulk(c, in.buf, in.len);
-	free(in.buf);
+	if (ok)
+		resp_reply_bulk(c, buf, len);
+	else
+		resp_reply_error(c, "ERR", "out of memory");
+	free(buf);
 }

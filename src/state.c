@@ -301,14 +301,18 @@ static bool
 state_parse_lease(const char **p, const char *end, struct state_lease *l)
 {
 	char w[24], name[8];
+	const char *worker;
 	uint64_t v;
 
-	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "lease") != 0 ||
-	    !state_word(p, end, w, sizeof(w)))
+	if (!state_word(p, end, w, sizeof(w)) || strcmp(w, "lease") != 0)
+		return false;
+	worker = *p;
+	if (!state_word(p, end, w, sizeof(w)))
 		return false;
 	if (strcmp(w, "none") == 0)
 		return state_line_end(p, end);
-	if (w[0] < '0' || w[0] > '9' || (v = strtoull(w, NULL, 10)) > 1023 ||
+	*p = worker;	/* not none: the word again, read as every number of the record */
+	if (!state_u64(p, end, &v) || v > 1023 ||
 	    !state_word(p, end, name, sizeof(name)) ||
 	    !state_word(p, end, l->holder, sizeof(l->holder)) ||
 	    !state_u64(p, end, &l->window_start) ||

@@ -232,6 +232,41 @@ test_bad_lease_refused(void **state)
 	assert_true(server_shape_set(2, 0, 0));
 }
 
+/*
+ * The lease's worker number is read as strictly as the record's other numbers:
+ * "lease 7abc odd ..." is refused, not worker 7 (a checksum made for each text).
+ */
+static void
+test_lease_worker_strict(void **state)
+{
+	static const char *const worker[] = { "7", "7abc", "7x", "7.5", "7-", "+7", " " };
+	struct state_rec a, b;
+	char buf[STATE_MAX_LEN], body[STATE_MAX_LEN], why[128], *at;
+	uint64_t h;
+	size_t i, k, n;
+
+	(void)state;
+	rec_fill(&a);
+	n = state_format(&a, NULL, buf, sizeof(buf));
+	at = strstr(buf, "\nlease 7 ");
+	assert_non_null(at);
+	for (k = 0; k < sizeof(worker) / sizeof(worker[0]); k++) {
+		snprintf(body, sizeof(body), "%.*s\nlease %s%s", (int)(at - buf), buf, worker[k],
+		    at + 8);
+		*strstr(body, "check ") = '\0';
+		h = UINT64_C(14695981039346656037);
+		for (i = 0; body[i] != '\0'; i++) {
+			h ^= (unsigned char)body[i];
+			h *= UINT64_C(1099511628211);
+		}
+		n = strlen(body);
+		n += (size_t)snprintf(body + n, sizeof(body) - n, "check %016llx\n",
+		    (unsigned long long)h);
+		assert_int_equal(state_parse(body, n, &b, NULL, why, sizeof(why)), k == 0);
+		assert_true(k > 0 || (b.lease.held && b.lease.worker == 7));
+	}
+}
+
 /* Marks only go up; a new uuid is noted. */
 static void
 test_marks_only_rise(void **state)
@@ -944,6 +979,7 @@ main(void)
 		cmocka_unit_test(test_extra_servers_marks),
 		cmocka_unit_test(test_corruption_caught),
 		cmocka_unit_test(test_bad_lease_refused),
+		cmocka_unit_test(test_lease_worker_strict),
 		cmocka_unit_test(test_marks_only_rise),
 		cmocka_unit_test(test_marks_in_id_space),
 		cmocka_unit_test(test_owner_dead),
