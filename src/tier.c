@@ -45,7 +45,7 @@ static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t t
 static void	tier_conn_ended(struct tier *t, unsigned i);
 static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
-static void	tier_copy_push(struct tier *t, bool ns);
+static void	tier_copy_push(struct tier *t);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
 static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
@@ -368,14 +368,14 @@ tier_prefetch(struct tier *t)
 		tier_ns_kick_fetches(t, true);
 	}
 	tier_prefetch_default(t);
+	if (ns)
+		tier_ns_refill(t);
 	/*
-	 * After the fetches: a ticket on another server carries the copies a
+	 * After every refill: a ticket on another server carries the copies a
 	 * waiting block needs; a plain copy UPDATE only where a server stays idle.
 	 */
 	if (t->copy_due)
-		tier_copy_push(t, false);
-	if (ns)
-		tier_ns_refill(t);
+		tier_copy_push(t);
 }
 
 /* The namespaces' refills; after them, a namespace ticket elsewhere may carry a copy. */
@@ -385,8 +385,6 @@ tier_ns_refill(struct tier *t)
 	tier_ns_kick_checks(t);
 	tier_ns_kick_fetches(t, true);
 	tier_ns_kick_fetches(t, false);
-	if (t->await.n > 0)
-		tier_copy_push(t, true);
 }
 
 /* The default's refills: up to one ticket per server of ours in a pass. */
@@ -424,6 +422,8 @@ tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
 		tier_prefetch(t);
 	else
 		tier_ns_refill(t);
+	if (q != &t->seq && t->copy_due)
+		tier_copy_push(t);
 	return ok;
 }
 
@@ -623,7 +623,7 @@ tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t 
 	} else if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
 		t->await.v[t->await.n++] = w;
 		t->copy_due = true;
-		tier_copy_push(t, ns != NULL);
+		tier_copy_push(t);
 	} else if (c == SEQ_COPY_WAIT) {
 		(ns != NULL ? &ns->seq : &t->seq)->writing--;
 		log_error("%s%s%sticket %" PRIu64 " of the %s server not used: %u tickets already "
@@ -636,37 +636,36 @@ tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t 
 }
 
 /*
- * Banks the waiting tickets of the default (ns false) or of the namespaces
- * that a copy now covers, or whose region has no other server up; for the
- * rest, one plain copy UPDATE of a mark at a time on an idle other server of
- * its region: the default's as soon as its ticket is drawn (copy_need), a
- * namespace's for a waiting ticket (a namespace ticket there carries it
- * otherwise: tier_send_tx). Two passes, at the places of tier_prefetch
- * that fix the order of the SQL.
+ * Banks the waiting tickets of every sequence that a copy now covers, or
+ * whose region has no other server up; for the rest, one plain copy UPDATE of
+ * a mark at a time on an idle other server of its region: the default's as
+ * soon as its ticket is drawn (copy_need), then a namespace's for a waiting
+ * ticket (a namespace ticket there carries it otherwise: tier_send_tx). One
+ * push, after every refill of tier_prefetch (docs/design.md 13.7).
  */
 static void
-tier_copy_push(struct tier *t, bool ns)
+tier_copy_push(struct tier *t)
 {
-	unsigned k;
+	unsigned k, m = server_count();
 
 	/* A copy answered inside the call that sent it ends here in another pass. */
-	if (t->pushing[ns]) {
-		t->push_again[ns] = true;
+	if (t->pushing) {
+		t->push_again = true;
 		return;
 	}
-	t->pushing[ns] = true;
+	t->pushing = true;
 again:
-	t->push_again[ns] = false;
+	t->push_again = false;
 	for (k = 0; k < t->await.n; k++) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 		bool gone = n != NULL && n->dropped != w.dropped;
 		enum seq_copy c = SEQ_COPY_BANK;
 
-		if ((w.seq != 0) == ns && !gone && (w.seq == 0 || n != NULL))
+		if (!gone && (w.seq == 0 || n != NULL))
 			c = tier_copy_verdict(t, n, w.srv, w.ticket, true);
-		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT)
-			continue;	/* the other pass's, or still waiting */
+		if (c == SEQ_COPY_WAIT)
+			continue;	/* still waiting */
 		(void)seq_wait_take(&t->await, k--);	/* the next one is at k now */
 		if (w.seq == 0) {
 			t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
@@ -684,22 +683,25 @@ again:
 		}
 		tier_bank(t, n, w.srv, w.ticket, c == SEQ_COPY_ALONE);
 	}
-	/* A copy wanted and none running: on an idle other server of its region. */
-	for (k = 0; k < (ns ? t->await.n : server_count()) && !t->push_again[ns]; k++) {
-		struct nsrv *n = ns ? nss_by_id(&t->nss, t->await.v[k].seq) : NULL;
-		unsigned i = ns ? t->await.v[k].srv : k;
+	/*
+	 * A copy wanted and none running: on an idle other server of its region;
+	 * the default's by server (k < m), then the namespaces' by waiting ticket.
+	 */
+	for (k = 0; k < m + t->await.n && !t->push_again; k++) {
+		struct nsrv *n = k < m ? NULL : nss_by_id(&t->nss, t->await.v[k - m].seq);
+		unsigned i = k < m ? k : t->await.v[k - m].srv;
 		const struct ticket_server *r = &t->srv[i];
 
-		if (ns ? n == NULL : t->copy_need[i] <= t->seq.copied[i])
+		if (k < m ? t->copy_need[i] <= t->seq.copied[i] : n == NULL)
 			continue;
 		for (unsigned j = r->group_first; j < r->group_first + r->group_count; j++)
 			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
 			    !t->copy_run[j].on && tier_copy_send(t, n, i, j))
 				break;
 	}
-	if (t->push_again[ns])
+	if (t->push_again)
 		goto again;	/* an answer inside a call changed what waits */
-	t->pushing[ns] = false;
+	t->pushing = false;
 	t->copy_due = t->await.n > 0;
 	for (unsigned i = 0; i < server_count() && !t->copy_due; i++)
 		t->copy_due = t->copy_need[i] > t->seq.copied[i];
@@ -774,8 +776,8 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 	if (run.on && (!ns || n != NULL))
 		seq_landed(ns ? &n->seq : &t->seq, run.role, run.val);
 	ticket_run_end(s);
-	tier_copy_push(t, ns);
-	if (t->pushing[ns])
+	tier_copy_push(t);
+	if (t->pushing)
 		return;		/* answered inside tier_copy_push: its caller goes on */
 	tier_prefetch(t);
 	t->on_change(t->arg);
