@@ -23,8 +23,7 @@ static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t 
 		    void *arg);
 static bool	tier_need(const struct tier *t, const struct nsrv *ns);
 static bool	tier_fetch_next(struct tier *t, struct nsrv *ns);
-static void	tier_prefetch_default(struct tier *t);
-static void	tier_ns_refill(struct tier *t);
+static void	tier_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static double	tier_fetch_ms(const struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
@@ -81,7 +80,6 @@ static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const ch
 static bool	tier_ns_answered(struct tier *t, struct ticket_server *s);
 static void	tier_ns_retired(struct tier *t, const struct ticket_server *s);
 static void	tier_ns_kick_checks(struct tier *t);
-static void	tier_ns_kick_fetches(struct tier *t, bool demand);
 static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
 static int	tier_pair_in_use(const struct tier *t);
 static enum seq_copy	tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i,
@@ -356,20 +354,14 @@ tier_pair_in_use(const struct tier *t)
 void
 tier_prefetch(struct tier *t)
 {
-	/* The hot path of a tier without namespaces: three tests, nothing else. */
-	bool ns = t->nss.n > 0 || t->ns_due_some;
-
 	/*
-	 * The namespaces' checks first (a server busy with the default sequence
-	 * still reads the catalogue), then their tickets for waiting requests.
+	 * The hot path of a tier without namespaces: three tests and the default's
+	 * turn. The namespaces' checks first (a server busy with a ticket still
+	 * reads the catalogue), then every sequence's refill.
 	 */
-	if (ns) {
+	if (t->nss.n > 0 || t->ns_due_some)
 		tier_ns_kick_checks(t);
-		tier_ns_kick_fetches(t, true);
-	}
-	tier_prefetch_default(t);
-	if (ns)
-		tier_ns_refill(t);
+	tier_refill(t);
 	/*
 	 * After every refill: a ticket on another server carries the copies a
 	 * waiting block needs; a plain copy UPDATE only where a server stays idle.
@@ -378,25 +370,33 @@ tier_prefetch(struct tier *t)
 		tier_copy_push(t);
 }
 
-/* The namespaces' refills; after them, a namespace ticket elsewhere may carry a copy. */
+/*
+ * One refill pass over every sequence (docs/design.md 13.7): the default,
+ * sequence 0, first, up to one ticket per server of ours; then the namespaces,
+ * one ticket each in turn from the one after the last that fetched (ns_next),
+ * those with a waiting request (demand) before the rest.
+ */
 static void
-tier_ns_refill(struct tier *t)
+tier_refill(struct tier *t)
 {
-	tier_ns_kick_checks(t);
-	tier_ns_kick_fetches(t, true);
-	tier_ns_kick_fetches(t, false);
-}
+	unsigned n = t->nss.n, start = t->ns_next;
 
-/* The default's refills: up to one ticket per server of ours in a pass. */
-static void
-tier_prefetch_default(struct tier *t)
-{
-	for (unsigned tries = 0; tries < server_own_count() && tier_need(t, NULL); tries++) {
-		/* Fragments that BLOCKs skipped must not stop the refills. */
-		if (t->seq.pool.count >= POOL_RANGES_ROOM)
-			t->ids_dropped += pool_make_room(&t->seq.pool);
-		if (!tier_fetch_next(t, NULL))
-			return;
+	/* Stops if an answer inside a call changed the set (its own pass refilled). */
+	for (unsigned k = 0; k <= 2 * n && t->nss.n == n; k++) {
+		struct nsrv *ns = k == 0 ? NULL : t->nss.v[(start + k - 1) % n];
+		unsigned most = ns == NULL ? server_own_count() : 1;
+
+		if (ns != NULL && k <= n && !ns->seq.demand)
+			continue;	/* the turns for waiting requests first */
+		for (unsigned m = 0; m < most && tier_need(t, ns); m++) {
+			/* Fragments that the default's BLOCKs skipped must not stop it. */
+			if (ns == NULL && t->seq.pool.count >= POOL_RANGES_ROOM)
+				t->ids_dropped += pool_make_room(&t->seq.pool);
+			if (!tier_fetch_next(t, ns))
+				break;
+			if (ns != NULL)	/* the next pass starts after it */
+				t->ns_next = (start + k) % n;
+		}
 	}
 }
 
@@ -404,8 +404,8 @@ tier_prefetch_default(struct tier *t)
  * Every sequence's take (docs/design.md 13.7). A miss raises demand: any miss
  * of a sequence that idles (a namespace keeps nothing buffered when idle: its
  * count is wanted), a BLOCK's miss of the default (its target keeps the IDs;
- * a whole fresh block is fetched). The default's take refills every sequence
- * (tier_prefetch); a namespace's, the namespaces' (tier_ns_refill).
+ * a whole fresh block is fetched). Every take runs the prefetch pass over
+ * every sequence (tier_prefetch).
  */
 bool
 tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
@@ -418,12 +418,7 @@ tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
 		q->demand = true;
 		q->want = q->idles ? n : 0;	/* the default's: any block */
 	}
-	if (q == &t->seq)
-		tier_prefetch(t);
-	else
-		tier_ns_refill(t);
-	if (q != &t->seq && t->copy_due)
-		tier_copy_push(t);
+	tier_prefetch(t);
 	return ok;
 }
 
@@ -1654,24 +1649,6 @@ tier_ns_kick_checks(struct tier *t)
 				t->ns_due[i] = false;
 		}
 		t->ns_due_some = t->ns_due_some || t->ns_due[i];
-	}
-}
-
-/*
- * The namespaces' refills (only for waiting requests: demand): one ticket
- * each in a pass, on idle servers.
- */
-static void
-tier_ns_kick_fetches(struct tier *t, bool demand)
-{
-	unsigned n = t->nss.n, start = t->ns_next;
-
-	for (unsigned k = 0; k < n; k++) {
-		struct nsrv *ns = t->nss.v[(start + k) % n];
-
-		/* Taking turns: the next kick starts after the last that fetched. */
-		if ((!demand || ns->seq.demand) && tier_need(t, ns) && tier_fetch_next(t, ns))
-			t->ns_next = (start + k + 1) % n;
 	}
 }
 
