@@ -252,7 +252,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 static bool
 tier_need(const struct tier *t, const struct nsrv *ns)
 {
-	const struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	const struct seq *q = TIER_SEQ(t, ns);
 	unsigned in_flight = q->fetching + q->writing;
 
 	if (ns == NULL)
@@ -274,7 +274,7 @@ tier_need(const struct tier *t, const struct nsrv *ns)
 static bool
 tier_fetch_next(struct tier *t, struct nsrv *ns)
 {
-	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	struct seq *q = TIER_SEQ(t, ns);
 	int first = ns != NULL ? 0 : tier_pair_in_use(t);
 	unsigned f = 0, count = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS,
 	    last;
@@ -504,7 +504,7 @@ void (*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned s
 static void
 tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 {
-	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	struct seq *q = TIER_SEQ(t, ns);
 	uint64_t b = ns != NULL ? ns->b : t->block_size, first = layout_ticket_first(tk, b),
 	    n = b, skip;
 
@@ -546,7 +546,7 @@ static enum seq_copy
 tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint64_t tk,
     bool rule_on)
 {
-	return seq_copy_first((ns != NULL ? &ns->seq : &t->seq)->copied[i],
+	return seq_copy_first(TIER_SEQ(t, ns)->copied[i],
 	    ns != NULL ? layout_ticket_end(tk, ns->b) : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
@@ -554,7 +554,7 @@ tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint6
 static void
 tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 {
-	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	TIER_SEQ(t, ns)->writing--;
 	t->conn_dropped++;
 	log_warn("%s%s%sticket %" PRIu64 " of the %s server not used: the connection it was "
 	    "drawn on ended before a copy of its mark could be counted as its own (a gap)",
@@ -620,7 +620,7 @@ tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t 
 		t->copy_due = true;
 		tier_copy_push(t);
 	} else if (c == SEQ_COPY_WAIT) {
-		(ns != NULL ? &ns->seq : &t->seq)->writing--;
+		TIER_SEQ(t, ns)->writing--;
 		log_error("%s%s%sticket %" PRIu64 " of the %s server not used: %u tickets already "
 		    "wait for a copy of their mark on another server", ns != NULL ? "namespace " :
 		    "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "", tk, server_name(i),
@@ -769,7 +769,7 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	if (run.on && (!ns || n != NULL))
-		seq_landed(ns ? &n->seq : &t->seq, run.role, run.val);
+		seq_landed(TIER_SEQ(t, n), run.role, run.val);
 	ticket_run_end(s);
 	tier_copy_push(t);
 	if (t->pushing)
@@ -798,7 +798,7 @@ tier_carried_landed(struct tier *t, const struct ticket_server *s, struct nsrv *
 		const struct ticket_copy *c = &f->copy[k];
 		struct state_mark m = { c->high_water, c->block_size, "" };
 
-		seq_landed(ns != NULL ? &ns->seq : &t->seq, c->srv, ns != NULL ? c->end :
+		seq_landed(TIER_SEQ(t, ns), c->srv, ns != NULL ? c->end :
 		    tier_ticket_of(t, &m));
 	}
 }
@@ -836,7 +836,7 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, const struct ticket_server *s,
 		    "(NS_MARKS_MAX): the ticket is not used");
 		return false;
 	}
-	(ns != NULL ? &ns->seq : &t->seq)->writing++;
+	TIER_SEQ(t, ns)->writing++;
 	/* Queued: its end comes to tier_written; durable or failed now: it ends here. */
 	w = seq_write_ahead(t->sf, on, tier_written, t, a, tk);
 	return w == SEQ_WRITING || tier_write_ended(t, ns, i, tk, t->conn_gen[i], w == SEQ_WRITTEN);
@@ -858,7 +858,7 @@ tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint3
 		tier_durable(t, ns, i, tk, conn);
 		return true;
 	}
-	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	TIER_SEQ(t, ns)->writing--;
 	if (ns != NULL) {
 		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
 		    "ticket is not used");
@@ -1781,7 +1781,7 @@ static bool
 tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
 	struct ticket_flight f = { .seq = ns != NULL ? ns->id : 0,
-	    .fetching = ns != NULL ? &ns->seq.fetching : &t->seq.fetching,
+	    .fetching = &TIER_SEQ(t, ns)->fetching,
 	    .known = tier_known_now };
 
 	if (ns == NULL) {

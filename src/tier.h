@@ -28,6 +28,11 @@ struct tier;
 
 /* conn_gen wraps here: a ticket waits through fewer ends of its connection. */
 #define TIER_CONN_GEN_MASK	0xffffffu
+/*
+ * The sequence of namespace ns, the default's (sequence 0) when ns is NULL
+ * (docs/design.md 13.7).
+ */
+#define TIER_SEQ(t, ns)	((ns) != NULL ? &(ns)->seq : &(t)->seq)
 
 /* A plain copy UPDATE of a mark, for copy first (docs/design.md 6.5, 13.6). */
 struct tier_copy_run {
