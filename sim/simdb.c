@@ -415,7 +415,13 @@ simdb_answer_cb(evutil_socket_t fd, short what, void *arg)
 			simdb_h.unmodelled(a.why);
 		if (a.drew && simdb_h.drew != NULL)
 			simdb_h.drew(c->owner, c->srv, a.ticket, a.own_before);
-		if (a.err == 0 && !c->lease && simdb_h.ns_ran != NULL)
+		/*
+		 * A new connection's CONNECT is no witness point: a witness lost
+		 * with the connection before ran nowhere (c->due_set, the
+		 * default's, is dropped with the connection too).
+		 */
+		if (a.err == 0 && !c->lease && strcmp(sql, "CONNECT") != 0 &&
+		    simdb_h.ns_ran != NULL)
 			simdb_h.ns_ran(c->owner, c->srv);
 		if (a.ns_drew && simdb_h.ns_drew != NULL)
 			simdb_h.ns_drew(c->owner, c->srv, &a);

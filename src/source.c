@@ -301,7 +301,7 @@ enum source_status
 source_take(struct source *s, struct nsrv *ns, bool block, unsigned n, uint64_t *out,
     bool may_fallback, unsigned *wait_us, const char **why)
 {
-	struct seq *q = ns != NULL ? &ns->seq : &s->tier->seq;
+	struct seq *q = TIER_SEQ(s->tier, ns);
 	enum source_status st;
 	uint64_t first;
 

@@ -23,8 +23,7 @@ static bool	tier_notify(struct ticket_server *s, enum ticket_event ev, uint64_t 
 		    void *arg);
 static bool	tier_need(const struct tier *t, const struct nsrv *ns);
 static bool	tier_fetch_next(struct tier *t, struct nsrv *ns);
-static void	tier_prefetch_default(struct tier *t);
-static void	tier_ns_refill(struct tier *t);
+static void	tier_refill(struct tier *t);
 static void	tier_rate_cb(evutil_socket_t fd, short what, void *arg);
 static double	tier_fetch_ms(const struct tier *t);
 static bool	tier_merge_marks(struct tier *t, struct ticket_server *s);
@@ -45,7 +44,7 @@ static void	tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t t
 static void	tier_conn_ended(struct tier *t, unsigned i);
 static void	tier_await_drop(struct tier *t, unsigned i, const struct nsrv *only);
 static bool	tier_other_up(const struct tier *t, const struct ticket_server *s);
-static void	tier_copy_push(struct tier *t, bool ns);
+static void	tier_copy_push(struct tier *t);
 static bool	tier_copy_send(struct tier *t, struct nsrv *ns, unsigned i, unsigned j);
 static void	tier_copied(struct db_conn *db, const struct db_result *r, void *arg);
 static uint64_t	tier_ticket_of(const struct tier *t, const struct state_mark *m);
@@ -81,7 +80,6 @@ static void	tier_ns_refuse(struct tier *t, struct nsrv *ns, unsigned i, const ch
 static bool	tier_ns_answered(struct tier *t, struct ticket_server *s);
 static void	tier_ns_retired(struct tier *t, const struct ticket_server *s);
 static void	tier_ns_kick_checks(struct tier *t);
-static void	tier_ns_kick_fetches(struct tier *t, bool demand);
 static void	tier_waits_answered(struct tier *t, const struct ticket_server *s);
 static int	tier_pair_in_use(const struct tier *t);
 static enum seq_copy	tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i,
@@ -254,7 +252,7 @@ tier_rate_cb(evutil_socket_t fd, short what, void *arg)
 static bool
 tier_need(const struct tier *t, const struct nsrv *ns)
 {
-	const struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	const struct seq *q = TIER_SEQ(t, ns);
 	unsigned in_flight = q->fetching + q->writing;
 
 	if (ns == NULL)
@@ -276,7 +274,7 @@ tier_need(const struct tier *t, const struct nsrv *ns)
 static bool
 tier_fetch_next(struct tier *t, struct nsrv *ns)
 {
-	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	struct seq *q = TIER_SEQ(t, ns);
 	int first = ns != NULL ? 0 : tier_pair_in_use(t);
 	unsigned f = 0, count = server_own_count() < NS_SERVERS ? server_own_count() : NS_SERVERS,
 	    last;
@@ -356,49 +354,49 @@ tier_pair_in_use(const struct tier *t)
 void
 tier_prefetch(struct tier *t)
 {
-	/* The hot path of a tier without namespaces: three tests, nothing else. */
-	bool ns = t->nss.n > 0 || t->ns_due_some;
-
 	/*
-	 * The namespaces' checks first (a server busy with the default sequence
-	 * still reads the catalogue), then their tickets for waiting requests.
+	 * The hot path of a tier without namespaces: three tests and the default's
+	 * turn. The namespaces' checks first (a server busy with a ticket still
+	 * reads the catalogue), then every sequence's refill.
 	 */
-	if (ns) {
+	if (t->nss.n > 0 || t->ns_due_some)
 		tier_ns_kick_checks(t);
-		tier_ns_kick_fetches(t, true);
-	}
-	tier_prefetch_default(t);
+	tier_refill(t);
 	/*
-	 * After the fetches: a ticket on another server carries the copies a
+	 * After every refill: a ticket on another server carries the copies a
 	 * waiting block needs; a plain copy UPDATE only where a server stays idle.
 	 */
 	if (t->copy_due)
-		tier_copy_push(t, false);
-	if (ns)
-		tier_ns_refill(t);
+		tier_copy_push(t);
 }
 
-/* The namespaces' refills; after them, a namespace ticket elsewhere may carry a copy. */
+/*
+ * One refill pass over every sequence (docs/design.md 13.7): the default,
+ * sequence 0, first, up to one ticket per server of ours; then the namespaces,
+ * one ticket each in turn from the one after the last that fetched (ns_next),
+ * those with a waiting request (demand) before the rest.
+ */
 static void
-tier_ns_refill(struct tier *t)
+tier_refill(struct tier *t)
 {
-	tier_ns_kick_checks(t);
-	tier_ns_kick_fetches(t, true);
-	tier_ns_kick_fetches(t, false);
-	if (t->await.n > 0)
-		tier_copy_push(t, true);
-}
+	unsigned n = t->nss.n, start = t->ns_next;
 
-/* The default's refills: up to one ticket per server of ours in a pass. */
-static void
-tier_prefetch_default(struct tier *t)
-{
-	for (unsigned tries = 0; tries < server_own_count() && tier_need(t, NULL); tries++) {
-		/* Fragments that BLOCKs skipped must not stop the refills. */
-		if (t->seq.pool.count >= POOL_RANGES_ROOM)
-			t->ids_dropped += pool_make_room(&t->seq.pool);
-		if (!tier_fetch_next(t, NULL))
-			return;
+	/* Stops if an answer inside a call changed the set (its own pass refilled). */
+	for (unsigned k = 0; k <= 2 * n && t->nss.n == n; k++) {
+		struct nsrv *ns = k == 0 ? NULL : t->nss.v[(start + k - 1) % n];
+		unsigned most = ns == NULL ? server_own_count() : 1;
+
+		if (ns != NULL && k <= n && !ns->seq.demand)
+			continue;	/* the turns for waiting requests first */
+		for (unsigned m = 0; m < most && tier_need(t, ns); m++) {
+			/* Fragments that the default's BLOCKs skipped must not stop it. */
+			if (ns == NULL && t->seq.pool.count >= POOL_RANGES_ROOM)
+				t->ids_dropped += pool_make_room(&t->seq.pool);
+			if (!tier_fetch_next(t, ns))
+				break;
+			if (ns != NULL)	/* the next pass starts after it */
+				t->ns_next = (start + k) % n;
+		}
 	}
 }
 
@@ -406,8 +404,8 @@ tier_prefetch_default(struct tier *t)
  * Every sequence's take (docs/design.md 13.7). A miss raises demand: any miss
  * of a sequence that idles (a namespace keeps nothing buffered when idle: its
  * count is wanted), a BLOCK's miss of the default (its target keeps the IDs;
- * a whole fresh block is fetched). The default's take refills every sequence
- * (tier_prefetch); a namespace's, the namespaces' (tier_ns_refill).
+ * a whole fresh block is fetched). Every take runs the prefetch pass over
+ * every sequence (tier_prefetch).
  */
 bool
 tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
@@ -420,10 +418,7 @@ tier_take(struct tier *t, struct seq *q, bool block, unsigned n, uint64_t *out)
 		q->demand = true;
 		q->want = q->idles ? n : 0;	/* the default's: any block */
 	}
-	if (q == &t->seq)
-		tier_prefetch(t);
-	else
-		tier_ns_refill(t);
+	tier_prefetch(t);
 	return ok;
 }
 
@@ -509,7 +504,7 @@ void (*tier_banked_hook)(const struct tier *t, const struct nsrv *ns, unsigned s
 static void
 tier_bank(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, bool alone)
 {
-	struct seq *q = ns != NULL ? &ns->seq : &t->seq;
+	struct seq *q = TIER_SEQ(t, ns);
 	uint64_t b = ns != NULL ? ns->b : t->block_size, first = layout_ticket_first(tk, b),
 	    n = b, skip;
 
@@ -551,7 +546,7 @@ static enum seq_copy
 tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint64_t tk,
     bool rule_on)
 {
-	return seq_copy_first((ns != NULL ? &ns->seq : &t->seq)->copied[i],
+	return seq_copy_first(TIER_SEQ(t, ns)->copied[i],
 	    ns != NULL ? layout_ticket_end(tk, ns->b) : tk, tier_other_up(t, &t->srv[i]), rule_on);
 }
 
@@ -559,7 +554,7 @@ tier_copy_verdict(const struct tier *t, const struct nsrv *ns, unsigned i, uint6
 static void
 tier_conn_drop(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk)
 {
-	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	TIER_SEQ(t, ns)->writing--;
 	t->conn_dropped++;
 	log_warn("%s%s%sticket %" PRIu64 " of the %s server not used: the connection it was "
 	    "drawn on ended before a copy of its mark could be counted as its own (a gap)",
@@ -623,9 +618,9 @@ tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t 
 	} else if (c == SEQ_COPY_WAIT && t->await.n < SEQ_WAIT_MAX) {
 		t->await.v[t->await.n++] = w;
 		t->copy_due = true;
-		tier_copy_push(t, ns != NULL);
+		tier_copy_push(t);
 	} else if (c == SEQ_COPY_WAIT) {
-		(ns != NULL ? &ns->seq : &t->seq)->writing--;
+		TIER_SEQ(t, ns)->writing--;
 		log_error("%s%s%sticket %" PRIu64 " of the %s server not used: %u tickets already "
 		    "wait for a copy of their mark on another server", ns != NULL ? "namespace " :
 		    "", ns != NULL ? ns->name : "", ns != NULL ? ": " : "", tk, server_name(i),
@@ -636,37 +631,36 @@ tier_durable(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint32_t 
 }
 
 /*
- * Banks the waiting tickets of the default (ns false) or of the namespaces
- * that a copy now covers, or whose region has no other server up; for the
- * rest, one plain copy UPDATE of a mark at a time on an idle other server of
- * its region: the default's as soon as its ticket is drawn (copy_need), a
- * namespace's for a waiting ticket (a namespace ticket there carries it
- * otherwise: tier_send_tx). Two passes, at the places of tier_prefetch
- * that fix the order of the SQL.
+ * Banks the waiting tickets of every sequence that a copy now covers, or
+ * whose region has no other server up; for the rest, one plain copy UPDATE of
+ * a mark at a time on an idle other server of its region: the default's as
+ * soon as its ticket is drawn (copy_need), then a namespace's for a waiting
+ * ticket (a namespace ticket there carries it otherwise: tier_send_tx). One
+ * push, after every refill of tier_prefetch (docs/design.md 13.7).
  */
 static void
-tier_copy_push(struct tier *t, bool ns)
+tier_copy_push(struct tier *t)
 {
-	unsigned k;
+	unsigned k, m = server_count();
 
 	/* A copy answered inside the call that sent it ends here in another pass. */
-	if (t->pushing[ns]) {
-		t->push_again[ns] = true;
+	if (t->pushing) {
+		t->push_again = true;
 		return;
 	}
-	t->pushing[ns] = true;
+	t->pushing = true;
 again:
-	t->push_again[ns] = false;
+	t->push_again = false;
 	for (k = 0; k < t->await.n; k++) {
 		struct seq_wait w = t->await.v[k];
 		struct nsrv *n = w.seq != 0 ? nss_by_id(&t->nss, w.seq) : NULL;
 		bool gone = n != NULL && n->dropped != w.dropped;
 		enum seq_copy c = SEQ_COPY_BANK;
 
-		if ((w.seq != 0) == ns && !gone && (w.seq == 0 || n != NULL))
+		if (!gone && (w.seq == 0 || n != NULL))
 			c = tier_copy_verdict(t, n, w.srv, w.ticket, true);
-		if ((w.seq != 0) != ns || c == SEQ_COPY_WAIT)
-			continue;	/* the other pass's, or still waiting */
+		if (c == SEQ_COPY_WAIT)
+			continue;	/* still waiting */
 		(void)seq_wait_take(&t->await, k--);	/* the next one is at k now */
 		if (w.seq == 0) {
 			t->copy_wait_us_total += (uint64_t)clk_mono_us() - w.since_us;
@@ -684,22 +678,25 @@ again:
 		}
 		tier_bank(t, n, w.srv, w.ticket, c == SEQ_COPY_ALONE);
 	}
-	/* A copy wanted and none running: on an idle other server of its region. */
-	for (k = 0; k < (ns ? t->await.n : server_count()) && !t->push_again[ns]; k++) {
-		struct nsrv *n = ns ? nss_by_id(&t->nss, t->await.v[k].seq) : NULL;
-		unsigned i = ns ? t->await.v[k].srv : k;
+	/*
+	 * A copy wanted and none running: on an idle other server of its region;
+	 * the default's by server (k < m), then the namespaces' by waiting ticket.
+	 */
+	for (k = 0; k < m + t->await.n && !t->push_again; k++) {
+		struct nsrv *n = k < m ? NULL : nss_by_id(&t->nss, t->await.v[k - m].seq);
+		unsigned i = k < m ? k : t->await.v[k - m].srv;
 		const struct ticket_server *r = &t->srv[i];
 
-		if (ns ? n == NULL : t->copy_need[i] <= t->seq.copied[i])
+		if (k < m ? t->copy_need[i] <= t->seq.copied[i] : n == NULL)
 			continue;
 		for (unsigned j = r->group_first; j < r->group_first + r->group_count; j++)
 			if (j != i && t->srv[j].state == TICKET_READY && !t->srv[j].other &&
 			    !t->copy_run[j].on && tier_copy_send(t, n, i, j))
 				break;
 	}
-	if (t->push_again[ns])
+	if (t->push_again)
 		goto again;	/* an answer inside a call changed what waits */
-	t->pushing[ns] = false;
+	t->pushing = false;
 	t->copy_due = t->await.n > 0;
 	for (unsigned i = 0; i < server_count() && !t->copy_due; i++)
 		t->copy_due = t->copy_need[i] > t->seq.copied[i];
@@ -772,10 +769,10 @@ tier_copied(struct db_conn *db, const struct db_result *r, void *arg)
 		return;
 	}
 	if (run.on && (!ns || n != NULL))
-		seq_landed(ns ? &n->seq : &t->seq, run.role, run.val);
+		seq_landed(TIER_SEQ(t, n), run.role, run.val);
 	ticket_run_end(s);
-	tier_copy_push(t, ns);
-	if (t->pushing[ns])
+	tier_copy_push(t);
+	if (t->pushing)
 		return;		/* answered inside tier_copy_push: its caller goes on */
 	tier_prefetch(t);
 	t->on_change(t->arg);
@@ -801,7 +798,7 @@ tier_carried_landed(struct tier *t, const struct ticket_server *s, struct nsrv *
 		const struct ticket_copy *c = &f->copy[k];
 		struct state_mark m = { c->high_water, c->block_size, "" };
 
-		seq_landed(ns != NULL ? &ns->seq : &t->seq, c->srv, ns != NULL ? c->end :
+		seq_landed(TIER_SEQ(t, ns), c->srv, ns != NULL ? c->end :
 		    tier_ticket_of(t, &m));
 	}
 }
@@ -839,7 +836,7 @@ tier_write_ahead(struct tier *t, struct nsrv *ns, const struct ticket_server *s,
 		    "(NS_MARKS_MAX): the ticket is not used");
 		return false;
 	}
-	(ns != NULL ? &ns->seq : &t->seq)->writing++;
+	TIER_SEQ(t, ns)->writing++;
 	/* Queued: its end comes to tier_written; durable or failed now: it ends here. */
 	w = seq_write_ahead(t->sf, on, tier_written, t, a, tk);
 	return w == SEQ_WRITING || tier_write_ended(t, ns, i, tk, t->conn_gen[i], w == SEQ_WRITTEN);
@@ -861,7 +858,7 @@ tier_write_ended(struct tier *t, struct nsrv *ns, unsigned i, uint64_t tk, uint3
 		tier_durable(t, ns, i, tk, conn);
 		return true;
 	}
-	(ns != NULL ? &ns->seq : &t->seq)->writing--;
+	TIER_SEQ(t, ns)->writing--;
 	if (ns != NULL) {
 		tier_ns_refuse(t, ns, i, "state file could not be written (state_file): the "
 		    "ticket is not used");
@@ -1655,24 +1652,6 @@ tier_ns_kick_checks(struct tier *t)
 	}
 }
 
-/*
- * The namespaces' refills (only for waiting requests: demand): one ticket
- * each in a pass, on idle servers.
- */
-static void
-tier_ns_kick_fetches(struct tier *t, bool demand)
-{
-	unsigned n = t->nss.n, start = t->ns_next;
-
-	for (unsigned k = 0; k < n; k++) {
-		struct nsrv *ns = t->nss.v[(start + k) % n];
-
-		/* Taking turns: the next kick starts after the last that fetched. */
-		if ((!demand || ns->seq.demand) && tier_need(t, ns) && tier_fetch_next(t, ns))
-			t->ns_next = (start + k + 1) % n;
-	}
-}
-
 bool
 tier_ns_can_fetch(struct tier *t, const struct nsrv *ns)
 {
@@ -1802,7 +1781,7 @@ static bool
 tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 {
 	struct ticket_flight f = { .seq = ns != NULL ? ns->id : 0,
-	    .fetching = ns != NULL ? &ns->seq.fetching : &t->seq.fetching,
+	    .fetching = &TIER_SEQ(t, ns)->fetching,
 	    .known = tier_known_now };
 
 	if (ns == NULL) {

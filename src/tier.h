@@ -28,6 +28,11 @@ struct tier;
 
 /* conn_gen wraps here: a ticket waits through fewer ends of its connection. */
 #define TIER_CONN_GEN_MASK	0xffffffu
+/*
+ * The sequence of namespace ns, the default's (sequence 0) when ns is NULL
+ * (docs/design.md 13.7).
+ */
+#define TIER_SEQ(t, ns)	((ns) != NULL ? &(ns)->seq : &(t)->seq)
 
 /* A plain copy UPDATE of a mark, for copy first (docs/design.md 6.5, 13.6). */
 struct tier_copy_run {
@@ -94,10 +99,9 @@ struct tier {
 	uint64_t		 copy_waits;	/* ... over this many: part of a fetch's time */
 	bool			 copy_due;	/* a copy is wanted or a block waits: every
 						 * prefetch pushes (a server idle again) */
-	bool			 pushing[2];	/* tier_copy_push runs, [1]: for the
-						 * namespaces: an answer inside it asks
-						 * for another pass instead */
-	bool			 push_again[2];
+	bool			 pushing;	/* tier_copy_push runs: an answer
+						 * inside it asks for another pass */
+	bool			 push_again;
 	uint64_t		 banked_alone;	/* tickets banked with no other server up */
 	uint32_t		 conn_gen[SERVER_MAX];	/* each server's connections ended
 							 * (lost or refused), mod 2^24: a ticket
