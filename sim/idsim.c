@@ -655,7 +655,9 @@ static void
 sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 {
 	struct idserver *d = sim_owner(owner);
-	bool covered = t <= own || (d != NULL && t <= d->t.srv[srv].flight.mark);
+	const struct ticket_flight *f = d != NULL ? &d->t.srv[srv].flight : NULL;
+	uint64_t known = f != NULL && f->seq == 0 ? f->mark : 0;	/* the default's */
+	bool covered = t <= own || t <= known;
 	int cls;
 
 	if (t > S.drawn_max[srv]) {
@@ -668,7 +670,7 @@ sim_hook_drew(unsigned owner, unsigned srv, uint64_t t, uint64_t own)
 	sim_trace("e%" PRIu64 " redraw %s t=%" PRIu64 " for i%u: %s (own row %" PRIu64 ", known %"
 	    PRIu64 ", partner's copy %" PRIu64 " (ever %" PRIu64 "))", S.ev, server_role(srv), t,
 	    owner, covered ? "covered" : cls < 0 ? "UNCOVERED, no residue condition" :
-	    residue_names[cls], own, d != NULL ? d->t.srv[srv].flight.mark : 0,
+	    residue_names[cls], own, known,
 	    S.srv[server_partner(srv)].st.mark[srv], S.srv[server_partner(srv)].copy_ever[srv]);
 	if (cls < 0)
 		return;

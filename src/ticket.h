@@ -147,7 +147,7 @@ struct ticket_flight {
 	struct ticket_seq q;
 	uint64_t	 mark;		/* its mark known when sent, a ticket of q.b:
 					 * what it is judged against (6.3) */
-	uint64_t	 known_end;	/* ... as an end in ID space */
+	uint64_t	 known_end;	/* ... a namespace's as an end in ID space */
 	unsigned	 copies;	/* the copies of the others' marks it carries */
 	struct ticket_copy copy[SERVER_MAX];	/* ... in their order: landed once
 						 * committed */

@@ -1787,7 +1787,6 @@ tier_send_tx(struct tier *t, struct ticket_server *s, struct nsrv *ns)
 	if (ns == NULL) {
 		ticket_seq_set(&f.q, NULL, s->block_size, NULL);
 		f.mark = s->mark;
-		f.known_end = layout_ticket_end(s->mark, s->block_size);
 		f.copies = ticket_copies_wanted(s, f.copy);
 	} else {
 		ticket_seq_set(&f.q, ns->name, ns->b, ns_policy_name(ns->policy));

@@ -2173,6 +2173,28 @@ ns_sim_set(void)
 	}
 }
 
+/* The namespace rig's settings: max_namespaces 10, ns_idle_ms 10 min, nsx set. */
+static void
+ns_rig_set(struct rig *r)
+{
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	ns_sim_set();
+}
+
+/* Starts the tier and settles it: nsx is there. */
+static struct nsrv *
+ns_rig_start(struct rig *r)
+{
+	struct nsrv *ns;
+
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	return ns;
+}
+
 /* Asks the tier for a ticket of nsx (a request found its pool empty). */
 static struct nsrv *
 ns_want(struct rig *r)
@@ -2229,9 +2251,7 @@ test_review_ns_partner_connecting(void **state)
 	unsigned from, bad;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
+	ns_rig_set(r);
 	sim[0].ns_counter = 5;
 	sim[0].ns_mark[0] = 3;
 	sim[1].ns_counter = 24;
@@ -2269,18 +2289,13 @@ test_review_ns_marks_forgotten(void **state)
 	unsigned from, bad;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
+	ns_rig_set(r);
 	sim[0].ns_counter = 23;
 	sim[0].ns_mark[0] = 21;
 	sim[1].ns_counter = 24;
 	sim[1].ns_mark[1] = 22;
 	sim[1].ns_mark[0] = 3;	/* even's copy of odd's mark lags */
-	rig_start(r);
-	settle(r);
-	ns = nss_find(&r->t.nss, "nsx", 3);
-	assert_non_null(ns);
+	ns = ns_rig_start(r);
 	assert_true(ns->served);
 	assert_true(ns_known_end(ns, 0, 0, 0) >= 22 * 8);
 	/* Odd restored from a backup taken at ticket 3 (its row too), rechecked. */
@@ -2318,13 +2333,11 @@ test_review_ns_fetching_stuck(void **state)
 	unsigned from, n;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
+	ns_rig_set(r);
 	r->cfg.refused_retry_ms = 20;
 	r->cfg.prefetch_blocks = 1;
 	r->cfg.prefetch_max_blocks = 1;
 	r->writer = true;
-	ns_sim_set();
 	rig_start(r);
 	settle(r);
 	/* Writes held shut and then failing; default tickets arrive and queue. */
@@ -2394,9 +2407,7 @@ test_review_ns_partner_stale_check(void **state)
 	unsigned from, bad;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
+	ns_rig_set(r);
 	sim[1].ns_counter = 24;
 	sim[1].ns_mark[1] = 22;
 	sim[1].ns_mark[0] = 3;
@@ -2520,9 +2531,7 @@ test_ns_copy_first(void **state)
 		rules_off = off ? 1u << RULE_NS_COPY_FIRST : 0;
 		ns_copy_banked = ns_copy_behind = ns_copy_alone = 0;
 		r = rig_new(false);
-		r->cfg.max_namespaces = 10;
-		r->cfg.ns_idle_ms = 600000;
-		ns_sim_set();
+		ns_rig_set(r);
 		rig_start(r);
 		settle(r);
 		ns_take_blocks(r, 8);
@@ -2561,9 +2570,7 @@ test_ns_lock_timeout_counted(void **state)
 	uint64_t dl, lt, txs;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
+	ns_rig_set(r);
 	rig_start(r);
 	settle(r);
 	dl = r->t.srv[0].stats.deadlocks + r->t.srv[1].stats.deadlocks;
@@ -2730,10 +2737,7 @@ test_ns_refusal_logged_when_reason_changes(void **state)
 	ns_sim_set();
 	sim[0].ns_mark[0] = 5;
 	sim[0].ns_counter = 7;
-	rig_start(r);
-	settle(r);
-	ns = nss_find(&r->t.nss, "nsx", 3);
-	assert_non_null(ns);
+	ns = ns_rig_start(r);
 	assert_false(ns->regressed[0]);
 	text = capture_log(r, ns_truncated_on_odd);
 	assert_true(ns->regressed[0]);
@@ -2765,12 +2769,8 @@ test_ns_witness_carries(void **state)
 
 		(void)state;
 		rules_off = off ? 1u << RULE_NS_WITNESS : 0;
-		r->cfg.max_namespaces = 10;
-		r->cfg.ns_idle_ms = 600000;
-		ns_sim_set();
-		rig_start(r);
-		settle(r);
-		assert_non_null(nss_find(&r->t.nss, "nsx", 3));
+		ns_rig_set(r);
+		(void)ns_rig_start(r);
 		sim[1].ns_mark[1] = 50;
 		ticket_recheck_soon(&r->t.srv[1]);
 		settle(r);
@@ -2812,9 +2812,7 @@ test_ns_raise_released_before_witness(void **state)
 	uint64_t id, x;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
+	ns_rig_set(r);
 	rig_start(r);
 	settle(r);
 	ns = ns_want(r);
@@ -2862,12 +2860,8 @@ test_ns_witness_refused_counted(void **state)
 	uint64_t failures;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
-	rig_start(r);
-	settle(r);
-	assert_non_null(nss_find(&r->t.nss, "nsx", 3));
+	ns_rig_set(r);
+	(void)ns_rig_start(r);
 	/* Even's own row of nsx rises (another idserver drew); this process reads it. */
 	sim[1].ns_mark[1] = 50;
 	ticket_recheck_soon(&r->t.srv[1]);
@@ -2902,13 +2896,8 @@ test_ns_engine_refused(void **state)
 	char *text;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
-	rig_start(r);
-	settle(r);
-	ns = nss_find(&r->t.nss, "nsx", 3);
-	assert_non_null(ns);
+	ns_rig_set(r);
+	ns = ns_rig_start(r);
 	assert_false(ns->regressed[0]);
 	text = capture_log(r, ns_myisam_on_odd);
 	assert_true(ns->regressed[0]);
@@ -2956,14 +2945,9 @@ test_ns_marks_row_missing(void **state)
 	unsigned txs;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
+	ns_rig_set(r);
 	sim[0].ns_row_gone[1] = true;	/* odd lacks its copy row of even's mark */
-	rig_start(r);
-	settle(r);
-	ns = nss_find(&r->t.nss, "nsx", 3);
-	assert_non_null(ns);
+	ns = ns_rig_start(r);
 	assert_true(ns->regressed[0]);
 	assert_false(ns->regressed[1]);
 	assert_true(ns->served);
@@ -3131,13 +3115,8 @@ test_ns_ticket_echo_in_flight(void **state)
 	uint64_t t;
 
 	(void)state;
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
-	rig_start(r);
-	settle(r);
-	ns = nss_find(&r->t.nss, "nsx", 3);
-	assert_non_null(ns);
+	ns_rig_set(r);
+	ns = ns_rig_start(r);
 	ns->seq.last_used = 1;	/* odd's turn next */
 	tickets = ns->seq.banked;
 	sim[0].ns_hold = true;
@@ -3179,13 +3158,8 @@ ns_one_on_odd(struct rig *r, void (*set)(void))
 	struct nsrv *ns;
 	unsigned from;
 
-	r->cfg.max_namespaces = 10;
-	r->cfg.ns_idle_ms = 600000;
-	ns_sim_set();
-	rig_start(r);
-	settle(r);
-	ns = nss_find(&r->t.nss, "nsx", 3);
-	assert_non_null(ns);
+	ns_rig_set(r);
+	ns = ns_rig_start(r);
 	assert_int_equal(ns->seq.fetching, 0);
 	ns->seq.last_used = 1;	/* odd's turn next */
 	(void)pool_clear(&ns->seq.pool);
