@@ -178,6 +178,8 @@ static void	ticket_witness_landed(struct ticket_server *s);
 static void	ticket_witness_blocked(struct ticket_server *s, const char *msg);
 static bool	ticket_refusal_landed(struct ticket_server *s);
 static int	ticket_read_marks(struct ticket_server *s, char **row);
+static void	ticket_check_refused(struct ticket_server *s, char **row, bool refuse,
+		    const char *why);
 static bool	ticket_check_table(struct ticket_server *s, char **row);
 static bool	ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b);
 static bool	ticket_check_generation(struct ticket_server *s, char **row);
@@ -628,6 +630,31 @@ ticket_checked(struct db_conn *db, const struct db_result *r, void *arg)
 }
 
 /*
+ * A check whose settings or generation refuse the server (refuse), or fail
+ * its connection: what it read still binds, so its own mark and copies are
+ * merged first (TICKET_EV_READ) when its B and every marks row parse. A mark
+ * only rises and only refuses (docs/design.md 6.4): a partner refused while a
+ * change of the increment was under way held the only copy of a restored
+ * server's mark, and a fresh idserver drew that server's tickets again below
+ * it (idsim seed 420572, 6.4).
+ */
+static void
+ticket_check_refused(struct ticket_server *s, char **row, bool refuse, const char *why)
+{
+	uint64_t b;
+
+	if (RULE_ON(RULE_CHECK_READ) && check_uint(row[6], &b) && b != 0 &&
+	    ticket_read_marks(s, row) < 0) {
+		s->block_size = b;
+		s->notify(s, TICKET_EV_READ, 0, s->notify_arg);
+	}
+	if (refuse)
+		ticket_refuse(s, why);
+	else
+		ticket_failed(s, "check", why);
+}
+
+/*
  * The check's generation, then its settings against this server's place in the
  * tier (check.c), its B in *b: false when the server was not accepted.
  */
@@ -648,7 +675,7 @@ ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b)
 	if (!check_server(&in, s->index, b, why, sizeof(why))) {
 		/* A server that fails its checks moves no view (docs/design.md 12.4). */
 		server_view_revert(view_gen, view_m);
-		ticket_refuse(s, why);
+		ticket_check_refused(s, row, true, why);
 		return false;
 	}
 	if (server_generation() != view_gen)
@@ -658,7 +685,7 @@ ticket_check_settings(struct ticket_server *s, char **row, uint64_t *b)
 	if (s->seen.recheck && *b != s->block_size) {
 		snprintf(why, sizeof(why), "idgen_meta.block_size changed from %" PRIu64
 		    " to %" PRIu64 " on a live server", s->block_size, *b);
-		ticket_refuse(s, why);
+		ticket_check_refused(s, row, true, why);
 		return false;
 	}
 	return true;
@@ -679,21 +706,21 @@ ticket_check_generation(struct ticket_server *s, char **row)
 
 	if (row[1] == NULL || row[19] == NULL || strcmp(row[1], row[19]) != 0 ||
 	    row[2] == NULL || row[20] == NULL || strcmp(row[2], row[20]) != 0) {
-		ticket_failed(s, "check", "auto_increment_increment or _offset changed on the "
-		    "server since this connection opened (a change of the tier's increment): "
-		    "connecting again");
+		ticket_check_refused(s, row, false, "auto_increment_increment or _offset changed "
+		    "on the server since this connection opened (a change of the tier's "
+		    "increment): connecting again");
 		return false;
 	}
 	if (!check_uint(row[21], &g) || !check_uint(row[23], &own_g) ||
 	    !check_uint(row[24], &sealed) || g > UINT_MAX) {
-		ticket_refuse(s, "idgen_meta or idgen_marks lacks the generation columns (load "
-		    "schema/10-tables.sql)");
+		ticket_check_refused(s, row, true, "idgen_meta or idgen_marks lacks the generation "
+		    "columns (load schema/10-tables.sql)");
 		return false;
 	}
 	if (sealed != 0 || own_g != g) {
 		snprintf(why, sizeof(why), "sealed for a change of the tier's increment (from "
 		    "generation %" PRIu64 "): waiting for idgenctl tier raise-increment to finish", g);
-		ticket_failed(s, "check", why);
+		ticket_check_refused(s, row, false, why);
 		return false;
 	}
 	if (g < server_generation()) {
@@ -701,7 +728,7 @@ ticket_check_generation(struct ticket_server *s, char **row)
 		    "is in generation %u (restored from before a change of the increment?); repair: "
 		    "run idgenctl tier raise-increment %u again, with this server in the config",
 		    g, server_generation(), before);
-		ticket_refuse(s, why);
+		ticket_check_refused(s, row, true, why);
 		return false;
 	}
 	if (g > server_generation() && (!check_uint(row[15], &m) || m > UINT_MAX ||
@@ -709,7 +736,7 @@ ticket_check_generation(struct ticket_server *s, char **row)
 		snprintf(why, sizeof(why), "idgen_meta is in generation %" PRIu64 " with "
 		    "tier_increment %s: not a change this idserver can follow (from %u)", g,
 		    row[15] != NULL ? row[15] : "NULL", before);
-		ticket_refuse(s, why);
+		ticket_check_refused(s, row, true, why);
 		return false;
 	}
 	s->generation = (unsigned)g;

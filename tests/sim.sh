@@ -298,11 +298,15 @@ job --seed 1 --schedules "$SIM_NSTIER" --namespaces all --tiers all --ctl-ops re
 # new server keeping n0 'ready' under its old B (ns now refuses while a
 # server of the region is missing from the config); seed 13198 (--tiers all,
 # the hunt of ns-write-ahead's find), the same refusal: ns drop n0 (B=64) on the
-# pair alone, o3 not configured, ns create n0 B=1, ID 450 from both (13.3).
+# pair alone, o3 not configured, ns create n0 B=1, ID 450 from both (13.3);
+# seed 420572 (--read-only all), odd refused mid-way through a change of the
+# increment held the only copy of restored even's mark, and a fresh idserver
+# drew even's ticket 18 again: a refused check's marks now bind (6.4).
 REGRESS_NS=(
 	"--seed 138 --schedules 1 --namespaces all --tiers raise --faults lost-reply,lower,timeout --events 2,68,70,88,104,182,184,185,195,258,260,286,287"
 	"--seed 7002 --schedules 1 --namespaces all --tiers raise --faults drop,lower,restart --events 37,39,41,42,43,119,244,333,334,340,342,343,345,347,369,375,385,473,556,568"
 	"--seed 13198 --schedules 1 --namespaces all --tiers all --faults down,both-down,clock --events 38,39,72,119,125,131,149,150,161,174,179,224,244,246,247,301"
+	"--seed 420572 --schedules 1 --namespaces all --tiers all --read-only all --disk-faults all --lease-freed all --faults restore,read-only --events 80,81,83,193,224,227,289,292,296,301,308,316,323,447"
 )
 regress=$njobs
 for r in "${REGRESS_NS[@]}"; do

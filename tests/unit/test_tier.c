@@ -88,6 +88,7 @@ struct sim {
 						 * that server deleted */
 	bool		 in_tx;		/* a transaction left open (a failed check's snapshot) */
 	char		 retired[32];	/* the roles its marks rows flag retired ("o3") */
+	bool		 not_durable;	/* innodb_flush_log_at_trx_commit 0: refused */
 };
 
 /* What the servers were asked, in order. */
@@ -226,7 +227,7 @@ sim_check_row(int i, const char *sql, struct fake_answer *a)
 	snprintf(a->text[0], 32, "10.11.19-MariaDB");
 	snprintf(a->text[1], 32, "%u", server_increment());
 	snprintf(a->text[2], 32, "%u", server_offset((unsigned)i));
-	snprintf(a->text[3], 32, "1");
+	snprintf(a->text[3], 32, "%d", s->not_durable ? 0 : 1);
 	snprintf(a->text[4], 32, "InnoDB");
 	snprintf(a->text[5], 32, "1");
 	snprintf(a->text[6], 32, "%" PRIu64, s->b);
@@ -2137,6 +2138,31 @@ regressed_by_copies(uint64_t at_odd, uint64_t at_even, uint64_t at_o4)
 	rig_free(r);
 }
 
+/*
+ * A partner refused for its settings still tells what it read (docs/design.md
+ * 6.4): odd is not durable, so refused, but its copy of even's mark (203) is
+ * the only one left after even was restored (own row 0, counter 2): even is
+ * refused as regressed and none of its tickets is drawn. Before, a settings
+ * refusal threw the check's marks away and even served tickets 2.. again
+ * (idsim seed 420572: odd refused mid-way through a change of the increment).
+ */
+static void
+test_refused_partner_copies_bind(void **state)
+{
+	struct rig *r = rig_new(false);
+
+	(void)state;
+	sim[0].not_durable = true;
+	sim[0].mark[1] = 203;
+	rig_start(r);
+	settle(r);
+	assert_int_equal(r->t.srv[0].state, TICKET_REFUSED);
+	assert_true(r->sf.rec.mark[1].high_water == 203);
+	assert_int_equal(r->t.srv[1].state, TICKET_REGRESSED);
+	assert_int_equal(sim[1].txs, 0);
+	rig_free(r);
+}
+
 /* The highest copy on odd, checked before o3: refused at its connect. */
 static void
 test_regressed_by_others_copies(void **state)
@@ -3405,6 +3431,7 @@ main(void)
 		cmocka_unit_test(test_all_others_first_stale_recheck),
 		cmocka_unit_test(test_down_other_not_waited),
 		cmocka_unit_test(test_regressed_by_others_copies),
+		cmocka_unit_test(test_refused_partner_copies_bind),
 		cmocka_unit_test(test_regressed_by_last_checked_copy),
 		cmocka_unit_test(test_review_ns_partner_connecting),
 		cmocka_unit_test(test_review_ns_marks_forgotten),
