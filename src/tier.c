@@ -371,10 +371,12 @@ tier_prefetch(struct tier *t)
 }
 
 /*
- * One refill pass over every sequence (docs/design.md 13.7): the default,
- * sequence 0, first, up to one ticket per server of ours; then the namespaces,
- * one ticket each in turn from the one after the last that fetched (ns_next),
- * those with a waiting request (demand) before the rest.
+ * One refill pass over every sequence (docs/design.md 13.7): the namespaces
+ * with a waiting request (demand) first, one ticket each, so the default,
+ * which needs a ticket again as soon as a server is idle under load, never
+ * keeps them waiting; then the default, sequence 0, up to one ticket per
+ * server of ours; then every namespace, one ticket each. The namespaces in
+ * turn from the one after the last that fetched (ns_next).
  */
 static void
 tier_refill(struct tier *t)
@@ -383,10 +385,11 @@ tier_refill(struct tier *t)
 
 	/* Stops if an answer inside a call changed the set (its own pass refilled). */
 	for (unsigned k = 0; k <= 2 * n && t->nss.n == n; k++) {
-		struct nsrv *ns = k == 0 ? NULL : t->nss.v[(start + k - 1) % n];
+		unsigned turn = start + (k < n ? k : k - n - 1);
+		struct nsrv *ns = k == n ? NULL : t->nss.v[turn % n];
 		unsigned most = ns == NULL ? server_own_count() : 1;
 
-		if (ns != NULL && k <= n && !ns->seq.demand)
+		if (ns != NULL && k < n && !ns->seq.demand)
 			continue;	/* the turns for waiting requests first */
 		for (unsigned m = 0; m < most && tier_need(t, ns); m++) {
 			/* Fragments that the default's BLOCKs skipped must not stop it. */
@@ -395,7 +398,7 @@ tier_refill(struct tier *t)
 			if (!tier_fetch_next(t, ns))
 				break;
 			if (ns != NULL)	/* the next pass starts after it */
-				t->ns_next = (start + k) % n;
+				t->ns_next = (turn + 1) % n;
 		}
 	}
 }

@@ -114,11 +114,22 @@ static const struct tier *sim_tier;
 /* Called as each event is logged, inside the query that caused it (NULL: none). */
 static void	(*sim_hook)(int srv, char kind);
 
+/*
+ * While on, every IDs change takes all the default has (a steady load of
+ * requests), up to drain_left times; drain_end: the event log's length when
+ * it stopped.
+ */
+static bool drain_default;
+static unsigned drain_left, drain_end;
+
 /* Every ID handed out, and the tickets of the blocks in the order handed out. */
 static uint64_t *ids;
 static size_t nids, capids;
 static uint64_t blocks[4096];
 static unsigned nblocks;
+
+struct rig;
+static bool	take(struct rig *r, unsigned n);
 
 struct rig {
 	struct event_base	*base;
@@ -609,6 +620,13 @@ on_change(void *arg)
 	unsigned k;
 
 	r->changes++;
+	if (drain_default && pool_available(&r->t.seq.pool) > 0) {
+		drain_default = false;	/* not again inside its own take */
+		(void)take(r, (unsigned)pool_available(&r->t.seq.pool));
+		drain_default = --drain_left > 0;
+		if (!drain_default)
+			drain_end = nlog;
+	}
 	for (k = 0; k < r->t.seq.pool.count; k++) {
 		const struct pool_range *pr = &r->t.seq.pool.r[(r->t.seq.pool.head + k) % POOL_RANGES_MAX];
 
@@ -2415,6 +2433,51 @@ test_review_ns_fetching_stuck(void **state)
 }
 
 /*
+ * From a review of the one refill pass (13.7): a namespace's waiting request
+ * is not served while the default keeps needing tickets. The default's turn
+ * came first in every pass and took each server the moment it was idle again,
+ * so under a steady load of the default (its pool taken each loop turn, as
+ * requests do) no ticket of nsx was ever sent: the request waits forever. Before
+ * the one pass, a namespace with demand took the first idle server.
+ */
+static void
+test_review_ns_demand_behind_default(void **state)
+{
+	struct rig *r = rig_new(false);
+	struct nsrv *ns;
+	unsigned from;
+
+	(void)state;
+	r->cfg.max_namespaces = 10;
+	r->cfg.ns_idle_ms = 600000;
+	r->cfg.prefetch_blocks = 8;
+	r->cfg.prefetch_max_blocks = 8;
+	ns_sim_set();
+	rig_start(r);
+	settle(r);
+	ns = nss_find(&r->t.nss, "nsx", 3);
+	assert_non_null(ns);
+	assert_true(ns->served);
+	from = nlog;
+	/*
+	 * The default under load: both servers busy with its tickets, then nsx
+	 * asks; every block the default banks is taken at once (on_change).
+	 */
+	(void)take(r, (unsigned)pool_available(&r->t.seq.pool));
+	ns = ns_want(r);
+	drain_left = 100;
+	drain_end = SIM_LOG_MAX;
+	drain_default = true;
+	settle(r);
+	drain_default = false;
+	if (find_ev(from, 0, 'N') >= drain_end && find_ev(from, 1, 'N') >= drain_end)
+		fail_msg("FINDING: no ticket of nsx sent while the default kept needing tickets "
+		    "(its pool taken 100 times, %u tickets given): a waiting namespace request "
+		    "starves behind the default's refill", tickets_given());
+	rig_free(r);
+}
+
+/*
  * From a review (it failed on 0152b31): Partner first for a
  * namespace orders checks by when their answers arrive (ns_at = ++ns_epoch in
  * tier_ns_checked), not by when they were sent, which design 6.4 says is
@@ -3436,6 +3499,7 @@ main(void)
 		cmocka_unit_test(test_review_ns_partner_connecting),
 		cmocka_unit_test(test_review_ns_marks_forgotten),
 		cmocka_unit_test(test_review_ns_fetching_stuck),
+		cmocka_unit_test(test_review_ns_demand_behind_default),
 		cmocka_unit_test(test_ns_lock_timeout_counted),
 		cmocka_unit_test(test_ns_copy_first),
 		cmocka_unit_test(test_review_ns_partner_stale_check),
