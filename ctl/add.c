@@ -37,7 +37,7 @@ static int	add_ns_stale(struct add *a);
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
  * with SIGKILL right after that step (new-meta, new-marks, new-floor, new-stale,
- * new-ns, others).
+ * new-ns, others); IDGENCTL_PAUSE_AT=STEP pauses there instead (ctl_pause_at).
  */
 static void
 add_step(const char *step)
@@ -46,6 +46,7 @@ add_step(const char *step)
 
 	if (at != NULL && strcmp(at, step) == 0)
 		raise(SIGKILL);
+	ctl_pause_at(step);
 }
 
 struct add {

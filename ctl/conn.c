@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 
@@ -25,6 +26,31 @@ ctl_u64(const char *v, uint64_t *out)
 	errno = 0;
 	*out = strtoull(v, &end, 10);
 	return errno == 0 && *end == '\0';
+}
+
+/*
+ * Test seam beside IDGENCTL_KILL_AT: with IDGENCTL_PAUSE_AT=STEP and
+ * IDGENCTL_PAUSE_FILE=PATH, right after that step the command creates
+ * PATH.paused and waits until it is removed, 30 s at most, then goes on
+ * (the first time it reaches STEP only: a step inside a loop over servers).
+ */
+void
+ctl_pause_at(const char *step)
+{
+	const char *at = getenv("IDGENCTL_PAUSE_AT"), *path = getenv("IDGENCTL_PAUSE_FILE");
+	static bool paused;
+	char flag[1024];
+	FILE *f;
+
+	if (at == NULL || path == NULL || strcmp(at, step) != 0 || paused)
+		return;
+	paused = true;
+	snprintf(flag, sizeof(flag), "%s.paused", path);
+	if ((f = fopen(flag, "w")) == NULL)
+		return;
+	fclose(f);
+	for (int i = 0; i < 300 && access(flag, F_OK) == 0; i++)
+		usleep(100000);
 }
 
 /* The operations in use (ctl.h's seam). */

@@ -96,10 +96,25 @@ struct ctl_ops {
 extern const struct ctl_ops *ctl_ops;
 extern const struct ctl_ops ctldb_mariadb;
 
+/*
+ * The lock 'idgenctl' is held on s's connection (idgenctl.c's ctl_lock): from
+ * now on, before each statement that is not a plain SELECT, SHOW or EXPLAIN,
+ * on any server, ctldb_mariadb checks on s that it still is, and without it
+ * fails the statement unsent, "lost the lock" in s->error (docs/design.md 12.4).
+ */
+void		 ctldb_lock_conn(struct ctl_server *s);
+
 /* A result's next row (NULL at the end), its width, its end. */
 char		**ctl_row(struct ctl_res *res);
 unsigned	 ctl_fields(struct ctl_res *res);
 void		 ctl_res_free(struct ctl_res *res);
+
+/*
+ * Test seam beside IDGENCTL_KILL_AT (the commands' steps): at STEP of
+ * IDGENCTL_PAUSE_AT (the first time only), creates IDGENCTL_PAUSE_FILE's
+ * ".paused" and waits until it is removed (30 s at most).
+ */
+void		 ctl_pause_at(const char *step);
 
 /* Closes s's connection, if any. */
 void		 ctl_close(struct ctl_server *s);

@@ -3,14 +3,88 @@
  * per server (the config's timeouts, the db_tls_* settings checked), a
  * statement and its stored result.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <mysql.h>
 
 #include "ctl.h"
+
+static bool	ctldb_reads(const char *sql);
+static bool	ctldb_lock_held(struct ctl_server *s, const char *sql);
+
+/*
+ * The connection holding the lock 'idgenctl' (idgenctl.c's ctl_lock), NULL
+ * while none: every statement that writes first checks that it still does.
+ */
+static struct ctl_server *ctldb_lock_srv;
+
+/* The lock 'idgenctl' is held on s's connection from now on (ctl.h). */
+void
+ctldb_lock_conn(struct ctl_server *s)
+{
+	ctldb_lock_srv = s;
+}
+
+/* A plain SELECT, SHOW or EXPLAIN: a statement that writes nothing. */
+static bool
+ctldb_reads(const char *sql)
+{
+	static const char *const verb[] = { "SELECT", "SHOW", "EXPLAIN" };
+
+	while (isspace((unsigned char)*sql) || *sql == '(')
+		sql++;
+	for (size_t i = 0; i < sizeof(verb) / sizeof(verb[0]); i++) {
+		size_t n = strlen(verb[i]);
+
+		if (strncasecmp(sql, verb[i], n) == 0 &&
+		    !isalnum((unsigned char)sql[n]) && sql[n] != '_')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether this process still holds the lock 'idgenctl', asked on the lock's
+ * own connection before a statement that writes: a restart of the odd server
+ * frees it with that connection, silently, and a second command may have taken
+ * it since. Without it the statement is not sent (docs/design.md 12.4): false
+ * with the reason in s->error.
+ */
+static bool
+ctldb_lock_held(struct ctl_server *s, const char *sql)
+{
+	MYSQL *m = (MYSQL *)ctldb_lock_srv->db;
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	bool held = false;
+	int words = 0;
+	size_t len = 0;
+
+	if (m != NULL && mysql_query(m, "SELECT IS_USED_LOCK('idgenctl') = "
+	    "CONNECTION_ID()") == 0 && (r = mysql_store_result(m)) != NULL) {
+		row = mysql_fetch_row(r);
+		held = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+		mysql_free_result(r);
+	}
+	if (held)
+		return true;
+	/* The statement's first three words name it. */
+	while (sql[len] != '\0' && len < 64) {
+		if (isspace((unsigned char)sql[len]) && len > 0 &&
+		    !isspace((unsigned char)sql[len - 1]) && ++words == 3)
+			break;
+		len++;
+	}
+	snprintf(s->error, sizeof(s->error), "lost the lock 'idgenctl' on the odd server "
+	    "(did it restart?): stopped before %.*s; run the command again", (int)len, sql);
+	return false;
+}
 
 static bool
 ctldb_connect(const struct ctl *c, struct ctl_server *s, const char *user,
@@ -54,6 +128,8 @@ ctldb_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 	MYSQL_RES *r;
 
 	*res = NULL;
+	if (ctldb_lock_srv != NULL && !ctldb_reads(sql) && !ctldb_lock_held(s, sql))
+		return 2000;	/* CR_UNKNOWN_ERROR: not sent */
 	if (mysql_query(m, sql) != 0) {
 		snprintf(s->error, sizeof(s->error), "%s", mysql_error(m));
 		return mysql_errno(m) != 0 ? mysql_errno(m) : 2000;	/* CR_UNKNOWN_ERROR */

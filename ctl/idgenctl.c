@@ -614,7 +614,9 @@ ctl_follow_generation(struct ctl *c)
  * seals or creates never interleave). Taken before any server is read: a
  * command that waited for it acts on what the one before it left, never on a
  * read from before that one ran (docs/design.md 12.4). ctl_read then reads the
- * odd server on this connection.
+ * odd server on this connection. A restart of the odd server frees the lock
+ * with the connection, silently: ctldb.c checks it is still held before every
+ * statement that writes, on any server, and stops the command if not.
  */
 static bool
 ctl_lock(struct ctl *c)
@@ -631,6 +633,8 @@ ctl_lock(struct ctl *c)
 		ok = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
 		ctl_res_free(res);
 	}
+	if (ok)
+		ctldb_lock_conn(s);
 	if (!ok)
 		fprintf(stderr, "idgenctl: %s%s\n", up ? "another idgenctl command is "
 		    "changing this tier (it has held the lock 'idgenctl' on the odd server for the "

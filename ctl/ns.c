@@ -53,7 +53,10 @@ struct ns {
 	char			 grantee[160];	/* the service user, as CURRENT_USER() */
 };
 
-/* Test seam: IDGENCTL_KILL_AT=STEP ends the command with SIGKILL after it. */
+/*
+ * Test seam: IDGENCTL_KILL_AT=STEP ends the command with SIGKILL after it;
+ * IDGENCTL_PAUSE_AT=STEP pauses there instead (ctl_pause_at).
+ */
 static void
 ns_step(const char *step)
 {
@@ -61,6 +64,7 @@ ns_step(const char *step)
 
 	if (at != NULL && strcmp(at, step) == 0)
 		raise(SIGKILL);
+	ctl_pause_at(step);
 }
 
 /* One unsigned value from a query (NULL reads as 0); false on an error. */

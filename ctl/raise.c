@@ -51,7 +51,7 @@ struct raise {
 /*
  * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
  * with SIGKILL right after that step (plan, seal, floor, open: after the
- * first server's).
+ * first server's); IDGENCTL_PAUSE_AT=STEP pauses there instead (ctl_pause_at).
  */
 static void
 raise_step(const char *step)
@@ -60,6 +60,7 @@ raise_step(const char *step)
 
 	if (at != NULL && strcmp(at, step) == 0)
 		raise(SIGKILL);
+	ctl_pause_at(step);
 }
 
 /* The server's generation, plan, floor, B, counter and its own row's state. */

@@ -5,8 +5,9 @@
 # row on the server that does not own its worker number, a non-durable setting,
 # a missing right, servers disagreeing on B, one server named twice, a server
 # that cannot be read; a command that waited for another's lock acts on the
-# tier as that one left it. IDs taken before and after are collected: no
-# duplicate.
+# tier as that one left it, and one that lost its lock (the odd server
+# restarted) stops before its next write. IDs taken before and after are
+# collected: no duplicate.
 . "$(dirname "$0")/lib.sh"
 
 pair_up
@@ -152,6 +153,29 @@ db_sql odd "UPDATE idgen.idgen_meta SET tier_plan = 0 WHERE one = 1"
 [ "$(db_sql odd "SELECT COUNT(*) FROM idgen.idgen_namespaces WHERE name = 'waited'")" = 0 ] ||
 	fail "ns create made namespace 'waited' while a change of the increment was planned"
 log "8b. ns create that waited for the lock read the tier after it: refused the planned change"
+
+# 8c. The lock lost mid-command (docs/design.md 12.4): ns drop paused after
+# odd's first step (IDGENCTL_PAUSE_AT), the odd server restarted (the lock
+# goes with its connection, silently), the drop let go on: it must stop before
+# its next statement, even's row still 'ready', and say so.
+IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD='' ctl ns create held --block-size 8 >"$T_DIR/held.out" 2>&1 ||
+	fail "ns create held: $(cat "$T_DIR/held.out")"
+PAUSE=$T_DIR/drop
+rc=0
+IDGENCTL_PAUSE_AT=unready IDGENCTL_PAUSE_FILE=$PAUSE IDGEN_ADMIN_USER=root IDGEN_ADMIN_PASSWORD='' \
+	ctl ns drop held --force >"$T_DIR/drop.out" 2>&1 & CP=$!
+wait_for "ns drop to pause after odd's step" 20 test -e "$PAUSE.paused"
+opid=$(db_pid odd)
+kill -TERM "$opid"
+wait_for "odd to stop" 30 bash -c "! kill -0 $opid 2>/dev/null"
+db_start odd
+rm -f "$PAUSE.paused"
+wait "$CP" || rc=$?
+[ $rc = 2 ] && grep -q "lost the lock 'idgenctl' on the odd server (did it restart?): stopped before UPDATE idgen_namespaces SET; run the command again" "$T_DIR/drop.out" ||
+	fail "ns drop after the odd server's restart: exit $rc, $(cat "$T_DIR/drop.out")"
+[ "$(db_sql even "SELECT state FROM idgen.idgen_namespaces WHERE name = 'held'")" = ready ] ||
+	fail "ns drop went on without the lock: even's row $(db_sql even "SELECT state FROM idgen.idgen_namespaces WHERE name = 'held'")"
+log "8c. ns drop that lost the lock (odd restarted) stopped before even's step"
 
 # 9. A server that cannot be read: nothing proven, exit 2.
 kill -KILL "$(db_pid even)"
