@@ -17,6 +17,17 @@
 
 static bool	ctldb_reads(const char *sql);
 static bool	ctldb_lock_held(struct ctl_server *s, const char *sql);
+static bool	ctldb_again(MYSQL *m, unsigned tries);
+static void	ctldb_pause(unsigned ms);
+
+/*
+ * How often one statement outside a transaction is sent when MariaDB made it a
+ * deadlock's victim or its lock wait timed out: idservers' ticket transactions
+ * lock the marks rows an idgenctl UPDATE raises (ns raise under load lost 6
+ * runs in 6 to 1213 without it).
+ */
+#define CTLDB_TRIES		8
+#define CTLDB_AGAIN_MS		20	/* the first wait before it is sent again, doubling */
 
 /*
  * The connection holding the lock 'idgenctl' (idgenctl.c's ctl_lock), NULL
@@ -121,6 +132,24 @@ ctldb_connect(const struct ctl *c, struct ctl_server *s, const char *user,
 	return true;
 }
 
+/*
+ * The statement that just failed on m is sent again (after a wait): a deadlock
+ * (1213) or lock wait timeout (1205) of a statement run outside a transaction,
+ * which MariaDB rolled back whole, so running it again runs it once. Inside a
+ * transaction the whole transaction was rolled back: its caller sees the error.
+ */
+static bool
+ctldb_again(MYSQL *m, unsigned tries)
+{
+	unsigned e = mysql_errno(m);
+
+	if ((e != 1213 && e != 1205) || tries >= CTLDB_TRIES ||
+	    (m->server_status & SERVER_STATUS_IN_TRANS) != 0)
+		return false;
+	ctldb_pause(CTLDB_AGAIN_MS << (tries - 1));
+	return true;
+}
+
 static unsigned
 ctldb_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 {
@@ -130,9 +159,11 @@ ctldb_query(struct ctl_server *s, const char *sql, struct ctl_res **res)
 	*res = NULL;
 	if (ctldb_lock_srv != NULL && !ctldb_reads(sql) && !ctldb_lock_held(s, sql))
 		return 2000;	/* CR_UNKNOWN_ERROR: not sent */
-	if (mysql_query(m, sql) != 0) {
-		snprintf(s->error, sizeof(s->error), "%s", mysql_error(m));
-		return mysql_errno(m) != 0 ? mysql_errno(m) : 2000;	/* CR_UNKNOWN_ERROR */
+	for (unsigned tries = 1; mysql_query(m, sql) != 0; tries++) {
+		if (!ctldb_again(m, tries)) {
+			snprintf(s->error, sizeof(s->error), "%s", mysql_error(m));
+			return mysql_errno(m) != 0 ? mysql_errno(m) : 2000;	/* CR_UNKNOWN_ERROR */
+		}
 	}
 	r = mysql_store_result(m);
 	if (r == NULL && mysql_errno(m) != 0) {
