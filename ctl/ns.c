@@ -602,12 +602,23 @@ ns_set_floor(struct ns *x, uint64_t t0, bool empty)
 		    "2^53\n", t0, x->b);
 		return 1;
 	}
-	/* Every mark first: the marks bind, so no counter is below them meanwhile. */
-	for (unsigned i = 0; i < server_count(); i++)
-		if (!ctl_exec(&x->s[i], "UPDATE idgen_ns_marks SET high_water = %" PRIu64 ", "
-		    "block_size = %" PRIu64 " WHERE ns = '%s' AND (high_water + 1) * IF(block_size "
-		    "= 0, %" PRIu64 ", block_size) < %" PRIu64, t0 - 1, x->b, x->name, x->b, t0 * x->b))
-			return 2;
+	/*
+	 * Every mark first: the marks bind, so no counter is below them meanwhile.
+	 * One row a statement: a statement raising two rows took them in the other
+	 * order than an idserver's ticket transaction (own row, then the copies)
+	 * and lost every deadlock under load (docs/design.md 13.3).
+	 */
+	for (unsigned i = 0; i < server_count(); i++) {
+		unsigned f, n;
+
+		server_group(i, &f, &n);
+		for (unsigned j = f; j < f + n; j++)
+			if (!ctl_exec(&x->s[i], "UPDATE idgen_ns_marks SET high_water = %" PRIu64
+			    ", block_size = %" PRIu64 " WHERE ns = '%s' AND role = '%s' AND "
+			    "(high_water + 1) * IF(block_size = 0, %" PRIu64 ", block_size) < %" PRIu64,
+			    t0 - 1, x->b, x->name, server_role(j), x->b, t0 * x->b))
+				return 2;
+	}
 	for (unsigned i = 0; i < server_count(); i++) {
 		if ((empty && !ctl_exec(&x->s[i], "DELETE FROM tickets_%s", x->name)) ||
 		    !ns_first_ticket(x, i, t0, &first) ||

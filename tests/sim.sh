@@ -85,14 +85,15 @@ STAMP_PATH2=crash,down,drop,lost-reply,restore,lower,restart,fresh,both-down,clo
 # the raise and add-server run idgenctl's own code and seed 138's raise no
 # longer meets it; copy-conn: 5978 among schedules whose faults are lost
 # replies, restores and query timeouts alone, the first from seed 1 that finds
-# it; ns-write-ahead: 5319, the first from seed 1 since a namespace waits
-# partner_wait_ms for a silent partner as the default does, 13.6; retire-carry:
+# it; ns-write-ahead: from seed 1 again (429) since idgenctl raises a
+# namespace's marks one row a statement, 13.3 (5319 before); ns-remember:
+# 4723, the first from seed 1 since then; retire-carry:
 # 1856 with --tiers all --ctl-ops retire, the seed that found it; from seed 1
 # it takes 978 schedules since ticket_retired merges a retired server's check, 12.5).
 rule_seed() {
 	case "$1" in
 	known-at-answer) echo 16906 ;;
-	ns-write-ahead) echo 5319 ;;
+	ns-remember) echo 4723 ;;
 	witness-landed) echo 11897 ;;
 	copy-conn) echo 5978 ;;
 	retire-carry) echo 1856 ;;
@@ -126,20 +127,22 @@ rule_args() {
 # (--tiers all with rule_args: 3-4 servers, a third of them the pair raised
 # and grown with namespaces served, section 14). Those that take over 1,000
 # schedules from seed 1 start at the seed that found it (ns-state-marks 11485,
-# ns-copy-first 5198, ns-write-ahead 24989, ns-remember 10479, each the first
+# ns-copy-first 5198, ns-write-ahead 24989, ns-remember 1093, each the first
 # from seed 1; measured after the fix of seeds 138 and 7002, whose refusals
 # moved the earlier 1971, 1374, 13382 and 1858, and again when one copy push
 # and one refill pass reordered the SQL, 13.7: 8108, 24989 and 43811 before,
 # the last two none in 30,000 from seed 1 then; 11485, 28154 and 12941 with
 # the default first in that pass, before the namespaces with a waiting
-# request went back before it). A tier's hunt counts only if
+# request went back before it; ns-remember 1093 since idgenctl raises a
+# namespace's marks one row a statement, 13.3, 10479 before). A tier's hunt
+# counts only if
 # its seed replayed with the rule on issues no ID twice (a duplicate with
 # every rule on would satisfy it otherwise).
 nstier_seed() {
 	case "$1" in
 	ns-state-marks) echo 11485 ;;
 	ns-write-ahead) echo 24989 ;;
-	ns-remember) echo 10479 ;;
+	ns-remember) echo 1093 ;;
 	ns-copy-first) echo 5198 ;;
 	*) echo 1 ;;
 	esac

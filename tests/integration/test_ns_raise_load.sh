@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # idgenctl ns raise while two idservers take IDs of the namespace (docs/design.md
 # 13.3): their ticket transactions lock the namespace's marks rows that the
-# raise's UPDATEs raise, so MariaDB makes some of those UPDATEs a deadlock's
-# victim; idgenctl sends such a statement again (outside a transaction it was
-# rolled back whole) instead of stopping half-way. Checked:
+# raise's UPDATEs raise (own row, then the copies); idgenctl raises one row a
+# statement, so no deadlock cycle, and sends again a statement outside a
+# transaction that still meets one, instead of stopping half-way. Checked:
 #   1. six raises, each just above what was issued by then, all exit 0 (before,
 #      under this load, each one stopped on "Deadlock found ... try restarting
 #      transaction", exit 2);
