@@ -17,7 +17,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,21 +32,6 @@ struct add;
 static void	add_floor(struct add *a);
 static int	add_ns_read(struct add *a);
 static int	add_ns_stale(struct add *a);
-
-/*
- * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
- * with SIGKILL right after that step (new-meta, new-marks, new-floor, new-stale,
- * new-ns, others); IDGENCTL_PAUSE_AT=STEP pauses there instead (ctl_pause_at).
- */
-static void
-add_step(const char *step)
-{
-	const char *at = getenv("IDGENCTL_KILL_AT");
-
-	if (at != NULL && strcmp(at, step) == 0)
-		raise(SIGKILL);
-	ctl_pause_at(step);
-}
 
 struct add {
 	struct ctl		*c;
@@ -361,7 +345,7 @@ add_write_floor(struct add *a)
 	snprintf(sql, sizeof(sql), "ALTER TABLE tickets64 AUTO_INCREMENT = %" PRIu64, t);
 	if (!ctl_exec(&a->srv, "%s", sql))
 		return 2;
-	add_step("new-floor");
+	ctl_step("new-floor");
 	snprintf(sql, sizeof(sql), "UPDATE idgen_marks SET generation = %" PRIu64 " WHERE role "
 	    "= 'o%u'", a->generation, a->offset);
 	return ctl_exec(&a->srv, "%s", sql) ? 0 : 2;
@@ -430,7 +414,7 @@ add_ns_stale(struct add *a)
 		printf("tier add-server: namespace %s taken off o%u ('dropped'): a killed run's "
 		    "row, not as every other server of region %u holds it (docs/design.md 13.8)\n",
 		    drop[i], a->offset, server_region());
-		add_step("new-stale");
+		ctl_step("new-stale");
 	}
 	return rc;
 }
@@ -508,7 +492,7 @@ add_write_ns(struct add *a, unsigned k)
 	    !ctl_exec(&a->srv, "UPDATE idgen_namespaces SET state = 'ready' WHERE name = '%s' AND "
 	    "state = 'creating'", n->name))
 		return 2;
-	add_step("new-ns");
+	ctl_step("new-ns");
 	return 0;
 }
 
@@ -531,7 +515,7 @@ add_write_new(struct add *a)
 	if (!ctl_exec(&a->srv, "%s", sql) ||
 	    !ctl_exec(&a->srv, "UPDATE idgen_meta SET server_uuid = UUID() WHERE server_uuid = ''"))
 		return 2;
-	add_step("new-meta");
+	ctl_step("new-meta");
 	n = snprintf(sql, sizeof(sql), "INSERT IGNORE INTO idgen_marks (role) VALUES ('o%u')",
 	    a->offset);
 	for (unsigned i = 0; i < server_own_count(); i++)
@@ -539,7 +523,7 @@ add_write_new(struct add *a)
 			n += snprintf(sql + n, sizeof(sql) - (size_t)n, ", ('%s')", server_role(i));
 	if (!ctl_exec(&a->srv, "%s", sql))
 		return 2;
-	add_step("new-marks");
+	ctl_step("new-marks");
 	if ((rc = add_write_floor(a)) != 0 || (rc = add_ns_stale(a)) != 0)
 		return rc;
 	for (unsigned k = 0; k < a->nns; k++)
@@ -583,7 +567,7 @@ add_write_others(struct add *a)
 				    server_name(i), s.host, s.port, s.error);
 			return 2;
 		}
-		add_step("others");
+		ctl_step("others");
 	}
 	return 0;
 }
@@ -775,7 +759,7 @@ retire_carry(struct ctl *c, unsigned long v, const char *user, const char *pw)
 			    t.port, t.error);
 			return 2;
 		}
-		add_step("carry");
+		ctl_step("carry");
 	}
 	free(rows.v);
 	return 0;
@@ -824,7 +808,7 @@ ctl_retire_server(struct ctl *c, const char *offset)
 			return 2;
 		}
 		done += ok;
-		add_step("retire");
+		ctl_step("retire");
 	}
 	if ((rc = retire_carry(c, v, user, pw != NULL ? pw : "")) != 0)
 		return rc;

@@ -6,6 +6,7 @@
  * seam (struct ctl_ops): MariaDB's in ctldb.c, the simulation's in sim/ctlrun.c.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,19 +30,23 @@ ctl_u64(const char *v, uint64_t *out)
 }
 
 /*
- * Test seam beside IDGENCTL_KILL_AT: with IDGENCTL_PAUSE_AT=STEP and
- * IDGENCTL_PAUSE_FILE=PATH, right after that step the command creates
- * PATH.paused and waits until it is removed, 30 s at most, then goes on
- * (the first time it reaches STEP only: a step inside a loop over servers).
+ * The commands' test seam, called right after each of their steps (ctl.h):
+ * IDGENCTL_KILL_AT=STEP ends the command there with SIGKILL; with
+ * IDGENCTL_PAUSE_AT=STEP and IDGENCTL_PAUSE_FILE=PATH it creates PATH.paused
+ * and waits until it is removed, 30 s at most, then goes on (the first time it
+ * reaches STEP only: a step inside a loop over servers).
  */
 void
-ctl_pause_at(const char *step)
+ctl_step(const char *step)
 {
-	const char *at = getenv("IDGENCTL_PAUSE_AT"), *path = getenv("IDGENCTL_PAUSE_FILE");
+	const char *kill = getenv("IDGENCTL_KILL_AT"), *at = getenv("IDGENCTL_PAUSE_AT"),
+	    *path = getenv("IDGENCTL_PAUSE_FILE");
 	static bool paused;
 	char flag[1024];
 	FILE *f;
 
+	if (kill != NULL && strcmp(kill, step) == 0)
+		raise(SIGKILL);
 	if (at == NULL || path == NULL || strcmp(at, step) != 0 || paused)
 		return;
 	paused = true;

@@ -110,11 +110,15 @@ unsigned	 ctl_fields(struct ctl_res *res);
 void		 ctl_res_free(struct ctl_res *res);
 
 /*
- * Test seam beside IDGENCTL_KILL_AT (the commands' steps): at STEP of
- * IDGENCTL_PAUSE_AT (the first time only), creates IDGENCTL_PAUSE_FILE's
- * ".paused" and waits until it is removed (30 s at most).
+ * Test seam, called right after each step of a command (tier add-server:
+ * new-meta, new-marks, new-floor, new-stale, new-ns and the others in add.c;
+ * tier raise-increment: plan, seal, floor, open, after the first server's;
+ * ns: rows, floor, ready and the others in ns.c): IDGENCTL_KILL_AT=STEP ends
+ * the command there with SIGKILL; IDGENCTL_PAUSE_AT=STEP (the first time
+ * only) creates IDGENCTL_PAUSE_FILE's ".paused" and waits until it is removed
+ * (30 s at most).
  */
-void		 ctl_pause_at(const char *step);
+void		 ctl_step(const char *step);
 
 /* Closes s's connection, if any. */
 void		 ctl_close(struct ctl_server *s);

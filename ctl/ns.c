@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,20 +51,6 @@ struct ns {
 	struct ctl_server	 s[SERVER_MAX];	/* as the administrator */
 	char			 grantee[160];	/* the service user, as CURRENT_USER() */
 };
-
-/*
- * Test seam: IDGENCTL_KILL_AT=STEP ends the command with SIGKILL after it;
- * IDGENCTL_PAUSE_AT=STEP pauses there instead (ctl_pause_at).
- */
-static void
-ns_step(const char *step)
-{
-	const char *at = getenv("IDGENCTL_KILL_AT");
-
-	if (at != NULL && strcmp(at, step) == 0)
-		raise(SIGKILL);
-	ctl_pause_at(step);
-}
 
 /* One unsigned value from a query (NULL reads as 0); false on an error. */
 static bool
@@ -533,7 +518,7 @@ ns_create_rows(struct ns *x)
 			if (!ctl_exec(s, "INSERT IGNORE INTO idgen_ns_marks (ns, role) VALUES ('%s', "
 			    "'%s')", x->name, server_role(j)))
 				return 2;
-		ns_step("rows");
+		ctl_step("rows");
 	}
 	return 0;
 }
@@ -625,7 +610,7 @@ ns_set_floor(struct ns *x, uint64_t t0, bool empty)
 		    !ctl_exec(&x->s[i], "ALTER TABLE tickets_%s AUTO_INCREMENT = %" PRIu64, x->name,
 		    first))
 			return 2;
-		ns_step("floor");
+		ctl_step("floor");
 	}
 	x->above = t0 * x->b;
 	return 0;
@@ -688,7 +673,7 @@ ns_create(struct ns *x)
 		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'ready' WHERE name = "
 		    "'%s' AND state = 'creating'", x->name))
 			return 2;
-		ns_step("ready");
+		ctl_step("ready");
 	}
 	printf("ns create: %s ready on %u servers (B=%" PRIu64 ", fallback %s): its first ID is "
 	    "%" PRIu64 " (first tickets: %s)%s\n", x->name, server_count(), x->b, x->fallback,
@@ -774,13 +759,13 @@ ns_drop(struct ns *x)
 		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'creating' WHERE name = "
 		    "'%s' AND state = 'ready'", x->name))
 			return 2;
-		ns_step("unready");
+		ctl_step("unready");
 	}
 	for (unsigned i = 0; i < server_count(); i++) {
 		if (!ctl_exec(&x->s[i], "UPDATE idgen_namespaces SET state = 'dropped' WHERE name = "
 		    "'%s'", x->name))
 			return 2;
-		ns_step("dropped");
+		ctl_step("dropped");
 	}
 	printf("ns drop: %s dropped on %u servers (its table and marks kept: a re-create starts "
 	    "above them)\n", x->name, server_count());

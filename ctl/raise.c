@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,21 +46,6 @@ struct raise {
 	uint64_t		 ns_floor[CTL_NS_MAX];	/* F_N, in tickets of B_N */
 	unsigned		 nns;
 };
-
-/*
- * Test seam for the resumption test: IDGENCTL_KILL_AT=STEP ends the command
- * with SIGKILL right after that step (plan, seal, floor, open: after the
- * first server's); IDGENCTL_PAUSE_AT=STEP pauses there instead (ctl_pause_at).
- */
-static void
-raise_step(const char *step)
-{
-	const char *at = getenv("IDGENCTL_KILL_AT");
-
-	if (at != NULL && strcmp(at, step) == 0)
-		raise(SIGKILL);
-	ctl_pause_at(step);
-}
 
 /* The server's generation, plan, floor, B, counter and its own row's state. */
 static bool
@@ -240,7 +224,7 @@ raise_seal(struct raise *x)
 		if (!ctl_exec(&x->s[i].db, "UPDATE idgen_meta SET tier_plan = %u WHERE one = 1 AND "
 		    "tier_generation = %u AND tier_plan IN (0, %u)", x->to, x->gen, x->to))
 			return 2;
-		raise_step("plan");
+		ctl_step("plan");
 	}
 	for (unsigned i = 0; i < server_count(); i++) {
 		if (x->s[i].gen != x->gen)
@@ -249,7 +233,7 @@ raise_seal(struct raise *x)
 		if (!ctl_exec(&x->s[i].db, "UPDATE idgen_marks SET sealed = 1 WHERE role = '%s' AND "
 		    "generation = %u", server_role(i), x->gen))
 			return 2;
-		raise_step("seal");
+		ctl_step("seal");
 	}
 	return 0;
 }
@@ -325,7 +309,7 @@ raise_floor(struct raise *x)
 	for (unsigned k = 0; k < x->nns; k++)
 		if (raise_ns_floor(x, k) != 0)
 			return 1;
-	raise_step("floor");
+	ctl_step("floor");
 	return 0;
 }
 
@@ -377,7 +361,7 @@ raise_open_one(struct raise *x, unsigned i)
 	    "AND generation = %u", x->gen + 1, server_role(i), x->gen) ||
 	    !ctl_exec(&r->db, "COMMIT"))
 		return 2;
-	raise_step("open");
+	ctl_step("open");
 	return 0;
 }
 
